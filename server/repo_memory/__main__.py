@@ -1,0 +1,5 @@
+"""Run the CLI as `python -m repo_memory`."""
+
+from repo_memory.cli import main
+
+main()

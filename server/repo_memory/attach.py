@@ -1,0 +1,37 @@
+"""How to attach the server to a harness: the exact lines a person pastes."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+
+def command() -> list[str]:
+    """The command that starts the server, as an absolute path when we can find one."""
+    beside = Path(sys.executable).parent / "repo-memory"
+    if beside.exists():
+        return [str(beside), "serve"]
+    found = shutil.which("repo-memory")
+    return [found, "serve"] if found else [sys.executable, "-m", "repo_memory", "serve"]
+
+
+def instructions() -> str:
+    """Text telling a person how to attach repo-memory to Claude Code and Codex."""
+    cmd = command()
+    args = ", ".join(f'"{a}"' for a in cmd[1:])
+    return f"""\
+Attach repo-memory to your agent (run inside the repository whose memory it should use):
+
+  Claude Code:
+    claude mcp add repo-memory -- {' '.join(cmd)}
+
+  Codex CLI (~/.codex/config.toml):
+    [mcp_servers.repo-memory]
+    command = "{cmd[0]}"
+    args = [{args}]
+    startup_timeout_sec = 20
+
+  Any MCP client: run `{' '.join(cmd)}` over stdio in the repository.
+  Start here: `repo-memory init` in your repository, then `repo-memory skill new NAME`.
+"""

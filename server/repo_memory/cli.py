@@ -1,0 +1,250 @@
+"""The `repo-memory` command: each command opens the Store, calls one method and prints the result."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from repo_memory import attach, demo, doctor, layout, mirror, server
+from repo_memory.config import Config
+from repo_memory.errors import RepoMemoryError
+from repo_memory.store import Store, start_refresher
+
+
+class Group(click.Group):
+    """A click group that turns our errors into a one-line message and exit code 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RepoMemoryError as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+def _store(ctx: click.Context) -> Store:
+    obj = ctx.find_root().obj
+    if "store" not in obj:
+        obj["store"] = Store(Config.load(obj["root"]))
+        ctx.call_on_close(obj["store"].close)
+    store: Store = obj["store"]
+    return store
+
+
+def _emit(data: Any, as_json: bool, text: Callable[[], None]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    else:
+        text()
+
+
+def _progress(label: str) -> Callable[[int, int], None]:
+    def report(done: int, total: int) -> None:
+        if total >= 500:
+            click.echo(f"\r{label}: {done}/{total} files", nl=done == total, err=True)
+
+    return report
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), envvar="REPO_MEMORY_ROOT",
+              help="Repository to use (default: $CLAUDE_PROJECT_DIR, else the current directory's repository).")
+@click.version_option(package_name="repo-memory")
+@click.pass_context
+def cli(ctx: click.Context, root: Path | None) -> None:
+    """Durable memory for coding agents, kept as plain files in your git repository.
+
+    \b
+    Skills are markdown procedures in .agents/skills/<name>/SKILL.md. Agents find them through
+    the MCP server (`repo-memory serve`); you edit them like any file and review them with git.
+
+    \b
+    Start:   repo-memory init            create .agents/ in this repository
+             repo-memory skill new NAME  write your first skill
+             repo-memory demo            see what an agent sees, in a throwaway repository
+    """
+    ctx.obj = {"root": root}
+
+
+@cli.command()
+@click.pass_context
+def serve(ctx: click.Context) -> None:
+    """Run the MCP server over stdio (what Claude Code, Codex and other clients start).
+
+    stdout carries only MCP messages; logs go to stderr.
+    """
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
+    store = _store(ctx)
+    store.refresh()
+    start_refresher(store)
+    server.build(store).run("stdio")
+
+
+@cli.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the .agents/ layout and the union-merge rule in .gitattributes (safe to run again)."""
+    store = _store(ctx)
+    changes = layout.init(store.root)
+    for change in changes:
+        click.echo(change)
+    click.echo("Already set up; nothing to change." if not changes else f"repo-memory is set up in {store.root}.")
+
+
+@cli.command(name="demo")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Build the demo repository here instead of a temporary folder.")
+def demo_cmd(keep: Path | None) -> None:
+    """Build a throwaway repository with sample skills and drive it through a real MCP client.
+
+    Prints every tool call and result exactly as the agent receives it, then how to attach
+    repo-memory to Claude Code and Codex.
+    """
+    path = demo.run(click.echo, keep)
+    click.echo(f"Demo repository: {path}  (look inside: `git -C {path} status`, `ls {path}/.agents/skills`)\n")
+    click.echo(attach.instructions())
+
+
+@cli.group()
+def skill() -> None:
+    """Create, list and show skills (.agents/skills/<name>/SKILL.md)."""
+
+
+@skill.command(name="new")
+@click.argument("name")
+@click.option("-d", "--description", required=True, help="One sentence: what it does and when to use it.")
+@click.option("--body", help="Markdown body (default: read from --body-file, or a starter outline).")
+@click.option("--body-file", type=click.File("r", encoding="utf-8"), help="Read the body from this file ('-' for stdin).")
+@click.option("-t", "--tag", "tags", multiple=True, help="A tag (repeat for several).")
+@click.pass_context
+def skill_new(ctx: click.Context, name: str, description: str, body: str | None, body_file: Any, tags: tuple[str, ...]) -> None:
+    """Create skill NAME, written by you (so it starts active).
+
+    \b
+    Example:
+      repo-memory skill new release-checklist -d "How we cut a release" --body-file notes.md
+    """
+    store = _store(ctx)
+    if store.index.skill(name) is not None:
+        raise click.ClickException(f"Skill '{name}' exists; edit .agents/skills/{name}/SKILL.md directly.")
+    text = body if body is not None else (body_file.read() if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
+    result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human")
+    click.echo(f"Created {result.path} (status {result.status}).")
+    for warning in result.warnings:
+        click.echo(f"note: {warning}", err=True)
+
+
+@skill.command(name="list")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def skill_list(ctx: click.Context, as_json: bool) -> None:
+    """List every skill: name, status, where it lives; invalid files are marked."""
+    store = _store(ctx)
+    store.refresh()
+    rows = [{"name": r["name"], "status": r["status"] if r["valid"] else "invalid", "path": r["path"],
+             "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"])} for r in store.list_skills()]
+
+    def text() -> None:
+        if not rows:
+            click.echo("No skills yet. Create one: repo-memory skill new NAME -d 'what it is for'")
+        width = max((len(r["name"]) for r in rows), default=0)
+        for r in rows:
+            flag = " (shadowed)" if r["shadowed"] else ""
+            click.echo(f"{r['name']:<{width}}  {r['status']:<10} {r['path']}{flag}")
+
+    _emit(rows, as_json, text)
+
+
+@skill.command(name="show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Print skill NAME exactly as stored (or NAME/FILE for a file beside it)."""
+    item = _store(ctx).read(name)
+    _emit(item.__dict__, as_json, lambda: click.echo(item.content, nl=False))
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 50), default=8, show_default=True, help="How many hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """Search memory the way an agent's `recall` does.
+
+    \b
+    Example: repo-memory search how do we cut a release
+    """
+    store = _store(ctx)
+    store.refresh()
+    result = store.recall(" ".join(query), limit)
+
+    def text() -> None:
+        if not result.hits:
+            hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
+            click.echo(f"No matches.{hint}")
+        for hit in result.hits:
+            click.echo(f"{hit.score:8.3f}  {hit.ref}  [{hit.status}]  {hit.description[:90]}")
+
+    _emit({"query": result.query, "hits": [h.__dict__ for h in result.hits], "suggestions": result.suggestions}, as_json, text)
+
+
+@cli.command()
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Rebuild the search index from the files (it lives in .git/repo-memory/, never committed)."""
+    report = _store(ctx).reindex(_progress("indexing"))
+    click.echo(f"Indexed {report.added} files.")
+
+
+@cli.command()
+@click.pass_context
+def sync(ctx: click.Context) -> None:
+    """Mirror .agents/skills into .claude/skills so Claude Code loads them natively.
+
+    Copies carry a .repo-memory-generated marker; a hand-written skill folder there is never touched.
+    """
+    store = _store(ctx)
+    report = mirror.mirror(store.root, store.config.state_dir)
+    for name in report.written:
+        click.echo(f"mirrored {name}")
+    for name in report.removed:
+        click.echo(f"removed stale mirror {name}")
+    for name in report.kept_hand_written:
+        click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
+    click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
+
+
+@cli.command(name="doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--fix", is_flag=True, help="Re-index what drifted before checking.")
+@click.pass_context
+def doctor_cmd(ctx: click.Context, as_json: bool, fix: bool) -> None:
+    """Check the memory: index against files, invalid or non-UTF-8 files, shadowed skills, set-up.
+
+    Exit code 1 when an error is found; every finding says how to fix it.
+    """
+    store = _store(ctx)
+    if fix:
+        store.refresh()
+    findings = doctor.examine(store)
+
+    def text() -> None:
+        if not findings:
+            click.echo("All good: index matches the files and every skill is valid.")
+        for f in findings:
+            click.echo(f"{f.level}: {f.path}: {f.message}\n  fix: {f.fix}")
+
+    _emit([f.__dict__ for f in findings], as_json, text)
+    if any(f.level == "error" for f in findings):
+        ctx.exit(1)
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    cli(prog_name="repo-memory")

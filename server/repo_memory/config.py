@@ -1,0 +1,115 @@
+"""Configuration: read once at the edge (flag > REPO_MEMORY_* env > .agents/repo-memory.toml > default)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repo_memory import gitrepo
+from repo_memory.errors import ConfigError, Problem
+from repo_memory.validation import validate
+
+MEMORY_DIR = ".agents"
+SKILLS_DIR = ".agents/skills"
+CONFIG_FILE = ".agents/repo-memory.toml"
+DEFAULT_SKILL_DIRS = (".claude/skills", ".codex/skills")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Where the memory lives and how the server behaves; built by `Config.load`."""
+
+    root: Path
+    git_dir: Path
+    review: str = "required"
+    commit: str = "auto"
+    recall_limit: int = 8
+    skill_dirs: tuple[str, ...] = DEFAULT_SKILL_DIRS
+    harness: str = "unknown"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def state_dir(self) -> Path:
+        """Per-clone derived state (index, locks); never committed."""
+        return self.git_dir / "repo-memory"
+
+    @property
+    def index_path(self) -> Path:
+        return self.state_dir / "index.sqlite"
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.root / SKILLS_DIR
+
+    @classmethod
+    def load(
+        cls,
+        root: str | os.PathLike[str] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Config:
+        """Find the workspace and merge defaults, the config file, the environment and `overrides`."""
+        env = os.environ if env is None else env
+        start = Path(root or env.get("REPO_MEMORY_ROOT") or env.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+        top, git_dir = gitrepo.discover(start)
+        values: dict[str, Any] = dict(_read_file(top / CONFIG_FILE))
+        values.update(_from_env(env))
+        values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        problems = validate("config", values)
+        if problems:
+            raise ConfigError(
+                f"{CONFIG_FILE} (or a REPO_MEMORY_* variable) is invalid: "
+                + "; ".join(str(p) for p in problems)
+                + ". See schemas/config.schema.json for the allowed keys."
+            )
+        known = {"review", "commit", "recall_limit", "skill_dirs"}
+        return cls(
+            root=top,
+            git_dir=git_dir,
+            review=values.get("review", "required"),
+            commit=values.get("commit", "auto"),
+            recall_limit=values.get("recall_limit", 8),
+            skill_dirs=tuple(values.get("skill_dirs", DEFAULT_SKILL_DIRS)),
+            harness=_harness(env),
+            extra={k: v for k, v in values.items() if k not in known},
+        )
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}. Fix the file or delete it to use defaults.") from exc
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ("review", "commit"):
+        if value := env.get(f"REPO_MEMORY_{key.upper()}"):
+            out[key] = value
+    if value := env.get("REPO_MEMORY_RECALL_LIMIT"):
+        try:
+            out["recall_limit"] = int(value)
+        except ValueError:
+            raise ConfigError(f"REPO_MEMORY_RECALL_LIMIT must be a whole number, not {value!r}.") from None
+    return out
+
+
+def _harness(env: Mapping[str, str]) -> str:
+    """Name the harness that started us, from the variables each one sets."""
+    if env.get("REPO_MEMORY_HARNESS"):
+        return env["REPO_MEMORY_HARNESS"]
+    if env.get("CLAUDECODE") or env.get("CLAUDE_PROJECT_DIR"):
+        return "claude-code"
+    if any(k.startswith("CODEX_") for k in env):
+        return "codex"
+    return "unknown"
+
+
+__all__ = ["CONFIG_FILE", "Config", "Problem"]

@@ -1,0 +1,84 @@
+"""Health checks of a repository's memory: index against files, invalid files, shadowed skills, set-up."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from repo_memory import layout, mirror, skills
+from repo_memory.store import Store
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing doctor found, with the fix."""
+
+    level: str  # "error" | "warning"
+    path: str
+    message: str
+    fix: str
+
+
+def examine(store: Store) -> list[Finding]:
+    """Everything wrong or worth knowing about the memory of `store`'s repository."""
+    findings = _setup(store) + _index_drift(store)
+    for row in store.list_skills():
+        if not row["valid"]:
+            for problem in json.loads(row["problems"] or "[]"):
+                findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
+        elif not row["winner"]:
+            findings.append(Finding(
+                "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
+                "Rename one of them, or delete the copy you no longer want.",
+            ))
+    return findings
+
+
+def _setup(store: Store) -> list[Finding]:
+    out = []
+    if not layout.initialised(store.root):
+        out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
+                           "Run `repo-memory init`."))
+    mirror_base = store.root / mirror.TARGET
+    if mirror_base.is_dir():
+        for marker in mirror_base.glob(f"*/{skills.MIRROR_MARKER}"):
+            source = store.root / json.loads(marker.read_text(encoding="utf-8")).get("source", "")
+            if not (source / skills.SKILL_FILE).is_file() or mirror._digest(source) != json.loads(marker.read_text(encoding="utf-8")).get("sha256"):
+                out.append(Finding("warning", str(marker.parent.relative_to(store.root)), "the mirrored copy is out of date with its source",
+                                   "Run `repo-memory sync`."))
+    return out
+
+
+def _index_drift(store: Store) -> list[Finding]:
+    indexed = {row["path"]: row["sha256"] for row in store.list_skills()}
+    out = []
+    for found in skills.scan(store.root, store.sources):
+        known = indexed.pop(found.rel, None)
+        if found.refused:
+            if known is None:
+                out.append(Finding("error", found.rel, found.refused, "Replace the link with a real folder inside the repository."))
+            continue
+        digest = hashlib.sha256(found.path.read_bytes()).hexdigest()
+        if known is None:
+            out.append(Finding("warning", found.rel, "the file is not in the index yet", "Run `repo-memory reindex` (a running server picks it up by itself)."))
+        elif known != digest:
+            out.append(Finding("warning", found.rel, "the index holds an older version of this file", "Run `repo-memory reindex`."))
+    for path in indexed:
+        out.append(Finding("warning", path, "the index lists a file that no longer exists", "Run `repo-memory reindex`."))
+    return out
+
+
+def _located(problem: dict[str, object]) -> str:
+    where = f"line {problem['line']}: " if problem.get("line") else ""
+    return f"{where}{problem['message']}"
+
+
+def _fix_for(message: str, path: str) -> str:
+    if "UTF-8" in message:
+        return f"Re-save {path} as UTF-8 text (e.g. `iconv -f latin1 -t utf-8`), or remove it."
+    if "binary" in message:
+        return f"Remove {path} or replace it with a markdown SKILL.md."
+    if "link" in message:
+        return "Replace the link with a real folder inside the repository."
+    return f"Edit {path} to fix it; `repo-memory skill show NAME` re-checks it. The format is in schemas/skill.schema.json."

@@ -1,0 +1,72 @@
+"""Errors raised inside repo-memory; the shells translate them at the edge.
+
+    RepoMemoryError                 every error we raise on purpose; its message says what to do next
+    ├── WorkspaceError              no git repository, or the workspace cannot be used
+    ├── ConfigError                 .agents/repo-memory.toml is invalid
+    ├── UnsafePathError             a name or path that would leave the memory root
+    ├── InvalidRecordError          a document that fails parsing or its schema (carries problems)
+    ├── NotFoundError               a reference that names nothing (carries suggestions)
+    └── ConflictError               a write that cannot proceed as asked (exists, locked)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a document, located as precisely as we can."""
+
+    message: str
+    field: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = []
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field:
+            where.append(f"field '{self.field}'")
+        return f"{', '.join(where)}: {self.message}" if where else self.message
+
+
+class RepoMemoryError(Exception):
+    """Base class of every error repo-memory raises on purpose."""
+
+
+class WorkspaceError(RepoMemoryError):
+    """The workspace is not a usable git repository."""
+
+
+class ConfigError(RepoMemoryError):
+    """The configuration file is invalid."""
+
+
+class UnsafePathError(RepoMemoryError):
+    """A name or path would resolve outside the memory root or through a link."""
+
+
+class InvalidRecordError(RepoMemoryError):
+    """A document fails to parse or to validate against its schema."""
+
+    def __init__(self, what: str, problems: Sequence[Problem]):
+        self.problems = tuple(problems)
+        details = "; ".join(str(p) for p in self.problems)
+        super().__init__(f"{what} is invalid: {details}")
+
+
+class NotFoundError(RepoMemoryError):
+    """A reference names nothing that exists."""
+
+    def __init__(self, message: str, suggestions: Sequence[str] = ()):
+        self.suggestions = tuple(suggestions)
+        if self.suggestions:
+            quoted = ", ".join(f"'{s}'" for s in self.suggestions)
+            message = f"{message} Did you mean {quoted}?"
+        super().__init__(message)
+
+
+class ConflictError(RepoMemoryError):
+    """A write cannot proceed as asked."""

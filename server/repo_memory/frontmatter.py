@@ -1,0 +1,254 @@
+"""Markdown documents with YAML frontmatter: split, load fast and safely, and edit in place.
+
+Reading uses PyYAML's C loader with YAML 1.2 core-schema resolvers (so `no` stays a string and
+dates stay text); editing uses ruamel.yaml only to locate a value, then splices new text into
+exactly that span, so a person's comments, key order, quoting and unknown keys survive byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError as RuamelError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from repo_memory.errors import InvalidRecordError, Problem
+
+MAX_FRONTMATTER_BYTES = 64 * 1024
+MAX_NODES = 5_000
+_FENCE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
+_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Document:
+    """A markdown file split at its frontmatter fences."""
+
+    frontmatter: str
+    body: str
+    body_line: int  # 1-based line of the file where the body starts
+
+    def render(self) -> str:
+        return f"---\n{self.frontmatter}---\n{self.body}"
+
+
+def split(text: str, what: str) -> Document:
+    """Split `text` into frontmatter and body, or raise with the line that is wrong."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not _FENCE.match(text):
+        raise InvalidRecordError(what, [Problem("the file must start with a '---' line opening the YAML frontmatter", line=1)])
+    first_nl = text.find("\n")
+    close = _CLOSE.search(text, first_nl + 1) if first_nl >= 0 else None
+    if close is None:
+        raise InvalidRecordError(what, [Problem("the frontmatter is never closed by a '---' line", line=1)])
+    fm = text[first_nl + 1 : close.start()]
+    if len(fm.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
+        raise InvalidRecordError(
+            what, [Problem(f"the frontmatter is over {MAX_FRONTMATTER_BYTES // 1024} KiB; keep long text in the body", line=2)]
+        )
+    end = text.find("\n", close.end())
+    body = "" if end < 0 else text[end + 1 :]
+    return Document(frontmatter=fm, body=body, body_line=fm.count("\n") + 3)
+
+
+class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+    """YAML 1.2 core schema: only true/false are booleans, no timestamps, no sexagesimal, no merge keys."""
+
+
+_Loader.yaml_implicit_resolvers = {}
+for _tag, _regex, _first in (
+    ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+.0123456789",
+    ),
+):
+    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_regex), list(_first))
+
+
+def _construct_int(loader: Any, node: Any) -> int:
+    text = loader.construct_scalar(node)
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
+def _construct_float(loader: Any, node: Any) -> float:
+    text = loader.construct_scalar(node).lower()
+    if text.endswith(".inf"):
+        return float("-inf") if text.startswith("-") else float("inf")
+    if text == ".nan":
+        return float("nan")
+    return float(text)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+
+
+def load(fm: str, what: str, line_offset: int = 1) -> dict[str, Any]:
+    """Parse frontmatter text into a mapping; aliases, huge and non-mapping documents are refused."""
+    try:
+        data = yaml.load(fm, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark else None
+        raise InvalidRecordError(what, [Problem(f"invalid YAML: {exc.problem or exc.context}", line=line)]) from None
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise InvalidRecordError(what, [Problem(f"invalid YAML: {type(exc).__name__}", line=line_offset + 1)]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InvalidRecordError(what, [Problem("the frontmatter must be a mapping of keys to values", line=line_offset + 1)])
+    _check_shape(data, what, line_offset)
+    return data
+
+
+def _check_shape(data: Any, what: str, line_offset: int) -> None:
+    """Refuse aliases (shared containers: the 'billion laughs' shape) and oversized documents."""
+    seen: set[int] = set()
+    stack = [data]
+    count = 0
+    while stack:
+        item = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            raise InvalidRecordError(what, [Problem(f"the frontmatter has over {MAX_NODES} values", line=line_offset + 1)])
+        if isinstance(item, dict | list):
+            if id(item) in seen:
+                raise InvalidRecordError(what, [Problem("YAML anchors and aliases (&name / *name) are not allowed here", line=line_offset + 1)])
+            seen.add(id(item))
+            stack.extend(item.values() if isinstance(item, dict) else item)
+            if isinstance(item, dict) and not all(isinstance(k, str) for k in item):
+                raise InvalidRecordError(what, [Problem("every key must be text", line=line_offset + 1)])
+
+
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9 _.,()/'+-]*$")
+_RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
+
+
+def render_scalar(value: Any) -> str:
+    """YAML text for a string, number, bool or list of those, plain when that is unambiguous."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(render_scalar(v) for v in value) + "]"
+    text = str(value)
+    if _PLAIN.match(text) and not text.endswith(" ") and text.lower() not in _RESERVED:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def render_new(fields: dict[str, Any]) -> str:
+    """Frontmatter text for a new document: one key per line, a nested mapping indented two spaces."""
+    lines = []
+    for key, value in fields.items():
+        if isinstance(value, dict):
+            lines.append(f"{key}:")
+            lines.extend(f"  {k}: {render_scalar(v)}" for k, v in value.items())
+        else:
+            lines.append(f"{key}: {render_scalar(value)}")
+    return "\n".join(lines) + "\n"
+
+
+def set_field(fm: str, path: Sequence[str], value: Any) -> str:
+    """Return `fm` with the value at `path` (one or two keys deep) replaced, touching nothing else."""
+    if not fm.endswith("\n"):
+        fm += "\n"
+    try:
+        root = YAML().compose(fm)
+    except RuamelError as exc:
+        raise InvalidRecordError("frontmatter", [Problem(f"invalid YAML: {exc}")]) from None
+    if root is None:
+        root = MappingNode("tag:yaml.org,2002:map", [])
+    if not isinstance(root, MappingNode):
+        raise InvalidRecordError("frontmatter", [Problem("the frontmatter must be a mapping")])
+    rendered = render_scalar(value)
+    key, *rest = path
+    pair = _find(root, key)
+    if not rest:
+        if pair is None:
+            return fm + f"{key}: {rendered}\n"
+        return _replace_value(fm, pair, rendered)
+    (child,) = rest
+    if pair is None:
+        return fm + f"{key}:\n  {child}: {rendered}\n"
+    parent = pair[1]
+    if not isinstance(parent, MappingNode) or parent.flow_style or not parent.value:
+        return _replace_value(fm, pair, _flow_mapping(fm, parent, child, rendered))
+    inner = _find(parent, child)
+    if inner is not None:
+        return _replace_value(fm, inner, rendered)
+    last_key, last_value = parent.value[-1]
+    pos = _line_end(fm, _content_end(last_value)) + 1
+    indent = " " * last_key.start_mark.column
+    return fm[:pos] + f"{indent}{child}: {rendered}\n" + fm[pos:]
+
+
+def _find(mapping: MappingNode, key: str) -> tuple[Node, Node] | None:
+    for k, v in mapping.value:
+        if isinstance(k, ScalarNode) and k.value == key:
+            return k, v
+    return None
+
+
+def _replace_value(fm: str, pair: tuple[Node, Node], rendered: str) -> str:
+    key, value = pair
+    if isinstance(value, ScalarNode) and value.style not in ("|", ">"):
+        start, end = value.start_mark.index, value.end_mark.index
+        if start == end:  # an empty value ("key:"): write just after the colon, with its separating space
+            start = end = fm.index(":", key.end_mark.index) + 1
+            rendered = " " + rendered
+    elif getattr(value, "flow_style", False):
+        start, end = value.start_mark.index, value.end_mark.index
+    else:
+        # A block value starts on a later line: rewrite from just after the key's colon to its last line.
+        start = fm.index(":", key.end_mark.index) + 1
+        end = _content_end(value)
+        if not isinstance(value, ScalarNode):
+            end = _line_end(fm, end)
+        rendered = " " + rendered
+    old = fm[start:end]
+    trailing = old[len(old.rstrip("\n")) :]
+    return fm[:start] + rendered + trailing + fm[end:]
+
+
+def _content_end(node: Node) -> int:
+    """Where a node's own text ends; a block collection's end mark runs on into comments and indentation."""
+    while isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, MappingNode) else last
+    return int(node.end_mark.index)
+
+
+def _line_end(fm: str, pos: int) -> int:
+    """Index of the newline ending the line that holds `pos` (a position just after a newline counts as that line)."""
+    if fm[pos - 1 : pos] == "\n":
+        return pos - 1
+    nl = fm.find("\n", pos)
+    return len(fm) if nl < 0 else nl
+
+
+def _flow_mapping(fm: str, node: Node, child: str, rendered: str) -> str:
+    """A small flow mapping holding the existing keys (when any) plus `child`."""
+    pairs: list[str] = []
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value != child:
+                pairs.append(f"{k.value}: {fm[v.start_mark.index : v.end_mark.index].strip()}")
+    pairs.append(f"{child}: {rendered}")
+    return "{" + ", ".join(pairs) + "}"

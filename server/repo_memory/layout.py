@@ -1,0 +1,48 @@
+"""The memory layout in a user's repository, created idempotently by `repo-memory init`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repo_memory import disk
+
+FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
+UNION_LINE = ".agents/experience/** merge=union"
+README = """\
+# .agents — this repository's memory (repo-memory)
+
+- `skills/<name>/SKILL.md` — reusable procedures (Agent Skills format). Edit them like any file.
+- `loops/<name>.md` — loop specifications the server can run.
+- `experience/` — append-only session logs; summaries cite records by id.
+
+Inspect every change with `git log -p .agents/`. Search with `repo-memory search "..."`.
+"""
+
+
+def init(root: Path) -> list[str]:
+    """Create missing folders, the union-merge rule and a short README; return what changed."""
+    changes: list[str] = []
+    for folder in FOLDERS:
+        path = root / folder
+        if not path.is_dir():
+            path.mkdir(parents=True)
+            keep = path / ".gitkeep"
+            keep.touch()
+            changes.append(f"created {folder}/")
+    readme = root / ".agents" / "README.md"
+    if not readme.exists():
+        disk.write_atomic(readme, README.encode())
+        changes.append("created .agents/README.md")
+    attributes = root / ".gitattributes"
+    current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    if UNION_LINE not in current.splitlines():
+        prefix = current if not current or current.endswith("\n") else current + "\n"
+        disk.write_atomic(attributes, (prefix + UNION_LINE + "\n").encode())
+        changes.append(f"added '{UNION_LINE}' to .gitattributes")
+    return changes
+
+
+def initialised(root: Path) -> bool:
+    """True when init has run here (the union-merge rule is in place)."""
+    attributes = root / ".gitattributes"
+    return attributes.exists() and UNION_LINE in attributes.read_text(encoding="utf-8").splitlines()

@@ -1,0 +1,57 @@
+"""Turning natural-language text into a safe FTS5 query: an OR of non-stopword terms."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_TERMS = 32
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can cannot could did do does doing don down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just let me more most my myself
+    no nor not now of off on once only or other ought our ours ourselves out over own same she should so some such
+    than that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    s t d ll m re ve y o""".split()
+)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed search: its terms and the FTS5 expression that matches any of them."""
+
+    text: str
+    terms: tuple[str, ...]
+
+    @property
+    def fts(self) -> str:
+        """An OR of quoted terms: user text can never be read as FTS5 syntax."""
+        return " OR ".join(f'"{t}"' for t in self.terms)
+
+    @property
+    def phrase(self) -> str:
+        """The content words joined by spaces, for phrase boosts."""
+        return " ".join(self.terms)
+
+    @property
+    def slug(self) -> str:
+        return "-".join(words(self.text))
+
+    def __bool__(self) -> bool:
+        return bool(self.terms)
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens (underscores and hyphens split words, as the index tokenizer does)."""
+    return [w for token in _WORD.findall(text.lower()) for w in token.split("_") if w]
+
+
+def parse(text: str) -> Query:
+    """Content words of `text` in order, deduplicated; all words when every one is a stopword."""
+    tokens = words(text)
+    content = [t for t in tokens if t not in STOPWORDS] or tokens
+    terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
+    return Query(text=text, terms=terms)
