@@ -150,7 +150,9 @@ def render_scalar(value: Any) -> str:
     text = str(value)
     if _PLAIN.match(text) and not text.endswith(" ") and text.lower() not in _RESERVED:
         return text
-    return json.dumps(text, ensure_ascii=False)
+    quoted = json.dumps(text, ensure_ascii=False)
+    # Other tools split lines on these; escaped, the value stays on one line everywhere.
+    return quoted.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").replace("\x85", "\\u0085")
 
 
 def render_new(fields: dict[str, Any]) -> str:

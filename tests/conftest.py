@@ -1,0 +1,66 @@
+"""Shared fixtures: real git repositories in tmp dirs, a Store over them, a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory import layout
+from repo_memory.config import Config
+from repo_memory.store import Store
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Person", "GIT_AUTHOR_EMAIL": "person@example.com",
+    "GIT_COMMITTER_NAME": "Test Person", "GIT_COMMITTER_EMAIL": "person@example.com",
+}
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never see the developer's workspace variables or git config."""
+    for var in ("REPO_MEMORY_ROOT", "CLAUDE_PROJECT_DIR", "REPO_MEMORY_REVIEW", "REPO_MEMORY_COMMIT", "REPO_MEMORY_RECALL_LIMIT"):
+        monkeypatch.delenv(var, raising=False)
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path_factory.getbasetemp() / "gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env={**os.environ, **GIT_ENV}).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    layout.init(path)
+    return path
+
+
+@pytest.fixture
+def store(repo: Path) -> Iterator[Store]:
+    s = Store(Config.load(repo))
+    yield s
+    s.close()
+
+
+def write_skill_file(repo: Path, name: str, description: str = "A skill.", body: str = "Steps.", folder: str = ".agents/skills",
+                     extra: str = "") -> Path:
+    """Write a SKILL.md by hand, the way a person would."""
+    path = repo / folder / name / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"---\nname: {name}\ndescription: {json.dumps(description)}\n{extra}---\n\n{body}\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()

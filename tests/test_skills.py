@@ -1,0 +1,111 @@
+"""Skills on disk: validation, bad input, sources, shadowing and links."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from repo_memory import skills
+from repo_memory.errors import InvalidRecordError, UnsafePathError
+from repo_memory.store import Store
+
+from .conftest import write_skill_file
+
+
+def parse_text(text: str, name: str = "my-skill") -> skills.Skill:
+    return skills.parse(text.encode(), f".agents/skills/{name}/SKILL.md", ".agents/skills")
+
+
+def test_a_valid_skill_exposes_its_fields():
+    skill = parse_text("---\nname: my-skill\ndescription: Does X.\nmetadata:\n  status: draft\n  tags: [a, b]\n  related: other-one\n---\nBody\n")
+    assert skill.valid and skill.status == "draft" and skill.tags == ("a", "b") and skill.related == ("other-one",)
+    assert skill.body == "Body\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "line"),
+    [
+        ("---\nname: my-skill\n---\n", None, None),  # description missing
+        ("---\nname: my-skill\ndescription: ''\n---\n", "description", 3),
+        ("---\nname: other\ndescription: x\n---\n", "name", 2),
+        ("---\nname: my-skill\ndescription: x\nmetadata:\n  status: live\n---\n", "metadata.status", 5),
+        ("---\nname: my-skill\ndescription: " + "d" * 1025 + "\n---\n", "description", 3),
+    ],
+)
+def test_schema_violations_name_the_field_and_line(text, field, line):
+    skill = parse_text(text)
+    assert not skill.valid
+    problem = skill.problems[0]
+    assert problem.field == field
+    assert problem.line == line
+
+
+def test_non_utf8_and_binary_files_are_invalid_not_crashes():
+    assert "UTF-8" in skills.parse(b"---\nname: x\ndescription: caf\xe9\n---\n", ".agents/skills/x/SKILL.md", "s").problems[0].message
+    assert "binary" in skills.parse(b"\x00\x01\x02", ".agents/skills/x/SKILL.md", "s").problems[0].message
+
+
+@pytest.mark.parametrize("bad", ["../evil", "a/b", "a\\b", "nul\x00", ".git", "x.git", "Upper", "a" * 65, "", "-lead", "double--dash", "sp ace"])
+def test_unsafe_names_are_refused_on_write_and_nothing_is_written(store: Store, repo: Path, bad: str):
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
+    with pytest.raises(UnsafePathError):
+        store.write_skill(bad, "Description.", "Body")
+    after = sorted(p.relative_to(repo) for p in repo.rglob("*") if ".git" not in p.parts)
+    assert before == after
+
+
+def test_invalid_write_names_the_field_and_writes_nothing(store: Store, repo: Path):
+    with pytest.raises(InvalidRecordError, match="description"):
+        store.write_skill("good-name", "d" * 2000, "Body")
+    assert not (repo / ".agents/skills/good-name").exists()
+
+
+def test_skills_are_read_from_agents_claude_and_codex_folders(store: Store, repo: Path):
+    write_skill_file(repo, "from-agents", "Agents folder skill.")
+    write_skill_file(repo, "from-claude", "Claude folder skill.", folder=".claude/skills")
+    write_skill_file(repo, "from-codex", "Codex folder skill.", folder=".codex/skills")
+    store.refresh()
+    assert store.index.names() == ["from-agents", "from-claude", "from-codex"]
+
+
+def test_agents_folder_wins_over_a_same_named_skill_elsewhere_and_the_other_returns_when_it_goes(store: Store, repo: Path):
+    winner = write_skill_file(repo, "dup", "From agents.")
+    write_skill_file(repo, "dup", "From claude.", folder=".claude/skills")
+    store.refresh()
+    assert store.read("dup").path == ".agents/skills/dup/SKILL.md"
+    winner.unlink()
+    winner.parent.rmdir()
+    store.refresh()
+    assert store.read("dup").path == ".claude/skills/dup/SKILL.md"
+
+
+def test_a_skill_folder_linked_outside_the_repo_is_refused(store: Store, repo: Path, tmp_path: Path):
+    outside = tmp_path / "outside" / "evil"
+    outside.mkdir(parents=True)
+    (outside / "SKILL.md").write_text("---\nname: evil\ndescription: secret stuff\n---\nsecret\n", encoding="utf-8")
+    os.symlink(outside, repo / ".agents/skills/evil")
+    store.refresh()
+    assert store.recall("secret stuff").hits == []
+    row = next(r for r in store.list_skills() if r["path"] == ".agents/skills/evil/SKILL.md")
+    assert not row["valid"] and "outside the repository" in json.loads(row["problems"])[0]["message"]
+
+
+def test_writes_refuse_to_follow_a_symlinked_skill_folder(store: Store, repo: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, repo / ".agents/skills/linked")
+    with pytest.raises(UnsafePathError, match="symbolic link"):
+        store.write_skill("linked", "Description.", "Body")
+    assert list(outside.iterdir()) == []
+
+
+def test_bundled_skills_are_valid_agent_skills():
+    root = Path(__file__).resolve().parents[1] / "skills"
+    names = sorted(p.name for p in root.iterdir() if p.is_dir())
+    assert {"using-repo-memory", "writing-skills"} <= set(names)
+    for name in names:
+        skill = skills.parse((root / name / "SKILL.md").read_bytes(), f"skills/{name}/SKILL.md", "skills")
+        assert skill.valid, skill.problems

@@ -1,0 +1,178 @@
+"""The Store: search quality, reads, writes that keep a person's formatting, and the index as a rebuildable cache."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from repo_memory.config import Config
+from repo_memory.errors import NotFoundError
+from repo_memory.store import Store
+
+from .conftest import write_skill_file
+
+
+@pytest.fixture
+def library(store: Store, repo: Path) -> Store:
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump the version, tag and publish to PyPI.",
+                     "1. Run tests\n2. Tag vX.Y.Z\n3. Upload with twine", extra="metadata:\n  tags: [release]\n")
+    write_skill_file(repo, "running-tests", "Run the test suite with pytest and read failures.", "pytest -q")
+    write_skill_file(repo, "database-migrations", "Write and apply a schema migration.", "Use make migrate; new columns nullable first.")
+    write_skill_file(repo, "old-deploy", "Deploy with the old fabric script.", "fab deploy",
+                     extra="metadata:\n  status: deprecated\n")
+    store.refresh()
+    return store
+
+
+def test_natural_language_questions_find_the_right_skill(library: Store):
+    assert library.recall("How do I publish a new release to PyPI?").hits[0].name == "release-checklist"
+    assert library.recall("the tests are failing, what now").hits[0].name == "running-tests"
+    assert library.recall("add a column to the schema").hits[0].name == "database-migrations"
+
+
+@pytest.mark.parametrize("text", ['"unbalanced', "AND OR NOT", "col:umn", "a*b", "(((", "NEAR(x y)", "^", "-", "'", "", "   "])
+def test_fts_syntax_in_user_text_never_surfaces(library: Store, text: str):
+    library.recall(text)  # must not raise
+
+
+def test_exact_name_comes_first(library: Store):
+    assert library.recall("database migrations").hits[0].name == "database-migrations"
+    assert library.recall("running-tests").hits[0].name == "running-tests"
+
+
+def test_deprecated_skills_leave_default_recall(library: Store):
+    assert all(h.name != "old-deploy" for h in library.recall("deploy fabric").hits)
+    assert library.recall("deploy fabric", include=("deprecated",)).hits[0].name == "old-deploy"
+
+
+def test_read_of_an_unknown_name_suggests_the_nearest(library: Store):
+    with pytest.raises(NotFoundError, match="Did you mean 'release-checklist'"):
+        library.read("relase-checklist")
+
+
+def test_read_returns_exact_bytes_and_files_beside_the_skill(library: Store, repo: Path):
+    (repo / ".agents/skills/release-checklist/scripts").mkdir()
+    (repo / ".agents/skills/release-checklist/scripts/tag.sh").write_text("git tag\n", encoding="utf-8")
+    item = library.read("skill:release-checklist")
+    assert item.content == (repo / ".agents/skills/release-checklist/SKILL.md").read_text(encoding="utf-8")
+    assert item.files == ["SKILL.md", "scripts/tag.sh"]
+    assert library.read("release-checklist/scripts/tag.sh").content == "git tag\n"
+    with pytest.raises(Exception, match="leaves the repository"):
+        library.read("release-checklist/../running-tests/SKILL.md")
+
+
+def test_a_hand_edit_is_found_after_refresh(library: Store, repo: Path):
+    write_skill_file(repo, "running-tests", "Run the suite with nox sessions.", "nox -s tests")
+    library.refresh()
+    assert library.recall("nox sessions").hits[0].name == "running-tests"
+
+
+def test_agent_writes_are_drafts_and_human_writes_are_active(store: Store):
+    assert store.write_skill("agent-made", "Made by an agent.", "Steps").status == "draft"
+    assert store.write_skill("human-made", "Made by a person.", "Steps", actor="human").status == "active"
+    hits = {h.name: h.status for h in store.recall("made").hits}
+    assert hits == {"agent-made": "draft", "human-made": "active"}
+
+
+def test_review_optional_makes_agent_writes_active(repo: Path):
+    (repo / ".agents/repo-memory.toml").write_text('review = "optional"\n', encoding="utf-8")
+    store = Store(Config.load(repo))
+    assert store.write_skill("agent-made", "Made by an agent.", "Steps").status == "active"
+    store.close()
+
+
+def test_an_update_keeps_a_persons_comments_unknown_keys_and_formatting(store: Store, repo: Path):
+    path = repo / ".agents/skills/hand-made/SKILL.md"
+    path.parent.mkdir(parents=True)
+    original = (
+        "---\n# written by hand\nname: hand-made\ndescription: 'Old description'   # keep this comment\n"
+        "x-team-owner: platform\nmetadata:\n  origin: human\n  status: active  # reviewed\n  tags:\n    - alpha\n    - beta\n"
+        "---\n\nOld body\n"
+    )
+    path.write_text(original, encoding="utf-8")
+    store.refresh()
+    store.write_skill("hand-made", "New description", "New body", actor="human")
+    updated = path.read_text(encoding="utf-8")
+    assert updated == original.replace("'Old description'", "New description").replace("Old body", "New body")
+
+
+def test_a_near_duplicate_name_is_warned_about(store: Store):
+    store.write_skill("release-checklist", "Release.", "Steps", actor="human")
+    warnings = store.write_skill("release-checklists", "Release again.", "Steps").warnings
+    assert any("release-checklist" in w for w in warnings)
+
+
+def test_index_lives_in_the_git_dir_of_a_linked_worktree(repo: Path, tmp_path: Path):
+    from .conftest import git
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    worktree = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(worktree))
+    config = Config.load(worktree)
+    assert config.root == worktree.resolve()
+    assert config.index_path.parent.parent == (repo / ".git/worktrees/wt").resolve()
+
+
+def test_schema_version_mismatch_rebuilds_the_index(library: Store, repo: Path):
+    path = library.index.path
+    library.close()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version=999")
+    conn.commit()
+    conn.close()
+    store = Store(Config.load(repo))
+    assert store.index.names() == []
+    store.refresh()
+    assert "release-checklist" in store.index.names()
+    store.close()
+
+
+# A random sequence of edits, applied with incremental syncs in between, must leave the same index as a rebuild.
+NAMES = st.sampled_from(["alpha", "beta", "gamma", "delta"])
+FOLDERS = st.sampled_from([".agents/skills", ".claude/skills", ".codex/skills"])
+WORDS = st.lists(st.sampled_from(["deploy", "test", "release", "database", "cache", "tag", "build"]), min_size=1, max_size=4).map(" ".join)
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), NAMES, FOLDERS, WORDS),
+        st.tuples(st.just("break"), NAMES, FOLDERS, WORDS),
+        st.tuples(st.just("delete"), NAMES, FOLDERS, WORDS),
+        st.tuples(st.just("sync"), NAMES, FOLDERS, WORDS),
+    ),
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(OPS)
+def test_incremental_updates_equal_a_full_rebuild(tmp_path_factory: pytest.TempPathFactory, ops):
+    from repo_memory import layout
+
+    from .conftest import git
+
+    repo = tmp_path_factory.mktemp("prop")
+    git(repo, "init", "-q")
+    layout.init(repo)
+    store = Store(Config.load(repo))
+    try:
+        for op, name, folder, words in ops:
+            path = repo / folder / name / "SKILL.md"
+            if op == "write":
+                write_skill_file(repo, name, f"About {words}.", words, folder=folder)
+            elif op == "break":
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(f"---\nname: {name}\n---\n{words}\n", encoding="utf-8")
+            elif op == "delete" and path.exists():
+                path.unlink()
+            else:
+                store.refresh()
+        store.refresh()
+        incremental = store.index.snapshot()
+        store.reindex()
+        assert store.index.snapshot() == incremental
+    finally:
+        store.close()
+
