@@ -1,0 +1,131 @@
+"""The CLI: every command on a real repository, exit codes, JSON output, progress and teaching errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.cli import cli
+
+from .conftest import git, write_skill_file
+
+
+def run(runner: CliRunner, repo: Path, *args: str, code: int = 0, stdin: str | None = None) -> str:
+    result = runner.invoke(cli, ["--root", str(repo), *args], input=stdin, catch_exceptions=False)
+    assert result.exit_code == code, result.output + (result.stderr if hasattr(result, "stderr") else "")
+    return result.output
+
+
+def test_init_creates_the_layout_and_is_idempotent(runner: CliRunner, tmp_path: Path):
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".gitattributes").write_text("*.png binary", encoding="utf-8")
+    first = run(runner, tmp_path, "init")
+    assert "created .agents/skills/" in first and "merge=union" in first
+    assert (tmp_path / ".gitattributes").read_text(encoding="utf-8") == "*.png binary\n.agents/experience/** merge=union\n"
+    assert "nothing to change" in run(runner, tmp_path, "init")
+    assert (tmp_path / ".gitattributes").read_text(encoding="utf-8").count("merge=union") == 1
+
+
+def test_skill_new_list_show_and_search(runner: CliRunner, repo: Path):
+    out = run(runner, repo, "skill", "new", "release-checklist", "-d", "How we cut a release.", "--body", "1. Tag\n2. Publish", "-t", "release")
+    assert "Created .agents/skills/release-checklist/SKILL.md (status active)" in out
+    assert "release-checklist" in run(runner, repo, "skill", "list")
+    listed = json.loads(run(runner, repo, "skill", "list", "--json"))
+    assert listed == [{"name": "release-checklist", "status": "active", "path": ".agents/skills/release-checklist/SKILL.md",
+                       "description": "How we cut a release.", "shadowed": False}]
+    assert "1. Tag" in run(runner, repo, "skill", "show", "release-checklist")
+    hits = json.loads(run(runner, repo, "search", "cut", "a", "release", "--json"))["hits"]
+    assert hits[0]["ref"] == "skill:release-checklist"
+    assert "exists" in run(runner, repo, "skill", "new", "release-checklist", "-d", "Again.", code=1)
+
+
+def test_skill_new_reads_the_body_from_stdin(runner: CliRunner, repo: Path):
+    run(runner, repo, "skill", "new", "from-stdin", "-d", "Body from stdin.", "--body-file", "-", stdin="piped steps\n")
+    assert "piped steps" in (repo / ".agents/skills/from-stdin/SKILL.md").read_text(encoding="utf-8")
+
+
+def test_search_with_no_match_suggests_names(runner: CliRunner, repo: Path):
+    write_skill_file(repo, "release-checklist", "Release.")
+    assert "Did you mean: release-checklist" in run(runner, repo, "search", "relase-cheklist")
+
+
+def test_doctor_reports_each_problem_with_its_fix_and_exits_1(runner: CliRunner, repo: Path):
+    write_skill_file(repo, "good-one", "Fine.")
+    bad = repo / ".agents/skills/bad-yaml/SKILL.md"
+    bad.parent.mkdir()
+    bad.write_text("---\nname: bad-yaml\ndescription: [oops\n---\n", encoding="utf-8")
+    latin = repo / ".agents/skills/latin/SKILL.md"
+    latin.parent.mkdir()
+    latin.write_bytes(b"---\nname: latin\ndescription: caf\xe9\n---\n")
+    run(runner, repo, "reindex")
+    out = run(runner, repo, "doctor", code=1)
+    assert "bad-yaml/SKILL.md: line" in out and "invalid YAML" in out
+    assert "not UTF-8" in out and "iconv" in out
+    findings = json.loads(run(runner, repo, "doctor", "--json", code=1))
+    assert {f["path"] for f in findings if f["level"] == "error"} == {".agents/skills/bad-yaml/SKILL.md", ".agents/skills/latin/SKILL.md"}
+    assert bad.read_text(encoding="utf-8") == "---\nname: bad-yaml\ndescription: [oops\n---\n"  # reported, never rewritten
+
+
+def test_doctor_notices_files_the_index_has_not_seen(runner: CliRunner, repo: Path):
+    run(runner, repo, "reindex")
+    write_skill_file(repo, "new-one", "Added behind the index's back.")
+    assert "not in the index yet" in run(runner, repo, "doctor")
+    assert "All good" in run(runner, repo, "doctor", "--fix")
+
+
+def test_reindex_shows_progress_on_large_trees(runner: CliRunner, repo: Path):
+    for i in range(600):
+        write_skill_file(repo, f"skill-{i}", f"Skill number {i}.")
+    result = runner.invoke(cli, ["--root", str(repo), "reindex"])
+    assert result.exit_code == 0
+    assert "indexing: 500/600 files" in result.stderr and "Indexed 600 files." in result.stdout
+
+
+def test_sync_mirrors_into_claude_skills_and_never_clobbers_a_hand_written_one(runner: CliRunner, repo: Path):
+    write_skill_file(repo, "mirrored", "Goes to Claude.")
+    (repo / ".agents/skills/mirrored/notes.md").write_text("extra", encoding="utf-8")
+    hand = write_skill_file(repo, "hand-made", "Written in .claude by hand.", folder=".claude/skills")
+    write_skill_file(repo, "hand-made", "Same name in .agents.")
+    out = run(runner, repo, "sync")
+    assert "mirrored mirrored" in out
+    assert (repo / ".claude/skills/mirrored/SKILL.md").read_bytes() == (repo / ".agents/skills/mirrored/SKILL.md").read_bytes()
+    assert (repo / ".claude/skills/mirrored/notes.md").read_text(encoding="utf-8") == "extra"
+    assert "Written in .claude by hand." in hand.read_text(encoding="utf-8")
+    assert "1 written, 0 unchanged" in run(runner, repo, "sync").replace("0 written, 1 unchanged", "1 written, 0 unchanged")
+    write_skill_file(repo, "mirrored", "Changed at the source.")
+    run(runner, repo, "sync")
+    assert "Changed at the source." in (repo / ".claude/skills/mirrored/SKILL.md").read_text(encoding="utf-8")
+    listed = json.loads(run(runner, repo, "skill", "list", "--json"))
+    assert [r["path"] for r in listed if r["name"] == "mirrored"] == [".agents/skills/mirrored/SKILL.md"]  # the copy is not indexed twice
+    (repo / ".agents/skills/mirrored/SKILL.md").unlink()
+    (repo / ".agents/skills/mirrored/notes.md").unlink()
+    assert "removed stale mirror mirrored" in run(runner, repo, "sync")
+
+
+def test_outside_a_git_repository_says_how_to_fix_it_with_exit_code_1(tmp_path: Path):
+    proc = subprocess.run([sys.executable, "-m", "repo_memory", "skill", "list"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "not inside a git repository" in proc.stderr and "--root" in proc.stderr
+
+
+def test_usage_errors_exit_2(tmp_path: Path):
+    proc = subprocess.run([sys.executable, "-m", "repo_memory", "skill", "new"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 2 and "Missing argument" in proc.stderr
+
+
+def test_invalid_config_is_reported_with_the_file_and_key(runner: CliRunner, repo: Path):
+    (repo / ".agents/repo-memory.toml").write_text('review = "sometimes"\n', encoding="utf-8")
+    out = runner.invoke(cli, ["--root", str(repo), "skill", "list"]).output
+    assert "repo-memory.toml" in out and "review" in out and "sometimes" in out
+
+
+def test_demo_drives_a_real_client_and_prints_attach_lines(runner: CliRunner, tmp_path: Path):
+    out = run(runner, tmp_path, "demo", "--keep", str(tmp_path / "demo"))
+    assert "→ recall(" in out and "→ read(" in out and "→ skill_write(" in out
+    assert "skill:release-checklist" in out
+    assert "claude mcp add repo-memory --" in out and "[mcp_servers.repo-memory]" in out
+    assert (tmp_path / "demo/.agents/skills/debugging-flaky-tests/SKILL.md").is_file()

@@ -1,0 +1,62 @@
+"""End to end over stdio: the real `repo-memory serve` process, the SDK's stdio client, and the MCP Inspector CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import write_skill_file
+
+pytestmark = pytest.mark.anyio
+SERVE = [sys.executable, "-m", "repo_memory", "serve"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def seeded_repo(repo: Path) -> Path:
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump, tag, publish.", "1. Tag\n2. Publish")
+    return repo
+
+
+async def test_serve_over_stdio_answers_recall_and_keeps_stdout_for_mcp(seeded_repo: Path):
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(seeded_repo), env={**os.environ})
+    async with Client(params) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("recall", {"query": "publish a release"})
+    assert {"recall", "read", "skill_write"} <= tools
+    assert result.structured_content["hits"][0]["id"] == "skill:release-checklist"
+
+
+def test_serve_outside_a_git_repository_fails_clearly(tmp_path: Path):
+    proc = subprocess.run(SERVE, cwd=tmp_path, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "not inside a git repository" in proc.stderr and "git init" in proc.stderr
+
+
+def inspector(repo: Path, *args: str) -> dict:
+    command = ["npx", "-y", "@modelcontextprotocol/inspector", "--cli", *SERVE, *args]
+    proc = subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_mcp_inspector_cli_lists_tools_and_calls_recall(seeded_repo: Path):
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed, so the MCP Inspector CLI cannot run (install Node.js 20+)")
+    listed = inspector(seeded_repo, "--method", "tools/list")
+    assert {t["name"] for t in listed["tools"]} == {"recall", "read", "skill_write"}
+    called = inspector(seeded_repo, "--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=publish a release")
+    assert called["isError"] is False
+    assert called["structuredContent"]["hits"][0]["id"] == "skill:release-checklist"
