@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -120,3 +121,54 @@ def test_any_text_survives_render_and_load(value):
     assert frontmatter.load(frontmatter.render_new({"description": value, "metadata": {"tags": [value]}}), "t") == {
         "description": value, "metadata": {"tags": [value]}
     }
+
+
+SCALAR_CHARS = st.sampled_from(list("abcXYZ019 _-.,:#'\"[]{}&*!|>%@`/()~?\\\t") + ["é", "\u2028", "\x85", "\x07"])
+SCALARS = st.one_of(
+    st.text(SCALAR_CHARS, max_size=12),
+    st.sampled_from(["no", "yes", "on", "true", "False", "null", "~", "012", "0o17", "0x1F", "1e3", ".5", "-3", ".inf", ".NaN", "2026-01-02", "1:20"]),
+)
+SIMPLE = st.text(st.sampled_from(list("abcXYZ019 _-.,()/'")), min_size=1, max_size=12)
+VALUES = st.one_of(
+    SCALARS, SIMPLE, SIMPLE.map(lambda v: f'"{v}"'), SCALARS.map(lambda v: f'"{v}"'),
+    st.text(SCALAR_CHARS, max_size=8).map(json.dumps), st.text(max_size=8).map(lambda v: json.dumps(v, ensure_ascii=False)),
+    st.lists(st.one_of(SCALARS, SIMPLE), max_size=3).map(lambda items: "[" + ", ".join(items) + "]"),
+)
+
+
+@st.composite
+def frontmatter_lines(draw: st.DrawFn) -> str:
+    lines = []
+    for _ in range(draw(st.integers(0, 6))):
+        key = draw(st.sampled_from(["name", "description", "metadata", "tags", "x-y", "a_b"]))
+        indent = draw(st.sampled_from(["", "", "", "  ", "  ", "   "]))
+        value = draw(st.one_of(st.just(""), VALUES))
+        lines.append(f"{indent}{key}:{' ' + value if value else ''}")
+    return "\n".join(lines) + "\n"
+
+
+@st.composite
+def common_frontmatter(draw: st.DrawFn) -> str:
+    """The shape nearly every SKILL.md has: unique top-level keys, then a metadata block."""
+    keys = draw(st.lists(st.sampled_from(["name", "description", "license", "x-y", "a_b"]), unique=True, max_size=5))
+    lines = [f"{k}: {draw(VALUES)}" for k in keys]
+    if draw(st.booleans()):
+        lines.append("metadata:")
+        nested = draw(st.lists(st.sampled_from(["status", "origin", "tags", "related"]), unique=True, max_size=4))
+        lines += [f"  {k}: {draw(VALUES)}" for k in nested]
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(frontmatter_lines(), common_frontmatter()))
+def test_the_fast_path_agrees_with_the_yaml_parser_whenever_it_answers(text):
+    import yaml
+
+    fast = frontmatter._load_simple(text)
+    if fast is None:
+        return
+    try:
+        slow = yaml.load(text, Loader=frontmatter._Loader)
+    except yaml.YAMLError:
+        raise AssertionError(f"fast path accepted YAML the parser rejects: {text!r} -> {fast!r}") from None
+    assert repr(fast) == repr(slow or {}), text  # repr: NaN equals itself

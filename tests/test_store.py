@@ -176,3 +176,15 @@ def test_incremental_updates_equal_a_full_rebuild(tmp_path_factory: pytest.TempP
     finally:
         store.close()
 
+
+
+def test_a_damaged_index_is_rebuilt_from_the_files(library: Store, repo: Path):
+    path = library.index.path
+    library.close()
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    store = Store(Config.load(repo))
+    store.refresh()
+    assert store.recall("release").hits[0].name == "release-checklist"
+    store.close()

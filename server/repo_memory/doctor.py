@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from dataclasses import dataclass
 
 from repo_memory import layout, mirror, skills
@@ -59,7 +60,7 @@ def _index_drift(store: Store) -> list[Finding]:
             if known is None:
                 out.append(Finding("error", found.rel, found.refused, "Replace the link with a real folder inside the repository."))
             continue
-        digest = hashlib.sha256(found.path.read_bytes()).hexdigest()
+        digest = hashlib.sha256(Path(found.path).read_bytes()).hexdigest()
         if known is None:
             out.append(Finding("warning", found.rel, "the file is not in the index yet", "Run `repo-memory reindex` (a running server picks it up by itself)."))
         elif known != digest:

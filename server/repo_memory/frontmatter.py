@@ -63,6 +63,7 @@ class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoa
 
 
 _Loader.yaml_implicit_resolvers = {}
+_RESOLVERS: list[tuple[str, re.Pattern[str]]] = []
 for _tag, _regex, _first in (
     ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
@@ -74,6 +75,7 @@ for _tag, _regex, _first in (
     ),
 ):
     _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_regex), list(_first))
+    _RESOLVERS.append((_tag, re.compile(_regex)))
 
 
 def _construct_int(loader: Any, node: Any) -> int:
@@ -96,10 +98,89 @@ def _construct_float(loader: Any, node: Any) -> float:
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_RESOLVER_FIRST = frozenset("tTfFnN~-+.0123456789")
+_CONSTRUCTOR = yaml.SafeLoader("")  # only its scalar helpers are used, by _resolve
+
+
+_SIMPLE_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*?))?[ \t]*$")
+_SIMPLE_PLAIN = re.compile(r"^[A-Za-z0-9_(/.][^:#\t\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$")
+_SIMPLE_ITEM = re.compile(r"^[A-Za-z0-9_(/.][^:#,\[\]{}'\"\t\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff]*$")
+
+
+def _simple_scalar(text: str) -> Any:
+    """The value of a one-line scalar in the common subset, or _NOT_SIMPLE."""
+    if text.startswith('"'):
+        # JSON's escapes mean the same in YAML double quotes (surrogate pairs aside, which JSON joins and YAML does not).
+        if not text.endswith('"') or _NOT_JSON_SAFE.search(text):
+            return _NOT_SIMPLE
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return _NOT_SIMPLE
+        return value if isinstance(value, str) else _NOT_SIMPLE
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        items = [i.strip() for i in inner.split(",")] if inner else []
+        if all(_SIMPLE_ITEM.match(i) and not i.endswith(" ") for i in items):
+            return [_resolve(i) for i in items]
+        return _NOT_SIMPLE
+    if _SIMPLE_PLAIN.match(text) and " " not in (text[0], text[-1]):
+        return _resolve(text)
+    return _NOT_SIMPLE
+
+
+_NOT_SIMPLE = object()
+_NOT_JSON_SAFE = re.compile(r"[\x7f-\x9f\u2028\u2029\ufeff]|\\u[dD][89a-fA-F]")  # YAML 1.1 line breaks, non-printables, surrogates
+
+
+def _resolve(text: str) -> Any:
+    """YAML 1.2 core-schema resolution of a plain scalar, exactly as the loader does it."""
+    if text[:1] not in _RESOLVER_FIRST:
+        return text
+    for tag, regexp in _RESOLVERS:
+        if regexp.match(text):
+            node = yaml.ScalarNode(f"tag:yaml.org,2002:{tag}", text)
+            return _Loader.yaml_constructors[node.tag](_CONSTRUCTOR, node)
+    return text
+
+
+def _load_simple(fm: str) -> dict[str, Any] | None:
+    """Parse the shape nearly every frontmatter has (one-line values, one nested block mapping) without a YAML parser.
+
+    Anything outside that shape returns None and goes to the real parser, so results never differ.
+    """
+    out: dict[str, Any] = {}
+    parent: dict[str, Any] | None = None
+    for line in fm.split("\n"):
+        if not line:
+            continue
+        nested = line.startswith("  ") and not line.startswith("   ")
+        match = _SIMPLE_KEY.match(line[2:] if nested else line)
+        if match is None or (nested and parent is None):
+            return None
+        key, raw = match.group(1), match.group(2)
+        target = parent if nested and parent is not None else out
+        if key in target:
+            return None
+        if raw is None:
+            if nested:
+                return None
+            parent = out[key] = {}
+            continue
+        value = _simple_scalar(raw)
+        if value is _NOT_SIMPLE:
+            return None
+        if not nested:
+            parent = None
+        target[key] = value
+    return {k: (None if v == {} else v) for k, v in out.items()}
 
 
 def load(fm: str, what: str, line_offset: int = 1) -> dict[str, Any]:
     """Parse frontmatter text into a mapping; aliases, huge and non-mapping documents are refused."""
+    simple = _load_simple(fm)
+    if simple is not None:
+        return simple
     try:
         data = yaml.load(fm, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
     except yaml.MarkedYAMLError as exc:

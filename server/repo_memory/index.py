@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import logging
+import multiprocessing
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,10 @@ SCHEMA_VERSION = 1
 WEIGHTS = (10.0, 5.0, 4.0, 1.0)
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
 
+PARALLEL_MIN = 2000  # below this, starting worker processes costs more than it saves
+
 Progress = Callable[[int, int], None]
+log = logging.getLogger("repo_memory")
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,85 @@ class SyncReport:
         return self.added + self.updated + self.removed
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """A file as read and parsed, with the stat it had when read."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    skill: skills.Skill
+
+    def moved(self) -> bool:
+        """True when the file changed after it was read."""
+        if not self.path:
+            return False
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        return (st.st_mtime_ns, st.st_size) != (self.mtime_ns, self.size)
+
+
+def _unchanged(item: skills.Found, prev: tuple[Any, ...] | None) -> bool:
+    """True when `item` certainly matches its index row `prev`, judged by stat alone (git's racy-clean rule)."""
+    if prev is None or item.refused or prev[4] != item.rank:
+        return False
+    try:
+        st = os.stat(item.path)
+    except FileNotFoundError:
+        return False
+    return (prev[1], prev[2]) == (st.st_mtime_ns, st.st_size) and prev[3] - prev[1] > RACY_NS
+
+
+def _load(item: skills.Found) -> _Loaded | None:
+    """Read and parse one file (runs in worker processes too); None when it vanished."""
+    if item.refused:
+        skill = skills.Skill(name=Path(item.rel).parent.name, path=item.rel, source=item.source, sha256="", problems=(Problem(item.refused),))
+        return _Loaded("", 0, 0, skill)
+    try:
+        with open(item.path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    return _Loaded(item.path, st.st_mtime_ns, st.st_size, skills.parse(data, item.rel, item.source))
+
+
+def _load_all(items: list[skills.Found], progress: Progress | None, total: int) -> list[_Loaded | None]:
+    """Load `items`, on every core when there are many and forking is safe (no other threads to inherit)."""
+    cores = os.cpu_count() or 1
+    done = total - len(items)
+    results: list[_Loaded | None] = []
+    if len(items) >= PARALLEL_MIN and cores > 1 and threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        with ProcessPoolExecutor(max_workers=min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
+            stream: Iterable[_Loaded | None] = pool.map(_load, items, chunksize=256)
+            return _with_progress(stream, progress, done, total)
+    return _with_progress(map(_load, items), progress, done, total) if items else results
+
+
+def _with_progress(stream: Iterable[_Loaded | None], progress: Progress | None, done: int, total: int) -> list[_Loaded | None]:
+    results = []
+    for number, loaded in enumerate(stream, start=done + 1):
+        results.append(loaded)
+        if progress and (number % 500 == 0 or number == total):
+            progress(number, total)
+    if progress and not results and total:
+        progress(total, total)
+    return results
+
+
+def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
+    skill = loaded.skill
+    return {
+        "path": item.rel, "kind": "skill", "rank": item.rank, "name": skill.name, "source": item.source,
+        "sha256": skill.sha256, "mtime_ns": loaded.mtime_ns, "size": loaded.size, "checked_ns": now, "valid": int(skill.valid),
+        "problems": json.dumps([p.__dict__ for p in skill.problems]) if skill.problems else "",
+        "description": skill.description, "tags": " ".join(skill.tags), "body": skill.body,
+        "status": skill.status, "origin": skill.origin, "winner": 0,
+    }
+
+
 class Index:
     """A SQLite index of memory files; every method is safe to call from any thread."""
 
@@ -64,13 +149,22 @@ class Index:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        try:
+            self._connect()
+        except sqlite3.DatabaseError as exc:  # a damaged cache is thrown away and rebuilt from the files
+            log.warning("index %s is unreadable (%s); rebuilding it", path, exc)
+            self._conn.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+            self._connect()
+
+    def _connect(self) -> None:
+        self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute("PRAGMA synchronous=OFF")  # a disposable cache: a crash costs a rebuild, never user data
         self.db = sqlite_utils.Database(self._conn)
-        with self._lock:
-            if self._conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                self._create()
+        if self._conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            self._create()
 
     def close(self) -> None:
         with self._lock:
@@ -109,75 +203,53 @@ class Index:
         """Bring the index in line with `found`, re-reading only changed files.
 
         With `complete`, `found` is every skill file that exists now and rows for other files are dropped;
-        without it, only the given files are looked at.
+        without it, only the given files are looked at. Files are compared and parsed outside the write
+        transaction, so searches are never held up by a long scan.
         """
         found = list(found)
-        added = updated = unchanged = 0
-        affected: set[str] = set()
-        with self._transaction():
+        wanted = None if complete else {f.rel for f in found}
+        with self._lock:
             existing = {
                 row[0]: row[1:]
                 for row in self._conn.execute("SELECT path, sha256, mtime_ns, size, checked_ns, rank, name FROM files WHERE kind='skill'")
-                if complete or any(row[0] == f.rel for f in found)
+                if wanted is None or row[0] in wanted
             }
-            for number, item in enumerate(found, start=1):
-                if progress and (number % 500 == 0 or number == len(found)):
-                    progress(number, len(found))
-                prev = existing.pop(item.rel, None)
-                outcome = self._sync_one(item, prev)
-                if outcome is None:
-                    unchanged += 1
+        candidates = [(item, existing.pop(item.rel, None)) for item in found]
+        candidates = [(item, prev) for item, prev in candidates if not _unchanged(item, prev)]
+        loaded = _load_all([item for item, _ in candidates], progress, len(found))
+        added: list[dict[str, Any]] = []
+        updated = 0
+        affected: set[str] = set()
+        now = time.time_ns()
+        with self._transaction():
+            for (item, prev), got in zip(candidates, loaded, strict=True):
+                if got is None or got.moved():
+                    continue  # vanished or changed again since it was read: the next sync sees it
+                skill = got.skill
+                if prev is not None and prev[0] == skill.sha256 and prev[4] == item.rank:
+                    self._conn.execute("UPDATE files SET mtime_ns=?, size=?, checked_ns=? WHERE path=?", (got.mtime_ns, got.size, now, item.rel))
                     continue
-                added += prev is None
-                updated += prev is not None
-                affected.add(outcome)
-                if prev is not None:
-                    affected.add(prev[5])
+                row = _row(item, got, now)
+                affected.add(skill.name)
+                if prev is None:
+                    added.append(row)
+                    continue
+                affected.add(prev[5])
+                updated += 1
+                rowid = self._rowid(item.rel)
+                self._conn.execute("DELETE FROM docs_fts WHERE rowid=?", (rowid,))
+                self._conn.execute(f"UPDATE files SET {', '.join(f'{k}=?' for k in row)} WHERE rowid=?", [*row.values(), rowid])
+            if added:
+                columns = list(added[0])
+                self._conn.executemany(
+                    f"INSERT INTO files ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                    [[r[c] for c in columns] for r in added],
+                )
             for path, prev in existing.items():
                 self._delete(path)
                 affected.add(prev[5])
-            for name in affected:
-                self._choose_winner(name)
-        return SyncReport(added=added, updated=updated, removed=len(existing), unchanged=unchanged)
-
-    def _sync_one(self, item: skills.Found, prev: tuple[Any, ...] | None) -> str | None:
-        """Index one file if it changed; return its skill name when the row changed, None when untouched."""
-        now = time.time_ns()
-        if item.refused:
-            skill = skills.Skill(name=Path(item.rel).parent.name, path=item.rel, source=item.source, sha256="",
-                                 problems=(Problem(item.refused),))
-            st_mtime, st_size = 0, 0
-        else:
-            try:
-                st = os.stat(item.path)
-            except FileNotFoundError:
-                if prev is not None:
-                    self._delete(item.rel)
-                    return str(prev[5])
-                return None
-            st_mtime, st_size = st.st_mtime_ns, st.st_size
-            if prev is not None and prev[4] == item.rank and (prev[1], prev[2]) == (st_mtime, st_size) and prev[3] - prev[1] > RACY_NS:
-                return None
-            data = Path(item.path).read_bytes()
-            skill = skills.parse(data, item.rel, item.source)
-            if prev is not None and prev[0] == skill.sha256 and prev[4] == item.rank:
-                self._conn.execute("UPDATE files SET mtime_ns=?, size=?, checked_ns=? WHERE path=?", (st_mtime, st_size, now, item.rel))
-                return None
-        row = {
-            "path": item.rel, "kind": "skill", "rank": item.rank, "name": skill.name, "source": item.source,
-            "sha256": skill.sha256, "mtime_ns": st_mtime, "size": st_size, "checked_ns": now, "valid": int(skill.valid),
-            "problems": json.dumps([p.__dict__ for p in skill.problems]) if skill.problems else "",
-            "description": skill.description, "tags": " ".join(skill.tags), "body": skill.body,
-            "status": skill.status, "origin": skill.origin, "winner": 0,
-        }
-        if prev is None:
-            self._conn.execute(f"INSERT INTO files ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
-        else:
-            rowid = self._rowid(item.rel)
-            self._conn.execute("DELETE FROM docs_fts WHERE rowid=?", (rowid,))
-            assignments = ", ".join(f"{k}=?" for k in row if k != "path")
-            self._conn.execute(f"UPDATE files SET {assignments} WHERE path=?", [v for k, v in row.items() if k != "path"] + [item.rel])
-        return skill.name
+            self._choose_winners(affected)
+        return SyncReport(added=len(added), updated=updated, removed=len(existing), unchanged=len(found) - len(added) - updated)
 
     def _rowid(self, path: str) -> int:
         return int(self._conn.execute("SELECT rowid FROM files WHERE path=?", (path,)).fetchone()[0])
@@ -188,62 +260,81 @@ class Index:
             self._conn.execute("DELETE FROM docs_fts WHERE rowid=?", (row[0],))
             self._conn.execute("DELETE FROM files WHERE rowid=?", (row[0],))
 
-    def _choose_winner(self, name: str) -> None:
-        """Of the valid files for skill `name`, the one in the highest-priority folder is searchable; the rest are shadowed."""
-        rows = self._conn.execute(
-            "SELECT rowid, winner FROM files WHERE kind='skill' AND name=? AND valid=1 ORDER BY rank, path", (name,)
-        ).fetchall()
-        for position, (rowid, winner) in enumerate(rows):
-            if position == 0:
-                self._conn.execute("DELETE FROM docs_fts WHERE rowid=?", (rowid,))
-                self._conn.execute(
-                    "INSERT INTO docs_fts (rowid, name, description, tags, body) "
-                    "SELECT rowid, replace(name, '-', ' '), description, tags, body FROM files WHERE rowid=?",
-                    (rowid,),
-                )
-                self._conn.execute("UPDATE files SET winner=1 WHERE rowid=?", (rowid,))
-            elif winner:
-                self._conn.execute("DELETE FROM docs_fts WHERE rowid=?", (rowid,))
-                self._conn.execute("UPDATE files SET winner=0 WHERE rowid=?", (rowid,))
+    def _choose_winners(self, names: set[str]) -> None:
+        """Of the valid files for each skill name, the one in the highest-priority folder is searchable; the rest are shadowed."""
+        if not names:
+            return
+        self._conn.execute("CREATE TEMP TABLE IF NOT EXISTS affected (name TEXT PRIMARY KEY)")
+        self._conn.execute("DELETE FROM affected")
+        self._conn.executemany("INSERT OR IGNORE INTO affected VALUES (?)", [(n,) for n in names])
+        scope = "kind='skill' AND name IN (SELECT name FROM affected)"
+        self._conn.execute(f"DELETE FROM docs_fts WHERE rowid IN (SELECT rowid FROM files WHERE {scope})")
+        self._conn.execute(
+            f"UPDATE files SET winner = (valid = 1 AND rowid = (SELECT f2.rowid FROM files f2 WHERE f2.kind='skill' "
+            f"AND f2.name = files.name AND f2.valid = 1 ORDER BY f2.rank, f2.path LIMIT 1)) WHERE {scope}"
+        )
+        self._conn.execute(
+            "INSERT INTO docs_fts (rowid, name, description, tags, body) "
+            f"SELECT rowid, replace(name, '-', ' '), description, tags, body FROM files WHERE {scope} AND winner = 1"
+        )
 
     def search(self, query: Query, limit: int, statuses: Sequence[str]) -> list[Hit]:
-        """Hits for `query` among searchable documents whose status is in `statuses`, best first."""
+        """Hits for `query` among searchable documents whose status is in `statuses`, best first.
+
+        Ranking is BM25 over the weighted columns, then two boosts on a small pool: x1.5 when the query's
+        words appear as a phrase, and first place for a skill whose name is the query.
+        """
         if not query:
             return []
         pool = max(limit * 3, 30)
-        marks = ",".join("?" * len(statuses))
-        sql = (
-            "SELECT f.rowid, f.name, f.description, f.status, f.origin, f.path, f.source, f.tags, "
-            f"bm25(docs_fts, {', '.join(map(str, WEIGHTS))}) AS rank, "
-            "snippet(docs_fts, 3, '**', '**', '…', 24) "
-            "FROM docs_fts JOIN files f ON f.rowid = docs_fts.rowid "
-            f"WHERE docs_fts MATCH ? AND f.status IN ({marks}) ORDER BY rank LIMIT ?"
-        )
         with self._lock:
-            rows = self._conn.execute(sql, [query.fts, *statuses, pool]).fetchall()
-            phrased = self._phrase_matches(query, [r[0] for r in rows])
-        scored = []
-        for rowid, name, description, status, origin, path, source, tags, rank, snippet in rows:
-            score = -rank
-            if rowid in phrased:
-                score *= 1.5
-            if name in (query.slug, "-".join(query.terms)):
-                score += 1000.0  # asking for a skill by its name finds that skill first
-            scored.append(
-                Hit(ref=f"skill:{name}", kind="skill", name=name, description=description, snippet=snippet.strip(),
-                    score=round(score, 6), status=status, origin=origin, path=path, source=source,
-                    tags=tuple(tags.split()))
-            )
-        scored.sort(key=lambda h: (-h.score, h.name))
-        return scored[:limit]
+            while True:
+                ranked = self._conn.execute(
+                    f"SELECT rowid, bm25(docs_fts, {', '.join(map(str, WEIGHTS))}) AS r FROM docs_fts "
+                    "WHERE docs_fts MATCH ? ORDER BY r LIMIT ?",
+                    (query.fts, pool),
+                ).fetchall()
+                rows = self._rows_by_id([r[0] for r in ranked])
+                kept = [(rowid, rank) for rowid, rank in ranked if rows[rowid]["status"] in statuses]
+                if len(kept) >= limit or len(ranked) < pool:
+                    break
+                pool *= 4  # filtered statuses ate the pool; look deeper
+            scored = []
+            for rowid, rank in kept:
+                row = rows[rowid]
+                score = -rank
+                if query.has_phrase(f"{row['name']} {row['description']} {row['body']}"):
+                    score *= 1.5
+                if row["name"] in (query.slug, "-".join(query.terms)):
+                    score += 1000.0  # asking for a skill by its name finds that skill first
+                scored.append((score, row["name"], rowid))
+            scored.sort(key=lambda t: (-t[0], t[1]))
+            top = scored[:limit]
+            snippets = self._snippets(query, [rowid for _, _, rowid in top])
+        return [
+            Hit(ref=f"skill:{rows[rowid]['name']}", kind="skill", name=rows[rowid]["name"], description=rows[rowid]["description"],
+                snippet=snippets.get(rowid, ""), score=round(score, 6), status=rows[rowid]["status"], origin=rows[rowid]["origin"],
+                path=rows[rowid]["path"], source=rows[rowid]["source"], tags=tuple(rows[rowid]["tags"].split()))
+            for score, _, rowid in top
+        ]
 
-    def _phrase_matches(self, query: Query, rowids: list[int]) -> set[int]:
-        if len(query.terms) < 2 or not rowids:
-            return set()
-        phrase = '"' + " ".join(query.terms) + '"'
-        marks = ",".join("?" * len(rowids))
-        sql = f"SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? AND rowid IN ({marks})"
-        return {r[0] for r in self._conn.execute(sql, [phrase, *rowids])}
+    def _rows_by_id(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
+        if not rowids:
+            return {}
+        cursor = self._conn.execute(
+            f"SELECT rowid, name, description, status, origin, path, source, tags, body FROM files WHERE rowid IN ({','.join('?' * len(rowids))})",
+            rowids,
+        )
+        cols = [c[0] for c in cursor.description]
+        return {r[0]: dict(zip(cols, r, strict=True)) for r in cursor.fetchall()}
+
+    def _snippets(self, query: Query, rowids: list[int]) -> dict[int, str]:
+        """Body excerpts around the matched words, computed only for the hits returned."""
+        if not rowids:
+            return {}
+        sql = (f"SELECT rowid, snippet(docs_fts, 3, '**', '**', '…', 24) FROM docs_fts "
+               f"WHERE docs_fts MATCH ? AND rowid IN ({','.join('?' * len(rowids))})")
+        return {r[0]: r[1].strip() for r in self._conn.execute(sql, [query.fts, *rowids])}
 
     def skill(self, name: str) -> dict[str, Any] | None:
         """The searchable row of skill `name`, if one exists."""

@@ -31,10 +31,12 @@ class Query:
         """An OR of quoted terms: user text can never be read as FTS5 syntax."""
         return " OR ".join(f'"{t}"' for t in self.terms)
 
-    @property
-    def phrase(self) -> str:
-        """The content words joined by spaces, for phrase boosts."""
-        return " ".join(self.terms)
+    def has_phrase(self, text: str) -> bool:
+        """True when every word of a multi-word query appears in `text` in order and adjacent."""
+        tokens = words(self.text)
+        if len(tokens) < 2:
+            return False
+        return f" {' '.join(tokens)} " in f" {' '.join(words(text))} "
 
     @property
     def slug(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,7 +140,7 @@ def check(text: str, name: str) -> None:
 class Found:
     """A SKILL.md found on disk (or a folder refused while looking)."""
 
-    path: Path
+    path: str
     rel: str
     source: str
     rank: int
@@ -150,10 +151,10 @@ def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
     """Every SKILL.md under the skill folders, in priority order; generated mirrors and links leaving the repo are skipped."""
     seen: set[str] = set()
     for rank, source in enumerate(sources):
-        base = root / source
-        if not base.is_dir():
+        base = os.path.join(root, source)
+        if not os.path.isdir(base):
             continue
-        if not resolves_inside(root, base):
+        if not resolves_inside(root, Path(base)):
             yield Found(base, source, source, rank, refused="the folder is a link that leads outside the repository")
             continue
         real_base = os.path.realpath(base)
@@ -165,14 +166,17 @@ def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
                 if entry.name.startswith("."):
                     continue
                 rel = f"{source}/{entry.name}/{SKILL_FILE}"
-                folder = Path(entry.path)
-                if entry.is_symlink() and not resolves_inside(root, folder):
-                    yield Found(folder / SKILL_FILE, rel, source, rank, refused="the skill folder is a link that leads outside the repository")
+                skill_file = os.path.join(entry.path, SKILL_FILE)
+                if entry.is_symlink() and not resolves_inside(root, Path(entry.path)):
+                    yield Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository")
                     continue
-                if not entry.is_dir() or (folder / MIRROR_MARKER).exists():
+                if not entry.is_dir() or (rank > 0 and os.path.exists(os.path.join(entry.path, MIRROR_MARKER))):
+                    continue  # generated mirrors only ever live outside .agents/skills
+                try:
+                    mode = os.lstat(skill_file).st_mode
+                except FileNotFoundError:
                     continue
-                skill_file = folder / SKILL_FILE
-                if skill_file.is_symlink() and not resolves_inside(root, skill_file):
+                if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
                     yield Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository")
-                elif skill_file.is_file():
+                elif stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):
                     yield Found(skill_file, rel, source, rank)

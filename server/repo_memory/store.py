@@ -174,7 +174,7 @@ class Store:
                 text = skills.edit(current, name, changes, body)
             data = text.encode("utf-8")
             disk.write_atomic(path, data)
-            self.index.sync([skills.Found(path, f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR, 0)], complete=False)
+            self.index.sync([skills.Found(str(path), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR, 0)], complete=False)
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and sets `status: active` in {SKILLS_DIR}/{name}/SKILL.md.")
         return WriteResult(
