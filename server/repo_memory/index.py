@@ -26,6 +26,7 @@ SCHEMA_VERSION = 1
 WEIGHTS = (10.0, 5.0, 4.0, 1.0)
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
 
+CHECKPOINT_AFTER = 200  # rows changed by one sync
 PARALLEL_MIN = 2000  # below this, starting worker processes costs more than it saves
 
 Progress = Callable[[int, int], None]
@@ -175,7 +176,8 @@ class Index:
         with self._transaction():
             for table in ("docs_fts", "files"):
                 self._conn.execute(f"DROP TABLE IF EXISTS {table}")
-            self.db["files"].create(
+            files = self.db.table("files")
+            files.create(
                 {
                     "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str,
                     "mtime_ns": int, "size": int, "checked_ns": int, "valid": int, "problems": str,
@@ -183,7 +185,7 @@ class Index:
                 },
                 pk="path",
             )
-            self.db["files"].create_index(["kind", "name"])
+            files.create_index(["kind", "name"])
             self._conn.execute(
                 "CREATE VIRTUAL TABLE docs_fts USING fts5(name, description, tags, body, "
                 "tokenize='porter unicode61 remove_diacritics 2')"
@@ -249,6 +251,9 @@ class Index:
                 self._delete(path)
                 affected.add(prev[5])
             self._choose_winners(affected)
+        if len(added) + updated + len(existing) >= CHECKPOINT_AFTER:
+            with self._lock:  # fold a big write into the database file: reads through a long WAL are slower
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return SyncReport(added=len(added), updated=updated, removed=len(existing), unchanged=len(found) - len(added) - updated)
 
     def _rowid(self, path: str) -> int:

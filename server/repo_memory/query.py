@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 32
+MAX_PHRASE = 6
 
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are aren't as at be because been before being below
@@ -32,15 +34,20 @@ class Query:
         return " OR ".join(f'"{t}"' for t in self.terms)
 
     def has_phrase(self, text: str) -> bool:
-        """True when every word of a multi-word query appears in `text` in order and adjacent."""
-        tokens = words(self.text)
-        if len(tokens) < 2:
-            return False
+        """True when the words of a short multi-word query appear in `text` in order and adjacent."""
+        tokens = self.tokens
+        if not 2 <= len(tokens) <= MAX_PHRASE or tokens[0] not in text.lower():
+            return False  # a long question never appears verbatim; the substring test rejects most texts cheaply
         return f" {' '.join(tokens)} " in f" {' '.join(words(text))} "
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        """Every word of the query, stopwords included, in order."""
+        return words(self.text)
 
     @property
     def slug(self) -> str:
-        return "-".join(words(self.text))
+        return "-".join(self.tokens)
 
     def __bool__(self) -> bool:
         return bool(self.terms)

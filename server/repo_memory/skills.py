@@ -79,7 +79,8 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         Problem(p.message, p.field, _line_of(doc.frontmatter, p.field.split(".")[-1])) if p.line is None and p.field else p
         for p in problems
     ]
-    md = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+    raw_md = meta.get("metadata")
+    md: dict[str, Any] = raw_md if isinstance(raw_md, dict) else {}
     return Skill(
         name=folder,
         path=path,

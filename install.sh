@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Install repo-memory into ./.venv and show it working; with --test, install the test tools and run the suite.
+#
+#   ./install.sh          install, run `repo-memory demo`, print how to attach it to Claude Code and Codex
+#   ./install.sh --test   install with test extras, fetch the MCP Inspector CLI, type-check, run pytest
+#
+# Safe to run again: it reuses .venv and only installs what is missing or changed.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+mode=run
+case "${1:-}" in
+  --test) mode=test ;;
+  "") ;;
+  -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+  *) echo "install.sh: unknown option '$1' (use --test or nothing)" >&2; exit 2 ;;
+esac
+
+python=${PYTHON:-python3}
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+  echo "install.sh: repo-memory needs Python 3.11 or newer; set PYTHON=/path/to/python3.11 and run again." >&2
+  exit 1
+fi
+command -v git >/dev/null || { echo "install.sh: git is required (repo-memory keeps memory in a git repository)." >&2; exit 1; }
+
+extras=""
+[ "$mode" = test ] && extras="[test]"
+
+echo "==> Python environment in .venv"
+if [ ! -x .venv/bin/python ]; then
+  if command -v uv >/dev/null; then uv venv --quiet --python "$python" .venv; else "$python" -m venv .venv; fi
+fi
+if command -v uv >/dev/null; then
+  uv pip install --quiet --python .venv/bin/python -e ".$extras"
+else
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".$extras" 2>&1 | grep -v "^WARNING: Location" || true
+  .venv/bin/python -c "import repo_memory" || { echo "install.sh: installing repo-memory failed; see the pip output above." >&2; exit 1; }
+fi
+
+if [ "$mode" = test ]; then
+  if command -v npx >/dev/null; then
+    echo "==> MCP Inspector CLI (npm), used by the end-to-end tests"
+    npx -y @modelcontextprotocol/inspector --cli --help >/dev/null 2>&1 || echo "    (could not fetch it; those tests will say why)"
+  else
+    echo "==> npx not found: the MCP Inspector test will be skipped (install Node.js 20+ to run it)"
+  fi
+  echo "==> Type check (mypy)"
+  .venv/bin/mypy
+  echo "==> Tests (pytest)"
+  exec .venv/bin/pytest "${@:2}"
+fi
+
+echo "==> Demo: a throwaway repository driven through a real MCP client"
+.venv/bin/repo-memory demo
+echo "repo-memory is installed at $(pwd)/.venv/bin/repo-memory"

@@ -1,0 +1,56 @@
+"""Docs are tested: every command, tool and config key is in the README; every schema is a valid JSON Schema."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import anyio
+import click
+import pytest
+from jsonschema import Draft7Validator
+
+from repo_memory import server, validation
+from repo_memory.cli import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def commands(group: click.Group, prefix: str = "repo-memory") -> list[str]:
+    out = []
+    for name, command in group.commands.items():
+        out.append(f"{prefix} {name}")
+        if isinstance(command, click.Group):
+            out += commands(command, f"{prefix} {name}")
+    return out
+
+
+@pytest.mark.parametrize("command", commands(cli))
+def test_every_cli_command_is_in_the_readme(command: str):
+    assert f"`{command}" in README, f"README.md does not document `{command}`"
+
+
+def test_every_mcp_tool_is_in_the_readme(store):
+    tools = anyio.run(server.build(store).list_tools)
+    assert tools
+    for tool in tools:
+        assert f"`{tool.name}(" in README, f"README.md does not document the MCP tool {tool.name}"
+
+
+def test_every_config_key_is_in_the_readme():
+    for key in validation.schema("config")["properties"]:
+        assert f"`{key}`" in README
+
+
+@pytest.mark.parametrize("kind", validation.SCHEMAS)
+def test_schemas_are_valid_json_schemas(kind: str):
+    Draft7Validator.check_schema(validation.schema(kind))
+    assert (ROOT / "schemas" / f"{kind}.schema.json").is_file()
+
+
+def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
+    setup = README[: README.index("## Use it")]
+    assert "./install.sh " in setup and "./install.sh --test" in setup
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^\./install\.sh --test$", ci, re.MULTILINE)
