@@ -1,0 +1,22 @@
+"""The benchmark scripts run in a small mode so they cannot rot (figures come from full runs by hand)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_search_benchmark_runs_in_small_mode():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "search.py"), "--sizes", "150", "--queries", "20"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.startswith("skipped:"):
+        assert "LoCoMo data not found" in proc.stdout
+        return
+    row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("150 "))
+    assert len(row.split()) == 9
