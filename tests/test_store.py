@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,30 @@ def test_a_damaged_index_is_rebuilt_from_the_files(library: Store, repo: Path):
     store.refresh()
     assert store.recall("release").hits[0].name == "release-checklist"
     store.close()
+
+
+def test_workspace_is_found_from_flag_then_env_then_claude_project_dir_then_cwd(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from .conftest import git
+
+    other = tmp_path / "other"
+    (other / "sub").mkdir(parents=True)
+    git(other, "init", "-q")
+    monkeypatch.chdir(other / "sub")
+    assert Config.load().root == other.resolve()  # the current directory's git top level
+    assert Config.load(env={"CLAUDE_PROJECT_DIR": str(repo)}).root == repo.resolve()
+    assert Config.load(env={"CLAUDE_PROJECT_DIR": str(other), "REPO_MEMORY_ROOT": str(repo)}).root == repo.resolve()
+    assert Config.load(repo, env={"REPO_MEMORY_ROOT": str(other)}).root == repo.resolve()
+
+
+def test_the_background_refresher_picks_up_a_hand_edit(library: Store, repo: Path):
+    from repo_memory.store import start_refresher
+
+    stop = start_refresher(library, interval=0.05)
+    try:
+        write_skill_file(repo, "brand-new", "Written by hand while the server runs: zebra crossing.")
+        deadline = time.monotonic() + 10
+        while not library.recall("zebra crossing").hits and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        stop.set()
+    assert library.recall("zebra crossing").hits[0].name == "brand-new"

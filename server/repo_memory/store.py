@@ -6,6 +6,7 @@ import hashlib
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -192,15 +193,22 @@ class Store:
 
 
 def start_refresher(store: Store, interval: float = 2.0) -> threading.Event:
-    """Re-index changed files every `interval` seconds in a daemon thread; set the returned event to stop."""
+    """Re-index changed files in a daemon thread; set the returned event to stop.
+
+    It waits `interval` seconds between passes, or ten times as long as the last pass took, so a
+    very large library never spends more than a tenth of a core on looking for changes.
+    """
     stop = threading.Event()
 
     def loop() -> None:
-        while not stop.wait(interval):
+        wait = interval
+        while not stop.wait(wait):
+            started = time.monotonic()
             try:
                 store.refresh()
             except (OSError, RepoMemoryError, sqlite3.Error) as exc:  # keep serving; the next pass retries
                 log.warning("background re-index failed: %s", exc)
+            wait = max(interval, 10 * (time.monotonic() - started))
 
     threading.Thread(target=loop, name="repo-memory-refresh", daemon=True).start()
     return stop
