@@ -39,7 +39,7 @@ def test_skill_new_list_show_and_search(runner: CliRunner, repo: Path):
                        "description": "How we cut a release.", "shadowed": False}]
     assert "1. Tag" in run(runner, repo, "skill", "show", "release-checklist")
     hits = json.loads(run(runner, repo, "search", "cut", "a", "release", "--json"))["hits"]
-    assert hits[0]["ref"] == "skill:release-checklist"
+    assert hits[0]["id"] == "skill:release-checklist"
     assert "exists" in run(runner, repo, "skill", "new", "release-checklist", "-d", "Again.", code=1)
 
 

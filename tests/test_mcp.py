@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -45,13 +46,14 @@ async def error_text(client: Client, tool: str, **args: Any) -> str:
 async def test_every_tool_declares_annotations_and_an_output_schema(seeded: Store):
     async with Client(server.build(seeded)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"recall", "read", "skill_write"}
+    assert set(tools) == {"recall", "read", "skill_write", "remember", "checkpoint"}
     for tool in tools.values():
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
         assert tool.annotations.read_only_hint is not None and tool.annotations.destructive_hint is False
         assert tool.output_schema and tool.description
     assert tools["recall"].annotations.read_only_hint is True
     assert tools["skill_write"].annotations.read_only_hint is False
+    assert tools["remember"].annotations.idempotent_hint is False
 
 
 async def test_instructions_teach_recall_and_fit_in_two_kilobytes(seeded: Store):
@@ -93,8 +95,51 @@ async def test_bad_input_is_an_error_result_that_says_what_to_do(seeded: Store, 
 async def test_skill_resource_and_use_skill_prompt(seeded: Store):
     async with Client(server.build(seeded)) as client:
         templates = (await client.list_resource_templates()).resource_templates
-        assert [t.uri_template for t in templates] == ["skill://{name}"]
+        assert sorted(t.uri_template for t in templates) == ["experience://{session}/{seq}", "skill://{name}"]
         contents = (await client.read_resource("skill://running-tests")).contents
         assert "pytest -q" in contents[0].text
         prompt = await client.get_prompt("use-skill", {"name": "running-tests", "task": "check my change"})
         assert "pytest -q" in prompt.messages[0].content.text and "check my change" in prompt.messages[0].content.text
+
+
+async def test_remember_checkpoint_and_read_experience_through_the_client(seeded: Store):
+    async with Client(server.build(seeded)) as client:
+        first = await call(client, "remember", text="The build needs libpq-dev on Debian.", kind="observation")
+        second = await call(client, "remember", text="Installed it in the CI image.", kind="action", refs=first["ids"])
+        session = first["session"]
+        summary = await call(client, "checkpoint", summary="CI image now has libpq-dev.", covers=[f"{session}#1-2"])
+        assert summary["covers"] == [f"{session}#1-2"]
+        hits = (await call(client, "recall", query="libpq CI image"))["hits"]
+        assert {h["id"] for h in hits} >= {first["ids"][0], second["ids"][0], summary["id"]}
+        summary_hit = next(h for h in hits if h["id"] == summary["id"])
+        assert summary_hit["covers"] == [f"{session}#1-2"] and summary_hit["provenance"]["actor"] == "agent"
+        read = await call(client, "read", ref=summary_hit["covers"][0])
+        assert [r["id"] for r in read["records"]] == [f"{session}#1", f"{session}#2"] and all(r["verified"] for r in read["records"])
+        resource = (await client.read_resource(f"experience://{session}/1")).contents[0].text
+        assert json.loads(resource)["text"] == "The build needs libpq-dev on Debian."
+        assert "nearest existing record" in await error_text(client, "checkpoint", summary="x", covers=[f"{session}#99"])
+        assert f"Did you mean '{session}#3'" in await error_text(client, "read", ref=f"{session}#40")
+
+
+async def test_no_tool_result_exceeds_twenty_thousand_characters(seeded: Store, repo: Path):
+    big_skill = repo / ".agents/skills/huge-skill/SKILL.md"
+    big_skill.parent.mkdir(parents=True)
+    big_skill.write_text("---\nname: huge-skill\ndescription: Huge.\n---\n" + "word " * 60_000, encoding="utf-8")
+    seeded.refresh()
+    async with Client(server.build(seeded)) as client:
+        huge = await call(client, "remember", text="z" * 200_000, kind="tool")
+        for _ in range(40):
+            await call(client, "remember", text="medium " * 300)
+        results = []
+        for ref in ("huge-skill", huge["ids"][0], f"{huge['session']}#1-41"):
+            cursor, pieces = None, 0
+            while True:
+                result = await client.call_tool("read", {"ref": ref, "cursor": cursor} if cursor else {"ref": ref})
+                results.append(len(result.content[0].text))
+                pieces += 1
+                cursor = result.structured_content["next_cursor"]
+                if not cursor:
+                    break
+            assert pieces > 1
+        results.append(len((await client.call_tool("recall", {"query": "medium word", "limit": 50})).content[0].text))
+    assert max(results) < 20_000 * 1.3  # structured JSON text of a 16,000-character page, escapes included

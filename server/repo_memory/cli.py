@@ -11,10 +11,10 @@ from typing import Any
 
 import click
 
-from repo_memory import attach, demo, doctor, layout, mirror, server
+from repo_memory import attach, demo, doctor, layout, mirror, server, transcript
 from repo_memory.config import Config
 from repo_memory.errors import RepoMemoryError
-from repo_memory.store import Store, start_refresher
+from repo_memory.store import Store, as_moment, start_refresher
 
 
 class Group(click.Group):
@@ -189,9 +189,102 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
-            click.echo(f"{hit.score:8.3f}  {hit.ref}  [{hit.status}]  {hit.description[:90]}")
+            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status}]  {hit.title[:90]}")
 
     _emit({"query": result.query, "hits": [h.__dict__ for h in result.hits], "suggestions": result.suggestions}, as_json, text)
+
+
+@cli.group()
+def log() -> None:
+    """Write and read experience logs (.agents/experience/<YYYY-MM>/<session>.jsonl)."""
+
+
+@log.command(name="add")
+@click.argument("text")
+@click.option("-k", "--kind", default="note", show_default=True, help="note, action, observation, tool, decision, error, outcome…")
+@click.option("-s", "--session", help="Session to append to (default: a new session id, printed).")
+@click.option("-r", "--ref", "refs", multiple=True, help="An id this record cites (repeat for several).")
+@click.pass_context
+def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs: tuple[str, ...]) -> None:
+    """Append a record written by you to a session's log and print its id.
+
+    \b
+    Example: repo-memory log add "Staging DB is read-only on Fridays" -k decision -s ops-notes
+    """
+    record = _store(ctx).remember(text, kind, list(refs), session=session, actor="human", tool="cli")[0]
+    click.echo(record["id"])
+
+
+@log.command(name="tail")
+@click.argument("session", required=False)
+@click.option("-n", "--lines", "count", type=click.IntRange(1, 1000), default=10, show_default=True, help="How many records.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON lines exactly as stored.")
+@click.pass_context
+def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool) -> None:
+    """Print the last records of SESSION (default: the most recently active session)."""
+    store = _store(ctx)
+    store.refresh()
+    session = session or next((s[0] for s in store.records.sessions()), None)
+    if session is None:
+        raise click.ClickException("No experience recorded yet. Add one: repo-memory log add 'what happened'")
+    path = store.journal.path(session)
+    if path is None:
+        raise click.ClickException(f"No session '{session}'. Sessions: {', '.join(s[0] for s in store.records.sessions()[:5])}")
+    for line in [ln for ln in store.journal.lines(path) if ln.record][-count:]:
+        assert line.record is not None
+        click.echo(line.raw.decode("utf-8") if as_json else transcript.one_line(line.record))
+
+
+@log.command(name="show")
+@click.argument("session")
+@click.pass_context
+def log_show(ctx: click.Context, session: str) -> None:
+    """Render SESSION as readable markdown, each record headed by its id (an anchor you can cite)."""
+    store = _store(ctx)
+    path = store.journal.path(session)
+    if path is None:
+        store.refresh()
+        known = [s[0] for s in store.records.sessions()]
+        raise click.ClickException(f"No session '{session}'." + (f" Recent sessions: {', '.join(known[:5])}" if known else ""))
+    click.echo(transcript.markdown(session, store.journal.lines(path)), nl=False)
+
+
+@cli.command()
+@click.option("--since", help="Start at this date or time (ISO, UTC), e.g. 2026-11-30.")
+@click.option("-n", "--limit", type=click.IntRange(1, 10000), default=200, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -> None:
+    """Experience across every session in time order: time, id, kind, actor, text."""
+    store = _store(ctx)
+    store.refresh()
+    rows = store.records.timeline(as_moment(since), limit)
+
+    def text() -> None:
+        if not rows:
+            click.echo("Nothing recorded" + (f" since {since}." if since else " yet."))
+        for row in rows:
+            first = (row["text"] or "").splitlines()[0] if row["text"] else ""
+            click.echo(f"{row['ts'][:19].replace('T', ' ')}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
+
+    _emit(rows, as_json, text)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def verify(ctx: click.Context, as_json: bool) -> None:
+    """Check every experience log's hash chain and every blob; exit 1 listing each break."""
+    breaks = _store(ctx).verify_logs()
+
+    def text() -> None:
+        for where, what in breaks:
+            click.echo(f"{where}: {what}")
+        click.echo("All experience logs verify." if not breaks else f"{len(breaks)} problem(s) found.")
+
+    _emit([{"where": w, "problem": p} for w, p in breaks], as_json, text)
+    if breaks:
+        ctx.exit(1)
 
 
 @cli.command()

@@ -30,6 +30,8 @@ class Config:
     recall_limit: int = 8
     skill_dirs: tuple[str, ...] = DEFAULT_SKILL_DIRS
     harness: str = "unknown"
+    session: str | None = None
+    inline_max: int = 64 * 1024
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -66,7 +68,7 @@ class Config:
                 + "; ".join(str(p) for p in problems)
                 + ". See schemas/config.schema.json for the allowed keys."
             )
-        known = {"review", "commit", "recall_limit", "skill_dirs"}
+        known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes"}
         return cls(
             root=top,
             git_dir=git_dir,
@@ -75,6 +77,8 @@ class Config:
             recall_limit=values.get("recall_limit", 8),
             skill_dirs=tuple(values.get("skill_dirs", DEFAULT_SKILL_DIRS)),
             harness=_harness(env),
+            session=env.get("REPO_MEMORY_SESSION") or env.get("CLAUDE_SESSION_ID") or None,
+            inline_max=values.get("inline_max_bytes", 64 * 1024),
             extra={k: v for k, v in values.items() if k not in known},
         )
 

@@ -33,6 +33,9 @@ def examine(store: Store) -> list[Finding]:
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    for where, what in store.verify_logs():
+        findings.append(Finding("error", where, f"experience log: {what}",
+                                "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))
     return findings
 
 

@@ -17,15 +17,16 @@ from typing import Any
 
 import sqlite_utils
 
-from repo_memory import skills
+from repo_memory import records, skills
 from repo_memory.errors import Problem
 from repo_memory.query import Query
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 # Weights of the FTS columns (name, description, tags, body) in BM25: a hit in a name says more than one in a body.
 WEIGHTS = (10.0, 5.0, 4.0, 1.0)
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
 
+SNIPPET_MAX = 20_000  # characters; see _snippets
 CHECKPOINT_AFTER = 200  # rows changed by one sync
 PARALLEL_MIN = 2000  # below this, starting worker processes costs more than it saves
 
@@ -173,8 +174,8 @@ class Index:
 
     def _create(self) -> None:
         """Drop everything and create the current schema (the files on disk are the truth)."""
-        with self._transaction():
-            for table in ("docs_fts", "files"):
+        with self.transaction():
+            for table in ("docs_fts", "files", "records_fts", "records", "logs"):
                 self._conn.execute(f"DROP TABLE IF EXISTS {table}")
             files = self.db.table("files")
             files.create(
@@ -190,10 +191,22 @@ class Index:
                 "CREATE VIRTUAL TABLE docs_fts USING fts5(name, description, tags, body, "
                 "tokenize='porter unicode61 remove_diacritics 2')"
             )
+            for statement in records.SCHEMA.split(";"):
+                if statement.strip():
+                    self._conn.execute(statement)
             self._conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
-    def _transaction(self) -> Any:
+    def transaction(self) -> Any:
+        """A write transaction (BEGIN IMMEDIATE … COMMIT) holding the index lock."""
         return _Transaction(self._conn, self._lock)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self._conn
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
 
     def rebuild(self, found: Iterable[skills.Found], progress: Progress | None = None) -> SyncReport:
         """Forget everything and index `found` from scratch."""
@@ -223,7 +236,7 @@ class Index:
         updated = 0
         affected: set[str] = set()
         now = time.time_ns()
-        with self._transaction():
+        with self.transaction():
             for (item, prev), got in zip(candidates, loaded, strict=True):
                 if got is None or got.moved():
                     continue  # vanished or changed again since it was read: the next sync sees it
@@ -337,7 +350,9 @@ class Index:
         """Body excerpts around the matched words, computed only for the hits returned."""
         if not rowids:
             return {}
-        sql = (f"SELECT rowid, snippet(docs_fts, 3, '**', '**', '…', 24) FROM docs_fts "
+        # FTS5's snippet() grows with the square of the matches in a document, so huge bodies get their opening instead.
+        sql = (f"SELECT rowid, CASE WHEN length(body) > {SNIPPET_MAX} THEN substr(body, 1, 160) || '…' "
+               f"ELSE snippet(docs_fts, 3, '**', '**', '…', 24) END FROM docs_fts "
                f"WHERE docs_fts MATCH ? AND rowid IN ({','.join('?' * len(rowids))})")
         return {r[0]: r[1].strip() for r in self._conn.execute(sql, [query.fts, *rowids])}
 

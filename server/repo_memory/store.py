@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+import re
 import logging
 import sqlite3
 import threading
@@ -14,10 +17,11 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from repo_memory import disk, guard, query, skills
+from repo_memory import disk, experience, guard, query, skills
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
 from repo_memory.index import Hit, Index, Progress, SyncReport
+from repo_memory.records import RecordHit, RecordIndex
 
 log = logging.getLogger("repo_memory")
 
@@ -26,12 +30,30 @@ ACTORS = ("human", "agent")
 
 
 @dataclass(frozen=True)
+class MemoryHit:
+    """One recall hit, a skill or an experience record, in the shape every shell shows."""
+
+    id: str
+    kind: str
+    title: str
+    snippet: str
+    score: float
+    status: str
+    provenance: dict[str, str]
+    name: str = ""
+    ts: str = ""
+    session: str = ""
+    covers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class RecallResult:
-    """Hits for a query, plus names it may have meant when nothing matched."""
+    """Hits for a query, the cursor of the next page, and names it may have meant when nothing matched."""
 
     query: str
-    hits: list[Hit]
+    hits: list[MemoryHit]
     suggestions: list[str] = field(default_factory=list)
+    next_cursor: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +69,7 @@ class SkillContent:
     origin: str
     description: str
     files: list[str]
+    next_cursor: str | None = None  # content longer than one page continues at this cursor
 
 
 @dataclass(frozen=True)
@@ -61,13 +84,39 @@ class WriteResult:
     warnings: list[str]
 
 
-class Store:
-    """Memory of one repository: skill files on disk plus the derived index."""
+@dataclass(frozen=True)
+class RecordView:
+    """One experience record as read from disk, with the result of verifying it."""
 
-    def __init__(self, config: Config):
+    id: str
+    record: dict[str, Any]
+    verified: bool
+    problem: str
+    content: str | None = None  # the full text or data of a record whose content lives in a blob
+
+
+@dataclass(frozen=True)
+class ExperienceRead:
+    """Records dereferenced from an id or range, one page at a time."""
+
+    ref: str
+    records: list[RecordView]
+    next_cursor: str | None
+
+
+PAGE_CHARS = 16_000  # keeps every tool result under about 20,000 characters
+
+
+class Store:
+    """Memory of one repository: skill and log files on disk plus the derived index."""
+
+    def __init__(self, config: Config, session: str | None = None):
         self.config = config
         self.root = config.root
         self.index = Index(config.index_path)
+        self.journal = experience.Journal(config.root, config.inline_max)
+        self.records = RecordIndex(self.index, config.root)
+        self.session = experience.check_session(session or config.session or experience.new_session_id())
 
     def close(self) -> None:
         self.index.close()
@@ -78,18 +127,47 @@ class Store:
 
     def refresh(self, progress: Progress | None = None) -> SyncReport:
         """Re-index whatever changed on disk since the last look."""
-        return self.index.sync(skills.scan(self.root, self.sources), progress)
+        report = self.index.sync(skills.scan(self.root, self.sources), progress)
+        self.records.sync(list(self.journal.files()))
+        return report
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and build it again from the files."""
-        return self.index.rebuild(skills.scan(self.root, self.sources), progress)
+        report = self.index.rebuild(skills.scan(self.root, self.sources), progress)
+        self.records.sync(list(self.journal.files()))
+        return report
 
-    def recall(self, text: str, limit: int | None = None, include: Sequence[str] = DEFAULT_STATUSES) -> RecallResult:
-        """Search skills with natural-language `text`."""
+    def recall(self, text: str, limit: int | None = None, include: Sequence[str] = DEFAULT_STATUSES, kinds: Sequence[str] | None = None,
+               session: str | None = None, since: str | None = None, until: str | None = None, cursor: str | None = None) -> RecallResult:
+        """One search over skills and experience records.
+
+        Each source is ranked by its own BM25; the two lists are merged on scores divided by each list's best,
+        so neither source drowns the other. Filters on session or time leave skills out unless `kinds` asks for them.
+        """
         limit = max(1, min(limit or self.config.recall_limit, 50))
-        hits = self.index.search(query.parse(text), limit, include)
-        suggestions = [] if hits else self.similar_names(text)
-        return RecallResult(query=text, hits=hits, suggestions=suggestions)
+        offset = _offset(cursor)
+        wanted = set(kinds or ())
+        unknown = wanted - {"skill", *experience.KINDS} - {k for k in wanted if k.startswith("loop.")}
+        if unknown:
+            raise NotFoundError(f"Unknown kinds {sorted(unknown)}; use 'skill' or experience kinds: {', '.join(experience.KINDS)}, loop.*.")
+        filtered = bool(session or since or until)
+        want_skills = "skill" in wanted or (not wanted and not filtered)
+        record_kinds = sorted(wanted - {"skill"}) or None
+        want_records = bool(record_kinds) or not wanted
+        depth = offset + limit + 1
+        skill_hits = [_skill_hit(h) for h in self.index.search(query.parse(text), depth, include)] if want_skills else []
+        record_hits = [_record_hit(h) for h in self.recall_experience(text, depth, 0, record_kinds, session, since, until)] if want_records else []
+        merged = sorted(_normalised(skill_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind != "skill", p[1].id))
+        page: list[MemoryHit] = []
+        budget = PAGE_CHARS
+        for _, hit in merged[offset : offset + limit]:
+            budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
+            if page and budget < 0:
+                break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
+            page.append(hit)
+        more = len(merged) > offset + len(page)
+        suggestions = [] if page or offset else self.similar_names(text)
+        return RecallResult(query=text, hits=page, suggestions=suggestions, next_cursor=f"offset:{offset + len(page)}" if more else None)
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
         """Existing skill names close to `text` (for did-you-mean)."""
@@ -97,7 +175,7 @@ class Store:
         matches = process.extract(text.lower(), names, scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
         return [m[0] for m in matches]
 
-    def read(self, ref: str) -> SkillContent:
+    def read(self, ref: str, cursor: str | None = None) -> SkillContent:
         """Dereference `ref`: 'skill:NAME', a bare skill NAME, or NAME/relative/file inside the skill's folder."""
         name, _, inner = ref.removeprefix("skill:").partition("/")
         if not name:
@@ -117,11 +195,17 @@ class Store:
             content = data.decode("utf-8")
         except UnicodeDecodeError:
             raise RepoMemoryError(f"'{target.relative_to(self.root)}' is not UTF-8 text; open it from the repository directly.") from None
+        char = 0
+        if cursor:
+            if not re.fullmatch(r"char:\d+", cursor):
+                raise NotFoundError(f"Cursor {cursor!r} is not one this server gave out; call read again without a cursor.")
+            char = int(cursor[5:])
         return SkillContent(
             ref=f"skill:{name}" + (f"/{inner}" if inner else ""),
             name=name,
             path=str(target.relative_to(self.root)),
-            content=content,
+            content=content[char : char + PAGE_CHARS],
+            next_cursor=f"char:{char + PAGE_CHARS}" if char + PAGE_CHARS < len(content) else None,
             sha256=hashlib.sha256(data).hexdigest(),
             status=row["status"],
             origin=row["origin"],
@@ -190,6 +274,187 @@ class Store:
     def list_skills(self) -> list[dict[str, Any]]:
         """Every skill file the index knows, valid or not, with where it came from."""
         return self.index.rows("kind='skill'")
+
+    # --- experience -------------------------------------------------------------------------------
+
+    def remember(self, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None, session: str | None = None,
+                 actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
+        """Append one record to a session's log (this server's session by default) and index it."""
+        entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self._source(actor, tool), ts=ts)
+        return self.append(session or self.session, [entry])
+
+    def append(self, session: str, entries: Sequence[experience.Entry]) -> list[dict[str, Any]]:
+        """Append records as one write and index them at once."""
+        experience.check_session(session)
+        written = self.journal.append(session, entries)
+        path = self.journal.path(session)
+        assert path is not None
+        self.records.sync([path], complete=False)
+        return written
+
+    def _source(self, actor: str, tool: str) -> dict[str, str]:
+        if actor not in ACTORS:
+            raise ConflictError(f"actor must be one of {ACTORS}")
+        return {"actor": actor, "harness": self.config.harness, "tool": tool}
+
+    def checkpoint(self, summary: str, covers: Sequence[str], session: str | None = None, actor: str = "agent",
+                   tool: str = "checkpoint") -> dict[str, Any]:
+        """Write a summary record citing the ids and ranges it compresses; every cited record must exist."""
+        if not covers:
+            raise InvalidRecordError("checkpoint", [Problem("covers must list the ids or ranges the summary compresses, e.g. ['s#1-20']", field="covers")])
+        missing = [problem for ref in covers if (problem := self._missing(ref))]
+        if missing:
+            raise InvalidRecordError("checkpoint", [Problem(m, field="covers") for m in missing])
+        entry = experience.Entry(kind="summary", text=summary, covers=[str(experience.parse_ref(c)) for c in covers],
+                                 refs=[], source=self._source(actor, tool))
+        return self.append(session or self.session, [entry])[0]
+
+    def _missing(self, ref: str) -> str:
+        try:
+            parsed = experience.parse_ref(ref)
+        except NotFoundError as exc:
+            return str(exc)
+        found = self.records.locate(parsed.session, parsed.start, parsed.end)
+        if len(found) == parsed.end - parsed.start + 1:
+            return ""
+        present = {row[3] for row in found}
+        absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
+        nearest = self.records.nearest(parsed.session, absent)
+        hint = f" The nearest existing record is {nearest}." if nearest else f" Session '{parsed.session}' has no records."
+        return f"{parsed.session}#{absent} does not exist.{hint}"
+
+    def read_experience(self, ref: str, cursor: str | None = None) -> ExperienceRead:
+        """Dereference an id or range to the records on disk, each re-verified (hash and chain)."""
+        parsed = experience.parse_ref(ref)
+        start, char = parsed.start, 0
+        if cursor:
+            match = re.fullmatch(r"seq:(\d+)(?::char:(\d+))?", cursor)
+            if not match:
+                raise NotFoundError(f"Cursor {cursor!r} is not one this server gave out; call read again without a cursor.")
+            start, char = int(match[1]), int(match[2] or 0)
+        located = self.records.locate(parsed.session, max(1, start - 1), parsed.end)
+        if not any(row[3] >= start for row in located):
+            self.records.sync(list(self.journal.files()))
+            located = self.records.locate(parsed.session, max(1, start - 1), parsed.end)
+        if not any(row[3] >= start for row in located):
+            nearest = self.records.nearest(parsed.session, parsed.start)
+            raise NotFoundError(f"No record {parsed}.", [nearest] if nearest else [])
+        views: list[RecordView] = []
+        size, next_cursor = 0, None
+        previous_sha: str | None = None
+        for file, offset, length, seq in located:
+            line = self._line_at(file, offset, length)
+            if seq < start:
+                previous_sha = line.record["sha256"] if line.record else None
+                continue
+            view = self._view(line, previous_sha, seq, parsed.session)
+            previous_sha = line.record["sha256"] if line.record else None
+            if view.content is not None and len(view.content) > PAGE_CHARS:  # a huge record gets pages of its own
+                if views:
+                    next_cursor = f"seq:{seq}"
+                    break
+                views.append(dataclasses.replace(view, content=view.content[char : char + PAGE_CHARS]))
+                if char + PAGE_CHARS < len(view.content):
+                    next_cursor = f"seq:{seq}:char:{char + PAGE_CHARS}"
+                elif seq < located[-1][3]:
+                    next_cursor = f"seq:{seq + 1}"
+                break
+            cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "")
+            if views and size + cost > PAGE_CHARS:
+                next_cursor = f"seq:{seq}"
+                break
+            views.append(view)
+            size += cost
+        return ExperienceRead(ref=str(parsed), records=views, next_cursor=next_cursor)
+
+    def _line_at(self, file: str, offset: int, length: int) -> experience.Line:
+        path = guard.inside(self.root, *file.split("/"))
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            raw = handle.read(length)
+        return experience.parse_line(raw, offset)
+
+    def _view(self, line: experience.Line, previous_sha: str | None, seq: int, session: str) -> RecordView:
+        record = line.record
+        if record is None or record.get("seq") != seq or record.get("session") != session:
+            return RecordView(id=f"{session}#{seq}", record={}, verified=False,
+                              problem="the log no longer holds this record where it was written (edited behind the server's back); "
+                                      "run `repo-memory verify` to see every break")
+        problem = "" if experience.seal(record)["sha256"] == record["sha256"] else (
+            "its content does not match its sha256 (edited after it was written)")
+        chain_ok = seq == 1 and record["prev"] is None or previous_sha is not None and record["prev"] == previous_sha
+        if not problem and not chain_ok:
+            problem = "its prev hash does not match the record before it (a record was changed, removed or inserted)"
+        content = None
+        if "blob" in record:
+            data, intact = self.journal.blob(record["blob"]["sha256"])
+            content = data.decode("utf-8", errors="replace")
+            if not intact and not problem:
+                problem = f"blob {record['blob']['sha256']} does not match its hash"
+        return RecordView(id=record["id"], record=record, verified=not problem, problem=problem, content=content)
+
+    def recall_experience(self, text: str, limit: int = 8, offset: int = 0, kinds: Sequence[str] | None = None,
+                          session: str | None = None, since: str | None = None, until: str | None = None) -> list[RecordHit]:
+        """Experience records matching `text` within the filters, best first."""
+        return self.records.search(query.parse(text), limit, offset, kinds, session, as_moment(since), as_moment(until))
+
+    def verify_logs(self) -> list[tuple[str, str]]:
+        """Every break in every log: (where, what), empty when all hash chains and blobs are intact."""
+        breaks = []
+        for path in self.journal.files():
+            rel = path.relative_to(self.root).as_posix()
+            lines = self.journal.lines(path)
+            for line in lines:
+                if line.record is None:
+                    breaks.append((f"{rel} at byte {line.offset}", line.problem))
+            for checked in experience.check_chain(lines):
+                record = checked.line.record or {}
+                if not checked.verified:
+                    breaks.append((record.get("id", rel), checked.problem))
+                if blob := record.get("blob"):
+                    try:
+                        _, intact = self.journal.blob(blob["sha256"])
+                    except NotFoundError as exc:
+                        breaks.append((record["id"], str(exc)))
+                        continue
+                    if not intact:
+                        breaks.append((record["id"], f"blob {blob['sha256']} does not match its hash"))
+        return breaks
+
+
+def _offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    if not cursor.startswith("offset:") or not cursor[7:].isdigit():
+        raise NotFoundError(f"Cursor {cursor!r} is not one this server gave out; call recall again without a cursor.")
+    return int(cursor[7:])
+
+
+def _normalised(hits: list[MemoryHit]) -> list[tuple[float, MemoryHit]]:
+    top = max((h.score for h in hits), default=0.0) or 1.0
+    return [(h.score / top, h) for h in hits]
+
+
+def _skill_hit(hit: Hit) -> MemoryHit:
+    title = hit.description if len(hit.description) <= 200 else hit.description[:199] + "…"
+    return MemoryHit(id=hit.ref, kind="skill", title=title, snippet=hit.snippet, score=hit.score, status=hit.status,
+                     provenance={"origin": hit.origin or "unknown", "path": hit.path}, name=hit.name)
+
+
+def _record_hit(hit: RecordHit) -> MemoryHit:
+    title = f"{hit.kind} in session {hit.session} at {hit.ts[:16].replace('T', ' ')}"
+    return MemoryHit(id=hit.id, kind=hit.kind, title=title, snippet=hit.snippet, score=hit.score, status="recorded",
+                     provenance={"actor": hit.actor, "harness": hit.harness, "tool": hit.tool}, ts=hit.ts, session=hit.session,
+                     covers=hit.covers)
+
+
+def as_moment(value: str | None) -> str | None:
+    """A date or date-time as the records' ISO form; a bare date means its midnight (UTC)."""
+    if not value:
+        return None
+    if len(value) == 10:
+        return f"{value}T00:00:00Z"
+    return value
 
 
 def start_refresher(store: Store, interval: float = 2.0) -> threading.Event:

@@ -12,7 +12,7 @@ from jsonschema import Draft7Validator
 
 from repo_memory.errors import Problem
 
-SCHEMAS = ("config", "skill")
+SCHEMAS = ("config", "skill", "experience")
 
 
 @cache

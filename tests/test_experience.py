@@ -1,0 +1,221 @@
+"""Experience logs: append-only records with stable ids, verified reads, summaries that cite evidence."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory import experience
+from repo_memory.cli import cli
+from repo_memory.config import Config
+from repo_memory.errors import InvalidRecordError, NotFoundError
+from repo_memory.store import Store
+from repo_memory.validation import validate
+
+
+def log_file(repo: Path, session: str) -> Path:
+    (path,) = (repo / ".agents/experience").glob(f"*/{session}.jsonl")
+    return path
+
+
+def test_remember_appends_a_valid_chained_record_with_a_stable_id(store: Store, repo: Path):
+    first = store.remember("Tests need Postgres 16 running locally.", session="s1")[0]
+    second = store.remember("Chose pytest-postgresql over docker.", kind="decision", refs=[first["id"]], session="s1")[0]
+    assert (first["id"], second["id"]) == ("s1#1", "s1#2")
+    assert second["prev"] == first["sha256"] and first["prev"] is None
+    lines = log_file(repo, "s1").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == [first, second]
+    assert validate("experience", second) == []
+    assert second["source"] == {"actor": "agent", "harness": "unknown", "tool": "remember"}
+
+
+def test_read_returns_the_exact_records_verified(store: Store):
+    store.remember("one", session="s1")
+    written = store.remember("two", session="s1")[0]
+    got = store.read_experience("s1#2")
+    assert [v.record for v in got.records] == [written]
+    assert got.records[0].verified and got.records[0].problem == ""
+    assert [v.id for v in store.read_experience("s1#1-2").records] == ["s1#1", "s1#2"]
+
+
+def test_long_ranges_are_paged_under_twenty_thousand_characters(store: Store):
+    for i in range(60):
+        store.remember(f"record {i} " + "x" * 900, session="big")
+    seen, cursor, pages = [], None, 0
+    while True:
+        got = store.read_experience("big#1-60", cursor)
+        assert len(json.dumps([v.record for v in got.records])) < 20_000
+        seen += [v.id for v in got.records]
+        pages += 1
+        if not got.next_cursor:
+            break
+        cursor = got.next_cursor
+    assert seen == [f"big#{i}" for i in range(1, 61)] and pages > 1
+
+
+def test_unknown_ids_and_malformed_ranges_name_the_nearest_valid_id(store: Store):
+    store.remember("only one", session="s1")
+    with pytest.raises(NotFoundError, match="Did you mean 's1#1'"):
+        store.read_experience("s1#7")
+    with pytest.raises(NotFoundError, match="SESSION#SEQ"):
+        store.read_experience("s1#abc")
+    with pytest.raises(NotFoundError, match="not a valid range"):
+        store.read_experience("s1#5-2")
+
+
+def test_checkpoint_cites_existing_records_and_rejects_missing_ones(store: Store, repo: Path):
+    for text in ("ran tests: 3 failures", "fixed the fixture", "all green"):
+        store.remember(text, session="s1")
+    before = log_file(repo, "s1").read_bytes()
+    with pytest.raises(InvalidRecordError, match=r"s1#9 does not exist\. The nearest existing record is s1#3"):
+        store.checkpoint("summary", ["s1#1-2", "s1#9"], session="s1")
+    assert log_file(repo, "s1").read_bytes() == before
+    summary = store.checkpoint("Fixed the failing fixture; suite is green.", ["s1#1-3"], session="s1")
+    assert summary["kind"] == "summary" and summary["covers"] == ["s1#1-3"]
+    hit = store.recall("failing fixture green", kinds=["summary"]).hits[0]
+    assert hit.id == summary["id"] and hit.covers == ("s1#1-3",)
+
+
+def test_large_content_goes_to_a_blob_and_reads_back_exactly(store: Store, repo: Path):
+    text = "line of output\n" * 6000  # ~90 KB
+    record = store.remember(text, kind="tool", session="s1")[0]
+    assert record["blob"]["bytes"] == len(text.encode()) and len(record["text"]) < 2100
+    assert (repo / ".agents/experience/blobs" / record["blob"]["sha256"]).read_text(encoding="utf-8") == text
+    pieces, cursor = [], None
+    while True:
+        got = store.read_experience(record["id"], cursor)
+        (view,) = got.records
+        assert view.verified
+        pieces.append(view.content)
+        if not (cursor := got.next_cursor):
+            break
+    assert "".join(pieces) == text and len(pieces) == 6
+
+
+def test_a_record_over_the_hard_cap_is_refused_and_nothing_is_written(store: Store, repo: Path):
+    with pytest.raises(InvalidRecordError, match="limit"):
+        store.remember("x" * (experience.HARD_CAP + 1), session="s1")
+    assert not list((repo / ".agents/experience").glob("*/s1.jsonl"))
+
+
+def test_a_log_edited_behind_the_servers_back_fails_verification(store: Store, repo: Path, runner: CliRunner):
+    store.remember("the deploy key lives in vault", session="s1")
+    store.remember("second", session="s1")
+    path = log_file(repo, "s1")
+    path.write_text(path.read_text(encoding="utf-8").replace("vault", "vaulx"), encoding="utf-8")
+    view = store.read_experience("s1#1").records[0]
+    assert not view.verified and "sha256" in view.problem
+    result = runner.invoke(cli, ["--root", str(repo), "verify"])
+    assert result.exit_code == 1 and "s1#1" in result.output
+
+
+def test_hand_written_garbage_lines_are_skipped_and_reported_the_rest_served(store: Store, repo: Path, runner: CliRunner):
+    store.remember("good one", session="s1")
+    path = log_file(repo, "s1")
+    with open(path, "ab") as handle:
+        handle.write(b"not json at all\n{\"truncated\": \n")
+    store.remember("good two", session="s1")
+    store.refresh()
+    assert [h.id for h in store.recall("good", session="s1").hits] == ["s1#1", "s1#2"] or {h.id for h in store.recall("good", session="s1").hits} == {"s1#1", "s1#2"}
+    breaks = store.verify_logs()
+    assert len(breaks) == 2 and all("not JSON" in what for _, what in breaks)
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "experience log: not JSON" in out
+
+
+def test_a_torn_last_line_is_never_merged_into_the_next_record(store: Store, repo: Path):
+    store.remember("before the crash", session="s1")
+    path = log_file(repo, "s1")
+    with open(path, "ab") as handle:
+        handle.write(b'{"id": "s1#2", "half a rec')
+    record = store.remember("after the crash", session="s1")[0]
+    assert record["id"] == "s1#2"
+    lines = path.read_bytes().split(b"\n")
+    assert lines[1] == b'{"id": "s1#2", "half a rec' and json.loads(lines[2]) == record
+    assert store.read_experience("s1#2").records[0].verified
+
+
+def test_recall_filters_by_session_kind_and_time(store: Store):
+    store.remember("database migration failed on staging", kind="error", session="a", ts="2026-11-01T10:00:00Z")
+    store.remember("database migration fixed by reordering", kind="decision", session="a", ts="2026-11-20T10:00:00Z")
+    store.remember("database backup restored", kind="note", session="b", ts="2026-11-25T10:00:00Z")
+    ids = lambda **kw: {h.id for h in store.recall("database migration backup", **kw).hits}  # noqa: E731
+    assert ids(session="a") == {"a#1", "a#2"}
+    assert ids(kinds=["error"]) == {"a#1"}
+    assert ids(since="2026-11-15") == {"a#2", "b#1"}
+    assert ids(until="2026-11-15") == {"a#1"}
+    hit = store.recall("backup restored", session="b").hits[0]
+    assert hit.ts == "2026-11-25T10:00:00Z" and hit.provenance["actor"] == "agent"
+
+
+def test_neighbouring_records_make_a_record_findable_by_its_context(store: Store):
+    store.remember("We talked about the cache layer today.", session="c")
+    store.remember("Yes, it was about invalidation.", session="c")
+    store.remember("Sounds good.", session="c")
+    hits = [h.id for h in store.recall("cache invalidation", session="c").hits]
+    assert hits[0] in ("c#1", "c#2") and "c#3" in hits
+
+
+def test_incremental_record_index_equals_a_rebuild(store: Store, repo: Path):
+    for i in range(5):
+        store.remember(f"first batch {i}", session="s1")
+    other = Store(Config.load(repo), session="s2")  # a second writer the first store does not know about
+    for i in range(3):
+        other.remember(f"second writer {i}", session="s2")
+    other.close()
+    with open(log_file(repo, "s1"), "ab") as handle:
+        handle.write(b"garbage\n")
+    store.remember("after garbage", session="s1")
+    store.refresh()
+    incremental = store.records.snapshot()
+    store.reindex()
+    assert store.records.snapshot() == incremental
+
+
+WORKER = """
+import random, sys
+from pathlib import Path
+from repo_memory.experience import Journal, Entry
+journal = Journal(Path(sys.argv[1]))
+rng = random.Random(int(sys.argv[2]))
+for i in range(int(sys.argv[3])):
+    size = rng.choice([50, 200, 5_000, 70_000]) if rng.random() < 0.2 else rng.randint(50, 2_000)
+    journal.append("shared", [Entry("note", text=f"w{sys.argv[2]}-{i} " + "y" * size)])
+"""
+
+
+@pytest.mark.slow
+def test_eight_processes_appending_to_one_session_lose_and_tear_nothing(repo: Path):
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(repo), str(w), "500"]) for w in range(8)]
+    assert [p.wait(timeout=600) for p in procs] == [0] * 8
+    journal = experience.Journal(repo)
+    path = journal.path("shared")
+    assert path is not None
+    lines = journal.lines(path)
+    assert [ln.problem for ln in lines if ln.record is None] == []
+    records = [ln.record for ln in lines if ln.record]
+    assert len(records) == 4000
+    assert [r["seq"] for r in records] == list(range(1, 4001))
+    assert all(c.verified for c in experience.check_chain(lines))
+    texts = {(r.get("text") or "").split(" ")[0] for r in records}
+    assert texts == {f"w{w}-{i}" for w in range(8) for i in range(500)}
+
+
+def test_cli_log_add_tail_show_timeline(repo: Path, runner: CliRunner):
+    run = lambda *a: runner.invoke(cli, ["--root", str(repo), *a], catch_exceptions=False)  # noqa: E731
+    assert run("log", "add", "Staging is read-only on Fridays", "-k", "decision", "-s", "ops").output.strip() == "ops#1"
+    run("log", "add", "Confirmed with the DBA", "-s", "ops", "-r", "ops#1")
+    assert "Confirmed with the DBA" in run("log", "tail", "ops").output
+    assert json.loads(run("log", "tail", "ops", "--json").output.splitlines()[0])["id"] == "ops#1"
+    shown = run("log", "show", "ops").output
+    assert '<a id="ops#1"></a>' in shown and "refs: [ops#1](#ops#1)" in shown and "human" in shown
+    assert "ops#2" in run("timeline").output
+    assert json.loads(run("timeline", "--json").output)[0]["id"] == "ops#1"
+    assert run("verify").output.strip() == "All experience logs verify."
+    missing = runner.invoke(cli, ["--root", str(repo), "log", "show", "nope"])
+    assert missing.exit_code == 1 and "Recent sessions: ops" in missing.output
