@@ -20,3 +20,20 @@ def test_search_benchmark_runs_in_small_mode():
         return
     row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("150 "))
     assert len(row.split()) == 9
+
+
+def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "locomo.py"), "--conversations", "1"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.startswith("skipped:"):
+        assert "LoCoMo data not found" in proc.stdout
+        return
+    rows: dict[str, list[str]] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith(("repo-memory ", "fts5-bm25 ")):
+            rows.setdefault(line.split()[0], line.split())  # the first table: questions, any@5, ...
+    ours, baseline = float(rows["repo-memory"][2]), float(rows["fts5-bm25"][2])
+    assert ours > baseline  # turn any@5 on the first conversation
