@@ -11,9 +11,10 @@ from typing import Any
 
 import click
 
-from repo_memory import attach, demo, doctor, layout, mirror, server, transcript
+from repo_memory import attach, demo, doctor, driver, hooks, layout, loops, mirror, server, transcript
 from repo_memory.config import Config
-from repo_memory.errors import RepoMemoryError
+from repo_memory.errors import InvalidRecordError, RepoMemoryError
+from repo_memory.runs import Engine
 from repo_memory.store import Store, as_moment, start_refresher
 
 
@@ -285,6 +286,132 @@ def verify(ctx: click.Context, as_json: bool) -> None:
     _emit([{"where": w, "problem": p} for w, p in breaks], as_json, text)
     if breaks:
         ctx.exit(1)
+
+
+@cli.group(name="loop")
+def loop_group() -> None:
+    """Loop specs (.agents/loops/<name>.md): lint, accept, run, watch and stop runs."""
+
+
+def _engine(ctx: click.Context) -> Engine:
+    return Engine(_store(ctx))
+
+
+@loop_group.command(name="lint")
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Check loop specs (all, or NAMES) and explain every problem with its line; exit 1 on any."""
+    store = _store(ctx)
+    paths = [store.root / loops.LOOPS_DIR / f"{n}.md" for n in names] or list(loops.files(store.root))
+    report: list[dict[str, Any]] = []
+    for path in paths:
+        rel = path.relative_to(store.root).as_posix()
+        if not path.is_file():
+            report.append({"path": rel, "line": None, "problem": "no such file"})
+            continue
+        try:
+            loops.parse(path.read_bytes(), rel)
+        except InvalidRecordError as exc:
+            report += [{"path": rel, "line": p.line, "field": p.field, "problem": p.message} for p in exc.problems]
+
+    def text() -> None:
+        for item in report:
+            click.echo(f"{item['path']}:{item['line'] or 1}: {item['problem']}")
+        click.echo(f"{len(paths)} spec(s) checked, {len(report)} problem(s).")
+
+    _emit(report, as_json, text)
+    if report:
+        ctx.exit(1)
+
+
+@loop_group.command(name="list")
+@click.pass_context
+def loop_list(ctx: click.Context) -> None:
+    """List loop specs: name, status, whether you accepted the current content, trigger."""
+    engine = _engine(ctx)
+    for path in loops.files(engine.store.root):
+        try:
+            spec = engine.spec(path.stem)
+        except InvalidRecordError:
+            click.echo(f"{path.stem:<28} invalid  (repo-memory loop lint {path.stem})")
+            continue
+        ready = "runnable" if not engine.runnable(spec) else "not runnable"
+        click.echo(f"{spec.name:<28} {spec.status:<7} {ready:<13} trigger: {spec.trigger.get('on', 'manual')}")
+
+
+@loop_group.command(name="accept")
+@click.argument("name")
+@click.pass_context
+def loop_accept(ctx: click.Context, name: str) -> None:
+    """Accept the current content of loop NAME so its verification commands may run on this clone.
+
+    Read the spec first: its `run` commands execute in your repository. Any later edit needs a new accept.
+    """
+    spec = _engine(ctx).accept(name)
+    click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
+    if spec.status != "active":
+        click.echo(f"note: its status is '{spec.status}'; set status: active in {spec.path} for it to run.", err=True)
+
+
+@loop_group.command(name="status")
+@click.argument("run", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def loop_status_cmd(ctx: click.Context, run: str | None, as_json: bool) -> None:
+    """Live and past runs (or RUN): state, iterations, start time."""
+    rows = _engine(ctx).status(run)
+
+    def text() -> None:
+        if not rows:
+            click.echo("No loop runs yet. Start one: repo-memory loop run NAME --agent '<command>'")
+        for r in rows:
+            click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {r['started']}")
+
+    _emit(rows, as_json, text)
+
+
+@loop_group.command(name="abort")
+@click.argument("run")
+@click.option("--reason", default="stopped by a person", show_default=True)
+@click.pass_context
+def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
+    """Stop a live run; it ends 'aborted' with a receipt."""
+    receipt = _engine(ctx).abort(run, reason)
+    click.echo(f"Aborted {run} ({receipt['id']}).")
+
+
+@loop_group.command(name="run")
+@click.argument("name")
+@click.option("--agent", "agent", required=True, help="Command that runs one round of a headless agent; it gets the instruction "
+              "on stdin, in $REPO_MEMORY_INSTRUCTION, and in place of {instruction}. Exit 0 = it thinks it is done.")
+@click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take.")
+@click.pass_context
+def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) -> None:
+    """Drive loop NAME with a headless agent round by round until a terminal state.
+
+    \b
+    Examples:
+      repo-memory loop run fix-failing-tests --agent 'claude -p'
+      repo-memory loop run fix-failing-tests --agent 'codex exec {instruction}'
+    """
+    final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo)
+    if final not in ("succeeded", "no_op"):
+        ctx.exit(1)
+
+
+@cli.command()
+@click.argument("event", type=click.Choice(sorted(hooks.HANDLERS)))
+@click.pass_context
+def hook(ctx: click.Context, event: str) -> None:
+    """Handle a Claude Code / Codex hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
+    raw = sys.stdin.read()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        payload = {}
+    click.echo(json.dumps(hooks.handle(event, payload if isinstance(payload, dict) else {}, ctx.obj["root"])))
 
 
 @cli.command()

@@ -12,7 +12,7 @@ from jsonschema import Draft7Validator
 
 from repo_memory.errors import Problem
 
-SCHEMAS = ("config", "skill", "experience")
+SCHEMAS = ("config", "skill", "experience", "loop")
 
 
 @cache
@@ -42,14 +42,18 @@ def validate(kind: str, data: Any) -> list[Problem]:
         pass  # jsonschema then reports every problem with its path
     problems = []
     for error in sorted(_validator(kind).iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        path = ".".join(str(p) for p in error.absolute_path) or None
-        problems.append(Problem(_message(error), field=path))
+        path = ".".join(str(p) for p in error.absolute_path)
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = sorted(error.schema.get("properties", {}))
+            for key in sorted(set(error.instance) - set(allowed)):
+                where = f"{path}.{key}" if path else str(key)
+                problems.append(Problem(f"unknown field '{key}'; allowed here: {', '.join(allowed)}", field=where))
+            continue
+        problems.append(Problem(_message(error), field=path or None))
     return problems
 
 
 def _message(error: Any) -> str:
-    if error.validator == "additionalProperties":
-        return f"{error.message}; allowed keys are listed in schemas/"
     if error.validator == "pattern" and isinstance(error.instance, str):
         return f"{error.instance!r} does not match the required form {error.schema['pattern']}"
     return str(error.message)

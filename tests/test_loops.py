@@ -1,0 +1,249 @@
+"""Loop specs that run: lint, acceptance, the engine's terminal states, receipts, and the three drivers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.cli import cli
+from repo_memory.runs import Engine
+from repo_memory.store import Store
+
+PY = sys.executable
+BUGGY = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+def spec_text(name: str = "fix-add", *, verify: str | None = None, stop: str = "{max_iterations: 4, no_progress_after: 2}",
+              level: int = 4, status: str = "active", extra: str = "") -> str:
+    verify = verify or f'  - {{level: 4, run: "{PY} check.py", expect: {{exit: 0}}, timeout: 30}}'
+    return (f"---\nname: {name}\nstatus: {status}\ntrigger: {{on: manual}}\ngoal: Make check.py pass without editing it.\n"
+            f"verify:\n{verify}\nstop: {stop}\nsuccess_requires_level: {level}\nmemory: {{skills: [running-checks]}}\n{extra}---\n"
+            "Fix calc.py; check.py is the specification.\n")
+
+
+@pytest.fixture
+def toy(repo: Path, store: Store) -> Path:
+    (repo / "calc.py").write_text(BUGGY, encoding="utf-8")
+    (repo / "check.py").write_text("from calc import add\nassert add(2, 2) == 4, f'add(2, 2) returned {add(2, 2)}'\nprint('ok')\n", encoding="utf-8")
+    (repo / ".agents/loops/fix-add.md").write_text(spec_text(), encoding="utf-8")
+    skill = repo / ".agents/skills/running-checks/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: running-checks\ndescription: Run check.py to verify calc.\n---\nRun `python check.py`.\n", encoding="utf-8")
+    store.refresh()
+    return repo
+
+
+def agent_script(repo: Path, body: str) -> str:
+    path = repo.parent / "agent.py"
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return f"{PY} {path}"
+
+
+FIX_IN_ROUND_2 = """
+    import pathlib
+    state = pathlib.Path('.agent-rounds')
+    rounds = int(state.read_text()) + 1 if state.exists() else 1
+    state.write_text(str(rounds))
+    if rounds >= 2:
+        pathlib.Path('calc.py').write_text('def add(a, b):\\n    return a + b\\n')
+        print('fixed the sign in add()')
+    else:
+        print('looked around, changed nothing yet')
+"""
+
+
+def test_an_agent_that_fixes_the_bug_in_round_2_succeeds_after_2_iterations(toy: Path, store: Store):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    from repo_memory import driver
+
+    lines: list[str] = []
+    assert driver.drive(engine, "fix-add", agent_script(toy, FIX_IN_ROUND_2), 60, lines.append) == "succeeded"
+    (run_status,) = engine.status()
+    assert run_status["state"] == "succeeded" and run_status["iterations"] == 2
+    records = [ln.record for ln in store.journal.lines(store.journal.path(run_status["run"])) if ln.record]
+    receipt = next(r for r in records if r["kind"] == "loop.end")
+    verifies = [r["id"] for r in records if r["kind"] == "loop.verify"]
+    assert receipt["data"]["state"] == "succeeded" and set(verifies) <= set(receipt["data"]["evidence"])
+    credit = [r for r in records if r["kind"] == "outcome"]
+    assert credit and credit[0]["data"] == {"skill": "running-checks", "outcome": "succeeded", "verified": True, "run": run_status["run"]}
+    assert "exit code 1" in records[[r["kind"] for r in records].index("loop.decision")]["text"]
+
+
+def test_a_self_report_of_done_without_a_fix_never_succeeds(toy: Path, store: Store):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    from repo_memory import driver
+
+    liar = agent_script(toy, "print('All done, the tests pass now!')\n")
+    assert driver.drive(engine, "fix-add", liar, 60, lambda _: None) == "no_progress"
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(stop="{max_iterations: 3}"), encoding="utf-8")
+    engine.accept("fix-add")
+    assert driver.drive(engine, "fix-add", liar, 60, lambda _: None) == "budget_exhausted"
+    assert [r["iterations"] for r in engine.status()] == [3, 2]
+
+
+def test_an_agent_that_changes_nothing_ends_no_progress_after_the_configured_rounds(toy: Path, store: Store):
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(stop="{max_iterations: 10, no_progress_after: 3}"), encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add")["run"]
+    states = [engine.step(run, "still thinking", "progress")["state"] for _ in range(3)]
+    assert states == ["continue", "continue", "no_progress"]
+
+
+def test_a_hanging_verification_is_killed_at_its_timeout_and_reported(toy: Path, store: Store):
+    hang = f'  - {{level: 3, run: "{PY} -c \'import time; time.sleep(60)\'", timeout: 1}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=hang, level=3, stop="{max_iterations: 1}"), encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add")["run"]
+    started = time.monotonic()
+    result = engine.step(run, "done", "done")
+    assert time.monotonic() - started < 15
+    assert result["state"] == "budget_exhausted" and "timed out after 1 s" in result["instruction"]
+
+
+def test_an_unaccepted_spec_is_unverifiable_and_runs_no_command(toy: Path, store: Store):
+    canary = toy / "canary"
+    verify = f'  - {{level: 3, run: "touch {canary}"}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=verify, level=3), encoding="utf-8")
+    engine = Engine(store)
+    started = engine.start("fix-add")
+    assert started["state"] == "unverifiable" and "repo-memory loop accept fix-add" in started["instruction"]
+    engine.accept("fix-add")
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=verify, level=3) + "\nedited by an agent\n", encoding="utf-8")
+    assert engine.start("fix-add")["state"] == "unverifiable"  # an edit after acceptance needs a new accept
+    assert not canary.exists()
+    engine.accept("fix-add")
+    run = engine.start("fix-add")["run"]
+    assert engine.step(run, "done")["state"] == "succeeded" and canary.exists()
+
+
+def test_a_draft_spec_does_not_run(toy: Path, store: Store):
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(status="draft"), encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("fix-add")
+    assert "not active" in engine.start("fix-add")["instruction"]
+
+
+def test_level_1_success_needs_the_spec_to_say_so(toy: Path, store: Store):
+    self_report = "  - {level: 1}"
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=self_report, level=1), encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add")["run"]
+    assert engine.step(run, "not yet", "progress")["state"] == "continue"
+    assert engine.step(run, "done", "done")["state"] == "succeeded"
+
+
+def test_blocked_and_aborted_runs_end_with_receipts(toy: Path, store: Store, runner: CliRunner):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add")["run"]
+    assert engine.step(run, "I need database credentials I do not have", "blocked")["state"] == "blocked"
+    live = engine.start("fix-add")["run"]
+    result = runner.invoke(cli, ["--root", str(toy), "loop", "abort", live])
+    assert result.exit_code == 0 and "Aborted" in result.output
+    assert {r["run"]: r["state"] for r in engine.status()} == {run: "blocked", live: "aborted"}
+    with pytest.raises(Exception, match="already ended"):
+        engine.step(live, "more work")
+
+
+def test_loop_start_returns_goal_skills_and_earlier_receipts(toy: Path, store: Store):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    first = engine.start("fix-add")
+    engine.step(first["run"], "gave up", "blocked")
+    second = engine.start("fix-add")
+    assert second["goal"].startswith("Make check.py pass") and "check.py is the specification" in second["notes"]
+    assert second["skills"][0]["id"] == "skill:running-checks"
+    assert "ended blocked" in second["earlier_runs"][0]["summary"]
+
+
+def hook(repo: Path, payload: dict) -> dict:
+    proc = subprocess.run([PY, "-m", "repo_memory", "hook", "stop"], input=json.dumps(payload), capture_output=True, text=True,
+                          timeout=60, cwd=repo, env={**os.environ})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_the_stop_hook_blocks_until_the_run_succeeds(toy: Path, store: Store, harness: str):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    session = "5c9f4a0e-harness-session"
+    run = engine.start("fix-add", harness_session=session)["run"]
+    if harness == "claude-code":  # fields from Claude Code's Stop hook input
+        payload = {"session_id": session, "transcript_path": str(toy / "t.jsonl"), "cwd": str(toy), "hook_event_name": "Stop",
+                   "stop_hook_active": False}
+    else:  # fields from Codex's Stop hook input
+        payload = {"session_id": session, "turn_id": "t1", "transcript_path": None, "cwd": str(toy), "hook_event_name": "Stop",
+                   "model": "gpt-5", "stop_hook_active": False, "last_assistant_message": "Done, I think."}
+    first = hook(toy, payload)
+    assert first["decision"] == "block" and "exit code 1" in first["reason"] and run in first["reason"]
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    second = hook(toy, {**payload, "stop_hook_active": True})
+    assert "decision" not in second and "ended succeeded" in second["systemMessage"]
+    assert hook(toy, payload) == {}  # no live run: the agent may stop
+
+
+def test_the_stop_hook_never_traps_a_session(toy: Path, store: Store, tmp_path: Path):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(stop="{max_iterations: 2}"), encoding="utf-8")
+    engine.accept("fix-add")
+    session = "trap-test"
+    engine.start("fix-add", harness_session=session)
+    payload = {"session_id": session, "cwd": str(toy), "hook_event_name": "Stop", "stop_hook_active": True}
+    answers = [hook(toy, payload) for _ in range(4)]
+    assert sum(1 for a in answers if a.get("decision") == "block") <= 2 and answers[-1] == {}
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    assert hook(outside, {"session_id": "x", "cwd": str(outside)}) == {}  # an internal error lets the agent stop
+    proc = subprocess.run([PY, "-m", "repo_memory", "hook", "stop"], input="not json", capture_output=True, text=True, cwd=toy)
+    assert proc.returncode == 0 and json.loads(proc.stdout) == {}
+
+
+@pytest.mark.parametrize(
+    ("body", "message", "line"),
+    [
+        ("name: bad\nverify:\n  - {level: 4, run: pytest}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n", "'goal' is a required property", None),
+        ("name: bad\ngoal: g\nverify:\n  - {level: 4, run: pytest}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\nowner: me\n", "unknown field 'owner'", 8),
+        ("name: bad\ngoal: g\nverify:\n  - {level: 6, run: pytest}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n", "6 is greater than the maximum of 5", 5),
+        ("name: bad\ngoal: g\ntrigger: {on: schedule, cron: '61 * * * *'}\nverify:\n  - {level: 4, run: pytest}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n", "bad cron", 4),
+        ("name: bad\ngoal: g\nverify:\n  - {level: 4, run: pytest}\nstop:\n  max_iterations: 0\nsuccess_requires_level: 4\n", "0 is less than the minimum of 1", 7),
+        ("name: bad\ngoal: g\nverify:\n  - {level: 1}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n", "highest verify step is level 1", 7),
+    ],
+)
+def test_bad_specs_get_a_clear_lint_error_with_its_line(repo: Path, runner: CliRunner, body: str, message: str, line: int | None):
+    (repo / ".agents/loops/bad.md").write_text(f"---\n{body}---\nnotes\n", encoding="utf-8")
+    result = runner.invoke(cli, ["--root", str(repo), "loop", "lint", "--json"])
+    assert result.exit_code == 1
+    problems = json.loads(result.output)
+    assert any(message in p["problem"] and (line is None or p["line"] == line) for p in problems), problems
+
+
+def test_examples_pass_lint(tmp_path: Path, runner: CliRunner):
+    from .conftest import git
+
+    git(tmp_path, "init", "-q")
+    examples = Path(__file__).resolve().parents[1] / "examples" / "loops"
+    target = tmp_path / ".agents/loops"
+    target.mkdir(parents=True)
+    names = []
+    for spec in examples.glob("*.md"):
+        (target / spec.name).write_bytes(spec.read_bytes())
+        names.append(spec.stem)
+    assert len(names) >= 2
+    result = runner.invoke(cli, ["--root", str(tmp_path), "loop", "lint"])
+    assert result.exit_code == 0, result.output
