@@ -247,3 +247,82 @@ def test_examples_pass_lint(tmp_path: Path, runner: CliRunner):
     assert len(names) >= 2
     result = runner.invoke(cli, ["--root", str(tmp_path), "loop", "lint"])
     assert result.exit_code == 0, result.output
+
+
+def test_schedules_and_changed_paths_make_loops_due(toy: Path, store: Store):
+    from datetime import UTC, datetime, timedelta
+
+    from repo_memory import triggers
+
+    loops_dir = toy / ".agents/loops"
+    (loops_dir / "fix-add.md").unlink()
+    engine = Engine(store)
+
+    def schedule(moment: datetime) -> None:
+        (loops_dir / "nightly.md").write_text(
+            spec_text("nightly").replace("trigger: {on: manual}", f"trigger: {{on: schedule, cron: '{moment.minute} {moment.hour} * * *'}}"),
+            encoding="utf-8")
+
+    def due_at(moment: datetime) -> set[str]:
+        return {s.name for s, _ in triggers.due(engine, now=moment)}
+
+    schedule(datetime(2030, 1, 1, 3, 0))
+    assert "nightly" in due_at(datetime(2030, 1, 1, 3, 0))  # never run: due when it fired within the last day
+    engine.accept("nightly")
+    engine.abort(engine.start("nightly")["run"])
+    last = datetime.now(UTC)
+    schedule(last + timedelta(minutes=5))
+    assert "nightly" in due_at(last + timedelta(minutes=10))  # fired after the last run
+    schedule(last + timedelta(minutes=20))
+    assert "nightly" not in due_at(last + timedelta(minutes=10))  # its last firing was before the last run
+
+    (loops_dir / "on-calc.md").write_text(spec_text("on-calc").replace("trigger: {on: manual}", "trigger: {on: change, paths: ['calc*.py']}"), encoding="utf-8")
+    assert "on-calc" in due_at(datetime.now(UTC))  # never run, and its path exists
+    engine.accept("on-calc")
+    os.utime(toy / "calc.py", (time.time() - 60, time.time() - 60))
+    engine.abort(engine.start("on-calc")["run"])
+    assert "on-calc" not in due_at(datetime.now(UTC))  # nothing changed since that run
+    os.utime(toy / "calc.py", (time.time() + 5, time.time() + 5))
+    assert "on-calc" in due_at(datetime.now(UTC))
+
+
+def test_git_hooks_chain_an_existing_hook_and_run_git_triggered_loops(toy: Path, store: Store, runner: CliRunner):
+    from .conftest import git
+
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: git, events: [post-commit]}"), encoding="utf-8")
+    existing = toy / ".git/hooks/post-commit"
+    existing.write_text("#!/bin/sh\necho mine > .git/hook-ran\n", encoding="utf-8")
+    existing.chmod(0o755)
+    result = runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"])
+    assert result.exit_code == 0 and "existing hook now runs first" in result.output
+    assert "already installed" in runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).output
+    assert (toy / ".git/hooks/post-commit.pre-repo-memory").read_text(encoding="utf-8") == "#!/bin/sh\necho mine > .git/hook-ran\n"
+    Engine(store).accept("fix-add")
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    git(toy, "add", "calc.py", "check.py")
+    git(toy, "commit", "-q", "-m", "fix add")
+    assert (toy / ".git/hook-ran").read_text(encoding="utf-8").strip() == "mine"
+    runs = Engine(store).status()
+    assert [(r["loop"], r["state"]) for r in runs] == [("fix-add", "succeeded")]
+
+
+def test_loop_tools_through_the_mcp_client(toy: Path, store: Store):
+    import anyio
+    from mcp import Client
+
+    from repo_memory import server
+
+    Engine(store).accept("fix-add")
+
+    async def drive() -> tuple[dict, dict, dict]:
+        async with Client(server.build(store)) as client:
+            started = (await client.call_tool("loop_start", {"name": "fix-add"})).structured_content
+            failed = (await client.call_tool("loop_step", {"run": started["run"], "report": "tried", "status": "done"})).structured_content
+            (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+            done = (await client.call_tool("loop_step", {"run": started["run"], "report": "fixed the sign"})).structured_content
+            status = (await client.call_tool("loop_status", {"run": started["run"]})).structured_content
+            return failed, done, status
+
+    failed, done, status = anyio.run(drive)
+    assert failed["state"] == "continue" and "add(2, 2) returned 0" in failed["instruction"]
+    assert done["state"] == "succeeded" and status["runs"][0]["iterations"] == 2

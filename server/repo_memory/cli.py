@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from repo_memory import attach, demo, doctor, driver, hooks, layout, loops, mirror, server, transcript
+from repo_memory import attach, demo, doctor, driver, hooks, layout, loops, mirror, server, transcript, triggers
 from repo_memory.config import Config
 from repo_memory.errors import InvalidRecordError, RepoMemoryError
 from repo_memory.runs import Engine
@@ -399,6 +399,49 @@ def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) ->
     final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo)
     if final not in ("succeeded", "no_op"):
         ctx.exit(1)
+
+
+@loop_group.command(name="due")
+@click.option("--run", "run_them", is_flag=True, help="Run each due loop: with --agent, drive it; without, one verification pass.")
+@click.option("--event", type=click.Choice(triggers.EVENTS), help="The git event that asks (for trigger on: git).")
+@click.option("--agent", help="Headless agent command for --run (as in `loop run`).")
+@click.pass_context
+def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None) -> None:
+    """List loops due now (schedule, changed paths, git event) — for cron, CI and git hooks.
+
+    \b
+    Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
+    """
+    engine = _engine(ctx)
+    for spec, reason in triggers.due(engine, event):
+        click.echo(f"{spec.name}: due ({reason})")
+        if not run_them:
+            continue
+        if agent:
+            driver.drive(engine, spec.name, agent, 1800, click.echo)
+            continue
+        started = engine.start(spec.name, actor="human")
+        if started["state"] != "running":
+            click.echo(f"  {started['state']}: {started['instruction']}")
+            continue
+        result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
+        if result["state"] == "continue":
+            engine.abort(started["run"], "verification failed on a trigger and no agent was given to continue")
+            click.echo(f"  failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted; rerun with --agent)")
+        else:
+            click.echo(f"  {result['state']}")
+
+
+@loop_group.command(name="hooks")
+@click.argument("action", type=click.Choice(["install"]))
+@click.pass_context
+def loop_hooks(ctx: click.Context, action: str) -> None:
+    """Install git post-commit and pre-push hooks that run loops with trigger on: git.
+
+    An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first.
+    """
+    for change in triggers.install_git_hooks(_store(ctx).root, attach.command()[:-1]):
+        click.echo(change)
 
 
 @cli.command()
