@@ -317,12 +317,20 @@ def test_loop_tools_through_the_mcp_client(toy: Path, store: Store):
     async def drive() -> tuple[dict, dict, dict]:
         async with Client(server.build(store)) as client:
             started = (await client.call_tool("loop_start", {"name": "fix-add"})).structured_content
+            await client.call_tool("read", {"ref": "debugging-calc"})  # read during the run: credited with its outcome
             failed = (await client.call_tool("loop_step", {"run": started["run"], "report": "tried", "status": "done"})).structured_content
             (toy / "calc.py").write_text(FIXED, encoding="utf-8")
             done = (await client.call_tool("loop_step", {"run": started["run"], "report": "fixed the sign"})).structured_content
             status = (await client.call_tool("loop_status", {"run": started["run"]})).structured_content
             return failed, done, status
 
+    extra = toy / ".agents/skills/debugging-calc/SKILL.md"
+    extra.parent.mkdir(parents=True)
+    extra.write_text("---\nname: debugging-calc\ndescription: Debug calc.\n---\nPrint things.\n", encoding="utf-8")
+    store.refresh()
     failed, done, status = anyio.run(drive)
+    outcomes = [ln.record["data"] for ln in store.journal.lines(store.journal.path(status["runs"][0]["run"]))
+                if ln.record and ln.record["kind"] == "outcome"]
+    assert {o["skill"]: o["outcome"] for o in outcomes} == {"running-checks": "succeeded", "debugging-calc": "succeeded"}
     assert failed["state"] == "continue" and "add(2, 2) returned 0" in failed["instruction"]
     assert done["state"] == "succeeded" and status["runs"][0]["iterations"] == 2

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from repo_memory import attach, demo, doctor, driver, hooks, layout, loops, mirror, server, transcript, triggers
+from repo_memory import attach, doctor, driver, hooks, layout, loops, mirror, transcript, triggers
 from repo_memory.config import Config
 from repo_memory.errors import InvalidRecordError, RepoMemoryError
 from repo_memory.runs import Engine
@@ -79,6 +79,8 @@ def serve(ctx: click.Context) -> None:
 
     stdout carries only MCP messages; logs go to stderr.
     """
+    from repo_memory import server  # the MCP SDK takes about a second to import; only serve needs it
+
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     store = _store(ctx)
     store.refresh()
@@ -105,6 +107,8 @@ def demo_cmd(keep: Path | None) -> None:
     Prints every tool call and result exactly as the agent receives it, then how to attach
     repo-memory to Claude Code and Codex.
     """
+    from repo_memory import demo  # imports the MCP SDK
+
     path = demo.run(click.echo, keep)
     click.echo(f"Demo repository: {path}  (look inside: `git -C {path} status`, `ls {path}/.agents/skills`)\n")
     click.echo(attach.instructions())

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from repo_memory import records, skills
 from repo_memory.errors import Problem
 from repo_memory.query import Query
@@ -164,7 +162,6 @@ class Index:
         self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=OFF")  # a disposable cache: a crash costs a rebuild, never user data
-        self.db = sqlite_utils.Database(self._conn)
         if self._conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             self._create()
 
@@ -177,7 +174,9 @@ class Index:
         with self.transaction():
             for table in ("docs_fts", "files", "records_fts", "records", "logs"):
                 self._conn.execute(f"DROP TABLE IF EXISTS {table}")
-            files = self.db.table("files")
+            import sqlite_utils  # only to create tables; it costs ~0.1 s to import, so hooks and searches skip it
+
+            files = sqlite_utils.Database(self._conn).table("files")
             files.create(
                 {
                     "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str,

@@ -43,6 +43,12 @@ class Engine:
 
     def __init__(self, store: Store):
         self.store = store
+        self._read_during: dict[str, set[str]] = {}  # live runs started here -> skills read through this engine's server
+
+    def note_read(self, skill: str) -> None:
+        """Remember that a skill was read while runs started by this engine were live, to credit it at their end."""
+        for skills in self._read_during.values():
+            skills.add(skill)
 
     # --- specs and acceptance ----------------------------------------------------------------
 
@@ -100,6 +106,7 @@ class Engine:
             skills.append({"id": item.ref, "content": item.content})
         recalled = [{"id": h.id, "title": h.title, "snippet": h.snippet} for h in self.store.recall(spec.recall, 5).hits] if spec.recall else []
         ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
+        self._read_during[run] = set()
         return {
             "run": run, "state": "running", "goal": spec.goal, "notes": spec.notes, "skills": skills, "skipped_skills": skipped,
             "recalled": recalled, "earlier_runs": earlier, "start_id": start["id"],
@@ -188,7 +195,7 @@ class Engine:
                                f"{current.iterations} iteration(s): {why}", actor, "loop", {
                                    "loop": spec.name, "run": current.run, "state": state, "iterations": current.iterations,
                                    "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256})
-        credited = list(dict.fromkeys([*spec.skills, *(skills or [])]))
+        credited = list(dict.fromkeys([*spec.skills, *(skills or []), *sorted(self._read_during.pop(current.run, set()))]))
         entries = []
         for skill in credited:
             entries.append(experience.Entry("skill.used", text=f"skill:{skill} used in run {current.run}", refs=[f"skill:{skill}", receipt["id"]],

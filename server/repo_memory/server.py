@@ -135,8 +135,9 @@ def _hit(hit: MemoryHit) -> RecallHit:
                      status=hit.status, stale=False, ts=hit.ts, covers=list(hit.covers), provenance=hit.provenance)
 
 
-def _read_skill(store: Store, ref: str, cursor: str | None) -> ReadOutput:
+def _read_skill(store: Store, engine: Engine, ref: str, cursor: str | None) -> ReadOutput:
     item = store.read(ref, cursor)
+    engine.note_read(item.name)
     return ReadOutput(id=item.ref, kind="skill", name=item.name, path=item.path, status=item.status, origin=item.origin,
                       description=item.description, sha256=item.sha256, content=item.content, files=item.files,
                       records=[], next_cursor=item.next_cursor)
@@ -152,6 +153,7 @@ def _read_records(store: Store, ref: str, cursor: str | None) -> ReadOutput:
 def build(store: Store) -> MCPServer:
     """An MCP server exposing `store`."""
     server = MCPServer("repo-memory", instructions=INSTRUCTIONS, version=__version__)
+    engine = Engine(store)
 
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
@@ -180,7 +182,7 @@ def build(store: Store) -> MCPServer:
         ("2026-12-02-a1b2c3#10-20"). Records come back exactly as stored, each with `verified` (hash and chain checked);
         long ranges are paged: pass `next_cursor` back as `cursor`."""
         with _as_tool_error():
-            return _read_records(store, ref, cursor) if "#" in ref else _read_skill(store, ref, cursor)
+            return _read_records(store, ref, cursor) if "#" in ref else _read_skill(store, engine, ref, cursor)
 
     @tool(APPENDS)
     def remember(text: str, kind: Kind = "note", refs: list[str] | None = None, data: dict[str, Any] | None = None,
@@ -221,8 +223,6 @@ def build(store: Store) -> MCPServer:
             id=result.ref, path=result.path, created=result.created, status=result.status,
             sha256=result.sha256, warnings=result.warnings,
         )
-
-    engine = Engine(store)
 
     @tool(APPENDS)
     def loop_start(name: str, session: str | None = None) -> dict[str, Any]:

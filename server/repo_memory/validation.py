@@ -8,7 +8,6 @@ from importlib import resources
 from typing import Any
 
 import fastjsonschema
-from jsonschema import Draft7Validator
 
 from repo_memory.errors import Problem
 
@@ -24,7 +23,9 @@ def schema(kind: str) -> dict[str, Any]:
 
 
 @cache
-def _validator(kind: str) -> Draft7Validator:
+def _validator(kind: str) -> Any:
+    from jsonschema import Draft7Validator  # only needed to explain a failure; it costs ~0.1 s to import
+
     return Draft7Validator(schema(kind))
 
 
