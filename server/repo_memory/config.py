@@ -32,6 +32,10 @@ class Config:
     harness: str = "unknown"
     session: str | None = None
     inline_max: int = 64 * 1024
+    sign: str = "auto"
+    author_name: str | None = None
+    author_email: str | None = None
+    commit_window: float = 2.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -68,7 +72,8 @@ class Config:
                 + "; ".join(str(p) for p in problems)
                 + ". See schemas/config.schema.json for the allowed keys."
             )
-        known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes"}
+        known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds"}
+        author = values.get("author", {})
         return cls(
             root=top,
             git_dir=git_dir,
@@ -79,6 +84,10 @@ class Config:
             harness=_harness(env),
             session=env.get("REPO_MEMORY_SESSION") or env.get("CLAUDE_SESSION_ID") or None,
             inline_max=values.get("inline_max_bytes", 64 * 1024),
+            sign=values.get("sign", "auto"),
+            author_name=author.get("name"),
+            author_email=author.get("email"),
+            commit_window=float(values.get("commit_window_seconds", 2.0)),
             extra={k: v for k, v in values.items() if k not in known},
         )
 
@@ -94,7 +103,7 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for key in ("review", "commit"):
+    for key in ("review", "commit", "sign"):
         if value := env.get(f"REPO_MEMORY_{key.upper()}"):
             out[key] = value
     if value := env.get("REPO_MEMORY_RECALL_LIMIT"):

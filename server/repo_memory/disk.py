@@ -11,10 +11,10 @@ from pathlib import Path
 
 
 @contextmanager
-def repo_lock(state_dir: Path) -> Iterator[None]:
-    """Hold the repository's write lock (an flock the kernel releases if we die, so no lock is ever stale)."""
+def repo_lock(state_dir: Path, name: str = "write.lock") -> Iterator[None]:
+    """Hold one of the repository's locks (an flock the kernel releases if we die, so no lock is ever stale)."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(state_dir / "write.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(state_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -188,6 +188,7 @@ class Journal:
         self.inline_max = inline_max
         self._paths: dict[str, Path] = {}
         self._torn_reported: set[Path] = set()
+        self._new_blobs: set[str] = set()
 
     def files(self) -> Iterator[Path]:
         """Every session log, oldest month first."""
@@ -272,7 +273,13 @@ class Journal:
         path = guard.inside(self.root, BLOB_DIR, digest)
         if not path.exists():
             disk.write_atomic(path, data)
+        self._new_blobs.add(f"{BLOB_DIR}/{digest}")
         return digest
+
+    def take_blobs(self) -> list[str]:
+        """Paths of blobs stored since the last call (for the commit that follows)."""
+        taken, self._new_blobs = sorted(self._new_blobs), set()
+        return taken
 
     def blob(self, digest: str) -> tuple[bytes, bool]:
         """A blob's bytes and whether they still hash to its name."""

@@ -18,6 +18,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from repo_memory import disk, experience, guard, query, skills
+from repo_memory.commits import Committer
 from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
 from repo_memory.index import Hit, Index, Progress, SyncReport
@@ -117,8 +118,11 @@ class Store:
         self.journal = experience.Journal(config.root, config.inline_max)
         self.records = RecordIndex(self.index, config.root)
         self.session = experience.check_session(session or config.session or experience.new_session_id())
+        self.committer = Committer(config, config.commit_window, self.session)
 
     def close(self) -> None:
+        """Commit what is pending, then close the index."""
+        self.committer.close()
         self.index.close()
 
     @property
@@ -260,6 +264,7 @@ class Store:
             data = text.encode("utf-8")
             disk.write_atomic(path, data)
             self.index.sync([skills.Found(str(path), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR, 0)], complete=False)
+        self.committer.record([f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {'add' if created else 'update'} {name}")
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and sets `status: active` in {SKILLS_DIR}/{name}/SKILL.md.")
         return WriteResult(
@@ -290,6 +295,8 @@ class Store:
         path = self.journal.path(session)
         assert path is not None
         self.records.sync([path], complete=False)
+        span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
+        self.committer.record([path.relative_to(self.root).as_posix(), *self.journal.take_blobs()], f"memory(experience): {span}")
         return written
 
     def _source(self, actor: str, tool: str) -> dict[str, str]:
@@ -307,7 +314,9 @@ class Store:
             raise InvalidRecordError("checkpoint", [Problem(m, field="covers") for m in missing])
         entry = experience.Entry(kind="summary", text=summary, covers=[str(experience.parse_ref(c)) for c in covers],
                                  refs=[], source=self._source(actor, tool))
-        return self.append(session or self.session, [entry])[0]
+        record = self.append(session or self.session, [entry])[0]
+        self.committer.flush()  # a checkpoint is a natural commit point
+        return record
 
     def _missing(self, ref: str) -> str:
         try:

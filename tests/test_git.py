@@ -1,0 +1,187 @@
+"""Memory commits beside the user's work: never their index, never during a git operation, never lost under load."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repo_memory import commits
+from repo_memory.config import Config
+from repo_memory.gitrepo import GitError
+from repo_memory.store import Store
+
+from .conftest import git
+
+
+def commit_file(repo: Path, name: str, text: str, message: str) -> None:
+    (repo / name).write_text(text, encoding="utf-8")
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", message)
+
+
+@pytest.fixture
+def work(repo: Path) -> Path:
+    """A repository with history, a staged change and an untracked file of the user's."""
+    commit_file(repo, "app.py", "print('v1')\n", "app v1")
+    (repo / "app.py").write_text("print('v2, staged')\n", encoding="utf-8")
+    git(repo, "add", "app.py")
+    (repo / "notes.txt").write_text("untracked scratch\n", encoding="utf-8")
+    return repo
+
+
+def test_a_skill_write_becomes_one_structured_commit_and_leaves_the_users_work_alone(work: Path):
+    store = Store(Config.load(work), session="s-test")
+    store.write_skill("release-checklist", "How we release.", "1. Tag", actor="human")
+    store.write_skill("release-checklist", "How we release, updated.", "1. Tag\n2. Push", actor="human")
+    store.close()
+    log = git(work, "log", "--format=%s|%an|%cn", "-n", "2").splitlines()
+    assert log[0] == "memory: 2 changes|Test Person|repo-memory" or log[0].startswith("memory(skill): ")
+    body = git(work, "log", "-1", "--format=%B")
+    assert "Memory-Session: s-test" in body and "Memory-Harness:" in body
+    changed = git(work, "show", "--name-only", "--format=", "HEAD").split()
+    assert changed == [".agents/skills/release-checklist/SKILL.md"]
+    assert git(work, "diff", "--cached", "--name-only").split() == ["app.py"]  # still staged, in no memory commit
+    assert (work / "notes.txt").read_text(encoding="utf-8") == "untracked scratch\n"
+    status = git(work, "status", "--porcelain").splitlines()
+    assert not [line for line in status if "release-checklist" in line], status
+
+
+def test_writes_coalesce_into_one_commit(work: Path):
+    store = Store(Config.load(work))
+    before = int(git(work, "rev-list", "--count", "HEAD"))
+    for i in range(10):
+        store.write_skill(f"skill-{i}", "Coalesced.", "Steps", actor="human")
+        store.remember(f"note {i}")
+    store.close()
+    assert int(git(work, "rev-list", "--count", "HEAD")) == before + 1
+    assert len(git(work, "show", "--name-only", "--format=", "HEAD").split()) == 11
+
+
+def test_a_checkpoint_commits_at_once(work: Path):
+    store = Store(Config.load(work), session="s1")
+    store.remember("found the cause")
+    store.checkpoint("summary", ["s1#1"])
+    assert ".agents/experience" in git(work, "show", "--name-only", "--format=", "HEAD")
+    store.close()
+
+
+def test_no_commit_moves_a_ref_during_a_rebase_and_the_deferred_one_lands_after(work: Path):
+    git(work, "stash", "-q")  # a rebase needs a clean index; the user's change comes back at the end
+    commit_file(work, "b.txt", "b\n", "b")
+    commit_file(work, "c.txt", "c\n", "c")
+    env = {**os.environ, "GIT_SEQUENCE_EDITOR": "sed -i 's/^pick/edit/'"}
+    subprocess.run(["git", "rebase", "-q", "-i", "HEAD~2"], cwd=work, env=env, check=True, capture_output=True)
+    refs_before = git(work, "for-each-ref", "--format=%(refname) %(objectname)")
+    store = Store(Config.load(work))
+    store.write_skill("during-rebase", "Written mid-rebase.", "Steps", actor="human")
+    result = store.committer.flush()
+    assert result is not None and "rebase" in result.deferred
+    assert git(work, "for-each-ref", "--format=%(refname) %(objectname)") == refs_before
+    for _ in range(2):
+        subprocess.run(["git", "rebase", "--continue"], cwd=work, env={**os.environ, "GIT_EDITOR": "true"}, check=True, capture_output=True)
+    assert store.committer.flush().sha is not None
+    store.close()
+    assert git(work, "log", "-1", "--format=%s") == "memory(skill): add during-rebase\n"
+    assert git(work, "log", "--format=%s", "-n", "3").splitlines()[1:] == ["c", "b"]
+    git(work, "stash", "pop", "-q")
+
+
+def test_a_detached_head_defers_and_creates_no_unreachable_commit(work: Path):
+    git(work, "checkout", "-q", "--detach")
+    store = Store(Config.load(work))
+    store.write_skill("detached", "Written detached.", "Steps", actor="human")
+    result = store.committer.flush()
+    assert result is not None and "detached HEAD" in result.deferred
+    store.close()
+    assert git(work, "fsck", "--unreachable", "--no-reflogs").strip() == ""
+    git(work, "checkout", "-q", "main")
+    later = Store(Config.load(work))  # another process finds the deferred paths and lands them
+    assert later.committer.flush().sha is not None
+    later.close()
+    assert "detached" in git(work, "show", "--name-only", "--format=", "HEAD")
+
+
+def test_a_foreign_index_lock_is_waited_for_never_deleted(work: Path):
+    lock = work / ".git/index.lock"
+    lock.write_text("someone else's", encoding="utf-8")
+    store = Store(Config.load(work))
+    store.write_skill("locked-out", "Waits.", "Steps", actor="human")
+    started = time.monotonic()
+    result = store.committer.flush()
+    assert result is not None and "index.lock" in result.deferred and time.monotonic() - started < 15
+    assert lock.read_text(encoding="utf-8") == "someone else's"
+    lock.unlink()
+    store.committer.flush()  # (the coalescing timer may have landed it already)
+    store.close()
+    assert "locked-out" in git(work, "show", "--name-only", "--format=", "HEAD")
+
+
+def test_signing_that_hangs_is_bounded_and_sign_never_opts_out(work: Path, monkeypatch: pytest.MonkeyPatch):
+    fake_gpg = work.parent / "gpg-hangs"
+    fake_gpg.write_text("#!/bin/sh\nsleep 60\n", encoding="utf-8")
+    fake_gpg.chmod(0o755)
+    git(work, "config", "commit.gpgSign", "true")
+    git(work, "config", "gpg.program", str(fake_gpg))
+    monkeypatch.setattr(commits, "SIGN_TIMEOUT", 2.0)
+    store = Store(Config.load(work))
+    store.write_skill("signed", "Needs a signature.", "Steps", actor="human")
+    with pytest.raises(GitError, match='sign = "never"'):
+        store.committer.flush()
+    store.committer.close = lambda: None  # type: ignore[method-assign]  # this store cannot commit; don't retry at close
+    store.close()
+    (work / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
+    unsigned = Store(Config.load(work))
+    assert unsigned.committer.flush().sha is not None
+    unsigned.close()
+
+
+def test_commit_off_writes_files_only_and_stage_stages_them(work: Path):
+    (work / ".agents/repo-memory.toml").write_text('commit = "off"\n', encoding="utf-8")
+    head = git(work, "rev-parse", "HEAD")
+    store = Store(Config.load(work))
+    store.write_skill("not-committed", "Off.", "Steps", actor="human")
+    store.close()
+    assert git(work, "rev-parse", "HEAD") == head and "?? .agents/skills/not-committed/SKILL.md" in git(work, "status", "--porcelain", "--untracked-files=all")
+    (work / ".agents/repo-memory.toml").write_text('commit = "stage"\n', encoding="utf-8")
+    store = Store(Config.load(work))
+    store.write_skill("staged-only", "Stage.", "Steps", actor="human")
+    store.close()
+    assert git(work, "rev-parse", "HEAD") == head
+    assert ".agents/skills/staged-only/SKILL.md" in git(work, "diff", "--cached", "--name-only")
+
+
+WRITER = """
+import sys
+from repo_memory.config import Config
+from repo_memory.store import Store
+store = Store(Config.load(sys.argv[1]), session=f"proc-{sys.argv[2]}")
+for i in range(25):
+    store.write_skill(f"p{sys.argv[2]}-s{i}", f"Written by process {sys.argv[2]}.", f"Step {i}", actor="human")
+    if i % 5 == 4:
+        store.committer.flush()
+store.close()
+"""
+
+
+@pytest.mark.slow
+def test_eight_processes_writing_at_once_lose_nothing_and_keep_git_clean(work: Path):
+    stop = work.parent / "stop-status"
+    status_loop = subprocess.Popen(["sh", "-c", f"while [ ! -e {stop} ]; do git status --porcelain >/dev/null 2>&1; done"], cwd=work)
+    try:
+        procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(work), str(w)]) for w in range(8)]
+        assert [p.wait(timeout=600) for p in procs] == [0] * 8
+    finally:
+        stop.touch()
+        status_loop.wait(timeout=30)
+    tree = git(work, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    assert len([p for p in tree if p.startswith(".agents/skills/p")]) == 200
+    subprocess.run(["git", "fsck", "--strict"], cwd=work, check=True, capture_output=True)
+    assert git(work, "diff", "--cached", "--name-only").split() == ["app.py"]
+    assert git(work, "log", "--format=%H", "--", "app.py").split() == [git(work, "rev-parse", "HEAD~" + str(int(git(work, "rev-list", "--count", "HEAD")) - 1)).strip()]
+    leftovers = [p.name for p in (work / ".git/repo-memory").iterdir() if p.name.startswith("commit-index") or p.suffix == ".tmp"]
+    assert leftovers == [] and not (work / ".git/index.lock").exists()
