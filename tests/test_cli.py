@@ -25,7 +25,8 @@ def test_init_creates_the_layout_and_is_idempotent(runner: CliRunner, tmp_path: 
     (tmp_path / ".gitattributes").write_text("*.png binary", encoding="utf-8")
     first = run(runner, tmp_path, "init")
     assert "created .agents/skills/" in first and "merge=union" in first
-    assert (tmp_path / ".gitattributes").read_text(encoding="utf-8") == "*.png binary\n.agents/experience/** merge=union\n"
+    assert (tmp_path / ".gitattributes").read_text(encoding="utf-8") == (
+        "*.png binary\n.agents/experience/** merge=union\n.agents/experience/**/*.jsonl diff=repo-memory\n")
     assert "nothing to change" in run(runner, tmp_path, "init")
     assert (tmp_path / ".gitattributes").read_text(encoding="utf-8").count("merge=union") == 1
 

@@ -185,3 +185,77 @@ def test_eight_processes_writing_at_once_lose_nothing_and_keep_git_clean(work: P
     assert git(work, "log", "--format=%H", "--", "app.py").split() == [git(work, "rev-parse", "HEAD~" + str(int(git(work, "rev-list", "--count", "HEAD")) - 1)).strip()]
     leftovers = [p.name for p in (work / ".git/repo-memory").iterdir() if p.name.startswith("commit-index") or p.suffix == ".tmp"]
     assert leftovers == [] and not (work / ".git/index.lock").exists()
+
+
+def test_git_log_renders_experience_records_once_init_ran(work: Path, runner):
+    from repo_memory.cli import cli
+
+    assert runner.invoke(cli, ["--root", str(work), "init"]).exit_code == 0
+    assert "repo-memory" in git(work, "config", "--local", "diff.repo-memory.textconv")
+    store = Store(Config.load(work), session="s1")
+    store.remember("The flaky test depends on the system clock.", kind="decision")
+    store.close()
+    shown = git(work, "log", "-p", "-1", "--", ".agents/experience")
+    assert "+2026" in shown or "s1#1  decision  by agent" in shown
+    assert "s1#1  decision  by agent" in shown and "The flaky test depends on the system clock." in shown
+    assert '{"data"' not in shown and '"sha256"' not in shown
+
+
+def test_history_and_reading_a_skill_as_it_was(work: Path):
+    import anyio
+    from mcp import Client
+
+    from repo_memory import server
+
+    store = Store(Config.load(work))
+    store.write_skill("deploy", "How to deploy.", "1. Run fab deploy", actor="human")
+    store.committer.flush()
+    first = git(work, "rev-parse", "HEAD").strip()
+    store.write_skill("deploy", "How to deploy, now with k8s.", "1. kubectl apply", actor="human")
+    store.committer.flush()
+
+    async def ask() -> tuple[dict, dict]:
+        async with Client(server.build(store)) as client:
+            hist = (await client.call_tool("history", {"ref": "deploy"})).structured_content
+            old = (await client.call_tool("read", {"ref": "deploy", "as_of": first})).structured_content
+            return hist, old
+
+    hist, old = anyio.run(ask)
+    store.close()
+    assert [c["subject"] for c in hist["commits"]] == ["memory(skill): update deploy", "memory(skill): add deploy"]
+    assert "-1. Run fab deploy" in hist["commits"][0]["diff"] and "+1. kubectl apply" in hist["commits"][0]["diff"]
+    assert "fab deploy" in old["content"] and "kubectl" not in old["content"] and old["status"] == f"as of {first[:12]}"
+
+
+def test_two_clones_write_push_and_pull_without_conflicts(work: Path, tmp_path: Path):
+    git(work, "stash", "-q")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    (work / ".gitattributes").write_text(".agents/experience/** merge=union\n", encoding="utf-8")
+    git(work, "add", ".gitattributes")
+    git(work, "commit", "-q", "-m", "attributes")
+    git(work, "remote", "add", "origin", str(origin))
+    git(work, "push", "-q", "origin", "main")
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(origin), str(other))
+    a, b = Store(Config.load(work), session="shared"), Store(Config.load(other), session="shared-b")
+    for i in range(3):
+        a.remember(f"from clone a {i}")
+        b.remember(f"from clone b {i}")
+    a.write_skill("from-a", "Written in clone a.", "Steps", actor="human")
+    b.write_skill("from-b", "Written in clone b.", "Steps", actor="human")
+    a.close()
+    b.close()
+    git(work, "push", "-q", "origin", "main")
+    git(other, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    git(other, "push", "-q", "origin", "main")
+    git(work, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    for clone in (work, other):
+        store = Store(Config.load(clone))
+        store.refresh()
+        incremental = (store.index.snapshot(), store.records.snapshot())
+        assert {h.name for h in store.recall("written clone", kinds=["skill"]).hits} == {"from-a", "from-b"}
+        assert len({h.id for h in store.recall("from clone", limit=20, kinds=["note"]).hits}) == 6
+        store.reindex()
+        assert (store.index.snapshot(), store.records.snapshot()) == incremental
+        store.close()

@@ -93,7 +93,7 @@ def serve(ctx: click.Context) -> None:
 def init(ctx: click.Context) -> None:
     """Create the .agents/ layout and the union-merge rule in .gitattributes (safe to run again)."""
     store = _store(ctx)
-    changes = layout.init(store.root)
+    changes = layout.init(store.root, textconv=[*attach.command()[:-1], "textconv"])
     for change in changes:
         click.echo(change)
     click.echo("Already set up; nothing to change." if not changes else f"repo-memory is set up in {store.root}.")
@@ -461,6 +461,51 @@ def hook(ctx: click.Context, event: str) -> None:
     click.echo(json.dumps(hooks.handle(event, payload if isinstance(payload, dict) else {}, ctx.obj["root"])))
 
 
+@cli.command(name="history")
+@click.argument("ref")
+@click.option("--since", help="Only commits after this date (e.g. 2026-11-01 or '2 weeks ago').")
+@click.option("-n", "--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@click.option("--as-of", "as_of", help="Print REF as it stood at this date or commit instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def history_cmd(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: str | None, as_json: bool) -> None:
+    """Commits that changed a skill, loop (loop:NAME) or session, with diffs; or REF as of a date/commit.
+
+    \b
+    Examples:
+      repo-memory history release-checklist
+      repo-memory history release-checklist --as-of 2026-11-01
+    """
+    from repo_memory import history as past
+
+    store = _store(ctx)
+    if as_of:
+        item = past.read_at(store, store.committer.git, ref, as_of)
+        if as_json:
+            click.echo(json.dumps({"commit": item.commit, "path": item.path, "text": item.text, "records": item.records}, indent=2))
+        else:
+            click.echo(item.text if not item.records else "\n".join(json.dumps(r, ensure_ascii=False) for r in item.records), nl=not item.text)
+        return
+    found = past.changes(store.committer.git, past.path_of(store, ref), since, limit)
+
+    def text() -> None:
+        if not found:
+            click.echo(f"No commits changed {ref} yet.")
+        for change in found:
+            click.echo(f"commit {change.sha}\nDate:   {change.date}\nAuthor: {change.author}\n\n    {change.subject}\n\n{change.diff}")
+
+    _emit([c.__dict__ for c in found], as_json, text)
+
+
+@cli.command(name="textconv")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+def textconv_cmd(path: Path) -> None:
+    """Render an experience log for git (the diff driver `init` registers): time, id, kind, actor, text per record."""
+    from repo_memory import experience
+
+    click.echo(transcript.textconv(experience.parse_lines(path.read_bytes())), nl=False)
+
+
 @cli.command()
 @click.pass_context
 def reindex(ctx: click.Context) -> None:
@@ -499,6 +544,7 @@ def doctor_cmd(ctx: click.Context, as_json: bool, fix: bool) -> None:
     store = _store(ctx)
     if fix:
         store.refresh()
+        store.committer.flush()
     findings = doctor.examine(store)
 
     def text() -> None:

@@ -33,6 +33,13 @@ def examine(store: Store) -> list[Finding]:
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    pending = store.config.state_dir / "pending-commit.json"
+    if pending.is_file():
+        last = store.committer.last
+        why = f" ({last.deferred})" if last and last.deferred else ""
+        findings.append(Finding("warning", ".agents/", f"{len(json.loads(pending.read_text(encoding='utf-8')))} memory path(s) written "
+                                f"but not committed yet{why}", "Finish the git operation in progress (rebase, merge…) or check out a "
+                                "branch; the next memory write or `repo-memory doctor --fix` commits them."))
     for where, what in store.verify_logs():
         findings.append(Finding("error", where, f"experience log: {what}",
                                 "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))

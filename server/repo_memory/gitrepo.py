@@ -77,6 +77,14 @@ class Git:
             raise GitError(f"`git {' '.join(args[:2])}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
         return proc
 
+    def blob(self, commit: str, path: str) -> bytes:
+        """The exact bytes of `path` at `commit`."""
+        proc = subprocess.run(["git", "cat-file", "blob", f"{commit}:{path}"], cwd=self.root, capture_output=True, timeout=GIT_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise GitError(f"`git cat-file` failed: {proc.stderr.decode(errors='replace').strip()}")
+        return proc.stdout
+
     def operation_in_progress(self) -> str:
         """The git operation under way ('a rebase', …), 'a detached HEAD', or '' when memory may be committed."""
         for name, what in IN_PROGRESS.items():

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from repo_memory import disk
 
 FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
 UNION_LINE = ".agents/experience/** merge=union"
+DIFF_LINE = ".agents/experience/**/*.jsonl diff=repo-memory"
 README = """\
 # .agents — this repository's memory (repo-memory)
 
@@ -19,8 +21,11 @@ Inspect every change with `git log -p .agents/`. Search with `repo-memory search
 """
 
 
-def init(root: Path) -> list[str]:
-    """Create missing folders, the union-merge rule and a short README; return what changed."""
+def init(root: Path, textconv: list[str] | None = None) -> list[str]:
+    """Create missing folders, the union-merge and diff rules and a short README; return what changed.
+
+    With `textconv` (the command that renders a log), the local git config gets the diff driver too.
+    """
     changes: list[str] = []
     for folder in FOLDERS:
         path = root / folder
@@ -35,10 +40,17 @@ def init(root: Path) -> list[str]:
         changes.append("created .agents/README.md")
     attributes = root / ".gitattributes"
     current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-    if UNION_LINE not in current.splitlines():
+    missing = [line for line in (UNION_LINE, DIFF_LINE) if line not in current.splitlines()]
+    if missing:
         prefix = current if not current or current.endswith("\n") else current + "\n"
-        disk.write_atomic(attributes, (prefix + UNION_LINE + "\n").encode())
-        changes.append(f"added '{UNION_LINE}' to .gitattributes")
+        disk.write_atomic(attributes, (prefix + "".join(f"{line}\n" for line in missing)).encode())
+        changes += [f"added '{line}' to .gitattributes" for line in missing]
+    if textconv:
+        command = " ".join(textconv)
+        configured = subprocess.run(["git", "config", "--local", "--get", "diff.repo-memory.textconv"], cwd=root, capture_output=True, text=True)
+        if configured.stdout.strip() != command:
+            subprocess.run(["git", "config", "--local", "diff.repo-memory.textconv", command], cwd=root, check=True, capture_output=True)
+            changes.append(f"set git config diff.repo-memory.textconv = {command} (git diff/log -p/show render experience records)")
     return changes
 
 

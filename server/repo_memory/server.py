@@ -14,10 +14,11 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from repo_memory import __version__
+from repo_memory import __version__, experience
+from repo_memory import history as past
 from repo_memory.errors import RepoMemoryError
 from repo_memory.runs import Engine
-from repo_memory.store import MemoryHit, Store
+from repo_memory.store import PAGE_CHARS, MemoryHit, Store
 
 INSTRUCTIONS = """\
 repo-memory is this repository's memory, kept as plain files in git (.agents/): skills are reusable
@@ -92,6 +93,20 @@ class ReadOutput(TypedDict):
     next_cursor: str | None
 
 
+class HistoryCommit(TypedDict):
+    sha: str
+    date: str
+    author: str
+    subject: str
+    diff: str
+
+
+class HistoryOutput(TypedDict):
+    ref: str
+    path: str
+    commits: list[HistoryCommit]
+
+
 class WriteOutput(TypedDict):
     id: str
     path: str
@@ -150,6 +165,17 @@ def _read_records(store: Store, ref: str, cursor: str | None) -> ReadOutput:
                       content="", files=[], records=records, next_cursor=got.next_cursor)
 
 
+def _read_past(store: Store, ref: str, as_of: str, cursor: str | None) -> ReadOutput:
+    item = past.read_at(store, store.committer.git, ref, as_of)
+    char = int(cursor[5:]) if cursor and cursor.startswith("char:") and cursor[5:].isdigit() else 0
+    more = char + PAGE_CHARS < len(item.text)
+    records = [RecordOut(id=r["id"], verified=experience.seal(r)["sha256"] == r["sha256"], problem="", record=r, content=None)
+               for r in item.records]
+    return ReadOutput(id=ref, kind="experience" if item.records else "file", name="", path=item.path, status=f"as of {item.commit[:12]}",
+                      origin="", description="", sha256="", content=item.text[char : char + PAGE_CHARS], files=[], records=records,
+                      next_cursor=f"char:{char + PAGE_CHARS}" if more else None)
+
+
 def build(store: Store) -> MCPServer:
     """An MCP server exposing `store`."""
     server = MCPServer("repo-memory", instructions=INSTRUCTIONS, version=__version__)
@@ -176,13 +202,28 @@ def build(store: Store) -> MCPServer:
                             next_cursor=result.next_cursor, note=DATA_NOTE)
 
     @tool(READ_ONLY)
-    def read(ref: str, cursor: str | None = None) -> ReadOutput:
+    def read(ref: str, cursor: str | None = None, as_of: When = None) -> ReadOutput:
         """Read a memory item in full by id: a skill ("skill:release-checklist" or "release-checklist"), a file inside
-        a skill's folder ("release-checklist/scripts/tag.sh"), an experience record ("2026-12-02-a1b2c3#17") or a range
-        ("2026-12-02-a1b2c3#10-20"). Records come back exactly as stored, each with `verified` (hash and chain checked);
-        long ranges are paged: pass `next_cursor` back as `cursor`."""
+        a skill's folder ("release-checklist/scripts/tag.sh"), a loop ("loop:fix-failing-tests"), an experience record
+        ("2026-12-02-a1b2c3#17") or a range ("2026-12-02-a1b2c3#10-20"). Records come back exactly as stored, each with
+        `verified` (hash and chain checked); long content is paged: pass `next_cursor` back as `cursor`.
+        as_of: a date or commit id — the item as it stood then, read from git history."""
         with _as_tool_error():
+            if as_of:
+                return _read_past(store, ref, as_of, cursor)
             return _read_records(store, ref, cursor) if "#" in ref else _read_skill(store, engine, ref, cursor)
+
+    @tool(READ_ONLY)
+    def history(ref: str, since: When = None, limit: Annotated[int, Field(ge=1, le=50)] = 10) -> HistoryOutput:
+        """The commits that changed a memory item (a skill, "loop:NAME", or a session id), newest first, each with its diff.
+
+        Example: history(ref="release-checklist") -> who changed the procedure, when, and what changed.
+        """
+        with _as_tool_error():
+            path = past.path_of(store, ref)
+            found = past.changes(store.committer.git, path, since, limit)
+        return HistoryOutput(ref=ref, path=path, commits=[HistoryCommit(sha=c.sha, date=c.date, author=c.author, subject=c.subject,
+                                                                        diff=c.diff) for c in found])
 
     @tool(APPENDS)
     def remember(text: str, kind: Kind = "note", refs: list[str] | None = None, data: dict[str, Any] | None = None,

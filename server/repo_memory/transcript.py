@@ -49,3 +49,25 @@ def _anchor(ref: str) -> str:
     """The anchor of an id or of a range's first record."""
     session, _, seqs = ref.partition("#")
     return f"{session}#{seqs.split('-')[0]}" if seqs else ref
+
+
+def textconv(lines: Sequence[Line]) -> str:
+    """A log rendered for `git diff`: one block per record (time, actor, kind, id, text), so diffs read as prose."""
+    out = []
+    for line in lines:
+        record = line.record
+        if record is None:
+            out.append(f"[unreadable line at byte {line.offset}: {line.problem}]")
+            continue
+        src = record["source"]
+        head = f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  by {src.get('actor', '?')}"
+        head += f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else ""
+        out.append(head)
+        text = record.get("text") or ""
+        out += [f"    {t}" for t in text.splitlines()] or ["    (no text)"]
+        if record.get("data") is not None:
+            out.append("    data: " + json.dumps(record["data"], ensure_ascii=False, sort_keys=True)[:500])
+        for label in ("refs", "covers"):
+            if record.get(label):
+                out.append(f"    {label}: {', '.join(record[label])}")
+    return "\n".join(out) + ("\n" if out else "")
