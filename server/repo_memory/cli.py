@@ -15,7 +15,7 @@ from repo_memory import attach, doctor, driver, hooks, layout, loops, mirror, tr
 from repo_memory.config import Config
 from repo_memory.errors import InvalidRecordError, RepoMemoryError
 from repo_memory.runs import Engine
-from repo_memory.store import Store, as_moment, start_refresher
+from repo_memory.store import Store, as_moment
 
 
 class Group(click.Group):
@@ -82,9 +82,12 @@ def serve(ctx: click.Context) -> None:
     from repo_memory import server  # the MCP SDK takes about a second to import; only serve needs it
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
+    from repo_memory.watch import Watcher
+
     store = _store(ctx)
-    store.refresh()
-    start_refresher(store)
+    watcher = Watcher(store)
+    watcher.start()  # reconciles once, then re-indexes on every save
+    watcher.supervise()
     server.build(store).run("stdio")
 
 

@@ -1,0 +1,64 @@
+"""Live re-index: a person's edit is searchable within 300 ms; bursts and editor saves become one sync."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from repo_memory.store import Store
+from repo_memory.watch import Watcher, ignorable
+
+from .conftest import write_skill_file
+
+
+def test_a_hand_edit_is_searchable_within_300_ms(store: Store, repo: Path):
+    watcher = Watcher(store)
+    watcher.start()
+    found = threading.Event()
+    watcher.listeners.append(lambda: found.set() if store.recall("quokka migration", kinds=["skill"]).hits else None)
+    try:
+        started = time.monotonic()
+        write_skill_file(repo, "quokka", "The quokka migration procedure.", "Steps")
+        assert found.wait(5)
+        elapsed = time.monotonic() - started
+    finally:
+        watcher.stop()
+    assert elapsed < 0.3, f"searchable after {elapsed * 1000:.0f} ms"
+
+
+def test_an_editor_save_by_rename_is_one_sync_and_temp_files_are_ignored(store: Store, repo: Path):
+    path = write_skill_file(repo, "edited", "Before the edit.", "Old")
+    watcher = Watcher(store, debounce=0.2)
+    watcher.start()
+    try:
+        assert watcher.wait_idle(5)
+        before = watcher.syncs
+        folder = path.parent
+        (folder / ".SKILL.md.swp").write_text("swap", encoding="utf-8")
+        (folder / "4913").write_text("", encoding="utf-8")
+        (folder / "4913").unlink()
+        tmp = folder / "SKILL.md.tmp"
+        tmp.write_text(path.read_text(encoding="utf-8").replace("Before the edit.", "After the edit."), encoding="utf-8")
+        os.replace(tmp, path)
+        assert watcher.wait_idle(5)
+    finally:
+        watcher.stop()
+    assert watcher.syncs - before == 1
+    assert store.read("edited").description == "After the edit."
+    assert ignorable("/r/.agents/skills/x/.SKILL.md.swp") and ignorable("/r/x/SKILL.md~") and not ignorable("/r/x/SKILL.md")
+
+
+def test_a_thousand_files_changed_at_once_end_equal_to_a_full_rescan(store: Store, repo: Path):
+    watcher = Watcher(store)
+    watcher.start()
+    try:
+        for i in range(1000):
+            write_skill_file(repo, f"bulk-{i}", f"Bulk skill {i}.", f"Step {i}")
+        assert watcher.wait_idle(60)
+    finally:
+        watcher.stop()
+    live = store.index.snapshot()
+    store.reindex()
+    assert store.index.snapshot() == live and len(store.index.names()) == 1000
