@@ -259,3 +259,29 @@ def test_two_clones_write_push_and_pull_without_conflicts(work: Path, tmp_path: 
         store.reindex()
         assert (store.index.snapshot(), store.records.snapshot()) == incremental
         store.close()
+
+
+def test_recall_as_of_answers_from_memory_as_it_stood_then(work: Path):
+    from repo_memory import history
+
+    store = Store(Config.load(work), session="t1")
+    store.write_skill("old-deploy", "Deploy with the fabric script.", "fab deploy", actor="human")
+    store.remember("deploy used fabric back then")
+    store.committer.flush()
+    then = git(work, "rev-parse", "HEAD").strip()
+    (work / ".agents/skills/old-deploy/SKILL.md").unlink()
+    (work / ".agents/skills/old-deploy").rmdir()
+    store.write_skill("new-deploy", "Deploy with kubectl.", "kubectl apply", actor="human")
+    from datetime import UTC, datetime, timedelta
+
+    later = (datetime.now(UTC) + timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # commit times have 1 s resolution
+    store.remember("deploy moved to kubernetes", ts=later)
+    store.refresh()
+    store.committer.record([".agents/skills/old-deploy/SKILL.md"], "memory(skill): remove old-deploy")
+    store.committer.flush()
+    now_names = {h.name for h in store.recall("deploy", kinds=["skill"]).hits}
+    then_names = {h.name for h in history.recall_at(store, "deploy", then, kinds=["skill"]).hits}
+    then_notes = [h.snippet for h in history.recall_at(store, "deploy", then, kinds=["note"]).hits]
+    store.close()
+    assert now_names == {"new-deploy"} and then_names == {"old-deploy"}
+    assert len(then_notes) == 1 and "fabric" in then_notes[0]

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
-from repo_memory import experience, loops, skills
+from repo_memory import experience, loops, query, skills
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import NotFoundError
 from repo_memory.gitrepo import Git
-from repo_memory.store import Store
+from repo_memory.index import Index
+from repo_memory.store import DEFAULT_STATUSES, MemoryHit, RecallResult, Store, normalised, record_hit, skill_hit
 
 DIFF_CHARS = 4000
 
@@ -93,3 +97,56 @@ def read_at(store: Store, git: Git, ref: str, as_of: str) -> PastItem:
             raise NotFoundError(f"No record {wanted} in {path} at {commit[:12]}.")
         return PastItem(commit, path, "", records)
     return PastItem(commit, path, data.decode("utf-8", errors="replace"), [])
+
+
+def resolve(git: Git, as_of: str) -> tuple[str, str]:
+    """(commit, its UTC commit time as the records' ISO form) for a commit id or a date."""
+    if as_of.startswith("-"):
+        raise NotFoundError(f"'{as_of}' is not a date or a commit.")
+    commit = git.run("rev-parse", "-q", "--verify", f"{as_of}^{{commit}}", check=False).stdout.strip()
+    if not commit:
+        commit = git.run("rev-list", "-1", f"--before={as_of}", "HEAD", check=False).stdout.strip()
+    if not commit:
+        raise NotFoundError(f"No commit at or before '{as_of}'; give a date like 2026-11-30 or a commit id.")
+    seconds = int(git.run("show", "-s", "--format=%ct", commit).stdout.strip())
+    return commit, datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+
+
+_PAST_INDEXES: dict[tuple[str, str], Index] = {}
+
+
+def skill_index_at(store: Store, commit: str) -> Index:
+    """An in-memory index of the skills as they were at `commit` (read from git objects; cached per commit)."""
+    key = (str(store.root), commit)
+    if key not in _PAST_INDEXES:
+        git = store.committer.git
+        listed = git.run("ls-tree", "-r", "--name-only", commit, "--", *store.sources).stdout.splitlines()
+        with tempfile.TemporaryDirectory(prefix="repo-memory-as-of-") as tmp:
+            root = Path(tmp)
+            for rel in listed:
+                if rel.endswith(f"/{skills.SKILL_FILE}") and rel.count("/") >= 3:
+                    target = root / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(git.blob(commit, rel))
+            index = Index(Path(":memory:"))
+            index.sync(skills.scan(root, store.sources))
+        if len(_PAST_INDEXES) >= 4:
+            _PAST_INDEXES.pop(next(iter(_PAST_INDEXES))).close()
+        _PAST_INDEXES[key] = index
+    return _PAST_INDEXES[key]
+
+
+def recall_at(store: Store, text: str, as_of: str, limit: int = 8, kinds: list[str] | None = None) -> RecallResult:
+    """`recall` as memory stood at `as_of`: skills from that commit's tree, experience recorded up to that time."""
+    commit, moment = resolve(store.committer.git, as_of)
+    wanted = set(kinds or ())
+    hits: list[tuple[float, MemoryHit]] = []
+    if not wanted or "skill" in wanted:
+        found = skill_index_at(store, commit).search(query.parse(text), limit, DEFAULT_STATUSES)
+        hits += normalised([skill_hit(h) for h in found])
+    record_kinds = sorted(wanted - {"skill"}) or None
+    if not wanted or record_kinds:
+        found_records = store.recall_experience(text, limit, 0, record_kinds, None, None, moment)
+        hits += normalised([record_hit(h) for h in found_records])
+    hits.sort(key=lambda p: (-p[0], p[1].kind != "skill", p[1].id))
+    return RecallResult(query=text, hits=[h for _, h in hits[:limit]])

@@ -189,15 +189,19 @@ def build(store: Store) -> MCPServer:
 
     @tool(READ_ONLY)
     def recall(query: str, limit: Limit = 8, kinds: Kinds = None, session: str | None = None, since: When = None,
-               until: When = None, cursor: str | None = None) -> RecallOutput:
+               until: When = None, cursor: str | None = None, as_of: When = None) -> RecallOutput:
         """Search this repository's memory (skills and experience) with a natural-language query; returns compact hits to `read`.
 
         Example: recall(query="how do we cut a release") -> hits like {"id": "skill:release-checklist", ...};
         recall(query="migration failure", kinds=["error", "decision"], since="2026-11-01") searches experience only.
         A summary hit lists in `covers` the ids it compresses. Pass `next_cursor` back as `cursor` for more.
+        as_of (a date or commit id) answers from memory as it stood then: skills at that commit, experience recorded up to it.
         """
         with _as_tool_error():
-            result = store.recall(query, limit, kinds=kinds, session=session, since=since, until=until, cursor=cursor)
+            if as_of:
+                result = past.recall_at(store, query, as_of, limit, kinds)
+            else:
+                result = store.recall(query, limit, kinds=kinds, session=session, since=since, until=until, cursor=cursor)
         return RecallOutput(query=query, hits=[_hit(h) for h in result.hits], suggestions=result.suggestions,
                             next_cursor=result.next_cursor, note=DATA_NOTE)
 

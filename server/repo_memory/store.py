@@ -159,9 +159,9 @@ class Store:
         record_kinds = sorted(wanted - {"skill"}) or None
         want_records = bool(record_kinds) or not wanted
         depth = offset + limit + 1
-        skill_hits = [_skill_hit(h) for h in self.index.search(query.parse(text), depth, include)] if want_skills else []
-        record_hits = [_record_hit(h) for h in self.recall_experience(text, depth, 0, record_kinds, session, since, until)] if want_records else []
-        merged = sorted(_normalised(skill_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind != "skill", p[1].id))
+        skill_hits = [skill_hit(h) for h in self.index.search(query.parse(text), depth, include)] if want_skills else []
+        record_hits = [record_hit(h) for h in self.recall_experience(text, depth, 0, record_kinds, session, since, until)] if want_records else []
+        merged = sorted(normalised(skill_hits) + normalised(record_hits), key=lambda p: (-p[0], p[1].kind != "skill", p[1].id))
         page: list[MemoryHit] = []
         budget = PAGE_CHARS
         for _, hit in merged[offset : offset + limit]:
@@ -439,18 +439,18 @@ def _offset(cursor: str | None) -> int:
     return int(cursor[7:])
 
 
-def _normalised(hits: list[MemoryHit]) -> list[tuple[float, MemoryHit]]:
+def normalised(hits: list[MemoryHit]) -> list[tuple[float, MemoryHit]]:
     top = max((h.score for h in hits), default=0.0) or 1.0
     return [(h.score / top, h) for h in hits]
 
 
-def _skill_hit(hit: Hit) -> MemoryHit:
+def skill_hit(hit: Hit) -> MemoryHit:
     title = hit.description if len(hit.description) <= 200 else hit.description[:199] + "…"
     return MemoryHit(id=hit.ref, kind="skill", title=title, snippet=hit.snippet, score=hit.score, status=hit.status,
                      provenance={"origin": hit.origin or "unknown", "path": hit.path}, name=hit.name)
 
 
-def _record_hit(hit: RecordHit) -> MemoryHit:
+def record_hit(hit: RecordHit) -> MemoryHit:
     title = f"{hit.kind} in session {hit.session} at {hit.ts[:16].replace('T', ' ')}"
     return MemoryHit(id=hit.id, kind=hit.kind, title=title, snippet=hit.snippet, score=hit.score, status="recorded",
                      provenance={"actor": hit.actor, "harness": hit.harness, "tool": hit.tool}, ts=hit.ts, session=hit.session,
