@@ -37,3 +37,9 @@ def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
             rows.setdefault(line.split()[0], line.split())  # the first table: questions, any@5, ...
     ours, baseline = float(rows["repo-memory"][2]), float(rows["fts5-bm25"][2])
     assert ours > baseline  # turn any@5 on the first conversation
+
+
+def test_writes_benchmark_runs_in_small_mode():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "writes.py"), "--writes", "20"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "edit -> searchable" in proc.stdout and "auto " in proc.stdout
