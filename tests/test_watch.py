@@ -32,6 +32,8 @@ def test_an_editor_save_by_rename_is_one_sync_and_temp_files_are_ignored(store: 
     path = write_skill_file(repo, "edited", "Before the edit.", "Old")
     watcher = Watcher(store, debounce=0.2)
     watcher.start()
+    edited = threading.Event()
+    watcher.listeners.append(lambda: edited.set() if store.index.skill("edited")["description"] == "After the edit." else None)
     try:
         assert watcher.wait_idle(5)
         before = watcher.syncs
@@ -42,7 +44,7 @@ def test_an_editor_save_by_rename_is_one_sync_and_temp_files_are_ignored(store: 
         tmp = folder / "SKILL.md.tmp"
         tmp.write_text(path.read_text(encoding="utf-8").replace("Before the edit.", "After the edit."), encoding="utf-8")
         os.replace(tmp, path)
-        assert watcher.wait_idle(5)
+        assert edited.wait(5) and watcher.wait_idle(5)
     finally:
         watcher.stop()
     assert watcher.syncs - before == 1

@@ -19,6 +19,7 @@ from watchdog.observers import Observer
 from repo_memory.store import Store
 
 log = logging.getLogger("repo_memory")
+CHANGES = ("created", "modified", "moved", "deleted", "closed")
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", "___jb_tmp___", "___jb_old___", ".crswap")
 
 
@@ -66,9 +67,9 @@ class Watcher(FileSystemEventHandler):
                 self._timer.cancel()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in CHANGES or (event.is_directory and event.event_type == "modified"):
+            return  # opened / closed-without-write come from reads, our own syncs included
         paths = [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
-        if event.is_directory and event.event_type == "modified":
-            return
         if all(not p or ignorable(p) for p in paths):
             return
         with self._cond:
