@@ -64,3 +64,34 @@ def test_a_thousand_files_changed_at_once_end_equal_to_a_full_rescan(store: Stor
     live = store.index.snapshot()
     store.reindex()
     assert store.index.snapshot() == live and len(store.index.names()) == 1000
+
+
+def test_clients_listening_hear_when_a_skill_or_loop_changes(store: Store, repo: Path):
+    import anyio
+    from mcp import Client
+
+    from repo_memory import server
+
+    write_skill_file(repo, "watched", "Before.", "Old")
+    store.refresh()
+    watcher = Watcher(store)
+    mcp_server = server.build(store, watcher)
+    watcher.start()
+    heard: list[str] = []
+
+    async def listen() -> None:
+        async with Client(mcp_server) as client:
+            async with client.listen(resource_subscriptions=["skill://watched", "loop://nightly"], resources_list_changed=True) as sub:
+                write_skill_file(repo, "watched", "After.", "New")
+                (repo / ".agents/loops/nightly.md").write_text("---\nname: nightly\n---\n", encoding="utf-8")
+                with anyio.fail_after(10):
+                    async for event in sub:
+                        heard.append(getattr(event, "uri", type(event).__name__))
+                        if {"skill://watched", "loop://nightly"} <= set(heard):
+                            break
+
+    try:
+        anyio.run(listen)
+    finally:
+        watcher.stop()
+    assert {"skill://watched", "loop://nightly"} <= set(heard)

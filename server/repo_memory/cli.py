@@ -88,7 +88,7 @@ def serve(ctx: click.Context) -> None:
     watcher = Watcher(store)
     watcher.start()  # reconciles once, then re-indexes on every save
     watcher.supervise()
-    server.build(store).run("stdio")
+    server.build(store, watcher).run("stdio")
 
 
 @cli.command()

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import inspect
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
 from mcp.types import ToolAnnotations
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from repo_memory import __version__, experience
+from repo_memory import __version__, experience, guard, loops
 from repo_memory import history as past
-from repo_memory.errors import RepoMemoryError
+from repo_memory.errors import NotFoundError, RepoMemoryError
 from repo_memory.runs import Engine
 from repo_memory.store import PAGE_CHARS, MemoryHit, Store
+from repo_memory.watch import Watcher
 
 INSTRUCTIONS = """\
 repo-memory is this repository's memory, kept as plain files in git (.agents/): skills are reusable
@@ -176,10 +181,46 @@ def _read_past(store: Store, ref: str, as_of: str, cursor: str | None) -> ReadOu
                       next_cursor=f"char:{char + PAGE_CHARS}" if more else None)
 
 
-def build(store: Store) -> MCPServer:
-    """An MCP server exposing `store`."""
-    server = MCPServer("repo-memory", instructions=INSTRUCTIONS, version=__version__)
+class Notifier:
+    """Publishes resource change events from any thread onto the server's event loop (for `subscriptions/listen`)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.bus = InMemorySubscriptionBus()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._seen = self._state()
+
+    def _state(self) -> dict[str, str]:
+        state = {f"skill://{r['name']}": str(r["sha256"]) for r in self.store.list_skills() if r["winner"]}
+        for path in loops.files(self.store.root):
+            state[f"loop://{path.stem}"] = hashlib.sha256(path.read_bytes()).hexdigest()
+        return state
+
+    def check(self) -> None:
+        """Compare skills and loops with what was last seen and publish what changed."""
+        now = self._state()
+        events: list[ServerEvent] = [ResourceUpdated(uri=uri) for uri in sorted(set(now) | set(self._seen)) if now.get(uri) != self._seen.get(uri)]
+        if set(now) != set(self._seen):
+            events.append(ResourcesListChanged())
+        self._seen = now
+        if self.loop is not None and events:
+            for event in events:
+                asyncio.run_coroutine_threadsafe(self.bus.publish(event), self.loop)
+
+
+def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
+    """An MCP server exposing `store`; with a `watcher`, clients listening for changes hear of edited skills and loops."""
+    notifier = Notifier(store)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        notifier.loop = asyncio.get_running_loop()
+        yield {}
+
+    server = MCPServer("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=notifier.bus, lifespan=lifespan)
     engine = Engine(store)
+    if watcher is not None:
+        watcher.listeners.append(notifier.check)
 
     def tool(annotations: ToolAnnotations) -> Callable[[F], F]:
         def register(fn: F) -> F:
@@ -301,6 +342,18 @@ def build(store: Store) -> MCPServer:
         """A skill's SKILL.md, exactly as stored."""
         try:
             return store.read(name).content
+        except RepoMemoryError as exc:
+            raise ResourceError(str(exc)) from exc
+
+    @server.resource("loop://{name}", mime_type="text/markdown")
+    def loop_resource(name: str) -> str:
+        """A loop specification, exactly as stored."""
+        try:
+            guard.check_name(name, "loop name")
+            path = store.root / loops.LOOPS_DIR / f"{name}.md"
+            if not path.is_file():
+                raise NotFoundError(f"No loop '{name}'.")
+            return path.read_text(encoding="utf-8")
         except RepoMemoryError as exc:
             raise ResourceError(str(exc)) from exc
 
