@@ -96,7 +96,7 @@ def test_a_detached_head_defers_and_creates_no_unreachable_commit(work: Path):
     store = Store(Config.load(work))
     store.write_skill("detached", "Written detached.", "Steps", actor="human")
     result = store.committer.flush()
-    assert result is not None and "detached HEAD" in result.deferred
+    assert result is not None and "HEAD is detached" in result.deferred
     store.close()
     assert git(work, "fsck", "--unreachable", "--no-reflogs").strip() == ""
     git(work, "checkout", "-q", "main")
@@ -285,3 +285,25 @@ def test_recall_as_of_answers_from_memory_as_it_stood_then(work: Path):
     store.close()
     assert now_names == {"new-deploy"} and then_names == {"old-deploy"}
     assert len(then_notes) == 1 and "fabric" in then_notes[0]
+
+
+def test_tool_results_say_when_a_commit_is_deferred(work: Path):
+    import anyio
+    from mcp import Client
+
+    from repo_memory import server
+
+    git(work, "checkout", "-q", "--detach")
+    store = Store(Config.load(work))
+
+    async def write() -> tuple[dict, dict]:
+        async with Client(server.build(store)) as client:
+            first = (await client.call_tool("skill_write", {"name": "noted", "description": "d", "body": "b"})).structured_content
+            store.committer.flush()
+            second = (await client.call_tool("remember", {"text": "while detached"})).structured_content
+            return first, second
+
+    first, second = anyio.run(write)
+    store.close()
+    assert first["commit"].startswith("pending: committed within 2 s")
+    assert second["commit"].startswith("deferred: HEAD is detached")

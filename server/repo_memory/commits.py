@@ -30,6 +30,8 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
     with disk.repo_lock(state_dir, "commit.lock"):
         for _ in range(CAS_RETRIES):
             busy = git.operation_in_progress()
+            if busy == "a detached HEAD":
+                return CommitResult(deferred="HEAD is detached; the memory commit lands once a branch is checked out")
             if busy:
                 return CommitResult(deferred=f"{busy} is in progress; the memory commit lands when it is finished")
             if not _wait_for_index_lock(git.git_dir):
@@ -165,6 +167,17 @@ class Committer:
                         del self._pending[path]
                 self._save_pending()
         return result
+
+    def describe(self) -> str:
+        """One line for tool results: where the latest writes stand with respect to git."""
+        if self.mode == "off":
+            return "not committed (commit = off): commit .agents/ with your code"
+        last = self.last
+        if last is not None and last.deferred and self._pending:
+            return f"deferred: {last.deferred}"
+        if self._pending:
+            return f"pending: {'staged' if self.mode == 'stage' else 'committed'} within {self.window:g} s"
+        return "up to date"
 
     def close(self) -> None:
         """Cancel the timer and flush what is pending."""

@@ -119,16 +119,19 @@ class WriteOutput(TypedDict):
     status: str
     sha256: str
     warnings: list[str]
+    commit: str
 
 
 class RememberOutput(TypedDict):
     ids: list[str]
     session: str
+    commit: str
 
 
 class CheckpointOutput(TypedDict):
     id: str
     covers: list[str]
+    commit: str
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -281,7 +284,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         """
         with _as_tool_error():
             written = store.remember(text, kind, refs or [], data, session, actor="agent", tool="remember")
-        return RememberOutput(ids=[r["id"] for r in written], session=written[0]["session"])
+        return RememberOutput(ids=[r["id"] for r in written], session=written[0]["session"], commit=store.committer.describe())
 
     @tool(APPENDS)
     def checkpoint(summary: str, covers: list[str], session: str | None = None) -> CheckpointOutput:
@@ -291,7 +294,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         """
         with _as_tool_error():
             record = store.checkpoint(summary, covers, session, actor="agent", tool="checkpoint")
-        return CheckpointOutput(id=record["id"], covers=record["covers"])
+        return CheckpointOutput(id=record["id"], covers=record["covers"], commit=store.committer.describe())
 
     @tool(WRITES)
     def skill_write(name: str, description: str, body: str, tags: list[str] | None = None, related: list[str] | None = None) -> WriteOutput:
@@ -307,7 +310,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
             result = store.write_skill(name, description, body, tags=tags, related=related, actor="agent")
         return WriteOutput(
             id=result.ref, path=result.path, created=result.created, status=result.status,
-            sha256=result.sha256, warnings=result.warnings,
+            sha256=result.sha256, warnings=result.warnings, commit=store.committer.describe(),
         )
 
     @tool(APPENDS)
