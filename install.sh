@@ -2,7 +2,7 @@
 # Install repo-memory into ./.venv and show it working; with --test, install the test tools and run the suite.
 #
 #   ./install.sh          install, run `repo-memory demo`, print how to attach it to Claude Code and Codex
-#   ./install.sh --test   install with test extras, fetch the MCP Inspector CLI, type-check, run pytest
+#   ./install.sh --test   install with test extras, fetch the MCP Inspector CLI, lint, type-check, run pytest
 #
 # Safe to run again: it reuses .venv and only installs what is missing or changed.
 set -euo pipefail
@@ -44,7 +44,8 @@ if [ "$mode" = test ]; then
   else
     echo "==> npx not found: the MCP Inspector test will be skipped (install Node.js 20+ to run it)"
   fi
-  echo "==> Type check (mypy)"
+  echo "==> Lint (ruff: undefined names, unused imports, syntax) and type check (mypy)"
+  .venv/bin/ruff check --select F,E9 server tests bench
   .venv/bin/mypy
   echo "==> Tests (pytest)"
   exec .venv/bin/pytest "${@:2}"

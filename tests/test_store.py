@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -202,17 +201,3 @@ def test_workspace_is_found_from_flag_then_env_then_claude_project_dir_then_cwd(
     assert Config.load(env={"CLAUDE_PROJECT_DIR": str(repo)}).root == repo.resolve()
     assert Config.load(env={"CLAUDE_PROJECT_DIR": str(other), "REPO_MEMORY_ROOT": str(repo)}).root == repo.resolve()
     assert Config.load(repo, env={"REPO_MEMORY_ROOT": str(other)}).root == repo.resolve()
-
-
-def test_the_background_refresher_picks_up_a_hand_edit(library: Store, repo: Path):
-    from repo_memory.store import start_refresher
-
-    stop = start_refresher(library, interval=0.05)
-    try:
-        write_skill_file(repo, "brand-new", "Written by hand while the server runs: zebra crossing.")
-        deadline = time.monotonic() + 10
-        while not library.recall("zebra crossing").hits and time.monotonic() < deadline:
-            time.sleep(0.02)
-    finally:
-        stop.set()
-    assert library.recall("zebra crossing").hits[0].name == "brand-new"

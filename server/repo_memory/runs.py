@@ -199,10 +199,10 @@ class Engine:
         entries = []
         for skill in credited:
             entries.append(experience.Entry("skill.used", text=f"skill:{skill} used in run {current.run}", refs=[f"skill:{skill}", receipt["id"]],
-                                            source=self.store._source(actor, "loop")))
+                                            source=self.store.source(actor, "loop")))
             entries.append(experience.Entry("outcome", text=f"skill:{skill}: run {current.run} ended {state}",
                                             data={"skill": skill, "outcome": state, "verified": state == "succeeded", "run": current.run},
-                                            refs=[f"skill:{skill}", receipt["id"]], source=self.store._source(actor, "loop")))
+                                            refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
             self.store.append(current.run, entries)
         return receipt
@@ -217,7 +217,7 @@ class Engine:
         return self._end(self.state(run), spec, "aborted", reason, "human")
 
     def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:
-        entry = experience.Entry(kind, text=text, data=data, source=self.store._source(actor, tool))
+        entry = experience.Entry(kind, text=text, data=data, source=self.store.source(actor, tool))
         return self.store.append(run, [entry])[0]
 
     # --- reading runs --------------------------------------------------------------------------

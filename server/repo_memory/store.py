@@ -6,10 +6,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import logging
-import sqlite3
-import threading
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +20,6 @@ from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError,
 from repo_memory.index import Hit, Index, Progress, SyncReport
 from repo_memory.records import RecordHit, RecordIndex
 
-log = logging.getLogger("repo_memory")
 
 DEFAULT_STATUSES = ("active", "draft")
 ACTORS = ("human", "agent")
@@ -285,7 +280,7 @@ class Store:
     def remember(self, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None, session: str | None = None,
                  actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
         """Append one record to a session's log (this server's session by default) and index it."""
-        entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self._source(actor, tool), ts=ts)
+        entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts)
         return self.append(session or self.session, [entry])
 
     def append(self, session: str, entries: Sequence[experience.Entry]) -> list[dict[str, Any]]:
@@ -299,7 +294,8 @@ class Store:
         self.committer.record([path.relative_to(self.root).as_posix(), *self.journal.take_blobs()], f"memory(experience): {span}")
         return written
 
-    def _source(self, actor: str, tool: str) -> dict[str, str]:
+    def source(self, actor: str, tool: str) -> dict[str, str]:
+        """Provenance the server assigns to a record: who (human or agent), through which harness and tool."""
         if actor not in ACTORS:
             raise ConflictError(f"actor must be one of {ACTORS}")
         return {"actor": actor, "harness": self.config.harness, "tool": tool}
@@ -313,7 +309,7 @@ class Store:
         if missing:
             raise InvalidRecordError("checkpoint", [Problem(m, field="covers") for m in missing])
         entry = experience.Entry(kind="summary", text=summary, covers=[str(experience.parse_ref(c)) for c in covers],
-                                 refs=[], source=self._source(actor, tool))
+                                 refs=[], source=self.source(actor, tool))
         record = self.append(session or self.session, [entry])[0]
         self.committer.flush()  # a checkpoint is a natural commit point
         return record
@@ -464,25 +460,3 @@ def as_moment(value: str | None) -> str | None:
     if len(value) == 10:
         return f"{value}T00:00:00Z"
     return value
-
-
-def start_refresher(store: Store, interval: float = 2.0) -> threading.Event:
-    """Re-index changed files in a daemon thread; set the returned event to stop.
-
-    It waits `interval` seconds between passes, or ten times as long as the last pass took, so a
-    very large library never spends more than a tenth of a core on looking for changes.
-    """
-    stop = threading.Event()
-
-    def loop() -> None:
-        wait = interval
-        while not stop.wait(wait):
-            started = time.monotonic()
-            try:
-                store.refresh()
-            except (OSError, RepoMemoryError, sqlite3.Error) as exc:  # keep serving; the next pass retries
-                log.warning("background re-index failed: %s", exc)
-            wait = max(interval, 10 * (time.monotonic() - started))
-
-    threading.Thread(target=loop, name="repo-memory-refresh", daemon=True).start()
-    return stop
