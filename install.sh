@@ -39,8 +39,12 @@ fi
 
 if [ "$mode" = test ]; then
   if command -v npx >/dev/null; then
-    echo "==> MCP Inspector CLI (npm), used by the end-to-end tests"
-    npx -y @modelcontextprotocol/inspector --cli --help >/dev/null 2>&1 || echo "    (could not fetch it; those tests will say why)"
+    echo "==> MCP Inspector CLI, Claude Code and Codex CLIs (npm, into .tools/), used by the real-client tests"
+    npx -y @modelcontextprotocol/inspector --cli --help >/dev/null 2>&1 || echo "    (could not fetch the Inspector; its test will say why)"
+    if [ ! -x .tools/node_modules/.bin/claude ] || [ ! -x .tools/node_modules/.bin/codex ]; then
+      npm install --prefix .tools --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code @openai/codex >/dev/null 2>&1 \
+        || echo "    (could not install the claude/codex CLIs; their tests will say why)"
+    fi
   else
     echo "==> npx not found: the MCP Inspector test will be skipped (install Node.js 20+ to run it)"
   fi

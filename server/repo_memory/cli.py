@@ -464,6 +464,49 @@ def hook(ctx: click.Context, event: str) -> None:
     click.echo(json.dumps(hooks.handle(event, payload if isinstance(payload, dict) else {}, ctx.obj["root"])))
 
 
+@cli.group(name="setup")
+def setup_group() -> None:
+    """Attach repo-memory to Claude Code or Codex (idempotent; --remove undoes it)."""
+
+
+@setup_group.command(name="claude-code")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
+              help="project: .mcp.json in this repository; user: `claude mcp add --scope user`.")
+@click.option("--shared", is_flag=True, help="Install the hooks in .claude/settings.json (the whole team) instead of settings.local.json.")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks.")
+@click.pass_context
+def setup_claude(ctx: click.Context, scope: str, shared: bool, dry_run: bool, remove: bool) -> None:
+    """Register the MCP server for Claude Code, install the hooks (session briefing, tool capture, compaction
+    summaries, loop driver, commit at session end), and mirror skills into .claude/skills."""
+    from repo_memory import setup
+
+    store = _store(ctx)
+    for change in setup.claude_code(store.root, scope, shared, dry_run, remove):
+        click.echo(change)
+    if not remove and not dry_run:
+        report = mirror.mirror(store.root, store.config.state_dir)
+        click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
+    if not remove:
+        click.echo("Check it: claude mcp list   (a project .mcp.json needs one approval in Claude Code)")
+
+
+@setup_group.command(name="codex")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--remove", is_flag=True, help="Undo: remove our server table and our hooks.")
+@click.pass_context
+def setup_codex(ctx: click.Context, dry_run: bool, remove: bool) -> None:
+    """Add the MCP server to ~/.codex/config.toml (with this repository as its workspace) and hooks to .codex/hooks.json.
+
+    Codex reads .agents/skills natively, so no mirror is needed.
+    """
+    from repo_memory import setup
+
+    store = _store(ctx)
+    for change in setup.codex(store.root, Path.home(), dry_run, remove):
+        click.echo(change)
+
+
 @cli.command(name="history")
 @click.argument("ref")
 @click.option("--since", help="Only commits after this date (e.g. 2026-11-01 or '2 weeks ago').")

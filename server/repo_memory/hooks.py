@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from typing import Any
 
+from repo_memory import experience
 from repo_memory.config import Config
 from repo_memory.errors import RepoMemoryError
 from repo_memory.runs import Engine
@@ -60,4 +62,117 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {"systemMessage": f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']})."}
 
 
-HANDLERS = {"stop": stop}
+BRIEFING_BYTES = 2000
+EXCERPT = 2000
+SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell"}
+
+
+def _session_store(store: Store, payload: dict[str, Any]) -> Store:
+    """The store bound to the harness's session id, so records land in that session's log."""
+    session = payload.get("session_id")
+    if isinstance(session, str) and experience.SESSION.match(session):
+        store.session = session
+    return store
+
+
+def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read."""
+    _session_store(store, payload)
+    store.refresh()
+    store.append(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
+                                                  data={"event": "SessionStart", "source": payload.get("source")},
+                                                  source=store.source("agent", "hook:SessionStart"))])
+    lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
+    live = [r for r in Engine(store).status() if r["state"] == "running"][:3]
+    for run in live:
+        lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
+    used = _recently_used_skills(store)
+    active = [r for r in store.list_skills() if r["winner"] and r["status"] == "active"]
+    ranked = sorted(active, key=lambda r: (r["name"] not in used, used.index(r["name"]) if r["name"] in used else 0, r["name"]))
+    if ranked:
+        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
+    summary = _last_summary(store)
+    if summary:
+        lines.append(f"- last checkpoint {summary['id']} ({summary['ts'][:16]}): {summary['text'][:300]}"
+                     + (f" [covers {', '.join(summary['covers'][:3])}]" if summary["covers"] else ""))
+    text = "\n".join(lines)
+    while len(text.encode()) > BRIEFING_BYTES:
+        lines.pop(-1 if len(lines) > 1 else 0)
+        text = "\n".join(lines)
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _recently_used_skills(store: Store) -> list[str]:
+    with store.index.lock:
+        rows = store.index.conn.execute(
+            "SELECT refs FROM records WHERE kind='skill.used' ORDER BY ts DESC LIMIT 50").fetchall()
+    names: list[str] = []
+    for (refs,) in rows:
+        for ref in json.loads(refs or "[]"):
+            if ref.startswith("skill:") and ref[6:] not in names:
+                names.append(ref[6:])
+    return names
+
+
+def _last_summary(store: Store) -> dict[str, Any] | None:
+    with store.index.lock:
+        row = store.index.conn.execute(
+            "SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? ORDER BY ts DESC LIMIT 1", (store.session,)
+        ).fetchone()
+    return {"id": row[0], "ts": row[1], "text": row[2] or "", "covers": json.loads(row[3] or "[]")} if row else None
+
+
+def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
+    _session_store(store, payload)
+    tool = str(payload.get("tool_name") or "tool")
+    tool_input = payload.get("tool_input")
+    response = payload.get("tool_response", payload.get("tool_output"))
+    output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
+    summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
+    data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
+    if len(output) > EXCERPT and tool not in SHELL_TOOLS:  # shell output may carry secrets: only the excerpt until the guard lands
+        data["output_blob"] = store.journal.put_blob(output.encode("utf-8"))
+    store.append(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
+                                                  source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))])
+    return {}
+
+
+def _bounded(value: Any) -> Any:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+
+
+def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """Before (or after) the harness compacts its context: a summary record covering this session's records since the last checkpoint."""
+    _session_store(store, payload)
+    path = store.journal.path(store.session)
+    records = [ln.record for ln in store.journal.lines(path) if ln.record] if path else []
+    last_summary = max((r["seq"] for r in records if r["kind"] == "summary"), default=0)
+    uncovered = [r for r in records if r["seq"] > last_summary]
+    if not uncovered:
+        return {}
+    covers = [f"{store.session}#{uncovered[0]['seq']}-{uncovered[-1]['seq']}" if len(uncovered) > 1 else uncovered[0]["id"]]
+    text = str(payload.get("summary") or payload.get("compact_summary") or "")
+    if not text:
+        kinds = sorted({r["kind"] for r in uncovered})
+        text = (f"The harness compacted its context ({payload.get('trigger', 'auto')}); {len(uncovered)} record(s) since the last checkpoint "
+                f"({', '.join(kinds)}) stay readable by id.")
+        if payload.get("custom_instructions"):
+            text += f" Instructions given: {str(payload['custom_instructions'])[:300]}"
+    store.checkpoint(text, covers, actor="agent", tool=f"hook:{payload.get('hook_event_name', 'PreCompact')}")
+    return {}
+
+
+def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """Record the end of the session, then commit what it left pending."""
+    _session_store(store, payload)
+    store.append(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
+                                                  data={"event": "SessionEnd", "reason": payload.get("reason")},
+                                                  source=store.source("agent", "hook:SessionEnd"))])
+    store.committer.flush()
+    return {}
+
+
+HANDLERS = {"session-start": session_start, "post-tool": post_tool, "pre-compact": compact, "post-compact": compact,
+            "stop": stop, "session-end": session_end}

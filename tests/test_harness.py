@@ -1,0 +1,207 @@
+"""Attaching to Claude Code and Codex: setup commands, hook handlers with harness-shaped payloads, and the real CLIs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory import hooks
+from repo_memory.cli import cli
+from repo_memory.config import Config
+from repo_memory.store import Store
+
+from .conftest import write_skill_file
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
+
+
+def cli_tool(name: str) -> str:
+    found = TOOLS / name
+    if found.exists():
+        return str(found)
+    if shutil.which(name):
+        return str(shutil.which(name))
+    pytest.skip(f"the {name} CLI is not installed (./install.sh --test installs it into .tools/ with npm)")
+
+
+def run(runner: CliRunner, repo: Path, *args: str) -> str:
+    result = runner.invoke(cli, ["--root", str(repo), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_setup_claude_code_registers_merges_hooks_and_undoes(repo: Path, runner: CliRunner):
+    settings = repo / ".claude/settings.local.json"
+    settings.parent.mkdir()
+    theirs = {"permissions": {"allow": ["Bash(ls)"]}, "hooks": {"PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "./lint.sh"}]}]}}
+    settings.write_text(json.dumps(theirs), encoding="utf-8")
+    write_skill_file(repo, "mirrored", "Goes to .claude/skills.")
+    assert "dry run" in run(runner, repo, "setup", "claude-code", "--dry-run") and not (repo / ".mcp.json").exists()
+    out = run(runner, repo, "setup", "claude-code")
+    assert "registered" in out and "hooks installed" in out and "1 written" in out
+    server = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
+    assert server["type"] == "stdio" and server["args"] == ["serve"] and Path(server["command"]).name in ("repo-memory", "python3", "python")
+    merged = json.loads(settings.read_text(encoding="utf-8"))
+    assert merged["permissions"] == theirs["permissions"]
+    commands = [h["command"] for g in merged["hooks"]["PostToolUse"] for h in g["hooks"]]
+    assert "./lint.sh" in commands and any(c.endswith("hook post-tool") for c in commands)
+    assert set(merged["hooks"]) == {"SessionStart", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
+    assert (repo / ".claude/skills/mirrored/SKILL.md").is_file()
+    assert "already" in run(runner, repo, "setup", "claude-code")
+    run(runner, repo, "setup", "claude-code", "--remove")
+    assert json.loads(settings.read_text(encoding="utf-8")) == theirs
+    assert "repo-memory" not in (repo / ".mcp.json").read_text(encoding="utf-8")
+    run(runner, repo, "setup", "claude-code", "--shared")
+    assert (repo / ".claude/settings.json").is_file()
+
+
+def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = tmp_path / "home/.codex/config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n', encoding="utf-8")
+    run(runner, repo, "setup", "codex")
+    text = config.read_text(encoding="utf-8")
+    assert text.startswith('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n')
+    assert "[mcp_servers.repo-memory]" in text and f'REPO_MEMORY_ROOT = "{repo.resolve()}"' in text and "startup_timeout_sec = 20" in text
+    assert "already" in run(runner, repo, "setup", "codex")
+    hooks_file = json.loads((repo / ".codex/hooks.json").read_text(encoding="utf-8"))
+    assert set(hooks_file["hooks"]) == {"SessionStart", "PostToolUse", "Stop"}
+    run(runner, repo, "setup", "codex", "--remove")
+    assert config.read_text(encoding="utf-8") == 'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n'
+    assert not (repo / ".codex/hooks.json").read_text(encoding="utf-8").count("repo-memory")
+
+
+CLAUDE_SESSION = "8f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f"
+
+
+def test_session_start_briefs_with_skills_and_the_previous_checkpoint(store: Store, repo: Path):
+    write_skill_file(repo, "release-checklist", "How we cut a release.")
+    store.refresh()
+    earlier = Store(Config.load(repo), session="earlier-session")
+    earlier.remember("found the flaky test")
+    earlier.checkpoint("The flaky test was a clock dependency; fixed with freezegun.", ["earlier-session#1"])
+    earlier.close()
+    payload = {"session_id": CLAUDE_SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    out = hooks.handle("session-start", payload)
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart" and len(context.encode()) < 2048
+    assert "skill:release-checklist" in context and "earlier-session#2" in context and "clock dependency" in context
+
+
+def test_post_tool_records_calls_and_keeps_only_an_excerpt_of_shell_output(repo: Path):
+    big = "x" * 10_000
+    for tool, response in (("Bash", {"stdout": big, "stderr": "", "interrupted": False}), ("Read", {"file": {"content": big}})):
+        hooks.handle("post-tool", {"session_id": CLAUDE_SESSION, "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": tool,
+                                   "tool_input": {"command": "ls -la"} if tool == "Bash" else {"file_path": "a.py"}, "tool_response": response})
+    store = Store(Config.load(repo))
+    path = store.journal.path(CLAUDE_SESSION)
+    records = [ln.record for ln in store.journal.lines(path) if ln.record]
+    store.close()
+    bash, read = records
+    assert bash["kind"] == "tool" and bash["text"].startswith("Bash") and len(bash["data"]["output_excerpt"]) == 2000
+    assert "output_blob" not in bash["data"] and "output_blob" in read["data"]
+    assert bash["source"]["tool"] == "hook:PostToolUse"
+
+
+def test_compaction_records_a_summary_covering_records_since_the_last_checkpoint(repo: Path):
+    store = Store(Config.load(repo), session=CLAUDE_SESSION)
+    for text in ("a", "b", "c"):
+        store.remember(text)
+    store.close()
+    hooks.handle("pre-compact", {"session_id": CLAUDE_SESSION, "cwd": str(repo), "hook_event_name": "PreCompact", "trigger": "auto",
+                                 "custom_instructions": ""})
+    hooks.handle("post-compact", {"session_id": CLAUDE_SESSION, "cwd": str(repo), "hook_event_name": "PostCompact",
+                                  "summary": "nothing new since"})  # nothing uncovered: no second summary
+    store = Store(Config.load(repo))
+    records = [ln.record for ln in store.journal.lines(store.journal.path(CLAUDE_SESSION)) if ln.record]
+    store.close()
+    summaries = [r for r in records if r["kind"] == "summary"]
+    assert len(summaries) == 1 and summaries[0]["covers"] == [f"{CLAUDE_SESSION}#1-3"]
+
+
+def claude_env(home: Path) -> dict[str, str]:
+    return {**os.environ, "HOME": str(home), "PATH": f"{TOOLS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+@pytest.fixture
+def attached(repo: Path, runner: CliRunner, tmp_path: Path) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    home.mkdir()
+    run(runner, repo, "setup", "claude-code")
+    settings = repo / ".claude/settings.local.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    data["enabledMcpjsonServers"] = ["repo-memory"]  # the one approval a person gives in Claude Code
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    return repo, home
+
+
+def test_claude_mcp_list_shows_the_server_connected(attached: tuple[Path, Path]):
+    repo, home = attached
+    claude = cli_tool("claude")
+    out = subprocess.run([claude, "mcp", "list"], cwd=repo, env=claude_env(home), capture_output=True, text=True, timeout=180).stdout
+    line = next(ln for ln in out.splitlines() if ln.startswith("repo-memory"))
+    assert "Connected" in line, out
+
+
+def test_claude_p_without_login_fires_session_hooks_that_we_record(attached: tuple[Path, Path]):
+    repo, home = attached
+    claude = cli_tool("claude")
+    subprocess.run([claude, "-p", "hi"], cwd=repo, env=claude_env(home), capture_output=True, text=True, timeout=180)
+    store = Store(Config.load(repo))
+    events = [ln.record["data"].get("event") for path in store.journal.files() for ln in store.journal.lines(path)
+              if ln.record and isinstance(ln.record.get("data"), dict)]
+    harness = {ln.record["source"].get("harness") for path in store.journal.files() for ln in store.journal.lines(path) if ln.record}
+    store.close()
+    assert "SessionStart" in events and "SessionEnd" in events and harness == {"claude-code"}
+
+
+def test_the_repository_is_a_valid_claude_code_plugin(tmp_path: Path):
+    claude = cli_tool("claude")
+    proc = subprocess.run([claude, "plugin", "validate", str(ROOT)], env=claude_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run([claude, "plugin", "validate", str(ROOT / ".claude-plugin/plugin.json")], env=claude_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_codex_sees_the_server_after_setup(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    codex = cli_tool("codex")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    run(runner, repo, "setup", "codex")
+    env = claude_env(home)
+    listed = subprocess.run([codex, "mcp", "list"], cwd=repo, env=env, capture_output=True, text=True, timeout=120).stdout
+    assert any(ln.startswith("repo-memory") and "enabled" in ln for ln in listed.splitlines()), listed
+    prompt = subprocess.run([codex, "debug", "prompt-input", "hi"], cwd=repo, env=env, capture_output=True, text=True, timeout=180)
+    assert prompt.returncode == 0, prompt.stderr
+    json.loads(prompt.stdout)  # the model-visible input renders with our server configured and started
+
+
+def test_inspector_lists_every_tool_and_calls_recall_remember_read(repo: Path):
+    if shutil.which("npx") is None:
+        pytest.skip("npx is not installed, so the MCP Inspector CLI cannot run (install Node.js 20+)")
+    serve = [sys.executable, "-m", "repo_memory", "serve"]
+
+    def inspector(*args: str) -> dict:
+        proc = subprocess.run(["npx", "-y", "@modelcontextprotocol/inspector", "--cli", *serve, *args], cwd=repo, capture_output=True,
+                              text=True, timeout=180, env={**os.environ, "REPO_MEMORY_SESSION": "inspected"})
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
+
+    tools = {t["name"] for t in inspector("--method", "tools/list")["tools"]}
+    assert tools == {"recall", "read", "remember", "checkpoint", "skill_write", "loop_start", "loop_step", "loop_status", "history"}
+    remembered = inspector("--method", "tools/call", "--tool-name", "remember", "--tool-arg", "text=the inspector was here")
+    assert remembered["structuredContent"]["ids"] == ["inspected#1"]
+    hits = inspector("--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=inspector")["structuredContent"]["hits"]
+    assert hits[0]["id"] == "inspected#1"
+    read = inspector("--method", "tools/call", "--tool-name", "read", "--tool-arg", "ref=inspected#1")["structuredContent"]
+    assert read["records"][0]["verified"] is True
