@@ -54,3 +54,10 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
     assert "./install.sh " in setup and "./install.sh --test" in setup
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^\./install\.sh --test$", ci, re.MULTILINE)
+
+
+def test_the_shipped_validators_match_the_schemas():
+    shipped = (ROOT / "server/repo_memory/compiled_schemas.py").read_text(encoding="utf-8")
+    regenerate = ("python -c 'from repo_memory import validation; "
+                  "open(\"server/repo_memory/compiled_schemas.py\", \"w\").write(validation.compiled_source())'")
+    assert shipped == validation.compiled_source(), f"schemas/ changed; regenerate with: {regenerate}"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repo_memory import frontmatter
+from repo_memory import edits, frontmatter
 from repo_memory.errors import InvalidRecordError
 
 
@@ -62,9 +62,9 @@ def test_unclosed_frontmatter_is_reported():
     ],
 )
 def test_edits_produce_the_requested_values(original):
-    out = frontmatter.set_field(original, ["description"], "New: text #1")
-    out = frontmatter.set_field(out, ["metadata", "status"], "active")
-    out = frontmatter.set_field(out, ["metadata", "tags"], ["x", "y z"])
+    out = edits.set_field(original, ["description"], "New: text #1")
+    out = edits.set_field(out, ["metadata", "status"], "active")
+    out = edits.set_field(out, ["metadata", "tags"], ["x", "y z"])
     data = frontmatter.load(out, "t")
     assert data["description"] == "New: text #1"
     assert data["metadata"]["status"] == "active"
@@ -104,7 +104,7 @@ def human_frontmatter(draw: st.DrawFn) -> tuple[str, int]:
 @given(human_frontmatter(), TEXT)
 def test_a_server_edit_changes_only_the_edited_field(case, new_description):
     original, desc_line = case
-    edited = frontmatter.set_field(original, ["description"], new_description)
+    edited = edits.set_field(original, ["description"], new_description)
     before, after = original.splitlines(), edited.splitlines()
     assert len(before) == len(after)
     for number, (old, new) in enumerate(zip(before, after, strict=True)):

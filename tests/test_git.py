@@ -132,8 +132,7 @@ def test_signing_that_hangs_is_bounded_and_sign_never_opts_out(work: Path, monke
     store.write_skill("signed", "Needs a signature.", "Steps", actor="human")
     with pytest.raises(GitError, match='sign = "never"'):
         store.committer.flush()
-    store.committer.close = lambda: None  # type: ignore[method-assign]  # this store cannot commit; don't retry at close
-    store.close()
+    store.close(commit=False)  # this store cannot commit; the pending paths stay recorded for the next one
     (work / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
     unsigned = Store(Config.load(work))
     assert unsigned.committer.flush().sha is not None

@@ -1,8 +1,30 @@
 """repo-memory: durable memory for coding agents, kept as plain files inside a git repository."""
 
-from repo_memory.config import Config
-from repo_memory.errors import RepoMemoryError
-from repo_memory.store import Store
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repo_memory.config import Config
+    from repo_memory.errors import RepoMemoryError
+    from repo_memory.store import Store
 
 __version__ = "0.1.0"
 __all__ = ["Config", "RepoMemoryError", "Store", "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the public classes on first use, so hooks and `--version` start fast."""
+    if name == "Config":
+        from repo_memory.config import Config
+
+        return Config
+    if name == "Store":
+        from repo_memory.store import Store
+
+        return Store
+    if name == "RepoMemoryError":
+        from repo_memory.errors import RepoMemoryError
+
+        return RepoMemoryError
+    raise AttributeError(name)

@@ -1,5 +1,5 @@
 """Run the CLI as `python -m repo_memory`."""
 
-from repo_memory.cli import main
+from repo_memory.entry import main
 
 main()

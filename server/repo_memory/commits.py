@@ -179,12 +179,15 @@ class Committer:
             return f"pending: {'staged' if self.mode == 'stage' else 'committed'} within {self.window:g} s"
         return "up to date"
 
-    def close(self) -> None:
-        """Cancel the timer and flush what is pending."""
+    def close(self, commit: bool = True) -> None:
+        """Cancel the timer and flush what is pending — or, with `commit=False`, leave it recorded for the next flush."""
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
+            if not commit:
+                self._save_pending()
+                return
         try:
             self.flush()
         except (GitError, OSError) as exc:

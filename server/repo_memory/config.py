@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +94,8 @@ class Config:
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
+    import tomllib  # ~35 ms to import; most repositories have no config file
+
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

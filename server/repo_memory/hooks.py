@@ -10,10 +10,10 @@ from typing import Any
 from repo_memory import experience
 from repo_memory.config import Config
 from repo_memory.errors import RepoMemoryError
-from repo_memory.runs import Engine
 from repo_memory.store import Store
 
 log = logging.getLogger("repo_memory")
+COMMITTING = ("session-end", "stop")
 HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
 
 
@@ -34,7 +34,9 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
         log.warning("hook %s failed, letting the harness continue: %s", event, exc)
         return {}
     finally:
-        store.close()
+        # One commit per tool call would bury the history: hooks leave writes pending, and the session's end
+        # (or a checkpoint, or the server's timer) commits them together.
+        store.close(commit=event in COMMITTING)
 
 
 def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
@@ -43,6 +45,8 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     `stop_hook_active` (the harness is already continuing because of a stop hook) does not end a live run early —
     driving several rounds is the point — but every run is bounded by its spec's budget and by HARD_CAP blocks.
     """
+    from repo_memory.runs import Engine  # only the stop and start hooks need the loop engine
+
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         return {}
@@ -83,6 +87,8 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
                                                   data={"event": "SessionStart", "source": payload.get("source")},
                                                   source=store.source("agent", "hook:SessionStart"))])
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
+    from repo_memory.runs import Engine
+
     live = [r for r in Engine(store).status() if r["state"] == "running"][:3]
     for run in live:
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")

@@ -9,10 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
-
 from repo_memory import cron, frontmatter
 from repo_memory.errors import InvalidRecordError, Problem
 from repo_memory.validation import validate
@@ -151,6 +147,10 @@ def _line(fm: str, dotted: str | None) -> int | None:
     """The file line (the opening fence is line 1) of the value at a dotted path like 'verify.1.level'."""
     if not dotted:
         return None
+    from ruamel.yaml import YAML  # only when explaining a problem
+    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.nodes import MappingNode, Node, SequenceNode
+
     try:
         node: Node | None = YAML().compose(fm)
     except YAMLError:

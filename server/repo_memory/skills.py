@@ -120,10 +120,12 @@ def render(name: str, description: str, body: str, metadata: dict[str, Any]) -> 
 
 def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | None = None) -> str:
     """Apply field `changes` (and a new body) to an existing SKILL.md, keeping every other byte."""
+    from repo_memory import edits  # ruamel is imported only when something is edited
+
     doc = frontmatter.split(text, f"skill '{name}'")
     fm = doc.frontmatter
     for path, value in changes.items():
-        fm = frontmatter.set_field(fm, path, value)
+        fm = edits.set_field(fm, path, value)
     new_body = doc.body if body is None else f"\n{body.strip()}\n"
     result = frontmatter.Document(fm, new_body, doc.body_line).render()
     check(result, name)

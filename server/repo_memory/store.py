@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rapidfuzz import fuzz, process
-
 from repo_memory import disk, experience, guard, query, skills
 from repo_memory.commits import Committer
 from repo_memory.config import SKILLS_DIR, Config
@@ -115,9 +113,9 @@ class Store:
         self.session = experience.check_session(session or config.session or experience.new_session_id())
         self.committer = Committer(config, config.commit_window, self.session)
 
-    def close(self) -> None:
-        """Commit what is pending, then close the index."""
-        self.committer.close()
+    def close(self, commit: bool = True) -> None:
+        """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
+        self.committer.close(commit)
         self.index.close()
 
     @property
@@ -170,6 +168,8 @@ class Store:
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
         """Existing skill names close to `text` (for did-you-mean)."""
+        from rapidfuzz import fuzz, process  # only when a name was not found
+
         names = self.index.names()
         matches = process.extract(text.lower(), names, scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
         return [m[0] for m in matches]
@@ -268,6 +268,8 @@ class Store:
         )
 
     def _near_duplicates(self, name: str) -> list[str]:
+        from rapidfuzz import fuzz, process
+
         close = process.extract(name, self.index.names(), scorer=fuzz.ratio, limit=3, score_cutoff=85)
         return [f"A similar skill already exists: '{m[0]}'. Update it instead if it covers the same procedure." for m in close if m[0] != name]
 
