@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
-
-import yaml
 
 from repo_memory.errors import InvalidRecordError, Problem
 
@@ -54,13 +53,8 @@ def split(text: str, what: str) -> Document:
     return Document(frontmatter=fm, body=body, body_line=fm.count("\n") + 3)
 
 
-class _Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-    """YAML 1.2 core schema: only true/false are booleans, no timestamps, no sexagesimal, no merge keys."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-_RESOLVERS: list[tuple[str, re.Pattern[str]]] = []
-for _tag, _regex, _first in (
+# YAML 1.2 core schema: only true/false are booleans, no timestamps, no sexagesimal, no merge keys.
+_CORE = (
     ("bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
     ("int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
@@ -69,13 +63,12 @@ for _tag, _regex, _first in (
         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
         "-+.0123456789",
     ),
-):
-    _Loader.add_implicit_resolver(f"tag:yaml.org,2002:{_tag}", re.compile(_regex), list(_first))
-    _RESOLVERS.append((_tag, re.compile(_regex)))
+)
+_RESOLVERS: list[tuple[str, re.Pattern[str]]] = [(tag, re.compile(regex)) for tag, regex, _ in _CORE]
+_RESOLVER_FIRST = frozenset("tTfFnN~-+.0123456789")
 
 
-def _construct_int(loader: Any, node: Any) -> int:
-    text = loader.construct_scalar(node)
+def _int(text: str) -> int:
     if text.startswith("0o"):
         return int(text[2:], 8)
     if text.startswith("0x"):
@@ -83,8 +76,8 @@ def _construct_int(loader: Any, node: Any) -> int:
     return int(text, 10)
 
 
-def _construct_float(loader: Any, node: Any) -> float:
-    text = loader.construct_scalar(node).lower()
+def _float(text: str) -> float:
+    text = text.lower()
     if text.endswith(".inf"):
         return float("-inf") if text.startswith("-") else float("inf")
     if text == ".nan":
@@ -92,10 +85,23 @@ def _construct_float(loader: Any, node: Any) -> float:
     return float(text)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
-_RESOLVER_FIRST = frozenset("tTfFnN~-+.0123456789")
-_CONSTRUCTOR = yaml.SafeLoader("")  # only its scalar helpers are used, by _resolve
+_CONVERT: dict[str, Any] = {"bool": lambda t: t.lower() == "true", "null": lambda t: None, "int": _int, "float": _float}
+
+
+@cache
+def _loader() -> Any:
+    """PyYAML's C loader with the core schema's resolvers (built on first use: PyYAML costs ~25 ms to import)."""
+    import yaml
+
+    class Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
+        """YAML 1.2 core schema on PyYAML."""
+
+    Loader.yaml_implicit_resolvers = {}
+    for tag, regex, first in _CORE:
+        Loader.add_implicit_resolver(f"tag:yaml.org,2002:{tag}", re.compile(regex), list(first))
+    Loader.add_constructor("tag:yaml.org,2002:int", lambda loader, node: _int(loader.construct_scalar(node)))
+    Loader.add_constructor("tag:yaml.org,2002:float", lambda loader, node: _float(loader.construct_scalar(node)))
+    return Loader
 
 
 _SIMPLE_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?: +(.*?))?[ \t]*$")
@@ -135,8 +141,7 @@ def _resolve(text: str) -> Any:
         return text
     for tag, regexp in _RESOLVERS:
         if regexp.match(text):
-            node = yaml.ScalarNode(f"tag:yaml.org,2002:{tag}", text)
-            return _Loader.yaml_constructors[node.tag](_CONSTRUCTOR, node)
+            return _CONVERT[tag](text)
     return text
 
 
@@ -177,8 +182,10 @@ def load(fm: str, what: str, line_offset: int = 1) -> dict[str, Any]:
     simple = _load_simple(fm)
     if simple is not None:
         return simple
+    import yaml
+
     try:
-        data = yaml.load(fm, Loader=_Loader)  # noqa: S506 - _Loader derives from SafeLoader
+        data = yaml.load(fm, Loader=_loader())  # noqa: S506 - the loader derives from SafeLoader
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark else None

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,10 +111,14 @@ def _load_all(items: list[skills.Found], progress: Progress | None, total: int) 
     cores = os.cpu_count() or 1
     done = total - len(items)
     results: list[_Loaded | None] = []
-    if len(items) >= PARALLEL_MIN and cores > 1 and threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
-        with ProcessPoolExecutor(max_workers=min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
-            stream: Iterable[_Loaded | None] = pool.map(_load, items, chunksize=256)
-            return _with_progress(stream, progress, done, total)
+    if len(items) >= PARALLEL_MIN and cores > 1 and threading.active_count() == 1:
+        import multiprocessing  # only bulk loads use worker processes
+        from concurrent.futures import ProcessPoolExecutor
+
+        if "fork" in multiprocessing.get_all_start_methods():
+            with ProcessPoolExecutor(max_workers=min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
+                stream: Iterable[_Loaded | None] = pool.map(_load, items, chunksize=256)
+                return _with_progress(stream, progress, done, total)
     return _with_progress(map(_load, items), progress, done, total) if items else results
 
 
