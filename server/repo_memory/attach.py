@@ -21,9 +21,13 @@ def instructions() -> str:
     cmd = command()
     args = ", ".join(f'"{a}"' for a in cmd[1:])
     return f"""\
-Attach repo-memory to your agent (run inside the repository whose memory it should use):
+Attach repo-memory to your agent, inside the repository whose memory it should use:
 
-  Claude Code:
+  One command (registers the server, installs the hooks, prints every change; --remove undoes it):
+    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup claude-code
+    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup codex
+
+  Or by hand — Claude Code:
     claude mcp add repo-memory -- {' '.join(cmd)}
 
   Codex CLI (~/.codex/config.toml):

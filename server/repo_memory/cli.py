@@ -113,7 +113,7 @@ def demo_cmd(keep: Path | None) -> None:
     from repo_memory import demo  # imports the MCP SDK
 
     path = demo.run(click.echo, keep)
-    click.echo(f"Demo repository: {path}  (look inside: `git -C {path} status`, `ls {path}/.agents/skills`)\n")
+    click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
     click.echo(attach.instructions())
 
 
