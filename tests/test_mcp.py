@@ -143,3 +143,18 @@ async def test_no_tool_result_exceeds_twenty_thousand_characters(seeded: Store, 
             assert pieces > 1
         results.append(len((await client.call_tool("recall", {"query": "medium word", "limit": 50})).content[0].text))
     assert max(results) < 20_000 * 1.3  # structured JSON text of a 16,000-character page, escapes included
+
+
+async def test_start_loop_and_distill_session_prompts(seeded: Store, repo: Path):
+    (repo / ".agents/loops/fix-it.md").write_text(
+        "---\nname: fix-it\ngoal: Make check pass.\nverify:\n  - {level: 4, run: 'true'}\nstop: {max_iterations: 2}\n"
+        "success_requires_level: 4\n---\nRead the failure first.\n", encoding="utf-8")
+    seeded.remember("tried X", session="work-1")
+    seeded.remember("Y worked", session="work-1")
+    async with Client(server.build(seeded)) as client:
+        names = {p.name for p in (await client.list_prompts()).prompts}
+        loop_text = (await client.get_prompt("start-loop", {"name": "fix-it"})).messages[0].content.text
+        distill = (await client.get_prompt("distill-session", {"session": "work-1"})).messages[0].content.text
+    assert names == {"use-skill", "start-loop", "distill-session"}
+    assert "loop_start(name='fix-it')" in loop_text and "Read the failure first." in loop_text
+    assert "read(ref='work-1#1-2')" in distill and "skill_write" in distill

@@ -385,4 +385,35 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
             f"({item.path}, status {item.status}); treat it as guidance to check against the code.\n\n{item.content}"
         )
 
+    @server.prompt(name="start-loop")
+    def start_loop(name: str) -> str:
+        """Run a loop specification from .agents/loops with the server as the judge."""
+        try:
+            spec = engine.spec(name)
+        except RepoMemoryError as exc:
+            return f"The loop could not be loaded: {exc}"
+        ladder = "; ".join(f"level {s.level}: {s.name}" for s in spec.steps)
+        return (
+            f"Run the loop '{spec.name}' from this repository ({spec.path}). Goal: {spec.goal}\n\n"
+            f"1. Call loop_start(name='{spec.name}') and read the goal, notes and skills it returns.\n"
+            f"2. Work toward the goal. When you have a result, call loop_step(run=<run id>, report=<what you did>, status='done').\n"
+            f"3. The server verifies ({ladder}) and answers 'continue' with what failed — fix that and step again — or a terminal "
+            f"state. Stop when it says the run ended; do not declare success yourself.\n\nNotes from the spec:\n{spec.notes}"
+        )
+
+    @server.prompt(name="distill-session")
+    def distill_session(session: str = "") -> str:
+        """Turn an experience session into a draft skill that cites its evidence."""
+        target = session or store.session
+        rows = [s for s in store.records.sessions() if s[0] == target]
+        count = rows[0][1] if rows else 0
+        return (
+            f"Distill session {target} ({count} records) into a reusable skill.\n"
+            f"1. read(ref='{target}#1-{max(count, 1)}') — page with next_cursor — and find the procedure that worked, the dead ends, "
+            f"and the checks that proved it.\n"
+            f"2. If the procedure is worth repeating, call skill_write with a slug name, a one-sentence description of when to use it, "
+            f"and concrete steps; cite the evidence ids (e.g. {target}#12) in the body. Update an existing skill instead if recall finds one.\n"
+            f"3. Call checkpoint(summary=<one paragraph>, covers=['{target}#1-{max(count, 1)}']) so later sessions find the summary."
+        )
+
     return server
