@@ -130,3 +130,23 @@ def test_demo_drives_a_real_client_and_prints_attach_lines(runner: CliRunner, tm
     assert "skill:release-checklist" in out
     assert "claude mcp add repo-memory --" in out and "[mcp_servers.repo-memory]" in out
     assert (tmp_path / "demo/.agents/skills/debugging-flaky-tests/SKILL.md").is_file()
+
+
+def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Path):
+    from repo_memory.config import Config
+    from repo_memory.store import Store
+
+    store = Store(Config.load(repo))
+    store.write_skill("kept-draft", "Written by an agent.", "Steps")
+    store.write_skill("bad-draft", "Also by an agent.", "Wrong steps")
+    store.close()
+    assert "accepted skill:kept-draft" in run(runner, repo, "accept", "kept-draft")
+    assert "status: active" in (repo / ".agents/skills/kept-draft/SKILL.md").read_text(encoding="utf-8")
+    assert "already active" in run(runner, repo, "accept", "kept-draft")
+    assert "rejected" in run(runner, repo, "reject", "bad-draft")
+    assert not (repo / ".agents/skills/bad-draft").exists()
+    assert "not a draft" in run(runner, repo, "reject", "kept-draft", code=1)
+    log = git(repo, "log", "--format=%s").splitlines()
+    assert "memory(skill): accept kept-draft" in log and "memory(skill): reject bad-draft" in log
+    listed = json.loads(run(runner, repo, "skill", "list", "--json"))
+    assert [(r["name"], r["status"]) for r in listed] == [("kept-draft", "active")]

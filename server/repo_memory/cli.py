@@ -464,6 +464,25 @@ def hook(ctx: click.Context, event: str) -> None:
     click.echo(json.dumps(hooks.handle(event, payload if isinstance(payload, dict) else {}, ctx.obj["root"])))
 
 
+@cli.command()
+@click.argument("name")
+@click.pass_context
+def accept(ctx: click.Context, name: str) -> None:
+    """Accept the draft skill NAME after reviewing it (sets `status: active`, so briefings and loops use it).
+
+    Review first: `repo-memory skill show NAME` or `git diff`. Loop specs are accepted with `repo-memory loop accept`.
+    """
+    click.echo(_store(ctx).review(name, accept=True))
+
+
+@cli.command()
+@click.argument("name")
+@click.pass_context
+def reject(ctx: click.Context, name: str) -> None:
+    """Reject the draft skill NAME: its folder is deleted (git history keeps it). Only drafts can be rejected."""
+    click.echo(_store(ctx).review(name, accept=False))
+
+
 @cli.group(name="setup")
 def setup_group() -> None:
     """Attach repo-memory to Claude Code or Codex (idempotent; --remove undoes it)."""

@@ -261,7 +261,7 @@ class Store:
             self.index.sync([skills.Found(str(path), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR, 0)], complete=False)
         self.committer.record([f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {'add' if created else 'update'} {name}")
         if status == "draft":
-            warnings.append(f"Saved as a draft: a person reviews it and sets `status: active` in {SKILLS_DIR}/{name}/SKILL.md.")
+            warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
         return WriteResult(
             ref=f"skill:{name}", path=f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", created=created, status=status,
             sha256=hashlib.sha256(data).hexdigest(), warnings=warnings,
@@ -272,6 +272,38 @@ class Store:
 
         close = process.extract(name, self.index.names(), scorer=fuzz.ratio, limit=3, score_cutoff=85)
         return [f"A similar skill already exists: '{m[0]}'. Update it instead if it covers the same procedure." for m in close if m[0] != name]
+
+    def review(self, name: str, accept: bool) -> str:
+        """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done."""
+        guard.check_name(name, "skill name")
+        rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+        path = guard.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        if not path.is_file():
+            raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/.", self.similar_names(name))
+        current = skills.parse(path.read_bytes(), rel, SKILLS_DIR)
+        with disk.repo_lock(self.config.state_dir):
+            if accept:
+                if current.status == "active":
+                    return f"skill:{name} is already active"
+                text = skills.edit(path.read_text(encoding="utf-8"), name, {("metadata", "status"): "active"})
+                disk.write_atomic(path, text.encode("utf-8"))
+                changed, message, done = [rel], f"memory(skill): accept {name}", f"accepted skill:{name} (status: active)"
+            else:
+                if current.status != "draft":
+                    raise ConflictError(f"skill:{name} is {current.status}, not a draft: reject is for drafts. To retire it, "
+                                        f"set `status: deprecated` under metadata in {rel}.")
+                folder = path.parent
+                changed = [f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}" for p in folder.rglob("*") if p.is_file()]
+                for entry in sorted(folder.rglob("*"), reverse=True):  # deepest first, so folders are empty when removed
+                    if entry.is_dir() and not entry.is_symlink():
+                        entry.rmdir()
+                    else:
+                        entry.unlink()
+                folder.rmdir()
+                message, done = f"memory(skill): reject {name}", f"rejected and deleted the draft skill:{name}"
+            self.index.sync(skills.scan(self.root, self.sources))
+        self.committer.record(changed, message)
+        return done
 
     def list_skills(self) -> list[dict[str, Any]]:
         """Every skill file the index knows, valid or not, with where it came from."""
