@@ -28,11 +28,18 @@ def examine(store: Store) -> list[Finding]:
         if not row["valid"]:
             for problem in json.loads(row["problems"] or "[]"):
                 findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
+        elif row["flags"]:
+            findings.append(Finding("error", row["path"], f"quarantined: injection markers ({', '.join(json.loads(row['flags']))})",
+                                    "Read it in an editor that shows invisible characters; remove them, or delete the skill. "
+                                    "It stays out of recall and briefings until then."))
         elif not row["winner"]:
             findings.append(Finding(
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    for record_id, flags in store.records.flagged():
+        findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
+                                "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     pending = store.config.state_dir / "pending-commit.json"
     if pending.is_file():
         last = store.committer.last

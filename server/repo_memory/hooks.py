@@ -93,7 +93,7 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     for run in live:
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
     used = _recently_used_skills(store)
-    active = [r for r in store.list_skills() if r["winner"] and r["status"] == "active"]
+    active = [r for r in store.list_skills() if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
     ranked = sorted(active, key=lambda r: (r["name"] not in used, used.index(r["name"]) if r["name"] in used else 0, r["name"]))
     if ranked:
         lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
@@ -123,7 +123,8 @@ def _recently_used_skills(store: Store) -> list[str]:
 def _last_summary(store: Store) -> dict[str, Any] | None:
     with store.index.lock:
         row = store.index.conn.execute(
-            "SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? ORDER BY ts DESC LIMIT 1", (store.session,)
+            "SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? AND flags = '' ORDER BY ts DESC LIMIT 1",
+            (store.session,)
         ).fetchone()
     return {"id": row[0], "ts": row[1], "text": row[2] or "", "covers": json.loads(row[3] or "[]")} if row else None
 

@@ -17,7 +17,7 @@ from repo_memory import records, skills
 from repo_memory.errors import Problem
 from repo_memory.query import Query
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 # Weights of the FTS columns (name, description, tags, body) in BM25: a hit in a name says more than one in a body.
 WEIGHTS = (10.0, 5.0, 4.0, 1.0)
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
@@ -140,7 +140,7 @@ def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
         "sha256": skill.sha256, "mtime_ns": loaded.mtime_ns, "size": loaded.size, "checked_ns": now, "valid": int(skill.valid),
         "problems": json.dumps([p.__dict__ for p in skill.problems]) if skill.problems else "",
         "description": skill.description, "tags": " ".join(skill.tags), "body": skill.body,
-        "status": skill.status, "origin": skill.origin, "winner": 0,
+        "status": skill.status, "origin": skill.origin, "winner": 0, "flags": json.dumps(list(skill.flags)) if skill.flags else "",
     }
 
 
@@ -183,7 +183,7 @@ class Index:
                 {
                     "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str,
                     "mtime_ns": int, "size": int, "checked_ns": int, "valid": int, "problems": str,
-                    "description": str, "tags": str, "body": str, "status": str, "origin": str, "winner": int,
+                    "description": str, "tags": str, "body": str, "status": str, "origin": str, "winner": int, "flags": str,
                 },
                 pk="path",
             )
@@ -314,7 +314,8 @@ class Index:
                     (query.fts, pool),
                 ).fetchall()
                 rows = self._rows_by_id([r[0] for r in ranked])
-                kept = [(rowid, rank) for rowid, rank in ranked if rows[rowid]["status"] in statuses]
+                # Quarantined content (injection markers) never comes back from a search; doctor lists it.
+                kept = [(rowid, rank) for rowid, rank in ranked if rows[rowid]["status"] in statuses and not rows[rowid]["flags"]]
                 if len(kept) >= limit or len(ranked) < pool:
                     break
                 pool *= 4  # filtered statuses ate the pool; look deeper
@@ -341,7 +342,7 @@ class Index:
         if not rowids:
             return {}
         cursor = self._conn.execute(
-            f"SELECT rowid, name, description, status, origin, path, source, tags, body FROM files WHERE rowid IN ({','.join('?' * len(rowids))})",
+            f"SELECT rowid, name, description, status, origin, path, source, tags, body, flags FROM files WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids,
         )
         cols = [c[0] for c in cursor.description]
@@ -380,7 +381,7 @@ class Index:
         """Everything the index knows apart from bookkeeping times and row ids: equal for equal file trees."""
         with self._lock:
             files = self._conn.execute(
-                "SELECT path, kind, rank, name, source, sha256, size, valid, problems, description, tags, body, status, origin, winner "
+                "SELECT path, kind, rank, name, source, sha256, size, valid, problems, description, tags, body, status, origin, winner, flags "
                 "FROM files ORDER BY path"
             ).fetchall()
             fts = self._conn.execute(

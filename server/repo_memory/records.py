@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repo_memory import experience
+from repo_memory import experience, markers
 from repo_memory.query import Query
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
   rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL,
   kind TEXT NOT NULL, actor TEXT, harness TEXT, tool TEXT, text TEXT, speaker TEXT, covers TEXT, refs TEXT,
-  file TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL, sha256 TEXT NOT NULL
+  file TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL, sha256 TEXT NOT NULL, flags TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS records_session ON records(session, seq);
 CREATE INDEX IF NOT EXISTS records_ts ON records(ts);
@@ -174,12 +174,14 @@ class RecordIndex:
             r = line.record
             assert r is not None
             src = r["source"]
+            text = _text(r)
+            flags = markers.find(text)
             rows.append((r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""),
-                         src.get("tool", ""), _text(r), _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])),
-                         rel, line.offset, len(line.raw), r["sha256"], _date(r)))
+                         src.get("tool", ""), text, _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])),
+                         rel, line.offset, len(line.raw), r["sha256"], json.dumps([str(m) for m in flags]) if flags else "", _date(r)))
         self._conn.executemany(
-            "INSERT OR REPLACE INTO records (id, session, seq, ts, kind, actor, harness, tool, text, speaker, covers, refs, file, offset, length, sha256) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO records (id, session, seq, ts, kind, actor, harness, tool, text, speaker, covers, refs, file, offset, length, sha256, flags) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [row[:-1] for row in rows],
         )
         sessions = {row[1] for row in rows}
@@ -213,7 +215,7 @@ class RecordIndex:
         """Records matching `query` within the filters, best first."""
         if not query:
             return []
-        where, params = ["records_fts MATCH ?"], [query.fts]
+        where, params = ["records_fts MATCH ?", "r.flags = ''"], [query.fts]  # quarantined records never come back
         if kinds:
             where.append(f"r.kind IN ({','.join('?' * len(kinds))})")
             params += list(kinds)
@@ -253,6 +255,11 @@ class RecordIndex:
                f"WHERE records_fts MATCH ? AND rowid IN ({','.join('?' * len(rowids))})")
         return {r[0]: r[1].strip() for r in self._conn.execute(sql, [query.fts, *rowids])}
 
+    def flagged(self) -> list[tuple[str, str]]:
+        """(id, markers) of every quarantined record."""
+        with self._lock:
+            return [(r[0], r[1]) for r in self._conn.execute("SELECT id, flags FROM records WHERE flags != '' ORDER BY id")]
+
     def locate(self, session: str, start: int, end: int) -> list[tuple[str, int, int, int]]:
         """(file, offset, length, seq) of records start..end of `session`, from the index."""
         with self._lock:
@@ -289,7 +296,7 @@ class RecordIndex:
         """Everything indexed about records, for comparing an incremental index with a rebuild."""
         with self._lock:
             records = self._conn.execute(
-                "SELECT id, session, seq, ts, kind, actor, text, speaker, covers, refs, file, offset, length, sha256 FROM records ORDER BY id"
+                "SELECT id, session, seq, ts, kind, actor, text, speaker, covers, refs, file, offset, length, sha256, flags FROM records ORDER BY id"
             ).fetchall()
             fts = self._conn.execute(
                 "SELECT r.id, f.text, f.speaker, f.date, f.context FROM records_fts f JOIN records r ON r.rowid = f.rowid ORDER BY r.id"

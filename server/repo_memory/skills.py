@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import frontmatter
+from repo_memory import frontmatter, markers
 from repo_memory.errors import InvalidRecordError, Problem
 from repo_memory.guard import resolves_inside
 from repo_memory.validation import validate
@@ -36,6 +36,7 @@ class Skill:
     related: tuple[str, ...] = ()
     body: str = ""
     problems: tuple[Problem, ...] = field(default_factory=tuple)
+    flags: tuple[str, ...] = ()  # injection markers found (quarantine: out of default recall and briefings)
 
     @property
     def valid(self) -> bool:
@@ -93,6 +94,7 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         related=_as_list(md.get("related")),
         body=doc.body,
         problems=tuple(problems),
+        flags=tuple(str(m) for m in markers.find(text)),
     )
 
 
