@@ -48,7 +48,8 @@ def new_session_id() -> str:
 
 def check_session(session: str) -> str:
     """Return `session` if it is usable as a file name and an id prefix."""
-    if not isinstance(session, str) or not SESSION.match(session) or ".." in session or session.lower().startswith(".git"):
+    if (not isinstance(session, str) or not SESSION.match(session) or ".." in session
+            or session.lower().split(".")[0] in guard.RESERVED):
         raise UnsafePathError(
             f"Session id {session!r} is not allowed: use letters, digits, '.', '_' and '-' (at most 128), starting with a letter or digit."
         )

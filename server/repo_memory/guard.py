@@ -11,6 +11,8 @@ from repo_memory.errors import UnsafePathError
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
+# Windows device names: a file called `con` or `lpt1` breaks a checkout there, so no memory item may be named so.
+RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
 
 
 def check_name(name: object, what: str = "name") -> str:
@@ -20,8 +22,10 @@ def check_name(name: object, what: str = "name") -> str:
     shown = name.encode("unicode_escape").decode("ascii")[:80]
     if len(name) > MAX_NAME:
         raise UnsafePathError(f"The {what} '{shown[:40]}…' is {len(name)} characters; the limit is {MAX_NAME}.")
-    if SLUG.match(name):
+    if SLUG.match(name) and name not in RESERVED:
         return name
+    if name in RESERVED:
+        raise UnsafePathError(f"The {what} '{name}' is a reserved device name on Windows; choose another, like '{name}-notes'.")
     if any(c in name for c in ("/", "\\", "\x00")) or ".." in name or ".git" in name.lower():
         reason = "it contains a path separator, '..', NUL or '.git'"
     elif name.lower() != name:
@@ -35,6 +39,10 @@ def check_name(name: object, what: str = "name") -> str:
 
 def inside(root: Path, *parts: str) -> Path:
     """Join `parts` under `root`, refusing anything that leaves it or passes through a symbolic link."""
+    if any(ch in part for part in parts for ch in "\x00\\") or any(ord(ch) < 32 for part in parts for ch in part):
+        raise UnsafePathError("A path may not contain NUL, control characters or backslashes; use plain relative paths like 'scripts/tag.sh'.")
+    if any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts):
+        raise UnsafePathError("A path component is over 255 bytes, longer than file systems allow; use a shorter name.")
     path = root.joinpath(*parts)
     relative = path.relative_to(root)  # joinpath with an absolute part would replace root entirely
     if any(p in ("..", "") for p in relative.parts) or ".." in Path(*parts).parts:

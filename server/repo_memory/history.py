@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repo_memory import experience, loops, query, skills
+from repo_memory import experience, guard, loops, query, skills
 from repo_memory.config import SKILLS_DIR
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.gitrepo import Git
 from repo_memory.index import Index
 from repo_memory.store import DEFAULT_STATUSES, MemoryHit, RecallResult, Store, normalised, record_hit, skill_hit
@@ -32,7 +32,7 @@ class Change:
 def path_of(store: Store, ref: str) -> str:
     """The repository path behind a reference: a skill, `loop:NAME`, a session id or an experience id."""
     if ref.startswith("loop:"):
-        return f"{loops.LOOPS_DIR}/{ref[5:]}.md"
+        return f"{loops.LOOPS_DIR}/{guard.check_name(ref[5:], 'loop name')}.md"
     if "#" in ref or ref.startswith("session:"):
         session = ref.removeprefix("session:").split("#")[0]
         path = store.journal.path(experience.check_session(session))
@@ -40,6 +40,8 @@ def path_of(store: Store, ref: str) -> str:
             raise NotFoundError(f"No session '{session}'.")
         return path.relative_to(store.root).as_posix()
     name = ref.removeprefix("skill:").split("/")[0]
+    if not experience.SESSION.match(name) or ".." in name:  # a skill name or a session id; never a path
+        raise UnsafePathError(f"'{name}' is not a skill name, loop:NAME or session id.")
     row = store.index.skill(name)
     if row is not None:
         return str(row["path"])

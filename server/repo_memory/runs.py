@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from repo_memory import disk, experience, loops, verify
+from repo_memory import disk, experience, guard, loops, verify
 from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError
 from repo_memory.store import Store
 
@@ -54,7 +54,8 @@ class Engine:
 
     def spec(self, name: str) -> loops.Loop:
         """The current, valid spec `name` (InvalidRecordError lists every problem with its line)."""
-        path = self.store.root / loops.LOOPS_DIR / f"{name}.md"
+        guard.check_name(name, "loop name")
+        path = guard.inside(self.store.root, loops.LOOPS_DIR, f"{name}.md")
         if not path.is_file():
             known = [p.stem for p in loops.files(self.store.root)]
             raise NotFoundError(f"No loop '{name}' in {loops.LOOPS_DIR}/.", [k for k in known if k[:3] == name[:3]][:3] or known[:3])

@@ -1,0 +1,90 @@
+"""A corpus of traversal and look-alike inputs against every name-bearing tool argument: all refused, nothing written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from repo_memory import server
+from repo_memory.store import Store
+
+from .conftest import write_skill_file
+
+HOSTILE = [
+    "..", "../..", "../../etc/passwd", "..\\..\\windows", "/etc/passwd", "/tmp/x", "~", "~/x", "~root",
+    "%2e%2e", "%2e%2e%2fetc", "..%2f..%2f", "%252e%252e", "．．", "．．/．．", "\u2024\u2024", "a/../../b",
+    "x\x00y", "\x00", "nul", "NUL", "con", "CON", "prn", "aux", "com1", "lpt9", "con.txt", ".git", ".GIT", ".Git/config",
+    "git~1", "GIT~1", ".g\u200bit", "\u200b.git", ".git\u200b", ".git.", ".git ", "x/.git/hooks", "a" * 65, "a" * 300,
+    "UPPER", "with space", "tab\there", "new\nline", "semi;colon", "$(touch pwned)", "`touch pwned`", "-rf", "--help",
+]
+CORPUS = HOSTILE + [f"{h}/SKILL.md" for h in HOSTILE[:10]]
+LEGAL_SESSION_IDS = {"a" * 65, "UPPER"}  # session ids may be up to 128 characters and mixed case (harness ids are)
+
+
+def snapshot(root: Path) -> dict[str, int]:
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if ".git" not in p.relative_to(root).parts[:1]}
+
+
+def calls(value: str) -> list[tuple[str, dict[str, Any]]]:
+    if value in LEGAL_SESSION_IDS:
+        return [("skill_write", {"name": value, "description": "d", "body": "b"}), ("loop_start", {"name": value}),
+                ("history", {"ref": f"loop:{value}"}), ("read", {"ref": f"existing/{value}"})]
+    return [
+        ("skill_write", {"name": value, "description": "d", "body": "b"}),
+        ("skill_write", {"name": "fine-name", "description": "d", "body": "b", "related": [value]}),
+        ("read", {"ref": f"existing/{value}"}),
+        ("read", {"ref": f"{value}#1"}),
+        ("remember", {"text": "t", "session": value}),
+        ("checkpoint", {"summary": "s", "covers": [f"{value}#1"], "session": value}),
+        ("loop_start", {"name": value}),
+        ("loop_step", {"run": value, "report": "r"}),
+        ("history", {"ref": f"loop:{value}"}),
+        ("read", {"ref": f"{value}", "as_of": "HEAD"}),
+    ]
+
+
+def test_every_hostile_name_is_an_error_result_and_nothing_is_written(store: Store, repo: Path, tmp_path: Path):
+    write_skill_file(repo, "existing", "An existing skill.")
+    store.refresh()
+    outside = tmp_path / "outside-canary"
+    outside.write_text("untouched", encoding="utf-8")
+    before_repo, before_tmp = snapshot(repo), sorted(os.listdir(tmp_path))
+    outcomes: list[tuple[str, str, bool]] = []
+    bare: list[tuple[str, str]] = []
+
+    async def run_all() -> None:
+        async with Client(server.build(store)) as client:
+            for value in CORPUS:
+                for tool, args in calls(value):
+                    result = await client.call_tool(tool, args)
+                    outcomes.append((tool, value, result.is_error))
+                    text = " ".join(getattr(c, "text", "") for c in result.content)
+                    if result.is_error and text.strip() == f"Error executing tool {tool}":
+                        bare.append((tool, value))  # a crash, not an answer that says what to do
+
+    anyio.run(run_all)
+    store.committer.flush()
+    accepted = [(tool, value) for tool, value, is_error in outcomes if not is_error]
+    assert len(outcomes) >= 560 and accepted == [], accepted[:10]
+    assert bare == [], bare[:10]
+    assert snapshot(repo) == before_repo
+    assert sorted(os.listdir(tmp_path)) == before_tmp and outside.read_text(encoding="utf-8") == "untouched"
+    assert not Path("pwned").exists()
+
+
+@pytest.mark.parametrize("uri", [f"skill://{v}" for v in ["..", "%2e%2e", "con", ".git", "a" * 65]] + ["loop://..", "loop://CON"])
+def test_hostile_resource_uris_are_errors(store: Store, uri: str):
+    async def read() -> Exception | None:
+        async with Client(server.build(store)) as client:
+            try:
+                await client.read_resource(uri)
+            except Exception as exc:  # noqa: BLE001 - the client raises the server's error; any error is the expected outcome
+                return exc
+        return None
+
+    assert anyio.run(read) is not None
