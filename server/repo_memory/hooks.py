@@ -82,14 +82,13 @@ def _session_store(store: Store, payload: dict[str, Any]) -> Store:
 def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read."""
     _session_store(store, payload)
-    store.refresh()
     store.append(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
                                                   data={"event": "SessionStart", "source": payload.get("source")},
                                                   source=store.source("agent", "hook:SessionStart"))])
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
     from repo_memory.runs import Engine
 
-    live = [r for r in Engine(store).status() if r["state"] == "running"][:3]
+    live = [r for r in Engine(store).status() if r["state"] == "running"][:3]  # status() re-indexes, for the briefing too
     for run in live:
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
     used = _recently_used_skills(store)
