@@ -219,7 +219,7 @@ def _check_shape(data: Any, what: str, line_offset: int) -> None:
                 raise InvalidRecordError(what, [Problem("every key must be text", line=line_offset + 1)])
 
 
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9 _.,()/'+-]*$")
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9 _.()/'+-]*$")  # no comma: it ends an item inside [a, b]
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
 
 
