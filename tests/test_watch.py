@@ -66,6 +66,36 @@ def test_a_thousand_files_changed_at_once_end_equal_to_a_full_rescan(store: Stor
     assert store.index.snapshot() == live and len(store.index.names()) == 1000
 
 
+def test_two_indexers_syncing_the_same_new_files_at_once_both_succeed(store: Store, repo: Path):
+    """A hook process and the server (two connections to one index) can both find the same new files;
+    the second to commit must not fail on rows the first just wrote."""
+    from repo_memory.config import Config
+
+    other = Store(Config.load(repo))
+    try:
+        for i in range(300):
+            write_skill_file(repo, f"race-{i}", f"Race skill {i}.", f"Step {i}")
+        errors: list[BaseException] = []
+
+        def run(s: Store) -> None:
+            try:
+                s.refresh()
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=run, args=(s,)) for s in (store, other)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        assert errors == []
+        live = store.index.snapshot()
+        store.reindex()
+        assert store.index.snapshot() == live and len(store.index.names()) == 300
+    finally:
+        other.close()
+
+
 def test_clients_listening_hear_when_a_skill_or_loop_changes(store: Store, repo: Path):
     import anyio
     from mcp import Client

@@ -151,6 +151,7 @@ class Index:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()  # one sync at a time in this process: overlapping ones would parse the same files twice
         try:
             self._connect()
         except sqlite3.DatabaseError as exc:  # a damaged cache is thrown away and rebuilt from the files
@@ -211,11 +212,17 @@ class Index:
 
     def rebuild(self, found: Iterable[skills.Found], progress: Progress | None = None) -> SyncReport:
         """Forget everything and index `found` from scratch."""
-        with self._lock:
-            self._create()
-            return self.sync(found, progress)
+        with self._sync_lock:
+            with self._lock:
+                self._create()
+            return self._sync(found, progress, True)
 
     def sync(self, found: Iterable[skills.Found], progress: Progress | None = None, complete: bool = True) -> SyncReport:
+        """Bring the index in line with `found`, re-reading only changed files (see `_sync`)."""
+        with self._sync_lock:
+            return self._sync(found, progress, complete)
+
+    def _sync(self, found: Iterable[skills.Found], progress: Progress | None, complete: bool) -> SyncReport:
         """Bring the index in line with `found`, re-reading only changed files.
 
         With `complete`, `found` is every skill file that exists now and rows for other files are dropped;
@@ -234,6 +241,7 @@ class Index:
         candidates = [(item, prev) for item, prev in candidates if not _unchanged(item, prev)]
         loaded = _load_all([item for item, _ in candidates], progress, len(found))
         added: list[dict[str, Any]] = []
+        changed: list[dict[str, Any]] = []
         updated = 0
         affected: set[str] = set()
         now = time.time_ns()
@@ -252,14 +260,16 @@ class Index:
                     continue
                 affected.add(prev[5])
                 updated += 1
-                rowid = self._rowid(item.rel)
-                self._conn.execute("DELETE FROM docs_fts WHERE rowid=?", (rowid,))
-                self._conn.execute(f"UPDATE files SET {', '.join(f'{k}=?' for k in row)} WHERE rowid=?", [*row.values(), rowid])
-            if added:
-                columns = list(added[0])
+                changed.append(row)
+            if changed or added:
+                # An upsert, not an insert: another process (a hook, a second server) may have indexed the same
+                # new file between our read of `existing` and this transaction. Old names are in `affected`, so
+                # _choose_winners drops and rewrites their full-text rows.
+                columns = list((changed or added)[0])
                 self._conn.executemany(
-                    f"INSERT INTO files ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                    [[r[c] for c in columns] for r in added],
+                    f"INSERT INTO files ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+                    f"ON CONFLICT(path) DO UPDATE SET {', '.join(f'{c}=excluded.{c}' for c in columns if c != 'path')}",
+                    [[r[c] for c in columns] for r in (*changed, *added)],
                 )
             for path, prev in existing.items():
                 self._delete(path)
@@ -269,9 +279,6 @@ class Index:
             with self._lock:  # fold a big write into the database file: reads through a long WAL are slower
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return SyncReport(added=len(added), updated=updated, removed=len(existing), unchanged=len(found) - len(added) - updated)
-
-    def _rowid(self, path: str) -> int:
-        return int(self._conn.execute("SELECT rowid FROM files WHERE path=?", (path,)).fetchone()[0])
 
     def _delete(self, path: str) -> None:
         row = self._conn.execute("SELECT rowid FROM files WHERE path=?", (path,)).fetchone()

@@ -42,6 +42,7 @@ class Watcher(FileSystemEventHandler):
         self._last_event = 0.0
         self._last_sync_started = 0.0
         self._syncing = False
+        self._one_sync = threading.Lock()
 
     def start(self) -> None:
         """Watch every memory folder that exists and reconcile once (events before now were not seen)."""
@@ -81,6 +82,10 @@ class Watcher(FileSystemEventHandler):
             self._timer.start()
 
     def _sync(self) -> None:
+        with self._one_sync:  # a timer can fire while the previous sync still runs; the second waits its turn
+            self._sync_once()
+
+    def _sync_once(self) -> None:
         with self._cond:
             self._timer = None
             self._syncing = True
