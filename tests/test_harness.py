@@ -97,18 +97,21 @@ def test_session_start_briefs_with_skills_and_the_previous_checkpoint(store: Sto
     assert "skill:release-checklist" in context and "earlier-session#2" in context and "clock dependency" in context
 
 
-def test_post_tool_records_calls_and_keeps_only_an_excerpt_of_shell_output(repo: Path):
-    big = "x" * 10_000
-    for tool, response in (("Bash", {"stdout": big, "stderr": "", "interrupted": False}), ("Read", {"file": {"content": big}})):
+def test_post_tool_records_calls_with_an_excerpt_and_the_full_output_redacted_in_a_blob(repo: Path):
+    token = "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
+    big = "x" * 10_000 + f"\nexport GITHUB_TOKEN={token}\n"
+    for tool, response in (("Bash", {"stdout": big, "stderr": "", "interrupted": False}), ("Read", {"file": {"content": "y" * 10_000}})):
         hooks.handle("post-tool", {"session_id": CLAUDE_SESSION, "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": tool,
                                    "tool_input": {"command": "ls -la"} if tool == "Bash" else {"file_path": "a.py"}, "tool_response": response})
     store = Store(Config.load(repo))
     path = store.journal.path(CLAUDE_SESSION)
     records = [ln.record for ln in store.journal.lines(path) if ln.record]
-    store.close()
     bash, read = records
     assert bash["kind"] == "tool" and bash["text"].startswith("Bash") and len(bash["data"]["output_excerpt"]) == 2000
-    assert "output_blob" not in bash["data"] and "output_blob" in read["data"]
+    blob = store.journal.blob(bash["data"]["output_blob"])[0].decode()
+    store.close()
+    assert "output_blob" in read["data"] and bash["data"]["redacted"] == ["github-token"]
+    assert "[REDACTED:github-token]" in blob and token not in blob and token not in path.read_text()
     assert bash["source"]["tool"] == "hook:PostToolUse"
 
 

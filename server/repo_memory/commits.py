@@ -16,12 +16,13 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from repo_memory import disk
+from repo_memory import disk, secretscan
 from repo_memory.config import Config
 from repo_memory.gitrepo import INDEX_LOCK_WAIT, SIGN_TIMEOUT, CommitResult, Git, GitError
 
 log = logging.getLogger("repo_memory")
 PENDING_FILE = "pending-commit.json"
+SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
 CAS_RETRIES = 5
 
 
@@ -90,6 +91,17 @@ def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str]) ->
         Path(f"{index}.lock").unlink(missing_ok=True)
 
 
+def _holds_secret(path: Path) -> bool:
+    """Whether a memory file a person may have edited holds a secret (the last gate before a git object)."""
+    if path.suffix not in SCANNED_AT_COMMIT or "/experience/" in path.as_posix():
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False  # deleted or unreadable: nothing of it reaches git
+    return bool(secretscan.scan(text))
+
+
 def _wait_for_index_lock(git_dir: Path) -> bool:
     """Wait a bounded time for someone else's index.lock to go; never delete it."""
     deadline = time.monotonic() + INDEX_LOCK_WAIT
@@ -110,6 +122,7 @@ class Committer:
         self._pending: dict[str, str] = {}  # path -> message of its latest change
         self._timer: threading.Timer | None = None
         self.last: CommitResult | None = None
+        self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self._load_pending()
 
     @property
@@ -142,7 +155,12 @@ class Committer:
             pending = dict(self._pending)
         if not pending:
             return None
-        paths = sorted(pending)
+        self.held = [p for p in sorted(pending) if _holds_secret(self.config.root / p)]
+        if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
+            log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
+        paths = [p for p in sorted(pending) if p not in self.held]
+        if not paths:
+            return None
         if self.mode == "stage":
             staged = _refresh_index(self.git, paths)
             result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
@@ -175,6 +193,8 @@ class Committer:
         last = self.last
         if last is not None and last.deferred and self._pending:
             return f"deferred: {last.deferred}"
+        if self.held:
+            return f"not committed: {', '.join(self.held)} contains what looks like a secret; remove it (see `repo-memory doctor`)"
         if self._pending:
             return f"pending: {'staged' if self.mode == 'stage' else 'committed'} within {self.window:g} s"
         return "up to date"

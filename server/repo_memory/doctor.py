@@ -29,9 +29,17 @@ def examine(store: Store) -> list[Finding]:
             for problem in json.loads(row["problems"] or "[]"):
                 findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
         elif row["flags"]:
-            findings.append(Finding("error", row["path"], f"quarantined: injection markers ({', '.join(json.loads(row['flags']))})",
-                                    "Read it in an editor that shows invisible characters; remove them, or delete the skill. "
-                                    "It stays out of recall and briefings until then."))
+            flags = json.loads(row["flags"])
+            secrets = [f.removeprefix("secret: ") for f in flags if f.startswith("secret: ")]
+            others = [f for f in flags if not f.startswith("secret: ")]
+            if secrets:
+                findings.append(Finding("error", row["path"], f"holds what looks like a secret ({'; '.join(secrets)}); it is not "
+                                        "committed and stays out of recall", "Remove the secret from the file (refer to where it "
+                                        "lives, e.g. an environment variable name); if it was ever committed or pushed, rotate it."))
+            if others:
+                findings.append(Finding("error", row["path"], f"quarantined: injection markers ({', '.join(others)})",
+                                        "Read it in an editor that shows invisible characters; remove them, or delete the skill. "
+                                        "It stays out of recall and briefings until then."))
         elif not row["winner"]:
             findings.append(Finding(
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",

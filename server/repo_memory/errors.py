@@ -6,7 +6,9 @@
     ├── UnsafePathError             a name or path that would leave the memory root
     ├── InvalidRecordError          a document that fails parsing or its schema (carries problems)
     ├── NotFoundError               a reference that names nothing (carries suggestions)
-    └── ConflictError               a write that cannot proceed as asked (exists, locked)
+    ├── ConflictError               a write that cannot proceed as asked (exists, locked)
+    ├── SecretError                 content that holds a secret (names rule and position, never the secret)
+    └── RateLimitError              too many writes in a short time (says when to retry)
 """
 
 from __future__ import annotations
@@ -70,3 +72,21 @@ class NotFoundError(RepoMemoryError):
 
 class ConflictError(RepoMemoryError):
     """A write cannot proceed as asked."""
+
+
+class SecretError(RepoMemoryError):
+    """Content holds something that looks like a credential; nothing was written."""
+
+    def __init__(self, what: str, findings: str):
+        super().__init__(
+            f"Refused: {what} contains what looks like a secret ({findings}). Nothing was written. Remove it and write "
+            "again; refer to a secret by where it lives (an environment variable name, a vault path), never by its value."
+        )
+
+
+class RateLimitError(RepoMemoryError):
+    """A writer is going faster than the configured limit."""
+
+    def __init__(self, message: str, retry_after: float):
+        self.retry_after = retry_after
+        super().__init__(message)

@@ -7,7 +7,7 @@ import logging
 import sqlite3
 from typing import Any
 
-from repo_memory import experience
+from repo_memory import experience, secretscan
 from repo_memory.config import Config
 from repo_memory.errors import RepoMemoryError
 from repo_memory.store import Store
@@ -68,7 +68,6 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 BRIEFING_BYTES = 2000
 EXCERPT = 2000
-SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell"}
 
 
 def _session_store(store: Store, payload: dict[str, Any]) -> Store:
@@ -84,7 +83,7 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     _session_store(store, payload)
     store.append(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
                                                   data={"event": "SessionStart", "source": payload.get("source")},
-                                                  source=store.source("agent", "hook:SessionStart"))])
+                                                  source=store.source("agent", "hook:SessionStart"))], captured=True)
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
     from repo_memory.runs import Engine
 
@@ -132,15 +131,21 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
     _session_store(store, payload)
     tool = str(payload.get("tool_name") or "tool")
-    tool_input = payload.get("tool_input")
-    response = payload.get("tool_response", payload.get("tool_output"))
+    # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
+    # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
+    tool_input, in_input = secretscan.redact_value(payload.get("tool_input"))
+    response, found = secretscan.redact_value(payload.get("tool_response", payload.get("tool_output")))
+    found += in_input
     output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
     summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
     data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
-    if len(output) > EXCERPT and tool not in SHELL_TOOLS:  # shell output may carry secrets: only the excerpt until the guard lands
+    if len(output) > EXCERPT:
         data["output_blob"] = store.journal.put_blob(output.encode("utf-8"))
+    if found:
+        data["redacted"] = sorted({f.rule for f in found})
     store.append(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
-                                                  source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))])
+                                                  source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
+                 captured=True)
     return {}
 
 
@@ -165,7 +170,7 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         text = (f"The harness compacted its context ({payload.get('trigger', 'auto')}); {len(uncovered)} record(s) since the last checkpoint "
                 f"({', '.join(kinds)}) stay readable by id.")
         if payload.get("custom_instructions"):
-            text += f" Instructions given: {str(payload['custom_instructions'])[:300]}"
+            text += f" Instructions given: {secretscan.redact(str(payload['custom_instructions'])[:300])[0]}"
     store.checkpoint(text, covers, actor="agent", tool=f"hook:{payload.get('hook_event_name', 'PreCompact')}")
     return {}
 
@@ -175,7 +180,7 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     _session_store(store, payload)
     store.append(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
                                                   data={"event": "SessionEnd", "reason": payload.get("reason")},
-                                                  source=store.source("agent", "hook:SessionEnd"))])
+                                                  source=store.source("agent", "hook:SessionEnd"))], captured=True)
     store.committer.flush()
     return {}
 

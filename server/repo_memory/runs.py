@@ -205,7 +205,7 @@ class Engine:
                                             data={"skill": skill, "outcome": state, "verified": state == "succeeded", "run": current.run},
                                             refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
-            self.store.append(current.run, entries)
+            self.store.append(current.run, entries, captured=True)
         return receipt
 
     def abort(self, run: str, reason: str = "stopped by a person") -> dict[str, Any]:
@@ -219,7 +219,7 @@ class Engine:
 
     def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:
         entry = experience.Entry(kind, text=text, data=data, source=self.store.source(actor, tool))
-        return self.store.append(run, [entry])[0]
+        return self.store.append(run, [entry], captured=True)[0]  # command output: secrets redacted, not refused
 
     # --- reading runs --------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import frontmatter, markers
+from repo_memory import frontmatter, markers, secretscan
 from repo_memory.errors import InvalidRecordError, Problem
 from repo_memory.guard import resolves_inside
 from repo_memory.validation import validate
@@ -68,6 +68,7 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return _with(invalid, Problem(f"the file is not UTF-8 (byte {exc.start}); re-save it as UTF-8"))
+    text, secrets = secretscan.redact(text)  # a person's edit may hold a secret: the index only ever sees it redacted
     try:
         doc = frontmatter.split(text, path)
         meta = frontmatter.load(doc.frontmatter, path)
@@ -94,7 +95,7 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         related=_as_list(md.get("related")),
         body=doc.body,
         problems=tuple(problems),
-        flags=tuple(str(m) for m in markers.find(text)),
+        flags=tuple([*(str(m) for m in markers.find(text)), *(f"secret: {f}" for f in secrets)]),
     )
 
 

@@ -6,15 +6,15 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import disk, experience, guard, query, skills
+from repo_memory import disk, experience, guard, query, secretscan, skills
 from repo_memory.commits import Committer
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError, SecretError
 from repo_memory.index import Hit, Index, Progress, SyncReport
 from repo_memory.records import RecordHit, RecordIndex
 
@@ -194,6 +194,7 @@ class Store:
             content = data.decode("utf-8")
         except UnicodeDecodeError:
             raise RepoMemoryError(f"'{target.relative_to(self.root)}' is not UTF-8 text; open it from the repository directly.") from None
+        content = secretscan.redact(content)[0]  # a secret a person left in a file is not handed to the agent either
         char = 0
         if cursor:
             if not re.fullmatch(r"char:\d+", cursor):
@@ -234,6 +235,7 @@ class Store:
         if actor not in ACTORS:
             raise ConflictError(f"actor must be one of {ACTORS}")
         path = guard.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        refuse_secrets(("description", description), ("body", body), ("tags", tags), ("related", related))
         status = "draft" if actor == "agent" and self.config.review == "required" else "active"
         warnings: list[str] = []
         with disk.repo_lock(self.config.state_dir):
@@ -256,6 +258,7 @@ class Store:
                     changes[("metadata", "related")] = list(related)
                 current = path.read_text(encoding="utf-8")
                 text = skills.edit(current, name, changes, body)
+            refuse_secrets((f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", text))  # what a person left in the file counts too
             data = text.encode("utf-8")
             disk.write_atomic(path, data)
             self.index.sync([skills.Found(str(path), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR, 0)], complete=False)
@@ -285,6 +288,7 @@ class Store:
             if accept:
                 if current.status == "active":
                     return f"skill:{name} is already active"
+                refuse_secrets((rel, path.read_text(encoding="utf-8", errors="replace")))
                 text = skills.edit(path.read_text(encoding="utf-8"), name, {("metadata", "status"): "active"})
                 disk.write_atomic(path, text.encode("utf-8"))
                 changed, message, done = [rel], f"memory(skill): accept {name}", f"accepted skill:{name} (status: active)"
@@ -317,9 +321,18 @@ class Store:
         entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts)
         return self.append(session or self.session, [entry])
 
-    def append(self, session: str, entries: Sequence[experience.Entry]) -> list[dict[str, Any]]:
-        """Append records as one write and index them at once."""
+    def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
+        """Append records as one write and index them at once.
+
+        Secrets: content an agent wrote is refused; `captured` content (tool output a hook or a loop recorded) has
+        each secret replaced by `[REDACTED:<rule>]` and the record's data lists the rules under `redacted`.
+        """
         experience.check_session(session)
+        entries = [redact_entry(e) for e in entries] if captured else entries
+        if not captured:
+            for number, e in enumerate(entries, start=1):
+                where = "the record" if len(entries) == 1 else f"record {number}"
+                refuse_secrets((f"{where}'s text", e.text), (f"{where}'s data", e.data), (f"{where}'s refs", e.refs))
         written = self.journal.append(session, entries)
         path = self.journal.path(session)
         assert path is not None
@@ -494,3 +507,38 @@ def as_moment(value: str | None) -> str | None:
     if len(value) == 10:
         return f"{value}T00:00:00Z"
     return value
+
+
+def refuse_secrets(*fields: tuple[str, Any]) -> None:
+    """Raise SecretError naming the field, rule and position of the first secrets found in any field (strings inside
+    lists and mappings are scanned one by one, so the error can say `data.env` or `tags[2]`)."""
+    for what, value in fields:
+        for where, text in _strings(what, value):
+            found = secretscan.scan(text)
+            if found:
+                raise SecretError(where, secretscan.summary(found))
+
+
+def _strings(where: str, value: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(f"{where} key", str(key))
+            yield from _strings(f"{where}.{key}", item)
+    elif isinstance(value, (list, tuple)):
+        for n, item in enumerate(value):
+            yield from _strings(f"{where}[{n}]", item)
+    elif value is not None and not isinstance(value, (int, float, bool)):
+        yield where, str(value)
+
+
+def redact_entry(entry: experience.Entry) -> experience.Entry:
+    """A captured record with every secret in its text and data replaced by `[REDACTED:<rule>]`."""
+    text, in_text = secretscan.redact(entry.text) if entry.text else (entry.text, [])
+    data, in_data = secretscan.redact_value(entry.data)
+    if not (in_text or in_data):
+        return entry
+    rules = sorted({f.rule for f in (*in_text, *in_data)})
+    data = {**data, "redacted": rules} if isinstance(data, dict) else {"value": data, "redacted": rules}
+    return dataclasses.replace(entry, text=text, data=data)

@@ -1,0 +1,244 @@
+"""Secrets: one true positive per rule family on every write path, zero secret bytes in git objects, SQLite or stderr,
+and a benign corpus (digests, UUIDs, prose, code, lockfiles) under 1% false positives."""
+
+from __future__ import annotations
+
+import base64
+import glob
+import hashlib
+import json
+import os
+import random
+import string
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory import secretscan
+from repo_memory.cli import cli
+from repo_memory.config import Config
+from repo_memory.errors import SecretError
+from repo_memory.store import Store
+from repo_memory.watch import Watcher
+
+from .conftest import git, write_skill_file
+
+ROOT = Path(__file__).resolve().parents[1]
+LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+_rng = random.Random(20261202)
+UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
+B62 = UPPER + LOWER + DIGITS
+
+
+def rand(alphabet: str, n: int) -> str:
+    """Random characters; generated at run time so this repository holds no secret-shaped literal."""
+    return "".join(_rng.choice(alphabet) for _ in range(n))
+
+
+# rule family -> (a fake secret of that shape, the text it appears in)
+FAKES: dict[str, str] = {
+    "aws-access-key-id": "AKIA" + rand(UPPER + DIGITS, 16),
+    "aws-secret-access-key": rand(B62 + "/+", 40),
+    "github-token": "ghp_" + rand(B62, 36),
+    "gitlab-token": "glpat-" + rand(B62, 20),
+    "slack-token": "xoxb-" + rand(DIGITS, 12) + "-" + rand(B62, 24),
+    "slack-webhook": "https://hooks.slack.com/services/T" + rand(UPPER + DIGITS, 8) + "/B" + rand(UPPER + DIGITS, 8) + "/" + rand(B62, 24),
+    "stripe-key": "sk_live_" + rand(B62, 24),
+    "openai-key": "sk-proj-" + rand(B62, 20) + "T3BlbkFJ" + rand(B62, 20),
+    "anthropic-key": "sk-ant-api03-" + rand(B62 + "_-", 93),
+    "google-api-key": "AIza" + rand(B62 + "_-", 35),
+    "huggingface-token": "hf_" + rand(B62, 34),
+    "npm-token": "npm_" + rand(B62, 36),
+    "pypi-token": "pypi-AgEIcHlwaS5vcmc" + rand(B62, 60),
+    "sendgrid-key": "SG." + rand(B62, 22) + "." + rand(B62, 43),
+    "twilio-api-key": "SK" + rand("0123456789abcdef", 32),
+    "telegram-bot-token": rand(DIGITS, 9) + ":AA" + rand(B62, 33),
+    "discord-bot-token": "M" + rand(B62, 23) + "." + rand(B62, 6) + "." + rand(B62, 27),
+    "mailchimp-key": rand("0123456789abcdef", 32) + "-us12",
+    "square-token": "sq0atp-" + rand(B62, 22),
+    "azure-storage-key": rand(B62 + "+/", 86) + "==",
+    "jwt": "eyJ" + rand(B62, 20) + ".eyJ" + rand(B62, 30) + "." + rand(B62, 43),
+    "private-key": "-----BEGIN RSA PRIVATE KEY-----",
+    "secret-assignment": "Tr0ub4dor&3-" + rand(DIGITS, 4),
+    "url-credentials": "s3cr3t-" + rand(B62, 10),
+    "authorization-header": rand(B62, 40),
+    "high-entropy-token": rand(B62, 40),
+}
+CONTEXT = {
+    "aws-secret-access-key": "aws_secret_access_key = {}",
+    "azure-storage-key": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={};EndpointSuffix=core.windows.net",
+    "private-key": "{}\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+    "secret-assignment": 'DB_PASSWORD="{}"',
+    "url-credentials": "postgres://deploy:{}@db.internal:5432/app",
+    "authorization-header": "Authorization: Bearer {}",
+}
+
+
+def in_context(rule: str) -> str:
+    return CONTEXT.get(rule, "use {}").format(FAKES[rule]).splitlines()[0]
+
+
+def sample(rule: str) -> str:
+    return f"Deploy notes.\nStep 2: {in_context(rule)} then restart.\n"
+
+
+def test_there_is_a_fixture_for_every_rule():
+    assert set(FAKES) == {*secretscan.PROVIDERS, *secretscan.GENERIC}
+
+
+@pytest.mark.parametrize("rule", sorted(FAKES))
+def test_each_rule_family_is_found_located_and_redacted(rule: str):
+    text = sample(rule)
+    found = secretscan.scan(text)
+    assert [f.rule for f in found] == [rule]
+    assert found[0].line == 2 and text.splitlines()[1][found[0].column - 1:].startswith(FAKES[rule][:10])
+    clean, _ = secretscan.redact(text)
+    assert FAKES[rule] not in clean and f"[REDACTED:{rule}]" in clean and secretscan.scan(clean) == []
+    shifted = "İstanbul ünïcode " + text  # characters whose lower case is longer do not shift positions
+    assert [f.rule for f in secretscan.scan(shifted)] == [rule] and FAKES[rule] not in secretscan.redact(shifted)[0]
+
+
+def _benign_corpus() -> dict[str, list[str]]:
+    corpus: dict[str, list[str]] = {}
+    scratch = git_shas()
+    corpus["git SHAs"] = scratch
+    corpus["UUIDs"] = [str(uuid.UUID(int=_rng.getrandbits(128), version=4)) for _ in range(2000)]
+    corpus["UUIDs"] += [u.upper() for u in corpus["UUIDs"][:500]]
+    digests = [hashlib.sha256(str(i).encode()).digest() + hashlib.sha256(str(-i).encode()).digest() for i in range(1000)]
+    corpus["digests"] = [d[:32].hex() for d in digests] + [hashlib.md5(d).hexdigest() for d in digests]  # noqa: S324 - a benign fixture
+    corpus["lockfile hashes"] = (
+        [f'"integrity": "sha512-{base64.b64encode(d).decode()}"' for d in digests]  # package-lock, pnpm
+        + [f"pkg/name-{i}.py,sha256={base64.urlsafe_b64encode(d[:32]).decode().rstrip('=')},{i * 7}" for i, d in enumerate(digests)]  # wheel RECORD
+        + [f"example.com/mod v1.{i}.0 h1:{base64.b64encode(d[:32]).decode()}" for i, d in enumerate(digests)]  # go.sum
+        + [f'checksum = "{d[:32].hex()}"' for d in digests]  # Cargo.lock
+    )
+    corpus["code"] = []
+    for pattern in ("server/**/*.py", "bench/*.py", "*.md", "skills/**/*.md", "examples/**/*.md"):
+        for path in sorted(glob.glob(str(ROOT / pattern), recursive=True)):
+            corpus["code"] += Path(path).read_text(encoding="utf-8").splitlines()
+    site = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "**", "*.py"), recursive=True))
+    for path in site[:: max(1, len(site) // 300)]:
+        corpus["code"] += Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    corpus["prose"] = []
+    if LOCOMO.is_file():
+        for conversation in json.loads(LOCOMO.read_text(encoding="utf-8")):
+            for key, session in conversation["conversation"].items():
+                if key.startswith("session_") and isinstance(session, list):
+                    corpus["prose"] += [turn.get("text", "") for turn in session]
+    corpus["prose"] += (ROOT / "README.md").read_text(encoding="utf-8").split("\n\n")
+    return {k: [line for line in v if line.strip()] for k, v in corpus.items()}
+
+
+def git_shas() -> list[str]:
+    return [
+        hashlib.sha1(f"commit {i}".encode()).hexdigest() + " " + hashlib.sha1(f"tree {i}".encode()).hexdigest()[:7]  # noqa: S324
+        for i in range(1000)
+    ]
+
+
+def test_benign_corpus_has_under_one_percent_false_positives_and_none_on_digests():
+    corpus = _benign_corpus()
+    assert sum(map(len, corpus.values())) > 20_000
+    flagged = {name: [line for line in lines if secretscan.scan(line)] for name, lines in corpus.items()}
+    for name in ("git SHAs", "UUIDs", "digests", "lockfile hashes"):
+        assert flagged[name] == [], f"{name}: {flagged[name][:3]}"
+    total, bad = sum(map(len, corpus.values())), sum(map(len, flagged.values()))
+    assert bad / total <= 0.01, {k: v[:3] for k, v in flagged.items() if v}
+
+
+def _leaks(repo: Path, secrets: list[str]) -> list[str]:
+    """Which secrets appear in any git object, in the SQLite index files or in the memory tree on disk."""
+    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True, check=True).stdout
+    index_bytes = b"".join(p.read_bytes() for p in (repo / ".git" / "repo-memory").rglob("*") if p.is_file())
+    return [s for s in secrets if s.encode() in objects or s.encode() in index_bytes]
+
+
+def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_path(repo: Path):
+    import anyio
+    from mcp import Client
+
+    from repo_memory import server
+
+    store = Store(Config.load(repo))
+    messages: list[str] = []
+
+    async def agent() -> None:
+        async with Client(server.build(store)) as client:
+            for i, rule in enumerate(sorted(FAKES)):
+                calls = [
+                    ("skill_write", {"name": f"deploy-{i}", "description": "How to deploy.", "body": sample(rule)}),  # skill body
+                    ("skill_write", {"name": f"tagged-{i}", "description": "How to deploy.", "body": "Steps.", "tags": ["ok", in_context(rule)]}),  # frontmatter
+                    ("skill_write", {"name": f"described-{i}", "description": f"Deploy with {in_context(rule)}.", "body": "Steps."}),
+                    ("remember", {"text": sample(rule)}),  # experience text
+                    ("remember", {"text": "config", "data": {"env": sample(rule)}}),  # experience data
+                ]
+                for tool, args in calls:
+                    result = await client.call_tool(tool, args)
+                    text = result.content[0].text  # type: ignore[union-attr]
+                    assert result.is_error, (tool, rule)
+                    assert "secret" in text and rule in text and "line" in text
+                    messages.append(text)
+
+    anyio.run(agent)
+    store.write_skill("clean", "How to deploy.", "kubectl apply", actor="human")
+    store.close()
+    assert not any((repo / ".agents" / "skills").glob("deploy-*")) and not any((repo / ".agents" / "skills").glob("tagged-*"))
+
+    # captured tool output, through the real hook command: redacted, never refused
+    stderr = b""
+    for rule in sorted(FAKES):
+        payload = {"session_id": "hooked", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": "cat .env"}, "tool_response": {"stdout": sample(rule) + "z" * 3000, "stderr": ""}}
+        proc = subprocess.run([sys.executable, "-m", "repo_memory", "hook", "post-tool"], input=json.dumps(payload).encode(),
+                              capture_output=True, cwd=repo, env={**os.environ, "REPO_MEMORY_DEBUG": "1"})
+        assert proc.returncode == 0
+        stderr += proc.stderr
+    after = Store(Config.load(repo))
+    records = [ln.record for ln in after.journal.lines(after.journal.path("hooked")) if ln.record]
+    after.close()
+    assert {r["data"]["redacted"][0] for r in records} == set(FAKES)
+    assert all("[REDACTED:" in r["data"]["output_excerpt"] for r in records)
+    git(repo, "log", "-1")  # commits landed
+    secrets = list(FAKES.values())
+    assert _leaks(repo, secrets) == []
+    on_disk = b"".join(p.read_bytes() for p in (repo / ".agents").rglob("*") if p.is_file())
+    assert [s for s in secrets if s.encode() in on_disk] == []
+    assert [s for s in secrets if s in "\n".join(messages) or s.encode() in stderr] == []
+
+
+def test_a_persons_edit_holding_a_secret_is_flagged_redacted_in_the_index_and_never_committed(store: Store, repo: Path,
+                                                                                                 runner: CliRunner):
+    token = FAKES["github-token"]
+    watcher = Watcher(store)
+    watcher.start()
+    seen = threading.Event()
+    watcher.listeners.append(lambda: seen.set() if store.index.skill("hand-edited") else None)
+    try:
+        path = write_skill_file(repo, "hand-edited", "How to release.", f"Run `gh release` with GH_TOKEN={token}.",
+                                extra="metadata:\n  status: draft\n")
+        assert seen.wait(5)
+    finally:
+        watcher.stop()
+    row = store.index.skill("hand-edited")
+    assert row is not None and "secret: github-token at line" in row["flags"]
+    assert token not in row["body"] and store.recall("release", kinds=["skill"]).hits == []  # out of default recall
+    assert token not in store.read("hand-edited").content
+    # the agent cannot launder it into a commit: updating the skill is refused, accepting it too
+    with pytest.raises(SecretError, match="github-token"):
+        store.write_skill("hand-edited", "How to release.", "Run gh release.\n\n" + path.read_text().split("---", 2)[2])
+    with pytest.raises(SecretError):
+        store.review("hand-edited", accept=True)
+    # even when its path is pending for commit, the commit leaves it out
+    store.committer.record([".agents/skills/hand-edited/SKILL.md"], "memory(skill): update hand-edited")
+    store.write_skill("other", "Something else.", "Steps.", actor="human")
+    store.committer.flush()
+    assert "hand-edited" not in git(repo, "log", "--all", "--name-only", "--format=")
+    assert "contains what looks like a secret" in store.committer.describe()
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "hand-edited" in out and "github-token" in out and token not in out
+    assert _leaks(repo, [token]) == []
