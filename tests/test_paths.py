@@ -88,3 +88,45 @@ def test_hostile_resource_uris_are_errors(store: Store, uri: str):
         return None
 
     assert anyio.run(read) is not None
+
+
+def test_hard_links_and_last_step_symlinks_are_refused_and_canaries_stay_unchanged(store: Store, repo: Path, tmp_path: Path):
+    """A file in the memory tree that shares its inode with a file outside (a hard link) or is a link itself would let
+    writes land outside the repository and reads leak what is there; every path refuses it, and nothing outside changes."""
+    canary = tmp_path / "canary"
+    canary.write_text("outside the repository\n", encoding="utf-8")
+    linked = write_skill_file(repo, "linked", "A skill whose file is a hard link.")
+    linked.unlink()
+    os.link(canary, linked)
+    log = store.journal.path("hardlinked-session", create=True)
+    assert log is not None
+    log.parent.mkdir(parents=True, exist_ok=True)
+    os.link(canary, log)
+    symlinked = write_skill_file(repo, "symlinked", "A skill whose file is a symbolic link.")
+    symlinked.unlink()
+    symlinked.symlink_to(canary)
+    store.refresh()
+
+    async def agent() -> list[tuple[str, bool, str]]:
+        async with Client(server.build(store)) as client:
+            out = []
+            for tool, args in (
+                ("read", {"ref": "linked"}),
+                ("skill_write", {"name": "linked", "description": "Overwritten.", "body": "pwned"}),
+                ("remember", {"text": "pwned", "session": "hardlinked-session"}),
+                ("read", {"ref": "symlinked"}),
+                ("skill_write", {"name": "symlinked", "description": "Overwritten.", "body": "pwned"}),
+            ):
+                result = await client.call_tool(tool, args)
+                out.append((tool, result.is_error, result.content[0].text))  # type: ignore[union-attr]
+            return out
+
+    results = anyio.run(agent)
+    assert all(is_error for _, is_error, _ in results), results
+    assert all("outside the repository" not in text for _, _, text in results)  # nothing read through the links
+    assert any("hard-linked" in text for _, _, text in results) and any("symbolic link" in text for _, _, text in results)
+    assert canary.read_text(encoding="utf-8") == "outside the repository\n"
+    assert os.stat(canary).st_nlink == 3  # still linked: we refuse, we do not silently break a person's links
+    problems = {row["name"]: row["problems"] for row in store.list_skills()}
+    assert "hard-linked" in problems["linked"]
+    assert any("hard-linked" in what for _, what in store.verify_logs())

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from repo_memory.errors import UnsafePathError
 
 
 @contextmanager
@@ -23,8 +27,43 @@ def repo_lock(state_dir: Path, name: str = "write.lock") -> Iterator[None]:
         os.close(fd)
 
 
+def open_safely(path: Path, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
+    """Open a memory file without following a link at the last step (O_NOFOLLOW, checked by the kernel at open,
+    so a link swapped in after a path check is still refused), and only when it is a regular file with no other
+    hard link: a hard link would let writes land in, and reads come from, a file outside the repository."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(f"'{path.name}' is a symbolic link; repo-memory does not read or write through links.") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        what = "not a regular file" if not stat.S_ISREG(st.st_mode) else f"hard-linked ({st.st_nlink} names share its contents)"
+        raise UnsafePathError(f"'{path.name}' is {what}; repo-memory only reads and writes plain files. Replace it with a copy "
+                              f"(cp --remove-destination) if it belongs in memory.")
+    return fd
+
+
+def read_safely(path: Path) -> bytes:
+    """The bytes of a memory file opened with `open_safely`."""
+    with os.fdopen(open_safely(path), "rb") as handle:
+        return handle.read()
+
+
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so readers see the old or the new file, never a torn one."""
+    """Replace `path` with `data` so readers see the old or the new file, never a torn one.
+
+    The rename replaces the directory entry and never writes through a link; an existing link or hard-linked
+    file in the way is refused all the same, since someone put it there to redirect memory."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            os.close(open_safely(path))  # raises the explanation
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -219,7 +219,7 @@ class Journal:
         prepared = [self._prepare(entry) for entry in entries]
         path.parent.mkdir(parents=True, exist_ok=True)
         guard.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             last_seq, last_sha, clean_end = _tail(fd)
@@ -289,12 +289,12 @@ class Journal:
         path = guard.inside(self.root, BLOB_DIR, digest)
         if not path.is_file():
             raise NotFoundError(f"Blob {digest} is missing from {BLOB_DIR}/ (was it deleted, or not pulled?).")
-        data = path.read_bytes()
+        data = disk.read_safely(path)
         return data, hashlib.sha256(data).hexdigest() == digest
 
     def lines(self, path: Path) -> list[Line]:
         """Every line of a log file."""
-        return parse_lines(path.read_bytes())
+        return parse_lines(disk.read_safely(path))
 
 
 def _tail(fd: int) -> tuple[int, str | None, bool]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repo_memory import records, skills
-from repo_memory.errors import Problem
+from repo_memory import disk, records, skills
+from repo_memory.errors import Problem, UnsafePathError
 from repo_memory.query import Query
 
 SCHEMA_VERSION = 3
@@ -98,11 +98,14 @@ def _load(item: skills.Found) -> _Loaded | None:
         skill = skills.Skill(name=Path(item.rel).parent.name, path=item.rel, source=item.source, sha256="", problems=(Problem(item.refused),))
         return _Loaded("", 0, 0, skill)
     try:
-        with open(item.path, "rb") as handle:
+        with os.fdopen(disk.open_safely(Path(item.path)), "rb") as handle:
             st = os.fstat(handle.fileno())
             data = handle.read()
     except FileNotFoundError:
         return None
+    except UnsafePathError as exc:
+        skill = skills.Skill(name=Path(item.rel).parent.name, path=item.rel, source=item.source, sha256="", problems=(Problem(str(exc)),))
+        return _Loaded("", 0, 0, skill)
     return _Loaded(item.path, st.st_mtime_ns, st.st_size, skills.parse(data, item.rel, item.source))
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any
 from repo_memory import disk, experience, guard, query, secretscan, skills
 from repo_memory.commits import Committer
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError, SecretError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError, SecretError, UnsafePathError
 from repo_memory.index import Hit, Index, Progress, SyncReport
 from repo_memory.records import RecordHit, RecordIndex
 
@@ -189,7 +190,7 @@ class Store:
         target = guard.inside(folder, *inner.split("/")) if inner else folder / skills.SKILL_FILE
         if not target.is_file():
             raise NotFoundError(f"Skill '{name}' has no file '{inner}'. Its files: {', '.join(self._files(folder))}.")
-        data = target.read_bytes()
+        data = disk.read_safely(target)
         try:
             content = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -256,7 +257,7 @@ class Store:
                     changes[("metadata", "tags")] = list(tags)
                 if related is not None:
                     changes[("metadata", "related")] = list(related)
-                current = path.read_text(encoding="utf-8")
+                current = disk.read_safely(path).decode("utf-8")
                 text = skills.edit(current, name, changes, body)
             refuse_secrets((f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", text))  # what a person left in the file counts too
             data = text.encode("utf-8")
@@ -283,13 +284,14 @@ class Store:
         path = guard.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
         if not path.is_file():
             raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/.", self.similar_names(name))
-        current = skills.parse(path.read_bytes(), rel, SKILLS_DIR)
+        raw = disk.read_safely(path)
+        current = skills.parse(raw, rel, SKILLS_DIR)
         with disk.repo_lock(self.config.state_dir):
             if accept:
                 if current.status == "active":
                     return f"skill:{name} is already active"
-                refuse_secrets((rel, path.read_text(encoding="utf-8", errors="replace")))
-                text = skills.edit(path.read_text(encoding="utf-8"), name, {("metadata", "status"): "active"})
+                refuse_secrets((rel, raw.decode("utf-8", errors="replace")))
+                text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "active"})
                 disk.write_atomic(path, text.encode("utf-8"))
                 changed, message, done = [rel], f"memory(skill): accept {name}", f"accepted skill:{name} (status: active)"
             else:
@@ -421,7 +423,7 @@ class Store:
 
     def _line_at(self, file: str, offset: int, length: int) -> experience.Line:
         path = guard.inside(self.root, *file.split("/"))
-        with open(path, "rb") as handle:
+        with os.fdopen(disk.open_safely(path), "rb") as handle:
             handle.seek(offset)
             raw = handle.read(length)
         return experience.parse_line(raw, offset)
@@ -455,7 +457,11 @@ class Store:
         breaks = []
         for path in self.journal.files():
             rel = path.relative_to(self.root).as_posix()
-            lines = self.journal.lines(path)
+            try:
+                lines = self.journal.lines(path)
+            except UnsafePathError as exc:
+                breaks.append((rel, str(exc)))
+                continue
             for line in lines:
                 if line.record is None:
                     breaks.append((f"{rel} at byte {line.offset}", line.problem))
@@ -466,7 +472,7 @@ class Store:
                 if blob := record.get("blob"):
                     try:
                         _, intact = self.journal.blob(blob["sha256"])
-                    except NotFoundError as exc:
+                    except (NotFoundError, UnsafePathError) as exc:
                         breaks.append((record["id"], str(exc)))
                         continue
                     if not intact:
