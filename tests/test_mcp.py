@@ -158,3 +158,31 @@ async def test_start_loop_and_distill_session_prompts(seeded: Store, repo: Path)
     assert names == {"use-skill", "start-loop", "distill-session"}
     assert "loop_start(name='fix-it')" in loop_text and "Read the failure first." in loop_text
     assert "read(ref='work-1#1-2')" in distill and "skill_write" in distill
+
+
+async def test_a_runaway_writer_is_told_when_to_retry_and_its_refused_writes_leave_nothing(repo: Path):
+    from repo_memory.config import Config
+    from repo_memory.ratelimit import WriteLimiter
+
+    (repo / ".agents" / "repo-memory.toml").write_text("writes_per_minute = 5\n", encoding="utf-8")
+    store = Store(Config.load(repo))
+    try:
+        async with Client(server.build(store)) as client:
+            results = [await client.call_tool("remember", {"text": f"note {i}"}) for i in range(8)]
+        accepted = [r for r in results if not r.is_error]
+        refused = [r.content[0].text for r in results if r.is_error]  # type: ignore[union-attr]
+        assert len(accepted) == 5 and len(refused) == 3
+        assert all("retry_after_seconds=" in text and "writes_per_minute" in text for text in refused)
+        path = store.journal.path(store.session)
+        assert path is not None and len([ln for ln in store.journal.lines(path) if ln.record]) == 5
+    finally:
+        store.close()
+    now = [0.0]
+    limiter = WriteLimiter(60, clock=lambda: now[0])  # one per second, bursts of 60
+    for _ in range(60):
+        limiter.take("remember")
+    with pytest.raises(Exception, match=r"retry_after_seconds=1\.0"):
+        limiter.take("remember")
+    now[0] += 1.0
+    limiter.take("remember")  # refilled at the configured rate
+    assert WriteLimiter(0).per_minute == 0 and [WriteLimiter(0).take("x") for _ in range(1000)]

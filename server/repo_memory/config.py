@@ -35,6 +35,7 @@ class Config:
     author_name: str | None = None
     author_email: str | None = None
     commit_window: float = 2.0
+    writes_per_minute: int = 120
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -71,7 +72,8 @@ class Config:
                 + "; ".join(str(p) for p in problems)
                 + ". See schemas/config.schema.json for the allowed keys."
             )
-        known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds"}
+        known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
+                 "writes_per_minute"}
         author = values.get("author", {})
         return cls(
             root=top,
@@ -87,6 +89,7 @@ class Config:
             author_name=author.get("name"),
             author_email=author.get("email"),
             commit_window=float(values.get("commit_window_seconds", 2.0)),
+            writes_per_minute=values.get("writes_per_minute", 120),
             extra={k: v for k, v in values.items() if k not in known},
         )
 

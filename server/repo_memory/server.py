@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 from repo_memory import __version__, experience, guard, loops
 from repo_memory import history as past
 from repo_memory.errors import NotFoundError, RepoMemoryError
+from repo_memory.ratelimit import WriteLimiter
 from repo_memory.runs import Engine
 from repo_memory.store import PAGE_CHARS, MemoryHit, Store
 from repo_memory.watch import Watcher
@@ -222,6 +223,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
 
     server = MCPServer("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=notifier.bus, lifespan=lifespan)
     engine = Engine(store)
+    limiter = WriteLimiter(store.config.writes_per_minute)
     if watcher is not None:
         watcher.listeners.append(notifier.check)
 
@@ -283,6 +285,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         stored as a blob and the record keeps a preview.
         """
         with _as_tool_error():
+            limiter.take("remember")
             written = store.remember(text, kind, refs or [], data, session, actor="agent", tool="remember")
         return RememberOutput(ids=[r["id"] for r in written], session=written[0]["session"], commit=store.committer.describe())
 
@@ -293,6 +296,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         Every cited record must exist. Later, `recall` finds the summary and `read` of its covers gives the evidence.
         """
         with _as_tool_error():
+            limiter.take("checkpoint")
             record = store.checkpoint(summary, covers, session, actor="agent", tool="checkpoint")
         return CheckpointOutput(id=record["id"], covers=record["covers"], commit=store.committer.describe())
 
@@ -307,6 +311,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         An existing skill keeps its other fields and formatting; only what you pass changes.
         """
         with _as_tool_error():
+            limiter.take("skill_write")
             result = store.write_skill(name, description, body, tags=tags, related=related, actor="agent")
         return WriteOutput(
             id=result.ref, path=result.path, created=result.created, status=result.status,
@@ -332,6 +337,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         skills: names of skills you used, credited with the run's outcome.
         """
         with _as_tool_error():
+            limiter.take("loop_step")
             return engine.step(run, report, status, checklist, skills)
 
     @tool(READ_ONLY)
