@@ -106,3 +106,33 @@ def test_caller_supplied_provenance_and_status_are_ignored(store: Store, repo: P
     assert record["source"]["actor"] == "agent" and "trust" not in record
     assert written["status"] == "draft"
     assert store.read("sneaky").status == "draft" and store.index.skill("sneaky")["origin"] == "agent"
+
+
+def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_committed(store: Store, repo: Path):
+    import anyio
+    from mcp import Client
+
+    from repo_memory import server
+
+    async def look() -> tuple[dict, dict, dict]:
+        async with Client(server.build(store)) as client:
+            found = (await client.call_tool("recall", {"query": "zebra deployment"})).structured_content or {}
+            hits = {h["kind"]: h for h in found["hits"]}
+            record = (await client.call_tool("read", {"ref": hits["note"]["id"]})).structured_content or {}
+            skill = (await client.call_tool("read", {"ref": "zebra-deploy"})).structured_content or {}
+            return hits, record, skill
+
+    store.write_skill("zebra-deploy", "How the zebra deployment works.", "1. Ship it.")
+    store.remember("The zebra deployment needs the feature flag on.")
+    hits, record, skill = anyio.run(look)
+    assert hits["skill"]["recorded"] == "skill written by an agent; not committed yet; status draft" and not hits["skill"]["committed"]
+    assert hits["note"]["recorded"].startswith("recorded by an agent (remember) on 20") and "UTC; not committed yet" in hits["note"]["recorded"]
+    assert record["records"][0]["recorded"] == hits["note"]["recorded"] and not skill["committed"]
+    store.committer.flush()
+    hits, record, skill = anyio.run(look)
+    assert hits["skill"]["committed"] and hits["note"]["committed"] and record["records"][0]["committed"] and skill["committed"]
+    assert hits["note"]["recorded"].endswith("; committed") and "status draft" in skill["recorded"]
+    write_skill_file(repo, "zebra-deploy", "How the zebra deployment works.", "1. Ship it, carefully.")  # a person's uncommitted edit
+    store.refresh()
+    hits, _, skill = anyio.run(look)
+    assert not hits["skill"]["committed"] and not skill["committed"]

@@ -164,6 +164,7 @@ def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_
 
     from repo_memory import server
 
+    (repo / ".agents" / "repo-memory.toml").write_text("writes_per_minute = 0\n", encoding="utf-8")  # 130 writes in a few seconds
     store = Store(Config.load(repo))
     messages: list[str] = []
 

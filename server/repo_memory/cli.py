@@ -197,7 +197,7 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
-            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status}]  {hit.title[:90]}")
+            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status}{'' if hit.committed else ', uncommitted'}]  {hit.title[:90]}")
 
     _emit({"query": result.query, "hits": [h.__dict__ for h in result.hits], "suggestions": result.suggestions}, as_json, text)
 

@@ -65,6 +65,8 @@ class RecordHit:
     harness: str
     tool: str
     covers: tuple[str, ...]
+    file: str = ""
+    end: int = 0  # byte offset just past the record's line in `file`
 
 
 def _speaker(record: dict[str, Any]) -> str:
@@ -238,7 +240,7 @@ class RecordIndex:
         pool = max(offset + limit, POOL)
         sql = (
             f"SELECT r.rowid, r.id, r.kind, r.ts, r.session, r.actor, r.harness, r.tool, r.covers, r.speaker, "
-            f"bm25(records_fts, {', '.join(map(str, WEIGHTS))}) AS rank FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+            f"bm25(records_fts, {', '.join(map(str, WEIGHTS))}) AS rank, r.file, r.offset + r.length FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
             f"WHERE {' AND '.join(where)} ORDER BY rank LIMIT ?"
         )
         with self._lock:
@@ -250,7 +252,7 @@ class RecordIndex:
         return [
             RecordHit(id=r[1], kind=r[2], ts=r[3], session=r[4], snippet=snippets.get(r[0], ""),
                       score=round(-r[10] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0), 6),
-                      actor=r[5], harness=r[6], tool=r[7], covers=tuple(json.loads(r[8] or "[]")))
+                      actor=r[5], harness=r[6], tool=r[7], covers=tuple(json.loads(r[8] or "[]")), file=r[11], end=r[12])
             for r in ranked
         ]
 

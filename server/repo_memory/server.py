@@ -66,6 +66,8 @@ class RecallHit(TypedDict):
     ts: str
     covers: list[str]
     provenance: dict[str, str]
+    committed: bool
+    recorded: str
 
 
 class RecallOutput(TypedDict):
@@ -82,6 +84,8 @@ class RecordOut(TypedDict):
     problem: str
     record: dict[str, Any]
     content: str | None
+    committed: bool
+    recorded: str
 
 
 class ReadOutput(TypedDict):
@@ -97,6 +101,8 @@ class ReadOutput(TypedDict):
     files: list[str]
     records: list[RecordOut]
     next_cursor: str | None
+    committed: bool
+    recorded: str
 
 
 class HistoryCommit(TypedDict):
@@ -156,7 +162,8 @@ def _as_tool_error() -> Iterator[None]:
 
 def _hit(hit: MemoryHit) -> RecallHit:
     return RecallHit(id=hit.id, kind=hit.kind, name=hit.name, title=hit.title, snippet=hit.snippet, score=hit.score,
-                     status=hit.status, stale=False, ts=hit.ts, covers=list(hit.covers), provenance=hit.provenance)
+                     status=hit.status, stale=False, ts=hit.ts, covers=list(hit.covers), provenance=hit.provenance,
+                     committed=hit.committed, recorded=hit.recorded)
 
 
 def _read_skill(store: Store, engine: Engine, ref: str, cursor: str | None) -> ReadOutput:
@@ -164,25 +171,28 @@ def _read_skill(store: Store, engine: Engine, ref: str, cursor: str | None) -> R
     engine.note_read(item.name)
     return ReadOutput(id=item.ref, kind="skill", name=item.name, path=item.path, status=item.status, origin=item.origin,
                       description=item.description, sha256=item.sha256, content=item.content, files=item.files,
-                      records=[], next_cursor=item.next_cursor)
+                      records=[], next_cursor=item.next_cursor, committed=item.committed, recorded=item.recorded)
 
 
 def _read_records(store: Store, ref: str, cursor: str | None) -> ReadOutput:
     got = store.read_experience(ref, cursor)
-    records = [RecordOut(id=v.id, verified=v.verified, problem=v.problem, record=v.record, content=v.content) for v in got.records]
+    records = [RecordOut(id=v.id, verified=v.verified, problem=v.problem, record=v.record, content=v.content, committed=v.committed,
+                         recorded=v.recorded) for v in got.records]
     return ReadOutput(id=got.ref, kind="experience", name="", path="", status="recorded", origin="", description="", sha256="",
-                      content="", files=[], records=records, next_cursor=got.next_cursor)
+                      content="", files=[], records=records, next_cursor=got.next_cursor,
+                      committed=all(v.committed for v in got.records), recorded=DATA_NOTE)
 
 
 def _read_past(store: Store, ref: str, as_of: str, cursor: str | None) -> ReadOutput:
     item = past.read_at(store, store.committer.git, ref, as_of)
     char = int(cursor[5:]) if cursor and cursor.startswith("char:") and cursor[5:].isdigit() else 0
     more = char + PAGE_CHARS < len(item.text)
-    records = [RecordOut(id=r["id"], verified=experience.seal(r)["sha256"] == r["sha256"], problem="", record=r, content=None)
-               for r in item.records]
+    records = [RecordOut(id=r["id"], verified=experience.seal(r)["sha256"] == r["sha256"], problem="", record=r, content=None,
+                         committed=True, recorded=f"as committed in {item.commit[:12]}") for r in item.records]
     return ReadOutput(id=ref, kind="experience" if item.records else "file", name="", path=item.path, status=f"as of {item.commit[:12]}",
                       origin="", description="", sha256="", content=item.text[char : char + PAGE_CHARS], files=[], records=records,
-                      next_cursor=f"char:{char + PAGE_CHARS}" if more else None)
+                      next_cursor=f"char:{char + PAGE_CHARS}" if more else None, committed=True,
+                      recorded=f"as committed in {item.commit[:12]}")
 
 
 class Notifier:

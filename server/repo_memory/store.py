@@ -14,6 +14,7 @@ from typing import Any
 
 from repo_memory import disk, experience, guard, query, secretscan, skills
 from repo_memory.commits import Committer
+from repo_memory.committed import Committed, describe
 from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError, SecretError, UnsafePathError
 from repo_memory.index import Hit, Index, Progress, SyncReport
@@ -39,6 +40,10 @@ class MemoryHit:
     ts: str = ""
     session: str = ""
     covers: tuple[str, ...] = ()
+    committed: bool = False
+    recorded: str = ""  # "recorded by an agent (claude-code, remember) on …; committed": memory framed as data
+    file: str = ""
+    end: int = 0
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,8 @@ class SkillContent:
     description: str
     files: list[str]
     next_cursor: str | None = None  # content longer than one page continues at this cursor
+    committed: bool = False
+    recorded: str = ""
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,8 @@ class RecordView:
     verified: bool
     problem: str
     content: str | None = None  # the full text or data of a record whose content lives in a blob
+    committed: bool = False
+    recorded: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,6 +122,7 @@ class Store:
         self.records = RecordIndex(self.index, config.root)
         self.session = experience.check_session(session or config.session or experience.new_session_id())
         self.committer = Committer(config, config.commit_window, self.session)
+        self.committed = Committed(self.committer.git, (".agents", *self.sources[1:]))
 
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
@@ -162,10 +172,26 @@ class Store:
             budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
             if page and budget < 0:
                 break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
-            page.append(hit)
+            page.append(self._framed(hit))
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset else self.similar_names(text)
         return RecallResult(query=text, hits=page, suggestions=suggestions, next_cursor=f"offset:{offset + len(page)}" if more else None)
+
+    def _framed(self, hit: MemoryHit) -> MemoryHit:
+        """`hit` with whether it is committed and the line that frames it as recorded data."""
+        if hit.kind == "skill":
+            path = hit.provenance.get("path", "")
+            try:
+                committed = self.committed.file(path, disk.read_safely(self.root / path))
+            except (OSError, UnsafePathError):
+                committed = False
+            origin = hit.provenance.get("origin", "")
+            recorded = f"skill written by {describe(origin, '', committed).removeprefix('recorded by ')}; status {hit.status}"
+        else:
+            committed = self.committed.record(hit.file, hit.end)
+            recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
+                                hit.provenance.get("tool", ""))
+        return dataclasses.replace(hit, committed=committed, recorded=recorded)
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
         """Existing skill names close to `text` (for did-you-mean)."""
@@ -196,6 +222,7 @@ class Store:
         except UnicodeDecodeError:
             raise RepoMemoryError(f"'{target.relative_to(self.root)}' is not UTF-8 text; open it from the repository directly.") from None
         content = secretscan.redact(content)[0]  # a secret a person left in a file is not handed to the agent either
+        committed = self.committed.file(str(target.relative_to(self.root)), data)
         char = 0
         if cursor:
             if not re.fullmatch(r"char:\d+", cursor):
@@ -212,6 +239,8 @@ class Store:
             origin=row["origin"],
             description=row["description"],
             files=self._files(folder),
+            committed=committed,
+            recorded=f"skill written by {describe(row['origin'], '', committed).removeprefix('recorded by ')}; status {row['status']}",
         )
 
     def _files(self, folder: Path) -> list[str]:
@@ -402,6 +431,11 @@ class Store:
                 previous_sha = line.record["sha256"] if line.record else None
                 continue
             view = self._view(line, previous_sha, seq, parsed.session)
+            if view.record:
+                source = view.record.get("source", {})
+                done = self.committed.record(file, offset + length)
+                view = dataclasses.replace(view, committed=done, recorded=describe(
+                    source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", "")))
             previous_sha = line.record["sha256"] if line.record else None
             if view.content is not None and len(view.content) > PAGE_CHARS:  # a huge record gets pages of its own
                 if views:
@@ -503,7 +537,7 @@ def record_hit(hit: RecordHit) -> MemoryHit:
     title = f"{hit.kind} in session {hit.session} at {hit.ts[:16].replace('T', ' ')}"
     return MemoryHit(id=hit.id, kind=hit.kind, title=title, snippet=hit.snippet, score=hit.score, status="recorded",
                      provenance={"actor": hit.actor, "harness": hit.harness, "tool": hit.tool}, ts=hit.ts, session=hit.session,
-                     covers=hit.covers)
+                     covers=hit.covers, file=hit.file, end=hit.end)
 
 
 def as_moment(value: str | None) -> str | None:
