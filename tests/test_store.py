@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repo_memory.config import Config
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.store import Store
 
 from .conftest import write_skill_file
@@ -100,10 +100,26 @@ def test_an_update_keeps_a_persons_comments_unknown_keys_and_formatting(store: S
     assert updated == original.replace("'Old description'", "New description").replace("Old body", "New body")
 
 
-def test_a_near_duplicate_name_is_warned_about(store: Store):
-    store.write_skill("release-checklist", "Release.", "Steps", actor="human")
-    warnings = store.write_skill("release-checklists", "Release again.", "Steps").warnings
-    assert any("release-checklist" in w for w in warnings)
+def test_an_agents_near_duplicate_is_refused_with_the_existing_skill_unless_it_says_new(store: Store, repo: Path):
+    store.write_skill("release-checklist", "Cut a release: bump the version, update the changelog, tag and push.", "Steps", actor="human")
+    with pytest.raises(ConflictError, match=r"skill:release-checklist has a similar name .*new=true"):
+        store.write_skill("releases-checklist", "Release again.", "Steps")
+    with pytest.raises(ConflictError, match="a similar description"):
+        store.write_skill("ship-it", "Release procedure: update the changelog, bump the version, then tag and push.", "Steps")
+    assert not (repo / ".agents/skills/releases-checklist").exists() and not (repo / ".agents/skills/ship-it").exists()
+    assert store.write_skill("releases-checklist", "A different procedure.", "Steps", new=True).created
+    person = store.write_skill("release-check-list", "Mine.", "Steps", actor="human")  # a person is told, not stopped
+    assert person.created and any("skill:release-checklist" in w for w in person.warnings)
+
+
+def test_an_agent_rewriting_one_skill_over_and_over_is_warned_and_listed_by_doctor(store: Store):
+    from repo_memory import doctor
+
+    store.write_skill("tuning", "Tune the thing.", "v0")
+    notes = [store.write_skill("tuning", "Tune the thing.", f"v{i}").warnings for i in range(1, 5)]
+    assert not any("rewritten" in w for w in notes[0]) and any("rewritten 4 times" in w for w in notes[3])
+    assert store.churning() == [("tuning", 4)]
+    assert any(f.path == "skill:tuning" and "rewrote it 4 times" in f.message for f in doctor.examine(store))
 
 
 def test_index_lives_in_the_git_dir_of_a_linked_worktree(repo: Path, tmp_path: Path):

@@ -45,6 +45,10 @@ def examine(store: Store) -> list[Finding]:
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    for name, count in store.churning():
+        findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
+                                "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "
+                                "a skill that keeps changing is not yet a procedure."))
     for record_id, flags in store.records.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))

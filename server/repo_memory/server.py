@@ -311,7 +311,8 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         return CheckpointOutput(id=record["id"], covers=record["covers"], commit=store.committer.describe())
 
     @tool(WRITES)
-    def skill_write(name: str, description: str, body: str, tags: list[str] | None = None, related: list[str] | None = None) -> WriteOutput:
+    def skill_write(name: str, description: str, body: str, tags: list[str] | None = None, related: list[str] | None = None,
+                    new: bool = False) -> WriteOutput:
         """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md.
 
         name: slug, e.g. "release-checklist" (lowercase letters, digits, hyphens; at most 64 characters).
@@ -319,10 +320,12 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         body: markdown with concrete steps, e.g. "1. Run `make test`\\n2. Tag with `git tag vX.Y.Z`".
         tags, related: optional keywords and names of related skills.
         An existing skill keeps its other fields and formatting; only what you pass changes.
+        A new skill close to an existing one is refused with that skill's name: update it instead, or pass new=true
+        when it really is a different procedure.
         """
         with _as_tool_error():
             limiter.take("skill_write")
-            result = store.write_skill(name, description, body, tags=tags, related=related, actor="agent")
+            result = store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new)
         return WriteOutput(
             id=result.ref, path=result.path, created=result.created, status=result.status,
             sha256=result.sha256, warnings=result.warnings, commit=store.committer.describe(),

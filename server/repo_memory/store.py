@@ -7,12 +7,13 @@ import hashlib
 import json
 import os
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import disk, experience, guard, query, secretscan, skills
+from repo_memory import disk, experience, guard, query, secretscan, similar, skills
 from repo_memory.commits import Committer
 from repo_memory.committed import Committed, describe
 from repo_memory.config import SKILLS_DIR, Config
@@ -108,6 +109,9 @@ class ExperienceRead:
     next_cursor: str | None
 
 
+REWRITES_FILE = "agent-rewrites.json"
+REWRITES_FLAGGED = 4  # an agent rewriting one skill this often …
+REWRITE_WINDOW = 600  # … within this many seconds is churning, not converging
 PAGE_CHARS = 16_000  # keeps every tool result under about 20,000 characters
 
 
@@ -257,8 +261,13 @@ class Store:
         tags: Sequence[str] | None = None,
         related: Sequence[str] | None = None,
         actor: str = "agent",
+        new: bool = False,
     ) -> WriteResult:
-        """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required."""
+        """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
+
+        An agent creating a skill close to an existing one (similar name or description) is refused with the
+        existing skill, unless it says `new=True`; a person is only warned. An agent rewriting the same skill
+        REWRITES_FLAGGED times within REWRITE_WINDOW seconds is warned, and `doctor` lists the skill."""
         guard.check_name(name, "skill name")
         for other in related or ():
             guard.check_name(other, "related skill name")
@@ -277,7 +286,15 @@ class Store:
                 if related:
                     metadata["related"] = list(related)
                 text = skills.render(name, description, body, metadata)
-                warnings += self._near_duplicates(name)
+                close = similar.near_duplicates(name, description, self._descriptions()) if not new else []
+                if close and actor == "agent":
+                    other, other_description, why = close[0]
+                    raise ConflictError(
+                        f"Not written: skill:{other} has {why} ({other_description[:160]!r}). If it covers the same procedure, "
+                        f"update it with skill_write(name={other!r}, …); if this is a different procedure, call skill_write "
+                        "again with new=true.")
+                warnings += [f"A similar skill exists: skill:{o} ({why}). Update it instead if it covers the same procedure."
+                             for o, _, why in close[:3]]
             else:
                 changes: dict[tuple[str, ...], Any] = {("description",): description}
                 if actor == "agent":
@@ -288,6 +305,9 @@ class Store:
                     changes[("metadata", "related")] = list(related)
                 current = disk.read_safely(path).decode("utf-8")
                 text = skills.edit(current, name, changes, body)
+                if actor == "agent" and (count := self._note_rewrite(name)) >= REWRITES_FLAGGED:
+                    warnings.append(f"skill:{name} was rewritten {count} times in the last {REWRITE_WINDOW // 60} minutes; settle "
+                                    "its content before writing again (doctor lists skills rewritten this often).")
             refuse_secrets((f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", text))  # what a person left in the file counts too
             data = text.encode("utf-8")
             disk.write_atomic(path, data)
@@ -300,11 +320,38 @@ class Store:
             sha256=hashlib.sha256(data).hexdigest(), warnings=warnings,
         )
 
-    def _near_duplicates(self, name: str) -> list[str]:
-        from rapidfuzz import fuzz, process
+    def _descriptions(self) -> list[tuple[str, str]]:
+        with self.index.lock:
+            rows = self.index.conn.execute("SELECT name, description FROM files WHERE kind='skill' AND winner=1").fetchall()
+        return [(str(n), str(d or "")) for n, d in rows]
 
-        close = process.extract(name, self.index.names(), scorer=fuzz.ratio, limit=3, score_cutoff=85)
-        return [f"A similar skill already exists: '{m[0]}'. Update it instead if it covers the same procedure." for m in close if m[0] != name]
+    def _note_rewrite(self, name: str) -> int:
+        """Record an agent's rewrite of skill `name`; how many it had within the window (across sessions on this clone)."""
+        path = self.config.state_dir / REWRITES_FILE
+        now = time.time()
+        try:
+            seen = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            seen = {}
+        recent = [t for t in seen.get(name, []) if now - t < REWRITE_WINDOW] + [now]
+        seen = {k: [t for t in v if now - t < 86400] for k, v in seen.items() if k != name}
+        seen[name] = recent
+        disk.write_atomic(path, json.dumps(seen).encode("utf-8"))
+        return len(recent)
+
+    def churning(self) -> list[tuple[str, int]]:
+        """Skills an agent rewrote REWRITES_FLAGGED or more times within REWRITE_WINDOW seconds, in the last day."""
+        try:
+            seen = json.loads((self.config.state_dir / REWRITES_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        out = []
+        for name, times in sorted(seen.items()):
+            times = sorted(times)
+            most = max((sum(1 for u in times if 0 <= u - t < REWRITE_WINDOW) for t in times), default=0)
+            if most >= REWRITES_FLAGGED:
+                out.append((name, most))
+        return out
 
     def review(self, name: str, accept: bool) -> str:
         """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done."""

@@ -1,0 +1,64 @@
+"""Near-duplicate skills: a new skill whose name or description is close to an existing one.
+
+Names are compared as word lists, ignoring a leading ordering number ("02-"), small words ("to", "the") and the
+endings -s and -ing, so `deploy-to-staging` meets `deploy-staging` and `fixing-flaky-tests` meets
+`fix-flaky-tests`, while `deploy-staging`/`deploy-production`, `setup-ci`/`setup-cd` and `deploy-1`/`deploy-2`
+stay apart. Descriptions are close when, as sorted word lists of their content words, they are nearly the same
+text (a reworded copy), or one holds every content word of the other and both have at least five.
+Thresholds are set on the labelled pairs in tests/test_similar.py (no false positive on the distinct pairs).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rapidfuzz import fuzz
+
+NAME_MIN = 90.0
+DESCRIPTION_MIN = 85.0
+SMALL_WORDS = frozenset("a an and as at by for from in into of on or the this to use used using when with how your it its is are be".split())
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "es", "s"):
+        if word.endswith(suffix) and len(word) > len(suffix) + 2:
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Content words of a name or sentence, stemmed lightly."""
+    tokens = re.findall(r"[a-z0-9]+", text.lower())
+    return [_stem(t) for t in tokens if t not in SMALL_WORDS]
+
+
+def name_key(name: str) -> str:
+    return " ".join(words(re.sub(r"^\d+-", "", name)))
+
+
+def names_close(a: str, b: str) -> bool:
+    return fuzz.token_sort_ratio(name_key(a), name_key(b)) >= NAME_MIN
+
+
+def descriptions_close(a: str, b: str) -> bool:
+    wa, wb = words(a), words(b)
+    if min(len(wa), len(wb)) < 3:
+        return False
+    if fuzz.token_sort_ratio(" ".join(wa), " ".join(wb)) >= DESCRIPTION_MIN:
+        return True
+    small, large = (set(wa), set(wb)) if len(set(wa)) <= len(set(wb)) else (set(wb), set(wa))
+    return len(small) >= 5 and small <= large
+
+
+def near_duplicates(name: str, description: str, existing: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
+    """(existing name, its description, why) for each existing skill close to the new one, closest first."""
+    out = []
+    for other, other_description in existing:
+        if other == name:
+            continue
+        if names_close(name, other):
+            out.append((fuzz.token_sort_ratio(name_key(name), name_key(other)), other, other_description, "a similar name"))
+        elif descriptions_close(description, other_description):
+            out.append((fuzz.token_sort_ratio(" ".join(words(description)), " ".join(words(other_description))), other,
+                        other_description, "a similar description"))
+    return [(o, d, why) for _, o, d, why in sorted(out, reverse=True)]
