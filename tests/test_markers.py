@@ -136,3 +136,32 @@ def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_com
     store.refresh()
     hits, _, skill = anyio.run(look)
     assert not hits["skill"]["committed"] and not skill["committed"]
+
+
+def test_an_agent_cannot_make_a_skill_active_by_editing_its_files_with_any_tool(store: Store, repo: Path):
+    """Whatever file tool the agent uses (Claude Code's Write/Edit, Codex's apply_patch, a shell command), the
+    post-tool hook sees the memory path it named and puts that skill back to draft; other files are left alone."""
+    def post_tool(tool: str, tool_input: dict) -> dict:
+        return hooks.handle("post-tool", {"session_id": "edits", "cwd": str(repo), "hook_event_name": "PostToolUse",
+                                          "tool_name": tool, "tool_input": tool_input, "tool_response": "ok"})
+
+    for name in ("by-edit", "by-write", "by-shell", "by-patch", "by-script"):
+        write_skill_file(repo, name, f"Reviewed skill {name}.", "Steps.", extra="metadata:\n  status: active\n  origin: human\n")
+    (repo / ".agents/skills/by-script/scripts").mkdir()
+    (repo / ".agents/skills/by-script/scripts/run.sh").write_text("echo hi\n", encoding="utf-8")
+    write_skill_file(repo, "untouched", "Reviewed and left alone.", "Steps.", extra="metadata:\n  status: active\n")
+    store.refresh()
+    out = post_tool("Edit", {"file_path": str(repo / ".agents/skills/by-edit/SKILL.md"), "old_string": "Steps.", "new_string": "New."})
+    post_tool("Write", {"file_path": ".agents/skills/by-write/SKILL.md", "content": "---\nname: by-write\n---\n"})
+    post_tool("Bash", {"command": "sed -i 's/Steps/Run/' .agents/skills/by-shell/SKILL.md && git status"})
+    post_tool("apply_patch", {"input": "*** Begin Patch\n*** Update File: .agents/skills/by-patch/SKILL.md\n@@\n-Steps.\n+Go.\n*** End Patch"})
+    post_tool("Edit", {"file_path": str(repo / ".agents/skills/by-script/scripts/run.sh"), "old_string": "hi", "new_string": "bye"})
+    post_tool("Edit", {"file_path": str(repo / "src/app.py"), "old_string": "a", "new_string": "b"})
+    store.refresh()
+    status = {row["name"]: (row["status"], row["origin"]) for row in store.list_skills()}
+    for name in ("by-edit", "by-write", "by-shell", "by-patch", "by-script"):
+        assert status[name] == ("draft", "agent"), name
+    assert status["untouched"] == ("active", "")
+    assert "skill:by-edit" in out["hookSpecificOutput"]["additionalContext"]
+    text = (repo / ".agents/skills/by-edit/SKILL.md").read_text(encoding="utf-8")
+    assert text.startswith("---\nname: by-edit\ndescription: \"Reviewed skill by-edit.\"\n") and "Steps." in text  # kept byte for byte otherwise

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from repo_memory import experience, secretscan
@@ -143,10 +145,50 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         data["output_blob"] = store.journal.put_blob(output.encode("utf-8"))
     if found:
         data["redacted"] = sorted({f.rule for f in found})
+    redrafted = sorted({n for rel in _memory_paths(store, tool, payload.get("tool_input")) if (n := store.redraft(rel, tool))})
+    if redrafted:
+        data["redrafted"] = redrafted
     store.append(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
                                                   source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
                  captured=True)
+    if redrafted:
+        note = (f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
+                "it is a draft again until a person runs `repo-memory accept`.")
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}}
     return {}
+
+
+FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch", "str_replace_based_edit_tool"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "run_shell_command"}
+PATCH_FILES = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+def _memory_paths(store: Store, tool: str, tool_input: Any) -> list[str]:
+    """Memory files (repository-relative) that a file-editing or shell tool call names."""
+    if tool not in FILE_TOOLS and tool not in SHELL_TOOLS:
+        return []
+    names: list[str] = []
+    values = tool_input.values() if isinstance(tool_input, dict) else [tool_input]
+    for value in values:
+        texts = value if isinstance(value, list) else [value]
+        for text in texts:
+            if not isinstance(text, str):
+                continue
+            if tool in FILE_TOOLS and "\n" not in text.strip():
+                names.append(text.strip())  # a file_path / notebook_path argument
+            names += PATCH_FILES.findall(text)
+            if tool in SHELL_TOOLS or tool == "apply_patch":
+                names += re.findall(r"(?:^|[\s'\"=>])((?:\S*/)?(?:" + "|".join(re.escape(s) for s in store.sources) + r")/[^\s'\";|&>]+)", text)
+    out = []
+    for name in names:
+        path = Path(name) if Path(name).is_absolute() else store.root / name
+        try:
+            rel = path.resolve().relative_to(store.root.resolve()).as_posix()
+        except (ValueError, OSError):
+            continue
+        if any(rel.startswith(f"{s}/") for s in store.sources) and rel not in out:
+            out.append(rel)
+    return out
 
 
 def _bounded(value: Any) -> Any:

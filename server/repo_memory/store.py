@@ -320,6 +320,34 @@ class Store:
             sha256=hashlib.sha256(data).hexdigest(), warnings=warnings,
         )
 
+    def redraft(self, rel: str, via: str) -> str | None:
+        """An agent changed a file of a skill with its own file tools (`via`): while review is required, that skill
+        goes back to `draft` (origin agent) — an agent cannot make anything active by editing files either.
+        Returns the skill's name when its status was changed."""
+        parts = rel.split("/")
+        source = next((s for s in self.sources if rel.startswith(f"{s}/")), None)
+        if source is None or self.config.review != "required" or len(parts) <= len(source.split("/")) + 1:
+            return None
+        name = parts[len(source.split("/"))]
+        path = guard.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
+        if not path.is_file():
+            return None
+        with disk.repo_lock(self.config.state_dir):
+            raw = disk.read_safely(path)
+            current = skills.parse(raw, f"{source}/{name}/{skills.SKILL_FILE}", source)
+            if current.status == "draft" and current.origin == "agent":
+                return None
+            try:
+                text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
+            except (InvalidRecordError, UnicodeDecodeError):
+                return None  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
+            disk.write_atomic(path, text.encode("utf-8"))
+            self.index.sync([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))],
+                            complete=False)
+        if source == SKILLS_DIR:
+            self.committer.record([f"{source}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {name} edited by an agent ({via}), back to draft")
+        return name
+
     def _descriptions(self) -> list[tuple[str, str]]:
         with self.index.lock:
             rows = self.index.conn.execute("SELECT name, description FROM files WHERE kind='skill' AND winner=1").fetchall()
