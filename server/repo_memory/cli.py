@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from repo_memory import attach, doctor, driver, hooks, layout, loops, mirror, transcript, triggers
+from repo_memory import attach, doctor, driver, hooks, layout, loops, mirror, staleness, transcript, triggers
 from repo_memory.config import Config
 from repo_memory.errors import InvalidRecordError, RepoMemoryError
 from repo_memory.runs import Engine
@@ -595,6 +595,37 @@ def sync(ctx: click.Context) -> None:
     for name in report.kept_hand_written:
         click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
+
+
+@cli.command(name="stale")
+@click.option("--pin", "pins", multiple=True, metavar="NAME", help="You checked skill NAME against the code: pin its anchors' current hashes.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def stale_cmd(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
+    """List memories whose cited code changed or is gone since they were written (exit code 1 when there are any).
+
+    A memory cites code with anchors like src/config.py::Config.load (a skill's metadata.anchors, a record's refs).
+    Formatting and comment edits do not count; a changed body, a rename or a deletion does.
+
+    \b
+    Examples:
+      repo-memory stale                          # what to re-check
+      repo-memory stale --pin release-checklist  # it still holds: accept the new code as its baseline
+    """
+    store = _store(ctx)
+    for name in pins:
+        click.echo(f"pinned {', '.join(store.repin(name))} for skill:{name}", err=True)
+    store.refresh()
+    found = staleness.stale(store)
+
+    def text() -> None:
+        if not found:
+            click.echo("Nothing stale: every anchored memory matches the code it cites.")
+        for item in found:
+            click.echo(f"{item.memory}  {item.reason}")
+
+    _emit([item.__dict__ for item in found], as_json, text)
+    ctx.exit(1 if found else 0)
 
 
 @cli.command(name="doctor")

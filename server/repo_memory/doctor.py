@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from dataclasses import dataclass
 
-from repo_memory import layout, mirror, skills
+from repo_memory import layout, mirror, skills, staleness
 from repo_memory.store import Store
 
 
@@ -19,6 +19,16 @@ class Finding:
     path: str
     message: str
     fix: str
+
+
+def _code_change(store: Store, anchor: str) -> str:
+    """Which commit last changed the file an anchor cites (or that the change is not committed yet)."""
+    path = anchor.partition("::")[0]
+    git = store.committer.git
+    if git.run("diff", "--quiet", "HEAD", "--", path, check=False).returncode == 1:
+        return f" (uncommitted changes in {path})"
+    last = git.run("log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
+    return f" (last changed in {last})" if last else ""
 
 
 def examine(store: Store) -> list[Finding]:
@@ -45,6 +55,12 @@ def examine(store: Store) -> list[Finding]:
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    staleness.check(store)
+    for item in staleness.stale(store):
+        findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(store, item.anchor)}",
+                                f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
+                                "when it still holds." if item.memory.startswith("skill:") else
+                                "Records are append-only: remember a correction that cites the new code."))
     for name, count in store.churning():
         findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
                                 "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "

@@ -179,6 +179,7 @@ class Entry:
     covers: list[str] | None = None
     source: dict[str, str] = field(default_factory=lambda: {"actor": "agent"})
     ts: str | None = None
+    anchors: dict[str, str] | None = None  # code hashes of refs that cite code (path::Symbol), pinned by the server
 
 
 class Journal:
@@ -247,6 +248,8 @@ class Journal:
         body: dict[str, Any] = {"ts": entry.ts or now(), "kind": entry.kind, "refs": list(entry.refs), "source": dict(entry.source)}
         if entry.covers is not None:
             body["covers"] = list(entry.covers)
+        if entry.anchors:
+            body["anchors"] = dict(entry.anchors)
         if entry.text is not None:
             encoded = entry.text.encode("utf-8")
             if len(encoded) > HARD_CAP:

@@ -224,13 +224,15 @@ _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
 
 
 def render_scalar(value: Any) -> str:
-    """YAML text for a string, number, bool or list of those, plain when that is unambiguous."""
+    """YAML text for a string, number, bool, or a list or mapping of those (flow style), plain when that is unambiguous."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(render_scalar(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{render_scalar(k)}: {render_scalar(v)}" for k, v in value.items()) + "}"
     text = str(value)
     if _PLAIN.match(text) and not text.endswith(" ") and text.lower() not in _RESERVED:
         return text
@@ -241,11 +243,16 @@ def render_scalar(value: Any) -> str:
 
 def render_new(fields: dict[str, Any]) -> str:
     """Frontmatter text for a new document: one key per line, a nested mapping indented two spaces."""
-    lines = []
-    for key, value in fields.items():
-        if isinstance(value, dict):
-            lines.append(f"{key}:")
-            lines.extend(f"  {k}: {render_scalar(v)}" for k, v in value.items())
-        else:
-            lines.append(f"{key}: {render_scalar(value)}")
+    lines: list[str] = []
+
+    def emit(mapping: dict[str, Any], indent: str) -> None:
+        for key, value in mapping.items():
+            label = render_scalar(key)
+            if isinstance(value, dict) and value:
+                lines.append(f"{indent}{label}:")
+                emit(value, indent + "  ")
+            else:
+                lines.append(f"{indent}{label}: {render_scalar(value)}")
+
+    emit(fields, "")
     return "\n".join(lines) + "\n"

@@ -17,7 +17,7 @@ from repo_memory import disk, records, skills
 from repo_memory.errors import Problem, UnsafePathError
 from repo_memory.query import Query
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 # Weights of the FTS columns (name, description, tags, body) in BM25: a hit in a name says more than one in a body.
 WEIGHTS = (10.0, 5.0, 4.0, 1.0)
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
@@ -144,6 +144,7 @@ def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
         "problems": json.dumps([p.__dict__ for p in skill.problems]) if skill.problems else "",
         "description": skill.description, "tags": " ".join(skill.tags), "body": skill.body,
         "status": skill.status, "origin": skill.origin, "winner": 0, "flags": json.dumps(list(skill.flags)) if skill.flags else "",
+        "anchors": json.dumps(skill.anchors) if skill.anchors else "",
     }
 
 
@@ -178,7 +179,7 @@ class Index:
     def _create(self) -> None:
         """Drop everything and create the current schema (the files on disk are the truth)."""
         with self.transaction():
-            for table in ("docs_fts", "files", "records_fts", "records", "logs"):
+            for table in ("docs_fts", "files", "records_fts", "records", "logs", "anchor_state"):
                 self._conn.execute(f"DROP TABLE IF EXISTS {table}")
             import sqlite_utils  # only to create tables; it costs ~0.1 s to import, so hooks and searches skip it
 
@@ -187,7 +188,7 @@ class Index:
                 {
                     "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str,
                     "mtime_ns": int, "size": int, "checked_ns": int, "valid": int, "problems": str,
-                    "description": str, "tags": str, "body": str, "status": str, "origin": str, "winner": int, "flags": str,
+                    "description": str, "tags": str, "body": str, "status": str, "origin": str, "winner": int, "flags": str, "anchors": str,
                 },
                 pk="path",
             )

@@ -40,8 +40,15 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
   rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, session TEXT NOT NULL, seq INTEGER NOT NULL, ts TEXT NOT NULL,
   kind TEXT NOT NULL, actor TEXT, harness TEXT, tool TEXT, text TEXT, speaker TEXT, covers TEXT, refs TEXT,
-  file TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL, sha256 TEXT NOT NULL, flags TEXT NOT NULL DEFAULT ''
+  file TEXT NOT NULL, offset INTEGER NOT NULL, length INTEGER NOT NULL, sha256 TEXT NOT NULL, flags TEXT NOT NULL DEFAULT '',
+  outcome TEXT NOT NULL DEFAULT '', anchors TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX IF NOT EXISTS records_kind ON records(kind);
+CREATE TABLE IF NOT EXISTS anchor_state (
+  memory TEXT NOT NULL, anchor TEXT NOT NULL, baseline TEXT NOT NULL, current TEXT NOT NULL, problem TEXT NOT NULL,
+  PRIMARY KEY (memory, anchor)
+);
+CREATE INDEX IF NOT EXISTS anchor_state_anchor ON anchor_state(anchor);
 CREATE INDEX IF NOT EXISTS records_session ON records(session, seq);
 CREATE INDEX IF NOT EXISTS records_ts ON records(ts);
 CREATE TABLE IF NOT EXISTS logs (
@@ -67,6 +74,21 @@ class RecordHit:
     covers: tuple[str, ...]
     file: str = ""
     end: int = 0  # byte offset just past the record's line in `file`
+
+
+def _outcome(record: dict[str, Any]) -> str:
+    data = record.get("data")
+    if record["kind"] == "outcome" and isinstance(data, dict) and isinstance(data.get("outcome"), str):
+        return str(data["outcome"])
+    return ""
+
+
+def _record_anchors(record: dict[str, Any]) -> str:
+    """Code a record cites: its refs of the form path::Symbol, with the hashes pinned when it was written."""
+    pinned = record.get("anchors")
+    pinned = pinned if isinstance(pinned, dict) else {}
+    cited = {ref: str(pinned.get(ref, "")) for ref in record.get("refs", []) if isinstance(ref, str) and "::" in ref}
+    return json.dumps(cited) if cited else ""
 
 
 def _speaker(record: dict[str, Any]) -> str:
@@ -187,10 +209,11 @@ class RecordIndex:
             flags = markers.find(text)
             rows.append((r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""),
                          src.get("tool", ""), text, _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])),
-                         rel, line.offset, len(line.raw), r["sha256"], json.dumps([str(m) for m in flags]) if flags else "", _date(r)))
+                         rel, line.offset, len(line.raw), r["sha256"], json.dumps([str(m) for m in flags]) if flags else "",
+                         _outcome(r), _record_anchors(r), _date(r)))
         self._conn.executemany(
-            "INSERT OR REPLACE INTO records (id, session, seq, ts, kind, actor, harness, tool, text, speaker, covers, refs, file, offset, length, sha256, flags) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO records (id, session, seq, ts, kind, actor, harness, tool, text, speaker, covers, refs, file, offset, length, "
+            "sha256, flags, outcome, anchors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [row[:-1] for row in rows],
         )
         sessions = {row[1] for row in rows}

@@ -68,6 +68,7 @@ class RecallHit(TypedDict):
     provenance: dict[str, str]
     committed: bool
     recorded: str
+    stale_reason: str
 
 
 class RecallOutput(TypedDict):
@@ -162,8 +163,8 @@ def _as_tool_error() -> Iterator[None]:
 
 def _hit(hit: MemoryHit) -> RecallHit:
     return RecallHit(id=hit.id, kind=hit.kind, name=hit.name, title=hit.title, snippet=hit.snippet, score=hit.score,
-                     status=hit.status, stale=False, ts=hit.ts, covers=list(hit.covers), provenance=hit.provenance,
-                     committed=hit.committed, recorded=hit.recorded)
+                     status=hit.status, stale=bool(hit.stale), ts=hit.ts, covers=list(hit.covers), provenance=hit.provenance,
+                     committed=hit.committed, recorded=hit.recorded, stale_reason=hit.stale)
 
 
 def _read_skill(store: Store, engine: Engine, ref: str, cursor: str | None) -> ReadOutput:
@@ -244,20 +245,24 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         return register
 
     @tool(READ_ONLY)
-    def recall(query: str, limit: Limit = 8, kinds: Kinds = None, session: str | None = None, since: When = None,
-               until: When = None, cursor: str | None = None, as_of: When = None) -> RecallOutput:
+    def recall(query: str = "", limit: Limit = 8, kinds: Kinds = None, session: str | None = None, since: When = None,
+               until: When = None, cursor: str | None = None, as_of: When = None, symbol: str | None = None) -> RecallOutput:
         """Search this repository's memory (skills and experience) with a natural-language query; returns compact hits to `read`.
 
         Example: recall(query="how do we cut a release") -> hits like {"id": "skill:release-checklist", ...};
         recall(query="migration failure", kinds=["error", "decision"], since="2026-11-01") searches experience only.
         A summary hit lists in `covers` the ids it compresses. Pass `next_cursor` back as `cursor` for more.
         as_of (a date or commit id) answers from memory as it stood then: skills at that commit, experience recorded up to it.
+        symbol ("Class.method" or "src/app.py::Class.method") returns every memory anchored to that code instead.
+        A hit with stale=true cites code that changed since it was written: stale_reason says what; check before relying on it.
         """
         with _as_tool_error():
+            if not query.strip() and not symbol:
+                raise NotFoundError("Give a query (what you are about to do) or a symbol (Class.method) to recall.")
             if as_of:
                 result = past.recall_at(store, query, as_of, limit, kinds)
             else:
-                result = store.recall(query, limit, kinds=kinds, session=session, since=since, until=until, cursor=cursor)
+                result = store.recall(query, limit, kinds=kinds, session=session, since=since, until=until, cursor=cursor, symbol=symbol)
         return RecallOutput(query=query, hits=[_hit(h) for h in result.hits], suggestions=result.suggestions,
                             next_cursor=result.next_cursor, note=DATA_NOTE)
 
@@ -312,7 +317,7 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
 
     @tool(WRITES)
     def skill_write(name: str, description: str, body: str, tags: list[str] | None = None, related: list[str] | None = None,
-                    new: bool = False) -> WriteOutput:
+                    new: bool = False, anchors: list[str] | None = None) -> WriteOutput:
         """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md.
 
         name: slug, e.g. "release-checklist" (lowercase letters, digits, hyphens; at most 64 characters).
@@ -322,10 +327,11 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
         An existing skill keeps its other fields and formatting; only what you pass changes.
         A new skill close to an existing one is refused with that skill's name: update it instead, or pass new=true
         when it really is a different procedure.
+        anchors: code the skill describes, e.g. ["src/release.py::bump_version"]; recall flags the skill stale when it changes.
         """
         with _as_tool_error():
             limiter.take("skill_write")
-            result = store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new)
+            result = store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors)
         return WriteOutput(
             id=result.ref, path=result.path, created=result.created, status=result.status,
             sha256=result.sha256, warnings=result.warnings, commit=store.committer.describe(),

@@ -37,6 +37,7 @@ class Skill:
     body: str = ""
     problems: tuple[Problem, ...] = field(default_factory=tuple)
     flags: tuple[str, ...] = ()  # injection markers found (quarantine: out of default recall and briefings)
+    anchors: dict[str, str] = field(default_factory=dict)  # code it cites -> the hash pinned when written ("" if none)
 
     @property
     def valid(self) -> bool:
@@ -96,7 +97,16 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         body=doc.body,
         problems=tuple(problems),
         flags=tuple([*(str(m) for m in markers.find(text)), *(f"secret: {f}" for f in secrets)]),
+        anchors=_anchors(md),
     )
+
+
+def _anchors(md: dict[str, Any]) -> dict[str, str]:
+    listed = md.get("anchors")
+    pinned = md.get("anchor_hashes")
+    listed = listed if isinstance(listed, list) else []
+    pinned = pinned if isinstance(pinned, dict) else {}
+    return {str(a): str(pinned.get(a, "")) for a in listed}
 
 
 def _with(skill: Skill, *problems: Problem) -> Skill:

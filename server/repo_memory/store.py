@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import disk, experience, guard, query, secretscan, similar, skills
+from repo_memory import anchors, disk, experience, guard, query, secretscan, similar, skills, staleness
 from repo_memory.commits import Committer
 from repo_memory.committed import Committed, describe
 from repo_memory.config import SKILLS_DIR, Config
@@ -43,6 +43,7 @@ class MemoryHit:
     covers: tuple[str, ...] = ()
     committed: bool = False
     recorded: str = ""  # "recorded by an agent (claude-code, remember) on …; committed": memory framed as data
+    stale: str = ""  # why the code this memory cites changed or is gone; empty when it is current
     file: str = ""
     end: int = 0
 
@@ -127,6 +128,7 @@ class Store:
         self.session = experience.check_session(session or config.session or experience.new_session_id())
         self.committer = Committer(config, config.commit_window, self.session)
         self.committed = Committed(self.committer.git, (".agents", *self.sources[1:]))
+        self.code = anchors.Code(config.root)
 
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
@@ -141,23 +143,30 @@ class Store:
         """Re-index whatever changed on disk since the last look."""
         report = self.index.sync(skills.scan(self.root, self.sources), progress)
         self.records.sync(list(self.journal.files()))
+        staleness.check(self)
         return report
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
         """Throw the index away and build it again from the files."""
         report = self.index.rebuild(skills.scan(self.root, self.sources), progress)
         self.records.sync(list(self.journal.files()))
+        staleness.check(self)
         return report
 
     def recall(self, text: str, limit: int | None = None, include: Sequence[str] = DEFAULT_STATUSES, kinds: Sequence[str] | None = None,
-               session: str | None = None, since: str | None = None, until: str | None = None, cursor: str | None = None) -> RecallResult:
+               session: str | None = None, since: str | None = None, until: str | None = None, cursor: str | None = None,
+               symbol: str | None = None) -> RecallResult:
         """One search over skills and experience records.
 
         Each source is ranked by its own BM25; the two lists are merged on scores divided by each list's best,
         so neither source drowns the other. Filters on session or time leave skills out unless `kinds` asks for them.
+        With `symbol`, the answer is every memory anchored to that code symbol instead.
         """
         limit = max(1, min(limit or self.config.recall_limit, 50))
         offset = _offset(cursor)
+        staleness.check(self)  # cheap when no cited code file changed: a stat per file
+        if symbol:
+            return self._anchored(symbol, limit, offset)
         wanted = set(kinds or ())
         unknown = wanted - {"skill", *experience.KINDS} - {k for k in wanted if k.startswith("loop.")}
         if unknown:
@@ -178,6 +187,7 @@ class Store:
                 break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
             page.append(self._framed(hit))
         more = len(merged) > offset + len(page)
+        page = self._with_staleness(page)
         suggestions = [] if page or offset else self.similar_names(text)
         return RecallResult(query=text, hits=page, suggestions=suggestions, next_cursor=f"offset:{offset + len(page)}" if more else None)
 
@@ -196,6 +206,40 @@ class Store:
             recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
                                 hit.provenance.get("tool", ""))
         return dataclasses.replace(hit, committed=committed, recorded=recorded)
+
+    def _with_staleness(self, page: list[MemoryHit]) -> list[MemoryHit]:
+        reasons: dict[str, list[str]] = {}
+        for s in staleness.stale(self, [h.id for h in page]):
+            reasons.setdefault(s.memory, []).append(s.reason)
+        return [dataclasses.replace(h, stale="; ".join(reasons[h.id])) if h.id in reasons else h for h in page]
+
+    def _anchored(self, symbol: str, limit: int, offset: int) -> RecallResult:
+        """Every memory anchored to `symbol`, skills first."""
+        found = staleness.anchored_to(self, symbol)
+        memories = list(dict.fromkeys(m for m, _ in found))
+        hits: list[MemoryHit] = []
+        for memory in memories[offset : offset + limit]:
+            cites = ", ".join(a for m, a in found if m == memory)
+            if memory.startswith("skill:"):
+                row = self.index.skill(memory[6:])
+                if row is None:
+                    continue
+                hits.append(MemoryHit(id=memory, kind="skill", title=str(row["description"])[:200], snippet=f"cites {cites}", score=1.0,
+                                      status=str(row["status"]), provenance={"origin": str(row["origin"] or "unknown"), "path": str(row["path"])},
+                                      name=memory[6:]))
+            else:
+                with self.index.lock:
+                    r = self.index.conn.execute("SELECT kind, ts, session, actor, harness, tool, text, file, offset + length FROM records "
+                                                "WHERE id=?", (memory,)).fetchone()
+                if r is None:
+                    continue
+                hits.append(MemoryHit(id=memory, kind=r[0], title=f"{r[0]} in session {r[2]} at {r[1][:16].replace('T', ' ')}",
+                                      snippet=f"cites {cites}: {str(r[6] or '')[:200]}", score=1.0, status="recorded",
+                                      provenance={"actor": r[3], "harness": r[4], "tool": r[5]}, ts=r[1], session=r[2], file=r[7], end=r[8]))
+        hits.sort(key=lambda h: (h.kind != "skill", h.id))
+        page = self._with_staleness([self._framed(h) for h in hits])
+        more = len(memories) > offset + limit
+        return RecallResult(query=f"symbol:{symbol}", hits=page, next_cursor=f"offset:{offset + limit}" if more else None)
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
         """Existing skill names close to `text` (for did-you-mean)."""
@@ -262,6 +306,7 @@ class Store:
         related: Sequence[str] | None = None,
         actor: str = "agent",
         new: bool = False,
+        anchors: Sequence[str] | None = None,
     ) -> WriteResult:
         """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
 
@@ -275,6 +320,7 @@ class Store:
             raise ConflictError(f"actor must be one of {ACTORS}")
         path = guard.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
         refuse_secrets(("description", description), ("body", body), ("tags", tags), ("related", related))
+        pinned = self.pin(anchors, "anchors") if anchors is not None else None
         status = "draft" if actor == "agent" and self.config.review == "required" else "active"
         warnings: list[str] = []
         with disk.repo_lock(self.config.state_dir):
@@ -285,6 +331,8 @@ class Store:
                     metadata["tags"] = list(tags)
                 if related:
                     metadata["related"] = list(related)
+                if pinned:
+                    metadata["anchors"], metadata["anchor_hashes"] = list(pinned), pinned
                 text = skills.render(name, description, body, metadata)
                 close = similar.near_duplicates(name, description, self._descriptions()) if not new else []
                 if close and actor == "agent":
@@ -304,6 +352,12 @@ class Store:
                 if related is not None:
                     changes[("metadata", "related")] = list(related)
                 current = disk.read_safely(path).decode("utf-8")
+                if pinned is None:  # rewritten against the code as it is now: re-pin the anchors it already had
+                    had = skills.parse(current.encode("utf-8"), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR).anchors
+                    pinned = {a: r.hash or h for a, h in had.items() if (r := self.code.resolve(a))} if had else None
+                if pinned is not None:
+                    changes[("metadata", "anchors")] = list(pinned)
+                    changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
                 text = skills.edit(current, name, changes, body)
                 if actor == "agent" and (count := self._note_rewrite(name)) >= REWRITES_FLAGGED:
                     warnings.append(f"skill:{name} was rewritten {count} times in the last {REWRITE_WINDOW // 60} minutes; settle "
@@ -347,6 +401,34 @@ class Store:
         if source == SKILLS_DIR:
             self.committer.record([f"{source}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {name} edited by an agent ({via}), back to draft")
         return name
+
+    def repin(self, name: str) -> list[str]:
+        """A person checked skill `name` against the code: pin its anchors' current hashes; returns the anchors pinned."""
+        guard.check_name(name, "skill name")
+        rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+        path = guard.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        if not path.is_file():
+            raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/.", self.similar_names(name))
+        with disk.repo_lock(self.config.state_dir):
+            raw = disk.read_safely(path)
+            cited = skills.parse(raw, rel, SKILLS_DIR).anchors
+            if not cited:
+                raise ConflictError(f"skill:{name} cites no code: add metadata.anchors (path/to/file.py::Class.method) first.")
+            pinned = self.pin(list(cited), "metadata.anchors")
+            text = skills.edit(raw.decode("utf-8"), name, {("metadata", "anchor_hashes"): pinned})
+            disk.write_atomic(path, text.encode("utf-8"))
+            self.index.sync([skills.Found(str(path), rel, SKILLS_DIR, 0)], complete=False)
+        self.committer.record([rel], f"memory(skill): {name} checked against the code, anchors re-pinned")
+        staleness.check(self)
+        return list(pinned)
+
+    def pin(self, cited: Sequence[str], field_name: str) -> dict[str, str]:
+        """Each anchor's current code hash; refuses (naming every problem) when one does not resolve."""
+        resolved = [self.code.resolve(a) for a in dict.fromkeys(cited)]
+        problems = [Problem(f"{r.anchor}: {r.problem}", field=field_name) for r in resolved if r.problem]
+        if problems:
+            raise InvalidRecordError("the anchors", problems)
+        return {r.anchor: r.hash for r in resolved}
 
     def _descriptions(self) -> list[tuple[str, str]]:
         with self.index.lock:
@@ -424,7 +506,9 @@ class Store:
     def remember(self, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None, session: str | None = None,
                  actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
         """Append one record to a session's log (this server's session by default) and index it."""
-        entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts)
+        cited = [r for r in refs if "::" in r]
+        entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts,
+                                 anchors=self.pin(cited, "refs") if cited else None)
         return self.append(session or self.session, [entry])
 
     def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:

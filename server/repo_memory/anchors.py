@@ -1,0 +1,237 @@
+"""Code anchors: a memory cites code as `path/to/file.py::Class.method`; we notice when that code changes.
+
+Each cited file is parsed with tree-sitter (grammars from the per-language wheels, never downloaded). An anchor
+resolves to the definition with that qualified name, and its hash is taken over the definition's tokens with
+comments left out, so re-indenting, re-wrapping or editing a comment changes nothing while any change to the code
+does. A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or the symbol
+is gone, the memory is stale.
+
+Qualified names: nested definitions joined by dots — `Class.method` (Python, JavaScript, TypeScript, Java),
+`Type.Method` for Go methods (the receiver's type), `Type.method` for Rust functions in `impl Type` blocks,
+`module.function` for Rust `mod`. Overloads (Java) share one name and one hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+ANCHOR = re.compile(r"^(?P<path>[^\s:][^\s]*?\.[A-Za-z0-9]+)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
+# Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
+MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|tsx|go|rs|java))`?")
+
+LANGUAGES = {
+    ".py": ("tree_sitter_python", "language"), ".pyi": ("tree_sitter_python", "language"),
+    ".js": ("tree_sitter_javascript", "language"), ".mjs": ("tree_sitter_javascript", "language"),
+    ".cjs": ("tree_sitter_javascript", "language"), ".jsx": ("tree_sitter_javascript", "language"),
+    ".ts": ("tree_sitter_typescript", "language_typescript"), ".mts": ("tree_sitter_typescript", "language_typescript"),
+    ".tsx": ("tree_sitter_typescript", "language_tsx"),
+    ".go": ("tree_sitter_go", "language"), ".rs": ("tree_sitter_rust", "language"), ".java": ("tree_sitter_java", "language"),
+}
+DEFINITIONS = {
+    # python
+    "function_definition", "class_definition",
+    # javascript / typescript
+    "function_declaration", "generator_function_declaration", "class_declaration", "abstract_class_declaration",
+    "method_definition", "interface_declaration", "type_alias_declaration", "enum_declaration", "variable_declarator",
+    # go
+    "method_declaration", "type_spec",
+    # rust
+    "function_item", "function_signature_item", "struct_item", "enum_item", "trait_item", "mod_item", "union_item",
+    # java
+    "record_declaration", "constructor_declaration",
+}
+SCOPES = {"impl_item"}  # Rust: `impl Type { fn f }` names `Type.f`, but the impl block is not a symbol itself
+CALLABLE_VALUES = {"arrow_function", "function_expression", "function", "class", "generator_function"}
+MAX_FILE_BYTES = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Anchor:
+    path: str
+    symbol: str
+
+    def __str__(self) -> str:
+        return f"{self.path}::{self.symbol}"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Where an anchor stands in the code now: `hash` when found; otherwise `problem` says why not."""
+
+    anchor: str
+    hash: str = ""
+    line: int = 0
+    problem: str = ""
+
+
+def parse(text: str) -> Anchor | None:
+    """`path::Symbol` as an Anchor, or None when `text` is not one."""
+    match = ANCHOR.match(text.strip())
+    if not match or match["path"].startswith("/") or ".." in match["path"].split("/"):
+        return None
+    return Anchor(match["path"], match["symbol"])
+
+
+def suggest(text: str) -> list[str]:
+    """Anchors a plain-text mention suggests ("`parse_config` in src/config.py" -> "src/config.py::parse_config")."""
+    return list(dict.fromkeys(f"{m['path']}::{m['symbol']}" for m in MENTION.finditer(text)))
+
+
+def supported(path: str) -> bool:
+    return Path(path).suffix in LANGUAGES
+
+
+_parsers: dict[tuple[str, str], Any] = {}
+_parsers_lock = threading.Lock()
+
+
+def _parser(suffix: str) -> Any:
+    module, function = LANGUAGES[suffix]
+    with _parsers_lock:
+        if (module, function) not in _parsers:
+            from tree_sitter import Language, Parser  # imported when the first anchor is resolved
+
+            _parsers[(module, function)] = Parser(Language(getattr(import_module(module), function)()))
+        return _parsers[(module, function)]
+
+
+def _name(node: Any) -> str | None:
+    if node.type == "method_declaration" and node.child_by_field_name("receiver") is not None:  # Go
+        name = node.child_by_field_name("name")
+        receiver = node.child_by_field_name("receiver")
+        types = [t for t in _walk(receiver) if t.type == "type_identifier"]
+        prefix = types[0].text.decode() + "." if types else ""
+        return prefix + name.text.decode() if name is not None else None
+    if node.type == "variable_declarator":
+        value = node.child_by_field_name("value")
+        if value is None or value.type not in CALLABLE_VALUES:
+            return None
+    name = node.child_by_field_name("name")
+    if name is None or name.type not in ("identifier", "type_identifier", "property_identifier", "field_identifier",
+                                         "private_property_identifier", "constant"):
+        return None
+    return name.text.decode("utf-8", "replace")
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(current.children))
+
+
+def definitions(source: bytes, suffix: str) -> dict[str, list[Any]]:
+    """Qualified name -> definition nodes (several for overloads) of a source file."""
+    tree = _parser(suffix).parse(source)
+    found: dict[str, list[Any]] = {}
+
+    def visit(node: Any, scope: tuple[str, ...]) -> None:
+        for child in node.children:
+            if child.type in DEFINITIONS and (name := _name(child)):
+                qualified = ".".join((*scope, name)) if child.type != "method_declaration" or "." not in name else name
+                found.setdefault(qualified, []).append(child)
+                visit(child, (*scope, name) if child.type != "method_declaration" else scope)
+            elif child.type in SCOPES:
+                target = child.child_by_field_name("type")
+                label = re.sub(r"<.*", "", target.text.decode()) if target is not None else ""
+                visit(child, (*scope, label) if label else scope)
+            else:
+                visit(child, scope)
+
+    visit(tree.root_node, ())
+    return found
+
+
+def body_hash(nodes: list[Any]) -> str:
+    """A hash of the definitions' tokens, comments left out: formatting and comment edits do not change it."""
+    digest = hashlib.sha256()
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if "comment" in node.type:
+            continue  # and nothing inside it (Rust's doc comments have children)
+        if node.child_count == 0:
+            digest.update(node.text)
+            digest.update(b"\x00")
+        else:
+            stack.extend(reversed(node.children))
+    return digest.hexdigest()[:16]
+
+
+class Code:
+    """Parsed source files of one repository, re-parsed only when a file's size or mtime changes."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self._files: dict[str, tuple[int, int, dict[str, list[Any]] | str]] = {}
+        self._hashes: dict[tuple[str, int, int, str], tuple[str, int]] = {}
+        self._lock = threading.Lock()
+
+    def _defs(self, path: str) -> tuple[dict[str, list[Any]] | str, int, int]:
+        full = self.root / path
+        try:
+            st = os.stat(full)
+        except OSError:
+            return "the file does not exist", 0, 0
+        with self._lock:
+            cached = self._files.get(path)
+            if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+                return cached[2], st.st_mtime_ns, st.st_size
+        if st.st_size > MAX_FILE_BYTES:
+            result: dict[str, list[Any]] | str = f"the file is over {MAX_FILE_BYTES // 1024 // 1024} MiB; anchors are not resolved in it"
+        else:
+            try:
+                result = definitions(full.read_bytes(), full.suffix)
+            except (OSError, ValueError) as exc:
+                result = f"the file could not be parsed ({exc})"
+        with self._lock:
+            self._files[path] = (st.st_mtime_ns, st.st_size, result)
+        return result, st.st_mtime_ns, st.st_size
+
+    def resolve(self, text: str) -> Resolved:
+        """The current hash of an anchor's definition, or why it has none."""
+        anchor = parse(text)
+        if anchor is None:
+            return Resolved(text, problem="not an anchor: write path/to/file.py::Class.method (a path inside the repository)")
+        if not supported(anchor.path):
+            return Resolved(text, problem=f"{Path(anchor.path).suffix or 'this file type'} files are not parsed: anchors work in "
+                                          f"{', '.join(sorted(set(LANGUAGES)))} files")
+        defs, mtime, size = self._defs(anchor.path)
+        if isinstance(defs, str):
+            return Resolved(text, problem=defs)
+        nodes = defs.get(anchor.symbol)
+        if not nodes:
+            return Resolved(text, problem=f"symbol not found: {anchor.path} has no definition named {anchor.symbol}")
+        key = (anchor.path, mtime, size, anchor.symbol)
+        with self._lock:
+            memo = self._hashes.get(key)
+        if memo is None:
+            memo = (body_hash(nodes), nodes[0].start_point[0] + 1)
+            with self._lock:
+                self._hashes[key] = memo
+        return Resolved(text, hash=memo[0], line=memo[1])
+
+    def changed(self, paths: set[str]) -> set[str]:
+        """Which of `paths` changed (size or mtime) since they were last parsed."""
+        out = set()
+        for path in paths:
+            with self._lock:
+                cached = self._files.get(path)
+            try:
+                st = os.stat(self.root / path)
+            except OSError:
+                if cached is None or cached[0] != 0:
+                    out.add(path)
+                continue
+            if cached is None or (cached[0], cached[1]) != (st.st_mtime_ns, st.st_size):
+                out.add(path)
+        return out

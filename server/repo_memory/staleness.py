@@ -1,0 +1,100 @@
+"""Which memories are stale: the code their anchors cite changed, or is gone, since the memory was written.
+
+The baseline of an anchor is the hash pinned in the memory when it was written (`metadata.anchor_hashes` of a
+skill, `anchors` of a record). An anchor a person wrote by hand has none; its baseline is the code as this clone
+first saw it (kept in `<git-dir>/repo-memory/anchor-baselines.json`, so a re-index does not forget it).
+The state of every anchor lives in the index table `anchor_state`; `check` brings it up to date, re-parsing only
+code files whose size or mtime changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from repo_memory import disk
+
+if TYPE_CHECKING:
+    from repo_memory.store import Store
+
+BASELINES = "anchor-baselines.json"
+
+
+@dataclass(frozen=True)
+class Stale:
+    """One stale anchor of a memory, with what happened to the code."""
+
+    memory: str
+    anchor: str
+    reason: str
+
+
+def check(store: Store) -> int:
+    """Recompute every anchor's state; returns how many rows changed."""
+    conn, lock = store.index.conn, store.index.lock
+    with lock:
+        cited = [(f"skill:{n}", a) for n, a in conn.execute("SELECT name, anchors FROM files WHERE kind='skill' AND winner=1 AND anchors != ''")]
+        cited += list(conn.execute("SELECT id, anchors FROM records WHERE anchors != ''"))
+        existing = {(m, a): (b, c, p) for m, a, b, c, p in conn.execute("SELECT memory, anchor, baseline, current, problem FROM anchor_state")}
+    if not cited and not existing:
+        return 0
+    first_seen = _baselines(store)
+    learned = False
+    wanted: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for memory, raw in cited:
+        for anchor, pinned in json.loads(raw).items():
+            now = store.code.resolve(anchor)
+            baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
+            if not baseline and now.hash:
+                baseline = first_seen[f"{memory}|{anchor}"] = now.hash
+                learned = True
+            wanted[(memory, anchor)] = (baseline, now.hash, now.problem)
+    if learned:
+        disk.write_atomic(store.config.state_dir / BASELINES, json.dumps(first_seen, sort_keys=True).encode("utf-8"))
+    changed = [(m, a, *v) for (m, a), v in wanted.items() if existing.get((m, a)) != v]
+    gone = [key for key in existing if key not in wanted]
+    if changed or gone:
+        with store.index.transaction():
+            conn.executemany("DELETE FROM anchor_state WHERE memory=? AND anchor=?", gone)
+            conn.executemany("INSERT OR REPLACE INTO anchor_state VALUES (?, ?, ?, ?, ?)", changed)
+    return len(changed) + len(gone)
+
+
+def _baselines(store: Store) -> dict[str, str]:
+    try:
+        return dict(json.loads((store.config.state_dir / BASELINES).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return {}
+
+
+def _reason(anchor: str, baseline: str, current: str, problem: str) -> str:
+    if problem:
+        return f"{anchor}: {problem}"
+    return f"{anchor}: the code changed since the memory was written ({baseline[:8]} -> {current[:8]})"
+
+
+def stale(store: Store, memories: list[str] | None = None) -> list[Stale]:
+    """Stale anchors of `memories` (all memories when None)."""
+    where, params = "WHERE (problem != '' OR baseline != current)", []
+    if memories is not None:
+        if not memories:
+            return []
+        where += f" AND memory IN ({','.join('?' * len(memories))})"
+        params = list(memories)
+    with store.index.lock:
+        rows = store.index.conn.execute(f"SELECT memory, anchor, baseline, current, problem FROM anchor_state {where} ORDER BY memory, anchor",
+                                        params).fetchall()
+    return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in rows]
+
+
+def anchored_to(store: Store, symbol: str) -> list[tuple[str, str]]:
+    """(memory, anchor) for every memory citing `symbol`: `path::Class.method`, `Class.method` or a trailing part."""
+    with store.index.lock:
+        rows = store.index.conn.execute("SELECT memory, anchor FROM anchor_state ORDER BY memory").fetchall()
+    out = []
+    for memory, anchor in rows:
+        path, _, name = anchor.partition("::")
+        if symbol in (anchor, name) or name.endswith(f".{symbol}") or (symbol.endswith(f"::{name}") and path.endswith(symbol.split("::")[0])):
+            out.append((memory, anchor))
+    return out

@@ -1,0 +1,111 @@
+"""Code anchors in every supported language: a changed body makes the memories citing it stale, an untouched sibling
+does not; formatting and comment edits change nothing; rename or delete says "symbol not found"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory import anchors
+from repo_memory.cli import cli
+from repo_memory.errors import InvalidRecordError
+from repo_memory.store import Store
+
+from .conftest import git, write_skill_file
+
+# language -> (file, source, alpha, beta, comment marker, "alpha's body" as it appears in the source)
+FIXTURES = {
+    "python": ("src/calc.py", "class Calc:\n    def alpha(self, x):\n        return x + 1\n\n    def beta(self, x):\n        return x * 2\n",
+               "Calc.alpha", "Calc.beta", "#", "return x + 1"),
+    "javascript": ("web/calc.js", "class Calc {\n  alpha(x) {\n    return x + 1;\n  }\n  beta(x) {\n    return x * 2;\n  }\n}\n",
+                   "Calc.alpha", "Calc.beta", "//", "return x + 1;"),
+    "typescript": ("web/calc.ts", "export class Calc {\n  alpha(x: number): number {\n    return x + 1;\n  }\n"
+                   "  beta(x: number): number {\n    return x * 2;\n  }\n}\n", "Calc.alpha", "Calc.beta", "//", "return x + 1;"),
+    "go": ("calc/calc.go", "package calc\n\ntype Calc struct{}\n\nfunc (c *Calc) Alpha(x int) int {\n\treturn x + 1\n}\n\n"
+           "func (c *Calc) Beta(x int) int {\n\treturn x * 2\n}\n", "Calc.Alpha", "Calc.Beta", "//", "return x + 1"),
+    "rust": ("src/calc.rs", "struct Calc;\n\nimpl Calc {\n    fn alpha(&self, x: i32) -> i32 {\n        x + 1\n    }\n"
+             "    fn beta(&self, x: i32) -> i32 {\n        x * 2\n    }\n}\n", "Calc.alpha", "Calc.beta", "//", "x + 1"),
+    "java": ("src/Calc.java", "class Calc {\n    int alpha(int x) {\n        return x + 1;\n    }\n    int beta(int x) {\n"
+             "        return x * 2;\n    }\n}\n", "Calc.alpha", "Calc.beta", "//", "return x + 1;"),
+}
+
+
+def _setup(store: Store, repo: Path, language: str) -> tuple[Path, str, str]:
+    rel, source, alpha, beta, _, _ = FIXTURES[language]
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")
+    git(repo, "add", rel)
+    git(repo, "commit", "-q", "-m", f"add {rel}")
+    a, b = f"{rel}::{alpha}", f"{rel}::{beta}"
+    store.write_skill("about-alpha", "What alpha does and why.", "Alpha adds one.", anchors=[a], actor="human")
+    store.write_skill("about-beta", "What beta does and why.", "Beta doubles.", anchors=[b], actor="human")
+    store.remember("alpha must stay cheap: it runs per request", refs=[a])
+    store.refresh()
+    return path, a, b
+
+
+def _stale(store: Store) -> dict[str, str]:
+    store.refresh()
+    out: dict[str, str] = {}
+    for hit in store.recall("alpha beta cheap does why", limit=20).hits:
+        out[hit.id if hit.kind == "skill" else "record"] = hit.stale
+    return out
+
+
+@pytest.mark.parametrize("language", sorted(FIXTURES))
+def test_a_changed_body_makes_its_memories_stale_and_leaves_the_sibling_alone(store: Store, repo: Path, language: str):
+    path, a, _ = _setup(store, repo, language)
+    _, _, _, _, comment, body = FIXTURES[language]
+    assert _stale(store) == {"skill:about-alpha": "", "skill:about-beta": "", "record": ""}
+    source = path.read_text(encoding="utf-8")
+    indent = " " * (len(source.split(body)[0]) - len(source.split(body)[0].rstrip(" \t")))
+    cosmetic = source.replace(body, f"{comment} a comment about the sum\n{indent}{body.replace(' + ', '+')}")
+    path.write_text(cosmetic, encoding="utf-8")
+    assert _stale(store) == {"skill:about-alpha": "", "skill:about-beta": "", "record": ""}, "formatting and comments are not changes"
+    path.write_text(cosmetic.replace("x+1", "x+2"), encoding="utf-8")
+    stale = _stale(store)
+    assert stale["skill:about-beta"] == ""
+    assert stale["skill:about-alpha"].startswith(f"{a}: the code changed") and stale["record"].startswith(f"{a}: the code changed")
+    alpha_name = a.split("::")[1].split(".")[-1]
+    path.write_text(source.replace(alpha_name, "gamma"), encoding="utf-8")
+    assert "symbol not found" in _stale(store)["skill:about-alpha"]
+
+
+def test_recall_by_symbol_doctor_and_the_stale_command(store: Store, repo: Path, runner: CliRunner):
+    path, a, b = _setup(store, repo, "python")
+    found = store.recall("", symbol="Calc.alpha")
+    assert {h.id for h in found.hits} >= {"skill:about-alpha"} and len(found.hits) == 2 and all("Calc.alpha" in h.snippet for h in found.hits)
+    assert [h.id for h in store.recall("", symbol=b).hits] == ["skill:about-beta"]
+    path.write_text(path.read_text(encoding="utf-8").replace("x + 1", "x + 3"), encoding="utf-8")
+    git(repo, "commit", "-qam", "make alpha add three")
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "about-alpha" in out and "make alpha add three" in out and "about-beta" not in out
+    result = runner.invoke(cli, ["--root", str(repo), "stale"])
+    assert result.exit_code == 1 and "skill:about-alpha" in result.output and "code changed" in result.output
+    pinned = runner.invoke(cli, ["--root", str(repo), "stale", "--pin", "about-alpha"])
+    assert "pinned src/calc.py::Calc.alpha for skill:about-alpha" in pinned.output
+    assert "skill:about-alpha" not in pinned.output.split("\n", 1)[1]  # re-pinned: current again
+    assert pinned.exit_code == 1 and "code changed" in pinned.output  # the record written against the old code stays stale
+
+
+def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, repo: Path):
+    (repo / "notes.txt").write_text("hello\n", encoding="utf-8")
+    (repo / "broken.py").write_bytes(b"def ok():\n    return 1\n\xff\xfe def (((\n")
+    with pytest.raises(InvalidRecordError, match="symbol not found|not parsed|does not exist"):
+        store.write_skill("bad-anchor", "An anchor to nowhere.", "Steps.", anchors=["notes.txt::hello"])
+    with pytest.raises(InvalidRecordError, match="does not exist"):
+        store.remember("see it", refs=["missing.py::gone"])
+    assert anchors.Code(repo).resolve("broken.py::ok").hash  # tree-sitter recovers what it can
+    write_skill_file(repo, "hand-anchored", "A person anchored it by hand.", "Steps.",
+                     extra="metadata:\n  anchors: [\"notes.txt::hello\", \"broken.py::nothing\"]\n")
+    store.refresh()
+    stale = {s.anchor: s.reason for s in __import__("repo_memory.staleness", fromlist=["stale"]).stale(store)}
+    assert "not parsed" in stale["notes.txt::hello"] and "symbol not found" in stale["broken.py::nothing"]
+
+
+def test_plain_text_mentions_are_suggested_as_anchors():
+    assert anchors.suggest("See `parse_config` in src/config.py and `Store.read()` in `server/store.py`.") == [
+        "src/config.py::parse_config", "server/store.py::Store.read"]
