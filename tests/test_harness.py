@@ -201,7 +201,7 @@ def test_inspector_lists_every_tool_and_calls_recall_remember_read(repo: Path):
         return json.loads(proc.stdout)
 
     tools = {t["name"] for t in inspector("--method", "tools/list")["tools"]}
-    assert tools == {"recall", "read", "remember", "checkpoint", "skill_write", "loop_start", "loop_step", "loop_status", "history"}
+    assert tools == {"recall", "read", "remember", "checkpoint", "skill_write", "loop_start", "loop_step", "loop_status", "history", "feedback"}
     remembered = inspector("--method", "tools/call", "--tool-name", "remember", "--tool-arg", "text=the inspector was here")
     assert remembered["structuredContent"]["ids"] == ["inspected#1"]
     hits = inspector("--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=inspector")["structuredContent"]["hits"]

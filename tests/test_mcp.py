@@ -46,7 +46,7 @@ async def error_text(client: Client, tool: str, **args: Any) -> str:
 async def test_every_tool_declares_annotations_and_an_output_schema(seeded: Store):
     async with Client(server.build(seeded)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert set(tools) == {"recall", "read", "skill_write", "remember", "checkpoint", "loop_start", "loop_step", "loop_status", "history"}
+    assert set(tools) == {"recall", "read", "skill_write", "remember", "checkpoint", "loop_start", "loop_step", "loop_status", "history", "feedback"}
     for tool in tools.values():
         assert tool.annotations is not None and tool.annotations.open_world_hint is False
         assert tool.annotations.read_only_hint is not None and tool.annotations.destructive_hint is False

@@ -56,7 +56,7 @@ def test_mcp_inspector_cli_lists_tools_and_calls_recall(seeded_repo: Path):
     if shutil.which("npx") is None:
         pytest.skip("npx is not installed, so the MCP Inspector CLI cannot run (install Node.js 20+)")
     listed = inspector(seeded_repo, "--method", "tools/list")
-    assert {t["name"] for t in listed["tools"]} == {"recall", "read", "skill_write", "remember", "checkpoint", "loop_start", "loop_step", "loop_status", "history"}
+    assert {t["name"] for t in listed["tools"]} == {"recall", "read", "skill_write", "remember", "checkpoint", "loop_start", "loop_step", "loop_status", "history", "feedback"}
     called = inspector(seeded_repo, "--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=publish a release")
     assert called["isError"] is False
     assert called["structuredContent"]["hits"][0]["id"] == "skill:release-checklist"

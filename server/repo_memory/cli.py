@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from repo_memory import attach, doctor, driver, hooks, layout, loops, mirror, staleness, transcript, triggers
+from repo_memory import attach, doctor, driver, hooks, layout, loops, mirror, staleness, transcript, triggers, utility
 from repo_memory.config import Config
 from repo_memory.errors import InvalidRecordError, RepoMemoryError
 from repo_memory.runs import Engine
@@ -595,6 +595,58 @@ def sync(ctx: click.Context) -> None:
     for name in report.kept_hand_written:
         click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
+
+
+@cli.command(name="stats")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def stats_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Skills by what their uses earned: loop runs that succeeded or failed with them, and agents' feedback.
+
+    utility = (successes + helped + 1) / (all outcomes + 2): 0.50 with no evidence; recall multiplies a
+    skill's text score by 0.5 + utility. Skills marked "deprecate?" misled or failed more often than they helped.
+    """
+    store = _store(ctx)
+    store.refresh()
+    evidence = utility.gather(store)
+    rows = []
+    for row in store.list_skills():
+        if not row["winner"]:
+            continue
+        u = evidence.get(row["name"], utility.Utility(row["name"]))
+        rows.append({"skill": row["name"], "status": row["status"], "uses": u.uses, "succeeded": u.successes, "failed": u.failures,
+                     "helped": u.helped, "misled": u.misled, "outdated": u.outdated, "utility": round(u.score, 2),
+                     "last_used": u.last_used[:10], "deprecate": u.deprecate})
+    rows.sort(key=lambda r: (-r["utility"], -r["uses"], r["skill"]))
+
+    def text() -> None:
+        if not rows:
+            click.echo("No skills yet: `repo-memory skill new NAME` or an agent's skill_write adds one.")
+            return
+        click.echo(f"{'skill':32} {'status':10} {'uses':>5} {'ok':>4} {'fail':>5} {'help':>5} {'mislead':>8} {'old':>4} {'utility':>8}  last used")
+        for r in rows:
+            flag = "  deprecate?" if r["deprecate"] else ""
+            click.echo(f"{r['skill'][:32]:32} {r['status']:10} {r['uses']:>5} {r['succeeded']:>4} {r['failed']:>5} {r['helped']:>5} "
+                       f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {r['last_used'] or '-'}{flag}")
+
+    _emit(rows, as_json, text)
+
+
+@cli.command(name="feedback")
+@click.argument("ref")
+@click.argument("outcome", type=click.Choice(["helped", "misled", "outdated"]))
+@click.option("--note", help="What happened, briefly.")
+@click.pass_context
+def feedback_cmd(ctx: click.Context, ref: str, outcome: str, note: str | None) -> None:
+    """Record that a skill (skill:NAME) or a record (SESSION#N) helped, misled or was outdated; it ranks skills.
+
+    \b
+    Example:
+      repo-memory feedback skill:deploy-staging outdated --note "the script moved to tools/deploy.sh"
+    """
+    store = _store(ctx)
+    record = store.feedback(ref, outcome, note, actor="human", tool="cli")
+    click.echo(f"{record['id']}: {record['text']}")
 
 
 @cli.command(name="stale")

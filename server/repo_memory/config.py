@@ -36,6 +36,7 @@ class Config:
     author_email: str | None = None
     commit_window: float = 2.0
     writes_per_minute: int = 120
+    decay_half_life_days: float = 90.0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -73,7 +74,7 @@ class Config:
                 + ". See schemas/config.schema.json for the allowed keys."
             )
         known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
-                 "writes_per_minute"}
+                 "writes_per_minute", "decay_half_life_days"}
         author = values.get("author", {})
         return cls(
             root=top,
@@ -90,6 +91,7 @@ class Config:
             author_email=author.get("email"),
             commit_window=float(values.get("commit_window_seconds", 2.0)),
             writes_per_minute=values.get("writes_per_minute", 120),
+            decay_half_life_days=float(values.get("decay_half_life_days", 90)),
             extra={k: v for k, v in values.items() if k not in known},
         )
 

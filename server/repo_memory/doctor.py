@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from dataclasses import dataclass
 
-from repo_memory import layout, mirror, skills, staleness
+from repo_memory import layout, mirror, skills, staleness, utility
 from repo_memory.store import Store
 
 
@@ -61,6 +61,12 @@ def examine(store: Store) -> list[Finding]:
                                 f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
                                 "when it still holds." if item.memory.startswith("skill:") else
                                 "Records are append-only: remember a correction that cites the new code."))
+    for evidence in utility.gather(store).values():
+        if evidence.deprecate:
+            findings.append(Finding("warning", f"skill:{evidence.name}", f"misled {evidence.misled}, failed {evidence.failures}, "
+                                    f"outdated {evidence.outdated} time(s) against {evidence.successes + evidence.helped} good outcome(s)",
+                                    "Read the feedback (`repo-memory stats`, recall the skill's name) and fix the skill, or set "
+                                    "`status: deprecated` under metadata so it leaves default recall."))
     for name, count in store.churning():
         findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
                                 "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "

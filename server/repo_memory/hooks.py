@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from repo_memory import experience, secretscan
+from repo_memory import experience, secretscan, utility
 from repo_memory.config import Config
 from repo_memory.errors import RepoMemoryError
 from repo_memory.store import Store
@@ -94,9 +94,15 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
     used = _recently_used_skills(store)
     active = [r for r in store.list_skills() if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
-    ranked = sorted(active, key=lambda r: (r["name"] not in used, used.index(r["name"]) if r["name"] in used else 0, r["name"]))
+    evidence = utility.gather(store)
+    worth = {r["name"]: evidence[r["name"]].score if r["name"] in evidence else 0.5 for r in active}
+    ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))
     if ranked:
         lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
+    doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
+    if doubtful:
+        lines.append("- often misled or failed (a person may set status: deprecated): "
+                     + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
     summary = _last_summary(store)
     if summary:
         lines.append(f"- last checkpoint {summary['id']} ({summary['ts'][:16]}): {summary['text'][:300]}"

@@ -308,11 +308,12 @@ class Index:
             f"SELECT rowid, replace(name, '-', ' '), description, tags, body FROM files WHERE {scope} AND winner = 1"
         )
 
-    def search(self, query: Query, limit: int, statuses: Sequence[str]) -> list[Hit]:
+    def search(self, query: Query, limit: int, statuses: Sequence[str], weigh: Callable[[dict[str, Any]], float] | None = None) -> list[Hit]:
         """Hits for `query` among searchable documents whose status is in `statuses`, best first.
 
         Ranking is BM25 over the weighted columns, then two boosts on a small pool: x1.5 when the query's
-        words appear as a phrase, and first place for a skill whose name is the query.
+        words appear as a phrase, and first place for a skill whose name is the query; then `weigh(row)`
+        multiplies each score (the skill's utility and recency, see utility.py).
         """
         if not query:
             return []
@@ -338,6 +339,8 @@ class Index:
                     score *= 1.5
                 if row["name"] in (query.slug, "-".join(query.terms)):
                     score += 1000.0  # asking for a skill by its name finds that skill first
+                if weigh is not None:
+                    score *= weigh(row)
                 scored.append((score, row["name"], rowid))
             scored.sort(key=lambda t: (-t[0], t[1]))
             top = scored[:limit]
@@ -353,7 +356,7 @@ class Index:
         if not rowids:
             return {}
         cursor = self._conn.execute(
-            f"SELECT rowid, name, description, status, origin, path, source, tags, body, flags FROM files WHERE rowid IN ({','.join('?' * len(rowids))})",
+            f"SELECT rowid, name, description, status, origin, path, source, tags, body, flags, mtime_ns FROM files WHERE rowid IN ({','.join('?' * len(rowids))})",
             rowids,
         )
         cols = [c[0] for c in cursor.description]

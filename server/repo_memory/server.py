@@ -42,6 +42,7 @@ When to use it:
   summary and the ids it covers. Later sessions read the summary and dereference the evidence.
 - When you worked out a procedure worth repeating, save it with `skill_write` (slug name, one
   sentence on when to use it, concrete steps). Update an existing skill rather than copying it.
+- After following a skill, call `feedback` (helped, misled or outdated): it ranks skills by results.
 - When asked to run a loop (.agents/loops/<name>.md), call `loop_start`, work, then `loop_step`
   with a report; the server runs the checks and tells you to continue or that the run ended.
 
@@ -303,6 +304,18 @@ def build(store: Store, watcher: Watcher | None = None) -> MCPServer:
             limiter.take("remember")
             written = store.remember(text, kind, refs or [], data, session, actor="agent", tool="remember")
         return RememberOutput(ids=[r["id"] for r in written], session=written[0]["session"], commit=store.committer.describe())
+
+    @tool(APPENDS)
+    def feedback(ref: str, outcome: Literal["helped", "misled", "outdated"], note: str | None = None) -> RememberOutput:
+        """Say whether a memory you used helped, misled you, or was outdated; skills that help rank higher in recall.
+
+        ref: a skill ("skill:release-checklist") or an experience record id. note: what happened, briefly.
+        Example: feedback(ref="skill:deploy-staging", outcome="outdated", note="the script moved to tools/deploy.sh").
+        """
+        with _as_tool_error():
+            limiter.take("feedback")
+            record = store.feedback(ref, outcome, note, actor="agent", tool="feedback")
+        return RememberOutput(ids=[record["id"]], session=record["session"], commit=store.committer.describe())
 
     @tool(APPENDS)
     def checkpoint(summary: str, covers: list[str], session: str | None = None) -> CheckpointOutput:

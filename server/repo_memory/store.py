@@ -8,12 +8,12 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import anchors, disk, experience, guard, query, secretscan, similar, skills, staleness
+from repo_memory import anchors, disk, experience, guard, query, secretscan, similar, skills, staleness, utility
 from repo_memory.commits import Committer
 from repo_memory.committed import Committed, describe
 from repo_memory.config import SKILLS_DIR, Config
@@ -176,7 +176,7 @@ class Store:
         record_kinds = sorted(wanted - {"skill"}) or None
         want_records = bool(record_kinds) or not wanted
         depth = offset + limit + 1
-        skill_hits = [skill_hit(h) for h in self.index.search(query.parse(text), depth, include)] if want_skills else []
+        skill_hits = [skill_hit(h) for h in self.index.search(query.parse(text), depth, include, self._weigh())] if want_skills else []
         record_hits = [record_hit(h) for h in self.recall_experience(text, depth, 0, record_kinds, session, since, until)] if want_records else []
         merged = sorted(normalised(skill_hits) + normalised(record_hits), key=lambda p: (-p[0], p[1].kind != "skill", p[1].id))
         page: list[MemoryHit] = []
@@ -206,6 +206,34 @@ class Store:
             recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
                                 hit.provenance.get("tool", ""))
         return dataclasses.replace(hit, committed=committed, recorded=recorded)
+
+    def _weigh(self) -> Callable[[dict[str, Any]], float]:
+        """Recall's multiplier for a skill row: what its uses earned, and how recently (utility.py has the formula)."""
+        evidence, half_life, now = utility.gather(self), self.config.decay_half_life_days, time.time()
+        return lambda row: utility.factor(evidence.get(row["name"]), int(row["mtime_ns"] or 0), half_life, now)
+
+    def feedback(self, ref: str, outcome: str, note: str | None = None, actor: str = "agent", tool: str = "feedback") -> dict[str, Any]:
+        """Record whether a memory helped, misled or was outdated: an `outcome` record citing it, which ranks skills."""
+        if outcome not in utility.FEEDBACK:
+            raise InvalidRecordError("feedback", [Problem(f"outcome must be one of {', '.join(utility.FEEDBACK)}", field="outcome")])
+        data: dict[str, Any] = {"outcome": outcome, "ref": ref}
+        if "#" in ref:
+            cited = str(experience.parse_ref(ref))
+            if self._missing(cited):
+                raise NotFoundError(f"No record {cited}: feedback cites a skill (skill:NAME) or an experience record id.")
+        else:
+            name = ref.removeprefix("skill:")
+            guard.check_name(name, "skill name")
+            if self.index.skill(name) is None:
+                self.refresh()
+                if self.index.skill(name) is None:
+                    raise NotFoundError(f"No skill '{name}'.", self.similar_names(name))
+            cited, data["skill"] = f"skill:{name}", name
+        if note:
+            data["note"] = note
+        text = f"{cited}: {outcome}" + (f" — {note}" if note else "")
+        entry = experience.Entry(kind="outcome", text=text, data=data, refs=[cited], source=self.source(actor, tool))
+        return self.append(self.session, [entry])[0]
 
     def _with_staleness(self, page: list[MemoryHit]) -> list[MemoryHit]:
         reasons: dict[str, list[str]] = {}
