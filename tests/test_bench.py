@@ -53,3 +53,9 @@ def test_secret_scan_benchmark_runs_in_small_mode_and_beats_its_baseline_on_fals
     total = next(line for line in proc.stdout.splitlines() if line.strip().startswith("all "))
     rates = [float(r) for r in re.findall(r"\(\s*([\d.]+)%\)", total)]
     assert rates[0] <= 1.0 and (len(rates) == 1 or rates[0] <= rates[1])  # ours, then detect-secrets' rate
+
+
+def test_anchor_benchmark_runs_in_small_mode_and_a_one_file_change_is_rechecked_quickly():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "anchors.py"), "--small"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 memory flagged stale" in proc.stdout and "files/s" in proc.stdout

@@ -89,17 +89,20 @@ def supported(path: str) -> bool:
     return Path(path).suffix in LANGUAGES
 
 
-_parsers: dict[tuple[str, str], Any] = {}
+_parsers: dict[tuple[str, str], tuple[Any, Any]] = {}
 _parsers_lock = threading.Lock()
 
 
-def _parser(suffix: str) -> Any:
+def _parser(suffix: str) -> tuple[Any, Any]:
+    """The parser of a file type and a query that captures its definitions (run in C, not a Python tree walk)."""
     module, function = LANGUAGES[suffix]
     with _parsers_lock:
         if (module, function) not in _parsers:
-            from tree_sitter import Language, Parser  # imported when the first anchor is resolved
+            from tree_sitter import Language, Parser, Query  # imported when the first anchor is resolved
 
-            _parsers[(module, function)] = Parser(Language(getattr(import_module(module), function)()))
+            language = Language(getattr(import_module(module), function)())
+            kinds = sorted(k for k in DEFINITIONS | SCOPES if language.id_for_node_kind(k, True))
+            _parsers[(module, function)] = (Parser(language), Query(language, " ".join(f"({k}) @def" for k in kinds)))
         return _parsers[(module, function)]
 
 
@@ -121,6 +124,16 @@ def _name(node: Any) -> str | None:
     return name.text.decode("utf-8", "replace")
 
 
+def _scope_label(node: Any) -> str | None:
+    """The name a node gives to definitions inside it, if any."""
+    if node.type in SCOPES:
+        target = node.child_by_field_name("type")
+        return re.sub(r"<.*", "", target.text.decode()) if target is not None else None
+    if node.type in DEFINITIONS and node.type != "method_declaration":
+        return _name(node)
+    return None
+
+
 def _walk(node: Any) -> Iterator[Any]:
     stack = [node]
     while stack:
@@ -131,23 +144,29 @@ def _walk(node: Any) -> Iterator[Any]:
 
 def definitions(source: bytes, suffix: str) -> dict[str, list[Any]]:
     """Qualified name -> definition nodes (several for overloads) of a source file."""
-    tree = _parser(suffix).parse(source)
+    parser, query = _parser(suffix)
+    from tree_sitter import QueryCursor
+
+    tree = parser.parse(source)
+    nodes = QueryCursor(query).captures(tree.root_node).get("def", [])
     found: dict[str, list[Any]] = {}
-
-    def visit(node: Any, scope: tuple[str, ...]) -> None:
-        for child in node.children:
-            if child.type in DEFINITIONS and (name := _name(child)):
-                qualified = ".".join((*scope, name)) if child.type != "method_declaration" or "." not in name else name
-                found.setdefault(qualified, []).append(child)
-                visit(child, (*scope, name) if child.type != "method_declaration" else scope)
-            elif child.type in SCOPES:
-                target = child.child_by_field_name("type")
-                label = re.sub(r"<.*", "", target.text.decode()) if target is not None else ""
-                visit(child, (*scope, label) if label else scope)
-            else:
-                visit(child, scope)
-
-    visit(tree.root_node, ())
+    labels: dict[int, str | None] = {}
+    for node in sorted(nodes, key=lambda n: n.start_byte):
+        if node.type in SCOPES or not (name := _name(node)):
+            continue
+        if node.type == "method_declaration" and "." in name:  # a Go method is named by its receiver, not its place
+            found.setdefault(name, []).append(node)
+            continue
+        scope = []
+        parent = node.parent
+        while parent is not None:
+            if parent.type in DEFINITIONS or parent.type in SCOPES:
+                if parent.id not in labels:
+                    labels[parent.id] = _scope_label(parent)
+                if labels[parent.id]:
+                    scope.append(labels[parent.id])
+            parent = parent.parent
+        found.setdefault(".".join([*reversed(scope), name]), []).append(node)
     return found
 
 

@@ -34,6 +34,13 @@ def check(store: Store) -> int:
     """Recompute every anchor's state; returns how many rows changed."""
     conn, lock = store.index.conn, store.index.lock
     with lock:
+        signature = conn.execute(
+            "SELECT (SELECT max(rowid) || '/' || count(*) FROM records WHERE anchors != ''), "
+            "(SELECT group_concat(sha256) FROM files WHERE kind='skill' AND winner=1 AND anchors != '')").fetchone()
+    last = getattr(store, "_anchor_check", None)
+    if last and last[0] == signature and not store.code.changed(last[1]):
+        return 0  # the same memories cite the same, unchanged files: nothing to recompute (a stat per cited file)
+    with lock:
         cited = [(f"skill:{n}", a) for n, a in conn.execute("SELECT name, anchors FROM files WHERE kind='skill' AND winner=1 AND anchors != ''")]
         cited += list(conn.execute("SELECT id, anchors FROM records WHERE anchors != ''"))
         existing = {(m, a): (b, c, p) for m, a, b, c, p in conn.execute("SELECT memory, anchor, baseline, current, problem FROM anchor_state")}
@@ -52,6 +59,7 @@ def check(store: Store) -> int:
             wanted[(memory, anchor)] = (baseline, now.hash, now.problem)
     if learned:
         disk.write_atomic(store.config.state_dir / BASELINES, json.dumps(first_seen, sort_keys=True).encode("utf-8"))
+    store._anchor_check = (signature, {a.partition("::")[0] for _, a in wanted})  # type: ignore[attr-defined]
     changed = [(m, a, *v) for (m, a), v in wanted.items() if existing.get((m, a)) != v]
     gone = [key for key in existing if key not in wanted]
     if changed or gone:
