@@ -83,7 +83,6 @@ def staleness_cost(small: bool) -> None:
         shutil.copytree(ROOT / "server" / "repo_memory", repo / "vendor" / "repo_memory", ignore=shutil.ignore_patterns("__pycache__"))
         subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
         subprocess.run(["git", "commit", "-q", "-m", "sources"], cwd=repo, check=True, env={**os.environ, **ENV})
-        code = anchors.Code(repo)
         candidates: list[str] = []
         files = sorted((repo / "vendor").rglob("*.py"))
         for path in files:

@@ -109,3 +109,17 @@ def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, r
 def test_plain_text_mentions_are_suggested_as_anchors():
     assert anchors.suggest("See `parse_config` in src/config.py and `Store.read()` in `server/store.py`.") == [
         "src/config.py::parse_config", "server/store.py::Store.read"]
+
+
+def test_a_loop_spec_citing_code_goes_stale_and_a_person_can_re_pin_it(store: Store, repo: Path, runner: CliRunner):
+    path, a, _ = _setup(store, repo, "python")
+    (repo / ".agents/loops/tune-alpha.md").write_text(
+        "---\nname: tune-alpha\nstatus: active\ntrigger: {on: manual}\ngoal: Keep alpha fast.\nverify:\n"
+        "  - {level: 4, run: \"true\", expect: {exit: 0}}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n"
+        f"memory: {{anchors: [\"{a}\"]}}\n---\nTune it.\n", encoding="utf-8")
+    store.refresh()
+    assert "loop:tune-alpha" not in runner.invoke(cli, ["--root", str(repo), "stale"]).output
+    path.write_text(path.read_text(encoding="utf-8").replace("x + 1", "x + 5"), encoding="utf-8")
+    assert "loop:tune-alpha" in runner.invoke(cli, ["--root", str(repo), "stale"]).output
+    pinned = runner.invoke(cli, ["--root", str(repo), "stale", "--pin", "loop:tune-alpha"])
+    assert f"pinned {a} for loop:tune-alpha" in pinned.output and "loop:tune-alpha " not in pinned.output.split("\n", 1)[1]

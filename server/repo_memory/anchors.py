@@ -157,14 +157,15 @@ def definitions(source: bytes, suffix: str) -> dict[str, list[Any]]:
         if node.type == "method_declaration" and "." in name:  # a Go method is named by its receiver, not its place
             found.setdefault(name, []).append(node)
             continue
-        scope = []
+        scope: list[str] = []
         parent = node.parent
         while parent is not None:
             if parent.type in DEFINITIONS or parent.type in SCOPES:
                 if parent.id not in labels:
                     labels[parent.id] = _scope_label(parent)
-                if labels[parent.id]:
-                    scope.append(labels[parent.id])
+                label = labels[parent.id]
+                if label:
+                    scope.append(label)
             parent = parent.parent
         found.setdefault(".".join([*reversed(scope), name]), []).append(node)
     return found

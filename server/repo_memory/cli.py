@@ -650,7 +650,8 @@ def feedback_cmd(ctx: click.Context, ref: str, outcome: str, note: str | None) -
 
 
 @cli.command(name="stale")
-@click.option("--pin", "pins", multiple=True, metavar="NAME", help="You checked skill NAME against the code: pin its anchors' current hashes.")
+@click.option("--pin", "pins", multiple=True, metavar="NAME",
+              help="You checked skill NAME (or loop:NAME) against the code: take the code as it is now as its baseline.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def stale_cmd(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
@@ -666,7 +667,10 @@ def stale_cmd(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
     """
     store = _store(ctx)
     for name in pins:
-        click.echo(f"pinned {', '.join(store.repin(name))} for skill:{name}", err=True)
+        if name.startswith("loop:"):
+            click.echo(f"pinned {', '.join(staleness.repin_first_seen(store, name)) or 'nothing'} for {name}", err=True)
+        else:
+            click.echo(f"pinned {', '.join(store.repin(name.removeprefix('skill:')))} for skill:{name.removeprefix('skill:')}", err=True)
     store.refresh()
     found = staleness.stale(store)
 

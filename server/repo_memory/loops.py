@@ -49,6 +49,7 @@ class Loop:
     skills: tuple[str, ...]
     recall: str | None
     description: str = ""
+    anchors: tuple[str, ...] = ()
 
 
 def parse(data: bytes, path: str) -> Loop:
@@ -77,7 +78,7 @@ def parse(data: bytes, path: str) -> Loop:
         max_iterations=stop.get("max_iterations", 4), max_minutes=stop.get("max_minutes"), no_progress_after=stop.get("no_progress_after"),
         success_requires_level=meta["success_requires_level"], status=meta.get("status", "draft"),
         trigger=dict(meta.get("trigger", {"on": "manual"})), skills=tuple(memory.get("skills", ())), recall=memory.get("recall"),
-        description=meta.get("description", ""),
+        description=meta.get("description", ""), anchors=tuple(memory.get("anchors", ())),
     )
 
 

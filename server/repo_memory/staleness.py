@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from repo_memory import disk
+from repo_memory import disk, loops
+from repo_memory.errors import RepoMemoryError
 
 if TYPE_CHECKING:
     from repo_memory.store import Store
@@ -33,10 +34,11 @@ class Stale:
 def check(store: Store) -> int:
     """Recompute every anchor's state; returns how many rows changed."""
     conn, lock = store.index.conn, store.index.lock
+    loop_files = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in loops.files(store.root))
     with lock:
-        signature = conn.execute(
+        signature = (*conn.execute(
             "SELECT (SELECT max(rowid) || '/' || count(*) FROM records WHERE anchors != ''), "
-            "(SELECT group_concat(sha256) FROM files WHERE kind='skill' AND winner=1 AND anchors != '')").fetchone()
+            "(SELECT group_concat(sha256) FROM files WHERE kind='skill' AND winner=1 AND anchors != '')").fetchone(), str(loop_files))
     last = getattr(store, "_anchor_check", None)
     if last and last[0] == signature and not store.code.changed(last[1]):
         return 0  # the same memories cite the same, unchanged files: nothing to recompute (a stat per cited file)
@@ -44,6 +46,7 @@ def check(store: Store) -> int:
         cited = [(f"skill:{n}", a) for n, a in conn.execute("SELECT name, anchors FROM files WHERE kind='skill' AND winner=1 AND anchors != ''")]
         cited += list(conn.execute("SELECT id, anchors FROM records WHERE anchors != ''"))
         existing = {(m, a): (b, c, p) for m, a, b, c, p in conn.execute("SELECT memory, anchor, baseline, current, problem FROM anchor_state")}
+    cited += _loop_anchors(store)
     if not cited and not existing:
         return 0
     first_seen = _baselines(store)
@@ -67,6 +70,33 @@ def check(store: Store) -> int:
             conn.executemany("DELETE FROM anchor_state WHERE memory=? AND anchor=?", gone)
             conn.executemany("INSERT OR REPLACE INTO anchor_state VALUES (?, ?, ?, ?, ?)", changed)
     return len(changed) + len(gone)
+
+
+def _loop_anchors(store: Store) -> list[tuple[str, str]]:
+    """Anchors of the loop specs (`memory.anchors`); a spec that does not parse is lint's business, not ours."""
+    out = []
+    for path in loops.files(store.root):
+        try:
+            spec = loops.parse(disk.read_safely(path), f"{loops.LOOPS_DIR}/{path.name}")
+        except (RepoMemoryError, OSError):
+            continue
+        if spec.anchors:
+            out.append((f"loop:{spec.name}", json.dumps(dict.fromkeys(spec.anchors, ""))))
+    return out
+
+
+def repin_first_seen(store: Store, memory: str) -> list[str]:
+    """A person checked `memory` (one without pinned hashes, like a loop) against the code: take the code as it is now."""
+    check(store)
+    baselines = _baselines(store)
+    with store.index.lock:
+        rows = store.index.conn.execute("SELECT anchor, current FROM anchor_state WHERE memory=? AND current != ''", (memory,)).fetchall()
+    for anchor, current in rows:
+        baselines[f"{memory}|{anchor}"] = current
+    disk.write_atomic(store.config.state_dir / BASELINES, json.dumps(baselines, sort_keys=True).encode("utf-8"))
+    store._anchor_check = None  # type: ignore[attr-defined]
+    check(store)
+    return [a for a, _ in rows]
 
 
 def _baselines(store: Store) -> dict[str, str]:
