@@ -1,7 +1,7 @@
 """Benchmark: code anchors — parse + hash cost per file, and the staleness check after one file changes.
 
 1. Parse every source file of real trees (this repository's server/, the installed Python packages' sources, the
-   JavaScript of the npm tools in .tools/ when present) with tree-sitter and hash every definition, as if each
+   JavaScript/TypeScript of the npm tools in .tools/ and the npx cache, when present) with tree-sitter and hash every definition, as if each
    symbol were anchored: files/s and ms per file (p50, p95), per language.
 2. A repository with memories anchored across many files: copies of real package sources, SKILLS skills citing
    ANCHORS symbols. Then one file's function body changes and `staleness.check` runs (what every recall does):
@@ -44,7 +44,9 @@ def sources(small: bool) -> list[Path]:
     files = sorted(ROOT.glob("server/**/*.py"))
     site = sorted(p for p in SITE.rglob("*.py") if p.stat().st_size < anchors.MAX_FILE_BYTES)
     files += site[:: 20] if small else site
-    js = sorted(Path(p) for p in glob.glob(str(ROOT / ".tools" / "node_modules" / "**" / "*.js"), recursive=True))
+    trees = [ROOT / ".tools" / "node_modules", *Path.home().glob(".npm/_npx/*/node_modules")]  # the npm tools the tests use
+    js = sorted(Path(p) for tree in trees for ext in ("js", "mjs", "cjs", "ts")
+                for p in glob.glob(str(tree / "**" / f"*.{ext}"), recursive=True) if not p.endswith(".d.ts") and Path(p).is_file())
     files += [p for p in js if p.stat().st_size < anchors.MAX_FILE_BYTES][: 50 if small else 2000]
     return files
 

@@ -243,3 +243,9 @@ def test_a_persons_edit_holding_a_secret_is_flagged_redacted_in_the_index_and_ne
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "hand-edited" in out and "github-token" in out and token not in out
     assert _leaks(repo, [token]) == []
+
+
+def test_code_anchors_and_paths_named_like_secrets_are_not_secrets():
+    pinned = '"src/auth/provider.py::Provider.revoke_token": "0cd9dd2cab0533e3"'
+    assert secretscan.scan(pinned) == [] and secretscan.scan("config/api_key: 0cd9dd2cab0533e3x") == []
+    assert [f.rule for f in secretscan.scan('revoke_token: "0cd9dd2cab0533e3"')] == ["secret-assignment"]

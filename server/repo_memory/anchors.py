@@ -13,6 +13,8 @@ Qualified names: nested definitions joined by dots — `Class.method` (Python, J
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
 import re
@@ -72,6 +74,7 @@ class Resolved:
     problem: str = ""
 
 
+@functools.lru_cache(maxsize=65536)
 def parse(text: str) -> Anchor | None:
     """`path::Symbol` as an Anchor, or None when `text` is not one."""
     match = ANCHOR.match(text.strip())
@@ -86,7 +89,7 @@ def suggest(text: str) -> list[str]:
 
 
 def supported(path: str) -> bool:
-    return Path(path).suffix in LANGUAGES
+    return os.path.splitext(path)[1] in LANGUAGES
 
 
 _parsers: dict[tuple[str, str], tuple[Any, Any]] = {}
@@ -144,6 +147,11 @@ def _walk(node: Any) -> Iterator[Any]:
 
 def definitions(source: bytes, suffix: str) -> dict[str, list[Any]]:
     """Qualified name -> definition nodes (several for overloads) of a source file."""
+    return parse_tree(source, suffix)[1]
+
+
+def parse_tree(source: bytes, suffix: str) -> tuple[Any, dict[str, list[Any]]]:
+    """The syntax tree of a source file and its definitions by qualified name."""
     parser, query = _parser(suffix)
     from tree_sitter import QueryCursor
 
@@ -168,7 +176,7 @@ def definitions(source: bytes, suffix: str) -> dict[str, list[Any]]:
                     scope.append(label)
             parent = parent.parent
         found.setdefault(".".join([*reversed(scope), name]), []).append(node)
-    return found
+    return tree, found
 
 
 def body_hash(nodes: list[Any]) -> str:
@@ -187,35 +195,73 @@ def body_hash(nodes: list[Any]) -> str:
     return digest.hexdigest()[:16]
 
 
+def _node_at(tree: Any, start: int, end: int) -> Any:
+    """The outermost definition node spanning exactly start..end."""
+    node = tree.root_node.descendant_for_byte_range(start, end)
+    while node.parent is not None and node.parent.start_byte == start and node.parent.end_byte == end and node.parent.parent is not None:
+        node = node.parent
+    return node
+
+
 class Code:
     """Parsed source files of one repository, re-parsed only when a file's size or mtime changes."""
 
     def __init__(self, root: Path):
         self.root = root
-        self._files: dict[str, tuple[int, int, dict[str, list[Any]] | str]] = {}
+        self._base = str(root)
+        self._stats: dict[str, os.stat_result | None] | None = None  # within `batch()`: one stat per file
+        self._files: dict[str, tuple[int, int, Any, dict[str, tuple[tuple[int, int, int], ...]] | str]] = {}
         self._hashes: dict[tuple[str, int, int, str], tuple[str, int]] = {}
         self._lock = threading.Lock()
 
-    def _defs(self, path: str) -> tuple[dict[str, list[Any]] | str, int, int]:
-        full = self.root / path
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Resolve many anchors against one look at the disk: each file is stat'ed once inside the block."""
+        self._stats = {}
         try:
-            st = os.stat(full)
+            yield
+        finally:
+            self._stats = None
+
+    def _stat(self, path: str) -> os.stat_result | None:
+        stats = self._stats
+        if stats is not None and path in stats:
+            return stats[path]
+        try:
+            st: os.stat_result | None = os.stat(os.path.join(self._base, path))
         except OSError:
-            return "the file does not exist", 0, 0
+            st = None
+        if stats is not None:
+            stats[path] = st
+        return st
+
+    def _defs(self, path: str) -> tuple[Any, dict[str, tuple[tuple[int, int, int], ...]] | str, int, int]:
+        """(tree, qualified name -> (start byte, end byte, line) of each definition, or why there are none, mtime, size).
+
+        Only the tree and plain tuples are kept: holding tree-sitter nodes for hundreds of files would make every
+        garbage collection walk them."""
+        st = self._stat(path)
+        if st is None:
+            return None, "the file does not exist", 0, 0
         with self._lock:
             cached = self._files.get(path)
             if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
-                return cached[2], st.st_mtime_ns, st.st_size
+                return cached[2], cached[3], st.st_mtime_ns, st.st_size
+        tree: Any = None
+        spans: dict[str, tuple[tuple[int, int, int], ...]] | str
         if st.st_size > MAX_FILE_BYTES:
-            result: dict[str, list[Any]] | str = f"the file is over {MAX_FILE_BYTES // 1024 // 1024} MiB; anchors are not resolved in it"
+            spans = f"the file is over {MAX_FILE_BYTES // 1024 // 1024} MiB; anchors are not resolved in it"
         else:
             try:
-                result = definitions(full.read_bytes(), full.suffix)
+                full = self.root / path
+                tree, found = parse_tree(full.read_bytes(), full.suffix)
+                spans = {name: tuple((n.start_byte, n.end_byte, n.start_point[0] + 1) for n in nodes) for name, nodes in found.items()}
             except (OSError, ValueError) as exc:
-                result = f"the file could not be parsed ({exc})"
+                spans = f"the file could not be parsed ({exc})"
         with self._lock:
-            self._files[path] = (st.st_mtime_ns, st.st_size, result)
-        return result, st.st_mtime_ns, st.st_size
+            self._files[path] = (st.st_mtime_ns, st.st_size, tree, spans)
+            self._hashes = {k: v for k, v in self._hashes.items() if k[0] != path}  # hashes of older versions of this file
+        return tree, spans, st.st_mtime_ns, st.st_size
 
     def resolve(self, text: str) -> Resolved:
         """The current hash of an anchor's definition, or why it has none."""
@@ -223,19 +269,19 @@ class Code:
         if anchor is None:
             return Resolved(text, problem="not an anchor: write path/to/file.py::Class.method (a path inside the repository)")
         if not supported(anchor.path):
-            return Resolved(text, problem=f"{Path(anchor.path).suffix or 'this file type'} files are not parsed: anchors work in "
+            return Resolved(text, problem=f"{os.path.splitext(anchor.path)[1] or 'this file type'} files are not parsed: anchors work in "
                                           f"{', '.join(sorted(set(LANGUAGES)))} files")
-        defs, mtime, size = self._defs(anchor.path)
-        if isinstance(defs, str):
-            return Resolved(text, problem=defs)
-        nodes = defs.get(anchor.symbol)
-        if not nodes:
+        tree, spans, mtime, size = self._defs(anchor.path)
+        if isinstance(spans, str):
+            return Resolved(text, problem=spans)
+        where = spans.get(anchor.symbol)
+        if not where:
             return Resolved(text, problem=f"symbol not found: {anchor.path} has no definition named {anchor.symbol}")
         key = (anchor.path, mtime, size, anchor.symbol)
         with self._lock:
             memo = self._hashes.get(key)
         if memo is None:
-            memo = (body_hash(nodes), nodes[0].start_point[0] + 1)
+            memo = (body_hash([_node_at(tree, start, end) for start, end, _ in where]), where[0][2])
             with self._lock:
                 self._hashes[key] = memo
         return Resolved(text, hash=memo[0], line=memo[1])
@@ -246,12 +292,7 @@ class Code:
         for path in paths:
             with self._lock:
                 cached = self._files.get(path)
-            try:
-                st = os.stat(self.root / path)
-            except OSError:
-                if cached is None or cached[0] != 0:
-                    out.add(path)
-                continue
-            if cached is None or (cached[0], cached[1]) != (st.st_mtime_ns, st.st_size):
-                out.add(path)
+            st = self._stat(path)
+            if st is None or cached is None or (cached[0], cached[1]) != (st.st_mtime_ns, st.st_size):
+                out.add(path)  # a missing file is always looked at again: it may have come back
         return out

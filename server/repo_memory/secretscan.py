@@ -55,6 +55,7 @@ PROVIDERS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 GENERIC = ("authorization-header", "url-credentials", "secret-assignment", "high-entropy-token")
 _PROVIDERS = [(rule, literals, re.compile(pattern)) for rule, (literals, pattern) in PROVIDERS.items()]
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-:/")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
@@ -141,7 +142,12 @@ def scan(text: str) -> list[Finding]:
         at = lowered.find(name)
         while at >= 0:
             value = _VALUE.match(text, at + len(name))
-            if value and _literal(value.group(1)):
+            key_start = at
+            while key_start and lowered[key_start - 1] in _KEY_CHARS:
+                key_start -= 1
+            key = lowered[key_start:at + len(name)]
+            # A path or a code anchor (src/auth.py::revoke_token) names code, not a credential.
+            if value and "::" not in key and "/" not in key and _literal(value.group(1)):
                 spans.append((value.start(1), value.end(1), "secret-assignment"))
             at = lowered.find(name, at + len(name))
     if "authorization" in lowered:

@@ -52,14 +52,22 @@ def check(store: Store) -> int:
     first_seen = _baselines(store)
     learned = False
     wanted: dict[tuple[str, str], tuple[str, str, str]] = {}
-    for memory, raw in cited:
-        for anchor, pinned in json.loads(raw).items():
-            now = store.code.resolve(anchor)
+    decoded = [(memory, json.loads(raw)) for memory, raw in cited]
+    known = {a: (c, p) for (_, a), (_, c, p) in existing.items()}
+    with store.code.batch():
+        files = {a.partition("::")[0] for _, pins in decoded for a in pins}
+        moved = store.code.changed(files)  # only anchors into these files (or new ones) need resolving again
+        resolved = {a: (r.hash, r.problem) for _, pins in decoded for a in pins
+                    if (a not in known or a.partition("::")[0] in moved) and (r := store.code.resolve(a))}
+    resolved = {**{a: v for a, v in known.items() if a not in resolved}, **resolved}
+    for memory, pins in decoded:
+        for anchor, pinned in pins.items():
+            current, problem = resolved[anchor]
             baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
-            if not baseline and now.hash:
-                baseline = first_seen[f"{memory}|{anchor}"] = now.hash
+            if not baseline and current:
+                baseline = first_seen[f"{memory}|{anchor}"] = current
                 learned = True
-            wanted[(memory, anchor)] = (baseline, now.hash, now.problem)
+            wanted[(memory, anchor)] = (baseline, current, problem)
     if learned:
         disk.write_atomic(store.config.state_dir / BASELINES, json.dumps(first_seen, sort_keys=True).encode("utf-8"))
     store._anchor_check = (signature, {a.partition("::")[0] for _, a in wanted})  # type: ignore[attr-defined]
