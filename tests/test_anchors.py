@@ -123,3 +123,9 @@ def test_a_loop_spec_citing_code_goes_stale_and_a_person_can_re_pin_it(store: St
     assert "loop:tune-alpha" in runner.invoke(cli, ["--root", str(repo), "stale"]).output
     pinned = runner.invoke(cli, ["--root", str(repo), "stale", "--pin", "loop:tune-alpha"])
     assert f"pinned {a} for loop:tune-alpha" in pinned.output and "loop:tune-alpha " not in pinned.output.split("\n", 1)[1]
+
+
+def test_a_skill_that_mentions_code_in_plain_text_gets_anchors_suggested(store: Store, repo: Path):
+    _setup(store, repo, "python")
+    result = store.write_skill("mentions", "Tuning notes.", "See `Calc.alpha` in src/calc.py and `nothing` in src/calc.py.", actor="human")
+    assert any("anchors=['src/calc.py::Calc.alpha']" in w for w in result.warnings)

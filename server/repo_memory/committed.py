@@ -71,14 +71,14 @@ class Committed:
                 tree[path] = (parts[2], int(parts[3]) if parts[3].isdigit() else 0)
         return tree
 
-    def file(self, rel: str, data: bytes) -> bool:
-        """Whether `data`, the file at `rel` now, is exactly what HEAD holds."""
-        blob = self.tree().get(rel)
+    def file(self, rel: str, data: bytes, tree: dict[str, tuple[str, int]] | None = None) -> bool:
+        """Whether `data`, the file at `rel` now, is exactly what HEAD holds (`tree`: one `tree()` for many calls)."""
+        blob = (self.tree() if tree is None else tree).get(rel)
         return blob is not None and blob[0] == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
 
-    def record(self, rel: str, end: int) -> bool:
+    def record(self, rel: str, end: int, tree: dict[str, tuple[str, int]] | None = None) -> bool:
         """Whether the log line ending at byte `end` of `rel` is in HEAD (logs only grow, so size tells)."""
-        blob = self.tree().get(rel)
+        blob = (self.tree() if tree is None else tree).get(rel)
         return blob is not None and blob[1] >= end
 
 

@@ -155,6 +155,7 @@ class Index:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self.writes = 0  # transactions committed through this connection
         self._sync_lock = threading.Lock()  # one sync at a time in this process: overlapping ones would parse the same files twice
         try:
             self._connect()
@@ -204,7 +205,12 @@ class Index:
 
     def transaction(self) -> Any:
         """A write transaction (BEGIN IMMEDIATE … COMMIT) holding the index lock."""
-        return _Transaction(self._conn, self._lock)
+        return _Transaction(self._conn, self._lock, self)
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index may have changed: our own commits, or another process's (SQLite data_version)."""
+        with self._lock:
+            return self.writes, int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -407,8 +413,8 @@ class Index:
 class _Transaction:
     """BEGIN IMMEDIATE … COMMIT under the index lock (ROLLBACK on error)."""
 
-    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock):
-        self.conn, self.lock = conn, lock
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock, index: Index | None = None):
+        self.conn, self.lock, self.index = conn, lock, index
 
     def __enter__(self) -> None:
         self.lock.acquire()
@@ -420,5 +426,7 @@ class _Transaction:
         try:
             if not self.depth:
                 self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+                if self.index is not None and not exc_type:
+                    self.index.writes += 1
         finally:
             self.lock.release()

@@ -17,6 +17,7 @@ TEMPLATE = re.compile(
     r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>|<start_of_turn>|<end_of_turn>",
     re.IGNORECASE | re.MULTILINE,
 )
+_SUSPECT = re.compile("[" + "".join(sorted(BIDI | ZERO_WIDTH)) + "\U000e0000-\U000e007f]")
 # A valid emoji tag sequence: WAVING BLACK FLAG, tag letters, CANCEL TAG (e.g. the flags of England, Scotland, Wales).
 EMOJI_TAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
 
@@ -35,6 +36,9 @@ class Marker:
 def find(text: str) -> list[Marker]:
     """Every injection marker in `text` (after NFKC folding for the template tokens)."""
     found: list[Marker] = []
+    if _SUSPECT.search(text) is None:  # nearly every text: no invisible character at all, skip the character walk
+        folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
+        return [Marker("chat-template-token", m.start()) for m in TEMPLATE.finditer(folded)][:5]
     allowed = {i for m in EMOJI_TAG_SEQUENCE.finditer(text) for i in range(m.start(), m.end())}
     for i, ch in enumerate(text):
         code = ord(ch)
@@ -46,7 +50,7 @@ def find(text: str) -> list[Marker]:
             found.append(Marker("zero-width-inside-word", i))  # between letters, not in emoji sequences
         if len(found) >= 20:
             return found
-    folded = unicodedata.normalize("NFKC", text)
+    folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
     found += [Marker("chat-template-token", m.start()) for m in TEMPLATE.finditer(folded)][:5]
     return found
 

@@ -35,10 +35,7 @@ def check(store: Store) -> int:
     """Recompute every anchor's state; returns how many rows changed."""
     conn, lock = store.index.conn, store.index.lock
     loop_files = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in loops.files(store.root))
-    with lock:
-        signature = (*conn.execute(
-            "SELECT (SELECT max(rowid) || '/' || count(*) FROM records WHERE anchors != ''), "
-            "(SELECT group_concat(sha256) FROM files WHERE kind='skill' AND winner=1 AND anchors != '')").fetchone(), str(loop_files))
+    signature = (store.index.generation(), str(loop_files))
     last = getattr(store, "_anchor_check", None)
     if last and last[0] == signature and not store.code.changed(last[1]):
         return 0  # the same memories cite the same, unchanged files: nothing to recompute (a stat per cited file)
@@ -48,6 +45,7 @@ def check(store: Store) -> int:
         existing = {(m, a): (b, c, p) for m, a, b, c, p in conn.execute("SELECT memory, anchor, baseline, current, problem FROM anchor_state")}
     cited += _loop_anchors(store)
     if not cited and not existing:
+        store._anchor_check = (signature, set())  # type: ignore[attr-defined]
         return 0
     first_seen = _baselines(store)
     learned = False
@@ -70,13 +68,14 @@ def check(store: Store) -> int:
             wanted[(memory, anchor)] = (baseline, current, problem)
     if learned:
         disk.write_atomic(store.config.state_dir / BASELINES, json.dumps(first_seen, sort_keys=True).encode("utf-8"))
-    store._anchor_check = (signature, {a.partition("::")[0] for _, a in wanted})  # type: ignore[attr-defined]
     changed = [(m, a, *v) for (m, a), v in wanted.items() if existing.get((m, a)) != v]
     gone = [key for key in existing if key not in wanted]
     if changed or gone:
         with store.index.transaction():
             conn.executemany("DELETE FROM anchor_state WHERE memory=? AND anchor=?", gone)
             conn.executemany("INSERT OR REPLACE INTO anchor_state VALUES (?, ?, ?, ?, ?)", changed)
+    # The index as it stands after our own write: the next check skips unless something else changes it.
+    store._anchor_check = ((store.index.generation(), signature[1]), {a.partition("::")[0] for _, a in wanted})  # type: ignore[attr-defined]
     return len(changed) + len(gone)
 
 

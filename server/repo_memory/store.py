@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import anchors, disk, experience, guard, query, secretscan, similar, skills, staleness, utility
+from repo_memory import disk, experience, guard, query, secretscan, similar, skills, staleness, utility
+from repo_memory.anchors import Code, suggest as suggest_anchors
 from repo_memory.commits import Committer
 from repo_memory.committed import Committed, describe
 from repo_memory.config import SKILLS_DIR, Config
@@ -128,7 +129,7 @@ class Store:
         self.session = experience.check_session(session or config.session or experience.new_session_id())
         self.committer = Committer(config, config.commit_window, self.session)
         self.committed = Committed(self.committer.git, (".agents", *self.sources[1:]))
-        self.code = anchors.Code(config.root)
+        self.code = Code(config.root)
 
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
@@ -185,24 +186,25 @@ class Store:
             budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
             if page and budget < 0:
                 break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
-            page.append(self._framed(hit))
+            page.append(hit)
         more = len(merged) > offset + len(page)
-        page = self._with_staleness(page)
+        tree = self.committed.tree()
+        page = self._with_staleness([self._framed(h, tree) for h in page])
         suggestions = [] if page or offset else self.similar_names(text)
         return RecallResult(query=text, hits=page, suggestions=suggestions, next_cursor=f"offset:{offset + len(page)}" if more else None)
 
-    def _framed(self, hit: MemoryHit) -> MemoryHit:
+    def _framed(self, hit: MemoryHit, tree: dict[str, tuple[str, int]] | None = None) -> MemoryHit:
         """`hit` with whether it is committed and the line that frames it as recorded data."""
         if hit.kind == "skill":
             path = hit.provenance.get("path", "")
             try:
-                committed = self.committed.file(path, disk.read_safely(self.root / path))
+                committed = self.committed.file(path, disk.read_safely(self.root / path), tree)
             except (OSError, UnsafePathError):
                 committed = False
             origin = hit.provenance.get("origin", "")
             recorded = f"skill written by {describe(origin, '', committed).removeprefix('recorded by ')}; status {hit.status}"
         else:
-            committed = self.committed.record(hit.file, hit.end)
+            committed = self.committed.record(hit.file, hit.end, tree)
             recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
                                 hit.provenance.get("tool", ""))
         return dataclasses.replace(hit, committed=committed, recorded=recorded)
@@ -397,6 +399,9 @@ class Store:
         self.committer.record([f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {'add' if created else 'update'} {name}")
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
+        suggested = [a for a in suggest_anchors(f"{description}\n{body}") if a not in (pinned or {}) and self.code.resolve(a).hash]
+        if suggested:
+            warnings.append(f"The text mentions code: pass anchors={suggested[:5]} to be told when it changes.")
         return WriteResult(
             ref=f"skill:{name}", path=f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", created=created, status=status,
             sha256=hashlib.sha256(data).hexdigest(), warnings=warnings,
