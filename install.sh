@@ -48,6 +48,11 @@ if [ "$mode" = test ]; then
   else
     echo "==> npx not found: the MCP Inspector test will be skipped (install Node.js 20+ to run it)"
   fi
+  if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "==> Chromium (Debian package), used to render the HTML report in its test"
+    { apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; } \
+      || echo "    (could not install chromium; the report test will say why)"
+  fi
   echo "==> Lint (ruff: undefined names, unused imports, syntax) and type check (mypy)"
   .venv/bin/ruff check --select F,E9 server tests bench
   .venv/bin/mypy

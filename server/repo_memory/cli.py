@@ -597,6 +597,25 @@ def sync(ctx: click.Context) -> None:
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
 
 
+@cli.command(name="report")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Where to write the page (default: the git dir).")
+@click.pass_context
+def report_cmd(ctx: click.Context, output: Path | None) -> None:
+    """Write a self-contained HTML page of this repository's memory and print its path.
+
+    Skills with status, utility and staleness; drafts awaiting review; loop runs as a timeline with their end
+    states; experience recorded per day. No scripts and no network: open it in any browser, attach it anywhere.
+    The default location (.git/repo-memory/report.html) keeps it out of your working tree.
+    """
+    from repo_memory import report
+
+    store = _store(ctx)
+    target = output or store.config.state_dir / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(report.build(store), encoding="utf-8")
+    click.echo(str(target))
+
+
 @cli.command(name="stats")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context

@@ -1,0 +1,72 @@
+"""The HTML report, rendered by headless Chromium: it loads with no network, shows the expected counts, and
+memory content stays text (a <script> in a description does not run)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.cli import cli
+from repo_memory.runs import Engine
+from repo_memory.store import Store
+
+from .conftest import write_skill_file
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync"]
+
+
+def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    if CHROMIUM is None:
+        pytest.skip("Chromium is not installed: `apt-get install chromium` (./install.sh --test does it when it can)")
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args], capture_output=True, text=True, timeout=120)
+
+
+def seeded(store: Store, repo: Path) -> None:
+    write_skill_file(repo, "release-checklist", "Cut a release: bump, changelog, tag.", "Steps.")
+    write_skill_file(repo, "old-deploy", "The deploy we stopped using.", "Steps.", extra="metadata:\n  status: deprecated\n")
+    write_skill_file(repo, "sneaky", "<script>document.title='pwned'</script> <img src=x onerror=alert(1)>", "Steps.")
+    store.refresh()
+    store.write_skill("flaky-tests", "How to find a flaky test.", "Loop it with a fixed seed.")  # an agent's draft
+    for day in ("2026-11-30", "2026-12-01", "2026-12-01"):
+        store.remember(f"a note from {day}", ts=f"{day}T10:00:00Z")
+    store.feedback("skill:release-checklist", "helped")
+    (repo / ".agents/loops/ship.md").write_text(
+        "---\nname: ship\nstatus: active\ntrigger: {on: manual}\ngoal: Ship it.\nverify:\n"
+        f"  - {{level: 4, run: \"{sys.executable} -c 'import sys; sys.exit(0)'\", expect: {{exit: 0}}}}\n"
+        "stop: {max_iterations: 1}\nsuccess_requires_level: 4\n---\nShip.\n", encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("ship")
+    for _ in range(2):
+        run = engine.start("ship")["run"]
+        engine.step(run, "shipped", "done", None, ["release-checklist"])
+
+
+def test_the_report_renders_in_chromium_with_the_expected_counts_and_no_live_content(store: Store, repo: Path, tmp_path: Path,
+                                                                                   runner: CliRunner):
+    seeded(store, repo)
+    out = tmp_path / "report.html"
+    result = runner.invoke(cli, ["--root", str(repo), "report", "-o", str(out)])
+    assert result.exit_code == 0 and result.output.strip() == str(out)
+    page = out.read_text(encoding="utf-8")
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page) and "<script" not in page  # nothing to fetch, nothing to run
+    rendered = chromium(tmp_path, "--dump-dom", out.as_uri())
+    assert rendered.returncode == 0, rendered.stderr[-2000:]
+    dom = rendered.stdout
+    counts = dict(re.findall(r'data-(\w+)="(\d+)"', dom))
+    assert counts == {"skills": "4", "drafts": "1", "stale": "0", "runs": "2", "records": str(int(counts["records"])), "sessions": counts["sessions"],
+                      "days": counts["days"]}
+    assert int(counts["records"]) >= 3 + 1 and int(counts["days"]) >= 2
+    assert re.search(r'id="count-drafts">1<', dom) and "repo-memory accept flaky-tests" in dom
+    assert dom.count("succeeded (1)") == 2 and "<title>pwned</title>" not in dom and "&lt;script&gt;" in dom
+    assert "<title>repo-memory report" in dom
+    shot = tmp_path / "report.png"
+    taken = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", out.as_uri())
+    assert taken.returncode == 0 and shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
