@@ -59,3 +59,19 @@ def test_anchor_benchmark_runs_in_small_mode_and_a_one_file_change_is_rechecked_
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "anchors.py"), "--small"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "1 memory flagged stale" in proc.stdout and "files/s" in proc.stdout
+
+
+def test_peer_benchmark_runs_in_small_mode_through_real_mcp_servers():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "peers.py"), "--small", "--systems", "repo-memory", "server-memory"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    if proc.stdout.startswith("skipped:"):
+        assert "LoCoMo data not found" in proc.stdout
+        return
+    import json
+
+    results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
+    ours = results["repo-memory"]["locomo"]
+    assert ours["questions"] > 50 and ours["any@5"] > 0.6
+    peer = results["server-memory"]
+    assert "error" in peer or peer["locomo"]["any@5"] < ours["any@5"]  # reported either way, never dropped
