@@ -82,6 +82,11 @@ class Committed:
         return blob is not None and blob[1] >= end
 
 
+def describe_skill(origin: str, status: str, committed: bool) -> str:
+    """The framing of a skill: who wrote it, whether it is committed, its review status."""
+    return f"skill written by {describe(origin, '', committed).removeprefix('recorded by ')}; status {status}"
+
+
 def describe(actor: str, ts: str, committed: bool, harness: str = "", tool: str = "") -> str:
     """The framing every hit carries: who recorded it, when, through what, and whether it is committed."""
     who = {"agent": "an agent", "human": "a person"}.get(actor, actor or "someone")

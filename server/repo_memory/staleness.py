@@ -34,9 +34,9 @@ class Stale:
 def check(store: Store) -> int:
     """Recompute every anchor's state; returns how many rows changed."""
     conn, lock = store.index.conn, store.index.lock
-    loop_files = sorted((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in loops.files(store.root))
+    loop_files = sorted((p.name, st.st_mtime_ns, st.st_size) for p in loops.files(store.root) if (st := p.stat()))
     signature = (store.index.generation(), str(loop_files))
-    last = getattr(store, "_anchor_check", None)
+    last = store.anchor_check
     if last and last[0] == signature and not store.code.changed(last[1]):
         return 0  # the same memories cite the same, unchanged files: nothing to recompute (a stat per cited file)
     with lock:
@@ -45,7 +45,7 @@ def check(store: Store) -> int:
         existing = {(m, a): (b, c, p) for m, a, b, c, p in conn.execute("SELECT memory, anchor, baseline, current, problem FROM anchor_state")}
     cited += _loop_anchors(store)
     if not cited and not existing:
-        store._anchor_check = (signature, set())  # type: ignore[attr-defined]
+        store.anchor_check = (signature, set())
         return 0
     first_seen = _baselines(store)
     learned = False
@@ -75,7 +75,7 @@ def check(store: Store) -> int:
             conn.executemany("DELETE FROM anchor_state WHERE memory=? AND anchor=?", gone)
             conn.executemany("INSERT OR REPLACE INTO anchor_state VALUES (?, ?, ?, ?, ?)", changed)
     # The index as it stands after our own write: the next check skips unless something else changes it.
-    store._anchor_check = ((store.index.generation(), signature[1]), {a.partition("::")[0] for _, a in wanted})  # type: ignore[attr-defined]
+    store.anchor_check = ((store.index.generation(), signature[1]), {a.partition("::")[0] for _, a in wanted})
     return len(changed) + len(gone)
 
 
@@ -101,7 +101,7 @@ def repin_first_seen(store: Store, memory: str) -> list[str]:
     for anchor, current in rows:
         baselines[f"{memory}|{anchor}"] = current
     disk.write_atomic(store.config.state_dir / BASELINES, json.dumps(baselines, sort_keys=True).encode("utf-8"))
-    store._anchor_check = None  # type: ignore[attr-defined]
+    store.anchor_check = None
     check(store)
     return [a for a, _ in rows]
 

@@ -16,7 +16,7 @@ from typing import Any
 from repo_memory import disk, experience, guard, query, secretscan, similar, skills, staleness, utility
 from repo_memory.anchors import Code, suggest as suggest_anchors
 from repo_memory.commits import Committer
-from repo_memory.committed import Committed, describe
+from repo_memory.committed import Committed, describe, describe_skill
 from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError, SecretError, UnsafePathError
 from repo_memory.index import Hit, Index, Progress, SyncReport
@@ -130,6 +130,9 @@ class Store:
         self.committer = Committer(config, config.commit_window, self.session)
         self.committed = Committed(self.committer.git, (".agents", *self.sources[1:]))
         self.code = Code(config.root)
+        # Derived, per process: skip recomputation while the index and the cited files are unchanged.
+        self.anchor_check: tuple[Any, set[str]] | None = None  # staleness.check's last signature and cited files
+        self.utility_cache: tuple[Any, dict[str, Any]] | None = None  # utility.gather's last index generation and result
 
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
@@ -202,7 +205,7 @@ class Store:
             except (OSError, UnsafePathError):
                 committed = False
             origin = hit.provenance.get("origin", "")
-            recorded = f"skill written by {describe(origin, '', committed).removeprefix('recorded by ')}; status {hit.status}"
+            recorded = describe_skill(origin, hit.status, committed)
         else:
             committed = self.committed.record(hit.file, hit.end, tree)
             recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
@@ -318,7 +321,7 @@ class Store:
             description=row["description"],
             files=self._files(folder),
             committed=committed,
-            recorded=f"skill written by {describe(row['origin'], '', committed).removeprefix('recorded by ')}; status {row['status']}",
+            recorded=describe_skill(row["origin"], row["status"], committed),
         )
 
     def _files(self, folder: Path) -> list[str]:

@@ -58,13 +58,13 @@ class Utility:
 
 
 def gather(store: Store) -> dict[str, Utility]:
-    """Evidence for every skill that has any, recomputed only when records were added."""
+    """Evidence for every skill that has any, recomputed only when the index changed."""
     conn = store.index.conn
+    key = store.index.generation()  # changes with every index write, ours or another process's; no table scan
+    cached = store.utility_cache
+    if cached and cached[0] == key:
+        return dict(cached[1])
     with store.index.lock:
-        key = conn.execute("SELECT max(rowid), count(*) FROM records").fetchone()
-        cached = getattr(store, "_utility_cache", None)
-        if cached and cached[0] == key:
-            return dict(cached[1])
         rows = conn.execute(
             "SELECT substr(j.value, 7), SUM(r.kind = 'skill.used'), "
             "SUM(r.kind = 'outcome' AND r.outcome = 'succeeded'), "
@@ -79,7 +79,7 @@ def gather(store: Store) -> dict[str, Utility]:
                       outdated=outdated, last_used=last or "")
         for name, used, ok, failed, helped, misled, outdated, last in rows
     }
-    store._utility_cache = (key, found)  # type: ignore[attr-defined]
+    store.utility_cache = (key, found)
     return dict(found)
 
 
