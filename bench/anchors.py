@@ -26,9 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from repo_memory import anchors, layout, staleness
+from repo_memory import layout
+from repo_memory.code import anchors
+from repo_memory.code import staleness
 from repo_memory.config import Config
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"

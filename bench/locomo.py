@@ -23,9 +23,11 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
-from repo_memory import experience, layout, query
+from repo_memory import layout
+from repo_memory.formats import experience
+from repo_memory.index import query
 from repo_memory.config import Config
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}

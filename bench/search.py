@@ -25,9 +25,11 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from repo_memory import layout, query, server
+from repo_memory import layout
+from repo_memory.index import query
+from repo_memory.shells import mcp as server
 from repo_memory.config import Config
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 

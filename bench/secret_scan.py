@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 sys.path.insert(0, str(ROOT))
 
-from repo_memory import secretscan  # noqa: E402
+from repo_memory.guards import secretscan  # noqa: E402
 from tests.test_secrets import FAKES, sample  # noqa: E402 - the same fixtures the tests prove
 
 

@@ -19,10 +19,11 @@ import threading
 import time
 from pathlib import Path
 
-from repo_memory import disk, layout
+from repo_memory import layout
+from repo_memory.guards import disk
 from repo_memory.config import Config
-from repo_memory.store import Store
-from repo_memory.watch import Watcher
+from repo_memory.core.store import Store
+from repo_memory.shells.watch import Watcher
 
 ENV = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.com", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
 

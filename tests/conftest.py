@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from repo_memory import layout
 from repo_memory.config import Config
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test Person", "GIT_AUTHOR_EMAIL": "person@example.com",

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory import anchors
-from repo_memory.cli import cli
+from repo_memory.code import anchors
+from repo_memory.shells.cli import cli
 from repo_memory.errors import InvalidRecordError
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 from .conftest import git, write_skill_file
 
@@ -102,7 +102,7 @@ def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, r
     write_skill_file(repo, "hand-anchored", "A person anchored it by hand.", "Steps.",
                      extra="metadata:\n  anchors: [\"notes.txt::hello\", \"broken.py::nothing\"]\n")
     store.refresh()
-    stale = {s.anchor: s.reason for s in __import__("repo_memory.staleness", fromlist=["stale"]).stale(store)}
+    stale = {s.anchor: s.reason for s in __import__("repo_memory.code.staleness", fromlist=["stale"]).stale(store)}
     assert "not parsed" in stale["notes.txt::hello"] and "symbol not found" in stale["broken.py::nothing"]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from repo_memory.cli import cli
+from repo_memory.shells.cli import cli
 
 from .conftest import git, write_skill_file
 
@@ -134,7 +134,7 @@ def test_demo_drives_a_real_client_and_prints_attach_lines(runner: CliRunner, tm
 
 def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Path):
     from repo_memory.config import Config
-    from repo_memory.store import Store
+    from repo_memory.core.store import Store
 
     store = Store(Config.load(repo))
     store.write_skill("kept-draft", "Written by an agent.", "Steps")

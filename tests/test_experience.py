@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory import experience
-from repo_memory.cli import cli
+from repo_memory.formats import experience
+from repo_memory.shells.cli import cli
 from repo_memory.config import Config
 from repo_memory.errors import InvalidRecordError, NotFoundError
-from repo_memory.store import Store
-from repo_memory.validation import validate
+from repo_memory.core.store import Store
+from repo_memory.formats.schema import validate
 
 
 def log_file(repo: Path, session: str) -> Path:
@@ -180,7 +180,7 @@ def test_incremental_record_index_equals_a_rebuild(store: Store, repo: Path):
 WORKER = """
 import random, sys
 from pathlib import Path
-from repo_memory.experience import Journal, Entry
+from repo_memory.formats.experience import Journal, Entry
 journal = Journal(Path(sys.argv[1]))
 rng = random.Random(int(sys.argv[2]))
 for i in range(int(sys.argv[3])):

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repo_memory import edits, frontmatter
+from repo_memory.formats import edits
+from repo_memory.formats import frontmatter
 from repo_memory.errors import InvalidRecordError
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from repo_memory import commits
+from repo_memory.git import commit as commits
 from repo_memory.config import Config
-from repo_memory.gitrepo import GitError
-from repo_memory.store import Store
+from repo_memory.git.repo import GitError
+from repo_memory.core.store import Store
 
 from .conftest import git
 
@@ -157,7 +157,7 @@ def test_commit_off_writes_files_only_and_stage_stages_them(work: Path):
 WRITER = """
 import sys
 from repo_memory.config import Config
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 store = Store(Config.load(sys.argv[1]), session=f"proc-{sys.argv[2]}")
 for i in range(25):
     store.write_skill(f"p{sys.argv[2]}-s{i}", f"Written by process {sys.argv[2]}.", f"Step {i}", actor="human")
@@ -187,7 +187,7 @@ def test_eight_processes_writing_at_once_lose_nothing_and_keep_git_clean(work: P
 
 
 def test_git_log_renders_experience_records_once_init_ran(work: Path, runner):
-    from repo_memory.cli import cli
+    from repo_memory.shells.cli import cli
 
     assert runner.invoke(cli, ["--root", str(work), "init"]).exit_code == 0
     assert "repo-memory" in git(work, "config", "--local", "diff.repo-memory.textconv")
@@ -204,7 +204,7 @@ def test_history_and_reading_a_skill_as_it_was(work: Path):
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     store = Store(Config.load(work))
     store.write_skill("deploy", "How to deploy.", "1. Run fab deploy", actor="human")
@@ -261,7 +261,7 @@ def test_two_clones_write_push_and_pull_without_conflicts(work: Path, tmp_path: 
 
 
 def test_recall_as_of_answers_from_memory_as_it_stood_then(work: Path):
-    from repo_memory import history
+    from repo_memory.git import history
 
     store = Store(Config.load(work), session="t1")
     store.write_skill("old-deploy", "Deploy with the fabric script.", "fab deploy", actor="human")
@@ -290,7 +290,7 @@ def test_tool_results_say_when_a_commit_is_deferred(work: Path):
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     git(work, "checkout", "-q", "--detach")
     store = Store(Config.load(work))

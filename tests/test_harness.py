@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory import hooks
-from repo_memory.cli import cli
+from repo_memory.shells import hooks
+from repo_memory.shells.cli import cli
 from repo_memory.config import Config
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 

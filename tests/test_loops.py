@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory.cli import cli
-from repo_memory.runs import Engine
-from repo_memory.store import Store
+from repo_memory.shells.cli import cli
+from repo_memory.runner.engine import Engine
+from repo_memory.core.store import Store
 
 PY = sys.executable
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -64,7 +64,7 @@ FIX_IN_ROUND_2 = """
 def test_an_agent_that_fixes_the_bug_in_round_2_succeeds_after_2_iterations(toy: Path, store: Store):
     engine = Engine(store)
     engine.accept("fix-add")
-    from repo_memory import driver
+    from repo_memory.runner import driver
 
     lines: list[str] = []
     assert driver.drive(engine, "fix-add", agent_script(toy, FIX_IN_ROUND_2), 60, lines.append) == "succeeded"
@@ -82,7 +82,7 @@ def test_an_agent_that_fixes_the_bug_in_round_2_succeeds_after_2_iterations(toy:
 def test_a_self_report_of_done_without_a_fix_never_succeeds(toy: Path, store: Store):
     engine = Engine(store)
     engine.accept("fix-add")
-    from repo_memory import driver
+    from repo_memory.runner import driver
 
     liar = agent_script(toy, "print('All done, the tests pass now!')\n")
     assert driver.drive(engine, "fix-add", liar, 60, lambda _: None) == "no_progress"
@@ -252,7 +252,7 @@ def test_examples_pass_lint(tmp_path: Path, runner: CliRunner):
 def test_schedules_and_changed_paths_make_loops_due(toy: Path, store: Store):
     from datetime import UTC, datetime, timedelta
 
-    from repo_memory import triggers
+    from repo_memory.runner import triggers
 
     loops_dir = toy / ".agents/loops"
     (loops_dir / "fix-add.md").unlink()
@@ -310,7 +310,7 @@ def test_loop_tools_through_the_mcp_client(toy: Path, store: Store):
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     Engine(store).accept("fix-add")
 

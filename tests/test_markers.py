@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory import hooks, markers
-from repo_memory.cli import cli
-from repo_memory.store import Store
-from repo_memory.watch import Watcher
+from repo_memory.shells import hooks
+from repo_memory.guards import markers
+from repo_memory.shells.cli import cli
+from repo_memory.core.store import Store
+from repo_memory.shells.watch import Watcher
 
 from .conftest import write_skill_file
 
@@ -72,7 +73,7 @@ def test_tool_names_and_descriptions_do_not_change_with_memory(store: Store, rep
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     async def surface() -> list:
         async with Client(server.build(store)) as client:
@@ -89,7 +90,7 @@ def test_caller_supplied_provenance_and_status_are_ignored(store: Store, repo: P
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     async def attempt() -> tuple[dict, dict]:
         async with Client(server.build(store)) as client:
@@ -112,7 +113,7 @@ def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_com
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     async def look() -> tuple[dict, dict, dict]:
         async with Client(server.build(store)) as client:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from repo_memory import server
-from repo_memory.store import Store
+from repo_memory.shells import mcp as server
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 
@@ -162,7 +162,7 @@ async def test_start_loop_and_distill_session_prompts(seeded: Store, repo: Path)
 
 async def test_a_runaway_writer_is_told_when_to_retry_and_its_refused_writes_leave_nothing(repo: Path):
     from repo_memory.config import Config
-    from repo_memory.ratelimit import WriteLimiter
+    from repo_memory.guards.ratelimit import WriteLimiter
 
     (repo / ".agents" / "repo-memory.toml").write_text("writes_per_minute = 5\n", encoding="utf-8")
     store = Store(Config.load(repo))

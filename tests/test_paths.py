@@ -10,8 +10,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from repo_memory import server
-from repo_memory.store import Store
+from repo_memory.shells import mcp as server
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory.cli import cli
-from repo_memory.runs import Engine
-from repo_memory.store import Store
+from repo_memory.shells.cli import cli
+from repo_memory.runner.engine import Engine
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory import secretscan
-from repo_memory.cli import cli
+from repo_memory.guards import secretscan
+from repo_memory.shells.cli import cli
 from repo_memory.config import Config
 from repo_memory.errors import SecretError
-from repo_memory.store import Store
-from repo_memory.watch import Watcher
+from repo_memory.core.store import Store
+from repo_memory.shells.watch import Watcher
 
 from .conftest import git, write_skill_file
 
@@ -162,7 +162,7 @@ def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     (repo / ".agents" / "repo-memory.toml").write_text("writes_per_minute = 0\n", encoding="utf-8")  # 130 writes in a few seconds
     store = Store(Config.load(repo))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repo_memory import similar
+from repo_memory.guards import duplicates as similar
 
 DUPLICATE_NAMES = [
     ("release-checklist", "release-check-list"), ("release-checklist", "releases-checklist"), ("run-migrations", "running-migrations"),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from repo_memory import skills
+from repo_memory.formats import skills
 from repo_memory.errors import InvalidRecordError, UnsafePathError
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 

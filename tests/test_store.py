@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from repo_memory.config import Config
 from repo_memory.errors import ConflictError, NotFoundError
-from repo_memory.store import Store
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 
@@ -113,7 +113,7 @@ def test_an_agents_near_duplicate_is_refused_with_the_existing_skill_unless_it_s
 
 
 def test_an_agent_rewriting_one_skill_over_and_over_is_warned_and_listed_by_doctor(store: Store):
-    from repo_memory import doctor
+    from repo_memory.core import doctor
 
     store.write_skill("tuning", "Tune the thing.", "v0")
     notes = [store.write_skill("tuning", "Tune the thing.", f"v{i}").warnings for i in range(1, 5)]

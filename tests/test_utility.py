@@ -11,11 +11,13 @@ import anyio
 from click.testing import CliRunner
 from mcp import Client
 
-from repo_memory import doctor, server, utility
-from repo_memory.cli import cli
+from repo_memory.core import doctor
+from repo_memory.shells import mcp as server
+from repo_memory.core import utility
+from repo_memory.shells.cli import cli
 from repo_memory.config import Config
-from repo_memory.runs import Engine
-from repo_memory.store import Store
+from repo_memory.runner.engine import Engine
+from repo_memory.core.store import Store
 
 from .conftest import write_skill_file
 

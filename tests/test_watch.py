@@ -7,8 +7,8 @@ import threading
 import time
 from pathlib import Path
 
-from repo_memory.store import Store
-from repo_memory.watch import Watcher, ignorable
+from repo_memory.core.store import Store
+from repo_memory.shells.watch import Watcher, ignorable
 
 from .conftest import write_skill_file
 
@@ -100,7 +100,7 @@ def test_clients_listening_hear_when_a_skill_or_loop_changes(store: Store, repo:
     import anyio
     from mcp import Client
 
-    from repo_memory import server
+    from repo_memory.shells import mcp as server
 
     write_skill_file(repo, "watched", "Before.", "Old")
     store.refresh()

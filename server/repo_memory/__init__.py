@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from repo_memory.config import Config
     from repo_memory.errors import RepoMemoryError
-    from repo_memory.store import Store
+    from repo_memory.core.store import Store
 
 __version__ = "0.1.0"
 __all__ = ["Config", "RepoMemoryError", "Store", "__version__"]
@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
 
         return Config
     if name == "Store":
-        from repo_memory.store import Store
+        from repo_memory.core.store import Store
 
         return Store
     if name == "RepoMemoryError":

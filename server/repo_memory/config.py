@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repo_memory import gitrepo
+from repo_memory.git import repo as gitrepo
 from repo_memory.errors import ConfigError, Problem
-from repo_memory.validation import validate
+from repo_memory.formats.schema import validate
 
 MEMORY_DIR = ".agents"
 SKILLS_DIR = ".agents/skills"

@@ -10,7 +10,7 @@ def main() -> None:
     """Run `repo-memory`."""
     args = sys.argv[1:]
     if len(args) == 2 and args[0] == "hook" and args[1] not in ("-h", "--help"):
-        from repo_memory import hooks
+        from repo_memory.shells import hooks
 
         if args[1] in hooks.HANDLERS:
             raw = sys.stdin.read()
@@ -20,6 +20,6 @@ def main() -> None:
                 payload = {}
             print(json.dumps(hooks.handle(args[1], payload if isinstance(payload, dict) else {})))
             return
-    from repo_memory.cli import main as cli_main
+    from repo_memory.shells.cli import main as cli_main
 
     cli_main()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from repo_memory import disk
+from repo_memory.guards import disk
 
 FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
 UNION_LINE = ".agents/experience/** merge=union"

@@ -1,0 +1,140 @@
+"""Health checks of a repository's memory: index against files, invalid files, shadowed skills, set-up."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from dataclasses import dataclass
+
+from repo_memory import layout
+from repo_memory.core import mirror
+from repo_memory.formats import skills
+from repo_memory.code import staleness
+from repo_memory.core import utility
+from repo_memory.core.store import Store
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing doctor found, with the fix."""
+
+    level: str  # "error" | "warning"
+    path: str
+    message: str
+    fix: str
+
+
+def _code_change(store: Store, anchor: str) -> str:
+    """Which commit last changed the file an anchor cites (or that the change is not committed yet)."""
+    path = anchor.partition("::")[0]
+    git = store.committer.git
+    if git.run("diff", "--quiet", "HEAD", "--", path, check=False).returncode == 1:
+        return f" (uncommitted changes in {path})"
+    last = git.run("log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
+    return f" (last changed in {last})" if last else ""
+
+
+def examine(store: Store) -> list[Finding]:
+    """Everything wrong or worth knowing about the memory of `store`'s repository."""
+    findings = _setup(store) + _index_drift(store)
+    for row in store.list_skills():
+        if not row["valid"]:
+            for problem in json.loads(row["problems"] or "[]"):
+                findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
+        elif row["flags"]:
+            flags = json.loads(row["flags"])
+            secrets = [f.removeprefix("secret: ") for f in flags if f.startswith("secret: ")]
+            others = [f for f in flags if not f.startswith("secret: ")]
+            if secrets:
+                findings.append(Finding("error", row["path"], f"holds what looks like a secret ({'; '.join(secrets)}); it is not "
+                                        "committed and stays out of recall", "Remove the secret from the file (refer to where it "
+                                        "lives, e.g. an environment variable name); if it was ever committed or pushed, rotate it."))
+            if others:
+                findings.append(Finding("error", row["path"], f"quarantined: injection markers ({', '.join(others)})",
+                                        "Read it in an editor that shows invisible characters; remove them, or delete the skill. "
+                                        "It stays out of recall and briefings until then."))
+        elif not row["winner"]:
+            findings.append(Finding(
+                "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
+                "Rename one of them, or delete the copy you no longer want.",
+            ))
+    staleness.check(store)
+    for item in staleness.stale(store):
+        findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(store, item.anchor)}",
+                                f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
+                                "when it still holds." if item.memory.startswith("skill:") else
+                                "Records are append-only: remember a correction that cites the new code."))
+    for evidence in utility.gather(store).values():
+        if evidence.deprecate:
+            findings.append(Finding("warning", f"skill:{evidence.name}", f"misled {evidence.misled}, failed {evidence.failures}, "
+                                    f"outdated {evidence.outdated} time(s) against {evidence.successes + evidence.helped} good outcome(s)",
+                                    "Read the feedback (`repo-memory stats`, recall the skill's name) and fix the skill, or set "
+                                    "`status: deprecated` under metadata so it leaves default recall."))
+    for name, count in store.churning():
+        findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
+                                "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "
+                                "a skill that keeps changing is not yet a procedure."))
+    for record_id, flags in store.records.flagged():
+        findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
+                                "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
+    pending = store.config.state_dir / "pending-commit.json"
+    if pending.is_file():
+        last = store.committer.last
+        why = f" ({last.deferred})" if last and last.deferred else ""
+        findings.append(Finding("warning", ".agents/", f"{len(json.loads(pending.read_text(encoding='utf-8')))} memory path(s) written "
+                                f"but not committed yet{why}", "Finish the git operation in progress (rebase, merge…) or check out a "
+                                "branch; the next memory write or `repo-memory doctor --fix` commits them."))
+    for where, what in store.verify_logs():
+        findings.append(Finding("error", where, f"experience log: {what}",
+                                "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))
+    return findings
+
+
+def _setup(store: Store) -> list[Finding]:
+    out = []
+    if not layout.initialised(store.root):
+        out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
+                           "Run `repo-memory init`."))
+    mirror_base = store.root / mirror.TARGET
+    if mirror_base.is_dir():
+        for marker in mirror_base.glob(f"*/{skills.MIRROR_MARKER}"):
+            source = store.root / json.loads(marker.read_text(encoding="utf-8")).get("source", "")
+            if not (source / skills.SKILL_FILE).is_file() or mirror._digest(source) != json.loads(marker.read_text(encoding="utf-8")).get("sha256"):
+                out.append(Finding("warning", str(marker.parent.relative_to(store.root)), "the mirrored copy is out of date with its source",
+                                   "Run `repo-memory sync`."))
+    return out
+
+
+def _index_drift(store: Store) -> list[Finding]:
+    indexed = {row["path"]: row["sha256"] for row in store.list_skills()}
+    out = []
+    for found in skills.scan(store.root, store.sources):
+        known = indexed.pop(found.rel, None)
+        if found.refused:
+            if known is None:
+                out.append(Finding("error", found.rel, found.refused, "Replace the link with a real folder inside the repository."))
+            continue
+        digest = hashlib.sha256(Path(found.path).read_bytes()).hexdigest()
+        if known is None:
+            out.append(Finding("warning", found.rel, "the file is not in the index yet", "Run `repo-memory reindex` (a running server picks it up by itself)."))
+        elif known != digest:
+            out.append(Finding("warning", found.rel, "the index holds an older version of this file", "Run `repo-memory reindex`."))
+    for path in indexed:
+        out.append(Finding("warning", path, "the index lists a file that no longer exists", "Run `repo-memory reindex`."))
+    return out
+
+
+def _located(problem: dict[str, object]) -> str:
+    where = f"line {problem['line']}: " if problem.get("line") else ""
+    return f"{where}{problem['message']}"
+
+
+def _fix_for(message: str, path: str) -> str:
+    if "UTF-8" in message:
+        return f"Re-save {path} as UTF-8 text (e.g. `iconv -f latin1 -t utf-8`), or remove it."
+    if "binary" in message:
+        return f"Remove {path} or replace it with a markdown SKILL.md."
+    if "link" in message:
+        return "Replace the link with a real folder inside the repository."
+    return f"Edit {path} to fix it; `repo-memory skill show NAME` re-checks it. The format is in schemas/skill.schema.json."

@@ -1,0 +1,69 @@
+"""Mirror .agents/skills into .claude/skills so Claude Code sees the same skills natively."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from repo_memory.guards import disk
+from repo_memory.guards import paths as guard
+from repo_memory.formats import skills
+from repo_memory.config import SKILLS_DIR
+
+TARGET = ".claude/skills"
+
+
+@dataclass
+class MirrorReport:
+    """What a mirror pass did, folder by folder."""
+
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    kept_hand_written: list[str] = field(default_factory=list)
+
+
+def _digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p.name != skills.MIRROR_MARKER):
+        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
+    """Copy each skill folder to `target`, marking copies as generated; a hand-written folder there is left alone."""
+    report = MirrorReport()
+    source_base = root / SKILLS_DIR
+    names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
+    with disk.repo_lock(state_dir):
+        for name in names:
+            guard.check_name(name, "skill folder name")
+            source = source_base / name
+            dest = guard.inside(root, target, name)
+            marker = dest / skills.MIRROR_MARKER
+            if dest.exists() and not marker.exists():
+                report.kept_hand_written.append(name)
+                continue
+            digest = _digest(source)
+            if marker.exists() and json.loads(marker.read_text(encoding="utf-8")).get("sha256") == digest:
+                report.unchanged.append(name)
+                continue
+            if dest.exists():
+                shutil.rmtree(dest)
+            for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
+                rel = path.relative_to(source)
+                disk.write_atomic(guard.inside(dest, *rel.parts), path.read_bytes())
+            note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest,
+                    "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
+            disk.write_atomic(marker, (json.dumps(note, indent=2) + "\n").encode())
+            report.written.append(name)
+        base = root / target
+        if base.is_dir():
+            for dest in sorted(base.iterdir()):
+                if dest.is_dir() and not dest.is_symlink() and (dest / skills.MIRROR_MARKER).exists() and dest.name not in names:
+                    shutil.rmtree(dest)
+                    report.removed.append(dest.name)
+    return report

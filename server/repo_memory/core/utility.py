@@ -1,0 +1,96 @@
+"""What each skill is worth, from what happened when it was used: loop outcomes and agents' feedback.
+
+Evidence per skill, aggregated from experience records that cite it (`skill:NAME` in refs):
+  uses        `skill.used` records (a loop run credited it) plus feedback records
+  successes   loop runs it was credited in that ended `succeeded` (verified by the server)
+  failures    runs that ended blocked, budget_exhausted, no_progress or unverifiable
+  helped / misled / outdated   `feedback` records
+
+Ranking (`recall`): a skill's text score (BM25 with the phrase and name boosts) is multiplied by
+
+    utility  = 0.5 + (successes + helped + 1) / (successes + helped + failures + misled + outdated + 2)
+    recency  = 0.8 + 0.2 * 0.5 ** (days since last used, or since the file last changed / decay_half_life_days)
+
+utility runs from 0.5 to 1.5 and is exactly 1.0 with no evidence, so a new skill starts level with an unproven
+old one and is never buried (exploration): it falls behind only skills that earned a better record. recency
+lets a skill nobody used for a long time lose ties (at most 20%) to fresh ones; decay_half_life_days = 0 turns
+it off. Three verified successes give 1.3, three failures 0.7.
+
+A skill whose bad outcomes (misled + failures + outdated) number at least 3 and outnumber its good ones is
+suggested for deprecation (doctor, the session briefing); a person sets `status: deprecated`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from repo_memory.core.store import Store
+
+FAILED = ("blocked", "budget_exhausted", "no_progress", "unverifiable")
+FEEDBACK = ("helped", "misled", "outdated")
+DEPRECATE_AFTER = 3
+
+
+@dataclass(frozen=True)
+class Utility:
+    name: str
+    uses: int = 0
+    successes: int = 0
+    failures: int = 0
+    helped: int = 0
+    misled: int = 0
+    outdated: int = 0
+    last_used: str = ""
+
+    @property
+    def score(self) -> float:
+        good, bad = self.successes + self.helped, self.failures + self.misled + self.outdated
+        return (good + 1) / (good + bad + 2)
+
+    @property
+    def deprecate(self) -> bool:
+        bad = self.failures + self.misled + self.outdated
+        return bad >= DEPRECATE_AFTER and bad > self.successes + self.helped
+
+
+def gather(store: Store) -> dict[str, Utility]:
+    """Evidence for every skill that has any, recomputed only when the index changed."""
+    conn = store.index.conn
+    key = store.index.generation()  # changes with every index write, ours or another process's; no table scan
+    cached = store.utility_cache
+    if cached and cached[0] == key:
+        return dict(cached[1])
+    with store.index.lock:
+        rows = conn.execute(
+            "SELECT substr(j.value, 7), SUM(r.kind = 'skill.used'), "
+            "SUM(r.kind = 'outcome' AND r.outcome = 'succeeded'), "
+            f"SUM(r.kind = 'outcome' AND r.outcome IN ({','.join('?' * len(FAILED))})), "
+            "SUM(r.outcome = 'helped'), SUM(r.outcome = 'misled'), SUM(r.outcome = 'outdated'), MAX(r.ts) "
+            "FROM records r, json_each(r.refs) j WHERE r.kind IN ('skill.used', 'outcome') AND r.flags = '' "
+            "AND j.value LIKE 'skill:%' GROUP BY 1",
+            FAILED,
+        ).fetchall()
+    found = {
+        name: Utility(name, uses=used + helped + misled + outdated, successes=ok, failures=failed, helped=helped, misled=misled,
+                      outdated=outdated, last_used=last or "")
+        for name, used, ok, failed, helped, misled, outdated, last in rows
+    }
+    store.utility_cache = (key, found)
+    return dict(found)
+
+
+def factor(evidence: Utility | None, changed_ns: int, half_life_days: float, now: float | None = None) -> float:
+    """The multiplier recall applies to a skill's text score (see the module docstring)."""
+    u = evidence.score if evidence else 0.5
+    if half_life_days <= 0:
+        return 0.5 + u
+    now = time.time() if now is None else now
+    last = changed_ns / 1e9
+    if evidence and evidence.last_used:
+        last = max(last, datetime.fromisoformat(evidence.last_used.replace("Z", "+00:00")).timestamp())
+    age_days = max(0.0, (now - last) / 86400)
+    return (0.5 + u) * (0.8 + 0.2 * 0.5 ** (age_days / half_life_days))

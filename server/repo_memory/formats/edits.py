@@ -1,0 +1,106 @@
+"""Editing frontmatter in place: ruamel.yaml locates a value, and new text is spliced into exactly that span,
+so a person's comments, key order, quoting and unknown keys survive byte for byte.
+
+Kept apart from `frontmatter` because ruamel costs ~30 ms to import and only writes need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError as RuamelError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from repo_memory.errors import InvalidRecordError, Problem
+from repo_memory.formats.frontmatter import render_scalar
+
+
+def set_field(fm: str, path: Sequence[str], value: Any) -> str:
+    """Return `fm` with the value at `path` (one or two keys deep) replaced, touching nothing else."""
+    if not fm.endswith("\n"):
+        fm += "\n"
+    try:
+        root = YAML().compose(fm)
+    except RuamelError as exc:
+        raise InvalidRecordError("frontmatter", [Problem(f"invalid YAML: {exc}")]) from None
+    if root is None:
+        root = MappingNode("tag:yaml.org,2002:map", [])
+    if not isinstance(root, MappingNode):
+        raise InvalidRecordError("frontmatter", [Problem("the frontmatter must be a mapping")])
+    rendered = render_scalar(value)
+    key, *rest = path
+    pair = _find(root, key)
+    if not rest:
+        if pair is None:
+            return fm + f"{key}: {rendered}\n"
+        return _replace_value(fm, pair, rendered)
+    (child,) = rest
+    if pair is None:
+        return fm + f"{key}:\n  {child}: {rendered}\n"
+    parent = pair[1]
+    if not isinstance(parent, MappingNode) or parent.flow_style or not parent.value:
+        return _replace_value(fm, pair, _flow_mapping(fm, parent, child, rendered))
+    inner = _find(parent, child)
+    if inner is not None:
+        return _replace_value(fm, inner, rendered)
+    last_key, last_value = parent.value[-1]
+    pos = _line_end(fm, _content_end(last_value)) + 1
+    indent = " " * last_key.start_mark.column
+    return fm[:pos] + f"{indent}{child}: {rendered}\n" + fm[pos:]
+
+
+def _find(mapping: MappingNode, key: str) -> tuple[Node, Node] | None:
+    for k, v in mapping.value:
+        if isinstance(k, ScalarNode) and k.value == key:
+            return k, v
+    return None
+
+
+def _replace_value(fm: str, pair: tuple[Node, Node], rendered: str) -> str:
+    key, value = pair
+    if isinstance(value, ScalarNode) and value.style not in ("|", ">"):
+        start, end = value.start_mark.index, value.end_mark.index
+        if start == end:  # an empty value ("key:"): write just after the colon, with its separating space
+            start = end = fm.index(":", key.end_mark.index) + 1
+            rendered = " " + rendered
+    elif getattr(value, "flow_style", False):
+        start, end = value.start_mark.index, value.end_mark.index
+    else:
+        # A block value starts on a later line: rewrite from just after the key's colon to its last line.
+        start = fm.index(":", key.end_mark.index) + 1
+        end = _content_end(value)
+        if not isinstance(value, ScalarNode):
+            end = _line_end(fm, end)
+        rendered = " " + rendered
+    old = fm[start:end]
+    trailing = old[len(old.rstrip("\n")) :]
+    return fm[:start] + rendered + trailing + fm[end:]
+
+
+def _content_end(node: Node) -> int:
+    """Where a node's own text ends; a block collection's end mark runs on into comments and indentation."""
+    while isinstance(node, MappingNode | SequenceNode) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, MappingNode) else last
+    return int(node.end_mark.index)
+
+
+def _line_end(fm: str, pos: int) -> int:
+    """Index of the newline ending the line that holds `pos` (a position just after a newline counts as that line)."""
+    if fm[pos - 1 : pos] == "\n":
+        return pos - 1
+    nl = fm.find("\n", pos)
+    return len(fm) if nl < 0 else nl
+
+
+def _flow_mapping(fm: str, node: Node, child: str, rendered: str) -> str:
+    """A small flow mapping holding the existing keys (when any) plus `child`."""
+    pairs: list[str] = []
+    if isinstance(node, MappingNode):
+        for k, v in node.value:
+            if isinstance(k, ScalarNode) and k.value != child:
+                pairs.append(f"{k.value}: {fm[v.start_mark.index : v.end_mark.index].strip()}")
+    pairs.append(f"{child}: {rendered}")
+    return "{" + ", ".join(pairs) + "}"

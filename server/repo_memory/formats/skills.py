@@ -1,0 +1,200 @@
+"""Skills: SKILL.md files in the Agent Skills format, parsed, validated, rendered and edited in place."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repo_memory.formats import frontmatter
+from repo_memory.guards import markers
+from repo_memory.guards import secretscan
+from repo_memory.errors import InvalidRecordError, Problem
+from repo_memory.guards.paths import resolves_inside
+from repo_memory.formats.schema import validate
+
+SKILL_FILE = "SKILL.md"
+MIRROR_MARKER = ".repo-memory-generated"
+STATUSES = ("draft", "active", "deprecated")
+MAX_SKILL_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Skill:
+    """One parsed SKILL.md; `problems` is empty when it is valid."""
+
+    name: str
+    path: str  # relative to the repository root, POSIX separators
+    source: str  # the skills folder it was found in, e.g. ".agents/skills"
+    sha256: str
+    description: str = ""
+    status: str = "active"
+    origin: str = ""
+    tags: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    body: str = ""
+    problems: tuple[Problem, ...] = field(default_factory=tuple)
+    flags: tuple[str, ...] = ()  # injection markers found (quarantine: out of default recall and briefings)
+    anchors: dict[str, str] = field(default_factory=dict)  # code it cites -> the hash pinned when written ("" if none)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    @property
+    def ref(self) -> str:
+        return f"skill:{self.name}"
+
+
+def _as_list(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v for v in value.replace(",", " ").split() if v)
+    return tuple(str(v) for v in value)
+
+
+def parse(data: bytes, path: str, source: str) -> Skill:
+    """Parse a SKILL.md file's bytes; never raises, recording what is wrong in `problems` instead."""
+    folder = path.rsplit("/", 2)[-2] if path.count("/") >= 1 else ""
+    digest = hashlib.sha256(data).hexdigest()
+    invalid = Skill(name=folder, path=path, source=source, sha256=digest)
+    if len(data) > MAX_SKILL_BYTES:
+        return _with(invalid, Problem(f"the file is over {MAX_SKILL_BYTES // 1024} KiB; move long material into files beside it"))
+    if b"\x00" in data:
+        return _with(invalid, Problem("the file is binary (it contains NUL bytes), not markdown"))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return _with(invalid, Problem(f"the file is not UTF-8 (byte {exc.start}); re-save it as UTF-8"))
+    text, secrets = secretscan.redact(text)  # a person's edit may hold a secret: the index only ever sees it redacted
+    try:
+        doc = frontmatter.split(text, path)
+        meta = frontmatter.load(doc.frontmatter, path)
+    except InvalidRecordError as exc:
+        return _with(invalid, *exc.problems)
+    problems = validate("skill", meta)
+    if isinstance(meta.get("name"), str) and meta["name"] != folder:
+        problems.append(Problem(f"name '{meta['name']}' must equal the folder name '{folder}'", field="name", line=_line_of(doc.frontmatter, "name")))
+    problems = [
+        Problem(p.message, p.field, _line_of(doc.frontmatter, p.field.split(".")[-1])) if p.line is None and p.field else p
+        for p in problems
+    ]
+    raw_md = meta.get("metadata")
+    md: dict[str, Any] = raw_md if isinstance(raw_md, dict) else {}
+    return Skill(
+        name=folder,
+        path=path,
+        source=source,
+        sha256=digest,
+        description=str(meta.get("description") or ""),
+        status=str(md.get("status") or "active"),
+        origin=str(md.get("origin") or ""),
+        tags=_as_list(md.get("tags")),
+        related=_as_list(md.get("related")),
+        body=doc.body,
+        problems=tuple(problems),
+        flags=tuple([*(str(m) for m in markers.find(text)), *(f"secret: {f}" for f in secrets)]),
+        anchors=_anchors(md),
+    )
+
+
+def _anchors(md: dict[str, Any]) -> dict[str, str]:
+    listed = md.get("anchors")
+    pinned = md.get("anchor_hashes")
+    listed = listed if isinstance(listed, list) else []
+    pinned = pinned if isinstance(pinned, dict) else {}
+    return {str(a): str(pinned.get(a, "")) for a in listed}
+
+
+def _with(skill: Skill, *problems: Problem) -> Skill:
+    return Skill(name=skill.name, path=skill.path, source=skill.source, sha256=skill.sha256, problems=tuple(problems))
+
+
+def _line_of(fm: str, key: str) -> int | None:
+    """1-based file line of the first `key:` in the frontmatter (the file's line 1 is the opening fence)."""
+    for number, line in enumerate(fm.splitlines(), start=2):
+        if line.lstrip().startswith(f"{key}:"):
+            return number
+    return None
+
+
+def render(name: str, description: str, body: str, metadata: dict[str, Any]) -> str:
+    """The text of a new SKILL.md."""
+    fields: dict[str, Any] = {"name": name, "description": description}
+    if metadata:
+        fields["metadata"] = metadata
+    text = f"---\n{frontmatter.render_new(fields)}---\n\n{body.strip()}\n"
+    check(text, name)
+    return text
+
+
+def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | None = None) -> str:
+    """Apply field `changes` (and a new body) to an existing SKILL.md, keeping every other byte."""
+    from repo_memory.formats import edits  # ruamel is imported only when something is edited
+
+    doc = frontmatter.split(text, f"skill '{name}'")
+    fm = doc.frontmatter
+    for path, value in changes.items():
+        fm = edits.set_field(fm, path, value)
+    new_body = doc.body if body is None else f"\n{body.strip()}\n"
+    result = frontmatter.Document(fm, new_body, doc.body_line).render()
+    check(result, name)
+    return result
+
+
+def check(text: str, name: str) -> None:
+    """Raise InvalidRecordError naming every problem if `text` is not a valid SKILL.md for `name`."""
+    skill = parse(text.encode("utf-8"), f".agents/skills/{name}/{SKILL_FILE}", ".agents/skills")
+    if skill.problems:
+        raise InvalidRecordError(f"skill '{name}'", skill.problems)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A SKILL.md found on disk (or a folder refused while looking)."""
+
+    path: str
+    rel: str
+    source: str
+    rank: int
+    refused: str = ""
+
+
+def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
+    """Every SKILL.md under the skill folders, in priority order; generated mirrors and links leaving the repo are skipped."""
+    seen: set[str] = set()
+    for rank, source in enumerate(sources):
+        base = os.path.join(root, source)
+        if not os.path.isdir(base):
+            continue
+        if not resolves_inside(root, Path(base)):
+            yield Found(base, source, source, rank, refused="the folder is a link that leads outside the repository")
+            continue
+        real_base = os.path.realpath(base)
+        if real_base in seen:
+            continue  # e.g. .claude/skills linked to .agents/skills: read once
+        seen.add(real_base)
+        with os.scandir(base) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.startswith("."):
+                    continue
+                rel = f"{source}/{entry.name}/{SKILL_FILE}"
+                skill_file = os.path.join(entry.path, SKILL_FILE)
+                if entry.is_symlink() and not resolves_inside(root, Path(entry.path)):
+                    yield Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository")
+                    continue
+                if not entry.is_dir() or (rank > 0 and os.path.exists(os.path.join(entry.path, MIRROR_MARKER))):
+                    continue  # generated mirrors only ever live outside .agents/skills
+                try:
+                    mode = os.lstat(skill_file).st_mode
+                except FileNotFoundError:
+                    continue
+                if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
+                    yield Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository")
+                elif stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):
+                    yield Found(skill_file, rel, source, rank)

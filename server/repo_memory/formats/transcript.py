@@ -1,0 +1,73 @@
+"""Experience records rendered for people: one-line summaries and a session as markdown."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from repo_memory.formats.experience import Line, check_chain
+
+
+def one_line(record: dict[str, Any]) -> str:
+    """`time  id  kind  actor  first line of text`."""
+    text = (record.get("text") or json.dumps(record.get("data"), ensure_ascii=False) or "").replace("\n", " ")
+    return f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  {record['source'].get('actor', '')}  {text[:100]}"
+
+
+def markdown(session: str, lines: Sequence[Line]) -> str:
+    """The session as markdown: a heading per record (id as anchor), provenance, text, data, refs; breaks called out."""
+    checked = {c.line.offset: c for c in check_chain(lines)}
+    out = [f"# Session {session}\n"]
+    for line in lines:
+        record = line.record
+        if record is None:
+            out.append(f"> **Unreadable line at byte {line.offset}:** {line.problem}\n")
+            continue
+        src = record["source"]
+        out.append(f'<a id="{record["id"]}"></a>\n### {record["id"]} · {record["kind"]}\n')
+        meta = f"*{record['ts']} · {src.get('actor', '?')}" + (f" via {src['harness']}" if src.get("harness") else "")
+        meta += (f" / {src['tool']}" if src.get("tool") else "") + "*"
+        out.append(meta + "\n")
+        if record.get("text"):
+            out.append(record["text"].rstrip() + "\n")
+        if record.get("data") is not None:
+            out.append("```json\n" + json.dumps(record["data"], indent=2, ensure_ascii=False) + "\n```\n")
+        if record.get("blob"):
+            out.append(f"(full content in blob `{record['blob']['sha256']}`, {record['blob']['bytes']} bytes)\n")
+        for label in ("covers", "refs"):
+            if record.get(label):
+                out.append(f"{label}: " + ", ".join(f"[{r}](#{_anchor(r)})" for r in record[label]) + "\n")
+        check = checked.get(line.offset)
+        if check is not None and not check.verified:
+            out.append(f"> **Verification failed:** {check.problem}\n")
+        out.append("")
+    return "\n".join(out)
+
+
+def _anchor(ref: str) -> str:
+    """The anchor of an id or of a range's first record."""
+    session, _, seqs = ref.partition("#")
+    return f"{session}#{seqs.split('-')[0]}" if seqs else ref
+
+
+def textconv(lines: Sequence[Line]) -> str:
+    """A log rendered for `git diff`: one block per record (time, actor, kind, id, text), so diffs read as prose."""
+    out = []
+    for line in lines:
+        record = line.record
+        if record is None:
+            out.append(f"[unreadable line at byte {line.offset}: {line.problem}]")
+            continue
+        src = record["source"]
+        head = f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  by {src.get('actor', '?')}"
+        head += f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else ""
+        out.append(head)
+        text = record.get("text") or ""
+        out += [f"    {t}" for t in text.splitlines()] or ["    (no text)"]
+        if record.get("data") is not None:
+            out.append("    data: " + json.dumps(record["data"], ensure_ascii=False, sort_keys=True)[:500])
+        for label in ("refs", "covers"):
+            if record.get(label):
+                out.append(f"    {label}: {', '.join(record[label])}")
+    return "\n".join(out) + ("\n" if out else "")

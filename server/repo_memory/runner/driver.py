@@ -1,0 +1,43 @@
+"""`repo-memory loop run`: drive a headless agent (claude -p, codex exec, any command) round by round."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Callable
+
+from repo_memory.runner.engine import TERMINAL, Engine
+
+REPORT_CHARS = 8000
+
+
+def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[[str], None]) -> str:
+    """Run loop `name` with `agent` until a terminal state; return that state."""
+    started = engine.start(name, actor="human")
+    run = started["run"]
+    echo(f"run {run}: {started['state']}")
+    if started["state"] != "running":
+        echo(started["instruction"])
+        return str(started["state"])
+    spec = engine.spec(name)
+    instruction = f"Goal: {started['goal']}\n\n{started['notes']}\n\n{started['instruction']}".strip()
+    state = "running"
+    for round_number in range(1, spec.max_iterations + 2):
+        echo(f"round {round_number}: running the agent…")
+        command = agent.replace("{instruction}", shlex.quote(instruction))
+        try:
+            proc = subprocess.run(command, shell=True, input=instruction, capture_output=True, text=True, timeout=timeout,
+                                  cwd=engine.store.root, env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
+            report = (proc.stdout + proc.stderr)[-REPORT_CHARS:]
+            status = "blocked" if "BLOCKED:" in proc.stdout else ("done" if proc.returncode == 0 else "progress")
+        except subprocess.TimeoutExpired:
+            report, status = f"the agent round timed out after {timeout:g} s", "progress"
+        result = engine.step(run, report, status)
+        state = str(result["state"])
+        echo(f"round {round_number}: {state}" + (f" — {result['instruction'].splitlines()[0]}" if state == "continue" else ""))
+        if state in TERMINAL:
+            break
+        instruction = f"Goal: {started['goal']}\n\n{result['instruction']}"
+    echo(f"run {run} ended {state}; receipt and evidence: repo-memory log show {run}")
+    return state

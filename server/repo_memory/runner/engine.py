@@ -1,0 +1,279 @@
+"""The loop engine: a run is a session log of loop.* records; the server verifies and decides, the agent works.
+
+States: running, then one terminal state — succeeded, no_op, blocked, budget_exhausted, no_progress,
+unverifiable, aborted. Every start, report, verification and decision is an experience record in the run's
+own session (its id is the run id), so a receipt cites its evidence by id and the state is rebuilt from files.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from repo_memory.guards import disk
+from repo_memory.formats import experience
+from repo_memory.guards import paths as guard
+from repo_memory.formats import loops
+from repo_memory.runner import verify
+from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError
+from repo_memory.core.store import Store
+
+TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
+STATUSES = ("progress", "done", "no_op", "blocked")
+ACCEPTED_FILE = "accepted-loops.json"
+
+
+@dataclass(frozen=True)
+class RunState:
+    """A run as its log tells it."""
+
+    run: str
+    loop: str
+    spec_sha: str
+    started: float
+    iterations: int
+    state: str
+    signatures: tuple[str, ...]
+    harness_session: str | None
+    ids: tuple[str, ...]
+
+
+class Engine:
+    """Starts, steps, reports on and aborts loop runs over one Store."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self._read_during: dict[str, set[str]] = {}  # live runs started here -> skills read through this engine's server
+
+    def note_read(self, skill: str) -> None:
+        """Remember that a skill was read while runs started by this engine were live, to credit it at their end."""
+        for skills in self._read_during.values():
+            skills.add(skill)
+
+    # --- specs and acceptance ----------------------------------------------------------------
+
+    def spec(self, name: str) -> loops.Loop:
+        """The current, valid spec `name` (InvalidRecordError lists every problem with its line)."""
+        guard.check_name(name, "loop name")
+        path = guard.inside(self.store.root, loops.LOOPS_DIR, f"{name}.md")
+        if not path.is_file():
+            known = [p.stem for p in loops.files(self.store.root)]
+            raise NotFoundError(f"No loop '{name}' in {loops.LOOPS_DIR}/.", [k for k in known if k[:3] == name[:3]][:3] or known[:3])
+        return loops.parse(path.read_bytes(), f"{loops.LOOPS_DIR}/{name}.md")
+
+    def _accepted(self) -> dict[str, str]:
+        path = self.store.config.state_dir / ACCEPTED_FILE
+        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+    def accept(self, name: str) -> loops.Loop:
+        """Record that a person accepted the spec's current content, so its commands may run on this clone."""
+        spec = self.spec(name)
+        accepted = self._accepted() | {name: spec.sha256}
+        disk.write_atomic(self.store.config.state_dir / ACCEPTED_FILE, (json.dumps(accepted, indent=2, sort_keys=True) + "\n").encode())
+        return spec
+
+    def runnable(self, spec: loops.Loop) -> str:
+        """Why the spec's commands may not run, or '' when they may."""
+        command = f"repo-memory loop accept {spec.name}"
+        if spec.status != "active":
+            return f"the spec is '{spec.status}', not active: a person reviews {spec.path}, sets status: active, then runs `{command}`"
+        if self._accepted().get(spec.name) != spec.sha256:
+            return f"no person has accepted the current content of {spec.path}: a person reviews it and runs `{command}`"
+        return ""
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def start(self, name: str, harness_session: str | None = None, actor: str = "agent") -> dict[str, Any]:
+        """Open a run: record loop.start and return the goal, notes, bound skills and what earlier runs learned."""
+        spec = self.spec(name)
+        run = f"{name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+        earlier = self.receipts(name)
+        start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
+                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time()})
+        blocked = self.runnable(spec)
+        if blocked:
+            receipt = self._end(self.state(run), spec, "unverifiable", f"Verification cannot run: {blocked}.", actor)
+            return {"run": run, "state": "unverifiable", "instruction": f"Stop: {blocked}.", "receipt": receipt["id"], "goal": spec.goal}
+        skills, skipped = [], []
+        for skill in spec.skills:
+            try:
+                item = self.store.read(skill)
+            except RepoMemoryError:
+                skipped.append(f"{skill} (not found)")
+                continue
+            if item.status != "active":
+                skipped.append(f"{skill} ({item.status})")
+                continue
+            skills.append({"id": item.ref, "content": item.content})
+        recalled = [{"id": h.id, "title": h.title, "snippet": h.snippet} for h in self.store.recall(spec.recall, 5).hits] if spec.recall else []
+        ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
+        self._read_during[run] = set()
+        return {
+            "run": run, "state": "running", "goal": spec.goal, "notes": spec.notes, "skills": skills, "skipped_skills": skipped,
+            "recalled": recalled, "earlier_runs": earlier, "start_id": start["id"],
+            "instruction": (f"Work toward the goal. When you have a result, call loop_step(run='{run}', report=<what you did>, "
+                            f"status='done'|'progress'|'blocked'). The server then verifies ({ladder}); success needs every step up to "
+                            f"level {spec.success_requires_level}. Budget: {spec.max_iterations} iterations"
+                            + (f", {spec.max_minutes:g} minutes" if spec.max_minutes else "") + "."),
+        }
+
+    def step(self, run: str, report: str, status: str = "done", checklist: dict[str, bool] | None = None,
+             skills: list[str] | None = None, actor: str = "agent") -> dict[str, Any]:
+        """Record the agent's report, verify cheapest first, decide, and answer the next instruction or a terminal state."""
+        if status not in STATUSES:
+            raise ConflictError(f"status must be one of {', '.join(STATUSES)}")
+        current = self.state(run)
+        if current.state in TERMINAL:
+            raise ConflictError(f"Run {run} already ended: {current.state}. Start a new run with loop_start('{current.loop}').")
+        spec = self.spec(current.loop)
+        iteration = current.iterations + 1
+        self._append(run, "loop.report", report or "(no report)", actor, "loop_step",
+                     {"iteration": iteration, "status": status, "checklist": checklist or {}, "skills": skills or []})
+        if status == "blocked":
+            return self._decide(run, spec, iteration, "blocked", f"The agent reported it cannot proceed: {report}", "", actor, skills)
+        blocked = self.runnable(spec)
+        if blocked:
+            return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
+        failed: verify.Outcome | None = None
+        for step in spec.steps:
+            outcome = self._check(step, status, checklist or {})
+            self._record_outcome(run, iteration, outcome, actor)
+            if outcome.cannot_run:
+                return self._decide(run, spec, iteration, "unverifiable", f"Step '{step.name}' cannot run: {outcome.reason}.", "", actor, skills)
+            if not outcome.passed:
+                failed = outcome
+                break
+        # Steps run cheapest first and stop at the first failure, so a failure above the required level means every step up to it passed.
+        if failed is None or failed.step.level > spec.success_requires_level:
+            state = "no_op" if status == "no_op" else "succeeded"
+            return self._decide(run, spec, iteration, state, f"Every step up to level {spec.success_requires_level} passed.", "", actor, skills)
+        signature = failed.signature
+        recent = (*current.signatures, signature)
+        minutes = (time.time() - current.started) / 60
+        instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
+                       f"Output:\n{failed.excerpt}\nFix this, then call loop_step again.")
+        if spec.no_progress_after and len(recent) >= spec.no_progress_after and len(set(recent[-spec.no_progress_after:])) == 1:
+            return self._decide(run, spec, iteration, "no_progress",
+                                f"The same failure ({failed.step.name}: {failed.reason}) {spec.no_progress_after} times in a row.", signature, actor, skills)
+        if iteration >= spec.max_iterations:
+            return self._decide(run, spec, iteration, "budget_exhausted", f"{iteration} of {spec.max_iterations} iterations used; "
+                                f"last failure: {failed.step.name}: {failed.reason}.", signature, actor, skills)
+        if spec.max_minutes and minutes > spec.max_minutes:
+            return self._decide(run, spec, iteration, "budget_exhausted", f"{minutes:.1f} of {spec.max_minutes:g} minutes used.", signature, actor, skills)
+        return self._decide(run, spec, iteration, "continue", instruction, signature, actor, skills)
+
+    def _check(self, step: loops.Step, status: str, checklist: dict[str, bool]) -> verify.Outcome:
+        if step.level == 1:
+            ok = status in ("done", "no_op")
+            return verify.Outcome(step, ok, "the agent reports the goal met" if ok else f"the agent reports status '{status}'")
+        if step.level == 2:
+            missing = [item for item in step.checklist if checklist.get(item) is not True]
+            return verify.Outcome(step, not missing, "every checklist item answered yes" if not missing
+                                  else "checklist items not answered yes: " + "; ".join(missing))
+        return verify.run(step, self.store.root)
+
+    def _record_outcome(self, run: str, iteration: int, outcome: verify.Outcome, actor: str) -> None:
+        blob = self.store.journal.put_blob(outcome.output.encode("utf-8")) if len(outcome.output) > verify.EXCERPT_CHARS else None
+        self._append(run, "loop.verify", f"L{outcome.step.level} {outcome.step.name}: {outcome.reason}", actor, "loop_step", {
+            "iteration": iteration, "step": outcome.step.index, "level": outcome.step.level, "run": outcome.step.run,
+            "passed": outcome.passed, "exit": outcome.exit, "timed_out": outcome.timed_out, "seconds": round(outcome.seconds, 3),
+            "excerpt": outcome.excerpt if not outcome.passed else "", "output_blob": blob,
+        })
+
+    def _decide(self, run: str, spec: loops.Loop, iteration: int, state: str, why: str, signature: str, actor: str,
+                skills: list[str] | None) -> dict[str, Any]:
+        decision = self._append(run, "loop.decision", f"{state}: {why}", actor, "loop_step",
+                                {"iteration": iteration, "state": state, "signature": signature})
+        if state == "continue":
+            return {"run": run, "state": "continue", "iteration": iteration, "instruction": why, "decision": decision["id"]}
+        receipt = self._end(self.state(run), spec, state, why, actor, skills)
+        return {"run": run, "state": state, "iteration": iteration, "instruction": f"Stop: the run ended {state}. {why}",
+                "receipt": receipt["id"], "decision": decision["id"]}
+
+    def _end(self, current: RunState, spec: loops.Loop, state: str, why: str, actor: str, skills: list[str] | None = None) -> dict[str, Any]:
+        minutes = round((time.time() - current.started) / 60, 2)
+        receipt = self._append(current.run, "loop.end", f"Run {current.run} of loop {spec.name} ended {state} after "
+                               f"{current.iterations} iteration(s): {why}", actor, "loop", {
+                                   "loop": spec.name, "run": current.run, "state": state, "iterations": current.iterations,
+                                   "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256})
+        credited = list(dict.fromkeys([*spec.skills, *(skills or []), *sorted(self._read_during.pop(current.run, set()))]))
+        entries = []
+        for skill in credited:
+            entries.append(experience.Entry("skill.used", text=f"skill:{skill} used in run {current.run}", refs=[f"skill:{skill}", receipt["id"]],
+                                            source=self.store.source(actor, "loop")))
+            entries.append(experience.Entry("outcome", text=f"skill:{skill}: run {current.run} ended {state}",
+                                            data={"skill": skill, "outcome": state, "verified": state == "succeeded", "run": current.run},
+                                            refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
+        if entries:
+            self.store.append(current.run, entries, captured=True)
+        return receipt
+
+    def abort(self, run: str, reason: str = "stopped by a person") -> dict[str, Any]:
+        """End a live run as aborted (a person's decision)."""
+        current = self.state(run)
+        if current.state in TERMINAL:
+            raise ConflictError(f"Run {run} already ended: {current.state}.")
+        spec = self.spec(current.loop)
+        self._append(run, "loop.decision", f"aborted: {reason}", "human", "cli", {"iteration": current.iterations, "state": "aborted"})
+        return self._end(self.state(run), spec, "aborted", reason, "human")
+
+    def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:
+        entry = experience.Entry(kind, text=text, data=data, source=self.store.source(actor, tool))
+        return self.store.append(run, [entry], captured=True)[0]  # command output: secrets redacted, not refused
+
+    # --- reading runs --------------------------------------------------------------------------
+
+    def state(self, run: str) -> RunState:
+        """The run rebuilt from its log."""
+        path = self.store.journal.path(run)
+        if path is None:
+            live = [r["run"] for r in self.status() if r["state"] == "running"]
+            raise NotFoundError(f"No loop run '{run}'.", live[:3])
+        records = [ln.record for ln in self.store.journal.lines(path) if ln.record]
+        start = next((r for r in records if r["kind"] == "loop.start"), None)
+        if start is None:
+            raise NotFoundError(f"Session '{run}' is not a loop run.")
+        decisions = [r for r in records if r["kind"] == "loop.decision"]
+        end = next((r for r in records if r["kind"] == "loop.end"), None)
+        state = end["data"]["state"] if end else "running"
+        return RunState(run=run, loop=start["data"]["loop"], spec_sha=start["data"]["spec_sha256"], started=start["data"]["started"],
+                        iterations=len([d for d in decisions if d["data"].get("state") != "aborted"]), state=state,
+                        signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
+                        harness_session=start["data"].get("harness_session"), ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+
+    def runs(self) -> list[str]:
+        """Every run id, newest first."""
+        with self.store.index.lock:
+            rows = self.store.index.conn.execute("SELECT session FROM records WHERE kind='loop.start' ORDER BY ts DESC").fetchall()
+        return [r[0] for r in rows]
+
+    def status(self, run: str | None = None) -> list[dict[str, Any]]:
+        """Live and past runs (or one), newest first."""
+        self.store.refresh()
+        out = []
+        for rid in [run] if run else self.runs():
+            s = self.state(rid)
+            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations,
+                        "started": datetime.fromtimestamp(s.started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        "harness_session": s.harness_session})
+        return out
+
+    def receipts(self, name: str, limit: int = 5) -> list[dict[str, Any]]:
+        """What earlier runs of loop `name` ended with (their loop.end receipts), newest first."""
+        with self.store.index.lock:
+            rows = self.store.index.conn.execute(
+                "SELECT id, text FROM records WHERE kind='loop.end' AND session GLOB ? ORDER BY ts DESC LIMIT ?", (f"{name}-[0-9]*", limit)
+            ).fetchall()
+        return [{"id": r[0], "summary": r[1]} for r in rows]
+
+    def live_for(self, harness_session: str) -> str | None:
+        """The live run a harness session started, if any."""
+        for rid in self.runs():
+            s = self.state(rid)
+            if s.state == "running" and s.harness_session == harness_session:
+                return rid
+        return None

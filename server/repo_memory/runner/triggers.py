@@ -1,0 +1,108 @@
+"""When loops are due: cron schedules, changed paths, git events; and the git hooks that ask."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from repo_memory.formats import cron
+from repo_memory.formats import loops
+from repo_memory.errors import InvalidRecordError, WorkspaceError
+from repo_memory.runner.engine import Engine
+
+EVENTS = ("post-commit", "pre-push")
+MARKER = "# added by repo-memory: run loops whose trigger is this git event"
+LOOKBACK = timedelta(hours=24)  # a schedule never run before counts as due if it fired in the last day
+
+
+def due(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
+    """Active, valid specs that are due now, each with the reason."""
+    now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
+    last = _last_starts(engine)
+    out = []
+    for path in loops.files(engine.store.root):
+        try:
+            spec = engine.spec(path.stem)
+        except InvalidRecordError:
+            continue
+        if spec.status != "active":
+            continue
+        reason = _reason(engine, spec, event, now, last.get(spec.name))
+        if reason:
+            out.append((spec, reason))
+    return out
+
+
+def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, last: datetime | None) -> str:
+    on = spec.trigger.get("on", "manual")
+    if on == "git":
+        wanted = spec.trigger.get("events") or list(EVENTS)
+        return f"git {event}" if event in wanted else ""
+    if on == "schedule":
+        schedule = cron.parse(spec.trigger["cron"])
+        moment = now
+        floor = max(last or now - LOOKBACK, now - LOOKBACK)
+        while moment > floor:
+            if schedule.matches(moment):
+                return f"schedule '{spec.trigger['cron']}' fired at {moment:%Y-%m-%d %H:%M} UTC"
+            moment -= timedelta(minutes=1)
+        return ""
+    if on == "change":
+        since = last.timestamp() if last else 0.0
+        for rel in _tracked(engine.store.root):
+            if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
+                try:
+                    if os.stat(engine.store.root / rel).st_mtime > since:
+                        return f"{rel} changed" + (" since the last run" if last else "")
+                except FileNotFoundError:
+                    continue
+    return ""
+
+
+def _last_starts(engine: Engine) -> dict[str, datetime]:
+    out: dict[str, datetime] = {}
+    for run in engine.runs():  # newest first
+        state = engine.state(run)
+        out.setdefault(state.loop, datetime.fromtimestamp(state.started, UTC))
+    return out
+
+
+def _tracked(root: Path) -> list[str]:
+    proc = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root, capture_output=True, timeout=30)
+    return [p for p in proc.stdout.decode("utf-8", errors="replace").split("\0") if p]
+
+
+def install_git_hooks(root: Path, command: list[str], events: tuple[str, ...] = EVENTS) -> list[str]:
+    """Add git hooks that run `loop due --run --event E`; an existing hook is kept and called first."""
+    out = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=root, capture_output=True, text=True, timeout=30)
+    if out.returncode != 0:
+        raise WorkspaceError(f"Could not find the git hooks folder: {out.stderr.strip()}")
+    hooks = (root / out.stdout.strip()).resolve()
+    hooks.mkdir(parents=True, exist_ok=True)
+    changes = []
+    invocation = " ".join(_quote(c) for c in command)
+    for event in events:
+        hook = hooks / event
+        if hook.exists() and MARKER in hook.read_text(encoding="utf-8", errors="replace"):
+            changes.append(f"{event}: already installed")
+            continue
+        chained = hooks / f"{event}.pre-repo-memory"
+        lines = ["#!/bin/sh", MARKER]
+        if hook.exists():
+            hook.rename(chained)  # keep the user's hook, byte for byte, and run it first
+            lines.append(f'"$(dirname "$0")/{chained.name}" "$@" || exit $?')
+            changes.append(f"{event}: installed; your existing hook now runs first from {chained.name}")
+        else:
+            changes.append(f"{event}: installed")
+        lines.append(f"{invocation} loop due --run --event {event} >&2 || true  # never blocks the git operation")
+        hook.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return changes
+
+
+def _quote(text: str) -> str:
+    return text if all(c.isalnum() or c in "/._-" for c in text) else "'" + text.replace("'", "'\\''") + "'"

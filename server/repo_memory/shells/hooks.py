@@ -1,0 +1,239 @@
+"""Harness hook handlers: JSON in, JSON out, and never a blocked harness because of an error of ours."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from repo_memory.formats import experience
+from repo_memory.guards import secretscan
+from repo_memory.core import utility
+from repo_memory.config import Config
+from repo_memory.errors import RepoMemoryError
+from repo_memory.core.store import Store
+
+log = logging.getLogger("repo_memory")
+COMMITTING = ("session-end", "stop")
+HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
+
+
+def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
+    """Answer one hook event; on any failure, the answer lets the harness carry on."""
+    handler = HANDLERS.get(event)
+    if handler is None:
+        log.warning("unknown hook event %r; known: %s", event, ", ".join(HANDLERS))
+        return {}
+    try:
+        store = Store(Config.load(root or payload.get("cwd") or None))
+    except (RepoMemoryError, OSError, sqlite3.Error) as exc:
+        log.warning("hook %s: %s", event, exc)
+        return {}
+    try:
+        return handler(store, payload)
+    except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
+        log.warning("hook %s failed, letting the harness continue: %s", event, exc)
+        return {}
+    finally:
+        # One commit per tool call would bury the history: hooks leave writes pending, and the session's end
+        # (or a checkpoint, or the server's timer) commits them together.
+        store.close(commit=event in COMMITTING)
+
+
+def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """The Stop-hook loop driver: while this session's run is live, verify and block the stop with the next instruction.
+
+    `stop_hook_active` (the harness is already continuing because of a stop hook) does not end a live run early —
+    driving several rounds is the point — but every run is bounded by its spec's budget and by HARD_CAP blocks.
+    """
+    from repo_memory.runner.engine import Engine  # only the stop and start hooks need the loop engine
+
+    session = payload.get("session_id")
+    if not isinstance(session, str) or not session:
+        return {}
+    engine = Engine(store)
+    store.refresh()
+    run = engine.live_for(session)
+    if run is None:
+        return {}
+    state = engine.state(run)
+    if state.iterations >= HARD_CAP or (payload.get("stop_hook_active") and state.iterations >= engine.spec(state.loop).max_iterations):
+        engine.abort(run, f"the stop-hook cap was reached after {state.iterations} iterations")
+        return {"systemMessage": f"repo-memory: loop run {run} stopped at the hook's cap."}
+    report = payload.get("last_assistant_message") or "(the agent stopped; the hook payload carried no message)"
+    result = engine.step(run, str(report)[-8000:], "done")
+    if result["state"] == "continue":
+        return {"decision": "block", "reason": f"[repo-memory loop {run}] {result['instruction']}"}
+    return {"systemMessage": f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']})."}
+
+
+BRIEFING_BYTES = 2000
+EXCERPT = 2000
+
+
+def _session_store(store: Store, payload: dict[str, Any]) -> Store:
+    """The store bound to the harness's session id, so records land in that session's log."""
+    session = payload.get("session_id")
+    if isinstance(session, str) and experience.SESSION.match(session):
+        store.session = session
+    return store
+
+
+def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read."""
+    _session_store(store, payload)
+    store.append(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
+                                                  data={"event": "SessionStart", "source": payload.get("source")},
+                                                  source=store.source("agent", "hook:SessionStart"))], captured=True)
+    lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
+    from repo_memory.runner.engine import Engine
+
+    live = [r for r in Engine(store).status() if r["state"] == "running"][:3]  # status() re-indexes, for the briefing too
+    for run in live:
+        lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
+    used = _recently_used_skills(store)
+    active = [r for r in store.list_skills() if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
+    evidence = utility.gather(store)
+    worth = {r["name"]: evidence[r["name"]].score if r["name"] in evidence else 0.5 for r in active}
+    ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))
+    if ranked:
+        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
+    doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
+    if doubtful:
+        lines.append("- often misled or failed (a person may set status: deprecated): "
+                     + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
+    summary = _last_summary(store)
+    if summary:
+        lines.append(f"- last checkpoint {summary['id']} ({summary['ts'][:16]}): {summary['text'][:300]}"
+                     + (f" [covers {', '.join(summary['covers'][:3])}]" if summary["covers"] else ""))
+    text = "\n".join(lines)
+    while len(text.encode()) > BRIEFING_BYTES:
+        lines.pop(-1 if len(lines) > 1 else 0)
+        text = "\n".join(lines)
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
+
+def _recently_used_skills(store: Store) -> list[str]:
+    with store.index.lock:
+        rows = store.index.conn.execute(
+            "SELECT refs FROM records WHERE kind='skill.used' ORDER BY ts DESC LIMIT 50").fetchall()
+    names: list[str] = []
+    for (refs,) in rows:
+        for ref in json.loads(refs or "[]"):
+            if ref.startswith("skill:") and ref[6:] not in names:
+                names.append(ref[6:])
+    return names
+
+
+def _last_summary(store: Store) -> dict[str, Any] | None:
+    with store.index.lock:
+        row = store.index.conn.execute(
+            "SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? AND flags = '' ORDER BY ts DESC LIMIT 1",
+            (store.session,)
+        ).fetchone()
+    return {"id": row[0], "ts": row[1], "text": row[2] or "", "covers": json.loads(row[3] or "[]")} if row else None
+
+
+def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
+    _session_store(store, payload)
+    tool = str(payload.get("tool_name") or "tool")
+    # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
+    # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
+    tool_input, in_input = secretscan.redact_value(payload.get("tool_input"))
+    response, found = secretscan.redact_value(payload.get("tool_response", payload.get("tool_output")))
+    found += in_input
+    output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
+    summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
+    data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
+    if len(output) > EXCERPT:
+        data["output_blob"] = store.journal.put_blob(output.encode("utf-8"))
+    if found:
+        data["redacted"] = sorted({f.rule for f in found})
+    redrafted = sorted({n for rel in _memory_paths(store, tool, payload.get("tool_input")) if (n := store.redraft(rel, tool))})
+    if redrafted:
+        data["redrafted"] = redrafted
+    store.append(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
+                                                  source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
+                 captured=True)
+    if redrafted:
+        note = (f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
+                "it is a draft again until a person runs `repo-memory accept`.")
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}}
+    return {}
+
+
+FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch", "str_replace_based_edit_tool"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "run_shell_command"}
+PATCH_FILES = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+def _memory_paths(store: Store, tool: str, tool_input: Any) -> list[str]:
+    """Memory files (repository-relative) that a file-editing or shell tool call names."""
+    if tool not in FILE_TOOLS and tool not in SHELL_TOOLS:
+        return []
+    names: list[str] = []
+    values = tool_input.values() if isinstance(tool_input, dict) else [tool_input]
+    for value in values:
+        texts = value if isinstance(value, list) else [value]
+        for text in texts:
+            if not isinstance(text, str):
+                continue
+            if tool in FILE_TOOLS and "\n" not in text.strip():
+                names.append(text.strip())  # a file_path / notebook_path argument
+            names += PATCH_FILES.findall(text)
+            if tool in SHELL_TOOLS or tool == "apply_patch":
+                names += re.findall(r"(?:^|[\s'\"=>])((?:\S*/)?(?:" + "|".join(re.escape(s) for s in store.sources) + r")/[^\s'\";|&>]+)", text)
+    out = []
+    for name in names:
+        path = Path(name) if Path(name).is_absolute() else store.root / name
+        try:
+            rel = path.resolve().relative_to(store.root.resolve()).as_posix()
+        except (ValueError, OSError):
+            continue
+        if any(rel.startswith(f"{s}/") for s in store.sources) and rel not in out:
+            out.append(rel)
+    return out
+
+
+def _bounded(value: Any) -> Any:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return value if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+
+
+def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """Before (or after) the harness compacts its context: a summary record covering this session's records since the last checkpoint."""
+    _session_store(store, payload)
+    path = store.journal.path(store.session)
+    records = [ln.record for ln in store.journal.lines(path) if ln.record] if path else []
+    last_summary = max((r["seq"] for r in records if r["kind"] == "summary"), default=0)
+    uncovered = [r for r in records if r["seq"] > last_summary]
+    if not uncovered:
+        return {}
+    covers = [f"{store.session}#{uncovered[0]['seq']}-{uncovered[-1]['seq']}" if len(uncovered) > 1 else uncovered[0]["id"]]
+    text = str(payload.get("summary") or payload.get("compact_summary") or "")
+    if not text:
+        kinds = sorted({r["kind"] for r in uncovered})
+        text = (f"The harness compacted its context ({payload.get('trigger', 'auto')}); {len(uncovered)} record(s) since the last checkpoint "
+                f"({', '.join(kinds)}) stay readable by id.")
+        if payload.get("custom_instructions"):
+            text += f" Instructions given: {secretscan.redact(str(payload['custom_instructions'])[:300])[0]}"
+    store.checkpoint(text, covers, actor="agent", tool=f"hook:{payload.get('hook_event_name', 'PreCompact')}")
+    return {}
+
+
+def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    """Record the end of the session, then commit what it left pending."""
+    _session_store(store, payload)
+    store.append(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
+                                                  data={"event": "SessionEnd", "reason": payload.get("reason")},
+                                                  source=store.source("agent", "hook:SessionEnd"))], captured=True)
+    store.committer.flush()
+    return {}
+
+
+HANDLERS = {"session-start": session_start, "post-tool": post_tool, "pre-compact": compact, "post-compact": compact,
+            "stop": stop, "session-end": session_end}

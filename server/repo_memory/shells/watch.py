@@ -1,0 +1,130 @@
+"""Live re-index: filesystem events on the memory folders -> debounce -> one sync of the index.
+
+Editors that save by writing a temp file and renaming it (vim, VS Code, JetBrains) produce a burst of events;
+the burst becomes one sync. Temp, swap and backup files are ignored. The sync only reads files, so the
+server's own writes cannot feed back into more writes; it compares content hashes, so they cost nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from repo_memory.core.store import Store
+
+log = logging.getLogger("repo_memory")
+CHANGES = ("created", "modified", "moved", "deleted", "closed")
+TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", "___jb_tmp___", "___jb_old___", ".crswap")
+
+
+def ignorable(path: str) -> bool:
+    """Editor and tool scratch files, which never hold memory."""
+    name = Path(path).name
+    return name.startswith((".#", "#")) or name == "4913" or name.endswith(TEMP_SUFFIXES) or (name.startswith(".") and name != ".gitattributes")
+
+
+class Watcher(FileSystemEventHandler):
+    """Watches the memory folders of a Store and keeps its index in step."""
+
+    def __init__(self, store: Store, debounce: float = 0.05):
+        self.store, self.debounce = store, debounce
+        self.listeners: list[Callable[[], None]] = []
+        self.syncs = 0
+        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._timer: threading.Timer | None = None
+        self._cond = threading.Condition()
+        self._last_event = 0.0
+        self._last_sync_started = 0.0
+        self._syncing = False
+        self._one_sync = threading.Lock()
+
+    def start(self) -> None:
+        """Watch every memory folder that exists and reconcile once (events before now were not seen)."""
+        observer = Observer()
+        for folder in (".agents", *self.store.sources[1:]):
+            path = self.store.root / folder
+            if path.is_dir():
+                observer.schedule(self, str(path), recursive=True)
+        observer.daemon = True
+        observer.start()
+        self._observer = observer
+        self._sync()
+
+    def alive(self) -> bool:
+        return self._observer is not None and self._observer.is_alive()
+
+    def stop(self) -> None:
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+        with self._cond:
+            if self._timer is not None:
+                self._timer.cancel()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type not in CHANGES or (event.is_directory and event.event_type == "modified"):
+            return  # opened / closed-without-write come from reads, our own syncs included
+        paths = [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
+        if all(not p or ignorable(p) for p in paths):
+            return
+        with self._cond:
+            self._last_event = time.monotonic()
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.debounce, self._sync)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _sync(self) -> None:
+        with self._one_sync:  # a timer can fire while the previous sync still runs; the second waits its turn
+            self._sync_once()
+
+    def _sync_once(self) -> None:
+        with self._cond:
+            self._timer = None
+            self._syncing = True
+            self._last_sync_started = time.monotonic()
+        try:
+            self.store.refresh()
+        except Exception as exc:  # noqa: BLE001 - the watcher thread must survive any single failed sync; the next event retries
+            log.warning("re-index after a file change failed: %s", exc)
+        finally:
+            with self._cond:
+                self._syncing = False
+                self.syncs += 1
+                self._cond.notify_all()
+        for listener in list(self.listeners):
+            listener()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Block until every event seen so far has been synced (or `timeout` passes); True when idle."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._timer is not None or self._syncing or self._last_event >= self._last_sync_started:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+        return True
+
+    def supervise(self, interval: float = 30.0) -> threading.Event:
+        """Every `interval` seconds, restart a dead observer and reconcile files with the index (events can be lost,
+        e.g. on inotify queue overflow); set the returned event to stop."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(interval):
+                if not self.alive():
+                    log.warning("the file watcher stopped; restarting it")
+                    self.start()
+                else:
+                    self._sync()
+
+        threading.Thread(target=loop, name="repo-memory-watch-supervisor", daemon=True).start()
+        return stop
