@@ -110,7 +110,7 @@ def run(data: Path, conversations: int | None) -> dict:
             entries = [experience.Entry(kind="observation", text=text, data={"speaker": speaker, "date": date},
                                         source={"actor": "human", "tool": "locomo-import"}, ts=iso(date))
                        for dia, speaker, text, date in turns]
-            for record, turn in zip(store.append(session, entries), turns, strict=True):
+            for record, turn in zip(store.log(session, entries), turns, strict=True):
                 dia_of[record["id"]] = turn[0]
             baseline.add(session, turns)
             known = {t[0] for t in turns}

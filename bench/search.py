@@ -72,7 +72,7 @@ def baseline(root: Path, store: Store, questions: list[str]) -> list[float]:
     """Plain FTS5 BM25: one unweighted column per document, OR of non-stopword terms, no reranking."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
-    for row in store.list_skills():
+    for row in store.skills():
         conn.execute("INSERT INTO t VALUES (?)", (f"{row['name']} {row['description']} {row['body']}",))
     samples = []
     for q in questions:

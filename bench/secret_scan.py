@@ -31,7 +31,7 @@ LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 sys.path.insert(0, str(ROOT))
 
 from repo_memory.guards import secretscan  # noqa: E402
-from tests.test_secrets import FAKES, sample  # noqa: E402 - the same fixtures the tests prove
+from tests.guards.test_secrets import FAKES, sample  # noqa: E402 - the same fixtures the tests prove
 
 
 def corpus(small: bool) -> dict[str, list[str]]:

@@ -72,7 +72,7 @@ def main() -> int:
             skill = timed(lambda i: store.write_skill(f"skill-{i}", f"Skill {i} for the write benchmark.", f"Step {i}", actor="human"), n)
             append = timed(lambda i: store.remember(f"record {i} of the write benchmark"), n)
             started = time.perf_counter()
-            store.committer.flush()
+            store.flush()
             flush_ms = (time.perf_counter() - started) * 1000
             store.close()
             rows.append((mode, skill, append, commits(root) - before, flush_ms))

@@ -67,3 +67,30 @@ def write_skill_file(repo: Path, name: str, description: str = "A skill.", body:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+def skill_row(store: Store, name: str) -> dict | None:
+    """The searchable index row of skill `name`, as listings show it."""
+    return next((r for r in store.skills() if r["name"] == name and r["winner"]), None)
+
+
+def skill_names(store: Store) -> list[str]:
+    return sorted(r["name"] for r in store.skills() if r["winner"])
+
+
+def index_snapshot(store: Store) -> tuple[list, list]:
+    """What the index holds of documents and records, read through a second connection to the same file."""
+    from repo_memory.index.db import Database
+    from repo_memory.index.docs import DocIndex
+    from repo_memory.index.records import RecordIndex
+
+    db = Database(store.config.index_path)
+    try:
+        return DocIndex(db).snapshot(), RecordIndex(db, store.root).snapshot()
+    finally:
+        db.close()
+
+
+def records_of(store: Store, session: str) -> list[dict]:
+    """Every valid record of `session`'s log, as stored."""
+    return [ln.record for ln in store.lines(session) if ln.record]

@@ -3,12 +3,15 @@
     RepoMemoryError                 every error we raise on purpose; its message says what to do next
     ├── WorkspaceError              no git repository, or the workspace cannot be used
     ├── ConfigError                 .agents/repo-memory.toml is invalid
-    ├── UnsafePathError             a name or path that would leave the memory root
+    ├── InvalidArgumentError        an argument that is not in the form asked for (names the argument and the form)
+    │   └── UnsafePathError         a name or path that would leave the memory root
     ├── InvalidRecordError          a document that fails parsing or its schema (carries problems)
+    ├── CronError                   a cron expression that cannot be parsed (names the field)
     ├── NotFoundError               a reference that names nothing (carries suggestions)
     ├── ConflictError               a write that cannot proceed as asked (exists, locked)
     ├── SecretError                 content that holds a secret (names rule and position, never the secret)
-    └── RateLimitError              too many writes in a short time (says when to retry)
+    ├── RateLimitError              too many writes in a short time (says when to retry)
+    └── GitError                    a git command failed or timed out (says which and why)
 """
 
 from __future__ import annotations
@@ -46,7 +49,11 @@ class ConfigError(RepoMemoryError):
     """The configuration file is invalid."""
 
 
-class UnsafePathError(RepoMemoryError):
+class InvalidArgumentError(RepoMemoryError):
+    """An argument is not in the form asked for."""
+
+
+class UnsafePathError(InvalidArgumentError):
     """A name or path would resolve outside the memory root or through a link."""
 
 
@@ -57,6 +64,10 @@ class InvalidRecordError(RepoMemoryError):
         self.problems = tuple(problems)
         details = "; ".join(str(p) for p in self.problems)
         super().__init__(f"{what} is invalid: {details}")
+
+
+class CronError(RepoMemoryError):
+    """A cron expression that cannot be parsed; the message says which field and why."""
 
 
 class NotFoundError(RepoMemoryError):
@@ -90,3 +101,7 @@ class RateLimitError(RepoMemoryError):
     def __init__(self, message: str, retry_after: float):
         self.retry_after = retry_after
         super().__init__(message)
+
+
+class GitError(RepoMemoryError):
+    """A git command failed or timed out; the message says which and why."""

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
+from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 
 FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
@@ -47,9 +47,9 @@ def init(root: Path, textconv: list[str] | None = None) -> list[str]:
         changes += [f"added '{line}' to .gitattributes" for line in missing]
     if textconv:
         command = " ".join(textconv)
-        configured = subprocess.run(["git", "config", "--local", "--get", "diff.repo-memory.textconv"], cwd=root, capture_output=True, text=True)
-        if configured.stdout.strip() != command:
-            subprocess.run(["git", "config", "--local", "diff.repo-memory.textconv", command], cwd=root, check=True, capture_output=True)
+        git = Git(root, root / ".git")
+        if git.config("diff.repo-memory.textconv") != command:
+            git.set_config("diff.repo-memory.textconv", command)
             changes.append(f"set git config diff.repo-memory.textconv = {command} (git diff/log -p/show render experience records)")
     return changes
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 from repo_memory import layout
 from repo_memory.core import mirror
-from repo_memory.formats import skills
-from repo_memory.code import staleness
-from repo_memory.core import utility
 from repo_memory.core.store import Store
+from repo_memory.formats import loops, skills
 
 
 @dataclass(frozen=True)
@@ -27,18 +25,20 @@ class Finding:
 
 def _code_change(store: Store, anchor: str) -> str:
     """Which commit last changed the file an anchor cites (or that the change is not committed yet)."""
-    path = anchor.partition("::")[0]
-    git = store.committer.git
-    if git.run("diff", "--quiet", "HEAD", "--", path, check=False).returncode == 1:
-        return f" (uncommitted changes in {path})"
-    last = git.run("log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
-    return f" (last changed in {last})" if last else ""
+    change = store.code_change(anchor.partition("::")[0])
+    return f" ({change})" if change else ""
 
 
 def examine(store: Store) -> list[Finding]:
     """Everything wrong or worth knowing about the memory of `store`'s repository."""
     findings = _setup(store) + _index_drift(store)
-    for row in store.list_skills():
+    for row in store.documents():
+        if not row["valid"] and row["kind"] == "loop":
+            findings.append(Finding("error", row["path"], "the loop spec is invalid", f"Run `repo-memory loop lint {row['name']}` "
+                                    "to see every problem with its line."))
+            continue
+        if row["kind"] != "skill":
+            continue
         if not row["valid"]:
             for problem in json.loads(row["problems"] or "[]"):
                 findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
@@ -59,13 +59,12 @@ def examine(store: Store) -> list[Finding]:
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
-    staleness.check(store)
-    for item in staleness.stale(store):
+    for item in store.stale():
         findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(store, item.anchor)}",
                                 f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
                                 "when it still holds." if item.memory.startswith("skill:") else
                                 "Records are append-only: remember a correction that cites the new code."))
-    for evidence in utility.gather(store).values():
+    for evidence in store.evidence().values():
         if evidence.deprecate:
             findings.append(Finding("warning", f"skill:{evidence.name}", f"misled {evidence.misled}, failed {evidence.failures}, "
                                     f"outdated {evidence.outdated} time(s) against {evidence.successes + evidence.helped} good outcome(s)",
@@ -75,17 +74,15 @@ def examine(store: Store) -> list[Finding]:
         findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
                                 "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "
                                 "a skill that keeps changing is not yet a procedure."))
-    for record_id, flags in store.records.flagged():
+    for record_id, flags in store.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
-    pending = store.config.state_dir / "pending-commit.json"
-    if pending.is_file():
-        last = store.committer.last
-        why = f" ({last.deferred})" if last and last.deferred else ""
-        findings.append(Finding("warning", ".agents/", f"{len(json.loads(pending.read_text(encoding='utf-8')))} memory path(s) written "
-                                f"but not committed yet{why}", "Finish the git operation in progress (rebase, merge…) or check out a "
+    count, deferred = store.pending()
+    if count:
+        why = f" ({deferred})" if deferred else ""
+        findings.append(Finding("warning", ".agents/", f"{count} memory path(s) written but not committed yet{why}", "Finish the git operation in progress (rebase, merge…) or check out a "
                                 "branch; the next memory write or `repo-memory doctor --fix` commits them."))
-    for where, what in store.verify_logs():
+    for where, what in store.verify():
         findings.append(Finding("error", where, f"experience log: {what}",
                                 "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))
     return findings
@@ -107,9 +104,9 @@ def _setup(store: Store) -> list[Finding]:
 
 
 def _index_drift(store: Store) -> list[Finding]:
-    indexed = {row["path"]: row["sha256"] for row in store.list_skills()}
+    indexed = {row["path"]: row["sha256"] for row in store.documents()}
     out = []
-    for found in skills.scan(store.root, store.sources):
+    for found in [*skills.scan(store.root, store.sources), *loops.scan(store.root)]:
         known = indexed.pop(found.rel, None)
         if found.refused:
             if known is None:

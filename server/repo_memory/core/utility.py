@@ -22,13 +22,14 @@ suggested for deprecation (doctor, the session briefing); a person sets `status:
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from repo_memory.core.store import Store
+from repo_memory.index.activity import Activity
+from repo_memory.index.db import Database
 
 FAILED = ("blocked", "budget_exhausted", "no_progress", "unverifiable")
 FEEDBACK = ("helped", "misled", "outdated")
@@ -37,6 +38,8 @@ DEPRECATE_AFTER = 3
 
 @dataclass(frozen=True)
 class Utility:
+    """The evidence on one skill."""
+
     name: str
     uses: int = 0
     successes: int = 0
@@ -48,6 +51,7 @@ class Utility:
 
     @property
     def score(self) -> float:
+        """(good + 1) / (good + bad + 2): 0.5 with no evidence."""
         good, bad = self.successes + self.helped, self.failures + self.misled + self.outdated
         return (good + 1) / (good + bad + 2)
 
@@ -57,30 +61,30 @@ class Utility:
         return bad >= DEPRECATE_AFTER and bad > self.successes + self.helped
 
 
-def gather(store: Store) -> dict[str, Utility]:
-    """Evidence for every skill that has any, recomputed only when the index changed."""
-    conn = store.index.conn
-    key = store.index.generation()  # changes with every index write, ours or another process's; no table scan
-    cached = store.utility_cache
-    if cached and cached[0] == key:
-        return dict(cached[1])
-    with store.index.lock:
-        rows = conn.execute(
-            "SELECT substr(j.value, 7), SUM(r.kind = 'skill.used'), "
-            "SUM(r.kind = 'outcome' AND r.outcome = 'succeeded'), "
-            f"SUM(r.kind = 'outcome' AND r.outcome IN ({','.join('?' * len(FAILED))})), "
-            "SUM(r.outcome = 'helped'), SUM(r.outcome = 'misled'), SUM(r.outcome = 'outdated'), MAX(r.ts) "
-            "FROM records r, json_each(r.refs) j WHERE r.kind IN ('skill.used', 'outcome') AND r.flags = '' "
-            "AND j.value LIKE 'skill:%' GROUP BY 1",
-            FAILED,
-        ).fetchall()
-    found = {
-        name: Utility(name, uses=used + helped + misled + outdated, successes=ok, failures=failed, helped=helped, misled=misled,
-                      outdated=outdated, last_used=last or "")
-        for name, used, ok, failed, helped, misled, outdated, last in rows
-    }
-    store.utility_cache = (key, found)
-    return dict(found)
+class Evidence:
+    """Utility of every skill that has evidence, recomputed only when the index changed."""
+
+    def __init__(self, db: Database):
+        self._db, self._activity = db, Activity(db)
+        self._cache: tuple[Any, dict[str, Utility]] | None = None
+        self._lock = threading.Lock()
+
+    def all(self) -> dict[str, Utility]:
+        key = self._db.generation()  # changes with every index write, ours or another process's; no table scan
+        with self._lock:
+            if self._cache and self._cache[0] == key:
+                return dict(self._cache[1])
+        found = {
+            name: Utility(name, uses=used + helped + misled + outdated, successes=ok, failures=failed, helped=helped, misled=misled,
+                          outdated=outdated, last_used=last or "")
+            for name, used, ok, failed, helped, misled, outdated, last in self._activity.skill_evidence(FAILED)
+        }
+        with self._lock:
+            self._cache = (key, found)
+        return dict(found)
+
+    def of(self, name: str) -> Utility:
+        return self.all().get(name, Utility(name))
 
 
 def factor(evidence: Utility | None, changed_ns: int, half_life_days: float, now: float | None = None) -> float:

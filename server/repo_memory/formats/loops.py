@@ -11,7 +11,8 @@ from typing import Any
 
 from repo_memory.formats import cron
 from repo_memory.formats import frontmatter
-from repo_memory.errors import InvalidRecordError, Problem
+from repo_memory.formats.skills import Found
+from repo_memory.errors import CronError, InvalidRecordError, Problem
 from repo_memory.formats.schema import validate
 
 LOOPS_DIR = ".agents/loops"
@@ -95,7 +96,7 @@ def _semantics(meta: dict[str, Any], name: str, fm: str) -> list[Problem]:
         else:
             try:
                 cron.parse(trigger["cron"])
-            except cron.CronError as exc:
+            except CronError as exc:
                 out.append(Problem(f"bad cron: {exc}", "trigger.cron", _line(fm, "trigger.cron")))
     if trigger.get("on") == "change" and not trigger.get("paths"):
         out.append(Problem("a change trigger needs paths: [globs]", "trigger.paths", _line(fm, "trigger")))
@@ -170,6 +171,22 @@ def _line(fm: str, dotted: str | None) -> int | None:
         else:
             break
     return None if line is None else line + 2
+
+
+def scan(root: Path) -> Iterator[Found]:
+    """Every loop spec as a document to index; a link is refused (a clone may carry one that leads anywhere)."""
+    base = root / LOOPS_DIR
+    if not base.is_dir() or base.is_symlink():
+        return
+    for path in sorted(base.glob("*.md")):
+        rel = f"{LOOPS_DIR}/{path.name}"
+        if path.name == "README.md":
+            continue
+        if path.is_symlink():
+            yield Found(str(path), rel, LOOPS_DIR, 0, refused="the loop spec is a symbolic link; repo-memory does not read through links",
+                        kind="loop")
+        elif path.is_file():
+            yield Found(str(path), rel, LOOPS_DIR, 0, kind="loop")
 
 
 def files(root: Path) -> Iterator[Path]:

@@ -156,13 +156,14 @@ def check(text: str, name: str) -> None:
 
 @dataclass(frozen=True)
 class Found:
-    """A SKILL.md found on disk (or a folder refused while looking)."""
+    """A memory document (a SKILL.md or a loop spec) found on disk, or a path refused while looking."""
 
     path: str
     rel: str
     source: str
     rank: int
     refused: str = ""
+    kind: str = "skill"
 
 
 def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:

@@ -16,10 +16,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from repo_memory.guards import disk
-from repo_memory.guards import secretscan
-from repo_memory.config import Config
-from repo_memory.git.repo import INDEX_LOCK_WAIT, SIGN_TIMEOUT, CommitResult, Git, GitError
+from dataclasses import dataclass
+
+from repo_memory.errors import GitError
+from repo_memory.git.repo import INDEX_LOCK_WAIT, SIGN_TIMEOUT, CommitResult, Git
+from repo_memory.guards import disk, secretscan
 
 log = logging.getLogger("repo_memory")
 PENDING_FILE = "pending-commit.json"
@@ -38,7 +39,7 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
                 return CommitResult(deferred=f"{busy} is in progress; the memory commit lands when it is finished")
             if not _wait_for_index_lock(git.git_dir):
                 return CommitResult(deferred="another git process holds .git/index.lock; the memory commit will be retried")
-            ref, old = git.head()
+            ref, old = git.branch()
             tree = _tree_with(git, state_dir, old, paths)
             if old and tree == git.run("rev-parse", f"{old}^{{tree}}").stdout.strip():
                 if not _refresh_index(git, paths):  # an earlier refresh may have lost a race with another git process
@@ -113,12 +114,24 @@ def _wait_for_index_lock(git_dir: Path) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class Policy:
+    """How memory is committed here: the `commit` mode, the coalescing window, signing, the author, the harness."""
+
+    mode: str = "auto"
+    window: float = 2.0
+    sign: str = "auto"
+    author_name: str | None = None
+    author_email: str | None = None
+    harness: str = "unknown"
+
+
 class Committer:
     """Collects memory writes and commits them in coalesced bursts, per the `commit` mode (auto, stage, off)."""
 
-    def __init__(self, config: Config, window: float = 2.0, session: str | None = None):
-        self.config, self.window, self.session = config, window, session
-        self.git = Git(config.root, config.git_dir)
+    def __init__(self, git: Git, state_dir: Path, policy: Policy, session: str | None = None):
+        self.git, self.state_dir, self.policy, self.session = git, state_dir, policy, session
+        self.root, self.window = git.root, policy.window
         self._lock = threading.Lock()
         self._pending: dict[str, str] = {}  # path -> message of its latest change
         self._timer: threading.Timer | None = None
@@ -128,7 +141,7 @@ class Committer:
 
     @property
     def mode(self) -> str:
-        return self.config.commit
+        return self.policy.mode
 
     def record(self, paths: Iterable[str], message: str) -> None:
         """Note changed memory paths; they are committed within `window` seconds (or at flush/close)."""
@@ -156,7 +169,7 @@ class Committer:
             pending = dict(self._pending)
         if not pending:
             return None
-        self.held = [p for p in sorted(pending) if _holds_secret(self.config.root / p)]
+        self.held = [p for p in sorted(pending) if _holds_secret(self.root / p)]
         if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
             log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
         paths = [p for p in sorted(pending) if p not in self.held]
@@ -167,7 +180,7 @@ class Committer:
             result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
         else:
             try:
-                result = commit_paths(self.git, self.config.state_dir, paths, self._message(pending), self._identity(), self.config.sign)
+                result = commit_paths(self.git, self.state_dir, paths, self._message(pending), self._identity(), self.policy.sign)
             except GitError:
                 with self._lock:
                     self._save_pending()  # the files are written; whoever flushes next commits them
@@ -200,6 +213,14 @@ class Committer:
             return f"pending: {'staged' if self.mode == 'stage' else 'committed'} within {self.window:g} s"
         return "up to date"
 
+    def pending(self) -> tuple[int, str]:
+        """(memory paths written but not committed yet, in this process or left by another, and why they wait)."""
+        with self._lock:
+            self._load_pending()
+            count = len(self._pending)
+        last = self.last
+        return count, last.deferred if last is not None and last.deferred else ""
+
     def close(self, commit: bool = True) -> None:
         """Cancel the timer and flush what is pending — or, with `commit=False`, leave it recorded for the next flush."""
         with self._lock:
@@ -218,18 +239,15 @@ class Committer:
         messages = list(dict.fromkeys(pending.values()))
         subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
         body = "" if len(messages) == 1 else "\n" + "\n".join(f"- {m}" for m in messages) + "\n"
-        return f"{subject}\n{body}\nMemory-Session: {self.session or self.config.session or 'none'}\nMemory-Harness: {self.config.harness}\n"
+        return f"{subject}\n{body}\nMemory-Session: {self.session or 'none'}\nMemory-Harness: {self.policy.harness}\n"
 
     def _identity(self) -> dict[str, str]:
-        name = self.config.author_name or self._git_config("user.name") or "repo-memory"
-        email = self.config.author_email or self._git_config("user.email") or "repo-memory@localhost"
+        name = self.policy.author_name or self.git.config("user.name") or "repo-memory"
+        email = self.policy.author_email or self.git.config("user.email") or "repo-memory@localhost"
         return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": "repo-memory", "GIT_COMMITTER_EMAIL": email}
 
-    def _git_config(self, key: str) -> str:
-        return self.git.run("config", "--get", key, check=False).stdout.strip()
-
     def _load_pending(self) -> None:
-        path = self.config.state_dir / PENDING_FILE
+        path = self.state_dir / PENDING_FILE
         if path.is_file():
             try:
                 self._pending.update(json.loads(path.read_text(encoding="utf-8")))
@@ -237,7 +255,7 @@ class Committer:
                 log.warning("ignoring unreadable %s", path)
 
     def _save_pending(self) -> None:
-        path = self.config.state_dir / PENDING_FILE
+        path = self.state_dir / PENDING_FILE
         if self._pending:
             disk.write_atomic(path, json.dumps(self._pending, indent=2, sort_keys=True).encode())
         else:

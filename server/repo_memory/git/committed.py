@@ -1,8 +1,8 @@
-"""Whether memory content is committed: what HEAD holds of the memory folders, read once per HEAD.
+"""Whether memory content is committed: what HEAD holds of a memory file, looked up per file and remembered per HEAD.
 
-Recall and read say of every hit whether it is in a commit (shared with the team, recoverable from history) or
-only on disk. HEAD is resolved by reading the ref files (no subprocess); the tree listing is one `git ls-tree`
-per new HEAD, so a search pays for git only after a commit.
+Recall and read say of every hit whether it is in a commit (shared with the team, recoverable from history) or only
+on disk. HEAD and the file's blob come from gitpython (refs read from files, objects from one long-lived `git
+cat-file` process); answers are kept until HEAD moves, so a search pays for git only after a commit.
 """
 
 from __future__ import annotations
@@ -10,75 +10,46 @@ from __future__ import annotations
 import hashlib
 import threading
 
-from repo_memory.git.repo import Git, GitError
+from repo_memory.git.repo import Git
 
 
 class Committed:
-    """HEAD's view of the memory paths: path -> (blob id, size)."""
+    """HEAD's view of memory files: path -> (blob id, size), looked up on demand."""
 
-    def __init__(self, git: Git, folders: tuple[str, ...]):
-        self.git, self.folders = git, folders
-        self._head: str | None = "unread"
-        self._tree: dict[str, tuple[str, int]] = {}
+    def __init__(self, git: Git):
+        self.git = git
+        self._head: str | None = None
+        self._entries: dict[str, tuple[str, int] | None] = {}
         self._lock = threading.Lock()
 
     def head(self) -> str | None:
-        """The commit HEAD points at (None on an unborn branch), from the ref files."""
-        git_dir = self.git.git_dir
-        common = git_dir
-        if (git_dir / "commondir").is_file():
-            common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-        try:
-            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-        except OSError:
-            return None
-        if not head.startswith("ref: "):
-            return head or None  # detached
-        ref = head[5:]
-        for base in (git_dir, common):
-            try:
-                return (base / ref).read_text(encoding="utf-8").strip() or None
-            except OSError:
-                continue
-        try:
-            for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
-                if line.endswith(f" {ref}") and not line.startswith(("#", "^")):
-                    return line.split(" ", 1)[0]
-        except OSError:
-            pass
-        return None
-
-    def tree(self) -> dict[str, tuple[str, int]]:
-        head = self.head()
+        """The commit HEAD points at now (None on an unborn branch); forgets what it knew of an older HEAD."""
+        head = self.git.head()
         with self._lock:
             if head != self._head:
-                self._tree = self._list(head) if head else {}
-                self._head = head
-            return self._tree
+                self._head, self._entries = head, {}
+        return head
 
-    def _list(self, head: str) -> dict[str, tuple[str, int]]:
-        try:
-            out = self.git.run("ls-tree", "-r", "-l", "-z", head, "--", *self.folders).stdout
-        except GitError:
-            return {}
-        tree = {}
-        for entry in out.split("\0"):
-            if not entry:
-                continue
-            meta, _, path = entry.partition("\t")
-            parts = meta.split()
-            if len(parts) == 4 and parts[1] == "blob":
-                tree[path] = (parts[2], int(parts[3]) if parts[3].isdigit() else 0)
-        return tree
+    def _entry(self, rel: str, head: str | None) -> tuple[str, int] | None:
+        if head is None:
+            return None
+        with self._lock:
+            if rel in self._entries and self._head == head:
+                return self._entries[rel]
+        found = self.git.entry(head, rel)
+        with self._lock:
+            if self._head == head:
+                self._entries[rel] = found
+        return found
 
-    def file(self, rel: str, data: bytes, tree: dict[str, tuple[str, int]] | None = None) -> bool:
-        """Whether `data`, the file at `rel` now, is exactly what HEAD holds (`tree`: one `tree()` for many calls)."""
-        blob = (self.tree() if tree is None else tree).get(rel)
+    def file(self, rel: str, data: bytes, head: str | None = None) -> bool:
+        """Whether `data`, the file at `rel` now, is exactly what HEAD holds (`head`: one `head()` for many calls)."""
+        blob = self._entry(rel, self.head() if head is None else head)
         return blob is not None and blob[0] == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
 
-    def record(self, rel: str, end: int, tree: dict[str, tuple[str, int]] | None = None) -> bool:
+    def record(self, rel: str, end: int, head: str | None = None) -> bool:
         """Whether the log line ending at byte `end` of `rel` is in HEAD (logs only grow, so size tells)."""
-        blob = (self.tree() if tree is None else tree).get(rel)
+        blob = self._entry(rel, self.head() if head is None else head)
         return blob is not None and blob[1] >= end
 
 
@@ -87,11 +58,14 @@ def describe_skill(origin: str, status: str, committed: bool) -> str:
     return f"skill written by {describe(origin, '', committed).removeprefix('recorded by ')}; status {status}"
 
 
+def describe_loop(status: str, committed: bool) -> str:
+    """The framing of a loop spec: its status and whether it is committed."""
+    return f"loop spec, status {status}; {'committed' if committed else 'not committed yet'}"
+
+
 def describe(actor: str, ts: str, committed: bool, harness: str = "", tool: str = "") -> str:
     """The framing every hit carries: who recorded it, when, through what, and whether it is committed."""
     who = {"agent": "an agent", "human": "a person"}.get(actor, actor or "someone")
     via = ", ".join(p for p in (harness if harness not in ("", "unknown") else "", tool) if p)
     when = f" on {ts[:16].replace('T', ' ')} UTC" if ts else ""
     return f"recorded by {who}{f' ({via})' if via else ''}{when}; {'committed' if committed else 'not committed yet'}"
-
-

@@ -1,29 +1,40 @@
-"""Git: find the repository, and plumbing that commits memory without touching the user's index, work or refs in use."""
+"""The user's git repository: finding it, reading it through gitpython, and running bounded plumbing commands.
+
+Reads (HEAD, trees, blobs, history) go through gitpython, imported on first use (~0.1 s) so hooks that never read
+git stay fast. Commands that write (commit-tree, update-ref, update-index, config) run as `git` processes through
+`Git.run`, with a timeout and an environment that never prompts; see commit.py for why writes use plumbing.
+"""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import threading
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from repo_memory.errors import RepoMemoryError, WorkspaceError
+from repo_memory.errors import GitError, NotFoundError, WorkspaceError
+
+GIT_TIMEOUT = 30.0
+SIGN_TIMEOUT = 15.0
+INDEX_LOCK_WAIT = 5.0
+IN_PROGRESS = {
+    "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
+    "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
+}
 
 
 def discover(start: Path) -> tuple[Path, Path]:
-    """Return (top level, absolute git dir) of the repository containing `start`."""
+    """Return (top level, absolute git dir) of the repository containing `start` (one `git rev-parse`, ~2 ms)."""
     if not start.exists():
         raise WorkspaceError(f"Workspace {start} does not exist. Pass --root PATH (or set REPO_MEMORY_ROOT) to a git repository.")
     cwd = start if start.is_dir() else start.parent
     try:
         # --absolute-git-dir resolves linked worktrees to their own git dir, so each worktree keeps its own index.
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel", "--absolute-git-dir"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=cwd, capture_output=True, text=True,
+                             timeout=10, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise WorkspaceError("git is not installed or not on PATH. Install git, then try again.") from None
     if out.returncode != 0:
@@ -37,15 +48,11 @@ def discover(start: Path) -> tuple[Path, Path]:
     return Path(lines[0]).resolve(), Path(lines[1]).resolve()
 
 
-# --- committing memory beside the user's work ------------------------------------------------------
+def init(path: Path) -> None:
+    """Create a git repository at `path` (for the demo and tests)."""
+    import git
 
-IN_PROGRESS = {
-    "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
-    "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
-}
-GIT_TIMEOUT = 30.0
-SIGN_TIMEOUT = 15.0
-INDEX_LOCK_WAIT = 5.0
+    git.Repo.init(path)
 
 
 @dataclass(frozen=True)
@@ -58,13 +65,18 @@ class CommitResult:
 
 
 class Git:
-    """Plumbing calls on one repository, with bounded time and an environment that never prompts."""
+    """One repository: gitpython for reads, bounded `git` processes for plumbing. Every method is thread-safe."""
 
     def __init__(self, root: Path, git_dir: Path):
         self.root, self.git_dir = root, git_dir
+        self._repo: Any = None
+        self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
+
+    # --- plumbing ---------------------------------------------------------------------------------
 
     def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = GIT_TIMEOUT, check: bool = True,
             stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs."""
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {})}
         try:
             proc = subprocess.run(["git", *args], cwd=self.root, env=full_env, capture_output=True, text=True, timeout=timeout,
@@ -77,14 +89,6 @@ class Git:
             raise GitError(f"`git {' '.join(args[:2])}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
         return proc
 
-    def blob(self, commit: str, path: str) -> bytes:
-        """The exact bytes of `path` at `commit`."""
-        proc = subprocess.run(["git", "cat-file", "blob", f"{commit}:{path}"], cwd=self.root, capture_output=True, timeout=GIT_TIMEOUT,
-                              stdin=subprocess.DEVNULL)
-        if proc.returncode != 0:
-            raise GitError(f"`git cat-file` failed: {proc.stderr.decode(errors='replace').strip()}")
-        return proc.stdout
-
     def operation_in_progress(self) -> str:
         """The git operation under way ('a rebase', …), 'a detached HEAD', or '' when memory may be committed."""
         for name, what in IN_PROGRESS.items():
@@ -94,12 +98,120 @@ class Git:
             return "a detached HEAD"
         return ""
 
-    def head(self) -> tuple[str, str | None]:
-        """(the branch ref HEAD points at, its commit or None on an unborn branch)."""
+    def branch(self) -> tuple[str, str | None]:
+        """(the branch ref HEAD points at, its commit or None on an unborn branch), read by git itself under the commit lock."""
         ref = self.run("symbolic-ref", "-q", "HEAD").stdout.strip()
         proc = self.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False)
         return ref, proc.stdout.strip() or None
 
+    def config(self, key: str) -> str:
+        """A git config value ('' when unset)."""
+        return self.run("config", "--get", key, check=False).stdout.strip()
 
-class GitError(RepoMemoryError):
-    """A git command failed or timed out; the message says which and why."""
+    def set_config(self, key: str, value: str) -> None:
+        """Set a value in this repository's own config (.git/config)."""
+        self.run("config", "--local", key, value)
+
+    def unset_config(self, key: str) -> None:
+        self.run("config", "--local", "--unset-all", key, check=False)
+
+    def hooks_dir(self) -> Path:
+        """The folder git runs hooks from (core.hooksPath respected)."""
+        return (self.root / self.run("rev-parse", "--git-path", "hooks").stdout.strip()).resolve()
+
+    def files(self) -> list[str]:
+        """Tracked and untracked-but-not-ignored files of the work tree."""
+        out = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
+        return [p for p in out.split("\0") if p]
+
+    # --- reads through gitpython --------------------------------------------------------------------
+
+    @property
+    def repo(self) -> Any:
+        if self._repo is None:
+            import git  # gitpython, on the first read
+
+            self._repo = git.Repo(self.root)
+        return self._repo
+
+    def close(self) -> None:
+        """Stop gitpython's helper processes."""
+        with self._lock:
+            if self._repo is not None:
+                self._repo.close()
+                self._repo = None
+
+    def head(self) -> str | None:
+        """The commit HEAD points at (None on an unborn branch)."""
+        with self._lock:
+            try:
+                return str(self.repo.head.commit.hexsha)
+            except ValueError:
+                return None  # an unborn branch: HEAD names a ref that does not exist yet
+
+    def entry(self, commit: str, path: str) -> tuple[str, int] | None:
+        """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
+        import git
+
+        with self._lock:
+            try:
+                blob = self.repo.commit(commit).tree / path
+            except (KeyError, ValueError, git.BadName):
+                return None
+            return (str(blob.hexsha), int(blob.size)) if blob.type == "blob" else None
+
+    def blob(self, commit: str, path: str) -> bytes:
+        """The exact bytes of `path` at `commit`."""
+        import git
+
+        with self._lock:
+            try:
+                blob = self.repo.commit(commit).tree / path
+            except (KeyError, ValueError, git.BadName):
+                raise NotFoundError(f"{path} did not exist at {commit[:12]}.") from None
+            if blob.type != "blob":
+                raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
+            return bytes(blob.data_stream.read())
+
+    def files_at(self, commit: str, folders: tuple[str, ...]) -> list[str]:
+        """Paths of every file under `folders` at `commit`."""
+        import git
+
+        out = []
+        with self._lock:
+            tree = self.repo.commit(commit).tree
+            for folder in folders:
+                try:
+                    sub = tree / folder
+                except KeyError:
+                    continue
+                out += [str(item.path) for item in sub.traverse() if isinstance(item, git.Blob)]
+        return out
+
+    def resolve(self, as_of: str) -> tuple[str, str]:
+        """(commit, its UTC commit time in the records' ISO form) for a commit id, ref or date (the last commit at or before it)."""
+        import git
+
+        if as_of.startswith("-"):
+            raise NotFoundError(f"'{as_of}' is not a date or a commit.")  # never let a value become an option
+        with self._lock:
+            try:
+                commit = self.repo.commit(as_of)
+            except (git.BadName, ValueError, git.BadObject):
+                try:
+                    commit = next(self.repo.iter_commits("HEAD", before=as_of, max_count=1), None)
+                except (git.GitCommandError, ValueError):
+                    commit = None
+            if commit is None:
+                raise NotFoundError(f"No commit at or before '{as_of}'; give a date like 2026-11-30 or a commit id.")
+            moment = datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+            return str(commit.hexsha), moment
+
+    def log(self, path: str, since: str | None = None, limit: int = 20) -> str:
+        """`git log -p` of `path` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
+        if since and since.startswith("-"):
+            raise NotFoundError(f"'{since}' is not a date.")
+        with self._lock:
+            args = ["-p", "--textconv", f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s", *([f"--since={since}"] if since else []),
+                    "--", path]
+            return str(self.repo.git.log(*args))

@@ -21,8 +21,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+
+from repo_memory.errors import SecretError
 
 # Provider formats: rule -> (literals one of which a match contains, pattern). A rule's pattern runs only when one
 # of its literals occurs in the text (a substring search, like gitleaks' keywords), so a clean text costs little.
@@ -217,3 +220,27 @@ def summary(found: list[Finding], limit: int = 5) -> str:
     """`rule at line L, column C; …` for an error message (never the secret)."""
     shown = "; ".join(str(f) for f in found[:limit])
     return shown + (f"; and {len(found) - limit} more" if len(found) > limit else "")
+
+
+def refuse(*fields: tuple[str, Any]) -> None:
+    """Raise SecretError naming the field, rule and position of the first secrets found in any field (strings inside
+    lists and mappings are scanned one by one, so the error can say `data.env` or `tags[2]`)."""
+    for what, value in fields:
+        for where, text in _strings(what, value):
+            found = scan(text)
+            if found:
+                raise SecretError(where, summary(found))
+
+
+def _strings(where: str, value: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(f"{where} key", str(key))
+            yield from _strings(f"{where}.{key}", item)
+    elif isinstance(value, (list, tuple)):
+        for n, item in enumerate(value):
+            yield from _strings(f"{where}[{n}]", item)
+    elif value is not None and not isinstance(value, (int, float, bool)):
+        yield where, str(value)

@@ -16,7 +16,6 @@ from typing import Any
 
 from repo_memory.guards import disk
 from repo_memory.formats import experience
-from repo_memory.guards import paths as guard
 from repo_memory.formats import loops
 from repo_memory.runner import verify
 from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError
@@ -58,12 +57,7 @@ class Engine:
 
     def spec(self, name: str) -> loops.Loop:
         """The current, valid spec `name` (InvalidRecordError lists every problem with its line)."""
-        guard.check_name(name, "loop name")
-        path = guard.inside(self.store.root, loops.LOOPS_DIR, f"{name}.md")
-        if not path.is_file():
-            known = [p.stem for p in loops.files(self.store.root)]
-            raise NotFoundError(f"No loop '{name}' in {loops.LOOPS_DIR}/.", [k for k in known if k[:3] == name[:3]][:3] or known[:3])
-        return loops.parse(path.read_bytes(), f"{loops.LOOPS_DIR}/{name}.md")
+        return self.store.loop_spec(name)
 
     def _accepted(self) -> dict[str, str]:
         path = self.store.config.state_dir / ACCEPTED_FILE
@@ -101,14 +95,14 @@ class Engine:
         skills, skipped = [], []
         for skill in spec.skills:
             try:
-                item = self.store.read(skill)
+                item = self.store.read(f"skill:{skill}")
             except RepoMemoryError:
                 skipped.append(f"{skill} (not found)")
                 continue
             if item.status != "active":
                 skipped.append(f"{skill} ({item.status})")
                 continue
-            skills.append({"id": item.ref, "content": item.content})
+            skills.append({"id": item.id, "content": item.content})
         recalled = [{"id": h.id, "title": h.title, "snippet": h.snippet} for h in self.store.recall(spec.recall, 5).hits] if spec.recall else []
         ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
         self._read_during[run] = set()
@@ -177,7 +171,7 @@ class Engine:
         return verify.run(step, self.store.root)
 
     def _record_outcome(self, run: str, iteration: int, outcome: verify.Outcome, actor: str) -> None:
-        blob = self.store.journal.put_blob(outcome.output.encode("utf-8")) if len(outcome.output) > verify.EXCERPT_CHARS else None
+        blob = self.store.put_blob(outcome.output.encode("utf-8")) if len(outcome.output) > verify.EXCERPT_CHARS else None
         self._append(run, "loop.verify", f"L{outcome.step.level} {outcome.step.name}: {outcome.reason}", actor, "loop_step", {
             "iteration": iteration, "step": outcome.step.index, "level": outcome.step.level, "run": outcome.step.run,
             "passed": outcome.passed, "exit": outcome.exit, "timed_out": outcome.timed_out, "seconds": round(outcome.seconds, 3),
@@ -209,7 +203,7 @@ class Engine:
                                             data={"skill": skill, "outcome": state, "verified": state == "succeeded", "run": current.run},
                                             refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
-            self.store.append(current.run, entries, captured=True)
+            self.store.log(current.run, entries, captured=True)
         return receipt
 
     def abort(self, run: str, reason: str = "stopped by a person") -> dict[str, Any]:
@@ -223,17 +217,17 @@ class Engine:
 
     def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:
         entry = experience.Entry(kind, text=text, data=data, source=self.store.source(actor, tool))
-        return self.store.append(run, [entry], captured=True)[0]  # command output: secrets redacted, not refused
+        return self.store.log(run, [entry], captured=True)[0]  # command output: secrets redacted, not refused
 
     # --- reading runs --------------------------------------------------------------------------
 
     def state(self, run: str) -> RunState:
         """The run rebuilt from its log."""
-        path = self.store.journal.path(run)
-        if path is None:
+        try:
+            records = [ln.record for ln in self.store.lines(run) if ln.record]
+        except NotFoundError:
             live = [r["run"] for r in self.status() if r["state"] == "running"]
-            raise NotFoundError(f"No loop run '{run}'.", live[:3])
-        records = [ln.record for ln in self.store.journal.lines(path) if ln.record]
+            raise NotFoundError(f"No loop run '{run}'.", live[:3]) from None
         start = next((r for r in records if r["kind"] == "loop.start"), None)
         if start is None:
             raise NotFoundError(f"Session '{run}' is not a loop run.")
@@ -247,9 +241,7 @@ class Engine:
 
     def runs(self) -> list[str]:
         """Every run id, newest first."""
-        with self.store.index.lock:
-            rows = self.store.index.conn.execute("SELECT session FROM records WHERE kind='loop.start' ORDER BY ts DESC").fetchall()
-        return [r[0] for r in rows]
+        return self.store.runs()
 
     def status(self, run: str | None = None) -> list[dict[str, Any]]:
         """Live and past runs (or one), newest first."""
@@ -264,11 +256,7 @@ class Engine:
 
     def receipts(self, name: str, limit: int = 5) -> list[dict[str, Any]]:
         """What earlier runs of loop `name` ended with (their loop.end receipts), newest first."""
-        with self.store.index.lock:
-            rows = self.store.index.conn.execute(
-                "SELECT id, text FROM records WHERE kind='loop.end' AND session GLOB ? ORDER BY ts DESC LIMIT ?", (f"{name}-[0-9]*", limit)
-            ).fetchall()
-        return [{"id": r[0], "summary": r[1]} for r in rows]
+        return self.store.receipts(name, limit)
 
     def live_for(self, harness_session: str) -> str | None:
         """The live run a harness session started, if any."""

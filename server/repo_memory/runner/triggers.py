@@ -5,13 +5,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from repo_memory.formats import cron
 from repo_memory.formats import loops
-from repo_memory.errors import InvalidRecordError, WorkspaceError
+from repo_memory.errors import InvalidRecordError
+from repo_memory.git.repo import Git
+from repo_memory.runner import driver
 from repo_memory.runner.engine import Engine
 
 EVENTS = ("post-commit", "pre-push")
@@ -24,9 +25,9 @@ def due(engine: Engine, event: str | None = None, now: datetime | None = None) -
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
     last = _last_starts(engine)
     out = []
-    for path in loops.files(engine.store.root):
+    for name in engine.store.loop_names():
         try:
-            spec = engine.spec(path.stem)
+            spec = engine.spec(name)
         except InvalidRecordError:
             continue
         if spec.status != "active":
@@ -53,7 +54,7 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         return ""
     if on == "change":
         since = last.timestamp() if last else 0.0
-        for rel in _tracked(engine.store.root):
+        for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
                     if os.stat(engine.store.root / rel).st_mtime > since:
@@ -71,17 +72,13 @@ def _last_starts(engine: Engine) -> dict[str, datetime]:
     return out
 
 
-def _tracked(root: Path) -> list[str]:
-    proc = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=root, capture_output=True, timeout=30)
-    return [p for p in proc.stdout.decode("utf-8", errors="replace").split("\0") if p]
+def _tracked(engine: Engine) -> list[str]:
+    return Git(engine.store.root, engine.store.config.git_dir).files()
 
 
-def install_git_hooks(root: Path, command: list[str], events: tuple[str, ...] = EVENTS) -> list[str]:
+def install_git_hooks(git: Git, command: list[str], events: tuple[str, ...] = EVENTS) -> list[str]:
     """Add git hooks that run `loop due --run --event E`; an existing hook is kept and called first."""
-    out = subprocess.run(["git", "rev-parse", "--git-path", "hooks"], cwd=root, capture_output=True, text=True, timeout=30)
-    if out.returncode != 0:
-        raise WorkspaceError(f"Could not find the git hooks folder: {out.stderr.strip()}")
-    hooks = (root / out.stdout.strip()).resolve()
+    hooks = git.hooks_dir()
     hooks.mkdir(parents=True, exist_ok=True)
     changes = []
     invocation = " ".join(_quote(c) for c in command)
@@ -106,3 +103,17 @@ def install_git_hooks(root: Path, command: list[str], events: tuple[str, ...] = 
 
 def _quote(text: str) -> str:
     return text if all(c.isalnum() or c in "/._-" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+
+
+def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, echo: Callable[[str], None]) -> str:
+    """Run a due loop: drive it with `agent`, or, without one, one verification pass; returns how it ended."""
+    if agent:
+        return driver.drive(engine, spec.name, agent, 1800, echo)
+    started = engine.start(spec.name, actor="human")
+    if started["state"] != "running":
+        return f"{started['state']}: {started['instruction']}"
+    result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
+    if result["state"] == "continue":
+        engine.abort(started["run"], "verification failed on a trigger and no agent was given to continue")
+        return f"failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted; rerun with --agent)"
+    return str(result["state"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ import anyio
 from mcp import Client
 
 from repo_memory import layout
+from repo_memory.git import repo as gitrepo
 from repo_memory.shells import mcp as server
 from repo_memory.config import Config
 from repo_memory.core.store import Store
@@ -45,7 +45,7 @@ SAMPLES = {
 
 def build_repo(path: Path) -> Store:
     """A git repository at `path` with the memory layout and sample skills written by a person."""
-    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    gitrepo.init(path)
     layout.init(path)
     store = Store(Config.load(path))
     for name, (description, body, tags) in SAMPLES.items():

@@ -9,11 +9,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from repo_memory.formats import experience
-from repo_memory.guards import secretscan
-from repo_memory.core import utility
 from repo_memory.config import Config
-from repo_memory.errors import RepoMemoryError
+from repo_memory.formats import experience, refs
+from repo_memory.guards import secretscan
+from repo_memory.errors import NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 
 log = logging.getLogger("repo_memory")
@@ -27,8 +26,10 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
     if handler is None:
         log.warning("unknown hook event %r; known: %s", event, ", ".join(HANDLERS))
         return {}
+    session = payload.get("session_id")
     try:
-        store = Store(Config.load(root or payload.get("cwd") or None))
+        # Records land in the harness's own session log, so one harness session is one log file.
+        store = Store(Config.load(root or payload.get("cwd") or None), session=session if isinstance(session, str) and refs.SESSION.match(session) else None)
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         log.warning("hook %s: %s", event, exc)
         return {}
@@ -70,76 +71,21 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {"systemMessage": f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']})."}
 
 
-BRIEFING_BYTES = 2000
 EXCERPT = 2000
 
-
-def _session_store(store: Store, payload: dict[str, Any]) -> Store:
-    """The store bound to the harness's session id, so records land in that session's log."""
-    session = payload.get("session_id")
-    if isinstance(session, str) and experience.SESSION.match(session):
-        store.session = session
-    return store
 
 
 def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read."""
-    _session_store(store, payload)
-    store.append(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
-                                                  data={"event": "SessionStart", "source": payload.get("source")},
-                                                  source=store.source("agent", "hook:SessionStart"))], captured=True)
-    lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
-    from repo_memory.runner.engine import Engine
-
-    live = [r for r in Engine(store).status() if r["state"] == "running"][:3]  # status() re-indexes, for the briefing too
-    for run in live:
-        lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
-    used = _recently_used_skills(store)
-    active = [r for r in store.list_skills() if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
-    evidence = utility.gather(store)
-    worth = {r["name"]: evidence[r["name"]].score if r["name"] in evidence else 0.5 for r in active}
-    ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))
-    if ranked:
-        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
-    doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
-    if doubtful:
-        lines.append("- often misled or failed (a person may set status: deprecated): "
-                     + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
-    summary = _last_summary(store)
-    if summary:
-        lines.append(f"- last checkpoint {summary['id']} ({summary['ts'][:16]}): {summary['text'][:300]}"
-                     + (f" [covers {', '.join(summary['covers'][:3])}]" if summary["covers"] else ""))
-    text = "\n".join(lines)
-    while len(text.encode()) > BRIEFING_BYTES:
-        lines.pop(-1 if len(lines) > 1 else 0)
-        text = "\n".join(lines)
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-
-
-def _recently_used_skills(store: Store) -> list[str]:
-    with store.index.lock:
-        rows = store.index.conn.execute(
-            "SELECT refs FROM records WHERE kind='skill.used' ORDER BY ts DESC LIMIT 50").fetchall()
-    names: list[str] = []
-    for (refs,) in rows:
-        for ref in json.loads(refs or "[]"):
-            if ref.startswith("skill:") and ref[6:] not in names:
-                names.append(ref[6:])
-    return names
-
-
-def _last_summary(store: Store) -> dict[str, Any] | None:
-    with store.index.lock:
-        row = store.index.conn.execute(
-            "SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? AND flags = '' ORDER BY ts DESC LIMIT 1",
-            (store.session,)
-        ).fetchone()
-    return {"id": row[0], "ts": row[1], "text": row[2] or "", "covers": json.loads(row[3] or "[]")} if row else None
+    store.log(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
+                                               data={"event": "SessionStart", "source": payload.get("source")},
+                                               source=store.source("agent", "hook:SessionStart"))], captured=True)
+    store.refresh()
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": store.briefing()}}
 
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
-    _session_store(store, payload)
     tool = str(payload.get("tool_name") or "tool")
     # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
     # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
@@ -150,13 +96,13 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
     data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
     if len(output) > EXCERPT:
-        data["output_blob"] = store.journal.put_blob(output.encode("utf-8"))
+        data["output_blob"] = store.put_blob(output.encode("utf-8"))
     if found:
         data["redacted"] = sorted({f.rule for f in found})
     redrafted = sorted({n for rel in _memory_paths(store, tool, payload.get("tool_input")) if (n := store.redraft(rel, tool))})
     if redrafted:
         data["redrafted"] = redrafted
-    store.append(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
+    store.log(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
                                                   source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
                  captured=True)
     if redrafted:
@@ -206,9 +152,10 @@ def _bounded(value: Any) -> Any:
 
 def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Before (or after) the harness compacts its context: a summary record covering this session's records since the last checkpoint."""
-    _session_store(store, payload)
-    path = store.journal.path(store.session)
-    records = [ln.record for ln in store.journal.lines(path) if ln.record] if path else []
+    try:
+        records = [ln.record for ln in store.lines(store.session) if ln.record]
+    except NotFoundError:
+        records = []
     last_summary = max((r["seq"] for r in records if r["kind"] == "summary"), default=0)
     uncovered = [r for r in records if r["seq"] > last_summary]
     if not uncovered:
@@ -227,11 +174,10 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record the end of the session, then commit what it left pending."""
-    _session_store(store, payload)
-    store.append(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
+    store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
                                                   data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                   source=store.source("agent", "hook:SessionEnd"))], captured=True)
-    store.committer.flush()
+    store.flush()
     return {}
 
 

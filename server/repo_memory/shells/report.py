@@ -12,7 +12,6 @@ import html
 from datetime import UTC, datetime
 from typing import Any
 
-from repo_memory.code import staleness
 from repo_memory.core import utility
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
@@ -43,16 +42,15 @@ def build(store: Store) -> str:
     """The report's HTML."""
     store.refresh()
     engine = Engine(store)
-    skills = [r for r in store.list_skills() if r["winner"]]
-    evidence = utility.gather(store)
+    skills = [r for r in store.skills() if r["winner"]]
+    evidence = store.evidence()
     stale: dict[str, list[str]] = {}
-    for item in staleness.stale(store):
+    for item in store.stale():
         stale.setdefault(item.memory, []).append(item.reason)
     runs = engine.status()
-    with store.index.lock:
-        days = store.index.conn.execute("SELECT substr(ts, 1, 10), count(*) FROM records GROUP BY 1 ORDER BY 1").fetchall()
-        total_records = sum(n for _, n in days)
-        sessions = store.index.conn.execute("SELECT count(DISTINCT session) FROM records").fetchone()[0]
+    days = store.per_day()
+    total_records = sum(n for _, n in days)
+    sessions = len(store.sessions())
     drafts = [r for r in skills if r["status"] == "draft"]
     counts = {"skills": len(skills), "drafts": len(drafts), "stale": len(stale), "runs": len(runs), "records": total_records,
               "sessions": sessions, "days": len(days)}

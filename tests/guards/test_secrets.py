@@ -22,13 +22,15 @@ from click.testing import CliRunner
 from repo_memory.guards import secretscan
 from repo_memory.shells.cli import cli
 from repo_memory.config import Config
+from repo_memory.git.commit import Committer, Policy
+from repo_memory.git.repo import Git
 from repo_memory.errors import SecretError
 from repo_memory.core.store import Store
 from repo_memory.shells.watch import Watcher
 
-from .conftest import git, write_skill_file
+from tests.conftest import git, records_of, skill_row, write_skill_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 _rng = random.Random(20261202)
 UPPER, LOWER, DIGITS = string.ascii_uppercase, string.ascii_lowercase, string.digits
@@ -200,7 +202,7 @@ def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_
         assert proc.returncode == 0
         stderr += proc.stderr
     after = Store(Config.load(repo))
-    records = [ln.record for ln in after.journal.lines(after.journal.path("hooked")) if ln.record]
+    records = records_of(after, "hooked")
     after.close()
     assert {r["data"]["redacted"][0] for r in records} == set(FAKES)
     assert all("[REDACTED:" in r["data"]["output_excerpt"] for r in records)
@@ -218,14 +220,14 @@ def test_a_persons_edit_holding_a_secret_is_flagged_redacted_in_the_index_and_ne
     watcher = Watcher(store)
     watcher.start()
     seen = threading.Event()
-    watcher.listeners.append(lambda: seen.set() if store.index.skill("hand-edited") else None)
+    watcher.listeners.append(lambda: seen.set() if skill_row(store, "hand-edited") else None)
     try:
         path = write_skill_file(repo, "hand-edited", "How to release.", f"Run `gh release` with GH_TOKEN={token}.",
                                 extra="metadata:\n  status: draft\n")
         assert seen.wait(5)
     finally:
         watcher.stop()
-    row = store.index.skill("hand-edited")
+    row = skill_row(store, "hand-edited")
     assert row is not None and "secret: github-token at line" in row["flags"]
     assert token not in row["body"] and store.recall("release", kinds=["skill"]).hits == []  # out of default recall
     assert token not in store.read("hand-edited").content
@@ -235,11 +237,13 @@ def test_a_persons_edit_holding_a_secret_is_flagged_redacted_in_the_index_and_ne
     with pytest.raises(SecretError):
         store.review("hand-edited", accept=True)
     # even when its path is pending for commit, the commit leaves it out
-    store.committer.record([".agents/skills/hand-edited/SKILL.md"], "memory(skill): update hand-edited")
+    person = Committer(Git(repo, repo / ".git"), repo / ".git" / "repo-memory", Policy())
+    person.record([".agents/skills/hand-edited/SKILL.md", ".agents/skills/other/SKILL.md"], "memory(skill): update hand-edited")
     store.write_skill("other", "Something else.", "Steps.", actor="human")
-    store.committer.flush()
+    person.flush()
+    store.flush()
     assert "hand-edited" not in git(repo, "log", "--all", "--name-only", "--format=")
-    assert "contains what looks like a secret" in store.committer.describe()
+    assert "contains what looks like a secret" in person.describe()
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "hand-edited" in out and "github-token" in out and token not in out
     assert _leaks(repo, [token]) == []

@@ -13,7 +13,7 @@ from repo_memory.config import Config
 from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import index_snapshot, skill_names, write_skill_file
 
 
 @pytest.fixture
@@ -123,7 +123,7 @@ def test_an_agent_rewriting_one_skill_over_and_over_is_warned_and_listed_by_doct
 
 
 def test_index_lives_in_the_git_dir_of_a_linked_worktree(repo: Path, tmp_path: Path):
-    from .conftest import git
+    from tests.conftest import git
 
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     worktree = tmp_path / "wt"
@@ -134,16 +134,16 @@ def test_index_lives_in_the_git_dir_of_a_linked_worktree(repo: Path, tmp_path: P
 
 
 def test_schema_version_mismatch_rebuilds_the_index(library: Store, repo: Path):
-    path = library.index.path
+    path = library.config.index_path
     library.close()
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA user_version=999")
     conn.commit()
     conn.close()
     store = Store(Config.load(repo))
-    assert store.index.names() == []
+    assert skill_names(store) == []
     store.refresh()
-    assert "release-checklist" in store.index.names()
+    assert "release-checklist" in skill_names(store)
     store.close()
 
 
@@ -167,7 +167,7 @@ OPS = st.lists(
 def test_incremental_updates_equal_a_full_rebuild(tmp_path_factory: pytest.TempPathFactory, ops):
     from repo_memory import layout
 
-    from .conftest import git
+    from tests.conftest import git
 
     repo = tmp_path_factory.mktemp("prop")
     git(repo, "init", "-q")
@@ -186,16 +186,16 @@ def test_incremental_updates_equal_a_full_rebuild(tmp_path_factory: pytest.TempP
             else:
                 store.refresh()
         store.refresh()
-        incremental = store.index.snapshot()
+        incremental = index_snapshot(store)[0]
         store.reindex()
-        assert store.index.snapshot() == incremental
+        assert index_snapshot(store)[0] == incremental
     finally:
         store.close()
 
 
 
 def test_a_damaged_index_is_rebuilt_from_the_files(library: Store, repo: Path):
-    path = library.index.path
+    path = library.config.index_path
     library.close()
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -207,7 +207,7 @@ def test_a_damaged_index_is_rebuilt_from_the_files(library: Store, repo: Path):
 
 
 def test_workspace_is_found_from_flag_then_env_then_claude_project_dir_then_cwd(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from .conftest import git
+    from tests.conftest import git
 
     other = tmp_path / "other"
     (other / "sub").mkdir(parents=True)

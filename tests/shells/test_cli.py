@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
 
-from .conftest import git, write_skill_file
+from tests.conftest import git, write_skill_file
 
 
 def run(runner: CliRunner, repo: Path, *args: str, code: int = 0, stdin: str | None = None) -> str:

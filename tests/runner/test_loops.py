@@ -17,6 +17,8 @@ from repo_memory.shells.cli import cli
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
 
+from tests.conftest import records_of
+
 PY = sys.executable
 BUGGY = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
@@ -70,7 +72,7 @@ def test_an_agent_that_fixes_the_bug_in_round_2_succeeds_after_2_iterations(toy:
     assert driver.drive(engine, "fix-add", agent_script(toy, FIX_IN_ROUND_2), 60, lines.append) == "succeeded"
     (run_status,) = engine.status()
     assert run_status["state"] == "succeeded" and run_status["iterations"] == 2
-    records = [ln.record for ln in store.journal.lines(store.journal.path(run_status["run"])) if ln.record]
+    records = records_of(store, run_status["run"])
     receipt = next(r for r in records if r["kind"] == "loop.end")
     verifies = [r["id"] for r in records if r["kind"] == "loop.verify"]
     assert receipt["data"]["state"] == "succeeded" and set(verifies) <= set(receipt["data"]["evidence"])
@@ -234,10 +236,10 @@ def test_bad_specs_get_a_clear_lint_error_with_its_line(repo: Path, runner: CliR
 
 
 def test_examples_pass_lint(tmp_path: Path, runner: CliRunner):
-    from .conftest import git
+    from tests.conftest import git
 
     git(tmp_path, "init", "-q")
-    examples = Path(__file__).resolve().parents[1] / "examples" / "loops"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "loops"
     target = tmp_path / ".agents/loops"
     target.mkdir(parents=True)
     names = []
@@ -287,7 +289,7 @@ def test_schedules_and_changed_paths_make_loops_due(toy: Path, store: Store):
 
 
 def test_git_hooks_chain_an_existing_hook_and_run_git_triggered_loops(toy: Path, store: Store, runner: CliRunner):
-    from .conftest import git
+    from tests.conftest import git
 
     (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: git, events: [post-commit]}"), encoding="utf-8")
     existing = toy / ".git/hooks/post-commit"
@@ -329,7 +331,7 @@ def test_loop_tools_through_the_mcp_client(toy: Path, store: Store):
     extra.write_text("---\nname: debugging-calc\ndescription: Debug calc.\n---\nPrint things.\n", encoding="utf-8")
     store.refresh()
     failed, done, status = anyio.run(drive)
-    outcomes = [ln.record["data"] for ln in store.journal.lines(store.journal.path(status["runs"][0]["run"]))
+    outcomes = [ln.record["data"] for ln in store.lines(status["runs"][0]["run"])
                 if ln.record and ln.record["kind"] == "outcome"]
     assert {o["skill"]: o["outcome"] for o in outcomes} == {"running-checks": "succeeded", "debugging-calc": "succeeded"}
     assert failed["state"] == "continue" and "add(2, 2) returned 0" in failed["instruction"]

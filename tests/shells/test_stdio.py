@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from .conftest import write_skill_file
+from tests.conftest import write_skill_file
 
 pytestmark = pytest.mark.anyio
 SERVE = [sys.executable, "-m", "repo_memory", "serve"]

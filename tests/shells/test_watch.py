@@ -10,7 +10,7 @@ from pathlib import Path
 from repo_memory.core.store import Store
 from repo_memory.shells.watch import Watcher, ignorable
 
-from .conftest import write_skill_file
+from tests.conftest import index_snapshot, skill_names, skill_row, write_skill_file
 
 
 def test_a_hand_edit_is_searchable_within_300_ms(store: Store, repo: Path):
@@ -33,7 +33,7 @@ def test_an_editor_save_by_rename_is_one_sync_and_temp_files_are_ignored(store: 
     watcher = Watcher(store, debounce=0.2)
     watcher.start()
     edited = threading.Event()
-    watcher.listeners.append(lambda: edited.set() if store.index.skill("edited")["description"] == "After the edit." else None)
+    watcher.listeners.append(lambda: edited.set() if skill_row(store, "edited")["description"] == "After the edit." else None)
     try:
         assert watcher.wait_idle(5)
         before = watcher.syncs
@@ -61,9 +61,9 @@ def test_a_thousand_files_changed_at_once_end_equal_to_a_full_rescan(store: Stor
         assert watcher.wait_idle(60)
     finally:
         watcher.stop()
-    live = store.index.snapshot()
+    live = index_snapshot(store)[0]
     store.reindex()
-    assert store.index.snapshot() == live and len(store.index.names()) == 1000
+    assert index_snapshot(store)[0] == live and len(skill_names(store)) == 1000
 
 
 def test_two_indexers_syncing_the_same_new_files_at_once_both_succeed(store: Store, repo: Path):
@@ -89,9 +89,9 @@ def test_two_indexers_syncing_the_same_new_files_at_once_both_succeed(store: Sto
         for t in threads:
             t.join(120)
         assert errors == []
-        live = store.index.snapshot()
+        live = index_snapshot(store)[0]
         store.reindex()
-        assert store.index.snapshot() == live and len(store.index.names()) == 300
+        assert index_snapshot(store)[0] == live and len(skill_names(store)) == 300
     finally:
         other.close()
 

@@ -12,10 +12,12 @@ import pytest
 
 from repo_memory.git import commit as commits
 from repo_memory.config import Config
+from repo_memory.git.commit import Committer, Policy
+from repo_memory.git.repo import Git
 from repo_memory.git.repo import GitError
 from repo_memory.core.store import Store
 
-from .conftest import git
+from tests.conftest import git, index_snapshot
 
 
 def commit_file(repo: Path, name: str, text: str, message: str) -> None:
@@ -79,12 +81,12 @@ def test_no_commit_moves_a_ref_during_a_rebase_and_the_deferred_one_lands_after(
     refs_before = git(work, "for-each-ref", "--format=%(refname) %(objectname)")
     store = Store(Config.load(work))
     store.write_skill("during-rebase", "Written mid-rebase.", "Steps", actor="human")
-    result = store.committer.flush()
+    result = store.flush()
     assert result is not None and "rebase" in result.deferred
     assert git(work, "for-each-ref", "--format=%(refname) %(objectname)") == refs_before
     for _ in range(2):
         subprocess.run(["git", "rebase", "--continue"], cwd=work, env={**os.environ, "GIT_EDITOR": "true"}, check=True, capture_output=True)
-    assert store.committer.flush().sha is not None
+    assert store.flush().sha is not None
     store.close()
     assert git(work, "log", "-1", "--format=%s") == "memory(skill): add during-rebase\n"
     assert git(work, "log", "--format=%s", "-n", "3").splitlines()[1:] == ["c", "b"]
@@ -95,13 +97,13 @@ def test_a_detached_head_defers_and_creates_no_unreachable_commit(work: Path):
     git(work, "checkout", "-q", "--detach")
     store = Store(Config.load(work))
     store.write_skill("detached", "Written detached.", "Steps", actor="human")
-    result = store.committer.flush()
+    result = store.flush()
     assert result is not None and "HEAD is detached" in result.deferred
     store.close()
     assert git(work, "fsck", "--unreachable", "--no-reflogs").strip() == ""
     git(work, "checkout", "-q", "main")
     later = Store(Config.load(work))  # another process finds the deferred paths and lands them
-    assert later.committer.flush().sha is not None
+    assert later.flush().sha is not None
     later.close()
     assert "detached" in git(work, "show", "--name-only", "--format=", "HEAD")
 
@@ -112,11 +114,11 @@ def test_a_foreign_index_lock_is_waited_for_never_deleted(work: Path):
     store = Store(Config.load(work))
     store.write_skill("locked-out", "Waits.", "Steps", actor="human")
     started = time.monotonic()
-    result = store.committer.flush()
+    result = store.flush()
     assert result is not None and "index.lock" in result.deferred and time.monotonic() - started < 15
     assert lock.read_text(encoding="utf-8") == "someone else's"
     lock.unlink()
-    store.committer.flush()  # (the coalescing timer may have landed it already)
+    store.flush()  # (the coalescing timer may have landed it already)
     store.close()
     assert "locked-out" in git(work, "show", "--name-only", "--format=", "HEAD")
 
@@ -131,11 +133,11 @@ def test_signing_that_hangs_is_bounded_and_sign_never_opts_out(work: Path, monke
     store = Store(Config.load(work))
     store.write_skill("signed", "Needs a signature.", "Steps", actor="human")
     with pytest.raises(GitError, match='sign = "never"'):
-        store.committer.flush()
+        store.flush()
     store.close(commit=False)  # this store cannot commit; the pending paths stay recorded for the next one
     (work / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
     unsigned = Store(Config.load(work))
-    assert unsigned.committer.flush().sha is not None
+    assert unsigned.flush().sha is not None
     unsigned.close()
 
 
@@ -162,7 +164,7 @@ store = Store(Config.load(sys.argv[1]), session=f"proc-{sys.argv[2]}")
 for i in range(25):
     store.write_skill(f"p{sys.argv[2]}-s{i}", f"Written by process {sys.argv[2]}.", f"Step {i}", actor="human")
     if i % 5 == 4:
-        store.committer.flush()
+        store.flush()
 store.close()
 """
 
@@ -208,10 +210,10 @@ def test_history_and_reading_a_skill_as_it_was(work: Path):
 
     store = Store(Config.load(work))
     store.write_skill("deploy", "How to deploy.", "1. Run fab deploy", actor="human")
-    store.committer.flush()
+    store.flush()
     first = git(work, "rev-parse", "HEAD").strip()
     store.write_skill("deploy", "How to deploy, now with k8s.", "1. kubectl apply", actor="human")
-    store.committer.flush()
+    store.flush()
 
     async def ask() -> tuple[dict, dict]:
         async with Client(server.build(store)) as client:
@@ -252,21 +254,20 @@ def test_two_clones_write_push_and_pull_without_conflicts(work: Path, tmp_path: 
     for clone in (work, other):
         store = Store(Config.load(clone))
         store.refresh()
-        incremental = (store.index.snapshot(), store.records.snapshot())
+        incremental = index_snapshot(store)
         assert {h.name for h in store.recall("written clone", kinds=["skill"]).hits} == {"from-a", "from-b"}
         assert len({h.id for h in store.recall("from clone", limit=20, kinds=["note"]).hits}) == 6
         store.reindex()
-        assert (store.index.snapshot(), store.records.snapshot()) == incremental
+        assert index_snapshot(store) == incremental
         store.close()
 
 
 def test_recall_as_of_answers_from_memory_as_it_stood_then(work: Path):
-    from repo_memory.git import history
 
     store = Store(Config.load(work), session="t1")
     store.write_skill("old-deploy", "Deploy with the fabric script.", "fab deploy", actor="human")
     store.remember("deploy used fabric back then")
-    store.committer.flush()
+    store.flush()
     then = git(work, "rev-parse", "HEAD").strip()
     (work / ".agents/skills/old-deploy/SKILL.md").unlink()
     (work / ".agents/skills/old-deploy").rmdir()
@@ -276,11 +277,12 @@ def test_recall_as_of_answers_from_memory_as_it_stood_then(work: Path):
     later = (datetime.now(UTC) + timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # commit times have 1 s resolution
     store.remember("deploy moved to kubernetes", ts=later)
     store.refresh()
-    store.committer.record([".agents/skills/old-deploy/SKILL.md"], "memory(skill): remove old-deploy")
-    store.committer.flush()
+    person = Committer(Git(work, work / ".git"), work / ".git" / "repo-memory", Policy())
+    person.record([".agents/skills/old-deploy/SKILL.md"], "memory(skill): remove old-deploy")
+    person.flush()
     now_names = {h.name for h in store.recall("deploy", kinds=["skill"]).hits}
-    then_names = {h.name for h in history.recall_at(store, "deploy", then, kinds=["skill"]).hits}
-    then_notes = [h.snippet for h in history.recall_at(store, "deploy", then, kinds=["note"]).hits]
+    then_names = {h.name for h in store.recall("deploy", as_of=then, kinds=["skill"]).hits}
+    then_notes = [h.snippet for h in store.recall("deploy", as_of=then, kinds=["note"]).hits]
     store.close()
     assert now_names == {"new-deploy"} and then_names == {"old-deploy"}
     assert len(then_notes) == 1 and "fabric" in then_notes[0]
@@ -298,7 +300,7 @@ def test_tool_results_say_when_a_commit_is_deferred(work: Path):
     async def write() -> tuple[dict, dict]:
         async with Client(server.build(store)) as client:
             first = (await client.call_tool("skill_write", {"name": "noted", "description": "d", "body": "b"})).structured_content
-            store.committer.flush()
+            store.flush()
             second = (await client.call_tool("remember", {"text": "while detached"})).structured_content
             return first, second
 

@@ -14,7 +14,7 @@ from repo_memory.shells.cli import cli
 from repo_memory.core.store import Store
 from repo_memory.shells.watch import Watcher
 
-from .conftest import write_skill_file
+from tests.conftest import skill_row, write_skill_file
 
 HOSTILE = {
     "unicode-tag-character": "deploy steps \U000e0049\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065 here",
@@ -51,7 +51,7 @@ def test_flagged_content_is_quarantined_on_tool_hook_and_watcher_paths(store: St
     watcher = Watcher(store)
     watcher.start()
     seen = threading.Event()
-    watcher.listeners.append(lambda: seen.set() if store.index.skill("hand-poisoned") else None)
+    watcher.listeners.append(lambda: seen.set() if skill_row(store, "hand-poisoned") else None)
     try:
         write_skill_file(repo, "hand-poisoned", "How to deploy by hand.", HOSTILE["zero-width-inside-word"])  # watcher path
         assert seen.wait(5)
@@ -103,10 +103,10 @@ def test_caller_supplied_provenance_and_status_are_ignored(store: Store, repo: P
 
     remembered, written = anyio.run(attempt)
     # Extra arguments are dropped by the tool schema: the calls succeed, and the server's provenance stands.
-    record = store.read_experience(remembered["ids"][0]).records[0].record
+    record = store.read(remembered["ids"][0]).records[0].record
     assert record["source"]["actor"] == "agent" and "trust" not in record
     assert written["status"] == "draft"
-    assert store.read("sneaky").status == "draft" and store.index.skill("sneaky")["origin"] == "agent"
+    assert store.read("sneaky").status == "draft" and skill_row(store, "sneaky")["origin"] == "agent"
 
 
 def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_committed(store: Store, repo: Path):
@@ -129,7 +129,7 @@ def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_com
     assert hits["skill"]["recorded"] == "skill written by an agent; not committed yet; status draft" and not hits["skill"]["committed"]
     assert hits["note"]["recorded"].startswith("recorded by an agent (remember) on 20") and "UTC; not committed yet" in hits["note"]["recorded"]
     assert record["records"][0]["recorded"] == hits["note"]["recorded"] and not skill["committed"]
-    store.committer.flush()
+    store.flush()
     hits, record, skill = anyio.run(look)
     assert hits["skill"]["committed"] and hits["note"]["committed"] and record["records"][0]["committed"] and skill["committed"]
     assert hits["note"]["recorded"].endswith("; committed") and "status draft" in skill["recorded"]
@@ -159,7 +159,7 @@ def test_an_agent_cannot_make_a_skill_active_by_editing_its_files_with_any_tool(
     post_tool("Edit", {"file_path": str(repo / ".agents/skills/by-script/scripts/run.sh"), "old_string": "hi", "new_string": "bye"})
     post_tool("Edit", {"file_path": str(repo / "src/app.py"), "old_string": "a", "new_string": "b"})
     store.refresh()
-    status = {row["name"]: (row["status"], row["origin"]) for row in store.list_skills()}
+    status = {row["name"]: (row["status"], row["origin"]) for row in store.skills()}
     for name in ("by-edit", "by-write", "by-shell", "by-patch", "by-script"):
         assert status[name] == ("draft", "agent"), name
     assert status["untouched"] == ("active", "")

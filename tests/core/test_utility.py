@@ -19,7 +19,7 @@ from repo_memory.config import Config
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import write_skill_file
 
 PY = sys.executable
 
@@ -44,7 +44,7 @@ def test_a_skill_whose_runs_succeeded_outranks_a_similar_one_whose_runs_failed(s
         for _ in range(3):
             run = engine.start(name)["run"]
             assert engine.step(run, "deployed", "done", None, [skill])["state"] == end
-    evidence = utility.gather(store)
+    evidence = store.evidence()
     assert (evidence["canary-rollout"].successes, evidence["canary-push"].failures) == (3, 3)
     after = [h.id for h in store.recall("deploy canary build", kinds=["skill"]).hits]
     assert after == ["skill:canary-rollout", "skill:canary-push"]

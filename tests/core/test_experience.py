@@ -10,12 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repo_memory.core.journal import Journal
 from repo_memory.formats import experience
 from repo_memory.shells.cli import cli
 from repo_memory.config import Config
-from repo_memory.errors import InvalidRecordError, NotFoundError
+from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError
 from repo_memory.core.store import Store
 from repo_memory.formats.schema import validate
+
+from tests.conftest import index_snapshot
 
 
 def log_file(repo: Path, session: str) -> Path:
@@ -37,10 +40,10 @@ def test_remember_appends_a_valid_chained_record_with_a_stable_id(store: Store, 
 def test_read_returns_the_exact_records_verified(store: Store):
     store.remember("one", session="s1")
     written = store.remember("two", session="s1")[0]
-    got = store.read_experience("s1#2")
+    got = store.read("s1#2")
     assert [v.record for v in got.records] == [written]
     assert got.records[0].verified and got.records[0].problem == ""
-    assert [v.id for v in store.read_experience("s1#1-2").records] == ["s1#1", "s1#2"]
+    assert [v.id for v in store.read("s1#1-2").records] == ["s1#1", "s1#2"]
 
 
 def test_long_ranges_are_paged_under_twenty_thousand_characters(store: Store):
@@ -48,7 +51,7 @@ def test_long_ranges_are_paged_under_twenty_thousand_characters(store: Store):
         store.remember(f"record {i} " + "x" * 900, session="big")
     seen, cursor, pages = [], None, 0
     while True:
-        got = store.read_experience("big#1-60", cursor)
+        got = store.read("big#1-60", cursor)
         assert len(json.dumps([v.record for v in got.records])) < 20_000
         seen += [v.id for v in got.records]
         pages += 1
@@ -61,11 +64,11 @@ def test_long_ranges_are_paged_under_twenty_thousand_characters(store: Store):
 def test_unknown_ids_and_malformed_ranges_name_the_nearest_valid_id(store: Store):
     store.remember("only one", session="s1")
     with pytest.raises(NotFoundError, match="Did you mean 's1#1'"):
-        store.read_experience("s1#7")
-    with pytest.raises(NotFoundError, match="SESSION#SEQ"):
-        store.read_experience("s1#abc")
-    with pytest.raises(NotFoundError, match="not a valid range"):
-        store.read_experience("s1#5-2")
+        store.read("s1#7")
+    with pytest.raises(InvalidArgumentError, match="SESSION#SEQ"):
+        store.read("s1#abc")
+    with pytest.raises(InvalidArgumentError, match="not a valid range"):
+        store.read("s1#5-2")
 
 
 def test_checkpoint_cites_existing_records_and_rejects_missing_ones(store: Store, repo: Path):
@@ -88,7 +91,7 @@ def test_large_content_goes_to_a_blob_and_reads_back_exactly(store: Store, repo:
     assert (repo / ".agents/experience/blobs" / record["blob"]["sha256"]).read_text(encoding="utf-8") == text
     pieces, cursor = [], None
     while True:
-        got = store.read_experience(record["id"], cursor)
+        got = store.read(record["id"], cursor)
         (view,) = got.records
         assert view.verified
         pieces.append(view.content)
@@ -108,7 +111,7 @@ def test_a_log_edited_behind_the_servers_back_fails_verification(store: Store, r
     store.remember("second", session="s1")
     path = log_file(repo, "s1")
     path.write_text(path.read_text(encoding="utf-8").replace("vault", "vaulx"), encoding="utf-8")
-    view = store.read_experience("s1#1").records[0]
+    view = store.read("s1#1").records[0]
     assert not view.verified and "sha256" in view.problem
     result = runner.invoke(cli, ["--root", str(repo), "verify"])
     assert result.exit_code == 1 and "s1#1" in result.output
@@ -122,7 +125,7 @@ def test_hand_written_garbage_lines_are_skipped_and_reported_the_rest_served(sto
     store.remember("good two", session="s1")
     store.refresh()
     assert [h.id for h in store.recall("good", session="s1").hits] == ["s1#1", "s1#2"] or {h.id for h in store.recall("good", session="s1").hits} == {"s1#1", "s1#2"}
-    breaks = store.verify_logs()
+    breaks = store.verify()
     assert len(breaks) == 2 and all("not JSON" in what for _, what in breaks)
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "experience log: not JSON" in out
@@ -137,7 +140,7 @@ def test_a_torn_last_line_is_never_merged_into_the_next_record(store: Store, rep
     assert record["id"] == "s1#2"
     lines = path.read_bytes().split(b"\n")
     assert lines[1] == b'{"id": "s1#2", "half a rec' and json.loads(lines[2]) == record
-    assert store.read_experience("s1#2").records[0].verified
+    assert store.read("s1#2").records[0].verified
 
 
 def test_recall_filters_by_session_kind_and_time(store: Store):
@@ -172,15 +175,16 @@ def test_incremental_record_index_equals_a_rebuild(store: Store, repo: Path):
         handle.write(b"garbage\n")
     store.remember("after garbage", session="s1")
     store.refresh()
-    incremental = store.records.snapshot()
+    incremental = index_snapshot(store)[1]
     store.reindex()
-    assert store.records.snapshot() == incremental
+    assert index_snapshot(store)[1] == incremental
 
 
 WORKER = """
 import random, sys
 from pathlib import Path
-from repo_memory.formats.experience import Journal, Entry
+from repo_memory.core.journal import Journal
+from repo_memory.formats.experience import Entry
 journal = Journal(Path(sys.argv[1]))
 rng = random.Random(int(sys.argv[2]))
 for i in range(int(sys.argv[3])):
@@ -193,7 +197,7 @@ for i in range(int(sys.argv[3])):
 def test_eight_processes_appending_to_one_session_lose_and_tear_nothing(repo: Path):
     procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(repo), str(w), "500"]) for w in range(8)]
     assert [p.wait(timeout=600) for p in procs] == [0] * 8
-    journal = experience.Journal(repo)
+    journal = Journal(repo)
     path = journal.path("shared")
     assert path is not None
     lines = journal.lines(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from mcp import Client
 from repo_memory.shells import mcp as server
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import write_skill_file
 
 HOSTILE = [
     "..", "../..", "../../etc/passwd", "..\\..\\windows", "/etc/passwd", "/tmp/x", "~", "~/x", "~root",
@@ -68,7 +69,7 @@ def test_every_hostile_name_is_an_error_result_and_nothing_is_written(store: Sto
                         bare.append((tool, value))  # a crash, not an answer that says what to do
 
     anyio.run(run_all)
-    store.committer.flush()
+    store.flush()
     accepted = [(tool, value) for tool, value, is_error in outcomes if not is_error]
     assert len(outcomes) >= 560 and accepted == [], accepted[:10]
     assert bare == [], bare[:10]
@@ -98,8 +99,7 @@ def test_hard_links_and_last_step_symlinks_are_refused_and_canaries_stay_unchang
     linked = write_skill_file(repo, "linked", "A skill whose file is a hard link.")
     linked.unlink()
     os.link(canary, linked)
-    log = store.journal.path("hardlinked-session", create=True)
-    assert log is not None
+    log = repo / ".agents/experience" / time.strftime("%Y-%m", time.gmtime()) / "hardlinked-session.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     os.link(canary, log)
     symlinked = write_skill_file(repo, "symlinked", "A skill whose file is a symbolic link.")
@@ -127,6 +127,6 @@ def test_hard_links_and_last_step_symlinks_are_refused_and_canaries_stay_unchang
     assert any("hard-linked" in text for _, _, text in results) and any("symbolic link" in text for _, _, text in results)
     assert canary.read_text(encoding="utf-8") == "outside the repository\n"
     assert os.stat(canary).st_nlink == 3  # still linked: we refuse, we do not silently break a person's links
-    problems = {row["name"]: row["problems"] for row in store.list_skills()}
+    problems = {row["name"]: row["problems"] for row in store.skills()}
     assert "hard-linked" in problems["linked"]
-    assert any("hard-linked" in what for _, what in store.verify_logs())
+    assert any("hard-linked" in what for _, what in store.verify())

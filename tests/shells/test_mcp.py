@@ -12,7 +12,7 @@ from mcp import Client
 from repo_memory.shells import mcp as server
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import records_of, write_skill_file
 
 pytestmark = pytest.mark.anyio
 
@@ -173,8 +173,7 @@ async def test_a_runaway_writer_is_told_when_to_retry_and_its_refused_writes_lea
         refused = [r.content[0].text for r in results if r.is_error]  # type: ignore[union-attr]
         assert len(accepted) == 5 and len(refused) == 3
         assert all("retry_after_seconds=" in text and "writes_per_minute" in text for text in refused)
-        path = store.journal.path(store.session)
-        assert path is not None and len([ln for ln in store.journal.lines(path) if ln.record]) == 5
+        assert len(records_of(store, store.session)) == 5
     finally:
         store.close()
     now = [0.0]

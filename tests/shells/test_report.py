@@ -16,7 +16,7 @@ from repo_memory.shells.cli import cli
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import write_skill_file
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",

@@ -13,7 +13,7 @@ from repo_memory.shells.cli import cli
 from repo_memory.errors import InvalidRecordError
 from repo_memory.core.store import Store
 
-from .conftest import git, write_skill_file
+from tests.conftest import git, write_skill_file
 
 # language -> (file, source, alpha, beta, comment marker, "alpha's body" as it appears in the source)
 FIXTURES = {
@@ -51,7 +51,7 @@ def _stale(store: Store) -> dict[str, str]:
     store.refresh()
     out: dict[str, str] = {}
     for hit in store.recall("alpha beta cheap does why", limit=20).hits:
-        out[hit.id if hit.kind == "skill" else "record"] = hit.stale
+        out[hit.id if hit.kind == "skill" else "record"] = hit.stale_reason
     return out
 
 
@@ -102,7 +102,7 @@ def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, r
     write_skill_file(repo, "hand-anchored", "A person anchored it by hand.", "Steps.",
                      extra="metadata:\n  anchors: [\"notes.txt::hello\", \"broken.py::nothing\"]\n")
     store.refresh()
-    stale = {s.anchor: s.reason for s in __import__("repo_memory.code.staleness", fromlist=["stale"]).stale(store)}
+    stale = {s.anchor: s.reason for s in store.stale()}
     assert "not parsed" in stale["notes.txt::hello"] and "symbol not found" in stale["broken.py::nothing"]
 
 

@@ -17,9 +17,9 @@ from repo_memory.shells.cli import cli
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import records_of, write_skill_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
 
 
@@ -104,14 +104,14 @@ def test_post_tool_records_calls_with_an_excerpt_and_the_full_output_redacted_in
         hooks.handle("post-tool", {"session_id": CLAUDE_SESSION, "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": tool,
                                    "tool_input": {"command": "ls -la"} if tool == "Bash" else {"file_path": "a.py"}, "tool_response": response})
     store = Store(Config.load(repo))
-    path = store.journal.path(CLAUDE_SESSION)
-    records = [ln.record for ln in store.journal.lines(path) if ln.record]
+    records = records_of(store, CLAUDE_SESSION)
     bash, read = records
     assert bash["kind"] == "tool" and bash["text"].startswith("Bash") and len(bash["data"]["output_excerpt"]) == 2000
-    blob = store.journal.blob(bash["data"]["output_blob"])[0].decode()
+    blob = (repo / ".agents/experience/blobs" / bash["data"]["output_blob"]).read_text(encoding="utf-8")
     store.close()
     assert "output_blob" in read["data"] and bash["data"]["redacted"] == ["github-token"]
-    assert "[REDACTED:github-token]" in blob and token not in blob and token not in path.read_text()
+    log = next((repo / ".agents/experience").glob(f"*/{CLAUDE_SESSION}.jsonl"))
+    assert "[REDACTED:github-token]" in blob and token not in blob and token not in log.read_text()
     assert bash["source"]["tool"] == "hook:PostToolUse"
 
 
@@ -125,7 +125,7 @@ def test_compaction_records_a_summary_covering_records_since_the_last_checkpoint
     hooks.handle("post-compact", {"session_id": CLAUDE_SESSION, "cwd": str(repo), "hook_event_name": "PostCompact",
                                   "summary": "nothing new since"})  # nothing uncovered: no second summary
     store = Store(Config.load(repo))
-    records = [ln.record for ln in store.journal.lines(store.journal.path(CLAUDE_SESSION)) if ln.record]
+    records = records_of(store, CLAUDE_SESSION)
     store.close()
     summaries = [r for r in records if r["kind"] == "summary"]
     assert len(summaries) == 1 and summaries[0]["covers"] == [f"{CLAUDE_SESSION}#1-3"]
@@ -160,9 +160,10 @@ def test_claude_p_without_login_fires_session_hooks_that_we_record(attached: tup
     claude = cli_tool("claude")
     subprocess.run([claude, "-p", "hi"], cwd=repo, env=claude_env(home), capture_output=True, text=True, timeout=180)
     store = Store(Config.load(repo))
-    events = [ln.record["data"].get("event") for path in store.journal.files() for ln in store.journal.lines(path)
+    store.refresh()
+    events = [ln.record["data"].get("event") for session, *_ in store.sessions() for ln in store.lines(session)
               if ln.record and isinstance(ln.record.get("data"), dict)]
-    harness = {ln.record["source"].get("harness") for path in store.journal.files() for ln in store.journal.lines(path) if ln.record}
+    harness = {ln.record["source"].get("harness") for session, *_ in store.sessions() for ln in store.lines(session) if ln.record}
     store.close()
     assert "SessionStart" in events and "SessionEnd" in events and harness == {"claude-code"}
 

@@ -12,7 +12,7 @@ from repo_memory.formats import skills
 from repo_memory.errors import InvalidRecordError, UnsafePathError
 from repo_memory.core.store import Store
 
-from .conftest import write_skill_file
+from tests.conftest import skill_names, write_skill_file
 
 
 def parse_text(text: str, name: str = "my-skill") -> skills.Skill:
@@ -68,7 +68,7 @@ def test_skills_are_read_from_agents_claude_and_codex_folders(store: Store, repo
     write_skill_file(repo, "from-claude", "Claude folder skill.", folder=".claude/skills")
     write_skill_file(repo, "from-codex", "Codex folder skill.", folder=".codex/skills")
     store.refresh()
-    assert store.index.names() == ["from-agents", "from-claude", "from-codex"]
+    assert skill_names(store) == ["from-agents", "from-claude", "from-codex"]
 
 
 def test_agents_folder_wins_over_a_same_named_skill_elsewhere_and_the_other_returns_when_it_goes(store: Store, repo: Path):
@@ -89,7 +89,7 @@ def test_a_skill_folder_linked_outside_the_repo_is_refused(store: Store, repo: P
     os.symlink(outside, repo / ".agents/skills/evil")
     store.refresh()
     assert store.recall("secret stuff").hits == []
-    row = next(r for r in store.list_skills() if r["path"] == ".agents/skills/evil/SKILL.md")
+    row = next(r for r in store.skills() if r["path"] == ".agents/skills/evil/SKILL.md")
     assert not row["valid"] and "outside the repository" in json.loads(row["problems"])[0]["message"]
 
 
@@ -103,7 +103,7 @@ def test_writes_refuse_to_follow_a_symlinked_skill_folder(store: Store, repo: Pa
 
 
 def test_bundled_skills_are_valid_agent_skills():
-    root = Path(__file__).resolve().parents[1] / "skills"
+    root = Path(__file__).resolve().parents[2] / "skills"
     names = sorted(p.name for p in root.iterdir() if p.is_dir())
     assert {"using-repo-memory", "writing-skills"} <= set(names)
     for name in names:

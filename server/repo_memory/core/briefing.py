@@ -1,0 +1,34 @@
+"""The session briefing: what a harness shows the model when a session starts, under 2 KB, every item citing an id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repo_memory.core.utility import Utility
+
+BRIEFING_BYTES = 2000
+
+
+def compose(live: list[dict[str, Any]], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
+            summary: dict[str, Any] | None) -> str:
+    """Live loop runs, active skills (recently used and useful first), doubtful skills, the previous session's last checkpoint."""
+    lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
+    for run in live:
+        lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
+    active = [r for r in skills if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
+    worth = {r["name"]: evidence[r["name"]].score if r["name"] in evidence else 0.5 for r in active}
+    ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))
+    if ranked:
+        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
+    doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
+    if doubtful:
+        lines.append("- often misled or failed (a person may set status: deprecated): "
+                     + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
+    if summary:
+        lines.append(f"- last checkpoint {summary['id']} ({summary['ts'][:16]}): {summary['text'][:300]}"
+                     + (f" [covers {', '.join(summary['covers'][:3])}]" if summary["covers"] else ""))
+    text = "\n".join(lines)
+    while len(text.encode()) > BRIEFING_BYTES:
+        lines.pop(-1 if len(lines) > 1 else 0)
+        text = "\n".join(lines)
+    return text

@@ -1,0 +1,180 @@
+"""The experience files of one repository: appends under a file lock, blobs written once by content hash."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import re
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from repo_memory.errors import InvalidRecordError, NotFoundError, Problem
+from repo_memory.formats import refs
+from repo_memory.formats.experience import (
+    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, now, parse_line, parse_lines, seal,
+)
+from repo_memory.guards import disk, paths
+
+_CHUNK = 64 * 1024
+log = logging.getLogger("repo_memory")
+
+
+class Journal:
+    """The experience files of one repository."""
+
+    def __init__(self, root: Path, inline_max: int = INLINE_MAX):
+        self.root = root
+        self.inline_max = inline_max
+        self._paths: dict[str, Path] = {}
+        self._torn_reported: set[Path] = set()
+        self._new_blobs: set[str] = set()
+
+    def files(self) -> Iterator[Path]:
+        """Every session log, oldest month first."""
+        base = self.root / EXPERIENCE_DIR
+        if base.is_dir():
+            yield from sorted(p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink())
+
+    def path(self, session: str, create: bool = False) -> Path | None:
+        """The log file of `session` (in the month it started), optionally choosing one for a new session."""
+        refs.check_session(session)
+        if session in self._paths and self._paths[session].exists():
+            return self._paths[session]
+        found = sorted((self.root / EXPERIENCE_DIR).glob(f"*/{session}.jsonl"))
+        if found:
+            self._paths[session] = found[0]
+            return found[0]
+        if not create:
+            return None
+        path = paths.inside(self.root, EXPERIENCE_DIR, f"{datetime.now(UTC):%Y-%m}", f"{session}.jsonl")
+        self._paths[session] = path
+        return path
+
+    def append(self, session: str, entries: Sequence[Entry]) -> list[dict[str, Any]]:
+        """Append `entries` to the session's log as one write under the file's lock; return the records."""
+        path = self.path(session, create=True)
+        assert path is not None
+        prepared = [self._prepare(entry) for entry in entries]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        paths.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
+        fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            last_seq, last_sha, clean_end = _tail(fd)
+            if not clean_end and path not in self._torn_reported:
+                self._torn_reported.add(path)
+                log.warning("%s ends with a torn line; it is kept as is and skipped by readers", path)
+            records, chunks = [], [] if clean_end else [b"\n"]
+            for offset, body in enumerate(prepared, start=1):
+                seq = last_seq + offset
+                record = seal({**body, "id": f"{session}#{seq}", "session": session, "seq": seq, "prev": last_sha})
+                last_sha = record["sha256"]
+                records.append(record)
+                chunks.append(canonical(record) + b"\n")
+            _write_all(fd, b"".join(chunks))
+            os.fsync(fd)
+        finally:
+            os.close(fd)  # closing releases the lock
+        return records
+
+    def _prepare(self, entry: Entry) -> dict[str, Any]:
+        if entry.kind not in KINDS and not re.match(r"^loop\.[a-z_]+$", entry.kind):
+            raise InvalidRecordError("record", [Problem(f"kind '{entry.kind}' is not one of {', '.join(KINDS)} (or loop.*)", field="kind")])
+        if entry.text is None and entry.data is None:
+            raise InvalidRecordError("record", [Problem("give text or data", field="text")])
+        body: dict[str, Any] = {"ts": entry.ts or now(), "kind": entry.kind, "refs": list(entry.refs), "source": dict(entry.source)}
+        if entry.covers is not None:
+            body["covers"] = list(entry.covers)
+        if entry.anchors:
+            body["anchors"] = dict(entry.anchors)
+        if entry.text is not None:
+            encoded = entry.text.encode("utf-8")
+            if len(encoded) > HARD_CAP:
+                raise InvalidRecordError("record", [Problem(f"text is {len(encoded)} bytes; the limit is {HARD_CAP} (8 MiB)", field="text")])
+            if len(encoded) > self.inline_max:
+                body["blob"] = {"sha256": self.put_blob(encoded), "bytes": len(encoded), "field": "text"}
+                body["text"] = entry.text[:PREVIEW_CHARS] + "…"
+            else:
+                body["text"] = entry.text
+        if entry.data is not None:
+            encoded = canonical({"data": entry.data})
+            if len(encoded) > HARD_CAP:
+                raise InvalidRecordError("record", [Problem(f"data is {len(encoded)} bytes; the limit is {HARD_CAP} (8 MiB)", field="data")])
+            if len(encoded) > self.inline_max:
+                if "blob" in body:
+                    raise InvalidRecordError("record", [Problem("text and data are both too large to inline; split them into two records", field="data")])
+                body["blob"] = {"sha256": self.put_blob(encoded), "bytes": len(encoded), "field": "data"}
+            else:
+                body["data"] = entry.data
+        return body
+
+    def put_blob(self, data: bytes) -> str:
+        """Store `data` content-addressed (write-once) and return its sha256."""
+        digest = hashlib.sha256(data).hexdigest()
+        path = paths.inside(self.root, BLOB_DIR, digest)
+        if not path.exists():
+            disk.write_atomic(path, data)
+        self._new_blobs.add(f"{BLOB_DIR}/{digest}")
+        return digest
+
+    def take_blobs(self) -> list[str]:
+        """Paths of blobs stored since the last call (for the commit that follows)."""
+        taken, self._new_blobs = sorted(self._new_blobs), set()
+        return taken
+
+    def blob(self, digest: str) -> tuple[bytes, bool]:
+        """A blob's bytes and whether they still hash to its name."""
+        if not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise NotFoundError(f"'{digest}' is not a blob hash.")
+        path = paths.inside(self.root, BLOB_DIR, digest)
+        if not path.is_file():
+            raise NotFoundError(f"Blob {digest} is missing from {BLOB_DIR}/ (was it deleted, or not pulled?).")
+        data = disk.read_safely(path)
+        return data, hashlib.sha256(data).hexdigest() == digest
+
+    def lines(self, path: Path) -> list[Line]:
+        """Every line of a log file."""
+        return parse_lines(disk.read_safely(path))
+
+
+def _tail(fd: int) -> tuple[int, str | None, bool]:
+    """(last valid seq, its sha256, whether the file ends with a newline), reading backwards from the end."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0, None, True
+    clean_end = os.pread(fd, 1, size - 1) == b"\n"
+    buf, buf_start = b"", size
+
+    def newline_before(position: int) -> int:
+        nonlocal buf, buf_start
+        while True:
+            index = buf.rfind(b"\n", 0, max(0, position - buf_start))
+            if index >= 0:
+                return buf_start + index
+            if buf_start == 0:
+                return -1
+            start = max(0, buf_start - _CHUNK)
+            buf = os.pread(fd, buf_start - start, start) + buf
+            buf_start = start
+
+    end = size - 1 if clean_end else newline_before(size)  # the newline ending the last complete line
+    while end >= 0:
+        start = newline_before(end) + 1
+        raw = buf[start - buf_start : end - buf_start]
+        if raw:
+            line = parse_line(raw, start)
+            if line.record is not None:
+                return int(line.record["seq"]), str(line.record["sha256"]), clean_end
+        end = start - 1
+    return 0, None, clean_end
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]

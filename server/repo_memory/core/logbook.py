@@ -1,0 +1,254 @@
+"""Experience: appending records (remember, checkpoint, feedback), reading them back verified, checking every log.
+
+Provenance (who, through which harness and tool) is set here, never taken from arguments. Content an agent wrote
+is refused when it holds a secret; content a hook or a loop captured has each secret redacted instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from repo_memory.core.journal import Journal
+from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView
+from repo_memory.core.skillbook import Skillbook
+from repo_memory.core.utility import FEEDBACK
+from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
+from repo_memory.formats import experience
+from repo_memory.formats import refs as grammar
+from repo_memory.git.commit import Committer
+from repo_memory.git.committed import Committed, describe
+from repo_memory.guards import disk, paths, secretscan
+from repo_memory.index.activity import Activity
+from repo_memory.index.records import RecordIndex
+
+ACTORS = ("human", "agent")
+
+
+def redact_entry(entry: experience.Entry) -> experience.Entry:
+    """A captured record with every secret in its text and data replaced by `[REDACTED:<rule>]`."""
+    text, in_text = secretscan.redact(entry.text) if entry.text else (entry.text, [])
+    data, in_data = secretscan.redact_value(entry.data)
+    if not (in_text or in_data):
+        return entry
+    rules = sorted({f.rule for f in (*in_text, *in_data)})
+    data = {**data, "redacted": rules} if isinstance(data, dict) else {"value": data, "redacted": rules}
+    return dataclasses.replace(entry, text=text, data=data)
+
+
+class Logbook:
+    """The experience logs of one repository."""
+
+    def __init__(self, root: Path, harness: str, journal: Journal, records: RecordIndex, activity: Activity, committer: Committer,
+                 committed: Committed, skills: Skillbook):
+        self.root, self.harness = root, harness
+        self._journal, self._records, self._activity = journal, records, activity
+        self._committer, self._committed, self._skills = committer, committed, skills
+
+    def source(self, actor: str, tool: str) -> dict[str, str]:
+        """Provenance the server assigns to a record: who (human or agent), through which harness and tool."""
+        if actor not in ACTORS:
+            raise ConflictError(f"actor must be one of {ACTORS}")
+        return {"actor": actor, "harness": self.harness, "tool": tool}
+
+    def sync(self) -> None:
+        """Index whatever was appended to any log since the last look."""
+        self._records.sync(list(self._journal.files()))
+
+    def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
+        """Append records as one write and index them at once.
+
+        Secrets: content an agent wrote is refused; `captured` content (tool output a hook or a loop recorded) has each
+        secret replaced by `[REDACTED:<rule>]` and the record's data lists the rules under `redacted`.
+        """
+        grammar.check_session(session)
+        entries = [redact_entry(e) for e in entries] if captured else list(entries)
+        if not captured:
+            for number, e in enumerate(entries, start=1):
+                where = "the record" if len(entries) == 1 else f"record {number}"
+                secretscan.refuse((f"{where}'s text", e.text), (f"{where}'s data", e.data), (f"{where}'s refs", e.refs))
+        written = self._journal.append(session, entries)
+        path = self._journal.path(session)
+        assert path is not None
+        self._records.sync([path], complete=False)
+        span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
+        self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}")
+        return written
+
+    def remember(self, session: str, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None,
+                 actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
+        """Append one record to `session`'s log; refs that cite code (path::Symbol) have their hashes pinned."""
+        cited = [r for r in refs if "::" in r]
+        entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts,
+                                 anchors=self._skills.pin(cited, "refs") if cited else None)
+        return self.append(session, [entry])
+
+    def checkpoint(self, session: str, summary: str, covers: Sequence[str], actor: str = "agent", tool: str = "checkpoint") -> dict[str, Any]:
+        """Write a summary record citing the ids and ranges it compresses; every cited record must exist."""
+        if not covers:
+            raise InvalidRecordError("checkpoint", [Problem("covers must list the ids or ranges the summary compresses, e.g. ['s#1-20']",
+                                                            field="covers")])
+        missing = [problem for ref in covers if (problem := self.missing(ref))]
+        if missing:
+            raise InvalidRecordError("checkpoint", [Problem(m, field="covers") for m in missing])
+        entry = experience.Entry(kind="summary", text=summary, covers=[str(grammar.record(c)) for c in covers], refs=[],
+                                 source=self.source(actor, tool))
+        record = self.append(session, [entry])[0]
+        self._committer.flush()  # a checkpoint is a natural commit point
+        return record
+
+    def feedback(self, session: str, ref: str, outcome: str, note: str | None = None, actor: str = "agent",
+                 tool: str = "feedback") -> dict[str, Any]:
+        """Record whether a memory helped, misled or was outdated: an `outcome` record citing it, which ranks skills."""
+        if outcome not in FEEDBACK:
+            raise InvalidRecordError("feedback", [Problem(f"outcome must be one of {', '.join(FEEDBACK)}", field="outcome")])
+        data: dict[str, Any] = {"outcome": outcome, "ref": ref}
+        parsed = grammar.parse(ref)
+        if parsed.kind == "record":
+            cited = str(parsed)
+            if self.missing(cited):
+                raise NotFoundError(f"No record {cited}: feedback cites a skill (skill:NAME) or an experience record id.")
+        elif parsed.kind in ("skill", "name") and not parsed.inner:
+            if not self._skills.exists(parsed.name):
+                raise NotFoundError(f"No skill '{parsed.name}'.", self._skills.similar_names(parsed.name))
+            cited, data["skill"] = f"skill:{parsed.name}", parsed.name
+        else:
+            raise InvalidArgumentError(f"feedback cites a skill (skill:NAME) or an experience record id (SESSION#SEQ), not '{ref[:80]}'.")
+        if note:
+            data["note"] = note
+        text = f"{cited}: {outcome}" + (f" — {note}" if note else "")
+        entry = experience.Entry(kind="outcome", text=text, data=data, refs=[cited], source=self.source(actor, tool))
+        return self.append(session, [entry])[0]
+
+    def missing(self, ref: str) -> str:
+        """Why `ref` (an id or range) does not name existing records, or '' when every record exists."""
+        try:
+            parsed = grammar.record(ref)
+        except InvalidArgumentError as exc:
+            return str(exc)
+        found = self._activity.locate(parsed.session, parsed.start, parsed.end)
+        if len(found) == parsed.end - parsed.start + 1:
+            return ""
+        present = {row[3] for row in found}
+        absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
+        nearest = self._activity.nearest(parsed.session, absent)
+        hint = f" The nearest existing record is {nearest}." if nearest else f" Session '{parsed.session}' has no records."
+        return f"{parsed.session}#{absent} does not exist.{hint}"
+
+    def read(self, ref: str, cursor: str | None = None) -> Item:
+        """Dereference an id or range to the records on disk, each re-verified (hash and chain), one page at a time."""
+        parsed = grammar.record(ref)
+        start, char = parsed.start, 0
+        if cursor:
+            match = re.fullmatch(r"seq:(\d{1,12})(?::char:(\d{1,12}))?", cursor)
+            if not match:
+                raise InvalidArgumentError(f"Cursor {cursor[:40]!r} is not one this server gave out; call read again without a cursor.")
+            start, char = int(match[1]), int(match[2] or 0)
+        located = self._activity.locate(parsed.session, max(1, start - 1), parsed.end)
+        if not any(row[3] >= start for row in located):
+            self.sync()
+            located = self._activity.locate(parsed.session, max(1, start - 1), parsed.end)
+        if not any(row[3] >= start for row in located):
+            nearest = self._activity.nearest(parsed.session, parsed.start)
+            raise NotFoundError(f"No record {parsed}.", [nearest] if nearest else [])
+        views: list[RecordView] = []
+        size, next_cursor = 0, None
+        previous_sha: str | None = None
+        head = self._committed.head()
+        for file, offset, length, seq in located:
+            line = self._line_at(file, offset, length)
+            if seq < start:
+                previous_sha = line.record["sha256"] if line.record else None
+                continue
+            view = _view(self._journal, line, previous_sha, seq, parsed.session)
+            if view.record:
+                source = view.record.get("source", {})
+                done = self._committed.record(file, offset + length, head)
+                view = dataclasses.replace(view, committed=done, recorded=describe(
+                    source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", "")))
+            previous_sha = line.record["sha256"] if line.record else None
+            if view.content is not None and len(view.content) > PAGE_CHARS:  # a huge record gets pages of its own
+                if views:
+                    next_cursor = f"seq:{seq}"
+                    break
+                views.append(dataclasses.replace(view, content=view.content[char : char + PAGE_CHARS]))
+                if char + PAGE_CHARS < len(view.content):
+                    next_cursor = f"seq:{seq}:char:{char + PAGE_CHARS}"
+                elif seq < located[-1][3]:
+                    next_cursor = f"seq:{seq + 1}"
+                break
+            cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "")
+            if views and size + cost > PAGE_CHARS:
+                next_cursor = f"seq:{seq}"
+                break
+            views.append(view)
+            size += cost
+        return Item(id=str(parsed), kind="experience", status="recorded", records=views, next_cursor=next_cursor,
+                    committed=all(v.committed for v in views), recorded=DATA_NOTE)
+
+    def _line_at(self, file: str, offset: int, length: int) -> experience.Line:
+        path = paths.inside(self.root, *file.split("/"))
+        with os.fdopen(disk.open_safely(path), "rb") as handle:
+            handle.seek(offset)
+            raw = handle.read(length)
+        return experience.parse_line(raw, offset)
+
+    def lines(self, session: str) -> list[experience.Line]:
+        """Every line of `session`'s log (NotFoundError naming recent sessions when there is none)."""
+        path = self._journal.path(session)
+        if path is None:
+            self.sync()
+            known = [s[0] for s in self._activity.sessions()]
+            raise NotFoundError(f"No session '{session}'." + (f" Recent sessions: {', '.join(known[:5])}." if known else ""))
+        return self._journal.lines(path)
+
+    def verify(self) -> list[tuple[str, str]]:
+        """Every break in every log: (where, what), empty when all hash chains and blobs are intact."""
+        breaks = []
+        for path in self._journal.files():
+            rel = path.relative_to(self.root).as_posix()
+            try:
+                lines = self._journal.lines(path)
+            except UnsafePathError as exc:
+                breaks.append((rel, str(exc)))
+                continue
+            for line in lines:
+                if line.record is None:
+                    breaks.append((f"{rel} at byte {line.offset}", line.problem))
+            for checked in experience.check_chain(lines):
+                record = checked.line.record or {}
+                if not checked.verified:
+                    breaks.append((record.get("id", rel), checked.problem))
+                if blob := record.get("blob"):
+                    try:
+                        _, intact = self._journal.blob(blob["sha256"])
+                    except (NotFoundError, UnsafePathError) as exc:
+                        breaks.append((record["id"], str(exc)))
+                        continue
+                    if not intact:
+                        breaks.append((record["id"], f"blob {blob['sha256']} does not match its hash"))
+        return breaks
+
+
+def _view(journal: Journal, line: experience.Line, previous_sha: str | None, seq: int, session: str) -> RecordView:
+    record = line.record
+    if record is None or record.get("seq") != seq or record.get("session") != session:
+        return RecordView(id=f"{session}#{seq}", record={}, verified=False,
+                          problem="the log no longer holds this record where it was written (edited behind the server's back); "
+                                  "run `repo-memory verify` to see every break")
+    problem = "" if experience.seal(record)["sha256"] == record["sha256"] else "its content does not match its sha256 (edited after it was written)"
+    chain_ok = seq == 1 and record["prev"] is None or previous_sha is not None and record["prev"] == previous_sha
+    if not problem and not chain_ok:
+        problem = "its prev hash does not match the record before it (a record was changed, removed or inserted)"
+    content = None
+    if "blob" in record:
+        data, intact = journal.blob(record["blob"]["sha256"])
+        content = data.decode("utf-8", errors="replace")
+        if not intact and not problem:
+            problem = f"blob {record['blob']['sha256']} does not match its hash"
+    return RecordView(id=record["id"], record=record, verified=not problem, problem=problem, content=content)

@@ -1,0 +1,68 @@
+"""Memory through time: which file a reference names, the commits that changed it, and how it stood at a date or commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from repo_memory.core.journal import Journal
+from repo_memory.core.reading import Item, RecordView, page
+from repo_memory.config import SKILLS_DIR
+from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.formats import experience, loops, refs, skills
+from repo_memory.git import history
+from repo_memory.git.repo import Git
+from repo_memory.index.docs import DocIndex
+
+
+
+class Past:
+    """History and time travel over one repository's memory files, read from git objects."""
+
+    def __init__(self, root: Path, git: Git, docs: DocIndex, journal: Journal):
+        self.root, self._git, self._docs, self._journal = root, git, docs, journal
+
+    def path_of(self, ref: str) -> str:
+        """The repository path behind a reference: a skill, a loop, a session or an experience id."""
+        parsed = refs.parse(ref)
+        if parsed.kind == "loop":
+            return f"{loops.LOOPS_DIR}/{parsed.name}.md"
+        if parsed.kind in ("record", "session"):
+            return self._session_path(parsed.name)
+        if parsed.kind == "code":
+            raise InvalidArgumentError(f"'{ref[:80]}' is code, not memory: history follows skills, loops and sessions.")
+        row = self._docs.get(parsed.name)
+        if row is not None:
+            return str(row["path"])
+        if parsed.kind == "name":
+            if (self.root / loops.LOOPS_DIR / f"{parsed.name}.md").is_file():
+                return f"{loops.LOOPS_DIR}/{parsed.name}.md"
+            if self._journal.path(parsed.name) is not None:
+                return self._session_path(parsed.name)
+        return f"{SKILLS_DIR}/{parsed.name}/{skills.SKILL_FILE}"  # a deleted skill still has history
+
+    def _session_path(self, session: str) -> str:
+        path = self._journal.path(refs.check_session(session))
+        if path is None:
+            raise NotFoundError(f"No session '{session}'.")
+        return path.relative_to(self.root).as_posix()
+
+    def changes(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[history.Change]]:
+        """(path, the commits that changed it newest first, each with its diff)."""
+        path = self.path_of(ref)
+        return path, history.changes(self._git, path, since, limit)
+
+    def read_at(self, ref: str, as_of: str, cursor: str | None = None) -> Item:
+        """`ref` as it stood at `as_of` (a date or a commit): the whole file, or the records of an id or range."""
+        path = self.path_of(ref)
+        commit, data = history.at(self._git, path, as_of)
+        status, recorded = f"as of {commit[:12]}", f"as committed in {commit[:12]}"
+        parsed = refs.parse(ref)
+        if parsed.kind == "record":
+            records = [ln.record for ln in experience.parse_lines(data) if ln.record and parsed.start <= ln.record["seq"] <= parsed.end]
+            if not records:
+                raise NotFoundError(f"No record {parsed} in {path} at {commit[:12]}.")
+            views = [RecordView(id=r["id"], verified=experience.seal(r)["sha256"] == r["sha256"], problem="", record=r, committed=True,
+                                recorded=recorded) for r in records]
+            return Item(id=ref, kind="experience", path=path, status=status, records=views, committed=True, recorded=recorded)
+        text, next_cursor = page(data.decode("utf-8", errors="replace"), cursor)
+        return Item(id=ref, kind="file", path=path, status=status, content=text, next_cursor=next_cursor, committed=True, recorded=recorded)

@@ -1,0 +1,210 @@
+"""Recall: one search over skills, loops and experience, with every hit framed as recorded data.
+
+Documents (skills and loops) and records are each ranked by their own BM25; the lists are merged on scores
+divided by each list's best, so neither drowns the other. Each hit says who recorded it, whether it is committed,
+and whether the code it cites changed since.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repo_memory.code.staleness import Staleness
+from repo_memory.core import utility
+from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
+from repo_memory.errors import InvalidArgumentError, UnsafePathError
+from repo_memory.formats import experience, loops, skills
+from repo_memory.git.committed import Committed, describe, describe_skill
+from repo_memory.git.repo import Git
+from repo_memory.guards import disk
+from repo_memory.index import query
+from repo_memory.index.activity import Activity
+from repo_memory.index.db import Database
+from repo_memory.index.docs import DocIndex
+from repo_memory.index.hits import Hit
+from repo_memory.index.records import RecordIndex
+
+DEFAULT_STATUSES = ("active", "draft")
+DOC_KINDS = ("skill", "loop")
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """Hits for a query, the cursor of the next page, and names it may have meant when nothing matched."""
+
+    query: str
+    hits: list[Hit]
+    suggestions: list[str] = field(default_factory=list)
+    next_cursor: str | None = None
+    note: str = DATA_NOTE
+
+
+def _offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    if not cursor.startswith("offset:") or not cursor[7:].isdigit() or len(cursor) > 20:
+        raise InvalidArgumentError(f"Cursor {cursor[:40]!r} is not one this server gave out; call recall again without a cursor.")
+    return int(cursor[7:])
+
+
+def _normalised(hits: list[Hit]) -> list[tuple[float, Hit]]:
+    top = max((h.score for h in hits), default=0.0) or 1.0
+    return [(h.score / top, h) for h in hits]
+
+
+def split_kinds(kinds: Sequence[str] | None) -> tuple[set[str], list[str] | None]:
+    """(document kinds, record kinds or None for all) asked for; InvalidArgumentError names the kinds that exist."""
+    wanted = set(kinds or ())
+    unknown = {k for k in wanted - {*DOC_KINDS, *experience.KINDS} if not k.startswith("loop.")}
+    if unknown:
+        raise InvalidArgumentError(f"Unknown kinds {sorted(unknown)}; use 'skill', 'loop', or experience kinds: "
+                                   f"{', '.join(experience.KINDS)}, loop.*.")
+    return wanted & set(DOC_KINDS), sorted(wanted - set(DOC_KINDS)) or None
+
+
+class Recall:
+    """Searches one repository's memory."""
+
+    def __init__(self, root: Path, sources: tuple[str, ...], db: Database, records: RecordIndex, git: Git, committed: Committed,
+                 staleness: Staleness, evidence: utility.Evidence, half_life_days: float, default_limit: int,
+                 similar: Callable[[str], list[str]]):
+        self.root, self.sources, self._git = root, sources, git
+        self._docs, self._records, self._activity = DocIndex(db), records, Activity(db)
+        self._committed, self._staleness, self._evidence = committed, staleness, evidence
+        self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
+
+    def recall(self, text: str, limit: int | None = None, include: Sequence[str] = DEFAULT_STATUSES, kinds: Sequence[str] | None = None,
+               session: str | None = None, since: str | None = None, until: str | None = None, cursor: str | None = None,
+               symbol: str | None = None) -> RecallResult:
+        """Hits for `text` within the filters. Filters on session or time leave documents out unless `kinds` asks for them.
+        With `symbol`, the answer is every memory anchored to that code symbol instead."""
+        limit = max(1, min(limit or self._default_limit, 50))
+        offset = _offset(cursor)
+        self._staleness.check()  # cheap when no cited code file changed: a stat per file
+        if symbol:
+            return self._anchored(symbol, limit, offset)
+        doc_kinds, record_kinds = split_kinds(kinds)
+        filtered = bool(session or since or until)
+        if not kinds and not filtered:
+            doc_kinds = set(DOC_KINDS)
+        want_records = bool(record_kinds) or not kinds
+        parsed, depth = query.parse(text), offset + limit + 1
+        doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh()) if doc_kinds else []
+        record_hits = self._records.search(parsed, depth, 0, record_kinds, session, as_moment(since), as_moment(until)) if want_records else []
+        merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
+        page: list[Hit] = []
+        budget = PAGE_CHARS
+        for _, hit in merged[offset : offset + limit]:
+            budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
+            if page and budget < 0:
+                break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
+            page.append(hit)
+        more = len(merged) > offset + len(page)
+        suggestions = [] if page or offset else self._similar(text)
+        return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions,
+                            next_cursor=f"offset:{offset + len(page)}" if more else None)
+
+    def recall_at(self, text: str, as_of: str, limit: int = 8, kinds: Sequence[str] | None = None) -> RecallResult:
+        """`recall` as memory stood at `as_of`: documents from that commit's tree, experience recorded up to that time."""
+        commit, moment = self._git.resolve(as_of)
+        doc_kinds, record_kinds = split_kinds(kinds)
+        if not kinds:
+            doc_kinds = set(DOC_KINDS)
+        hits: list[tuple[float, Hit]] = []
+        parsed = query.parse(text)
+        if doc_kinds:
+            past = docs_at(self._git, self.root, self.sources, commit)
+            hits += _normalised(past.search(parsed, limit, DEFAULT_STATUSES, sorted(doc_kinds)))
+        if not kinds or record_kinds:
+            hits += _normalised(self._records.search(parsed, limit, 0, record_kinds, None, None, moment))
+        hits.sort(key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
+        return RecallResult(query=text, hits=[h for _, h in hits[:limit]])
+
+    def _weigh(self) -> Callable[[dict[str, Any]], float]:
+        """Recall's multiplier for a skill row: what its uses earned, and how recently (core/utility.py has the formula)."""
+        evidence, half_life, now = self._evidence.all(), self._half_life, time.time()
+        return lambda row: utility.factor(evidence.get(row["name"]), int(row["mtime_ns"] or 0), half_life, now)
+
+    def framed(self, hits: list[Hit]) -> list[Hit]:
+        """`hits` with whether each is committed, the line that frames it as recorded data, and why it is stale."""
+        head = self._committed.head()
+        where = self._activity.positions([h.id for h in hits if h.kind not in DOC_KINDS])
+        reasons: dict[str, list[str]] = {}
+        for s in self._staleness.stale([h.id for h in hits]):
+            reasons.setdefault(s.memory, []).append(s.reason)
+        out = []
+        for hit in hits:
+            if hit.kind in DOC_KINDS:
+                path = hit.provenance.get("path", "")
+                try:
+                    committed = self._committed.file(path, disk.read_safely(self.root / path), head)
+                except (OSError, UnsafePathError):  # gone, or a link: in no case the committed file
+                    committed = False
+                recorded = describe_skill(hit.provenance.get("origin", ""), hit.status, committed)
+            else:
+                file, end = where.get(hit.id, ("", 0))
+                committed = bool(file) and self._committed.record(file, end, head)
+                recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
+                                    hit.provenance.get("tool", ""))
+            stale = "; ".join(reasons.get(hit.id, []))
+            out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
+        return out
+
+    def _anchored(self, symbol: str, limit: int, offset: int) -> RecallResult:
+        """Every memory anchored to `symbol`, documents first."""
+        found = self._staleness.anchored_to(symbol)
+        memories = list(dict.fromkeys(m for m, _ in found))
+        hits: list[Hit] = []
+        for memory in memories[offset : offset + limit]:
+            cites = ", ".join(a for m, a in found if m == memory)
+            kind, _, name = memory.partition(":")
+            if kind in DOC_KINDS and "#" not in memory:
+                row = self._docs.get(name, kind)
+                if row is not None:
+                    hits.append(Hit(id=memory, kind=kind, title=str(row["description"])[:200], snippet=f"cites {cites}", score=1.0,
+                                    status=str(row["status"]), provenance={"origin": str(row["origin"] or "unknown"), "path": str(row["path"])},
+                                    name=name))
+            elif (r := self._activity.record(memory)) is not None:
+                hits.append(Hit(id=memory, kind=r["kind"], title=f"{r['kind']} in session {r['session']} at {r['ts'][:16].replace('T', ' ')}",
+                                snippet=f"cites {cites}: {str(r['text'] or '')[:200]}", score=1.0, status="recorded",
+                                provenance={"actor": r["actor"], "harness": r["harness"], "tool": r["tool"]}, ts=r["ts"], session=r["session"]))
+        hits.sort(key=lambda h: (h.kind not in DOC_KINDS, h.id))
+        more = len(memories) > offset + limit
+        return RecallResult(query=f"symbol:{symbol}", hits=self.framed(hits), next_cursor=f"offset:{offset + limit}" if more else None)
+
+
+_PAST: dict[tuple[str, str], DocIndex] = {}
+
+
+def docs_at(git: Git, root: Path, sources: tuple[str, ...], commit: str) -> DocIndex:
+    """An in-memory index of the skills and loops as they were at `commit` (read from git objects; cached per commit)."""
+    key = (str(root), commit)
+    if key not in _PAST:
+        with tempfile.TemporaryDirectory(prefix="repo-memory-as-of-") as tmp:
+            base = Path(tmp)
+            for rel in git.files_at(commit, (*sources, loops.LOOPS_DIR)):
+                if rel.endswith(f"/{skills.SKILL_FILE}") and rel.count("/") >= 3 or rel.startswith(f"{loops.LOOPS_DIR}/") and rel.endswith(".md"):
+                    target = base / rel
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(git.blob(commit, rel))
+            index = DocIndex(Database(Path(":memory:")))
+            index.sync([*skills.scan(base, sources), *loops.scan(base)])
+        if len(_PAST) >= 4:
+            _PAST.pop(next(iter(_PAST)))
+        _PAST[key] = index
+    return _PAST[key]
+
+
+def as_moment(value: str | None) -> str | None:
+    """A date or date-time as the records' ISO form; a bare date means its midnight (UTC)."""
+    if not value:
+        return None
+    if len(value) == 10:
+        return f"{value}T00:00:00Z"
+    return value

@@ -1,0 +1,306 @@
+"""The skill library: reading, writing and reviewing `.agents/skills/<name>/SKILL.md`.
+
+Agent-written skills are drafts while review is required; a person accepts or rejects them. An agent cannot make a
+skill active by editing its files either (`redraft`). A new skill close to an existing one is refused for an agent
+and flagged for a person; an agent rewriting one skill over and over is warned, and doctor lists it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repo_memory.code.anchors import Code, suggest as suggest_anchors
+from repo_memory.code.staleness import Staleness
+from repo_memory.core.reading import Item, page
+from repo_memory.config import SKILLS_DIR
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
+from repo_memory.formats import skills
+from repo_memory.git.commit import Committer
+from repo_memory.git.committed import Committed, describe_skill
+from repo_memory.guards import disk, duplicates, paths, secretscan
+from repo_memory.guards.secretscan import refuse
+from repo_memory.index.docs import DocIndex
+
+ACTORS = ("human", "agent")
+REWRITES_FILE = "agent-rewrites.json"
+REWRITES_FLAGGED = 4  # an agent rewriting one skill this often …
+REWRITE_WINDOW = 600  # … within this many seconds is churning, not converging
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What a skill write did."""
+
+    id: str
+    path: str
+    created: bool
+    status: str
+    sha256: str
+    warnings: list[str]
+    commit: str = ""  # where the write stands with respect to git, filled in by the shell that reports it
+
+
+class Skillbook:
+    """The skills of one repository."""
+
+    def __init__(self, root: Path, state_dir: Path, sources: tuple[str, ...], review: str, docs: DocIndex, committer: Committer,
+                 committed: Committed, code: Code, staleness: Staleness):
+        self.root, self.state_dir, self.sources, self.review_policy = root, state_dir, sources, review
+        self._docs, self._committer, self._committed, self._code, self._staleness = docs, committer, committed, code, staleness
+
+    def _row(self, name: str) -> dict[str, Any]:
+        """The index row of skill `name`, looking at the disk again once before saying it does not exist."""
+        row = self._docs.get(name)
+        if row is None:
+            self._docs.sync(skills.scan(self.root, self.sources))
+            row = self._docs.get(name)
+        if row is None:
+            raise NotFoundError(f"No skill '{name}'.", self.similar_names(name))
+        return row
+
+    def similar_names(self, text: str, limit: int = 3) -> list[str]:
+        """Existing skill names close to `text` (for did-you-mean)."""
+        from rapidfuzz import fuzz, process  # only when a name was not found
+
+        matches = process.extract(text.lower(), self._docs.names(), scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
+        return [m[0] for m in matches]
+
+    def exists(self, name: str) -> bool:
+        try:
+            self._row(name)
+        except NotFoundError:
+            return False
+        return True
+
+    def read(self, name: str, inner: str = "", cursor: str | None = None) -> Item:
+        """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""
+        row = self._row(name)
+        folder = self.root / Path(row["path"]).parent
+        target = paths.inside(folder, *inner.split("/")) if inner else folder / skills.SKILL_FILE
+        if not target.is_file():
+            raise NotFoundError(f"Skill '{name}' has no file '{inner}'. Its files: {', '.join(_files(folder))}.")
+        data = disk.read_safely(target)
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise RepoMemoryError(f"'{target.relative_to(self.root)}' is not UTF-8 text; open it from the repository directly.") from None
+        content = secretscan.redact(content)[0]  # a secret a person left in a file is not handed to the agent either
+        rel = target.relative_to(self.root).as_posix()
+        committed = self._committed.file(rel, data)
+        text, next_cursor = page(content, cursor)
+        return Item(id=f"skill:{name}" + (f"/{inner}" if inner else ""), kind="skill", name=name, path=rel, status=row["status"],
+                    origin=row["origin"], description=row["description"], sha256=hashlib.sha256(data).hexdigest(), content=text,
+                    files=_files(folder), next_cursor=next_cursor, committed=committed,
+                    recorded=describe_skill(row["origin"], row["status"], committed))
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every skill file the index knows, valid or not, with where it came from."""
+        return self._docs.rows("kind='skill'")
+
+    def write(self, name: str, description: str, body: str, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
+              actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None) -> WriteResult:
+        """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
+
+        An agent creating a skill close to an existing one (similar name or description) is refused with the existing
+        skill, unless it says `new=True`; a person is only warned. An agent rewriting the same skill REWRITES_FLAGGED
+        times within REWRITE_WINDOW seconds is warned, and `doctor` lists the skill."""
+        paths.check_name(name, "skill name")
+        for other in related or ():
+            paths.check_name(other, "related skill name")
+        if actor not in ACTORS:
+            raise ConflictError(f"actor must be one of {ACTORS}")
+        rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+        path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        refuse(("description", description), ("body", body), ("tags", tags), ("related", related))
+        pinned = self.pin(anchors, "anchors") if anchors is not None else None
+        status = "draft" if actor == "agent" and self.review_policy == "required" else "active"
+        warnings: list[str] = []
+        with disk.repo_lock(self.state_dir):
+            created = not path.exists()
+            if created:
+                text = self._new(name, description, body, tags, related, pinned, status, actor, new, warnings)
+            else:
+                text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
+            refuse((rel, text))  # what a person left in the file counts too
+            data = text.encode("utf-8")
+            disk.write_atomic(path, data)
+            self._docs.sync([skills.Found(str(path), rel, SKILLS_DIR, 0)], complete=False)
+        self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}")
+        if status == "draft":
+            warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
+        suggested = [a for a in suggest_anchors(f"{description}\n{body}") if a not in (pinned or {}) and self._code.resolve(a).hash]
+        if suggested:
+            warnings.append(f"The text mentions code: pass anchors={suggested[:5]} to be told when it changes.")
+        return WriteResult(id=f"skill:{name}", path=rel, created=created, status=status, sha256=hashlib.sha256(data).hexdigest(),
+                           warnings=warnings)
+
+    def _new(self, name: str, description: str, body: str, tags: Sequence[str] | None, related: Sequence[str] | None,
+             pinned: dict[str, str] | None, status: str, actor: str, new: bool, warnings: list[str]) -> str:
+        metadata: dict[str, Any] = {"status": status, "origin": actor}
+        if tags:
+            metadata["tags"] = list(tags)
+        if related:
+            metadata["related"] = list(related)
+        if pinned:
+            metadata["anchors"], metadata["anchor_hashes"] = list(pinned), pinned
+        text = skills.render(name, description, body, metadata)
+        close = duplicates.near_duplicates(name, description, self._docs.descriptions()) if not new else []
+        if close and actor == "agent":
+            other, other_description, why = close[0]
+            raise ConflictError(
+                f"Not written: skill:{other} has {why} ({other_description[:160]!r}). If it covers the same procedure, "
+                f"update it with skill_write(name={other!r}, …); if this is a different procedure, call skill_write "
+                "again with new=true.")
+        warnings += [f"A similar skill exists: skill:{o} ({why}). Update it instead if it covers the same procedure." for o, _, why in close[:3]]
+        return text
+
+    def _updated(self, path: Path, name: str, description: str, body: str, tags: Sequence[str] | None, related: Sequence[str] | None,
+                 pinned: dict[str, str] | None, status: str, actor: str, warnings: list[str]) -> tuple[str, dict[str, str] | None]:
+        changes: dict[tuple[str, ...], Any] = {("description",): description}
+        if actor == "agent":
+            changes[("metadata", "status")] = status
+        if tags is not None:
+            changes[("metadata", "tags")] = list(tags)
+        if related is not None:
+            changes[("metadata", "related")] = list(related)
+        current = disk.read_safely(path).decode("utf-8")
+        if pinned is None:  # rewritten against the code as it is now: re-pin the anchors it already had
+            had = skills.parse(current.encode("utf-8"), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR).anchors
+            pinned = {a: r.hash or h for a, h in had.items() if (r := self._code.resolve(a))} if had else None
+        if pinned is not None:
+            changes[("metadata", "anchors")] = list(pinned)
+            changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
+        text = skills.edit(current, name, changes, body)
+        if actor == "agent" and (count := self._note_rewrite(name)) >= REWRITES_FLAGGED:
+            warnings.append(f"skill:{name} was rewritten {count} times in the last {REWRITE_WINDOW // 60} minutes; settle "
+                            "its content before writing again (doctor lists skills rewritten this often).")
+        return text, pinned
+
+    def redraft(self, rel: str, via: str) -> str | None:
+        """An agent changed a file of a skill with its own file tools (`via`): while review is required, that skill goes
+        back to `draft` (origin agent). Returns the skill's name when its status was changed."""
+        parts = rel.split("/")
+        source = next((s for s in self.sources if rel.startswith(f"{s}/")), None)
+        if source is None or self.review_policy != "required" or len(parts) <= len(source.split("/")) + 1:
+            return None
+        name = parts[len(source.split("/"))]
+        path = paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
+        if not path.is_file():
+            return None
+        with disk.repo_lock(self.state_dir):
+            raw = disk.read_safely(path)
+            current = skills.parse(raw, f"{source}/{name}/{skills.SKILL_FILE}", source)
+            if current.status == "draft" and current.origin == "agent":
+                return None
+            try:
+                text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
+            except (InvalidRecordError, UnicodeDecodeError):
+                return None  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
+            disk.write_atomic(path, text.encode("utf-8"))
+            self._docs.sync([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))],
+                            complete=False)
+        if source == SKILLS_DIR:
+            self._committer.record([f"{source}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {name} edited by an agent ({via}), back to draft")
+        return name
+
+    def repin(self, name: str) -> list[str]:
+        """A person checked skill `name` against the code: pin its anchors' current hashes; returns the anchors pinned."""
+        path, rel = self._existing(name)
+        with disk.repo_lock(self.state_dir):
+            raw = disk.read_safely(path)
+            cited = skills.parse(raw, rel, SKILLS_DIR).anchors
+            if not cited:
+                raise ConflictError(f"skill:{name} cites no code: add metadata.anchors (path/to/file.py::Class.method) first.")
+            pinned = self.pin(list(cited), "metadata.anchors")
+            text = skills.edit(raw.decode("utf-8"), name, {("metadata", "anchor_hashes"): pinned})
+            disk.write_atomic(path, text.encode("utf-8"))
+            self._docs.sync([skills.Found(str(path), rel, SKILLS_DIR, 0)], complete=False)
+        self._committer.record([rel], f"memory(skill): {name} checked against the code, anchors re-pinned")
+        self._staleness.check()
+        return list(pinned)
+
+    def pin(self, cited: Sequence[str], field_name: str) -> dict[str, str]:
+        """Each anchor's current code hash; refuses (naming every problem) when one does not resolve."""
+        resolved = [self._code.resolve(a) for a in dict.fromkeys(cited)]
+        problems = [Problem(f"{r.anchor}: {r.problem}", field=field_name) for r in resolved if r.problem]
+        if problems:
+            raise InvalidRecordError("the anchors", problems)
+        return {r.anchor: r.hash for r in resolved}
+
+    def _existing(self, name: str) -> tuple[Path, str]:
+        paths.check_name(name, "skill name")
+        path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        if not path.is_file():
+            raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/.", self.similar_names(name))
+        return path, f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+
+    def review(self, name: str, accept: bool) -> str:
+        """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done."""
+        path, rel = self._existing(name)
+        raw = disk.read_safely(path)
+        current = skills.parse(raw, rel, SKILLS_DIR)
+        with disk.repo_lock(self.state_dir):
+            if accept:
+                if current.status == "active":
+                    return f"skill:{name} is already active"
+                refuse((rel, raw.decode("utf-8", errors="replace")))
+                text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "active"})
+                disk.write_atomic(path, text.encode("utf-8"))
+                changed, message, done = [rel], f"memory(skill): accept {name}", f"accepted skill:{name} (status: active)"
+            else:
+                if current.status != "draft":
+                    raise ConflictError(f"skill:{name} is {current.status}, not a draft: reject is for drafts. To retire it, "
+                                        f"set `status: deprecated` under metadata in {rel}.")
+                folder = path.parent
+                changed = [f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}" for p in folder.rglob("*") if p.is_file()]
+                for entry in sorted(folder.rglob("*"), reverse=True):  # deepest first, so folders are empty when removed
+                    if entry.is_dir() and not entry.is_symlink():
+                        entry.rmdir()
+                    else:
+                        entry.unlink()
+                folder.rmdir()
+                message, done = f"memory(skill): reject {name}", f"rejected and deleted the draft skill:{name}"
+            self._docs.sync(skills.scan(self.root, self.sources))
+        self._committer.record(changed, message)
+        return done
+
+    def _note_rewrite(self, name: str) -> int:
+        """Record an agent's rewrite of skill `name`; how many it had within the window (across sessions on this clone)."""
+        path = self.state_dir / REWRITES_FILE
+        now = time.time()
+        try:
+            seen = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            seen = {}
+        recent = [t for t in seen.get(name, []) if now - t < REWRITE_WINDOW] + [now]
+        seen = {k: [t for t in v if now - t < 86400] for k, v in seen.items() if k != name}
+        seen[name] = recent
+        disk.write_atomic(path, json.dumps(seen).encode("utf-8"))
+        return len(recent)
+
+    def churning(self) -> list[tuple[str, int]]:
+        """Skills an agent rewrote REWRITES_FLAGGED or more times within REWRITE_WINDOW seconds, in the last day."""
+        try:
+            seen = json.loads((self.state_dir / REWRITES_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        out = []
+        for name, times in sorted(seen.items()):
+            times = sorted(times)
+            most = max((sum(1 for u in times if 0 <= u - t < REWRITE_WINDOW) for t in times), default=0)
+            if most >= REWRITES_FLAGGED:
+                out.append((name, most))
+        return out
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*")
+        if p.is_file() and not p.is_symlink() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )

@@ -1,0 +1,110 @@
+"""What the indexed records say: sessions, timelines, loop runs, the evidence on each skill, quarantined records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from repo_memory.index.db import Database
+
+
+class Activity:
+    """Read-only questions over the records table."""
+
+    def __init__(self, db: Database):
+        self._db = db
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._db.lock:
+            return [tuple(r) for r in self._db.conn.execute(sql, params)]
+
+    def _dicts(self, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        with self._db.lock:
+            cursor = self._db.conn.execute(sql, params)
+            cols = [c[0] for c in cursor.description]
+            return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
+
+    def locate(self, session: str, start: int, end: int) -> list[tuple[str, int, int, int]]:
+        """(file, offset, length, seq) of records start..end of `session`."""
+        return self._all("SELECT file, offset, length, seq FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq", (session, start, end))
+
+    def positions(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """id -> (log file, byte offset just past the record's line), for saying whether a record is committed."""
+        if not ids:
+            return {}
+        rows = self._all(f"SELECT id, file, offset + length FROM records WHERE id IN ({','.join('?' * len(ids))})", list(ids))
+        return {r[0]: (r[1], r[2]) for r in rows}
+
+    def nearest(self, session: str, seq: int) -> str | None:
+        """The id of the record closest to session#seq, for did-you-mean."""
+        rows = self._all("SELECT id FROM records WHERE session=? ORDER BY abs(seq - ?) LIMIT 1", (session, seq))
+        return str(rows[0][0]) if rows else None
+
+    def record(self, record_id: str) -> dict[str, Any] | None:
+        """The indexed row of one record."""
+        rows = self._dicts("SELECT id, kind, ts, session, actor, harness, tool, text FROM records WHERE id=?", (record_id,))
+        return rows[0] if rows else None
+
+    def sessions(self) -> list[tuple[str, int, str, str]]:
+        """(session, records, first ts, last ts) of every indexed session, newest first."""
+        return self._all("SELECT session, count(*), min(ts), max(ts) FROM records GROUP BY session ORDER BY max(ts) DESC")
+
+    def timeline(self, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        """Records in time order (oldest first), optionally from `since`."""
+        return self._dicts("SELECT id, ts, kind, actor, substr(text, 1, 160) AS text FROM records WHERE ts >= ? "
+                           "ORDER BY ts, session, seq LIMIT ?", (since or "", limit))
+
+    def per_day(self) -> list[tuple[str, int]]:
+        """(date, records) for every day with records, oldest first."""
+        return self._all("SELECT substr(ts, 1, 10), count(*) FROM records GROUP BY 1 ORDER BY 1")
+
+    def flagged(self) -> list[tuple[str, str]]:
+        """(id, markers) of every quarantined record."""
+        return self._all("SELECT id, flags FROM records WHERE flags != '' ORDER BY id")
+
+    def runs(self) -> list[str]:
+        """The session of every loop run (its id), newest first."""
+        return [r[0] for r in self._all("SELECT session FROM records WHERE kind='loop.start' ORDER BY ts DESC")]
+
+    def receipts(self, loop: str, limit: int = 5) -> list[dict[str, Any]]:
+        """The loop.end receipts of earlier runs of `loop`, newest first."""
+        return [{"id": r[0], "summary": r[1]} for r in self._all(
+            "SELECT id, text FROM records WHERE kind='loop.end' AND session GLOB ? ORDER BY ts DESC LIMIT ?", (f"{loop}-[0-9]*", limit))]
+
+    def recently_used_skills(self, limit: int = 50) -> list[str]:
+        """Skills credited in the most recent `skill.used` records, most recent first."""
+        names: list[str] = []
+        for (refs,) in self._all("SELECT refs FROM records WHERE kind='skill.used' ORDER BY ts DESC LIMIT ?", (limit,)):
+            for ref in json.loads(refs or "[]"):
+                if ref.startswith("skill:") and ref[6:] not in names:
+                    names.append(ref[6:])
+        return names
+
+    def last_summary(self, other_than: str) -> dict[str, Any] | None:
+        """The newest summary record of a session other than `other_than` (never a quarantined one)."""
+        rows = self._all("SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? AND flags = '' "
+                         "ORDER BY ts DESC LIMIT 1", (other_than,))
+        return {"id": rows[0][0], "ts": rows[0][1], "text": rows[0][2] or "", "covers": json.loads(rows[0][3] or "[]")} if rows else None
+
+    def skill_evidence(self, failed: Sequence[str]) -> list[tuple[str, int, int, int, int, int, int, str]]:
+        """Per skill cited by `skill.used`/`outcome` records: (name, uses, successes, failures, helped, misled, outdated, last ts)."""
+        return self._all(
+            "SELECT substr(j.value, 7), SUM(r.kind = 'skill.used'), "
+            "SUM(r.kind = 'outcome' AND r.outcome = 'succeeded'), "
+            f"SUM(r.kind = 'outcome' AND r.outcome IN ({','.join('?' * len(failed))})), "
+            "SUM(r.outcome = 'helped'), SUM(r.outcome = 'misled'), SUM(r.outcome = 'outdated'), MAX(r.ts) "
+            "FROM records r, json_each(r.refs) j WHERE r.kind IN ('skill.used', 'outcome') AND r.flags = '' "
+            "AND j.value LIKE 'skill:%' GROUP BY 1", list(failed))
+
+    def anchored(self) -> list[tuple[str, str]]:
+        """(record id, anchors JSON) of every record that cites code."""
+        return self._all("SELECT id, anchors FROM records WHERE anchors != ''")
+
+    def live_runs(self, limit: int = 3) -> list[dict[str, Any]]:
+        """Loop runs started and not ended, newest first: run, loop, iterations so far."""
+        rows = self._all(
+            "SELECT s.session, (SELECT count(*) FROM records d WHERE d.session = s.session AND d.kind = 'loop.decision') "
+            "FROM records s WHERE s.kind = 'loop.start' AND NOT EXISTS "
+            "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end') ORDER BY s.ts DESC LIMIT ?", (limit,))
+        return [{"run": r[0], "loop": r[0].rsplit("-", 3)[0], "iterations": r[1]} for r in rows]

@@ -1,0 +1,154 @@
+"""The index database: one SQLite file per clone, its schema and its transactions.
+
+The index is a cache of the memory files: when its schema version differs from ours, or the file is damaged, it is
+dropped and built again from the files. Every SQL statement of repo-memory lives in this package. sqlite-utils
+creates the tables, indexes and full-text tables and does the bulk upserts; the ranked full-text queries, and the
+per-record append that runs on every hook call (where importing sqlite-utils would cost more than the write), are
+plain SQL in the modules beside this one.
+
+Both full-text tables are external-content FTS5 tables over their row tables (`docs_fts` over `docs`,
+`records_fts` over `records`): an FTS row is removed *before* its content row changes, since FTS5 finds the tokens
+to remove by reading the content row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from repo_memory.guards import disk
+
+SCHEMA_VERSION = 5
+TOKENIZE = "porter unicode61 remove_diacritics 2"
+log = logging.getLogger("repo_memory")
+
+DOCS = {
+    "rowid": int, "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str, "mtime_ns": int, "size": int,
+    "checked_ns": int, "valid": int, "problems": str, "description": str, "tags": str, "body": str, "status": str, "origin": str,
+    "winner": int, "flags": str, "anchors": str,
+}
+RECORDS = {
+    "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,
+    "text": str, "speaker": str, "date": str, "context": str, "covers": str, "refs": str, "file": str, "offset": int, "length": int,
+    "sha256": str, "flags": str, "outcome": str, "anchors": str,
+}
+LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
+ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str}
+TABLES = ("docs_fts", "docs", "records_fts", "records", "logs", "anchor_state", "files")  # `files` is version 4's name for docs
+
+
+class Database:
+    """The index's SQLite connection; safe to use from any thread (one connection, one lock)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.RLock()
+        self.writes = 0  # transactions committed through this connection
+        try:
+            self._connect()
+        except sqlite3.DatabaseError as exc:  # a damaged cache is thrown away and rebuilt from the files
+            log.warning("index %s is unreadable (%s); rebuilding it", path, exc)
+            self.conn.close()
+            self.discard()
+            self._connect()
+
+    def _connect(self) -> None:
+        self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=OFF")  # a disposable cache: a crash costs a rebuild, never user data
+        if self.version() != SCHEMA_VERSION:
+            self.create()
+
+    def discard(self) -> None:
+        """Delete the database files (the caller has closed the connection)."""
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    def version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self.lock:
+            self.conn.close()
+
+    def create(self) -> None:
+        """Drop every table and create the current schema (the files on disk are the truth)."""
+        import sqlite_utils  # ~0.15 s to import: only when the schema is (re)created or rows are upserted in bulk
+
+        in_memory = self.path == Path(":memory:")
+        # Two processes may find an old schema at once: one creates, the other sees the new version and stops.
+        with self.lock, contextlib.nullcontext() if in_memory else disk.repo_lock(self.path.parent, "index-schema.lock"):
+            if not in_memory and self.version() == SCHEMA_VERSION:
+                return
+            db = sqlite_utils.Database(self.conn)
+            for table in TABLES:
+                db[table].drop(ignore=True)
+            docs = db.table("docs")
+            docs.create(DOCS, pk="rowid", not_null={"path", "kind", "name"})
+            docs.create_index(["path"], unique=True)
+            docs.create_index(["kind", "name"])
+            docs.enable_fts(["name", "description", "tags", "body"], tokenize=TOKENIZE)
+            records = db.table("records")
+            records.create(RECORDS, pk="rowid", not_null={"id", "session", "seq", "ts", "kind", "file"},
+                           defaults={"flags": "", "outcome": "", "anchors": "", "context": "", "date": ""})
+            records.create_index(["id"], unique=True)
+            records.create_index(["kind"])
+            records.create_index(["session", "seq"])
+            records.create_index(["ts"])
+            records.create_index(["file"])
+            records.enable_fts(["text", "speaker", "date", "context"], tokenize=TOKENIZE)
+            db.table("logs").create(LOGS, pk="path")
+            anchors = db.table("anchor_state")
+            anchors.create(ANCHOR_STATE, pk=("memory", "anchor"))
+            anchors.create_index(["anchor"])
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    def upsert(self, table: str, rows: list[dict[str, Any]], pk: str | tuple[str, ...]) -> None:
+        """Insert or update `rows` by `pk` (the caller holds a transaction)."""
+        if not rows:
+            return
+        import sqlite_utils
+
+        sqlite_utils.Database(self.conn).table(table).upsert_all(rows, pk=pk)
+
+    def transaction(self) -> _Transaction:
+        """A write transaction (BEGIN IMMEDIATE … COMMIT) holding the index lock."""
+        return _Transaction(self)
+
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index may have changed: our own commits, or another process's (SQLite data_version)."""
+        with self.lock:
+            return self.writes, int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file: reads through a long WAL are slower."""
+        with self.lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+class _Transaction:
+    """BEGIN IMMEDIATE … COMMIT under the index lock (ROLLBACK on error); nested uses join the outer one."""
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.outer = False
+
+    def __enter__(self) -> None:
+        self.db.lock.acquire()
+        self.outer = not self.db.conn.in_transaction
+        if self.outer:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        try:
+            if self.outer:
+                self.db.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+                if not exc_type:
+                    self.db.writes += 1
+        finally:
+            self.db.lock.release()

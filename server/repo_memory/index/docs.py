@@ -1,0 +1,316 @@
+"""Documents in the index: skills and loop specs, incremental by content hash, searchable with BM25.
+
+Of the valid files for one skill name, the one in the highest-priority folder is searchable (the `winner`); the
+others are shadowed. Quarantined documents (injection markers, secrets a person left in a file) are indexed but
+never returned by a search; doctor lists them. Every row is in the full-text index; searches keep the winners.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repo_memory.errors import InvalidRecordError, Problem, UnsafePathError
+from repo_memory.formats import loops, skills
+from repo_memory.guards import disk, markers, secretscan
+from repo_memory.index import fts
+from repo_memory.index.db import Database
+from repo_memory.index.hits import Hit
+from repo_memory.index.query import Query
+
+# Weights of the FTS columns (name, description, tags, body) in BM25: a hit in a name says more than one in a body.
+WEIGHTS = (10.0, 5.0, 4.0, 1.0)
+RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
+CHECKPOINT_AFTER = 200  # rows changed by one sync
+PARALLEL_MIN = 2000  # below this, starting worker processes costs more than it saves
+KINDS = ("skill", "loop")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one synchronisation changed."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A file as read and parsed, with the stat it had when read."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    doc: skills.Skill
+
+    def moved(self) -> bool:
+        """True when the file changed after it was read."""
+        if not self.path:
+            return False
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return True
+        return (st.st_mtime_ns, st.st_size) != (self.mtime_ns, self.size)
+
+
+def _unchanged(item: skills.Found, prev: tuple[Any, ...] | None) -> bool:
+    """True when `item` certainly matches its index row `prev`, judged by stat alone (git's racy-clean rule)."""
+    if prev is None or item.refused or prev[4] != item.rank:
+        return False
+    try:
+        st = os.stat(item.path)
+    except FileNotFoundError:
+        return False
+    return (prev[1], prev[2]) == (st.st_mtime_ns, st.st_size) and prev[3] - prev[1] > RACY_NS
+
+
+def loop_document(data: bytes, rel: str) -> skills.Skill:
+    """A loop spec as a searchable document: its goal, notes and the names of its checks."""
+    name = Path(rel).stem
+    digest = __import__("hashlib").sha256(data).hexdigest()
+    try:
+        spec = loops.parse(data, rel)
+    except InvalidRecordError as exc:
+        return skills.Skill(name=name, path=rel, source=loops.LOOPS_DIR, sha256=digest, problems=exc.problems)
+    text = "\n".join([spec.goal, spec.notes, *(f"check: {s.name}" for s in spec.steps)])
+    text, found = secretscan.redact(text)
+    return skills.Skill(name=name, path=rel, source=loops.LOOPS_DIR, sha256=digest, description=spec.description or spec.goal,
+                        status=spec.status, origin="", tags=(str(spec.trigger.get("on", "manual")),), body=text,
+                        flags=tuple([*(str(m) for m in markers.find(text)), *(f"secret: {f}" for f in found)]),
+                        anchors=dict.fromkeys(spec.anchors, ""))
+
+
+def _load(item: skills.Found) -> _Loaded | None:
+    """Read and parse one file (runs in worker processes too); None when it vanished."""
+    name = Path(item.rel).parent.name if item.kind == "skill" else Path(item.rel).stem
+    if item.refused:
+        return _Loaded("", 0, 0, skills.Skill(name=name, path=item.rel, source=item.source, sha256="", problems=(Problem(item.refused),)))
+    try:
+        with os.fdopen(disk.open_safely(Path(item.path)), "rb") as handle:
+            st = os.fstat(handle.fileno())
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except UnsafePathError as exc:
+        return _Loaded("", 0, 0, skills.Skill(name=name, path=item.rel, source=item.source, sha256="", problems=(Problem(str(exc)),)))
+    doc = skills.parse(data, item.rel, item.source) if item.kind == "skill" else loop_document(data, item.rel)
+    return _Loaded(item.path, st.st_mtime_ns, st.st_size, doc)
+
+
+def _load_all(items: list[skills.Found], progress: Progress | None, total: int) -> list[_Loaded | None]:
+    """Load `items`, on every core when there are many and forking is safe (no other threads to inherit)."""
+    cores = os.cpu_count() or 1
+    done = total - len(items)
+    if len(items) >= PARALLEL_MIN and cores > 1 and threading.active_count() == 1:
+        import multiprocessing  # only bulk loads use worker processes
+        from concurrent.futures import ProcessPoolExecutor
+
+        if "fork" in multiprocessing.get_all_start_methods():
+            with ProcessPoolExecutor(max_workers=min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
+                stream: Iterable[_Loaded | None] = pool.map(_load, items, chunksize=256)
+                return _with_progress(stream, progress, done, total)
+    return _with_progress(map(_load, items), progress, done, total)
+
+
+def _with_progress(stream: Iterable[_Loaded | None], progress: Progress | None, done: int, total: int) -> list[_Loaded | None]:
+    results = []
+    for number, loaded in enumerate(stream, start=done + 1):
+        results.append(loaded)
+        if progress and (number % 500 == 0 or number == total):
+            progress(number, total)
+    if progress and not results and total:
+        progress(total, total)
+    return results
+
+
+def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
+    doc = loaded.doc
+    return {
+        "path": item.rel, "kind": item.kind, "rank": item.rank, "name": doc.name, "source": item.source,
+        "sha256": doc.sha256, "mtime_ns": loaded.mtime_ns, "size": loaded.size, "checked_ns": now, "valid": int(doc.valid),
+        "problems": json.dumps([p.__dict__ for p in doc.problems]) if doc.problems else "",
+        "description": doc.description, "tags": " ".join(doc.tags), "body": doc.body,
+        "status": doc.status, "origin": doc.origin, "winner": 0, "flags": json.dumps(list(doc.flags)) if doc.flags else "",
+        "anchors": json.dumps(doc.anchors) if doc.anchors else "",
+    }
+
+
+class DocIndex:
+    """Skills and loop specs in the index database."""
+
+    def __init__(self, db: Database):
+        self._db = db
+        self._sync_lock = threading.Lock()  # one sync at a time in this process: overlapping ones would parse the same files twice
+
+    def rebuild(self, found: Iterable[skills.Found], progress: Progress | None = None) -> SyncReport:
+        """Forget every document and index `found` from scratch."""
+        with self._sync_lock:
+            with self._db.transaction():
+                self._db.conn.execute("DELETE FROM docs_fts")  # every row leaves the full-text index, then the rows go
+                self._db.conn.execute("DELETE FROM docs")
+            return self._sync(found, progress, True)
+
+    def sync(self, found: Iterable[skills.Found], progress: Progress | None = None, complete: bool = True) -> SyncReport:
+        """Bring the index in line with `found`, re-reading only changed files.
+
+        With `complete`, `found` is every document that exists now and rows for other files are dropped; without it,
+        only the given files are looked at. Files are compared and parsed outside the write transaction, so searches
+        are never held up by a long scan.
+        """
+        with self._sync_lock:
+            return self._sync(found, progress, complete)
+
+    def _sync(self, found: Iterable[skills.Found], progress: Progress | None, complete: bool) -> SyncReport:
+        found = list(found)
+        wanted = None if complete else {f.rel for f in found}
+        conn = self._db.conn
+        with self._db.lock:
+            existing = {row[0]: row[1:] for row in conn.execute("SELECT path, sha256, mtime_ns, size, checked_ns, rank, name, kind FROM docs")
+                        if wanted is None or row[0] in wanted}
+        candidates = [(item, existing.pop(item.rel, None)) for item in found]
+        candidates = [(item, prev) for item, prev in candidates if not _unchanged(item, prev)]
+        loaded = _load_all([item for item, _ in candidates], progress, len(found))
+        rows: list[dict[str, Any]] = []
+        touched: list[tuple[str, int, int]] = []
+        added = updated = 0
+        affected: set[tuple[str, str]] = set()
+        now = time.time_ns()
+        for (item, prev), got in zip(candidates, loaded, strict=True):
+            if got is None or got.moved():
+                continue  # vanished or changed again since it was read: the next sync sees it
+            if prev is not None and prev[0] == got.doc.sha256 and prev[4] == item.rank:
+                touched.append((item.rel, got.mtime_ns, got.size))
+                continue
+            rows.append(_row(item, got, now))
+            affected.add((item.kind, got.doc.name))
+            if prev is None:
+                added += 1
+            else:
+                affected.add((prev[6], prev[5]))
+                updated += 1
+        affected |= {(prev[6], prev[5]) for prev in existing.values()}
+        with self._db.transaction():
+            conn.executemany("UPDATE docs SET mtime_ns=?, size=?, checked_ns=? WHERE path=?", [(m, s, now, p) for p, m, s in touched])
+            # Every row is in the full-text index; a changing row leaves it *before* its content changes, since
+            # FTS5 reads the content row to find the tokens to remove.
+            self._paths([r["path"] for r in rows] + list(existing))
+            conn.execute("DELETE FROM docs_fts WHERE rowid IN (SELECT rowid FROM docs WHERE path IN (SELECT path FROM paths))")
+            # An upsert, not an insert: another process (a hook, a second server) may have indexed the same new file
+            # between our read of `existing` and this transaction.
+            self._db.upsert("docs", rows, pk="path")
+            conn.executemany("DELETE FROM docs WHERE path=?", [(p,) for p in existing])
+            conn.execute("INSERT INTO docs_fts (rowid, name, description, tags, body) SELECT rowid, name, description, tags, body "
+                         "FROM docs WHERE path IN (SELECT path FROM paths)")
+            self._choose_winners(affected)
+        if len(rows) + len(existing) >= CHECKPOINT_AFTER:
+            self._db.checkpoint()
+        return SyncReport(added=added, updated=updated, removed=len(existing), unchanged=len(found) - added - updated)
+
+    def _paths(self, paths: list[str]) -> None:
+        conn = self._db.conn
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS paths (path TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM paths")
+        conn.executemany("INSERT OR IGNORE INTO paths VALUES (?)", [(p,) for p in paths])
+
+    def _choose_winners(self, names: set[tuple[str, str]]) -> None:
+        """Of the valid files for each name, the one in the highest-priority folder is searchable; the rest are shadowed."""
+        if not names:
+            return
+        conn = self._db.conn
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS affected (kind TEXT, name TEXT, PRIMARY KEY (kind, name))")
+        conn.execute("DELETE FROM affected")
+        conn.executemany("INSERT OR IGNORE INTO affected VALUES (?, ?)", sorted(names))
+        conn.execute(
+            "UPDATE docs SET winner = (valid = 1 AND rowid = (SELECT d2.rowid FROM docs d2 WHERE d2.kind = docs.kind "
+            "AND d2.name = docs.name AND d2.valid = 1 ORDER BY d2.rank, d2.path LIMIT 1)) "
+            "WHERE (kind, name) IN (SELECT kind, name FROM affected)"
+        )
+
+    def search(self, query: Query, limit: int, statuses: Sequence[str], kinds: Sequence[str] = KINDS,
+               weigh: Callable[[dict[str, Any]], float] | None = None) -> list[Hit]:
+        """Hits for `query` among searchable documents of `kinds` whose status is in `statuses`, best first.
+
+        Ranking is BM25 over the weighted columns, then two boosts: x1.5 when the query's words appear as a phrase,
+        and first place for a document whose name is the query; then `weigh(row)` multiplies each score (a skill's
+        utility and recency, see core/utility.py).
+        """
+        if not query or not kinds:
+            return []
+        where = (f"t.winner = 1 AND t.flags = '' AND t.kind IN ({','.join('?' * len(kinds))}) "
+                 f"AND t.status IN ({','.join('?' * len(statuses))})")
+        columns = "t.rowid, t.kind, t.name, t.description, t.status, t.origin, t.path, t.body, t.mtime_ns"
+        with self._db.lock:
+            ranked = fts.ranked(self._db.conn, "docs", WEIGHTS, query.fts, columns, where, [*kinds, *statuses], max(limit * 3, 30))
+            scored = []
+            for row in ranked:
+                rowid, kind, name, description, status, origin, path, body, mtime_ns, rank = row
+                score = -rank
+                if query.has_phrase(f"{name} {description} {body}"):
+                    score *= 1.5
+                if name in (query.slug, "-".join(query.terms)):
+                    score += 1000.0  # asking for a skill by its name finds that skill first
+                if weigh is not None and kind == "skill":
+                    score *= weigh({"name": name, "mtime_ns": mtime_ns})
+                scored.append((score, name, row))
+            scored.sort(key=lambda t: (-t[0], t[1]))
+            top = scored[:limit]
+            excerpts = fts.snippets(self._db.conn, "docs", "body", query.fts, [row[0] for _, _, row in top])
+        return [Hit(id=f"{row[1]}:{row[2]}", kind=row[1], name=row[2], title=_title(row[3]), snippet=excerpts.get(row[0], ""),
+                    score=round(score, 6), status=row[4], provenance={"origin": row[5] or "unknown", "path": row[6]})
+                for score, _, row in top]
+
+    def get(self, name: str, kind: str = "skill") -> dict[str, Any] | None:
+        """The searchable row of document `name`, if one exists."""
+        rows = self.rows("kind=? AND name=? AND winner=1", (kind, name))
+        return rows[0] if rows else None
+
+    def names(self, kind: str = "skill") -> list[str]:
+        """Names of every searchable document of `kind`."""
+        with self._db.lock:
+            return [r[0] for r in self._db.conn.execute("SELECT name FROM docs WHERE kind=? AND winner=1 ORDER BY name", (kind,))]
+
+    def descriptions(self, kind: str = "skill") -> list[tuple[str, str]]:
+        """(name, description) of every searchable document of `kind`."""
+        with self._db.lock:
+            rows = self._db.conn.execute("SELECT name, description FROM docs WHERE kind=? AND winner=1", (kind,)).fetchall()
+        return [(str(n), str(d or "")) for n, d in rows]
+
+    def rows(self, where: str = "1", params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        """Rows of the docs table (for listings, doctor and tests)."""
+        with self._db.lock:
+            cursor = self._db.conn.execute(f"SELECT * FROM docs WHERE {where} ORDER BY kind, name, rank, path", params)
+            cols = [c[0] for c in cursor.description]
+            return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
+
+    def anchored(self) -> list[tuple[str, str]]:
+        """(memory id, anchors JSON) of every searchable document that cites code."""
+        with self._db.lock:
+            return [(f"{k}:{n}", a) for k, n, a in self._db.conn.execute("SELECT kind, name, anchors FROM docs WHERE winner=1 AND anchors != ''")]
+
+    def snapshot(self) -> list[tuple[Any, ...]]:
+        """Everything the index knows of documents apart from bookkeeping times and row ids: equal for equal file trees."""
+        with self._db.lock:
+            docs = self._db.conn.execute(
+                "SELECT path, kind, rank, name, source, sha256, size, valid, problems, description, tags, body, status, origin, winner, flags "
+                "FROM docs ORDER BY path"
+            ).fetchall()
+        return docs
+
+
+def _title(description: str) -> str:
+    return description if len(description) <= 200 else description[:199] + "…"

@@ -1,0 +1,158 @@
+"""Loop specs: lint, list, accept, run with a headless agent, watch and stop runs, triggers and git hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from repo_memory.errors import InvalidRecordError, RepoMemoryError
+from repo_memory.formats import loops
+from repo_memory.git.repo import Git
+from repo_memory.runner import driver, triggers
+from repo_memory.runner.engine import Engine
+from repo_memory.shells import attach
+from repo_memory.shells.cli.base import emit, json_option, store_of
+
+
+@click.group(name="loop")
+def loop() -> None:
+    """Loop specs (.agents/loops/<name>.md): lint, accept, run, watch and stop runs."""
+
+
+def _engine(ctx: click.Context) -> Engine:
+    return Engine(store_of(ctx))
+
+
+@loop.command(name="lint")
+@click.argument("names", nargs=-1)
+@json_option
+@click.pass_context
+def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
+    """Check loop specs (all, or NAMES) and explain every problem with its line; exit 1 on any."""
+    store = store_of(ctx)
+    report: list[dict[str, Any]] = []
+    checked = list(names) or store.loop_names()
+    for name in checked:
+        path = f"{loops.LOOPS_DIR}/{name}.md"
+        try:
+            store.loop_spec(name)
+        except InvalidRecordError as exc:
+            report += [{"path": path, "line": p.line, "field": p.field, "problem": p.message} for p in exc.problems]
+        except (RepoMemoryError, OSError) as exc:  # missing, a link, unreadable: a problem to report, not a crash
+            report.append({"path": path, "line": None, "problem": str(exc)})
+
+    def text() -> None:
+        for item in report:
+            click.echo(f"{item['path']}:{item['line'] or 1}: {item['problem']}")
+        click.echo(f"{len(checked)} spec(s) checked, {len(report)} problem(s).")
+
+    emit(report, as_json, text)
+    if report:
+        ctx.exit(1)
+
+
+@loop.command(name="list")
+@click.pass_context
+def loop_list(ctx: click.Context) -> None:
+    """List loop specs: name, status, whether you accepted the current content, trigger."""
+    engine = _engine(ctx)
+    for name in engine.store.loop_names():
+        try:
+            spec = engine.spec(name)
+        except InvalidRecordError:
+            click.echo(f"{name:<28} invalid  (repo-memory loop lint {name})")
+            continue
+        ready = "runnable" if not engine.runnable(spec) else "not runnable"
+        click.echo(f"{spec.name:<28} {spec.status:<7} {ready:<13} trigger: {spec.trigger.get('on', 'manual')}")
+
+
+@loop.command(name="accept")
+@click.argument("name")
+@click.pass_context
+def loop_accept(ctx: click.Context, name: str) -> None:
+    """Accept the current content of loop NAME so its verification commands may run on this clone.
+
+    Read the spec first: its `run` commands execute in your repository. Any later edit needs a new accept.
+    """
+    spec = _engine(ctx).accept(name)
+    click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
+    if spec.status != "active":
+        click.echo(f"note: its status is '{spec.status}'; set status: active in {spec.path} for it to run.", err=True)
+
+
+@loop.command(name="status")
+@click.argument("run", required=False)
+@json_option
+@click.pass_context
+def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
+    """Live and past runs (or RUN): state, iterations, start time."""
+    rows = _engine(ctx).status(run)
+
+    def text() -> None:
+        if not rows:
+            click.echo("No loop runs yet. Start one: repo-memory loop run NAME --agent '<command>'")
+        for r in rows:
+            click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {r['started']}")
+
+    emit(rows, as_json, text)
+
+
+@loop.command(name="abort")
+@click.argument("run")
+@click.option("--reason", default="stopped by a person", show_default=True)
+@click.pass_context
+def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
+    """Stop a live run; it ends 'aborted' with a receipt."""
+    receipt = _engine(ctx).abort(run, reason)
+    click.echo(f"Aborted {run} ({receipt['id']}).")
+
+
+@loop.command(name="run")
+@click.argument("name")
+@click.option("--agent", "agent", required=True, help="Command that runs one round of a headless agent; it gets the instruction "
+              "on stdin, in $REPO_MEMORY_INSTRUCTION, and in place of {instruction}. Exit 0 = it thinks it is done.")
+@click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take.")
+@click.pass_context
+def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) -> None:
+    """Drive loop NAME with a headless agent round by round until a terminal state.
+
+    \b
+    Examples:
+      repo-memory loop run fix-failing-tests --agent 'claude -p'
+      repo-memory loop run fix-failing-tests --agent 'codex exec {instruction}'
+    """
+    final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo)
+    if final not in ("succeeded", "no_op"):
+        ctx.exit(1)
+
+
+@loop.command(name="due")
+@click.option("--run", "run_them", is_flag=True, help="Run each due loop: with --agent, drive it; without, one verification pass.")
+@click.option("--event", type=click.Choice(triggers.EVENTS), help="The git event that asks (for trigger on: git).")
+@click.option("--agent", help="Headless agent command for --run (as in `loop run`).")
+@click.pass_context
+def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None) -> None:
+    """List loops due now (schedule, changed paths, git event) — for cron, CI and git hooks.
+
+    \b
+    Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
+    """
+    engine = _engine(ctx)
+    for spec, reason in triggers.due(engine, event):
+        click.echo(f"{spec.name}: due ({reason})")
+        if run_them:
+            click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
+
+
+@loop.command(name="hooks")
+@click.argument("action", type=click.Choice(["install"]))
+@click.pass_context
+def loop_hooks(ctx: click.Context, action: str) -> None:
+    """Install git post-commit and pre-push hooks that run loops with trigger on: git.
+
+    An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first.
+    """
+    store = store_of(ctx)
+    for change in triggers.install_git_hooks(Git(store.root, store.config.git_dir), attach.command()[:-1]):
+        click.echo(change)

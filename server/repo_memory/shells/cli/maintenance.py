@@ -1,0 +1,158 @@
+"""Looking after memory: search as an agent would, history, staleness, health checks, the index and the report."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import click
+
+from repo_memory.core import doctor as checks
+from repo_memory.shells.cli.base import emit, json_option, progress, store_of
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 50), default=8, show_default=True, help="How many hits.")
+@json_option
+@click.pass_context
+def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool) -> None:
+    """Search memory the way an agent's `recall` does (the same hits, the same JSON).
+
+    \b
+    Example: repo-memory search how do we cut a release
+    """
+    store = store_of(ctx)
+    store.refresh()
+    result = store.recall(" ".join(query), limit)
+
+    def text() -> None:
+        if not result.hits:
+            hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
+            click.echo(f"No matches.{hint}")
+        for hit in result.hits:
+            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status}{'' if hit.committed else ', uncommitted'}]  {hit.title[:90]}")
+
+    emit(dataclasses.asdict(result), as_json, text)
+
+
+@click.command(name="history")
+@click.argument("ref")
+@click.option("--since", help="Only commits after this date (e.g. 2026-11-01 or '2 weeks ago').")
+@click.option("-n", "--limit", type=click.IntRange(1, 500), default=20, show_default=True)
+@click.option("--as-of", "as_of", help="Print REF as it stood at this date or commit instead.")
+@json_option
+@click.pass_context
+def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: str | None, as_json: bool) -> None:
+    """Commits that changed a skill, loop (loop:NAME) or session, with diffs; or REF as of a date/commit.
+
+    \b
+    Examples:
+      repo-memory history release-checklist
+      repo-memory history release-checklist --as-of 2026-11-01
+    """
+    store = store_of(ctx)
+    if as_of:
+        item = store.read(ref, as_of=as_of)
+        if as_json:
+            click.echo(json.dumps(dataclasses.asdict(item), indent=2, ensure_ascii=False))
+        else:
+            click.echo(item.content if not item.records else "\n".join(json.dumps(r.record, ensure_ascii=False) for r in item.records),
+                       nl=not item.content)
+        return
+    _, found = store.history(ref, since, limit)
+
+    def text() -> None:
+        if not found:
+            click.echo(f"No commits changed {ref} yet.")
+        for change in found:
+            click.echo(f"commit {change.sha}\nDate:   {change.date}\nAuthor: {change.author}\n\n    {change.subject}\n\n{change.diff}")
+
+    emit([dataclasses.asdict(c) for c in found], as_json, text)
+
+
+@click.command()
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Rebuild the search index from the files (it lives in .git/repo-memory/, never committed)."""
+    report = store_of(ctx).reindex(progress("indexing"))
+    click.echo(f"Indexed {report.added} files.")
+
+
+@click.command(name="report")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Where to write the page (default: the git dir).")
+@click.pass_context
+def report(ctx: click.Context, output: Path | None) -> None:
+    """Write a self-contained HTML page of this repository's memory and print its path.
+
+    Skills with status, utility and staleness; drafts awaiting review; loop runs as a timeline with their end
+    states; experience recorded per day. No scripts and no network: open it in any browser, attach it anywhere.
+    The default location (.git/repo-memory/report.html) keeps it out of your working tree.
+    """
+    from repo_memory.shells import report as page
+
+    store = store_of(ctx)
+    target = output or store.config.state_dir / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(page.build(store), encoding="utf-8")
+    click.echo(str(target))
+
+
+@click.command(name="stale")
+@click.option("--pin", "pins", multiple=True, metavar="NAME",
+              help="You checked skill NAME (or loop:NAME) against the code: take the code as it is now as its baseline.")
+@json_option
+@click.pass_context
+def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
+    """List memories whose cited code changed or is gone since they were written (exit code 1 when there are any).
+
+    A memory cites code with anchors like src/config.py::Config.load (a skill's metadata.anchors, a record's refs).
+    Formatting and comment edits do not count; a changed body, a rename or a deletion does.
+
+    \b
+    Examples:
+      repo-memory stale                          # what to re-check
+      repo-memory stale --pin release-checklist  # it still holds: accept the new code as its baseline
+    """
+    store = store_of(ctx)
+    for name in pins:
+        shown = name if name.startswith("loop:") else f"skill:{name.removeprefix('skill:')}"
+        click.echo(f"pinned {', '.join(store.repin(name)) or 'nothing'} for {shown}", err=True)
+    store.refresh()
+    found = store.stale()
+
+    def text() -> None:
+        if not found:
+            click.echo("Nothing stale: every anchored memory matches the code it cites.")
+        for item in found:
+            click.echo(f"{item.memory}  {item.reason}")
+
+    emit([dataclasses.asdict(item) for item in found], as_json, text)
+    ctx.exit(1 if found else 0)
+
+
+@click.command(name="doctor")
+@json_option
+@click.option("--fix", is_flag=True, help="Re-index what drifted and commit what is pending before checking.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
+    """Check the memory: index against files, invalid or non-UTF-8 files, shadowed skills, set-up.
+
+    Exit code 1 when an error is found; every finding says how to fix it.
+    """
+    store = store_of(ctx)
+    if fix:
+        store.refresh()
+        store.flush()
+    findings = checks.examine(store)
+
+    def text() -> None:
+        if not findings:
+            click.echo("All good: index matches the files and every skill is valid.")
+        for f in findings:
+            click.echo(f"{f.level}: {f.path}: {f.message}\n  fix: {f.fix}")
+
+    emit([dataclasses.asdict(f) for f in findings], as_json, text)
+    if any(f.level == "error" for f in findings):
+        ctx.exit(1)

@@ -1,0 +1,116 @@
+"""Getting started and attaching: init, demo, serve, hook handling, and setup for Claude Code and Codex."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from repo_memory import layout
+from repo_memory.core import mirror
+from repo_memory.shells import attach, hooks
+from repo_memory.shells.cli.base import root_of, store_of
+
+
+@click.command()
+@click.pass_context
+def serve(ctx: click.Context) -> None:
+    """Run the MCP server over stdio (what Claude Code, Codex and other clients start).
+
+    stdout carries only MCP messages; logs go to stderr.
+    """
+    from repo_memory.shells import mcp  # the MCP SDK takes about a second to import; only serve needs it
+    from repo_memory.shells.watch import Watcher
+
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
+    store = store_of(ctx)
+    watcher = Watcher(store)
+    watcher.start()  # reconciles once, then re-indexes on every save
+    watcher.supervise()
+    mcp.build(store, watcher).run("stdio")
+
+
+@click.command()
+@click.pass_context
+def init(ctx: click.Context) -> None:
+    """Create the .agents/ layout and the union-merge rule in .gitattributes (safe to run again)."""
+    store = store_of(ctx)
+    changes = layout.init(store.root, textconv=[*attach.command()[:-1], "textconv"])
+    for change in changes:
+        click.echo(change)
+    click.echo("Already set up; nothing to change." if not changes else f"repo-memory is set up in {store.root}.")
+
+
+@click.command(name="demo")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Build the demo repository here instead of a temporary folder.")
+def demo(keep: Path | None) -> None:
+    """Build a throwaway repository with sample skills and drive it through a real MCP client.
+
+    Prints every tool call and result exactly as the agent receives it, then how to attach
+    repo-memory to Claude Code and Codex.
+    """
+    from repo_memory.shells import demo as demo_shell  # imports the MCP SDK
+
+    path = demo_shell.run(click.echo, keep)
+    click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
+    click.echo(attach.instructions())
+
+
+@click.command()
+@click.argument("event", type=click.Choice(sorted(hooks.HANDLERS)))
+@click.pass_context
+def hook(ctx: click.Context, event: str) -> None:
+    """Handle a Claude Code / Codex hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
+    raw = sys.stdin.read()
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        payload = {}
+    root = root_of(ctx)
+    click.echo(json.dumps(hooks.handle(event, payload if isinstance(payload, dict) else {}, str(root) if root else None)))
+
+
+@click.group(name="setup")
+def setup() -> None:
+    """Attach repo-memory to Claude Code or Codex (idempotent; --remove undoes it)."""
+
+
+@setup.command(name="claude-code")
+@click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
+              help="project: .mcp.json in this repository; user: `claude mcp add --scope user`.")
+@click.option("--shared", is_flag=True, help="Install the hooks in .claude/settings.json (the whole team) instead of settings.local.json.")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks.")
+@click.pass_context
+def setup_claude(ctx: click.Context, scope: str, shared: bool, dry_run: bool, remove: bool) -> None:
+    """Register the MCP server for Claude Code, install the hooks (session briefing, tool capture, compaction
+    summaries, loop driver, commit at session end), and mirror skills into .claude/skills."""
+    from repo_memory.shells import setup as attaching
+
+    store = store_of(ctx)
+    for change in attaching.claude_code(store.root, scope, shared, dry_run, remove):
+        click.echo(change)
+    if not remove and not dry_run:
+        report = mirror.mirror(store.root, store.config.state_dir)
+        click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
+    if not remove:
+        click.echo("Check it: claude mcp list   (a project .mcp.json needs one approval in Claude Code)")
+
+
+@setup.command(name="codex")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--remove", is_flag=True, help="Undo: remove our server table and our hooks.")
+@click.pass_context
+def setup_codex(ctx: click.Context, dry_run: bool, remove: bool) -> None:
+    """Add the MCP server to ~/.codex/config.toml (with this repository as its workspace) and hooks to .codex/hooks.json.
+
+    Codex reads .agents/skills natively, so no mirror is needed.
+    """
+    from repo_memory.shells import setup as attaching
+
+    store = store_of(ctx)
+    for change in attaching.codex(store.root, Path.home(), dry_run, remove):
+        click.echo(change)

@@ -1,0 +1,160 @@
+"""Skills: create, list, show; a person's review (accept, reject); feedback and what skills earned; the .claude mirror."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import click
+
+from repo_memory.core import mirror
+from repo_memory.core.utility import Utility
+from repo_memory.shells.cli.base import emit, json_option, store_of
+
+
+@click.group()
+def skill() -> None:
+    """Create, list and show skills (.agents/skills/<name>/SKILL.md)."""
+
+
+@skill.command(name="new")
+@click.argument("name")
+@click.option("-d", "--description", required=True, help="One sentence: what it does and when to use it.")
+@click.option("--body", help="Markdown body (default: read from --body-file, or a starter outline).")
+@click.option("--body-file", type=click.File("r", encoding="utf-8"), help="Read the body from this file ('-' for stdin).")
+@click.option("-t", "--tag", "tags", multiple=True, help="A tag (repeat for several).")
+@click.pass_context
+def skill_new(ctx: click.Context, name: str, description: str, body: str | None, body_file: Any, tags: tuple[str, ...]) -> None:
+    """Create skill NAME, written by you (so it starts active).
+
+    \b
+    Example:
+      repo-memory skill new release-checklist -d "How we cut a release" --body-file notes.md
+    """
+    store = store_of(ctx)
+    if any(r["name"] == name for r in store.skills()):
+        raise click.ClickException(f"Skill '{name}' exists; edit .agents/skills/{name}/SKILL.md directly.")
+    text = body if body is not None else (body_file.read() if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
+    result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human")
+    click.echo(f"Created {result.path} (status {result.status}).")
+    for warning in result.warnings:
+        click.echo(f"note: {warning}", err=True)
+
+
+@skill.command(name="list")
+@json_option
+@click.pass_context
+def skill_list(ctx: click.Context, as_json: bool) -> None:
+    """List every skill: name, status, where it lives; invalid files are marked."""
+    store = store_of(ctx)
+    store.refresh()
+    rows = [{"name": r["name"], "status": r["status"] if r["valid"] else "invalid", "path": r["path"],
+             "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"])} for r in store.skills()]
+
+    def text() -> None:
+        if not rows:
+            click.echo("No skills yet. Create one: repo-memory skill new NAME -d 'what it is for'")
+        width = max((len(r["name"]) for r in rows), default=0)
+        for r in rows:
+            flag = " (shadowed)" if r["shadowed"] else ""
+            click.echo(f"{r['name']:<{width}}  {r['status']:<10} {r['path']}{flag}")
+
+    emit(rows, as_json, text)
+
+
+@skill.command(name="show")
+@click.argument("name")
+@json_option
+@click.pass_context
+def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Print skill NAME exactly as stored (or NAME/FILE for a file beside it)."""
+    item = store_of(ctx).read(name if name.startswith("skill:") else f"skill:{name}")
+    emit(dataclasses.asdict(item), as_json, lambda: click.echo(item.content, nl=False))
+
+
+@click.command()
+@click.argument("name")
+@click.pass_context
+def accept(ctx: click.Context, name: str) -> None:
+    """Accept the draft skill NAME after reviewing it (sets `status: active`, so briefings and loops use it).
+
+    Review first: `repo-memory skill show NAME` or `git diff`. Loop specs are accepted with `repo-memory loop accept`.
+    """
+    click.echo(store_of(ctx).review(name, accept=True))
+
+
+@click.command()
+@click.argument("name")
+@click.pass_context
+def reject(ctx: click.Context, name: str) -> None:
+    """Reject the draft skill NAME: its folder is deleted (git history keeps it). Only drafts can be rejected."""
+    click.echo(store_of(ctx).review(name, accept=False))
+
+
+@click.command()
+@click.pass_context
+def sync(ctx: click.Context) -> None:
+    """Mirror .agents/skills into .claude/skills so Claude Code loads them natively.
+
+    Copies carry a .repo-memory-generated marker; a hand-written skill folder there is never touched.
+    """
+    store = store_of(ctx)
+    report = mirror.mirror(store.root, store.config.state_dir)
+    for name in report.written:
+        click.echo(f"mirrored {name}")
+    for name in report.removed:
+        click.echo(f"removed stale mirror {name}")
+    for name in report.kept_hand_written:
+        click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
+    click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
+
+
+@click.command(name="feedback")
+@click.argument("ref")
+@click.argument("outcome", type=click.Choice(["helped", "misled", "outdated"]))
+@click.option("--note", help="What happened, briefly.")
+@click.pass_context
+def feedback(ctx: click.Context, ref: str, outcome: str, note: str | None) -> None:
+    """Record that a skill (skill:NAME) or a record (SESSION#N) helped, misled or was outdated; it ranks skills.
+
+    \b
+    Example:
+      repo-memory feedback skill:deploy-staging outdated --note "the script moved to tools/deploy.sh"
+    """
+    record = store_of(ctx).feedback(ref, outcome, note, actor="human", tool="cli")
+    click.echo(f"{record['id']}: {record['text']}")
+
+
+@click.command(name="stats")
+@json_option
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Skills by what their uses earned: loop runs that succeeded or failed with them, and agents' feedback.
+
+    utility = (successes + helped + 1) / (all outcomes + 2): 0.50 with no evidence; recall multiplies a
+    skill's text score by 0.5 + utility. Skills marked "deprecate?" misled or failed more often than they helped.
+    """
+    store = store_of(ctx)
+    store.refresh()
+    evidence = store.evidence()
+    rows = []
+    for row in store.skills():
+        if not row["winner"]:
+            continue
+        u = evidence.get(row["name"], Utility(row["name"]))
+        rows.append({"skill": row["name"], "status": row["status"], "uses": u.uses, "succeeded": u.successes, "failed": u.failures,
+                     "helped": u.helped, "misled": u.misled, "outdated": u.outdated, "utility": round(u.score, 2),
+                     "last_used": u.last_used[:10], "deprecate": u.deprecate})
+    rows.sort(key=lambda r: (-r["utility"], -r["uses"], r["skill"]))
+
+    def text() -> None:
+        if not rows:
+            click.echo("No skills yet: `repo-memory skill new NAME` or an agent's skill_write adds one.")
+            return
+        click.echo(f"{'skill':32} {'status':10} {'uses':>5} {'ok':>4} {'fail':>5} {'help':>5} {'mislead':>8} {'old':>4} {'utility':>8}  last used")
+        for r in rows:
+            flag = "  deprecate?" if r["deprecate"] else ""
+            click.echo(f"{r['skill'][:32]:32} {r['status']:10} {r['uses']:>5} {r['succeeded']:>4} {r['failed']:>5} {r['helped']:>5} "
+                       f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {r['last_used'] or '-'}{flag}")
+
+    emit(rows, as_json, text)
