@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from repo_memory.errors import CronError
+
 FIELDS = (("minute", 0, 59), ("hour", 0, 23), ("day of month", 1, 31), ("month", 1, 12), ("day of week", 0, 7))
 NAMES = {
     3: {m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)},
     4: {d: i for i, d in enumerate("sun mon tue wed thu fri sat".split())},
 }
-
-
-class CronError(ValueError):
-    """A cron expression that cannot be parsed; the message says which field and why."""
 
 
 @dataclass(frozen=True)
