@@ -1,4 +1,6 @@
-"""The benchmark scripts run in a small mode so they cannot rot (figures come from full runs by hand)."""
+"""The benchmark scripts run in a small mode so they cannot rot (figures come from full runs by hand).
+
+A benchmark whose data is missing skips: it measured nothing, so it cannot pass."""
 
 from __future__ import annotations
 
@@ -7,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_search_benchmark_runs_in_small_mode():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "search.py"), "--sizes", "150", "--queries", "20"],
@@ -17,12 +22,12 @@ def test_search_benchmark_runs_in_small_mode():
     )
     assert proc.returncode == 0, proc.stderr
     if proc.stdout.startswith("skipped:"):
-        assert "LoCoMo data not found" in proc.stdout
-        return
+        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
     row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("150 "))
     assert len(row.split()) == 9
 
 
+@pytest.mark.slow
 def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "locomo.py"), "--conversations", "1"],
@@ -30,8 +35,7 @@ def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
     )
     assert proc.returncode == 0, proc.stderr
     if proc.stdout.startswith("skipped:"):
-        assert "LoCoMo data not found" in proc.stdout
-        return
+        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
     rows: dict[str, list[str]] = {}
     for line in proc.stdout.splitlines():
         if line.startswith(("repo-memory ", "fts5-bm25 ")):
@@ -40,12 +44,14 @@ def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
     assert ours > baseline  # turn any@5 on the first conversation
 
 
+@pytest.mark.slow
 def test_writes_benchmark_runs_in_small_mode():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "writes.py"), "--writes", "20"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "edit -> searchable" in proc.stdout and "auto " in proc.stdout
 
 
+@pytest.mark.slow
 def test_secret_scan_benchmark_runs_in_small_mode_and_beats_its_baseline_on_false_positives():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "secret_scan.py"), "--small"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -55,23 +61,25 @@ def test_secret_scan_benchmark_runs_in_small_mode_and_beats_its_baseline_on_fals
     assert rates[0] <= 1.0 and (len(rates) == 1 or rates[0] <= rates[1])  # ours, then detect-secrets' rate
 
 
+@pytest.mark.slow
 def test_anchor_benchmark_runs_in_small_mode_and_a_one_file_change_is_rechecked_quickly():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "anchors.py"), "--small"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "1 memory flagged stale" in proc.stdout and "files/s" in proc.stdout
 
 
+@pytest.mark.slow
 def test_peer_benchmark_runs_in_small_mode_through_real_mcp_servers():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "peers.py"), "--small", "--systems", "repo-memory", "server-memory"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     if proc.stdout.startswith("skipped:"):
-        assert "LoCoMo data not found" in proc.stdout
-        return
+        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
     import json
 
     results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
     ours = results["repo-memory"]["locomo"]
     assert ours["questions"] > 50 and ours["any@5"] > 0.6
     peer = results["server-memory"]
-    assert "error" in peer or peer["locomo"]["any@5"] < ours["any@5"]  # reported either way, never dropped
+    assert "error" not in peer, f"the peer server failed, so nothing was compared: {peer.get('error')}"
+    assert peer["locomo"]["any@5"] < ours["any@5"]

@@ -162,6 +162,7 @@ def common_frontmatter(draw: st.DrawFn) -> str:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.one_of(frontmatter_lines(), common_frontmatter()))
+@pytest.mark.slow
 def test_the_fast_path_agrees_with_the_yaml_parser_whenever_it_answers(text):
     import yaml
 

@@ -108,6 +108,7 @@ def test_a_detached_head_defers_and_creates_no_unreachable_commit(work: Path):
     assert "detached" in git(work, "show", "--name-only", "--format=", "HEAD")
 
 
+@pytest.mark.slow
 def test_a_foreign_index_lock_is_waited_for_never_deleted(work: Path):
     lock = work / ".git/index.lock"
     lock.write_text("someone else's", encoding="utf-8")
@@ -123,6 +124,7 @@ def test_a_foreign_index_lock_is_waited_for_never_deleted(work: Path):
     assert "locked-out" in git(work, "show", "--name-only", "--format=", "HEAD")
 
 
+@pytest.mark.slow
 def test_signing_that_hangs_is_bounded_and_sign_never_opts_out(work: Path, monkeypatch: pytest.MonkeyPatch):
     fake_gpg = work.parent / "gpg-hangs"
     fake_gpg.write_text("#!/bin/sh\nsleep 60\n", encoding="utf-8")

@@ -143,6 +143,7 @@ def git_shas() -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_benign_corpus_has_under_one_percent_false_positives_and_none_on_digests():
     corpus = _benign_corpus()
     assert sum(map(len, corpus.values())) > 20_000
@@ -160,6 +161,7 @@ def _leaks(repo: Path, secrets: list[str]) -> list[str]:
     return [s for s in secrets if s.encode() in objects or s.encode() in index_bytes]
 
 
+@pytest.mark.slow
 def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_path(repo: Path):
     import anyio
     from mcp import Client

@@ -147,6 +147,7 @@ def attached(repo: Path, runner: CliRunner, tmp_path: Path) -> tuple[Path, Path]
     return repo, home
 
 
+@pytest.mark.slow
 def test_claude_mcp_list_shows_the_server_connected(attached: tuple[Path, Path]):
     repo, home = attached
     claude = cli_tool("claude")
@@ -155,6 +156,7 @@ def test_claude_mcp_list_shows_the_server_connected(attached: tuple[Path, Path])
     assert "Connected" in line, out
 
 
+@pytest.mark.slow
 def test_claude_p_without_login_fires_session_hooks_that_we_record(attached: tuple[Path, Path]):
     repo, home = attached
     claude = cli_tool("claude")
@@ -168,6 +170,7 @@ def test_claude_p_without_login_fires_session_hooks_that_we_record(attached: tup
     assert "SessionStart" in events and "SessionEnd" in events and harness == {"claude-code"}
 
 
+@pytest.mark.slow
 def test_the_repository_is_a_valid_claude_code_plugin(tmp_path: Path):
     claude = cli_tool("claude")
     proc = subprocess.run([claude, "plugin", "validate", str(ROOT)], env=claude_env(tmp_path), capture_output=True, text=True, timeout=120)
@@ -177,6 +180,7 @@ def test_the_repository_is_a_valid_claude_code_plugin(tmp_path: Path):
     assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
 
 
+@pytest.mark.slow
 def test_codex_sees_the_server_after_setup(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     codex = cli_tool("codex")
     home = tmp_path / "home"
@@ -190,6 +194,7 @@ def test_codex_sees_the_server_after_setup(repo: Path, runner: CliRunner, tmp_pa
     json.loads(prompt.stdout)  # the model-visible input renders with our server configured and started
 
 
+@pytest.mark.slow
 def test_inspector_lists_every_tool_and_calls_recall_remember_read(repo: Path):
     if shutil.which("npx") is None:
         pytest.skip("npx is not installed, so the MCP Inspector CLI cannot run (install Node.js 20+)")

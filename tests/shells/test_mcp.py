@@ -185,3 +185,53 @@ async def test_a_runaway_writer_is_told_when_to_retry_and_its_refused_writes_lea
     now[0] += 1.0
     limiter.take("remember")  # refilled at the configured rate
     assert WriteLimiter(0).per_minute == 0 and [WriteLimiter(0).take("x") for _ in range(1000)]
+
+
+LOOP_SPEC = """---
+name: fix-flaky-tests
+goal: Make the flaky payment tests pass reliably without changing what they expect.
+status: active
+trigger: {on: manual}
+verify:
+  - {level: 4, run: "true", expect: {exit: 0}}
+stop: {max_iterations: 3}
+success_requires_level: 4
+---
+Rerun each flaky test twenty times before and after the fix.
+"""
+
+
+async def test_loops_are_memory_recall_finds_them_and_read_gives_the_spec_and_its_runs(seeded: Store, repo: Path):
+    (repo / ".agents/loops/fix-flaky-tests.md").write_text(LOOP_SPEC, encoding="utf-8")
+    seeded.refresh()
+    async with Client(server.build(seeded)) as client:
+        found = await call(client, "recall", query="flaky payment tests")
+        only_loops = await call(client, "recall", query="flaky tests", kinds=["loop"])
+        spec = await call(client, "read", ref="loop:fix-flaky-tests")
+        bare = await call(client, "read", ref="fix-flaky-tests")
+        started = await call(client, "loop_start", name="fix-flaky-tests")
+        again = await call(client, "read", ref="loop:fix-flaky-tests")
+        missing = await error_text(client, "read", ref="loop:fix-flakey-tests")
+    assert found["hits"][0]["id"] == "loop:fix-flaky-tests" and found["hits"][0]["kind"] == "loop"
+    assert found["hits"][0]["provenance"]["path"] == ".agents/loops/fix-flaky-tests.md" and found["hits"][0]["recorded"]
+    assert [h["kind"] for h in only_loops["hits"]] == ["loop"]
+    assert spec["kind"] == "loop" and spec["content"] == LOOP_SPEC and spec["status"] == "active" and spec["runs"] == []
+    assert bare["id"] == "loop:fix-flaky-tests"
+    assert started["state"] == "unverifiable"  # never accepted on this clone, so its command does not run
+    assert [r["id"] for r in again["runs"]] == [started["receipt"]] and "unverifiable" in again["runs"][0]["summary"]
+    assert "No loop 'fix-flakey-tests'" in missing and "fix-flaky-tests" in missing
+
+
+async def test_one_reference_grammar_for_every_tool(seeded: Store):
+    async with Client(server.build(seeded)) as client:
+        written = await call(client, "remember", text="The release tag must be signed.", session="grammar")
+        by_id = await call(client, "read", ref=written["ids"][0])
+        by_session = await call(client, "read", ref="session:grammar")
+        by_skill = await call(client, "read", ref="skill:release-checklist")
+        bad = await error_text(client, "read", ref="Release Checklist!")
+        code = await error_text(client, "read", ref="src/app.py::main")
+    assert by_id["records"][0]["record"]["text"] == "The release tag must be signed." and by_id["records"][0]["verified"]
+    assert [r["id"] for r in by_session["records"]] == ["grammar#1"]
+    assert by_skill["kind"] == "skill" and by_skill["name"] == "release-checklist"
+    assert "not allowed" in bad and "Try 'release-checklist'" in bad
+    assert "recall(symbol=" in code

@@ -49,6 +49,7 @@ def seeded(store: Store, repo: Path) -> None:
         engine.step(run, "shipped", "done", None, ["release-checklist"])
 
 
+@pytest.mark.slow
 def test_the_report_renders_in_chromium_with_the_expected_counts_and_no_live_content(store: Store, repo: Path, tmp_path: Path,
                                                                                    runner: CliRunner):
     seeded(store, repo)

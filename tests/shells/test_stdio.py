@@ -29,6 +29,7 @@ def seeded_repo(repo: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 async def test_serve_over_stdio_answers_recall_and_keeps_stdout_for_mcp(seeded_repo: Path):
     params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(seeded_repo), env={**os.environ})
     async with Client(params) as client:
@@ -52,6 +53,7 @@ def inspector(repo: Path, *args: str) -> dict:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 def test_mcp_inspector_cli_lists_tools_and_calls_recall(seeded_repo: Path):
     if shutil.which("npx") is None:
         pytest.skip("npx is not installed, so the MCP Inspector CLI cannot run (install Node.js 20+)")

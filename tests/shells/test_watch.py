@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from repo_memory.core.store import Store
 from repo_memory.shells.watch import Watcher, ignorable
 
@@ -52,6 +54,7 @@ def test_an_editor_save_by_rename_is_one_sync_and_temp_files_are_ignored(store: 
     assert ignorable("/r/.agents/skills/x/.SKILL.md.swp") and ignorable("/r/x/SKILL.md~") and not ignorable("/r/x/SKILL.md")
 
 
+@pytest.mark.slow
 def test_a_thousand_files_changed_at_once_end_equal_to_a_full_rescan(store: Store, repo: Path):
     watcher = Watcher(store)
     watcher.start()
