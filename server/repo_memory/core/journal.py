@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repo_memory.errors import InvalidRecordError, NotFoundError, Problem
+from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem
 from repo_memory.formats import refs
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, now, parse_line, parse_lines, seal,
@@ -129,7 +129,7 @@ class Journal:
     def blob(self, digest: str) -> tuple[bytes, bool]:
         """A blob's bytes and whether they still hash to its name."""
         if not re.fullmatch(r"[0-9a-f]{64}", digest):
-            raise NotFoundError(f"'{digest}' is not a blob hash.")
+            raise InvalidArgumentError(f"'{digest}' is not a blob hash.")
         path = paths.inside(self.root, BLOB_DIR, digest)
         if not path.is_file():
             raise NotFoundError(f"Blob {digest} is missing from {BLOB_DIR}/ (was it deleted, or not pulled?).")

@@ -18,7 +18,7 @@ from repo_memory.core.journal import Journal
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
-from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
+from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import Committer
@@ -53,7 +53,7 @@ class Logbook:
     def source(self, actor: str, tool: str) -> dict[str, str]:
         """Provenance the server assigns to a record: who (human or agent), through which harness and tool."""
         if actor not in ACTORS:
-            raise ConflictError(f"actor must be one of {ACTORS}")
+            raise InvalidArgumentError(f"actor must be one of {ACTORS}")
         return {"actor": actor, "harness": self.harness, "tool": tool}
 
     def sync(self) -> None:

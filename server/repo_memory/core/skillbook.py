@@ -19,7 +19,7 @@ from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
-from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
+from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
 from repo_memory.formats import skills
 from repo_memory.git.commit import Committer
 from repo_memory.git.committed import Committed, describe_skill
@@ -114,7 +114,7 @@ class Skillbook:
         for other in related or ():
             paths.check_name(other, "related skill name")
         if actor not in ACTORS:
-            raise ConflictError(f"actor must be one of {ACTORS}")
+            raise InvalidArgumentError(f"actor must be one of {ACTORS}")
         rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
         path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
         refuse(("description", description), ("body", body), ("tags", tags), ("related", related))

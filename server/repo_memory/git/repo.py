@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repo_memory.errors import GitError, NotFoundError, WorkspaceError
+from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError, WorkspaceError
 
 GIT_TIMEOUT = 30.0
 SIGN_TIMEOUT = 15.0
@@ -193,7 +193,7 @@ class Git:
         import git
 
         if as_of.startswith("-"):
-            raise NotFoundError(f"'{as_of}' is not a date or a commit.")  # never let a value become an option
+            raise InvalidArgumentError(f"'{as_of}' is not a date or a commit.")  # never let a value become an option
         with self._lock:
             try:
                 commit = self.repo.commit(as_of)
@@ -210,7 +210,7 @@ class Git:
     def log(self, path: str, since: str | None = None, limit: int = 20) -> str:
         """`git log -p` of `path` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
         if since and since.startswith("-"):
-            raise NotFoundError(f"'{since}' is not a date.")
+            raise InvalidArgumentError(f"'{since}' is not a date.")
         with self._lock:
             args = ["-p", "--textconv", f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s", *([f"--since={since}"] if since else []),
                     "--", path]

@@ -18,7 +18,7 @@ from repo_memory.guards import disk
 from repo_memory.formats import experience
 from repo_memory.formats import loops
 from repo_memory.runner import verify
-from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError
+from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 
 TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
@@ -119,7 +119,7 @@ class Engine:
              skills: list[str] | None = None, actor: str = "agent") -> dict[str, Any]:
         """Record the agent's report, verify cheapest first, decide, and answer the next instruction or a terminal state."""
         if status not in STATUSES:
-            raise ConflictError(f"status must be one of {', '.join(STATUSES)}")
+            raise InvalidArgumentError(f"status must be one of {', '.join(STATUSES)}")
         current = self.state(run)
         if current.state in TERMINAL:
             raise ConflictError(f"Run {run} already ended: {current.state}. Start a new run with loop_start('{current.loop}').")
