@@ -16,6 +16,7 @@ from repo_memory.shells.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = README + "".join(page.read_text(encoding="utf-8") for page in sorted((ROOT / "docs").glob("*.md")))
 
 
 def commands(group: click.Group, prefix: str = "repo-memory") -> list[str]:
@@ -29,25 +30,31 @@ def commands(group: click.Group, prefix: str = "repo-memory") -> list[str]:
 
 @pytest.mark.parametrize("command", commands(cli))
 def test_every_cli_command_is_in_the_readme(command: str):
-    assert f"`{command}" in README, f"README.md does not document `{command}`"
+    assert f"`{command}" in DOCS, f"neither README.md nor docs/ documents `{command}`"
 
 
 def test_every_mcp_tool_is_in_the_readme(store):
     tools = anyio.run(server.build(store).list_tools)
     assert tools
     for tool in tools:
-        assert f"`{tool.name}(" in README, f"README.md does not document the MCP tool {tool.name}"
+        assert f"`{tool.name}(" in DOCS, f"neither README.md nor docs/ documents the MCP tool {tool.name}"
 
 
 def test_every_config_key_is_in_the_readme():
     for key in validation.schema("config")["properties"]:
-        assert f"`{key}`" in README
+        assert f"`{key}`" in DOCS
 
 
 @pytest.mark.parametrize("kind", validation.SCHEMAS)
 def test_schemas_are_valid_json_schemas(kind: str):
     Draft7Validator.check_schema(validation.schema(kind))
     assert (ROOT / "schemas" / f"{kind}.schema.json").is_file()
+
+
+def test_readme_is_short_and_every_docs_link_resolves():
+    assert len(README.splitlines()) <= 250
+    for page in re.findall(r"\]\((docs/[a-z-]+\.md)", README):
+        assert (ROOT / page).is_file(), page
 
 
 def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
