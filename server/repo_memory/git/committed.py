@@ -13,6 +13,9 @@ import threading
 from repo_memory.git.repo import Git
 
 
+_NOW = object()  # "look HEAD up now" (None already means an unborn branch)
+
+
 class Committed:
     """HEAD's view of memory files: path -> (blob id, size), looked up on demand."""
 
@@ -42,14 +45,14 @@ class Committed:
                 self._entries[rel] = found
         return found
 
-    def file(self, rel: str, data: bytes, head: str | None = None) -> bool:
+    def file(self, rel: str, data: bytes, head: str | None | object = _NOW) -> bool:
         """Whether `data`, the file at `rel` now, is exactly what HEAD holds (`head`: one `head()` for many calls)."""
-        blob = self._entry(rel, self.head() if head is None else head)
+        blob = self._entry(rel, self.head() if head is _NOW else head)  # type: ignore[arg-type]
         return blob is not None and blob[0] == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
 
-    def record(self, rel: str, end: int, head: str | None = None) -> bool:
+    def record(self, rel: str, end: int, head: str | None | object = _NOW) -> bool:
         """Whether the log line ending at byte `end` of `rel` is in HEAD (logs only grow, so size tells)."""
-        blob = self._entry(rel, self.head() if head is None else head)
+        blob = self._entry(rel, self.head() if head is _NOW else head)  # type: ignore[arg-type]
         return blob is not None and blob[1] >= end
 
 

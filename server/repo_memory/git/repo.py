@@ -70,6 +70,8 @@ class Git:
     def __init__(self, root: Path, git_dir: Path):
         self.root, self.git_dir = root, git_dir
         self._repo: Any = None
+        self._head: tuple[Any, str | None] | None = None  # (ref files' signature, HEAD's commit)
+        self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
 
     # --- plumbing ---------------------------------------------------------------------------------
@@ -142,12 +144,35 @@ class Git:
                 self._repo = None
 
     def head(self) -> str | None:
-        """The commit HEAD points at (None on an unborn branch)."""
+        """The commit HEAD points at (None on an unborn branch).
+
+        gitpython resolves it (~0.5 ms, validating each ref path); the answer is kept while HEAD, the branch's ref file
+        and packed-refs keep their inode, size and mtime — git replaces a ref file by renaming a new one over it, so
+        every update changes the inode."""
         with self._lock:
+            signature = self._ref_signature()
+            if self._head is not None and self._head[0] == signature:
+                return self._head[1]
+            head = self.repo.head
+            self._ref = None if head.is_detached else str(head.reference.path)  # also on an unborn branch: its ref file is watched
             try:
-                return str(self.repo.head.commit.hexsha)
+                sha: str | None = str(head.commit.hexsha)
             except ValueError:
-                return None  # an unborn branch: HEAD names a ref that does not exist yet
+                sha = None  # an unborn branch: HEAD names a ref that does not exist yet
+            self._head = (self._ref_signature(), sha)
+            return sha
+
+    def _ref_signature(self) -> tuple[tuple[int, int, int] | None, ...]:
+        common = Path(self.repo.common_dir)
+        files = [self.git_dir / "HEAD", common / "packed-refs", *([common / self._ref] if self._ref else [])]
+        out: list[tuple[int, int, int] | None] = []
+        for path in files:
+            try:
+                st = os.stat(path)
+                out.append((st.st_ino, st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
 
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""

@@ -6,9 +6,10 @@ creates the tables, indexes and full-text tables and does the bulk upserts; the 
 per-record append that runs on every hook call (where importing sqlite-utils would cost more than the write), are
 plain SQL in the modules beside this one.
 
-Both full-text tables are external-content FTS5 tables over their row tables (`docs_fts` over `docs`,
-`records_fts` over `records`): an FTS row is removed *before* its content row changes, since FTS5 finds the tokens
-to remove by reading the content row.
+`docs_fts` is an external-content FTS5 table over `docs` (a document's text is stored once): a row leaves it
+*before* its content row changes, since FTS5 finds the tokens to remove by reading the content row. `records_fts`
+keeps its own copy of what it indexes (a record's text, speaker, date and its neighbours' text): measured on LoCoMo,
+ranking and snippets over an external-content table were 0.4 and 0.9 ms slower per query.
 """
 
 from __future__ import annotations
@@ -22,19 +23,21 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 7
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
+# Small columns first, long text last: SQLite reads a row's columns in order, so a filter on a column stored after a
+# long body would read through the body's overflow pages for every candidate row.
 DOCS = {
     "rowid": int, "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str, "mtime_ns": int, "size": int,
-    "checked_ns": int, "valid": int, "problems": str, "description": str, "tags": str, "body": str, "status": str, "origin": str,
-    "winner": int, "flags": str, "anchors": str,
+    "checked_ns": int, "valid": int, "status": str, "origin": str, "winner": int, "flags": str, "anchors": str, "problems": str,
+    "tags": str, "description": str, "body": str,
 }
 RECORDS = {
     "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,
-    "text": str, "speaker": str, "date": str, "context": str, "covers": str, "refs": str, "file": str, "offset": int, "length": int,
-    "sha256": str, "flags": str, "outcome": str, "anchors": str,
+    "flags": str, "outcome": str, "file": str, "offset": int, "length": int, "sha256": str, "speaker": str, "covers": str,
+    "refs": str, "anchors": str, "text": str,
 }
 LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
 ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str}
@@ -95,13 +98,14 @@ class Database:
             docs.enable_fts(["name", "description", "tags", "body"], tokenize=TOKENIZE)
             records = db.table("records")
             records.create(RECORDS, pk="rowid", not_null={"id", "session", "seq", "ts", "kind", "file"},
-                           defaults={"flags": "", "outcome": "", "anchors": "", "context": "", "date": ""})
+                           defaults={"flags": "", "outcome": "", "anchors": ""})
             records.create_index(["id"], unique=True)
             records.create_index(["kind"])
             records.create_index(["session", "seq"])
             records.create_index(["ts"])
             records.create_index(["file"])
-            records.enable_fts(["text", "speaker", "date", "context"], tokenize=TOKENIZE)
+            # sqlite-utils makes only external-content full-text tables; this one keeps its own content (see above).
+            self.conn.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(text, speaker, date, context, tokenize='{TOKENIZE}')")
             db.table("logs").create(LOGS, pk="path")
             anchors = db.table("anchor_state")
             anchors.create(ANCHOR_STATE, pk=("memory", "anchor"))

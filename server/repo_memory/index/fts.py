@@ -18,6 +18,13 @@ def ranked(conn: sqlite3.Connection, table: str, weights: Sequence[float], match
     return conn.execute(sql, [match, *params, limit]).fetchall()
 
 
+def best(conn: sqlite3.Connection, table: str, weights: Sequence[float], match: str, limit: int) -> list[tuple[int, float]]:
+    """(rowid, rank) of the best `limit` rows matching `match`, from the full-text index alone (no content row is read)."""
+    fts = f"{table}_fts"
+    sql = f"SELECT rowid, bm25({fts}, {', '.join(map(str, weights))}) AS rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?"
+    return [(int(r[0]), float(r[1])) for r in conn.execute(sql, (match, limit))]
+
+
 def snippets(conn: sqlite3.Connection, table: str, column: str, match: str, rowids: Sequence[int]) -> dict[int, str]:
     """Excerpts of `column` around the matched words, for the given rows only; a huge text gives its opening instead."""
     if not rowids:

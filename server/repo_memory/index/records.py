@@ -31,7 +31,7 @@ WINDOW = 2
 POOL = 50  # records reranked per query
 SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 to 0.76; 2.0 and 3.0 did no better
 RACY_NS = 2_000_000_000
-COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "date", "covers", "refs", "file",
+COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
            "offset", "length", "sha256", "flags", "outcome", "anchors")
 
 log = logging.getLogger("repo_memory")
@@ -85,15 +85,15 @@ def _text(record: dict[str, Any]) -> str:
 
 
 def row(line: experience.Line, rel: str) -> tuple[Any, ...]:
-    """The index row of a log line holding a valid record, in COLUMNS order."""
+    """The index row of a log line holding a valid record, in COLUMNS order, then the words of its date."""
     r = line.record
     assert r is not None
     src = r["source"]
     text = _text(r)
     flags = markers.find(text)
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
-            text, _speaker(r), _date(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
-            len(line.raw), r["sha256"], json.dumps([str(m) for m in flags]) if flags else "", _outcome(r), _record_anchors(r))
+            text, _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
+            len(line.raw), r["sha256"], json.dumps([str(m) for m in flags]) if flags else "", _outcome(r), _record_anchors(r), _date(r))
 
 
 class RecordIndex:
@@ -170,28 +170,30 @@ class RecordIndex:
         # The same id in another file (a copied log) replaces its row: that row leaves the full-text index first.
         conn.executemany("DELETE FROM records_fts WHERE rowid = (SELECT rowid FROM records WHERE id = ?)", ids)
         conn.executemany("DELETE FROM records WHERE id = ?", ids)
-        conn.executemany(f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", rows)
-        added = {r[0] for r in rows}
+        conn.executemany(f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})", [r[:-1] for r in rows])
+        dates = {r[0]: r[-1] for r in rows}
         for session in {r[1] for r in rows}:
             seqs = [r[2] for r in rows if r[1] == session]
-            self._refresh_context(session, min(seqs) - WINDOW, max(seqs), added)
+            self._refresh_fts(session, min(seqs) - WINDOW, max(seqs), dates)
         return len(rows)
 
-    def _refresh_context(self, session: str, first: int, last: int, added: set[str]) -> None:
-        """Write the neighbour text of records first..last of `session` and (re)enter them in the full-text index."""
+    def _refresh_fts(self, session: str, first: int, last: int, dates: dict[str, str]) -> None:
+        """Rewrite the search rows of records first..last of `session` (their neighbour windows changed)."""
         conn = self._db.conn
-        rows = conn.execute("SELECT rowid, id, seq, text, speaker FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq",
+        rows = conn.execute("SELECT rowid, id, seq, text, speaker, ts FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq",
                             (session, first - WINDOW, last + WINDOW)).fetchall()
         by_seq = {r[2]: r for r in rows}
-        for rowid, rid, seq, _, _ in rows:
+        for rowid, rid, seq, text, speaker, ts in rows:
             if not first <= seq <= last:
                 continue
             context = "\n".join(f"{by_seq[s][4]}: {by_seq[s][3]}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
-            if rid not in added:  # already indexed with its old context: out first, while the row still holds it
-                conn.execute("DELETE FROM records_fts WHERE rowid=?", (rowid,))
-            conn.execute("UPDATE records SET context=? WHERE rowid=?", (context, rowid))
-            conn.execute("INSERT INTO records_fts (rowid, text, speaker, date, context) SELECT rowid, text, speaker, date, context "
-                         "FROM records WHERE rowid=?", (rowid,))
+            date = dates.get(rid) or self._date_of(rowid, ts)
+            conn.execute("DELETE FROM records_fts WHERE rowid=?", (rowid,))
+            conn.execute("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", (rowid, text, speaker, date, context))
+
+    def _date_of(self, rowid: int, ts: str) -> str:
+        found = self._db.conn.execute("SELECT date FROM records_fts WHERE rowid=?", (rowid,)).fetchone()
+        return str(found[0]) if found else _date({"ts": ts})
 
     def search(self, query: Query, limit: int, offset: int = 0, kinds: Sequence[str] | None = None, session: str | None = None,
                since: str | None = None, until: str | None = None) -> list[Hit]:
@@ -222,6 +224,7 @@ class RecordIndex:
         """Everything indexed about records, for comparing an incremental index with a rebuild."""
         with self._db.lock:
             return self._db.conn.execute(
-                "SELECT id, session, seq, ts, kind, actor, text, speaker, date, context, covers, refs, file, offset, length, sha256, flags "
-                "FROM records ORDER BY id"
+                "SELECT id, session, seq, ts, kind, actor, text, speaker, covers, refs, file, offset, length, sha256, flags FROM records ORDER BY id"
+            ).fetchall() + [("--fts--",)] + self._db.conn.execute(
+                "SELECT r.id, f.text, f.speaker, f.date, f.context FROM records_fts f JOIN records r ON r.rowid = f.rowid ORDER BY r.id"
             ).fetchall()
