@@ -12,7 +12,7 @@ import pytest
 
 from repo_memory.git import commit as commits
 from repo_memory.config import Config
-from repo_memory.git.commit import Committer, Policy
+from repo_memory.git.committer import Committer, Policy
 from repo_memory.git.repo import Git
 from repo_memory.git.repo import GitError
 from repo_memory.core.store import Store

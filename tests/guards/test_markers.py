@@ -129,7 +129,7 @@ def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_com
     assert hits["skill"]["recorded"] == "skill written by an agent; not committed yet; status draft" and not hits["skill"]["committed"]
     assert hits["note"]["recorded"].startswith("recorded by an agent (remember) on 20") and "UTC; not committed yet" in hits["note"]["recorded"]
     assert record["records"][0]["recorded"] == hits["note"]["recorded"] and not skill["committed"]
-    store.flush()
+    store.flush("final")  # what this process wrote, experience included (as at its exit)
     hits, record, skill = anyio.run(look)
     assert hits["skill"]["committed"] and hits["note"]["committed"] and record["records"][0]["committed"] and skill["committed"]
     assert hits["note"]["recorded"].endswith("; committed") and "status draft" in skill["recorded"]

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from repo_memory.guards import secretscan
 from repo_memory.shells.cli import cli
 from repo_memory.config import Config
-from repo_memory.git.commit import Committer, Policy
+from repo_memory.git.committer import Committer, Policy
 from repo_memory.git.repo import Git
 from repo_memory.errors import SecretError
 from repo_memory.core.store import Store

@@ -77,15 +77,33 @@ def examine(store: Store) -> list[Finding]:
     for record_id, flags in store.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
-    count, deferred = store.pending()
-    if count:
-        why = f" ({deferred})" if deferred else ""
-        findings.append(Finding("warning", ".agents/", f"{count} memory path(s) written but not committed yet{why}", "Finish the git operation in progress (rebase, merge…) or check out a "
-                                "branch; the next memory write or `repo-memory doctor --fix` commits them."))
+    findings += _git(store)
     for where, what in store.verify():
         findings.append(Finding("error", where, f"experience log: {what}",
                                 "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))
     return findings
+
+
+def _git(store: Store) -> list[Finding]:
+    """Memory that is not (yet) in git, and what a killed commit left behind."""
+    health, out = store.git_health(), []
+    for path in health.repaired:
+        out.append(Finding("warning", path, "an interrupted memory commit had left this file staged for deletion; repaired",
+                           "Nothing to do: the index entry was put back when repo-memory started. `git status` is clean for it."))
+    for path in health.at_risk:
+        out.append(Finding("error", path, "staged for deletion although it is in HEAD and on disk: your next `git commit` would "
+                           "delete this memory", f"Run `repo-memory doctor --fix` (or `git reset -q HEAD -- {path}`)."))
+    if health.pending:
+        why = f" ({health.deferred})" if health.deferred else ""
+        out.append(Finding("warning", ".agents/", f"{health.pending} memory path(s) written but not committed yet{why}",
+                           "They are kept durably and committed at the next checkpoint, session end or server exit; "
+                           "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
+    if health.uncommitted:
+        shown = ", ".join(health.uncommitted[:5]) + (f" and {len(health.uncommitted) - 5} more" if len(health.uncommitted) > 5 else "")
+        out.append(Finding("warning", ".agents/", f"{len(health.uncommitted)} memory file(s) changed but not committed: {shown}",
+                           "Commit them with `git add .agents && git commit` (edits you made by hand), or review them with "
+                           "`git diff .agents`."))
+    return out
 
 
 def _setup(store: Store) -> list[Finding]:

@@ -21,7 +21,7 @@ from repo_memory.core.utility import FEEDBACK
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
-from repo_memory.git.commit import Committer
+from repo_memory.git.committer import Committer
 from repo_memory.git.committed import Committed, describe
 from repo_memory.guards import disk, paths, secretscan
 from repo_memory.index.activity import Activity
@@ -77,7 +77,8 @@ class Logbook:
         assert path is not None
         self._records.sync([path], complete=False)
         span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
-        self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}")
+        self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}",
+                               kind="experience", session=session, first=written[0]["seq"], last=written[-1]["seq"])
         return written
 
     def remember(self, session: str, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None,
@@ -99,7 +100,7 @@ class Logbook:
         entry = experience.Entry(kind="summary", text=summary, covers=[str(grammar.record(c)) for c in covers], refs=[],
                                  source=self.source(actor, tool))
         record = self.append(session, [entry])[0]
-        self._committer.flush()  # a checkpoint is a natural commit point
+        self._committer.flush(session=session)  # a checkpoint is when a session's experience is committed
         return record
 
     def feedback(self, session: str, ref: str, outcome: str, note: str | None = None, actor: str = "agent",

@@ -66,3 +66,10 @@ class Past:
             return Item(id=ref, kind="experience", path=path, status=status, records=views, committed=True, recorded=recorded)
         text, next_cursor = page(data.decode("utf-8", errors="replace"), cursor)
         return Item(id=ref, kind="file", path=path, status=status, content=text, next_cursor=next_cursor, committed=True, recorded=recorded)
+
+    def code_change(self, path: str) -> str:
+        """Which commit last changed a code file, or that it has uncommitted changes."""
+        if self._git.run("diff", "--quiet", "HEAD", "--", path, check=False).returncode == 1:
+            return f"uncommitted changes in {path}"
+        last = self._git.run("log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
+        return f"last changed in {last}" if last else ""

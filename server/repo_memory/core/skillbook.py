@@ -21,7 +21,7 @@ from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
 from repo_memory.formats import skills
-from repo_memory.git.commit import Committer
+from repo_memory.git.committer import Committer
 from repo_memory.git.committed import Committed, describe_skill
 from repo_memory.guards import disk, duplicates, paths, secretscan
 from repo_memory.guards.secretscan import refuse

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,29 +18,32 @@ from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
 from repo_memory.core.skillbook import Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
-from repo_memory.errors import InvalidArgumentError
+from repo_memory.errors import GitError, InvalidArgumentError
 from repo_memory.formats import experience, loops, skills
 from repo_memory.formats.refs import check_session, parse as parse_ref
-from repo_memory.git.commit import Committer, CommitResult, Policy
+from repo_memory.git.committer import Committer, Health, Policy
 from repo_memory.git.committed import Committed
 from repo_memory.git.history import Change
-from repo_memory.git.repo import Git
+from repo_memory.git.repo import CommitResult, Git
 from repo_memory.index.activity import Activity
 from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
 from repo_memory.index.records import RecordIndex
 
 
+log = logging.getLogger("repo_memory")
+
+
 class Store:
     """Memory of one repository: skill, loop and log files on disk, the derived index, and their commits."""
 
-    def __init__(self, config: Config, session: str | None = None):
+    def __init__(self, config: Config, session: str | None = None, owner: int | None = None):
         self.config, self.root = config, config.root
         self.session = check_session(session or config.session or experience.new_session_id())
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir)
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
-        self._committer = Committer(git, config.state_dir, policy, self.session)
+        self._committer = Committer(git, config.state_dir, policy, self.session, owner)  # owner: who commits what this Store writes
         committed, code = Committed(git), Code(config.root)
         self._docs, self._records, self._activity, self._journal = DocIndex(db), RecordIndex(db, config.root), Activity(db), Journal(config.root, config.inline_max)
         self._staleness, self._evidence = Staleness(db, code, config.state_dir), Evidence(db)
@@ -48,6 +52,10 @@ class Store:
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names)
+        try:  # every repo-memory process lands what a killed one left pending (a stat of two files when there is none)
+            self._committer.recover()
+        except (GitError, OSError) as exc:
+            log.warning("could not commit what an earlier process left pending: %s", exc)
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -165,10 +173,7 @@ class Store:
 
     def code_change(self, path: str) -> str:
         """Which commit last changed a code file, or that it has uncommitted changes."""
-        if self._git.run("diff", "--quiet", "HEAD", "--", path, check=False).returncode == 1:
-            return f"uncommitted changes in {path}"
-        last = self._git.run("log", "-1", "--format=%h %s", "--", path, check=False).stdout.strip()
-        return f"last changed in {last}" if last else ""
+        return self._past.code_change(path)
 
     # --- writing ------------------------------------------------------------------------------------
 
@@ -209,14 +214,18 @@ class Store:
 
     # --- git ----------------------------------------------------------------------------------------
 
-    def flush(self) -> CommitResult | None:
-        """Commit (or stage) every pending memory write now."""
-        return self._committer.flush()
+    def flush(self, scope: str = "docs", session: str | None = None) -> CommitResult | None:
+        """Commit what is pending: skills and loops; experience of `session`, of this process (`final`) or of all (`all`)."""
+        return self._committer.flush(scope, session)
 
-    def commit_status(self) -> str:
-        """One line for tool results: where the latest writes stand with respect to git."""
-        return self._committer.describe()
+    def commit_status(self, kind: str = "doc") -> str:
+        """One line for tool results: where the latest writes (`doc`: skills and loops; `experience`) stand with git."""
+        return self._committer.describe(kind)
 
-    def pending(self) -> tuple[int, str]:
-        """(memory paths written but not committed yet, why they wait)."""
-        return self._committer.pending()
+    def git_health(self) -> Health:
+        """Pending writes, repairs made at start, memory files at risk of deletion or not committed (for doctor)."""
+        return self._committer.health((".agents", *self.sources[1:]))
+
+    def heal(self, paths: list[str]) -> None:
+        """Put back the index entries of memory files the user's next commit would otherwise delete."""
+        self._committer.heal(paths)

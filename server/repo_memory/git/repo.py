@@ -7,7 +7,9 @@ git stay fast. Commands that write (commit-tree, update-ref, update-index, confi
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import threading
 from dataclasses import dataclass
@@ -62,6 +64,7 @@ class CommitResult:
     sha: str | None = None
     deferred: str = ""
     unchanged: bool = False
+    refused: bool = False  # a git hook refused it: retrying will not help
 
 
 class Git:
@@ -80,16 +83,23 @@ class Git:
             stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs."""
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {})}
+        # Its own session: when a harness kills our process group, a git command already running still finishes and
+        # removes its lock files (a git killed mid-write would leave .git/index.lock behind, blocking the user's git).
+        proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True)
         try:
-            proc = subprocess.run(["git", *args], cwd=self.root, env=full_env, capture_output=True, text=True, timeout=timeout,
-                                  input=stdin, stdin=None if stdin is not None else subprocess.DEVNULL)
+            out, err = proc.communicate(stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # git and whatever it started (a signing agent that hangs)
+            proc.communicate()
             raise GitError(f"`git {args[0]}` did not finish within {timeout:g} s" + (
                 " (commit signing may be waiting for a passphrase or an agent; set `sign = \"never\"` in "
                 ".agents/repo-memory.toml to commit memory unsigned)" if args[0] == "commit-tree" else "")) from None
-        if check and proc.returncode != 0:
-            raise GitError(f"`git {' '.join(args[:2])}` failed: {proc.stderr.strip() or proc.stdout.strip()}")
-        return proc
+        result = subprocess.CompletedProcess(["git", *args], proc.returncode, out, err)
+        if check and result.returncode != 0:
+            raise GitError(f"`git {' '.join(args[:2])}` failed: {err.strip() or out.strip()}")
+        return result
 
     def operation_in_progress(self) -> str:
         """The git operation under way ('a rebase', …), 'a detached HEAD', or '' when memory may be committed."""

@@ -204,6 +204,7 @@ class Engine:
                                             refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
             self.store.log(current.run, entries, captured=True)
+        self.store.flush(session=current.run)  # a run's end is its log's commit point
         return receipt
 
     def abort(self, run: str, reason: str = "stopped by a person") -> dict[str, Any]:

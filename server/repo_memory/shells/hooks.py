@@ -11,12 +11,12 @@ from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.formats import experience, refs
+from repo_memory.git.pending import harness_pid
 from repo_memory.guards import secretscan
 from repo_memory.errors import NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 
 log = logging.getLogger("repo_memory")
-COMMITTING = ("session-end", "stop")
 HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
 
 
@@ -29,7 +29,9 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
     session = payload.get("session_id")
     try:
         # Records land in the harness's own session log, so one harness session is one log file.
-        store = Store(Config.load(root or payload.get("cwd") or None), session=session if isinstance(session, str) and refs.SESSION.match(session) else None)
+        # The harness, not this short-lived process, answers for what its hooks write (git/pending.py).
+        store = Store(Config.load(root or payload.get("cwd") or None), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
+                      owner=harness_pid())
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         log.warning("hook %s: %s", event, exc)
         return {}
@@ -39,9 +41,9 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
         log.warning("hook %s failed, letting the harness continue: %s", event, exc)
         return {}
     finally:
-        # One commit per tool call would bury the history: hooks leave writes pending, and the session's end
-        # (or a checkpoint, or the server's timer) commits them together.
-        store.close(commit=event in COMMITTING)
+        # One commit per tool call would bury the history: hooks leave writes pending (durably, owned by the harness),
+        # and the session's end, a checkpoint, or any later process once the harness is gone commits them.
+        store.close(commit=False)
 
 
 def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
@@ -76,10 +78,10 @@ EXCERPT = 2000
 
 
 def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read."""
-    store.log(store.session, [experience.Entry("observation", text=f"Session started ({payload.get('source', 'startup')}).",
-                                               data={"event": "SessionStart", "source": payload.get("source")},
-                                               source=store.source("agent", "hook:SessionStart"))], captured=True)
+    """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read.
+
+    The start itself is not recorded: a session that records nothing leaves no file and no commit (its first record
+    carries its time)."""
     store.refresh()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": store.briefing()}}
 
@@ -173,11 +175,16 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Record the end of the session, then commit what it left pending."""
-    store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
-                                                  data={"event": "SessionEnd", "reason": payload.get("reason")},
-                                                  source=store.source("agent", "hook:SessionEnd"))], captured=True)
-    store.flush()
+    """Close the session's log with an end record (only when it recorded something), then commit its experience."""
+    try:
+        recorded = any(ln.record for ln in store.lines(store.session))
+    except NotFoundError:
+        recorded = False
+    if recorded:
+        store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
+                                                   data={"event": "SessionEnd", "reason": payload.get("reason")},
+                                                   source=store.source("agent", "hook:SessionEnd"))], captured=True)
+    store.flush(session=store.session)
     return {}
 
 

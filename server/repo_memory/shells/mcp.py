@@ -191,7 +191,7 @@ def remember(ctx: Context, text: str, kind: Kind = "note", refs: list[str] | Non
         served = _served(ctx)
         served.limiter.take("remember")
         written = served.store.remember(text, kind, refs or [], data, session, actor="agent", tool="remember")
-    return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=served.store.commit_status())
+    return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=served.store.commit_status("experience"))
 
 
 def feedback(ctx: Context, ref: str, outcome: Literal["helped", "misled", "outdated"], note: str | None = None) -> Remembered:
@@ -204,7 +204,7 @@ def feedback(ctx: Context, ref: str, outcome: Literal["helped", "misled", "outda
         served = _served(ctx)
         served.limiter.take("feedback")
         record = served.store.feedback(ref, outcome, note, actor="agent", tool="feedback")
-    return Remembered(ids=[record["id"]], session=record["session"], commit=served.store.commit_status())
+    return Remembered(ids=[record["id"]], session=record["session"], commit=served.store.commit_status("experience"))
 
 
 def checkpoint(ctx: Context, summary: str, covers: list[str], session: str | None = None) -> Checkpointed:
@@ -216,7 +216,7 @@ def checkpoint(ctx: Context, summary: str, covers: list[str], session: str | Non
         served = _served(ctx)
         served.limiter.take("checkpoint")
         record = served.store.checkpoint(summary, covers, session, actor="agent", tool="checkpoint")
-    return Checkpointed(id=record["id"], covers=record["covers"], commit=served.store.commit_status())
+    return Checkpointed(id=record["id"], covers=record["covers"], commit=served.store.commit_status("experience"))
 
 
 def skill_write(ctx: Context, name: str, description: str, body: str, tags: list[str] | None = None, related: list[str] | None = None,

@@ -43,6 +43,7 @@ class Watcher(FileSystemEventHandler):
         self._last_sync_started = 0.0
         self._syncing = False
         self._one_sync = threading.Lock()
+        self._supervisor: threading.Event | None = None
 
     def start(self) -> None:
         """Watch every memory folder that exists and reconcile once (events before now were not seen)."""
@@ -60,6 +61,10 @@ class Watcher(FileSystemEventHandler):
         return self._observer is not None and self._observer.is_alive()
 
     def stop(self) -> None:
+        """Stop watching: the supervisor, the observer, a pending sync, and every listener (the event loop may be closing)."""
+        self.listeners.clear()
+        if self._supervisor is not None:
+            self._supervisor.set()
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -116,7 +121,7 @@ class Watcher(FileSystemEventHandler):
     def supervise(self, interval: float = 30.0) -> threading.Event:
         """Every `interval` seconds, restart a dead observer and reconcile files with the index (events can be lost,
         e.g. on inotify queue overflow); set the returned event to stop."""
-        stop = threading.Event()
+        stop = self._supervisor = threading.Event()
 
         def loop() -> None:
             while not stop.wait(interval):

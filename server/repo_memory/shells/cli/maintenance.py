@@ -144,7 +144,8 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     store = store_of(ctx)
     if fix:
         store.refresh()
-        store.flush()
+        store.heal(store.git_health().at_risk)
+        store.flush("all")
     findings = checks.examine(store)
 
     def text() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import sys
 from pathlib import Path
 
@@ -22,15 +21,10 @@ def serve(ctx: click.Context) -> None:
 
     stdout carries only MCP messages; logs go to stderr.
     """
-    from repo_memory.shells import mcp  # the MCP SDK takes about a second to import; only serve needs it
-    from repo_memory.shells.watch import Watcher
+    from repo_memory.shells import serve as serving
 
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
-    store = store_of(ctx)
-    watcher = Watcher(store)
-    watcher.start()  # reconciles once, then re-indexes on every save
-    watcher.supervise()
-    mcp.build(store, watcher).run("stdio")
+    root = root_of(ctx)
+    serving.run(str(root) if root else None)
 
 
 @click.command()

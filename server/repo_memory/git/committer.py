@@ -1,0 +1,240 @@
+"""When memory is committed, and as what: the commit policy over the durable pending list.
+
+- Skills and loops (`doc` paths) are committed as they change, a burst coalesced into one commit per window.
+- A session's experience is committed at its checkpoints and when it ends (the session-end hook, the server's exit),
+  so a session's history is a commit or a few, not one per tool call.
+- Anything a dead process left pending is committed by whichever repo-memory process comes next.
+
+Modes (`commit` in the config): `auto` commits on the checked-out branch beside the user's work; `private` commits to
+`refs/memory/<branch>` and never touches the branch or the index; `stage` only stages; `off` writes files only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from repo_memory.errors import GitError
+from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair
+from repo_memory.git.pending import Journal, Pending, alive, start_time
+from repo_memory.git.repo import CommitResult, Git
+from repo_memory.guards import secretscan
+
+log = logging.getLogger("repo_memory")
+SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
+MODES = ("auto", "private", "stage", "off")
+
+
+@dataclass(frozen=True)
+class Health:
+    """Where memory stands with git, for doctor."""
+
+    pending: int  # memory paths written but not committed yet (any process)
+    deferred: str  # why the last commit attempt waits, if it does
+    repaired: list[str]  # index entries an interrupted commit had left out, put back when this process started
+    at_risk: list[str]  # memory files staged for deletion although they are in HEAD and on disk
+    uncommitted: list[str]  # memory files that differ from HEAD (changed or new) and are not pending
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How memory is committed here: the `commit` mode, the coalescing window, signing, the author, the harness."""
+
+    mode: str = "auto"
+    window: float = 2.0
+    sign: str = "auto"
+    author_name: str | None = None
+    author_email: str | None = None
+    harness: str = "unknown"
+
+
+def _holds_secret(path: Path) -> bool:
+    """Whether a memory file a person may have edited holds a secret (the last gate before a git object)."""
+    if path.suffix not in SCANNED_AT_COMMIT or "/experience/" in path.as_posix():
+        return False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False  # deleted or unreadable: nothing of it reaches git
+    return bool(secretscan.scan(text))
+
+
+class Committer:
+    """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
+
+    def __init__(self, git: Git, state_dir: Path, policy: Policy, session: str | None = None, owner: int | None = None):
+        self.git, self.state_dir, self.policy, self.session = git, state_dir, policy, session
+        self.root, self.window = git.root, policy.window
+        self.journal = Journal(state_dir)
+        self.owner = owner or os.getpid()
+        self._started = start_time(self.owner)
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+        self.last: CommitResult | None = None
+        self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
+        self.repaired: list[str] = []
+
+    @property
+    def mode(self) -> str:
+        return self.policy.mode
+
+    def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str = "", first: int = 0, last: int = 0) -> None:
+        """Note changed memory paths, durably; documents are committed within the window, experience at its session's end."""
+        if self.mode == "off":
+            return
+        self.journal.add([Pending(path, message, kind, session or self.session or "", self.owner, self._started, first, last)
+                          for path in dict.fromkeys(paths)])
+        if kind == "doc":
+            self._schedule(self.window)
+
+    def _schedule(self, delay: float) -> None:
+        with self._lock:
+            if self._timer is None:
+                self._timer = threading.Timer(delay, self._flush_from_timer)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _flush_from_timer(self) -> None:
+        with self._lock:
+            self._timer = None
+        try:
+            self.flush()
+        except (GitError, OSError) as exc:
+            log.warning("memory commit failed: %s", exc)
+
+    def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
+        if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
+            return True  # documents commit as they change; a dead owner's work is taken over
+        if session and entry.session == session:
+            return True  # a checkpoint or the session's end
+        return scope == "final" and entry.owner == self.owner
+
+    def flush(self, scope: str = "docs", session: str | None = None) -> CommitResult | None:
+        """Commit (or stage) what is pending: documents always; experience of `session`, of this owner (`final`), of
+        everyone (`all`), and whatever a dead process left. A deferral keeps everything pending for a later flush.
+
+        The pending list is read under the commit lock, so processes that end together make one commit: the first
+        commits everything due and the others find nothing left."""
+        if self.mode == "off":
+            return None
+        with commit_lock(self.state_dir):
+            entries = [e for e in self.journal.read() if self._wanted(e, scope, session)]
+            paths = sorted({e.path for e in entries})
+            self.held = [p for p in paths if _holds_secret(self.root / p)]
+            if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
+                log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
+            paths = [p for p in paths if p not in self.held]
+            if not paths:
+                return None
+            if self.mode == "stage":
+                staged = refresh_index(self.git, paths)
+                result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
+            else:
+                result = commit_paths(self.git, self.state_dir, paths, self._message(entries), self._identity(), self.policy.sign,
+                                      private=self.mode == "private")
+            if not result.deferred or result.sha:
+                self.journal.remove([e for e in entries if e.path not in self.held])
+        self.last = result
+        if result.deferred and not result.sha and not result.refused:
+            self._schedule(self.window * 5)  # try again later; the operation in the way may be over by then
+        return result
+
+    def recover(self) -> CommitResult | None:
+        """What a killed or terminated process left: its temporary index files, an interrupted index refresh, its
+        pending writes. Cheap when there is nothing (a stat of two files)."""
+        clean_temp_indexes(self.state_dir)
+        self._adopt_old_pending()
+        self.repaired = repair(self.git, self.state_dir)
+        if self.repaired:
+            log.warning("restored the index entries of %s (a memory commit was interrupted)", ", ".join(self.repaired))
+        if self.mode == "off" or not self.journal.path.exists():
+            return None
+        if any(not alive(e.owner, e.started) for e in self.journal.read()):
+            return self.flush()
+        return None
+
+    def _adopt_old_pending(self) -> None:
+        """Paths an older version left in pending-commit.json join the journal, owned by no live process."""
+        old = self.state_dir / "pending-commit.json"
+        if old.is_file():
+            try:
+                listed = json.loads(old.read_text(encoding="utf-8"))
+            except ValueError:
+                listed = {}
+            self.journal.add([Pending(path, str(message), "experience" if "/experience/" in path else "doc") for path, message in listed.items()])
+            old.unlink(missing_ok=True)
+
+    def describe(self, kind: str = "doc") -> str:
+        """One line for tool results: where the latest writes (of `kind`) stand with respect to git."""
+        if self.mode == "off":
+            return "not committed (commit = off): commit .agents/ with your code"
+        last = self.last
+        if last is not None and last.deferred and self.journal.path.exists():
+            return f"deferred: {last.deferred}"
+        if self.held:
+            return f"not committed: {', '.join(self.held)} contains what looks like a secret; remove it (see `repo-memory doctor`)"
+        if self.journal.path.exists():
+            verb = "staged" if self.mode == "stage" else "committed" + (" to refs/memory/<branch>" if self.mode == "private" else "")
+            when = f"within {self.window:g} s" if kind == "doc" else "at the next checkpoint or when the session ends"
+            return f"pending: {verb} {when} (kept durably until then)"
+        return "up to date"
+
+    def health(self, folders: tuple[str, ...]) -> Health:
+        """Pending writes, repairs, files at risk of deletion and uncommitted memory files under `folders`."""
+        pending = {e.path for e in self.journal.read()}
+        last = self.last
+        at_risk: list[str] = []
+        uncommitted: list[str] = []
+        if self.mode in ("auto", "stage") and self.git.head() is not None:
+            out = self.git.run("diff", "--cached", "--name-only", "-z", "--diff-filter=D", "HEAD", "--", *folders, check=False).stdout
+            at_risk = [p for p in out.split("\0") if p and (self.root / p).is_file()]
+            status = self.git.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *folders, check=False).stdout
+            uncommitted = sorted({entry[3:] for entry in status.split("\0") if len(entry) > 3} - pending - set(at_risk))
+        return Health(len(pending), last.deferred if last is not None and last.deferred else "", list(self.repaired), at_risk, uncommitted)
+
+    def heal(self, paths: list[str]) -> None:
+        """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
+        if paths:
+            self.git.run("reset", "-q", "HEAD", "--", *paths, check=False)
+
+    def close(self, commit: bool = True) -> None:
+        """Cancel the timer and commit what this process owns — or, with `commit=False`, leave it pending (durably)."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        if not commit:
+            return
+        try:
+            self.flush("final")
+        except (GitError, OSError) as exc:
+            log.warning("memory commit at close failed: %s", exc)
+
+    def _message(self, entries: list[Pending]) -> str:
+        first: dict[str, str] = {}
+        for e in entries:
+            if e.kind == "doc":
+                first.setdefault(e.path, e.message)  # a skill added then updated in one commit was added
+        messages = list(dict.fromkeys(first.values()))
+        for session in dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session):
+            firsts = [e.first for e in entries if e.session == session and e.kind == "experience" and e.first]
+            lasts = [e.last for e in entries if e.session == session and e.kind == "experience" and e.last]
+            span = "" if not firsts else f"#{min(firsts)}" + (f"-{max(lasts)}" if max(lasts, default=0) > min(firsts) else "")
+            messages.append(f"memory(experience): {session}{span}")
+        messages = list(dict.fromkeys(messages)) or ["memory: update"]
+        subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
+        body = "" if len(messages) == 1 else "\n" + "\n".join(f"- {m}" for m in messages) + "\n"
+        sessions = sorted({e.session for e in entries if e.session})
+        trailers = "".join(f"Memory-Session: {s}\n" for s in sessions) or "Memory-Session: none\n"
+        return f"{subject}\n{body}\n{trailers}Memory-Harness: {self.policy.harness}\n"
+
+    def _identity(self) -> dict[str, str]:
+        """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""
+        name = self.policy.author_name or os.environ.get("GIT_AUTHOR_NAME") or self.git.config("user.name") or "repo-memory"
+        email = self.policy.author_email or os.environ.get("GIT_AUTHOR_EMAIL") or self.git.config("user.email") or "repo-memory@localhost"
+        return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": "repo-memory", "GIT_COMMITTER_EMAIL": email}

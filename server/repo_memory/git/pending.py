@@ -1,0 +1,140 @@
+"""The durable list of memory paths written but not committed yet: `<git-dir>/repo-memory/pending.jsonl`.
+
+A write is acknowledged only after its line is here (appended under a lock, fsynced), so a process that is
+terminated or killed before it commits loses nothing: any later repo-memory process commits what a dead one left.
+Each line names its owner — the process that will commit it: a server for its own writes, the harness process for
+what its hooks wrote — by pid and process start time, so a reused pid is not mistaken for a live owner.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from repo_memory.guards import disk
+
+JOURNAL = "pending.jsonl"
+LOCK = "pending.lock"
+SHELLS = ("sh", "bash", "dash", "zsh", "fish", "ksh")
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One memory path that waits for a commit, and why it changed."""
+
+    path: str
+    message: str
+    kind: str  # "doc" (skills, loops: committed as they change) or "experience" (at checkpoints and session end)
+    session: str = ""
+    owner: int = 0  # the pid of the process that will commit it
+    started: int = 0  # that process's start time (ticks since boot), so a reused pid is not taken for it
+    first: int = 0  # for experience: the first and last record seq written
+    last: int = 0
+
+
+def start_time(pid: int) -> int:
+    """A process's start time in clock ticks since boot (0 when unknown, e.g. not Linux)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return 0
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, counted after the command name, which may hold spaces
+
+
+def alive(pid: int, started: int) -> bool:
+    """Whether process `pid` is still the one that started at `started`."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # it exists, owned by someone else
+    return not started or not sys.platform.startswith("linux") or start_time(pid) == started
+
+
+def harness_pid() -> int:
+    """The process a hook runs for: the nearest ancestor that is not a shell (Claude Code puts `sh -c` in between)."""
+    pid = os.getppid()
+    for _ in range(4):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            return pid
+        name = stat[stat.index("(") + 1 : stat.rindex(")")]
+        if name not in SHELLS:
+            return pid
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return pid
+
+
+class Journal:
+    """The pending list of one clone; every method is safe across processes (an flock) and threads."""
+
+    def __init__(self, state_dir: Path):
+        self.state_dir = state_dir
+        self.path = state_dir / JOURNAL
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        with disk.repo_lock(self.state_dir, LOCK):
+            yield
+
+    def add(self, entries: Sequence[Pending]) -> None:
+        """Append `entries` and make them durable before returning."""
+        if not entries:
+            return
+        data = "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in entries).encode()
+        with self._locked():
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def read(self) -> list[Pending]:
+        """Every entry, oldest first (a torn last line, from a crash mid-append, is skipped)."""
+        with self._locked():
+            return self._read()
+
+    def _read(self) -> list[Pending]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            try:
+                out.append(Pending(**json.loads(line)))
+            except (ValueError, TypeError):
+                continue
+        return out
+
+    def remove(self, done: Sequence[Pending]) -> None:
+        """Drop entries that were committed (one occurrence each); entries added meanwhile stay."""
+        if not done:
+            return
+        with self._locked():
+            left = self._read()
+            for entry in done:
+                with contextlib.suppress(ValueError):
+                    left.remove(entry)
+            if left:
+                disk.write_atomic(self.path, "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in left).encode())
+            else:
+                self.path.unlink(missing_ok=True)
+
+    def age(self) -> float:
+        """Seconds since the journal last changed (0 when there is none)."""
+        try:
+            return time.time() - self.path.stat().st_mtime
+        except FileNotFoundError:
+            return 0.0

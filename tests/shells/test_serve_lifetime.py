@@ -1,0 +1,169 @@
+"""A server's writes reach git however its harness ends it: closing stdin, a signal, or kill -9 at any moment.
+
+Every test drives real `repo-memory serve` processes over stdio and checks git itself afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from tests.conftest import git
+from tests.shells.stdio_server import SERVE, StdioServer
+
+pytestmark = pytest.mark.slow
+
+
+def in_head(repo: Path, folder: str = ".agents/skills") -> set[str]:
+    out = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD", "--", folder], cwd=repo, capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+def leftovers(repo: Path) -> list[str]:
+    state = repo / ".git" / "repo-memory"
+    found = [p.name for p in state.glob("commit-index-*")] + [p.name for p in (repo / ".git").glob("*.lock")]
+    return found + [p.name for p in (repo / ".git" / "refs" / "heads").glob("*.lock")]
+
+
+def wait_until(check, timeout: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def slow_git(tmp_path: Path, command: str, seconds: float) -> dict[str, str]:
+    """PATH with a `git` that takes `seconds` longer for `command`, as on a busy machine or in a large repository."""
+    real_git = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    wrapper = tmp_path / "slow-bin" / "git"
+    wrapper.parent.mkdir(exist_ok=True)
+    wrapper.write_text(f'#!/bin/sh\n[ "$1" = {command} ] && sleep {seconds}\nexec {real_git} "$@"\n', encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    return {**os.environ, "PATH": f"{wrapper.parent}:{os.environ['PATH']}"}
+
+
+def test_eight_servers_closed_as_harnesses_close_them_commit_all_their_writes(repo: Path, tmp_path: Path):
+    """Eight sessions end at once; each commit takes half a second, so committing one by one overruns the 2 s a client waits."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    env = slow_git(tmp_path, "commit-tree", 0.5)
+
+    done = 0
+    everyone_wrote = anyio.Event()
+
+    async def session(n: int) -> None:
+        nonlocal done
+        params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(repo), env=env)
+        async with Client(params) as client:
+            for i in range(25):
+                result = await client.call_tool("skill_write", {"name": f"s{n}-skill-{i}", "description": f"Skill {i} of session {n}.",
+                                                                "body": f"Step {i}.", "new": True})
+                assert not result.is_error, result.content
+            done += 1
+            if done == 8:
+                everyone_wrote.set()
+            await everyone_wrote.wait()  # the harness exits: all eight close at once
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for n in range(8):
+                group.start_soon(session, n)
+
+    anyio.run(main)
+    closed = time.monotonic()
+    wanted = {f".agents/skills/s{n}-skill-{i}/SKILL.md" for n in range(8) for i in range(25)}
+    assert wait_until(lambda: wanted <= in_head(repo), 10), f"{len(wanted - in_head(repo))} of 200 skills not in HEAD"
+    assert time.monotonic() - closed < 10
+    assert [line for line in git(repo, "status", "--porcelain").splitlines() if "-skill-" in line] == []
+    assert subprocess.run(["git", "fsck", "--strict"], cwd=repo, capture_output=True).returncode == 0
+    assert leftovers(repo) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_ends_the_server_promptly_and_its_writes_are_committed(repo: Path, sig: int):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    assert not server.call("skill_write", {"name": "signalled", "description": "Written before a signal.", "body": "1. Go."}).get("isError")
+    assert not server.call("remember", {"text": "A record written before the signal."}).get("isError")
+    started = time.monotonic()
+    server.kill(sig)
+    assert server.wait(5) is not None, f"{signal.Signals(sig).name} did not end the server within 5 s"
+    assert time.monotonic() - started < 5
+    assert ".agents/skills/signalled/SKILL.md" in in_head(repo)
+    assert in_head(repo, ".agents/experience")  # its own experience too: the process ended, so did its session
+    assert leftovers(repo) == []
+
+
+def test_kill_9_at_random_moments_never_loses_an_acknowledged_write(repo: Path):
+    """50 trials: a server writes skills and records, is killed with SIGKILL at a random moment; the next one starts."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    rng = random.Random(20261203)
+    acknowledged: set[str] = set()
+    for trial in range(50):
+        server = StdioServer(repo)
+        server.initialize()
+        assert acknowledged <= in_head(repo, ".agents"), f"trial {trial}: the new server did not land the last one's writes"
+        deadline = time.monotonic() + rng.uniform(0.05, 0.6)
+        n = 0
+        while time.monotonic() < deadline:
+            name = f"t{trial}-w{n}"
+            result = server.call("skill_write", {"name": name, "description": f"Write {n} of trial {trial}.", "body": "1. Survive.",
+                                                 "new": True})
+            if not result.get("isError"):
+                acknowledged.add(f".agents/skills/{name}/SKILL.md")
+            n += 1
+        server.kill(signal.SIGKILL)
+        server.wait(10)
+    last = StdioServer(repo)
+    last.initialize()
+    last.close_input()
+    last.wait(10)
+    assert acknowledged <= in_head(repo, ".agents"), f"{len(acknowledged - in_head(repo, '.agents'))} acknowledged writes lost"
+    assert subprocess.run(["git", "fsck", "--strict"], cwd=repo, capture_output=True).returncode == 0
+    assert leftovers(repo) == []
+    assert [line for line in git(repo, "status", "--porcelain").splitlines() if "/t" in line and "-w" in line] == []
+
+
+def test_a_kill_between_the_commit_and_the_index_refresh_is_repaired_before_the_user_can_commit_a_deletion(repo: Path, tmp_path: Path):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    real_git = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
+    wrapper = tmp_path / "bin" / "git"
+    wrapper.parent.mkdir()
+    # Kill the server exactly when it refreshes the user's index after moving the branch (no GIT_INDEX_FILE: the user's index).
+    wrapper.write_text(f'#!/bin/sh\nif [ "$1" = update-index ] && [ "$2" = -q ] && [ -z "$GIT_INDEX_FILE" ]; then kill -9 $PPID; exit 1; fi\n'
+                       f'exec {real_git} "$@"\n', encoding="utf-8")
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    server = StdioServer(repo, env={"PATH": f"{wrapper.parent}:{os.environ['PATH']}"})
+    server.initialize()
+    server.call("skill_write", {"name": "half-committed", "description": "Committed, index not refreshed.", "body": "1. Step."})
+    assert server.wait(15) is not None  # killed by the wrapper during its commit
+    status = git(repo, "status", "--porcelain")
+    assert "D  .agents/skills/half-committed/SKILL.md" in status  # the state a plain `git commit` would turn into a deletion
+    doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert "half-committed" in doctor.stdout and "repaired" in doctor.stdout
+    assert "half-committed" not in git(repo, "status", "--porcelain")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the user's next commit")
+    assert ".agents/skills/half-committed/SKILL.md" in in_head(repo)
+
+
+def test_a_git_stash_after_a_session_no_longer_removes_uncommitted_memory(repo: Path):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    server.call("skill_write", {"name": "stashed", "description": "Written right before a stash.", "body": "1. Keep me."})
+    server.close_input()
+    assert server.wait(5) is not None
+    git(repo, "stash", "-u")
+    assert (repo / ".agents/skills/stashed/SKILL.md").is_file()  # it was committed, so the stash did not take it
