@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +31,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path_factory.getbasetemp() / "gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # repo-memory is installed and on PATH, as for a user: git hooks and the diff driver call it by name.
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
 
 def git(repo: Path, *args: str) -> str:

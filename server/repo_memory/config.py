@@ -84,7 +84,8 @@ class Config:
             recall_limit=values.get("recall_limit", 8),
             skill_dirs=tuple(values.get("skill_dirs", DEFAULT_SKILL_DIRS)),
             harness=_harness(env),
-            session=env.get("REPO_MEMORY_SESSION") or env.get("CLAUDE_SESSION_ID") or None,
+            # Claude Code gives its MCP servers the session id its hooks receive, so tools and hooks write one log.
+            session=env.get("REPO_MEMORY_SESSION") or env.get("CLAUDE_CODE_SESSION_ID") or env.get("CLAUDE_SESSION_ID") or None,
             inline_max=values.get("inline_max_bytes", 64 * 1024),
             sign=values.get("sign", "auto"),
             author_name=author.get("name"),

@@ -1,7 +1,14 @@
-"""The memory layout in a user's repository, created idempotently by `repo-memory init`."""
+"""The memory layout in a user's repository, created idempotently by `repo-memory init`.
+
+Shared files (`.agents/…`, `.gitattributes`) hold nothing machine-specific. The diff driver that renders logs lives
+in the clone's own `.git/config`, and calls `repo-memory` by name with a fallback to the raw text, so `git log -p`
+keeps working where repo-memory is not installed. In private mode (`commit = "private"`) nothing of repo-memory's
+goes into shared files at all: the attribute rules go to `.git/info/attributes` and `.agents/` to `.git/info/exclude`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo_memory.git.repo import Git
@@ -10,6 +17,7 @@ from repo_memory.guards import disk
 FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
 UNION_LINE = ".agents/experience/** merge=union"
 DIFF_LINE = ".agents/experience/**/*.jsonl diff=repo-memory"
+TEXTCONV = 'f() { repo-memory textconv "$1" 2>/dev/null || cat "$1"; }; f'  # the raw lines when repo-memory is not installed
 README = """\
 # .agents — this repository's memory (repo-memory)
 
@@ -21,40 +29,82 @@ Inspect every change with `git log -p .agents/`. Search with `repo-memory search
 """
 
 
-def init(root: Path, textconv: list[str] | None = None) -> list[str]:
-    """Create missing folders, the union-merge and diff rules and a short README; return what changed.
+@dataclass
+class Setup:
+    """What init changed, and the shared files a person should commit (empty when repo-memory commits them itself)."""
 
-    With `textconv` (the command that renders a log), the local git config gets the diff driver too.
-    """
-    changes: list[str] = []
+    changes: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+def init(root: Path, git_dir: Path | None = None, private: bool = False) -> Setup:
+    """Create missing folders, the union-merge and diff rules, a short README, and the clone's diff driver."""
+    git_dir = git_dir or root / ".git"
+    done = Setup()
     for folder in FOLDERS:
-        path = root / folder
-        if not path.is_dir():
-            path.mkdir(parents=True)
-            keep = path / ".gitkeep"
+        keep = root / folder / ".gitkeep"
+        if not keep.exists():
+            keep.parent.mkdir(parents=True, exist_ok=True)
             keep.touch()
-            changes.append(f"created {folder}/")
+            done.changes.append(f"created {folder}/")
+        done.files.append(f"{folder}/.gitkeep")
     readme = root / ".agents" / "README.md"
     if not readme.exists():
         disk.write_atomic(readme, README.encode())
-        changes.append("created .agents/README.md")
-    attributes = root / ".gitattributes"
-    current = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-    missing = [line for line in (UNION_LINE, DIFF_LINE) if line not in current.splitlines()]
-    if missing:
-        prefix = current if not current or current.endswith("\n") else current + "\n"
-        disk.write_atomic(attributes, (prefix + "".join(f"{line}\n" for line in missing)).encode())
-        changes += [f"added '{line}' to .gitattributes" for line in missing]
-    if textconv:
-        command = " ".join(textconv)
-        git = Git(root, root / ".git")
-        if git.config("diff.repo-memory.textconv") != command:
-            git.set_config("diff.repo-memory.textconv", command)
-            changes.append(f"set git config diff.repo-memory.textconv = {command} (git diff/log -p/show render experience records)")
+        done.changes.append("created .agents/README.md")
+    done.files.append(".agents/README.md")
+    attributes = git_dir / "info" / "attributes" if private else root / ".gitattributes"
+    if _add_lines(attributes, [UNION_LINE, DIFF_LINE]):
+        done.changes.append(f"added the merge=union and diff=repo-memory rules for experience logs to {_shown(root, attributes)}")
+    if private:
+        if _add_lines(git_dir / "info" / "exclude", [".agents/"]):
+            done.changes.append("added .agents/ to .git/info/exclude (private mode: memory stays out of your branch)")
+        done.files = []
+    else:
+        done.files.append(".gitattributes")
+    git = Git(root, git_dir)
+    if git.config("diff.repo-memory.textconv") != TEXTCONV:
+        git.set_config("diff.repo-memory.textconv", TEXTCONV)
+        done.changes.append("set the clone's git config diff.repo-memory.textconv (git diff/log -p/show render experience records)")
+    return done
+
+
+def remove(root: Path, git_dir: Path) -> list[str]:
+    """Undo the clone-local parts of init (the diff driver, private-mode rules); memory files and .gitattributes stay."""
+    changes = []
+    git = Git(root, git_dir)
+    if git.config("diff.repo-memory.textconv"):
+        git.run("config", "--local", "--remove-section", "diff.repo-memory", check=False)
+        changes.append("removed the diff driver from .git/config")
+    for path, lines in ((git_dir / "info" / "attributes", [UNION_LINE, DIFF_LINE]), (git_dir / "info" / "exclude", [".agents/"])):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            kept = [line for line in text.splitlines() if line not in lines]
+            if kept != text.splitlines():
+                disk.write_atomic(path, ("\n".join(kept) + "\n" if kept else "").encode())
+                changes.append(f"removed repo-memory's lines from {_shown(root, path)}")
     return changes
 
 
-def initialised(root: Path) -> bool:
-    """True when init has run here (the union-merge rule is in place)."""
-    attributes = root / ".gitattributes"
-    return attributes.exists() and UNION_LINE in attributes.read_text(encoding="utf-8").splitlines()
+def _add_lines(path: Path, lines: list[str]) -> bool:
+    current = path.read_text(encoding="utf-8") if path.exists() else ""
+    missing = [line for line in lines if line not in current.splitlines()]
+    if missing:
+        prefix = current if not current or current.endswith("\n") else current + "\n"
+        disk.write_atomic(path, (prefix + "".join(f"{line}\n" for line in missing)).encode())
+    return bool(missing)
+
+
+def _shown(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def initialised(root: Path, git_dir: Path | None = None) -> bool:
+    """True when init has run here (the union-merge rule is in place, shared or private)."""
+    for attributes in (root / ".gitattributes", (git_dir or root / ".git") / "info" / "attributes"):
+        if attributes.exists() and UNION_LINE in attributes.read_text(encoding="utf-8").splitlines():
+            return True
+    return False

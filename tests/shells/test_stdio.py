@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.types import ListRootsResult, Root
 
 from tests.conftest import write_skill_file
 
@@ -39,11 +40,29 @@ async def test_serve_over_stdio_answers_recall_and_keeps_stdout_for_mcp(seeded_r
     assert result.structured_content["hits"][0]["id"] == "skill:release-checklist"
 
 
-def test_serve_outside_a_git_repository_fails_clearly(tmp_path: Path):
-    proc = subprocess.run(SERVE, cwd=tmp_path, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+def test_a_named_repository_that_is_not_one_fails_at_start_clearly(tmp_path: Path):
+    proc = subprocess.run([*SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+                          env={**os.environ, "REPO_MEMORY_ROOT": str(tmp_path)})
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "not inside a git repository" in proc.stderr and "git init" in proc.stderr
+
+
+async def test_started_outside_a_repository_the_server_serves_the_clients_root_or_says_what_to_do(seeded_repo: Path, tmp_path: Path):
+    elsewhere = tmp_path / "not-a-repo"
+    elsewhere.mkdir()
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(elsewhere), env={**os.environ})
+    async with Client(params) as client:  # no roots offered
+        lost = await client.call_tool("recall", {"query": "publish a release"})
+
+    async def roots(_context: object) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=seeded_repo.as_uri(), name="the project")])
+
+    async with Client(params, list_roots_callback=roots) as client:
+        found = await client.call_tool("recall", {"query": "publish a release"})
+    text = " ".join(getattr(c, "text", "") for c in lost.content)
+    assert lost.is_error and "not inside a git repository" in text and "--root" in text
+    assert not found.is_error and found.structured_content["hits"][0]["id"] == "skill:release-checklist"
 
 
 def inspector(repo: Path, *args: str) -> dict:

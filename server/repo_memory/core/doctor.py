@@ -108,7 +108,7 @@ def _git(store: Store) -> list[Finding]:
 
 def _setup(store: Store) -> list[Finding]:
     out = []
-    if not layout.initialised(store.root):
+    if not layout.initialised(store.root, store.config.git_dir):
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
                            "Run `repo-memory init`."))
     mirror_base = store.root / mirror.TARGET

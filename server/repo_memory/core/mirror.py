@@ -67,3 +67,14 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
                     shutil.rmtree(dest)
                     report.removed.append(dest.name)
     return report
+
+
+def unmirror(root: Path, target: str = TARGET) -> list[str]:
+    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone); returns their names."""
+    base, removed = root / target, []
+    if base.is_dir():
+        for dest in sorted(base.iterdir()):
+            if dest.is_dir() and not dest.is_symlink() and (dest / skills.MIRROR_MARKER).exists():
+                shutil.rmtree(dest)
+                removed.append(dest.name)
+    return removed

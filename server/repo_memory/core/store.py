@@ -41,7 +41,7 @@ class Store:
         self.config, self.root = config, config.root
         self.session = check_session(session or config.session or experience.new_session_id())
         self._db = db = Database(config.index_path)
-        self._git = git = Git(config.root, config.git_dir)
+        self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
         self._committer = Committer(git, config.state_dir, policy, self.session, owner)  # owner: who commits what this Store writes
         committed, code = Committed(git), Code(config.root)
@@ -217,6 +217,11 @@ class Store:
     def flush(self, scope: str = "docs", session: str | None = None) -> CommitResult | None:
         """Commit what is pending: skills and loops; experience of `session`, of this process (`final`) or of all (`all`)."""
         return self._committer.flush(scope, session)
+
+    def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
+        """Commit files repo-memory created besides memory writes (init's scaffolding), the same way, now."""
+        self._committer.record(paths, message)
+        return self._committer.flush()
 
     def commit_status(self, kind: str = "doc") -> str:
         """One line for tool results: where the latest writes (`doc`: skills and loops; `experience`) stand with git."""

@@ -27,7 +27,7 @@ class Committed:
 
     def head(self) -> str | None:
         """The commit HEAD points at now (None on an unborn branch); forgets what it knew of an older HEAD."""
-        head = self.git.head()
+        head = self.git.memory_head()
         with self._lock:
             if head != self._head:
                 self._head, self._entries = head, {}

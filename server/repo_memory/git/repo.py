@@ -70,8 +70,9 @@ class CommitResult:
 class Git:
     """One repository: gitpython for reads, bounded `git` processes for plumbing. Every method is thread-safe."""
 
-    def __init__(self, root: Path, git_dir: Path):
+    def __init__(self, root: Path, git_dir: Path, private: bool = False):
         self.root, self.git_dir = root, git_dir
+        self.private = private  # memory history lives on refs/memory/<branch>, not on the branch
         self._repo: Any = None
         self._head: tuple[Any, str | None] | None = None  # (ref files' signature, HEAD's commit)
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
@@ -184,6 +185,27 @@ class Git:
                 out.append(None)
         return tuple(out)
 
+    def memory_rev(self) -> str:
+        """Where memory's history is: HEAD, or in private mode `refs/memory/<branch>`."""
+        if not self.private:
+            return "HEAD"
+        with self._lock:
+            head = self.repo.head
+            return "HEAD" if head.is_detached else f"refs/memory/{head.reference.name}"
+
+    def memory_head(self) -> str | None:
+        """The commit that holds memory as committed: HEAD's, or the private memory ref's (None when there is none yet)."""
+        if not self.private:
+            return self.head()
+        import git
+
+        rev = self.memory_rev()
+        with self._lock:
+            try:
+                return str(self.repo.commit(rev).hexsha)
+            except (ValueError, KeyError, git.BadName):
+                return None  # no memory committed on this branch yet
+
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
         import git
@@ -234,7 +256,7 @@ class Git:
                 commit = self.repo.commit(as_of)
             except (git.BadName, ValueError, git.BadObject):
                 try:
-                    commit = next(self.repo.iter_commits("HEAD", before=as_of, max_count=1), None)
+                    commit = next(self.repo.iter_commits(self.memory_rev(), before=as_of, max_count=1), None)
                 except (git.GitCommandError, ValueError):
                     commit = None
             if commit is None:
@@ -246,7 +268,17 @@ class Git:
         """`git log -p` of `path` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
         if since and since.startswith("-"):
             raise InvalidArgumentError(f"'{since}' is not a date.")
+        import git
+
+        rev = self.memory_rev()
+        if rev != "HEAD" and self.memory_head() is None:
+            return ""
         with self._lock:
             args = ["-p", "--textconv", f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s", *([f"--since={since}"] if since else []),
-                    "--", path]
-            return str(self.repo.git.log(*args))
+                    rev, "--", path]
+            try:
+                return str(self.repo.git.log(*args))
+            except git.GitCommandError as exc:
+                if "does not have any commits" in str(exc) or "unknown revision" in str(exc):
+                    return ""  # an unborn branch has no history yet
+                raise GitError(f"`git log` failed: {exc.stderr.strip()}") from None

@@ -76,12 +76,14 @@ def _tracked(engine: Engine) -> list[str]:
     return Git(engine.store.root, engine.store.config.git_dir).files()
 
 
-def install_git_hooks(git: Git, command: list[str], events: tuple[str, ...] = EVENTS) -> list[str]:
-    """Add git hooks that run `loop due --run --event E`; an existing hook is kept and called first."""
+def install_git_hooks(git: Git, events: tuple[str, ...] = EVENTS) -> list[str]:
+    """Add git hooks that run `loop due --run --event E`; an existing hook is kept and called first.
+
+    The hook calls `repo-memory` by name and does nothing where it is not installed, so a hooks folder shared through
+    `core.hooksPath` works on every machine."""
     hooks = git.hooks_dir()
     hooks.mkdir(parents=True, exist_ok=True)
     changes = []
-    invocation = " ".join(_quote(c) for c in command)
     for event in events:
         hook = hooks / event
         if hook.exists() and MARKER in hook.read_text(encoding="utf-8", errors="replace"):
@@ -95,14 +97,27 @@ def install_git_hooks(git: Git, command: list[str], events: tuple[str, ...] = EV
             changes.append(f"{event}: installed; your existing hook now runs first from {chained.name}")
         else:
             changes.append(f"{event}: installed")
-        lines.append(f"{invocation} loop due --run --event {event} >&2 || true  # never blocks the git operation")
+        lines.append("command -v repo-memory >/dev/null 2>&1 || exit 0  # not installed on this machine")
+        lines.append(f"repo-memory loop due --run --event {event} >&2 || true  # never blocks the git operation")
         hook.write_text("\n".join(lines) + "\n", encoding="utf-8")
         hook.chmod(hook.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return changes
 
 
-def _quote(text: str) -> str:
-    return text if all(c.isalnum() or c in "/._-" for c in text) else "'" + text.replace("'", "'\\''") + "'"
+def remove_git_hooks(git: Git, events: tuple[str, ...] = EVENTS) -> list[str]:
+    """Take our git hooks out; a hook we had chained is put back where it was."""
+    hooks = git.hooks_dir()
+    changes = []
+    for event in events:
+        hook, chained = hooks / event, hooks / f"{event}.pre-repo-memory"
+        if hook.exists() and MARKER in hook.read_text(encoding="utf-8", errors="replace"):
+            hook.unlink()
+            if chained.exists():
+                chained.rename(hook)
+                changes.append(f"{event}: removed ours; your own hook is back in place")
+            else:
+                changes.append(f"{event}: removed")
+    return changes
 
 
 def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, echo: Callable[[str], None]) -> str:

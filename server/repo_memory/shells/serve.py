@@ -16,8 +16,15 @@ import sys
 import threading
 from types import FrameType
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from repo_memory.shells.watch import Watcher
 
 EXIT_BUDGET = 1.5  # seconds a signal leaves the exit commit: inside the 2 s a client gives between SIGTERM and SIGKILL
 log = logging.getLogger("repo_memory")
@@ -26,19 +33,23 @@ log = logging.getLogger("repo_memory")
 class Lifetime:
     """Starts and ends one server process; `end` runs once, whichever comes first: end of input or a signal."""
 
-    def __init__(self, store: Store):
-        from repo_memory.shells.watch import Watcher
-
-        self.store = store
-        self.watcher = Watcher(store)
+    def __init__(self) -> None:
+        self.store: Store | None = None
         self._ended = threading.Event()
         self._once = threading.Lock()
 
-    def start(self) -> None:
-        self.watcher.start()  # reconciles once, then re-indexes on every save
-        self.watcher.supervise()
+    def install(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
+
+    def attach(self, store: Store) -> Watcher:
+        """Serve `store`: reconcile its index once, then re-index on every save."""
+        from repo_memory.shells.watch import Watcher
+
+        self.store, self.watcher = store, Watcher(store)
+        self.watcher.start()
+        self.watcher.supervise()
+        return self.watcher
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         # The handler runs on the main thread, which may hold a lock the commit needs: end on a thread of its own.
@@ -52,6 +63,9 @@ class Lifetime:
     def end(self, budget: float | None = None) -> None:
         """Stop the watcher, commit what this server owns (within `budget` seconds, or until done), close the index."""
         if self._once.acquire(blocking=False):
+            if self.store is None:
+                self._ended.set()
+                return
             self.watcher.stop()  # before the event loop closes: a late change notification has nowhere to go
             threading.Thread(target=self._close, name="repo-memory-close", daemon=True).start()
         if not self._ended.wait(budget):
@@ -59,20 +73,40 @@ class Lifetime:
 
     def _close(self) -> None:
         try:
+            assert self.store is not None
             self.store.close(commit=True)
         finally:
             self._ended.set()
 
 
 def run(root: str | None) -> None:
-    """Serve MCP over stdio until the client goes away."""
+    """Serve MCP over stdio until the client goes away.
+
+    The repository is `--root`, else REPO_MEMORY_ROOT, else CLAUDE_PROJECT_DIR, else the working directory's; a server
+    started outside any repository opens the one the client names as its MCP root at the first request."""
     from repo_memory.shells import mcp  # the MCP SDK takes about a second to import; only serve needs it
 
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
-    store = Store(Config.load(root))
-    lifetime = Lifetime(store)
-    lifetime.start()
+    lifetime = Lifetime()
+    lifetime.install()
     try:
-        mcp.build(store, lifetime.watcher).run("stdio")
+        store: Store | None = Store(Config.load(root))
+    except WorkspaceError:
+        if root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR"):
+            raise  # a repository was named and is not usable: say so now
+        store = None
+
+    def opener(roots: list[Path]) -> tuple[Store, Watcher]:
+        for candidate in roots:
+            try:
+                opened = Store(Config.load(candidate))
+            except WorkspaceError:
+                continue
+            return opened, lifetime.attach(opened)
+        raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
+                             "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
+
+    try:
+        mcp.build(store, lifetime.attach(store) if store else None, opener).run("stdio")
     finally:
         lifetime.end()

@@ -34,7 +34,7 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 
 
 for command in (
-    setup.serve, setup.init, setup.demo, setup.hook, setup.setup,
+    setup.serve, setup.init, setup.demo, setup.hook, setup.setup, setup.uninstall,
     skills.skill, skills.accept, skills.reject, skills.sync, skills.feedback, skills.stats,
     logs.log, logs.timeline, logs.verify, logs.textconv,
     loops.loop,

@@ -11,7 +11,6 @@ from repo_memory.formats import loops
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import Engine
-from repo_memory.shells import attach
 from repo_memory.shells.cli.base import emit, json_option, store_of
 
 
@@ -154,5 +153,5 @@ def loop_hooks(ctx: click.Context, action: str) -> None:
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first.
     """
     store = store_of(ctx)
-    for change in triggers.install_git_hooks(Git(store.root, store.config.git_dir), attach.command()[:-1]):
+    for change in triggers.install_git_hooks(Git(store.root, store.config.git_dir)):
         click.echo(change)

@@ -30,12 +30,25 @@ def serve(ctx: click.Context) -> None:
 @click.command()
 @click.pass_context
 def init(ctx: click.Context) -> None:
-    """Create the .agents/ layout and the union-merge rule in .gitattributes (safe to run again)."""
+    """Create the .agents/ layout, the union-merge and diff rules for experience logs, and this clone's diff driver.
+
+    Safe to run again. With `commit = "auto"` (the default) the new files are committed as one memory commit;
+    otherwise init lists the files to commit with your code.
+    """
     store = store_of(ctx)
-    changes = layout.init(store.root, textconv=[*attach.command()[:-1], "textconv"])
-    for change in changes:
+    mode = store.config.commit
+    done = layout.init(store.root, store.config.git_dir, private=mode == "private")
+    for change in done.changes:
         click.echo(change)
-    click.echo("Already set up; nothing to change." if not changes else f"repo-memory is set up in {store.root}.")
+    if done.files and mode == "auto":
+        result = store.commit_files(done.files, "memory: set up repo-memory (.agents/ layout, .gitattributes rules)")
+        if result is not None and result.sha:
+            click.echo(f"committed {', '.join(done.files)} ({result.sha[:12]})")
+        elif result is not None and result.deferred:
+            click.echo(f"not committed yet: {result.deferred}")
+    elif done.files:
+        click.echo(f"Commit these with your code: git add {' '.join(done.files)}")
+    click.echo("Already set up; nothing to change." if not done.changes else f"repo-memory is set up in {store.root} (commit = {mode}).")
 
 
 @click.command(name="demo")
@@ -87,24 +100,62 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, dry_run: bool, re
     store = store_of(ctx)
     for change in attaching.claude_code(store.root, scope, shared, dry_run, remove):
         click.echo(change)
-    if not remove and not dry_run:
+    if remove and not dry_run:
+        for name in mirror.unmirror(store.root):
+            click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
+    elif not dry_run:
         report = mirror.mirror(store.root, store.config.state_dir)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
     if not remove:
-        click.echo("Check it: claude mcp list   (a project .mcp.json needs one approval in Claude Code)")
+        click.echo("Check it: claude mcp list   (repo-memory: ... ✔ Connected)")
 
 
 @setup.command(name="codex")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
-@click.option("--remove", is_flag=True, help="Undo: remove our server table and our hooks.")
+@click.option("--remove", is_flag=True, help="Undo: remove our hooks from this repository (the server entry serves every repository and stays).")
+@click.option("--global", "everywhere", is_flag=True, help="With --remove: remove the server entry from ~/.codex/config.toml too.")
 @click.pass_context
-def setup_codex(ctx: click.Context, dry_run: bool, remove: bool) -> None:
-    """Add the MCP server to ~/.codex/config.toml (with this repository as its workspace) and hooks to .codex/hooks.json.
+def setup_codex(ctx: click.Context, dry_run: bool, remove: bool, everywhere: bool) -> None:
+    """Add the MCP server to ~/.codex/config.toml (one entry for every repository) and hooks to .codex/hooks.json.
 
-    Codex reads .agents/skills natively, so no mirror is needed.
+    The server serves the repository each Codex session runs in. Codex reads .agents/skills natively, so no mirror
+    is needed.
     """
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
-    for change in attaching.codex(store.root, Path.home(), dry_run, remove):
+    for change in attaching.codex(store.root, Path.home(), dry_run, remove, everywhere):
         click.echo(change)
+
+
+@click.command()
+@click.option("--global", "everywhere", is_flag=True, help="Also remove the entries that serve every repository (~/.codex, Claude's user scope).")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.pass_context
+def uninstall(ctx: click.Context, everywhere: bool, dry_run: bool) -> None:
+    """Detach repo-memory from this repository: harness registrations and hooks, git hooks, the diff driver, the
+    .claude/skills mirror. Your memory (.agents/) and its history stay.
+
+    \b
+    Then remove the program itself: rm -rf <checkout>/.venv (or pipx uninstall repo-memory).
+    """
+    from repo_memory.core import mirror
+    from repo_memory.git.repo import Git
+    from repo_memory.runner import triggers
+    from repo_memory.shells import setup as attaching
+
+    store = store_of(ctx)
+    root, changes = store.root, []
+    changes += attaching.claude_code(root, "project", False, dry_run, remove=True)
+    changes += attaching.claude_code(root, "project", True, dry_run, remove=True)
+    if everywhere:
+        changes += attaching.claude_code(root, "user", False, dry_run, remove=True)
+    changes += [c for c in attaching.codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere) if not c.startswith("note:")]
+    if not dry_run:
+        changes += [f"removed the generated mirror {mirror.TARGET}/{name}" for name in mirror.unmirror(root)]
+        changes += [f"git hook {c}" for c in triggers.remove_git_hooks(Git(root, store.config.git_dir))]
+        changes += layout.remove(root, store.config.git_dir)
+    for change in changes:
+        if "already" not in change:
+            click.echo(change)
+    click.echo("repo-memory is detached from this repository; .agents/ (your memory) and its git history stay.")

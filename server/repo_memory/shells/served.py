@@ -1,0 +1,102 @@
+"""What an MCP server serves: one repository's Store, its loop engine and write limiter, and change notifications.
+
+The Store is opened at start when the server runs inside a repository (or is told one); a server started elsewhere
+opens it at the first request, in a repository the client names as one of its MCP roots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, cast
+from urllib.parse import unquote, urlparse
+
+from mcp.server.mcpserver import Context, ListRoots, Resolve
+from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
+from mcp.types import ListRootsResult
+
+from repo_memory.core.store import Store
+from repo_memory.errors import WorkspaceError
+from repo_memory.guards.ratelimit import WriteLimiter
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.watch import Watcher
+
+Opener = Callable[[list[Path]], "tuple[Store, Watcher | None]"]
+
+
+class Served:
+    """What every tool call works on: the Store, its loop engine, the write limiter, and change notifications.
+
+    A server started outside any repository opens its Store at the first request, in the repository the client names
+    as its MCP root (`opener` gets the roots)."""
+
+    def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None):
+        self.bus = InMemorySubscriptionBus()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._opener, self._lock = opener, threading.Lock()
+        self._store: Store | None = None
+        if store is not None:
+            self._attach(store, watcher)
+
+    def _attach(self, store: Store, watcher: Watcher | None) -> None:
+        self._store, self.engine = store, Engine(store)
+        self.limiter = WriteLimiter(store.config.writes_per_minute)
+        self._seen = self._state()
+        if watcher is not None:
+            watcher.listeners.append(self.check)
+
+    @property
+    def is_open(self) -> bool:
+        return self._store is not None
+
+    def open(self, roots: list[Path]) -> Store:
+        """The Store, opened on first use in a repository the client named as a root when the server started outside one."""
+        with self._lock:
+            if self._store is None:
+                if self._opener is None:
+                    raise WorkspaceError("No repository to serve: start the server inside a git repository or pass --root.")
+                self._attach(*self._opener(roots))
+            assert self._store is not None
+            return self._store
+
+    def _state(self) -> dict[str, str]:
+        assert self._store is not None
+        state = {f"skill://{r['name']}": str(r["sha256"]) for r in self._store.skills() if r["winner"]}
+        for name in self._store.loop_names():
+            state[f"loop://{name}"] = self._store.read(f"loop:{name}").sha256
+        return state
+
+    def check(self) -> None:
+        """Compare skills and loops with what was last seen and publish what changed (for `subscriptions/listen`)."""
+        now = self._state()
+        events: list[ServerEvent] = [ResourceUpdated(uri=uri) for uri in sorted(set(now) | set(self._seen)) if now.get(uri) != self._seen.get(uri)]
+        if set(now) != set(self._seen):
+            events.append(ResourcesListChanged())
+        self._seen = now
+        if self.loop is not None and events:
+            for event in events:
+                asyncio.run_coroutine_threadsafe(self.bus.publish(event), self.loop)
+
+
+def _roots_if_needed(ctx: Context) -> ListRoots | None:
+    """Ask the client for its roots only when the Store is not open yet and the client offers roots.
+
+    A resolver (not a direct request): the SDK sends it the way the negotiated protocol wants, a request in the middle
+    of the call up to 2025-11-25, an input-required round trip from 2026-07-28."""
+    served = cast(Served, ctx.request_context.lifespan_context)
+    capabilities = ctx.request_context.session.client_capabilities
+    if served.is_open or capabilities is None or capabilities.roots is None:
+        return None
+    return ListRoots()
+
+
+Roots = Annotated[ListRootsResult | None, Resolve(_roots_if_needed)]
+
+
+def paths(roots: ListRootsResult | None) -> list[Path]:
+    if roots is None:
+        return []
+    return [Path(unquote(urlparse(str(r.uri)).path)) for r in roots.roots if str(r.uri).startswith("file:")]

@@ -1,0 +1,153 @@
+"""Memory a team can live with in git: useful history, nothing machine-specific in shared files, a clean way out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.shells import hooks
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git, write_skill_file
+
+SESSION = "5e1f0c2a-7b3d-4e8f-9a1b-2c3d4e5f6a7b"
+
+
+def run(runner: CliRunner, repo: Path, *args: str) -> str:
+    result = runner.invoke(cli, ["--root", str(repo), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def memory_commits(repo: Path) -> list[str]:
+    return [s for s in git(repo, "log", "--format=%s").splitlines() if s.startswith("memory")]
+
+
+def hook(event: str, repo: Path, **payload: object) -> dict:
+    return hooks.handle(event, {"session_id": SESSION, "cwd": str(repo), "hook_event_name": event, **payload})
+
+
+def test_a_harness_session_lands_as_one_commit_at_its_end_not_one_per_tool_call(repo: Path):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    hook("session-start", repo, source="startup")
+    for n in range(5):
+        hook("post-tool", repo, tool_name="Bash", tool_input={"command": f"ls {n}"}, tool_response={"stdout": "ok", "stderr": ""})
+        hook("stop", repo, stop_hook_active=False, last_assistant_message="done")  # a turn ends: no commit
+    assert memory_commits(repo) == []
+    hook("session-end", repo, reason="other")
+    commits = memory_commits(repo)
+    assert commits == [f"memory(experience): {SESSION}#1-6"], commits
+    body = git(repo, "log", "-1", "--format=%B")
+    assert f"Memory-Session: {SESSION}" in body
+    quiet = "quiet-session"
+    hooks.handle("session-start", {"session_id": quiet, "cwd": str(repo), "hook_event_name": "SessionStart"})
+    hooks.handle("session-end", {"session_id": quiet, "cwd": str(repo), "hook_event_name": "SessionEnd", "reason": "other"})
+    assert len(memory_commits(repo)) == 1 and not list((repo / ".agents/experience").glob(f"*/{quiet}.jsonl"))
+
+
+def test_a_commit_of_several_sessions_names_each_in_its_trailers(repo: Path):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    first, second = Store(Config.load(repo), session="alpha-session"), Store(Config.load(repo), session="beta-session")
+    first.write_skill("from-alpha", "Written in the alpha session.", "1. a", actor="human")
+    second.write_skill("from-beta", "Written in the beta session.", "1. b", actor="human")
+    second.flush()
+    first.close()
+    second.close()
+    body = git(repo, "log", "--format=%B", "-n", "3")
+    assert "Memory-Session: alpha-session" in body and "Memory-Session: beta-session" in body
+
+
+def test_private_mode_keeps_memory_history_on_its_own_ref_and_never_touches_the_branch_or_index(repo: Path, runner: CliRunner):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    (repo / ".gitattributes").unlink()  # a repository repo-memory never set up before
+    (repo / ".agents/repo-memory.toml").write_text('commit = "private"\n', encoding="utf-8")
+    head_before, index_before = git(repo, "rev-parse", "HEAD"), (repo / ".git/index").read_bytes()
+    run(runner, repo, "init")
+    store = Store(Config.load(repo), session="private-session")
+    store.write_skill("deploy", "Deploy with fabric.", "fab deploy", actor="human")
+    store.remember("deployed with fabric")
+    store.close()
+    first = git(repo, "rev-parse", "refs/memory/main").strip()
+    store = Store(Config.load(repo), session="private-session")
+    store.write_skill("deploy", "Deploy with kubectl.", "kubectl apply", actor="human")
+    store.close()
+    assert git(repo, "rev-parse", "HEAD") == head_before and (repo / ".git/index").read_bytes() == index_before
+    assert ".agents" not in git(repo, "status", "--porcelain") and not (repo / ".gitattributes").exists()
+    assert "memory(skill): update deploy" in git(repo, "log", "--format=%s", "refs/memory/main")
+    assert "deploy" in run(runner, repo, "history", "deploy")
+    assert "fab deploy" in run(runner, repo, "history", "deploy", "--as-of", first)
+    store = Store(Config.load(repo))
+    hit = store.recall("deploy kubectl", kinds=["skill"]).hits[0]
+    store.close()
+    assert hit.committed  # committed means: in refs/memory/main
+
+
+def test_shared_files_hold_no_path_of_this_machine(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    run(runner, repo, "init")
+    run(runner, repo, "setup", "claude-code", "--shared")
+    run(runner, repo, "setup", "codex")
+    run(runner, repo, "loop", "hooks", "install")
+    machine = [str(Path(sys.executable).parent), str(Path(sys.executable).resolve().parent), str(tmp_path)]
+    shared = [repo / ".mcp.json", repo / ".claude/settings.json", repo / ".codex/hooks.json", repo / ".gitattributes",
+              repo / ".git/hooks/post-commit", repo / ".git/hooks/pre-push"]
+    for path in shared:
+        text = path.read_text(encoding="utf-8")
+        assert not [m for m in machine if m in text], f"{path.name} holds a path of this machine"
+    assert "repo-memory" in (repo / ".git/config").read_text(encoding="utf-8")  # the diff driver: per clone, by name too
+    assert json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]["command"] == "repo-memory"
+
+
+def test_init_commits_its_scaffolding_so_gitattributes_is_never_left_untracked(repo: Path, runner: CliRunner):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    out = run(runner, repo, "init")
+    assert "committed" in out and ".gitattributes" in git(repo, "show", "--name-only", "--format=", "HEAD")
+    assert git(repo, "status", "--porcelain").strip() == ""
+    (repo / ".agents/repo-memory.toml").write_text('commit = "off"\n', encoding="utf-8")
+    (repo / ".gitattributes").unlink()
+    assert "Commit these with your code: git add" in run(runner, repo, "init")
+
+
+def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, runner: CliRunner):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    run(runner, repo, "init")
+    store = Store(Config.load(repo), session="logged")
+    store.remember("a record to diff")
+    store.close()
+    bare_path = "/usr/bin:/bin"  # git, a shell, and no repo-memory anywhere
+    proc = subprocess.run(["git", "log", "-p", "--", ".agents/experience"], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, "PATH": bare_path})
+    assert proc.returncode == 0, proc.stderr
+    assert "a record to diff" in proc.stdout
+
+
+def test_uninstall_takes_out_everything_it_added_and_keeps_the_memory(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    write_skill_file(repo, "kept", "A skill that outlives the tool.")
+    hook_before = "#!/bin/sh\necho mine\n"
+    (repo / ".git/hooks/post-commit").write_text(hook_before, encoding="utf-8")
+    run(runner, repo, "init")
+    run(runner, repo, "setup", "claude-code")
+    run(runner, repo, "setup", "claude-code", "--shared")
+    run(runner, repo, "setup", "codex")
+    run(runner, repo, "loop", "hooks", "install")
+    out = run(runner, repo, "uninstall", "--global")
+    assert "detached" in out
+    assert not (repo / ".mcp.json").exists() and not (repo / ".codex/hooks.json").exists()
+    assert not (repo / ".claude/skills/kept").exists() and not (repo / ".claude/settings.json").exists()
+    assert "repo-memory" not in (repo / ".claude/settings.local.json").read_text(encoding="utf-8") \
+        if (repo / ".claude/settings.local.json").exists() else True
+    assert (repo / ".git/hooks/post-commit").read_text(encoding="utf-8") == hook_before and not (repo / ".git/hooks/pre-push").exists()
+    assert "repo-memory" not in (repo / ".git/config").read_text(encoding="utf-8")
+    assert "repo-memory" not in (tmp_path / "home/.codex/config.toml").read_text(encoding="utf-8")
+    assert (repo / ".agents/skills/kept/SKILL.md").is_file()
