@@ -34,7 +34,8 @@ def test_remember_appends_a_valid_chained_record_with_a_stable_id(store: Store, 
     lines = log_file(repo, "s1").read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [first, second]
     assert validate("experience", second) == []
-    assert second["source"] == {"actor": "agent", "harness": "unknown", "tool": "remember"}
+    assert {k: v for k, v in second["source"].items() if k != "clone"} == {"actor": "agent", "harness": "unknown", "tool": "remember"}
+    assert len(second["source"]["clone"]) == 8  # which clone wrote it
 
 
 def test_read_returns_the_exact_records_verified(store: Store):

@@ -151,3 +151,60 @@ def test_uninstall_takes_out_everything_it_added_and_keeps_the_memory(repo: Path
     assert "repo-memory" not in (repo / ".git/config").read_text(encoding="utf-8")
     assert "repo-memory" not in (tmp_path / "home/.codex/config.toml").read_text(encoding="utf-8")
     assert (repo / ".agents/skills/kept/SKILL.md").is_file()
+
+
+def test_a_copied_checkout_continues_a_shared_session_in_a_log_of_its_own(repo: Path, tmp_path: Path):
+    """The same session id written in two clones (a copied checkout) never repeats ids once the logs meet in git."""
+    import shutil
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    first = Store(Config.load(repo), session="shared-session")
+    first.remember("written before the copy")
+    first.close()
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, symlinks=True)  # .git and its repo-memory state come along
+    for where, text in ((repo, "original after the copy"), (copy, "copy after the copy")):
+        store = Store(Config.load(where), session="shared-session")
+        store.remember(text)
+        store.close()
+    git(repo, "pull", "-q", "--no-rebase", "--no-edit", str(copy), "main")
+    store = Store(Config.load(repo))
+    store.refresh()
+    sessions = {s[0] for s in store.sessions()}
+    ids = [r.id for s in sessions for r in store.read(f"session:{s}").records]
+    texts = {r.record["text"] for s in sessions for r in store.read(f"session:{s}").records}
+    store.close()
+    assert len(ids) == len(set(ids)) == 3 and texts == {"written before the copy", "original after the copy", "copy after the copy"}
+    assert len(sessions) == 2 and "shared-session" in sessions  # the copy went on in shared-session.<its clone id>
+
+
+def test_a_union_merged_log_with_two_chains_stays_readable_and_doctor_explains_it(repo: Path, runner: CliRunner):
+    """Logs written before clone ids existed can still meet as two chains in one file; every record stays readable."""
+    from repo_memory.formats.experience import canonical, seal
+
+    def records(prev: str | None, seqs: range, who: str) -> list[dict]:
+        out = []
+        for seq in seqs:
+            record = seal({"id": f"old#{seq}", "session": "old", "seq": seq, "ts": f"2026-11-0{seq}T10:00:00.000000Z", "kind": "note",
+                           "text": f"{who} {seq}", "refs": [], "source": {"actor": "agent"}, "prev": prev})
+            prev = record["sha256"]
+            out.append(record)
+        return out
+
+    common = records(None, range(1, 4), "common")
+    mine, theirs = records(common[-1]["sha256"], range(4, 6), "mine"), records(common[-1]["sha256"], range(4, 7), "theirs")
+    log = repo / ".agents/experience/2026-11/old.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"".join(canonical(r) + b"\n" for r in [*common, *mine, *theirs]))  # what merge=union leaves
+    store = Store(Config.load(repo))
+    store.refresh()
+    item = store.read("old#1-6")
+    assert [v.record["text"] for v in item.records] == ["common 1", "common 2", "common 3", "mine 4", "theirs 4", "mine 5", "theirs 5", "theirs 6"]
+    assert all(v.verified for v in item.records), [(v.id, v.problem) for v in item.records if not v.verified]
+    ids = [v.id for v in item.records]
+    assert len(ids) == len(set(ids)) and f"old#4~{theirs[0]['sha256'][:8]}" in ids
+    assert store.read(f"old#4~{theirs[0]['sha256'][:8]}").records[0].record["text"] == "theirs 4"
+    assert store.verify() == []
+    store.close()
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "two chains" in out and "old" in out

@@ -78,6 +78,11 @@ def examine(store: Store) -> list[Finding]:
         findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     findings += _git(store)
+    for session, count in store.forked():
+        findings.append(Finding("warning", session, f"the log holds two chains: two clones continued it and git union-merged them, so "
+                                f"{count} record(s) share their seq with another; both are kept, verified and indexed, the second "
+                                f"as SESSION#SEQ~HASH (e.g. in recall hits and `repo-memory log show {session}`)",
+                                "Nothing to fix. Since this version each clone continues a log only it wrote, so no new forks arise."))
     for where, what in store.verify():
         findings.append(Finding("error", where, f"experience log: {what}",
                                 "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))

@@ -26,8 +26,8 @@ log = logging.getLogger("repo_memory")
 class Journal:
     """The experience files of one repository."""
 
-    def __init__(self, root: Path, inline_max: int = INLINE_MAX):
-        self.root = root
+    def __init__(self, root: Path, inline_max: int = INLINE_MAX, clone: str = ""):
+        self.root, self.clone = root, clone
         self.inline_max = inline_max
         self._paths: dict[str, Path] = {}
         self._torn_reported: set[Path] = set()
@@ -53,6 +53,23 @@ class Journal:
         path = paths.inside(self.root, EXPERIENCE_DIR, f"{datetime.now(UTC):%Y-%m}", f"{session}.jsonl")
         self._paths[session] = path
         return path
+
+    def owned(self, session: str) -> str:
+        """The session this clone appends to for `session`: itself, unless its log's last record came from another
+        clone (a copied checkout, a pulled session continued elsewhere); then `<session>.<clone>`, so two clones never
+        write the same ids into one log."""
+        path = self.path(session)
+        if path is None or not self.clone:
+            return session
+        fd = disk.open_safely(path)
+        try:
+            last = _last(fd)
+        finally:
+            os.close(fd)
+        writer = (last or {}).get("source", {}).get("clone")
+        if writer in (None, self.clone):
+            return session
+        return f"{session[: 127 - len(self.clone)]}.{self.clone}"
 
     def append(self, session: str, entries: Sequence[Entry]) -> list[dict[str, Any]]:
         """Append `entries` to the session's log as one write under the file's lock; return the records."""
@@ -141,11 +158,22 @@ class Journal:
         return parse_lines(disk.read_safely(path))
 
 
+def _last(fd: int) -> dict[str, Any] | None:
+    """The last valid record of a log, read backwards from its end."""
+    seq, _, _, record = _tail_record(fd)
+    return record if seq else None
+
+
 def _tail(fd: int) -> tuple[int, str | None, bool]:
+    seq, sha, clean_end, _ = _tail_record(fd)
+    return seq, sha, clean_end
+
+
+def _tail_record(fd: int) -> tuple[int, str | None, bool, dict[str, Any] | None]:
     """(last valid seq, its sha256, whether the file ends with a newline), reading backwards from the end."""
     size = os.fstat(fd).st_size
     if size == 0:
-        return 0, None, True
+        return 0, None, True, None
     clean_end = os.pread(fd, 1, size - 1) == b"\n"
     buf, buf_start = b"", size
 
@@ -168,9 +196,9 @@ def _tail(fd: int) -> tuple[int, str | None, bool]:
         if raw:
             line = parse_line(raw, start)
             if line.record is not None:
-                return int(line.record["seq"]), str(line.record["sha256"]), clean_end
+                return int(line.record["seq"]), str(line.record["sha256"]), clean_end, line.record
         end = start - 1
-    return 0, None, clean_end
+    return 0, None, clean_end, None
 
 
 def _write_all(fd: int, data: bytes) -> None:

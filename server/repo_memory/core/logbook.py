@@ -46,7 +46,7 @@ class Logbook:
 
     def __init__(self, root: Path, harness: str, journal: Journal, records: RecordIndex, activity: Activity, committer: Committer,
                  committed: Committed, skills: Skillbook):
-        self.root, self.harness = root, harness
+        self.root, self.harness, self.clone = root, harness, journal.clone
         self._journal, self._records, self._activity = journal, records, activity
         self._committer, self._committed, self._skills = committer, committed, skills
 
@@ -54,7 +54,7 @@ class Logbook:
         """Provenance the server assigns to a record: who (human or agent), through which harness and tool."""
         if actor not in ACTORS:
             raise InvalidArgumentError(f"actor must be one of {ACTORS}")
-        return {"actor": actor, "harness": self.harness, "tool": tool}
+        return {"actor": actor, "harness": self.harness, "tool": tool, **({"clone": self.clone} if self.clone else {})}
 
     def sync(self) -> None:
         """Index whatever was appended to any log since the last look."""
@@ -66,8 +66,10 @@ class Logbook:
         Secrets: content an agent wrote is refused; `captured` content (tool output a hook or a loop recorded) has each
         secret replaced by `[REDACTED:<rule>]` and the record's data lists the rules under `redacted`.
         """
-        grammar.check_session(session)
+        session = self._journal.owned(grammar.check_session(session))
         entries = [redact_entry(e) for e in entries] if captured else list(entries)
+        if self.clone:  # every record says which clone wrote it (see Journal.owned)
+            entries = [dataclasses.replace(e, source={**e.source, "clone": self.clone}) for e in entries]
         if not captured:
             for number, e in enumerate(entries, start=1):
                 where = "the record" if len(entries) == 1 else f"record {number}"
@@ -133,9 +135,9 @@ class Logbook:
         except InvalidArgumentError as exc:
             return str(exc)
         found = self._activity.locate(parsed.session, parsed.start, parsed.end)
-        if len(found) == parsed.end - parsed.start + 1:
-            return ""
         present = {row[3] for row in found}
+        if len(present) == parsed.end - parsed.start + 1:
+            return ""
         absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
         nearest = self._activity.nearest(parsed.session, absent)
         hint = f" The nearest existing record is {nearest}." if nearest else f" Session '{parsed.session}' has no records."
@@ -157,22 +159,24 @@ class Logbook:
         if not any(row[3] >= start for row in located):
             nearest = self._activity.nearest(parsed.session, parsed.start)
             raise NotFoundError(f"No record {parsed}.", [nearest] if nearest else [])
+        if parsed.fork:
+            located = [row for row in located if row[3] < start or row[4] == str(parsed)]
         views: list[RecordView] = []
         size, next_cursor = 0, None
-        previous_sha: str | None = None
+        seen: dict[int, set[str]] = {}  # the hashes of each seq read so far: a record's prev must be one of seq - 1's
         head = self._committed.head()
-        for file, offset, length, seq in located:
+        for file, offset, length, seq, record_id in located:
             line = self._line_at(file, offset, length)
+            if line.record:
+                seen.setdefault(seq, set()).add(line.record["sha256"])
             if seq < start:
-                previous_sha = line.record["sha256"] if line.record else None
                 continue
-            view = _view(self._journal, line, previous_sha, seq, parsed.session)
+            view = _view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id)
             if view.record:
                 source = view.record.get("source", {})
                 done = self._committed.record(file, offset + length, head)
                 view = dataclasses.replace(view, committed=done, recorded=describe(
                     source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", "")))
-            previous_sha = line.record["sha256"] if line.record else None
             if view.content is not None and len(view.content) > PAGE_CHARS:  # a huge record gets pages of its own
                 if views:
                     next_cursor = f"seq:{seq}"
@@ -236,14 +240,15 @@ class Logbook:
         return breaks
 
 
-def _view(journal: Journal, line: experience.Line, previous_sha: str | None, seq: int, session: str) -> RecordView:
+def _view(journal: Journal, line: experience.Line, before: set[str], seq: int, session: str, record_id: str) -> RecordView:
+    """A record as read at its indexed place, verified: its hash, and that its prev is one of the records before it."""
     record = line.record
     if record is None or record.get("seq") != seq or record.get("session") != session:
-        return RecordView(id=f"{session}#{seq}", record={}, verified=False,
+        return RecordView(id=record_id, record={}, verified=False,
                           problem="the log no longer holds this record where it was written (edited behind the server's back); "
                                   "run `repo-memory verify` to see every break")
     problem = "" if experience.seal(record)["sha256"] == record["sha256"] else "its content does not match its sha256 (edited after it was written)"
-    chain_ok = seq == 1 and record["prev"] is None or previous_sha is not None and record["prev"] == previous_sha
+    chain_ok = record["prev"] is None if seq == 1 else record["prev"] in before
     if not problem and not chain_ok:
         problem = "its prev hash does not match the record before it (a record was changed, removed or inserted)"
     content = None
@@ -252,4 +257,4 @@ def _view(journal: Journal, line: experience.Line, previous_sha: str | None, seq
         content = data.decode("utf-8", errors="replace")
         if not intact and not problem:
             problem = f"blob {record['blob']['sha256']} does not match its hash"
-    return RecordView(id=record["id"], record=record, verified=not problem, problem=problem, content=content)
+    return RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content)

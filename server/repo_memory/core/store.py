@@ -24,7 +24,7 @@ from repo_memory.formats.refs import check_session, parse as parse_ref
 from repo_memory.git.committer import Committer, Health, Policy
 from repo_memory.git.committed import Committed
 from repo_memory.git.history import Change
-from repo_memory.git.repo import CommitResult, Git
+from repo_memory.git.repo import CommitResult, Git, clone_id
 from repo_memory.index.activity import Activity
 from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
@@ -39,13 +39,14 @@ class Store:
 
     def __init__(self, config: Config, session: str | None = None, owner: int | None = None):
         self.config, self.root = config, config.root
-        self.session = check_session(session or config.session or experience.new_session_id())
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
+        self._journal = Journal(config.root, config.inline_max, clone_id(config.git_dir, config.state_dir))
+        self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))
         self._committer = Committer(git, config.state_dir, policy, self.session, owner)  # owner: who commits what this Store writes
         committed, code = Committed(git), Code(config.root)
-        self._docs, self._records, self._activity, self._journal = DocIndex(db), RecordIndex(db, config.root), Activity(db), Journal(config.root, config.inline_max)
+        self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root), Activity(db)
         self._staleness, self._evidence = Staleness(db, code, config.state_dir), Evidence(db)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills)
@@ -149,6 +150,9 @@ class Store:
 
     def flagged(self) -> list[tuple[str, str]]:
         return self._activity.flagged()
+
+    def forked(self) -> list[tuple[str, int]]:
+        return self._activity.forked()
 
     def stale(self, memories: list[str] | None = None) -> list[Stale]:
         self._staleness.check()

@@ -112,16 +112,21 @@ class Checked:
 
 
 def check_chain(lines: Sequence[Line]) -> list[Checked]:
-    """Check each valid record's hash and its `prev` against the record before it."""
+    """Check each valid record's hash, and that its `prev` is the hash of an earlier record one seq before it.
+
+    Usually that is the line just before. A log two clones both continued and git then union-merged holds two
+    chains from the record where they forked; each record still links to an earlier one, so both verify."""
     out = []
-    prev: str | None = None
+    seen: dict[int, set[str]] = {}
     for line in lines:
         if line.record is None:
             continue
         record = line.record
         hash_ok = seal(record)["sha256"] == record["sha256"]
-        out.append(Checked(line, hash_ok, record["prev"] == prev))
-        prev = record["sha256"]
+        seq = int(record["seq"])
+        chain_ok = record["prev"] is None if seq == 1 else record["prev"] in seen.get(seq - 1, set())
+        out.append(Checked(line, hash_ok, chain_ok))
+        seen.setdefault(seq, set()).add(record["sha256"])
     return out
 
 

@@ -2,7 +2,8 @@
 
     skill:NAME              a skill; skill:NAME/scripts/tag.sh is a file beside its SKILL.md
     loop:NAME               a loop spec
-    SESSION#SEQ             an experience record; SESSION#FIRST-LAST a range of one session
+    SESSION#SEQ             an experience record; SESSION#FIRST-LAST a range of one session; SESSION#SEQ~HASH8 one
+                            of two records with the same seq in a log two clones continued and git union-merged
     session:SESSION         a whole session log (a loop run's id is its session)
     path/to/file.py::Name   code a memory cites (an anchor)
     NAME                    a bare name: a skill, else a loop, else a session, whichever exists
@@ -20,7 +21,8 @@ from repo_memory.errors import InvalidArgumentError
 from repo_memory.guards import paths
 
 SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-RECORD = re.compile(r"^(?P<session>[A-Za-z0-9][A-Za-z0-9._-]{0,127})#(?P<start>[0-9]{1,12})(?:-(?P<end>[0-9]{1,12}))?$")
+RECORD = re.compile(r"^(?P<session>[A-Za-z0-9][A-Za-z0-9._-]{0,127})#(?P<start>[0-9]{1,12})"
+                    r"(?:~(?P<fork>[0-9a-f]{8})|-(?P<end>[0-9]{1,12}))?$")
 KINDS = ("skill", "loop", "record", "session", "code", "name")
 
 
@@ -33,6 +35,7 @@ class Ref:
     inner: str = ""
     start: int = 0
     end: int = 0
+    fork: str = ""  # the first 8 hex digits of the record's sha256, naming one of two records with the same seq
 
     @property
     def session(self) -> str:
@@ -40,7 +43,7 @@ class Ref:
 
     def __str__(self) -> str:
         if self.kind == "record":
-            return f"{self.name}#{self.start}" + (f"-{self.end}" if self.end != self.start else "")
+            return f"{self.name}#{self.start}" + (f"~{self.fork}" if self.fork else f"-{self.end}" if self.end != self.start else "")
         if self.kind in ("skill", "loop", "session"):
             return f"{self.kind}:{self.name}" + (f"/{self.inner}" if self.inner else "")
         return self.name + (f"/{self.inner}" if self.inner else "")
@@ -68,7 +71,7 @@ def record(text: str) -> Ref:
     end = int(match["end"] or start)
     if start < 1 or end < start:
         raise InvalidArgumentError(f"'{text.strip()}' is not a valid range: the first number must be at least 1 and not above the last.")
-    return Ref("record", check_session(match["session"]), start=start, end=end)
+    return Ref("record", check_session(match["session"]), start=start, end=end, fork=match["fork"] or "")
 
 
 def parse(text: str) -> Ref:

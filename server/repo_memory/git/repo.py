@@ -50,6 +50,26 @@ def discover(start: Path) -> tuple[Path, Path]:
     return Path(lines[0]).resolve(), Path(lines[1]).resolve()
 
 
+def clone_id(git_dir: Path, state_dir: Path) -> str:
+    """This clone's id (8 hex digits), kept in the git dir. A copied checkout or a restored backup carries the file
+    along, but not the git dir's place and inode, so it gets an id of its own."""
+    import json
+    import secrets
+
+    from repo_memory.guards import disk
+
+    path, here = state_dir / "clone.json", {"git_dir": str(git_dir.resolve()), "inode": git_dir.stat().st_ino}
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+        if {k: known.get(k) for k in here} == here and len(str(known.get("id", ""))) == 8:
+            return str(known["id"])
+    except (OSError, ValueError):
+        pass
+    new = secrets.token_hex(4)
+    disk.write_atomic(path, json.dumps({**here, "id": new}).encode())
+    return new
+
+
 def init(path: Path) -> None:
     """Create a git repository at `path` (for the demo and tests)."""
     import git

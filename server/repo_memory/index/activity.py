@@ -25,9 +25,14 @@ class Activity:
             cols = [c[0] for c in cursor.description]
             return [dict(zip(cols, r, strict=True)) for r in cursor.fetchall()]
 
-    def locate(self, session: str, start: int, end: int) -> list[tuple[str, int, int, int]]:
-        """(file, offset, length, seq) of records start..end of `session`."""
-        return self._all("SELECT file, offset, length, seq FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq", (session, start, end))
+    def locate(self, session: str, start: int, end: int) -> list[tuple[str, int, int, int, str]]:
+        """(file, offset, length, seq, id) of records start..end of `session`, in log order (two per seq in a forked log)."""
+        return self._all("SELECT file, offset, length, seq, id FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq, offset",
+                         (session, start, end))
+
+    def forked(self) -> list[tuple[str, int]]:
+        """(session, records sharing their seq with another) of every log two clones continued and git union-merged."""
+        return self._all("SELECT session, count(*) FROM records WHERE id LIKE '%#%~%' GROUP BY session ORDER BY session")
 
     def positions(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
         """id -> (log file, byte offset just past the record's line), for saying whether a record is committed."""

@@ -164,8 +164,8 @@ class RecordIndex:
         """Index records just appended to log `rel` (the caller holds a transaction); plain SQL, as every hook call pays for it."""
         if not lines:
             return 0
-        rows = list({r[0]: r for r in (row(line, rel) for line in lines)}.values())  # one row per id; the later line wins
         conn = self._db.conn
+        rows = self._disambiguated([row(line, rel) for line in lines], rel)
         ids = [(r[0],) for r in rows]
         # The same id in another file (a copied log) replaces its row: that row leaves the full-text index first.
         conn.executemany("DELETE FROM records_fts WHERE rowid = (SELECT rowid FROM records WHERE id = ?)", ids)
@@ -176,6 +176,22 @@ class RecordIndex:
             seqs = [r[2] for r in rows if r[1] == session]
             self._refresh_fts(session, min(seqs) - WINDOW, max(seqs), dates)
         return len(rows)
+
+    def _disambiguated(self, rows: list[tuple[Any, ...]], rel: str) -> list[tuple[Any, ...]]:
+        """Rows whose id another record of the same log already has (two clones continued it, git union-merged it) get
+        `~` and 8 hex digits of their hash appended, so both are indexed and each can be read by its own id."""
+        taken: set[str] = set()
+        for n in range(0, len(rows), 500):  # bounded by SQLite's limit on bound parameters
+            chunk = [r[0] for r in rows[n : n + 500]]
+            taken |= {r[0] for r in self._db.conn.execute(
+                f"SELECT id FROM records WHERE file=? AND id IN ({','.join('?' * len(chunk))})", [rel, *chunk])}
+        out = []
+        for r in rows:
+            if r[0] in taken:
+                r = (f"{r[0]}~{r[15][:8]}", *r[1:])
+            taken.add(r[0])
+            out.append(r)
+        return out
 
     def _refresh_fts(self, session: str, first: int, last: int, dates: dict[str, str]) -> None:
         """Rewrite the search rows of records first..last of `session` (their neighbour windows changed)."""
