@@ -24,7 +24,13 @@ class StdioServer:
         self._answers: queue.Queue[dict[str, Any]] = queue.Queue()
         self._next = 0
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self.proc.stderr.read, daemon=True).start()  # type: ignore[union-attr]
+        self.stderr = b""
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for chunk in iter(lambda: self.proc.stderr.read1(4096), b""):  # type: ignore[union-attr]
+            self.stderr += chunk
 
     def _read(self) -> None:
         assert self.proc.stdout is not None

@@ -104,6 +104,7 @@ def test_a_signal_ends_the_server_promptly_and_its_writes_are_committed(repo: Pa
     assert ".agents/skills/signalled/SKILL.md" in in_head(repo)
     assert in_head(repo, ".agents/experience")  # its own experience too: the process ended, so did its session
     assert leftovers(repo) == []
+    assert b"Traceback" not in server.stderr and b"Event loop is closed" not in server.stderr, server.stderr.decode()[-2000:]
 
 
 def test_kill_9_at_random_moments_never_loses_an_acknowledged_write(repo: Path):
@@ -165,5 +166,6 @@ def test_a_git_stash_after_a_session_no_longer_removes_uncommitted_memory(repo: 
     server.call("skill_write", {"name": "stashed", "description": "Written right before a stash.", "body": "1. Keep me."})
     server.close_input()
     assert server.wait(5) is not None
+    assert b"Traceback" not in server.stderr, server.stderr.decode()[-2000:]  # the watcher stops before the event loop closes
     git(repo, "stash", "-u")
     assert (repo / ".agents/skills/stashed/SKILL.md").is_file()  # it was committed, so the stash did not take it

@@ -1,0 +1,56 @@
+"""One Codex server entry serves every repository: each session reads and writes only its own repository's memory.
+
+The real Codex CLI, its model a scripted Responses API on loopback; HOME in a tmp dir.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.shells.cli import cli
+from tests.conftest import git, write_skill_file
+from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records, trust_project
+from tests.harness.fake_responses import FakeResponses, function_call, function_outputs
+
+pytestmark = pytest.mark.slow
+
+
+def make_repo(base: Path, name: str, skill: str) -> Path:
+    repo = base / name
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    write_skill_file(repo, skill, f"How we deploy {name}: the {skill} procedure.", "1. Ship it.")
+    return repo
+
+
+def test_two_repositories_one_codex_entry_each_session_uses_its_own_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    alpha, beta = make_repo(tmp_path, "alpha", "deploy-alpha"), make_repo(tmp_path, "beta", "deploy-beta")
+    seen: dict[str, str] = {}
+    for repo in (alpha, beta):
+        turns = [function_call("recall", {"query": "how do we deploy"}, namespace=CODEX_NAMESPACE),
+                 function_call("remember", {"text": f"session in {repo.name} was here"}, namespace=CODEX_NAMESPACE), "Done."]
+        with FakeResponses(turns) as api:
+            codex_home(home, api)
+            result = CliRunner().invoke(cli, ["--root", str(alpha), "setup", "codex"], catch_exceptions=False)  # always from alpha
+            assert result.exit_code == 0, result.output
+            trust_project(home, repo)
+            done = codex(repo, home, "How do we deploy?")
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs = [o["text"] for body in api.main_requests() for o in function_outputs(body)]
+        assert outputs, f"Codex never called the tool: {done.stderr[-1500:]}"
+        seen[repo.name] = outputs[0]
+    assert "deploy-alpha" in seen["alpha"] and "deploy-beta" not in seen["alpha"]
+    assert "deploy-beta" in seen["beta"] and "deploy-alpha" not in seen["beta"]
+    for repo, other in ((alpha, beta), (beta, alpha)):
+        texts = [r.get("text") for r in records(repo)]
+        assert f"session in {repo.name} was here" in texts and f"session in {other.name} was here" not in texts
+    config = (home / ".codex/config.toml").read_text(encoding="utf-8")
+    assert config.count("[mcp_servers.repo-memory]") == 1 and "REPO_MEMORY_ROOT" not in config
+    assert json.loads((alpha / ".codex/hooks.json").read_text(encoding="utf-8"))["hooks"]
