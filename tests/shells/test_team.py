@@ -208,3 +208,17 @@ def test_a_union_merged_log_with_two_chains_stays_readable_and_doctor_explains_i
     store.close()
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "two chains" in out and "old" in out
+
+
+def test_doctor_names_memory_that_is_not_committed_and_how_to_land_it(repo: Path, runner: CliRunner):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    write_skill_file(repo, "by-hand", "A skill a person wrote and did not commit.")
+    store = Store(Config.load(repo), session="pending-session")
+    store.remember("kept durably, committed at the session's end")
+    store.close(commit=False)  # as a hook leaves it: pending until the session ends
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "written but not committed yet" in out and "doctor --fix" in out
+    assert "changed but not committed: .agents/skills/by-hand/SKILL.md" in out and "git add .agents" in out
+    runner.invoke(cli, ["--root", str(repo), "doctor", "--fix"])
+    assert "pending-session" in git(repo, "log", "-1", "--name-only", "--format=")
