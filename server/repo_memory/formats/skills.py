@@ -77,6 +77,10 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         meta = frontmatter.load(doc.frontmatter, path)
     except InvalidRecordError as exc:
         return _with(invalid, *exc.problems)
+    # YAML escapes ("\u200b", "\x67hp_…") decode into characters the raw text never showed: check the decoded values too.
+    meta, decoded_secrets = secretscan.redact_value(meta)
+    secrets = [*secrets, *decoded_secrets]
+    decoded_markers = [m for v in _strings(meta) for m in markers.find(v)]
     problems = validate("skill", meta)
     if isinstance(meta.get("name"), str) and meta["name"] != folder:
         problems.append(Problem(f"name '{meta['name']}' must equal the folder name '{folder}'", field="name", line=_line_of(doc.frontmatter, "name")))
@@ -98,9 +102,21 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         related=_as_list(md.get("related")),
         body=doc.body,
         problems=tuple(problems),
-        flags=tuple([*(str(m) for m in markers.find(text)), *(f"secret: {f}" for f in secrets)]),
+        flags=tuple(dict.fromkeys([*(str(m) for m in markers.find(text)), *(f"{m.rule} in a frontmatter value" for m in decoded_markers),
+                                   *(f"secret: {f}" for f in secrets)])),
         anchors=_anchors(md),
     )
+
+
+def _strings(value: Any) -> list[str]:
+    """Every string inside a parsed YAML value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
 
 
 def _anchors(md: dict[str, Any]) -> dict[str, str]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 from repo_memory.formats import experience
+from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
 from repo_memory.runner import verify
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
@@ -38,6 +39,8 @@ class RunState:
     state: str
     signatures: tuple[str, ...]
     harness_session: str | None
+    harness_pid: int  # the harness process the run's MCP server belonged to (0 when unknown), with its start time
+    harness_started: int
     ids: tuple[str, ...]
 
 
@@ -81,13 +84,14 @@ class Engine:
 
     # --- runs --------------------------------------------------------------------------------
 
-    def start(self, name: str, harness_session: str | None = None, actor: str = "agent") -> dict[str, Any]:
+    def start(self, name: str, harness_session: str | None = None, actor: str = "agent", harness_pid: int = 0) -> dict[str, Any]:
         """Open a run: record loop.start and return the goal, notes, bound skills and what earlier runs learned."""
         spec = self.spec(name)
         run = f"{name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         earlier = self.receipts(name)
         start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
-                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time()})
+                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time(),
+                              "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0})
         blocked = self.runnable(spec)
         if blocked:
             receipt = self._end(self.state(run), spec, "unverifiable", f"Verification cannot run: {blocked}.", actor)
@@ -116,7 +120,7 @@ class Engine:
         }
 
     def step(self, run: str, report: str, status: str = "done", checklist: dict[str, bool] | None = None,
-             skills: list[str] | None = None, actor: str = "agent") -> dict[str, Any]:
+             skills: list[str] | None = None, actor: str = "agent", then: str = "Fix this, then call loop_step again.") -> dict[str, Any]:
         """Record the agent's report, verify cheapest first, decide, and answer the next instruction or a terminal state."""
         if status not in STATUSES:
             raise InvalidArgumentError(f"status must be one of {', '.join(STATUSES)}")
@@ -149,7 +153,7 @@ class Engine:
         recent = (*current.signatures, signature)
         minutes = (time.time() - current.started) / 60
         instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
-                       f"Output:\n{failed.excerpt}\nFix this, then call loop_step again.")
+                       f"Output:\n{failed.excerpt}\n{then}")
         if spec.no_progress_after and len(recent) >= spec.no_progress_after and len(set(recent[-spec.no_progress_after:])) == 1:
             return self._decide(run, spec, iteration, "no_progress",
                                 f"The same failure ({failed.step.name}: {failed.reason}) {spec.no_progress_after} times in a row.", signature, actor, skills)
@@ -238,7 +242,9 @@ class Engine:
         return RunState(run=run, loop=start["data"]["loop"], spec_sha=start["data"]["spec_sha256"], started=start["data"]["started"],
                         iterations=len([d for d in decisions if d["data"].get("state") != "aborted"]), state=state,
                         signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
-                        harness_session=start["data"].get("harness_session"), ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+                        harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
+                        harness_started=int(start["data"].get("harness_started") or 0),
+                        ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
 
     def runs(self) -> list[str]:
         """Every run id, newest first."""
@@ -259,10 +265,16 @@ class Engine:
         """What earlier runs of loop `name` ended with (their loop.end receipts), newest first."""
         return self.store.receipts(name, limit)
 
-    def live_for(self, harness_session: str) -> str | None:
-        """The live run a harness session started, if any."""
+    def live_for(self, harness_session: str, harness_pid: int = 0) -> str | None:
+        """The live run this harness session started, if any: by the session id its MCP server knew (Claude Code gives
+        it to the server; Codex sends it with each tool call), else by the harness process that ran both the server
+        and the hook."""
         for rid in self.runs():
             s = self.state(rid)
-            if s.state == "running" and s.harness_session == harness_session:
+            if s.state != "running":
+                continue
+            if s.harness_session == harness_session:
+                return rid
+            if harness_pid and s.harness_pid == harness_pid and start_time(harness_pid) == s.harness_started and not s.harness_session:
                 return rid
         return None

@@ -4,6 +4,7 @@ description; our errors become ToolError in one place (`_as_tool_error`), the on
 from __future__ import annotations
 
 import asyncio
+import os
 import logging
 import dataclasses
 import inspect
@@ -25,6 +26,7 @@ from repo_memory.core.recall import RecallResult
 from repo_memory.core.skillbook import WriteResult
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidArgumentError, RepoMemoryError
+from repo_memory.formats import refs as grammar
 from repo_memory.git.history import Change
 from repo_memory.shells.served import Opener, Roots, Served, paths
 from repo_memory.shells.watch import Watcher
@@ -101,6 +103,14 @@ def _as_tool_error() -> Iterator[None]:
         raise ToolError(str(exc)) from exc
 
 
+def _meta_session(ctx: Context) -> str | None:
+    """The harness session a call belongs to when the client names it in the call's `_meta` (Codex does; Claude Code
+    instead gives the server its session id at start, CLAUDE_CODE_SESSION_ID, which is the Store's own session)."""
+    meta = ctx.request_context.meta or {}
+    named = meta.get("sessionId") or meta.get("threadId")
+    return named if isinstance(named, str) and grammar.SESSION.match(named) else None
+
+
 class _Call:
     """The Store and the services of the server handling this tool call."""
 
@@ -169,7 +179,7 @@ def remember(ctx: Context, roots: Roots, text: str, kind: Kind = "note", refs: l
     with _as_tool_error():
         served = _served(ctx, roots)
         served.limiter.take("remember")
-        written = served.store.remember(text, kind, refs or [], data, session, actor="agent", tool="remember")
+        written = served.store.remember(text, kind, refs or [], data, session or _meta_session(ctx), actor="agent", tool="remember")
     return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=served.store.commit_status("experience"))
 
 
@@ -194,7 +204,7 @@ def checkpoint(ctx: Context, roots: Roots, summary: str, covers: list[str], sess
     with _as_tool_error():
         served = _served(ctx, roots)
         served.limiter.take("checkpoint")
-        record = served.store.checkpoint(summary, covers, session, actor="agent", tool="checkpoint")
+        record = served.store.checkpoint(summary, covers, session or _meta_session(ctx), actor="agent", tool="checkpoint")
     return Checkpointed(id=record["id"], covers=record["covers"], commit=served.store.commit_status("experience"))
 
 
@@ -222,7 +232,9 @@ def loop_start(ctx: Context, roots: Roots, name: str, session: str | None = None
     """Start a run of the loop spec .agents/loops/<name>.md: returns the run id, goal, notes, bound skills,
     what earlier runs learned, and the instruction. The server verifies your work; you do not judge success yourself."""
     with _as_tool_error():
-        return _served(ctx, roots).engine.start(name, harness_session=session)
+        call = _served(ctx, roots)
+        harness_session = session or _meta_session(ctx) or call.store.config.session
+        return call.engine.start(name, harness_session=harness_session, harness_pid=os.getppid())
 
 
 def loop_step(ctx: Context, roots: Roots, run: str, report: str, status: Status = "done", checklist: dict[str, bool] | None = None,

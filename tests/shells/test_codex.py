@@ -1,0 +1,89 @@
+"""Inside the real Codex CLI: the model calls repo-memory's tools, the hooks `setup codex` installs record the calls,
+and the Stop hook drives a loop the agent started through MCP (Codex names its session in each call's `_meta`).
+
+The model is a scripted Responses API on loopback (tests/harness/fake_responses.py); HOME is a tmp dir.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
+from tests.conftest import git, write_skill_file
+from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records, trust_project
+from tests.harness.fake_responses import FakeResponses, function_call, function_outputs, session_id
+
+pytestmark = pytest.mark.slow
+PY = sys.executable
+
+
+@pytest.fixture
+def project(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump the version, tag, publish.", "1. tag\n2. publish")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo, home
+
+
+def attach(repo: Path, home: Path, api: FakeResponses) -> None:
+    codex_home(home, api)
+    result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "codex"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    trust_project(home, repo)
+
+
+def test_recall_round_trip_through_codex_with_its_hooks_recording_the_call(project: tuple[Path, Path]):
+    repo, home = project
+    turns = [function_call("recall", {"query": "cut a release"}, namespace=CODEX_NAMESPACE),
+             function_call("remember", {"text": "Releases are cut from main."}, namespace=CODEX_NAMESPACE), "Tag, then publish."]
+    with FakeResponses(turns) as api:
+        attach(repo, home, api)
+        done = codex(repo, home, "How do we cut a release?")
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, second = api.main_requests()[:2]
+    namespace = next(t for t in first["tools"] if t.get("name") == CODEX_NAMESPACE)
+    assert "repo-memory is this repository's memory" in namespace["description"]  # the server's instructions, as Codex shows them
+    answer = json.loads(function_outputs(second)[0]["text"].split("Output:\n", 1)[1])
+    assert answer["hits"][0]["id"] == "skill:release-checklist"
+    session = session_id(first)
+    logged = [r for r in records(repo) if r["_log"] == session]  # hooks and tools write the one log of the Codex session
+    assert any(r["kind"] == "tool" and r["data"]["tool"] == f"{CODEX_NAMESPACE}__recall" for r in logged), logged
+    assert any(r.get("text") == "Releases are cut from main." and r["source"]["tool"] == "remember" for r in logged)
+    assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # SessionEnd committed the session
+
+
+def test_the_codex_stop_hook_drives_the_loop_its_session_started_and_lets_go_within_budget(project: tuple[Path, Path]):
+    repo, home = project
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n", encoding="utf-8")
+    (repo / "check.py").write_text("from calc import add\nassert add(2, 2) == 4\n", encoding="utf-8")
+    (repo / ".agents/loops/fix-add.md").write_text(
+        f"---\nname: fix-add\nstatus: active\ntrigger: {{on: manual}}\ngoal: Make check.py pass.\n"
+        f'verify:\n  - {{level: 4, run: "{PY} check.py", expect: {{exit: 0}}, timeout: 30}}\nstop: {{max_iterations: 3, no_progress_after: 2}}\n'
+        "success_requires_level: 4\n---\n", encoding="utf-8")
+    store = Store(Config.load(repo))
+    store.refresh()
+    Engine(store).accept("fix-add")
+    store.close()
+    turns = [function_call("loop_start", {"name": "fix-add"}, namespace=CODEX_NAMESPACE)] + ["Done."] * 10
+    with FakeResponses(turns, limit=20) as api:
+        attach(repo, home, api)
+        done = codex(repo, home, "Run the fix-add loop.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    requests = api.main_requests()
+    feedback = [json.dumps(b["input"][-1]) for b in requests[2:]]
+    assert feedback and all("repo-memory loop" in f for f in feedback)  # each extra turn came from our Stop hook
+    store = Store(Config.load(repo))
+    run = Engine(store).status()[0]
+    store.close()
+    assert run["harness_session"] == session_id(requests[0]) and run["state"] == "no_progress" and run["iterations"] == 2
+    assert len(requests) == 1 + 2  # loop_start, then one answer per iteration until no_progress: Codex has no cap of its own
