@@ -38,7 +38,7 @@ agent sessions, where every record has a stable id like `2026-12-02-a1b2c3#17`.
 
 When to use it:
 - Before a task, call `recall` with a short description of it ("release a new version", "why did
-  the migration fail last week"). It searches skills and past experience together.
+  the migration fail last week"). It searches skills, loop specs and past experience together.
 - `read` any hit by id for the full content: a skill with the files beside it, or the exact
   experience records (verified against their hashes). Ranges work: `session#10-20`.
 - As you work, `remember` facts worth keeping: decisions and why, errors and their fixes, what a
