@@ -175,11 +175,13 @@ class Engine:
         return verify.run(step, self.store.root)
 
     def _record_outcome(self, run: str, iteration: int, outcome: verify.Outcome, actor: str) -> None:
+        # outcome.output is already redacted and capped (verify.run): nothing unredacted reaches a blob or a record.
         blob = self.store.put_blob(outcome.output.encode("utf-8")) if len(outcome.output) > verify.EXCERPT_CHARS else None
         self._append(run, "loop.verify", f"L{outcome.step.level} {outcome.step.name}: {outcome.reason}", actor, "loop_step", {
             "iteration": iteration, "step": outcome.step.index, "level": outcome.step.level, "run": outcome.step.run,
             "passed": outcome.passed, "exit": outcome.exit, "timed_out": outcome.timed_out, "seconds": round(outcome.seconds, 3),
-            "excerpt": outcome.excerpt if not outcome.passed else "", "output_blob": blob,
+            "excerpt": outcome.excerpt if not outcome.passed else "", "output_blob": blob, "output_bytes": outcome.output_bytes,
+            **({"redacted": list(outcome.redacted)} if outcome.redacted else {}),
         })
 
     def _decide(self, run: str, spec: loops.Loop, iteration: int, state: str, why: str, signature: str, actor: str,

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import os
 import re
+import selectors
 import signal
 import subprocess
 import time
@@ -12,8 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.formats.loops import Step
+from repo_memory.guards import secretscan
 
 EXCERPT_CHARS = 2000
+OUTPUT_KEEP = 256 * 1024  # bytes of a command's output kept from its start, and again from its end
+EXIT_GRACE = 1.0  # seconds a command's leftover children may keep its output open after it exits
 CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
 
 
@@ -28,7 +34,9 @@ class Outcome:
     timed_out: bool = False
     cannot_run: bool = False
     seconds: float = 0.0
-    output: str = ""
+    output: str = ""  # redacted, head and tail only
+    output_bytes: int = 0  # how much the command printed in all
+    redacted: tuple[str, ...] = ()  # rules of the secrets replaced in `output`
 
     @property
     def excerpt(self) -> str:
@@ -47,24 +55,86 @@ class Outcome:
 
 
 def run(step: Step, root: Path) -> Outcome:
-    """Run a level 3-5 step's command and judge it against its `expect`."""
+    """Run a level 3-5 step's command and judge it against its `expect`.
+
+    The whole step is bounded by its timeout plus a short grace for reading what is left, whatever the command's
+    children do (a daemon that keeps the output pipe open is left behind, not waited for). The output kept is its
+    head and tail (OUTPUT_KEEP bytes each, the total size recorded), with every secret redacted, before anything
+    else sees it.
+    """
     assert step.run is not None
     started = time.monotonic()
     # A new session makes the command the leader of its own process group, so a timeout can kill everything it started.
     proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": "1"})
-    try:
-        raw, _ = proc.communicate(timeout=step.timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        raw, _ = proc.communicate()
-        output = raw.decode("utf-8", errors="replace")
-        return Outcome(step, False, f"timed out after {step.timeout:g} s and was killed", None, True, False, time.monotonic() - started, output)
-    output = raw.decode("utf-8", errors="replace")
+    assert proc.stdout is not None
+    capture = Capture()
+    timed_out = not capture.read(proc, started + step.timeout)
+    if timed_out:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    code = proc.wait()
+    proc.stdout.close()
     seconds = time.monotonic() - started
-    if proc.returncode in CANNOT_RUN:
-        return Outcome(step, False, f"the command could not run (exit {proc.returncode})", proc.returncode, False, True, seconds, output)
-    return Outcome(step, *_judge(step, proc.returncode, output), exit=proc.returncode, seconds=seconds, output=output)
+    output, found = secretscan.redact(capture.text())
+    kept = functools.partial(Outcome, step, seconds=seconds, output=output, output_bytes=capture.total,
+                             redacted=tuple(sorted({f.rule for f in found})))
+    if timed_out:
+        return kept(False, f"timed out after {step.timeout:g} s and was killed", timed_out=True)
+    if code in CANNOT_RUN:
+        return kept(False, f"the command could not run (exit {code})", code, cannot_run=True)
+    return kept(*_judge(step, code, output), exit=code)
+
+
+class Capture:
+    """A command's output as its first and last OUTPUT_KEEP bytes and its total size; the middle is read and dropped."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = OUTPUT_KEEP - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            del self.tail[:-OUTPUT_KEEP]
+
+    def read(self, proc: subprocess.Popen[bytes], deadline: float) -> bool:
+        """Read until the output closes and the command exits, or the deadline passes (False). After the command
+        exits, its leftover children get EXIT_GRACE seconds to close the output; then reading stops."""
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        exited_at: float | None = None
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while True:
+                now = time.monotonic()
+                if exited_at is None and proc.poll() is not None:
+                    exited_at = now
+                limit = deadline if exited_at is None else min(deadline, exited_at + EXIT_GRACE)
+                if now >= limit:
+                    return exited_at is not None
+                if selector.select(timeout=min(limit - now, 0.2)):
+                    chunk = os.read(fd, 1 << 16)
+                    if not chunk:  # every writer closed the output: wait for the command itself, within the deadline
+                        try:
+                            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                        except subprocess.TimeoutExpired:
+                            return False
+                        return True
+                    self.add(chunk)
+
+    def text(self) -> str:
+        if self.total <= 2 * OUTPUT_KEEP:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", errors="replace")
+        dropped = self.total - len(self.head) - len(self.tail)
+        return (self.head.decode("utf-8", errors="replace") + f"\n[… {dropped:,} bytes of output not kept …]\n"
+                + self.tail.decode("utf-8", errors="replace"))
 
 
 def _judge(step: Step, code: int, output: str) -> tuple[bool, str]:

@@ -1,0 +1,129 @@
+"""What an agent holding only the MCP tools must not be able to do, and what it must always be told.
+
+Each test drives the server through a real MCP client (in process) or the CLI, the way an agent or a person does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from repo_memory.core.store import Store
+from repo_memory.formats import experience
+from repo_memory.shells import mcp as server
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git, write_skill_file
+
+pytestmark = pytest.mark.anyio
+PY = sys.executable
+# Credentials built at run time, so this file itself holds none.
+AWS_KEY_ID = "AKIA" + "Z7Q4W2E9R5T1Y8U3"
+GITHUB_TOKEN = "ghp_" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def call(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def error_text(client: Client, tool: str, **args: Any) -> str:
+    result = await client.call_tool(tool, args)
+    assert result.is_error, result.structured_content
+    return " ".join(getattr(c, "text", "") for c in result.content)
+
+
+def loop_spec(repo: Path, name: str, run: str, *, skills: str = "[]", timeout: int = 30, stop: str = "{max_iterations: 3}") -> None:
+    (repo / f".agents/loops/{name}.md").write_text(
+        f"---\nname: {name}\nstatus: active\ntrigger: {{on: manual}}\ngoal: Make the check pass.\n"
+        f"verify:\n  - {{level: 4, run: {json.dumps(run)}, expect: {{exit: 0}}, timeout: {timeout}}}\n"
+        f"stop: {stop}\nsuccess_requires_level: 4\nmemory: {{skills: {skills}}}\n---\nMake it pass.\n", encoding="utf-8")
+
+
+def accept(repo: Path, name: str) -> None:
+    result = CliRunner().invoke(cli, ["--root", str(repo), "loop", "accept", name])
+    assert result.exit_code == 0, result.output
+
+
+def committed_bytes(repo: Path) -> bytes:
+    """Every blob reachable from HEAD, concatenated: what a push would publish."""
+    out = b""
+    for line in git(repo, "ls-tree", "-r", "HEAD").splitlines():
+        out += subprocess.run(["git", "cat-file", "blob", line.split()[2]], cwd=repo, capture_output=True, check=True).stdout
+    return out
+
+
+# --- S1: verification output passes the same redaction as captured tool output ---------------------
+
+
+async def test_secrets_printed_by_a_verification_command_never_reach_a_file_or_git(store: Store, repo: Path):
+    filler = "x" * 3000
+    script = repo / "leak.py"
+    script.write_text(f"print({filler!r})\nprint('key {AWS_KEY_ID} token {GITHUB_TOKEN}')\nprint({filler!r})\nraise SystemExit(1)\n",
+                      encoding="utf-8")
+    loop_spec(repo, "leaky", f"{PY} leak.py")
+    accept(repo, "leaky")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        run = (await call(client, "loop_start", name="leaky"))["run"]
+        step = await call(client, "loop_step", run=run, report="tried", status="done")
+    assert AWS_KEY_ID not in step["instruction"] and GITHUB_TOKEN not in step["instruction"]
+    store.flush("all")
+    on_disk = b"".join(p.read_bytes() for p in (repo / ".agents").rglob("*") if p.is_file())
+    for secret in (AWS_KEY_ID, GITHUB_TOKEN):
+        assert secret.encode() not in on_disk
+        assert secret.encode() not in committed_bytes(repo)
+    verify = next(r for r in (ln.record for ln in store.lines(run)) if r and r["kind"] == "loop.verify")
+    assert verify["data"]["output_blob"] and set(verify["data"]["redacted"]) >= {"aws-access-key-id", "github-token"}
+    assert b"[REDACTED:github-token]" in (repo / experience.BLOB_DIR / verify["data"]["output_blob"]).read_bytes()
+
+
+# --- H3/H4: a verification step is bounded in time and in what it keeps ---------------------------
+
+
+async def test_a_daemonizing_verification_command_cannot_hold_loop_step_past_its_timeout(store: Store, repo: Path):
+    # The command exits at once but leaves a child in its own session holding the output pipe for 45 s; a second
+    # spec's command never exits. Either way the step answers within its timeout and a short grace.
+    loop_spec(repo, "daemon", "setsid sleep 45 & echo started", timeout=3)
+    loop_spec(repo, "hang", "setsid sleep 45 & sleep 45", timeout=3)
+    accept(repo, "daemon")
+    accept(repo, "hang")
+    store.refresh()
+    import time
+
+    async with Client(server.build(store)) as client:
+        for name, state in (("daemon", "succeeded"), ("hang", "continue")):
+            run = (await call(client, "loop_start", name=name))["run"]
+            began = time.monotonic()
+            step = await call(client, "loop_step", run=run, report="tried", status="done")
+            assert time.monotonic() - began < 10, name
+            assert step["state"] == state, step
+    subprocess.run(["pkill", "-f", "sleep 45"], check=False)
+
+
+async def test_huge_verification_output_is_kept_as_head_and_tail_with_its_size(store: Store, repo: Path):
+    loop_spec(repo, "noisy", f"{PY} -c \"import sys; [sys.stdout.write('y' * 1023 + chr(10)) for _ in range(100 * 1024)]; sys.exit(1)\"")
+    accept(repo, "noisy")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        run = (await call(client, "loop_start", name="noisy"))["run"]
+        step = await call(client, "loop_step", run=run, report="tried", status="done")
+    assert step["state"] == "continue" and len(step["instruction"]) < 4000
+    verify = next(r for r in (ln.record for ln in store.lines(run)) if r and r["kind"] == "loop.verify")
+    assert verify["data"]["output_bytes"] == 100 * 1024 * 1024
+    blob = repo / experience.BLOB_DIR / verify["data"]["output_blob"]
+    assert blob.stat().st_size < 1024 * 1024 and b"bytes of output not kept" in blob.read_bytes()
