@@ -75,7 +75,7 @@ def examine(store: Store) -> list[Finding]:
                                 "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "
                                 "a skill that keeps changing is not yet a procedure."))
     for record_id, flags in store.flagged():
-        findings.append(Finding("warning", record_id, f"quarantined record: injection markers ({', '.join(json.loads(flags))})",
+        findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     findings += _git(store)
     for session, count in store.forked():

@@ -86,6 +86,11 @@ class Logbook:
     def remember(self, session: str, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None,
                  actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
         """Append one record to `session`'s log; refs that cite code (path::Symbol) have their hashes pinned."""
+        if experience.server_kind(kind):
+            raise InvalidArgumentError(
+                f"Records of kind '{kind}' are written only by the server: a loop run records its own verdicts and the skills it "
+                "used. To say whether a skill or record helped, misled or was outdated, use feedback(ref, outcome); for your "
+                "own records use note, decision, action, observation, error or tool.")
         cited = [r for r in refs if "::" in r]
         entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts,
                                  anchors=self._skills.pin(cited, "refs") if cited else None)

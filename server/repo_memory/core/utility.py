@@ -32,7 +32,7 @@ from repo_memory.index.activity import Activity
 from repo_memory.index.db import Database
 
 FAILED = ("blocked", "budget_exhausted", "no_progress", "unverifiable")
-FEEDBACK = ("helped", "misled", "outdated")
+from repo_memory.formats.experience import FEEDBACK  # noqa: F401 (re-exported: the feedback outcomes)
 DEPRECATE_AFTER = 3
 
 

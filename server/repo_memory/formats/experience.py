@@ -23,6 +23,31 @@ INLINE_MAX = 64 * 1024
 HARD_CAP = 8 * 1024 * 1024
 PREVIEW_CHARS = 2000
 KINDS = ("note", "action", "observation", "tool", "decision", "error", "summary", "skill.used", "outcome")
+# Kinds that carry the server's judgement: a loop run's records, the skills it credited, verdicts and feedback. Only
+# the loop engine (tools loop_start, loop_step, loop) and the feedback tool (MCP `feedback`, CLI `skill feedback`)
+# write them; a record of these kinds from any other tool is untrusted wherever it is read.
+ENGINE_TOOLS = ("loop_start", "loop_step", "loop")
+FEEDBACK_TOOLS = ("feedback", "cli")
+FEEDBACK = ("helped", "misled", "outdated")
+
+
+def server_kind(kind: str) -> bool:
+    """Whether records of `kind` are the server's to write (loop.*, skill.used, outcome)."""
+    return kind.startswith("loop.") or kind in ("skill.used", "outcome")
+
+
+def untrusted(record: dict[str, Any]) -> str:
+    """Why a record of a server kind was not written by the server ('' when it was, or its kind is anyone's)."""
+    kind, tool = record["kind"], record["source"].get("tool", "")
+    if not server_kind(kind):
+        return ""
+    data = record.get("data")
+    said = data.get("outcome") if isinstance(data, dict) else None
+    if kind == "outcome" and tool in FEEDBACK_TOOLS and said in FEEDBACK:
+        return ""
+    if tool in ENGINE_TOOLS and (kind != "outcome" or said not in FEEDBACK):
+        return ""
+    return f"untrusted: a {kind} record written by '{tool}', not by the server"
 
 
 def now() -> str:

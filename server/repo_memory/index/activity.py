@@ -70,12 +70,12 @@ class Activity:
 
     def runs(self) -> list[str]:
         """The session of every loop run (its id), newest first."""
-        return [r[0] for r in self._all("SELECT session FROM records WHERE kind='loop.start' ORDER BY ts DESC")]
+        return [r[0] for r in self._all("SELECT session FROM records WHERE kind='loop.start' AND flags = '' ORDER BY ts DESC")]
 
     def receipts(self, loop: str, limit: int = 5) -> list[dict[str, Any]]:
         """The loop.end receipts of earlier runs of `loop`, newest first."""
         return [{"id": r[0], "summary": r[1]} for r in self._all(
-            "SELECT id, text FROM records WHERE kind='loop.end' AND session GLOB ? ORDER BY ts DESC LIMIT ?", (f"{loop}-[0-9]*", limit))]
+            "SELECT id, text FROM records WHERE kind='loop.end' AND flags = '' AND session GLOB ? ORDER BY ts DESC LIMIT ?", (f"{loop}-[0-9]*", limit))]
 
     def recently_used_skills(self, limit: int = 50) -> list[str]:
         """Skills credited in the most recent `skill.used` records, most recent first."""
@@ -110,6 +110,6 @@ class Activity:
         """Loop runs started and not ended, newest first: run, loop, iterations so far."""
         rows = self._all(
             "SELECT s.session, (SELECT count(*) FROM records d WHERE d.session = s.session AND d.kind = 'loop.decision') "
-            "FROM records s WHERE s.kind = 'loop.start' AND NOT EXISTS "
-            "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end') ORDER BY s.ts DESC LIMIT ?", (limit,))
+            "FROM records s WHERE s.kind = 'loop.start' AND s.flags = '' AND NOT EXISTS "
+            "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end' AND e.flags = '') ORDER BY s.ts DESC LIMIT ?", (limit,))
         return [{"run": r[0], "loop": r[0].rsplit("-", 3)[0], "iterations": r[1]} for r in rows]

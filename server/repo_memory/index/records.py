@@ -39,7 +39,7 @@ log = logging.getLogger("repo_memory")
 
 def _outcome(record: dict[str, Any]) -> str:
     data = record.get("data")
-    if record["kind"] == "outcome" and isinstance(data, dict) and isinstance(data.get("outcome"), str):
+    if record["kind"] == "outcome" and isinstance(data, dict) and isinstance(data.get("outcome"), str) and not experience.untrusted(record):
         return str(data["outcome"])
     return ""
 
@@ -90,10 +90,10 @@ def row(line: experience.Line, rel: str) -> tuple[Any, ...]:
     assert r is not None
     src = r["source"]
     text = _text(r)
-    flags = markers.find(text)
+    flags = [*(str(m) for m in markers.find(text)), *filter(None, [experience.untrusted(r)])]  # both keep it out of recall and evidence
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
             text, _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
-            len(line.raw), r["sha256"], json.dumps([str(m) for m in flags]) if flags else "", _outcome(r), _record_anchors(r), _date(r))
+            len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r), _date(r))
 
 
 class RecordIndex:

@@ -219,7 +219,7 @@ class Engine:
         if current.state in TERMINAL:
             raise ConflictError(f"Run {run} already ended: {current.state}.")
         spec = self.spec(current.loop)
-        self._append(run, "loop.decision", f"aborted: {reason}", "human", "cli", {"iteration": current.iterations, "state": "aborted"})
+        self._append(run, "loop.decision", f"aborted: {reason}", "human", "loop", {"iteration": current.iterations, "state": "aborted"})
         return self._end(self.state(run), spec, "aborted", reason, "human")
 
     def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:
@@ -231,7 +231,7 @@ class Engine:
     def state(self, run: str) -> RunState:
         """The run rebuilt from its log."""
         try:
-            records = [ln.record for ln in self.store.lines(run) if ln.record]
+            records = [ln.record for ln in self.store.lines(run) if ln.record and not experience.untrusted(ln.record)]
         except NotFoundError:
             live = [r["run"] for r in self.status() if r["state"] == "running"]
             raise NotFoundError(f"No loop run '{run}'.", live[:3]) from None

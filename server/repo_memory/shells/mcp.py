@@ -64,7 +64,7 @@ Limit = Annotated[int, Field(ge=1, le=50, description="How many hits to return (
 Kinds = Annotated[list[str] | None, Field(description="Only these kinds: 'skill', 'loop', or experience kinds (note, decision, error, summary, tool, ...).")]
 When = Annotated[str | None, Field(description="ISO date or date-time (UTC), e.g. 2026-11-30 or 2026-11-30T14:00:00Z.")]
 Status = Literal["done", "progress", "no_op", "blocked"]
-Kind = Annotated[str, Field(description="note, action, observation, tool, decision, error, skill.used or outcome.")]
+Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ def log() -> None:
 
 @log.command(name="add")
 @click.argument("text")
-@click.option("-k", "--kind", default="note", show_default=True, help="note, action, observation, tool, decision, error, outcome…")
+@click.option("-k", "--kind", default="note", show_default=True, help="note, action, observation, tool, decision or error (outcomes: `repo-memory feedback`).")
 @click.option("-s", "--session", help="Session to append to (default: a new session id, printed).")
 @click.option("-r", "--ref", "refs", multiple=True, help="An id this record cites (repeat for several).")
 @click.pass_context

@@ -121,7 +121,7 @@ def feedback(ctx: click.Context, ref: str, outcome: str, note: str | None) -> No
     Example:
       repo-memory feedback skill:deploy-staging outdated --note "the script moved to tools/deploy.sh"
     """
-    record = store_of(ctx).feedback(ref, outcome, note, actor="human", tool="cli")
+    record = store_of(ctx).feedback(ref, outcome, note, actor="human", tool="feedback")
     click.echo(f"{record['id']}: {record['text']}")
 
 
