@@ -187,3 +187,27 @@ async def test_huge_verification_output_is_kept_as_head_and_tail_with_its_size(s
     assert verify["data"]["output_bytes"] == 100 * 1024 * 1024
     blob = repo / experience.BLOB_DIR / verify["data"]["output_blob"]
     assert blob.stat().st_size < 1024 * 1024 and b"bytes of output not kept" in blob.read_bytes()
+
+
+# --- S3: a frontmatter with a key twice is invalid, never served as active ---------------------------
+
+
+@pytest.mark.parametrize("frontmatter", [
+    "name: deploy\ndescription: Deploy the app.\nmetadata:\n  status: draft\n  status: active\n",
+    "name: deploy\ndescription: Deploy the app.\nmetadata: {status: draft, status: active}\n",
+    "name: deploy\ndescription: Deploy the app.\nmetadata:\n  status: draft\nmetadata:\n  status: active\n",
+])
+async def test_a_key_given_twice_makes_the_skill_invalid(store: Store, repo: Path, frontmatter: str):
+    path = repo / ".agents/skills/deploy/SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"---\n{frontmatter}---\nRun deploy.sh\n", encoding="utf-8")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        hits = (await call(client, "recall", query="deploy the app"))["hits"]
+        assert "skill:deploy" not in [h["id"] for h in hits]
+        doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"])
+        assert "is given twice" in doctor.output, doctor.output
+        written = await client.call_tool("skill_write", {"name": "deploy", "description": "Deploy the app.", "body": "Run deploy.sh --safe"})
+    text = path.read_text(encoding="utf-8")
+    if not written.is_error:  # an update may rewrite the file whole, but never leave an active copy behind the draft
+        assert text.count("status:") == 1 and "status: draft" in text

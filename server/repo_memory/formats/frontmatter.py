@@ -94,7 +94,17 @@ def _loader() -> Any:
     import yaml
 
     class Loader(yaml.CSafeLoader if hasattr(yaml, "CSafeLoader") else yaml.SafeLoader):  # type: ignore[misc]
-        """YAML 1.2 core schema on PyYAML."""
+        """YAML 1.2 core schema on PyYAML, with duplicate keys refused (YAML 1.2 requires unique keys; PyYAML keeps
+        the last, while an editor finds the first, so a second `status:` could hide behind the one it rewrites)."""
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                if key is not None and key in seen:
+                    raise yaml.constructor.ConstructorError(None, None, f"the key '{key}' is given twice", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
 
     Loader.yaml_implicit_resolvers = {}
     for tag, regex, first in _CORE:
