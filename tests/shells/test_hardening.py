@@ -211,3 +211,33 @@ async def test_a_key_given_twice_makes_the_skill_invalid(store: Store, repo: Pat
     text = path.read_text(encoding="utf-8")
     if not written.is_error:  # an update may rewrite the file whole, but never leave an active copy behind the draft
         assert text.count("status:") == 1 and "status: draft" in text
+
+
+# --- S4: no read path follows a link out of the repository --------------------------------------------
+
+
+async def test_memory_files_linked_outside_the_repository_are_never_read(store: Store, repo: Path, tmp_path: Path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("---\nname: evil\nstatus: active\ndescription: PRIVATE-OUTSIDE-CONTENT\n---\nPRIVATE-OUTSIDE-CONTENT\n", encoding="utf-8")
+    (repo / ".agents/loops/evil.md").symlink_to(outside)
+    (repo / ".agents/skills/evil").mkdir(parents=True)
+    (repo / ".agents/skills/evil/SKILL.md").symlink_to(outside)
+    (repo / ".agents/skills/linked").symlink_to(tmp_path)  # a whole skill folder linked out
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a hostile clone's links")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        answers = []
+        for uri in ("loop://evil", "skill://evil"):
+            try:
+                answers.append(str(await client.read_resource(uri)))
+            except Exception as exc:  # the resource is refused: the error must say why
+                answers.append(str(exc))
+        for ref in ("loop:evil", "skill:evil", "evil", "skill:evil/SKILL.md"):
+            answers.append(str((await client.call_tool("read", {"ref": ref})).content))
+            answers.append(str((await client.call_tool("read", {"ref": ref, "as_of": "HEAD"})).content))
+            answers.append(str((await client.call_tool("history", {"ref": ref})).content))
+        answers.append(str((await client.call_tool("recall", {"query": "private outside content"})).content))
+        answers.append(str((await client.call_tool("loop_start", {"name": "evil"})).content))
+    for answer in answers:
+        assert "PRIVATE-OUTSIDE-CONTENT" not in answer, answer
