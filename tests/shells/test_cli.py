@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,9 +141,10 @@ def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Pa
     store.write_skill("kept-draft", "Written by an agent.", "Steps")
     store.write_skill("bad-draft", "Also by an agent.", "Wrong steps")
     store.close()
-    assert "accepted skill:kept-draft" in run(runner, repo, "accept", "kept-draft")
+    sha = re.search(r"sha ([0-9a-f]{12})", runner.invoke(cli, ["--root", str(repo), "skill", "show", "kept-draft"]).stderr).group(1)
+    assert "accepted skill:kept-draft" in run(runner, repo, "accept", "kept-draft", "--sha", sha)
     assert "status: active" in (repo / ".agents/skills/kept-draft/SKILL.md").read_text(encoding="utf-8")
-    assert "already active" in run(runner, repo, "accept", "kept-draft")
+    assert "already active" in run(runner, repo, "accept", "kept-draft", "--sha", sha[:7])
     assert "rejected" in run(runner, repo, "reject", "bad-draft")
     assert not (repo / ".agents/skills/bad-draft").exists()
     assert "not a draft" in run(runner, repo, "reject", "kept-draft", code=1)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -240,15 +242,30 @@ class Skillbook:
             raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/.", self.similar_names(name))
         return path, f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
 
-    def review(self, name: str, accept: bool) -> str:
-        """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done."""
+    def fingerprint(self, name: str) -> str:
+        """The sha256 of what a person reviews of skill `name`: its SKILL.md and every file beside it (path and bytes)."""
+        path, _ = self._existing(name)
+        digest = hashlib.sha256()
+        for file in sorted(p for p in path.parent.rglob("*") if p.is_file() or p.is_symlink()):
+            data = disk.read_safely(file) if not file.is_symlink() else b"link:" + os.readlink(file).encode()
+            digest.update(f"{file.relative_to(path.parent).as_posix()}\0{len(data)}\0".encode() + data)
+        return digest.hexdigest()
+
+    def review(self, name: str, accept: bool, sha: str | None = None) -> str:
+        """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done.
+
+        `sha` (a prefix of `fingerprint`, at least 7 hex digits) names the version the person reviewed: the verdict is
+        refused when the skill changed since, so an agent's rewrite between review and accept is never accepted unseen.
+        """
         path, rel = self._existing(name)
-        raw = disk.read_safely(path)
-        current = skills.parse(raw, rel, SKILLS_DIR)
         with disk.repo_lock(self.state_dir):
+            raw = disk.read_safely(path)
+            current = skills.parse(raw, rel, SKILLS_DIR)
+            if accept and current.status == "active":
+                return f"skill:{name} is already active"
+            if sha is not None:
+                reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}")
             if accept:
-                if current.status == "active":
-                    return f"skill:{name} is already active"
                 refuse((rel, raw.decode("utf-8", errors="replace")))
                 text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "active"})
                 disk.write_atomic(path, text.encode("utf-8"))
@@ -304,3 +321,12 @@ def _files(folder: Path) -> list[str]:
         str(p.relative_to(folder)) for p in folder.rglob("*")
         if p.is_file() and not p.is_symlink() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
+
+
+def reviewed(what: str, sha: str, current: str, show: str) -> None:
+    """Raise unless `sha` (7+ hex digits) is a prefix of `current`: the content a person reviewed is the content now."""
+    if not re.fullmatch(r"[0-9a-f]{7,64}", sha.lower()):
+        raise InvalidArgumentError(f"--sha takes the hash `{show}` printed (7 to 64 hex digits), not {sha[:70]!r}.")
+    if not current.startswith(sha.lower()):
+        raise ConflictError(f"{what} changed since the version you reviewed (sha {sha[:12]}; now {current[:12]}). "
+                            f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")

@@ -206,8 +206,11 @@ class Store:
                     actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None) -> WriteResult:
         return self._skills.write(name, description, body, tags, related, actor, new, anchors)
 
-    def review(self, name: str, accept: bool) -> str:
-        return self._skills.review(name, accept)
+    def review(self, name: str, accept: bool, sha: str | None = None) -> str:
+        return self._skills.review(name, accept, sha)
+
+    def fingerprint(self, name: str) -> str:
+        return self._skills.fingerprint(name)
 
     def redraft(self, rel: str, via: str) -> str | None:
         return self._skills.redraft(rel, via)

@@ -20,6 +20,7 @@ from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
 from repo_memory.runner import verify
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
+from repo_memory.core.skillbook import reviewed
 from repo_memory.core.store import Store
 
 TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
@@ -66,9 +67,12 @@ class Engine:
         path = self.store.config.state_dir / ACCEPTED_FILE
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
-    def accept(self, name: str) -> loops.Loop:
-        """Record that a person accepted the spec's current content, so its commands may run on this clone."""
+    def accept(self, name: str, sha: str | None = None) -> loops.Loop:
+        """Record that a person accepted the spec's current content, so its commands may run on this clone. `sha` (a
+        prefix of the spec's sha256) names the version the person read: refused when the spec changed since."""
         spec = self.spec(name)
+        if sha is not None:
+            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}")
         accepted = self._accepted() | {name: spec.sha256}
         disk.write_atomic(self.store.config.state_dir / ACCEPTED_FILE, (json.dumps(accepted, indent=2, sort_keys=True) + "\n").encode())
         return spec

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,27 @@ def progress(label: str) -> Callable[[int, int], None]:
 
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+
+
+SHA_HELP = "The sha `show` printed for the version you reviewed; refused if it changed since (default: show it and ask)."
+
+
+def reviewed_sha(what: str, given: str | None, current: str, show: Callable[[], None], show_command: str) -> str:
+    """The version a person accepts: the one they name with --sha, or at a terminal the current one, shown and confirmed.
+
+    Without a terminal and without --sha nothing is accepted: what was reviewed must be named, or an agent's edit
+    between the review and the accept would be accepted unseen.
+    """
+    if given:
+        return given
+    if not sys.stdin.isatty():
+        raise click.ClickException(f"Name the version of {what} you reviewed: `{show_command}` prints it with its sha; "
+                                   "then accept with --sha SHA. Nothing was accepted.")
+    show()
+    click.confirm(f"Accept this version of {what} (sha {current[:12]})?", abort=True)
+    return current
+
+
+def show_sha(what: str, sha: str, accept_command: str) -> None:
+    """Tell a person (on stderr, so stdout stays the content) which version they are looking at and how to accept it."""
+    click.echo(f"{what}: sha {sha[:12]} — to accept exactly this version: {accept_command} --sha {sha[:12]}", err=True)

@@ -11,7 +11,7 @@ from repo_memory.formats import loops
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import Engine
-from repo_memory.shells.cli.base import emit, json_option, store_of
+from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
 
 @click.group(name="loop")
@@ -66,15 +66,34 @@ def loop_list(ctx: click.Context) -> None:
         click.echo(f"{spec.name:<28} {spec.status:<7} {ready:<13} trigger: {spec.trigger.get('on', 'manual')}")
 
 
-@loop.command(name="accept")
+@loop.command(name="show")
 @click.argument("name")
 @click.pass_context
-def loop_accept(ctx: click.Context, name: str) -> None:
-    """Accept the current content of loop NAME so its verification commands may run on this clone.
+def loop_show(ctx: click.Context, name: str) -> None:
+    """Print loop spec NAME exactly as stored, and on stderr the sha `repo-memory loop accept NAME --sha SHA` takes."""
+    store = store_of(ctx)
+    click.echo(store.read(f"loop:{name}").content, nl=False)
+    show_sha(f"loop:{name}", _engine(ctx).spec(name).sha256, f"repo-memory loop accept {name}")
 
-    Read the spec first: its `run` commands execute in your repository. Any later edit needs a new accept.
+
+@loop.command(name="accept")
+@click.argument("name")
+@click.option("--sha", help=SHA_HELP)
+@click.pass_context
+def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
+    """Accept the content of loop NAME you read, so its verification commands may run on this clone.
+
+    \b
+    Its `run` commands execute in your repository, so read it first:
+      repo-memory loop show NAME                # prints it, and its sha on stderr
+      repo-memory loop accept NAME --sha SHA    # refused if the spec changed since
+    At a terminal, without --sha, it shows the spec and asks. Any later edit needs a new accept.
     """
-    spec = _engine(ctx).accept(name)
+    engine = _engine(ctx)
+    current = engine.spec(name)
+    sha = reviewed_sha(f"loop:{name}", sha, current.sha256, lambda: click.echo(engine.store.read(f"loop:{name}").content),
+                       f"repo-memory loop show {name}")
+    spec = engine.accept(name, sha)
     click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
     if spec.status != "active":
         click.echo(f"note: its status is '{spec.status}'; set status: active in {spec.path} for it to run.", err=True)

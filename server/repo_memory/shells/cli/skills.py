@@ -9,7 +9,7 @@ import click
 
 from repo_memory.core import mirror
 from repo_memory.core.utility import Utility
-from repo_memory.shells.cli.base import emit, json_option, store_of
+from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
 
 @click.group()
@@ -67,20 +67,41 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
-    """Print skill NAME exactly as stored (or NAME/FILE for a file beside it)."""
-    item = store_of(ctx).read(name if name.startswith("skill:") else f"skill:{name}")
-    emit(dataclasses.asdict(item), as_json, lambda: click.echo(item.content, nl=False))
+    """Print skill NAME exactly as stored (or NAME/FILE for a file beside it), and on stderr the sha that names this
+    version of the skill's folder: `repo-memory accept NAME --sha SHA` accepts exactly what you read."""
+    store = store_of(ctx)
+    item = store.read(name if name.startswith("skill:") else f"skill:{name}")
+    sha = store.fingerprint(item.name)
+
+    def text() -> None:
+        click.echo(item.content, nl=False)
+        if item.files:
+            click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(item.files)})", err=True)
+        show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
+
+    emit({**dataclasses.asdict(item), "review_sha": sha}, as_json, text)
 
 
 @click.command()
 @click.argument("name")
+@click.option("--sha", help=SHA_HELP)
 @click.pass_context
-def accept(ctx: click.Context, name: str) -> None:
+def accept(ctx: click.Context, name: str, sha: str | None) -> None:
     """Accept the draft skill NAME after reviewing it (sets `status: active`, so briefings and loops use it).
 
-    Review first: `repo-memory skill show NAME` or `git diff`. Loop specs are accepted with `repo-memory loop accept`.
+    \b
+    Review first, then accept the version you read:
+      repo-memory skill show NAME          # prints it, and its sha on stderr
+      repo-memory accept NAME --sha SHA    # refused if the skill changed since
+    At a terminal, without --sha, it shows the skill and asks. Loop specs: `repo-memory loop accept`.
     """
-    click.echo(store_of(ctx).review(name, accept=True))
+    store = store_of(ctx)
+
+    def show() -> None:
+        click.echo(store.read(f"skill:{name}").content)
+
+    sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
+    click.echo(store.review(name, accept=True, sha=sha))
 
 
 @click.command()
