@@ -285,3 +285,22 @@ async def test_accept_refuses_a_skill_or_loop_that_changed_after_the_person_read
     store.refresh()
     async with Client(server.build(store)) as client:
         assert (await call(client, "loop_start", name="check"))["state"] == "unverifiable"
+
+
+# --- S6: identifiers an agent chooses are scanned like content ------------------------------------------
+
+
+async def test_a_credential_as_a_session_id_or_a_name_is_refused_and_never_echoed(store: Store, repo: Path):
+    slack = "xoxb-" + "2748392017-5839201748392-ab8Kd9Lm2Qz7"
+    async with Client(server.build(store)) as client:
+        first = (await call(client, "remember", text="a fact", session="s1"))["ids"][0]
+        for tool, args in (("remember", {"text": "ok", "session": GITHUB_TOKEN}), ("checkpoint", {"summary": "s", "covers": [first], "session": GITHUB_TOKEN}),
+                           ("remember", {"text": "ok", "session": AWS_KEY_ID}), ("skill_write", {"name": slack, "description": "d", "body": "b"})):
+            text = await error_text(client, tool, **args)
+            assert "secret" in text and GITHUB_TOKEN not in text and AWS_KEY_ID not in text and slack not in text, text
+        assert "Session id" in await error_text(client, "remember", text="ok", session="a" * 129)
+        assert "not allowed" in await error_text(client, "remember", text="ok", session="../../etc")
+    store.flush("all")
+    listing = "\n".join(str(p) for p in repo.rglob("*")) + git(repo, "log", "--format=%B%n%(trailers)")
+    for secret in (GITHUB_TOKEN, AWS_KEY_ID, slack):
+        assert secret not in listing

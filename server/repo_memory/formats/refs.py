@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from repo_memory.errors import InvalidArgumentError
-from repo_memory.guards import paths
+from repo_memory.guards import paths, secretscan
 
 SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 RECORD = re.compile(r"^(?P<session>[A-Za-z0-9][A-Za-z0-9._-]{0,127})#(?P<start>[0-9]{1,12})"
@@ -50,7 +50,10 @@ class Ref:
 
 
 def check_session(session: object) -> str:
-    """Return `session` if it is usable as a file name and an id prefix."""
+    """Return `session` if it is usable as a file name and an id prefix (and holds no credential: it becomes a file
+    name, every record's id and a commit trailer)."""
+    if isinstance(session, str):
+        secretscan.refuse(("the session id", session))
     if (not isinstance(session, str) or not SESSION.match(session) or ".." in session
             or session.lower().split(".")[0] in paths.RESERVED):
         shown = str(session).encode("unicode_escape").decode("ascii")[:60]

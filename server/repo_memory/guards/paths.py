@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 from repo_memory.errors import UnsafePathError
+from repo_memory.guards import secretscan
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
@@ -19,6 +20,7 @@ def check_name(name: object, what: str = "name") -> str:
     """Return `name` if it is a slug (lowercase letters, digits, single hyphens, at most 64 characters)."""
     if not isinstance(name, str) or not name:
         raise UnsafePathError(f"The {what} must be non-empty text, like 'release-checklist'.")
+    secretscan.refuse((f"the {what}", name))  # a name becomes a path, an id and a commit message: never a credential
     shown = name.encode("unicode_escape").decode("ascii")[:80]
     if len(name) > MAX_NAME:
         raise UnsafePathError(f"The {what} '{shown[:40]}…' is {len(name)} characters; the limit is {MAX_NAME}.")
