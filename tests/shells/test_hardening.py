@@ -304,3 +304,80 @@ async def test_a_credential_as_a_session_id_or_a_name_is_refused_and_never_echoe
     listing = "\n".join(str(p) for p in repo.rglob("*")) + git(repo, "log", "--format=%B%n%(trailers)")
     for secret in (GITHUB_TOKEN, AWS_KEY_ID, slack):
         assert secret not in listing
+
+
+# --- H2: every request over stdio gets an answer ----------------------------------------------------------
+
+
+def nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.slow
+def test_every_malformed_request_over_stdio_gets_a_json_rpc_error(repo: Path):
+    from tests.shells.stdio_server import StdioServer
+
+    call = {"name": "remember", "arguments": {"text": "x"}}
+    cases = [
+        ({"jsonrpc": "1.0", "id": 1, "method": "tools/list"}, -32600),
+        ({"id": 2, "method": "tools/list"}, -32600),
+        ({"jsonrpc": "2.0", "id": 3}, -32600),
+        ({"jsonrpc": "2.0", "id": 4, "method": 7}, -32600),
+        ({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": [1, 2]}, -32602),
+        ({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": "remember"}, -32602),
+        ('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember","arguments":{"text":"\\ud800"}}}', -32602),
+        ({"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {**call, "arguments": {"text": "x", "data": nested(300)}}}, -32602),
+        ({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": 5}}, -32602),  # the SDK's own answer
+        ('{"jsonrpc":"2.0","id":10,"method":"tools/list"', -32700),
+        ("[1, 2]", -32600),
+    ]
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        for message, code in cases:
+            line = message if isinstance(message, str) else json.dumps(message)
+            assert server.proc.stdin is not None
+            server.proc.stdin.write(line.encode() + b"\n")
+            server.proc.stdin.flush()
+            answer = server.answer(timeout=10)  # raises queue.Empty when the server never replies
+            assert answer["error"]["code"] == code, (line[:80], answer)
+            assert answer["id"] == (message.get("id") if isinstance(message, dict) else json.loads(line)["id"] if code == -32602 else None)
+        # a notification gets no answer, even a malformed one; the server still serves afterwards
+        server.send("notifications/whatever", {"x": "\ud800"}, notify=True)
+        assert "ids" in server.call("remember", {"text": "still serving"})["structuredContent"]
+    finally:
+        server.kill()
+
+
+# --- S7 and short argument errors: what every write tool shares ----------------------------------------------
+
+
+async def test_loop_start_and_every_writing_tool_share_the_write_limit(repo: Path):
+    (repo / ".agents/repo-memory.toml").write_text("writes_per_minute = 10\n", encoding="utf-8")
+    loop_spec(repo, "check", "true")
+    from repo_memory.config import Config
+
+    store = Store(Config.load(repo))
+    try:
+        async with Client(server.build(store)) as client:
+            results = [await client.call_tool("loop_start", {"name": "check"}) for _ in range(30)]
+            refused = [r for r in results if r.is_error]
+            assert len(refused) == 20 and all("retry_after_seconds" in str(r.content) for r in refused)
+            assert (await client.call_tool("remember", {"text": "x"})).is_error  # the same bucket
+            assert not (await client.call_tool("recall", {"query": "x"})).is_error  # reads are not limited
+        assert len(store.runs()) == 10
+    finally:
+        store.close()
+
+
+async def test_arguments_in_the_wrong_form_get_a_short_error_that_names_them(store: Store):
+    huge = "z" * 2000
+    async with Client(server.build(store)) as client:
+        for tool, args, names in (("recall", {"query": "x", "limit": huge}, "'limit'"), ("remember", {"text": 5}, "'text'"),
+                                  ("remember", {}, "'text' is required"), ("read", {"ref": ["a"] * 50}, "'ref'"),
+                                  ("loop_step", {"run": "r", "report": "x", "status": huge}, "'status'")):
+            text = await error_text(client, tool, **args)
+            assert names in text and len(text) < 400 and "zzzz" not in text and "pydantic" not in text, text

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.stdio import stdio_server
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ListRootsResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from repo_memory import __version__
 from repo_memory.core.reading import Item
@@ -28,6 +30,7 @@ from repo_memory.core.store import Store
 from repo_memory.errors import InvalidArgumentError, RepoMemoryError
 from repo_memory.formats import refs as grammar
 from repo_memory.git.history import Change
+from repo_memory.shells import wire
 from repo_memory.shells.served import Opener, Roots, Served, paths
 from repo_memory.shells.watch import Watcher
 
@@ -178,7 +181,6 @@ def remember(ctx: Context, roots: Roots, text: str, kind: Kind = "note", refs: l
     """
     with _as_tool_error():
         served = _served(ctx, roots)
-        served.limiter.take("remember")
         written = served.store.remember(text, kind, refs or [], data, session or _meta_session(ctx), actor="agent", tool="remember")
     return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=served.store.commit_status("experience"))
 
@@ -191,7 +193,6 @@ def feedback(ctx: Context, roots: Roots, ref: str, outcome: Literal["helped", "m
     """
     with _as_tool_error():
         served = _served(ctx, roots)
-        served.limiter.take("feedback")
         record = served.store.feedback(ref, outcome, note, actor="agent", tool="feedback")
     return Remembered(ids=[record["id"]], session=record["session"], commit=served.store.commit_status("experience"))
 
@@ -203,7 +204,6 @@ def checkpoint(ctx: Context, roots: Roots, summary: str, covers: list[str], sess
     """
     with _as_tool_error():
         served = _served(ctx, roots)
-        served.limiter.take("checkpoint")
         record = served.store.checkpoint(summary, covers, session or _meta_session(ctx), actor="agent", tool="checkpoint")
     return Checkpointed(id=record["id"], covers=record["covers"], commit=served.store.commit_status("experience"))
 
@@ -223,7 +223,6 @@ def skill_write(ctx: Context, roots: Roots, name: str, description: str, body: s
     """
     with _as_tool_error():
         served = _served(ctx, roots)
-        served.limiter.take("skill_write")
         result = served.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors)
     return dataclasses.replace(result, commit=served.store.commit_status())
 
@@ -249,7 +248,6 @@ def loop_step(ctx: Context, roots: Roots, run: str, report: str, status: Status 
     """
     with _as_tool_error():
         served = _served(ctx, roots)
-        served.limiter.take("loop_step")
         return served.engine.step(run, report, status, checklist, skills)
 
 
@@ -263,6 +261,46 @@ TOOLS: tuple[tuple[Callable[..., Any], ToolAnnotations], ...] = (
     (recall, READ_ONLY), (read, READ_ONLY), (history, READ_ONLY), (remember, APPENDS), (feedback, APPENDS), (checkpoint, APPENDS),
     (skill_write, WRITES), (loop_start, APPENDS), (loop_step, APPENDS), (loop_status, READ_ONLY),
 )
+
+WRITERS = frozenset(fn.__name__ for fn, hints in TOOLS if not hints.read_only_hint)
+
+
+class Server(MCPServer):
+    """The SDK's server with three answers of our own: every tool that writes spends from the write limiter; arguments
+    in the wrong form get a short error naming the argument and the expected form (never the value sent, never
+    documentation links); and over stdio, a line the SDK cannot parse still gets a JSON-RPC error (shells/wire.py)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        if name in WRITERS and context is not None:
+            try:
+                cast(Served, context.request_context.lifespan_context).limiter.take(name)
+            except RepoMemoryError as exc:
+                raise ToolError(str(exc)) from exc
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_wrong_arguments(name, exc.__cause__)) from exc.__cause__
+            raise
+
+    async def run_stdio_async(self) -> None:
+        stdin = wire.Checked(anyio.wrap_file(wire.claim_stdin()))
+        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+            stdin.attach(write_stream)
+            # The SDK's own run_stdio_async, with our stdin: MCPServer offers no public way to pass one.
+            await self._lowlevel_server.run(read_stream, write_stream, self._lowlevel_server.create_initialization_options())
+
+
+def _wrong_arguments(tool: str, exc: ValidationError) -> str:
+    """`tool`: which arguments are wrong and what form they take, in a line or two."""
+    problems = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        said = "is required" if error["type"] == "missing" else error["msg"][:160].replace("Input should be", "should be")
+        problems.append(f"'{where}' {said}")
+    more = f" (and {len(exc.errors()) - 5} more)" if len(exc.errors()) > 5 else ""
+    return f"Wrong arguments for {tool}: {'; '.join(problems)}{more}. The tool's input schema lists each argument and its form."
+
 
 # --- resources and prompts ------------------------------------------------------------------------------
 
@@ -284,7 +322,7 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
         served.loop = asyncio.get_running_loop()
         yield served
 
-    server = MCPServer("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=served.bus, lifespan=lifespan)
+    server = Server("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=served.bus, lifespan=lifespan)
     for fn, hints in TOOLS:
         server.tool(annotations=hints, description=_doc(fn))(fn)
 

@@ -1,0 +1,133 @@
+"""The stdio wire: every line a client sends gets an answer, even one the MCP SDK cannot parse.
+
+The SDK drops a line that fails its JSON-RPC validation without replying, so a client that sent it waits forever
+(a `jsonrpc` other than "2.0", a missing or non-string `method`, `params` that is not an object, a lone surrogate
+escape, nesting deeper than its JSON parser allows, or plain bad JSON). `Checked` sits between stdin and the SDK:
+a line the SDK would accept passes through untouched; any other line is answered here with a JSON-RPC error
+(parse error, invalid request or invalid params), carrying the request's id when it has one, and never reaches the SDK.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_DEPTH = 64  # levels of nesting in a message: far more than any tool argument needs, far less than parsers allow
+
+
+def problem(line: str) -> tuple[Any, int, str] | None:
+    """(id to answer, error code, message) for a line the SDK would drop unanswered, or None when the line is fine."""
+    try:
+        message = json.loads(line)
+    except RecursionError:
+        return None, PARSE_ERROR, f"Parse error: the message is nested too deeply (the limit is {MAX_DEPTH} levels)."
+    except json.JSONDecodeError as exc:
+        return None, PARSE_ERROR, f"Parse error: not valid JSON ({exc.msg} at character {exc.pos})."
+    except ValueError:
+        return None, PARSE_ERROR, "Parse error: not valid JSON."
+    if isinstance(message, list):
+        return None, INVALID_REQUEST, "Invalid request: JSON-RPC batches are not supported; send one message per line."
+    if not isinstance(message, dict):
+        return None, INVALID_REQUEST, "Invalid request: a message is a JSON object."
+    ident = message.get("id")
+    ident = ident if isinstance(ident, str) or (isinstance(ident, int) and not isinstance(ident, bool)) else None
+    if message.get("jsonrpc") != "2.0":
+        return ident, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".'
+    if "method" in message and not isinstance(message["method"], str):
+        return ident, INVALID_REQUEST, 'Invalid request: "method" must be a string.'
+    if "method" not in message and not ({"result", "error"} & message.keys()):
+        return ident, INVALID_REQUEST, 'Invalid request: a request needs a "method" (a string).'
+    if "params" in message and not isinstance(message["params"], dict):
+        return ident, INVALID_PARAMS, 'Invalid params: "params" must be an object (named arguments).'
+    where = _unusable(message, 0)
+    if where:
+        return ident, INVALID_PARAMS, f"Invalid params: {where}."
+    try:
+        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:  # anything else the SDK's own validation refuses
+        first = exc.errors()[0]
+        at = ".".join(str(part) for part in first.get("loc", ())) or "the message"
+        return ident, INVALID_REQUEST, f"Invalid request: {at}: {first.get('msg', 'not a JSON-RPC message')}."
+    return None
+
+
+def answered(line: str) -> bool:
+    """Whether a bad line gets an error: not when it is a notification or a response (nobody waits for an answer)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return True
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return True
+    if "method" not in message and {"result", "error"} & message.keys():
+        return False  # a response to a request of ours
+    return "id" in message or not isinstance(message.get("method"), str)
+
+
+def _unusable(value: Any, depth: int) -> str:
+    """Why a parsed value cannot be processed ('' when it can): too deep, or a string holding a lone surrogate."""
+    if depth > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if isinstance(value, str):
+        bad = _SURROGATE.search(value)  # json.loads joins surrogate pairs, so any left is alone
+        return f"a string holds a lone surrogate (\\u{ord(bad.group()):04x}); send valid Unicode" if bad else ""
+    if isinstance(value, dict):
+        return next((why for k, v in value.items() if (why := _unusable(k, depth + 1) or _unusable(v, depth + 1))), "")
+    if isinstance(value, list):
+        return next((why for v in value if (why := _unusable(v, depth + 1))), "")
+    return ""
+
+
+class Checked:
+    """stdin lines for the SDK's stdio transport; lines it would drop are answered through `attach`ed write stream."""
+
+    def __init__(self, source: AsyncIterable[str]):
+        self._source = source
+        self._reply: MemoryObjectSendStream[SessionMessage] | None = None
+        self._ready = anyio.Event()
+
+    def attach(self, reply: MemoryObjectSendStream[SessionMessage]) -> None:
+        """The transport's write stream, once it exists: errors go out through the SDK's own writer, one line each."""
+        self._reply = reply
+        self._ready.set()
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        async for line in self._source:
+            if not line.strip():
+                continue
+            found = problem(line)
+            if found is None:
+                yield line
+                continue
+            ident, code, message = found
+            if not answered(line):
+                continue  # a notification or a response: nobody waits for an answer, even an error
+            await self._ready.wait()
+            assert self._reply is not None
+            error = types.JSONRPCError(jsonrpc="2.0", id=ident, error=types.ErrorData(code=code, message=message))
+            await self._reply.send(SessionMessage(error))
+
+
+def claim_stdin() -> io.TextIOWrapper:
+    """The client's input on a private descriptor, with fd 0 pointed at the null device, so a command the server runs
+    (git, a loop's verification) can never read the protocol's bytes. The SDK does the same for the stdin it opens."""
+    private = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return io.TextIOWrapper(os.fdopen(private, "rb", closefd=True), encoding="utf-8", errors="replace")
