@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import string
 import subprocess
 import sys
@@ -66,6 +67,7 @@ FAKES: dict[str, str] = {
     "azure-storage-key": rand(B62 + "+/", 86) + "==",
     "jwt": "eyJ" + rand(B62, 20) + ".eyJ" + rand(B62, 30) + "." + rand(B62, 43),
     "private-key": "-----BEGIN RSA PRIVATE KEY-----",
+    "private-key-body": "MIIEowIBAAKCAQEA" + rand(B62 + "+/", 48),
     "secret-assignment": "Tr0ub4dor&3-" + rand(DIGITS, 4),
     "url-credentials": "s3cr3t-" + rand(B62, 10),
     "authorization-header": rand(B62, 40),
@@ -255,3 +257,30 @@ def test_code_anchors_and_paths_named_like_secrets_are_not_secrets():
     pinned = '"src/auth/provider.py::Provider.revoke_token": "0cd9dd2cab0533e3"'
     assert secretscan.scan(pinned) == [] and secretscan.scan("config/api_key: 0cd9dd2cab0533e3x") == []
     assert [f.rule for f in secretscan.scan('revoke_token: "0cd9dd2cab0533e3"')] == ["secret-assignment"]
+
+
+def key_bodies(tmp: Path) -> dict[str, str]:
+    """The base64 bodies (armour lines removed) of freshly generated private keys of every common kind."""
+    commands = {
+        "rsa pkcs1": "openssl genrsa -traditional 2048", "rsa pkcs8": "openssl genpkey -algorithm rsa",
+        "ec p-256 sec1": "openssl ecparam -name prime256v1 -genkey -noout",
+        "ec p-384 sec1": "openssl ecparam -name secp384r1 -genkey -noout", "ec pkcs8": "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256",
+        "ed25519 pkcs8": "openssl genpkey -algorithm ed25519", "encrypted pkcs8": "openssl genpkey -algorithm rsa -aes256 -pass pass:x",
+        "dsa": "openssl dsaparam -genkey 1024 | openssl dsa",
+    }
+    bodies = {}
+    for kind, command in commands.items():
+        pem = subprocess.run(command, shell=True, capture_output=True, text=True, check=True).stdout
+        bodies[kind] = "\n".join(line for line in pem.splitlines() if not line.startswith("-----"))
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp / "id")], check=True, capture_output=True)
+    bodies["openssh"] = "\n".join(ln for ln in (tmp / "id").read_text().splitlines() if not ln.startswith("-----"))
+    return bodies
+
+
+@pytest.mark.skipif(not (shutil.which("openssl") and shutil.which("ssh-keygen")), reason="needs openssl and ssh-keygen to make keys")
+def test_private_key_material_is_found_without_its_armour(tmp_path: Path):
+    for kind, body in key_bodies(tmp_path).items():
+        first_line = body.splitlines()[0]
+        assert [f.rule for f in secretscan.scan(f"here is the key:\n{first_line}\n")] == ["private-key-body"], kind
+        assert "private-key-body" in {f.rule for f in secretscan.scan(body)}, kind
+    assert secretscan.scan("PKCS#1 keys start with MIIEowIBAAKCAQEA when base64-encoded.") == []  # naming the prefix is fine

@@ -55,6 +55,13 @@ PROVIDERS: dict[str, tuple[tuple[str, ...], str]] = {
     "azure-storage-key": (("ccountKey", "CCOUNTKEY", "ccountkey"), r"(?i)AccountKey\s*=\s*([A-Za-z0-9+/]{86}==)"),
     "jwt": (("eyJ",), r"(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"),
     "private-key": (("PRIVATE KEY", "PuTTY-User-Key-File"), r"(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d)"),
+    # Key material without its armour: the base64 of a private key's DER (or OpenSSH) structure starts the same way for
+    # every key of a kind — PKCS#1 RSA/DSA, PKCS#8 (RSA, EC, Ed25519, encrypted), SEC1 EC, openssh-key-v1 — and a real
+    # body runs on for dozens of characters.
+    "private-key-body": (("IBAAK", "IBADAN", "AgEAMBMGByqGSM49", "MC4CAQAwBQYDK2Vw", "MHcCAQEE", "MIGkAgEBBD", "MIHcAgEBBE",
+                          "BgkqhkiG9w0BBQ0w", "b3BlbnNzaC1rZXktdjE"),
+                         r"((?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN|B[A-Za-z0-9+/]BgkqhkiG9w0BBQ0w)|MIG[A-Za-z0-9+/]AgEAMBMGByqGSM49"
+                         r"|MC4CAQAwBQYDK2Vw|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{40,}={0,2})"),
 }
 GENERIC = ("authorization-header", "url-credentials", "secret-assignment", "high-entropy-token")
 _PROVIDERS = [(rule, literals, re.compile(pattern)) for rule, (literals, pattern) in PROVIDERS.items()]
