@@ -381,3 +381,63 @@ async def test_arguments_in_the_wrong_form_get_a_short_error_that_names_them(sto
                                   ("loop_step", {"run": "r", "report": "x", "status": huge}, "'status'")):
             text = await error_text(client, tool, **args)
             assert names in text and len(text) < 400 and "zzzz" not in text and "pydantic" not in text, text
+
+
+# --- H1: a damaged index is rebuilt from the files, and a durable write is never reported as failed ----------
+
+
+def damage_index(path: Path) -> None:
+    """Overwrite every full-text block with noise through a second connection, as a torn write or a bad disk would."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    for table in ("docs_fts_data", "records_fts_data"):
+        conn.execute(f"UPDATE {table} SET block = randomblob(length(block)) WHERE length(block) > 0")
+    conn.commit()
+    conn.close()
+
+
+async def test_a_damaged_index_is_rebuilt_and_no_write_is_reported_failed_or_made_twice(repo: Path):
+    from repo_memory.config import Config
+
+    write_skill_file(repo, "deploy", "Deploy the app to staging.", "Run deploy.sh")
+    store = Store(Config.load(repo))
+    store.remember("the staging database is read-only on Fridays", session="ops")
+    index = store.config.index_path
+    store.close()
+    damage_index(index)  # damaged while no server runs
+
+    store = Store(Config.load(repo))
+    try:
+        async with Client(server.build(store)) as client:
+            hits = (await call(client, "recall", query="deploy staging"))["hits"]
+            assert "skill:deploy" in [h["id"] for h in hits]
+            damage_index(index)  # and again while the server runs
+            written = await call(client, "remember", text="migrations run before the app starts", session="ops")
+            await call(client, "skill_write", name="migrate", description="Run migrations.", body="make migrate")
+            found = (await call(client, "recall", query="read-only Fridays"))["hits"]
+            assert found and found[0]["id"] == "ops#1"
+            assert (await call(client, "read", ref=written["ids"][0]))["records"][0]["verified"]
+        assert [r["text"] for r in (ln.record for ln in store.lines("ops")) if r] == [
+            "the staging database is read-only on Fridays", "migrations run before the app starts"]
+    finally:
+        store.close()
+    damage_index(index)
+    doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"])
+    assert "index" in doctor.output and ("damaged" in doctor.output or "rebuilt" in doctor.output), doctor.output
+    damage_index(index)
+    reindex = CliRunner().invoke(cli, ["--root", str(repo), "reindex"])
+    assert reindex.exit_code == 0, reindex.output
+    search = CliRunner().invoke(cli, ["--root", str(repo), "search", "migrations"])
+    assert search.exit_code == 0 and "ops#2" in search.output
+
+
+async def test_accepting_a_skill_keeps_loop_specs_in_recall(store: Store, repo: Path):
+    loop_spec(repo, "release-check", "true")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        await call(client, "skill_write", name="deploy", description="Deploy the app.", body="Run deploy.sh")
+        sha = shown_sha(repo, "skill", "show", "deploy")
+        assert CliRunner().invoke(cli, ["--root", str(repo), "accept", "deploy", "--sha", sha]).exit_code == 0
+        hits = (await call(client, "recall", query="make the check pass"))["hits"]
+    assert "loop:release-check" in [h["id"] for h in hits]

@@ -23,6 +23,17 @@ class Finding:
     fix: str
 
 
+def _index_damage(store: Store) -> list[Finding]:
+    """A full check of the index file; a damaged one is rebuilt from the memory files here and now (it is a cache)."""
+    problem, rebuilt = store.index_health()
+    if problem:
+        store.repair_index(problem)
+    where = store.config.index_path.relative_to(store.root).as_posix() if store.config.index_path.is_relative_to(store.root) else str(store.config.index_path)
+    return [Finding("warning", where, f"the index was damaged ({why}) and has been rebuilt from the memory files",
+                    "Nothing to fix: the index is a cache of .agents/ and nothing there was lost. If it happens again, check "
+                    "the disk (`dmesg`, free space).") for why in [*rebuilt, *([problem] if problem else [])]]
+
+
 def _code_change(store: Store, anchor: str) -> str:
     """Which commit last changed the file an anchor cites (or that the change is not committed yet)."""
     change = store.code_change(anchor.partition("::")[0])
@@ -31,7 +42,7 @@ def _code_change(store: Store, anchor: str) -> str:
 
 def examine(store: Store) -> list[Finding]:
     """Everything wrong or worth knowing about the memory of `store`'s repository."""
-    findings = _setup(store) + _index_drift(store)
+    findings = _index_damage(store) + _setup(store) + _index_drift(store)
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
             findings.append(Finding("error", row["path"], "the loop spec is invalid", f"Run `repo-memory loop lint {row['name']}` "

@@ -77,7 +77,7 @@ class Logbook:
         written = self._journal.append(session, entries)
         path = self._journal.path(session)
         assert path is not None
-        self._records.sync([path], complete=False)
+        self._records.note([path])
         span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
         self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}",
                                kind="experience", session=session, first=written[0]["seq"], last=written[-1]["seq"])

@@ -22,7 +22,7 @@ from repo_memory.code.staleness import Staleness
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
-from repo_memory.formats import skills
+from repo_memory.formats import loops, skills
 from repo_memory.git.committer import Committer
 from repo_memory.git.committed import Committed, describe_skill
 from repo_memory.guards import disk, duplicates, paths, secretscan
@@ -56,11 +56,15 @@ class Skillbook:
         self.root, self.state_dir, self.sources, self.review_policy = root, state_dir, sources, review
         self._docs, self._committer, self._committed, self._code, self._staleness = docs, committer, committed, code, staleness
 
+    def _documents(self) -> list[skills.Found]:
+        """Every document the index holds, skills and loop specs alike (a complete sync drops whatever is missing)."""
+        return [*skills.scan(self.root, self.sources), *loops.scan(self.root)]
+
     def _row(self, name: str) -> dict[str, Any]:
         """The index row of skill `name`, looking at the disk again once before saying it does not exist."""
         row = self._docs.get(name)
         if row is None:
-            self._docs.sync(skills.scan(self.root, self.sources))
+            self._docs.sync(self._documents())
             row = self._docs.get(name)
         if row is None:
             raise NotFoundError(f"No skill '{name}'.", self.similar_names(name))
@@ -132,7 +136,7 @@ class Skillbook:
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
             disk.write_atomic(path, data)
-            self._docs.sync([skills.Found(str(path), rel, SKILLS_DIR, 0)], complete=False)
+            self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
         self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}")
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
@@ -205,8 +209,7 @@ class Skillbook:
             except (InvalidRecordError, UnicodeDecodeError):
                 return None  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
             disk.write_atomic(path, text.encode("utf-8"))
-            self._docs.sync([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))],
-                            complete=False)
+            self._docs.note([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))])
         if source == SKILLS_DIR:
             self._committer.record([f"{source}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {name} edited by an agent ({via}), back to draft")
         return name
@@ -222,7 +225,7 @@ class Skillbook:
             pinned = self.pin(list(cited), "metadata.anchors")
             text = skills.edit(raw.decode("utf-8"), name, {("metadata", "anchor_hashes"): pinned})
             disk.write_atomic(path, text.encode("utf-8"))
-            self._docs.sync([skills.Found(str(path), rel, SKILLS_DIR, 0)], complete=False)
+            self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
         self._committer.record([rel], f"memory(skill): {name} checked against the code, anchors re-pinned")
         self._staleness.check()
         return list(pinned)
@@ -283,7 +286,7 @@ class Skillbook:
                         entry.unlink()
                 folder.rmdir()
                 message, done = f"memory(skill): reject {name}", f"rejected and deleted the draft skill:{name}"
-            self._docs.sync(skills.scan(self.root, self.sources))
+            self._docs.note(self._documents(), complete=True)
         self._committer.record(changed, message)
         return done
 

@@ -10,6 +10,7 @@ from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import briefing
+from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.loopbook import Loopbook
@@ -19,7 +20,7 @@ from repo_memory.core.recall import RecallResult, Recall
 from repo_memory.core.skillbook import Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
 from repo_memory.errors import GitError, InvalidArgumentError
-from repo_memory.formats import experience, loops, skills
+from repo_memory.formats import experience, loops
 from repo_memory.formats.refs import check_session, parse as parse_ref
 from repo_memory.git.committer import Committer, Health, Policy
 from repo_memory.git.committed import Committed
@@ -57,6 +58,9 @@ class Store:
             self._committer.recover()
         except (GitError, OSError) as exc:
             log.warning("could not commit what an earlier process left pending: %s", exc)
+        self._index = Indexer(config.root, self.sources, db, self._docs, self._logs, self._staleness)
+        if db.rebuilt:  # the file was damaged and thrown away at open: index the memory files again now
+            self.refresh()
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -72,18 +76,16 @@ class Store:
     # --- the index ----------------------------------------------------------------------------------
 
     def refresh(self, progress: Progress | None = None) -> SyncReport:
-        """Re-index whatever changed on disk since the last look."""
-        report = self._docs.sync([*skills.scan(self.root, self.sources), *loops.scan(self.root)], progress)
-        self._logs.sync()
-        self._staleness.check()
-        return report
+        return self._index.refresh(progress)
 
     def reindex(self, progress: Progress | None = None) -> SyncReport:
-        """Throw the index away and build it again from the files."""
-        report = self._docs.rebuild([*skills.scan(self.root, self.sources), *loops.scan(self.root)], progress)
-        self._logs.sync()
-        self._staleness.check()
-        return report
+        return self._index.repair("a person asked for a rebuild", progress)
+
+    def repair_index(self, why: str) -> SyncReport:
+        return self._index.repair(why)
+
+    def index_health(self) -> tuple[str, list[str]]:
+        return self._index.health()
 
     # --- reading ------------------------------------------------------------------------------------
 

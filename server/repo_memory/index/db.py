@@ -18,6 +18,7 @@ import contextlib
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,21 +45,38 @@ ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "
 TABLES = ("docs_fts", "docs", "records_fts", "records", "logs", "anchor_state", "files")  # `files` is version 4's name for docs
 
 
+_NOT_DAMAGE = ("locked", "busy", "interrupt", "readonly", "read-only", "full")
+
+
+def damage(exc: BaseException) -> bool:
+    """Whether an SQLite error means the index file is damaged (rebuild it), not busy, full or a bug of ours."""
+    if not isinstance(exc, sqlite3.DatabaseError) or isinstance(exc, sqlite3.IntegrityError | sqlite3.ProgrammingError):
+        return False
+    return not (isinstance(exc, sqlite3.OperationalError) and any(word in str(exc).lower() for word in _NOT_DAMAGE))
+
+
 class Database:
-    """The index's SQLite connection; safe to use from any thread (one connection, one lock)."""
+    """The index's SQLite connection; safe to use from any thread (one connection, one lock).
+
+    A damaged file (unreadable, or full-text tables that no longer parse) is found by a cheap probe when the
+    connection opens, or by the first query it breaks (`damage`); either way the file is thrown away and built again
+    from the memory files (`rebuild`), which are the truth. `rebuilt` counts how often that happened in this process.
+    """
 
     def __init__(self, path: Path):
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self.lock = threading.RLock()
         self.writes = 0  # transactions committed through this connection
+        self.rebuilt: list[str] = []  # why the file was thrown away and rebuilt, each time it was
+        self.repair: Callable[[str], Any] | None = None  # rebuilds the file and re-indexes the memory files (set by the owner)
         try:
             self._connect()
+            self.probe()
         except sqlite3.DatabaseError as exc:  # a damaged cache is thrown away and rebuilt from the files
-            log.warning("index %s is unreadable (%s); rebuilding it", path, exc)
-            self.conn.close()
-            self.discard()
-            self._connect()
+            if not damage(exc):
+                raise
+            self.rebuild(str(exc))
 
     def _connect(self) -> None:
         self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
@@ -66,6 +84,50 @@ class Database:
         self.conn.execute("PRAGMA synchronous=OFF")  # a disposable cache: a crash costs a rebuild, never user data
         if self.version() != SCHEMA_VERSION:
             self.create()
+        self._inode = _inode(self.path)
+
+    def probe(self) -> None:
+        """Touch every table and the full-text indexes' structure (well under a millisecond); raises when damaged."""
+        with self.lock:
+            for table in ("docs", "records", "logs", "anchor_state"):
+                self.conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+            for fts in ("docs_fts", "records_fts"):
+                self.conn.execute(f"SELECT rowid FROM {fts} WHERE {fts} MATCH 'e' LIMIT 1").fetchall()
+
+    def check(self) -> str:
+        """A full check (for doctor: a second or so per 10,000 records): what is wrong with the file, or ''."""
+        with self.lock:
+            try:
+                result = self.conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+                if result != "ok":
+                    return str(result)
+                for fts in ("docs_fts", "records_fts"):
+                    self.conn.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                return str(exc)
+        return ""
+
+    def rebuild(self, why: str) -> None:
+        """Throw the file away and create an empty index of the current schema; the caller re-indexes the files."""
+        log.warning("the index %s is damaged (%s); rebuilding it from the memory files", self.path, why)
+        with self.lock:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+            self.discard()
+            self._connect()
+            self.writes += 1
+            self.rebuilt.append(why)
+
+    def after_write(self, update: Callable[[], Any]) -> None:
+        """Index what was just written to a memory file. The file is the truth and is already durable, so a failing
+        index never fails the write: a damaged file is rebuilt, anything else is caught up by the next sync."""
+        try:
+            update()
+        except sqlite3.Error as exc:
+            if damage(exc):
+                (self.repair or self.rebuild)(str(exc))
+            else:
+                log.warning("the index missed a write (%s); the next sync catches up", exc)
 
     def discard(self) -> None:
         """Delete the database files (the caller has closed the connection)."""
@@ -125,8 +187,15 @@ class Database:
         return _Transaction(self)
 
     def generation(self) -> tuple[int, int]:
-        """Changes whenever the index may have changed: our own commits, or another process's (SQLite data_version)."""
+        """Changes whenever the index may have changed: our own commits, or another process's (SQLite data_version).
+        When another process replaced the file (a rebuild), this connection moves to the new one."""
         with self.lock:
+            current = _inode(self.path)
+            if self._inode and current and current != self._inode:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.close()
+                self._connect()
+                self.writes += 1
             return self.writes, int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def checkpoint(self) -> None:
@@ -156,3 +225,10 @@ class _Transaction:
                     self.db.writes += 1
         finally:
             self.db.lock.release()
+
+
+def _inode(path: Path) -> int:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return 0

@@ -157,13 +157,10 @@ class DocIndex:
         self._db = db
         self._sync_lock = threading.Lock()  # one sync at a time in this process: overlapping ones would parse the same files twice
 
-    def rebuild(self, found: Iterable[skills.Found], progress: Progress | None = None) -> SyncReport:
-        """Forget every document and index `found` from scratch."""
-        with self._sync_lock:
-            with self._db.transaction():
-                self._db.conn.execute("DELETE FROM docs_fts")  # every row leaves the full-text index, then the rows go
-                self._db.conn.execute("DELETE FROM docs")
-            return self._sync(found, progress, True)
+    def note(self, found: list[skills.Found], complete: bool = False) -> None:
+        """Index documents just written (`complete`: `found` is every document); never fails the write (see
+        Database.after_write)."""
+        self._db.after_write(lambda: self.sync(found, complete=complete))
 
     def sync(self, found: Iterable[skills.Found], progress: Progress | None = None, complete: bool = True) -> SyncReport:
         """Bring the index in line with `found`, re-reading only changed files.

@@ -102,6 +102,10 @@ class RecordIndex:
     def __init__(self, db: Database, root: Path):
         self._db, self.root = db, root
 
+    def note(self, files: Sequence[Path]) -> None:
+        """Index what was just appended to `files`; never fails the append (see Database.after_write)."""
+        self._db.after_write(lambda: self.sync(files, complete=False))
+
     def sync(self, files: Sequence[Path], complete: bool = True) -> int:
         """Index new lines of the logs in `files` (appends are read incrementally) and return how many records were added.
 

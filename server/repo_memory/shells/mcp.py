@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, cast
 
 
-import anyio
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.stdio import stdio_server
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.types import ListRootsResult, ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from repo_memory import __version__
 from repo_memory.core.reading import Item
@@ -265,43 +263,6 @@ TOOLS: tuple[tuple[Callable[..., Any], ToolAnnotations], ...] = (
 WRITERS = frozenset(fn.__name__ for fn, hints in TOOLS if not hints.read_only_hint)
 
 
-class Server(MCPServer):
-    """The SDK's server with three answers of our own: every tool that writes spends from the write limiter; arguments
-    in the wrong form get a short error naming the argument and the expected form (never the value sent, never
-    documentation links); and over stdio, a line the SDK cannot parse still gets a JSON-RPC error (shells/wire.py)."""
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        if name in WRITERS and context is not None:
-            try:
-                cast(Served, context.request_context.lifespan_context).limiter.take(name)
-            except RepoMemoryError as exc:
-                raise ToolError(str(exc)) from exc
-        try:
-            return await super().call_tool(name, arguments, context)
-        except ToolError as exc:
-            if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(_wrong_arguments(name, exc.__cause__)) from exc.__cause__
-            raise
-
-    async def run_stdio_async(self) -> None:
-        stdin = wire.Checked(anyio.wrap_file(wire.claim_stdin()))
-        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
-            stdin.attach(write_stream)
-            # The SDK's own run_stdio_async, with our stdin: MCPServer offers no public way to pass one.
-            await self._lowlevel_server.run(read_stream, write_stream, self._lowlevel_server.create_initialization_options())
-
-
-def _wrong_arguments(tool: str, exc: ValidationError) -> str:
-    """`tool`: which arguments are wrong and what form they take, in a line or two."""
-    problems = []
-    for error in exc.errors()[:5]:
-        where = ".".join(str(part) for part in error["loc"]) or "arguments"
-        said = "is required" if error["type"] == "missing" else error["msg"][:160].replace("Input should be", "should be")
-        problems.append(f"'{where}' {said}")
-    more = f" (and {len(exc.errors()) - 5} more)" if len(exc.errors()) > 5 else ""
-    return f"Wrong arguments for {tool}: {'; '.join(problems)}{more}. The tool's input schema lists each argument and its form."
-
-
 # --- resources and prompts ------------------------------------------------------------------------------
 
 
@@ -322,7 +283,8 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
         served.loop = asyncio.get_running_loop()
         yield served
 
-    server = Server("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=served.bus, lifespan=lifespan)
+    server = wire.Server("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=served.bus, lifespan=lifespan,
+                         writers=WRITERS)
     for fn, hints in TOOLS:
         server.tool(annotations=hints, description=_doc(fn))(fn)
 

@@ -62,6 +62,11 @@ class Served:
             assert self._store is not None
             return self._store
 
+    def repair_index(self, why: str) -> None:
+        """Rebuild the open Store's damaged index from the memory files."""
+        if self._store is not None:
+            self._store.repair_index(why)
+
     def _state(self) -> dict[str, str]:
         assert self._store is not None
         state = {f"skill://{r['name']}": str(r["sha256"]) for r in self._store.skills() if r["winner"]}

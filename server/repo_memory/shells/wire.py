@@ -1,4 +1,4 @@
-"""The stdio wire: every line a client sends gets an answer, even one the MCP SDK cannot parse.
+"""The server's dispatch and its stdio wire: every line a client sends gets an answer, even one the MCP SDK cannot parse.
 
 The SDK drops a line that fails its JSON-RPC validation without replying, so a client that sent it waits forever
 (a `jsonrpc` other than "2.0", a missing or non-string `method`, `params` that is not an object, a lone surrogate
@@ -14,13 +14,20 @@ import json
 import os
 import re
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types as types
 from anyio.streams.memory import MemoryObjectSendStream
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+from repo_memory.errors import RepoMemoryError
+from repo_memory.index.db import damage
+from repo_memory.shells.served import Served
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -131,3 +138,51 @@ def claim_stdin() -> io.TextIOWrapper:
     os.dup2(null, 0)
     os.close(null)
     return io.TextIOWrapper(os.fdopen(private, "rb", closefd=True), encoding="utf-8", errors="replace")
+
+
+class Server(MCPServer):
+    """The SDK's server with answers of our own: every tool in `writers` spends from the write limiter; arguments in
+    the wrong form get a short error naming the argument and the expected form (never the value sent, never
+    documentation links); a call that hit a damaged index runs again once the index is rebuilt; and over stdio, a
+    line the SDK cannot parse still gets a JSON-RPC error (`Checked`)."""
+
+    def __init__(self, *args: Any, writers: frozenset[str] = frozenset(), **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.writers = writers
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        if name in self.writers and context is not None:
+            try:
+                cast(Served, context.request_context.lifespan_context).limiter.take(name)
+            except RepoMemoryError as exc:
+                raise ToolError(str(exc)) from exc
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(_wrong_arguments(name, exc.__cause__)) from exc.__cause__
+            if context is None or exc.__cause__ is None or not damage(exc.__cause__):
+                raise
+            # The index is damaged. A write that reached its file never gets here (Database.after_write), so any call
+            # that failed did nothing: rebuild the index from the files and run the call again.
+            served = cast(Served, context.request_context.lifespan_context)
+            await anyio.to_thread.run_sync(served.repair_index, str(exc.__cause__))
+            return await super().call_tool(name, arguments, context)
+
+    async def run_stdio_async(self) -> None:
+        stdin = Checked(anyio.wrap_file(claim_stdin()))
+        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+            stdin.attach(write_stream)
+            # The SDK's own run_stdio_async, with our stdin: MCPServer offers no public way to pass one.
+            await self._lowlevel_server.run(read_stream, write_stream, self._lowlevel_server.create_initialization_options())
+
+
+def _wrong_arguments(tool: str, exc: ValidationError) -> str:
+    """`tool`: which arguments are wrong and what form they take, in a line or two."""
+    problems = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(part) for part in error["loc"]) or "arguments"
+        said = "is required" if error["type"] == "missing" else error["msg"][:160].replace("Input should be", "should be")
+        problems.append(f"'{where}' {said}")
+    more = f" (and {len(exc.errors()) - 5} more)" if len(exc.errors()) > 5 else ""
+    return f"Wrong arguments for {tool}: {'; '.join(problems)}{more}. The tool's input schema lists each argument and its form."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,14 +14,26 @@ import click
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError
+from repo_memory.index.db import damage
 
 
 class Group(click.Group):
-    """A click group that turns our errors into a one-line message and exit code 1."""
+    """A click group that turns our errors into a one-line message and exit code 1, and runs a command again once
+    after rebuilding a damaged index from the memory files (a command that failed on it wrote nothing)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        args, protected = list(ctx.args), list(ctx._protected_args)
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except sqlite3.DatabaseError as exc:
+                store = ctx.find_root().obj.get("store")
+                if store is None or not damage(exc):
+                    raise
+                click.echo("repo-memory: the index was damaged; rebuilding it from the memory files", err=True)
+                store.repair_index(str(exc))
+                ctx.args, ctx._protected_args = args, protected
+                return super().invoke(ctx)
         except RepoMemoryError as exc:
             raise click.ClickException(str(exc)) from exc
 

@@ -1,0 +1,49 @@
+"""Keeping the index in line with the memory files: incremental syncs, and rebuilding a damaged or unwanted index.
+
+The index is a cache of the files. A damaged file is found when the connection opens (a cheap probe), by the first
+query it breaks, or by doctor's full check; it is then thrown away and built again from the files.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from repo_memory.code.staleness import Staleness
+from repo_memory.core.logbook import Logbook
+from repo_memory.formats import loops, skills
+from repo_memory.index.db import Database, damage
+from repo_memory.index.docs import DocIndex, Progress, SyncReport
+
+
+class Indexer:
+    """Syncs and rebuilds the index of one repository."""
+
+    def __init__(self, root: Path, sources: tuple[str, ...], db: Database, docs: DocIndex, logs: Logbook, staleness: Staleness):
+        self.root, self.sources = root, sources
+        self._db, self._docs, self._logs, self._staleness = db, docs, logs, staleness
+        db.repair = self.repair  # a write that finds the index damaged has it rebuilt and re-indexed, not just emptied
+
+    def refresh(self, progress: Progress | None = None) -> SyncReport:
+        """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files)."""
+        try:
+            return self._sync(progress)
+        except sqlite3.DatabaseError as exc:
+            if not damage(exc):
+                raise
+            return self.repair(str(exc), progress)
+
+    def repair(self, why: str, progress: Progress | None = None) -> SyncReport:
+        """Discard the index file (damaged, or on request) and index every memory file again."""
+        self._db.rebuild(why)
+        return self._sync(progress)
+
+    def health(self) -> tuple[str, list[str]]:
+        """(what a full check finds wrong with the index file, '' when nothing; why this process rebuilt it, each time)."""
+        return self._db.check(), list(self._db.rebuilt)
+
+    def _sync(self, progress: Progress | None) -> SyncReport:
+        report = self._docs.sync([*skills.scan(self.root, self.sources), *loops.scan(self.root)], progress)
+        self._logs.sync()
+        self._staleness.check()
+        return report
