@@ -441,3 +441,69 @@ async def test_accepting_a_skill_keeps_loop_specs_in_recall(store: Store, repo: 
         assert CliRunner().invoke(cli, ["--root", str(repo), "accept", "deploy", "--sha", sha]).exit_code == 0
         hits = (await call(client, "recall", query="make the check pass"))["hits"]
     assert "loop:release-check" in [h["id"] for h in hits]
+
+
+# --- H5/H6: git that hangs or refuses costs a bounded time once, and is reported -------------------------------
+
+
+@pytest.mark.slow
+def test_a_hanging_commit_signer_costs_its_bound_once_then_writes_stay_fast_and_pending(repo: Path, tmp_path: Path):
+    import time
+
+    from tests.shells.stdio_server import StdioServer
+
+    signer = tmp_path / "gpg-that-hangs"
+    signer.write_text("#!/bin/sh\nsleep 120\n", encoding="utf-8")
+    signer.chmod(0o755)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "start")
+    git(repo, "config", "commit.gpgSign", "true")
+    git(repo, "config", "gpg.program", str(signer))
+    head = git(repo, "rev-parse", "HEAD")
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        took = []
+        for n in range(3):
+            written = server.call("remember", {"text": f"fact {n}", "session": "signed"})["structuredContent"]
+            began = time.monotonic()
+            done = server.call("checkpoint", {"summary": f"summary {n}", "covers": written["ids"], "session": "signed"}, timeout=40)
+            took.append(time.monotonic() - began)
+            assert not done.get("isError") and done["structuredContent"]["id"] == f"signed#{2 * n + 2}", done
+            assert "signing" in done["structuredContent"]["commit"], done
+        assert took[0] < 25 and max(took[1:]) < 3, took  # the signer's bound is paid once, not per commit
+        began = time.monotonic()
+        server.close_input()
+        assert server.wait(10) == 0 and time.monotonic() - began < 5  # and not again at shutdown
+    finally:
+        server.kill()
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing was committed unsigned behind the person's back
+    doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"])
+    assert "not committed yet" in doctor.output and "signing hung" in doctor.output and 'sign = "never"' in doctor.output
+    (repo / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
+    assert CliRunner().invoke(cli, ["--root", str(repo), "doctor", "--fix"]).exit_code in (0, 1)
+    assert "signed.jsonl" in git(repo, "show", "--stat", "HEAD")
+
+
+@pytest.mark.slow
+def test_a_reference_transaction_hook_that_refuses_is_reported_and_not_retried(repo: Path):
+    import time
+
+    from tests.shells.stdio_server import StdioServer
+
+    calls = repo / ".git/hook-calls"
+    hook = repo / ".git/hooks/reference-transaction"
+    hook.write_text(f'#!/bin/sh\ncat >/dev/null\n[ "$1" = prepared ] || exit 0\necho x >> {calls}\n'
+                    'echo "policy: memory commits are not allowed here" >&2\nexit 1\n', encoding="utf-8")
+    hook.chmod(0o755)
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        written = server.call("remember", {"text": "a fact", "session": "hooked"})["structuredContent"]
+        done = server.call("checkpoint", {"summary": "s", "covers": written["ids"], "session": "hooked"})
+        assert not done.get("isError") and "refused" in done["structuredContent"]["commit"], done
+        assert "policy: memory commits are not allowed here" in done["structuredContent"]["commit"]
+        attempts = calls.read_text().count("x")
+        time.sleep(12)  # past the retry a deferral schedules
+        assert calls.read_text().count("x") == attempts
+    finally:
+        server.kill()

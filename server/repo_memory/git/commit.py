@@ -23,12 +23,15 @@ import time
 from pathlib import Path
 
 from repo_memory.git.pending import alive, start_time
+from repo_memory.errors import GitError
 from repo_memory.git.repo import INDEX_LOCK_WAIT, SIGN_TIMEOUT, CommitResult, Git
 from repo_memory.guards import disk
 
 log = logging.getLogger("repo_memory")
 CAS_RETRIES = 5
 INFLIGHT = "inflight.json"
+SIGNING_STALLED = "signing-stalled.json"
+SIGNING_RETRY = 600.0  # seconds before memory commits try a signer that hung again
 PRIVATE_PREFIX = "refs/memory/"
 
 
@@ -59,8 +62,19 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
             if not private and not refresh_index(git, paths):  # an earlier refresh may have lost a race with another git process
                 return CommitResult(deferred="committed, but .git/index stayed locked; its entries will be refreshed on the next flush")
             return CommitResult(unchanged=True)
-        args = ["commit-tree", tree, "-m", message, *(["-p", old] if old else []), *_signing(git, sign)]
-        new = git.run(*args, env=identity, timeout=SIGN_TIMEOUT).stdout.strip()
+        signing = _signing(git, sign)
+        stalled = signing_stalled(state_dir) if signing != ["--no-gpg-sign"] else ""
+        if stalled:
+            return CommitResult(deferred=stalled)
+        try:
+            new = git.run("commit-tree", tree, "-m", message, *(["-p", old] if old else []), *signing, env=identity,
+                          timeout=SIGN_TIMEOUT).stdout.strip()
+        except GitError as exc:
+            if signing == ["--no-gpg-sign"]:
+                raise
+            if "did not finish" in str(exc):  # a hung signer: no process waits for it again for a while (see _signing_stalled)
+                disk.write_atomic(state_dir / SIGNING_STALLED, json.dumps({"at": time.time(), "why": str(exc)}).encode())
+            return CommitResult(deferred=f"commit signing failed ({exc}); memory stays pending and is committed once signing works")
         marker = state_dir / INFLIGHT
         if not private:
             disk.write_atomic(marker, json.dumps({"owner": os.getpid(), "started": start_time(os.getpid()), "paths": paths}).encode())
@@ -116,6 +130,21 @@ def refresh_index(git: Git, paths: list[str]) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
+
+
+def signing_stalled(state_dir: Path) -> str:
+    """Why memory commits are not signed (so not made) right now: a signer hung within the last SIGNING_RETRY seconds,
+    in this process or another. Each hang costs SIGN_TIMEOUT once; later commits defer at once until it is retried."""
+    try:
+        stalled = json.loads((state_dir / SIGNING_STALLED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    since = time.time() - float(stalled.get("at", 0))
+    if since > SIGNING_RETRY:
+        return ""
+    return (f"commit signing hung {since:.0f} s ago ({stalled.get('why', '')}); memory stays pending, and signing is tried again "
+            f"in {SIGNING_RETRY - since:.0f} s. Start your gpg agent, or set sign = \"never\" in .agents/repo-memory.toml and run "
+            "`repo-memory doctor --fix` to commit it unsigned.")
 
 
 def _signing(git: Git, sign: str) -> list[str]:

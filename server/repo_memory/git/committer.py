@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.errors import GitError
-from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair
+from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import secretscan
@@ -131,12 +131,16 @@ class Committer:
             paths = [p for p in paths if p not in self.held]
             if not paths:
                 return None
-            if self.mode == "stage":
-                staged = refresh_index(self.git, paths)
-                result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
-            else:
-                result = commit_paths(self.git, self.state_dir, paths, self._message(entries), self._identity(), self.policy.sign,
-                                      private=self.mode == "private")
+            try:
+                if self.mode == "stage":
+                    staged = refresh_index(self.git, paths)
+                    result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
+                else:
+                    result = commit_paths(self.git, self.state_dir, paths, self._message(entries), self._identity(), self.policy.sign,
+                                          private=self.mode == "private")
+            except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
+                log.warning("memory commit failed: %s", exc)
+                result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
             if not result.deferred or result.sha:
                 self.journal.remove([e for e in entries if e.path not in self.held])
         self.last = result
@@ -195,7 +199,8 @@ class Committer:
             at_risk = [p for p in out.split("\0") if p and (self.root / p).is_file()]
             status = self.git.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *folders, check=False).stdout
             uncommitted = sorted({entry[3:] for entry in status.split("\0") if len(entry) > 3} - pending - set(at_risk))
-        return Health(len(pending), last.deferred if last is not None and last.deferred else "", list(self.repaired), at_risk, uncommitted)
+        deferred = last.deferred if last is not None and last.deferred else signing_stalled(self.state_dir) if pending else ""
+        return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted)
 
     def heal(self, paths: list[str]) -> None:
         """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
