@@ -507,3 +507,36 @@ def test_a_reference_transaction_hook_that_refuses_is_reported_and_not_retried(r
         assert calls.read_text().count("x") == attempts
     finally:
         server.kill()
+
+
+# --- verify and doctor compare logs with what git holds ------------------------------------------------------
+
+
+def reseal(lines: list[dict]) -> list[dict]:
+    """Re-hash a chain from its first record on, the way a forger who knows the format would."""
+    out: list[dict] = []
+    for record in lines:
+        record = {**record, "prev": out[-1]["sha256"] if out else None}
+        out.append(experience.seal(record))
+    return out
+
+
+@pytest.mark.parametrize("tamper", ["truncate", "reseal"])
+def test_verify_and_doctor_notice_a_log_that_lost_or_rewrote_committed_records(store: Store, repo: Path, tamper: str):
+    for text in ("deploys need a green main", "staging is read-only on Fridays", "rollbacks use tools/rollback.sh"):
+        store.remember(text, session="ops")
+    store.flush("all")
+    path = next((repo / experience.EXPERIENCE_DIR).rglob("ops.jsonl"))
+    assert "ops.jsonl" in git(repo, "ls-files", "--", str(path))
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    if tamper == "truncate":
+        kept = records[:2]
+    else:
+        records[1]["text"] = "staging is writable on Fridays"
+        kept = reseal(records)
+    path.write_text("".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+    runner = CliRunner()
+    verify = runner.invoke(cli, ["--root", str(repo), "verify"])
+    assert verify.exit_code == 1 and "committed" in verify.output, verify.output
+    doctor = runner.invoke(cli, ["--root", str(repo), "doctor"])
+    assert doctor.exit_code == 1 and "committed" in doctor.output and "git checkout" in doctor.output, doctor.output

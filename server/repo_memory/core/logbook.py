@@ -230,6 +230,10 @@ class Logbook:
             for line in lines:
                 if line.record is None:
                     breaks.append((f"{rel} at byte {line.offset}", line.problem))
+            rewritten = self._committed.rewritten(rel, disk.read_safely(path))
+            if rewritten:
+                breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
+                                    "the last commit are then lost: copy them first)"))
             for checked in experience.check_chain(lines):
                 record = checked.line.record or {}
                 if not checked.verified:

@@ -50,6 +50,21 @@ class Committed:
         blob = self._entry(rel, self.head() if head is _NOW else head)  # type: ignore[arg-type]
         return blob is not None and blob[0] == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
 
+    def rewritten(self, rel: str, data: bytes) -> str:
+        """How an append-only file on disk (`data`) departs from its committed version, or '' when the committed bytes
+        are a prefix of it (appends since the commit are fine). A log can be re-hashed so its chain verifies again; it
+        cannot make git hold different bytes."""
+        head = self.head()
+        entry = self._entry(rel, head)
+        if head is None or entry is None:
+            return ""
+        if entry[1] > len(data):
+            return (f"it is shorter than its committed version ({len(data)} of {entry[1]} bytes): committed records were "
+                    "removed")
+        if self.git.blob(head, rel) != data[:entry[1]]:
+            return "its committed records were changed (the bytes git holds differ), even if its hash chain verifies"
+        return ""
+
     def record(self, rel: str, end: int, head: str | None | object = _NOW) -> bool:
         """Whether the log line ending at byte `end` of `rel` is in HEAD (logs only grow, so size tells)."""
         blob = self._entry(rel, self.head() if head is _NOW else head)  # type: ignore[arg-type]
