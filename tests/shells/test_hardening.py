@@ -540,3 +540,31 @@ def test_verify_and_doctor_notice_a_log_that_lost_or_rewrote_committed_records(s
     assert verify.exit_code == 1 and "committed" in verify.output, verify.output
     doctor = runner.invoke(cli, ["--root", str(repo), "doctor"])
     assert doctor.exit_code == 1 and "committed" in doctor.output and "git checkout" in doctor.output, doctor.output
+
+
+# --- answers that were silently wrong ---------------------------------------------------------------------------
+
+
+async def test_time_filters_accept_the_documented_forms_and_refuse_the_rest(store: Store, repo: Path):
+    write_skill_file(repo, "deploy", "Deploy the app.", "Run deploy.sh")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        await call(client, "remember", text="the deploy failed on a locked table")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "memory")
+        for since in ("yesterday", "today", "3 days ago", "last tuesday", "last week", "2000-01-01", "2000-01-01T10:00:00+02:00"):
+            hits = (await call(client, "recall", query="deploy failed locked", since=since))["hits"]
+            assert [h["id"] for h in hits][:1] == [f"{store.session}#1"], since
+        assert (await call(client, "recall", query="deploy failed locked", until="yesterday"))["hits"] == []
+        assert (await call(client, "recall", query="deploy failed locked", until="today"))["hits"]  # a day includes itself
+        for bad in ("2026-13-45", "last blursday", "sometime", "tuesday-ish"):
+            text = await error_text(client, "recall", query="deploy", since=bad)
+            assert "today" in text and "3 days ago" in text, text
+        assert "neither" in await error_text(client, "read", ref="deploy", as_of="garbage-ref")
+        assert "neither" in await error_text(client, "recall", query="deploy", as_of="garbage-ref")
+        assert (await call(client, "read", ref="deploy", as_of="HEAD"))["content"]
+        assert (await call(client, "read", ref="deploy", as_of="today"))["content"]
+    bad = CliRunner().invoke(cli, ["--root", str(repo), "history", "deploy", "--since", "whenever"])
+    assert bad.exit_code == 1 and "3 days ago" in bad.output
+    timeline = CliRunner().invoke(cli, ["--root", str(repo), "timeline", "--since", "yesterday"])
+    assert timeline.exit_code == 0 and "locked table" in timeline.output

@@ -19,7 +19,7 @@ from repo_memory.code.staleness import Staleness
 from repo_memory.core import utility
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
 from repo_memory.errors import InvalidArgumentError, UnsafePathError
-from repo_memory.formats import experience, loops, skills
+from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git.committed import Committed, describe, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -96,7 +96,8 @@ class Recall:
         want_records = bool(record_kinds) or not kinds
         parsed, depth = query.parse(text), offset + limit + 1
         doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh()) if doc_kinds else []
-        record_hits = self._records.search(parsed, depth, 0, record_kinds, session, as_moment(since), as_moment(until)) if want_records else []
+        since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
+        record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until) if want_records else []
         merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
         budget = PAGE_CHARS
@@ -199,12 +200,3 @@ def docs_at(git: Git, root: Path, sources: tuple[str, ...], commit: str) -> DocI
             _PAST.pop(next(iter(_PAST)))
         _PAST[key] = index
     return _PAST[key]
-
-
-def as_moment(value: str | None) -> str | None:
-    """A date or date-time as the records' ISO form; a bare date means its midnight (UTC)."""
-    if not value:
-        return None
-    if len(value) == 10:
-        return f"{value}T00:00:00Z"
-    return value

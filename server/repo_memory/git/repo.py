@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -18,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError, WorkspaceError
+from repo_memory.formats import when
 
 GIT_TIMEOUT = 30.0
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
 INDEX_LOCK_WAIT = 5.0
 IN_PROGRESS = {
@@ -269,25 +272,29 @@ class Git:
         """(commit, its UTC commit time in the records' ISO form) for a commit id, ref or date (the last commit at or before it)."""
         import git
 
-        if as_of.startswith("-"):
-            raise InvalidArgumentError(f"'{as_of}' is not a date or a commit.")  # never let a value become an option
+        moment = when.parse(as_of, end=True)  # a date means the memory as it stood at the end of that day
+        if moment is None and (as_of.startswith("-") or not _REF.match(as_of)):  # never let a value become an option
+            raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a time nor a commit: give a commit id or ref (HEAD~3) or "
+                                       f"a time ({', '.join(when.FORMS)}).")
         with self._lock:
-            try:
-                commit = self.repo.commit(as_of)
-            except (git.BadName, ValueError, git.BadObject):
+            if moment is not None:
                 try:
-                    commit = next(self.repo.iter_commits(self.memory_rev(), before=as_of, max_count=1), None)
+                    commit = next(self.repo.iter_commits(self.memory_rev(), before=when.iso(moment), max_count=1), None)
                 except (git.GitCommandError, ValueError):
                     commit = None
-            if commit is None:
-                raise NotFoundError(f"No commit at or before '{as_of}'; give a date like 2026-11-30 or a commit id.")
-            moment = datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
-            return str(commit.hexsha), moment
+                if commit is None:
+                    raise NotFoundError(f"No memory commit at or before {when.iso(moment)[:19]}Z (as_of '{as_of[:40]}').")
+            else:
+                try:
+                    commit = self.repo.commit(as_of)
+                except (git.BadName, ValueError, git.BadObject):
+                    raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a commit of this repository nor a time: give a "
+                                               f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)}).") from None
+            return str(commit.hexsha), datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
 
     def log(self, path: str, since: str | None = None, limit: int = 20) -> str:
         """`git log -p` of `path` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
-        if since and since.startswith("-"):
-            raise InvalidArgumentError(f"'{since}' is not a date.")
+        since = when.moment(since, "since")
         import git
 
         rev = self.memory_rev()

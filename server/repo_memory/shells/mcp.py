@@ -63,7 +63,8 @@ APPENDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 
 Limit = Annotated[int, Field(ge=1, le=50, description="How many hits to return (1-50).")]
 Kinds = Annotated[list[str] | None, Field(description="Only these kinds: 'skill', 'loop', or experience kinds (note, decision, error, summary, tool, ...).")]
-When = Annotated[str | None, Field(description="ISO date or date-time (UTC), e.g. 2026-11-30 or 2026-11-30T14:00:00Z.")]
+When = Annotated[str | None, Field(description="A time: 2026-11-30, 2026-11-30T14:00:00Z, today, yesterday, '3 days ago', 'last tuesday' "
+                                             "(as_of also takes a commit id or ref).")]
 Status = Literal["done", "progress", "no_op", "blocked"]
 Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from repo_memory.core.recall import as_moment
-from repo_memory.formats import experience, transcript
+from repo_memory.formats import experience, transcript, when
 from repo_memory.shells.cli.base import emit, json_option, store_of
 
 
@@ -66,7 +65,7 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
     """Experience across every session in time order: time, id, kind, actor, text."""
     store = store_of(ctx)
     store.refresh()
-    rows = store.timeline(as_moment(since), limit)
+    rows = store.timeline(when.moment(since, "--since"), limit)
 
     def text() -> None:
         if not rows:
