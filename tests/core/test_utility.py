@@ -70,7 +70,7 @@ def test_misled_feedback_lowers_rank_then_doctor_suggests_deprecation_and_deprec
     assert any(f.path == "skill:cache-flush" and "misled 3" in f.message for f in doctor.examine(store))
     stats = runner.invoke(cli, ["--root", str(repo), "stats"]).output
     line = next(x for x in stats.splitlines() if x.startswith("cache-flush"))
-    assert "deprecate?" in line and " 0.20 " in line
+    assert "deprecate?" in line and " 0.70 " in line  # 0.5 + (0 + 1) / (3 + 2)
     write_skill_file(repo, "cache-flush", "Flush the CDN cache after a release.", "Call the purge endpoint.",
                      extra="metadata:\n  status: deprecated\n")
     store.refresh()

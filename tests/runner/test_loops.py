@@ -17,7 +17,7 @@ from repo_memory.shells.cli import cli
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
 
-from tests.conftest import records_of
+from tests.conftest import records_of, write_skill_file
 
 PY = sys.executable
 BUGGY = "def add(a, b):\n    return a - b\n"
@@ -246,6 +246,8 @@ def test_examples_pass_lint(tmp_path: Path, runner: CliRunner):
     for spec in examples.glob("*.md"):
         (target / spec.name).write_bytes(spec.read_bytes())
         names.append(spec.stem)
+    for skill in ("writing-skills", "running-tests"):  # the skills the examples bind, as the repository using them has
+        write_skill_file(tmp_path, skill, "A skill an example binds.")
     assert len(names) >= 2
     result = runner.invoke(cli, ["--root", str(tmp_path), "loop", "lint"])
     assert result.exit_code == 0, result.output

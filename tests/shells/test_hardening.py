@@ -568,3 +568,34 @@ async def test_time_filters_accept_the_documented_forms_and_refuse_the_rest(stor
     assert bad.exit_code == 1 and "3 days ago" in bad.output
     timeline = CliRunner().invoke(cli, ["--root", str(repo), "timeline", "--since", "yesterday"])
     assert timeline.exit_code == 0 and "locked table" in timeline.output
+
+
+async def test_only_a_run_that_verified_judges_the_skills_it_used_and_only_skills_that_exist(store: Store, repo: Path):
+    write_skill_file(repo, "running-checks", "Run the checks.", "make check")
+    loop_spec(repo, "never-accepted", "false", skills="[running-checks, no-such-skill]")
+    loop_spec(repo, "failing", "false", skills="[running-checks, no-such-skill]", stop="{max_iterations: 1}")
+    accept(repo, "failing")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        unaccepted = await call(client, "loop_start", name="never-accepted")
+        assert unaccepted["state"] == "unverifiable"
+        run = (await call(client, "loop_start", name="failing"))["run"]
+        ended = await call(client, "loop_step", run=run, report="tried", status="done")
+        assert ended["state"] == "budget_exhausted"
+    credited = [r for r in (ln.record for ln in store.lines(unaccepted["run"])) if r and r["kind"] in ("outcome", "skill.used")]
+    assert credited == []  # a run that never verified says nothing about its skills
+    outcomes = [r["data"]["skill"] for r in (ln.record for ln in store.lines(run)) if r and r["kind"] == "outcome"]
+    assert outcomes == ["running-checks"]  # and a skill that does not exist is not credited
+    stats = {s["skill"]: s for s in json.loads(CliRunner().invoke(cli, ["--root", str(repo), "stats", "--json"]).output)}
+    assert stats["running-checks"]["failed"] == 1 and "no-such-skill" not in stats
+    lint = CliRunner().invoke(cli, ["--root", str(repo), "loop", "lint", "failing"])
+    assert lint.exit_code == 1 and "no-such-skill" in lint.output and "does not exist" in lint.output
+
+
+async def test_a_skill_with_no_evidence_has_utility_one_everywhere(store: Store, repo: Path):
+    write_skill_file(repo, "fresh", "A new skill.", "Steps")
+    store.refresh()
+    stats = json.loads(CliRunner().invoke(cli, ["--root", str(repo), "stats", "--json"]).output)
+    assert stats[0]["utility"] == 1.0
+    report = CliRunner().invoke(cli, ["--root", str(repo), "report", "-o", str(repo.parent / "r.html")])
+    assert report.exit_code == 0 and "<td class=num>1.00</td>" in (repo.parent / "r.html").read_text(encoding="utf-8")

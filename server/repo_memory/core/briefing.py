@@ -16,7 +16,7 @@ def compose(live: list[dict[str, Any]], skills: list[dict[str, Any]], used: list
     for run in live:
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
     active = [r for r in skills if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
-    worth = {r["name"]: evidence[r["name"]].score if r["name"] in evidence else 0.5 for r in active}
+    worth = {r["name"]: evidence[r["name"]].utility if r["name"] in evidence else 1.0 for r in active}
     ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))
     if ranked:
         lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))

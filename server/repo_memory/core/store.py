@@ -211,6 +211,9 @@ class Store:
     def review(self, name: str, accept: bool, sha: str | None = None) -> str:
         return self._skills.review(name, accept, sha)
 
+    def skill_exists(self, name: str) -> bool:
+        return self._skills.exists(name)
+
     def fingerprint(self, name: str) -> str:
         return self._skills.fingerprint(name)
 

@@ -3,7 +3,9 @@
 Evidence per skill, aggregated from experience records that cite it (`skill:NAME` in refs):
   uses        `skill.used` records (a loop run credited it) plus feedback records
   successes   loop runs it was credited in that ended `succeeded` (verified by the server)
-  failures    runs that ended blocked, budget_exhausted, no_progress or unverifiable
+  failures    runs it was credited in that ended blocked, budget_exhausted or no_progress (a run credits its skills
+              only after at least one verified iteration; one that could not verify, or that a person aborted, says
+              nothing about them)
   helped / misled / outdated   `feedback` records
 
 Ranking (`recall`): a skill's text score (BM25 with the phrase and name boosts) is multiplied by
@@ -31,7 +33,8 @@ from typing import Any
 from repo_memory.index.activity import Activity
 from repo_memory.index.db import Database
 
-FAILED = ("blocked", "budget_exhausted", "no_progress", "unverifiable")
+FAILED = ("blocked", "budget_exhausted", "no_progress")
+CREDITED = ("succeeded", "no_op", *FAILED)  # the terminal states that judge the skills a run used
 from repo_memory.formats.experience import FEEDBACK  # noqa: F401 (re-exported: the feedback outcomes)
 DEPRECATE_AFTER = 3
 
@@ -50,10 +53,11 @@ class Utility:
     last_used: str = ""
 
     @property
-    def score(self) -> float:
-        """(good + 1) / (good + bad + 2): 0.5 with no evidence."""
+    def utility(self) -> float:
+        """0.5 + (good + 1) / (good + bad + 2): 1.0 with no evidence, from 0.5 to 1.5 (the one formula recall, stats,
+        the report and the briefing use)."""
         good, bad = self.successes + self.helped, self.failures + self.misled + self.outdated
-        return (good + 1) / (good + bad + 2)
+        return 0.5 + (good + 1) / (good + bad + 2)
 
     @property
     def deprecate(self) -> bool:
@@ -89,12 +93,12 @@ class Evidence:
 
 def factor(evidence: Utility | None, changed_ns: int, half_life_days: float, now: float | None = None) -> float:
     """The multiplier recall applies to a skill's text score (see the module docstring)."""
-    u = evidence.score if evidence else 0.5
+    u = evidence.utility if evidence else 1.0
     if half_life_days <= 0:
-        return 0.5 + u
+        return u
     now = time.time() if now is None else now
     last = changed_ns / 1e9
     if evidence and evidence.last_used:
         last = max(last, datetime.fromisoformat(evidence.last_used.replace("Z", "+00:00")).timestamp())
     age_days = max(0.0, (now - last) / 86400)
-    return (0.5 + u) * (0.8 + 0.2 * 0.5 ** (age_days / half_life_days))
+    return u * (0.8 + 0.2 * 0.5 ** (age_days / half_life_days))

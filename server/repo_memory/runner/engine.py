@@ -22,6 +22,7 @@ from repo_memory.runner import verify
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
 from repo_memory.core.skillbook import reviewed
 from repo_memory.core.store import Store
+from repo_memory.core.utility import CREDITED
 
 TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
 STATUSES = ("progress", "done", "no_op", "blocked")
@@ -204,7 +205,10 @@ class Engine:
                                f"{current.iterations} iteration(s): {why}", actor, "loop", {
                                    "loop": spec.name, "run": current.run, "state": state, "iterations": current.iterations,
                                    "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256})
-        credited = list(dict.fromkeys([*spec.skills, *(skills or []), *sorted(self._read_during.pop(current.run, set()))]))
+        read = self._read_during.pop(current.run, set())
+        # Only a run that verified at least once judges the skills it used; only skills that exist are credited.
+        judged = state in CREDITED and current.iterations > 0
+        credited = [s for s in dict.fromkeys([*spec.skills, *(skills or []), *sorted(read)]) if judged and self.store.skill_exists(s)]
         entries = []
         for skill in credited:
             entries.append(experience.Entry("skill.used", text=f"skill:{skill} used in run {current.run}", refs=[f"skill:{skill}", receipt["id"]],

@@ -84,7 +84,7 @@ def _drafts(drafts: list[dict[str, Any]]) -> str:
 
 def _skills(skills: list[dict[str, Any]], evidence: dict[str, utility.Utility], stale: dict[str, list[str]]) -> str:
     rows = []
-    ordered = sorted(skills, key=lambda r: (-(evidence[r["name"]].score if r["name"] in evidence else 0.5), r["name"]))
+    ordered = sorted(skills, key=lambda r: (-(evidence[r["name"]].utility if r["name"] in evidence else 1.0), r["name"]))
     for r in ordered:
         u = evidence.get(r["name"], utility.Utility(r["name"]))
         notes = [f'<span class=stale>stale: {_e(s)}</span>' for s in stale.get(f"skill:{r['name']}", [])]
@@ -94,7 +94,7 @@ def _skills(skills: list[dict[str, Any]], evidence: dict[str, utility.Utility], 
             notes.append("<span class=stale>deprecate?</span>")
         description = r["description"] if len(r["description"]) <= 140 else r["description"][:139] + "…"
         rows.append(f"<tr><td>{_e(r['name'])}<div class=muted>{_e(description)}</div></td><td><span class='tag {_e(r['status'])}'>{_e(r['status'])}</span></td>"
-                    f"<td class=num>{u.score:.2f}</td><td class=num>{u.uses}</td><td class=num>{u.successes}</td>"
+                    f"<td class=num>{u.utility:.2f}</td><td class=num>{u.uses}</td><td class=num>{u.successes}</td>"
                     f"<td class=num>{u.failures}</td><td class=num>{u.helped}</td><td class=num>{u.misled}</td>"
                     f"<td>{_e(u.last_used[:10]) or '—'}</td><td>{'<br>'.join(notes)}</td></tr>")
     head = ("<tr><th>skill</th><th>status</th><th>utility</th><th>uses</th><th>succeeded</th><th>failed</th><th>helped</th>"

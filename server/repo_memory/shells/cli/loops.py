@@ -35,7 +35,14 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
     for name in checked:
         path = f"{loops.LOOPS_DIR}/{name}.md"
         try:
-            store.loop_spec(name)
+            spec = store.loop_spec(name)
+            spec_lines = store.read(f"loop:{name}").content.splitlines()
+            for skill in spec.skills:
+                if not store.skill_exists(skill):
+                    line = next((n for n, ln in enumerate(spec_lines, 1) if skill in ln and "skills" in ln), None)
+                    similar = store.similar_names(skill)
+                    report.append({"path": path, "line": line, "field": "memory.skills", "problem": f"the bound skill '{skill}' does "
+                                   "not exist in .agents/skills" + (f" (did you mean {', '.join(similar[:3])}?)" if similar else "")})
         except InvalidRecordError as exc:
             report += [{"path": path, "line": p.line, "field": p.field, "problem": p.message} for p in exc.problems]
         except (RepoMemoryError, OSError) as exc:  # missing, a link, unreadable: a problem to report, not a crash

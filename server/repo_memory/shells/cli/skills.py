@@ -152,8 +152,8 @@ def feedback(ctx: click.Context, ref: str, outcome: str, note: str | None) -> No
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Skills by what their uses earned: loop runs that succeeded or failed with them, and agents' feedback.
 
-    utility = (successes + helped + 1) / (all outcomes + 2): 0.50 with no evidence; recall multiplies a
-    skill's text score by 0.5 + utility. Skills marked "deprecate?" misled or failed more often than they helped.
+    utility = 0.5 + (successes + helped + 1) / (all outcomes + 2): 1.00 with no evidence, 0.5 to 1.5; recall
+    multiplies a skill's text score by it. Skills marked "deprecate?" misled or failed more often than they helped.
     """
     store = store_of(ctx)
     store.refresh()
@@ -164,7 +164,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
             continue
         u = evidence.get(row["name"], Utility(row["name"]))
         rows.append({"skill": row["name"], "status": row["status"], "uses": u.uses, "succeeded": u.successes, "failed": u.failures,
-                     "helped": u.helped, "misled": u.misled, "outdated": u.outdated, "utility": round(u.score, 2),
+                     "helped": u.helped, "misled": u.misled, "outdated": u.outdated, "utility": round(u.utility, 2),
                      "last_used": u.last_used[:10], "deprecate": u.deprecate})
     rows.sort(key=lambda r: (-r["utility"], -r["uses"], r["skill"]))
 
