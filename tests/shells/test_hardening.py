@@ -599,3 +599,49 @@ async def test_a_skill_with_no_evidence_has_utility_one_everywhere(store: Store,
     assert stats[0]["utility"] == 1.0
     report = CliRunner().invoke(cli, ["--root", str(repo), "report", "-o", str(repo.parent / "r.html")])
     assert report.exit_code == 0 and "<td class=num>1.00</td>" in (repo.parent / "r.html").read_text(encoding="utf-8")
+
+
+async def test_search_json_is_the_recall_answer(store: Store, repo: Path):
+    write_skill_file(repo, "deploy", "Deploy the app to staging.", "Run deploy.sh", extra="metadata:\n  anchors: [app.py::main]\n")
+    (repo / "app.py").write_text("def main():\n    return 1\n", encoding="utf-8")
+    store.refresh()
+    store.remember("deploy failed: the staging database was locked", session="ops")
+    (repo / "app.py").write_text("def main():\n    return 2\n", encoding="utf-8")  # the anchored code changed: the hit is stale
+    async with Client(server.build(store)) as client:
+        recalled = await call(client, "recall", query="deploy staging")
+    searched = json.loads(CliRunner().invoke(cli, ["--root", str(repo), "search", "deploy", "staging", "--json"]).output)
+    assert searched == recalled
+    assert any(h["stale"] is True and h["stale_reason"] for h in searched["hits"])
+
+
+async def test_history_of_a_name_that_never_existed_says_so(store: Store, repo: Path):
+    write_skill_file(repo, "deploy-staging", "Deploy.", "Run deploy.sh")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skill")
+    store.refresh()
+    result = CliRunner().invoke(cli, ["--root", str(repo), "history", "deploy-stagin"])
+    assert result.exit_code == 1 and "deploy-staging" in result.output and "Did you mean" in result.output
+    async with Client(server.build(store)) as client:
+        assert "Did you mean" in await error_text(client, "history", ref="deploy-stagin")
+        assert (await call(client, "history", ref="deploy-staging"))["commits"]
+
+
+async def test_skill_write_updates_only_what_is_given(store: Store, repo: Path):
+    async with Client(server.build(store)) as client:
+        await call(client, "skill_write", name="deploy", description="Deploy the app.", body="1. Run deploy.sh\n2. Check /health")
+        before = (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+        await call(client, "skill_write", name="deploy", tags=["ops", "release"])
+        after = (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+        assert "Deploy the app." in after and "2. Check /health" in after and "ops" in after and before != after
+        assert "needs a description and a body" in await error_text(client, "skill_write", name="brand-new", tags=["x"])
+
+
+async def test_huge_numbers_in_ids_cursors_and_ranges_get_a_clear_answer(store: Store):
+    huge = "9" * 400
+    async with Client(server.build(store)) as client:
+        first = (await call(client, "remember", text="a fact", session="s"))["ids"][0]
+        for tool, args in (("read", {"ref": f"s#{huge}"}), ("read", {"ref": f"s#1-{huge}"}), ("read", {"ref": first, "cursor": f"char:{huge}"}),
+                           ("recall", {"query": "fact", "cursor": f"offset:{huge}"}), ("checkpoint", {"summary": "x", "covers": [f"s#1-{huge}"]}),
+                           ("read", {"ref": f"experience:s#{huge}"})):
+            text = await error_text(client, tool, **args)
+            assert len(text) < 400 and huge not in text and ("SESSION#SEQ" in text or "cursor" in text.lower() or "No " in text), text

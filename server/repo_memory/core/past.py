@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from repo_memory.core.journal import Journal
@@ -18,8 +19,8 @@ from repo_memory.index.docs import DocIndex
 class Past:
     """History and time travel over one repository's memory files, read from git objects."""
 
-    def __init__(self, root: Path, git: Git, docs: DocIndex, journal: Journal):
-        self.root, self._git, self._docs, self._journal = root, git, docs, journal
+    def __init__(self, root: Path, git: Git, docs: DocIndex, journal: Journal, similar: Callable[[str], list[str]]):
+        self.root, self._git, self._docs, self._journal, self._similar = root, git, docs, journal, similar
 
     def path_of(self, ref: str) -> str:
         """The repository path behind a reference: a skill, a loop, a session or an experience id."""
@@ -49,7 +50,12 @@ class Past:
     def changes(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[history.Change]]:
         """(path, the commits that changed it newest first, each with its diff)."""
         path = self.path_of(ref)
-        return path, history.changes(self._git, path, since, limit)
+        found = history.changes(self._git, path, since, limit)
+        if not found and not since and not (self.root / path).exists():
+            name = refs.parse(ref).name
+            raise NotFoundError(f"Nothing named '{ref[:80]}' has history: no skill, loop or session by that name exists or "
+                                "ever was committed.", self._similar(name))
+        return path, found
 
     def read_at(self, ref: str, as_of: str, cursor: str | None = None) -> Item:
         """`ref` as it stood at `as_of` (a date or a commit): the whole file, or the records of an id or range."""

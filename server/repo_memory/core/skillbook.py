@@ -109,9 +109,12 @@ class Skillbook:
         """Every skill file the index knows, valid or not, with where it came from."""
         return self._docs.rows("kind='skill'")
 
-    def write(self, name: str, description: str, body: str, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
-              actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None) -> WriteResult:
+    def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
+              related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,
+              anchors: Sequence[str] | None = None) -> WriteResult:
         """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
+        An update changes only what is given (None keeps the description, the body, the tags…); a new skill needs a
+        description and a body.
 
         An agent creating a skill close to an existing one (similar name or description) is refused with the existing
         skill, unless it says `new=True`; a person is only warned. An agent rewriting the same skill REWRITES_FLAGGED
@@ -129,7 +132,12 @@ class Skillbook:
         warnings: list[str] = []
         with disk.repo_lock(self.state_dir):
             created = not path.exists()
+            if created and (description is None or body is None):
+                missing = " and ".join(w for w, v in (("a description", description), ("a body", body)) if v is None)
+                raise NotFoundError(f"skill:{name} does not exist yet, so it needs {missing} to be created (an update of an "
+                                    "existing skill may give only what changes).", self.similar_names(name))
             if created:
+                assert description is not None and body is not None
                 text = self._new(name, description, body, tags, related, pinned, status, actor, new, warnings)
             else:
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
@@ -140,7 +148,7 @@ class Skillbook:
         self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}")
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
-        suggested = [a for a in suggest_anchors(f"{description}\n{body}") if a not in (pinned or {}) and self._code.resolve(a).hash]
+        suggested = [a for a in suggest_anchors(f"{description or ''}\n{body or ''}") if a not in (pinned or {}) and self._code.resolve(a).hash]
         if suggested:
             warnings.append(f"The text mentions code: pass anchors={suggested[:5]} to be told when it changes.")
         return WriteResult(id=f"skill:{name}", path=rel, created=created, status=status, sha256=hashlib.sha256(data).hexdigest(),
@@ -166,9 +174,10 @@ class Skillbook:
         warnings += [f"A similar skill exists: skill:{o} ({why}). Update it instead if it covers the same procedure." for o, _, why in close[:3]]
         return text
 
-    def _updated(self, path: Path, name: str, description: str, body: str, tags: Sequence[str] | None, related: Sequence[str] | None,
-                 pinned: dict[str, str] | None, status: str, actor: str, warnings: list[str]) -> tuple[str, dict[str, str] | None]:
-        changes: dict[tuple[str, ...], Any] = {("description",): description}
+    def _updated(self, path: Path, name: str, description: str | None, body: str | None, tags: Sequence[str] | None,
+                 related: Sequence[str] | None, pinned: dict[str, str] | None, status: str, actor: str,
+                 warnings: list[str]) -> tuple[str, dict[str, str] | None]:
+        changes: dict[tuple[str, ...], Any] = {("description",): description} if description is not None else {}
         if actor == "agent":
             changes[("metadata", "status")] = status
         if tags is not None:

@@ -51,7 +51,7 @@ class Store:
         self._staleness, self._evidence = Staleness(db, code, config.state_dir), Evidence(db)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills)
-        self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal)
+        self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._skills.similar_names)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names)
         try:  # every repo-memory process lands what a killed one left pending (a stat of two files when there is none)
@@ -204,7 +204,7 @@ class Store:
     def feedback(self, ref: str, outcome: str, note: str | None = None, actor: str = "agent", tool: str = "feedback") -> dict[str, Any]:
         return self._logs.feedback(self.session, ref, outcome, note, actor, tool)
 
-    def write_skill(self, name: str, description: str, body: str, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
+    def write_skill(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
                     actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None) -> WriteResult:
         return self._skills.write(name, description, body, tags, related, actor, new, anchors)
 

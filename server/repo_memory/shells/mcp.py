@@ -207,7 +207,7 @@ def checkpoint(ctx: Context, roots: Roots, summary: str, covers: list[str], sess
     return Checkpointed(id=record["id"], covers=record["covers"], commit=served.store.commit_status("experience"))
 
 
-def skill_write(ctx: Context, roots: Roots, name: str, description: str, body: str, tags: list[str] | None = None, related: list[str] | None = None,
+def skill_write(ctx: Context, roots: Roots, name: str, description: str | None = None, body: str | None = None, tags: list[str] | None = None, related: list[str] | None = None,
                 new: bool = False, anchors: list[str] | None = None) -> WriteResult:
     """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md.
 
@@ -215,7 +215,8 @@ def skill_write(ctx: Context, roots: Roots, name: str, description: str, body: s
     description: one sentence saying what it does and when to use it (at most 1024 characters).
     body: markdown with concrete steps, e.g. "1. Run `make test`\\n2. Tag with `git tag vX.Y.Z`".
     tags, related: optional keywords and names of related skills.
-    An existing skill keeps its other fields and formatting; only what you pass changes.
+    An existing skill keeps its other fields and formatting; only what you pass changes (e.g. only tags). A new
+    skill needs description and body.
     A new skill close to an existing one is refused with that skill's name: update it instead, or pass new=true
     when it really is a different procedure.
     anchors: code the skill describes, e.g. ["src/release.py::bump_version"]; recall flags the skill stale when it changes.
