@@ -27,6 +27,9 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     """Tests never see the developer's workspace variables or git config."""
     for var in ("REPO_MEMORY_ROOT", "CLAUDE_PROJECT_DIR", "REPO_MEMORY_REVIEW", "REPO_MEMORY_COMMIT", "REPO_MEMORY_RECALL_LIMIT"):
         monkeypatch.delenv(var, raising=False)
+    # Embedding costs CPU seconds per hundred texts: tests of lexical behaviour run without it, and the tests of
+    # hybrid recall (tests/core/test_semantic.py) turn it on.
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "false")
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path_factory.getbasetemp() / "gitconfig"))

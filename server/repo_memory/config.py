@@ -37,6 +37,7 @@ class Config:
     commit_window: float = 2.0
     writes_per_minute: int = 120
     decay_half_life_days: float = 90.0
+    semantic: bool = True
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -74,7 +75,7 @@ class Config:
                 + ". See schemas/config.schema.json for the allowed keys."
             )
         known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
-                 "writes_per_minute", "decay_half_life_days"}
+                 "writes_per_minute", "decay_half_life_days", "semantic"}
         author = values.get("author", {})
         return cls(
             root=top,
@@ -93,6 +94,7 @@ class Config:
             commit_window=float(values.get("commit_window_seconds", 2.0)),
             writes_per_minute=values.get("writes_per_minute", 120),
             decay_half_life_days=float(values.get("decay_half_life_days", 90)),
+            semantic=bool(values.get("semantic", True)),
             extra={k: v for k, v in values.items() if k not in known},
         )
 
@@ -113,6 +115,10 @@ def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
     for key in ("review", "commit", "sign"):
         if value := env.get(f"REPO_MEMORY_{key.upper()}"):
             out[key] = value
+    if value := env.get("REPO_MEMORY_SEMANTIC"):
+        if value.lower() not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+            raise ConfigError(f"REPO_MEMORY_SEMANTIC must be true or false, not {value!r}.")
+        out["semantic"] = value.lower() in ("true", "1", "yes", "on")
     if value := env.get("REPO_MEMORY_RECALL_LIMIT"):
         try:
             out["recall_limit"] = int(value)

@@ -7,21 +7,25 @@ query it breaks, or by doctor's full check; it is then thrown away and built aga
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 from repo_memory.code.staleness import Staleness
+from repo_memory.config import Config
 from repo_memory.core.logbook import Logbook
+from repo_memory.core.semantic import Semantic
 from repo_memory.formats import loops, skills
 from repo_memory.index.db import Database, damage
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
+from repo_memory.index.records import RecordIndex
 
 
 class Indexer:
     """Syncs and rebuilds the index of one repository."""
 
-    def __init__(self, root: Path, sources: tuple[str, ...], db: Database, docs: DocIndex, logs: Logbook, staleness: Staleness):
-        self.root, self.sources = root, sources
+    def __init__(self, config: Config, sources: tuple[str, ...], db: Database, docs: DocIndex, records: RecordIndex, logs: Logbook,
+                 staleness: Staleness):
+        self.root, self.sources = config.root, sources
         self._db, self._docs, self._logs, self._staleness = db, docs, logs, staleness
+        self.semantic = Semantic(config.state_dir, config.semantic, docs, records)
         db.repair = self.repair  # a write that finds the index damaged has it rebuilt and re-indexed, not just emptied
 
     def refresh(self, progress: Progress | None = None) -> SyncReport:
@@ -33,10 +37,15 @@ class Indexer:
                 raise
             return self.repair(str(exc), progress)
 
-    def repair(self, why: str, progress: Progress | None = None) -> SyncReport:
-        """Discard the index file (damaged, or on request) and index every memory file again."""
-        self._db.rebuild(why)
-        return self._sync(progress)
+    def repair(self, why: str, progress: Progress | None = None, embedding: Progress | None = None, damaged: bool = True) -> SyncReport:
+        """Discard the index file (damaged, or on request) and index every memory file again. Vectors are kept (their
+        keys come from the content, not the rows); with `embedding` (a person's reindex), whatever has none is
+        embedded now, with that progress."""
+        self._db.rebuild(why, damaged)
+        report = self._sync(progress)
+        if embedding is not None:
+            self.semantic.embed(embedding)
+        return report
 
     def health(self) -> tuple[str, list[str]]:
         """(what a full check finds wrong with the index file, '' when nothing; why this process rebuilt it, each time)."""

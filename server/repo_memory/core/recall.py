@@ -18,6 +18,7 @@ from typing import Any
 from repo_memory.code.staleness import Staleness
 from repo_memory.core import utility
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
+from repo_memory.core.semantic import Semantic
 from repo_memory.errors import InvalidArgumentError, UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git.committed import Committed, describe, describe_skill
@@ -42,6 +43,7 @@ class RecallResult:
     hits: list[Hit]
     suggestions: list[str] = field(default_factory=list)
     next_cursor: str | None = None
+    ranking: str = "full-text"  # "hybrid" when similarity of meaning was fused in; else why not
     note: str = DATA_NOTE
 
 
@@ -73,8 +75,8 @@ class Recall:
 
     def __init__(self, root: Path, sources: tuple[str, ...], db: Database, records: RecordIndex, git: Git, committed: Committed,
                  staleness: Staleness, evidence: utility.Evidence, half_life_days: float, default_limit: int,
-                 similar: Callable[[str], list[str]]):
-        self.root, self.sources, self._git = root, sources, git
+                 similar: Callable[[str], list[str]], semantic: Semantic | None = None):
+        self.root, self.sources, self._git, self._semantic = root, sources, git, semantic
         self._docs, self._records, self._activity = DocIndex(db), records, Activity(db)
         self._committed, self._staleness, self._evidence = committed, staleness, evidence
         self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
@@ -95,9 +97,10 @@ class Recall:
             doc_kinds = set(DOC_KINDS)
         want_records = bool(record_kinds) or not kinds
         parsed, depth = query.parse(text), offset + limit + 1
-        doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh()) if doc_kinds else []
         since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
-        record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until) if want_records else []
+        sem = self._semantic.query(text) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
+        doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else []
+        record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
         merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
         budget = PAGE_CHARS
@@ -108,8 +111,16 @@ class Recall:
             page.append(hit)
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset else self._similar(text)
-        return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions,
+        ranking = "hybrid (full-text + meaning)" if sem is not None else f"full-text only: {self._why_lexical()}"
+        return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + len(page)}" if more else None)
+
+    def _why_lexical(self) -> str:
+        if self._semantic is None or not self._semantic.enabled:
+            return "semantic = false"
+        if self._semantic.problem:
+            return self._semantic.problem
+        return "nothing is embedded yet (a running server embeds in the background; `repo-memory reindex` does it now)"
 
     def recall_at(self, text: str, as_of: str, limit: int = 8, kinds: Sequence[str] | None = None) -> RecallResult:
         """`recall` as memory stood at `as_of`: documents from that commit's tree, experience recorded up to that time."""

@@ -31,7 +31,6 @@ from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
 from repo_memory.index.records import RecordIndex
 
-
 log = logging.getLogger("repo_memory")
 
 
@@ -52,13 +51,13 @@ class Store:
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._skills.similar_names)
+        self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
-                              config.decay_half_life_days, config.recall_limit, self._skills.similar_names)
+                              config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic)
         try:  # every repo-memory process lands what a killed one left pending (a stat of two files when there is none)
             self._committer.recover()
         except (GitError, OSError) as exc:
             log.warning("could not commit what an earlier process left pending: %s", exc)
-        self._index = Indexer(config.root, self.sources, db, self._docs, self._logs, self._staleness)
         if db.rebuilt:  # the file was damaged and thrown away at open: index the memory files again now
             self.refresh()
 
@@ -69,6 +68,7 @@ class Store:
 
     def close(self, commit: bool = True) -> None:
         """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
+        self._index.semantic.stop()
         self._committer.close(commit)
         self._git.close()
         self._db.close()
@@ -78,8 +78,8 @@ class Store:
     def refresh(self, progress: Progress | None = None) -> SyncReport:
         return self._index.refresh(progress)
 
-    def reindex(self, progress: Progress | None = None) -> SyncReport:
-        return self._index.repair("a person asked for a rebuild", progress)
+    def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> SyncReport:
+        return self._index.repair("a person asked for a rebuild", progress, embedding, damaged=False)
 
     def repair_index(self, why: str) -> SyncReport:
         return self._index.repair(why)
@@ -119,12 +119,13 @@ class Store:
         return self._past.changes(ref, since, limit)
 
     def skills(self) -> list[dict[str, Any]]:
-        """Every skill file the index knows, valid or not, with where it came from."""
-        return self._skills.rows()
+        return self._skills.rows()  # every skill file the index knows, valid or not, with where it came from
 
     def documents(self) -> list[dict[str, Any]]:
-        """Every skill and loop file the index knows."""
-        return self._docs.rows()
+        return self._docs.rows()  # every skill and loop file the index knows
+
+    def start_embedding(self) -> None:
+        self._index.semantic.start()  # the server's background job (core/semantic.py)
 
     def loop_spec(self, name: str) -> loops.Loop:
         return self._loops.spec(name)

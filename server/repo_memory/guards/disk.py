@@ -27,6 +27,25 @@ def repo_lock(state_dir: Path, name: str = "write.lock") -> Iterator[None]:
         os.close(fd)
 
 
+@contextmanager
+def try_lock(state_dir: Path, name: str) -> Iterator[bool]:
+    """Hold a repository lock if no other process holds it: yields True when this process got it, False otherwise."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(state_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def open_safely(path: Path, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
     """Open a memory file without following a link at the last step (O_NOFOLLOW, checked by the kernel at open,
     so a link swapped in after a path check is still refused), and only when it is a regular file with no other

@@ -24,7 +24,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -32,13 +32,13 @@ log = logging.getLogger("repo_memory")
 # long body would read through the body's overflow pages for every candidate row.
 DOCS = {
     "rowid": int, "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str, "mtime_ns": int, "size": int,
-    "checked_ns": int, "valid": int, "status": str, "origin": str, "winner": int, "flags": str, "anchors": str, "problems": str,
+    "checked_ns": int, "valid": int, "status": str, "origin": str, "winner": int, "flags": str, "anchors": str, "problems": str, "vkey": int,
     "tags": str, "description": str, "body": str,
 }
 RECORDS = {
     "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,
     "flags": str, "outcome": str, "file": str, "offset": int, "length": int, "sha256": str, "speaker": str, "covers": str,
-    "refs": str, "anchors": str, "text": str,
+    "refs": str, "anchors": str, "vkey": int, "text": str,
 }
 LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
 ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str}
@@ -107,16 +107,18 @@ class Database:
                 return str(exc)
         return ""
 
-    def rebuild(self, why: str) -> None:
+    def rebuild(self, why: str, damaged: bool = True) -> None:
         """Throw the file away and create an empty index of the current schema; the caller re-indexes the files."""
-        log.warning("the index %s is damaged (%s); rebuilding it from the memory files", self.path, why)
+        if damaged:
+            log.warning("the index %s is damaged (%s); rebuilding it from the memory files", self.path, why)
         with self.lock:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.close()
             self.discard()
             self._connect()
             self.writes += 1
-            self.rebuilt.append(why)
+            if damaged:
+                self.rebuilt.append(why)
 
     def after_write(self, update: Callable[[], Any]) -> None:
         """Index what was just written to a memory file. The file is the truth and is already durable, so a failing
@@ -166,6 +168,8 @@ class Database:
             records.create_index(["session", "seq"])
             records.create_index(["ts"])
             records.create_index(["file"])
+            records.create_index(["vkey"])
+            docs.create_index(["vkey"])
             # sqlite-utils makes only external-content full-text tables; this one keeps its own content (see above).
             self.conn.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(text, speaker, date, context, tokenize='{TOKENIZE}')")
             db.table("logs").create(LOGS, pk="path")

@@ -19,10 +19,11 @@ from typing import Any
 from repo_memory.errors import InvalidRecordError, Problem, UnsafePathError
 from repo_memory.formats import loops, skills
 from repo_memory.guards import disk, markers, secretscan
-from repo_memory.index import fts
+from repo_memory.index import fts, fusion
 from repo_memory.index.db import Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
+from repo_memory.index.vectors import QueryVectors, vkey
 
 # Weights of the FTS columns (name, description, tags, body) in BM25: a hit in a name says more than one in a body.
 WEIGHTS = (10.0, 5.0, 4.0, 1.0)
@@ -146,7 +147,7 @@ def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
         "problems": json.dumps([p.__dict__ for p in doc.problems]) if doc.problems else "",
         "description": doc.description, "tags": " ".join(doc.tags), "body": doc.body,
         "status": doc.status, "origin": doc.origin, "winner": 0, "flags": json.dumps(list(doc.flags)) if doc.flags else "",
-        "anchors": json.dumps(doc.anchors) if doc.anchors else "",
+        "anchors": json.dumps(doc.anchors) if doc.anchors else "", "vkey": vkey(item.rel, doc.sha256),
     }
 
 
@@ -243,32 +244,43 @@ class DocIndex:
         )
 
     def search(self, query: Query, limit: int, statuses: Sequence[str], kinds: Sequence[str] = KINDS,
-               weigh: Callable[[dict[str, Any]], float] | None = None) -> list[Hit]:
+               weigh: Callable[[dict[str, Any]], float] | None = None, sem: QueryVectors | None = None) -> list[Hit]:
         """Hits for `query` among searchable documents of `kinds` whose status is in `statuses`, best first.
 
-        Ranking is BM25 over the weighted columns, then two boosts: x1.5 when the query's words appear as a phrase,
-        and first place for a document whose name is the query; then `weigh(row)` multiplies each score (a skill's
-        utility and recency, see core/utility.py).
+        Ranking is BM25 over the weighted columns with x1.5 when the query's words appear as a phrase — fused with
+        the similarity of meaning when `sem` (the query's embedding) is given (fusion.py) — then first place for a
+        document whose name is the query, and `weigh(row)` multiplies each score (a skill's utility and recency,
+        see core/utility.py).
         """
-        if not query or not kinds:
+        if not kinds or (not query and sem is None):
             return []
         pool = max(limit * 3, 30)
         conn = self._db.conn
+
+        def wanted(row: dict[str, Any] | None) -> bool:
+            return bool(row and row["winner"] and not row["flags"] and row["kind"] in kinds and row["status"] in statuses)
+
         with self._db.lock:
-            while True:  # rank from the full-text index alone, then filter the pool on its rows (cheaper than a join)
+            kept, rows = [], {}
+            while query:  # rank from the full-text index alone, then filter the pool on its rows (cheaper than a join)
                 ranked = fts.best(conn, "docs", WEIGHTS, query.fts, pool)
                 rows = self._rows_by_id([rowid for rowid, _ in ranked])
-                kept = [(rowid, rank) for rowid, rank in ranked if (row := rows.get(rowid)) and row["winner"] and not row["flags"]
-                        and row["kind"] in kinds and row["status"] in statuses]
+                kept = [(rowid, rank) for rowid, rank in ranked if wanted(rows.get(rowid))]
                 if len(kept) >= limit or len(ranked) < pool:
                     break
                 pool *= 4  # filters ate the pool; look deeper
+            lexical = {rowid: -rank * (1.5 if query.has_phrase(f"{rows[rowid]['name']} {rows[rowid]['description']} {rows[rowid]['body']}")
+                                       else 1.0) for rowid, rank in kept}
+            scores = lexical
+            if sem is not None:
+                nearest = self._rows_by_vkey([k for k, _ in sem.nearest(fusion.NEAREST)])
+                rows |= {rowid: row for rowid, row in nearest.items() if wanted(row)}
+                candidates = {rowid: rows[rowid] for rowid in {*lexical, *(r for r in nearest if wanted(nearest[r]))}}
+                similar = sem.similarity([row["vkey"] for row in candidates.values()])
+                scores = fusion.fuse(lexical, {rowid: similar[row["vkey"]] for rowid, row in candidates.items() if row["vkey"] in similar})
             scored = []
-            for rowid, rank in kept:
+            for rowid, score in scores.items():
                 row = rows[rowid]
-                score = -rank
-                if query.has_phrase(f"{row['name']} {row['description']} {row['body']}"):
-                    score *= 1.5
                 if row["name"] in (query.slug, "-".join(query.terms)):
                     score += 1000.0  # asking for a skill by its name finds that skill first
                 if weigh is not None and row["kind"] == "skill":
@@ -276,16 +288,28 @@ class DocIndex:
                 scored.append((score, row["name"], rowid))
             scored.sort(key=lambda t: (-t[0], t[1]))
             top = scored[:limit]
-            excerpts = fts.snippets(conn, "docs", "body", query.fts, [rowid for _, _, rowid in top])
+            excerpts = fts.snippets(conn, "docs", "body", query.fts, [rowid for _, _, rowid in top]) if query else {}
         return [Hit(id=f"{rows[r]['kind']}:{rows[r]['name']}", kind=rows[r]["kind"], name=rows[r]["name"], title=_title(rows[r]["description"]),
-                    snippet=excerpts.get(r, ""), score=round(score, 6), status=rows[r]["status"],
+                    snippet=excerpts.get(r) or rows[r]["body"].strip()[:160], score=round(score, 6), status=rows[r]["status"],
                     provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]}) for score, _, r in top]
+
+    def embeddable(self) -> list[tuple[int, str]]:
+        """(vector key, text to embed) of every searchable document: what may need a vector."""
+        with self._db.lock:
+            return [(int(r[0]), f"{r[1]}: {r[2]}\n{r[3]}") for r in self._db.conn.execute(
+                "SELECT vkey, name, description, substr(body, 1, 1500) FROM docs WHERE winner = 1 AND valid = 1 AND flags = ''")]
+
+    def _rows_by_vkey(self, keys: list[int]) -> dict[int, dict[str, Any]]:
+        if not keys:
+            return {}
+        rowids = [r[0] for r in self._db.conn.execute(f"SELECT rowid FROM docs WHERE vkey IN ({','.join('?' * len(keys))})", keys)]
+        return self._rows_by_id(rowids)
 
     def _rows_by_id(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
         if not rowids:
             return {}
         cursor = self._db.conn.execute(
-            "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, description, body FROM docs "
+            "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, vkey, description, body FROM docs "
             f"WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
         cols = [c[0] for c in cursor.description]
         return {r[0]: dict(zip(cols, r, strict=True)) for r in cursor.fetchall()}

@@ -19,10 +19,11 @@ from typing import Any
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.guards import disk, markers
-from repo_memory.index import fts
+from repo_memory.index import fts, fusion
 from repo_memory.index.db import Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
+from repo_memory.index.vectors import QueryVectors, vkey
 
 # BM25 weights of the columns (text, speaker, date, context), chosen on LoCoMo (bench/locomo.py): the context of
 # ±2 records lifted turn any@5 from 0.59 to 0.71; ±1 and ±3 did worse; the other weights move it by about a point.
@@ -31,8 +32,9 @@ WINDOW = 2
 POOL = 50  # records reranked per query
 SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 to 0.76; 2.0 and 3.0 did no better
 RACY_NS = 2_000_000_000
+_COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq"
 COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
-           "offset", "length", "sha256", "flags", "outcome", "anchors")
+           "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey")
 
 log = logging.getLogger("repo_memory")
 
@@ -93,7 +95,7 @@ def row(line: experience.Line, rel: str) -> tuple[Any, ...]:
     flags = [*(str(m) for m in markers.find(text)), *filter(None, [experience.untrusted(r)])]  # both keep it out of recall and evidence
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
             text, _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
-            len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r), _date(r))
+            len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r), vkey(r["sha256"]), _date(r))
 
 
 class RecordIndex:
@@ -216,9 +218,10 @@ class RecordIndex:
         return str(found[0]) if found else _date({"ts": ts})
 
     def search(self, query: Query, limit: int, offset: int = 0, kinds: Sequence[str] | None = None, session: str | None = None,
-               since: str | None = None, until: str | None = None) -> list[Hit]:
-        """Records matching `query` within the filters, best first; quarantined records never come back."""
-        if not query:
+               since: str | None = None, until: str | None = None, sem: QueryVectors | None = None) -> list[Hit]:
+        """Records matching `query` within the filters, best first; quarantined records never come back. With `sem`
+        (the query's embedding), records close in meaning join the candidates and the ranking is hybrid (fusion.py)."""
+        if not query and sem is None:
             return []
         where, params = ["t.flags = ''"], []
         if kinds:
@@ -228,17 +231,84 @@ class RecordIndex:
             if value:
                 where.append(clause)
                 params.append(value)
-        columns = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker"
+        pool = max(offset + limit, POOL)
         with self._db.lock:
-            rows = fts.ranked(self._db.conn, "records", WEIGHTS, query.fts, columns, " AND ".join(where), params, max(offset + limit, POOL))
+            rows = fts.ranked(self._db.conn, "records", WEIGHTS, query.fts, _COLUMNS, " AND ".join(where), params, pool) if query else []
             named = set(query.tokens) & {str(r[9]).lower() for r in rows}
             # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers their records.
-            scored = sorted(((r[10] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0), r) for r in rows), key=lambda p: p[0])
-            page = scored[offset : offset + limit]
-            excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [r[0] for _, r in page])
-        return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {r[3][:16].replace('T', ' ')}", snippet=excerpts.get(r[0], ""),
-                    score=round(-rank, 6), status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
-                    session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rank, r in page]
+            lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0) for r in rows}
+            found = {r[0]: r[:-1] for r in rows}
+            scores = self._hybrid(lexical, found, sem, where, params, pool) if sem is not None else lexical
+            page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
+            excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page]) if query else {}
+            missing = [rowid for rowid, _ in page if rowid not in excerpts]
+            if missing:  # found by meaning, not by words: its opening stands in for an excerpt
+                excerpts |= dict(self._db.conn.execute(
+                    f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
+        return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {r[3][:16].replace('T', ' ')}", snippet=str(excerpts.get(rowid, "")),
+                    score=round(score, 6), status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
+                    session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rowid, score in page if (r := found[rowid])]
+
+    def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
+                params: list[Any], pool: int) -> dict[int, float]:
+        """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
+        conn = self._db.conn
+        filters = " AND ".join(where)
+        if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
+            placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t WHERE {filters}", params).fetchall()
+            similar = sem.similarity([k for k, _ in placed])
+            by_seq = {seq: similar[k] for k, seq in placed if k in similar}
+            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
+                      for k, seq in placed if seq in by_seq]
+            near = sorted(scored, key=lambda p: -p[1])
+            floor = near[-1][1] if near else None
+        else:  # everywhere: the nearest vectors, then the filters
+            near = sem.nearest(max(fusion.NEAREST, pool * 2))
+            floor = near[-1][1] * (1 + fusion.NEIGHBOUR_WEIGHT) if near else None  # about where an unrelated record lands
+        near = near[:pool]
+        if near:
+            keys = [k for k, _ in near]
+            for chunk in range(0, len(keys), 500):
+                part = keys[chunk : chunk + 500]
+                for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.vkey IN ({','.join('?' * len(part))}) AND {filters}",
+                                      [*part, *params]):
+                    found.setdefault(r[0], r)
+        similar = sem.similarity([r[10] for r in found.values()])
+        around = self._neighbours([(r[4], r[11]) for r in found.values()])
+        near_by = sem.similarity(sorted({k for keys in around.values() for k in keys}))
+        semantic = {}
+        for rowid, r in found.items():
+            if r[10] in similar:
+                context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
+                semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * (sum(context) / len(context) if context else 0.0)
+        return fusion.fuse(lexical, semantic, floor)
+
+    def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+        """For each (session, seq), the vector keys of the records within WINDOW of it in that session."""
+        wanted: dict[str, set[int]] = {}
+        for session, seq in places:
+            wanted.setdefault(session, set()).update(s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq)
+        keys: dict[tuple[str, int], int] = {}
+        for session, seqs in wanted.items():
+            ordered = sorted(seqs)
+            for chunk in range(0, len(ordered), 500):
+                part = ordered[chunk : chunk + 500]
+                keys |= {(session, seq): key for seq, key in self._db.conn.execute(
+                    f"SELECT seq, vkey FROM records WHERE session = ? AND seq IN ({','.join('?' * len(part))})", [session, *part])}
+        return {(session, seq): [keys[(session, s)] for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and (session, s) in keys]
+                for session, seq in places}
+
+    def searchable(self) -> int:
+        """How many records recall can return (not quarantined)."""
+        with self._db.lock:
+            return int(self._db.conn.execute("SELECT count(*) FROM records WHERE flags = ''").fetchone()[0])
+
+    def embeddable(self, after: int, limit: int) -> list[tuple[int, int, str]]:
+        """(rowid, vector key, text to embed) of records after rowid `after`, in rowid order: what may need a vector."""
+        with self._db.lock:
+            return [(int(r[0]), int(r[1]), f"{r[2]}: {r[3]}" if r[2] else str(r[3])) for r in self._db.conn.execute(
+                "SELECT rowid, vkey, speaker, substr(text, 1, 2000) FROM records WHERE rowid > ? AND flags = '' ORDER BY rowid LIMIT ?",
+                (after, limit))]
 
     def snapshot(self) -> list[tuple[Any, ...]]:
         """Everything indexed about records, for comparing an incremental index with a rebuild."""
@@ -248,3 +318,11 @@ class RecordIndex:
             ).fetchall() + [("--fts--",)] + self._db.conn.execute(
                 "SELECT r.id, f.text, f.speaker, f.date, f.context FROM records_fts f JOIN records r ON r.rowid = f.rowid ORDER BY r.id"
             ).fetchall()
+
+
+def _around(seq: int) -> list[int]:
+    return [s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

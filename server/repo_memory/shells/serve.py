@@ -49,6 +49,7 @@ class Lifetime:
         self.store, self.watcher = store, Watcher(store)
         self.watcher.start()
         self.watcher.supervise()
+        store.start_embedding()  # in the background: the model loads and new text is embedded without holding up a call
         return self.watcher
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:

@@ -61,12 +61,12 @@ def emit(data: Any, as_json: bool, text: Callable[[], None]) -> None:
         text()
 
 
-def progress(label: str) -> Callable[[int, int], None]:
-    """A progress reporter for long work (shown from 500 items), on stderr."""
+def progress(label: str, unit: str = "files", least: int = 500) -> Callable[[int, int], None]:
+    """A progress reporter for long work (shown from `least` items), on stderr."""
 
     def report(done: int, total: int) -> None:
-        if total >= 500:
-            click.echo(f"\r{label}: {done}/{total} files", nl=done == total, err=True)
+        if total >= least:
+            click.echo(f"\r{label}: {done}/{total} {unit}", nl=done == total, err=True)
 
     return report
 

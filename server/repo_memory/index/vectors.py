@@ -1,0 +1,173 @@
+"""Embedding vectors of skills, loops and records: a usearch HNSW index in the git dir, beside the SQLite index.
+
+Like the SQLite index it is a cache, rebuilt from the memory files when missing, damaged or made by another model.
+A vector's key is a 60-bit number derived from what it embeds (a record's sha256; a document's path and content
+hash), stored on the row as `vkey`, so a key survives an index rebuild and an unchanged text is never embedded
+twice. Vectors are float16 (half the memory of float32; no measurable change in ranking); search is HNSW over
+cosine similarity. Saved atomically after each batch; a process that did not write it reloads it when it changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("repo_memory")
+KEY_BITS = 60
+
+
+def vkey(*parts: str) -> int:
+    """The key of a vector for the text identified by `parts` (a record's sha256; a document's path and sha256)."""
+    digest = parts[0] if len(parts) == 1 and len(parts[0]) == 64 else hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    return int(digest[: KEY_BITS // 4], 16)
+
+
+class VectorIndex:
+    """The vectors of one model, on disk at `path` (+ `.json` for what made them). Thread-safe."""
+
+    def __init__(self, path: Path, model: str, dim: int):
+        self.path, self.model, self.dim = path, model, dim
+        self._meta_path = path.with_suffix(".json")
+        self._lock = threading.RLock()
+        self._index: Any = None
+        self._loaded_mtime = 0
+
+    def _new(self) -> Any:
+        from usearch.index import Index
+
+        return Index(ndim=self.dim, metric="cos", dtype="f16")
+
+    def load(self) -> None:
+        """Read the saved vectors (or start empty when there are none, or they came from another model)."""
+        with self._lock:
+            self._index = self._read() or self._new()
+
+    def _read(self) -> Any:
+        from usearch.index import Index
+
+        try:
+            meta = json.loads(self._meta_path.read_text(encoding="utf-8"))
+            if meta.get("model") != self.model or meta.get("dim") != self.dim:
+                log.info("vectors at %s were made by %s; re-embedding with %s", self.path, meta.get("model"), self.model)
+                return None
+            mtime = self.path.stat().st_mtime_ns
+            index = Index.restore(str(self.path))
+        except (OSError, ValueError, RuntimeError) as exc:
+            if self.path.exists():
+                log.warning("vectors at %s are unreadable (%s); re-embedding", self.path, exc)
+            return None
+        if index is None or index.ndim != self.dim:
+            return None
+        self._loaded_mtime = mtime
+        return index
+
+    def refresh(self) -> None:
+        """Reload when another process saved newer vectors (this one does not embed)."""
+        try:
+            mtime = self.path.stat().st_mtime_ns
+        except OSError:
+            return
+        if mtime != self._loaded_mtime:
+            with self._lock:
+                self._index = self._read() or self._index
+
+    @property
+    def loaded(self) -> bool:
+        return self._index is not None
+
+    def __len__(self) -> int:
+        return len(self._index) if self._index is not None else 0
+
+    def missing(self, keys: list[int]) -> list[int]:
+        """Of `keys`, those without a vector."""
+        if not keys:
+            return []
+        import numpy as np
+
+        with self._lock:
+            if self._index is None:
+                return list(keys)
+            present = self._index.contains(np.array(keys, dtype=np.uint64))
+        return [k for k, there in zip(keys, present, strict=True) if not there]
+
+    def add(self, keys: list[int], vectors: Any) -> None:
+        import numpy as np
+
+        with self._lock:
+            if self._index is None:
+                self._index = self._new()
+            self._index.add(np.array(keys, dtype=np.uint64), vectors, copy=True)
+
+    def remove(self, keys: list[int]) -> None:
+        import numpy as np
+
+        with self._lock:
+            if self._index is not None and keys:
+                self._index.remove(np.array(keys, dtype=np.uint64))
+
+    def search(self, query: Any, count: int) -> list[tuple[int, float]]:
+        """(key, cosine similarity) of the `count` nearest vectors, nearest first."""
+        with self._lock:
+            if self._index is None or len(self._index) == 0:
+                return []
+            found = self._index.search(query, min(count, len(self._index)))
+        return [(int(k), 1.0 - float(d)) for k, d in zip(found.keys, found.distances, strict=True)]
+
+    def vectors(self, keys: list[int]) -> dict[int, Any]:
+        """The vectors of `keys` that have one."""
+        if not keys:
+            return {}
+        import numpy as np
+
+        with self._lock:
+            if self._index is None:
+                return {}
+            got = self._index.get(np.array(keys, dtype=np.uint64))
+        return {k: v for k, v in zip(keys, got, strict=True) if v is not None}
+
+    def save(self) -> None:
+        """Write the vectors and what made them, atomically (readers never see half a file)."""
+        with self._lock:
+            if self._index is None:
+                return
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            self._index.save(str(tmp))
+            os.replace(tmp, self.path)
+            self._meta_path.write_text(json.dumps({"model": self.model, "dim": self.dim, "count": len(self._index)}), encoding="utf-8")
+            self._loaded_mtime = self.path.stat().st_mtime_ns
+
+    def discard(self) -> None:
+        """Forget every vector, in memory and on disk."""
+        with self._lock:
+            self._index = self._new()
+            for path in (self.path, self._meta_path):
+                path.unlink(missing_ok=True)
+
+
+class QueryVectors:
+    """One query's embedding against the stored vectors: its nearest neighbours, and its similarity to given keys."""
+
+    def __init__(self, vector: Any, index: VectorIndex):
+        self.vector, self.index = vector, index
+
+    def nearest(self, count: int) -> list[tuple[int, float]]:
+        return self.index.search(self.vector, count)
+
+    def similarity(self, keys: list[int]) -> dict[int, float]:
+        """Cosine similarity of the query to each of `keys` that has a vector (exact, not approximate)."""
+        import numpy as np
+
+        found = self.index.vectors(keys)
+        if not found:
+            return {}
+        matrix = np.asarray(list(found.values()), dtype=np.float32)
+        norms = np.linalg.norm(matrix, axis=1)
+        norms[norms == 0] = 1.0
+        sims = matrix @ self.vector / norms / (float(np.linalg.norm(self.vector)) or 1.0)
+        return {k: float(s) for k, s in zip(found, sims, strict=True)}

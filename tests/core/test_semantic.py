@@ -1,0 +1,153 @@
+"""Hybrid recall: the bundled embedding model, vectors kept beside the index, and fusion with full-text ranking."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.shells import mcp as server
+from repo_memory.shells.cli import cli
+
+pytestmark = pytest.mark.anyio
+SKILLS = {
+    "release-checklist": ("How we cut a release: bump the version, tag it and publish the package.", "1. Bump\n2. git tag\n3. twine upload"),
+    "flaky-tests": ("Chase a test that fails only sometimes in CI.", "Rerun it 20 times with pytest --count."),
+    "db-migrations": ("Apply schema migrations before the app starts.", "Run alembic upgrade head."),
+}
+NOTES = ["The staging database refuses writes every Friday afternoon.", "Our CDN caches images for a week.",
+         "Alice owns the billing service.", "The nightly job emails a report to the finance team."]
+# Questions that share no content word with the memory that answers them.
+PARAPHRASES = [("how do I ship it to customers", ["skill"], "skill:release-checklist"),
+               ("the storage that cannot be written to on weekends", ["note"], "notes#1")]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def memory(repo: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "true")
+    for name, (description, body) in SKILLS.items():
+        folder = repo / ".agents/skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {json.dumps(description)}\n---\n{body}\n", encoding="utf-8")
+    store = Store(Config.load(repo))
+    for note in NOTES:
+        store.remember(note, session="notes")
+    store.close()
+    return repo
+
+
+async def hits(store: Store, query: str, kinds: list[str]) -> list[str]:
+    async with Client(server.build(store)) as client:
+        result = await client.call_tool("recall", {"query": query, "kinds": kinds})
+    assert not result.is_error, result.content
+    return [h["id"] for h in (result.structured_content or {})["hits"]]
+
+
+async def test_hybrid_recall_finds_what_shares_no_word_with_the_question(memory: Path, monkeypatch: pytest.MonkeyPatch):
+    reindex = CliRunner().invoke(cli, ["--root", str(memory), "reindex"])
+    assert reindex.exit_code == 0 and "embedded 7 texts" in reindex.output, reindex.output
+    hybrid = Store(Config.load(memory))
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "false")
+    lexical = Store(Config.load(memory))
+    try:
+        for question, kinds, answer in PARAPHRASES:
+            assert answer not in await hits(lexical, question, kinds)
+            assert (await hits(hybrid, question, kinds))[0] == answer, question
+        # what the words find is still found first
+        assert (await hits(hybrid, "schema migrations", ["skill"]))[0] == "skill:db-migrations"
+    finally:
+        hybrid.close()
+        lexical.close()
+
+
+async def test_recall_answers_lexically_while_no_vector_exists(memory: Path):
+    store = Store(Config.load(memory))
+    try:  # nothing is embedded yet (no server ran, no reindex): recall answers from the words alone
+        found = await hits(store, "staging database writes", ["note"])
+        assert found[0] == "notes#1" and found == [h.id for h in store.recall("staging database writes", kinds=["note"]).hits]
+        assert await hits(store, "how do I ship it to customers", ["skill"]) == []
+    finally:
+        store.close()
+
+
+def test_the_model_loads_and_embeds_with_no_network(memory: Path):
+    # Any attempt to open a socket fails the run: the model and its tokenizer ship inside the installed package.
+    script = (
+        "import sys\n"
+        "def guard(event, args):\n"
+        "    if event.startswith('socket.') and event != 'socket.__new__' or event == 'urllib.Request':\n"
+        "        raise RuntimeError(f'network access: {event}')\n"
+        "sys.addaudithook(guard)\n"
+        "from repo_memory.config import Config\n"
+        "from repo_memory.core.store import Store\n"
+        f"store = Store(Config.load({str(memory)!r}))\n"
+        "store.reindex(embedding=lambda done, total: None)\n"
+        "print([h.id for h in store.recall('the storage that cannot be written to on weekends', 1, kinds=['note']).hits])\n"
+        "store.close()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "REPO_MEMORY_SEMANTIC": "true"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "['notes#1']"
+
+
+async def test_semantic_false_embeds_nothing_and_ranks_by_words(memory: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "false")
+    reindex = CliRunner().invoke(cli, ["--root", str(memory), "reindex"])
+    assert reindex.exit_code == 0 and "embedded 0 texts" in reindex.output
+    assert not list((memory / ".git/repo-memory").glob("vectors*"))
+    store = Store(Config.load(memory))
+    try:
+        store.start_embedding()
+        assert await hits(store, "how do I ship it to customers", ["skill"]) == []
+    finally:
+        store.close()
+
+
+def test_vectors_made_by_another_model_are_discarded_and_made_again(memory: Path):
+    assert CliRunner().invoke(cli, ["--root", str(memory), "reindex"]).exit_code == 0
+    meta = memory / ".git/repo-memory/vectors.json"
+    saved: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+    meta.write_text(json.dumps({**saved, "model": "some-older-model"}), encoding="utf-8")
+    again = CliRunner().invoke(cli, ["--root", str(memory), "reindex"])
+    assert "embedded 7 texts" in again.output
+    assert json.loads(meta.read_text(encoding="utf-8"))["model"] == saved["model"]
+
+
+@pytest.mark.slow
+def test_a_server_embeds_in_the_background_and_its_recall_turns_hybrid(memory: Path):
+    from tests.shells.stdio_server import StdioServer
+
+    proc = StdioServer(memory, env={"REPO_MEMORY_SEMANTIC": "true"})
+    try:
+        proc.initialize()
+        began = time.monotonic()
+        assert proc.call("remember", {"text": "Deploys go out from the release branch only.", "session": "notes"})["structuredContent"]
+        took = time.monotonic() - began
+        assert took < 2, took  # a write never waits for the model
+        found: list[str] = []
+        while time.monotonic() - began < 60:
+            answer = proc.call("recall", {"query": "the storage that cannot be written to on weekends", "kinds": ["note"]})
+            found = [h["id"] for h in answer["structuredContent"]["hits"]]
+            if found:
+                break
+            time.sleep(0.5)
+        assert found[:1] == ["notes#1"]
+    finally:
+        proc.close_input()
+        proc.wait(10)
+        proc.kill()
