@@ -39,8 +39,9 @@ class Journal:
         if base.is_dir():
             yield from sorted(p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink())
 
-    def path(self, session: str, create: bool = False) -> Path | None:
-        """The log file of `session` (in the month it started), optionally choosing one for a new session."""
+    def path(self, session: str, create: bool = False, started: str | None = None) -> Path | None:
+        """The log file of `session` (in the month it started), optionally choosing one for a new session: in the month of
+        `started` (its first record's time; an imported session keeps the month it happened in), else this month."""
         refs.check_session(session)
         if session in self._paths and self._paths[session].exists():
             return self._paths[session]
@@ -50,7 +51,8 @@ class Journal:
             return found[0]
         if not create:
             return None
-        path = paths.inside(self.root, EXPERIENCE_DIR, f"{datetime.now(UTC):%Y-%m}", f"{session}.jsonl")
+        month = started[:7] if started and re.match(r"^\d{4}-(0[1-9]|1[0-2])-", started) else f"{datetime.now(UTC):%Y-%m}"
+        path = paths.inside(self.root, EXPERIENCE_DIR, month, f"{session}.jsonl")
         self._paths[session] = path
         return path
 
@@ -73,9 +75,9 @@ class Journal:
 
     def append(self, session: str, entries: Sequence[Entry]) -> list[dict[str, Any]]:
         """Append `entries` to the session's log as one write under the file's lock; return the records."""
-        path = self.path(session, create=True)
-        assert path is not None
         prepared = [self._prepare(entry) for entry in entries]
+        path = self.path(session, create=True, started=prepared[0]["ts"] if prepared else None)
+        assert path is not None
         path.parent.mkdir(parents=True, exist_ok=True)
         paths.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
         fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
@@ -117,7 +119,7 @@ class Journal:
                 body["text"] = entry.text[:PREVIEW_CHARS] + "…"
             else:
                 body["text"] = entry.text
-        if entry.data is not None:
+        if entry.data is not None and _bound(entry.data, self.inline_max) > self.inline_max:
             encoded = canonical({"data": entry.data})
             if len(encoded) > HARD_CAP:
                 raise InvalidRecordError("record", [Problem(f"data is {len(encoded)} bytes; the limit is {HARD_CAP} (8 MiB)", field="data")])
@@ -127,6 +129,8 @@ class Journal:
                 body["blob"] = {"sha256": self.put_blob(encoded), "bytes": len(encoded), "field": "data"}
             else:
                 body["data"] = entry.data
+        elif entry.data is not None:
+            body["data"] = entry.data
         return body
 
     def put_blob(self, data: bytes) -> str:
@@ -156,6 +160,23 @@ class Journal:
     def lines(self, path: Path) -> list[Line]:
         """Every line of a log file."""
         return parse_lines(disk.read_safely(path))
+
+
+def _bound(value: Any, limit: int) -> int:
+    """An upper bound of the bytes `value` takes as JSON (a character escapes to at most 6 bytes), cheaper than encoding
+    it; past `limit` it stops counting, and the caller encodes the value to know."""
+    if isinstance(value, str):
+        return 6 * len(value) + 2
+    if value is None or isinstance(value, (bool, float)) or isinstance(value, int) and value.bit_length() < 90:
+        return 32
+    if isinstance(value, (dict, list)):
+        total = 2
+        for key, item in value.items() if isinstance(value, dict) else enumerate(value):
+            total += _bound(item, limit) + (6 * len(str(key)) + 4 if isinstance(value, dict) else 1)
+            if total > limit:
+                break
+        return total
+    return limit + 1
 
 
 def _last(fd: int) -> dict[str, Any] | None:

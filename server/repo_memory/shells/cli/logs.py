@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from repo_memory.core import importing
 from repo_memory.formats import experience, transcript, when
+from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli.base import emit, json_option, store_of
 
 
@@ -46,6 +53,110 @@ def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool)
     for line in [ln for ln in store.lines(session) if ln.record][-count:]:
         assert line.record is not None
         click.echo(line.raw.decode("utf-8") if as_json else transcript.one_line(line.record))
+
+
+@log.command(name="import")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
+@click.option("--claude", is_flag=True, help="Import this repository's past Claude Code sessions (from ~/.claude, or $CLAUDE_CONFIG_DIR).")
+@click.option("--codex", is_flag=True, help="Import this repository's past Codex sessions (from ~/.codex, or $CODEX_HOME).")
+@click.option("-s", "--session", help="Session for entries that name none (default: import-<file name>).")
+@click.option("--skip-invalid", is_flag=True, help="Import the valid lines of a records file and list the others (default: nothing is imported).")
+@click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
+@json_option
+@click.pass_context
+def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex: bool, session: str | None, skip_invalid: bool,
+               dry_run: bool, as_json: bool) -> None:
+    """Import experience in bulk: JSONL records, and past Claude Code and Codex sessions of this repository.
+
+    \b
+    A transcript becomes one session, claude-<session id> or codex-<session id>, with its original times: your
+    prompts, the agent's messages, each tool call and each output (long ones in blobs). Sessions started in a folder
+    inside the repository count. A records file (format told from its first lines) holds one JSON object per line:
+    records as `log tail --json` prints them, or entries like
+      {"kind": "decision", "text": "Chose pytest-postgresql", "ts": "2026-11-02T10:00:00Z", "session": "ops-notes"}
+    (kind note, action, observation, tool, decision, error or summary; text or data; refs, ts, session and actor
+    human|agent optional).
+
+    \b
+    Secrets are redacted and records with injection markers quarantined, as on every write. Importing a file again
+    adds only what it did not hold before (a transcript that grew adds its new part). The whole import is one commit.
+
+    \b
+    Examples:
+      repo-memory log import --claude --codex           # every past session of this repository
+      repo-memory log import --claude --dry-run         # how many records that would be
+      repo-memory log import notes.jsonl                # entries that name no session go to import-notes
+      repo-memory log tail --json -n 1000 SESSION | repo-memory log import -     # from another clone
+    """
+    if not (files or claude or codex):
+        raise click.UsageError("Nothing to import: name JSONL files (- for stdin), or pass --claude or --codex.")
+    store = store_of(ctx)
+    stdin = sys.stdin.buffer.read() if Path("-") in files else None
+    claude_files, codex_files = _discovered(store.root, claude, codex)
+    found = importing.sources(files, stdin, claude_files, codex_files)
+    problems = importing.check(found)
+    if problems and not skip_invalid:
+        raise click.ClickException(f"{len(problems)} line(s) cannot be imported, so nothing was:\n  " + "\n  ".join(problems[:10])
+                                   + "\nFix them, or pass --skip-invalid to import the other lines.")
+    started = time.perf_counter()
+    report = importing.Importer(store, session, _progress(), write=not dry_run).run(found, checked=not problems)
+    commit = store.flush("all") if report.added and not dry_run else None
+    _imported(report, commit, time.perf_counter() - started, dry_run, as_json)
+
+
+def _discovered(root: Path, claude: bool, codex: bool) -> tuple[list[Path], list[Path]]:
+    """The transcripts of this repository's past sessions each harness keeps (saying so on stderr when there are none)."""
+    found: tuple[list[Path], list[Path]] = ([], [])
+    homes: list[tuple[bool, str, str | None, str, Callable[[Path, Path], list[Path]]]] = [
+        (claude, "Claude Code", os.environ.get("CLAUDE_CONFIG_DIR"), ".claude", importing.claude_transcripts),
+        (codex, "Codex", os.environ.get("CODEX_HOME"), ".codex", importing.codex_rollouts)]
+    for (wanted, name, env, default, discover), into in zip(homes, found):
+        if wanted:
+            into += discover(root, Path(env) if env else Path.home() / default)
+            if not into:
+                click.echo(f"No {name} sessions of {root} in {env or '~/' + default}.", err=True)
+    return found
+
+
+def _progress() -> Callable[[int, int], None]:
+    """Progress of a long import on stderr, in megabytes read (shown from 4 MB)."""
+
+    def report(done: int, total: int) -> None:
+        if total >= 4 << 20:
+            click.echo(f"\rImporting: {done / 1e6:.1f}/{total / 1e6:.1f} MB", nl=done >= total, err=True)
+
+    return report
+
+
+def _imported(report: importing.Report, commit: CommitResult | None, seconds: float, dry_run: bool, as_json: bool) -> None:
+    rate = round(report.added / seconds) if seconds > 0 else 0
+    where = ("a dry run: nothing written" if dry_run else f"committed {commit.sha[:12]}" if commit and commit.sha
+             else f"not committed yet: {commit.deferred}" if commit and commit.deferred else "nothing new to commit" if not report.added
+             else "written; committed with your next memory commit")
+    data = {"added": report.added, "present": report.present, "seconds": round(seconds, 3), "records_per_second": rate,
+            "commit": commit.sha if commit else None, "dry_run": dry_run, "skipped": report.skipped,
+            "sessions": [dataclasses.asdict(s) for s in report.sessions]}
+
+    def text() -> None:
+        changed = [s for s in report.sessions if s.added]
+        for s in changed[:50]:
+            ids = f"#{s.first.rpartition('#')[2]}-{s.last.rpartition('#')[2]}" if s.first else "(not written)"
+            click.echo(f"{s.session}{ids}: {s.added} new, {s.present} already there  <- {_short(s.source)}")
+        if len(changed) > 50:
+            click.echo(f"… and {len(changed) - 50} more sessions")
+        for line in report.skipped[:10]:
+            click.echo(f"skipped {line}", err=True)
+        sessions = len({s.session for s in changed})
+        speed = f" ({rate} records/s)" if seconds >= 1 else ""
+        click.echo(f"{'Would import' if dry_run else 'Imported'} {report.added} record(s) into {sessions} session(s) in {seconds:.1f} s"
+                   f"{speed}; {report.present} were already there; {where}.")
+
+    emit(data, as_json, text)
+
+
+def _short(path: str) -> str:
+    home = str(Path.home())
+    return "~" + path[len(home):] if path.startswith(home + os.sep) else path
 
 
 @log.command(name="show")

@@ -1,0 +1,299 @@
+"""Importing experience in bulk: JSONL records, and the past Claude Code and Codex sessions of this repository.
+
+Imported records take the write path every captured record takes (`Store.log(..., captured=True)`): each secret is
+redacted rather than refused, the index flags injection markers, and the source says `tool: import`. Records of a
+session are appended in large batches, one write and one index update per batch, and recorded as pending; the caller
+commits once at the end (`Store.flush("all")`). Each record keeps the key of what it came from under
+`data.source_id` (a transcript message's uuid, a rollout line's hash, a record's id and hash), so importing the same
+file again adds nothing, and a transcript that grew since adds only its new part. The formats are read by
+formats/harness_logs.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from repo_memory.core.reading import Item as ReadItem
+from repo_memory.errors import NotFoundError
+from repo_memory.formats import harness_logs
+from repo_memory.formats.experience import HARD_CAP, Entry, Line
+from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS, Item
+
+BATCH = 5000  # records per append: one write, one index update and one pending line each
+BUFFERED = 200_000  # records of a records file held at most before they are written
+SNIFF = 20  # lines read to tell a file's format
+Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
+
+
+class Memory(Protocol):
+    """What an import needs of the Store (core/store.py)."""
+
+    def log(self, session: str, entries: Sequence[Entry], captured: bool = False) -> list[dict[str, Any]]: ...
+
+    def lines(self, session: str) -> list[Line]: ...
+
+    def sessions(self) -> list[tuple[str, int, str, str]]: ...
+
+    def refresh(self) -> Any: ...
+
+    def read(self, ref: str, cursor: str | None = None, as_of: str | None = None) -> ReadItem: ...
+
+    def source(self, actor: str, tool: str) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file to import and its format (`records`, `claude-code` or `codex`); stdin is read into `content`."""
+
+    label: str
+    format: str
+    path: Path | None = None
+    content: bytes | None = None
+
+    def lines(self) -> Iterator[bytes]:
+        if self.content is not None:
+            yield from self.content.splitlines()
+            return
+        assert self.path is not None
+        with self.path.open("rb") as handle:
+            yield from handle
+
+    @property
+    def size(self) -> int:
+        return len(self.content) if self.content is not None else self.path.stat().st_size if self.path else 0
+
+
+@dataclass
+class Imported:
+    """What one session got from one file: records added, records it already held, and the new ids."""
+
+    session: str
+    source: str
+    format: str
+    added: int = 0
+    present: int = 0
+    first: str = ""
+    last: str = ""
+
+
+@dataclass
+class Report:
+    """The outcome of an import: per session and file, and the lines of record files that were skipped."""
+
+    sessions: list[Imported] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def added(self) -> int:
+        return sum(s.added for s in self.sessions)
+
+    @property
+    def present(self) -> int:
+        return sum(s.present for s in self.sessions)
+
+
+def claude_transcripts(root: Path, claude_dir: Path) -> list[Path]:
+    """Claude Code transcripts of sessions that ran in `root` or a folder inside it (`claude_dir` is ~/.claude or
+    $CLAUDE_CONFIG_DIR). Folder names are lossy (every character but A-Z a-z 0-9 becomes '-'), so each candidate's
+    recorded cwd decides."""
+    prefix = harness_logs.project_dir(str(root))
+    projects = claude_dir / "projects"
+    folders = [p for p in sorted(projects.iterdir()) if p.name == prefix or p.name.startswith(prefix + "-")] if projects.is_dir() else []
+    return [path for folder in folders for path in sorted(folder.rglob("*.jsonl")) if _inside(_claude_cwd(path), root)]
+
+
+def codex_rollouts(root: Path, codex_dir: Path) -> list[Path]:
+    """Codex rollouts whose session ran in `root` or a folder inside it (`codex_dir` is ~/.codex or $CODEX_HOME); the
+    first line (session_meta) names the cwd."""
+    found = []
+    for folder in (codex_dir / "sessions", codex_dir / "archived_sessions"):
+        for path in sorted(folder.rglob("rollout-*.jsonl")) if folder.is_dir() else []:
+            with path.open("rb") as handle:
+                meta = harness_logs.codex(iter([handle.readline()]), path.stem)
+            if _inside(meta.cwd, root):
+                found.append(path)
+    return found
+
+
+def _claude_cwd(path: Path) -> str:
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle):
+            if b'"cwd"' in raw:
+                return harness_logs.claude_code([raw]).cwd
+            if number > 200:
+                break
+    return ""
+
+
+def _inside(cwd: str, root: Path) -> bool:
+    if not cwd:
+        return False
+    here, top = os.path.realpath(cwd), os.path.realpath(root)
+    return here == top or here.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[Path] = (), codex: Sequence[Path] = ()) -> list[Source]:
+    """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
+    out = []
+    for path in paths:
+        if str(path) == "-":
+            content = stdin or b""
+            out.append(Source("stdin", harness_logs.detect(content.splitlines()[:SNIFF]), content=content))
+            continue
+        with path.open("rb") as handle:
+            head = [handle.readline() for _ in range(SNIFF)]
+        out.append(Source(str(path), harness_logs.detect(head), path=path))
+    out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
+    return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+
+
+def default_session(source: Source) -> str:
+    """The session for entries of a records file that name none: `import-<file name>` (stdin: `import-stdin`)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "-", source.path.stem if source.path else "stdin").strip("-.") or "file"
+    return f"import-{stem}"[:128]
+
+
+def check(found: Sequence[Source]) -> list[str]:
+    """Every line of the records files that cannot be imported, as `file:line: problem` (empty: all can)."""
+    problems = []
+    for source in (s for s in found if s.format == RECORDS):
+        problems += [f"{source.label}:{n}: {problem}" for n, problem in harness_logs.problems(source.lines())]
+    return problems
+
+
+class Importer:
+    """Imports files into one repository's experience, skipping what it already holds."""
+
+    def __init__(self, memory: Memory, session: str | None = None, progress: Progress | None = None, write: bool = True):
+        self._memory, self._session, self._write = memory, session, write
+        self._progress = progress or (lambda done, total: None)
+        self._keys: dict[str, set[str]] = {}
+        self._known: set[str] | None = None
+        self._source = memory.source("human", "import")  # this clone and harness, as every record of this process names them
+
+    def run(self, found: Sequence[Source], checked: bool = False) -> Report:
+        """Import every source, in order; records files are read as a stream, a transcript at a time. `checked`: `check`
+        found no problem in them (lines are then not checked again)."""
+        report, done, total = Report(), 0, sum(s.size for s in found)
+        self._progress(0, total)
+        for source in found:
+            if source.format == RECORDS:
+                for read in self._records(source, report, checked):
+                    self._progress(done + read, total)
+            else:
+                self._transcript(source, report)
+            done += source.size
+            self._progress(done, total)
+        return report
+
+    def _transcript(self, source: Source, report: Report) -> None:
+        parse = harness_logs.claude_code if source.format == CLAUDE else harness_logs.codex
+        transcript = parse(source.lines(), source.path.stem if source.path else "")
+        report.sessions.append(self._append(transcript.session, transcript.items, source, transcript.harness))
+
+    def _records(self, source: Source, report: Report, checked: bool) -> Iterator[int]:
+        """Import a records file as a stream, yielding how many bytes were read after each write.
+
+        Items are held per session until a session has a batch (records of many sessions may be interleaved in the
+        file, and a write per few records would cost a write, an index update and a pending line each), or until
+        BUFFERED items are held in all."""
+        held: dict[str, list[Item]] = {}
+        count = 0
+        results: dict[str, Imported] = {}
+        lines = CountedLines(source.lines())
+        for number, item in harness_logs.records(lines, self._session or default_session(source), checked):
+            if isinstance(item, str):
+                report.skipped.append(f"{source.label}:{number}: {item}")
+                continue
+            session = item.session or ""
+            held.setdefault(session, []).append(item)
+            count += 1
+            if len(held[session]) >= BATCH or count >= BUFFERED:
+                for name in [session] if len(held[session]) >= BATCH else list(held):
+                    count -= len(held[name])
+                    self._merge(results, self._append(name, held.pop(name), source, None))
+                yield lines.bytes
+        for name, items in held.items():
+            self._merge(results, self._append(name, items, source, None))
+        report.sessions += results.values()
+        yield lines.bytes
+
+    @staticmethod
+    def _merge(results: dict[str, Imported], done: Imported) -> None:
+        if done.session not in results:
+            results[done.session] = done
+            return
+        merged = results[done.session]
+        merged.added, merged.present = merged.added + done.added, merged.present + done.present
+        merged.first, merged.last = merged.first or done.first, done.last or merged.last
+
+    def _append(self, session: str, items: Sequence[Item], source: Source, harness: str | None) -> Imported:
+        """Append the items `session` does not hold yet, a batch per write."""
+        keys = self._keys_of(session)
+        new = []
+        for item in items:
+            if item.key not in keys:
+                keys.add(item.key)
+                new.append(self._entry(item, harness))
+        result = Imported(session, source.label, source.format, added=len(new), present=len(items) - len(new))
+        for start in range(0, len(new), BATCH) if self._write else ():
+            written = self._memory.log(session, new[start : start + BATCH], captured=True)
+            result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
+        return result
+
+    def _entry(self, item: Item, harness: str | None) -> Entry:
+        text = item.text
+        if text is not None and len(text) * 4 > HARD_CAP and len(encoded := text.encode("utf-8")) > HARD_CAP - 1024:
+            text = encoded[: HARD_CAP - 1024].decode("utf-8", errors="ignore") + f"\n… [cut at import: {len(encoded)} bytes in all]"
+        source = {**self._source, "actor": item.actor, "harness": harness or item.harness or self._source.get("harness", "unknown")}
+        return Entry(kind=item.kind, text=text, data={**item.data, "source_id": item.key}, refs=list(item.refs),
+                     covers=list(item.covers) if item.covers is not None else None, source=source, ts=item.ts)
+
+    def _keys_of(self, session: str) -> set[str]:
+        """The keys of everything `session` holds (with the logs other clones continued it in, `<session>.<clone>`)."""
+        if session in self._keys:
+            return self._keys[session]
+        if self._known is None:  # every session on disk, indexed once: a new session is then known to hold nothing
+            self._memory.refresh()
+            self._known = {s[0] for s in self._memory.sessions()}
+        keys: set[str] = set()
+        fork = re.compile(re.escape(session) + r"\.[0-9a-f]{8}")
+        for name in [session, *(s for s in self._known if fork.fullmatch(s))] if session in self._known else ():
+            try:
+                lines = self._memory.lines(name)
+            except NotFoundError:
+                continue
+            for line in lines:
+                keys |= self._keys_in(line.record) if line.record else set()
+        self._keys[session] = keys
+        return keys
+
+    def _keys_in(self, record: dict[str, Any]) -> set[str]:
+        found = {f"{record['id']}@{record['sha256'][:12]}"}  # a record exported from here and imported back is the same one
+        data = record.get("data")
+        if isinstance(data, dict) and isinstance(data.get("source_id"), str):
+            found.add(data["source_id"])
+        elif record.get("blob", {}).get("field") == "data":  # data too large to inline went to a blob, its key with it
+            content = self._memory.read(record["id"]).records[0].content or "{}"
+            inner = json.loads(content).get("data")
+            if isinstance(inner, dict) and isinstance(inner.get("source_id"), str):
+                found.add(inner["source_id"])
+        return found
+
+
+class CountedLines:
+    """Lines of a file, counting the bytes read so far (for the progress bar)."""
+
+    def __init__(self, lines: Iterator[bytes]):
+        self._lines, self.bytes = lines, 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        for raw in self._lines:
+            self.bytes += len(raw) + (0 if raw.endswith(b"\n") else 1)
+            yield raw
