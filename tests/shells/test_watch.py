@@ -128,3 +128,33 @@ def test_clients_listening_hear_when_a_skill_or_loop_changes(store: Store, repo:
     finally:
         watcher.stop()
     assert {"skill://watched", "loop://nightly"} <= set(heard)
+
+
+def test_reading_memory_files_never_floods_a_running_servers_watcher(repo: Path):
+    """Found by bench/scale.py at 10k skills: every open and close of a memory file (the server's own re-index, a
+    person's grep, an agent reading skills) was an inotify event the watcher then ignored, so reads alone overflowed
+    the kernel's queue and the server logged "Inotify queue overflowed" and re-walked its folders, again and again.
+    Reads must not reach the watcher at all; edits still must."""
+    from tests.shells.stdio_server import StdioServer
+
+    for i in range(300):
+        write_skill_file(repo, f"skill-{i}", f"Skill number {i}.")
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        files = sorted((repo / ".agents" / "skills").glob("*/SKILL.md"))
+        for _ in range(120):  # 36,000 opens and closes: twice the kernel's default queue of 16,384 events
+            for path in files:
+                path.read_bytes()
+        write_skill_file(repo, "skill-7", "Skill number 7, edited: rotate the signing keys first.")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            found = server.call("recall", {"query": "rotate signing keys"})
+            if "skill-7" in str(found):
+                break
+            time.sleep(0.2)
+        assert "skill-7" in str(found), "the edit after the reads was not indexed"
+    finally:
+        server.close_input()
+        server.wait(10)
+    assert b"overflow" not in server.stderr, server.stderr.decode(errors="replace")[-2000:]

@@ -13,13 +13,18 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileClosedEvent, FileCreatedEvent, FileDeletedEvent,
+                             FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler)
 from watchdog.observers import Observer
 
 from repo_memory.core.store import Store
 
 log = logging.getLogger("repo_memory")
 CHANGES = ("created", "modified", "moved", "deleted", "closed")
+# The events asked of the kernel: changes only. Without a filter inotify also reports every open and every close
+# without a write, so reads alone (our own re-index of 10k skills, a grep) overflowed its queue (bench/scale.py).
+WATCHED = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent, DirCreatedEvent, DirDeletedEvent,
+           DirMovedEvent]
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", "___jb_tmp___", "___jb_old___", ".crswap")
 
 
@@ -51,7 +56,7 @@ class Watcher(FileSystemEventHandler):
         for folder in (".agents", *self.store.sources[1:]):
             path = self.store.root / folder
             if path.is_dir():
-                observer.schedule(self, str(path), recursive=True)
+                observer.schedule(self, str(path), recursive=True, event_filter=WATCHED)
         observer.daemon = True
         observer.start()
         self._observer = observer
