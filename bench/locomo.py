@@ -1,11 +1,13 @@
 """Benchmark: LoCoMo evidence retrieval through `recall`, next to a plain SQLite FTS5 BM25 baseline.
 
 Each LoCoMo conversation becomes one session log (one record per turn, with its speaker and session
-date); every question goes through the same `recall` code path agents use, scoped to its conversation.
-Reads ../shared/data/locomo/locomo-dev.json in place (never copied); no model is called.
+date); every question goes through MCP `recall` as an agent calls it, scoped to its conversation, twice: full-text
+ranking alone (semantic = false) and hybrid (after embedding every turn with the bundled model), next to a plain
+FTS5 BM25 table. Reads ../shared/data/locomo/locomo-dev.json in place (never copied); no hosted model is called.
 
     python bench/locomo.py                     # every conversation of the dev split
     python bench/locomo.py --conversations 2   # the small mode CI runs
+    python bench/locomo.py --lexical-only      # skip embedding
 """
 
 from __future__ import annotations
@@ -23,7 +25,11 @@ from collections import defaultdict
 from datetime import datetime
 from pathlib import Path
 
+import anyio
+from mcp import Client
+
 from repo_memory import layout
+from repo_memory.shells import mcp as server
 from repo_memory.formats import experience
 from repo_memory.index import query
 from repo_memory.config import Config
@@ -93,43 +99,59 @@ def score(ranked: list[str], wanted: list[str]) -> dict[str, float]:
     }
 
 
-def run(data: Path, conversations: int | None) -> dict:
+def run(data: Path, conversations: int | None, semantic: bool = True) -> dict:
     convs = json.loads(data.read_text(encoding="utf-8"))[:conversations]
-    results: dict[str, dict[str, list]] = {"repo-memory": defaultdict(list), "fts5-bm25": defaultdict(list)}
-    latency: dict[str, list[float]] = {"repo-memory": [], "fts5-bm25": []}
+    systems = ["lexical", *(["hybrid"] if semantic else []), "fts5-bm25"]
+    results: dict[str, dict[str, list]] = {s: defaultdict(list) for s in systems}
+    latency: dict[str, list[float]] = {s: [] for s in systems}
+    timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         subprocess.run(["git", "init", "-q", str(root)], check=True)
         layout.init(root)
-        store = Store(Config.load(root, env={}))
+        writer = Store(Config.load(root, env={}, overrides={"semantic": False}))
         baseline = Baseline()
         dia_of: dict[str, str] = {}
+        questions = []
         for conv in convs:
             session = "locomo-" + re.sub(r"[^A-Za-z0-9._-]", "-", conv["sample_id"])
             turns = turns_of(conv)
             entries = [experience.Entry(kind="observation", text=text, data={"speaker": speaker, "date": date},
                                         source={"actor": "human", "tool": "locomo-import"}, ts=iso(date))
                        for dia, speaker, text, date in turns]
-            for record, turn in zip(store.log(session, entries), turns, strict=True):
+            for record, turn in zip(writer.log(session, entries), turns, strict=True):
                 dia_of[record["id"]] = turn[0]
             baseline.add(session, turns)
             known = {t[0] for t in turns}
-            for qa in conv["qa"]:
-                wanted = gold(qa.get("evidence", []), known)
-                if not wanted:
-                    continue
-                bucket = "5" if qa["category"] == 5 else str(qa["category"])
-                started = time.perf_counter()
-                hits = store.recall(qa["question"], limit=10, session=session).hits
-                latency["repo-memory"].append((time.perf_counter() - started) * 1000)
-                ranked = [dia_of[h.id] for h in hits if h.id in dia_of]
-                results["repo-memory"][bucket].append(score(ranked, wanted))
-                started = time.perf_counter()
-                ranked = baseline.search(session, qa["question"], 10)
-                latency["fts5-bm25"].append((time.perf_counter() - started) * 1000)
-                results["fts5-bm25"][bucket].append(score(ranked, wanted))
-        store.close()
-    return {"results": results, "latency": latency, "conversations": len(convs)}
+            questions += [(session, qa, wanted) for qa in conv["qa"] if (wanted := gold(qa.get("evidence", []), known))]
+        writer.close()
+        stores = {"lexical": Store(Config.load(root, env={}, overrides={"semantic": False}))}
+        if semantic:
+            stores["hybrid"] = Store(Config.load(root, env={}, overrides={"semantic": True}))
+            started = time.perf_counter()
+            stores["hybrid"].reindex(embedding=lambda done, total: print(f"\rembedding {done}/{total}", end="", file=sys.stderr))
+            timings["embedding s"] = time.perf_counter() - started
+            print(file=sys.stderr)
+        for system, store in stores.items():  # through a real MCP client, as an agent calls recall
+            anyio.run(_ask, store, questions, dia_of, results[system], latency[system])
+            store.close()
+        for session, qa, wanted in questions:
+            bucket = "5" if qa["category"] == 5 else str(qa["category"])
+            started = time.perf_counter()
+            ranked = baseline.search(session, qa["question"], 10)
+            latency["fts5-bm25"].append((time.perf_counter() - started) * 1000)
+            results["fts5-bm25"][bucket].append(score(ranked, wanted))
+    return {"results": results, "latency": latency, "conversations": len(convs), "timings": timings}
+
+
+async def _ask(store: Store, questions: list, dia_of: dict[str, str], results: dict[str, list], latency: list[float]) -> None:
+    async with Client(server.build(store)) as client:
+        for session, qa, wanted in questions:
+            started = time.perf_counter()
+            answer = await client.call_tool("recall", {"query": qa["question"], "limit": 10, "session": session})
+            latency.append((time.perf_counter() - started) * 1000)
+            ranked = [dia_of[h["id"]] for h in (answer.structured_content or {}).get("hits", []) if h["id"] in dia_of]
+            results["5" if qa["category"] == 5 else str(qa["category"])].append(score(ranked, wanted))
 
 
 def mean(rows: list[dict[str, float]], key: str) -> float:
@@ -137,7 +159,8 @@ def mean(rows: list[dict[str, float]], key: str) -> float:
 
 
 def report(out: dict) -> str:
-    lines = [f"LoCoMo dev split: {out['conversations']} conversations; retrieval within each question's conversation; no model calls.", ""]
+    lines = [f"LoCoMo dev split: {out['conversations']} conversations; retrieval within each question's conversation, through MCP "
+             "recall; no hosted model (hybrid embeds with the bundled local model).", ""]
     header = f"{'system':<12} {'questions':>9} {'any@5':>6} {'any@10':>7} {'all@5':>6} {'MRR':>6} {'sess@5':>7} {'p50 ms':>7} {'p95 ms':>7}"
     lines += ["Categories 1-4:", header, "-" * len(header)]
     for system, buckets in out["results"].items():
@@ -149,6 +172,8 @@ def report(out: dict) -> str:
     lines += ["", "Turn any@5 by category:", f"{'system':<12} " + " ".join(f"{CATEGORIES[c]:>12}" for c in CATEGORIES)]
     for system, buckets in out["results"].items():
         lines.append(f"{system:<12} " + " ".join(f"{mean(buckets.get(str(c), []), 'any@5'):>12.3f}" for c in CATEGORIES))
+    for name, value in out["timings"].items():
+        lines.append(f"{name}: {value:.1f}")
     return "\n".join(lines)
 
 
@@ -156,11 +181,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--conversations", type=int, default=None, help="Use only the first N conversations.")
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--lexical-only", action="store_true", help="Skip the hybrid run (no embedding).")
     args = parser.parse_args()
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data} (pass --data PATH)")
         return 0
-    print(report(run(args.data, args.conversations)))
+    print(report(run(args.data, args.conversations, semantic=not args.lexical_only)))
     return 0
 
 
