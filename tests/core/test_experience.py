@@ -224,3 +224,15 @@ def test_cli_log_add_tail_show_timeline(repo: Path, runner: CliRunner):
     assert run("verify").output.strip() == "All experience logs verify."
     missing = runner.invoke(cli, ["--root", str(repo), "log", "show", "nope"])
     assert missing.exit_code == 1 and "Recent sessions: ops" in missing.output
+
+
+def test_a_relative_time_is_found_by_the_date_it_means_and_answers_when(store: Store):
+    source = store.source("human", "import")
+    store.log("trip", [experience.Entry("observation", text="We drove to the coast and hiked the cliffs, a lovely trail.", ts="2023-05-08T13:56:00.000000Z", source=source),
+                       experience.Entry("observation", text="We drove to the coast yesterday and hiked the cliffs.", ts="2023-05-08T13:57:00.000000Z", source=source)])
+    by_date = store.recall("7 May 2023", session="trip").hits
+    assert by_date[0].id == "trip#2"  # the day 'yesterday' meant, though the text never names it
+    asked = store.recall("When did we hike the cliffs on the coast?", session="trip").hits
+    assert asked[0].id == "trip#2"  # the question asks for a time: the record that says when comes first
+    plain = store.recall("What did we hike on the coast?", session="trip").hits
+    assert {h.id for h in plain} == {"trip#1", "trip#2"}

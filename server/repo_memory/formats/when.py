@@ -5,6 +5,10 @@ Accepted: an ISO date (`2026-11-30`) or date-time (`2026-11-30T14:00`, `2026-11-
 `+01:00`; no zone means UTC); `now`, `today`, `yesterday`; `N minutes|hours|days|weeks|months|years ago`;
 `last week|month|year`; `last monday` … `last sunday`. Day forms are days of the local calendar. Anything else is
 refused with an error naming these forms, never read as "no filter".
+
+`mentions` reads the relative times people write in a record ("yesterday", "last Friday", "two weeks ago", "next
+month") against the record's own time, so the index can hold the date they mean; `asks_when` tells a question that
+wants a time as its answer ("when did…", "how long ago…", "what year…").
 """
 
 from __future__ import annotations
@@ -81,3 +85,61 @@ def iso(when: datetime) -> str:
 
 def _forms() -> str:
     return "Use one of: " + ", ".join(FORMS) + "."
+
+
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+            "ten": 10, "a couple of": 2, "a few": 3, "several": 3}
+_SPAN = r"(?:\d{1,3}|a couple of|a few|several|an?|one|two|three|four|five|six|seven|eight|nine|ten)"
+_MENTION = re.compile(
+    r"\b(?:(yesterday|today|tonight|tomorrow|last night|this morning|this afternoon|this evening)"
+    r"|(last|this past|next|this) (week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
+    r"|(" + _SPAN + r") (day|week|month|year)s? (ago|from now|later))\b", re.I)
+_ABSOLUTE = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b|\b(?:january|february|march|april|may|june|july|august|september|october"
+                       r"|november|december) \d{1,2}\b|\b\d{1,2} (?:january|february|march|april|june|july|august|september"
+                       r"|october|november|december)\b", re.I)
+_ASKS = re.compile(r"^\s*(?:when\b|how long\b|since when\b|what (?:year|month|day|date|time)\b|which (?:year|month|day|date)\b)"
+                   r"|\b(?:what|which) (?:year|month|date)\b", re.I)
+
+
+def mentions(text: str, at: datetime) -> list[str]:
+    """Words for the dates that the relative times in `text` name, read from `at` (the record's time): a day as
+    `2023-05-07 7 May 2023`, a week as the day a week away, a month as `April 2023`, a year as `2022`."""
+    found: list[str] = []
+    for match in _MENTION.finditer(text[:20_000]):
+        day_word, relation, unit, count, span_unit, direction = match.groups()
+        if day_word:
+            shift = {"yesterday": -1, "tomorrow": 1}.get(day_word.lower(), 0)
+            found.append(_day(at + timedelta(days=shift)))
+        elif relation:
+            sign = {"last": -1, "this past": -1, "next": 1, "this": 0}[relation.lower()]
+            found.append(_unit(at, unit.lower(), sign))
+        else:
+            amount = int(count) if count.isdigit() else _NUMBERS[count.lower()]
+            found.append(_unit(at, span_unit.lower(), amount * (-1 if direction.lower() == "ago" else 1)))
+    return list(dict.fromkeys(found))
+
+
+def states_time(text: str) -> bool:
+    """Whether `text` says when something happened: a relative time or a year, month or date written out."""
+    return bool(_MENTION.search(text[:20_000]) or _ABSOLUTE.search(text[:20_000]))
+
+
+def asks_when(question: str) -> bool:
+    return bool(_ASKS.search(question))
+
+
+def _day(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d} {moment.day} {moment:%B %Y}"
+
+
+def _unit(at: datetime, unit: str, count: int) -> str:
+    if unit in _WEEKDAYS:  # last friday: the one before `at`; next friday: the one after; this friday: the coming one
+        ahead = (_WEEKDAYS.index(unit) - at.weekday()) % 7
+        shift = -((7 - ahead) % 7 or 7) if count < 0 else (ahead or 7) if count > 0 else ahead
+        return _day(at + timedelta(days=shift))
+    if unit in ("week", "weekend", "day"):
+        return _day(at + timedelta(days=count * (1 if unit == "day" else 7)))
+    if unit == "month":
+        month = at.year * 12 + at.month - 1 + count
+        return f"{datetime(month // 12, month % 12 + 1, 1):%B %Y}"
+    return str(at.year + count)
