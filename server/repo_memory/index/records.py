@@ -209,13 +209,13 @@ class RecordIndex:
         rows = conn.execute("SELECT rowid, id, seq, text, speaker, ts FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq",
                             (session, first - WINDOW, last + WINDOW)).fetchall()
         by_seq = {r[2]: r for r in rows}
+        fresh = []
         for rowid, rid, seq, text, speaker, ts in rows:
-            if not first <= seq <= last:
-                continue
-            context = "\n".join(f"{by_seq[s][4]}: {by_seq[s][3]}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
-            date = dates.get(rid) or self._date_of(rowid, ts)
-            conn.execute("DELETE FROM records_fts WHERE rowid=?", (rowid,))
-            conn.execute("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", (rowid, text, speaker, date, context))
+            if first <= seq <= last:
+                context = "\n".join(f"{by_seq[s][4]}: {by_seq[s][3]}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
+                fresh.append((rowid, text, speaker, dates.get(rid) or self._date_of(rowid, ts), context))
+        conn.executemany("DELETE FROM records_fts WHERE rowid=?", [(r[0],) for r in fresh])
+        conn.executemany("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", fresh)
 
     def _date_of(self, rowid: int, ts: str) -> str:
         found = self._db.conn.execute("SELECT date FROM records_fts WHERE rowid=?", (rowid,)).fetchone()
