@@ -24,6 +24,7 @@ from repo_memory.formats import when
 GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
+TREES_KEPT = 256  # parsed trees a process keeps (a folder of 10k skills is about 2 MB)
 INDEX_LOCK_WAIT = 5.0
 IN_PROGRESS = {
     "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
@@ -100,6 +101,7 @@ class Git:
         self._head: tuple[Any, str | None] | None = None  # (ref files' signature, HEAD's commit)
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
+        self._trees: dict[str, dict[str, tuple[str, str]]] = {}  # tree id -> {name: (object id, type)}, see _find
 
     # --- plumbing ---------------------------------------------------------------------------------
 
@@ -231,27 +233,49 @@ class Git:
 
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
-        import git
-
         with self._lock:
-            try:
-                blob = self.repo.commit(commit).tree / path
-            except (KeyError, ValueError, git.BadName):
+            found = self._find(commit, path)
+            if found is None or found[1] != "blob":
                 return None
-            return (str(blob.hexsha), int(blob.size)) if blob.type == "blob" else None
+            return found[0], int(self.repo.odb.info(bytes.fromhex(found[0])).size)
 
     def blob(self, commit: str, path: str) -> bytes:
         """The exact bytes of `path` at `commit`."""
+        with self._lock:
+            found = self._find(commit, path)
+            if found is None:
+                raise NotFoundError(f"{path} did not exist at {commit[:12]}.")
+            if found[1] != "blob":
+                raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
+            return bytes(self.repo.odb.stream(bytes.fromhex(found[0])).read())
+
+    def _find(self, commit: str, path: str) -> tuple[str, str] | None:
+        """(object id, type) of `path` at `commit`, or None. Every tree on the way is read once per id and kept (a
+        tree's entries never change): gitpython parses a tree in Python, about 13 us an entry, so looking one skill up in
+        a folder of 10k skills cost 0.1 s each time, once per hit of every recall (bench/scale.py)."""
         import git
 
-        with self._lock:
-            try:
-                blob = self.repo.commit(commit).tree / path
-            except (KeyError, ValueError, git.BadName):
-                raise NotFoundError(f"{path} did not exist at {commit[:12]}.") from None
-            if blob.type != "blob":
-                raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
-            return bytes(blob.data_stream.read())
+        try:
+            found = (str(self.repo.commit(commit).tree.hexsha), "tree")
+        except (KeyError, ValueError, git.BadName):
+            return None
+        for part in (p for p in path.split("/") if p):
+            entries = self._tree(found[0]) if found[1] == "tree" else {}
+            if part not in entries:
+                return None
+            found = entries[part]
+        return found
+
+    def _tree(self, sha: str) -> dict[str, tuple[str, str]]:
+        import git
+
+        entries = self._trees.pop(sha, None)
+        if entries is None:
+            entries = {str(item.name): (str(item.hexsha), str(item.type)) for item in git.Tree(self.repo, bytes.fromhex(sha), 0o040000, "")}
+        self._trees[sha] = entries  # most recently used last
+        while len(self._trees) > TREES_KEPT:
+            self._trees.pop(next(iter(self._trees)))
+        return entries
 
     def files_at(self, commit: str, folders: tuple[str, ...]) -> list[str]:
         """Paths of every file under `folders` at `commit`."""
