@@ -20,7 +20,7 @@ from repo_memory.errors import InvalidRecordError, Problem, UnsafePathError
 from repo_memory.formats import loops, skills
 from repo_memory.guards import disk, markers, secretscan
 from repo_memory.index import fts, fusion
-from repo_memory.index.db import Database
+from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
 from repo_memory.index.vectors import QueryVectors, vkey
@@ -156,6 +156,7 @@ class DocIndex:
 
     def __init__(self, db: Database):
         self._db = db
+        self._frequencies = fts.Frequencies("docs", TOKENIZE)  # bounds a query's first pass in a large library
         self._sync_lock = threading.Lock()  # one sync at a time in this process: overlapping ones would parse the same files twice
 
     def note(self, found: list[skills.Found], complete: bool = False) -> None:
@@ -262,13 +263,16 @@ class DocIndex:
 
         with self._db.lock:
             kept, rows = [], {}
-            while query:  # rank from the full-text index alone, then filter the pool on its rows (cheaper than a join)
-                ranked = fts.best(conn, "docs", WEIGHTS, query.fts, pool)
-                rows = self._rows_by_id([rowid for rowid, _ in ranked])
-                kept = [(rowid, rank) for rowid, rank in ranked if wanted(rows.get(rowid))]
-                if len(kept) >= limit or len(ranked) < pool:
+            for match in (self._frequencies.first_pass(conn, query.terms) or [query.fts]) if query else []:
+                while True:  # rank from the full-text index alone, then filter the pool on its rows (cheaper than a join)
+                    ranked = fts.best(conn, "docs", WEIGHTS, match, pool)
+                    rows = self._rows_by_id([rowid for rowid, _ in ranked])
+                    kept = [(rowid, rank) for rowid, rank in ranked if wanted(rows.get(rowid))]
+                    if len(kept) >= limit or len(ranked) < pool:
+                        break
+                    pool *= 4  # filters ate the pool; look deeper
+                if len(kept) >= limit:
                     break
-                pool *= 4  # filters ate the pool; look deeper
             lexical = {rowid: -rank * (1.5 if query.has_phrase(f"{rows[rowid]['name']} {rows[rowid]['description']} {rows[rowid]['body']}")
                                        else 1.0) for rowid, rank in kept}
             scores = lexical

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 from typing import Any
 
 SNIPPET_MAX = 20_000  # characters: FTS5's snippet() grows with the square of the matches in a text
+# Rows a first pass may score. FTS5 scores every row that matches any term (about 0.7 us each), so a question with a
+# word on half of 100k records cost 40-60 ms. Past this many, the first pass matches only the query's rarer words.
+BUDGET = 5_000
 
 
 def ranked(conn: sqlite3.Connection, table: str, weights: Sequence[float], match: str, columns: str, where: str = "",
@@ -44,3 +48,68 @@ def _columns(conn: sqlite3.Connection, fts: str) -> list[str]:
     if fts not in _COLUMNS:
         _COLUMNS[fts] = [r[1] for r in conn.execute(f"PRAGMA table_info({fts})")]
     return _COLUMNS[fts]
+
+
+class Frequencies:
+    """How many rows of a full-text table hold each query word, to bound what a query's first pass scores.
+
+    Like Lucene's CommonTermsQuery: when the words of a query match more than BUDGET rows in all, the first pass
+    matches the rarest words whose rows add up to the budget; the common ones, which carry little BM25 weight
+    (a word on a third of the rows has a fifth of the weight of one on 2%), are left out of it. When even the rarest
+    word is common, every word must match. Below the budget the query is unchanged. Words are stemmed by SQLite's own
+    tokenizer (a scratch table per connection), and counts are kept until the table grew by a tenth.
+    """
+
+    def __init__(self, table: str, tokenize: str):
+        self.table, self.tokenize = table, tokenize
+        self._counts: dict[str, int] = {}
+        self._rows = -1
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def first_pass(self, conn: sqlite3.Connection, terms: Sequence[str]) -> list[str]:
+        """The FTS5 expressions a first pass should match, to be tried in turn until one finds enough rows (empty:
+        match the whole query)."""
+        with self._lock:
+            counts = self._of(conn, terms)
+        if sum(counts.values()) <= BUDGET:
+            return []
+        ordered = sorted(terms, key=lambda t: counts.get(t, 0))
+        chosen: list[str] = []
+        total = 0
+        for term in ordered:
+            if chosen and total + counts.get(term, 0) > BUDGET:
+                break
+            chosen.append(term)
+            total += counts.get(term, 0)
+        if total > BUDGET:  # every word is common: rows that hold them all, else the rarest word's
+            return [" AND ".join(f'"{t}"' for t in terms), f'"{ordered[0]}"'] if len(terms) > 1 else [f'"{ordered[0]}"']
+        rare, every = " OR ".join(f'"{t}"' for t in chosen), " OR ".join(f'"{t}"' for t in terms)
+        return [f"({rare}) AND ({every})"]
+
+    def _of(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
+        if conn is not self._conn:
+            vocab, stemmer = f"{self.table}_vocab", f"{self.table}_stemmer"
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {self.table}_fts, row)")
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{stemmer} USING fts5(t, tokenize='{self.tokenize}')")
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{stemmer}_v USING fts5vocab(temp, {stemmer}, instance)")
+            self._conn, self._counts, self._rows = conn, {}, -1
+        rows = int(conn.execute(f"SELECT max(rowid) FROM {self.table}").fetchone()[0] or 0)
+        if rows <= BUDGET:
+            return {}
+        if rows > self._rows * 1.1 or rows < self._rows:
+            self._counts, self._rows = {}, rows
+        new = [t for t in dict.fromkeys(terms) if t not in self._counts]
+        if new:
+            stemmer = f"{self.table}_stemmer"
+            conn.execute(f"DELETE FROM temp.{stemmer}")
+            conn.executemany(f"INSERT INTO temp.{stemmer} (rowid, t) VALUES (?, ?)", list(enumerate(new)))
+            stems: dict[int, set[str]] = {}
+            for stem, doc in conn.execute(f"SELECT term, doc FROM temp.{stemmer}_v"):
+                stems.setdefault(int(doc), set()).add(str(stem))
+            wanted = sorted({s for found in stems.values() for s in found})
+            found = dict(conn.execute(f"SELECT term, doc FROM temp.{self.table}_vocab WHERE term IN ({','.join('?' * len(wanted))})",
+                                      wanted).fetchall()) if wanted else {}
+            for n, term in enumerate(new):  # a quoted word of several tokens ("foo-bar") matches at most its rarest one
+                self._counts[term] = min((int(found.get(s, 0)) for s in stems.get(n, ())), default=0)
+        return {t: self._counts[t] for t in terms}

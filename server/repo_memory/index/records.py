@@ -21,7 +21,7 @@ from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, when
 from repo_memory.guards import disk, markers
 from repo_memory.index import fts, fusion
-from repo_memory.index.db import Database
+from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
 from repo_memory.index.vectors import QueryVectors, vkey
@@ -36,6 +36,7 @@ SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 
 # the same factor as a named speaker, not tuned on LoCoMo.
 TIME_BOOST = SPEAKER_BOOST
 RACY_NS = 2_000_000_000
+UNFILTERED = "t.flags = ''"  # quarantined records never come back
 _COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
 COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
            "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey")
@@ -107,6 +108,7 @@ class RecordIndex:
 
     def __init__(self, db: Database, root: Path):
         self._db, self.root = db, root
+        self._frequencies = fts.Frequencies("records", TOKENIZE)
 
     def note(self, files: Sequence[Path]) -> None:
         """Index what was just appended to `files`; never fails the append (see Database.after_write)."""
@@ -227,7 +229,7 @@ class RecordIndex:
         (the query's embedding), records close in meaning join the candidates and the ranking is hybrid (fusion.py)."""
         if not query and sem is None:
             return []
-        where, params = ["t.flags = ''"], []
+        where, params = [UNFILTERED], []
         if kinds:
             where.append(f"t.kind IN ({','.join('?' * len(kinds))})")
             params += list(kinds)
@@ -237,7 +239,7 @@ class RecordIndex:
                 params.append(value)
         pool = max(offset + limit, POOL)
         with self._db.lock:
-            rows = fts.ranked(self._db.conn, "records", WEIGHTS, query.fts, _COLUMNS, " AND ".join(where), params, pool) if query else []
+            rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
             named = set(query.tokens) & {str(r[9]).lower() for r in rows}
             # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers their records.
             timely = when.asks_when(query.text)
@@ -254,6 +256,21 @@ class RecordIndex:
         return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {r[3][:16].replace('T', ' ')}", snippet=str(excerpts.get(rowid, "")),
                     score=round(score, 6), status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
                     session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rowid, score in page if (r := found[rowid])]
+
+    def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
+        """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index."""
+        rows: list[tuple[Any, ...]] = []
+        for match in self._frequencies.first_pass(self._db.conn, query.terms) or [query.fts]:
+            if where == UNFILTERED:  # rank from the full-text index alone, then read the few rows it chose
+                best = fts.best(self._db.conn, "records", WEIGHTS, match, pool + 8)
+                got = {r[0]: r for r in self._db.conn.execute(
+                    f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(best))}) AND {where}", [b[0] for b in best])}
+                rows = [(*got[rowid], rank) for rowid, rank in best if rowid in got][:pool]
+            else:
+                rows = fts.ranked(self._db.conn, "records", WEIGHTS, match, _COLUMNS, where, params, pool)
+            if len(rows) >= pool:
+                break
+        return rows
 
     def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
                 params: list[Any], pool: int) -> dict[int, float]:
