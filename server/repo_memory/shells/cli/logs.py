@@ -16,6 +16,8 @@ from repo_memory.formats import experience, transcript, when
 from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli.base import emit, json_option, store_of
 
+SHOWN = 10  # sessions an import lists by name
+
 
 @click.group()
 def log() -> None:
@@ -139,11 +141,11 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
 
     def text() -> None:
         changed = [s for s in report.sessions if s.added]
-        for s in changed[:50]:
+        for s in changed[:SHOWN]:
             ids = f"#{s.first.rpartition('#')[2]}-{s.last.rpartition('#')[2]}" if s.first else "(not written)"
             click.echo(f"{s.session}{ids}: {s.added} new, {s.present} already there  <- {_short(s.source)}")
-        if len(changed) > 50:
-            click.echo(f"… and {len(changed) - 50} more sessions")
+        if len(changed) > SHOWN:
+            click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
         for line in report.skipped[:10]:
             click.echo(f"skipped {line}", err=True)
         sessions = len({s.session for s in changed})
