@@ -86,3 +86,17 @@ def test_peer_benchmark_runs_in_small_mode_through_real_mcp_servers():
     peer = results["server-memory"]
     assert "error" not in peer, f"the peer server failed, so nothing was compared: {peer.get('error')}"
     assert peer["locomo"]["any@5"] < ours["any@5"]
+
+
+@pytest.mark.slow
+def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server():
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--small"], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if proc.stdout.startswith("skipped:"):
+        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
+    rows = {line.split(" p50")[0].strip(): line for line in proc.stdout.splitlines() if " p50 " in line}
+    assert {"full-text", "hybrid (hybrid)", "plain FTS5 baseline"} <= set(rows), proc.stdout
+    assert "server peak RSS" in rows["hybrid (hybrid)"] and "records/s" in proc.stdout
+    quality = {line.strip().rsplit(" ", 1)[0].strip(): float(line.split()[-1]) for line in proc.stdout.splitlines()
+               if line.strip().startswith(("full-text", "hybrid")) and " p50 " not in line}
+    assert quality["full-text"] > 0 and quality["hybrid"] > 0, proc.stdout

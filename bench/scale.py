@@ -1,0 +1,190 @@
+"""Benchmark: recall at scale through MCP — 10k skills + 100k experience records (and 1M records with --records).
+
+Skills and records are made from LoCoMo's conversation turns (../shared/data/locomo/locomo-dev.json, read in place):
+each skill is a turn as its description with five others as its body; records are turns in sessions of 200,
+imported in bulk with `repo-memory log import` (one commit). Queries are LoCoMo questions, asked by the `mcp` SDK's
+stdio client of a `repo-memory serve` child process (`recall`, no filters: skills, loops and records together), as
+a harness asks them. Reports the bulk import rate, the time to build the index from the files and to embed, the
+index and vector sizes on disk, recall p50/p95 full-text only and hybrid, and the server's peak RSS (VmHWM), with
+the same queries against a plain FTS5 table of the same texts as the baseline measured in the same run.
+
+    python bench/scale.py                        # 10k skills + 100k records
+    python bench/scale.py --records 1000000      # 1M records
+    python bench/scale.py --small                # what CI runs: 200 skills + 1k records, 30 queries
+
+Identical texts are embedded once (as in real use), so the vectors of 100k records made of ~4k distinct turns cost
+~4k embeddings; the vector index still holds one vector per record. `--no-embed` measures full-text only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo import DATA, gold, turns_of  # noqa: E402 - the same data handling as bench/locomo.py
+from peers import tree_rss_kb  # noqa: E402
+from search import build_repo, load_corpus  # noqa: E402
+
+from repo_memory.config import Config  # noqa: E402
+from repo_memory.core.store import Store  # noqa: E402
+from repo_memory.index import fts, query  # noqa: E402
+
+CLI = [sys.executable, "-m", "repo_memory"]
+SESSION = 200  # records per session
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def env(semantic: bool) -> dict[str, str]:
+    return {**os.environ, "REPO_MEMORY_SEMANTIC": "true" if semantic else "false"}
+
+
+def run(root: Path, *args: str, semantic: bool = False) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run([*CLI, "--root", str(root), *args], capture_output=True, text=True, env=env(semantic))
+    if done.returncode:
+        sys.exit(f"repo-memory {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+    return time.perf_counter() - started, done.stdout
+
+
+def import_records(root: Path, turns: list[tuple[str, str, str, str]], count: int, work: Path) -> float:
+    """`count` records in sessions of SESSION, written as one JSONL file and imported by `repo-memory log import`."""
+    path = work / "records.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(count):
+            _, speaker, text, _ = turns[i % len(turns)]
+            out.write(json.dumps({"kind": "observation", "text": text, "data": {"speaker": speaker},
+                                  "session": f"bulk-{i // SESSION:06d}"}) + "\n")
+    took, output = run(root, "log", "import", str(path))
+    print(f"  {output.strip().splitlines()[-1]}")
+    path.unlink()
+    return took
+
+
+async def ask(root: Path, questions: list[str], semantic: bool) -> tuple[list[float], str, int]:
+    """Recall latencies through a stdio server, the ranking it reported, and the server's peak RSS in kB."""
+    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "serve"], cwd=str(root), env=env(semantic))
+    samples, ranking = [], ""
+    async with Client(params) as client:
+        await client.call_tool("recall", {"query": questions[0]})  # the first call loads what is loaded lazily
+        for q in questions:
+            started = time.perf_counter()
+            result = await client.call_tool("recall", {"query": q})
+            samples.append((time.perf_counter() - started) * 1000)
+            ranking = (result.structured_content or {}).get("ranking", "")
+        rss = tree_rss_kb(os.getpid())
+    return samples, ranking, rss
+
+
+def quality(root: Path, conversations: list[dict], semantic: bool, budget: int) -> float:
+    """Turn any@5 of LoCoMo questions (categories 1-4) over all records, unscoped: a hit counts when its text is an
+    evidence turn's (each turn is in the store many times). `budget`: the full-text first pass's (fts.BUDGET)."""
+    fts.BUDGET = budget
+    store = Store(Config.load(root, env={}, overrides={"semantic": semantic}))
+    found = asked = 0
+    try:
+        for conv in conversations:
+            text_of = {t[0]: t[2] for t in turns_of(conv)}
+            for qa in conv["qa"]:
+                wanted = {text_of[w] for w in gold(qa.get("evidence", []), set(text_of))}
+                if qa["category"] == 5 or not wanted:
+                    continue
+                hits = store.recall(qa["question"], limit=5, kinds=["observation"]).hits
+                texts = [str(store.read(h.id).records[0].record.get("text") or "") for h in hits]
+                found += any(t.startswith(w) for t in texts for w in wanted)
+                asked += 1
+    finally:
+        store.close(commit=False)
+    return found / asked
+
+
+def baseline(texts: list[str], questions: list[str]) -> list[float]:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
+    conn.executemany("INSERT INTO t VALUES (?)", [(t,) for t in texts])
+    samples = []
+    for q in questions:
+        expr = query.parse(q).fts
+        started = time.perf_counter()
+        if expr:
+            conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 8", (expr,)).fetchall()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def size(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--skills", type=int, default=10_000)
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--small", action="store_true", help="200 skills, 1k records, 30 queries (CI)")
+    parser.add_argument("--no-embed", action="store_true", help="Full-text only: skip embedding and the hybrid run.")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--keep", type=Path, help="Build the repository in this folder and keep it (to profile it afterwards).")
+    args = parser.parse_args()
+    if args.small:
+        args.skills, args.records, args.queries = 200, 1_000, 30
+    if not args.data.is_file():
+        print(f"skipped: LoCoMo data not found at {args.data} (pass --data PATH)")
+        return 0
+    skill_turns, questions = load_corpus(args.data)
+    questions = questions[: args.queries]
+    turns = [t for conv in json.loads(args.data.read_text(encoding="utf-8")) for t in turns_of(conv)]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = (args.keep or Path(tmp)) / "repo"
+        if root.exists():
+            sys.exit(f"{root} exists; remove it or name another --keep folder")
+        build_repo(root, skill_turns, args.skills)
+        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+        subprocess.run(["git", "-C", str(root), "commit", "-qm", "skills"], check=True, env={**os.environ, "GIT_AUTHOR_NAME": "b",
+                       "GIT_AUTHOR_EMAIL": "b@e", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@e"})
+        print(f"{args.skills:,} skills + {args.records:,} records (LoCoMo turns; {len({t[2] for t in turns}):,} distinct texts)")
+        imported = import_records(root, turns, args.records, Path(tmp))
+        print(f"  bulk import              {imported:8.1f} s  ({args.records / imported:,.0f} records/s, one commit)")
+        built, _ = run(root, "reindex")
+        index = Config.load(root, env={}).index_path
+        print(f"  build index from files   {built:8.1f} s  index on disk {size(index):,.0f} MB")
+        full_text, _, rss = anyio.run(ask, root, questions, False)
+        rows = [("full-text", full_text, rss)]
+        if not args.no_embed:
+            embedded, _ = run(root, "reindex", semantic=True)
+            print(f"  reindex + embed          {embedded:8.1f} s  vectors on disk {size(index.parent / 'vectors.usearch'):,.0f} MB")
+            samples, ranking, rss = anyio.run(ask, root, questions, True)
+            rows.append((f"hybrid ({ranking.split(' ')[0]})", samples, rss))
+        texts = [re.sub(r"\s+", " ", t[2]) for t in turns] * (args.records // len(turns) + 1)
+        rows.append(("plain FTS5 baseline", baseline(texts[: args.records], questions), 0))
+        conversations = json.loads(args.data.read_text(encoding="utf-8"))
+        bounded = fts.BUDGET
+        print("\n  turn any@5 over all records (LoCoMo categories 1-4, unscoped, records only):")
+        for name, semantic, budget in [("full-text, unbounded first pass", False, 10**12), ("full-text", False, bounded),
+                                       *([("hybrid", True, bounded)] if not args.no_embed else [])]:
+            print(f"  {name:<32} {quality(root, conversations, semantic, budget):.3f}")
+        print(f"\n  recall through MCP (stdio), {len(questions)} LoCoMo questions, no filters:")
+        for name, samples, rss in rows:
+            peak = f"  server peak RSS {rss / 1024:,.0f} MB" if rss else "  (in-process SQLite, no MCP)"
+            print(f"  {name:<22} p50 {statistics.median(samples):7.2f} ms  p95 {percentile(samples, 95):7.2f} ms{peak}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
