@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -31,7 +32,8 @@ BATCH = 16  # texts per model call: small, so a stop request or a query never wa
 # at 100 characters, 18 at 300, 8 at 600, 2.4 at 1,500), and what a skill or a record is about is in its opening:
 # a skill's name and description, a record's first lines. The full text still counts for full-text ranking.
 TEXT_CHARS = 400
-SAVE_EVERY = 2048  # vectors added between saves during a long run
+SAVE_EVERY = 2048  # texts gathered before they are embedded in a long run
+SAVE_SECONDS = 30.0  # a long run saves what it embedded this often, so a stop loses little and other servers see it
 IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
 
 
@@ -56,6 +58,7 @@ class Semantic:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._after = 0  # records up to this rowid were looked at by this process
+        self._saved = time.monotonic()
         self.problem = ""  # why semantic recall is unavailable, when it is
 
     # --- the model ------------------------------------------------------------------------------------
@@ -144,8 +147,9 @@ class Semantic:
             added += len(keys)
             if progress:
                 progress(done + added, max(total, done + added))
-            if added % SAVE_EVERY < len(keys):
+            if time.monotonic() - self._saved > SAVE_SECONDS:
                 self.vectors.save()
+                self._saved = time.monotonic()
         return added
 
     def forget(self) -> None:
