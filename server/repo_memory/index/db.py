@@ -24,7 +24,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -38,7 +38,7 @@ DOCS = {
 RECORDS = {
     "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,
     "flags": str, "outcome": str, "file": str, "offset": int, "length": int, "sha256": str, "speaker": str, "covers": str,
-    "refs": str, "anchors": str, "vkey": int, "text": str,
+    "refs": str, "anchors": str, "vkey": int, "vlen": int, "text": str,
 }
 LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
 ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str}

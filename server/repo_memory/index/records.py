@@ -24,7 +24,7 @@ from repo_memory.index import fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
-from repo_memory.index.vectors import QueryVectors, vkey
+from repo_memory.index.vectors import EMBED_CHARS, QueryVectors, vkey
 
 # BM25 weights of the columns (text, speaker, date, context), chosen on LoCoMo (bench/locomo.py): the context of
 # ±2 records lifted turn any@5 from 0.59 to 0.71; ±1 and ±3 did worse; the other weights move it by about a point.
@@ -39,7 +39,7 @@ RACY_NS = 2_000_000_000
 UNFILTERED = "t.flags = ''"  # quarantined records never come back
 _COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
 COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
-           "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey")
+           "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey", "vlen")
 
 log = logging.getLogger("repo_memory")
 
@@ -96,11 +96,19 @@ def row(line: experience.Line, rel: str) -> tuple[Any, ...]:
     r = line.record
     assert r is not None
     src = r["source"]
-    text = _text(r)
+    text, speaker = _text(r), _speaker(r)
     flags = [*(str(m) for m in markers.find(text)), *filter(None, [experience.untrusted(r)])]  # both keep it out of recall and evidence
+    own = min(len(r["text"]) if r.get("text") else len(text), EMBED_CHARS)  # what is embedded: the record's words, not its data
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
-            text, _speaker(r), json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
-            len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r), vkey(r["sha256"]), _date(r))
+            text, speaker, json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
+            len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r),
+            vkey(_embedded(speaker, text[:own])), own, _date(r))
+
+
+def _embedded(speaker: str, text: str) -> str:
+    """The text a record's vector is made of. Its key is this text's hash, so records saying the same thing (a
+    repeated tool output, the same line in many sessions) share one vector and it is embedded once."""
+    return f"{speaker}: {text}" if speaker else text
 
 
 class RecordIndex:
@@ -322,15 +330,15 @@ class RecordIndex:
                 for session, seq in places}
 
     def searchable(self) -> int:
-        """How many records recall can return (not quarantined)."""
+        """How many distinct texts the records recall can return hold (one vector each)."""
         with self._db.lock:
-            return int(self._db.conn.execute("SELECT count(*) FROM records WHERE flags = ''").fetchone()[0])
+            return int(self._db.conn.execute("SELECT count(DISTINCT vkey) FROM records WHERE flags = ''").fetchone()[0])
 
     def embeddable(self, after: int, limit: int) -> list[tuple[int, int, str]]:
         """(rowid, vector key, text to embed) of records after rowid `after`, in rowid order: what may need a vector."""
         with self._db.lock:
-            return [(int(r[0]), int(r[1]), f"{r[2]}: {r[3]}" if r[2] else str(r[3])) for r in self._db.conn.execute(
-                "SELECT rowid, vkey, speaker, substr(text, 1, 2000) FROM records WHERE rowid > ? AND flags = '' ORDER BY rowid LIMIT ?",
+            return [(int(r[0]), int(r[1]), _embedded(str(r[2] or ""), str(r[3]))) for r in self._db.conn.execute(
+                "SELECT rowid, vkey, speaker, substr(text, 1, vlen) FROM records WHERE rowid > ? AND flags = '' ORDER BY rowid LIMIT ?",
                 (after, limit))]
 
     def snapshot(self) -> list[tuple[Any, ...]]:
