@@ -159,11 +159,12 @@ def test_records_that_say_the_same_thing_share_one_vector(memory: Path):
         for session in ("ci-1", "ci-2", "ci-3"):
             store.remember("All 412 tests passed.", session=session, kind="observation")
         store.remember("The nightly job emails a report to the finance team.", session="elsewhere")  # also in notes
+        store.remember("x" * 57, session="elsewhere")  # "agent: " and 57 characters: as long as a hex digest, still a text
     finally:
         store.close()
     reindex = CliRunner().invoke(cli, ["--root", str(memory), "reindex"])
-    assert reindex.exit_code == 0 and "embedded 8 texts" in reindex.output, reindex.output  # 3 skills, 4 notes, 1 new text
+    assert reindex.exit_code == 0 and "embedded 9 texts" in reindex.output, reindex.output  # 3 skills, 4 notes, 2 new texts
     meta = json.loads((Config.load(memory).state_dir / "vectors.json").read_text(encoding="utf-8"))
-    assert meta["count"] == 8
+    assert meta["count"] == 9
     again = CliRunner().invoke(cli, ["--root", str(memory), "reindex"])
     assert "embedded 0 texts" in again.output, again.output  # keys come from the content: a rebuild embeds nothing

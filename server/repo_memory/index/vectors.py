@@ -27,8 +27,7 @@ EMBED_CHARS = 400
 
 def vkey(*parts: str) -> int:
     """The key of a vector for the text identified by `parts` (a record's embedded text; a document's path and sha256)."""
-    digest = parts[0] if len(parts) == 1 and len(parts[0]) == 64 else hashlib.sha256("\0".join(parts).encode()).hexdigest()
-    return int(digest[: KEY_BITS // 4], 16)
+    return int(hashlib.sha256("\0".join(parts).encode()).hexdigest()[: KEY_BITS // 4], 16)
 
 
 class VectorIndex:
