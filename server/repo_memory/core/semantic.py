@@ -56,6 +56,7 @@ class Semantic:
         self._thread: threading.Thread | None = None
         self._after = 0  # records up to this rowid were looked at by this process
         self._saved = time.monotonic()
+        self._docs_seen: tuple[int, int] | None = None  # the index generation whose documents all have vectors
         self.problem = ""  # why semantic recall is unavailable, when it is
 
     # --- the model ------------------------------------------------------------------------------------
@@ -105,8 +106,9 @@ class Semantic:
         if not self.ready():
             return 0
         done = 0
-        docs = self._docs.embeddable()
-        total = max(0, len(docs) + self._records.searchable() - len(self.vectors))  # for progress: about what is missing
+        generation = self._docs.generation()
+        docs = self._docs.embeddable() if generation != self._docs_seen or progress else []  # idle: no scan of 10k skills
+        total = max(0, len(docs) + self._records.searchable() - len(self.vectors)) if progress else 0  # about what is missing
         todo = [(k, t) for k, t in docs if k in set(self.vectors.missing([k for k, _ in docs]))]
         pending = [todo]
         after = self._after
@@ -122,6 +124,7 @@ class Semantic:
                 pending = []
         done += self._add(pending, progress, done, total)
         self._after = max(self._after, after)
+        self._docs_seen = generation if not self._stop.is_set() else None
         if done:
             self.vectors.save()
         return done
@@ -152,7 +155,7 @@ class Semantic:
     def forget(self) -> None:
         """Discard every vector (the index was rebuilt, or a person asked): they are made again."""
         self.vectors.discard()
-        self._after = 0
+        self._after, self._docs_seen = 0, None
 
     # --- the background job -----------------------------------------------------------------------------
 

@@ -297,6 +297,10 @@ class DocIndex:
                     snippet=excerpts.get(r) or rows[r]["body"].strip()[:160], score=round(score, 6), status=rows[r]["status"],
                     provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]}) for score, _, r in top]
 
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever the index may have changed (see Database.generation)."""
+        return self._db.generation()
+
     def embeddable(self) -> list[tuple[int, str]]:
         """(vector key, text to embed) of every searchable document: what may need a vector."""
         with self._db.lock:

@@ -37,6 +37,7 @@ SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 
 TIME_BOOST = SPEAKER_BOOST
 RACY_NS = 2_000_000_000
 UNFILTERED = "t.flags = ''"  # quarantined records never come back
+PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
 _COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
 COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
            "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey", "vlen")
@@ -286,7 +287,7 @@ class RecordIndex:
         conn = self._db.conn
         filters = " AND ".join(where)
         if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
-            placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t WHERE {filters}", params).fetchall()
+            placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
             similar = sem.similarity([k for k, _ in placed])
             by_seq = {seq: similar[k] for k, seq in placed if k in similar}
             scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
@@ -295,15 +296,22 @@ class RecordIndex:
             floor = near[-1][1] if near else None
         else:  # everywhere: the nearest vectors, then the filters
             near = sem.nearest(max(fusion.NEAREST, pool * 2))
-            floor = near[-1][1] * (1 + fusion.NEIGHBOUR_WEIGHT) if near else None  # about where an unrelated record lands
-        near = near[:pool]
-        if near:
-            keys = [k for k, _ in near]
-            for chunk in range(0, len(keys), 500):
-                part = keys[chunk : chunk + 500]
-                for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.vkey IN ({','.join('?' * len(part))}) AND {filters}",
-                                      [*part, *params]):
-                    found.setdefault(r[0], r)
+            unrelated = sem.unrelated()
+            floor = unrelated * (1 + fusion.NEIGHBOUR_WEIGHT) if near and unrelated is not None else None  # where an unrelated record lands
+        keys = list(dict.fromkeys(k for k, _ in near[:pool]))
+        rows_of: dict[int, list[int]] = {}
+        for chunk in range(0, len(keys), 500):
+            part = keys[chunk : chunk + 500]
+            for rowid, key in conn.execute(f"SELECT t.rowid, t.vkey FROM records t INDEXED BY idx_records_vkey WHERE t.vkey IN ({','.join('?' * len(part))}) AND {filters}",
+                                           [*part, *params]):
+                rows_of.setdefault(key, []).append(rowid)
+        # Records saying the same thing share a vector: the newest few of each join, so a line repeated in a thousand
+        # sessions costs what one does, and the candidates stay bounded.
+        chosen = [rowid for key in keys for rowid in sorted(rows_of.get(key, []), reverse=True)[:PER_TEXT]][:pool]
+        for chunk in range(0, len(chosen), 500):
+            part = chosen[chunk : chunk + 500]
+            for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(part))})", part):
+                found.setdefault(r[0], r)
         similar = sem.similarity([r[10] for r in found.values()])
         around = self._neighbours([(r[4], r[11]) for r in found.values()])
         near_by = sem.similarity(sorted({k for keys in around.values() for k in keys}))

@@ -19,6 +19,7 @@ from typing import Any
 
 log = logging.getLogger("repo_memory")
 KEY_BITS = 60
+SAMPLE = 256  # vectors a query is compared with to know what an unrelated text scores
 # Characters of a text that are embedded. The model's cost grows faster than the length (on two cores: 35 texts/s
 # at 100 characters, 18 at 300, 8 at 600, 2.4 at 1,500), and what a skill or a record is about is in its opening:
 # a skill's name and description, a record's first lines. The full text still counts for full-text ranking.
@@ -39,6 +40,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         self._index: Any = None
         self._loaded_mtime = 0
+        self._sample: tuple[int, list[int]] = (-1, [])
 
     def _new(self) -> Any:
         from usearch.index import Index
@@ -136,6 +138,16 @@ class VectorIndex:
             got = self._index.get(np.array(keys, dtype=np.uint64))
         return {k: v for k, v in zip(keys, got, strict=True) if v is not None}
 
+    def sample(self, count: int) -> list[int]:
+        """Up to `count` keys spread evenly over the stored ones (the same keys until the vectors change)."""
+        with self._lock:
+            size = len(self._index) if self._index is not None else 0
+            if self._sample[0] != size:
+                keys = self._index.keys if size else []
+                step = max(1, size // count)
+                self._sample = (size, [int(keys[i]) for i in range(0, size, step)][:count])
+            return self._sample[1]
+
     def save(self) -> None:
         """Write the vectors and what made them, atomically (readers never see half a file)."""
         with self._lock:
@@ -164,6 +176,12 @@ class QueryVectors:
 
     def nearest(self, count: int) -> list[tuple[int, float]]:
         return self.index.search(self.vector, count)
+
+    def unrelated(self) -> float | None:
+        """The similarity of the query to a text it has nothing to do with: the lowest over a fixed sample of the
+        stored vectors (the nearest ones are all related in a large store, so they cannot tell where 'unrelated' is)."""
+        found = self.similarity(self.index.sample(SAMPLE))
+        return min(found.values()) if found else None
 
     def similarity(self, keys: list[int]) -> dict[int, float]:
         """Cosine similarity of the query to each of `keys` that has a vector (exact, not approximate)."""
