@@ -11,6 +11,7 @@ the same queries against a plain FTS5 table of the same texts as the baseline me
     python bench/scale.py                        # 10k skills + 100k records
     python bench/scale.py --records 1000000      # 1M records
     python bench/scale.py --small                # what CI runs: 200 skills + 1k records, 30 queries
+    python bench/scale.py --keep DIR [--reuse]   # keep the repository (embedding 10k skills takes ~20 min); measure it again
 
 Identical texts are embedded once (as in real use), so the vectors of 100k records made of ~4k distinct turns cost
 ~4k embeddings; the vector index still holds one vector per record. `--no-embed` measures full-text only.
@@ -132,6 +133,19 @@ def size(path: Path) -> float:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
 
 
+def build(root: Path, skill_turns: list[str], turns: list[tuple[str, str, str, str]], args: argparse.Namespace, work: Path) -> None:
+    """The repository: skills committed by hand, records imported in bulk, the index built from the files."""
+    build_repo(root, skill_turns, args.skills)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "commit", "-qm", "skills"], check=True, env={**os.environ, "GIT_AUTHOR_NAME": "b",
+                   "GIT_AUTHOR_EMAIL": "b@e", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@e"})
+    print(f"{args.skills:,} skills + {args.records:,} records (LoCoMo turns; {len({t[2] for t in turns}):,} distinct texts)")
+    imported = import_records(root, turns, args.records, work)
+    print(f"  bulk import              {imported:8.1f} s  ({args.records / imported:,.0f} records/s, one commit)")
+    built, _ = run(root, "reindex")
+    print(f"  build index from files   {built:8.1f} s  index on disk {size(Config.load(root, env={}).index_path):,.0f} MB")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skills", type=int, default=10_000)
@@ -141,6 +155,7 @@ def main() -> int:
     parser.add_argument("--no-embed", action="store_true", help="Full-text only: skip embedding and the hybrid run.")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--keep", type=Path, help="Build the repository in this folder and keep it (to profile it afterwards).")
+    parser.add_argument("--reuse", action="store_true", help="With --keep: measure the repository built there before again.")
     args = parser.parse_args()
     if args.small:
         args.skills, args.records, args.queries = 200, 1_000, 30
@@ -152,23 +167,19 @@ def main() -> int:
     turns = [t for conv in json.loads(args.data.read_text(encoding="utf-8")) for t in turns_of(conv)]
     with tempfile.TemporaryDirectory() as tmp:
         root = (args.keep or Path(tmp)) / "repo"
-        if root.exists():
-            sys.exit(f"{root} exists; remove it or name another --keep folder")
-        build_repo(root, skill_turns, args.skills)
-        subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
-        subprocess.run(["git", "-C", str(root), "commit", "-qm", "skills"], check=True, env={**os.environ, "GIT_AUTHOR_NAME": "b",
-                       "GIT_AUTHOR_EMAIL": "b@e", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@e"})
-        print(f"{args.skills:,} skills + {args.records:,} records (LoCoMo turns; {len({t[2] for t in turns}):,} distinct texts)")
-        imported = import_records(root, turns, args.records, Path(tmp))
-        print(f"  bulk import              {imported:8.1f} s  ({args.records / imported:,.0f} records/s, one commit)")
-        built, _ = run(root, "reindex")
-        index = Config.load(root, env={}).index_path
-        print(f"  build index from files   {built:8.1f} s  index on disk {size(index):,.0f} MB")
+        index = root / ".git" / "repo-memory" / "index.sqlite"
+        if root.exists() and not args.reuse:
+            sys.exit(f"{root} exists; remove it, name another --keep folder, or pass --reuse to measure it again")
+        if not args.reuse:
+            build(root, skill_turns, turns, args, Path(tmp))
+            index = Config.load(root, env={}).index_path
+        full_text, _, rss = anyio.run(ask, root, questions, False)
         full_text, _, rss = anyio.run(ask, root, questions, False)
         rows = [("full-text", full_text, rss)]
         if not args.no_embed:
-            embedded, _ = run(root, "reindex", semantic=True)
-            print(f"  reindex + embed          {embedded:8.1f} s  vectors on disk {size(index.parent / 'vectors.usearch'):,.0f} MB")
+            if not args.reuse:
+                embedded, _ = run(root, "reindex", semantic=True)
+                print(f"  reindex + embed          {embedded:8.1f} s  vectors on disk {size(index.parent / 'vectors.usearch'):,.0f} MB")
             samples, ranking, rss = anyio.run(ask, root, questions, True)
             rows.append((f"hybrid ({ranking.split(' ')[0]})", samples, rss))
         texts = [re.sub(r"\s+", " ", t[2]) for t in turns] * (args.records // len(turns) + 1)
