@@ -410,3 +410,18 @@ def test_sessions_the_real_claude_code_and_codex_wrote_import_with_their_tool_ca
     assert set(by_harness) == {"claude", "codex"}
     assert memory_commits(repo) == ["memory: 2 changes"]
     assert "Imported 0 record(s)" in import_cli(repo, "--claude", "--codex").output
+
+
+def test_an_import_of_thousands_of_sessions_lands_as_one_commit_with_a_readable_message(repo: Path, tmp_path: Path):
+    """Found by bench/scale.py: importing 1M records in 5,000 sessions wrote every file, then crashed in the commit
+    (the message listing every session was one argument over the kernel's 128 KiB limit) and said nothing useful."""
+    sessions = 3000
+    lines = [json.dumps({"kind": "note", "text": f"entry {n}", "session": f"imported-session-number-{n:05d}"}) for n in range(sessions)]
+    (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = import_cli(repo, str(tmp_path / "many.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert f"Imported {sessions} record(s) into {sessions} session(s)" in result.output and "committed" in result.output
+    assert memory_commits(repo) == [f"memory: {sessions} changes"]
+    message = git(repo, "log", "-1", "--format=%B")
+    assert len(message) < 8_000 and f"and {sessions - 20} more" in message, message[:500]
+    assert ".jsonl" not in git(repo, "status", "--porcelain", "--untracked-files=all")  # every log is committed

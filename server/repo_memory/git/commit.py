@@ -67,8 +67,8 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         if stalled:
             return CommitResult(deferred=stalled)
         try:
-            new = git.run("commit-tree", tree, "-m", message, *(["-p", old] if old else []), *signing, env=identity,
-                          timeout=SIGN_TIMEOUT).stdout.strip()
+            new = git.run("commit-tree", tree, *(["-p", old] if old else []), *signing, env=identity, stdin=message,
+                          timeout=SIGN_TIMEOUT).stdout.strip()  # the message on stdin: an argument is limited to 128 KiB
         except GitError as exc:
             if signing == ["--no-gpg-sign"]:
                 raise
@@ -125,7 +125,7 @@ def refresh_index(git: Git, paths: list[str]) -> bool:
     """
     deadline = time.monotonic() + INDEX_LOCK_WAIT
     while True:
-        if git.run("update-index", "-q", "--add", "--remove", "--", *paths, check=False).returncode == 0:
+        if git.run("update-index", "-q", "--add", "--remove", "-z", "--stdin", stdin=_nul(paths), check=False).returncode == 0:
             return True
         if time.monotonic() > deadline:
             return False
@@ -161,7 +161,7 @@ def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str]) ->
     env = {"GIT_INDEX_FILE": str(index)}
     try:
         git.run("read-tree", *([base] if base else ["--empty"]), env=env)
-        git.run("update-index", "--add", "--remove", "--", *paths, env=env)
+        git.run("update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=_nul(paths))
         return git.run("write-tree", env=env).stdout.strip()
     finally:
         index.unlink(missing_ok=True)
@@ -187,3 +187,8 @@ def _wait_for_index_lock(git_dir: Path) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def _nul(paths: list[str]) -> str:
+    """Paths for a git `-z --stdin` (any number of them: arguments would be bounded by the kernel's limits)."""
+    return "".join(f"{p}\0" for p in paths)

@@ -28,6 +28,7 @@ from repo_memory.guards import secretscan
 log = logging.getLogger("repo_memory")
 SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
 MODES = ("auto", "private", "stage", "off")
+LISTED = 20  # changes and sessions a commit message names one by one (a bulk import touches thousands)
 
 
 @dataclass(frozen=True)
@@ -233,9 +234,12 @@ class Committer:
             messages.append(f"memory(experience): {session}{span}")
         messages = list(dict.fromkeys(messages)) or ["memory: update"]
         subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
-        body = "" if len(messages) == 1 else "\n" + "\n".join(f"- {m}" for m in messages) + "\n"
+        listed = [f"- {m}" for m in messages[:LISTED]] + ([f"- … and {len(messages) - LISTED} more"] if len(messages) > LISTED else [])
+        body = "" if len(messages) == 1 else "\n" + "\n".join(listed) + "\n"
         sessions = sorted({e.session for e in entries if e.session})
-        trailers = "".join(f"Memory-Session: {s}\n" for s in sessions) or "Memory-Session: none\n"
+        trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED]) or "Memory-Session: none\n"
+        if len(sessions) > LISTED:
+            trailers += f"Memory-Sessions: {len(sessions)}\n"
         return f"{subject}\n{body}\n{trailers}Memory-Harness: {self.policy.harness}\n"
 
     def _identity(self) -> dict[str, str]:
