@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import re
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -37,11 +36,11 @@ from mcp import Client, StdioServerParameters
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo import DATA, gold, turns_of  # noqa: E402 - the same data handling as bench/locomo.py
 from peers import tree_rss_kb  # noqa: E402
-from search import build_repo, load_corpus  # noqa: E402
+from search import build_repo, load_corpus, plain_fts5  # noqa: E402
 
 from repo_memory.config import Config  # noqa: E402
 from repo_memory.core.store import Store  # noqa: E402
-from repo_memory.index import fts, query  # noqa: E402
+from repo_memory.index import fts  # noqa: E402
 
 CLI = [sys.executable, "-m", "repo_memory"]
 SESSION = 200  # records per session
@@ -115,20 +114,6 @@ def quality(root: Path, conversations: list[dict], semantic: bool, budget: int) 
     return found / asked
 
 
-def baseline(texts: list[str], questions: list[str]) -> list[float]:
-    conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
-    conn.executemany("INSERT INTO t VALUES (?)", [(t,) for t in texts])
-    samples = []
-    for q in questions:
-        expr = query.parse(q).fts
-        started = time.perf_counter()
-        if expr:
-            conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 8", (expr,)).fetchall()
-        samples.append((time.perf_counter() - started) * 1000)
-    return samples
-
-
 def size(path: Path) -> float:
     return sum(p.stat().st_size for p in path.parent.glob(path.name + "*")) / 1e6
 
@@ -183,7 +168,7 @@ def main() -> int:
             samples, ranking, rss = anyio.run(ask, root, questions, True)
             rows.append((f"hybrid ({ranking.split(' ')[0]})", samples, rss))
         texts = [re.sub(r"\s+", " ", t[2]) for t in turns] * (args.records // len(turns) + 1)
-        rows.append(("plain FTS5 baseline", baseline(texts[: args.records], questions), 0))
+        rows.append(("plain FTS5 baseline", plain_fts5(texts[: args.records], questions), 0))
         print(f"\n  recall through MCP (stdio), {len(questions)} LoCoMo questions, no filters:")
         for name, samples, rss in rows:
             peak = f"  server peak RSS {rss / 1024:,.0f} MB" if rss else "  (in-process SQLite, no MCP)"

@@ -69,11 +69,15 @@ def percentile(samples: list[float], p: float) -> float:
 
 
 def baseline(root: Path, store: Store, questions: list[str]) -> list[float]:
-    """Plain FTS5 BM25: one unweighted column per document, OR of non-stopword terms, no reranking."""
+    """Plain FTS5 BM25 over the skills: one unweighted column per document, OR of non-stopword terms, no reranking."""
+    return plain_fts5([f"{row['name']} {row['description']} {row['body']}" for row in store.skills()], questions)
+
+
+def plain_fts5(texts: list[str], questions: list[str]) -> list[float]:
+    """Latency (ms) of each question against a plain FTS5 table of `texts`: the in-run baseline of the benchmarks."""
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
-    for row in store.skills():
-        conn.execute("INSERT INTO t VALUES (?)", (f"{row['name']} {row['description']} {row['body']}",))
+    conn.executemany("INSERT INTO t VALUES (?)", [(t,) for t in texts])
     samples = []
     for q in questions:
         expr = query.parse(q).fts

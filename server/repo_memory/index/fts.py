@@ -83,9 +83,8 @@ class Frequencies:
             chosen.append(term)
             total += counts.get(term, 0)
         if total > BUDGET:  # every word is common: rows that hold them all, else the rarest word's
-            return [" AND ".join(f'"{t}"' for t in terms), f'"{ordered[0]}"'] if len(terms) > 1 else [f'"{ordered[0]}"']
-        rare, every = " OR ".join(f'"{t}"' for t in chosen), " OR ".join(f'"{t}"' for t in terms)
-        return [f"({rare}) AND ({every})"]
+            return [_joined(terms, "AND"), _joined(ordered[:1], "OR")] if len(terms) > 1 else [_joined(ordered[:1], "OR")]
+        return [f"({_joined(chosen, 'OR')}) AND ({_joined(terms, 'OR')})"]
 
     def _of(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
         if conn is not self._conn:
@@ -113,3 +112,8 @@ class Frequencies:
             for n, term in enumerate(new):  # a quoted word of several tokens ("foo-bar") matches at most its rarest one
                 self._counts[term] = min((int(found.get(s, 0)) for s in stems.get(n, ())), default=0)
         return {t: self._counts[t] for t in terms}
+
+
+def _joined(terms: Sequence[str], operator: str) -> str:
+    """Quoted terms (user text is never read as FTS5 syntax) joined by AND or OR."""
+    return f" {operator} ".join(f'"{t}"' for t in terms)
