@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # importing typing costs more than `repo-memory serve` may spend before its first answer
 if TYPE_CHECKING:
+    from typing import Any
+
     from repo_memory.config import Config
     from repo_memory.errors import RepoMemoryError
     from repo_memory.core.store import Store

@@ -1,4 +1,5 @@
-"""The console script: hooks take a short path (they run on every tool call); everything else goes through click."""
+"""The console script. Two commands take a short path: hooks (they run on every tool call) and `serve`, whose front
+answers the handshake before anything heavy is imported; everything else goes through click."""
 
 from __future__ import annotations
 
@@ -6,9 +7,29 @@ import json
 import sys
 
 
+def _serve_root(args: list[str]) -> tuple[bool, str | None]:
+    """Whether `args` is exactly `[--root PATH] serve`, and the root it names."""
+    if args == ["serve"]:
+        return True, None
+    if len(args) == 3 and args[0] == "--root" and args[2] == "serve":
+        return True, args[1]
+    if len(args) == 2 and args[0].startswith("--root=") and args[1] == "serve":
+        return True, args[0].split("=", 1)[1]
+    return False, None
+
+
 def main() -> None:
     """Run `repo-memory`."""
     args = sys.argv[1:]
+    serving, root = _serve_root(args)
+    if serving:
+        from repo_memory.shells import front
+
+        wire = front.Front.on_stdio(front.load()).start()
+        from repo_memory.shells import serve
+
+        serve.run(root, wire)
+        return
     if len(args) == 2 and args[0] == "hook" and args[1] not in ("-h", "--help"):
         from repo_memory.shells import hooks
 

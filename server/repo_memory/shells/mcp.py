@@ -275,7 +275,7 @@ def _resource(read_it: Callable[[], str]) -> str:
         raise ResourceError(str(exc)) from exc
 
 
-def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None) -> MCPServer:
+def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None) -> wire.Server:
     """An MCP server over `store` (or one `opener` opens at the first request); with a `watcher`, clients listening for
     changes hear of edited skills and loops."""
     served = Served(store, watcher, opener)

@@ -19,9 +19,13 @@ from types import FrameType
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import WorkspaceError
+from repo_memory.shells import front
+from repo_memory.shells.front import Front
 
 if TYPE_CHECKING:
     from repo_memory.shells.watch import Watcher
@@ -80,16 +84,18 @@ class Lifetime:
             self._ended.set()
 
 
-def run(root: str | None) -> None:
+def run(root: str | None, wire: Front | None = None) -> None:
     """Serve MCP over stdio until the client goes away.
 
     The repository is `--root`, else REPO_MEMORY_ROOT, else CLAUDE_PROJECT_DIR, else the working directory's; a server
-    started outside any repository opens the one the client names as its MCP root at the first request."""
-    from repo_memory.shells import mcp  # the MCP SDK takes about a second to import; only serve needs it
-
+    started outside any repository opens the one the client names as its MCP root at the first request. `wire` is the
+    front the console script started before importing anything heavy; without one, it starts here."""
+    wire = wire or Front.on_stdio(front.load()).start()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
     lifetime.install()
+    from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
+
     try:
         store: Store | None = Store(Config.load(root))
     except WorkspaceError:
@@ -107,7 +113,17 @@ def run(root: str | None) -> None:
         raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
                              "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
+    server = mcp.build(store, lifetime.attach(store) if store else None, opener)
+    if wire.manifest is None:  # the shipped manifest was made with other SDK versions: record this machine's
+        threading.Thread(target=_record_manifest, name="repo-memory-manifest", daemon=True).start()
     try:
-        mcp.build(store, lifetime.attach(store) if store else None, opener).run("stdio")
+        anyio.run(server.run_front_async, wire)
     finally:
         lifetime.end()
+
+
+def _record_manifest() -> None:
+    from repo_memory.shells import manifest
+
+    path = manifest.remember(manifest.generate())
+    log.info("recorded the start-up manifest for this machine's SDK versions in %s", path)

@@ -9,9 +9,7 @@ a line the SDK would accept passes through untouched; any other line is answered
 
 from __future__ import annotations
 
-import io
 import json
-import os
 import re
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, cast
@@ -27,6 +25,7 @@ from pydantic import ValidationError
 
 from repo_memory.errors import RepoMemoryError
 from repo_memory.index.db import damage
+from repo_memory.shells.front import Front
 from repo_memory.shells.served import Served
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
@@ -130,16 +129,6 @@ class Checked:
             await self._reply.send(SessionMessage(error))
 
 
-def claim_stdin() -> io.TextIOWrapper:
-    """The client's input on a private descriptor, with fd 0 pointed at the null device, so a command the server runs
-    (git, a loop's verification) can never read the protocol's bytes. The SDK does the same for the stdin it opens."""
-    private = os.dup(0)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    return io.TextIOWrapper(os.fdopen(private, "rb", closefd=True), encoding="utf-8", errors="replace")
-
-
 class Server(MCPServer):
     """The SDK's server with answers of our own: every tool in `writers` spends from the write limiter; arguments in
     the wrong form get a short error naming the argument and the expected form (never the value sent, never
@@ -170,10 +159,15 @@ class Server(MCPServer):
             return await super().call_tool(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
-        stdin = Checked(anyio.wrap_file(claim_stdin()))
-        async with stdio_server(stdin=cast(Any, stdin)) as (read_stream, write_stream):
+        """Serve this process's stdin and stdout (a front that answers nothing early: `serve` starts its own)."""
+        await self.run_front_async(Front.on_stdio(None).start())
+
+    async def run_front_async(self, front: Front) -> None:
+        """Serve the lines `front` reads, and write through it (the front may have answered the first requests)."""
+        stdin = Checked(front.lines())
+        async with stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, front.stdout())) as (read_stream, write_stream):
             stdin.attach(write_stream)
-            # The SDK's own run_stdio_async, with our stdin: MCPServer offers no public way to pass one.
+            # The SDK's own run_stdio_async, with our streams: MCPServer offers no public way to pass them.
             await self._lowlevel_server.run(read_stream, write_stream, self._lowlevel_server.create_initialization_options())
 
 

@@ -1,0 +1,247 @@
+"""The first moments of `repo-memory serve`: the handshake and the tool list answered while the rest loads.
+
+Harnesses start an MCP server and send their first model request soon after: Codex gives an optional server about a
+second, Claude Code lists what has connected by then. Importing the MCP SDK takes most of a second (pydantic builds
+the models of two protocol versions) and our store a few tenths more, so a server that waited for them lost its
+tools on the first turn. The front needs only the standard library: it owns stdin and stdout from the first
+millisecond, answers `initialize`, `server/discover`, `tools/list` and `ping` from a manifest of exactly what the full
+server answers (`shells/manifest.json`, generated from the real tool definitions by `shells/manifest.py`), and passes
+every line on, in order, to the SDK once it is ready. The SDK sees the whole conversation as the client sent it; its
+own answers to requests the front already answered are compared with the front's and dropped.
+
+Nothing here imports the SDK, the index, git or the model: `tests/shells/test_startup.py` holds it to that.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import queue
+import sys
+import threading
+
+TYPE_CHECKING = False  # typing alone costs more than the handshake's budget allows
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+    from typing import Any, BinaryIO
+
+MANIFEST = os.path.join(os.path.dirname(__file__), "manifest.json")
+MODERN_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")  # what shapes the answers besides our own code
+
+
+def installed() -> dict[str, str]:
+    """The installed versions of the distributions the manifest depends on, read from their dist-info folder names
+    (importlib.metadata would cost more than the whole handshake)."""
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                dist, _, version = name[: -len(".dist-info")].partition("-")
+                dist = dist.lower().replace("-", "_").replace(".", "_")
+                if dist in DISTRIBUTIONS and dist not in found:
+                    found[dist] = version
+    return found
+
+
+def key() -> dict[str, str]:
+    """What a manifest must have been generated with to be served: our version and the SDK's, pydantic's."""
+    from repo_memory import __version__
+
+    return {"repo_memory": __version__, **installed()}
+
+
+def cache_path() -> str:
+    """Where a manifest generated on this machine is kept when the shipped one was made with other versions."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "repo-memory", "manifest.json")
+
+
+def load(wanted: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """The manifest generated with exactly the installed versions: the shipped one, else this machine's cached one.
+
+    None (every request waits for the SDK) when there is none, or when REPO_MEMORY_FRONT=off turns early answers off."""
+    if os.environ.get("REPO_MEMORY_FRONT", "").lower() in ("0", "off", "false", "no"):
+        return None
+    wanted = key() if wanted is None else wanted
+    for path in (MANIFEST, cache_path()):
+        try:
+            with open(path, encoding="utf-8") as file:
+                manifest = json.load(file)
+        except (OSError, ValueError):
+            continue
+        if isinstance(manifest, dict) and manifest.get("key") == wanted:
+            return manifest
+    return None
+
+
+def _ident(message: dict[str, Any]) -> str | None:
+    """A request id as a dictionary key ('1' and 1 are different ids)."""
+    ident = message.get("id")
+    if isinstance(ident, bool) or not isinstance(ident, (int, str)):
+        return None
+    return json.dumps(ident)
+
+
+class Front:
+    """Owns the wire: reads the client's lines on a thread, answers what the manifest covers until the SDK takes over,
+    queues every line for the SDK, and writes every answer (its own and the SDK's) one whole line at a time."""
+
+    def __init__(self, manifest: dict[str, Any] | None, reader: BinaryIO, write: Callable[[bytes], None]):
+        self.manifest = manifest
+        self._reader, self._write_bytes = reader, write
+        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._write_lock = threading.Lock()
+        self._answered: dict[str, Any] = {}  # id -> the result the front sent, until the SDK's own answer is compared
+        self._era: str | None = None  # "legacy" after an initialize, "modern" after an enveloped request
+        self._version: str | None = None  # the protocol version initialize negotiated
+        self.handed_over = threading.Event()
+        self.mismatches: list[str] = []
+        self._thread = threading.Thread(target=self._read, name="repo-memory-front", daemon=True)
+
+    @classmethod
+    def on_stdio(cls, manifest: dict[str, Any] | None) -> Front:
+        """A front on this process's stdin and stdout, which it claims: fd 0 then reads the null device and fd 1 goes
+        to stderr, so nothing the server imports or runs (git, a loop's verification) can touch the protocol's bytes."""
+        wire_in, wire_out = os.dup(0), os.dup(1)
+        for fd, target in ((0, os.open(os.devnull, os.O_RDONLY)), (1, os.dup(2))):
+            os.dup2(target, fd)
+            os.close(target)
+        reader = io.open(wire_in, "rb", buffering=io.DEFAULT_BUFFER_SIZE, closefd=False)
+
+        def write(data: bytes) -> None:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(wire_out, view):]
+
+        return cls(manifest, reader, write)
+
+    def start(self) -> Front:
+        self._thread.start()
+        return self
+
+    # --- the client's side -------------------------------------------------------------------------------
+
+    def _read(self) -> None:
+        try:
+            for raw in self._reader:
+                line = raw.decode("utf-8", errors="replace")
+                if self.manifest is not None and not self.handed_over.is_set():
+                    try:
+                        self._answer(line)
+                    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+                        pass  # anything unusual is the SDK's to answer, with the error it deserves
+                self._lines.put(line)
+        except (OSError, ValueError):
+            pass  # stdin is gone: the same as its end
+        finally:
+            self._lines.put(None)
+
+    def _answer(self, line: str) -> None:
+        """Answer `line` from the manifest when it is a request the manifest covers in this connection's state."""
+        message = json.loads(line)
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
+            return
+        ident, method, params = _ident(message), message["method"], message.get("params")
+        if ident is None or (params is not None and not isinstance(params, dict)):
+            return
+        params = params or {}
+        assert self.manifest is not None
+        meta = params.get("_meta")
+        envelope = meta if isinstance(meta, dict) and MODERN_KEY in meta else None
+        if self._era is None:  # the first request decides the connection's era, as it does for the SDK
+            self._era = "modern" if envelope is not None and method != "initialize" else "legacy"
+            if method == "initialize" and _initialize_params(params):
+                requested = params["protocolVersion"]
+                self._version = requested if requested in self.manifest["legacy"] else self.manifest["latest_handshake"]
+                self._reply(ident, message["id"], self.manifest["legacy"][self._version]["initialize"])
+                return
+        if not _plain(method, params):
+            return
+        result: Any = None
+        if self._era == "modern" and envelope is not None and isinstance(envelope.get(CAPABILITIES_KEY), dict):
+            version = envelope[MODERN_KEY]
+            result = self.manifest["modern"].get(version, {}).get(method) if isinstance(version, str) else None
+        elif self._era == "legacy" and envelope is None and self._version is not None and method != "initialize":
+            result = self.manifest["legacy"][self._version].get(method)
+        if result is not None:
+            self._reply(ident, message["id"], result)
+
+    def _reply(self, ident: str, raw_id: Any, result: Any) -> None:
+        self._answered[ident] = result
+        self._send({"jsonrpc": "2.0", "id": raw_id, "result": result})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self.write_line(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+
+    def write_line(self, line: str) -> None:
+        """Write one message as one line; the lock keeps the front's and the SDK's lines whole."""
+        data = (line.rstrip("\n") + "\n").encode("utf-8")
+        with self._write_lock:
+            self._write_bytes(data)
+
+    # --- the SDK's side ----------------------------------------------------------------------------------
+
+    async def lines(self) -> AsyncIterator[str]:
+        """Every line the client sent, in order, for the SDK's stdio transport; the front stops answering at the first."""
+        import anyio
+
+        while True:
+            line = await anyio.to_thread.run_sync(self._lines.get)
+            self.handed_over.set()
+            if line is None:
+                return
+            yield line
+
+    def from_sdk(self, line: str) -> None:
+        """Write an SDK message, unless it answers a request the front answered (then compare the two answers)."""
+        if self._answered:
+            message = json.loads(line)
+            ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
+            if ident is not None and ident in self._answered:
+                ours = self._answered.pop(ident)
+                if message.get("result") != ours:
+                    import logging
+
+                    self.mismatches.append(ident)
+                    logging.getLogger("repo_memory").warning("the start-up manifest answered request %s differently from the server; regenerate it "
+                                "with `python -m repo_memory.shells.manifest`", ident)
+                return
+        self.write_line(line)
+
+    def stdout(self) -> SdkOut:
+        """An async text file for the SDK's stdio transport, writing through `from_sdk`."""
+        return SdkOut(self)
+
+
+class SdkOut:
+    """The two methods of an async text file the SDK's stdio transport writes its messages with."""
+
+    def __init__(self, front: Front):
+        self._front = front
+
+    async def write(self, text: str) -> None:
+        import anyio
+
+        await anyio.to_thread.run_sync(self._front.from_sdk, text)
+
+    async def flush(self) -> None:
+        return None
+
+
+def _initialize_params(params: dict[str, Any]) -> bool:
+    """Whether `initialize` params have the shape the SDK accepts (anything else gets the SDK's own error)."""
+    info = params.get("clientInfo")
+    return (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
+            and isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str))
+
+
+def _plain(method: str, params: dict[str, Any]) -> bool:
+    """A request whose answer does not depend on its params: no cursor for a list, nothing at all otherwise."""
+    return not (set(params) - {"_meta"})

