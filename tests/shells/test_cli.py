@@ -152,3 +152,16 @@ def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Pa
     assert "memory(skill): accept kept-draft" in log and "memory(skill): reject bad-draft" in log
     listed = json.loads(run(runner, repo, "skill", "list", "--json"))
     assert [(r["name"], r["status"]) for r in listed] == [("kept-draft", "active")]
+
+
+def test_search_prints_the_scores_it_ranked_by_highest_first(runner: CliRunner, repo: Path):
+    write_skill_file(repo, "tox-docs", "How we build the docs with tox.", "Run tox -e docs; cross-references are checked.")
+    run(runner, repo, "log", "import", "-", stdin='{"text": "We decided tox checks docs cross-references.", "kind": "decision"}\n'
+        '{"text": "The docs build is slow.", "kind": "note"}\n')
+    rows = [line.split() for line in run(runner, repo, "search", "tox", "docs", "cross-references").splitlines()]
+    scores = [float(row[0]) for row in rows]
+    assert len(scores) == 3 and all(s > 0 for s in scores), rows  # a real hit never prints as 0.000
+    assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
+    hits = json.loads(run(runner, repo, "search", "--json", "tox", "docs", "cross-references"))["hits"]
+    assert [h["score"] for h in hits] == scores  # the JSON (what recall returns) carries the same scores
+

@@ -60,6 +60,12 @@ def _normalised(hits: list[Hit]) -> list[tuple[float, Hit]]:
     return [(h.score / top, h) for h in hits]
 
 
+def _scored(hit: Hit, score: float) -> Hit:
+    """`hit` with the score it was ranked by (its list's scores divided by the list's best, so 1.0 is a best match):
+    raw BM25 and fused scores are on scales of their own and would print out of order, or as 0.000."""
+    return dataclasses.replace(hit, score=round(score, 4))
+
+
 def split_kinds(kinds: Sequence[str] | None) -> tuple[set[str], list[str] | None]:
     """(document kinds, record kinds or None for all) asked for; InvalidArgumentError names the kinds that exist."""
     wanted = set(kinds or ())
@@ -104,11 +110,11 @@ class Recall:
         merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
         budget = PAGE_CHARS
-        for _, hit in merged[offset : offset + limit]:
+        for score, hit in merged[offset : offset + limit]:
             budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
             if page and budget < 0:
                 break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
-            page.append(hit)
+            page.append(_scored(hit, score))
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset else self._similar(text)
         ranking = "hybrid (full-text + meaning)" if sem is not None else f"full-text only: {self._why_lexical()}"
@@ -136,7 +142,7 @@ class Recall:
         if not kinds or record_kinds:
             hits += _normalised(self._records.search(parsed, limit, 0, record_kinds, None, None, moment))
         hits.sort(key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
-        return RecallResult(query=text, hits=[h for _, h in hits[:limit]])
+        return RecallResult(query=text, hits=[_scored(h, score) for score, h in hits[:limit]])
 
     def _weigh(self) -> Callable[[dict[str, Any]], float]:
         """Recall's multiplier for a skill row: what its uses earned, and how recently (core/utility.py has the formula)."""
