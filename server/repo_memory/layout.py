@@ -102,6 +102,11 @@ def _shown(root: Path, path: Path) -> str:
         return str(path)
 
 
+def diff_driver_set(root: Path, git_dir: Path | None = None) -> bool:
+    """Whether this clone's git config has the driver that renders experience logs (a clone does not copy .git/config)."""
+    return Git(root, git_dir or root / ".git").config("diff.repo-memory.textconv") == TEXTCONV
+
+
 def initialised(root: Path, git_dir: Path | None = None) -> bool:
     """True when init has run here (the union-merge rule is in place, shared or private)."""
     for attributes in (root / ".gitattributes", (git_dir or root / ".git") / "info" / "attributes"):

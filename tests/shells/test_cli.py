@@ -165,3 +165,25 @@ def test_search_prints_the_scores_it_ranked_by_highest_first(runner: CliRunner, 
     hits = json.loads(run(runner, repo, "search", "--json", "tox", "docs", "cross-references"))["hits"]
     assert [h["score"] for h in hits] == scores  # the JSON (what recall returns) carries the same scores
 
+
+def test_doctor_never_counts_the_generated_claude_skills_mirror_as_uncommitted_memory(runner: CliRunner, repo: Path):
+    write_skill_file(repo, "tox-docs", "How we build the docs with tox.")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    run(runner, repo, "reindex")
+    run(runner, repo, "sync")  # the mirror in .claude/skills, generated, untracked
+    assert (repo / ".claude/skills/tox-docs/SKILL.md").is_file()
+    out = run(runner, repo, "doctor")
+    assert "not committed" not in out and ".claude/skills" not in out, out
+
+
+def test_doctor_in_a_teammates_clone_without_the_diff_driver_says_to_run_init(runner: CliRunner, repo: Path, tmp_path: Path):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "start")
+    run(runner, repo, "init")  # commits .agents/ and .gitattributes itself
+    clone = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    out = run(runner, clone, "doctor")
+    assert "diff driver" in out and "repo-memory init" in out, out
+    assert "All good" not in out
+    run(runner, clone, "init")
+    assert "All good" in run(runner, clone, "doctor")

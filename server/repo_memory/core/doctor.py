@@ -114,11 +114,13 @@ def _git(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".agents/", f"{health.pending} memory path(s) written but not committed yet{why}",
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
-    if health.uncommitted:
-        shown = ", ".join(health.uncommitted[:5]) + (f" and {len(health.uncommitted) - 5} more" if len(health.uncommitted) > 5 else "")
-        out.append(Finding("warning", ".agents/", f"{len(health.uncommitted)} memory file(s) changed but not committed: {shown}",
-                           "Commit them with `git add .agents && git commit` (edits you made by hand), or review them with "
-                           "`git diff .agents`."))
+    uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p)]  # copies `sync` remakes at will
+    if uncommitted:
+        shown = ", ".join(uncommitted[:5]) + (f" and {len(uncommitted) - 5} more" if len(uncommitted) > 5 else "")
+        folders = " ".join(sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in uncommitted}))
+        out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {shown}",
+                           f"Commit them with `git add {folders} && git commit` (edits you made by hand), or review them with "
+                           f"`git status {folders}` and `git diff {folders}`."))
     return out
 
 
@@ -127,6 +129,10 @@ def _setup(store: Store) -> list[Finding]:
     if not layout.initialised(store.root, store.config.git_dir):
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
                            "Run `repo-memory init`."))
+    elif not layout.diff_driver_set(store.root, store.config.git_dir):
+        out.append(Finding("warning", ".git/config", "this clone has no diff driver for experience logs (a clone does not copy "
+                           "it), so `git diff` and `git log -p` show raw JSON lines", "Run `repo-memory init` in this clone "
+                           "(it changes nothing that is committed)."))
     mirror_base = store.root / mirror.TARGET
     if mirror_base.is_dir():
         for marker in mirror_base.glob(f"*/{skills.MIRROR_MARKER}"):

@@ -69,6 +69,15 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
     return report
 
 
+def generated(root: Path, rel: str, target: str = TARGET) -> bool:
+    """Whether repository-relative `rel` lies in a copy `mirror` generated (its folder carries the marker)."""
+    prefix = f"{target}/"
+    if not rel.startswith(prefix):
+        return False
+    name = rel[len(prefix):].split("/", 1)[0]
+    return bool(name) and (root / target / name / skills.MIRROR_MARKER).is_file()
+
+
 def unmirror(root: Path, target: str = TARGET) -> list[str]:
     """Delete the copies `mirror` generated (a hand-written skill folder there is left alone); returns their names."""
     base, removed = root / target, []
