@@ -187,3 +187,21 @@ def test_doctor_in_a_teammates_clone_without_the_diff_driver_says_to_run_init(ru
     assert "All good" not in out
     run(runner, clone, "init")
     assert "All good" in run(runner, clone, "doctor")
+
+
+def test_files_written_by_init_skill_new_and_setup_respect_the_umask(tmp_path: Path):
+    import os
+
+    for umask, want in ((0o022, 0o644), (0o077, 0o600)):
+        repo, home = tmp_path / f"repo-{umask:o}", tmp_path / f"home-{umask:o}"
+        repo.mkdir()
+        home.mkdir()
+        git(repo, "init", "-q")
+        env = {**os.environ, "HOME": str(home)}
+        for args in (["init"], ["skill", "new", "modes", "-d", "How file modes are kept.", "--body", "1. Look."],
+                     ["setup", "claude-code"], ["setup", "codex"]):
+            subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, env=env, check=True, capture_output=True,
+                           preexec_fn=lambda u=umask: os.umask(u))  # type: ignore[misc]
+        written = [p for p in [*repo.rglob("*"), *home.rglob("*")] if p.is_file() and ".git" not in p.relative_to(tmp_path).parts]
+        modes = {p.relative_to(tmp_path).as_posix(): oct(p.stat().st_mode & 0o777) for p in written}
+        assert len(written) >= 8 and set(modes.values()) == {oct(want)}, modes

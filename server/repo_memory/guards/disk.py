@@ -71,11 +71,30 @@ def read_safely(path: Path) -> bytes:
         return handle.read()
 
 
+_UMASK: list[int] = []
+
+
+def umask() -> int:
+    """The process's umask, read without changing it where the kernel tells it (os.umask can only set it, and setting
+    it to read it back would race every thread creating a file meanwhile)."""
+    if not _UMASK:
+        try:
+            with open("/proc/self/status", encoding="ascii") as status:
+                _UMASK.append(next(int(line.split()[1], 8) for line in status if line.startswith("Umask:")))
+        except (OSError, StopIteration, ValueError):
+            current = os.umask(0o022)
+            os.umask(current)
+            _UMASK.append(current)
+    return _UMASK[0]
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never a torn one.
 
-    The rename replaces the directory entry and never writes through a link; an existing link or hard-linked
-    file in the way is refused all the same, since someone put it there to redirect memory."""
+    A new file gets the mode the umask allows (as `open` would give it), a replaced one keeps its mode. The rename
+    replaces the directory entry and never writes through a link; an existing link or hard-linked file in the way is
+    refused all the same, since someone put it there to redirect memory."""
+    mode = 0o666 & ~umask()
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -83,9 +102,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     else:
         if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
             os.close(open_safely(path))  # raises the explanation
+        mode = stat.S_IMODE(st.st_mode)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)  # mkstemp makes 0600 whatever the umask: a teammate's checkout would differ from git's
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
