@@ -222,3 +222,19 @@ def test_doctor_names_memory_that_is_not_committed_and_how_to_land_it(repo: Path
     assert "changed but not committed: .agents/skills/by-hand/SKILL.md" in out and "git add .agents" in out
     runner.invoke(cli, ["--root", str(repo), "doctor", "--fix"])
     assert "pending-session" in git(repo, "log", "-1", "--name-only", "--format=")
+
+
+def test_a_hook_registered_twice_records_each_event_once(repo: Path):
+    """Two registrations (say settings.json and settings.local.json) run together with the same payload."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    payload = json.dumps({"session_id": SESSION, "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                          "tool_use_id": "toolu_01", "tool_input": {"command": "make test"}, "tool_response": {"stdout": "ok"}})
+    end = json.dumps({"session_id": SESSION, "cwd": str(repo), "hook_event_name": "SessionEnd", "reason": "other"})
+    for event, body in (("post-tool", payload), ("session-end", end)):
+        procs = [subprocess.Popen([sys.executable, "-m", "repo_memory", "hook", event], cwd=repo, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        for proc in procs:
+            proc.communicate(body, timeout=60)
+    logged = [json.loads(line) for path in repo.glob(".agents/experience/*/*.jsonl") for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [r["kind"] for r in logged] == ["tool", "observation"], logged
+    assert memory_commits(repo) == [f"memory(experience): {SESSION}#1-2"]

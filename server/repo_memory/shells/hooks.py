@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
+import os
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +21,7 @@ from repo_memory.errors import NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 
 log = logging.getLogger("repo_memory")
+DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
 HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
 
 
@@ -36,6 +41,8 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
         log.warning("hook %s: %s", event, exc)
         return {}
     try:
+        if not first_delivery(store.config.state_dir, event, payload):
+            return {}  # the same hook registered twice (say in settings.json and settings.local.json): record it once
         return handler(store, payload)
     except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
         log.warning("hook %s failed, letting the harness continue: %s", event, exc)
@@ -44,6 +51,37 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
         # One commit per tool call would bury the history: hooks leave writes pending (durably, owned by the harness),
         # and the session's end, a checkpoint, or any later process once the harness is gone commits them.
         store.close(commit=False)
+
+
+def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool:
+    """Whether this is the first delivery of this exact event: a harness runs every registration of a hook with the same
+    payload at the same moment, so a marker named by the payload's hash, created exclusively, lets exactly one through.
+    A marker older than DUPLICATE_WINDOW seconds is a past event that happened to look the same, not a duplicate."""
+    digest = hashlib.sha256(json.dumps([event, payload], sort_keys=True, default=str).encode()).hexdigest()[:40]
+    folder = state_dir / "hook-events"
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / digest
+    for _ in range(2):
+        try:
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - marker.stat().st_mtime < DUPLICATE_WINDOW:
+                    return False
+                marker.unlink()
+            except FileNotFoundError:
+                pass
+    return False
+
+
+def _forget_old_deliveries(state_dir: Path) -> None:
+    horizon = time.time() - 3600
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(state_dir / "hook-events"):
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime < horizon:
+                    os.unlink(entry.path)
 
 
 def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
@@ -185,6 +223,7 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
     store.flush(session=store.session)
+    _forget_old_deliveries(store.config.state_dir)
     return {}
 
 
