@@ -65,6 +65,18 @@ def _holds_secret(path: Path) -> bool:
     return bool(secretscan.scan(text))
 
 
+def _last_seq(log: bytes) -> int:
+    """The seq of the last record of an experience log (0 when it has none)."""
+    for line in reversed(log.splitlines()):
+        try:
+            seq = json.loads(line).get("seq")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(seq, int):
+            return seq
+    return 0
+
+
 class Committer:
     """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
 
@@ -227,11 +239,13 @@ class Committer:
             if e.kind == "doc":
                 first.setdefault(e.path, e.message)  # a skill added then updated in one commit was added
         messages = list(dict.fromkeys(first.values()))
-        for session in dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session):
-            firsts = [e.first for e in entries if e.session == session and e.kind == "experience" and e.first]
-            lasts = [e.last for e in entries if e.session == session and e.kind == "experience" and e.last]
-            span = "" if not firsts else f"#{min(firsts)}" + (f"-{max(lasts)}" if max(lasts, default=0) > min(firsts) else "")
-            messages.append(f"memory(experience): {session}{span}")
+        base = self.git.memory_head()
+        sessions = list(dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session))
+        for n, session in enumerate(sessions):
+            logs = sorted({e.path for e in entries if e.session == session and e.path.endswith(".jsonl")})
+            spans = [span for path in logs if (span := self._span(base, path))] if n < LISTED else []
+            low, high = min((a for a, _ in spans), default=0), max((b for _, b in spans), default=0)
+            messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else ""))
         messages = list(dict.fromkeys(messages)) or ["memory: update"]
         subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
         listed = [f"- {m}" for m in messages[:LISTED]] + ([f"- … and {len(messages) - LISTED} more"] if len(messages) > LISTED else [])
@@ -241,6 +255,15 @@ class Committer:
         if len(sessions) > LISTED:
             trailers += f"Memory-Sessions: {len(sessions)}\n"
         return f"{subject}\n{body}\n{trailers}Memory-Harness: {self.policy.harness}\n"
+
+    def _span(self, base: str | None, path: str) -> tuple[int, int] | None:
+        """(first, last) seq of the records the log at `path` holds beyond its committed version: what this commit adds."""
+        try:
+            now = _last_seq((self.root / path).read_bytes())
+        except OSError:
+            return None
+        before = _last_seq(self.git.blob(base, path)) if base and self.git.entry(base, path) else 0
+        return (before + 1, now) if now > before else None
 
     def _identity(self) -> dict[str, str]:
         """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""
