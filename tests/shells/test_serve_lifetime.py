@@ -169,3 +169,20 @@ def test_a_git_stash_after_a_session_no_longer_removes_uncommitted_memory(repo: 
     assert b"Traceback" not in server.stderr, server.stderr.decode()[-2000:]  # the watcher stops before the event loop closes
     git(repo, "stash", "-u")
     assert (repo / ".agents/skills/stashed/SKILL.md").is_file()  # it was committed, so the stash did not take it
+
+
+def test_ended_as_codex_ends_it_a_server_still_commits_what_it_wrote(repo: Path):
+    """Codex: SIGTERM to the server's process group (its git children too) with the end of input, SIGKILL 50 ms later."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    assert not server.call("remember", {"text": "Written just before Codex ended the session."}).get("isError")
+    assert not server.call("skill_write", {"name": "late-skill", "description": "Written just before the end.", "body": "1. Go."}).get("isError")
+    os.killpg(server.proc.pid, signal.SIGTERM)
+    server.close_input()
+    time.sleep(0.05)
+    server.kill(signal.SIGKILL)
+    server.wait(5)
+    assert wait_until(lambda: bool(in_head(repo, ".agents/experience")) and ".agents/skills/late-skill/SKILL.md" in in_head(repo), 20)
+    written = (".agents/experience", ".agents/skills/late-skill")
+    assert wait_until(lambda: git(repo, "status", "--porcelain", "--untracked-files=no", "--", *written).strip() == "", 5), git(repo, "status", "--porcelain")

@@ -1,10 +1,11 @@
 """`repo-memory serve`: the server process — stdio, the file watcher, and a bounded exit that commits what it owns.
 
-A harness ends a server by closing its stdin, then SIGTERM, then SIGKILL a couple of seconds apart (the MCP SDK
-client waits 2 s after each). At end of input the server stops the watcher and commits what it owns; a SIGTERM, SIGINT
-or SIGHUP that arrives meanwhile (or first) gives that commit EXIT_BUDGET more seconds, then the process exits.
-Whatever it could not commit in time stays in the durable pending list, and the next repo-memory process commits it;
-nothing acknowledged is lost either way.
+A harness ends a server by closing its stdin, then SIGTERM, then SIGKILL: the MCP SDK client waits 2 s after each;
+Codex sends SIGTERM to the server's whole process group with the end of input and SIGKILL some 50 ms later. At end of
+input the server stops the watcher and commits what it owns; a SIGTERM, SIGINT or SIGHUP that arrives meanwhile (or
+first) gives that commit EXIT_BUDGET more seconds, then the process exits. A server that holds pending writes at its end
+first starts a finisher outside its process group (shells/finish.py), which commits whatever the server could not
+once it is gone; and the next repo-memory process would too: nothing acknowledged is lost, and it lands within seconds.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import anyio
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import WorkspaceError
-from repo_memory.shells import front
+from repo_memory.git.pending import Journal
+from repo_memory.shells import finish, front
 from repo_memory.shells.front import Front
 
 if TYPE_CHECKING:
@@ -71,6 +73,8 @@ class Lifetime:
             if self.store is None:
                 self._ended.set()
                 return
+            if any(e.owner == os.getpid() for e in Journal(self.store.config.state_dir).read()):
+                finish.start(self.store.root, os.getpid())  # commits what this process leaves, should it be killed first
             self.watcher.stop()  # before the event loop closes: a late change notification has nowhere to go
             threading.Thread(target=self._close, name="repo-memory-close", daemon=True).start()
         if not self._ended.wait(budget):

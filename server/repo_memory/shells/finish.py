@@ -1,0 +1,58 @@
+"""What outlives a server that is ended in a hurry: a process in a session of its own that waits for the server to
+be gone, then commits what it left pending.
+
+Codex ends a stdio server by sending SIGTERM to its whole process group (the git processes of an exit commit too),
+closing its stdin, and sending SIGKILL some 50 ms later: no server can commit in that time. So at its end a server
+that holds pending writes starts this (`Lifetime.end`), outside its process group, before it tries to commit itself.
+If the server's own commit lands, there is nothing left here and this exits at once.
+
+    python -m repo_memory.shells.finish ROOT PID
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+WAIT = 15.0  # seconds to wait for the server to be gone; a server that outlives it commits by itself
+
+
+def start(root: Path, pid: int) -> None:
+    """Start the finisher for server `pid` of the repository at `root`, detached from its process group."""
+    subprocess.Popen([sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid)], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    try:  # a zombie (exited, not reaped yet) is gone for our purpose
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def main(argv: list[str]) -> int:
+    root, pid = Path(argv[0]), int(argv[1])
+    deadline = time.monotonic() + WAIT
+    while not _gone(pid):
+        if time.monotonic() > deadline:
+            return 0
+        time.sleep(0.02)
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+
+    Store(Config.load(root)).close(commit=False)  # opening a Store commits what a dead process left pending
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
