@@ -22,7 +22,6 @@ from tests.harness.fake_responses import FakeResponses
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
 CODEX_NAMESPACE = "mcp__repo_memory"  # server "repo-memory" in Codex: "-" becomes "_", the call is namespace + tool name
-CODEX_MODEL = "gpt-5"  # not in Codex's catalog, so MCP tools are listed directly (no tool_search round trip)
 
 
 def cli_tool(name: str) -> str:
@@ -74,7 +73,7 @@ def codex_home(home: Path, api: FakeResponses) -> None:
     """~/.codex/config.toml pointing Codex at the scripted `api` (written before `repo-memory setup codex` appends to it)."""
     config = home / ".codex" / "config.toml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text(f'model = "{CODEX_MODEL}"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+    config.write_text(f'model_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
                       f'base_url = "{api.url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_OPENAI_API_KEY"\n', encoding="utf-8")
 
 
@@ -85,11 +84,9 @@ def trust_project(home: Path, repo: Path) -> None:
 
 
 def codex(repo: Path, home: Path, prompt: str, *extra: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """`codex exec PROMPT` in `repo`, its model the provider `codex_home` configured."""
-    args = [cli_tool("codex"), "exec",
-            "--dangerously-bypass-hook-trust",  # project hooks otherwise run only once a person trusted each one by hash
-            "-c", "mcp_servers.repo-memory.required=true",  # wait for the server: an optional one gets about 1 s
-            *extra, prompt]
+    """`codex exec PROMPT` in `repo` with the default model, its provider the one `codex_home` configured; nothing else
+    set (hooks run only once trusted, as `repo-memory setup codex --trust` or Codex's own prompt stores it)."""
+    args = [cli_tool("codex"), "exec", *extra, prompt]
     return run(args, repo, {**base_env(home), "FAKE_OPENAI_API_KEY": "sk-test"}, timeout)
 
 

@@ -7,7 +7,8 @@
 A turn is a str (one assistant message), a dict from `function_call()` (one function_call item), a list of those
 (several output items in one response), or a callable that gets the request body and returns one of those. When
 the script runs out, `final_text` answers; past `limit` model requests the answer is HTTP 400 (codex exec exits 1).
-Requests without `tools` (none seen from codex exec 0.171) get `side_text` and take no turn. Turns can tell
+Side requests (a subagent named in client_metadata, e.g. memory consolidation) get `side_text` and take no turn; the
+session's own requests offer tools in `tools` or, with the default model (code mode), in an `additional_tools` item. Turns can tell
 concurrent sessions apart with `session_id(body)`. Only the standard library is used.
 
 Calling an MCP tool: function_call(TOOL, args, namespace="mcp__" + server name with "-" -> "_"), e.g. namespace
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -49,7 +51,25 @@ def tool_search_call(query: str, limit: int | None = None, call_id: str | None =
 
 
 def is_main(body: dict[str, Any]) -> bool:
-    return bool(body.get("tools"))
+    """A request of the session itself: it offers tools, in `tools` (gpt-5.5 and models outside the catalog) or in an
+    `additional_tools` input item (the default model, gpt-6.2-sol, in code mode); side requests (memory
+    consolidation, titles) name a subagent in client_metadata."""
+    if "x-openai-subagent" in (body.get("client_metadata") or {}):
+        return False
+    return bool(body.get("tools")) or any(isinstance(i, dict) and i.get("type") == "additional_tools" for i in body.get("input", []))
+
+
+def offered_namespaces(body: dict[str, Any]) -> set[str]:
+    """The MCP tool namespaces a request offers the model: listed directly (a `namespace` tool) or announced as
+    deferred ("Deferred tool namespaces:" in a developer message, the default model and gpt-5.5)."""
+    found = {t["name"] for t in body.get("tools") or [] if isinstance(t, dict) and t.get("type") == "namespace"}
+    for item in body.get("input", []):
+        if isinstance(item, dict) and item.get("type") == "message" and item.get("role") == "developer":
+            for part in item.get("content") or []:
+                text = part.get("text", "") if isinstance(part, dict) else ""
+                if "Deferred tool namespaces:" in text:
+                    found |= set(re.findall(r"^- (mcp__[A-Za-z0-9_]+)", text, re.MULTILINE))
+    return found
 
 
 def session_id(body: dict[str, Any]) -> str | None:

@@ -18,8 +18,8 @@ from repo_memory.core.store import Store
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 from tests.conftest import git, write_skill_file
-from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records, trust_project
-from tests.harness.fake_responses import FakeResponses, function_call, function_outputs, session_id
+from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records
+from tests.harness.fake_responses import FakeResponses, function_call, function_outputs, offered_namespaces, session_id
 
 pytestmark = pytest.mark.slow
 PY = sys.executable
@@ -37,9 +37,9 @@ def project(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tupl
 
 def attach(repo: Path, home: Path, api: FakeResponses) -> None:
     codex_home(home, api)
-    result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "codex"], catch_exceptions=False)
+    # --trust stores what answering Codex's "Hooks need review" with "Trust all and continue" stores
+    result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "codex", "--trust"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    trust_project(home, repo)
 
 
 def test_recall_round_trip_through_codex_with_its_hooks_recording_the_call(project: tuple[Path, Path]):
@@ -51,8 +51,8 @@ def test_recall_round_trip_through_codex_with_its_hooks_recording_the_call(proje
         done = codex(repo, home, "How do we cut a release?")
     assert done.returncode == 0, done.stderr[-2000:]
     first, second = api.main_requests()[:2]
-    namespace = next(t for t in first["tools"] if t.get("name") == CODEX_NAMESPACE)
-    assert "repo-memory is this repository's memory" in namespace["description"]  # the server's instructions, as Codex shows them
+    assert CODEX_NAMESPACE in offered_namespaces(first)  # the default model: deferred, named with the server's instructions
+    assert f"- {CODEX_NAMESPACE}: repo-memory is this repository's memory" in json.dumps(first["input"]).replace("\\n", "\n")
     answer = json.loads(function_outputs(second)[0]["text"].split("Output:\n", 1)[1])
     assert answer["hits"][0]["id"] == "skill:release-checklist"
     session = session_id(first)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
 from tests.conftest import git, write_skill_file
-from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records, trust_project
+from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records
 from tests.harness.fake_responses import FakeResponses, function_call, function_outputs
 
 pytestmark = pytest.mark.slow
@@ -40,7 +40,6 @@ def test_two_repositories_one_codex_entry_each_session_uses_its_own_memory(tmp_p
             codex_home(home, api)
             result = CliRunner().invoke(cli, ["--root", str(alpha), "setup", "codex"], catch_exceptions=False)  # always from alpha
             assert result.exit_code == 0, result.output
-            trust_project(home, repo)
             done = codex(repo, home, "How do we deploy?")
         assert done.returncode == 0, done.stderr[-2000:]
         outputs = [o["text"] for body in api.main_requests() for o in function_outputs(body)]

@@ -84,6 +84,26 @@ def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp
     assert config.read_text(encoding="utf-8") == 'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n'
 
 
+def test_setup_codex_says_how_to_trust_its_hooks_and_trust_stores_what_codex_stores(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    config = tmp_path / "home/.codex/config.toml"
+    assert "Trust all and continue" in run(runner, repo, "setup", "codex") and "--trust" in run(runner, repo, "setup", "codex")
+    assert "hooks.state" not in config.read_text(encoding="utf-8")
+    hooks_file = json.loads((repo / ".codex/hooks.json").read_text(encoding="utf-8"))
+    assert [h["timeout"] for g in hooks_file["hooks"]["SessionEnd"] for h in g["hooks"]] == [3]  # Codex's cap, no warning
+    run(runner, repo, "setup", "codex", "--trust")
+    run(runner, repo, "setup", "codex", "--trust")  # idempotent
+    text = config.read_text(encoding="utf-8")
+    assert text.count(f'[projects."{repo}"]') == 1 and text.count("trusted_hash") == 4
+    # the hashes the interactive "Trust all and continue" of Codex 0.171.0 wrote for these four hooks
+    for key, digest in (("post_tool_use", "2e505c73be55b7a9"), ("session_start", "544c8111fef1a3a4"), ("session_end", "1364a542cf390b70"),
+                        ("stop", "6f51e2a658bceb78")):
+        assert f'[hooks.state."{repo}/.codex/hooks.json:{key}:0:0"]\ntrusted_hash = "sha256:{digest}' in text, key
+    run(runner, repo, "setup", "codex", "--remove")
+    assert "trusted_hash" not in config.read_text(encoding="utf-8")
+
+
 CLAUDE_SESSION = "8f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f"
 
 

@@ -8,6 +8,7 @@ the repository from the session (MCP roots, or the directory Codex starts it in)
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -29,6 +30,9 @@ def _ours(hook: dict[str, Any]) -> bool:
     return bool(re.search(r"repo[-_]memory.* hook [a-z-]+$", str(hook.get("command", ""))))
 
 
+TIMEOUTS = {"Stop": 60, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns on every run about more)
+
+
 def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], command: list[str], remove: bool) -> dict[str, Any]:
     """`settings` with our hook commands added (or removed); every other hook is kept as it was."""
     hooks = settings.setdefault("hooks", {})
@@ -39,7 +43,7 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
         groups = [g for g in groups if g.get("hooks")]
         if not remove:
             groups.append({"matcher": "*" if event == "PostToolUse" else "", "hooks": [
-                {"type": "command", "command": " ".join([*command, "hook", handler]), "timeout": 60 if event == "Stop" else 10}]})
+                {"type": "command", "command": " ".join([*command, "hook", handler]), "timeout": TIMEOUTS.get(event, 10)}]})
         if groups:
             hooks[event] = groups
         else:
@@ -118,49 +122,112 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     return changes
 
 
-def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False) -> list[str]:
-    """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's .codex/hooks.json."""
+def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False, trust: bool = False) -> list[str]:
+    """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
+    .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
+    "Trust all and continue" stores it."""
     command = attach.command()
     changes: list[str] = []
     config = home / ".codex" / "config.toml"
     text = config.read_text(encoding="utf-8") if config.exists() else ""
-    kept = _without_table(text, f"mcp_servers.{NAME}")
-    had = kept != text
-    if remove and not everywhere:
-        if had:
-            changes.append(f"{config}: kept [mcp_servers.{NAME}]: it serves every repository (remove it with --global)")
-    else:
+    new = text
+    if not remove or everywhere:
         block = "" if remove else (
             f"\n[mcp_servers.{NAME}]\ncommand = {json.dumps(command[0])}\nargs = {json.dumps(command[1:])}\nstartup_timeout_sec = 20\n"
-            f"\n[mcp_servers.{NAME}.env]\nREPO_MEMORY_HARNESS = \"codex\"\n"
-        )
-        if had:  # our table is gone: drop the blank line that separated it, nothing else
-            kept = kept.rstrip("\n") + "\n" if kept.strip() else ""
-        new = kept.rstrip("\n") + ("\n" if kept.strip() else "") + block if block else kept
-        if new == text:
-            changes.append(f"{config}: already {'without' if remove else 'with'} [mcp_servers.{NAME}]")
+            f"\n[mcp_servers.{NAME}.env]\nREPO_MEMORY_HARNESS = \"codex\"\n")
+        new = _with_table(new, f"mcp_servers.{NAME}", block)
+        if new != text:
+            changes.append(f"{config}: {'removed' if remove else 'changed' if _has_table(text, f'mcp_servers.{NAME}') else 'added'} "
+                           f"[mcp_servers.{NAME}] (one entry for every repository)" + (" (dry run, not written)" if dry_run else ""))
         else:
-            verb = "removed" if remove else ("changed" if had else "added")
-            changes.append(f"{config}: {verb} [mcp_servers.{NAME}] (one entry for every repository)" + (" (dry run, not written)" if dry_run else ""))
-            if not dry_run:
-                disk.write_atomic(config, new.encode())
+            changes.append(f"{config}: already {'without' if remove else 'with'} [mcp_servers.{NAME}]")
+    elif _has_table(text, f"mcp_servers.{NAME}"):
+        changes.append(f"{config}: kept [mcp_servers.{NAME}]: it serves every repository (remove it with --global)")
     hooks_path = root / ".codex" / "hooks.json"
     settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
     _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
-    if not remove:
-        changes.append("note: Codex runs a repository's hooks only in a trusted project, after you review them: open `codex` here, "
-                       "trust the project, and approve the hooks in /hooks")
+    trusted = _trusted(new, hooks_path)
+    for key in trusted:  # our hooks' trust goes with them; a changed hook is not trusted anyway
+        new = _with_table(new, f"hooks.state.{json.dumps(key)}", "")
+    if trust and not remove:
+        project = f"projects.{json.dumps(str(root))}"
+        if not _has_table(new, project):
+            new = _with_table(new, project, f'\n[{project}]\ntrust_level = "trusted"\n')
+        for key, digest in codex_hook_hashes(hooks_path, settings).items():
+            new = _with_table(new, f"hooks.state.{json.dumps(key)}", f'\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "{digest}"\n')
+        changes.append(f"{config}: trusted this project and repo-memory's {len(CODEX_HOOKS)} hooks in it, as Codex's "
+                       "'Trust all and continue' would" + (" (dry run, not written)" if dry_run else ""))
+    elif trusted and remove:
+        changes.append(f"{config}: removed the trust of repo-memory's hooks here" + (" (dry run, not written)" if dry_run else ""))
+    if new != text and not dry_run:
+        config.parent.mkdir(parents=True, exist_ok=True)
+        disk.write_atomic(config, new.encode())
+    if not remove and not trust:
+        changes.append("note: Codex runs a repository's hooks only once you trust them. Either open `codex` here and answer "
+                       "'Hooks need review' with 'Trust all and continue' (or review each in /hooks), or run "
+                       "`repo-memory setup codex --trust` to trust this project and exactly the hooks above. Until then tool "
+                       "calls are not recorded; what the agent remembers is still committed when the session ends.")
     return changes
+
+
+CODEX_EVENTS = {"SessionStart": "session_start", "PostToolUse": "post_tool_use", "Stop": "stop", "SessionEnd": "session_end",
+                "PreToolUse": "pre_tool_use", "UserPromptSubmit": "user_prompt_submit", "PreCompact": "pre_compact"}
+NO_MATCHER = {"Stop", "UserPromptSubmit"}  # events whose matcher Codex ignores, and leaves out of a hook's identity
+
+
+def codex_hook_hashes(hooks_path: Path, settings: dict[str, Any]) -> dict[str, str]:
+    """The `hooks.state` key and `trusted_hash` of each of our hooks in `settings` (the content of `hooks_path`), computed
+    as Codex does: sha256 of the compact, key-sorted JSON of the hook's event, matcher and handlers (timeouts as Codex
+    clamps them), keyed `<hooks.json path>:<event>:<group index>:<handler index>`."""
+    out = {}
+    for event, groups in (settings.get("hooks") or {}).items():
+        for g, group in enumerate(groups):
+            for h, hook in enumerate(group.get("hooks", [])):
+                if not _ours(hook) or event not in CODEX_EVENTS:
+                    continue
+                handler = {"async": bool(hook.get("async", False)), "command": hook["command"], "type": hook.get("type", "command"),
+                           "timeout": min(int(hook.get("timeout", 600)), 3) if event == "SessionEnd" else int(hook.get("timeout", 600))}
+                ident: dict[str, Any] = {"event_name": CODEX_EVENTS[event], "hooks": [handler]}
+                if event not in NO_MATCHER:
+                    ident["matcher"] = group.get("matcher", "")
+                digest = hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+                out[f"{hooks_path}:{CODEX_EVENTS[event]}:{g}:{h}"] = f"sha256:{digest}"
+    return out
+
+
+def _trusted(text: str, hooks_path: Path) -> list[str]:
+    """The `hooks.state` keys in config `text` that trust a hook of `hooks_path`."""
+    keys = re.findall(r'^\s*\[\s*hooks\.state\.("(?:[^"\\]|\\.)*")\s*\]', text, re.MULTILINE)
+    return [k for k in (json.loads(k) for k in keys) if k.startswith(f"{hooks_path}:")]
+
+
+def _has_table(text: str, table: str) -> bool:
+    return _without_table(text, table) != text
+
+
+def _with_table(text: str, table: str, block: str) -> str:
+    """TOML `text` with `[table]` (and its sub-tables) replaced by `block` ('' removes it), every other line untouched."""
+    kept = _without_table(text, table)
+    if kept != text:  # our table is gone: drop the blank line that separated it, nothing else
+        kept = kept.rstrip("\n") + "\n" if kept.strip() else ""
+    return kept.rstrip("\n") + ("\n" if kept.strip() else "") + block if block else kept
 
 
 def _without_table(text: str, table: str) -> str:
     """TOML text without `[table]` and its sub-tables, every other line untouched."""
+    wanted = _key_parts(table)
     out, skipping = [], False
     for line in text.splitlines(keepends=True):
-        header = re.match(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$", line)
+        header = re.match(r"^\s*\[\[?\s*(.+?)\s*\]\]?\s*(#.*)?$", line)
         if header:
-            name = header.group(1).replace('"', "")
-            skipping = name == table or name.startswith(f"{table}.")
+            parts = _key_parts(header.group(1))
+            skipping = parts[: len(wanted)] == wanted
         if not skipping:
             out.append(line)
     return "".join(out)
+
+
+def _key_parts(key: str) -> list[str]:
+    """The parts of a dotted TOML key, quotes undone: `projects."/a.b"` is ['projects', '/a.b']."""
+    parts = re.findall(r'\s*("(?:[^"\\]|\\.)*"|\'[^\']*\'|[A-Za-z0-9_-]+)\s*(?:\.|$)', key)
+    return [json.loads(p) if p.startswith('"') else p.strip("'") for p in parts]

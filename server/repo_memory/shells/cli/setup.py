@@ -111,11 +111,13 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, dry_run: bool, re
 
 
 @setup.command(name="codex")
+@click.option("--trust", is_flag=True, help="Also trust this project and exactly repo-memory's hooks in ~/.codex/config.toml, as "
+              "answering Codex's 'Hooks need review' with 'Trust all and continue' would (without it, Codex runs no hook here).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--remove", is_flag=True, help="Undo: remove our hooks from this repository (the server entry serves every repository and stays).")
 @click.option("--global", "everywhere", is_flag=True, help="With --remove: remove the server entry from ~/.codex/config.toml too.")
 @click.pass_context
-def setup_codex(ctx: click.Context, dry_run: bool, remove: bool, everywhere: bool) -> None:
+def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, everywhere: bool) -> None:
     """Add the MCP server to ~/.codex/config.toml (one entry for every repository) and hooks to .codex/hooks.json.
 
     The server serves the repository each Codex session runs in. Codex reads .agents/skills natively, so no mirror
@@ -124,7 +126,7 @@ def setup_codex(ctx: click.Context, dry_run: bool, remove: bool, everywhere: boo
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
-    for change in attaching.codex(store.root, Path.home(), dry_run, remove, everywhere):
+    for change in attaching.codex(store.root, Path.home(), dry_run, remove, everywhere, trust):
         click.echo(change)
 
 
