@@ -425,3 +425,36 @@ def test_an_import_of_thousands_of_sessions_lands_as_one_commit_with_a_readable_
     message = git(repo, "log", "-1", "--format=%B")
     assert len(message) < 8_000 and f"and {sessions - 20} more" in message, message[:500]
     assert ".jsonl" not in git(repo, "status", "--porcelain", "--untracked-files=all")  # every log is committed
+
+
+def test_a_transcript_whose_first_cwd_is_a_hook_attachment_is_found_and_joins_the_session_recorded_live(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from repo_memory.shells import hooks
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    session = str(uuid.uuid4())
+    lines = claude_lines(repo, session)
+    hook_line = {"type": "attachment", "attachment": {"type": "hook_success", "hookName": "SessionStart:startup", "content": ""},
+                 "cwd": str(repo), "sessionId": session, "uuid": str(uuid.uuid4()), "timestamp": "2026-10-05T08:59:59.000Z"}
+    write_jsonl(home / ".claude/projects" / harness_logs.project_dir(str(repo)) / f"{session}.jsonl", [lines[0], hook_line, *lines[1:]])
+    # the same session, recorded live: the Bash call by the PostToolUse hook, a decision through the server's tool
+    hooks.handle("post-tool", {"session_id": session, "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                               "tool_use_id": "toolu_0", "tool_input": {"command": "pytest -q tests/test_0.py"}, "tool_response": "FAILED"})
+    live = Store(Config.load(repo), session=session)
+    live.remember("The db fixture must be loaded first.", "decision", [], None, session, actor="agent", tool="remember")
+    live.close()
+    result = import_cli(repo, "--claude", "--json")
+    assert result.exit_code == 0, result.output
+    assert [s["session"] for s in json.loads(result.output)["sessions"]] == [session]  # no second copy as claude-<id>
+    store = Store(Config.load(repo))
+    try:
+        records = records_of(store, session)
+    finally:
+        store.close()
+    texts = [r["text"] for r in records]
+    assert "Why does test 0 fail?" in texts and "Test 0 needs the db fixture." in texts  # the conversation joined the live log
+    assert [r["data"].get("call_id") for r in records if r["kind"] == "tool"] == ["toolu_0"]  # the call once, as the hook had it
+    assert not any(r["kind"] == "error" and r["data"].get("call_id") == "toolu_0" for r in records)
+    assert "Imported 0 record(s)" in import_cli(repo, "--claude").output

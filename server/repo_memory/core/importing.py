@@ -122,10 +122,11 @@ def codex_rollouts(root: Path, codex_dir: Path) -> list[Path]:
 
 
 def _claude_cwd(path: Path) -> str:
+    """The folder the session ran in, from the first line that names it (of any type: hooks' lines come first)."""
     with path.open("rb") as handle:
         for number, raw in enumerate(handle):
-            if b'"cwd"' in raw:
-                return harness_logs.claude_code([raw]).cwd
+            if b'"cwd"' in raw and (cwd := harness_logs.claude_code([raw]).cwd):
+                return cwd
             if number > 200:
                 break
     return ""
@@ -193,9 +194,32 @@ class Importer:
         return report
 
     def _transcript(self, source: Source, report: Report) -> None:
+        """A transcript becomes a session of its own, or joins the log its session already has here: a session
+        repo-memory recorded live (its hooks and tools name it by the harness's id) gets what it lacks, the
+        conversation, and no second copy of the tool calls its hooks recorded."""
         parse = harness_logs.claude_code if source.format == CLAUDE else harness_logs.codex
         transcript = parse(source.lines(), source.path.stem if source.path else "")
-        report.sessions.append(self._append(transcript.session, transcript.items, source, transcript.harness))
+        session, items = transcript.session, transcript.items
+        if self._is_known(transcript.harness_id):
+            session = transcript.harness_id
+            recorded = self._calls_of(session)
+            items = [i for i in items if not (i.data.get("call_id") and i.data["call_id"] in recorded)]
+        report.sessions.append(self._append(session, items, source, transcript.harness))
+
+    def _is_known(self, session: str) -> bool:
+        if not session or harness_logs.session_problem(session):
+            return False
+        self._keys_of(session)  # indexes the sessions on disk once
+        return session in (self._known or set())
+
+    def _calls_of(self, session: str) -> set[str]:
+        """The tool-call ids the live records of `session` name (hooks record each call with its id)."""
+        calls = set()
+        for line in self._memory.lines(session):
+            data = line.record.get("data") if line.record else None
+            if isinstance(data, dict) and isinstance(data.get("call_id"), str):
+                calls.add(data["call_id"])
+        return calls
 
     def _records(self, source: Source, report: Report, checked: bool) -> Iterator[int]:
         """Import a records file as a stream, yielding how many bytes were read after each write.

@@ -10,7 +10,8 @@ grew, so an import can skip what an earlier one wrote. What the formats hold, as
   `uuid`, `parentUuid`, `sessionId`, `timestamp`, `cwd`, `isSidechain` and `message.content`: a string, or blocks
   `text`, `thinking`, `tool_use` {id, name, input} and `tool_result` {tool_use_id, content, is_error}. A streamed
   assistant message is written as one line per block. Other types (summary, system, attachment, queue-operation,
-  file-history-snapshot, last-prompt) are the harness's bookkeeping.
+  file-history-snapshot, last-prompt) are the harness's bookkeeping; in a session with hooks (2.1.3xx) the first line
+  carrying `cwd` and `sessionId` is an `attachment` of a hook's result, written before the first prompt.
 - Codex writes `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl` of `{timestamp, type, payload}` lines
   (RolloutLine / RolloutItem / ResponseItem in openai/codex's codex-rs/protocol). The first is `session_meta` {id,
   cwd, timestamp}; `response_item` payloads are the model's history: `message` (role user, assistant or developer),
@@ -71,6 +72,7 @@ class Transcript:
     session: str
     cwd: str
     items: list[Item]
+    harness_id: str = ""  # the harness's own id of the session: what its hooks and tools named it while it ran
 
 
 def detect(lines: Iterable[bytes]) -> str:
@@ -100,9 +102,13 @@ def claude_code(lines: Iterable[bytes], name: str = "") -> Transcript:
     session, cwd, ts = "", "", None
     for raw in lines:
         obj = _json(raw)
-        if obj is None or obj.get("type") not in ("user", "assistant") or not isinstance(obj.get("message"), dict):
+        if obj is None:
             continue
+        # Any line may be the first to name the session and its folder: with hooks, an attachment (hook_success) line
+        # comes before the first prompt.
         session, cwd = session or str(obj.get("sessionId") or ""), cwd or str(obj.get("cwd") or "")
+        if obj.get("type") not in ("user", "assistant") or not isinstance(obj.get("message"), dict):
+            continue
         ts = _ts(obj.get("timestamp")) or ts
         key, extra = str(obj.get("uuid") or _digest(raw)), {"sidechain": True} if obj.get("isSidechain") else {}
         content = obj["message"].get("content")
@@ -114,7 +120,7 @@ def claude_code(lines: Iterable[bytes], name: str = "") -> Transcript:
             if item is not None:
                 kind, actor, text, data = item
                 items.append(Item(f"{key}:{n}" if n else key, kind, actor, text, {**data, **extra}, ts))
-    return Transcript(CLAUDE, _session_name("claude", session or name), cwd, items)
+    return Transcript(CLAUDE, _session_name("claude", session or name), cwd, items, session or name)
 
 
 def _claude_block(block: dict[str, Any], line: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str, dict[str, Any]] | None:
@@ -161,7 +167,8 @@ def codex(lines: Iterable[bytes], name: str = "") -> Transcript:
             if item is not None:
                 items.append(Item(_digest(raw), item[0], item[1], item[2], item[3], ts))
     stem = re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", name)
-    return Transcript(CODEX, _session_name("codex", session or (stem.group() if stem else name)), cwd, items)
+    harness_id = session or (stem.group() if stem else name)
+    return Transcript(CODEX, _session_name("codex", harness_id), cwd, items, harness_id)
 
 
 def _codex_item(p: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str, dict[str, Any]] | None:
@@ -285,7 +292,7 @@ def _problem(obj: dict[str, Any]) -> str:
     if obj.get("ts") is not None and _ts(obj["ts"]) is None:
         return f"ts {str(obj['ts'])[:40]!r} is not an ISO 8601 time, e.g. 2026-12-02T10:31:07Z"
     if obj.get("session") is not None:
-        wrong = _session_problem(obj["session"]) if isinstance(obj["session"], str) else "session must be a string"
+        wrong = session_problem(obj["session"]) if isinstance(obj["session"], str) else "session must be a string"
         if wrong:
             return wrong
     src: dict[str, Any] = obj["source"] if isinstance(obj.get("source"), dict) else {}
@@ -295,7 +302,7 @@ def _problem(obj: dict[str, Any]) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _session_problem(session: str) -> str:
+def session_problem(session: str) -> str:
     """Why `session` cannot name a session ('' when it can); a file names the same few sessions over and over."""
     try:
         check_session(session)

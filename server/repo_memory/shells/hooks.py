@@ -135,6 +135,8 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
     summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
     data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
+    if isinstance(payload.get("tool_use_id"), str):
+        data["call_id"] = payload["tool_use_id"][:200]  # the harness's id of the call: an import of its transcript skips it
     if len(output) > EXCERPT:
         data["output_blob"] = store.put_blob(output.encode("utf-8"))
     if found:
