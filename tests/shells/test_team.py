@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,31 @@ def test_a_hook_registered_twice_records_each_event_once(repo: Path):
     logged = [json.loads(line) for path in repo.glob(".agents/experience/*/*.jsonl") for line in path.read_text(encoding="utf-8").splitlines()]
     assert [r["kind"] for r in logged] == ["tool", "observation"], logged
     assert memory_commits(repo) == [f"memory(experience): {SESSION}#1-2"]
+
+
+@pytest.mark.parametrize("server_ends_first", [True, False])
+def test_a_session_written_by_hooks_and_by_the_server_lands_as_one_commit_whichever_ends_first(repo: Path, server_ends_first: bool):
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+
+    def hook_process(event: str, **payload: object) -> None:
+        body = json.dumps({"session_id": SESSION, "cwd": str(repo), "hook_event_name": event, **payload})
+        subprocess.run([sys.executable, "-m", "repo_memory", "hook", event], cwd=repo, input=body, text=True, capture_output=True,
+                       timeout=60, check=True)
+
+    server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": SESSION})  # Claude Code names its session to the server
+    server.initialize()
+    hook_process("post-tool", tool_name="Bash", tool_use_id="toolu_1", tool_input={"command": "make"}, tool_response="ok")
+    assert not server.call("remember", {"text": "The build needs make 4.", "kind": "decision"}).get("isError")
+    hook_process("post-tool", tool_name="Bash", tool_use_id="toolu_2", tool_input={"command": "make test"}, tool_response="ok")
+    if server_ends_first:
+        server.close_input()
+        assert server.wait(20) == 0
+    hook_process("session-end", reason="other")
+    if not server_ends_first:
+        server.close_input()
+        assert server.wait(20) == 0
+    time.sleep(1)  # a finisher or a late commit would land by now
+    assert memory_commits(repo) == [f"memory(experience): {SESSION}#1-4"]
+    assert git(repo, "status", "--porcelain", "--untracked-files=no", "--", ".agents/experience").strip() == ""

@@ -11,6 +11,7 @@ Modes (`commit` in the config): `auto` commits on the checked-out branch beside 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -220,8 +221,21 @@ class Committer:
         if paths:
             self.git.run("reset", "-q", "HEAD", "--", *paths, check=False)
 
+    def hand_over(self) -> int:
+        """Give this process's pending experience of a session to the live process whose hooks write that session too
+        (the harness): its session-end hook then commits the whole session as one commit, where this process ending
+        first would have made one commit and the hook another. Returns how many entries changed hands."""
+        entries = self.journal.read()
+        harness = {e.session: e for e in entries if e.kind == "experience" and e.session and e.owner != self.owner
+                   and alive(e.owner, e.started)}
+        changes = [(e, dataclasses.replace(e, owner=harness[e.session].owner, started=harness[e.session].started)) for e in entries
+                   if e.owner == self.owner and e.kind == "experience" and e.session in harness]
+        self.journal.reown(changes)
+        return len(changes)
+
     def close(self, commit: bool = True) -> None:
-        """Cancel the timer and commit what this process owns — or, with `commit=False`, leave it pending (durably)."""
+        """Cancel the timer and commit what this process owns — or, with `commit=False`, leave it pending (durably).
+        A session whose harness still writes it through hooks is handed to the harness, to end as one commit."""
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
@@ -229,6 +243,7 @@ class Committer:
         if not commit:
             return
         try:
+            self.hand_over()
             self.flush("final")
         except (GitError, OSError) as exc:
             log.warning("memory commit at close failed: %s", exc)

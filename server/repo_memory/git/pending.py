@@ -132,6 +132,17 @@ class Journal:
             else:
                 self.path.unlink(missing_ok=True)
 
+    def reown(self, changes: Sequence[tuple[Pending, Pending]]) -> None:
+        """Replace each entry (one occurrence) with its new version, at once: another process never sees neither."""
+        if not changes:
+            return
+        with self._locked():
+            left = self._read()
+            for old, new in changes:
+                if old in left:
+                    left[left.index(old)] = new
+            disk.write_atomic(self.path, "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in left).encode())
+
     def age(self) -> float:
         """Seconds since the journal last changed (0 when there is none)."""
         try:
