@@ -309,3 +309,17 @@ def test_tool_results_say_when_a_commit_is_deferred(work: Path):
     store.close()
     assert first["commit"].startswith("pending: committed within 2 s")
     assert second["commit"].startswith("deferred: HEAD is detached")
+
+
+def test_processes_starting_together_in_a_new_clone_agree_on_its_id(tmp_path: Path):
+    """A harness starts its server and its first hook at the same moment: two ids made the hook's log another clone's."""
+    import concurrent.futures
+
+    from repo_memory.git.repo import clone_id
+
+    for trial in range(20):
+        git_dir = tmp_path / f"clone{trial}" / ".git"
+        (git_dir / "repo-memory").mkdir(parents=True)
+        with concurrent.futures.ProcessPoolExecutor(4) as pool:
+            ids = set(pool.map(clone_id, [git_dir] * 8, [git_dir / "repo-memory"] * 8))
+        assert len(ids) == 1, (trial, ids)

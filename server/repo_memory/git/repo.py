@@ -63,15 +63,16 @@ def clone_id(git_dir: Path, state_dir: Path) -> str:
     from repo_memory.guards import disk
 
     path, here = state_dir / "clone.json", {"git_dir": str(git_dir.resolve()), "inode": git_dir.stat().st_ino}
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))
-        if {k: known.get(k) for k in here} == here and len(str(known.get("id", ""))) == 8:
-            return str(known["id"])
-    except (OSError, ValueError):
-        pass
-    new = secrets.token_hex(4)
-    disk.write_atomic(path, json.dumps({**here, "id": new}).encode())
-    return new
+    with disk.repo_lock(state_dir, "clone.lock"):  # processes starting together in a new clone agree on one id
+        try:
+            known = json.loads(path.read_text(encoding="utf-8"))
+            if {k: known.get(k) for k in here} == here and len(str(known.get("id", ""))) == 8:
+                return str(known["id"])
+        except (OSError, ValueError):
+            pass
+        new = secrets.token_hex(4)
+        disk.write_atomic(path, json.dumps({**here, "id": new}).encode())
+        return new
 
 
 def init(path: Path) -> None:
