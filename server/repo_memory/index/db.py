@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,16 +73,36 @@ class Database:
         self.rebuilt: list[str] = []  # why the file was thrown away and rebuilt, each time it was
         self.repair: Callable[[str], Any] | None = None  # rebuilds the file and re-indexes the memory files (set by the owner)
         try:
-            self._connect()
-            self.probe()
+            self._open()
         except sqlite3.DatabaseError as exc:  # a damaged cache is thrown away and rebuilt from the files
             if not damage(exc):
                 raise
             self.rebuild(str(exc))
 
+    def _open(self) -> None:
+        """Connect and check the file, starting again when SQLite refuses to wait for another connection.
+
+        Processes starting together (a harness's server and its first hooks) open a new file at once. Where waiting
+        could deadlock (two connections both asking for the exclusive lock that switching to WAL or creating the
+        schema takes, or one arriving while the last connection's close checkpoints the log away) SQLite fails one
+        "database is locked" at once, whatever the busy timeout; the answer it documents is to start over.
+        """
+        for attempt in range(12):  # ~4 s of waiting in all, on top of each statement's own busy timeout
+            try:
+                self._connect()
+                self.probe()
+                return
+            except sqlite3.OperationalError as exc:
+                if damage(exc) or attempt == 11:
+                    raise
+                with contextlib.suppress(sqlite3.Error, AttributeError):
+                    self.conn.close()
+                time.sleep(0.002 * 2 ** min(attempt, 8) * (0.5 + random.random()))
+
     def _connect(self) -> None:
         self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":  # set once, a property of the file
+            self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=OFF")  # a disposable cache: a crash costs a rebuild, never user data
         if self.version() != SCHEMA_VERSION:
             self.create()
