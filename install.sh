@@ -38,15 +38,17 @@ else
 fi
 
 if [ "$mode" = test ]; then
-  if command -v npx >/dev/null; then
-    echo "==> MCP Inspector CLI, Claude Code and Codex CLIs (npm, into .tools/), used by the real-client tests"
+  node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if command -v npx >/dev/null && [ "$node_major" -ge 20 ]; then
+    echo "==> MCP Inspector CLI and the latest Claude Code and Codex CLIs (npm, into .tools/), used by the real-client tests"
+    [ "$node_major" -lt 22 ] && echo "    (Node.js $node_major: Claude Code asks for 22 and runs on 20; the tests run it as users of Node $node_major would)"
     npx -y @modelcontextprotocol/inspector --cli --help >/dev/null 2>&1 || echo "    (could not fetch the Inspector; its test will say why)"
-    if [ ! -x .tools/node_modules/.bin/claude ] || [ ! -x .tools/node_modules/.bin/codex ]; then
-      npm install --prefix .tools --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code @openai/codex >/dev/null 2>&1 \
-        || echo "    (could not install the claude/codex CLIs; their tests will say why)"
-    fi
+    # @latest each time: a package.json left in .tools/ by an earlier run would otherwise pin the version it found then
+    npm install --prefix .tools --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@latest @openai/codex@latest >/dev/null 2>&1 \
+      || echo "    (could not install the claude/codex CLIs; their tests will say why)"
+    echo "    $(.tools/node_modules/.bin/claude --version 2>/dev/null || echo 'claude: not installed'); $(.tools/node_modules/.bin/codex --version 2>/dev/null || echo 'codex: not installed')"
   else
-    echo "==> npx not found: the MCP Inspector test will be skipped (install Node.js 20+ to run it)"
+    echo "==> Node.js 20+ not found (have: ${node_major}): the MCP Inspector, Claude Code and Codex tests will be skipped, each saying why"
   fi
   if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "==> Chromium (Debian package), used to render the HTML report in its test"

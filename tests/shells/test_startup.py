@@ -54,7 +54,7 @@ def _exchange(repo: Path, messages: list[dict[str, Any]], env: dict[str, str] | 
             if "id" in message:
                 answers.append(server.answer(60))
         server.close_input()
-        assert server.wait(30) == 0
+        assert server.wait(30) == 0, server.stderr.decode(errors="replace")[-3000:]
     finally:
         if server.proc.poll() is None:
             server.kill()
@@ -125,3 +125,45 @@ def test_the_sdk_client_over_stdio_lists_the_tools_and_calls_one(repo: Path):
     names, recalled = anyio.run(session)
     assert "recall" in names and len(names) == 10
     assert recalled["hits"] == []
+
+
+def _calls(version: str | None, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A conversation that sends `calls` right after the handshake (legacy `version`, or modern when None)."""
+    if version is None:
+        envelope = {"_meta": {front.MODERN_KEY: "2026-07-28", front.CAPABILITIES_KEY: {}}}
+        return [{"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args, **envelope}}
+                for n, (name, args) in enumerate(calls, start=1)]
+    return [*_legacy(version)[:2], *({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": args}}
+                                     for n, (name, args) in enumerate(calls, start=2))]
+
+
+READS = [("recall", {"query": "cut a release"}), ("read", {"ref": "release-checklist"}), ("history", {"ref": "release-checklist"}),
+         ("loop_status", {}), ("recall", {"query": ""}), ("read", {"ref": "no-such-skill"}), ("recall", {"query": "x", "limit": 999}),
+         ("recall", {"query": "release", "kinds": ["skill"], "limit": 2}), ("read", {"ref": "skill:release-checklist"})]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-11-25", None])
+def test_tool_calls_answered_before_the_sdk_is_ready_are_answered_as_the_sdk_answers_them(repo: Path, version: str | None):
+    from tests.conftest import git, write_skill_file
+
+    write_skill_file(repo, "release-checklist", "How we cut a release: tag, then publish.", "1. Tag\n2. Publish")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a skill")
+    early, stderr = _exchange(repo, _calls(version, READS))
+    assert "before the MCP SDK was ready" in stderr, stderr  # the front answered these, not the SDK
+    late, _ = _exchange(repo, _calls(version, READS), env={"REPO_MEMORY_FRONT": "off"})
+    assert early == late
+    answers = [a["result"] for a in early[-len(READS):]]
+    assert not answers[0]["isError"] and answers[0]["structuredContent"]["hits"][0]["id"] == "skill:release-checklist"
+    assert answers[4]["isError"] and answers[4]["content"][0]["text"].startswith("Error executing tool recall: Give a query")
+    assert answers[6]["isError"] and "Wrong arguments for recall" in answers[6]["content"][0]["text"]  # refused early, the SDK's words
+
+
+def test_writes_before_the_sdk_is_ready_land_once_and_are_read_back(repo: Path):
+    answers, stderr = _exchange(repo, _calls("2025-11-25", [("remember", {"text": "Deploys go through CI.", "kind": "decision"}),
+                                                            ("recall", {"query": "deploys through CI"})]))
+    assert "before the MCP SDK was ready" in stderr, stderr
+    remembered = answers[1]["result"]["structuredContent"]
+    assert answers[2]["result"]["structuredContent"]["hits"][0]["id"] == remembered["ids"][0]
+    logged = [line for path in repo.glob(".agents/experience/*/*.jsonl") for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(logged) == 1

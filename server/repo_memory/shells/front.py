@@ -101,6 +101,9 @@ class Front:
         self._answered: dict[str, Any] = {}  # id -> the result the front sent, until the SDK's own answer is compared
         self._era: str | None = None  # "legacy" after an initialize, "modern" after an enveloped request
         self._version: str | None = None  # the protocol version initialize negotiated
+        self._calls: Any = None  # shells/early.py's EarlyCalls, once the store is open
+        self._held: list[tuple[dict[str, Any], str, str, str]] | None = []  # tool calls that came before the store opened
+        self._hold_lock = threading.Lock()
         self.handed_over = threading.Event()
         self.mismatches: list[str] = []
         self._thread = threading.Thread(target=self._read, name="repo-memory-front", daemon=True)
@@ -128,29 +131,59 @@ class Front:
 
     # --- the client's side -------------------------------------------------------------------------------
 
+    def serve_calls(self, served: Any) -> None:
+        """From now until the hand-over, run tool calls over `served` (shells/served.py), the ones held so far first;
+        None (no store to serve) sends the held ones on to the SDK."""
+        with self._hold_lock:
+            held, self._held = self._held, None
+            if served is not None and self.manifest is not None:
+                from repo_memory.shells.early import EarlyCalls
+
+                self._calls = EarlyCalls(served, self.manifest,
+                                         lambda ident, result: self._send({"jsonrpc": "2.0", "id": ident, "result": result}), self._lines.put)
+            for message, line, era, version in held or []:
+                if self._calls is None or not self._calls.take(message, line, era, version):
+                    self._lines.put(line)
+
+    def settle(self, timeout: float = 1.0) -> None:
+        """Let the tool calls the front runs finish first (bounded), before the SDK's import competes with them."""
+        if self._calls is not None:
+            self._calls.settle(timeout)
+
+    def _take(self, message: dict[str, Any], line: str, era: str, version: str) -> bool:
+        """A tool call for the front: held until the store is open, then run (False: the SDK's to answer)."""
+        with self._hold_lock:
+            if self._held is not None:
+                self._held.append((message, line, era, version))
+                return True
+        return self._calls is not None and bool(self._calls.take(message, line, era, version))
+
     def _read(self) -> None:
         try:
             for raw in self._reader:
                 line = raw.decode("utf-8", errors="replace")
+                taken = False
                 if self.manifest is not None and not self.handed_over.is_set():
                     try:
-                        self._answer(line)
+                        taken = self._answer(line)
                     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
                         pass  # anything unusual is the SDK's to answer, with the error it deserves
-                self._lines.put(line)
+                if not taken:
+                    self._lines.put(line)
         except (OSError, ValueError):
             pass  # stdin is gone: the same as its end
         finally:
             self._lines.put(None)
 
-    def _answer(self, line: str) -> None:
-        """Answer `line` from the manifest when it is a request the manifest covers in this connection's state."""
+    def _answer(self, line: str) -> bool:
+        """Answer `line` from the manifest when it is a request the manifest covers in this connection's state (the SDK
+        still gets the line), or take it when it is a tool call the front runs itself (True: the SDK never sees it)."""
         message = json.loads(line)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
-            return
+            return False
         ident, method, params = _ident(message), message["method"], message.get("params")
         if ident is None or (params is not None and not isinstance(params, dict)):
-            return
+            return False
         params = params or {}
         assert self.manifest is not None
         meta = params.get("_meta")
@@ -161,9 +194,16 @@ class Front:
                 requested = params["protocolVersion"]
                 self._version = requested if requested in self.manifest["legacy"] else self.manifest["latest_handshake"]
                 self._reply(ident, message["id"], self.manifest["legacy"][self._version]["initialize"])
-                return
+                return False
+        if method == "tools/call":
+            if self._era == "modern" and envelope is not None and isinstance(envelope.get(CAPABILITIES_KEY), dict):
+                version = envelope[MODERN_KEY]
+                return isinstance(version, str) and version in self.manifest["modern"] and self._take(message, line, "modern", version)
+            if self._era == "legacy" and envelope is None and self._version is not None:
+                return self._take(message, line, "legacy", self._version)
+            return False
         if not _plain(method, params):
-            return
+            return False
         result: Any = None
         if self._era == "modern" and envelope is not None and isinstance(envelope.get(CAPABILITIES_KEY), dict):
             version = envelope[MODERN_KEY]
@@ -172,6 +212,7 @@ class Front:
             result = self.manifest["legacy"][self._version].get(method)
         if result is not None:
             self._reply(ident, message["id"], result)
+        return False
 
     def _reply(self, ident: str, raw_id: Any, result: Any) -> None:
         self._answered[ident] = result
@@ -194,7 +235,12 @@ class Front:
 
         while True:
             line = await anyio.to_thread.run_sync(self._lines.get)
-            self.handed_over.set()
+            if not self.handed_over.is_set():
+                self.handed_over.set()
+                if self._calls is not None and self._calls.taken:
+                    import logging
+
+                    logging.getLogger("repo_memory").info("answered %d tool call(s) before the MCP SDK was ready", self._calls.taken)
             if line is None:
                 return
             yield line

@@ -15,9 +15,8 @@ import os
 import signal
 import sys
 import threading
-from types import FrameType
-
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import anyio
@@ -28,6 +27,7 @@ from repo_memory.errors import WorkspaceError
 from repo_memory.git.pending import Journal
 from repo_memory.shells import finish, front
 from repo_memory.shells.front import Front
+from repo_memory.shells.served import Served
 
 if TYPE_CHECKING:
     from repo_memory.shells.watch import Watcher
@@ -98,8 +98,6 @@ def run(root: str | None, wire: Front | None = None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
     lifetime.install()
-    from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
-
     try:
         store: Store | None = Store(Config.load(root))
     except WorkspaceError:
@@ -117,7 +115,12 @@ def run(root: str | None, wire: Front | None = None) -> None:
         raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
                              "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
-    server = mcp.build(store, lifetime.attach(store) if store else None, opener)
+    served = Served(store, lifetime.attach(store) if store else None, opener)
+    wire.serve_calls(served if store is not None else None)  # tool calls are answered from here on, while the SDK loads
+    wire.settle()
+    from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
+
+    server = mcp.build(None, served=served)
     if wire.manifest is None:  # the shipped manifest was made with other SDK versions: record this machine's
         threading.Thread(target=_record_manifest, name="repo-memory-manifest", daemon=True).start()
     try:

@@ -6,36 +6,32 @@ opens it at the first request, in a repository the client names as one of its MC
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, cast
-from urllib.parse import unquote, urlparse
-
-from mcp.server.mcpserver import Context, ListRoots, Resolve
-from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
-from mcp.types import ListRootsResult
+from typing import TYPE_CHECKING
 
 from repo_memory.core.store import Store
 from repo_memory.errors import WorkspaceError
 from repo_memory.guards.ratelimit import WriteLimiter
 from repo_memory.runner.engine import Engine
-from repo_memory.shells.watch import Watcher
+
+if TYPE_CHECKING:
+    from repo_memory.shells.watch import Watcher
 
 Opener = Callable[[list[Path]], "tuple[Store, Watcher | None]"]
+Publish = Callable[[list[str], bool], None]  # (URIs that changed, whether the list of resources changed)
 
 
 class Served:
-    """What every tool call works on: the Store, its loop engine, the write limiter, and change notifications.
+    """What every tool call works on: the Store, its loop engine, the write limiter, and change notifications (sent
+    through `publish`, which the MCP shell sets). Free of the MCP SDK, so the front serves calls with it too.
 
     A server started outside any repository opens its Store at the first request, in the repository the client names
     as its MCP root (`opener` gets the roots)."""
 
     def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None):
-        self.bus = InMemorySubscriptionBus()
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.publish: Publish | None = None
         self._opener, self._lock = opener, threading.Lock()
         self._store: Store | None = None
         if store is not None:
@@ -77,31 +73,8 @@ class Served:
     def check(self) -> None:
         """Compare skills and loops with what was last seen and publish what changed (for `subscriptions/listen`)."""
         now = self._state()
-        events: list[ServerEvent] = [ResourceUpdated(uri=uri) for uri in sorted(set(now) | set(self._seen)) if now.get(uri) != self._seen.get(uri)]
-        if set(now) != set(self._seen):
-            events.append(ResourcesListChanged())
+        changed = [uri for uri in sorted(set(now) | set(self._seen)) if now.get(uri) != self._seen.get(uri)]
+        listed = set(now) != set(self._seen)
         self._seen = now
-        if self.loop is not None and events:
-            for event in events:
-                asyncio.run_coroutine_threadsafe(self.bus.publish(event), self.loop)
-
-
-def _roots_if_needed(ctx: Context) -> ListRoots | None:
-    """Ask the client for its roots only when the Store is not open yet and the client offers roots.
-
-    A resolver (not a direct request): the SDK sends it the way the negotiated protocol wants, a request in the middle
-    of the call up to 2025-11-25, an input-required round trip from 2026-07-28."""
-    served = cast(Served, ctx.request_context.lifespan_context)
-    capabilities = ctx.request_context.session.client_capabilities
-    if served.is_open or capabilities is None or capabilities.roots is None:
-        return None
-    return ListRoots()
-
-
-Roots = Annotated[ListRootsResult | None, Resolve(_roots_if_needed)]
-
-
-def paths(roots: ListRootsResult | None) -> list[Path]:
-    if roots is None:
-        return []
-    return [Path(unquote(urlparse(str(r.uri)).path)) for r in roots.roots if str(r.uri).startswith("file:")]
+        if self.publish is not None and (changed or listed):
+            self.publish(changed, listed)

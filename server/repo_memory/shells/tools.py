@@ -1,0 +1,206 @@
+"""The MCP tools, free of the MCP SDK: each is a typed function over the server's state (`Call`) whose docstring is its
+description. `shells/mcp.py` registers them with the SDK; the front (`shells/front.py`) calls them itself while the SDK
+is still loading. Our errors are raised and translated at each edge (ToolError for the SDK, an isError result in the
+front), so both answer alike; `tests/shells/test_startup.py` holds them to the same answers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+
+from pydantic import Field
+
+from repo_memory.core.reading import Item
+from repo_memory.core.recall import RecallResult
+from repo_memory.core.skillbook import WriteResult
+from repo_memory.errors import InvalidArgumentError
+from repo_memory.formats import refs as grammar
+from repo_memory.git.history import Change
+
+if TYPE_CHECKING:
+    from repo_memory.core.store import Store
+    from repo_memory.runner.engine import Engine
+
+Limit = Annotated[int, Field(ge=1, le=50, description="How many hits to return (1-50).")]
+Kinds = Annotated[list[str] | None, Field(description="Only these kinds: 'skill', 'loop', or experience kinds (note, decision, error, summary, tool, ...).")]
+When = Annotated[str | None, Field(description="A time: 2026-11-30, 2026-11-30T14:00:00Z, today, yesterday, '3 days ago', 'last tuesday' "
+                                             "(as_of also takes a commit id or ref).")]
+Status = Literal["done", "progress", "no_op", "blocked"]
+Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
+
+
+class Call(Protocol):
+    """What a tool call works on: the repository's Store and loop engine, and the session the client named in `_meta`."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def meta_session(self) -> str | None: ...
+
+
+def meta_session(meta: Any) -> str | None:
+    """The harness session a call belongs to when the client names it in the call's `_meta` (Codex does; Claude Code
+    instead gives the server its session id at start, CLAUDE_CODE_SESSION_ID, which is the Store's own session)."""
+    named = (meta.get("sessionId") or meta.get("threadId")) if isinstance(meta, dict) else None
+    return named if isinstance(named, str) and grammar.SESSION.match(named) else None
+
+
+@dataclass(frozen=True)
+class History:
+    """The commits that changed a memory item, newest first."""
+
+    ref: str
+    path: str
+    commits: list[Change]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """Ids of the records written, and where they stand with git."""
+
+    ids: list[str]
+    session: str
+    commit: str
+
+
+@dataclass(frozen=True)
+class Checkpointed:
+    """The summary record written and the ids it covers."""
+
+    id: str
+    covers: list[str]
+    commit: str
+
+
+def recall(call: Call, query: str = "", limit: Limit = 8, kinds: Kinds = None, session: str | None = None, since: When = None,
+           until: When = None, cursor: str | None = None, as_of: When = None, symbol: str | None = None) -> RecallResult:
+    """Search this repository's memory (skills, loops and experience) with a natural-language query; returns compact hits to `read`.
+
+    Example: recall(query="how do we cut a release") -> hits like {"id": "skill:release-checklist", ...};
+    recall(query="migration failure", kinds=["error", "decision"], since="2026-11-01") searches experience only.
+    A summary hit lists in `covers` the ids it compresses. Pass `next_cursor` back as `cursor` for more.
+    as_of (a date or commit id) answers from memory as it stood then: skills at that commit, experience recorded up to it.
+    symbol ("Class.method" or "src/app.py::Class.method") returns every memory anchored to that code instead.
+    A hit with stale=true cites code that changed since it was written: stale_reason says what; check before relying on it.
+    """
+    if not query.strip() and not symbol:
+        raise InvalidArgumentError("Give a query (what you are about to do) or a symbol (Class.method) to recall.")
+    return call.store.recall(query, limit, kinds, session, since, until, cursor, symbol, as_of)
+
+
+def read(call: Call, ref: str, cursor: str | None = None, as_of: When = None) -> Item:
+    """Read a memory item in full by id: a skill ("skill:release-checklist" or "release-checklist"), a file inside
+    a skill's folder ("release-checklist/scripts/tag.sh"), a loop ("loop:fix-failing-tests", with its latest runs), an
+    experience record ("2026-12-02-a1b2c3#17") or a range ("2026-12-02-a1b2c3#10-20"), or a whole session or loop run.
+    Records come back exactly as stored, each with `verified` (hash and chain checked); long content is paged: pass
+    `next_cursor` back as `cursor`. as_of: a date or commit id — the item as it stood then, read from git history."""
+    item = call.store.read(ref, cursor, as_of)
+    if item.kind == "skill":
+        call.engine.note_read(item.name)
+    return item
+
+
+def history(call: Call, ref: str, since: When = None, limit: Annotated[int, Field(ge=1, le=50)] = 10) -> History:
+    """The commits that changed a memory item (a skill, "loop:NAME", or a session id), newest first, each with its diff.
+
+    Example: history(ref="release-checklist") -> who changed the procedure, when, and what changed.
+    """
+    path, found = call.store.history(ref, since, limit)
+    return History(ref=ref, path=path, commits=found)
+
+
+def remember(call: Call, text: str, kind: Kind = "note", refs: list[str] | None = None, data: dict[str, Any] | None = None,
+             session: str | None = None) -> Remembered:
+    """Append a record to this session's experience log (append-only, kept in git); returns its id.
+
+    Example: remember(text="Migrations must run before the app starts: the health check queries the new column.",
+    kind="decision", refs=["2026-12-02-a1b2c3#12"]). Use `data` for structured details; content over 64 KiB is
+    stored as a blob and the record keeps a preview.
+    """
+    written = call.store.remember(text, kind, refs or [], data, session or call.meta_session, actor="agent", tool="remember")
+    return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"))
+
+
+def feedback(call: Call, ref: str, outcome: Literal["helped", "misled", "outdated"], note: str | None = None) -> Remembered:
+    """Say whether a memory you used helped, misled you, or was outdated; skills that help rank higher in recall.
+
+    ref: a skill ("skill:release-checklist") or an experience record id. note: what happened, briefly.
+    Example: feedback(ref="skill:deploy-staging", outcome="outdated", note="the script moved to tools/deploy.sh").
+    """
+    record = call.store.feedback(ref, outcome, note, actor="agent", tool="feedback")
+    return Remembered(ids=[record["id"]], session=record["session"], commit=call.store.commit_status("experience"))
+
+
+def checkpoint(call: Call, summary: str, covers: list[str], session: str | None = None) -> Checkpointed:
+    """Record a compact summary of earlier records, citing the ids or ranges it covers (e.g. ["s#1-40", "s#45"]).
+
+    Every cited record must exist. Later, `recall` finds the summary and `read` of its covers gives the evidence.
+    """
+    record = call.store.checkpoint(summary, covers, session or call.meta_session, actor="agent", tool="checkpoint")
+    return Checkpointed(id=record["id"], covers=record["covers"], commit=call.store.commit_status("experience"))
+
+
+def skill_write(call: Call, name: str, description: str | None = None, body: str | None = None, tags: list[str] | None = None, related: list[str] | None = None,
+                new: bool = False, anchors: list[str] | None = None) -> WriteResult:
+    """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md.
+
+    name: slug, e.g. "release-checklist" (lowercase letters, digits, hyphens; at most 64 characters).
+    description: one sentence saying what it does and when to use it (at most 1024 characters).
+    body: markdown with concrete steps, e.g. "1. Run `make test`\\n2. Tag with `git tag vX.Y.Z`".
+    tags, related: optional keywords and names of related skills.
+    An existing skill keeps its other fields and formatting; only what you pass changes (e.g. only tags). A new
+    skill needs description and body.
+    A new skill close to an existing one is refused with that skill's name: update it instead, or pass new=true
+    when it really is a different procedure.
+    anchors: code the skill describes, e.g. ["src/release.py::bump_version"]; recall flags the skill stale when it changes.
+    """
+    result = call.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors)
+    return dataclasses.replace(result, commit=call.store.commit_status())
+
+
+def loop_start(call: Call, name: str, session: str | None = None) -> dict[str, Any]:
+    """Start a run of the loop spec .agents/loops/<name>.md: returns the run id, goal, notes, bound skills,
+    what earlier runs learned, and the instruction. The server verifies your work; you do not judge success yourself."""
+    harness_session = session or call.meta_session or call.store.config.session
+    return call.engine.start(name, harness_session=harness_session, harness_pid=os.getppid())
+
+
+def loop_step(call: Call, run: str, report: str, status: Status = "done", checklist: dict[str, bool] | None = None,
+              skills: list[str] | None = None) -> dict[str, Any]:
+    """Report an iteration of a loop run: the server records the report, runs the spec's verification steps
+    (cheapest first), and answers state "continue" with what failed and where, or a terminal state
+    (succeeded, no_op, blocked, budget_exhausted, no_progress, unverifiable, aborted).
+
+    status: "done" (you think the goal is met), "progress", "no_op" (nothing needed doing), "blocked" (cannot proceed; say why).
+    checklist: answers to the spec's level-2 checklist items, e.g. {"Changelog updated": true}.
+    skills: names of skills you used, credited with the run's outcome.
+    """
+    return call.engine.step(run, report, status, checklist, skills)
+
+
+def loop_status(call: Call, run: str | None = None) -> dict[str, Any]:
+    """Live and past loop runs (or one run): loop, state, iterations, start time."""
+    return {"runs": call.engine.status(run)}
+
+
+def typing_return(fn: Callable[..., Any]) -> Any:
+    """A tool's return type, resolved (the annotations here are strings)."""
+    return typing.get_type_hints(fn, include_extras=True)["return"]
+
+
+READ_ONLY, WRITES, APPENDS = "read-only", "writes", "appends"
+TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
+    (recall, READ_ONLY), (read, READ_ONLY), (history, READ_ONLY), (remember, APPENDS), (feedback, APPENDS), (checkpoint, APPENDS),
+    (skill_write, WRITES), (loop_start, APPENDS), (loop_step, APPENDS), (loop_status, READ_ONLY),
+)
+BY_NAME = {fn.__name__: fn for fn, _ in TOOLS}
+WRITERS = frozenset(fn.__name__ for fn, effect in TOOLS if effect != READ_ONLY)
