@@ -28,8 +28,7 @@ def main() -> None:
         wire = front.Front.on_stdio(front.load()).start()
         from repo_memory.shells import serve
 
-        serve.run(root, wire)
-        return
+        serve.run(root, wire)  # ends the process
     if len(args) == 2 and args[0] == "hook" and args[1] not in ("-h", "--help"):
         from repo_memory.shells import hooks
 

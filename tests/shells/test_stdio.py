@@ -46,6 +46,8 @@ def test_a_named_repository_that_is_not_one_fails_at_start_clearly(tmp_path: Pat
     assert proc.returncode == 1
     assert proc.stdout == ""
     assert "not inside a git repository" in proc.stderr and "git init" in proc.stderr
+    assert "Traceback" not in proc.stderr  # a sentence that says what to do, not a stack
+    assert proc.stderr.startswith("repo-memory: ")
 
 
 async def test_started_outside_a_repository_the_server_serves_the_clients_root_or_says_what_to_do(seeded_repo: Path, tmp_path: Path):

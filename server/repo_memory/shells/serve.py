@@ -10,14 +10,16 @@ once it is gone; and the next repo-memory process would too: nothing acknowledge
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
+import traceback
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
@@ -88,12 +90,34 @@ class Lifetime:
             self._ended.set()
 
 
-def run(root: str | None, wire: Front | None = None) -> None:
-    """Serve MCP over stdio until the client goes away.
+def run(root: str | None, wire: Front | None = None) -> NoReturn:
+    """Serve MCP over stdio until the client goes away, then end the process.
 
     The repository is `--root`, else REPO_MEMORY_ROOT, else CLAUDE_PROJECT_DIR, else the working directory's; a server
     started outside any repository opens the one the client names as its MCP root at the first request. `wire` is the
-    front the console script started before importing anything heavy; without one, it starts here."""
+    front the console script started before importing anything heavy; without one, it starts here.
+
+    The process ends with os._exit once the exit commit is done: the interpreter's own shutdown would finalize stdin
+    and stderr under daemon threads still using them (the front's reader, a tool call, the watcher's logging), which
+    CPython can answer with "Fatal Python error: could not acquire lock" and SIGABRT (seen in this project's tests)."""
+    code = 1
+    try:
+        _serve(root, wire)
+        code = 0
+    except WorkspaceError as exc:
+        print(f"repo-memory: {exc}", file=sys.stderr)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - reported, then the same exit as any other
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+
+
+def _serve(root: str | None, wire: Front | None) -> None:
     wire = wire or Front.on_stdio(front.load()).start()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
