@@ -69,20 +69,25 @@ def init(root: Path, git_dir: Path | None = None, private: bool = False) -> Setu
     return done
 
 
-def remove(root: Path, git_dir: Path) -> list[str]:
-    """Undo the clone-local parts of init (the diff driver, private-mode rules); memory files and .gitattributes stay."""
+def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:
+    """Undo the clone-local parts of init (the diff driver, private-mode rules); memory files and .gitattributes stay.
+    `dry_run` only says what it would remove."""
     changes = []
     git = Git(root, git_dir)
+    note = " (dry run, not written)" if dry_run else ""
     if git.config("diff.repo-memory.textconv"):
-        git.run("config", "--local", "--remove-section", "diff.repo-memory", check=False)
-        changes.append("removed the diff driver from .git/config")
-    for path, lines in ((git_dir / "info" / "attributes", [UNION_LINE, DIFF_LINE]), (git_dir / "info" / "exclude", [".agents/"])):
+        if not dry_run:
+            git.run("config", "--local", "--remove-section", "diff.repo-memory", check=False)
+        changes.append("removed the diff driver from .git/config" + note)
+    for path, lines in ((git_dir / "info" / "attributes", [UNION_LINE, DIFF_LINE]),
+                        (git_dir / "info" / "exclude", [".agents/"])):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
             kept = [line for line in text.splitlines() if line not in lines]
             if kept != text.splitlines():
-                disk.write_atomic(path, ("\n".join(kept) + "\n" if kept else "").encode())
-                changes.append(f"removed repo-memory's lines from {_shown(root, path)}")
+                if not dry_run:
+                    disk.write_atomic(path, ("\n".join(kept) + "\n" if kept else "").encode())
+                changes.append(f"removed repo-memory's lines from {_shown(root, path)}" + note)
     return changes
 
 

@@ -50,7 +50,8 @@ def test_setup_claude_code_registers_merges_hooks_and_undoes(repo: Path, runner:
     server = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
     assert server == {"type": "stdio", "command": "repo-memory", "args": ["serve"]}  # by name: the file works on a teammate's machine
     merged = json.loads(settings.read_text(encoding="utf-8"))
-    assert merged["permissions"] == theirs["permissions"] and merged["enabledMcpjsonServers"] == ["repo-memory"]
+    assert merged["permissions"] == {"allow": ["Bash(ls)", "mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]}
+    assert merged["enabledMcpjsonServers"] == ["repo-memory"]
     commands = [h["command"] for g in merged["hooks"]["PostToolUse"] for h in g["hooks"]]
     assert "./lint.sh" in commands and any(c.endswith("hook post-tool") for c in commands)
     assert set(merged["hooks"]) == {"SessionStart", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
@@ -62,6 +63,44 @@ def test_setup_claude_code_registers_merges_hooks_and_undoes(repo: Path, runner:
     run(runner, repo, "setup", "claude-code", "--shared")
     shared = json.loads((repo / ".claude/settings.json").read_text(encoding="utf-8"))
     assert {h["command"] for g in shared["hooks"]["Stop"] for h in g["hooks"]} == {"repo-memory hook stop"}
+
+
+def test_setup_claude_code_keeps_hooks_and_rules_in_one_file_and_git_ignores_the_personal_one(repo: Path, runner: CliRunner,
+                                                                                              tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    local, shared = repo / ".claude/settings.local.json", repo / ".claude/settings.json"
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+
+    def ours(path: Path) -> tuple[int, list[str]]:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        hooks_ = [h for groups in data.get("hooks", {}).values() for g in groups for h in g["hooks"] if "repo-memory" in h["command"]]
+        return len(hooks_), [r for r in data.get("permissions", {}).get("allow", []) if "repo-memory" in r]
+
+    out = run(runner, repo, "setup", "claude-code")
+    assert ours(local) == (5, ["mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]) and ours(shared) == (0, [])
+    assert ".git/info/exclude: git now ignores /.claude/settings.local.json" in out.replace(str(repo) + "/", "")
+    assert ".claude/settings.local.json" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+    run(runner, repo, "setup", "claude-code", "--shared")  # moving to the team's file moves them
+    assert ours(shared) == (5, ["mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]) and ours(local) == (0, [])
+    assert json.loads(local.read_text(encoding="utf-8"))["enabledMcpjsonServers"] == ["repo-memory"]  # the approval is personal
+    out = run(runner, repo, "setup", "claude-code")  # and back
+    assert ours(local)[0] == 5 and ours(shared) == (0, []) and "git now ignores" not in out
+    assert (repo / ".git/info/exclude").read_text(encoding="utf-8").count("settings.local.json") == 1
+
+
+def test_setup_claude_code_says_how_to_trust_the_folder_and_trust_stores_what_the_dialog_stores(repo: Path, runner: CliRunner,
+                                                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".claude.json").write_text(json.dumps({"userID": "u", "projects": {"/elsewhere": {"allowedTools": []}}}), encoding="utf-8")
+    out = run(runner, repo, "setup", "claude-code")
+    assert "Pending approval" in out and "setup claude-code --trust" in out and "Yes, I trust this folder" in out
+    out = run(runner, repo, "setup", "claude-code", "--trust")
+    state = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    assert state["projects"][str(repo)] == {"hasTrustDialogAccepted": True} and state["userID"] == "u"
+    assert state["projects"]["/elsewhere"] == {"allowedTools": []}
+    assert "✔ Connected" in out and "Pending approval" not in run(runner, repo, "setup", "claude-code")
 
 
 def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -160,10 +199,14 @@ def claude_env(home: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def attached(repo: Path, runner: CliRunner, tmp_path: Path) -> tuple[Path, Path]:
+def attached(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     home = tmp_path / "home"
     home.mkdir()
-    run(runner, repo, "setup", "claude-code")  # approves the project server for this user: no manual step
+    # --trust stores what answering the folder-trust dialog stores (~/.claude.json projects[<repo>].hasTrustDialogAccepted):
+    # without it `claude mcp list` says "Pending approval" and setup prints that one step.
+    with monkeypatch.context() as patched:
+        patched.setenv("HOME", str(home))
+        run(runner, repo, "setup", "claude-code", "--trust")
     return repo, home
 
 

@@ -130,26 +130,43 @@ def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, run
     assert "a record to diff" in proc.stdout
 
 
-def test_uninstall_takes_out_everything_it_added_and_keeps_the_memory(repo: Path, runner: CliRunner, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch):
+def test_uninstall_is_local_lists_each_change_once_and_team_removes_the_shared_files(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     write_skill_file(repo, "kept", "A skill that outlives the tool.")
     hook_before = "#!/bin/sh\necho mine\n"
     (repo / ".git/hooks/post-commit").write_text(hook_before, encoding="utf-8")
     run(runner, repo, "init")
-    run(runner, repo, "setup", "claude-code")
+    run(runner, repo, "setup", "codex", "--trust")
     run(runner, repo, "setup", "claude-code", "--shared")
-    run(runner, repo, "setup", "codex")
+    run(runner, repo, "setup", "claude-code")  # the hooks move back to settings.local.json; settings.json is gone
+    (repo / ".claude/settings.json").write_text(json.dumps({"permissions": {"allow": ["mcp__repo-memory"]}}), encoding="utf-8")
     run(runner, repo, "loop", "hooks", "install")
-    out = run(runner, repo, "uninstall", "--global")
-    assert "detached" in out
-    assert not (repo / ".mcp.json").exists() and not (repo / ".codex/hooks.json").exists()
-    assert not (repo / ".claude/skills/kept").exists() and not (repo / ".claude/settings.json").exists()
-    assert "repo-memory" not in (repo / ".claude/settings.local.json").read_text(encoding="utf-8") \
-        if (repo / ".claude/settings.local.json").exists() else True
+    team = {name: (repo / name).read_text(encoding="utf-8") for name in (".mcp.json", ".codex/hooks.json", ".claude/settings.json")}
+    local_before = (repo / ".claude/settings.local.json").read_text(encoding="utf-8")
+
+    dry = run(runner, repo, "uninstall", "--dry-run").splitlines()
+    assert len(dry) == len(set(dry)), dry
+    for expected in ("settings.local.json: hooks, tool permission and approval removed", "mirror .claude/skills/kept",
+                     "git hook post-commit", "git hook pre-push", "diff driver", "removed the trust of repo-memory's hooks"):
+        assert any(expected in line for line in dry), (expected, dry)
+    assert not any(".mcp.json:" in line or "hooks.json:" in line for line in dry if not line.startswith("kept"))  # team files stay
+    assert (repo / ".claude/settings.local.json").read_text(encoding="utf-8") == local_before and (repo / ".claude/skills/kept").exists()
+    assert "textconv" in (repo / ".git/config").read_text(encoding="utf-8")
+
+    out = run(runner, repo, "uninstall")
+    assert "detached" in out and "kept .mcp.json, .claude/settings.json, .codex/hooks.json" in out and "--team" in out
+    assert {name: (repo / name).read_text(encoding="utf-8") for name in team} == team
+    assert not (repo / ".claude/settings.local.json").exists()  # it held only ours
+    assert not (repo / ".claude/skills/kept").exists()
     assert (repo / ".git/hooks/post-commit").read_text(encoding="utf-8") == hook_before and not (repo / ".git/hooks/pre-push").exists()
     assert "repo-memory" not in (repo / ".git/config").read_text(encoding="utf-8")
+    assert "hooks.state" not in (tmp_path / "home/.codex/config.toml").read_text(encoding="utf-8")
+
+    out = run(runner, repo, "uninstall", "--team", "--global")
+    assert not (repo / ".mcp.json").exists() and not (repo / ".codex/hooks.json").exists() and not (repo / ".claude/settings.json").exists()
+    assert "Commit the team files" in out
     assert "repo-memory" not in (tmp_path / "home/.codex/config.toml").read_text(encoding="utf-8")
     assert (repo / ".agents/skills/kept/SKILL.md").is_file()
 

@@ -78,12 +78,14 @@ def generated(root: Path, rel: str, target: str = TARGET) -> bool:
     return bool(name) and (root / target / name / skills.MIRROR_MARKER).is_file()
 
 
-def unmirror(root: Path, target: str = TARGET) -> list[str]:
-    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone); returns their names."""
+def unmirror(root: Path, target: str = TARGET, dry_run: bool = False) -> list[str]:
+    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone); returns their names
+    (with `dry_run`, the names it would delete)."""
     base, removed = root / target, []
     if base.is_dir():
         for dest in sorted(base.iterdir()):
             if dest.is_dir() and not dest.is_symlink() and (dest / skills.MIRROR_MARKER).exists():
-                shutil.rmtree(dest)
+                if not dry_run:
+                    shutil.rmtree(dest)
                 removed.append(dest.name)
     return removed

@@ -104,19 +104,22 @@ def install_git_hooks(git: Git, events: tuple[str, ...] = EVENTS) -> list[str]:
     return changes
 
 
-def remove_git_hooks(git: Git, events: tuple[str, ...] = EVENTS) -> list[str]:
-    """Take our git hooks out; a hook we had chained is put back where it was."""
+def remove_git_hooks(git: Git, events: tuple[str, ...] = EVENTS, dry_run: bool = False) -> list[str]:
+    """Take our git hooks out; a hook we had chained is put back where it was. `dry_run` only says so."""
     hooks = git.hooks_dir()
     changes = []
     for event in events:
         hook, chained = hooks / event, hooks / f"{event}.pre-repo-memory"
         if hook.exists() and MARKER in hook.read_text(encoding="utf-8", errors="replace"):
-            hook.unlink()
-            if chained.exists():
-                chained.rename(hook)
-                changes.append(f"{event}: removed ours; your own hook is back in place")
+            if not dry_run:
+                hook.unlink()
+                if chained.exists():
+                    chained.rename(hook)
+            note = " (dry run, not written)" if dry_run else ""
+            if chained.exists() if dry_run else hook.exists():
+                changes.append(f"{event}: removed ours; your own hook is back in place{note}")
             else:
-                changes.append(f"{event}: removed")
+                changes.append(f"{event}: removed{note}")
     return changes
 
 

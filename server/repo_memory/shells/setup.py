@@ -16,6 +16,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from repo_memory.git import repo as gitrepo
+from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.shells import attach
 
@@ -81,10 +83,32 @@ def on_path() -> str | None:
     return shutil.which(NAME)
 
 
-def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False) -> list[str]:
-    """Register the server for Claude Code, approve it for this user, install the hooks, and say what changed."""
+RULES = [f"mcp__{NAME}", f"mcp__plugin_{NAME}_{NAME}"]  # Claude Code permission rules: every tool from .mcp.json, from the plugin
+LOCAL_FILE = ".claude/settings.local.json"
+
+
+def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
+    """`settings` with the rules that let every repo-memory tool run added to `permissions.allow` (or taken out)."""
+    permissions = settings.setdefault("permissions", {})
+    allow = [rule for rule in permissions.get("allow", []) if rule not in RULES] + ([] if remove else RULES)
+    permissions["allow"] = allow
+    if not allow:
+        permissions.pop("allow")
+    if not permissions:
+        settings.pop("permissions")
+    return settings
+
+
+def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False,
+                trust: bool = False, home: Path | None = None, team_files: bool = True) -> list[str]:
+    """Register the server for Claude Code, approve it for this user, grant its tools, install the hooks, and say what
+    changed. The hooks and the permission rule live in exactly one settings file: settings.local.json (this user), or
+    settings.json with `shared` (the team); setting up in one takes them out of the other. `remove` takes out everything
+    of ours from this user's files, and from the team's files (.mcp.json, settings.json) unless `team_files` is False.
+    `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json)."""
     changes: list[str] = []
-    if scope == "project":
+    home = home or Path.home()
+    if scope == "project" and (not remove or team_files):
         mcp = _load_json(root / ".mcp.json")
         servers = mcp.setdefault("mcpServers", {})
         if remove:
@@ -97,35 +121,85 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
         if not remove and not on_path():
             changes.append(f"note: `repo-memory` is not on your PATH, so Claude Code cannot start it: add {Path(attach.command()[0]).parent} "
                            "to PATH (e.g. in your shell profile)")
-    else:
+    elif scope == "user":
         args = ["claude", "mcp", "remove", "--scope", "user", NAME] if remove else ["claude", "mcp", "add", "--scope", "user", NAME, "--", *attach.command()]
         if shutil.which("claude") and not dry_run:
             done = subprocess.run(args, capture_output=True, text=True, timeout=60)
             changes.append(f"ran `{' '.join(args)}`: {(done.stdout or done.stderr).strip()}")
         else:
             changes.append(f"run this to {'remove' if remove else 'register'} it for every project: {' '.join(args)}")
-    local_path = root / ".claude" / "settings.local.json"
+    local_path, shared_path = root / LOCAL_FILE, root / ".claude" / "settings.json"
     local = _load_json(local_path)
     if scope == "project":  # approve the project server for this user, so it is Connected, not "Pending approval"
         approved = [s for s in local.get("enabledMcpjsonServers", []) if s != NAME] + ([] if remove else [NAME])
         local["enabledMcpjsonServers"] = approved
         if not approved:
             local.pop("enabledMcpjsonServers")
-    if shared:
-        _write_json(local_path, local, dry_run, changes, "repo-memory's approval removed" if remove else "repo-memory approved for you")
-        settings_path = root / ".claude" / "settings.json"
-        settings = merge_hooks(_load_json(settings_path), HOOKS, BY_NAME, remove)
-        _write_json(settings_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (shared, by name)")
-    else:
-        local = merge_hooks(local, HOOKS, attach.command()[:-1], remove)
-        _write_json(local_path, local, dry_run, changes, "hooks and approval removed" if remove else "hooks installed and repo-memory approved (for you)")
+    in_local = not remove and not shared
+    local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local), not in_local)
+    what = ("hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
+            "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
+            "hooks, tool permission and approval removed")
+    _write_json(local_path, local, dry_run, changes, what)
+    if not remove or team_files:
+        in_shared = not remove and shared
+        if in_shared or shared_path.exists():
+            settings = _grant(merge_hooks(_load_json(shared_path), HOOKS, BY_NAME, not in_shared), not in_shared)
+            _write_json(shared_path, settings, dry_run, changes, "hooks installed and tools allowed (shared, by name)" if in_shared else
+                        "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
+    if local and not remove:
+        changes += _ignored(root, local_path, dry_run)
+    if not remove:
+        changes += _trust_folder(root, home, trust, dry_run)
     return changes
 
 
-def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False, trust: bool = False) -> list[str]:
+def _ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
+    """Make sure git ignores `path` (personal settings with this machine's paths): a line in .git/info/exclude."""
+    relative = path.relative_to(root).as_posix()
+    git = Git(*gitrepo.discover(root))
+    if git.run("check-ignore", "-q", "--no-index", relative, check=False).returncode == 0:
+        return []
+    if git.run("ls-files", "--error-unmatch", relative, check=False).returncode == 0:
+        return [f"note: git tracks {relative}, which holds this machine's paths (and Claude Code ignores the permissions in "
+                f"a tracked one): `git rm --cached {relative}` and commit"]
+    exclude = git.git_dir / "info" / "exclude"
+    if not dry_run:
+        current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        disk.write_atomic(exclude, (current + ("" if not current or current.endswith("\n") else "\n") + f"/{relative}\n").encode())
+    return [f"{exclude}: git now ignores /{relative} (your own file, in this clone only)" + (" (dry run, not written)" if dry_run else "")]
+
+
+def _trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str]:
+    """Claude Code starts a project's .mcp.json servers interactively (and `claude mcp list` reports them Connected)
+    only in a folder whose trust dialog was answered: `projects[<folder>].hasTrustDialogAccepted` in ~/.claude.json."""
+    path = home / ".claude.json"
+    try:
+        state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except ValueError:
+        return [f"note: {path} is not valid JSON; Claude Code will ask whether you trust this folder the first time you run `claude` here"]
+    projects = state.get("projects") if isinstance(state, dict) else None
+    trusted = any(isinstance(p, dict) and p.get("hasTrustDialogAccepted") and (root == Path(k) or Path(k) in root.parents)
+                  for k, p in (projects or {}).items())
+    if trusted:
+        return []
+    if not trust:
+        return ["note: Claude Code shows repo-memory as 'Pending approval' until you trust this folder: run `claude` here once and "
+                "answer 'Yes, I trust this folder', or run `repo-memory setup claude-code --trust` to store that answer for you."]
+    if not dry_run:
+        state.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
+        disk.write_atomic(path, (json.dumps(state, indent=2) + "\n").encode())
+    return [f"{path}: trusted {root}, as answering Claude Code's 'Do you trust the files in this folder?' with yes stores it"
+            + (" (dry run, not written)" if dry_run else "")]
+
+
+def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False, trust: bool = False,
+          team_files: bool = True) -> list[str]:
     """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
     .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
-    "Trust all and continue" stores it."""
+    "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
+    with `team_files`)."""
     command = attach.command()
     changes: list[str] = []
     config = home / ".codex" / "config.toml"
@@ -145,7 +219,8 @@ def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, e
         changes.append(f"{config}: kept [mcp_servers.{NAME}]: it serves every repository (remove it with --global)")
     hooks_path = root / ".codex" / "hooks.json"
     settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
-    _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
+    if not remove or team_files:
+        _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
     trusted = _trusted(new, hooks_path)
     for key in trusted:  # our hooks' trust goes with them; a changed hook is not trusted anyway
         new = _with_table(new, f"hooks.state.{json.dumps(key)}", "")

@@ -88,17 +88,26 @@ def setup() -> None:
 @setup.command(name="claude-code")
 @click.option("--scope", type=click.Choice(["project", "user"]), default="project", show_default=True,
               help="project: .mcp.json in this repository; user: `claude mcp add --scope user`.")
-@click.option("--shared", is_flag=True, help="Install the hooks in .claude/settings.json (the whole team) instead of settings.local.json.")
+@click.option("--shared", is_flag=True, help="Put the hooks and the tool permission in .claude/settings.json (the whole team, "
+              "to commit) instead of your own settings.local.json; running setup again without it moves them back.")
+@click.option("--trust", is_flag=True, help="Also answer Claude Code's 'Do you trust the files in this folder?' for you (in "
+              "~/.claude.json), so the server is Connected without opening `claude` first.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
-@click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks.")
+@click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks and rules.")
 @click.pass_context
-def setup_claude(ctx: click.Context, scope: str, shared: bool, dry_run: bool, remove: bool) -> None:
-    """Register the MCP server for Claude Code, install the hooks (session briefing, tool capture, compaction
-    summaries, loop driver, commit at session end), and mirror skills into .claude/skills."""
+def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, dry_run: bool, remove: bool) -> None:
+    """Register the MCP server for Claude Code, allow its tools (mcp__repo-memory, and the plugin's), install the hooks
+    (session briefing, tool capture, compaction summaries, loop driver, commit at session end), and mirror skills
+    into .claude/skills.
+
+    \b
+    Your settings.local.json holds this machine's paths: setup makes git ignore it (.git/info/exclude).
+    """
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
-    for change in attaching.claude_code(store.root, scope, shared, dry_run, remove):
+    changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust)
+    for change in changes:
         click.echo(change)
     if remove and not dry_run:
         for name in mirror.unmirror(store.root):
@@ -107,7 +116,9 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, dry_run: bool, re
         report = mirror.mirror(store.root, store.config.state_dir)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
     if not remove:
-        click.echo("Check it: claude mcp list   (repo-memory: ... ✔ Connected)")
+        waiting = any("Pending approval" in change for change in changes)
+        click.echo("Check it: claude mcp list   (repo-memory: ... " + ("⏸ Pending approval until you trust the folder, then ✔ Connected)"
+                                                                       if waiting else "✔ Connected)"))
 
 
 @setup.command(name="codex")
@@ -131,12 +142,15 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
 
 
 @click.command()
+@click.option("--team", is_flag=True, help="Also remove repo-memory from the files your team commits (.mcp.json, "
+              ".claude/settings.json, .codex/hooks.json); commit that to detach it for everyone.")
 @click.option("--global", "everywhere", is_flag=True, help="Also remove the entries that serve every repository (~/.codex, Claude's user scope).")
-@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--dry-run", is_flag=True, help="List every change, once; change nothing.")
 @click.pass_context
-def uninstall(ctx: click.Context, everywhere: bool, dry_run: bool) -> None:
-    """Detach repo-memory from this repository: harness registrations and hooks, git hooks, the diff driver, the
-    .claude/skills mirror. Your memory (.agents/) and its history stay.
+def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -> None:
+    """Detach repo-memory from this clone: your harness registrations, hooks and permissions, the git hooks, the
+    diff driver, the .claude/skills mirror. Your memory (.agents/) and its history stay, and so do the files your
+    team commits (your teammates keep repo-memory) unless you pass --team.
 
     \b
     Then remove the program itself: rm -rf <checkout>/.venv (or pipx uninstall repo-memory).
@@ -147,17 +161,28 @@ def uninstall(ctx: click.Context, everywhere: bool, dry_run: bool) -> None:
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
-    root, changes = store.root, []
-    changes += attaching.claude_code(root, "project", False, dry_run, remove=True)
-    changes += attaching.claude_code(root, "project", True, dry_run, remove=True)
+    root, git = store.root, Git(store.root, store.config.git_dir)
+    changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=team)
     if everywhere:
-        changes += attaching.claude_code(root, "user", False, dry_run, remove=True)
-    changes += [c for c in attaching.codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere) if not c.startswith("note:")]
-    if not dry_run:
-        changes += [f"removed the generated mirror {mirror.TARGET}/{name}" for name in mirror.unmirror(root)]
-        changes += [f"git hook {c}" for c in triggers.remove_git_hooks(Git(root, store.config.git_dir))]
-        changes += layout.remove(root, store.config.git_dir)
+        changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=False)
+    changes += [c for c in attaching.codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=team)
+                if not c.startswith("note:")]
+    changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
+                for name in mirror.unmirror(root, dry_run=dry_run)]
+    changes += [f"git hook {c}" for c in triggers.remove_git_hooks(git, dry_run=dry_run)]
+    changes += layout.remove(root, store.config.git_dir, dry_run)
+    shown: list[str] = []
     for change in changes:
-        if "already" not in change:
+        if "already" not in change and change not in shown:
+            shown.append(change)
             click.echo(change)
-    click.echo("repo-memory is detached from this repository; .agents/ (your memory) and its git history stay.")
+    kept = [name for name in (".mcp.json", ".claude/settings.json", ".codex/hooks.json")
+            if not team and (root / name).is_file() and "repo-memory" in (root / name).read_text(encoding="utf-8", errors="replace")]
+    if kept:
+        click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
+    if dry_run:
+        click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
+    elif team and any(name in " ".join(shown) for name in (".mcp.json", "settings.json", "hooks.json")):
+        click.echo("Commit the team files it changed (git add .mcp.json .claude .codex && git commit) to detach repo-memory for everyone.")
+    if not dry_run:
+        click.echo("repo-memory is detached from this clone; .agents/ (your memory) and its git history stay.")
