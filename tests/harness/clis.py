@@ -59,14 +59,13 @@ def base_env(home: Path) -> dict[str, str]:
     return {**keep, "PATH": path, "HOME": str(home), "LANG": "C.UTF-8"}
 
 
-def claude(repo: Path, home: Path, api: FakeAnthropic, prompt: str, allowed: str = "mcp__repo-memory", *extra: str,
-           timeout: float = 180, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`claude -p PROMPT` in `repo`, its model the scripted `api`."""
+def claude(repo: Path, home: Path, api: FakeAnthropic, prompt: str, *extra: str, timeout: float = 180,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`claude -p PROMPT` in `repo`, its model the scripted `api`; nothing else set: the tools run because `repo-memory
+    setup claude-code` allowed them, and Claude Code's default model and MCP start-up wait apply."""
     full = {**base_env(home), "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test", "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "MCP_CONNECTION_NONBLOCKING": "0",  # wait for MCP servers before the first request (else a slow start drops tools)
-            **(env or {})}
-    return run([cli_tool("claude"), "-p", prompt, "--allowedTools", allowed, *extra], repo, full, timeout)
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(env or {})}
+    return run([cli_tool("claude"), "-p", prompt, *extra], repo, full, timeout)
 
 
 def codex_home(home: Path, api: FakeResponses) -> None:

@@ -39,6 +39,29 @@ def is_main(body: dict[str, Any]) -> bool:
     return bool(body.get("tools"))
 
 
+DEFERRED = "deferred tools are now available via ToolSearch"
+
+
+def offered(body: dict[str, Any]) -> set[str]:
+    """The tools a request offers the model: those in `tools`, and (Claude Code 2.1.3xx) the deferred ones it lists by
+    name in its system text under "The following deferred tools are now available via ToolSearch", one per line; a
+    deferred tool called by name runs (its schema is only not in the request)."""
+    names = {t["name"] for t in body.get("tools", []) if not t.get("defer_loading")}
+    blocks = body.get("system") or []
+    texts = [blocks] if isinstance(blocks, str) else [b.get("text", "") for b in blocks if isinstance(b, dict)]
+    for message in body.get("messages", []):
+        content = message.get("content")
+        texts += [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+    for text in texts:
+        if DEFERRED in text:
+            listed = text.split(DEFERRED, 1)[1].split(":\n", 1)[-1]
+            for line in listed.splitlines():
+                if not line.strip() or " " in line.strip():
+                    break
+                names.add(line.strip())
+    return names
+
+
 def session_id(body: dict[str, Any]) -> str | None:
     """Claude Code's session id (also the X-Claude-Code-Session-Id header and the hooks' session_id)."""
     try:

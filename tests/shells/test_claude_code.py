@@ -22,10 +22,13 @@ from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 from tests.conftest import git, write_skill_file
 from tests.harness.clis import claude, records
-from tests.harness.fake_anthropic import FakeAnthropic, session_id, tool_results, tool_use
+from tests.harness.fake_anthropic import FakeAnthropic, offered, session_id, tool_results, tool_use
 
 pytestmark = pytest.mark.slow
 PY = sys.executable
+# `claude -p` asks before editing files, and nobody is there to answer: a user who lets a headless session edit says so
+# with Claude Code's own flag (the README's loop section shows it). repo-memory's tools need nothing: setup allowed them.
+EDITS = ("--permission-mode", "acceptEdits")
 BUGGY, FIXED = "def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n"
 
 
@@ -50,8 +53,10 @@ def last_json(body: dict[str, Any]) -> dict[str, Any]:
 
 def system_text(body: dict[str, Any]) -> str:
     """What Claude Code puts before the conversation: its mid-conversation system message(s)."""
-    return "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"])
-                     for m in body["messages"] if m.get("role") == "system")
+    def text(content: Any) -> str:  # a string (2.1.197), or a list of text blocks (2.1.3xx)
+        return content if isinstance(content, str) else "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+
+    return "\n".join(text(m["content"]) for m in body["messages"] if m.get("role") == "system")
 
 
 def test_recall_round_trip_the_result_reaches_the_model_the_hook_records_it_and_session_end_commits_it(project: tuple[Path, Path]):
@@ -60,7 +65,7 @@ def test_recall_round_trip_the_result_reaches_the_model_the_hook_records_it_and_
         done = claude(repo, home, api, "How do we cut a release?")
     assert done.returncode == 0, done.stderr[-2000:]
     first, second = api.main_requests()[:2]
-    assert "mcp__repo-memory__recall" in {t["name"] for t in first["tools"]}
+    assert "mcp__repo-memory__recall" in offered(first)  # deferred behind ToolSearch on 2.1.3xx, listed by name
     answer = last_json(second)
     assert answer["hits"][0]["id"] == "skill:release-checklist" and answer["hits"][0]["recorded"]
     session = session_id(first)
@@ -136,7 +141,7 @@ def test_the_stop_hook_drives_a_loop_the_agent_started_until_verification_passes
     turns = [tool_use("mcp__repo-memory__loop_start", {"name": "fix-add"}), "Done: the loop's goal is met.", look,
              tool_use("Write", {"file_path": str(repo / "calc.py"), "content": FIXED}), "Fixed calc.py."]
     with FakeAnthropic(turns) as api:
-        done = claude(repo, home, api, "Run the fix-add loop.", "mcp__repo-memory,Read,Write")
+        done = claude(repo, home, api, "Run the fix-add loop.", *EDITS)
     assert done.returncode == 0, done.stderr[-2000:]
     assert blocked and "[repo-memory loop" in blocked[0] and "failed at step" in blocked[0] and "loop_step" not in blocked[0]
     run = run_of(repo)
@@ -167,7 +172,7 @@ def test_an_edit_to_an_active_skill_with_claudes_own_edit_tool_puts_it_back_to_d
     skill = repo / ".agents/skills/release-checklist/SKILL.md"
     edit = tool_use("Edit", {"file_path": str(skill), "old_string": "1. tag", "new_string": "1. tag and sign"})
     with FakeAnthropic([tool_use("Read", {"file_path": str(skill)}), edit, "Edited."]) as api:
-        assert claude(repo, home, api, "Sign release tags from now on.", "Read,Edit").returncode == 0
+        assert claude(repo, home, api, "Sign release tags from now on.", *EDITS).returncode == 0
     assert "status: draft" in skill.read_text(encoding="utf-8") and "tag and sign" in skill.read_text(encoding="utf-8")
     after = json.dumps(api.main_requests()[2]["messages"])
     assert "draft again until a person runs" in after and "repo-memory accept" in after
