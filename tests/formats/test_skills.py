@@ -103,7 +103,7 @@ def test_writes_refuse_to_follow_a_symlinked_skill_folder(store: Store, repo: Pa
 
 
 def test_bundled_skills_are_valid_agent_skills():
-    root = Path(__file__).resolve().parents[2] / "skills"
+    root = Path(__file__).resolve().parents[2] / "plugin" / "skills"
     names = sorted(p.name for p in root.iterdir() if p.is_dir())
     assert {"using-repo-memory", "writing-skills"} <= set(names)
     for name in names:

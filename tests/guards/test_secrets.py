@@ -122,7 +122,7 @@ def _benign_corpus() -> dict[str, list[str]]:
         + [f'checksum = "{d[:32].hex()}"' for d in digests]  # Cargo.lock
     )
     corpus["code"] = []
-    for pattern in ("server/**/*.py", "bench/*.py", "*.md", "skills/**/*.md", "examples/**/*.md"):
+    for pattern in ("server/**/*.py", "bench/*.py", "*.md", "plugin/skills/**/*.md", "examples/**/*.md"):
         for path in sorted(glob.glob(str(ROOT / pattern), recursive=True)):
             corpus["code"] += Path(path).read_text(encoding="utf-8").splitlines()
     site = sorted(glob.glob(os.path.join(sys.prefix, "lib", "python3*", "site-packages", "**", "*.py"), recursive=True))

@@ -233,11 +233,38 @@ def test_a_claude_session_that_records_nothing_leaves_no_file_and_no_commit(atta
 
 
 @pytest.mark.slow
+def test_the_plugin_installs_as_the_readme_says_and_brings_only_the_plugin(repo: Path, tmp_path: Path):
+    """`claude plugin marketplace add <checkout>` then `claude plugin install repo-memory@repo-memory`: Claude Code copies
+    the plugin's source folder into its cache, so the source is plugin/, not the checkout (with .venv and .tools, 1.8 GB)."""
+    claude, home = cli_tool("claude"), tmp_path / "home"
+    home.mkdir()
+    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "repo-memory@repo-memory"]):
+        proc = subprocess.run([claude, *args], cwd=repo, env=claude_env(home), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0 and "Successfully" in proc.stdout, proc.stdout + proc.stderr
+    cached = [p for p in (home / ".claude/plugins").rglob("*") if p.is_file() and "marketplaces" not in p.parts]
+    assert sum(p.stat().st_size for p in cached) < 1_000_000, sorted(str(p) for p in cached)[:20]
+    assert any(p.name == "hooks.json" for p in cached) and any(p.name == "SKILL.md" for p in cached)
+    listed = subprocess.run([claude, "plugin", "list"], cwd=repo, env=claude_env(home), capture_output=True, text=True, timeout=120).stdout
+    assert "repo-memory@repo-memory" in listed and "enabled" in listed, listed
+
+
+@pytest.mark.slow
+def test_the_codex_plugin_installs_as_the_readme_says(repo: Path, tmp_path: Path):
+    codex, home = cli_tool("codex"), tmp_path / "home"
+    home.mkdir()
+    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "add", "repo-memory@repo-memory"]):
+        proc = subprocess.run([codex, *args], cwd=repo, env=claude_env(home), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    cached = [p for p in (home / ".codex/plugins").rglob("*") if p.is_file()]
+    assert sum(p.stat().st_size for p in cached) < 1_000_000 and any(p.name == ".mcp.json" for p in cached), cached[:20]
+
+
+@pytest.mark.slow
 def test_the_repository_is_a_valid_claude_code_plugin(tmp_path: Path):
     claude = cli_tool("claude")
     proc = subprocess.run([claude, "plugin", "validate", str(ROOT)], env=claude_env(tmp_path), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
-    proc = subprocess.run([claude, "plugin", "validate", str(ROOT / ".claude-plugin/plugin.json")], env=claude_env(tmp_path),
+    proc = subprocess.run([claude, "plugin", "validate", str(ROOT / "plugin/.claude-plugin/plugin.json")], env=claude_env(tmp_path),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
 
