@@ -32,3 +32,31 @@ def test_connections_opening_a_new_index_at_once_all_open_it(tmp_path: Path):
         for t in threads:
             t.join()
     assert failures == []
+
+
+def test_concurrent_appends_to_one_log_leave_one_index_row_per_record(repo: Path):
+    # An MCP server runs sync tools in worker threads, and a hook process appends beside it: two indexers read the
+    # log from the same indexed offset, and the second indexed the same records again as `#N~hash` duplicates.
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+
+    stores = [Store(Config.load(repo), session="busy-session") for _ in range(2)]  # two connections, as a server and a hook
+    start = threading.Barrier(8)
+
+    def write(n: int) -> None:
+        start.wait()
+        for i in range(10):
+            stores[n % 2].remember(f"note {n}-{i}: the build needs make 4")
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for store in stores:
+        store.refresh()
+    conn = stores[0]._db.conn
+    rows = conn.execute("SELECT id FROM records WHERE session = 'busy-session'").fetchall()
+    for store in stores:
+        store.close()
+    assert len(rows) == 80 and not [r for r in rows if "~" in r[0]], sorted(r[0] for r in rows if "~" in r[0])[:10]

@@ -141,7 +141,7 @@ class RecordIndex:
             if prev and (prev[0], prev[1]) == (st.st_size, st.st_mtime_ns) and prev[2] - prev[1] > RACY_NS:
                 continue
             try:
-                added += self._sync_file(path, rel, st, prev)
+                added += self._sync_file(path, rel)
             except UnsafePathError as exc:  # a linked log is not read; doctor's log check reports it
                 log.warning("not indexing %s: %s", rel, exc)
         if complete and known:
@@ -150,24 +150,31 @@ class RecordIndex:
                     self._forget(rel)
         return added
 
-    def _sync_file(self, path: Path, rel: str, st: os.stat_result, prev: tuple[Any, ...] | None) -> int:
-        start = 0
-        with os.fdopen(disk.open_safely(path), "rb") as handle:
-            if prev and 0 < prev[3] <= st.st_size:
-                handle.seek(max(0, prev[3] - 4096))
-                if hashlib.sha256(handle.read(prev[3] - max(0, prev[3] - 4096))).hexdigest() == prev[4]:
-                    start = prev[3]  # the indexed part is intact: read only what was appended
-            handle.seek(start)
-            data = handle.read()
-        lines = experience.parse_lines(data, base=start)
-        complete = [line for line in lines if not line.torn]
-        indexed_to = (complete[-1].offset + len(complete[-1].raw) + 1) if complete else start
-        tail = data[max(0, indexed_to - start - 4096) : indexed_to - start] if indexed_to - start >= 4096 or start == 0 else None
-        if tail is None:  # the last 4 KiB straddle what we read and what we skipped
-            with open(path, "rb") as handle:
-                handle.seek(max(0, indexed_to - 4096))
-                tail = handle.read(indexed_to - max(0, indexed_to - 4096))
+    def _sync_file(self, path: Path, rel: str) -> int:
+        """Index what log `rel` gained since it was last indexed. Where it was last indexed to is read again inside the
+        write transaction, and the file read there too: two indexers (a server's worker threads, a hook process beside
+        it) that both started from the same offset would otherwise both add the lines after it, the second as `~hash`
+        duplicates of every record."""
         with self._db.transaction():
+            found = self._db.conn.execute("SELECT size, mtime_ns, checked_ns, indexed_to, tail_sha FROM logs WHERE path=?", (rel,)).fetchone()
+            prev = tuple(found) if found else None
+            st = os.stat(path)
+            start = 0
+            with os.fdopen(disk.open_safely(path), "rb") as handle:
+                if prev and 0 < prev[3] <= st.st_size:
+                    handle.seek(max(0, prev[3] - 4096))
+                    if hashlib.sha256(handle.read(prev[3] - max(0, prev[3] - 4096))).hexdigest() == prev[4]:
+                        start = prev[3]  # the indexed part is intact: read only what was appended
+                handle.seek(start)
+                data = handle.read()
+            lines = experience.parse_lines(data, base=start)
+            complete = [line for line in lines if not line.torn]
+            indexed_to = (complete[-1].offset + len(complete[-1].raw) + 1) if complete else start
+            tail = data[max(0, indexed_to - start - 4096) : indexed_to - start] if indexed_to - start >= 4096 or start == 0 else None
+            if tail is None:  # the last 4 KiB straddle what we read and what we skipped
+                with open(path, "rb") as handle:
+                    handle.seek(max(0, indexed_to - 4096))
+                    tail = handle.read(indexed_to - max(0, indexed_to - 4096))
             if start == 0:
                 self._forget(rel)
             count = self.add([line for line in complete if line.record is not None], rel)
