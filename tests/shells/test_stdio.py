@@ -13,7 +13,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ListRootsResult, Root
 
-from tests.conftest import write_skill_file
+from tests.conftest import git, write_skill_file
 
 pytestmark = pytest.mark.anyio
 SERVE = [sys.executable, "-m", "repo_memory", "serve"]
@@ -83,3 +83,42 @@ def test_mcp_inspector_cli_lists_tools_and_calls_recall(seeded_repo: Path):
     called = inspector(seeded_repo, "--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=publish a release")
     assert called["isError"] is False
     assert called["structuredContent"]["hits"][0]["id"] == "skill:release-checklist"
+
+
+@pytest.mark.parametrize("where", ["loop spec", "own session log"])
+def test_a_hard_linked_memory_file_is_refused_with_a_warning_and_the_server_still_serves(repo: Path, tmp_path: Path, where: str):
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    outside = tmp_path / "outside.md"
+    session = "linked-session"
+    if where == "loop spec":
+        outside.write_text("---\nname: linked\ndescription: A loop.\n---\nBody.\n", encoding="utf-8")
+        (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+        linked = repo / ".agents/loops/linked.md"
+    else:
+        first = StdioServer(repo, env={"REPO_MEMORY_SESSION": session})
+        first.initialize()
+        assert not first.call("remember", {"text": "Before the link."}).get("isError")
+        first.close_input()
+        assert first.wait(30) == 0
+        linked = next((repo / ".agents/experience").glob(f"*/{session}.jsonl"))
+        outside = tmp_path / "outside.jsonl"
+    if where == "loop spec":
+        os.link(outside, linked)
+    else:
+        os.link(linked, outside)  # the log now shares its contents with a file outside the repository
+    server = StdioServer(repo, env={"REPO_MEMORY_SESSION": session})
+    try:
+        server.initialize(timeout=30)
+        recalled = server.call("recall", {"query": "before the link"})
+        written = server.call("remember", {"text": "After the link."})
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    assert not recalled.get("isError"), recalled
+    assert code == 0, server.stderr.decode()[-2000:]
+    assert "hard-linked" in server.stderr.decode()  # said once, with what to do
+    if where == "own session log":
+        assert written.get("isError") and "hard-linked" in json.dumps(written)  # refused, not written through the link
+        assert "After the link." not in outside.read_text(encoding="utf-8")

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem
+from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import refs
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, now, parse_line, parse_lines, seal,
@@ -63,7 +63,11 @@ class Journal:
         path = self.path(session)
         if path is None or not self.clone:
             return session
-        fd = disk.open_safely(path)
+        try:
+            fd = disk.open_safely(path)
+        except UnsafePathError as exc:  # a linked log: every append to it is refused with this reason; the process goes on
+            log.warning("the log of session %s cannot be used: %s", session, exc)
+            return session
         try:
             last = _last(fd)
         finally:

@@ -6,18 +6,21 @@ opens it at the first request, in a repository the client names as one of its MC
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory.core.store import Store
-from repo_memory.errors import WorkspaceError
+from repo_memory.errors import UnsafePathError, WorkspaceError
 from repo_memory.guards.ratelimit import WriteLimiter
 from repo_memory.runner.engine import Engine
 
 if TYPE_CHECKING:
     from repo_memory.shells.watch import Watcher
+
+log = logging.getLogger("repo_memory")
 
 Opener = Callable[[list[Path]], "tuple[Store, Watcher | None]"]
 Publish = Callable[[list[str], bool], None]  # (URIs that changed, whether the list of resources changed)
@@ -33,6 +36,7 @@ class Served:
     def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None):
         self.publish: Publish | None = None
         self._opener, self._lock = opener, threading.Lock()
+        self._refused: set[str] = set()  # loops not served because their file is linked (warned once each)
         self._store: Store | None = None
         if store is not None:
             self._attach(store, watcher)
@@ -67,7 +71,12 @@ class Served:
         assert self._store is not None
         state = {f"skill://{r['name']}": str(r["sha256"]) for r in self._store.skills() if r["winner"]}
         for name in self._store.loop_names():
-            state[f"loop://{name}"] = self._store.read(f"loop:{name}").sha256
+            try:
+                state[f"loop://{name}"] = self._store.read(f"loop:{name}").sha256
+            except UnsafePathError as exc:  # a linked spec is never read; the server goes on without it, and says so once
+                if name not in self._refused:
+                    self._refused.add(name)
+                    log.warning("not serving loop %s: %s", name, exc)
         return state
 
     def check(self) -> None:
