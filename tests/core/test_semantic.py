@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import Client
@@ -168,3 +169,20 @@ def test_records_that_say_the_same_thing_share_one_vector(memory: Path):
     assert meta["count"] == 9
     again = CliRunner().invoke(cli, ["--root", str(memory), "reindex"])
     assert "embedded 0 texts" in again.output, again.output  # keys come from the content: a rebuild embeds nothing
+
+
+async def test_a_huge_query_is_cut_before_it_is_embedded_and_the_answer_says_so(memory: Path):
+    # The query's embedding ran over the whole text: 10 KB took 30 s, 1 MB never answered and grew the server to 1.4 GiB.
+    store = Store(Config.load(memory))
+    store.reindex(embedding=lambda done, total: None)
+    query = "how do we cut a release " + " ".join(f"padding{i}" for i in range(12_000))  # ~120 KB
+    started = time.monotonic()
+    with anyio.fail_after(60):
+        async with Client(server.build(store)) as client:
+            result = await client.call_tool("recall", {"query": query})
+    store.close()
+    assert not result.is_error, result.content
+    answer = result.structured_content or {}
+    assert time.monotonic() - started < 60
+    assert answer["ranking"].startswith("hybrid") and "skill:release-checklist" in [h["id"] for h in answer["hits"]]
+    assert len(answer["query"]) == 2000 and "first 2000 characters" in answer["note"] and str(len(query)) in answer["note"]

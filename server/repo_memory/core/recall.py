@@ -35,6 +35,9 @@ DEFAULT_STATUSES = ("active", "draft")
 DOC_KINDS = ("skill", "loop")
 
 
+QUERY_CHARS = 2000  # characters of a query that are searched for (and, of those, semantic.TEXT_CHARS embedded): bounded work
+
+
 @dataclass(frozen=True)
 class RecallResult:
     """Hits for a query, the cursor of the next page, and names it may have meant when nothing matched."""
@@ -94,6 +97,8 @@ class Recall:
         With `symbol`, the answer is every memory anchored to that code symbol instead."""
         limit = max(1, min(limit or self._default_limit, 50))
         offset = _offset(cursor)
+        cut = len(text) > QUERY_CHARS
+        whole, text = len(text), text[:QUERY_CHARS]
         self._staleness.check()  # cheap when no cited code file changed: a stat per file
         if symbol:
             return self._anchored(symbol, limit, offset)
@@ -118,8 +123,9 @@ class Recall:
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset else self._similar(text)
         ranking = "hybrid (full-text + meaning)" if sem is not None else f"full-text only: {self._why_lexical()}"
+        note = f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole}). {DATA_NOTE}" if cut else DATA_NOTE
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
-                            next_cursor=f"offset:{offset + len(page)}" if more else None)
+                            next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
 
     def _why_lexical(self) -> str:
         if self._semantic is None or not self._semantic.enabled:
@@ -131,6 +137,7 @@ class Recall:
     def recall_at(self, text: str, as_of: str, limit: int = 8, kinds: Sequence[str] | None = None) -> RecallResult:
         """`recall` as memory stood at `as_of`: documents from that commit's tree, experience recorded up to that time."""
         commit, moment = self._git.resolve(as_of)
+        text = text[:QUERY_CHARS]
         doc_kinds, record_kinds = split_kinds(kinds)
         if not kinds:
             doc_kinds = set(DOC_KINDS)

@@ -98,7 +98,7 @@ class Semantic:
         self.vectors.refresh()  # a stat; reloads when another process saved newer vectors
         if len(self.vectors) == 0:
             return None
-        return QueryVectors(self._models["query"].query(text), self.vectors)
+        return QueryVectors(self._models["query"].query(text[:TEXT_CHARS]), self.vectors)  # as records are: bounded time
 
     # --- embedding ------------------------------------------------------------------------------------
 
