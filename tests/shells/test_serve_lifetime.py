@@ -186,3 +186,34 @@ def test_ended_as_codex_ends_it_a_server_still_commits_what_it_wrote(repo: Path)
     assert wait_until(lambda: bool(in_head(repo, ".agents/experience")) and ".agents/skills/late-skill/SKILL.md" in in_head(repo), 20)
     written = (".agents/experience", ".agents/skills/late-skill")
     assert wait_until(lambda: git(repo, "status", "--porcelain", "--untracked-files=no", "--", *written).strip() == "", 5), git(repo, "status", "--porcelain")
+
+
+def test_a_server_whose_input_closes_during_a_long_call_exits_within_its_bound(repo: Path):
+    # A harness closing stdin expects the process to go; a verification step still running (here a 120 s sleep) kept
+    # the MCP loop waiting for its handler, so the server outlived its session.
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+    from repo_memory.runner.engine import Engine
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+    (repo / ".agents/loops/slow.md").write_text(
+        "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Wait.\n"
+        f'verify:\n  - {{level: 4, run: "{sys.executable} -c \'import time; time.sleep(120)\'", expect: {{exit: 0}}, timeout: 300}}\n'
+        "stop: {max_iterations: 2}\nsuccess_requires_level: 4\n---\nWait.\n", encoding="utf-8")
+    store = Store(Config.load(repo))
+    store.refresh()
+    Engine(store).accept("slow")
+    store.close()
+    server = StdioServer(repo)
+    server.initialize()
+    run = server.call("loop_start", {"name": "slow"})
+    assert not run.get("isError"), run
+    run_id = run["structuredContent"]["run"]
+    server.send("tools/call", {"name": "loop_step", "arguments": {"run": run_id, "report": "waited", "status": "done"}})
+    time.sleep(2)  # the verification step is running
+    started = time.monotonic()
+    server.close_input()
+    code = server.wait(30)
+    assert code is not None, "the server was still running 30 s after its input closed"
+    assert time.monotonic() - started < 15 and code == 0, (code, server.stderr.decode()[-1500:])
