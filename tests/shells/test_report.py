@@ -71,3 +71,13 @@ def test_the_report_renders_in_chromium_with_the_expected_counts_and_no_live_con
     shot = tmp_path / "report.png"
     taken = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", out.as_uri())
     assert taken.returncode == 0 and shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("target", ["/proc/version", "missing/dir/r.html", "a-folder"])
+def test_report_refuses_a_target_that_is_not_a_regular_file_in_an_existing_folder(repo: Path, target: str):
+    (repo / "a-folder").mkdir()
+    path = target if target.startswith("/") else str(repo / target)
+    result = CliRunner().invoke(cli, ["--root", str(repo), "report", "-o", path])
+    assert result.exit_code != 0 and result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert "Traceback" not in result.output and "Error:" in result.output
+    assert not (repo / "missing").exists()  # no folder made for a mistyped path

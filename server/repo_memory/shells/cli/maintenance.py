@@ -105,8 +105,17 @@ def report(ctx: click.Context, output: Path | None) -> None:
 
     store = store_of(ctx)
     target = output or store.config.state_dir / "report.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page.build(store), encoding="utf-8")
+    if output is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    elif not output.parent.is_dir():
+        raise click.ClickException(f"{output.parent} is not a folder: create it first, or give -o a path in an existing folder.")
+    elif output.exists() and not output.is_file():
+        raise click.ClickException(f"{output} exists and is not a regular file; give -o the path of a new or existing .html file.")
+    html = page.build(store)
+    try:
+        target.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"could not write {target}: {exc.strerror or exc}") from None
     click.echo(str(target))
 
 
