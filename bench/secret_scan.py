@@ -31,7 +31,7 @@ LOCOMO = ROOT.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 sys.path.insert(0, str(ROOT))
 
 from repo_memory.guards import secretscan  # noqa: E402
-from tests.guards.test_secrets import FAKES, sample  # noqa: E402 - the same fixtures the tests prove
+from tests.guards.test_secrets import FAKES, GLUED, _b64url, sample  # noqa: E402 - the same fixtures the tests prove
 
 
 def corpus(small: bool) -> dict[str, list[str]]:
@@ -96,6 +96,13 @@ def main() -> None:
     print(f"fixtures: {len(FAKES)} rule families, one secret each, inside a line of notes")
     for name, scan in scanners:
         print(f"  {name:22} detected {len(scan(fixtures))}/{len(FAKES)}")
+    hard = [f"session-{before}{FAKES[rule]} was used" for rule, befores in GLUED.items() for before in befores]
+    payload = _b64url(b'{ "sub": "42" }')
+    hard += [f"cookie {_b64url(header)}.{payload}.{'k' * 20}Z9x" for header in
+             (b'{ "alg": "HS256" }', b'{\n  "alg": "RS256"\n}', b'{\t"alg":"none"}')]
+    print(f"hard shapes: {len(hard)} lines (a provider's key glued to the character before it; JWTs with spaced JSON headers)")
+    for name, scan in scanners:
+        print(f"  {name:22} detected {len(scan(hard))}/{len(hard)}")
     lines = corpus(args.small)
     total = sum(map(len, lines.values()))
     print(f"\nbenign corpus: {total} lines; false positives (lines flagged)")

@@ -65,7 +65,8 @@ FAKES: dict[str, str] = {
     "mailchimp-key": rand("0123456789abcdef", 32) + "-us12",
     "square-token": "sq0atp-" + rand(B62, 22),
     "azure-storage-key": rand(B62 + "+/", 86) + "==",
-    "jwt": "eyJ" + rand(B62, 20) + ".eyJ" + rand(B62, 30) + "." + rand(B62, 43),
+    "jwt": ".".join(base64.urlsafe_b64encode(part).decode().rstrip("=") for part in (
+        b'{"alg":"HS256","typ":"JWT"}', b'{"sub":"' + rand(DIGITS, 10).encode() + b'","iat":1516239022}', rand(B62, 32).encode())),
     "private-key": "-----BEGIN RSA PRIVATE KEY-----",
     "private-key-body": "MIIEowIBAAKCAQEA" + rand(B62 + "+/", 48),
     "secret-assignment": "Tr0ub4dor&3-" + rand(DIGITS, 4),
@@ -284,3 +285,43 @@ def test_private_key_material_is_found_without_its_armour(tmp_path: Path):
         assert [f.rule for f in secretscan.scan(f"here is the key:\n{first_line}\n")] == ["private-key-body"], kind
         assert "private-key-body" in {f.rule for f in secretscan.scan(body)}, kind
     assert secretscan.scan("PKCS#1 keys start with MIIEowIBAAKCAQEA when base64-encoded.") == []  # naming the prefix is fine
+
+
+def _b64url(data: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+# Secrets whose shape is their own (a prefix no word has) glued to what comes before them: word boundaries missed them.
+GLUED = {
+    "aws-access-key-id": ["x", "7", "_", "-", "%3D", "key="],
+    "github-token": ["x", "7", "-", "%3D"],
+    "google-api-key": ["x", "7", "_", "%3D"],
+    "huggingface-token": ["x", "7", "-"],
+    "stripe-key": ["x", "7", "-"],
+}
+
+
+@pytest.mark.parametrize(("rule", "before"), [(rule, before) for rule, befores in GLUED.items() for before in befores])
+def test_a_credential_glued_to_the_character_before_it_is_found(rule: str, before: str):
+    text = f"session-{before}{FAKES[rule]} was used"
+    found = secretscan.scan(text)
+    assert [f.rule for f in found] == [rule], (rule, before, found)
+    assert FAKES[rule] not in secretscan.redact(text)[0]
+
+
+@pytest.mark.parametrize("header", [b'{ "alg": "HS256", "typ": "JWT" }', b'{\n  "alg": "RS256"\n}', b'{\t"alg":"none"}'])
+def test_a_jwt_is_found_whatever_the_whitespace_in_its_json_header(header: bytes):
+    payload = _b64url(b'{ "sub": "1234567890", "name": "A" }')
+    token = f"{_b64url(header)}.{payload}.{rand(B62, 43)}"
+    assert not token.startswith("eyJ")
+    assert [f.rule for f in secretscan.scan(f"Authorization cookie {token} expired")] == ["jwt"]
+
+
+def test_a_session_id_holding_a_glued_key_is_refused(repo: Path):
+    key = FAKES["aws-access-key-id"]
+    with pytest.raises(Exception, match="secret|credential") as refused:
+        Store(Config.load(repo), session=f"deploy-x{key}")
+    assert key not in str(refused.value)
+    assert not list((repo / ".agents/experience").glob(f"*/*{key}*"))

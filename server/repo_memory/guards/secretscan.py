@@ -18,6 +18,8 @@ prose), secrets split across lines or encoded, and formats newer than these rule
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
@@ -53,7 +55,9 @@ PROVIDERS: dict[str, tuple[tuple[str, ...], str]] = {
     "mailchimp-key": (("-us",), r"([0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9_])"),
     "square-token": (("sq0csp-", "sq0atp-", "EAAA"), r"(sq0(?:csp|atp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60})(?![A-Za-z0-9_-])"),
     "azure-storage-key": (("ccountKey", "CCOUNTKEY", "ccountkey"), r"(?i)AccountKey\s*=\s*([A-Za-z0-9+/]{86}==)"),
-    "jwt": (("eyJ",), r"(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"),
+    # A JWT's header and payload are base64url JSON objects: "{" encodes to "e" then "y" or "w" whatever follows it
+    # (`{"` is the familiar eyJ, `{ "` eyA, `{\n` ew); each match is decoded and kept only when both parts are objects.
+    "jwt": (("ey", "ew"), r"(e[wy][A-Za-z0-9_-]{10,}\.e[wy][A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"),
     "private-key": (("PRIVATE KEY", "PuTTY-User-Key-File"), r"(-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d)"),
     # Key material without its armour: the base64 of a private key's DER (or OpenSSH) structure starts the same way for
     # every key of a kind — PKCS#1 RSA/DSA, PKCS#8 (RSA, EC, Ed25519, encrypted), SEC1 EC, openssh-key-v1 — and a real
@@ -63,6 +67,10 @@ PROVIDERS: dict[str, tuple[tuple[str, ...], str]] = {
                          r"((?:MII[A-Za-z0-9+/]{3}(?:IBAAK|IBADAN|B[A-Za-z0-9+/]BgkqhkiG9w0BBQ0w)|MIG[A-Za-z0-9+/]AgEAMBMGByqGSM49"
                          r"|MC4CAQAwBQYDK2Vw|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|b3BlbnNzaC1rZXktdjE)[A-Za-z0-9+/]{40,}={0,2})"),
 }
+# Shapes no word or identifier has: found wherever they start, glued to a letter, a digit, `_`, `-` or `%3D` (a key id
+# in a session id or a URL-encoded value); the other rules must start at a token boundary.
+GLUED = frozenset({"aws-access-key-id", "github-token", "gitlab-token", "slack-token", "slack-webhook", "stripe-key", "openai-key",
+                   "anthropic-key", "google-api-key", "huggingface-token", "npm-token", "pypi-token", "jwt", "private-key"})
 GENERIC = ("authorization-header", "url-credentials", "secret-assignment", "high-entropy-token")
 _PROVIDERS = [(rule, literals, re.compile(pattern)) for rule, (literals, pattern) in PROVIDERS.items()]
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-:/")
@@ -137,6 +145,18 @@ def _literal(value: str) -> bool:
     return (has_digit or has_symbol) and entropy(value) >= 2.8
 
 
+def _json_parts(token: str) -> bool:
+    """Whether a JWT-shaped token's header and payload decode to JSON objects (text that starts with `{`)."""
+    for part in token.split(".")[:2]:
+        try:
+            decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+        except (ValueError, binascii.Error):
+            return False
+        if not decoded.lstrip().startswith(b"{") or b'"' not in decoded:
+            return False
+    return True
+
+
 def scan(text: str) -> list[Finding]:
     """Every secret found in `text`, in order of position (overlaps resolved in favour of the first rule)."""
     spans: list[tuple[int, int, str]] = []
@@ -145,7 +165,9 @@ def scan(text: str) -> list[Finding]:
             continue
         for m in pattern.finditer(text):
             group = next((g for g in range(1, pattern.groups + 1) if m.group(g)), 0)
-            if m.start(group) == 0 or text[m.start(group) - 1] not in _TOKEN_CHARS:
+            if rule == "jwt" and not _json_parts(m.group(group)):
+                continue
+            if rule in GLUED or m.start(group) == 0 or text[m.start(group) - 1] not in _TOKEN_CHARS:
                 spans.append((m.start(group), m.end(group), rule))
     lowered = text.translate(_ASCII_LOWER)  # str.lower() can change the length (İ), and positions must line up
     for name in ASSIGNED:
@@ -176,6 +198,9 @@ def scan(text: str) -> list[Finding]:
             continue  # part of a longer dotted or encoded string (a sentence's full stop is fine)
         if _random_looking(m.group()) and not _DIGEST_BEFORE.search(text[max(0, start - 24):start]):
             spans.append((start, end, "high-entropy-token"))
+    named = [(a, b) for a, b, rule in spans if rule in PROVIDERS]
+    if named:  # a named format inside a longer random-looking run (a key glued to its neighbours) is reported as itself
+        spans = [span for span in spans if span[2] != "high-entropy-token" or not any(a < span[1] and span[0] < b for a, b in named)]
     order = {rule: n for n, rule in enumerate([*PROVIDERS, *GENERIC])}  # at one position, a named format beats a generic rule
     spans.sort(key=lambda span: (span[0], order[span[2]]))
     kept: list[tuple[int, int, str]] = []
