@@ -645,3 +645,17 @@ async def test_huge_numbers_in_ids_cursors_and_ranges_get_a_clear_answer(store: 
                            ("read", {"ref": f"experience:s#{huge}"})):
             text = await error_text(client, tool, **args)
             assert len(text) < 400 and huge not in text and ("SESSION#SEQ" in text or "cursor" in text.lower() or "No " in text), text
+
+
+@pytest.mark.parametrize("tool", ["skill_write", "read", "loop_start"])
+async def test_an_error_never_echoes_a_secret_the_agent_sent(store: Store, tool: str):
+    # An invalid anchor, name or reference is named in the error so the agent can fix it; a token in it was echoed back.
+    args = {"skill_write": {"name": "deploy", "description": "Deploy.", "body": "1. go", "new": True,
+                            "anchors": [f"src/app.py::{GITHUB_TOKEN}"]},
+            "read": {"ref": f"notes#{GITHUB_TOKEN}"},
+            "loop_start": {"name": f"x{GITHUB_TOKEN}"}}[tool]
+    async with Client(server.build(store)) as client:
+        result = await client.call_tool(tool, args)
+    text = json.dumps([c.model_dump() for c in result.content])
+    assert result.is_error, text
+    assert GITHUB_TOKEN not in text and GITHUB_TOKEN[4:20] not in text, text

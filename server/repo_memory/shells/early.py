@@ -96,13 +96,13 @@ class EarlyCalls:
                 try:
                     self._served.limiter.take(name)
                 except RepoMemoryError as exc:
-                    return self._answer(ident, _error(str(exc)), stamp)  # the SDK's wording: no tool prefix here
+                    return self._answer(ident, _error(tools.said(exc)), stamp)  # the SDK's wording: no tool prefix here
             for attempt in range(2):
                 try:
                     result = tools.BY_NAME[name](EarlyCall(self._served, meta), **arguments)
                     break
                 except RepoMemoryError as exc:
-                    return self._answer(ident, _error(f"Error executing tool {name}: {exc}"), stamp)
+                    return self._answer(ident, _error(f"Error executing tool {name}: {tools.said(exc)}"), stamp)
                 except Exception as exc:  # noqa: BLE001 - anything else: the SDK's path decides, or is copied
                     if not writes:
                         self._forward(line)  # a read did nothing: the SDK runs it again, repairing what it must
@@ -110,7 +110,7 @@ class EarlyCalls:
                     if attempt == 0 and damage(exc):
                         self._served.repair_index(str(exc))  # a write that failed on a damaged index did nothing
                         continue
-                    return self._answer(ident, _error(f"Error executing tool {name}: {exc}"), stamp)
+                    return self._answer(ident, _error(f"Error executing tool {name}: {tools.said(exc)}"), stamp)
             if name not in self._adapters:
                 self._adapters[name] = pydantic.TypeAdapter(tools.typing_return(tools.BY_NAME[name]))
             structured = self._adapters[name].dump_python(result, mode="json", by_alias=True)

@@ -68,7 +68,7 @@ def _as_tool_error() -> Iterator[None]:
     try:
         yield
     except RepoMemoryError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(tools.said(exc)) from exc
 
 
 class _Call:

@@ -21,6 +21,7 @@ from repo_memory.core.skillbook import WriteResult
 from repo_memory.errors import InvalidArgumentError
 from repo_memory.formats import refs as grammar
 from repo_memory.git.history import Change
+from repo_memory.guards import secretscan
 
 if TYPE_CHECKING:
     from repo_memory.core.store import Store
@@ -204,3 +205,9 @@ TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
 )
 BY_NAME = {fn.__name__: fn for fn, _ in TOOLS}
 WRITERS = frozenset(fn.__name__ for fn, effect in TOOLS if effect != READ_ONLY)
+
+
+def said(exc: BaseException) -> str:
+    """What an error tells the agent: its text, with anything the secret scanner flags (an argument the agent sent,
+    echoed so it can fix it) redacted."""
+    return secretscan.redact(str(exc))[0]
