@@ -205,3 +205,26 @@ def test_files_written_by_init_skill_new_and_setup_respect_the_umask(tmp_path: P
         written = [p for p in [*repo.rglob("*"), *home.rglob("*")] if p.is_file() and ".git" not in p.relative_to(tmp_path).parts]
         modes = {p.relative_to(tmp_path).as_posix(): oct(p.stat().st_mode & 0o777) for p in written}
         assert len(written) >= 8 and set(modes.values()) == {oct(want)}, modes
+
+
+def test_temp_files_a_killed_write_left_are_cleaned_and_never_proposed_for_commit(repo: Path):
+    import os
+    import time
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    write_skill_file(repo, "deploy", "Deploy it.")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skill")
+    old = time.time() - 600
+    leftovers = [repo / ".agents/skills/deploy/.SKILL.md.k2j3h4x9.tmp", repo / ".agents/experience/blobs/.ab12cd.q8w7e6r5.tmp"]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a write", encoding="utf-8")
+        os.utime(path, (old, old))
+    fresh = repo / ".agents/skills/deploy/.SKILL.md.z9y8x7w6.tmp"  # a write in progress right now: left alone
+    fresh.write_text("being written", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--root", str(repo), "doctor"])
+    said = [line for line in result.output.splitlines() if ".tmp" in line]
+    assert said and all(line.startswith("info: .agents/: removed 2 temporary file(s)") for line in said), result.output
+    assert not any(p.exists() for p in leftovers) and fresh.exists()
+    assert ".tmp" not in CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output  # the fresh one is never proposed either

@@ -8,16 +8,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import mirror
+from repo_memory.core import indexing, mirror
 from repo_memory.core.store import Store
 from repo_memory.formats import loops, skills
+from repo_memory.guards import disk
 
 
 @dataclass(frozen=True)
 class Finding:
     """One thing doctor found, with the fix."""
 
-    level: str  # "error" | "warning"
+    level: str  # "error" | "warning" | "info" (done, nothing to fix)
     path: str
     message: str
     fix: str
@@ -102,7 +103,11 @@ def examine(store: Store) -> list[Finding]:
 
 def _git(store: Store) -> list[Finding]:
     """Memory that is not (yet) in git, and what a killed commit left behind."""
+    swept = indexing.sweep(store.root)  # before git is asked: what is swept is not "changed but not committed"
     health, out = store.git_health(), []
+    if swept:
+        out.append(Finding("info", ".agents/", f"removed {len(swept)} temporary file(s) interrupted writes had left: {', '.join(swept[:3])}",
+                           "Nothing to do."))
     for path in health.repaired:
         out.append(Finding("warning", path, "an interrupted memory commit had left this file staged for deletion; repaired",
                            "Nothing to do: the index entry was put back when repo-memory started. `git status` is clean for it."))
@@ -114,7 +119,8 @@ def _git(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".agents/", f"{health.pending} memory path(s) written but not committed yet{why}",
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
-    uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p)]  # copies `sync` remakes at will
+    # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
+    uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p)]
     if uncommitted:
         shown = ", ".join(uncommitted[:5]) + (f" and {len(uncommitted) - 5} more" if len(uncommitted) > 5 else "")
         folders = " ".join(sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in uncommitted}))

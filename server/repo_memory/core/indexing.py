@@ -6,16 +6,21 @@ query it breaks, or by doctor's full check; it is then thrown away and built aga
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from pathlib import Path
 
 from repo_memory.code.staleness import Staleness
 from repo_memory.config import Config
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.semantic import Semantic
 from repo_memory.formats import loops, skills
+from repo_memory.guards import disk
 from repo_memory.index.db import Database, damage
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
 from repo_memory.index.records import RecordIndex
+
+log = logging.getLogger("repo_memory")
 
 
 class Indexer:
@@ -52,7 +57,19 @@ class Indexer:
         return self._db.check(), list(self._db.rebuilt)
 
     def _sync(self, progress: Progress | None) -> SyncReport:
+        sweep(self.root)
         report = self._docs.sync([*skills.scan(self.root, self.sources), *loops.scan(self.root)], progress)
         self._logs.sync()
         self._staleness.check()
         return report
+
+
+def sweep(root: Path) -> list[str]:
+    """Remove what killed writes left in the memory folders (half a file under a temporary name, never memory); every
+    full look at the files (a server starting, doctor, reindex) does it. Returns the paths removed."""
+    agents = root / ".agents"
+    folders = [agents, agents / "loops", agents / "experience" / "blobs", *[p for p in (agents / "skills").glob("*/") if p.is_dir()]]
+    removed = [path.relative_to(root).as_posix() for path in disk.sweep_temps(folders)]
+    for rel in removed:
+        log.info("removed %s, left by an interrupted write", rel)
+    return removed

@@ -5,8 +5,10 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import stat
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -120,3 +122,27 @@ def write_atomic(path: Path, data: bytes) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what write_atomic's mkstemp names look like: .<file>.<8 random>.tmp
+
+
+def is_temp(path: str | Path) -> bool:
+    """Whether `path` is a temporary file of `write_atomic` (never memory, never to commit)."""
+    return bool(TEMP_NAME.match(Path(path).name))
+
+
+def sweep_temps(folders: list[Path], older_than: float = 60.0) -> list[Path]:
+    """Remove the temporary files of writes that were killed before their rename (older than `older_than` seconds,
+    so a write in progress keeps its file); returns what was removed."""
+    removed, now = [], time.time()
+    for folder in folders:
+        for path in folder.glob(".*.tmp") if folder.is_dir() else []:
+            try:
+                st = path.lstat()
+            except FileNotFoundError:
+                continue
+            if is_temp(path) and stat.S_ISREG(st.st_mode) and now - st.st_mtime > older_than:
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
