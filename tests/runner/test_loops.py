@@ -338,3 +338,38 @@ def test_loop_tools_through_the_mcp_client(toy: Path, store: Store):
     assert {o["skill"]: o["outcome"] for o in outcomes} == {"running-checks": "succeeded", "debugging-calc": "succeeded"}
     assert failed["state"] == "continue" and "add(2, 2) returned 0" in failed["instruction"]
     assert done["state"] == "succeeded" and status["runs"][0]["iterations"] == 2
+
+
+def test_what_a_verification_step_started_is_gone_when_the_step_ends_even_in_a_session_of_its_own(repo: Path, tmp_path: Path):
+    # The step's process group was killed only on timeout, and a child that called setsid left the group altogether.
+    import os
+    import subprocess
+    import time
+
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+    from repo_memory.runner.engine import Engine
+
+    marker = tmp_path / "escaped.pid"
+    script = tmp_path / "escape.sh"
+    script.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {marker}; exec sleep 300' </dev/null >/dev/null 2>&1 &\n"
+                      "sleep 300 </dev/null >/dev/null 2>&1 &\necho started\n", encoding="utf-8")
+    script.chmod(0o755)
+    (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+    (repo / ".agents/loops/escape.md").write_text(
+        "---\nname: escape\nstatus: active\ntrigger: {on: manual}\ngoal: Start and leave.\n"
+        f'verify:\n  - {{level: 4, run: "{script}", expect: {{exit: 0}}, timeout: 30}}\n'
+        "stop: {max_iterations: 2}\nsuccess_requires_level: 4\n---\nGo.\n", encoding="utf-8")
+    store = Store(Config.load(repo))
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("escape")
+    run = engine.start("escape", actor="human")
+    engine.step(run["run"], "done", "done", actor="human")
+    store.close()
+    time.sleep(1)  # an escaped child would be sleeping by now
+    alive = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    leftover = [line.split()[0] for line in alive.splitlines() if line.strip().endswith("sleep 300")]
+    for pid in leftover:
+        os.kill(int(pid), 9)
+    assert leftover == [], "processes the step started outlived it"

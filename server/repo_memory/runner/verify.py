@@ -7,6 +7,7 @@ import functools
 import hashlib
 import os
 import re
+import secrets
 import selectors
 import signal
 import subprocess
@@ -64,9 +65,11 @@ def run(step: Step, root: Path) -> Outcome:
     """
     assert step.run is not None
     started = time.monotonic()
-    # A new session makes the command the leader of its own process group, so a timeout can kill everything it started.
+    # A new session makes the command the leader of its own process group; and every process it starts inherits a
+    # token in its environment, which finds the ones that left the group (setsid, a daemon) when the step ends.
+    token = secrets.token_hex(8)
     proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": "1"})
+                            stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": token})
     assert proc.stdout is not None
     capture = Capture()
     timed_out = not capture.read(proc, started + step.timeout)
@@ -74,6 +77,7 @@ def run(step: Step, root: Path) -> Outcome:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
     code = proc.wait()
+    end_everything(proc.pid, token)
     proc.stdout.close()
     seconds = time.monotonic() - started
     output, found = secretscan.redact(capture.text())
@@ -84,6 +88,23 @@ def run(step: Step, root: Path) -> Outcome:
     if code in CANNOT_RUN:
         return kept(False, f"the command could not run (exit {code})", code, cannot_run=True)
     return kept(*_judge(step, code, output), exit=code)
+
+
+def end_everything(group: int, token: str) -> None:
+    """Kill what a step left running: its process group, and any process carrying its token (one that started a
+    session of its own; found through /proc, so on Linux). A step's work ends with the step."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal.SIGKILL)
+    mark = f"REPO_MEMORY_VERIFY={token}".encode()
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                if mark in handle.read().split(b"\0"):
+                    os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue  # gone already, or not ours to read
 
 
 class Capture:
