@@ -67,10 +67,16 @@ def test_misled_feedback_lowers_rank_then_doctor_suggests_deprecation_and_deprec
 
     assert anyio.run(agent_says_misled) == [False, False, False]
     assert [h.id for h in store.recall("flush CDN cache", kinds=["skill"]).hits][0] == "skill:cache-purge"
-    assert any(f.path == "skill:cache-flush" and "misled 3" in f.message for f in doctor.examine(store))
+    # one session saying it three times (or five) is not enough to propose a person's skill for deprecation
+    assert not any(f.path == "skill:cache-flush" and "misled" in f.message for f in doctor.examine(store))
+    other = Store(Config.load(repo), session="another-session")
+    other.feedback("skill:cache-flush", "misled", "same problem here")
+    other.close()
+    store.refresh()
+    assert any(f.path == "skill:cache-flush" and "misled 4" in f.message for f in doctor.examine(store))
     stats = runner.invoke(cli, ["--root", str(repo), "stats"]).output
     line = next(x for x in stats.splitlines() if x.startswith("cache-flush"))
-    assert "deprecate?" in line and " 0.70 " in line  # 0.5 + (0 + 1) / (3 + 2)
+    assert "deprecate?" in line and " 0.67 " in line  # 0.5 + (0 + 1) / (4 + 2)
     write_skill_file(repo, "cache-flush", "Flush the CDN cache after a release.", "Call the purge endpoint.",
                      extra="metadata:\n  status: deprecated\n")
     store.refresh()

@@ -18,8 +18,9 @@ old one and is never buried (exploration): it falls behind only skills that earn
 lets a skill nobody used for a long time lose ties (at most 20%) to fresh ones; decay_half_life_days = 0 turns
 it off. Three verified successes give 1.3, three failures 0.7.
 
-A skill whose bad outcomes (misled + failures + outdated) number at least 3 and outnumber its good ones is
-suggested for deprecation (doctor, the session briefing); a person sets `status: deprecated`.
+A skill whose bad outcomes (misled + failures + outdated) number at least 3, outnumber its good ones, and came from
+more than one session (or one of them from a person) is suggested for deprecation (doctor, the session briefing); a
+person sets `status: deprecated`. One agent repeating `feedback(misled)` cannot get a skill proposed.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Utility:
     misled: int = 0
     outdated: int = 0
     last_used: str = ""
+    bad_sessions: int = 0  # sessions the bad outcomes came from
+    bad_from_person: bool = False
 
     @property
     def utility(self) -> float:
@@ -62,7 +65,7 @@ class Utility:
     @property
     def deprecate(self) -> bool:
         bad = self.failures + self.misled + self.outdated
-        return bad >= DEPRECATE_AFTER and bad > self.successes + self.helped
+        return bad >= DEPRECATE_AFTER and bad > self.successes + self.helped and (self.bad_sessions > 1 or self.bad_from_person)
 
 
 class Evidence:
@@ -80,8 +83,8 @@ class Evidence:
                 return dict(self._cache[1])
         found = {
             name: Utility(name, uses=used + helped + misled + outdated, successes=ok, failures=failed, helped=helped, misled=misled,
-                          outdated=outdated, last_used=last or "")
-            for name, used, ok, failed, helped, misled, outdated, last in self._activity.skill_evidence(FAILED)
+                          outdated=outdated, last_used=last or "", bad_sessions=sessions or 0, bad_from_person=bool(person))
+            for name, used, ok, failed, helped, misled, outdated, last, sessions, person in self._activity.skill_evidence(FAILED)
         }
         with self._lock:
             self._cache = (key, found)

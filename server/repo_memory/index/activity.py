@@ -92,15 +92,19 @@ class Activity:
                          "ORDER BY ts DESC LIMIT 1", (other_than,))
         return {"id": rows[0][0], "ts": rows[0][1], "text": rows[0][2] or "", "covers": json.loads(rows[0][3] or "[]")} if rows else None
 
-    def skill_evidence(self, failed: Sequence[str]) -> list[tuple[str, int, int, int, int, int, int, str]]:
-        """Per skill cited by `skill.used`/`outcome` records: (name, uses, successes, failures, helped, misled, outdated, last ts)."""
+    def skill_evidence(self, failed: Sequence[str]) -> list[tuple[str, int, int, int, int, int, int, str, int, int]]:
+        """Per skill cited by `skill.used`/`outcome` records: (name, uses, successes, failures, helped, misled, outdated,
+        last ts, sessions the bad outcomes came from, whether a person gave one)."""
+        marks = ",".join("?" * len(failed))
+        bad = f"((r.kind = 'outcome' AND r.outcome IN ({marks})) OR r.outcome IN ('misled', 'outdated'))"
         return self._all(
             "SELECT substr(j.value, 7), SUM(r.kind = 'skill.used'), "
             "SUM(r.kind = 'outcome' AND r.outcome = 'succeeded'), "
-            f"SUM(r.kind = 'outcome' AND r.outcome IN ({','.join('?' * len(failed))})), "
-            "SUM(r.outcome = 'helped'), SUM(r.outcome = 'misled'), SUM(r.outcome = 'outdated'), MAX(r.ts) "
+            f"SUM(r.kind = 'outcome' AND r.outcome IN ({marks})), "
+            "SUM(r.outcome = 'helped'), SUM(r.outcome = 'misled'), SUM(r.outcome = 'outdated'), MAX(r.ts), "
+            f"COUNT(DISTINCT CASE WHEN {bad} THEN r.session END), MAX({bad} AND r.actor = 'human') "
             "FROM records r, json_each(r.refs) j WHERE r.kind IN ('skill.used', 'outcome') AND r.flags = '' "
-            "AND j.value LIKE 'skill:%' GROUP BY 1", list(failed))
+            "AND j.value LIKE 'skill:%' GROUP BY 1", [*failed, *failed, *failed])
 
     def anchored(self) -> list[tuple[str, str]]:
         """(record id, anchors JSON) of every record that cites code."""
