@@ -228,3 +228,22 @@ def test_temp_files_a_killed_write_left_are_cleaned_and_never_proposed_for_commi
     assert said and all(line.startswith("info: .agents/: removed 2 temporary file(s)") for line in said), result.output
     assert not any(p.exists() for p in leftovers) and fresh.exists()
     assert ".tmp" not in CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output  # the fresh one is never proposed either
+
+
+def test_doctor_gives_one_advice_for_a_log_whose_committed_records_were_cut_off(repo: Path):
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    store = Store(Config.load(repo), session="cut-session")
+    for n in range(4):
+        store.remember(f"note {n}")
+    store.close(commit=True)
+    log = next((repo / ".agents/experience").glob("*/cut-session.jsonl"))
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:2]))
+    out = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+    rel = log.relative_to(repo).as_posix()
+    about = [line for line in out.splitlines() if rel in line]
+    assert len(about) == 1 and about[0].startswith("error:") and "git checkout HEAD --" in about[0], out
+    assert "git add" not in out, out  # committing the cut file would make the loss permanent

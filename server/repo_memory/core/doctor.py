@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,20 +90,22 @@ def examine(store: Store) -> list[Finding]:
     for record_id, flags in store.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
-    findings += _git(store)
+    broken = store.verify()
+    findings += _git(store, {where for where, _ in broken})
     for session, count in store.forked():
         findings.append(Finding("warning", session, f"the log holds two chains: two clones continued it and git union-merged them, so "
                                 f"{count} record(s) share their seq with another; both are kept, verified and indexed, the second "
                                 f"as SESSION#SEQ~HASH (e.g. in recall hits and `repo-memory log show {session}`)",
                                 "Nothing to fix. Since this version each clone continues a log only it wrote, so no new forks arise."))
-    for where, what in store.verify():
+    for where, what in broken:
         findings.append(Finding("error", where, f"experience log: {what}",
-                                "Logs are append-only: restore the file from git (`git checkout -- <file>`), or run `repo-memory verify` for every break."))
+                                "Logs are append-only: restore it from git as above; `repo-memory verify` lists every break."))
     return findings
 
 
-def _git(store: Store) -> list[Finding]:
-    """Memory that is not (yet) in git, and what a killed commit left behind."""
+def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
+    """Memory that is not (yet) in git, and what a killed commit left behind. A `broken` log (its own error says to
+    restore it) is not also proposed for commit: one finding, one advice."""
     swept = indexing.sweep(store.root)  # before git is asked: what is swept is not "changed but not committed"
     health, out = store.git_health(), []
     if swept:
@@ -120,7 +123,7 @@ def _git(store: Store) -> list[Finding]:
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
-    uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p)]
+    uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
     if uncommitted:
         shown = ", ".join(uncommitted[:5]) + (f" and {len(uncommitted) - 5} more" if len(uncommitted) > 5 else "")
         folders = " ".join(sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in uncommitted}))
