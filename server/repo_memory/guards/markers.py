@@ -12,14 +12,27 @@ from dataclasses import dataclass
 
 BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 ZERO_WIDTH = set("\u200b\u200c\u200d\u2060\ufeff\u180e")
+JOINERS = set("\u200c\u200d")  # ZWNJ and ZWJ: spelling in Persian, Arabic and Indic scripts (one, next to a non-ASCII letter)
+INVISIBLE = set("\u00ad\u2061\u2062\u2063\u2064")  # soft hyphen; invisible times, separator, plus, function application
+# Chat-template tokens as a family: any `<|word|>` (ChatML, Llama 3, harmony's <|start|>/<|message|>/<|channel|>,
+# <|im_sep|>, …), the [INST]/<<SYS>> and Gemma turn markers, role tags, and a legacy `Human:`/`Assistant:` turn.
 TEMPLATE = re.compile(
-    r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>"
-    r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>|<start_of_turn>|<end_of_turn>",
+    r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|>"
+    r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>|<start_of_turn>|<end_of_turn>"
+    r"|\n\n(?:Human|Assistant):",
     re.IGNORECASE | re.MULTILINE,
 )
-_SUSPECT = re.compile("[" + "".join(sorted(BIDI | ZERO_WIDTH)) + "\U000e0000-\U000e007f]")
-# A valid emoji tag sequence: WAVING BLACK FLAG, tag letters, CANCEL TAG (e.g. the flags of England, Scotland, Wales).
-EMOJI_TAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
+_SUSPECT = re.compile("[" + "".join(sorted(BIDI | ZERO_WIDTH | INVISIBLE)) + "\ufe00-\ufe0f\U000e0000-\U000e007f\U000e0100-\U000e01ef]")
+# A valid emoji tag sequence: WAVING BLACK FLAG, 2-6 tag letters or digits (a region and subdivision code such as
+# "gbeng"), CANCEL TAG: the flags of England, Scotland, Wales and the like. Anything longer is a message.
+EMOJI_TAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
+_ZERO_WIDTH_RUN = re.compile("(?<=\\w)[" + "".join(sorted(ZERO_WIDTH)) + "]+(?=\\w)")
+_VARIATION_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
+
+
+def _ideograph(ch: str) -> bool:
+    code = ord(ch)
+    return 0x3400 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0x20000 <= code <= 0x3FFFF
 
 
 @dataclass(frozen=True)
@@ -46,10 +59,16 @@ def find(text: str) -> list[Marker]:
             found.append(Marker("unicode-tag-character", i))
         elif ch in BIDI:
             found.append(Marker("bidi-control", i))
-        elif ch in ZERO_WIDTH and 0 < i < len(text) - 1 and text[i - 1].isalnum() and text[i + 1].isalnum():
-            found.append(Marker("zero-width-inside-word", i))  # between letters, not in emoji sequences
+        elif ch in INVISIBLE:
+            found.append(Marker("invisible-format-character", i))
+        elif 0xE0100 <= code <= 0xE01EF and not (i and _ideograph(text[i - 1])):
+            found.append(Marker("variation-selector", i))  # an ideographic variant selector after no ideograph
         if len(found) >= 20:
             return found
+    for m in _ZERO_WIDTH_RUN.finditer(text):  # inside a word; one joiner next to a non-ASCII letter is spelling
+        if not (len(m.group()) == 1 and m.group() in JOINERS and not (text[m.start() - 1].isascii() and text[m.end()].isascii())):
+            found.append(Marker("zero-width-inside-word", m.start()))
+    found += [Marker("variation-selector", m.start()) for m in _VARIATION_RUN.finditer(text)][:5]  # bytes smuggled as selectors
     folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
     found += [Marker("chat-template-token", m.start()) for m in TEMPLATE.finditer(folded)][:5]
     return found
