@@ -47,6 +47,7 @@ class Indexer:
         keys come from the content, not the rows); with `embedding` (a person's reindex), whatever has none is
         embedded now, with that progress."""
         self._db.rebuild(why, damaged)
+        sweep(self.root)
         report = self._sync(progress)
         if embedding is not None:
             self.semantic.embed(embedding)
@@ -57,7 +58,6 @@ class Indexer:
         return self._db.check(), list(self._db.rebuilt)
 
     def _sync(self, progress: Progress | None) -> SyncReport:
-        sweep(self.root)
         report = self._docs.sync([*skills.scan(self.root, self.sources), *loops.scan(self.root)], progress)
         self._logs.sync()
         self._staleness.check()
@@ -65,8 +65,8 @@ class Indexer:
 
 
 def sweep(root: Path) -> list[str]:
-    """Remove what killed writes left in the memory folders (half a file under a temporary name, never memory); every
-    full look at the files (a server starting, doctor, reindex) does it. Returns the paths removed."""
+    """Remove what killed writes left in the memory folders (half a file under a temporary name, never memory). A server
+    starting, doctor and reindex do it, not every refresh (it globs every skill folder). Returns the paths removed."""
     agents = root / ".agents"
     folders = [agents, agents / "loops", agents / "experience" / "blobs", *[p for p in (agents / "skills").glob("*/") if p.is_dir()]]
     removed = [path.relative_to(root).as_posix() for path in disk.sweep_temps(folders)]

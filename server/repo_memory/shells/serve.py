@@ -54,6 +54,9 @@ class Lifetime:
         """Serve `store`: reconcile its index once, then re-index on every save."""
         from repo_memory.shells.watch import Watcher
 
+        from repo_memory.core import indexing
+
+        indexing.sweep(store.root)  # what writes killed with an earlier process left
         self.store, self.watcher = store, Watcher(store)
         self.watcher.start()
         self.watcher.supervise()
