@@ -481,8 +481,8 @@ def test_sessions_the_real_claude_code_and_codex_wrote_import_with_their_tool_ca
     monkeypatch.setenv("HOME", str(home))
     (repo / "VERSION").write_text(f"1.4.2 {AWS_KEY}\n", encoding="utf-8")
     with FakeAnthropic([["Checking.", tool_use("Bash", {"command": "cat VERSION", "description": "read it"})], "It is 1.4.2."]) as api:
-        # The user's own rule for their shell command (`claude -p` asks before running Bash, and nobody is there to
-        # answer); nothing of repo-memory's is allowed here, none is needed: this session only makes a transcript.
+        # The user's own rule for their shell command, as the README's loop section tells a headless user to write it
+        # (`claude -p` asks before running Bash, and nobody is there to answer); repo-memory's tools need no flag.
         done = claude(repo, home, api, "Which version is this?", "--allowedTools", "Bash(cat VERSION)")
     assert done.returncode == 0, done.stderr[-2000:]
     with FakeResponses([function_call("exec_command", {"cmd": "cat VERSION"}), "It is 1.4.2."]) as api:

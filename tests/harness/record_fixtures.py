@@ -120,7 +120,7 @@ def record_claude(base: Path, full: bool) -> tuple[Path, list[str]]:
         tool_use("Bash", {"command": MISSING, "description": "List a file that is not there"}), ANSWER]
     # `claude -p` has nobody to answer a permission prompt, and setup allows only repo-memory's own tools, so a Bash
     # call is refused unless the command line allows it. This recorder (not a product test) allows exactly the two
-    # commands the script runs, nothing else; a Read call would need no grant, but a Bash call is what an import
+    # commands the script runs, nothing else, the way the README tells a headless user to; a Read call would need no grant, but a Bash call is what an import
     # meets most (its result line carries a stdout/stderr toolUseResult, a failure is_error), so the fixture has them.
     flags = ["--allowedTools", f"Bash({HELLO})", f"Bash({MISSING})"]
     flags += [] if full else ["--system-prompt", INSTRUCTIONS, "--tools", "Bash,Skill,ToolSearch,Agent"]
