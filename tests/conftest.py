@@ -34,6 +34,8 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path_factory.getbasetemp() / "gitconfig"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # Each clone's key (guards/authorship.py) goes to the test run's folder, not the developer's ~/.local/state.
+    monkeypatch.setenv("REPO_MEMORY_KEY_DIR", str(tmp_path_factory.getbasetemp() / "keys"))
     # repo-memory is installed and on PATH, as for a user: git hooks and the diff driver call it by name.
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,11 +12,13 @@ from typing import Any
 from repo_memory.git import repo as gitrepo
 from repo_memory.errors import ConfigError, Problem
 from repo_memory.formats.schema import validate
+from repo_memory.guards import authorship
 
 MEMORY_DIR = ".agents"
 SKILLS_DIR = ".agents/skills"
 CONFIG_FILE = ".agents/repo-memory.toml"
 DEFAULT_SKILL_DIRS = (".claude/skills", ".codex/skills")
+log = logging.getLogger("repo_memory")
 
 
 @dataclass(frozen=True)
@@ -36,8 +39,11 @@ class Config:
     author_email: str | None = None
     commit_window: float = 2.0
     writes_per_minute: int = 120
+    write_bytes_per_minute: int = 8 * 1024 * 1024
+    write_bytes_per_session: int = 64 * 1024 * 1024
     decay_half_life_days: float = 90.0
     semantic: bool = True
+    key_dir: Path | None = None  # where this user's per-clone keys live (guards/authorship.py); None: the default place
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -75,7 +81,7 @@ class Config:
                 + ". See schemas/config.schema.json for the allowed keys."
             )
         known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
-                 "writes_per_minute", "decay_half_life_days", "semantic"}
+                 "writes_per_minute", "write_bytes_per_minute", "write_bytes_per_session", "decay_half_life_days", "semantic"}
         author = values.get("author", {})
         return cls(
             root=top,
@@ -93,8 +99,11 @@ class Config:
             author_email=author.get("email"),
             commit_window=float(values.get("commit_window_seconds", 2.0)),
             writes_per_minute=values.get("writes_per_minute", 120),
+            write_bytes_per_minute=values.get("write_bytes_per_minute", 8 * 1024 * 1024),
+            write_bytes_per_session=values.get("write_bytes_per_session", 64 * 1024 * 1024),
             decay_half_life_days=float(values.get("decay_half_life_days", 90)),
             semantic=bool(values.get("semantic", True)),
+            key_dir=authorship.key_dir(env),
             extra={k: v for k, v in values.items() if k not in known},
         )
 

@@ -90,6 +90,7 @@ def harness_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tmp HOME where `log import --claude / --codex` looks (no CLAUDE_CONFIG_DIR or CODEX_HOME elsewhere)."""
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
     return home
@@ -479,6 +480,7 @@ def test_sessions_the_real_claude_code_and_codex_wrote_import_with_their_tool_ca
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     (repo / "VERSION").write_text(f"1.4.2 {AWS_KEY}\n", encoding="utf-8")
     with FakeAnthropic([["Checking.", tool_use("Bash", {"command": "cat VERSION", "description": "read it"})], "It is 1.4.2."]) as api:
         # The user's own rule for their shell command, as the README's loop section tells a headless user to write it

@@ -31,6 +31,7 @@ def make_repo(base: Path, name: str, skill: str) -> Path:
 def test_two_repositories_one_codex_entry_each_session_uses_its_own_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     alpha, beta = make_repo(tmp_path, "alpha", "deploy-alpha"), make_repo(tmp_path, "beta", "deploy-beta")
     seen: dict[str, str] = {}
     for repo in (alpha, beta):

@@ -43,6 +43,7 @@ def test_claude_code_offers_the_tools_on_the_first_request_and_a_first_turn_reca
         home = tmp_path / f"home{n}"
         home.mkdir()
         monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
         setup(project, "claude-code")
         with FakeAnthropic([tool_use("mcp__repo-memory__recall", {"query": "cut a release"}), "Tag, then publish."]) as api:
             done = claude(project, home, api, "How do we cut a release?")
@@ -58,6 +59,7 @@ def test_codex_offers_the_tools_on_the_first_request_and_a_first_turn_recall_run
     for n in range(SESSIONS):
         home = tmp_path / f"home{n}"
         monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
         turns = [function_call("recall", {"query": "cut a release"}, namespace=CODEX_NAMESPACE), "Tag, then publish."]
         with FakeResponses(turns) as api:
             codex_home(home, api)

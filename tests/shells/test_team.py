@@ -93,6 +93,7 @@ def test_private_mode_keeps_memory_history_on_its_own_ref_and_never_touches_the_
 
 def test_shared_files_hold_no_path_of_this_machine(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     run(runner, repo, "init")
     run(runner, repo, "setup", "claude-code", "--shared")
     run(runner, repo, "setup", "codex")
@@ -133,6 +134,7 @@ def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, run
 def test_uninstall_is_local_lists_each_change_once_and_team_removes_the_shared_files(repo: Path, runner: CliRunner, tmp_path: Path,
                                                                                     monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     write_skill_file(repo, "kept", "A skill that outlives the tool.")
     hook_before = "#!/bin/sh\necho mine\n"
@@ -214,6 +216,8 @@ def test_a_union_merged_log_with_two_chains_stays_readable_and_doctor_explains_i
     log = repo / ".agents/experience/2026-11/old.jsonl"
     log.parent.mkdir(parents=True)
     log.write_bytes(b"".join(canonical(r) + b"\n" for r in [*common, *mine, *theirs]))  # what merge=union leaves
+    git(repo, "add", str(log))
+    git(repo, "commit", "-q", "-m", "merge")  # and the merge commits it
     store = Store(Config.load(repo))
     store.refresh()
     item = store.read("old#1-6")

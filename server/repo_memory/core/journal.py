@@ -17,7 +17,7 @@ from repo_memory.formats import refs
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, now, parse_line, parse_lines, seal,
 )
-from repo_memory.guards import disk, paths
+from repo_memory.guards import authorship, disk, paths
 
 _CHUNK = 64 * 1024
 log = logging.getLogger("repo_memory")
@@ -26,12 +26,20 @@ log = logging.getLogger("repo_memory")
 class Journal:
     """The experience files of one repository."""
 
-    def __init__(self, root: Path, inline_max: int = INLINE_MAX, clone: str = ""):
-        self.root, self.clone = root, clone
+    def __init__(self, root: Path, inline_max: int = INLINE_MAX, clone: str = "", key: authorship.Key | None = None):
+        self.root, self.clone, self.key = root, clone, key  # key: every record appended here carries its mark
         self.inline_max = inline_max
         self._paths: dict[str, Path] = {}
         self._torn_reported: set[Path] = set()
         self._new_blobs: set[str] = set()
+
+    @classmethod
+    def of_clone(cls, root: Path, git_dir: Path, state_dir: Path, inline_max: int = INLINE_MAX, key_dir: Path | None = None) -> Journal:
+        """The journal of this clone: its id, and its key (kept in `key_dir`, None: the default place) to mark records."""
+        from repo_memory.git.repo import clone_id
+
+        clone = clone_id(git_dir, state_dir)
+        return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir))
 
     def files(self) -> Iterator[Path]:
         """Every session log, oldest month first."""
@@ -95,6 +103,8 @@ class Journal:
             for offset, body in enumerate(prepared, start=1):
                 seq = last_seq + offset
                 record = seal({**body, "id": f"{session}#{seq}", "session": session, "seq": seq, "prev": last_sha})
+                if self.key is not None:
+                    record = authorship.sign(record, self.key)
                 last_sha = record["sha256"]
                 records.append(record)
                 chunks.append(canonical(record) + b"\n")

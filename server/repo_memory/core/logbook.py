@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.core.journal import Journal
+from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
@@ -78,8 +79,8 @@ class Logbook:
     """The experience logs of one repository."""
 
     def __init__(self, root: Path, harness: str, journal: Journal, records: RecordIndex, activity: Activity, committer: Committer,
-                 committed: Committed, skills: Skillbook):
-        self.root, self.harness, self.clone = root, harness, journal.clone
+                 committed: Committed, skills: Skillbook, provenance: Provenance):
+        self.root, self.harness, self.clone, self._provenance = root, harness, journal.clone, provenance
         self._journal, self._records, self._activity = journal, records, activity
         self._committer, self._committed, self._skills = committer, committed, skills
 
@@ -214,8 +215,12 @@ class Logbook:
             if view.record:
                 source = view.record.get("source", {})
                 done = self._committed.record(file, offset + length, head)
-                view = dataclasses.replace(view, committed=done, recorded=describe(
-                    source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", "")))
+                recorded = describe(source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", ""))
+                outside = self._provenance.judge(view.record, file, offset + length, head)
+                if outside:  # its hash and chain may verify: anyone can recompute those
+                    recorded = f"{outside}; it claims: {recorded}"
+                    view = dataclasses.replace(view, verified=False, problem=view.problem or outside)
+                view = dataclasses.replace(view, committed=done, recorded=recorded)
             if view.content is not None and len(view.content) > PAGE_CHARS:  # a huge record gets pages of its own
                 if views:
                     next_cursor = f"seq:{seq}"
@@ -251,6 +256,15 @@ class Logbook:
             raise NotFoundError(f"No session '{session}'." + (f" Recent sessions: {', '.join(known[:5])}." if known else ""))
         return self._journal.lines(path)
 
+    def trusted(self, session: str) -> list[dict[str, Any]]:
+        """The valid records of `session` that count as what they say: a record of a server kind (a verdict, an outcome,
+        skill use) only when a server tool wrote it and it is authentic (core/provenance.py)."""
+        path = self._journal.path(session)
+        rel = path.relative_to(self.root).as_posix() if path else ""
+        head = self._committed.head()
+        return [line.record for line in self.lines(session)
+                if line.record and not self._provenance.server_kind(line.record, rel, line.offset + len(line.raw), head)]
+
     def verify(self) -> list[tuple[str, str]]:
         """Every break in every log: (where, what), empty when all hash chains and blobs are intact."""
         breaks = []
@@ -268,10 +282,13 @@ class Logbook:
             if rewritten:
                 breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
                                     "the last commit are then lost: copy them first)"))
+            head = self._committed.head()
             for checked in experience.check_chain(lines):
                 record = checked.line.record or {}
                 if not checked.verified:
                     breaks.append((record.get("id", rel), checked.problem))
+                elif not rewritten and (outside := self._provenance.judge(record, rel, checked.line.offset + len(checked.line.raw), head)):
+                    breaks.append((record["id"], f"{outside}; remove the line, or commit it yourself if a person wrote it"))
                 if blob := record.get("blob"):
                     try:
                         _, intact = self._journal.blob(blob["sha256"])

@@ -21,6 +21,7 @@ from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
 from repo_memory.core.semantic import Semantic
 from repo_memory.errors import InvalidArgumentError, UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
+from repo_memory.core.provenance import OUTSIDE, Provenance
 from repo_memory.git.committed import Committed, describe, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -84,8 +85,9 @@ class Recall:
 
     def __init__(self, root: Path, sources: tuple[str, ...], db: Database, records: RecordIndex, git: Git, committed: Committed,
                  staleness: Staleness, evidence: utility.Evidence, half_life_days: float, default_limit: int,
-                 similar: Callable[[str], list[str]], semantic: Semantic | None = None):
+                 similar: Callable[[str], list[str]], semantic: Semantic | None = None, provenance: Provenance | None = None):
         self.root, self.sources, self._git, self._semantic = root, sources, git, semantic
+        self._provenance = provenance  # judges whether each experience hit was written by repo-memory
         self._docs, self._records, self._activity = DocIndex(db), records, Activity(db)
         self._committed, self._staleness, self._evidence = committed, staleness, evidence
         self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
@@ -173,10 +175,14 @@ class Recall:
                     committed = False
                 recorded = describe_skill(hit.provenance.get("origin", ""), hit.status, committed)
             else:
-                file, end = where.get(hit.id, ("", 0))
-                committed = bool(file) and self._committed.record(file, end, head)
+                file, offset, length = where.get(hit.id, ("", 0, 0))
+                committed = bool(file) and self._committed.record(file, offset + length, head)
                 recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
                                     hit.provenance.get("tool", ""))
+                if file and not committed and self._provenance is not None:
+                    record = self._provenance.line(file, offset, length)
+                    if record is None or self._provenance.judge(record, file, offset + length, head):
+                        recorded = f"{OUTSIDE}; it claims: {recorded}"
             stale = "; ".join(reasons.get(hit.id, []))
             out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
         return out

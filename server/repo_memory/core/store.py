@@ -15,6 +15,7 @@ from repo_memory.core.journal import Journal
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.loopbook import Loopbook
 from repo_memory.core.past import Past
+from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
 from repo_memory.core.skillbook import Skillbook, WriteResult
@@ -25,7 +26,7 @@ from repo_memory.formats.refs import check_session, parse as parse_ref
 from repo_memory.git.committer import Committer, Health, Policy
 from repo_memory.git.committed import Committed
 from repo_memory.git.history import Change
-from repo_memory.git.repo import CommitResult, Git, clone_id
+from repo_memory.git.repo import CommitResult, Git
 from repo_memory.index.activity import Activity
 from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
@@ -42,18 +43,20 @@ class Store:
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
-        self._journal = Journal(config.root, config.inline_max, clone_id(config.git_dir, config.state_dir))
+        self._journal = Journal.of_clone(config.root, config.git_dir, config.state_dir, config.inline_max, config.key_dir)
+        self.key = self._journal.key  # marks what this clone's repo-memory writes (guards/authorship.py)
         self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))
-        self._committer = Committer(git, config.state_dir, policy, self.session, owner)  # owner: who commits what this Store writes
+        self._committer = Committer(git, config.state_dir, policy, self.session, owner, self.key)  # owner: who commits what it writes
         committed, code = Committed(git), Code(config.root)
-        self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root), Activity(db)
+        provenance = Provenance(config.root, self.key, committed)
+        self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
         self._staleness, self._evidence = Staleness(db, code, config.state_dir), Evidence(db)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
-        self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills)
+        self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._skills.similar_names)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
-                              config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic)
+                              config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic, provenance)
         try:  # every repo-memory process lands what a killed one left pending (a stat of two files when there is none)
             self._committer.recover()
         except (GitError, OSError) as exc:
@@ -115,8 +118,7 @@ class Store:
         return self._skills.read(parsed.name, parsed.inner, cursor)
 
     def history(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[Change]]:
-        """(path, commits that changed it) of a skill, loop or session, newest first, with diffs."""
-        return self._past.changes(ref, since, limit)
+        return self._past.changes(ref, since, limit)  # (path, the commits that changed it, newest first, with diffs)
 
     def skills(self) -> list[dict[str, Any]]:
         return self._skills.rows()  # every skill file the index knows, valid or not, with where it came from
@@ -135,6 +137,9 @@ class Store:
 
     def lines(self, session: str) -> list[experience.Line]:
         return self._logs.lines(session)
+
+    def trusted(self, session: str) -> list[dict[str, Any]]:
+        return self._logs.trusted(session)  # records of server kinds only when the server wrote them
 
     def sessions(self) -> list[tuple[str, int, str, str]]:
         return self._activity.sessions()
@@ -179,8 +184,7 @@ class Store:
                                 self._activity.last_summary(self.session))
 
     def code_change(self, path: str) -> str:
-        """Which commit last changed a code file, or that it has uncommitted changes."""
-        return self._past.code_change(path)
+        return self._past.code_change(path)  # which commit last changed a code file, or that it has uncommitted changes
 
     # --- writing ------------------------------------------------------------------------------------
 
@@ -228,8 +232,7 @@ class Store:
     # --- git ----------------------------------------------------------------------------------------
 
     def flush(self, scope: str = "docs", session: str | None = None) -> CommitResult | None:
-        """Commit what is pending: skills and loops; experience of `session`, of this process (`final`) or of all (`all`)."""
-        return self._committer.flush(scope, session)
+        return self._committer.flush(scope, session)  # skills and loops; experience of `session`, this process's (final), all
 
     def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
         """Commit files repo-memory created besides memory writes (init's scaffolding), the same way, now."""
@@ -237,13 +240,10 @@ class Store:
         return self._committer.flush()
 
     def commit_status(self, kind: str = "doc") -> str:
-        """One line for tool results: where the latest writes (`doc`: skills and loops; `experience`) stand with git."""
-        return self._committer.describe(kind)
+        return self._committer.describe(kind)  # one line for tool results: where the latest writes of `kind` stand with git
 
     def git_health(self) -> Health:
-        """Pending writes, repairs made at start, memory files at risk of deletion or not committed (for doctor)."""
-        return self._committer.health((".agents", *self.sources[1:]))
+        return self._committer.health((".agents", *self.sources[1:]))  # pending, repaired, at risk, uncommitted (doctor)
 
     def heal(self, paths: list[str]) -> None:
-        """Put back the index entries of memory files the user's next commit would otherwise delete."""
-        self._committer.heal(paths)
+        self._committer.heal(paths)  # put back index entries of memory files the user's next commit would delete

@@ -66,11 +66,9 @@ def canonical(record: dict[str, Any]) -> bytes:
 
 
 def seal(record: dict[str, Any]) -> dict[str, Any]:
-    """`record` with its `sha256` set."""
-    body = {k: v for k, v in record.items() if k != "sha256"}
+    """`record` with its `sha256` set (over everything but `sha256` and the writer's `mac`, which marks that hash)."""
+    body = {k: v for k, v in record.items() if k not in ("sha256", "mac")}
     return {**body, "sha256": hashlib.sha256(canonical(body)).hexdigest()}
-
-
 
 
 @dataclass(frozen=True)

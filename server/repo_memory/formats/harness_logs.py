@@ -41,7 +41,7 @@ from repo_memory.formats.refs import check_session
 CLAUDE, CODEX, RECORDS = "claude-code", "codex", "records"
 FORMATS = (CLAUDE, CODEX, RECORDS)
 ENTRY_FIELDS = {"kind", "text", "data", "refs", "ts", "session", "actor", "covers"}
-RECORD_FIELDS = ENTRY_FIELDS | {"id", "seq", "source", "sha256", "prev", "blob", "anchors"}
+RECORD_FIELDS = ENTRY_FIELDS | {"id", "seq", "source", "sha256", "mac", "prev", "blob", "anchors"}
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 # Context Codex puts in user messages that no person typed (environment, instructions, hook feedback).
 _CODEX_INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<skills_instructions>",

@@ -8,9 +8,12 @@ cat-file` process); answers are kept until HEAD moves, so a search pays for git 
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
 
+from repo_memory.errors import UnsafePathError
 from repo_memory.git.repo import Git
+from repo_memory.guards import disk
 
 
 _NOW = object()  # "look HEAD up now" (None already means an unborn branch)
@@ -23,6 +26,7 @@ class Committed:
         self.git = git
         self._head: str | None = None
         self._entries: dict[str, tuple[str, int] | None] = {}
+        self._intact: dict[str, tuple[str | None, int, int, bool]] = {}  # log -> (head, size, mtime_ns, prefix intact)
         self._lock = threading.Lock()
 
     def head(self) -> str | None:
@@ -66,9 +70,30 @@ class Committed:
         return ""
 
     def record(self, rel: str, end: int, head: str | None | object = _NOW) -> bool:
-        """Whether the log line ending at byte `end` of `rel` is in HEAD (logs only grow, so size tells)."""
-        blob = self._entry(rel, self.head() if head is _NOW else head)  # type: ignore[arg-type]
-        return blob is not None and blob[1] >= end
+        """Whether the log line ending at byte `end` of `rel` is in HEAD: within the committed size (logs only grow), and
+        the file still holds the committed bytes (a record rewritten and re-hashed in place is not what git holds)."""
+        at = self.head() if head is _NOW else head
+        blob = self._entry(rel, at)  # type: ignore[arg-type]
+        return blob is not None and blob[1] >= end and self._prefix_intact(rel, at)  # type: ignore[arg-type]
+
+    def _prefix_intact(self, rel: str, head: str | None) -> bool:
+        """Whether the log at `rel` starts with the bytes HEAD holds of it, remembered per (HEAD, size, mtime)."""
+        try:
+            st = os.stat(self.git.root / rel)
+        except OSError:
+            return False
+        with self._lock:
+            known = self._intact.get(rel)
+        if known and known[:3] == (head, st.st_size, st.st_mtime_ns):
+            return known[3]
+        try:
+            data = disk.read_safely(self.git.root / rel)
+        except (OSError, UnsafePathError):  # gone, or a link: in no case what git holds
+            return False
+        intact = not self.rewritten(rel, data)
+        with self._lock:
+            self._intact[rel] = (head, st.st_size, st.st_mtime_ns, intact)
+        return intact
 
 
 def describe_skill(origin: str, status: str, committed: bool) -> str:

@@ -24,7 +24,8 @@ from repo_memory.errors import GitError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git.repo import CommitResult, Git
-from repo_memory.guards import secretscan
+from repo_memory.formats import experience
+from repo_memory.guards import authorship, secretscan
 
 log = logging.getLogger("repo_memory")
 SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
@@ -81,8 +82,10 @@ def _last_seq(log: bytes) -> int:
 class Committer:
     """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
 
-    def __init__(self, git: Git, state_dir: Path, policy: Policy, session: str | None = None, owner: int | None = None):
+    def __init__(self, git: Git, state_dir: Path, policy: Policy, session: str | None = None, owner: int | None = None,
+                 key: authorship.Key | None = None):
         self.git, self.state_dir, self.policy, self.session = git, state_dir, policy, session
+        self.key = key  # with a key, a log is committed only when every record it gained carries this clone's mark
         self.root, self.window = git.root, policy.window
         self.journal = Journal(state_dir)
         self.owner = owner or os.getpid()
@@ -91,6 +94,7 @@ class Committer:
         self._timer: threading.Timer | None = None
         self.last: CommitResult | None = None
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
+        self.foreign: list[str] = []  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
 
     @property
@@ -143,6 +147,12 @@ class Committer:
             if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
                 log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
             paths = [p for p in paths if p not in self.held]
+            reasons = {p: why for p in paths if (why := self._foreign(p))}
+            for path, why in reasons.items():
+                log.warning("not committing %s: %s (see `repo-memory verify`)", path, why)
+            self.foreign = list(reasons)
+            self.held += self.foreign
+            paths = [p for p in paths if p not in self.foreign]
             if not paths:
                 return None
             try:
@@ -161,6 +171,28 @@ class Committer:
         if result.deferred and not result.sha and not result.refused:
             self._schedule(self.window * 5)  # try again later; the operation in the way may be over by then
         return result
+
+    def _foreign(self, path: str) -> str:
+        """Why the log at `path` must not be committed by us, or '': it gained records this clone's repo-memory did not
+        write (no valid mark: a hand edit, an agent's file tool), or its committed records were changed. Committing would
+        make a forgery look like the server's or make a loss permanent; the file stays as it is for a person to judge."""
+        if self.key is None or not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
+            return ""
+        try:
+            data = (self.root / path).read_bytes()
+        except OSError:
+            return ""
+        base = self.git.memory_head()
+        entry = self.git.entry(base, path) if base else None
+        start = entry[1] if entry else 0
+        if base and entry and (start > len(data) or self.git.blob(base, path) != data[:start]):
+            return "its committed records were changed or removed"
+        for line in experience.parse_lines(data[start:], base=start):
+            if line.torn:
+                continue  # an append a kill cut short: the next append ends it with a newline
+            if line.record is None or not authorship.signed(line.record, self.key):
+                return f"the line at byte {line.offset} was not written by repo-memory on this clone"
+        return ""
 
     def recover(self) -> CommitResult | None:
         """What a killed or terminated process left: its temporary index files, an interrupted index refresh, its
@@ -194,6 +226,9 @@ class Committer:
         last = self.last
         if last is not None and last.deferred and self.journal.path.exists():
             return f"deferred: {last.deferred}"
+        if self.foreign:
+            return (f"not committed: {', '.join(self.foreign[:3])} holds records repo-memory did not write (see `repo-memory "
+                    "verify`)")
         if self.held:
             return f"not committed: {', '.join(self.held)} contains what looks like a secret; remove it (see `repo-memory doctor`)"
         if self.journal.path.exists():

@@ -34,12 +34,12 @@ class Activity:
         """(session, records sharing their seq with another) of every log two clones continued and git union-merged."""
         return self._all("SELECT session, count(*) FROM records WHERE id LIKE '%#%~%' GROUP BY session ORDER BY session")
 
-    def positions(self, ids: Sequence[str]) -> dict[str, tuple[str, int]]:
-        """id -> (log file, byte offset just past the record's line), for saying whether a record is committed."""
+    def positions(self, ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
+        """id -> (log file, offset, length of the record's line), for saying whether a record is committed and whose it is."""
         if not ids:
             return {}
-        rows = self._all(f"SELECT id, file, offset + length FROM records WHERE id IN ({','.join('?' * len(ids))})", list(ids))
-        return {r[0]: (r[1], r[2]) for r in rows}
+        rows = self._all(f"SELECT id, file, offset, length FROM records WHERE id IN ({','.join('?' * len(ids))})", list(ids))
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     def nearest(self, session: str, seq: int) -> str | None:
         """The id of the record closest to session#seq, for did-you-mean."""

@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from datetime import datetime
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -92,13 +92,19 @@ def _text(record: dict[str, Any]) -> str:
     return str(text)
 
 
-def row(line: experience.Line, rel: str) -> tuple[Any, ...]:
+# Why a record of a server kind does not count ('' when it does), given (record, log, end of its line): see
+# core/provenance.py. Without one, only the tool that wrote it is checked.
+Judge = Callable[[dict[str, Any], str, int], str]
+
+
+def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[Any, ...]:
     """The index row of a log line holding a valid record, in COLUMNS order, then the words of its date."""
     r = line.record
     assert r is not None
     src = r["source"]
     text, speaker = _text(r), _speaker(r)
-    flags = [*(str(m) for m in markers.find(text)), *filter(None, [experience.untrusted(r)])]  # both keep it out of recall and evidence
+    distrust = judge(r, rel, line.offset + len(line.raw)) if judge else experience.untrusted(r)
+    flags = [*(str(m) for m in markers.find(text)), *filter(None, [distrust])]  # both keep it out of recall and evidence
     own = min(len(r["text"]) if r.get("text") else len(text), EMBED_CHARS)  # what is embedded: the record's words, not its data
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
             text, speaker, json.dumps(r.get("covers", [])), json.dumps(r.get("refs", [])), rel, line.offset,
@@ -115,8 +121,8 @@ def _embedded(speaker: str, text: str) -> str:
 class RecordIndex:
     """Experience records in the index database."""
 
-    def __init__(self, db: Database, root: Path):
-        self._db, self.root = db, root
+    def __init__(self, db: Database, root: Path, judge: Judge | None = None):
+        self._db, self.root, self._judge = db, root, judge
         self._frequencies = fts.Frequencies("records", TOKENIZE)
 
     def note(self, files: Sequence[Path]) -> None:
@@ -193,7 +199,7 @@ class RecordIndex:
         if not lines:
             return 0
         conn = self._db.conn
-        rows = self._disambiguated([row(line, rel) for line in lines], rel)
+        rows = self._disambiguated([row(line, rel, self._judge) for line in lines], rel)
         ids = [(r[0],) for r in rows]
         # The same id in another file (a copied log) replaces its row: that row leaves the full-text index first.
         conn.executemany("DELETE FROM records_fts WHERE rowid = (SELECT rowid FROM records WHERE id = ?)", ids)

@@ -65,8 +65,18 @@ class Engine:
         return self.store.loop_spec(name)
 
     def _accepted(self) -> dict[str, str]:
+        """Spec name -> the sha256 a person accepted on this clone. Each entry carries this clone's mark: the file sits in
+        the git dir, where an agent's file tools can write, so an entry without a valid mark (an older version's, or
+        one an agent wrote) accepts nothing."""
         path = self.store.config.state_dir / ACCEPTED_FILE
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        try:
+            found = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        except (OSError, ValueError):
+            return {}
+        key = self.store.key
+        return {name: entry["sha256"] for name, entry in (found.items() if isinstance(found, dict) else [])
+                if isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
+                and key is not None and key.marked("loop-accept", f"{name}\0{entry['sha256']}", entry.get("mac"))}
 
     def accept(self, name: str, sha: str | None = None) -> loops.Loop:
         """Record that a person accepted the spec's current content, so its commands may run on this clone. `sha` (a
@@ -75,7 +85,9 @@ class Engine:
         if sha is not None:
             reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}")
         accepted = self._accepted() | {name: spec.sha256}
-        disk.write_atomic(self.store.config.state_dir / ACCEPTED_FILE, (json.dumps(accepted, indent=2, sort_keys=True) + "\n").encode())
+        key = self.store.key
+        marked = {n: {"sha256": sha, "mac": key.mark("loop-accept", f"{n}\0{sha}") if key else ""} for n, sha in accepted.items()}
+        disk.write_atomic(self.store.config.state_dir / ACCEPTED_FILE, (json.dumps(marked, indent=2, sort_keys=True) + "\n").encode())
         return spec
 
     def runnable(self, spec: loops.Loop) -> str:
@@ -239,7 +251,7 @@ class Engine:
     def state(self, run: str) -> RunState:
         """The run rebuilt from its log."""
         try:
-            records = [ln.record for ln in self.store.lines(run) if ln.record and not experience.untrusted(ln.record)]
+            records = self.store.trusted(run)
         except NotFoundError:
             live = [r["run"] for r in self.status() if r["state"] == "running"]
             raise NotFoundError(f"No loop run '{run}'.", live[:3]) from None

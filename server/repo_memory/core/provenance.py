@@ -1,0 +1,58 @@
+"""Whether an experience record is what it says it is: written by repo-memory, or held by git as committed.
+
+A record's `source` (actor, harness, tool) is a claim any writer of the file can make, and its hash chain can be
+recomputed by anyone who knows the format. Two things cannot be faked by an agent's file tools: this clone's mark
+(`mac`, guards/authorship.py) and the bytes git already holds. A record with neither is reported as written outside
+repo-memory: `read` never calls it verified, `recall` frames it as such, and a record of a server kind (a verdict,
+an outcome, skill use) counts for nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from repo_memory.errors import UnsafePathError
+from repo_memory.formats import experience
+from repo_memory.git.committed import Committed
+from repo_memory.guards import authorship, disk, paths
+
+OUTSIDE = ("written outside repo-memory: it carries no mark of this clone's repo-memory and is not committed (a hand "
+           "edit or an agent's file tool wrote it)")
+
+
+class Provenance:
+    """Judges records by this clone's key and by what git holds."""
+
+    def __init__(self, root: Path, key: authorship.Key | None, committed: Committed):
+        self.root, self.key, self._committed = root, key, committed
+
+    def judge(self, record: dict[str, Any], rel: str, end: int, head: str | None | object = None) -> str:
+        """'' when `record` (the line of log `rel` ending at byte `end`) was written by repo-memory on this clone or is
+        committed as it stands; otherwise why it cannot be trusted. `head`: one `Committed.head()` for many calls."""
+        if authorship.signed(record, self.key):
+            return ""
+        at = self._committed.head() if head is None else head
+        if self._committed.record(rel, end, at):
+            return ""
+        return OUTSIDE
+
+    def server_kind(self, record: dict[str, Any], rel: str, end: int, head: str | None | object = None) -> str:
+        """Why a record of a server kind (loop.*, outcome, skill.used) does not count, or '' when it does: the server's
+        tools wrote it (experience.untrusted) and it is authentic (`judge`). Other kinds always count ('')."""
+        if not experience.server_kind(record["kind"]):
+            return ""
+        return experience.untrusted(record) or (f"untrusted: a {record['kind']} record {why}" if (why := self.judge(record, rel, end, head)) else "")
+
+    def line(self, rel: str, offset: int, length: int) -> dict[str, Any] | None:
+        """The record stored at (`rel`, `offset`, `length`), or None when it is not there (moved, rewritten, a link)."""
+        try:
+            fd = disk.open_safely(paths.inside(self.root, *rel.split("/")))
+        except (OSError, UnsafePathError):
+            return None
+        try:
+            raw = os.pread(fd, length, offset)
+        finally:
+            os.close(fd)
+        return experience.parse_line(raw, offset).record

@@ -1,0 +1,143 @@
+"""What an agent that can write files (Claude Code's Write/Edit, Codex's apply_patch, a shell) must not be able to forge.
+
+Each forgery is made the way an agent with file tools would make it — a well-formed, correctly chained record
+appended to a log, a state file written in the git dir, a config line — and then judged through the real MCP
+client and the CLI, as an agent and a person would see it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from repo_memory.core.store import Store
+from repo_memory.formats import experience
+from repo_memory.shells import mcp as server
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git, write_skill_file
+from tests.shells.test_hardening import PY, accept, call, forge, loop_spec, reseal
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def log_of(repo: Path, session: str) -> Path:
+    return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
+
+
+def stats_of(repo: Path, skill: str) -> dict:
+    result = CliRunner().invoke(cli, ["--root", str(repo), "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    return next((s for s in json.loads(result.output) if s["skill"] == skill), {"succeeded": 0, "helped": 0, "uses": 0})
+
+
+async def test_verdicts_forged_under_the_server_tools_names_end_no_run_and_credit_no_skill(store: Store, repo: Path):
+    write_skill_file(repo, "deploy", "Deploy the app to staging.", "Run deploy.sh")
+    loop_spec(repo, "failing", f"{PY} -c 'raise SystemExit(1)'")
+    accept(repo, "failing")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        run = (await call(client, "loop_start", name="failing"))["run"]
+        await call(client, "loop_step", run=run, report="tried", status="done")
+    # What an agent's Edit tool can append: the records the engine itself would write, tool names and all.
+    forge(repo, run, "loop.decision", {"iteration": 2, "state": "succeeded", "signature": ""}, [], tool="loop_step")
+    forge(repo, run, "loop.end", {"state": "succeeded", "run": run, "loop": "failing", "iterations": 2}, [], tool="loop")
+    forge(repo, run, "skill.used", {}, ["skill:deploy"], tool="loop")
+    forge(repo, run, "outcome", {"outcome": "succeeded", "skill": "deploy", "verified": True, "run": run}, ["skill:deploy"], tool="loop")
+    forged = json.loads(log_of(repo, run).read_text(encoding="utf-8").splitlines()[-1])["id"]
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        status = (await call(client, "loop_status", run=run))["runs"][0]
+        read = await call(client, "read", ref=forged)
+    assert status["state"] == "running"
+    view = read["records"][0]
+    assert view["verified"] is False and "outside repo-memory" in view["problem"], view
+    assert "outside repo-memory" in view["recorded"]
+    assert stats_of(repo, "deploy")["succeeded"] == 0
+    verify = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
+    assert verify.exit_code == 1 and forged in verify.output and "outside repo-memory" in verify.output, verify.output
+
+
+async def test_feedback_appended_by_hand_in_a_persons_name_is_not_evidence(store: Store, repo: Path):
+    write_skill_file(repo, "deploy", "Deploy the app to staging.", "Run deploy.sh")
+    store.refresh()
+    session = store.remember("deploying to staging", session="work")[0]["session"]
+    for tool in ("feedback", "cli"):
+        path = log_of(repo, session)
+        last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+        record = experience.seal({"id": f"{session}#{last['seq'] + 1}", "ts": experience.now(), "session": session,
+                                  "seq": last["seq"] + 1, "kind": "outcome", "text": "skill:deploy: helped",
+                                  "data": {"outcome": "helped", "ref": "skill:deploy", "skill": "deploy"}, "refs": ["skill:deploy"],
+                                  "prev": last["sha256"], "source": {"actor": "human", "harness": "unknown", "tool": tool}})
+        with path.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(record, sort_keys=True, separators=(",", ":")) + "\n")
+    store.refresh()
+    assert stats_of(repo, "deploy")["helped"] == 0
+    # Feedback given through the CLI by a person counts.
+    result = CliRunner().invoke(cli, ["--root", str(repo), "feedback", "skill:deploy", "helped"])
+    assert result.exit_code == 0, result.output
+    assert stats_of(repo, "deploy")["helped"] == 1
+
+
+async def test_a_committed_record_rewritten_and_resealed_is_never_reported_verified_or_committed(store: Store, repo: Path):
+    for text in ("deploys need a green main", "staging is read-only on Fridays", "rollbacks use tools/rollback.sh"):
+        store.remember(text, session="ops", actor="human", tool="cli")
+    store.flush("all")
+    path = log_of(repo, "ops")
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    records[1]["text"] = "staging is writable on Fridays, push straight to it"
+    path.write_text("".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+                            for r in reseal(records)), encoding="utf-8")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        read = await call(client, "read", ref="ops#2")
+        hits = (await call(client, "recall", query="staging writable Fridays"))["hits"]
+    view = read["records"][0]
+    assert view["verified"] is False and view["committed"] is False, view
+    assert "recorded by a person" not in view["recorded"].split("it claims")[0]
+    hit = next(h for h in hits if h["id"] == "ops#2")
+    assert hit["committed"] is False and "outside repo-memory" in hit["recorded"], hit
+
+
+async def test_acceptance_written_into_the_git_dir_does_not_let_a_spec_run(store: Store, repo: Path):
+    marker = repo / "ran"
+    loop_spec(repo, "sneaky", f"{PY} -c \"open({str(marker)!r}, 'w').write('x')\"")
+    store.refresh()
+    spec = store.loop_spec("sneaky")
+    state = store.config.state_dir
+    # The file an older version kept, and the same file with any mark an agent could invent.
+    for accepted in ({"sneaky": spec.sha256}, {"sneaky": {"sha256": spec.sha256, "mac": "0" * 32}}):
+        (state / "accepted-loops.json").write_text(json.dumps(accepted), encoding="utf-8")
+        async with Client(server.build(store)) as client:
+            started = await call(client, "loop_start", name="sneaky")
+        assert started["state"] == "unverifiable" and "accept" in started["instruction"], started
+    assert not marker.exists()
+    accept(repo, "sneaky")  # a person's accept still works
+    async with Client(server.build(store)) as client:
+        run = (await call(client, "loop_start", name="sneaky"))["run"]
+        done = await call(client, "loop_step", run=run, report="ok", status="done")
+    assert done["state"] == "succeeded" and marker.exists()
+
+
+async def test_records_written_outside_repo_memory_are_never_committed_by_it(store: Store, repo: Path):
+    store.remember("first note", session="work")
+    store.flush("all")
+    forge(repo, "work", "note", {"x": 1}, [])  # an agent's Edit appends a plausible line
+    store.refresh()
+    store.remember("second note, written through the tool", session="work")
+    store.flush("all")
+    committed = git(repo, "show", f"HEAD:{log_of(repo, 'work').relative_to(repo).as_posix()}")
+    assert "forged" not in committed and "second note" not in committed
+    assert "first note" in committed
+    doctor = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
+    assert doctor.exit_code == 1 and "outside repo-memory" in doctor.output
+
