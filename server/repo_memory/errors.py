@@ -98,8 +98,8 @@ class SecretError(RepoMemoryError):
 class RateLimitError(RepoMemoryError):
     """A writer is going faster than the configured limit."""
 
-    def __init__(self, message: str, retry_after: float):
-        self.retry_after = retry_after
+    def __init__(self, message: str, retry_after: float | None):
+        self.retry_after = retry_after  # None: retrying will not help
         super().__init__(message)
 
 

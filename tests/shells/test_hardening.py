@@ -373,6 +373,36 @@ async def test_loop_start_and_every_writing_tool_share_the_write_limit(repo: Pat
         store.close()
 
 
+def test_the_write_budget_counts_bytes_so_large_writes_cannot_flood_memory_or_git(repo: Path):
+    """What an outside run did: 40 remember calls of 7.8 MB to one stdio server (496 MB written, 184 MB committed)."""
+    from tests.shells.stdio_server import StdioServer
+
+    big = "lorem ipsum dolor sit amet " * (7_800_000 // 27)
+    served = StdioServer(repo)
+    try:
+        served.initialize()
+        answers = [served.call("remember", {"text": big}, timeout=120) for _ in range(8)]
+        refused = [a for a in answers if a.get("isError")]
+        assert len(answers) - len(refused) == 1, [str(a)[:200] for a in answers]
+        assert all("write_bytes_per_minute" in str(a["content"]) and "retry_after_seconds" in str(a["content"]) for a in refused)
+        assert not served.call("recall", {"query": "lorem"}).get("isError")  # reads are not limited
+    finally:
+        served.close_input()
+        served.wait(60)
+    on_disk = sum(p.stat().st_size for p in (repo / ".agents/experience").rglob("*") if p.is_file())
+    assert on_disk < 9_000_000, on_disk
+    (repo / ".agents/repo-memory.toml").write_text("write_bytes_per_minute = 0\nwrite_bytes_per_session = 1000\n", encoding="utf-8")
+    served = StdioServer(repo)
+    try:
+        served.initialize()
+        assert not served.call("remember", {"text": "x" * 500}).get("isError")
+        over = served.call("remember", {"text": "y" * 600})
+        assert over.get("isError") and "write_bytes_per_session" in str(over["content"]), over
+    finally:
+        served.close_input()
+        served.wait(60)
+
+
 async def test_arguments_in_the_wrong_form_get_a_short_error_that_names_them(store: Store):
     huge = "z" * 2000
     async with Client(server.build(store)) as client:

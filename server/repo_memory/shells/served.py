@@ -43,7 +43,8 @@ class Served:
 
     def _attach(self, store: Store, watcher: Watcher | None) -> None:
         self._store, self.engine = store, Engine(store)
-        self.limiter = WriteLimiter(store.config.writes_per_minute)
+        config = store.config
+        self.limiter = WriteLimiter(config.writes_per_minute, config.write_bytes_per_minute, config.write_bytes_per_session)
         self._seen = self._state()
         if watcher is not None:
             watcher.listeners.append(self.check)

@@ -7,6 +7,7 @@ front), so both answer alike; `tests/shells/test_startup.py` holds them to the s
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import typing
 from collections.abc import Callable
@@ -205,6 +206,11 @@ TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
 )
 BY_NAME = {fn.__name__: fn for fn, _ in TOOLS}
 WRITERS = frozenset(fn.__name__ for fn, effect in TOOLS if effect != READ_ONLY)
+
+
+def size(arguments: Any) -> int:
+    """What a call's arguments weigh against the write budget: their JSON, in bytes."""
+    return len(json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8", errors="replace"))
 
 
 def said(exc: BaseException) -> str:

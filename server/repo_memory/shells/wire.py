@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from repo_memory.errors import RepoMemoryError
 from repo_memory.index.db import damage
 from repo_memory.shells.front import Front
+from repo_memory.shells import tools
 from repo_memory.shells.served import Served
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
@@ -142,7 +143,7 @@ class Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         if name in self.writers and context is not None:
             try:
-                cast(Served, context.request_context.lifespan_context).limiter.take(name)
+                cast(Served, context.request_context.lifespan_context).limiter.take(name, tools.size(arguments))
             except RepoMemoryError as exc:
                 raise ToolError(str(exc)) from exc
         try:
