@@ -71,6 +71,12 @@ class Config:
         start = Path(root or env.get("REPO_MEMORY_ROOT") or env.get("CLAUDE_PROJECT_DIR") or os.getcwd())
         top, git_dir = gitrepo.discover(start)
         values: dict[str, Any] = dict(_read_file(top / CONFIG_FILE))
+        if values.get("review") == "optional" and _committed_review(top) != "optional":
+            # Loosening review lets an agent's next skill be active unseen, and an agent's file tools can write this
+            # file: the looser setting counts once a person committed it (a tighter one counts at once).
+            values["review"] = "required"
+            log.warning("review = \"optional\" in %s is not committed, so skills agents write stay drafts; commit the file "
+                        "to make it count", CONFIG_FILE)
         values.update(_from_env(env))
         values.update({k: v for k, v in (overrides or {}).items() if v is not None})
         problems = validate("config", values)
@@ -117,6 +123,20 @@ def _read_file(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}. Fix the file or delete it to use defaults.") from exc
+
+
+def _committed_review(top: Path) -> str | None:
+    """The `review` setting of the config file as HEAD holds it."""
+    text = gitrepo.committed_text(top, CONFIG_FILE)
+    if text is None:
+        return None
+    import tomllib
+
+    try:
+        found = tomllib.loads(text).get("review")
+    except tomllib.TOMLDecodeError:
+        return None
+    return found if isinstance(found, str) else None
 
 
 def _from_env(env: Mapping[str, str]) -> dict[str, Any]:

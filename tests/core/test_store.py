@@ -13,7 +13,7 @@ from repo_memory.config import Config
 from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.core.store import Store
 
-from tests.conftest import index_snapshot, skill_names, write_skill_file
+from tests.conftest import git, index_snapshot, skill_names, write_skill_file
 
 
 @pytest.fixture
@@ -78,11 +78,21 @@ def test_agent_writes_are_drafts_and_human_writes_are_active(store: Store):
     assert hits == {"agent-made": "draft", "human-made": "active"}
 
 
-def test_review_optional_makes_agent_writes_active(repo: Path):
+def test_review_optional_makes_agent_writes_active_once_a_person_committed_it(repo: Path, caplog: pytest.LogCaptureFixture):
+    # An agent's file tools can write the config: a looser review counts only as committed, and says so until then.
     (repo / ".agents/repo-memory.toml").write_text('review = "optional"\n', encoding="utf-8")
     store = Store(Config.load(repo))
-    assert store.write_skill("agent-made", "Made by an agent.", "Steps").status == "active"
+    assert store.write_skill("agent-made", "Made by an agent.", "Steps").status == "draft"
     store.close()
+    assert "not committed" in caplog.text and "commit the file" in caplog.text
+    git(repo, "add", ".agents/repo-memory.toml")
+    git(repo, "commit", "-q", "-m", "review optional")
+    store = Store(Config.load(repo))
+    assert store.write_skill("release-notes", "Write the release notes from merged pull requests.", "1. List merged PRs").status == "active"
+    store.close()
+    # Tightening counts at once, committed or not.
+    (repo / ".agents/repo-memory.toml").write_text('review = "required"\n', encoding="utf-8")
+    assert Config.load(repo).review == "required"
 
 
 def test_an_update_keeps_a_persons_comments_unknown_keys_and_formatting(store: Store, repo: Path):

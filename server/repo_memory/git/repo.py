@@ -54,6 +54,12 @@ def discover(start: Path) -> tuple[Path, Path]:
     return Path(lines[0]).resolve(), Path(lines[1]).resolve()
 
 
+def committed_text(top: Path, rel: str) -> str | None:
+    """The text HEAD holds of `rel` (None when HEAD has no such file): one `git show`, for reading a setting as committed."""
+    out = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=top, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
+    return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
+
+
 def clone_id(git_dir: Path, state_dir: Path) -> str:
     """This clone's id (8 hex digits), kept in the git dir. A copied checkout or a restored backup carries the file
     along, but not the git dir's place and inode, so it gets an id of its own."""
