@@ -55,6 +55,11 @@ if [ "$mode" = test ]; then
     { apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; }; } \
       || echo "    (could not install chromium; the report test will say why)"
   fi
+  if ! command -v rsync >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+    echo "==> rsync (Debian package), one of the shell commands the skill-review tests run"
+    { apt-get install -y -q rsync >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q rsync >/dev/null 2>&1; }; } \
+      || echo "    (could not install rsync; its test case will say why)"
+  fi
   echo "==> Lint (ruff: undefined names, unused imports, syntax) and type check (mypy)"
   .venv/bin/ruff check --select F,E9 server tests bench
   .venv/bin/mypy

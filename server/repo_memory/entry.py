@@ -18,6 +18,14 @@ def _serve_root(args: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
+def _payload(raw: str) -> dict:
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        payload = {}
+    return payload if isinstance(payload, dict) else {}
+
+
 def main() -> None:
     """Run `repo-memory`."""
     args = sys.argv[1:]
@@ -29,6 +37,11 @@ def main() -> None:
         from repo_memory.shells import serve
 
         serve.run(root, wire)  # ends the process
+    if args == ["hook", "pre-tool"]:  # before every file and shell call: the lightest path there is
+        from repo_memory.shells import pretool
+
+        print(json.dumps(pretool.handle(_payload(sys.stdin.read()))))
+        return
     if len(args) == 2 and args[0] == "hook" and args[1] not in ("-h", "--help"):
         from repo_memory.shells import hooks
 

@@ -29,6 +29,7 @@ PY = sys.executable
 def project(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     write_skill_file(repo, "release-checklist", "How we cut a release: bump the version, tag, publish.", "1. tag\n2. publish")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
@@ -87,3 +88,24 @@ def test_the_codex_stop_hook_drives_the_loop_its_session_started_and_lets_go_wit
     store.close()
     assert run["harness_session"] == session_id(requests[0]) and run["state"] == "no_progress" and run["iterations"] == 2
     assert len(requests) == 1 + 2  # loop_start, then one answer per iteration until no_progress: Codex has no cap of its own
+
+
+def test_codex_apply_patch_into_an_experience_log_is_refused_by_the_hook_setup_installed(project: tuple[Path, Path]):
+    repo, home = project
+    month = Store(Config.load(repo))
+    session = month.remember("deploys need a green main", session="earlier")[0]["session"]
+    month.flush("all")
+    month.close()
+    log = next((repo / ".agents/experience").rglob(f"{session}.jsonl"))
+    before = log.read_bytes()
+    target = log.with_name("forged.jsonl").relative_to(repo).as_posix()
+    patch = {"type": "custom_tool_call", "id": "ctc_fake0002", "call_id": "call_patch0002", "name": "apply_patch",
+             "input": f"*** Begin Patch\n*** Add File: {target}\n+{{\"kind\": \"loop.end\"}}\n*** End Patch\n"}
+    forge = f"printf '%s\\n' '{{}}' >> {log.relative_to(repo).as_posix()}"
+    with FakeResponses([patch, function_call("exec_command", {"cmd": forge}), "Done."]) as api:
+        attach(repo, home, api)
+        done = codex(repo, home, "Record that the loop succeeded.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (repo / target).exists() and log.read_bytes() == before
+    outputs = [o["text"] for o in function_outputs(api.main_requests()[-1])]
+    assert len(outputs) == 2 and all("repo-memory refused this" in o for o in outputs), outputs

@@ -54,7 +54,7 @@ def test_setup_claude_code_registers_merges_hooks_and_undoes(repo: Path, runner:
     assert merged["enabledMcpjsonServers"] == ["repo-memory"]
     commands = [h["command"] for g in merged["hooks"]["PostToolUse"] for h in g["hooks"]]
     assert "./lint.sh" in commands and any(c.endswith("hook post-tool") for c in commands)
-    assert set(merged["hooks"]) == {"SessionStart", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
+    assert set(merged["hooks"]) == {"SessionStart", "PreToolUse", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
     assert (repo / ".claude/skills/mirrored/SKILL.md").is_file()
     assert "already" in run(runner, repo, "setup", "claude-code")
     run(runner, repo, "setup", "claude-code", "--remove")
@@ -68,6 +68,7 @@ def test_setup_claude_code_registers_merges_hooks_and_undoes(repo: Path, runner:
 def test_setup_claude_code_keeps_hooks_and_rules_in_one_file_and_git_ignores_the_personal_one(repo: Path, runner: CliRunner,
                                                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     local, shared = repo / ".claude/settings.local.json", repo / ".claude/settings.json"
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
 
@@ -77,14 +78,14 @@ def test_setup_claude_code_keeps_hooks_and_rules_in_one_file_and_git_ignores_the
         return len(hooks_), [r for r in data.get("permissions", {}).get("allow", []) if "repo-memory" in r]
 
     out = run(runner, repo, "setup", "claude-code")
-    assert ours(local) == (5, ["mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]) and ours(shared) == (0, [])
+    assert ours(local) == (6, ["mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]) and ours(shared) == (0, [])
     assert ".git/info/exclude: git now ignores /.claude/settings.local.json" in out.replace(str(repo) + "/", "")
     assert ".claude/settings.local.json" not in git(repo, "status", "--porcelain", "--untracked-files=all")
     run(runner, repo, "setup", "claude-code", "--shared")  # moving to the team's file moves them
-    assert ours(shared) == (5, ["mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]) and ours(local) == (0, [])
+    assert ours(shared) == (6, ["mcp__repo-memory", "mcp__plugin_repo-memory_repo-memory"]) and ours(local) == (0, [])
     assert json.loads(local.read_text(encoding="utf-8"))["enabledMcpjsonServers"] == ["repo-memory"]  # the approval is personal
     out = run(runner, repo, "setup", "claude-code")  # and back
-    assert ours(local)[0] == 5 and ours(shared) == (0, []) and "git now ignores" not in out
+    assert ours(local)[0] == 6 and ours(shared) == (0, []) and "git now ignores" not in out
     assert (repo / ".git/info/exclude").read_text(encoding="utf-8").count("settings.local.json") == 1
 
 
@@ -93,6 +94,7 @@ def test_setup_claude_code_says_how_to_trust_the_folder_and_trust_stores_what_th
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     (home / ".claude.json").write_text(json.dumps({"userID": "u", "projects": {"/elsewhere": {"allowedTools": []}}}), encoding="utf-8")
     out = run(runner, repo, "setup", "claude-code")
     assert "Pending approval" in out and "setup claude-code --trust" in out and "Yes, I trust this folder" in out
@@ -105,6 +107,7 @@ def test_setup_claude_code_says_how_to_trust_the_folder_and_trust_stores_what_th
 
 def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     config = tmp_path / "home/.codex/config.toml"
     config.parent.mkdir(parents=True)
     config.write_text('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n', encoding="utf-8")
@@ -114,7 +117,7 @@ def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp
     assert "[mcp_servers.repo-memory]" in text and "REPO_MEMORY_ROOT" not in text and "startup_timeout_sec = 20" in text
     assert "already" in run(runner, repo, "setup", "codex")
     hooks_file = json.loads((repo / ".codex/hooks.json").read_text(encoding="utf-8"))
-    assert set(hooks_file["hooks"]) == {"SessionStart", "PostToolUse", "Stop", "SessionEnd"}
+    assert set(hooks_file["hooks"]) == {"SessionStart", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
     assert {h["command"] for g in hooks_file["hooks"]["Stop"] for h in g["hooks"]} == {"repo-memory hook stop"}
     removed = run(runner, repo, "setup", "codex", "--remove")
     assert "kept [mcp_servers.repo-memory]" in removed and "[mcp_servers.repo-memory]" in config.read_text(encoding="utf-8")
@@ -126,6 +129,7 @@ def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp
 def test_setup_codex_says_how_to_trust_its_hooks_and_trust_stores_what_codex_stores(repo: Path, runner: CliRunner, tmp_path: Path,
                                                                                     monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     config = tmp_path / "home/.codex/config.toml"
     assert "Trust all and continue" in run(runner, repo, "setup", "codex") and "--trust" in run(runner, repo, "setup", "codex")
     assert "hooks.state" not in config.read_text(encoding="utf-8")
@@ -134,7 +138,7 @@ def test_setup_codex_says_how_to_trust_its_hooks_and_trust_stores_what_codex_sto
     run(runner, repo, "setup", "codex", "--trust")
     run(runner, repo, "setup", "codex", "--trust")  # idempotent
     text = config.read_text(encoding="utf-8")
-    assert text.count(f'[projects."{repo}"]') == 1 and text.count("trusted_hash") == 4
+    assert text.count(f'[projects."{repo}"]') == 1 and text.count("trusted_hash") == 5
     # the hashes the interactive "Trust all and continue" of Codex 0.171.0 wrote for these four hooks
     for key, digest in (("post_tool_use", "2e505c73be55b7a9"), ("session_start", "544c8111fef1a3a4"), ("session_end", "1364a542cf390b70"),
                         ("stop", "6f51e2a658bceb78")):
@@ -206,6 +210,7 @@ def attached(repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.
     # without it `claude mcp list` says "Pending approval" and setup prints that one step.
     with monkeypatch.context() as patched:
         patched.setenv("HOME", str(home))
+        patched.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
         run(runner, repo, "setup", "claude-code", "--trust")
     return repo, home
 
@@ -274,6 +279,7 @@ def test_codex_sees_the_server_after_setup(repo: Path, runner: CliRunner, tmp_pa
     codex = cli_tool("codex")
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     run(runner, repo, "setup", "codex")
     env = claude_env(home)
     listed = subprocess.run([codex, "mcp", "list"], cwd=repo, env=env, capture_output=True, text=True, timeout=120).stdout

@@ -197,9 +197,14 @@ class Skillbook:
                             "its content before writing again (doctor lists skills rewritten this often).")
         return text, pinned
 
-    def redraft(self, rel: str, via: str) -> str | None:
-        """An agent changed a file of a skill with its own file tools (`via`): while review is required, that skill goes
-        back to `draft` (origin agent). Returns the skill's name when its status was changed."""
+    def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
+        """An agent changed files of skills with its own tools (`via`): the files `rels` it named, and, with `since`, every
+        skill file changed since that time (ns) while the call ran. While review is required, each of those skills goes
+        back to `draft` (origin agent). Returns the names whose status changed."""
+        touched = [*rels, *(self.touched_since(since) if since is not None else [])]
+        return sorted({name for rel in touched if (name := self._redraft(rel, via))})
+
+    def _redraft(self, rel: str, via: str) -> str | None:
         parts = rel.split("/")
         source = next((s for s in self.sources if rel.startswith(f"{s}/")), None)
         if source is None or self.review_policy != "required" or len(parts) <= len(source.split("/")) + 1:
@@ -222,6 +227,23 @@ class Skillbook:
         if source == SKILLS_DIR:
             self._committer.record([f"{source}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {name} edited by an agent ({via}), back to draft")
         return name
+
+    def touched_since(self, ns: int) -> list[str]:
+        """SKILL.md of every skill folder (in any skill source) whose folder or files changed at or after time `ns`
+        (status-change times, which a program cannot set back: copies, moves, in-place edits, archives unpacked with
+        their old times all count). Generated mirror copies are left out."""
+        found = []
+        for source in self.sources:
+            try:
+                folders = [e for e in os.scandir(self.root / source) if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for folder in folders:
+                if os.path.exists(os.path.join(folder.path, skills.MIRROR_MARKER)):
+                    continue
+                if _changed_since(folder.path, ns):
+                    found.append(f"{source}/{folder.name}/{skills.SKILL_FILE}")
+        return found
 
     def repin(self, name: str) -> list[str]:
         """A person checked skill `name` against the code: pin its anchors' current hashes; returns the anchors pinned."""
@@ -342,3 +364,15 @@ def reviewed(what: str, sha: str, current: str, show: str) -> None:
     if not current.startswith(sha.lower()):
         raise ConflictError(f"{what} changed since the version you reviewed (sha {sha[:12]}; now {current[:12]}). "
                             f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")
+
+
+def _changed_since(folder: str, ns: int) -> bool:
+    """Whether `folder` or anything in it has a status-change time at or after `ns` (links are not followed)."""
+    for where, dirs, files in os.walk(folder):
+        for name in (".", *dirs, *files):
+            try:
+                if os.lstat(os.path.join(where, name)).st_ctime_ns >= ns:
+                    return True
+            except OSError:
+                continue
+    return False

@@ -222,8 +222,8 @@ class Store:
     def fingerprint(self, name: str) -> str:
         return self._skills.fingerprint(name)
 
-    def redraft(self, rel: str, via: str) -> str | None:
-        return self._skills.redraft(rel, via)
+    def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
+        return self._skills.redraft(rels, via, since)  # the skills of `rels` and of files changed since `since` (ns)
 
     def repin(self, name: str) -> list[str]:
         """A person checked `name` (a skill, or loop:NAME) against the code: its anchors' current code becomes the baseline."""

@@ -19,6 +19,7 @@ from repo_memory.git.pending import harness_pid
 from repo_memory.guards import secretscan
 from repo_memory.errors import NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
+from repo_memory.shells import pretool
 
 log = logging.getLogger("repo_memory")
 DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
@@ -31,6 +32,8 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
     if handler is None:
         log.warning("unknown hook event %r; known: %s", event, ", ".join(HANDLERS))
         return {}
+    if event == "pre-tool":  # before every file or shell call: no Store, no index (shells/pretool.py)
+        return pretool.handle(payload, root)
     session = payload.get("session_id")
     try:
         # Records land in the harness's own session log, so one harness session is one log file.
@@ -141,7 +144,8 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         data["output_blob"] = store.put_blob(output.encode("utf-8"))
     if found:
         data["redacted"] = sorted({f.rule for f in found})
-    redrafted = sorted({n for rel in _memory_paths(store, tool, payload.get("tool_input")) if (n := store.redraft(rel, tool))})
+    # The skills the call names, and every skill whose files changed while it ran, however it reached them.
+    redrafted = store.redraft(_memory_paths(store, tool, payload.get("tool_input")), tool, pretool.started(store.config.state_dir, payload))
     if redrafted:
         data["redrafted"] = redrafted
     store.log(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
@@ -154,9 +158,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch", "str_replace_based_edit_tool"}
-SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "run_shell_command"}
-PATCH_FILES = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+FILE_TOOLS, SHELL_TOOLS, PATCH_FILES = pretool.FILE_TOOLS, pretool.SHELL_TOOLS, pretool.PATCH_FILES
 
 
 def _memory_paths(store: Store, tool: str, tool_input: Any) -> list[str]:
@@ -229,5 +231,9 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-HANDLERS = {"session-start": session_start, "post-tool": post_tool, "pre-compact": compact, "post-compact": compact,
+def _pre_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
+    raise AssertionError("pre-tool is answered by shells/pretool.py without a Store")  # handle() never calls this
+
+
+HANDLERS = {"session-start": session_start, "pre-tool": _pre_tool, "post-tool": post_tool, "pre-compact": compact, "post-compact": compact,
             "stop": stop, "session-end": session_end}

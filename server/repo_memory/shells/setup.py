@@ -21,9 +21,13 @@ from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.shells import attach
 
-HOOKS = (("SessionStart", "session-start"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
+HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
          ("Stop", "stop"), ("SessionEnd", "session-end"))
-CODEX_HOOKS = (("SessionStart", "session-start"), ("PostToolUse", "post-tool"), ("Stop", "stop"), ("SessionEnd", "session-end"))
+CODEX_HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("Stop", "stop"),
+               ("SessionEnd", "session-end"))
+# PreToolUse runs only before tools that change files (Codex names its shell Bash and matches Write/Edit to apply_patch):
+# it refuses writes to what only repo-memory writes and notes when the call began (shells/pretool.py).
+MATCHERS = {"PostToolUse": "*", "PreToolUse": "Bash|Write|Edit|MultiEdit|NotebookEdit|apply_patch"}
 NAME = "repo-memory"
 BY_NAME = [NAME]  # how shared files call repo-memory
 
@@ -44,7 +48,7 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
             group["hooks"] = [h for h in group.get("hooks", []) if not _ours(h)]
         groups = [g for g in groups if g.get("hooks")]
         if not remove:
-            groups.append({"matcher": "*" if event == "PostToolUse" else "", "hooks": [
+            groups.append({"matcher": MATCHERS.get(event, ""), "hooks": [
                 {"type": "command", "command": " ".join([*command, "hook", handler]), "timeout": TIMEOUTS.get(event, 10)}]})
         if groups:
             hooks[event] = groups

@@ -1,0 +1,158 @@
+"""What an agent's own file and shell tools may not touch: the places only repo-memory writes, and a person's commands.
+
+The PreToolUse hook asks these questions before Claude Code or Codex runs an agent's Write/Edit/apply_patch or shell
+command, and refuses the call when the answer is a reason:
+
+- the experience logs and blobs (append-only evidence: records go through `remember`/`checkpoint`),
+- `.agents/repo-memory.toml` (review and write limits are a person's settings),
+- `<git dir>/repo-memory/` (this clone's state: index, acceptances, pending commits) and the key folder,
+- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/uninstall` run through the agent's shell (a
+  person's decisions, recorded as a person's).
+
+A shell command is read for the paths it names; one that names a reserved place is allowed only when every command in
+it only reads (cat, grep, git log...) and nothing is redirected into a file. This raises the bar; it does not make a
+shell safe: a program can reach any path without naming it (docs/security.md says what stops that: the marks).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
+
+CONFIG_FILE = ".agents/repo-memory.toml"
+LOGS = f"the experience logs ({EXPERIENCE_DIR}/) are append-only evidence only repo-memory writes: record with the remember or checkpoint tool"
+SETTINGS = f"{CONFIG_FILE} holds a person's settings (review, write limits): ask the user to change it"
+STATE = "this clone's repo-memory state (index, acceptances, pending commits, keys) is repo-memory's own: use its tools"
+PERSON = ("is a person's decision, recorded as a person's: ask the user to run it in their own terminal (for feedback, "
+          "use the feedback tool)")
+
+# Commands that only read what they are given (a shell command naming a reserved place may run them).
+READERS = frozenset({
+    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "jq", "wc", "ls", "stat", "file", "du", "diff",
+    "cmp", "sha256sum", "sha1sum", "md5sum", "sort", "uniq", "cut", "tr", "column", "xxd", "od", "hexdump", "strings", "nl",
+    "realpath", "readlink", "basename", "dirname", "echo", "printf", "true", "test", "[", "cd", "pwd", "tree", "zcat", "bat",
+})
+GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "cat-file", "grep", "rev-parse", "shortlog"})
+PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
+WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
+SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_HARMLESS_TARGET = re.compile(r"^(?:&?\d*|/dev/null|/dev/stderr|/dev/stdout)$")
+
+
+class Places:
+    """The reserved places of one repository, resolved once."""
+
+    def __init__(self, root: Path, git_dir: Path, key_dir: Path):
+        self.root = root.resolve()
+        self.logs = (self.root / EXPERIENCE_DIR).resolve()
+        self.config = (self.root / CONFIG_FILE).resolve()
+        self.state = (git_dir / "repo-memory").resolve()
+        self.keys = key_dir.expanduser().resolve()
+        # What a shell command would write to name them: as typed from the root, inside .agents, or absolute.
+        self.names = sorted({".git/repo-memory", f"{EXPERIENCE_DIR}", "experience/", "repo-memory.toml", str(self.state),
+                             str(self.keys), str(self.logs)}, key=len, reverse=True)
+
+    def path(self, name: str, cwd: Path | None = None) -> str:
+        """Why an agent's file tool may not write `name` ('' when it may)."""
+        path = Path(name).expanduser()
+        if not path.is_absolute():
+            path = (cwd or self.root) / path
+        try:
+            resolved = path.resolve()
+        except (OSError, RuntimeError):
+            return ""
+        for place, why in ((self.logs, LOGS), (self.config, SETTINGS), (self.state, STATE), (self.keys, STATE)):
+            if resolved == place or place in resolved.parents:
+                return why
+        return ""
+
+    def command(self, text: str) -> str:
+        """Why an agent's shell may not run `text` ('' when it may)."""
+        segments = _segments(text)
+        for words in segments or []:
+            person = _person_command(words)
+            if person:
+                return f"`repo-memory {person}` {PERSON}"
+        named = [n for n in self.names if n in text]
+        if not named:
+            return ""
+        if segments is None or not all(_reads_only(words) for words in segments) or _redirects_into_a_file(text):
+            place = named[0]
+            why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
+            return f"the command names {place} and may change it; {why}"
+        return ""
+
+
+def _segments(text: str) -> list[list[str]] | None:
+    """The simple commands of a shell line, each as its words (None when it cannot be read, e.g. an open quote)."""
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n")
+        lexer.whitespace = " \t\r"
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return None
+    out: list[list[str]] = [[]]
+    for token in tokens:
+        if token in SEPARATORS or set(token) <= set(";&|()\n"):
+            out.append([])
+        else:
+            out[-1].append(token)
+    return [words for words in out if words]
+
+
+def _command_words(words: list[str]) -> list[str]:
+    """`words` without leading variable assignments and wrappers (sudo, env, timeout 5, ...)."""
+    rest = list(words)
+    while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in WRAPPERS or rest[0].startswith("-") and len(rest) > 1
+                    or rest[0].isdigit()):
+        rest = rest[1:]
+    return rest
+
+
+def _person_command(words: list[str]) -> str:
+    rest = _command_words(words)
+    if not rest:
+        return ""
+    program = rest[0].rsplit("/", 1)[-1]
+    if program in ("python", "python3") and rest[1:3] == ["-m", "repo_memory"]:
+        rest, program = rest[2:], "repo-memory"
+    if program not in ("repo-memory", "repo_memory"):
+        return ""
+    args, skip = [], False
+    for word in rest[1:]:
+        if skip or word.startswith("-"):
+            skip = word == "--root"  # the one global option that takes a value
+            continue
+        args.append(word)
+    for command in PERSON_COMMANDS:
+        if tuple(args[: len(command)]) == command:
+            return " ".join(command)
+    return ""
+
+
+def _reads_only(words: list[str]) -> bool:
+    rest = _command_words(words)
+    if not rest:
+        return True
+    program = rest[0].rsplit("/", 1)[-1]
+    if program == "git":
+        sub = next((w for w in rest[1:] if not w.startswith("-")), "")
+        return sub in GIT_READERS
+    if program == "find":
+        return not any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls") for w in rest)
+    if program == "sed":
+        return not any(w.startswith("-i") or w == "--in-place" or w.startswith("--in-place=") for w in rest)
+    return program in READERS
+
+
+def _redirects_into_a_file(text: str) -> bool:
+    """Whether `text` redirects output into a file (`>`, `>>`, `>|`, `&>`), not merely to /dev/null or another fd."""
+    for match in re.finditer(r"(?<![<>])(\d*|&)>>?\|?\s*(\S*)", text):
+        if not _HARMLESS_TARGET.match(match.group(2).strip("'\"")):
+            return True
+    return False

@@ -1,0 +1,109 @@
+"""The PreToolUse hook: refuse an agent's file or shell tool call on what only repo-memory writes, and note when a
+call that may change files began, so the post-tool hook can tie every skill changed during it to a draft.
+
+It runs before every Write/Edit/apply_patch/shell call, so it stays light: no index, no git objects, no MCP SDK.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from repo_memory.config import Config
+from repo_memory.errors import RepoMemoryError
+from repo_memory.guards import reserved
+
+log = logging.getLogger("repo_memory")
+FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch", "str_replace_based_edit_tool"}
+SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "run_shell_command"}
+PATCH_FILES = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
+CALLS_DIR = "tool-calls"
+SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns(): a change right after the start may read earlier
+
+
+def handle(payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
+    """Deny the call with the reason, or let it run (after noting when it began); never fails the harness."""
+    try:
+        config = Config.load(root or payload.get("cwd") or None)
+    except (RepoMemoryError, OSError) as exc:
+        log.warning("hook pre-tool: %s", exc)
+        return {}
+    tool = str(payload.get("tool_name") or "")
+    cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else config.root
+    places = reserved.Places(config.root, config.git_dir, config.key_dir or Path.home())
+    why = refusal(places, tool, payload.get("tool_input"), cwd)
+    if why:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}."}}
+    try:
+        began(config.state_dir, payload)
+    except OSError as exc:
+        log.warning("hook pre-tool could not note the call's start: %s", exc)
+    return {}
+
+
+def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> str:
+    """Why `tool` may not run with `tool_input` ('' when it may)."""
+    if tool in FILE_TOOLS:
+        for name in named_files(tool_input):
+            if why := places.path(name, cwd):
+                return f"{name}: {why}"
+    if tool in SHELL_TOOLS:
+        command = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
+        text = " ".join(str(w) for w in command) if isinstance(command, list) else str(command or "")
+        inside = places.path(".", cwd)  # a shell already standing in a reserved folder names it with every relative path
+        if inside and text.strip():
+            return f"the shell's working directory is reserved; {inside}"
+        return places.command(text)
+    return ""
+
+
+PATH_KEYS = ("file_path", "notebook_path", "path", "filename", "target_file", "file")
+
+
+def named_files(tool_input: Any) -> list[str]:
+    """The files a file tool's input names: its path arguments, and the files an apply_patch envelope adds, updates or
+    moves (in any string argument: Codex sends the envelope as `command` or `input`). Other strings (an edit's old and
+    new text) are content, even when they mention a path."""
+    names: list[str] = []
+    values = tool_input.values() if isinstance(tool_input, dict) else [tool_input]
+    if isinstance(tool_input, dict):
+        names += [str(tool_input[k]).strip() for k in PATH_KEYS if isinstance(tool_input.get(k), str) and tool_input[k].strip()]
+    for value in values:
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str):
+                names += [n.strip() for n in PATCH_FILES.findall(text)]
+    return names
+
+
+def _marker(state_dir: Path, payload: dict[str, Any]) -> Path:
+    key = json.dumps([payload.get("session_id"), payload.get("tool_use_id")], default=str)
+    return state_dir / CALLS_DIR / hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def began(state_dir: Path, payload: dict[str, Any]) -> None:
+    """Note that this tool call starts now (read back by `started`)."""
+    path = _marker(state_dir, payload)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(str(time.time_ns() - SLACK_NS), encoding="utf-8")
+
+
+def started(state_dir: Path, payload: dict[str, Any]) -> int | None:
+    """When the tool call of this PostToolUse payload started (ns; its PreToolUse noted it), forgetting the note; None
+    when no PreToolUse saw it (an older setup, a tool the matcher leaves out)."""
+    path = _marker(state_dir, payload)
+    try:
+        value = int(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    return value
