@@ -21,6 +21,7 @@ from repo_memory.shells.cli import cli
 
 from tests.conftest import git, write_skill_file
 from tests.shells.test_hardening import PY, accept, call, forge, loop_spec, reseal
+from tests.shells.test_pretool import hook
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +142,25 @@ async def test_records_written_outside_repo_memory_are_never_committed_by_it(sto
     doctor = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
     assert doctor.exit_code == 1 and "outside repo-memory" in doctor.output
 
+
+async def test_a_run_credits_the_skills_its_spec_binds_and_those_read_during_it_not_any_the_agent_names(store: Store, repo: Path):
+    for name, what in (("deploy", "Deploy the app to staging."), ("rollback", "Roll the app back to the last release."),
+                       ("release", "Cut a release: bump, tag, publish.")):
+        write_skill_file(repo, name, what, "Steps.", extra="metadata:\n  status: active\n  origin: human\n")
+    loop_spec(repo, "ship", f"{PY} -c 'pass'", skills="[deploy]")
+    accept(repo, "ship")
+    store.refresh()
+    write_skill_file(repo, "hotfix", "Ship a hotfix from a release branch.", "Steps.", extra="metadata:\n  status: active\n  origin: human\n")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        run = (await call(client, "loop_start", name="ship", session="claude-session-1"))["run"]
+        await call(client, "read", ref="skill:rollback")
+        # The harness's own way to read a skill (Claude Code's Skill tool), seen by the post-tool hook of that session.
+        hook(repo, "post-tool", {"session_id": "claude-session-1", "tool_name": "Skill", "tool_input": {"skill": "hotfix"},
+                                 "tool_use_id": "toolu_9", "hook_event_name": "PostToolUse", "tool_response": "loaded"})
+        done = await call(client, "loop_step", run=run, report="shipped", status="done", skills=["release", "rollback", "hotfix"])
+    assert done["state"] == "succeeded" and done["credited"] == ["deploy", "hotfix", "rollback"], done
+    assert "release" in done["not_credited"]
+    assert [stats_of(repo, s)["succeeded"] for s in ("deploy", "rollback", "hotfix", "release")] == [1, 1, 1, 0]
+    reads = [r for r in (ln.record for ln in store.lines(run)) if r and r["kind"] == "loop.read"]
+    assert sorted(r["data"]["skill"] for r in reads) == ["hotfix", "rollback"]

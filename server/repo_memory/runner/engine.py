@@ -53,10 +53,20 @@ class Engine:
         self.store = store
         self._read_during: dict[str, set[str]] = {}  # live runs started here -> skills read through this engine's server
 
-    def note_read(self, skill: str) -> None:
-        """Remember that a skill was read while runs started by this engine were live, to credit it at their end."""
-        for skills in self._read_during.values():
-            skills.add(skill)
+    def note_read(self, skill: str, runs: list[str] | None = None) -> None:
+        """A skill was read while runs were live (those started through this engine, or `runs`): each records it as a
+        `loop.read` record of its own, which credits the skill with the run's outcome (see `_end`)."""
+        for run in dict.fromkeys([*self._read_during, *(runs or [])]):
+            seen = self._read_during.setdefault(run, set())
+            if skill in seen:
+                continue
+            seen.add(skill)
+            try:
+                if self.state(run).state in TERMINAL:
+                    continue
+            except NotFoundError:
+                continue
+            self._append(run, "loop.read", f"skill:{skill} read during run {run}", "agent", "loop", {"skill": skill})
 
     # --- specs and acceptance ----------------------------------------------------------------
 
@@ -208,19 +218,28 @@ class Engine:
         if state == "continue":
             return {"run": run, "state": "continue", "iteration": iteration, "instruction": why, "decision": decision["id"]}
         receipt = self._end(self.state(run), spec, state, why, actor, skills)
-        return {"run": run, "state": state, "iteration": iteration, "instruction": f"Stop: the run ended {state}. {why}",
-                "receipt": receipt["id"], "decision": decision["id"]}
+        answer = {"run": run, "state": state, "iteration": iteration, "instruction": f"Stop: the run ended {state}. {why}",
+                  "receipt": receipt["id"], "decision": decision["id"], "credited": receipt["data"]["credited"]}
+        if receipt["data"]["not_credited"]:
+            answer["not_credited"] = (f"{', '.join(receipt['data']['not_credited'])}: a run credits the skills its spec binds and "
+                                      "those read (the read tool) during the run, not the ones a report names")
+        return answer
 
     def _end(self, current: RunState, spec: loops.Loop, state: str, why: str, actor: str, skills: list[str] | None = None) -> dict[str, Any]:
         minutes = round((time.time() - current.started) / 60, 2)
+        self._read_during.pop(current.run, None)
+        # Only a run that verified at least once judges the skills it used; only skills that exist are credited, and
+        # only those the spec binds or the server saw read during the run: naming a skill in loop_step is not evidence.
+        read = sorted({str(r["data"].get("skill")) for r in self.store.trusted(current.run) if r["kind"] == "loop.read"
+                       and isinstance(r.get("data"), dict)})
+        judged = state in CREDITED and current.iterations > 0
+        credited = [s for s in dict.fromkeys([*spec.skills, *read]) if judged and self.store.skill_exists(s)]
+        named = [s for s in dict.fromkeys(skills or []) if s not in spec.skills and s not in read]
         receipt = self._append(current.run, "loop.end", f"Run {current.run} of loop {spec.name} ended {state} after "
                                f"{current.iterations} iteration(s): {why}", actor, "loop", {
                                    "loop": spec.name, "run": current.run, "state": state, "iterations": current.iterations,
-                                   "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256})
-        read = self._read_during.pop(current.run, set())
-        # Only a run that verified at least once judges the skills it used; only skills that exist are credited.
-        judged = state in CREDITED and current.iterations > 0
-        credited = [s for s in dict.fromkeys([*spec.skills, *(skills or []), *sorted(read)]) if judged and self.store.skill_exists(s)]
+                                   "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256,
+                                   "credited": credited, "not_credited": named})
         entries = []
         for skill in credited:
             entries.append(experience.Entry("skill.used", text=f"skill:{skill} used in run {current.run}", refs=[f"skill:{skill}", receipt["id"]],

@@ -16,7 +16,7 @@ from typing import Any
 from repo_memory.config import Config
 from repo_memory.formats import experience, refs
 from repo_memory.git.pending import harness_pid
-from repo_memory.guards import secretscan
+from repo_memory.guards import paths, secretscan
 from repo_memory.errors import NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 from repo_memory.shells import pretool
@@ -148,6 +148,14 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     redrafted = store.redraft(_memory_paths(store, tool, payload.get("tool_input")), tool, pretool.started(store.config.state_dir, payload))
     if redrafted:
         data["redrafted"] = redrafted
+    read = _skill_read(store, tool, payload.get("tool_input"))
+    if read:  # the harness's own way of reading a skill: a live run of this session credits it as if read through us
+        from repo_memory.runner.engine import Engine
+
+        engine = Engine(store)
+        run = engine.live_for(store.session, harness_pid())
+        if run:
+            engine.note_read(read, [run])
     store.log(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
                                                   source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
                  captured=True)
@@ -187,6 +195,23 @@ def _memory_paths(store: Store, tool: str, tool_input: Any) -> list[str]:
         if any(rel.startswith(f"{s}/") for s in store.sources) and rel not in out:
             out.append(rel)
     return out
+
+
+def _skill_read(store: Store, tool: str, tool_input: Any) -> str:
+    """The skill a harness tool call read (Claude Code's Skill tool, or a Read of a SKILL.md), or ''."""
+    if not isinstance(tool_input, dict):
+        return ""
+    if tool == "Skill" and isinstance(tool_input.get("skill"), str):
+        name = tool_input["skill"].rsplit(":", 1)[-1]
+    elif tool in ("Read", "read_file", "view") and isinstance(tool_input.get("file_path") or tool_input.get("path"), str):
+        path = Path(tool_input.get("file_path") or tool_input["path"])
+        parts = path.parts
+        if path.name != "SKILL.md" or len(parts) < 2:
+            return ""
+        name = parts[-2]
+    else:
+        return ""
+    return name if paths.SLUG.match(name) and store.skill_exists(name) else ""
 
 
 def _bounded(value: Any) -> Any:

@@ -184,7 +184,8 @@ def loop_step(call: Call, run: str, report: str, status: Status = "done", checkl
 
     status: "done" (you think the goal is met), "progress", "no_op" (nothing needed doing), "blocked" (cannot proceed; say why).
     checklist: answers to the spec's level-2 checklist items, e.g. {"Changelog updated": true}.
-    skills: names of skills you used, credited with the run's outcome.
+    skills: names of skills you used. The run's outcome is credited to the skills its spec binds and to those you
+    read (read tool) during the run; the answer lists any named skill it did not credit.
     """
     return call.engine.step(run, report, status, checklist, skills)
 
