@@ -13,6 +13,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ListRootsResult, Root
 
+from repo_memory.config import Config
+from repo_memory.core.store import Store
 from tests.conftest import git, write_skill_file
 
 pytestmark = pytest.mark.anyio
@@ -122,3 +124,38 @@ def test_a_hard_linked_memory_file_is_refused_with_a_warning_and_the_server_stil
     if where == "own session log":
         assert written.get("isError") and "hard-linked" in json.dumps(written)  # refused, not written through the link
         assert "After the link." not in outside.read_text(encoding="utf-8")
+
+
+def test_fifos_planted_where_memory_files_belong_never_hang_the_server_or_a_command(repo: Path):
+    """Opening a FIFO waits for a writer: a log, a SKILL.md, a loop spec or a cited code file that is one must be
+    refused like any file that is not plain, by every process that reads it."""
+    from tests.shells.stdio_server import StdioServer
+
+    write_skill_file(repo, "deploy", "Deploy the app.", "Run deploy.sh")
+    (repo / "app.py").write_text("def main():\n    pass\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    store = Store(Config.load(repo))
+    store.write_skill("release", "Cut a release.", "1. tag", actor="human", anchors=["app.py::main"])
+    store.remember("deploys need a green main", session="s1")
+    store.close()
+    os.unlink(repo / "app.py")
+    os.mkfifo(repo / "app.py")
+    month = next((repo / ".agents/experience").glob("*/s1.jsonl")).parent.relative_to(repo).as_posix()
+    for fifo in (f"{month}/fifo.jsonl", ".agents/skills/fifo/SKILL.md", ".agents/loops/fifo.md"):
+        (repo / fifo).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(repo / fifo)
+    for command in (["reindex"], ["doctor"], ["verify"], ["loop", "status"], ["stale"], ["search", "deploy"], ["timeline"]):
+        done = subprocess.run([sys.executable, "-m", "repo_memory", *command], cwd=repo, capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in done.stderr, (command, done.stderr[-2000:])
+    server = StdioServer(repo)
+    try:
+        server.initialize(timeout=30)
+        recalled = server.call("recall", {"query": "deploy green main"})
+        read = server.call("read", {"ref": "skill:release"})
+        written = server.call("remember", {"text": "still writing"})
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    assert not recalled.get("isError") and not read.get("isError") and not written.get("isError")
+    assert code == 0, server.stderr.decode()[-2000:]

@@ -18,6 +18,7 @@ import functools
 import hashlib
 import os
 import re
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -249,7 +250,9 @@ class Code:
                 return cached[2], cached[3], st.st_mtime_ns, st.st_size
         tree: Any = None
         spans: dict[str, tuple[tuple[int, int, int], ...]] | str
-        if st.st_size > MAX_FILE_BYTES:
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like code would block the read
+            spans = "it is not a regular file; anchors are not resolved in it"
+        elif st.st_size > MAX_FILE_BYTES:
             spans = f"the file is over {MAX_FILE_BYTES // 1024 // 1024} MiB; anchors are not resolved in it"
         else:
             try:

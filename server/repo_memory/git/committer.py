@@ -20,12 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from repo_memory.errors import GitError
+from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.formats import experience
-from repo_memory.guards import authorship, secretscan
+from repo_memory.guards import authorship, disk, secretscan
 
 log = logging.getLogger("repo_memory")
 SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
@@ -61,9 +61,9 @@ def _holds_secret(path: Path) -> bool:
     if path.suffix not in SCANNED_AT_COMMIT or "/experience/" in path.as_posix():
         return False
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False  # deleted or unreadable: nothing of it reaches git
+        text = disk.read_safely(path).decode("utf-8", errors="replace")
+    except (OSError, UnsafePathError):
+        return False  # deleted, unreadable or not a plain file: nothing of it reaches git
     return bool(secretscan.scan(text))
 
 
@@ -179,8 +179,8 @@ class Committer:
         if self.key is None or not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
             return ""
         try:
-            data = (self.root / path).read_bytes()
-        except OSError:
+            data = disk.read_safely(self.root / path)
+        except (OSError, UnsafePathError):
             return ""
         base = self.git.memory_head()
         entry = self.git.entry(base, path) if base else None
@@ -309,8 +309,8 @@ class Committer:
     def _span(self, base: str | None, path: str) -> tuple[int, int] | None:
         """(first, last) seq of the records the log at `path` holds beyond its committed version: what this commit adds."""
         try:
-            now = _last_seq((self.root / path).read_bytes())
-        except OSError:
+            now = _last_seq(disk.read_safely(self.root / path))
+        except (OSError, UnsafePathError):
             return None
         before = _last_seq(self.git.blob(base, path)) if base and self.git.entry(base, path) else 0
         return (before + 1, now) if now > before else None

@@ -53,10 +53,14 @@ def open_safely(path: Path, flags: int = os.O_RDONLY, mode: int = 0o644) -> int:
     so a link swapped in after a path check is still refused), and only when it is a regular file with no other
     hard link: a hard link would let writes land in, and reads come from, a file outside the repository."""
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+        # O_NONBLOCK: opening a FIFO planted where a memory file belongs would otherwise wait for a writer forever; on a
+        # regular file it changes nothing, and anything else is refused below.
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, mode)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise UnsafePathError(f"'{path.name}' is a symbolic link; repo-memory does not read or write through links.") from None
+        if exc.errno == errno.ENXIO:  # a FIFO opened for writing with nobody reading it
+            raise UnsafePathError(f"'{path.name}' is not a regular file; repo-memory only reads and writes plain files.") from None
         raise
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
