@@ -117,3 +117,13 @@ def test_a_skill_folder_changed_by_any_shell_command_is_a_draft(repo: Path, tmp_
     for name in untouched:
         assert "status: active" in (repo / f".agents/skills/{name}/SKILL.md").read_text(encoding="utf-8"), name
     assert "draft again" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("event", ["session-start", "pre-tool", "post-tool", "pre-compact", "stop", "session-end"])
+def test_a_hook_given_a_payload_of_the_wrong_shape_answers_and_never_fails_the_harness(repo: Path, event: str):
+    for payload in ({"cwd": 5, "session_id": ["x"]}, {"tool_name": 5, "tool_input": {"file_path": 7, "command": ["a", 1]}, "cwd": ""},
+                    {"tool_name": "Bash", "tool_input": {"command": 'cat "unterminated'}}, {"tool_name": "Write", "tool_input": {"file_path": "\0x"}},
+                    {"session_id": "A" * 300, "tool_name": "Skill", "tool_input": {"skill": {"nested": True}}}):
+        done = subprocess.run([EXE, "hook", event], input=json.dumps(payload), capture_output=True, text=True, cwd=repo, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, (payload, done.stderr[-1500:])
+        assert isinstance(json.loads(done.stdout), dict)

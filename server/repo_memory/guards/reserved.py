@@ -63,7 +63,7 @@ class Places:
             path = (cwd or self.root) / path
         try:
             resolved = path.resolve()
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL: nothing a tool can write either
             return ""
         for place, why in ((self.logs, LOGS), (self.config, SETTINGS), (self.state, STATE), (self.keys, STATE)):
             if resolved == place or place in resolved.parents:

@@ -28,6 +28,14 @@ HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is 
 
 def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
     """Answer one hook event; on any failure, the answer lets the harness carry on."""
+    try:
+        return _handle(event, payload, root)
+    except Exception as exc:  # the one top-level handler of a hook process: a harness is never blocked by our bug
+        log.warning("hook %s failed (%s: %s); the harness carries on", event, type(exc).__name__, str(exc)[:300])
+        return {}
+
+
+def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
     handler = HANDLERS.get(event)
     if handler is None:
         log.warning("unknown hook event %r; known: %s", event, ", ".join(HANDLERS))
@@ -35,10 +43,11 @@ def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict
     if event == "pre-tool":  # before every file or shell call: no Store, no index (shells/pretool.py)
         return pretool.handle(payload, root)
     session = payload.get("session_id")
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     try:
         # Records land in the harness's own session log, so one harness session is one log file.
         # The harness, not this short-lived process, answers for what its hooks write (git/pending.py).
-        store = Store(Config.load(root or payload.get("cwd") or None), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
+        store = Store(Config.load(root or cwd or None), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
                       owner=harness_pid())
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         log.warning("hook %s: %s", event, exc)

@@ -30,12 +30,21 @@ SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns(
 def handle(payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
     """Deny the call with the reason, or let it run (after noting when it began); never fails the harness."""
     try:
-        config = Config.load(root or payload.get("cwd") or None)
+        return _handle(payload, root)
+    except Exception as exc:  # the one top-level handler of this hook process: our bug never blocks a tool call
+        log.warning("hook pre-tool failed (%s: %s); the call goes ahead", type(exc).__name__, str(exc)[:300])
+        return {}
+
+
+def _handle(payload: dict[str, Any], root: str | None) -> dict[str, Any]:
+    named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
+    try:
+        config = Config.load(root or named)
     except (RepoMemoryError, OSError) as exc:
         log.warning("hook pre-tool: %s", exc)
         return {}
     tool = str(payload.get("tool_name") or "")
-    cwd = Path(payload["cwd"]) if isinstance(payload.get("cwd"), str) else config.root
+    cwd = Path(named) if named else config.root
     places = reserved.Places(config.root, config.git_dir, config.key_dir or Path.home())
     why = refusal(places, tool, payload.get("tool_input"), cwd)
     if why:
