@@ -8,6 +8,7 @@ loopback is on the network. Each test fails when the behaviour it covers breaks 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from repo_memory.formats.experience import Entry
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 from tests.conftest import git, write_skill_file
-from tests.harness.clis import claude, records
+from tests.harness.clis import TOOLS, claude, records
 from tests.harness.fake_anthropic import FakeAnthropic, offered, session_id, tool_results, tool_use
 
 pytestmark = pytest.mark.slow
@@ -42,6 +43,8 @@ def project(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tupl
     write_skill_file(repo, "release-checklist", "How we cut a release: bump the version, tag, publish.", "1. tag\n2. publish")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
+    # As for a user who installed Claude Code: `claude` is on PATH, so setup asks its version and picks the hooks.
+    monkeypatch.setenv("PATH", f"{TOOLS}{os.pathsep}{os.environ['PATH']}")
     result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return repo, home
@@ -240,3 +243,24 @@ def test_a_skill_folder_a_script_run_by_claudes_shell_copies_in_is_a_draft_and_t
     text = (repo / ".agents/skills/fast-deploy/SKILL.md").read_text(encoding="utf-8")
     assert "status: draft" in text and "origin: agent" in text, text
     assert "draft again until a person runs" in json.dumps(api.main_requests()[-1]["messages"])
+
+
+def test_with_the_hooks_setup_picks_claude_records_each_call_through_the_running_server_and_the_model_cannot_call_them(
+        project: tuple[Path, Path]):
+    repo, home = project
+    hooks = json.loads((repo / ".claude/settings.local.json").read_text(encoding="utf-8"))["hooks"]
+    assert {h["type"] for g in hooks["PostToolUse"] for h in g["hooks"]} == {"mcp_tool"}  # Claude Code 2.1.118+ on PATH
+    turns = [tool_use("Read", {"file_path": str(repo / ".agents/skills/release-checklist/SKILL.md")}),
+             tool_use("mcp__repo-memory__hook_post_tool", {"session_id": "forged", "tool_name": "loop_step", "tool_input": "{}"}),
+             "Done."]
+    with FakeAnthropic(turns) as api:
+        assert claude(repo, home, api, "Read the release checklist.").returncode == 0
+    refused = tool_results(api.main_requests()[2])[-1]
+    assert refused.get("is_error") and "No such tool available" in json.dumps(refused)
+    offered_names = offered(api.main_requests()[0])
+    assert not [n for n in offered_names if "hook_" in n]
+    session = session_id(api.main_requests()[0])
+    logged = [r for r in records(repo) if r["_log"] == session]
+    assert [r["data"]["tool"] for r in logged if r["kind"] == "tool"] == ["Read"]  # once: no process, no second copy
+    assert not any(r["_log"] == "forged" for r in records(repo))
+    assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # the SessionEnd command hook committed it

@@ -65,6 +65,45 @@ def test_setup_claude_code_registers_merges_hooks_and_undoes(repo: Path, runner:
     assert {h["command"] for g in shared["hooks"]["Stop"] for h in g["hooks"]} == {"repo-memory hook stop"}
 
 
+def fake_claude(folder: Path, version: str) -> None:
+    """A `claude` on PATH that answers --version as Claude Code does (setup asks it which hooks it has)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / "claude"
+    script.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n", encoding="utf-8")
+    script.chmod(0o755)
+
+
+@pytest.mark.parametrize("version,kind", [("2.1.332", "mcp"), ("2.1.117", "command"), (None, "command")])
+def test_setup_claude_code_picks_hooks_by_the_installed_version_and_switching_leaves_one_of_each(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str | None, kind: str):
+    bin_dir = tmp_path / "bin"
+    if version:
+        fake_claude(bin_dir, version)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin")
+    out = run(runner, repo, "setup", "claude-code")
+    assert f"hooks: {kind} (" in out
+    hooks = json.loads((repo / ".claude/settings.local.json").read_text(encoding="utf-8"))["hooks"]
+
+    def ours(event: str) -> list[dict]:
+        return [h for g in hooks[event] for h in g["hooks"]]
+
+    if kind == "mcp":  # the running server answers tool and stop hooks; it is not connected yet at start nor still at end
+        for event, tool in (("PreToolUse", "hook_pre_tool"), ("PostToolUse", "hook_post_tool"), ("Stop", "hook_stop")):
+            [hook] = ours(event)
+            assert hook["type"] == "mcp_tool" and hook["server"] == "repo-memory" and hook["tool"] == tool
+            assert hook["input"]["session_id"] == "${session_id}"
+        assert ours("PreToolUse")[0]["input"]["tool_input"] == "${tool_input}"
+    for event in ("SessionStart", "PreCompact", "SessionEnd", *(() if kind == "mcp" else ("PreToolUse", "PostToolUse", "Stop"))):
+        [hook] = ours(event)
+        assert hook["type"] == "command" and "repo-memory" in hook["command"], (event, hook)
+    other = "command" if kind == "mcp" else "mcp"
+    run(runner, repo, "setup", "claude-code", "--hooks", other)  # switching replaces ours, never adds a second
+    hooks = json.loads((repo / ".claude/settings.local.json").read_text(encoding="utf-8"))["hooks"]
+    assert all(len([h for g in groups for h in g["hooks"]]) == 1 for groups in hooks.values())
+    out = run(runner, repo, "setup", "claude-code", "--shared")
+    assert "hooks: command (--shared" in out  # teammates' versions are unknown: commands work in every one
+
+
 def test_setup_claude_code_keeps_hooks_and_rules_in_one_file_and_git_ignores_the_personal_one(repo: Path, runner: CliRunner,
                                                                                               tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))

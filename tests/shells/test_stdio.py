@@ -159,3 +159,40 @@ def test_fifos_planted_where_memory_files_belong_never_hang_the_server_or_a_comm
         code = server.wait(30)
     assert not recalled.get("isError") and not read.get("isError") and not written.get("isError")
     assert code == 0, server.stderr.decode()[-2000:]
+
+
+def test_hook_tools_are_never_listed_yet_answer_claude_codes_mcp_tool_hooks(repo: Path):
+    """What an `mcp_tool` hook sends (fields substituted as text, objects as JSON) reaches the running server's
+    handlers; tools/list never offers these tools, so a model is never shown them."""
+    from tests.shells.stdio_server import StdioServer
+
+    session = "7d1f0c2a-hook-session"
+    server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": session})
+    try:
+        server.initialize()
+        server.send("tools/list")
+        listed = [t["name"] for t in server.answer()["result"]["tools"]]
+        base = {"session_id": session, "cwd": str(repo), "tool_use_id": "toolu_01"}
+        post = server.call("hook_post_tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "Read",
+                                              "tool_input": json.dumps({"file_path": str(repo / "README.md")}),
+                                              "tool_response": json.dumps({"type": "text", "file": {"content": "hello"}})})
+        log = repo / ".agents/experience/x.jsonl"
+        pre = server.call("hook_pre_tool", {**base, "hook_event_name": "PreToolUse", "tool_name": "Write",
+                                            "tool_input": json.dumps({"file_path": str(log), "content": "{}"})})
+        stop = server.call("hook_stop", {"session_id": session, "cwd": str(repo), "hook_event_name": "Stop",
+                                         "last_assistant_message": "Done.", "stop_hook_active": "false"})
+    finally:
+        server.close_input()
+        assert server.wait(30) == 0
+    assert listed and not [name for name in listed if name.startswith("hook_")]
+    assert json.loads(post["content"][0]["text"]) == {} and not post.get("isError")
+    decision = json.loads(pre["content"][0]["text"])["hookSpecificOutput"]
+    assert decision["permissionDecision"] == "deny" and "append-only" in decision["permissionDecisionReason"]
+    assert json.loads(stop["content"][0]["text"]) == {}  # no live loop run: nothing to drive
+    store = Store(Config.load(repo), session=session)
+    try:
+        recorded = [ln.record for ln in store.lines(session) if ln.record]
+    finally:
+        store.close()
+    assert [(r["kind"], r["data"]["tool"], r["source"]["tool"]) for r in recorded] == [("tool", "Read", "hook:PostToolUse")]
+    assert recorded[0]["data"]["input"] == {"file_path": str(repo / "README.md")}

@@ -53,16 +53,31 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
         log.warning("hook %s: %s", event, exc)
         return {}
     try:
-        if not first_delivery(store.config.state_dir, event, payload):
-            return {}  # the same hook registered twice (say in settings.json and settings.local.json): record it once
-        return handler(store, payload)
-    except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
-        log.warning("hook %s failed, letting the harness continue: %s", event, exc)
-        return {}
+        return run(store, event, payload)
     finally:
         # One commit per tool call would bury the history: hooks leave writes pending (durably, owned by the harness),
         # and the session's end, a checkpoint, or any later process once the harness is gone commits them.
         store.close(commit=False)
+
+
+def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Answer `event` over an open Store: a hook process's own, or the running server's (shells/hookcalls.py)."""
+    if event == "pre-tool":
+        return pretool.answer(store.config, payload)
+    try:
+        if not first_delivery(store.config.state_dir, event, payload):
+            return {}  # the same hook registered twice (say in settings.json and settings.local.json): record it once
+        return HANDLERS[event](store, payload)
+    except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
+        log.warning("hook %s failed, letting the harness continue: %s", event, exc)
+        return {}
+
+
+def _session(store: Store, payload: dict[str, Any]) -> str:
+    """The session a hook's records go to: the harness's, as the payload names it (a server answering hooks may hear
+    of several: a subagent's), else the Store's own."""
+    named = payload.get("session_id")
+    return named if isinstance(named, str) and refs.SESSION.match(named) and named != store.config.session else store.session
 
 
 def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool:
@@ -162,10 +177,10 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         from repo_memory.runner.engine import Engine
 
         engine = Engine(store)
-        run = engine.live_for(store.session, harness_pid())
+        run = engine.live_for(_session(store, payload), harness_pid())
         if run:
             engine.note_read(read, [run])
-    store.log(store.session, [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
+    store.log(_session(store, payload), [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
                                                   source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
                  captured=True)
     if redrafted:
@@ -230,15 +245,16 @@ def _bounded(value: Any) -> Any:
 
 def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Before (or after) the harness compacts its context: a summary record covering this session's records since the last checkpoint."""
+    session = _session(store, payload)
     try:
-        records = [ln.record for ln in store.lines(store.session) if ln.record]
+        records = [ln.record for ln in store.lines(session) if ln.record]
     except NotFoundError:
         records = []
     last_summary = max((r["seq"] for r in records if r["kind"] == "summary"), default=0)
     uncovered = [r for r in records if r["seq"] > last_summary]
     if not uncovered:
         return {}
-    covers = [f"{store.session}#{uncovered[0]['seq']}-{uncovered[-1]['seq']}" if len(uncovered) > 1 else uncovered[0]["id"]]
+    covers = [f"{session}#{uncovered[0]['seq']}-{uncovered[-1]['seq']}" if len(uncovered) > 1 else uncovered[0]["id"]]
     text = str(payload.get("summary") or payload.get("compact_summary") or "")
     if not text:
         kinds = sorted({r["kind"] for r in uncovered})
@@ -246,7 +262,7 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
                 f"({', '.join(kinds)}) stay readable by id.")
         if payload.get("custom_instructions"):
             text += f" Instructions given: {secretscan.redact(str(payload['custom_instructions'])[:300])[0]}"
-    store.checkpoint(text, covers, actor="agent", tool=f"hook:{payload.get('hook_event_name', 'PreCompact')}")
+    store.checkpoint(text, covers, session, actor="agent", tool=f"hook:{payload.get('hook_event_name', 'PreCompact')}")
     return {}
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.errors import RepoMemoryError
-from repo_memory.guards import reserved
+from repo_memory.guards import authorship, reserved
 
 log = logging.getLogger("repo_memory")
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch", "str_replace_based_edit_tool"}
@@ -43,9 +43,15 @@ def _handle(payload: dict[str, Any], root: str | None) -> dict[str, Any]:
     except (RepoMemoryError, OSError) as exc:
         log.warning("hook pre-tool: %s", exc)
         return {}
+    return answer(config, payload)
+
+
+def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
+    """The PreToolUse answer for `payload` in the repository of `config` (a hook process's, or the running server's)."""
     tool = str(payload.get("tool_name") or "")
+    named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
     cwd = Path(named) if named else config.root
-    places = reserved.Places(config.root, config.git_dir, config.key_dir or Path.home())
+    places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ))
     why = refusal(places, tool, payload.get("tool_input"), cwd)
     if why:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",

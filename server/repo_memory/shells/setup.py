@@ -19,7 +19,7 @@ from typing import Any
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.shells import attach
+from repo_memory.shells import attach, hookcalls
 
 HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
          ("Stop", "stop"), ("SessionEnd", "session-end"))
@@ -33,14 +33,44 @@ BY_NAME = [NAME]  # how shared files call repo-memory
 
 
 def _ours(hook: dict[str, Any]) -> bool:
+    if hook.get("type") == "mcp_tool":
+        return hook.get("server") == NAME and hook.get("tool") in hookcalls.EVENTS
     return bool(re.search(r"repo[-_]memory.* hook [a-z-]+$", str(hook.get("command", ""))))
+
+
+def claude_version(cli: str | None = None) -> tuple[int, ...] | None:
+    """The installed Claude Code's version (`claude --version`), None when it is not found or says no version."""
+    found = cli or shutil.which("claude")
+    if not found:
+        return None
+    try:
+        out = subprocess.run([found, "--version"], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", out)
+    return tuple(int(part) for part in match.groups()) if match else None
+
+
+def hook_kind(asked: str, version: tuple[int, ...] | None) -> tuple[str, str]:
+    """(kind, why): `mcp` — PreToolUse, PostToolUse and Stop call the running server (no process per tool call) — when
+    asked, or when `auto` finds a Claude Code that has `mcp_tool` hooks; else `command` hooks."""
+    if asked != "auto":
+        return asked, f"--hooks {asked}"
+    if version is None:
+        return "command", "no `claude` on PATH to ask its version, so command hooks (they work in every version)"
+    shown = ".".join(map(str, version))
+    if version >= hookcalls.FIRST_VERSION:
+        return "mcp", f"Claude Code {shown} calls the running server for tool and stop hooks: no process per tool call"
+    return "command", f"Claude Code {shown} predates mcp_tool hooks (2.1.118), so command hooks"
 
 
 TIMEOUTS = {"Stop": 60, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns on every run about more)
 
 
-def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], command: list[str], remove: bool) -> dict[str, Any]:
-    """`settings` with our hook commands added (or removed); every other hook is kept as it was."""
+def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], command: list[str], remove: bool,
+                kind: str = "command") -> dict[str, Any]:
+    """`settings` with our hooks added (or removed); every other hook is kept as it was. With `kind` "mcp", the events
+    the running server can answer call its hidden hook tools (shells/hookcalls.py); the rest stay commands."""
     hooks = settings.setdefault("hooks", {})
     for event, handler in events:
         groups = [g for g in hooks.get(event, []) if isinstance(g, dict)]
@@ -48,8 +78,10 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
             group["hooks"] = [h for h in group.get("hooks", []) if not _ours(h)]
         groups = [g for g in groups if g.get("hooks")]
         if not remove:
-            groups.append({"matcher": MATCHERS.get(event, ""), "hooks": [
-                {"type": "command", "command": " ".join([*command, "hook", handler]), "timeout": TIMEOUTS.get(event, 10)}]})
+            ours: dict[str, Any] = {"type": "command", "command": " ".join([*command, "hook", handler])}
+            if kind == "mcp" and event in hookcalls.TOOLS:
+                ours = {"type": "mcp_tool", "server": NAME, "tool": hookcalls.TOOLS[event], "input": hookcalls.template(event)}
+            groups.append({"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]})
         if groups:
             hooks[event] = groups
         else:
@@ -104,7 +136,7 @@ def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
 
 
 def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False,
-                trust: bool = False, home: Path | None = None, team_files: bool = True) -> list[str]:
+                trust: bool = False, home: Path | None = None, team_files: bool = True, hooks: str = "command") -> list[str]:
     """Register the server for Claude Code, approve it for this user, grant its tools, install the hooks, and say what
     changed. The hooks and the permission rule live in exactly one settings file: settings.local.json (this user), or
     settings.json with `shared` (the team); setting up in one takes them out of the other. `remove` takes out everything
@@ -140,7 +172,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
         if not approved:
             local.pop("enabledMcpjsonServers")
     in_local = not remove and not shared
-    local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local), not in_local)
+    local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local, hooks), not in_local)
     what = ("hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
             "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
             "hooks, tool permission and approval removed")
@@ -148,7 +180,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if not remove or team_files:
         in_shared = not remove and shared
         if in_shared or shared_path.exists():
-            settings = _grant(merge_hooks(_load_json(shared_path), HOOKS, BY_NAME, not in_shared), not in_shared)
+            settings = _grant(merge_hooks(_load_json(shared_path), HOOKS, BY_NAME, not in_shared, hooks), not in_shared)
             _write_json(shared_path, settings, dry_run, changes, "hooks installed and tools allowed (shared, by name)" if in_shared else
                         "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
     if local and not remove:

@@ -92,10 +92,14 @@ def setup() -> None:
               "to commit) instead of your own settings.local.json; running setup again without it moves them back.")
 @click.option("--trust", is_flag=True, help="Also answer Claude Code's 'Do you trust the files in this folder?' for you (in "
               "~/.claude.json), so the server is Connected without opening `claude` first.")
+@click.option("--hooks", "hooks_kind", type=click.Choice(["auto", "mcp", "command"]), default="auto", show_default=True,
+              help="mcp: tool and stop hooks call the running server (Claude Code 2.1.118+, no process per tool call); "
+              "command: a `repo-memory hook` process each time (every version). auto: mcp when the `claude` on PATH has "
+              "it, except with --shared (teammates' versions are unknown).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks and rules.")
 @click.pass_context
-def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, dry_run: bool, remove: bool) -> None:
+def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hooks_kind: str, dry_run: bool, remove: bool) -> None:
     """Register the MCP server for Claude Code, allow its tools (mcp__repo-memory, and the plugin's), install the hooks
     (session briefing, tool capture, compaction summaries, loop driver, commit at session end), and mirror skills
     into .claude/skills.
@@ -106,7 +110,11 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, dry_
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
-    changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust)
+    asked = "command" if hooks_kind == "auto" and shared else hooks_kind
+    kind, why = attaching.hook_kind(asked, attaching.claude_version() if asked == "auto" else None)
+    if not remove:
+        click.echo(f"hooks: {kind} ({'--shared: teammates may run an older Claude Code; --hooks mcp to choose' if asked != hooks_kind else why})")
+    changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind)
     for change in changes:
         click.echo(change)
     if remove and not dry_run:

@@ -1,0 +1,60 @@
+"""Hooks answered by the running server, without a process: Claude Code's `mcp_tool` hooks (since 2.1.118) call tools
+of an already-connected MCP server. These tools are never listed in `tools/list`, so the model is not offered them
+and Claude Code refuses a model's call to them ("No such tool available"); only a hook reaches them.
+
+Claude Code substitutes `${path}` templates from the hook's input into the tool's arguments, objects as JSON text;
+`payload` turns them back into the hook input the handlers in shells/hooks.py expect. SessionStart and SessionEnd stay
+command hooks: Claude Code runs them before the server is connected and after it is closed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from repo_memory.core.store import Store
+
+# event -> the hidden tool that answers it, and the hook input fields it is called with
+TOOLS = {"PreToolUse": "hook_pre_tool", "PostToolUse": "hook_post_tool", "Stop": "hook_stop"}
+EVENTS = {tool: event for event, tool in TOOLS.items()}
+HANDLER = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop"}
+FIELDS = {
+    "PreToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_use_id"),
+    "PostToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_response", "tool_use_id"),
+    "Stop": ("session_id", "cwd", "last_assistant_message", "stop_hook_active"),
+}
+JSON_FIELDS = ("tool_input", "tool_response")
+FIRST_VERSION = (2, 1, 118)  # the first Claude Code with `mcp_tool` hooks
+
+
+def template(event: str) -> dict[str, str]:
+    """The `input` of our `mcp_tool` hook for `event`: each field of the hook input, substituted by Claude Code."""
+    return {"hook_event_name": event, **{name: f"${{{name}}}" for name in FIELDS[event]}}
+
+
+def payload(event: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The hook input the handlers expect, from the arguments Claude Code substituted (JSON text back to values)."""
+    out: dict[str, Any] = {k: v for k, v in arguments.items() if k in FIELDS[event] and v not in ("", None)}
+    out["hook_event_name"] = event
+    for name in JSON_FIELDS:
+        if isinstance(out.get(name), str):
+            try:
+                out[name] = json.loads(out[name])
+            except ValueError:
+                pass  # a plain string (a shell command's output) stays as it is
+    if "stop_hook_active" in out:
+        out["stop_hook_active"] = str(out["stop_hook_active"]).lower() == "true"
+    return out
+
+
+def answer(store: Store, tool: str, arguments: dict[str, Any]) -> str:
+    """The text a hidden hook tool answers with: the hook's JSON output, as a command hook would print it."""
+    from repo_memory.shells import hooks
+
+    event = EVENTS[tool]
+    try:
+        return json.dumps(hooks.run(store, HANDLER[event], payload(event, arguments)))
+    except Exception as exc:  # the one top-level handler of a hook run in the server: a harness is never blocked by our bug
+        hooks.log.warning("hook %s failed (%s: %s); the harness carries on", event, type(exc).__name__, str(exc)[:300])
+        return "{}"
