@@ -264,3 +264,37 @@ def test_with_the_hooks_setup_picks_claude_records_each_call_through_the_running
     assert [r["data"]["tool"] for r in logged if r["kind"] == "tool"] == ["Read"]  # once: no process, no second copy
     assert not any(r["_log"] == "forged" for r in records(repo))
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # the SessionEnd command hook committed it
+
+
+def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_through_the_plugins_tools(repo: Path, tmp_path: Path,
+                                                                                                          monkeypatch: pytest.MonkeyPatch):
+    """`setup claude-code --plugin <marketplace>` writes what a team commits (extraKnownMarketplaces, enabledPlugins, the
+    plugin's tool rule); a teammate's Claude Code installs the plugin on its own once the folder is trusted."""
+    from tests.harness.clis import ROOT
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code"], catch_exceptions=False)  # a raw setup first
+    result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--plugin", str(ROOT), "--trust"], catch_exceptions=False)
+    assert result.exit_code == 0 and "enabled for the team" in result.output, result.output
+    shared = json.loads((repo / ".claude/settings.json").read_text(encoding="utf-8"))
+    assert shared["enabledPlugins"] == {"repo-memory@repo-memory": True} and "hooks" not in shared
+    assert "mcp__plugin_repo-memory_repo-memory" in shared["permissions"]["allow"]
+    local = repo / ".claude/settings.local.json"
+    assert not (repo / ".mcp.json").exists() and (not local.exists() or "hooks" not in json.loads(local.read_text(encoding="utf-8")))
+    name = "mcp__plugin_repo-memory_repo-memory__remember"
+    with FakeAnthropic([tool_use(name, {"text": "Releases are cut from main."}), tool_use("Read", {"file_path": str(repo / ".gitattributes")}),
+                        "Noted."]) as api:
+        assert claude(repo, home, api, "Remember how we release.").returncode == 0
+    answer = tool_results(api.main_requests()[1])[-1]
+    assert not answer.get("is_error") and '"ids"' in answer["content"], answer  # allowed by the rule setup wrote
+    session = session_id(api.main_requests()[0])
+    logged = [r for r in records(repo) if r["_log"] == session]
+    assert [r["text"] for r in logged if r["source"]["tool"] == "remember"] == ["Releases are cut from main."]
+    assert [r["data"]["tool"] for r in logged if r["kind"] == "tool"] == [name, "Read"]  # the plugin's hooks recorded each call
+    assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")
+    undone = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--plugin", str(ROOT), "--remove"], catch_exceptions=False)
+    assert "rollout removed" in undone.output and not (repo / ".claude/settings.json").exists()

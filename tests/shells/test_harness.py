@@ -311,6 +311,9 @@ def test_the_repository_is_a_valid_claude_code_plugin(tmp_path: Path):
     proc = subprocess.run([claude, "plugin", "validate", str(ROOT / "plugin/.claude-plugin/plugin.json")], env=claude_env(tmp_path),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "Validation passed" in proc.stdout, proc.stdout + proc.stderr
+    proc = subprocess.run([claude, "plugin", "validate", str(ROOT / "plugin")], env=claude_env(tmp_path), capture_output=True, text=True,
+                          timeout=120)
+    assert "ICON_MISSING" not in proc.stdout and "warning" not in proc.stdout.lower(), proc.stdout  # the plugin directory's checks too
 
 
 @pytest.mark.slow

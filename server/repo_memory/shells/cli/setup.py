@@ -96,10 +96,15 @@ def setup() -> None:
               help="mcp: tool and stop hooks call the running server (Claude Code 2.1.118+, no process per tool call); "
               "command: a `repo-memory hook` process each time (every version). auto: mcp when the `claude` on PATH has "
               "it, except with --shared (teammates' versions are unknown).")
+@click.option("--plugin", "marketplace", metavar="SOURCE",
+              help="Roll repo-memory out to the team as a plugin instead: .claude/settings.json names the marketplace SOURCE "
+              "(a GitHub owner/repo, a git URL, or a folder holding .claude-plugin/marketplace.json) and enables "
+              "repo-memory@repo-memory; the raw registration (.mcp.json, our hooks) is taken out.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks and rules.")
 @click.pass_context
-def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hooks_kind: str, dry_run: bool, remove: bool) -> None:
+def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hooks_kind: str, marketplace: str | None, dry_run: bool,
+                 remove: bool) -> None:
     """Register the MCP server for Claude Code, allow its tools (mcp__repo-memory, and the plugin's), install the hooks
     (session briefing, tool capture, compaction summaries, loop driver, commit at session end), and mirror skills
     into .claude/skills.
@@ -110,6 +115,15 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
+    if marketplace is not None:
+        from repo_memory.shells import rollout
+
+        try:
+            for change in rollout.team_plugin(store.root, marketplace, remove, dry_run) + attaching._trust_folder(store.root, Path.home(), trust, dry_run):
+                click.echo(change)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--plugin") from exc
+        return
     asked = "command" if hooks_kind == "auto" and shared else hooks_kind
     kind, why = attaching.hook_kind(asked, attaching.claude_version() if asked == "auto" else None)
     if not remove:
