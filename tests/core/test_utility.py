@@ -24,10 +24,11 @@ from tests.conftest import write_skill_file
 PY = sys.executable
 
 
-def loop_spec(name: str, exit_code: int) -> str:
+def loop_spec(name: str, exit_code: int, skill: str = "") -> str:
     return (f"---\nname: {name}\nstatus: active\ntrigger: {{on: manual}}\ngoal: Ship the canary.\nverify:\n"
             f'  - {{level: 4, run: "{PY} -c \'import sys; sys.exit({exit_code})\'", expect: {{exit: 0}}, timeout: 30}}\n'
-            "stop: {max_iterations: 1}\nsuccess_requires_level: 4\n---\nShip it.\n")
+            "stop: {max_iterations: 1}\nsuccess_requires_level: 4\n" + (f"memory: {{skills: [{skill}]}}\n" if skill else "")
+            + "---\nShip it.\n")
 
 
 def test_a_skill_whose_runs_succeeded_outranks_a_similar_one_whose_runs_failed(store: Store, repo: Path):
@@ -36,8 +37,9 @@ def test_a_skill_whose_runs_succeeded_outranks_a_similar_one_whose_runs_failed(s
     store.refresh()
     before = [h.id for h in store.recall("deploy canary build", kinds=["skill"]).hits]
     assert before == ["skill:canary-push", "skill:canary-rollout"]  # text alone prefers canary-push
-    (repo / ".agents/loops/good.md").write_text(loop_spec("good", 0), encoding="utf-8")
-    (repo / ".agents/loops/bad.md").write_text(loop_spec("bad", 1), encoding="utf-8")
+    # Each spec binds its skill: a run credits the skills its spec binds and those read during it.
+    (repo / ".agents/loops/good.md").write_text(loop_spec("good", 0, "canary-rollout"), encoding="utf-8")
+    (repo / ".agents/loops/bad.md").write_text(loop_spec("bad", 1, "canary-push"), encoding="utf-8")
     engine = Engine(store)
     for name, skill, end in (("good", "canary-rollout", "succeeded"), ("bad", "canary-push", "budget_exhausted")):
         engine.accept(name)
