@@ -103,12 +103,14 @@ def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool
 
 
 def _forget_old_deliveries(state_dir: Path) -> None:
+    """Markers of events delivered, and of tool calls whose PostToolUse never came (refused by another hook), over an hour old."""
     horizon = time.time() - 3600
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(state_dir / "hook-events"):
-            with contextlib.suppress(OSError):
-                if entry.stat().st_mtime < horizon:
-                    os.unlink(entry.path)
+    for folder in ("hook-events", pretool.CALLS_DIR):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(state_dir / folder):
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_mtime < horizon:
+                        os.unlink(entry.path)
 
 
 def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
