@@ -1,4 +1,5 @@
-"""The harnesses' own memories, brought in for review: `log import --claude-memory / --codex-memories`.
+"""The harnesses' own memories, brought in for review: `log import --claude-memory / --codex-memories`, and the
+draft skills `--propose-skills` makes from them.
 
 Claude Code's auto-memory folder imported here is one the real CLI wrote: tests/fixtures/memory/claude-code/ holds
 it as Claude Code 2.1.332 wrote it (three memories and the MEMORY.md index, then one memory edited in a second
@@ -211,13 +212,15 @@ def test_a_secret_in_a_memory_file_never_reaches_a_git_object_and_a_marker_is_qu
     codex = install_codex(home, repo)
     summary = next((codex / "memories_v2" / "rollout_summaries").glob("*db_fixture*"))
     summary.write_text(summary.read_text(encoding="utf-8") + f"- [2] GITHUB_TOKEN={GITHUB_TOKEN}\n", encoding="utf-8")
-    result = run(repo, "log", "import", "--claude-memory")
+    result = run(repo, "log", "import", "--claude-memory", "--propose-skills")
     assert re.search(r"redacted a secret in claude-memory#\d+ \(aws-access-key-id\)", result.output), result.output
+    assert "proposed the draft skill release-steps" in result.output
     assert "redacted a secret in codex-memories#" in run(repo, "log", "import", "--codex-memories").output
     objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True, check=True).stdout
     files = b"".join(p.read_bytes() for p in (repo / ".agents").rglob("*") if p.is_file())
     for secret in (AWS_KEY, GITHUB_TOKEN):
         assert secret.encode() not in objects and secret.encode() not in files
+    assert b"[REDACTED:aws-access-key-id]" in (repo / ".agents/skills/release-steps/SKILL.md").read_bytes()
     store = Store(Config.load(repo))
     try:
         marked = next(r["id"] for r in records_of(store, "claude-memory") if r["data"]["memory"]["file"] == "user_role.md")
@@ -227,6 +230,31 @@ def test_a_secret_in_a_memory_file_never_reaches_a_git_object_and_a_marker_is_qu
         store.close()
 
 
-def test_memory_files_come_in_a_command_of_their_own(repo: Path):
-    result = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", "--claude", "--claude-memory"])
-    assert result.exit_code == 2 and "--claude-memory or --codex-memories" in result.output
+# --- draft skills ----------------------------------------------------------------------------------------------------
+
+
+def test_memories_written_as_steps_become_draft_skills_once_even_where_review_is_optional(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    (repo / ".agents" / "repo-memory.toml").write_text('review = "optional"\n', encoding="utf-8")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "agents' skills need no review here")  # a person committed it, so it counts
+    home = harness_home(tmp_path, monkeypatch)
+    install_claude(home, repo)
+    first = imported(repo, "--claude-memory", "--propose-skills")
+    [proposal] = first["proposals"]
+    release = next(r for r in session(repo, "claude-memory") if r["data"]["memory"]["file"] == "project_release.md")
+    assert (proposal["skill"], proposal["record"], proposal["written"]) == ("release-steps", release["id"], True)
+    skill = (repo / ".agents/skills/release-steps/SKILL.md").read_text(encoding="utf-8")
+    assert "status: draft" in skill and "3. Tag `vX.Y.Z`" in skill and release["id"] in skill
+    assert "description: How a release is cut in this repository" in skill
+    assert not (repo / ".agents/skills/db-fixture").exists() and not (repo / ".agents/skills/user-role").exists()
+    assert imported(repo, "--claude-memory", "--propose-skills")["proposals"] == []
+    run(repo, "reject", "release-steps")
+    assert imported(repo, "--claude-memory", "--propose-skills")["proposals"] == []  # a rejected draft is not proposed again
+    assert not (repo / ".agents/skills/release-steps").exists()
+
+
+def test_propose_skills_needs_a_memory_to_import_and_memory_files_come_in_a_command_of_their_own(repo: Path):
+    for args in (["--propose-skills"], ["--claude", "--claude-memory"]):
+        result = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", *args])
+        assert result.exit_code == 2 and "--claude-memory or --codex-memories" in result.output

@@ -44,6 +44,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _PATH = re.compile(r"(?<![\w.~/-])(?:~/|/)[^\s,;()\[\]{}<>'\"`|*]+")
 _HEADER = re.compile(r"^([a-z_]+):[ \t]*(.*)$")
 _CWD = re.compile(r"\bcwd=([^\s,;)]+)")
+_STEP = re.compile(r"^[ \t]*(\d{1,2})[.)][ \t]+\S", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,11 @@ def _base36(number: int) -> str:
 def table(value: Any) -> dict[str, Any]:
     """`value` when it is a mapping, else an empty one (JSON, TOML and YAML read from files outside our control)."""
     return value if isinstance(value, dict) else {}
+
+
+def steps(text: str) -> int:
+    """How many numbered steps (`1.`, `2)`) a text holds: the shape of a procedure."""
+    return len({m.group(1) for m in _STEP.finditer(text)})
 
 
 def paths_in(text: str) -> list[str]:

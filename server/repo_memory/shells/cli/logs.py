@@ -64,13 +64,14 @@ def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool)
 @click.option("--codex", is_flag=True, help="Import this repository's past Codex sessions (from ~/.codex, or $CODEX_HOME).")
 @click.option("--claude-memory", is_flag=True, help="Import Claude Code's auto memory of this repository (~/.claude/projects/<repo>/memory/).")
 @click.option("--codex-memories", is_flag=True, help="Import the entries of Codex's memories (~/.codex/memories*/) that name this repository's paths.")
+@click.option("--propose-skills", is_flag=True, help="With --claude-memory or --codex-memories: propose a draft skill for each memory written as numbered steps.")
 @click.option("-s", "--session", help="Session for entries that name none (default: import-<file name>).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines of a records file and list the others (default: nothing is imported).")
 @click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
 @json_option
 @click.pass_context
 def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex: bool, claude_memory: bool, codex_memories: bool,
-               session: str | None, skip_invalid: bool, dry_run: bool, as_json: bool) -> None:
+               propose_skills: bool, session: str | None, skip_invalid: bool, dry_run: bool, as_json: bool) -> None:
     """Import experience in bulk: JSONL records, and past Claude Code and Codex sessions of this repository.
 
     \b
@@ -86,7 +87,7 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     --claude-memory and --codex-memories bring in the memories the harnesses keep outside the repository: each memory
     (a topic file, a section, a Codex entry that names a path in this repository) becomes a note in the session
     claude-memory or codex-memories, by the agent, with its file and entry; a memory whose text changed comes in again
-    citing the record it replaces.
+    citing the record it replaces. --propose-skills turns memories written as numbered steps into draft skills.
 
     \b
     Secrets are redacted and records with injection markers quarantined, as on every write. Importing a file again
@@ -96,15 +97,15 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     Examples:
       repo-memory log import --claude --codex           # every past session of this repository
       repo-memory log import --claude --dry-run         # how many records that would be
-      repo-memory log import --claude-memory --codex-memories   # the harnesses' own memories
+      repo-memory log import --claude-memory --codex-memories --propose-skills   # the harnesses' own memories
       repo-memory log import notes.jsonl                # entries that name no session go to import-notes
       repo-memory log tail --json -n 1000 SESSION | repo-memory log import -     # from another clone
     """
-    if claude_memory or codex_memories:
-        if files or claude or codex or session or skip_invalid:
-            raise click.UsageError("--claude-memory or --codex-memories import memory files in a command of their own "
-                                   "(transcripts and JSONL files in another).")
-        return memories.import_memories(store_of(ctx), claude_memory, codex_memories, dry_run, as_json)
+    if claude_memory or codex_memories or propose_skills:
+        if files or claude or codex or session or skip_invalid or not (claude_memory or codex_memories):
+            raise click.UsageError("--propose-skills goes with --claude-memory or --codex-memories, and memory files are "
+                                   "imported in a command of their own (transcripts and JSONL files in another).")
+        return memories.import_memories(store_of(ctx), claude_memory, codex_memories, propose_skills, dry_run, as_json)
     if not (files or claude or codex):
         raise click.UsageError("Nothing to import: name JSONL files (- for stdin), or pass --claude or --codex "
                                "(--claude-memory or --codex-memories for the harnesses' own memories).")
