@@ -1,5 +1,5 @@
-"""The harnesses' own memories, brought in for review: `log import --claude-memory / --codex-memories`, and the
-draft skills `--propose-skills` makes from them.
+"""The harnesses' own memories, brought in for review: `log import --claude-memory / --codex-memories`, the draft
+skills `--propose-skills` makes from them, and what `doctor` says about them.
 
 Claude Code's auto-memory folder imported here is one the real CLI wrote: tests/fixtures/memory/claude-code/ holds
 it as Claude Code 2.1.332 wrote it (three memories and the MEMORY.md index, then one memory edited in a second
@@ -103,6 +103,10 @@ def session(repo: Path, name: str) -> list[dict[str, Any]]:
         return records_of(store, name)
     finally:
         store.close()
+
+
+def doctor(repo: Path) -> list[dict[str, str]]:
+    return json.loads(run(repo, "doctor", "--json").output)
 
 
 def stamp(path: Path) -> str:
@@ -258,3 +262,48 @@ def test_propose_skills_needs_a_memory_to_import_and_memory_files_come_in_a_comm
     for args in (["--propose-skills"], ["--claude", "--claude-memory"]):
         result = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", *args])
         assert result.exit_code == 2 and "--claude-memory or --codex-memories" in result.output
+
+
+# --- doctor ----------------------------------------------------------------------------------------------------------
+
+
+def test_doctor_says_when_claude_auto_memory_is_on_what_is_not_imported_and_when_two_memories_speak_at_start(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    home = harness_home(tmp_path, monkeypatch)
+    assert not [f for f in doctor(repo) if "auto memory" in f["message"]]  # nothing written yet: nothing to say
+    install_claude(home, repo)
+    [on] = [f for f in doctor(repo) if "auto memory" in f["message"]]
+    assert on["level"] == "warning" and "is on for this repository: 3 of its 3 memories are on this machine only" in on["message"]
+    assert "repo-memory log import --claude-memory" in on["fix"]
+    run(repo, "setup", "claude-code")  # repo-memory's SessionStart hook, in .claude/settings.local.json
+    [both] = [f for f in doctor(repo) if "two memories speak at session start" in f["message"]]
+    assert "MEMORY.md" in both["message"] and ".claude/settings.local.json" in both["message"]
+    assert '"autoMemoryEnabled": false' in both["fix"]
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}), encoding="utf-8")
+    found = [f for f in doctor(repo) if "auto memory" in f["message"] or "session start" in f["message"]]
+    assert len(found) == 1 and "is off (autoMemoryEnabled is false in" in found[0]["message"]
+    imported(repo, "--claude-memory")
+    [done] = [f for f in doctor(repo) if "auto memory" in f["message"]]
+    assert done["level"] == "info" and "all 3 memories are imported" in done["message"]
+
+
+def test_doctor_names_the_codex_setting_that_keeps_threads_using_repo_memory_out_of_codex_memories(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    home = harness_home(tmp_path, monkeypatch)
+    install_codex(home, repo)
+    config = home / ".codex" / "config.toml"
+    run(repo, "setup", "codex")  # repo-memory's MCP server in ~/.codex/config.toml, its hooks in .codex/hooks.json
+    findings = [f for f in doctor(repo) if "Codex" in f["message"] or "Codex" in f["fix"]]
+    assert [f["level"] for f in findings] == ["warning"] and "are off, and what they kept is still there" in findings[0]["message"]
+    config.write_text(config.read_text(encoding="utf-8") + "\n[features]\nmemories = true\n", encoding="utf-8")
+    messages = {f["message"].split(":")[0]: f for f in doctor(repo) if f["path"] == "~/.codex/config.toml"}
+    assert "5 name this repository, 5 of them not imported yet" in messages["Codex's memories are on for every repository on this machine"]["message"]
+    assert "memory_summary.md" in messages["two memories speak at session start"]["message"]
+    assert "use_memories = false" in messages["two memories speak at session start"]["fix"]
+    external = messages["threads that use repo-memory's tools also feed Codex's memories, so what they learned is kept twice, once outside the repository (and with Codex's memory on, agents have skipped memory MCP tools"]
+    assert "disable_on_external_context = true" in external["fix"] and "openai/codex#19663" in external["message"]
+    config.write_text(config.read_text(encoding="utf-8") + "\n[memories]\ndisable_on_external_context = true\nuse_memories = false\n",
+                      encoding="utf-8")
+    imported(repo, "--codex-memories")
+    left = [f for f in doctor(repo) if f["path"] == "~/.codex/config.toml"]
+    assert [(f["level"], f["message"].split(": ")[1]) for f in left] == [("info", "the 5 that name this repository are imported")]
