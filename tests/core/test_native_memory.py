@@ -39,7 +39,6 @@ from click.testing import CliRunner
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
-from repo_memory.formats import native_memory
 from repo_memory.shells.cli import cli
 
 from tests.conftest import git, records_of
@@ -118,11 +117,15 @@ def stamp(path: Path) -> str:
 
 def test_the_folder_name_is_the_one_claude_code_gave_a_long_path_with_non_ascii_letters():
     """Recorded: a path over 200 characters is cut and given a hash; an emoji is two UTF-16 units, so two dashes."""
+    from repo_memory.formats import native_memory
+
     assert native_memory.claude_project_key(MANIFEST["long_path"]["repository"]) == MANIFEST["long_path"]["folder_name"]
     assert native_memory.claude_project_key("/home/dev/src/my_app") == "-home-dev-src-my-app"
 
 
 def test_free_form_memory_of_earlier_versions_is_read_a_section_at_a_time_and_index_lines_are_left_to_their_files():
+    from repo_memory.formats import native_memory
+
     legacy = ("# Project memory\n\n## Build\n- `make dev` starts the stack\n- [Debugging notes](debugging.md)\n\n"
               "## Conventions\nTabs in Makefiles only.\n\n```\n## not a heading inside a fence\n```\n")
     passages = native_memory.claude("MEMORY.md", legacy)
