@@ -28,6 +28,7 @@ with `[features] memories = true` (developers.openai.com/codex/memories). /fixtu
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -161,6 +162,9 @@ def test_a_claude_auto_memory_folder_becomes_records_with_provenance_and_a_secon
         assert memory["origin_session"] == MANIFEST["sessions"]["wrote"] and memory["modified"] == stamp(path)
         assert record["ts"].startswith(stamp(path)[:19]) and memory["mtime"].endswith("Z")
         assert memory["description"] in record["text"] and memory["type"] in ("feedback", "project", "user")
+    for path in folder.iterdir():  # saved again with the same words: a new mtime, a new `modified` stamp
+        path.write_text(path.read_text(encoding="utf-8").replace("modified: 2026-", "modified: 2027-"), encoding="utf-8")
+        os.utime(path, (path.stat().st_atime + 3600, path.stat().st_mtime + 3600))
     again = imported(repo, "--claude-memory")
     assert (again["added"], again["present"], again["commit"]) == (0, 3, None)
     assert len(session(repo, "claude-memory")) == 3 and git(repo, "rev-list", "--count", "--all").strip() == str(int(before) + 1)
