@@ -186,6 +186,18 @@ def test_a_memory_claude_code_edited_comes_in_again_citing_the_version_it_replac
     assert imported(repo, "--claude-memory")["added"] == 0
 
 
+def test_a_linked_worktree_imports_the_memory_of_its_main_checkout_as_claude_code_keys_it(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    assert MANIFEST["linked_worktree_shares_the_folder"]  # recorded: Claude Code named the main checkout's folder there
+    home = harness_home(tmp_path, monkeypatch)
+    install_claude(home, repo)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "set up")
+    git(repo, "worktree", "add", "-q", "-b", "side", str(tmp_path / "linked"))
+    result = imported(tmp_path / "linked", "--claude-memory")
+    assert result["added"] == 3 and result["memories"][0]["folders"] == [f"~/.claude/projects/{claude_folder(home, repo).parent.name}/memory"]
+
+
 # --- Codex -----------------------------------------------------------------------------------------------------------
 
 

@@ -14,7 +14,9 @@ default and `claude -p` writes to the memory folder without asking, as it does f
    `originSessionId` and `modified` as it writes it.
 2. "The db fixture moved": the model reads the feedback memory and edits one line (Claude Code updates `modified`
    and keeps the `originSessionId` of the session that first wrote it).
-3. A session in a repository whose path is over 200 characters (with a non-ASCII letter and an emoji): the system
+3. A session in a linked worktree of that repository: the system prompt names the same memory folder (Claude Code
+   keys the folder by the canonical git root, the main checkout).
+4. A session in a repository whose path is over 200 characters (with a non-ASCII letter and an emoji): the system
    prompt names the memory folder Claude Code derives from it.
 
 The memory folder after session 1 is copied to tests/fixtures/memory/claude-code/memory/, the edited memory after
@@ -134,6 +136,12 @@ def main(argv: list[str] | None = None) -> int:
         stamp = re.compile(rb"modified: (\S+)")
         if MOVED[1].encode() not in later or stamp.findall(later) == stamp.findall(wrote["feedback_db.md"]):
             raise RecordingError(f"the edit of feedback_db.md was not made as scripted:\n{later.decode()}")
+        env = env_for(temp)
+        (repo / "README.md").write_text("A repository for recording memory fixtures.\n", encoding="utf-8")
+        checked("git add", run(["git", "add", "-A"], repo, env, 60))
+        checked("git commit", run(["git", "commit", "-q", "-m", "init"], repo, env, 60))
+        checked("git worktree add", run(["git", "worktree", "add", "-q", "-b", "side", str(temp / "linked")], repo, env, 60))
+        linked_folder, _ = session(temp / "linked", temp, "Hello.", ["Hello."])
         shutil.rmtree(long_base, ignore_errors=True)
         long_repo = repository(long_base / ("a-very-long-folder-name_with.dots" * 4) / ("ünïcode-😀-" + "x" * 60) / "repo", temp)
         long_folder, _ = session(long_repo, temp, "Hello.", ["Hello."])
@@ -152,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             "regenerate": COMMAND, "version": version,
             "recorded": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "sessions": {"wrote": first, "edited": second}, "edit": {"file": "feedback_db.md", "from": MOVED[0], "to": MOVED[1]},
+            "linked_worktree_shares_the_folder": linked_folder == folder,
             "long_path": {"repository": str(long_repo), "folder_name": Path(long_folder).parent.name}}
         (args.out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         print(f"{args.out}: {len(wrote)} files by Claude Code {version} (sessions {first}, {second})")
