@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import indexing, mirror
+from repo_memory.core import indexing, mirror, native_checks
+from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.formats import loops, skills
 from repo_memory.guards import disk
@@ -42,8 +43,9 @@ def _code_change(store: Store, anchor: str) -> str:
     return f" ({change})" if change else ""
 
 
-def examine(store: Store) -> list[Finding]:
-    """Everything wrong or worth knowing about the memory of `store`'s repository."""
+def examine(store: Store, homes: Homes | None = None) -> list[Finding]:
+    """Everything wrong or worth knowing about the memory of `store`'s repository; given `homes` (where the harnesses
+    keep their state on this machine), also about their own memories of it (core/native_checks.py)."""
     findings = _index_damage(store) + _setup(store) + _index_drift(store)
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
@@ -100,6 +102,9 @@ def examine(store: Store) -> list[Finding]:
     for where, what in broken:
         findings.append(Finding("error", where, f"experience log: {what}",
                                 "Logs are append-only: restore it from git as above; `repo-memory verify` lists every break."))
+    if homes is not None:
+        notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
+        findings += [Finding(n.level, n.path, n.message, n.fix) for n in notices]
     return findings
 
 

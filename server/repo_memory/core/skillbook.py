@@ -111,14 +111,15 @@ class Skillbook:
 
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
               related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,
-              anchors: Sequence[str] | None = None) -> WriteResult:
+              anchors: Sequence[str] | None = None, draft: bool = False) -> WriteResult:
         """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
         An update changes only what is given (None keeps the description, the body, the tags…); a new skill needs a
         description and a body.
 
         An agent creating a skill close to an existing one (similar name or description) is refused with the existing
         skill, unless it says `new=True`; a person is only warned. An agent rewriting the same skill REWRITES_FLAGGED
-        times within REWRITE_WINDOW seconds is warned, and `doctor` lists the skill."""
+        times within REWRITE_WINDOW seconds is warned, and `doctor` lists the skill. `draft` keeps a new version a
+        draft whatever the review policy (proposals made from imported memories, core/drafts.py)."""
         paths.check_name(name, "skill name")
         for other in related or ():
             paths.check_name(other, "related skill name")
@@ -128,7 +129,7 @@ class Skillbook:
         path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
         refuse(("description", description), ("body", body), ("tags", tags), ("related", related))
         pinned = self.pin(anchors, "anchors") if anchors is not None else None
-        status = "draft" if actor == "agent" and self.review_policy == "required" else "active"
+        status = "draft" if draft or actor == "agent" and self.review_policy == "required" else "active"
         warnings: list[str] = []
         with disk.repo_lock(self.state_dir):
             created = not path.exists()

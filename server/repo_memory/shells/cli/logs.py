@@ -14,6 +14,7 @@ import click
 from repo_memory.core import importing
 from repo_memory.formats import experience, transcript, when
 from repo_memory.git.repo import CommitResult
+from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, store_of
 
 SHOWN = 10  # sessions an import lists by name
@@ -61,13 +62,16 @@ def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool)
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path))
 @click.option("--claude", is_flag=True, help="Import this repository's past Claude Code sessions (from ~/.claude, or $CLAUDE_CONFIG_DIR).")
 @click.option("--codex", is_flag=True, help="Import this repository's past Codex sessions (from ~/.codex, or $CODEX_HOME).")
+@click.option("--claude-memory", is_flag=True, help="Import Claude Code's auto memory of this repository (~/.claude/projects/<repo>/memory/).")
+@click.option("--codex-memories", is_flag=True, help="Import the entries of Codex's memories (~/.codex/memories*/) that name this repository's paths.")
+@click.option("--propose-skills", is_flag=True, help="With --claude-memory or --codex-memories: propose a draft skill for each memory written as numbered steps.")
 @click.option("-s", "--session", help="Session for entries that name none (default: import-<file name>).")
 @click.option("--skip-invalid", is_flag=True, help="Import the valid lines of a records file and list the others (default: nothing is imported).")
 @click.option("--dry-run", is_flag=True, help="Count what would be imported; write nothing.")
 @json_option
 @click.pass_context
-def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex: bool, session: str | None, skip_invalid: bool,
-               dry_run: bool, as_json: bool) -> None:
+def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex: bool, claude_memory: bool, codex_memories: bool,
+               propose_skills: bool, session: str | None, skip_invalid: bool, dry_run: bool, as_json: bool) -> None:
     """Import experience in bulk: JSONL records, and past Claude Code and Codex sessions of this repository.
 
     \b
@@ -80,6 +84,12 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     human|agent optional).
 
     \b
+    --claude-memory and --codex-memories bring in the memories the harnesses keep outside the repository: each memory
+    (a topic file, a section, a Codex entry that names a path in this repository) becomes a note in the session
+    claude-memory or codex-memories, by the agent, with its file and entry; a memory whose text changed comes in again
+    citing the record it replaces. --propose-skills turns memories written as numbered steps into draft skills.
+
+    \b
     Secrets are redacted and records with injection markers quarantined, as on every write. Importing a file again
     adds only what it did not hold before (a transcript that grew adds its new part). The whole import is one commit.
 
@@ -87,11 +97,18 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     Examples:
       repo-memory log import --claude --codex           # every past session of this repository
       repo-memory log import --claude --dry-run         # how many records that would be
+      repo-memory log import --claude-memory --codex-memories --propose-skills   # the harnesses' own memories
       repo-memory log import notes.jsonl                # entries that name no session go to import-notes
       repo-memory log tail --json -n 1000 SESSION | repo-memory log import -     # from another clone
     """
+    if claude_memory or codex_memories or propose_skills:
+        if files or claude or codex or session or skip_invalid or not (claude_memory or codex_memories):
+            raise click.UsageError("--propose-skills goes with --claude-memory or --codex-memories, and memory files are "
+                                   "imported in a command of their own (transcripts and JSONL files in another).")
+        return memories.import_memories(store_of(ctx), claude_memory, codex_memories, propose_skills, dry_run, as_json)
     if not (files or claude or codex):
-        raise click.UsageError("Nothing to import: name JSONL files (- for stdin), or pass --claude or --codex.")
+        raise click.UsageError("Nothing to import: name JSONL files (- for stdin), or pass --claude or --codex "
+                               "(--claude-memory or --codex-memories for the harnesses' own memories).")
     store = store_of(ctx)
     stdin = sys.stdin.buffer.read() if Path("-") in files else None
     claude_files, codex_files = _discovered(store.root, claude, codex)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from repo_memory.core import doctor as checks
+from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, progress, store_of
 
 
@@ -166,7 +167,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         store.refresh()
         store.heal(store.git_health().at_risk)
         store.flush("all")
-    findings = checks.examine(store)
+    findings = checks.examine(store, memories.homes())
 
     def text() -> None:
         if not findings:
