@@ -279,3 +279,29 @@ def test_an_entry_follows_the_files_as_they_are_now(repo: Path, store: Store):
     before, after, retired = anyio.run(session)
     assert before != after == "sha256:" + hashlib.sha256(b"second version\n").hexdigest()
     assert "deprecated" in retired.error.message
+
+
+def test_skills_repo_memory_writes_and_the_bundled_ones_are_servable(repo: Path, store: Store):
+    """Tags and related skills are written as one line of text, which the Agent Skills format allows under metadata, so a
+    person's skill written with tags is served; so is every skill the plugin bundles."""
+    import shutil
+
+    bundled = Path(__file__).resolve().parents[2] / "plugin" / "skills"
+    for folder in bundled.iterdir():
+        shutil.copytree(folder, repo / ".agents/skills" / folder.name)
+    store.write_skill("release-checklist", "How we cut a release.", "1. Tag\n2. Publish", tags=["release", "ci"],
+                      related=["writing-skills"], actor="human")
+    store.refresh()
+
+    async def session() -> list[dict[str, Any]]:
+        async with Client(server.build(store)) as client:
+            listed = await all_skills(client)
+            for skill in listed:
+                await verified(client, skill)
+            return listed
+
+    listed = {s["frontmatter"]["name"]: s for s in anyio.run(session)}
+    assert sorted(listed) == sorted([*(f.name for f in bundled.iterdir()), "release-checklist"])
+    assert listed["release-checklist"]["frontmatter"]["metadata"] == {"status": "active", "origin": "human", "tags": "release, ci",
+                                                                       "related": "writing-skills"}
+    assert next(r for r in store.skills() if r["name"] == "release-checklist")["tags"] == "release ci"  # still two tags
