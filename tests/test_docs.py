@@ -40,6 +40,14 @@ def test_every_mcp_tool_is_in_the_readme(store):
         assert f"`{tool.name}(" in DOCS, f"neither README.md nor docs/ documents the MCP tool {tool.name}"
 
 
+def test_the_skills_extension_and_each_of_its_methods_are_documented():
+    from repo_memory.shells import extension
+
+    assert f"`{extension.IDENTIFIER}`" in README
+    for binding in extension.Skills().methods():
+        assert f"`{binding.method}`" in DOCS, f"neither README.md nor docs/ documents the extension method {binding.method}"
+
+
 def test_every_config_key_is_in_the_readme():
     for key in validation.schema("config")["properties"]:
         assert f"`{key}`" in DOCS

@@ -95,7 +95,8 @@ async def test_bad_input_is_an_error_result_that_says_what_to_do(seeded: Store, 
 async def test_skill_resource_and_use_skill_prompt(seeded: Store):
     async with Client(server.build(seeded)) as client:
         templates = (await client.list_resource_templates()).resource_templates
-        assert sorted(t.uri_template for t in templates) == ["experience://{session}/{seq}", "loop://{name}", "skill://{name}"]
+        assert sorted(t.uri_template for t in templates) == ["experience://{session}/{seq}", "loop://{name}", "skill://{name}",
+                                                             "skill://{name}/SKILL.md", "skill://{name}/{+path}"]
         contents = (await client.read_resource("skill://running-tests")).contents
         assert "pytest -q" in contents[0].text
         prompt = await client.get_prompt("use-skill", {"name": "running-tests", "task": "check my change"})

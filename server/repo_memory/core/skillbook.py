@@ -159,9 +159,9 @@ class Skillbook:
              pinned: dict[str, str] | None, status: str, actor: str, new: bool, warnings: list[str]) -> str:
         metadata: dict[str, Any] = {"status": status, "origin": actor}
         if tags:
-            metadata["tags"] = list(tags)
+            metadata["tags"] = _text(tags)
         if related:
-            metadata["related"] = list(related)
+            metadata["related"] = _text(related)
         if pinned:
             metadata["anchors"], metadata["anchor_hashes"] = list(pinned), pinned
         text = skills.render(name, description, body, metadata)
@@ -182,9 +182,9 @@ class Skillbook:
         if actor == "agent":
             changes[("metadata", "status")] = status
         if tags is not None:
-            changes[("metadata", "tags")] = list(tags)
+            changes[("metadata", "tags")] = _text(tags)
         if related is not None:
-            changes[("metadata", "related")] = list(related)
+            changes[("metadata", "related")] = _text(related)
         current = disk.read_safely(path).decode("utf-8")
         if pinned is None:  # rewritten against the code as it is now: re-pin the anchors it already had
             had = skills.parse(current.encode("utf-8"), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR).anchors
@@ -349,6 +349,12 @@ class Skillbook:
             if most >= REWRITES_FLAGGED:
                 out.append((name, most))
         return out
+
+
+def _text(values: Sequence[str]) -> str:
+    """A list as one line of text (`release, ci`): the Agent Skills format allows only text under `metadata`, and
+    formats/skills.py reads it back as a list."""
+    return ", ".join(values)
 
 
 def _files(folder: Path) -> list[str]:

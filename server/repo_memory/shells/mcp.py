@@ -24,7 +24,7 @@ from mcp.types import ListRootsResult, ToolAnnotations
 from repo_memory import __version__
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError
-from repo_memory.shells import tools, wire
+from repo_memory.shells import extension, tools, wire
 from repo_memory.shells.served import Opener, Served
 
 if TYPE_CHECKING:
@@ -153,14 +153,17 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
         yield served
 
     server = wire.Server("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=bus, lifespan=lifespan,
-                         writers=tools.WRITERS)
+                         writers=tools.WRITERS, extensions=[extension.Skills()])
     for fn, effect in tools.TOOLS:
         server.tool(annotations=HINTS[effect], description=_doc(fn))(_for_sdk(fn))
 
     @server.resource("skill://{name}", mime_type="text/markdown")
     def skill_resource(name: str) -> str:
-        """A skill's SKILL.md, exactly as stored."""
+        """A skill's SKILL.md whatever its status, as the read tool shows it (skill://{name}/SKILL.md is the skills
+        extension's, for active skills only)."""
         return _resource(lambda: served.open([]).read(f"skill:{name}").content)
+
+    extension.register(server, served)
 
     @server.resource("loop://{name}", mime_type="text/markdown")
     def loop_resource(name: str) -> str:
