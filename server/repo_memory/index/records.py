@@ -327,6 +327,7 @@ class RecordIndex:
             if r[10] in similar:
                 context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
                 semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * (sum(context) / len(context) if context else 0.0)
+        sem.unembedded += fusion.unembedded(lexical, semantic)
         return fusion.fuse(lexical, semantic, floor)
 
     def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
@@ -349,12 +350,19 @@ class RecordIndex:
         with self._db.lock:
             return int(self._db.conn.execute("SELECT count(DISTINCT vkey) FROM records WHERE flags = ''").fetchone()[0])
 
-    def embeddable(self, after: int, limit: int) -> list[tuple[int, int, str]]:
-        """(rowid, vector key, text to embed) of records after rowid `after`, in rowid order: what may need a vector."""
+    def latest(self) -> int:
+        """The highest rowid of any record (0 when there is none): records above what was looked at are new."""
+        with self._db.lock:
+            return int(self._db.conn.execute("SELECT max(rowid) FROM records").fetchone()[0] or 0)
+
+    def embeddable(self, after: int, upto: int, limit: int, session: str | None = None) -> list[tuple[int, int, str]]:
+        """(rowid, vector key, text to embed) of searchable records with `after` < rowid <= `upto` (of `session` only,
+        when given), newest first: what may need a vector."""
+        where, params = ("session = ? AND ", [session]) if session else ("", [])
         with self._db.lock:
             return [(int(r[0]), int(r[1]), _embedded(str(r[2] or ""), str(r[3]))) for r in self._db.conn.execute(
-                "SELECT rowid, vkey, speaker, substr(text, 1, vlen) FROM records WHERE rowid > ? AND flags = '' ORDER BY rowid LIMIT ?",
-                (after, limit))]
+                f"SELECT rowid, vkey, speaker, substr(text, 1, vlen) FROM records WHERE {where}rowid > ? AND rowid <= ? AND flags = '' "
+                "ORDER BY rowid DESC LIMIT ?", [*params, after, upto, limit])]
 
     def snapshot(self) -> list[tuple[Any, ...]]:
         """Everything indexed about records, for comparing an incremental index with a rebuild."""
