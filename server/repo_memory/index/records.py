@@ -13,12 +13,13 @@ import logging
 import os
 import time
 from datetime import datetime
+from functools import cache
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import UnsafePathError
-from repo_memory.formats import experience, when
+from repo_memory.formats import experience, schema, when
 from repo_memory.guards import disk, markers
 from repo_memory.index import fts
 from repo_memory.index.db import TOKENIZE, Database
@@ -56,29 +57,48 @@ def _speaker(record: dict[str, Any]) -> str:
     return str(record["source"].get("actor", ""))
 
 
+def _moment(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def _date(record: dict[str, Any]) -> str:
-    """Words for the record's date, so 'May 2023' or '2023-05-08' in a query can match it, and for the dates its
-    relative times mean ('yesterday' in a record of 8 May 2023 is 7 May 2023)."""
+    """Words for the date the record is about (`data.when`, else when it was written), so 'May 2023' or '2023-05-08'
+    in a query can match it, and for the dates its relative times mean ('yesterday' in a record of 8 May 2023 is 7
+    May 2023)."""
     data = record.get("data")
     ts = str(record["ts"])
-    try:
-        at = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
+    at = _moment(data.get("when") if isinstance(data, dict) else None) or _moment(ts)
+    if at is None:
         return str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else ts
-    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else f"{ts[:10]} {at:%d %B %Y}"
+    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else f"{at:%Y-%m-%d} {at:%d %B %Y}"
     return " ".join([own, *when.mentions(str(record.get("text") or ""), at)])
 
 
+PLACED = ("speaker", "date", "when")  # data keys indexed in fields of their own
+
+
+@cache
+def searchable() -> tuple[str, ...]:
+    """Keys of a record's data whose words are indexed with its text: those the experience schema marks x-searchable.
+    The rest (ids, hashes, flags, a benchmark's dia_id) stays out of the words, or it would match questions."""
+    keys = schema.schema("experience")["properties"]["data"].get("properties", {})
+    return tuple(key for key, spec in keys.items() if spec.get("x-searchable"))
+
+
 def _text(record: dict[str, Any]) -> str:
-    text = record.get("text") or ""
+    """The words a record is found by: its text and the searchable keys of its data; all of its data when it has no text."""
+    text = str(record.get("text") or "")
     data = record.get("data")
-    if data is not None and not isinstance(data, str):
-        extra = {k: v for k, v in data.items() if k not in ("speaker", "date")} if isinstance(data, dict) else data
-        if extra:
-            text = f"{text}\n{json.dumps(extra, ensure_ascii=False)[:4000]}"
-    elif isinstance(data, str):
-        text = f"{text}\n{data}"
-    return str(text)
+    if not text and data is not None:
+        rest = {k: v for k, v in data.items() if k not in PLACED} if isinstance(data, dict) else data
+        return "" if rest == {} else rest[:4000] if isinstance(rest, str) else json.dumps(rest, ensure_ascii=False)[:4000]
+    if isinstance(data, dict):
+        words = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k in searchable() if (v := data.get(k)) is not None]
+        return "\n".join([text, *words])[: len(text) + 4000]
+    return text
 
 
 def row(line: experience.Line, rel: str) -> tuple[Any, ...]:
