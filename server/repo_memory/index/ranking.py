@@ -25,6 +25,13 @@ SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 
 # the same factor as a named speaker, not tuned on LoCoMo.
 TIME_BOOST = SPEAKER_BOOST
 UNFILTERED = "t.flags = ''"  # quarantined records never come back
+# Records of a session's life rather than its work — its start and end, a compaction the harness made with no summary
+# of its own — stay in the log, and come back when `kinds` names their kind; not in default recall, where "Session
+# ended (other)" outranked a decision for the decision's own words. Hook names are compared as Claude Code and Codex
+# spell them (SessionEnd, session_end); the text is the one shells/hooks.py writes for a compaction.
+ROUTINE = ("NOT (lower(replace(t.tool, '_', '')) IN ('hook:sessionstart', 'hook:sessionend') OR "
+           "lower(replace(t.tool, '_', '')) IN ('hook:precompact', 'hook:postcompact') AND t.text LIKE 'The harness compacted its context%')")
+FAST = (UNFILTERED, f"{UNFILTERED} AND {ROUTINE}")  # conditions few rows fail: the best rows by words are ranked first
 PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
 _COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
 
@@ -39,11 +46,14 @@ class Filters:
     until: str | None = None
 
     def where(self) -> tuple[list[str], list[Any]]:
-        """SQL conditions on the records table (as `t`) and their parameters."""
+        """SQL conditions on the records table (as `t`) and their parameters; the first ones leave the full-text pass
+        unfiltered (`FAST`)."""
         where, params = [UNFILTERED], []
         if self.kinds:
             where.append(f"t.kind IN ({','.join('?' * len(self.kinds))})")
             params += list(self.kinds)
+        else:
+            where.append(ROUTINE)
         for clause, value in (("t.session = ?", self.session), ("t.ts >= ?", self.since), ("t.ts < ?", self.until)):
             if value:
                 where.append(clause)
@@ -87,7 +97,7 @@ class RecordRanking:
         """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index."""
         rows: list[tuple[Any, ...]] = []
         for match in self._frequencies.first_pass(self._db.conn, query.terms) or [query.fts]:
-            if where == UNFILTERED:  # rank from the full-text index alone, then read the few rows it chose
+            if where in FAST:  # rank from the full-text index alone, then read the few rows it chose (few are left out)
                 best = fts.best(self._db.conn, "records", WEIGHTS, match, pool + 8)
                 got = {r[0]: r for r in self._db.conn.execute(
                     f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(best))}) AND {where}", [b[0] for b in best])}
