@@ -138,8 +138,14 @@ class RecordIndex:
         With `complete`, `files` is every log that exists and rows of other logs are dropped.
         """
         added = 0
+        columns = "SELECT path, size, mtime_ns, checked_ns, indexed_to, tail_sha FROM logs"
         with self._db.lock:
-            known = {r[0]: r[1:] for r in self._db.conn.execute("SELECT path, size, mtime_ns, checked_ns, indexed_to, tail_sha FROM logs")}
+            if complete:
+                known = {r[0]: r[1:] for r in self._db.conn.execute(columns)}
+            else:  # the logs just appended to, not every log (an import appends to thousands, one after the other)
+                rels = [path.relative_to(self.root).as_posix() for path in files]
+                known = {r[0]: r[1:] for n in range(0, len(rels), 500) for r in self._db.conn.execute(
+                    f"{columns} WHERE path IN ({','.join('?' * len(rels[n : n + 500]))})", rels[n : n + 500])}
         for path in files:
             rel = path.relative_to(self.root).as_posix()
             prev = known.pop(rel, None)
