@@ -70,6 +70,13 @@ def _scored(hit: Hit, score: float) -> Hit:
     return dataclasses.replace(hit, score=round(score, 4))
 
 
+def _hybrid(unembedded: int) -> str:
+    if not unembedded:
+        return "hybrid (full-text + meaning)"
+    return (f"hybrid (full-text + meaning); {unembedded} candidate(s) had no vector yet (embedding runs in the background) "
+            "and were ranked by their words alone")
+
+
 def split_kinds(kinds: Sequence[str] | None) -> tuple[set[str], list[str] | None]:
     """(document kinds, record kinds or None for all) asked for; InvalidArgumentError names the kinds that exist."""
     wanted = set(kinds or ())
@@ -111,7 +118,7 @@ class Recall:
         want_records = bool(record_kinds) or not kinds
         parsed, depth = query.parse(text), offset + limit + 1
         since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
-        sem = self._semantic.query(text) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
+        sem = self._semantic.query(text, session) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
         doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else []
         record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
         merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
@@ -124,7 +131,7 @@ class Recall:
             page.append(_scored(hit, score))
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset else self._similar(text)
-        ranking = "hybrid (full-text + meaning)" if sem is not None else f"full-text only: {self._why_lexical()}"
+        ranking = _hybrid(sem.unembedded) if sem is not None else f"full-text only: {self._why_lexical()}"
         note = f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole}). {DATA_NOTE}" if cut else DATA_NOTE
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)

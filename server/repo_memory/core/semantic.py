@@ -29,7 +29,8 @@ log = logging.getLogger("repo_memory")
 DIM = 384
 BATCH = 16  # texts per model call: small, so a stop request or a query never waits long
 TEXT_CHARS = EMBED_CHARS  # characters of a text that are embedded (index/vectors.py says why)
-SAVE_EVERY = 2048  # texts gathered before they are embedded in a long run
+ROUND = 64  # texts embedded between looks at what is wanted most (a session recall was just asked about, new records)
+SCAN = 4096  # records looked at per query for ones without a vector
 SAVE_SECONDS = 30.0  # a long run saves what it embedded this often, so a stop loses little and other servers see it
 IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
 STARTUP_DELAY = 5.0  # seconds a server answers before its background job starts
@@ -55,7 +56,12 @@ class Semantic:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
-        self._after = 0  # records up to this rowid were looked at by this process
+        # Records are embedded newest first: rowid intervals (after, upto] not yet looked at, lowest first. Records
+        # written later form a new interval above the others, so they come next, before the older backlog.
+        self._todo: list[tuple[int, int]] = []
+        self._seen = 0  # the highest rowid any interval reached
+        self._wanted: dict[str, None] = {}  # sessions recall was asked about whose records may lack vectors, latest last
+        self._wanted_lock = threading.Lock()
         self._saved = time.monotonic()
         self._docs_seen: tuple[int, int] | None = None  # the index generation whose documents all have vectors
         self.problem = ""  # why semantic recall is unavailable, when it is
@@ -88,9 +94,12 @@ class Semantic:
                 self.vectors.load()
         return True
 
-    def query(self, text: str) -> QueryVectors | None:
+    def query(self, text: str, session: str | None = None) -> QueryVectors | None:
         """The query's embedding against the stored vectors, or None (recall is then lexical) when there are no vectors
-        yet. The first query loads the model (about 0.1 s) unless the background job already did."""
+        yet. The first query loads the model (about 0.1 s) unless the background job already did. A query about one
+        `session` has that session's records embedded next."""
+        if session and self.enabled:
+            self.want(session)
         if not self.enabled or not text.strip() or not (self.vectors.loaded or self.vectors.path.exists()):
             return None
         if not self.ready():
@@ -100,41 +109,78 @@ class Semantic:
             return None
         return QueryVectors(self._models["query"].query(text[:TEXT_CHARS]), self.vectors)  # as records are: bounded time
 
+    def want(self, session: str) -> None:
+        """Embed the records of `session` before any other (recall was just asked about it)."""
+        with self._wanted_lock:
+            self._wanted.pop(session, None)
+            self._wanted[session] = None
+        self._wake.set()
+
     # --- embedding ------------------------------------------------------------------------------------
 
     def embed(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Embed every searchable document and record that has no vector yet; returns how many were embedded."""
+        """Embed every searchable document and record that has no vector yet, most wanted first (`_next`); returns how
+        many were embedded."""
         if not self.ready():
             return 0
-        done = 0
         generation = self._docs.generation()
         docs = self._docs.embeddable() if generation != self._docs_seen or progress else []  # idle: no scan of 10k skills
         total = max(0, len(docs) + self._records.searchable() - len(self.vectors)) if progress else 0  # about what is missing
-        todo = [(k, t) for k, t in docs if k in set(self.vectors.missing([k for k, _ in docs]))]
-        pending = [todo]
-        after = self._after
+        done = self._add([(k, t) for k, t in docs if k in set(self.vectors.missing([k for k, _ in docs]))], progress, 0, total)
         while not self._stop.is_set():
-            batch = self._records.embeddable(after, 4096)
+            batch = self._next()
             if not batch:
                 break
-            after = batch[-1][0]
-            missing = set(self.vectors.missing([key for _, key, _ in batch]))
-            pending.append([(key, text) for _, key, text in batch if key in missing])
-            if sum(map(len, pending)) >= SAVE_EVERY:
-                done += self._add(pending, progress, done, total)
-                pending = []
-        done += self._add(pending, progress, done, total)
-        self._after = max(self._after, after)
+            done += self._add(batch, progress, done, total)
         self._docs_seen = generation if not self._stop.is_set() else None
         if done:
             self.vectors.save()
         return done
 
-    def _add(self, pending: list[list[tuple[int, str]]], progress: Callable[[int, int], None] | None, done: int, total: int) -> int:
+    def _next(self) -> list[tuple[int, str]]:
+        """Up to ROUND (key, text) of records without a vector, most wanted first: records of the sessions recall was
+        just asked about (newest first), then records written since the last look, then the older ones, newest first.
+        A record without a vector is ranked by its words alone, so the freshest — what the agent just did — get theirs
+        first."""
+        while True:
+            with self._wanted_lock:
+                session = next(reversed(self._wanted), None)
+            if session is None:
+                break
+            asked = self._without_vector(self._records.embeddable(0, 1 << 62, SCAN, session))
+            if asked:
+                return asked[:ROUND]
+            with self._wanted_lock:
+                self._wanted.pop(session, None)
+        latest = self._records.latest()
+        if latest > self._seen:
+            self._todo.append((self._seen, latest))
+            self._seen = latest
+        while self._todo and not self._stop.is_set():
+            after, upto = self._todo.pop()
+            rows = self._records.embeddable(after, upto, SCAN)
+            missing = set(self.vectors.missing([key for _, key, _ in rows]))
+            found: list[tuple[int, str]] = []
+            for rowid, key, text in rows:
+                if len(found) >= ROUND:
+                    self._todo.append((after, rowid))  # the rest of this interval, rowid included, comes next
+                    return found
+                if key in missing:
+                    found.append((key, text))
+            if len(rows) == SCAN:
+                self._todo.append((after, rows[-1][0] - 1))
+            if found:
+                return found
+        return []
+
+    def _without_vector(self, rows: list[tuple[int, int, str]]) -> list[tuple[int, str]]:
+        missing = set(self.vectors.missing([key for _, key, _ in rows]))
+        return [(key, text) for _, key, text in rows if key in missing]
+
+    def _add(self, pending: list[tuple[int, str]], progress: Callable[[int, int], None] | None, done: int, total: int) -> int:
         keys_of: dict[str, dict[int, None]] = {}  # identical texts (a repeated tool output, a copied note) are embedded once
-        for part in pending:
-            for key, text in part:
-                keys_of.setdefault(text[:TEXT_CHARS], {})[key] = None
+        for key, text in pending:
+            keys_of.setdefault(text[:TEXT_CHARS], {})[key] = None
         texts = sorted(keys_of, key=len)  # a batch is padded to its longest text: batch texts of like length
         model = self._model("passage")
         added = 0
@@ -156,7 +202,7 @@ class Semantic:
     def forget(self) -> None:
         """Discard every vector (the index was rebuilt, or a person asked): they are made again."""
         self.vectors.discard()
-        self._after, self._docs_seen = 0, None
+        self._todo, self._seen, self._docs_seen = [], 0, None
 
     # --- the background job -----------------------------------------------------------------------------
 
@@ -197,6 +243,7 @@ class Semantic:
                             continue
                     except Exception as exc:  # noqa: BLE001 - the job must outlive a bad batch; recall stays lexical meanwhile
                         log.warning("embedding failed (%s); retrying in a minute", exc)
+                        self._todo, self._seen = [], 0  # look at every record again then: the failed round's have no vector
                         self._stop.wait(60)
                     self._wake.wait(IDLE)
                     self._wake.clear()

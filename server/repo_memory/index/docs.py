@@ -281,7 +281,9 @@ class DocIndex:
                 rows |= {rowid: row for rowid, row in nearest.items() if wanted(row)}
                 candidates = {rowid: rows[rowid] for rowid in {*lexical, *(r for r in nearest if wanted(nearest[r]))}}
                 similar = sem.similarity([row["vkey"] for row in candidates.values()])
-                scores = fusion.fuse(lexical, {rowid: similar[row["vkey"]] for rowid, row in candidates.items() if row["vkey"] in similar})
+                semantic = {rowid: similar[row["vkey"]] for rowid, row in candidates.items() if row["vkey"] in similar}
+                sem.unembedded += fusion.unembedded(lexical, semantic)
+                scores = fusion.fuse(lexical, semantic)
             scored = []
             for rowid, score in scores.items():
                 row = rows[rowid]

@@ -13,32 +13,22 @@ import logging
 import os
 import time
 from datetime import datetime
+from functools import cache
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import UnsafePathError
-from repo_memory.formats import experience, when
+from repo_memory.formats import experience, schema, when
 from repo_memory.guards import disk, markers
-from repo_memory.index import fts, fusion
+from repo_memory.index import fts
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
+from repo_memory.index.ranking import WINDOW, Filters, RecordRanking
 from repo_memory.index.vectors import EMBED_CHARS, QueryVectors, vkey
 
-# BM25 weights of the columns (text, speaker, date, context), chosen on LoCoMo (bench/locomo.py): the context of
-# ±2 records lifted turn any@5 from 0.59 to 0.71; ±1 and ±3 did worse; the other weights move it by about a point.
-WEIGHTS = (1.0, 0.5, 1.0, 0.35)
-WINDOW = 2
-POOL = 50  # records reranked per query
-SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 to 0.76; 2.0 and 3.0 did no better
-# A question that asks when prefers records that say when (answer-type matching, as question answering systems do):
-# the same factor as a named speaker, not tuned on LoCoMo.
-TIME_BOOST = SPEAKER_BOOST
 RACY_NS = 2_000_000_000
-UNFILTERED = "t.flags = ''"  # quarantined records never come back
-PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
-_COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
 COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
            "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey", "vlen")
 
@@ -67,29 +57,48 @@ def _speaker(record: dict[str, Any]) -> str:
     return str(record["source"].get("actor", ""))
 
 
+def _moment(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
 def _date(record: dict[str, Any]) -> str:
-    """Words for the record's date, so 'May 2023' or '2023-05-08' in a query can match it, and for the dates its
-    relative times mean ('yesterday' in a record of 8 May 2023 is 7 May 2023)."""
+    """Words for the date the record is about (`data.when`, else when it was written), so 'May 2023' or '2023-05-08'
+    in a query can match it, and for the dates its relative times mean ('yesterday' in a record of 8 May 2023 is 7
+    May 2023)."""
     data = record.get("data")
     ts = str(record["ts"])
-    try:
-        at = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
+    at = _moment(data.get("when") if isinstance(data, dict) else None) or _moment(ts)
+    if at is None:
         return str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else ts
-    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else f"{ts[:10]} {at:%d %B %Y}"
+    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else f"{at:%Y-%m-%d} {at:%d %B %Y}"
     return " ".join([own, *when.mentions(str(record.get("text") or ""), at)])
 
 
+PLACED = ("speaker", "date", "when")  # data keys indexed in fields of their own
+
+
+@cache
+def searchable() -> tuple[str, ...]:
+    """Keys of a record's data whose words are indexed with its text: those the experience schema marks x-searchable.
+    The rest (ids, hashes, flags, a benchmark's dia_id) stays out of the words, or it would match questions."""
+    keys = schema.schema("experience")["properties"]["data"].get("properties", {})
+    return tuple(key for key, spec in keys.items() if spec.get("x-searchable"))
+
+
 def _text(record: dict[str, Any]) -> str:
-    text = record.get("text") or ""
+    """The words a record is found by: its text and the searchable keys of its data; all of its data when it has no text."""
+    text = str(record.get("text") or "")
     data = record.get("data")
-    if data is not None and not isinstance(data, str):
-        extra = {k: v for k, v in data.items() if k not in ("speaker", "date")} if isinstance(data, dict) else data
-        if extra:
-            text = f"{text}\n{json.dumps(extra, ensure_ascii=False)[:4000]}"
-    elif isinstance(data, str):
-        text = f"{text}\n{data}"
-    return str(text)
+    if not text and data is not None:
+        rest = {k: v for k, v in data.items() if k not in PLACED} if isinstance(data, dict) else data
+        return "" if rest == {} else rest[:4000] if isinstance(rest, str) else json.dumps(rest, ensure_ascii=False)[:4000]
+    if isinstance(data, dict):
+        words = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k in searchable() if (v := data.get(k)) is not None]
+        return "\n".join([text, *words])[: len(text) + 4000]
+    return text
 
 
 # Why a record of a server kind does not count ('' when it does), given (record, log, end of its line): see
@@ -135,8 +144,14 @@ class RecordIndex:
         With `complete`, `files` is every log that exists and rows of other logs are dropped.
         """
         added = 0
+        columns = "SELECT path, size, mtime_ns, checked_ns, indexed_to, tail_sha FROM logs"
         with self._db.lock:
-            known = {r[0]: r[1:] for r in self._db.conn.execute("SELECT path, size, mtime_ns, checked_ns, indexed_to, tail_sha FROM logs")}
+            if complete:
+                known = {r[0]: r[1:] for r in self._db.conn.execute(columns)}
+            else:  # the logs just appended to, not every log (an import appends to thousands, one after the other)
+                rels = [path.relative_to(self.root).as_posix() for path in files]
+                known = {r[0]: r[1:] for n in range(0, len(rels), 500) for r in self._db.conn.execute(
+                    f"{columns} WHERE path IN ({','.join('?' * len(rels[n : n + 500]))})", rels[n : n + 500])}
         for path in files:
             rel = path.relative_to(self.root).as_posix()
             prev = known.pop(rel, None)
@@ -247,120 +262,27 @@ class RecordIndex:
 
     def search(self, query: Query, limit: int, offset: int = 0, kinds: Sequence[str] | None = None, session: str | None = None,
                since: str | None = None, until: str | None = None, sem: QueryVectors | None = None) -> list[Hit]:
-        """Records matching `query` within the filters, best first; quarantined records never come back. With `sem`
-        (the query's embedding), records close in meaning join the candidates and the ranking is hybrid (fusion.py)."""
-        if not query and sem is None:
-            return []
-        where, params = [UNFILTERED], []
-        if kinds:
-            where.append(f"t.kind IN ({','.join('?' * len(kinds))})")
-            params += list(kinds)
-        for clause, value in (("t.session = ?", session), ("t.ts >= ?", since), ("t.ts < ?", until)):
-            if value:
-                where.append(clause)
-                params.append(value)
-        pool = max(offset + limit, POOL)
-        with self._db.lock:
-            rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
-            named = set(query.tokens) & {str(r[9]).lower() for r in rows}
-            # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers their records.
-            timely = when.asks_when(query.text)
-            lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
-                       * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0) for r in rows}
-            found = {r[0]: r[:-1] for r in rows}
-            scores = self._hybrid(lexical, found, sem, where, params, pool) if sem is not None else lexical
-            page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
-            excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page]) if query else {}
-            missing = [rowid for rowid, _ in page if rowid not in excerpts]
-            if missing:  # found by meaning, not by words: its opening stands in for an excerpt
-                excerpts |= dict(self._db.conn.execute(
-                    f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
-        return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {r[3][:16].replace('T', ' ')}", snippet=str(excerpts.get(rowid, "")),
-                    score=round(score, 6), status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
-                    session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rowid, score in page if (r := found[rowid])]
-
-    def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
-        """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index."""
-        rows: list[tuple[Any, ...]] = []
-        for match in self._frequencies.first_pass(self._db.conn, query.terms) or [query.fts]:
-            if where == UNFILTERED:  # rank from the full-text index alone, then read the few rows it chose
-                best = fts.best(self._db.conn, "records", WEIGHTS, match, pool + 8)
-                got = {r[0]: r for r in self._db.conn.execute(
-                    f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(best))}) AND {where}", [b[0] for b in best])}
-                rows = [(*got[rowid], rank) for rowid, rank in best if rowid in got][:pool]
-            else:
-                rows = fts.ranked(self._db.conn, "records", WEIGHTS, match, _COLUMNS, where, params, pool)
-            if len(rows) >= pool:
-                break
-        return rows
-
-    def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
-                params: list[Any], pool: int) -> dict[int, float]:
-        """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
-        conn = self._db.conn
-        filters = " AND ".join(where)
-        if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
-            placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
-            similar = sem.similarity([k for k, _ in placed])
-            by_seq = {seq: similar[k] for k, seq in placed if k in similar}
-            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
-                      for k, seq in placed if seq in by_seq]
-            near = sorted(scored, key=lambda p: -p[1])
-            floor = near[-1][1] if near else None
-        else:  # everywhere: the nearest vectors, then the filters
-            near = sem.nearest(max(fusion.NEAREST, pool * 2))
-            unrelated = sem.unrelated()
-            floor = unrelated * (1 + fusion.NEIGHBOUR_WEIGHT) if near and unrelated is not None else None  # where an unrelated record lands
-        keys = list(dict.fromkeys(k for k, _ in near[:pool]))
-        rows_of: dict[int, list[int]] = {}
-        for chunk in range(0, len(keys), 500):
-            part = keys[chunk : chunk + 500]
-            for rowid, key in conn.execute(f"SELECT t.rowid, t.vkey FROM records t INDEXED BY idx_records_vkey WHERE t.vkey IN ({','.join('?' * len(part))}) AND {filters}",
-                                           [*part, *params]):
-                rows_of.setdefault(key, []).append(rowid)
-        # Records saying the same thing share a vector: the newest few of each join, so a line repeated in a thousand
-        # sessions costs what one does, and the candidates stay bounded.
-        chosen = [rowid for key in keys for rowid in sorted(rows_of.get(key, []), reverse=True)[:PER_TEXT]][:pool]
-        for chunk in range(0, len(chosen), 500):
-            part = chosen[chunk : chunk + 500]
-            for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(part))})", part):
-                found.setdefault(r[0], r)
-        similar = sem.similarity([r[10] for r in found.values()])
-        around = self._neighbours([(r[4], r[11]) for r in found.values()])
-        near_by = sem.similarity(sorted({k for keys in around.values() for k in keys}))
-        semantic = {}
-        for rowid, r in found.items():
-            if r[10] in similar:
-                context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
-                semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * (sum(context) / len(context) if context else 0.0)
-        return fusion.fuse(lexical, semantic, floor)
-
-    def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
-        """For each (session, seq), the vector keys of the records within WINDOW of it in that session."""
-        wanted: dict[str, set[int]] = {}
-        for session, seq in places:
-            wanted.setdefault(session, set()).update(s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq)
-        keys: dict[tuple[str, int], int] = {}
-        for session, seqs in wanted.items():
-            ordered = sorted(seqs)
-            for chunk in range(0, len(ordered), 500):
-                part = ordered[chunk : chunk + 500]
-                keys |= {(session, seq): key for seq, key in self._db.conn.execute(
-                    f"SELECT seq, vkey FROM records WHERE session = ? AND seq IN ({','.join('?' * len(part))})", [session, *part])}
-        return {(session, seq): [keys[(session, s)] for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and (session, s) in keys]
-                for session, seq in places}
+        """Records matching `query` within the filters, best first (index/ranking.py); quarantined records never come back."""
+        return RecordRanking(self._db, self._frequencies).search(query, limit, offset, Filters(kinds, session, since, until), sem)
 
     def searchable(self) -> int:
         """How many distinct texts the records recall can return hold (one vector each)."""
         with self._db.lock:
             return int(self._db.conn.execute("SELECT count(DISTINCT vkey) FROM records WHERE flags = ''").fetchone()[0])
 
-    def embeddable(self, after: int, limit: int) -> list[tuple[int, int, str]]:
-        """(rowid, vector key, text to embed) of records after rowid `after`, in rowid order: what may need a vector."""
+    def latest(self) -> int:
+        """The highest rowid of any record (0 when there is none): records above what was looked at are new."""
+        with self._db.lock:
+            return int(self._db.conn.execute("SELECT max(rowid) FROM records").fetchone()[0] or 0)
+
+    def embeddable(self, after: int, upto: int, limit: int, session: str | None = None) -> list[tuple[int, int, str]]:
+        """(rowid, vector key, text to embed) of searchable records with `after` < rowid <= `upto` (of `session` only,
+        when given), newest first: what may need a vector."""
+        where, params = ("session = ? AND ", [session]) if session else ("", [])
         with self._db.lock:
             return [(int(r[0]), int(r[1]), _embedded(str(r[2] or ""), str(r[3]))) for r in self._db.conn.execute(
-                "SELECT rowid, vkey, speaker, substr(text, 1, vlen) FROM records WHERE rowid > ? AND flags = '' ORDER BY rowid LIMIT ?",
-                (after, limit))]
+                f"SELECT rowid, vkey, speaker, substr(text, 1, vlen) FROM records WHERE {where}rowid > ? AND rowid <= ? AND flags = '' "
+                "ORDER BY rowid DESC LIMIT ?", [*params, after, upto, limit])]
 
     def snapshot(self) -> list[tuple[Any, ...]]:
         """Everything indexed about records, for comparing an incremental index with a rebuild."""
@@ -371,10 +293,3 @@ class RecordIndex:
                 "SELECT r.id, f.text, f.speaker, f.date, f.context FROM records_fts f JOIN records r ON r.rowid = f.rowid ORDER BY r.id"
             ).fetchall()
 
-
-def _around(seq: int) -> list[int]:
-    return [s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq]
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0

@@ -173,6 +173,7 @@ class QueryVectors:
 
     def __init__(self, vector: Any, index: VectorIndex):
         self.vector, self.index = vector, index
+        self.unembedded = 0  # candidates of this query that had no vector yet and were ranked by their words alone
 
     def nearest(self, count: int) -> list[tuple[int, float]]:
         return self.index.search(self.vector, count)

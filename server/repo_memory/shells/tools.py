@@ -20,7 +20,7 @@ from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult
 from repo_memory.core.skillbook import WriteResult
 from repo_memory.errors import InvalidArgumentError
-from repo_memory.formats import refs as grammar
+from repo_memory.formats import refs as grammar, speech
 from repo_memory.git.history import Change
 from repo_memory.guards import secretscan
 
@@ -34,6 +34,10 @@ When = Annotated[str | None, Field(description="A time: 2026-11-30, 2026-11-30T1
                                              "(as_of also takes a commit id or ref).")]
 Status = Literal["done", "progress", "no_op", "blocked"]
 Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
+Speaker = Annotated[str | None, Field(description="Who said it, when the record is what a person said: their name (recall prefers a person's "
+                                                  "records when a question names them).")]
+About = Annotated[str | None, Field(description="When what the record tells happened, if not just now: 2023-05-08, 2023-05-08T13:56:00Z, "
+                                                "yesterday, '3 days ago'. Relative times in the text ('last week') are read from it.")]
 
 
 class Call(Protocol):
@@ -121,13 +125,17 @@ def history(call: Call, ref: str, since: When = None, limit: Annotated[int, Fiel
 
 
 def remember(call: Call, text: str, kind: Kind = "note", refs: list[str] | None = None, data: dict[str, Any] | None = None,
-             session: str | None = None) -> Remembered:
+             session: str | None = None, speaker: Speaker = None, when: About = None) -> Remembered:
     """Append a record to this session's experience log (append-only, kept in git); returns its id.
 
     Example: remember(text="Migrations must run before the app starts: the health check queries the new column.",
-    kind="decision", refs=["2026-12-02-a1b2c3#12"]). Use `data` for structured details; content over 64 KiB is
-    stored as a blob and the record keeps a preview.
+    kind="decision", refs=["2026-12-02-a1b2c3#12"]). Put everything that should be found in `text`: `data` holds
+    structured details that `read` returns but recall does not search (ids, numbers). Content over 64 KiB is stored
+    as a blob and the record keeps a preview.
+    Recording what a person said? Pass speaker="Caroline" (or write the text as Caroline: "..."). Recording something
+    that happened at another time than now? Pass when="2023-05-08" so "yesterday" in the text means 7 May.
     """
+    data = speech.told(text, data, speaker, when)
     written = call.store.remember(text, kind, refs or [], data, session or call.meta_session, actor="agent", tool="remember")
     return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"))
 

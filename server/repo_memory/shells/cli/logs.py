@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from repo_memory.core import importing
-from repo_memory.formats import experience, transcript, when
+from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, store_of
@@ -30,14 +30,18 @@ def log() -> None:
 @click.option("-k", "--kind", default="note", show_default=True, help="note, action, observation, tool, decision or error (outcomes: `repo-memory feedback`).")
 @click.option("-s", "--session", help="Session to append to (default: a new session id, printed).")
 @click.option("-r", "--ref", "refs", multiple=True, help="An id this record cites (repeat for several).")
+@click.option("--speaker", help="Who said it, when the record is what a person said.")
+@click.option("--when", "about", help="When what it tells happened, if not now (2023-05-08, yesterday, '3 days ago').")
 @click.pass_context
-def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs: tuple[str, ...]) -> None:
+def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs: tuple[str, ...], speaker: str | None,
+            about: str | None) -> None:
     """Append a record written by you to a session's log and print its id.
 
     \b
     Example: repo-memory log add "Staging DB is read-only on Fridays" -k decision -s ops-notes
     """
-    record = store_of(ctx).remember(text, kind, list(refs), session=session, actor="human", tool="cli")[0]
+    data = speech.told(text, None, speaker, about)
+    record = store_of(ctx).remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
 
 

@@ -1,0 +1,173 @@
+"""Ranking experience records for a query: a bounded full-text pass, boosts for a person the question names and for
+records that say when, then — with the query's embedding — fusion with similarity of meaning (fusion.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from repo_memory.formats import when
+from repo_memory.index import fts, fusion
+from repo_memory.index.db import Database
+from repo_memory.index.hits import Hit
+from repo_memory.index.query import Query
+from repo_memory.index.vectors import QueryVectors
+
+# BM25 weights of the columns (text, speaker, date, context), chosen on LoCoMo (bench/locomo.py): the context of
+# ±2 records lifted turn any@5 from 0.59 to 0.71; ±1 and ±3 did worse; the other weights move it by about a point.
+WEIGHTS = (1.0, 0.5, 1.0, 0.35)
+WINDOW = 2  # records either side in a session are a record's neighbours: their words are indexed with it, their meaning counts
+POOL = 50  # records reranked per query
+SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 to 0.76; 2.0 and 3.0 did no better
+# A question that asks when prefers records that say when (answer-type matching, as question answering systems do):
+# the same factor as a named speaker, not tuned on LoCoMo.
+TIME_BOOST = SPEAKER_BOOST
+UNFILTERED = "t.flags = ''"  # quarantined records never come back
+# Records of a session's life rather than its work — its start and end, a compaction the harness made with no summary
+# of its own — stay in the log, and come back when `kinds` names their kind; not in default recall, where "Session
+# ended (other)" outranked a decision for the decision's own words. Hook names are compared as Claude Code and Codex
+# spell them (SessionEnd, session_end); the text is the one shells/hooks.py writes for a compaction.
+ROUTINE = ("NOT (lower(replace(t.tool, '_', '')) IN ('hook:sessionstart', 'hook:sessionend') OR "
+           "lower(replace(t.tool, '_', '')) IN ('hook:precompact', 'hook:postcompact') AND t.text LIKE 'The harness compacted its context%')")
+FAST = (UNFILTERED, f"{UNFILTERED} AND {ROUTINE}")  # conditions few rows fail: the best rows by words are ranked first
+PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
+_COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which records a search may return: of these kinds (None: any), of one session, written in [since, until)."""
+
+    kinds: Sequence[str] | None = None
+    session: str | None = None
+    since: str | None = None
+    until: str | None = None
+
+    def where(self) -> tuple[list[str], list[Any]]:
+        """SQL conditions on the records table (as `t`) and their parameters; the first ones leave the full-text pass
+        unfiltered (`FAST`)."""
+        where, params = [UNFILTERED], []
+        if self.kinds:
+            where.append(f"t.kind IN ({','.join('?' * len(self.kinds))})")
+            params += list(self.kinds)
+        else:
+            where.append(ROUTINE)
+        for clause, value in (("t.session = ?", self.session), ("t.ts >= ?", self.since), ("t.ts < ?", self.until)):
+            if value:
+                where.append(clause)
+                params.append(value)
+        return where, params
+
+
+class RecordRanking:
+    """Ranks the records of one index for one query."""
+
+    def __init__(self, db: Database, frequencies: fts.Frequencies):
+        self._db, self._frequencies = db, frequencies
+
+    def search(self, query: Query, limit: int, offset: int, filters: Filters, sem: QueryVectors | None = None) -> list[Hit]:
+        """Records matching `query` within the filters, best first; quarantined records never come back. With `sem`
+        (the query's embedding), records close in meaning join the candidates and the ranking is hybrid (fusion.py)."""
+        if not query and sem is None:
+            return []
+        where, params = filters.where()
+        pool = max(offset + limit, POOL)
+        with self._db.lock:
+            rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
+            named = set(query.tokens) & {str(r[9]).lower() for r in rows}
+            # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers their records.
+            timely = when.asks_when(query.text)
+            lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
+                       * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0) for r in rows}
+            found = {r[0]: r[:-1] for r in rows}
+            scores = self._hybrid(lexical, found, sem, where, params, pool) if sem is not None else lexical
+            page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
+            excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page]) if query else {}
+            missing = [rowid for rowid, _ in page if rowid not in excerpts]
+            if missing:  # found by meaning, not by words: its opening stands in for an excerpt
+                excerpts |= dict(self._db.conn.execute(
+                    f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
+        return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {r[3][:16].replace('T', ' ')}", snippet=str(excerpts.get(rowid, "")),
+                    score=round(score, 6), status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
+                    session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rowid, score in page if (r := found[rowid])]
+
+    def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
+        """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index."""
+        rows: list[tuple[Any, ...]] = []
+        for match in self._frequencies.first_pass(self._db.conn, query.terms) or [query.fts]:
+            if where in FAST:  # rank from the full-text index alone, then read the few rows it chose (few are left out)
+                best = fts.best(self._db.conn, "records", WEIGHTS, match, pool + 8)
+                got = {r[0]: r for r in self._db.conn.execute(
+                    f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(best))}) AND {where}", [b[0] for b in best])}
+                rows = [(*got[rowid], rank) for rowid, rank in best if rowid in got][:pool]
+            else:
+                rows = fts.ranked(self._db.conn, "records", WEIGHTS, match, _COLUMNS, where, params, pool)
+            if len(rows) >= pool:
+                break
+        return rows
+
+    def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
+                params: list[Any], pool: int) -> dict[int, float]:
+        """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
+        conn = self._db.conn
+        filters = " AND ".join(where)
+        if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
+            placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
+            similar = sem.similarity([k for k, _ in placed])
+            by_seq = {seq: similar[k] for k, seq in placed if k in similar}
+            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
+                      for k, seq in placed if seq in by_seq]
+            near = sorted(scored, key=lambda p: -p[1])
+            floor = near[-1][1] if near else None
+        else:  # everywhere: the nearest vectors, then the filters
+            near = sem.nearest(max(fusion.NEAREST, pool * 2))
+            unrelated = sem.unrelated()
+            floor = unrelated * (1 + fusion.NEIGHBOUR_WEIGHT) if near and unrelated is not None else None  # where an unrelated record lands
+        keys = list(dict.fromkeys(k for k, _ in near[:pool]))
+        rows_of: dict[int, list[int]] = {}
+        for chunk in range(0, len(keys), 500):
+            part = keys[chunk : chunk + 500]
+            for rowid, key in conn.execute(f"SELECT t.rowid, t.vkey FROM records t INDEXED BY idx_records_vkey WHERE t.vkey IN ({','.join('?' * len(part))}) AND {filters}",
+                                           [*part, *params]):
+                rows_of.setdefault(key, []).append(rowid)
+        # Records saying the same thing share a vector: the newest few of each join, so a line repeated in a thousand
+        # sessions costs what one does, and the candidates stay bounded.
+        chosen = [rowid for key in keys for rowid in sorted(rows_of.get(key, []), reverse=True)[:PER_TEXT]][:pool]
+        for chunk in range(0, len(chosen), 500):
+            part = chosen[chunk : chunk + 500]
+            for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(part))})", part):
+                found.setdefault(r[0], r)
+        similar = sem.similarity([r[10] for r in found.values()])
+        around = self._neighbours([(r[4], r[11]) for r in found.values()])
+        near_by = sem.similarity(sorted({k for keys in around.values() for k in keys}))
+        semantic = {}
+        for rowid, r in found.items():
+            if r[10] in similar:
+                context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
+                semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * (sum(context) / len(context) if context else 0.0)
+        sem.unembedded += fusion.unembedded(lexical, semantic)
+        return fusion.fuse(lexical, semantic, floor)
+
+    def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
+        """For each (session, seq), the vector keys of the records within WINDOW of it in that session."""
+        wanted: dict[str, set[int]] = {}
+        for session, seq in places:
+            wanted.setdefault(session, set()).update(s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq)
+        keys: dict[tuple[str, int], int] = {}
+        for session, seqs in wanted.items():
+            ordered = sorted(seqs)
+            for chunk in range(0, len(ordered), 500):
+                part = ordered[chunk : chunk + 500]
+                keys |= {(session, seq): key for seq, key in self._db.conn.execute(
+                    f"SELECT seq, vkey FROM records WHERE session = ? AND seq IN ({','.join('?' * len(part))})", [session, *part])}
+        return {(session, seq): [keys[(session, s)] for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and (session, s) in keys]
+                for session, seq in places}
+
+def _around(seq: int) -> list[int]:
+    return [s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0

@@ -1,0 +1,101 @@
+"""`remember` carries what an import carries: who said a record, when what it tells happened, and data kept out of
+the words recall matches; the same record written either way ranks the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from repo_memory import layout
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.shells import mcp as server
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git
+
+pytestmark = pytest.mark.anyio
+# A conversation of two people over two days, as an agent recording it would see it: who said each turn, when.
+TURNS = [
+    ("2023-05-08T13:56:00Z", "Caroline", "Hey Mel! I went to a LGBTQ support group yesterday and it was so powerful."),
+    ("2023-05-08T13:56:00Z", "Melanie", "Wow, that's cool, Caroline! What happened that was so awesome?"),
+    ("2023-05-08T13:56:00Z", "Caroline", "The transgender stories were so inspiring, I felt accepted."),
+    ("2023-05-08T13:56:00Z", "Melanie", "I'm off to go swimming with the kids, and last week I painted a sunrise by the lake."),
+    ("2023-05-08T13:56:00Z", "Caroline", "I'm keen on counseling or working in mental health, to help people like me."),
+    ("2023-05-25T19:30:00Z", "Melanie", "We went camping in the mountains last weekend, the kids loved the stars."),
+    ("2023-05-25T19:30:00Z", "Caroline", "That sounds lovely! I have been reading a book my friend gave me."),
+    ("2023-05-25T19:30:00Z", "Melanie", "Pottery class was yesterday, I made a bowl for my daughter."),
+    ("2023-05-25T19:30:00Z", "Caroline", "I'm going to a pride parade next month with my friends."),
+    ("2023-05-25T19:30:00Z", "Melanie", "Reading is so relaxing. My kids love it when I read to them at night."),
+]
+QUESTIONS = ["When did Caroline go to the LGBTQ support group?", "What did Melanie paint?", "When did Melanie go camping?",
+             "What career path is Caroline considering?", "When did Melanie make a bowl in pottery class?",
+             "What is Caroline doing next month?", "Who reads to their kids?", "D1:3", "dia"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def fresh(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    layout.init(path)
+    return path
+
+
+async def ranked(store: Store, questions: list[str]) -> list[list[tuple[str, float]]]:
+    async with Client(server.build(store)) as client:
+        answers = [await client.call_tool("recall", {"query": q, "limit": 5}) for q in questions]
+    return [[(h["id"].split("#")[1], h["score"]) for h in (a.structured_content or {})["hits"]] for a in answers]
+
+
+async def test_a_record_written_through_remember_ranks_as_the_same_record_imported(tmp_path: Path, runner: CliRunner):
+    told, imported = fresh(tmp_path / "told"), fresh(tmp_path / "imported")
+    store = Store(Config.load(told))
+    async with Client(server.build(store)) as client:
+        for n, (when, speaker, text) in enumerate(TURNS, start=1):
+            result = await client.call_tool("remember", {"text": text, "kind": "observation", "session": "chat", "speaker": speaker,
+                                                         "when": when, "data": {"dia_id": f"D1:{n}"}})
+            assert not result.is_error, result.content
+    lines = [json.dumps({"kind": "observation", "text": text, "ts": when, "data": {"speaker": speaker, "dia_id": f"D1:{n}"}})
+             for n, (when, speaker, text) in enumerate(TURNS, start=1)]
+    (tmp_path / "chat.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(cli, ["--root", str(imported), "log", "import", str(tmp_path / "chat.jsonl"), "--session", "chat"])
+    assert result.exit_code == 0, result.output
+    importer = Store(Config.load(imported))
+    try:
+        by_remember, by_import = await ranked(store, QUESTIONS), await ranked(importer, QUESTIONS)
+    finally:
+        store.close()
+        importer.close()
+    assert by_remember == by_import
+    assert by_remember[0][0][0] == "1"  # the person the question names, on the day "yesterday" means
+    assert by_remember[-2:] == [[], []]  # bookkeeping in data (dia_id) is not a word of the record
+
+
+async def test_a_quoted_utterance_names_its_speaker_and_a_label_does_not(store: Store):
+    async with Client(server.build(store)) as client:
+        for text in ['Caroline: "I went to the support group yesterday."', 'Error: "file not found"', 'Caroline said "hi" to Bob']:
+            assert not (await client.call_tool("remember", {"text": text, "session": "s"})).is_error
+        refused = await client.call_tool("remember", {"text": "x", "session": "s", "when": "the day after the launch"})
+    records = [ln.record for ln in store.lines("s") if ln.record]
+    assert [(r.get("data") or {}).get("speaker") for r in records] == ["Caroline", None, None]
+    assert [r["text"] for r in records][0] == 'Caroline: "I went to the support group yesterday."'  # the words stay as written
+    assert refused.is_error and "not a time" in str(refused.content)
+
+
+def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
+    store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
+    store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says
+    assert [h.id for h in store.recall("JIRA-5521").hits] == ["t#1"]  # by its word JIRA, not s#1 by its ticket
+    assert [h.id for h in store.recall("19 passed 1 failed").hits] == ["s#1"]
+    assert [h.id for h in store.recall("JIRA-7730").hits] == ["t#1"]
+    record: dict[str, Any] = store.read("s#1").records[0].record
+    assert record["data"]["ticket"] == "JIRA-5521"  # kept, and read returns it
