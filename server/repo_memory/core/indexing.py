@@ -37,7 +37,7 @@ class Indexer:
         """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files)."""
         try:
             return self._sync(progress)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, MemoryError) as exc:  # MemoryError: SQLite's NOMEM on a damaged block
             if not damage(exc):
                 raise
             return self.repair(str(exc), progress)

@@ -51,7 +51,10 @@ _NOT_DAMAGE = ("locked", "busy", "interrupt", "readonly", "read-only", "full")
 
 
 def damage(exc: BaseException) -> bool:
-    """Whether an SQLite error means the index file is damaged (rebuild it), not busy, full or a bug of ours."""
+    """Whether an SQLite error means the index file is damaged (rebuild it), not busy, full or a bug of ours. SQLite
+    answers NOMEM (Python's MemoryError) when a damaged full-text block claims a huge size: that is damage too."""
+    if isinstance(exc, MemoryError):
+        return True
     if not isinstance(exc, sqlite3.DatabaseError) or isinstance(exc, sqlite3.IntegrityError | sqlite3.ProgrammingError):
         return False
     return not (isinstance(exc, sqlite3.OperationalError) and any(word in str(exc).lower() for word in _NOT_DAMAGE))
@@ -111,10 +114,13 @@ class Database:
     def probe(self) -> None:
         """Touch every table and the full-text indexes' structure (well under a millisecond); raises when damaged."""
         with self.lock:
-            for table in ("docs", "records", "logs", "anchor_state"):
-                self.conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
-            for fts in ("docs_fts", "records_fts"):
-                self.conn.execute(f"SELECT rowid FROM {fts} WHERE {fts} MATCH 'e' LIMIT 1").fetchall()
+            try:
+                for table in ("docs", "records", "logs", "anchor_state"):
+                    self.conn.execute(f"SELECT * FROM {table} LIMIT 1").fetchall()
+                for fts in ("docs_fts", "records_fts"):
+                    self.conn.execute(f"SELECT rowid FROM {fts} WHERE {fts} MATCH 'e' LIMIT 1").fetchall()
+            except MemoryError:  # SQLITE_NOMEM: a damaged page claimed a size no index of ours has
+                raise sqlite3.DatabaseError("a full-text block claims an impossible size (out of memory reading it)") from None
 
     def check(self) -> str:
         """A full check (for doctor: a second or so per 10,000 records): what is wrong with the file, or ''."""

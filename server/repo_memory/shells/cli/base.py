@@ -26,7 +26,7 @@ class Group(click.Group):
         try:
             try:
                 return super().invoke(ctx)
-            except sqlite3.DatabaseError as exc:
+            except (sqlite3.DatabaseError, MemoryError) as exc:  # MemoryError: SQLite's NOMEM on a damaged block
                 store = ctx.find_root().obj.get("store")
                 if store is None or not damage(exc):
                     raise
