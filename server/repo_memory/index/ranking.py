@@ -10,7 +10,7 @@ from typing import Any
 
 from repo_memory.formats import when
 from repo_memory.index import fts, fusion
-from repo_memory.index.db import Database
+from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query
 from repo_memory.index.vectors import QueryVectors
@@ -84,7 +84,7 @@ class RecordRanking:
             found = {r[0]: r[:-1] for r in rows}
             scores = self._hybrid(lexical, found, sem, where, params, pool) if sem is not None else lexical
             page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
-            excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page]) if query else {}
+            excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page], TOKENIZE) if query else {}
             missing = [rowid for rowid, _ in page if rowid not in excerpts]
             if missing:  # found by meaning, not by words: its opening stands in for an excerpt
                 excerpts |= dict(self._db.conn.execute(
