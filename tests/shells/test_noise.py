@@ -3,12 +3,16 @@ what the session did: default recall leaves it out, `kinds` still reaches it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 
+pytestmark = pytest.mark.anyio
 SESSION = "5d1f0c7e-2a43-4c1b-9a0e-3f6b8d2c1a90"
 
 
@@ -30,3 +34,86 @@ def test_session_end_and_compaction_records_stay_out_of_default_recall_and_kinds
         assert [h.id for h in store.recall("session end docs build").hits][:1] == [f"{SESSION}#1"]
     finally:
         store.close()
+
+
+DECISION = "Chose tox over nox for the docs build: tox -e docs resolves the Sphinx cross-references in one pass."
+
+
+def post_tool(repo: Path, session: str, tool: str, tool_input: dict, response: object, call: str) -> None:
+    """What Claude Code sends its PostToolUse hook for one call (an MCP tool's response is a list of content blocks)."""
+    hooks.handle("post-tool", {"session_id": session, "transcript_path": f"/tmp/{session}.jsonl", "cwd": str(repo),
+                               "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": tool,
+                               "tool_input": tool_input, "tool_response": response, "tool_use_id": call})
+
+
+async def test_a_remembered_decision_is_the_first_hit_for_its_own_words_after_a_session_with_hooks(repo: Path):
+    """A Claude Code session as its hooks and its MCP server see it: tool calls recorded by the PostToolUse hook, a
+    decision remembered through the server (and echoed to the hook), the session's end. Recall for the decision's own
+    words finds the decision first, not the hook's copy of the call or the session's end."""
+    from mcp import Client
+
+    from repo_memory.shells import mcp as server
+
+    event = {"session_id": SESSION, "cwd": str(repo)}
+    hooks.handle("session-start", {**event, "hook_event_name": "SessionStart", "source": "startup"})
+    post_tool(repo, SESSION, "Bash", {"command": "tox -e docs", "description": "Build the docs"},
+              {"stdout": "build succeeded, 2 warnings.\ndocs: commands succeeded", "stderr": "", "interrupted": False},
+              "toolu_01")
+    post_tool(repo, SESSION, "Read", {"file_path": str(repo / "docs/conf.py")}, {"type": "text", "file": {"content": "extensions = []"}}, "toolu_02")
+    store = Store(Config.load(repo), session=SESSION)  # the server Claude Code started for this session
+    async with Client(server.build(store)) as client:
+        result = await client.call_tool("remember", {"text": DECISION, "kind": "decision"})
+    store.close()
+    assert not result.is_error, result.content
+    post_tool(repo, SESSION, "mcp__repo-memory__remember", {"text": DECISION, "kind": "decision"},
+              [{"type": "text", "text": json.dumps(result.structured_content)}], "toolu_03")
+    hooks.handle("stop", {**event, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "Done."})
+    hooks.handle("session-end", {**event, "hook_event_name": "SessionEnd", "reason": "other"})
+    store = Store(Config.load(repo))
+    try:
+        store.refresh()
+        remembered = (result.structured_content or {})["ids"][0]
+        for words in ("tox docs cross-references", DECISION):
+            assert [h.id for h in store.recall(words, limit=10).hits][:1] == [remembered], [h.id for h in store.recall(words, limit=10).hits]
+        tools = [ln.record["data"]["tool"] for ln in store.lines(SESSION) if ln.record and ln.record["kind"] == "tool"]
+        assert tools == ["Bash", "Read"]  # every call of the session, once: the decision is the server's record of the third
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.slow
+def test_in_a_real_claude_code_session_the_remembered_decision_is_the_first_hit_for_its_own_words(repo: Path, tmp_path: Path,
+                                                                                               monkeypatch: pytest.MonkeyPatch):
+    """The same, inside the real Claude Code (a scripted model on loopback): it runs a shell command, remembers the
+    decision through repo-memory's server, and ends; every hook setup installed fires as it does for a user."""
+    from click.testing import CliRunner
+
+    from repo_memory.shells.cli import cli
+    from tests.conftest import git
+    from tests.harness.clis import claude, records
+    from tests.harness.fake_anthropic import FakeAnthropic, tool_use
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    assert CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code"], catch_exceptions=False).exit_code == 0
+    turns = [tool_use("mcp__repo-memory__remember", {"text": DECISION, "kind": "decision"}), "Noted the decision."]
+    with FakeAnthropic(turns) as api:
+        done = claude(repo, home, api, "Remember why we build the docs with tox.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    logged = records(repo)
+    decision = next(r["id"] for r in logged if r["kind"] == "decision" and r.get("text") == DECISION)
+    store = Store(Config.load(repo))
+    try:
+        store.refresh()
+        for words in ("tox docs cross-references", DECISION):
+            assert [h.id for h in store.recall(words, limit=10).hits][:1] == [decision], [h.id for h in store.recall(words, limit=10).hits]
+    finally:
+        store.close()
+    assert not [r for r in logged if r["kind"] == "tool" and "remember" in str(r.get("data", {}).get("tool"))], logged  # no echo

@@ -119,8 +119,9 @@ class Recall:
         parsed, depth = query.parse(text), offset + limit + 1
         since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
         sem = self._semantic.query(text, session) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
-        doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else []
+        # Records first: their full-text pass, the longer one, runs while the query is being embedded.
         record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
+        doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else []
         merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
         budget = PAGE_CHARS

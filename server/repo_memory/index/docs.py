@@ -294,7 +294,7 @@ class DocIndex:
                 scored.append((score, row["name"], rowid))
             scored.sort(key=lambda t: (-t[0], t[1]))
             top = scored[:limit]
-            excerpts = fts.snippets(conn, "docs", "body", query.fts, [rowid for _, _, rowid in top]) if query else {}
+            excerpts = fts.snippets(conn, "docs", "body", query.fts, [rowid for _, _, rowid in top], TOKENIZE) if query else {}
         return [Hit(id=f"{rows[r]['kind']}:{rows[r]['name']}", kind=rows[r]["kind"], name=rows[r]["name"], title=_title(rows[r]["description"]),
                     snippet=excerpts.get(r) or rows[r]["body"].strip()[:160], score=round(score, 6), status=rows[r]["status"],
                     provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]}) for score, _, r in top]

@@ -14,6 +14,7 @@ import json
 import logging
 import os
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -172,8 +173,15 @@ class QueryVectors:
     """One query's embedding against the stored vectors: its nearest neighbours, and its similarity to given keys."""
 
     def __init__(self, vector: Any, index: VectorIndex):
-        self.vector, self.index = vector, index
+        self._vector, self.index = vector, index
         self.unembedded = 0  # candidates of this query that had no vector yet and were ranked by their words alone
+
+    @property
+    def vector(self) -> Any:
+        """The query's embedding; given as a Future, it is waited for at first use (the full-text pass runs meanwhile)."""
+        if isinstance(self._vector, Future):
+            self._vector = self._vector.result()
+        return self._vector
 
     def nearest(self, count: int) -> list[tuple[int, float]]:
         return self.index.search(self.vector, count)
