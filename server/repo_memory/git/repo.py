@@ -24,12 +24,20 @@ from repo_memory.formats import when
 GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+KEPT = 4096  # commit -> tree and blob -> size answers a process keeps
 TREES_KEPT = 256  # parsed trees a process keeps (a folder of 10k skills is about 2 MB)
 INDEX_LOCK_WAIT = 5.0
 IN_PROGRESS = {
     "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
     "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
 }
+
+
+def _bound(kept: dict[str, Any]) -> None:
+    """Forget the oldest answers of `kept` past KEPT."""
+    while len(kept) > KEPT:
+        kept.pop(next(iter(kept)))
 
 
 def discover(start: Path) -> tuple[Path, Path]:
@@ -109,6 +117,8 @@ class Git:
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
         self._trees: dict[str, dict[str, tuple[str, str]]] = {}  # tree id -> {name: (object id, type)}, see _find
+        self._roots: dict[str, str] = {}  # commit id -> its tree's id (objects never change: kept like trees)
+        self._sizes: dict[str, int] = {}  # blob id -> its size
 
     # --- plumbing ---------------------------------------------------------------------------------
 
@@ -244,7 +254,11 @@ class Git:
             found = self._find(commit, path)
             if found is None or found[1] != "blob":
                 return None
-            return found[0], int(self.repo.odb.info(bytes.fromhex(found[0])).size)
+            size = self._sizes.get(found[0])
+            if size is None:
+                size = self._sizes[found[0]] = int(self.repo.odb.info(bytes.fromhex(found[0])).size)
+                _bound(self._sizes)
+            return found[0], size
 
     def blob(self, commit: str, path: str) -> bytes:
         """The exact bytes of `path` at `commit`."""
@@ -262,10 +276,16 @@ class Git:
         a folder of 10k skills cost 0.1 s each time, once per hit of every recall (bench/scale.py)."""
         import git
 
-        try:
-            found = (str(self.repo.commit(commit).tree.hexsha), "tree")
-        except (KeyError, ValueError, git.BadName):
-            return None
+        root = self._roots.get(commit)
+        if root is None:
+            try:
+                root = self._roots[commit] = str(self.repo.commit(commit).tree.hexsha)  # a round trip to git each time otherwise
+            except (KeyError, ValueError, git.BadName):
+                return None
+            if not _SHA.fullmatch(commit):  # a ref or an abbreviation: it can name another commit tomorrow
+                self._roots.pop(commit)
+            _bound(self._roots)
+        found = (root, "tree")
         for part in (p for p in path.split("/") if p):
             entries = self._tree(found[0]) if found[1] == "tree" else {}
             if part not in entries:
