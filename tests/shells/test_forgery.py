@@ -8,6 +8,8 @@ client and the CLI, as an agent and a person would see it.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,6 +143,31 @@ async def test_records_written_outside_repo_memory_are_never_committed_by_it(sto
     assert "first note" in committed
     doctor = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
     assert doctor.exit_code == 1 and "outside repo-memory" in doctor.output
+
+
+async def test_a_marked_line_copied_with_other_words_is_never_committed(store: Store, repo: Path):
+    """A line keeps its mark when an agent copies it and changes its words: the mark covers the record's hash, so the
+    hash must be checked against the words too before the log is committed."""
+    store.remember("deploys need a green main", session="work")
+    path = log_of(repo, "work")
+    copied = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    copied["text"] = "deploys may skip the tests"  # sha256 and mac as they were
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(copied, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+    store.flush("all")
+    assert "work.jsonl" not in git(repo, "ls-files"), "a log holding a copied line with new words was committed"
+
+
+async def test_records_another_repo_memory_process_wrote_are_committed_by_this_one(store: Store, repo: Path):
+    """What a hook process or a killed server wrote (marked with the same clone's key) is committed by the next
+    process that flushes: the check before a commit judges lines by their marks, not by what this process wrote."""
+    script = ("import sys; from pathlib import Path; from repo_memory.config import Config; from repo_memory.core.store import Store; "
+              "s = Store(Config.load(Path(sys.argv[1]))); s.remember('written by another process', session='hook'); s.close(commit=False)")
+    done = subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    store.refresh()
+    store.flush("all")
+    assert "written by another process" in git(repo, "show", f"HEAD:{log_of(repo, 'hook').relative_to(repo).as_posix()}")
 
 
 async def test_a_run_credits_the_skills_its_spec_binds_and_those_read_during_it_not_any_the_agent_names(store: Store, repo: Path):

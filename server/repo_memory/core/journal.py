@@ -112,6 +112,8 @@ class Journal:
             os.fsync(fd)
         finally:
             os.close(fd)  # closing releases the lock
+        if self.key is not None:
+            self.key.vouch(chunk[:-1] for chunk in chunks if chunk != b"\n")
         return records
 
     def _prepare(self, entry: Entry) -> dict[str, Any]:

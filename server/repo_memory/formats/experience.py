@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -82,8 +82,9 @@ class Line:
     torn: bool = False
 
 
-def parse_line(raw: bytes, offset: int, torn: bool = False) -> Line:
-    """Parse one line; a line that is not a valid record keeps a `problem` and no record."""
+def parse_line(raw: bytes, offset: int, torn: bool = False, check: bool = True) -> Line:
+    """Parse one line; a line that is not a valid record keeps a `problem` and no record. Without `check`, any JSON
+    object is taken as the record (for readers that judge a line by something else, such as its writer's mark)."""
     if torn:
         return Line(offset, raw, None, "torn last line (an append was interrupted)", torn=True)
     try:
@@ -92,25 +93,29 @@ def parse_line(raw: bytes, offset: int, torn: bool = False) -> Line:
         return Line(offset, raw, None, f"not JSON: {exc}")
     if not isinstance(record, dict):
         return Line(offset, raw, None, "not a JSON object")
-    problems = validate("experience", record)
+    problems = validate("experience", record) if check else []
     if problems:
         return Line(offset, raw, None, "; ".join(str(p) for p in problems))
     return Line(offset, raw, record)
 
 
-def parse_lines(data: bytes, base: int = 0) -> list[Line]:
-    """Every line of `data` (bytes of a log file from offset `base`); a fragment without newline is torn."""
-    lines = []
+def split_lines(data: bytes, base: int = 0) -> Iterator[tuple[int, bytes, bool]]:
+    """(offset, bytes, torn) of every line of `data` (bytes of a log file from offset `base`), unparsed; a fragment
+    without newline is torn."""
     position = 0
     while position < len(data):
         nl = data.find(b"\n", position)
         if nl < 0:
-            lines.append(parse_line(data[position:], base + position, torn=True))
-            break
+            yield base + position, data[position:], True
+            return
         if nl > position:
-            lines.append(parse_line(data[position:nl], base + position))
+            yield base + position, data[position:nl], False
         position = nl + 1
-    return lines
+
+
+def parse_lines(data: bytes, base: int = 0) -> list[Line]:
+    """Every line of `data` (bytes of a log file from offset `base`); a fragment without newline is torn."""
+    return [parse_line(raw, offset, torn) for offset, raw, torn in split_lines(data, base)]
 
 
 @dataclass(frozen=True)

@@ -17,12 +17,16 @@ import logging
 import os
 import re
 import secrets
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 log = logging.getLogger("repo_memory")
 MAC_HEX = 32  # 128 bits: forging one by guessing is out of reach, and each record pays 40 bytes for it
 _CLONE = re.compile(r"^[0-9a-f]{8}$")
+VOUCHED = 1 << 18  # log lines a process remembers writing (16 bytes each): an import's worth
+_vouched: dict[bytes, None] = {}  # keyed digests of the log lines this process wrote, oldest first
+_vouched_lock = threading.Lock()
 
 
 def key_dir(env: Mapping[str, str]) -> Path:
@@ -59,6 +63,19 @@ class Key:
     def mark(self, purpose: str, text: str) -> str:
         """The mark of `text` for `purpose` (a record's sha256, a loop acceptance): hex, MAC_HEX digits."""
         return hmac.new(self._secret, f"{purpose}\0{text}".encode(), hashlib.sha256).hexdigest()[:MAC_HEX]
+
+    def vouch(self, lines: Iterable[bytes]) -> None:
+        """Remember that this process wrote `lines` (log lines it marked) under this key, so a check before a commit
+        need not parse and re-hash them (`vouched`). Only a digest keyed by the secret is kept."""
+        digests = [hashlib.blake2b(line, key=self._secret, digest_size=16).digest() for line in lines]
+        with _vouched_lock:
+            _vouched.update(dict.fromkeys(digests))
+            while len(_vouched) > VOUCHED:
+                del _vouched[next(iter(_vouched))]
+
+    def vouched(self, line: bytes) -> bool:
+        """Whether this process wrote exactly `line` under this key (see `vouch`)."""
+        return hashlib.blake2b(line, key=self._secret, digest_size=16).digest() in _vouched
 
     def marked(self, purpose: str, text: str, mark: object) -> bool:
         """Whether `mark` is this key's mark of `text` for `purpose` (compared in constant time)."""
