@@ -15,6 +15,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +46,8 @@ class Memory(Protocol):
     def read(self, ref: str, cursor: str | None = None, as_of: str | None = None) -> ReadItem: ...
 
     def source(self, actor: str, tool: str) -> dict[str, str]: ...
+
+    def batched(self) -> AbstractContextManager[None]: ...
 
 
 @dataclass(frozen=True)
@@ -239,14 +242,26 @@ class Importer:
             held.setdefault(session, []).append(item)
             count += 1
             if len(held[session]) >= BATCH or count >= BUFFERED:
-                for name in [session] if len(held[session]) >= BATCH else list(held):
-                    count -= len(held[name])
-                    self._merge(results, self._append(name, held.pop(name), source, None))
-                yield lines.bytes
-        for name, items in held.items():
-            self._merge(results, self._append(name, items, source, None))
+                names = [session] if len(held[session]) >= BATCH else list(held)
+                count -= sum(len(held[name]) for name in names)
+                yield from self._append_all(names, held, source, results, lines)
+        yield from self._append_all(list(held), held, source, results, lines)
         report.sessions += results.values()
         yield lines.bytes
+
+    def _append_all(self, names: list[str], held: dict[str, list[Item]], source: Source, results: dict[str, Imported],
+                    lines: CountedLines) -> Iterator[int]:
+        """Append what is held of each session of `names`, the index updated in one transaction per BATCH records
+        (one per session cost a commit of the index each: 6% of an import of short sessions)."""
+        while names:
+            size, group = 0, list[str]()
+            while names and (not group or size + len(held[names[0]]) <= BATCH):
+                group.append(names.pop(0))
+                size += len(held[group[-1]])
+            with self._memory.batched():
+                for name in group:
+                    self._merge(results, self._append(name, held.pop(name), source, None))
+            yield lines.bytes
 
     @staticmethod
     def _merge(results: dict[str, Imported], done: Imported) -> None:

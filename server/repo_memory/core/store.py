@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from repo_memory.code.anchors import Code
@@ -194,6 +195,10 @@ class Store:
     def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
         """Append records to `session` as one write (captured content is redacted, an agent's is refused if it holds a secret)."""
         return self._logs.append(session, entries, captured)
+
+    def batched(self) -> AbstractContextManager[None]:
+        """One index transaction around many `log` calls (an import): the index commits once, not once per write."""
+        return self._db.transaction()
 
     def put_blob(self, data: bytes) -> str:
         return self._journal.put_blob(data)

@@ -251,7 +251,7 @@ class _Transaction:
 
     def __exit__(self, exc_type: object, *_: object) -> None:
         try:
-            if self.outer:
+            if self.outer and self.db.conn.in_transaction:  # not in one: the file was rebuilt in the meantime
                 self.db.conn.execute("ROLLBACK" if exc_type else "COMMIT")
                 if not exc_type:
                     self.db.writes += 1
