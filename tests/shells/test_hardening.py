@@ -447,6 +447,8 @@ async def test_a_damaged_index_is_rebuilt_and_no_write_is_reported_failed_or_mad
             await call(client, "skill_write", name="migrate", description="Run migrations.", body="make migrate")
             found = (await call(client, "recall", query="read-only Fridays"))["hits"]
             assert found and found[0]["id"] == "ops#1"
+            skills = (await call(client, "recall", query="deploy staging migrations"))["hits"]  # skills are ranked on a second connection
+            assert {"skill:deploy", "skill:migrate"} <= {h["id"] for h in skills}, skills
             assert (await call(client, "read", ref=written["ids"][0]))["records"][0]["verified"]
         assert [r["text"] for r in (ln.record for ln in store.lines("ops")) if r] == [
             "the staging database is read-only on Fridays", "migrations run before the app starts"]

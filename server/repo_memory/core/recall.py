@@ -11,17 +11,18 @@ import dataclasses
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from repo_memory.code.staleness import Staleness
 from repo_memory.core import utility
+from repo_memory.core.provenance import OUTSIDE, Provenance
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
 from repo_memory.core.semantic import Semantic
 from repo_memory.errors import InvalidArgumentError, UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
-from repo_memory.core.provenance import OUTSIDE, Provenance
 from repo_memory.git.committed import Committed, describe, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -98,6 +99,9 @@ class Recall:
         self._docs, self._records, self._activity = DocIndex(db), records, Activity(db)
         self._committed, self._staleness, self._evidence = committed, staleness, evidence
         self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
+        # Skills and loops are ranked in this thread while the records are ranked in the caller's, each on its own
+        # connection: SQLite ranks outside Python's lock, so a recall uses both cores (docs/benchmarks.md).
+        self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-docs")
 
     def recall(self, text: str, limit: int | None = None, include: Sequence[str] = DEFAULT_STATUSES, kinds: Sequence[str] | None = None,
                session: str | None = None, since: str | None = None, until: str | None = None, cursor: str | None = None,
@@ -120,8 +124,9 @@ class Recall:
         since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
         sem = self._semantic.query(text, session) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
         # Records first: their full-text pass, the longer one, runs while the query is being embedded.
+        docs = self._beside.submit(self._docs.search, parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else None
         record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
-        doc_hits = self._docs.search(parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else []
+        doc_hits = docs.result() if docs is not None else []
         merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
         budget = PAGE_CHARS
@@ -136,6 +141,9 @@ class Recall:
         note = f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole}). {DATA_NOTE}" if cut else DATA_NOTE
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
+
+    def close(self) -> None:
+        self._beside.shutdown(wait=True)
 
     def _why_lexical(self) -> str:
         if self._semantic is None or not self._semantic.enabled:

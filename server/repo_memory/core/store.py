@@ -71,9 +71,9 @@ class Store:
         return (SKILLS_DIR, *(d for d in self.config.skill_dirs if d != SKILLS_DIR))
 
     def close(self, commit: bool = True) -> None:
-        """Commit what is pending (unless `commit=False`: it stays recorded for the next flush), then close the index."""
         self._index.semantic.stop()
-        self._committer.close(commit)
+        self._recall.close()
+        self._committer.close(commit)  # commits what is pending (with commit=False it stays recorded for the next flush)
         self._git.close()
         self._db.close()
 
@@ -96,14 +96,12 @@ class Store:
     def recall(self, text: str, limit: int | None = None, kinds: Sequence[str] | None = None, session: str | None = None,
                since: str | None = None, until: str | None = None, cursor: str | None = None, symbol: str | None = None,
                as_of: str | None = None, include: Sequence[str] = ("active", "draft")) -> RecallResult:
-        """One search over skills, loops and experience (see core/recall.py); `as_of` answers from memory as it stood then."""
-        if as_of:
+        if as_of:  # memory as it stood then; otherwise one search over skills, loops and experience (core/recall.py)
             return self._recall.recall_at(text, as_of, limit or self.config.recall_limit, kinds)
         return self._recall.recall(text, limit, include, kinds, session, since, until, cursor, symbol)
 
     def read(self, ref: str, cursor: str | None = None, as_of: str | None = None) -> Item:
-        """Dereference any reference (formats/refs.py): a skill or a file beside it, a loop, records, a session."""
-        if as_of:
+        if as_of:  # any reference (formats/refs.py): a skill or a file beside it, a loop, records, a session
             return self._past.read_at(ref, as_of, cursor)
         parsed = parse_ref(ref)
         if parsed.kind == "record":
@@ -193,12 +191,10 @@ class Store:
         return self._logs.source(actor, tool)
 
     def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
-        """Append records to `session` as one write (captured content is redacted, an agent's is refused if it holds a secret)."""
-        return self._logs.append(session, entries, captured)
+        return self._logs.append(session, entries, captured)  # one write; captured content redacted, an agent's refused if it holds a secret
 
     def batched(self) -> AbstractContextManager[None]:
-        """One index transaction around many `log` calls (an import): the index commits once, not once per write."""
-        return self._db.transaction()
+        return self._db.transaction()  # one index transaction around many `log` calls (an import), not one per write
 
     def put_blob(self, data: bytes) -> str:
         return self._journal.put_blob(data)
@@ -231,7 +227,7 @@ class Store:
         return self._skills.redraft(rels, via, since)  # the skills of `rels` and of files changed since `since` (ns)
 
     def repin(self, name: str) -> list[str]:
-        """A person checked `name` (a skill, or loop:NAME) against the code: its anchors' current code becomes the baseline."""
+        # A person checked `name` (a skill, or loop:NAME) against the code: its anchors' current code becomes the baseline.
         return self._staleness.repin_first_seen(name) if name.startswith("loop:") else self._skills.repin(name.removeprefix("skill:"))
 
     # --- git ----------------------------------------------------------------------------------------
@@ -240,8 +236,7 @@ class Store:
         return self._committer.flush(scope, session)  # skills and loops; experience of `session`, this process's (final), all
 
     def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
-        """Commit files repo-memory created besides memory writes (init's scaffolding), the same way, now."""
-        self._committer.record(paths, message)
+        self._committer.record(paths, message)  # files repo-memory created besides memory writes (init's scaffolding)
         return self._committer.flush()
 
     def commit_status(self, kind: str = "doc") -> str:

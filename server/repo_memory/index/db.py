@@ -20,7 +20,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,9 @@ class Database:
         self.writes = 0  # transactions committed through this connection
         self.rebuilt: list[str] = []  # why the file was thrown away and rebuilt, each time it was
         self.repair: Callable[[str], Any] | None = None  # rebuilds the file and re-indexes the memory files (set by the owner)
+        self._opened = 0  # connections made so far: a reader made before the last one follows it to the new file
+        self._reader: tuple[sqlite3.Connection, int] | None = None
+        self._reader_lock = threading.Lock()
         try:
             self._open()
         except sqlite3.DatabaseError as exc:  # a damaged cache is thrown away and rebuilt from the files
@@ -104,6 +107,7 @@ class Database:
 
     def _connect(self) -> None:
         self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._opened += 1
         if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":  # set once, a property of the file
             self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=OFF")  # a disposable cache: a crash costs a rebuild, never user data
@@ -148,6 +152,19 @@ class Database:
             if damaged:
                 self.rebuilt.append(why)
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A second connection, for a search that runs beside one on the main connection (a recall ranks skills while
+        it ranks records: SQLite works outside Python's lock, so the two use both cores). WAL lets it read whatever
+        the other does; it is made again after the main connection moved to a rebuilt or replaced file."""
+        with self._reader_lock:
+            if self._reader is None or self._reader[1] != self._opened:
+                if self._reader is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        self._reader[0].close()
+                self._reader = (sqlite3.connect(self.path, check_same_thread=False, timeout=30, isolation_level=None), self._opened)
+            yield self._reader[0]
+
     def after_write(self, update: Callable[[], Any]) -> None:
         """Index what was just written to a memory file. The file is the truth and is already durable, so a failing
         index never fails the write: a damaged file is rebuilt, anything else is caught up by the next sync."""
@@ -170,6 +187,10 @@ class Database:
     def close(self) -> None:
         with self.lock:
             self.conn.close()
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader[0].close()
+                self._reader = None
 
     def create(self) -> None:
         """Drop every table and create the current schema (the files on disk are the truth)."""

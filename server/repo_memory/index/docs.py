@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -256,17 +257,16 @@ class DocIndex:
         if not kinds or (not query and sem is None):
             return []
         pool = max(limit * 3, 30)
-        conn = self._db.conn
 
         def wanted(row: dict[str, Any] | None) -> bool:
             return bool(row and row["winner"] and not row["flags"] and row["kind"] in kinds and row["status"] in statuses)
 
-        with self._db.lock:
+        with self._db.reading() as conn:  # beside the records' search on the main connection (core/recall.py)
             kept, rows = [], {}
             for match in (self._frequencies.first_pass(conn, query.terms) or [query.fts]) if query else []:
                 while True:  # rank from the full-text index alone, then filter the pool on its rows (cheaper than a join)
                     ranked = fts.best(conn, "docs", WEIGHTS, match, pool)
-                    rows = self._rows_by_id([rowid for rowid, _ in ranked])
+                    rows = self._rows_by_id([rowid for rowid, _ in ranked], conn)
                     kept = [(rowid, rank) for rowid, rank in ranked if wanted(rows.get(rowid))]
                     if len(kept) >= limit or len(ranked) < pool:
                         break
@@ -277,12 +277,12 @@ class DocIndex:
                                        else 1.0) for rowid, rank in kept}
             scores = lexical
             if sem is not None:
-                nearest = self._rows_by_vkey([k for k, _ in sem.nearest(fusion.NEAREST)])
+                nearest = self._rows_by_vkey([k for k, _ in sem.nearest(fusion.NEAREST)], conn)
                 rows |= {rowid: row for rowid, row in nearest.items() if wanted(row)}
                 candidates = {rowid: rows[rowid] for rowid in {*lexical, *(r for r in nearest if wanted(nearest[r]))}}
                 similar = sem.similarity([row["vkey"] for row in candidates.values()])
                 semantic = {rowid: similar[row["vkey"]] for rowid, row in candidates.items() if row["vkey"] in similar}
-                sem.unembedded += fusion.unembedded(lexical, semantic)
+                sem.count_unembedded(fusion.unembedded(lexical, semantic))
                 scores = fusion.fuse(lexical, semantic)
             scored = []
             for rowid, score in scores.items():
@@ -309,16 +309,16 @@ class DocIndex:
             return [(int(r[0]), f"{r[1]}: {r[2]}\n{r[3]}") for r in self._db.conn.execute(
                 "SELECT vkey, name, description, substr(body, 1, 1500) FROM docs WHERE winner = 1 AND valid = 1 AND flags = ''")]
 
-    def _rows_by_vkey(self, keys: list[int]) -> dict[int, dict[str, Any]]:
+    def _rows_by_vkey(self, keys: list[int], conn: sqlite3.Connection) -> dict[int, dict[str, Any]]:
         if not keys:
             return {}
-        rowids = [r[0] for r in self._db.conn.execute(f"SELECT rowid FROM docs WHERE vkey IN ({','.join('?' * len(keys))})", keys)]
-        return self._rows_by_id(rowids)
+        rowids = [r[0] for r in conn.execute(f"SELECT rowid FROM docs WHERE vkey IN ({','.join('?' * len(keys))})", keys)]
+        return self._rows_by_id(rowids, conn)
 
-    def _rows_by_id(self, rowids: list[int]) -> dict[int, dict[str, Any]]:
+    def _rows_by_id(self, rowids: list[int], conn: sqlite3.Connection) -> dict[int, dict[str, Any]]:
         if not rowids:
             return {}
-        cursor = self._db.conn.execute(
+        cursor = conn.execute(
             "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, vkey, description, body FROM docs "
             f"WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
         cols = [c[0] for c in cursor.description]

@@ -147,7 +147,7 @@ class RecordRanking:
             if r[10] in similar:
                 context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
                 semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * (sum(context) / len(context) if context else 0.0)
-        sem.unembedded += fusion.unembedded(lexical, semantic)
+        sem.count_unembedded(fusion.unembedded(lexical, semantic))
         return fusion.fuse(lexical, semantic, floor)
 
     def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:

@@ -175,6 +175,11 @@ class QueryVectors:
     def __init__(self, vector: Any, index: VectorIndex):
         self._vector, self.index = vector, index
         self.unembedded = 0  # candidates of this query that had no vector yet and were ranked by their words alone
+        self._counting = threading.Lock()  # skills and records are ranked in two threads at once
+
+    def count_unembedded(self, found: int) -> None:
+        with self._counting:
+            self.unembedded += found
 
     @property
     def vector(self) -> Any:
