@@ -156,7 +156,12 @@ class Database:
     def reading(self) -> Iterator[sqlite3.Connection]:
         """A second connection, for a search that runs beside one on the main connection (a recall ranks skills while
         it ranks records: SQLite works outside Python's lock, so the two use both cores). WAL lets it read whatever
-        the other does; it is made again after the main connection moved to a rebuilt or replaced file."""
+        the other does; it is made again after the main connection moved to a rebuilt or replaced file. An index in
+        memory (memory as it stood at a commit, core/past.py) has no second connection: its own is used."""
+        if self.path == Path(":memory:"):
+            with self.lock:
+                yield self.conn
+            return
         with self._reader_lock:
             if self._reader is None or self._reader[1] != self._opened:
                 if self._reader is not None:
