@@ -97,6 +97,43 @@ async def ask(root: Path, questions: list[str], semantic: bool, settle: float = 
     return samples, ranking, rss
 
 
+def ask_raw(root: Path, questions: list[str], semantic: bool, settle: float = SETTLE) -> list[float]:
+    """Recall latencies through a stdio server asked by a bare JSON-RPC client (a line out, a line back): the server's
+    own cost, without the Python SDK client's validation of each result against the tool's output schema."""
+    server = subprocess.Popen([*CLI, "serve"], cwd=root, env=env(semantic), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    assert server.stdin is not None and server.stdout is not None
+    sent = 0
+
+    def call(method: str, params: dict, answer: bool = True) -> dict:
+        nonlocal sent
+        sent += 1
+        message = {"jsonrpc": "2.0", "method": method, "params": params, **({"id": sent} if answer else {})}
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+        while answer:
+            reply = json.loads(server.stdout.readline())
+            if reply.get("id") == sent:
+                return reply
+        return {}
+
+    try:
+        call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}})
+        call("notifications/initialized", {}, answer=False)
+        call("tools/call", {"name": "recall", "arguments": {"query": questions[0]}})
+        time.sleep(settle)
+        samples = []
+        for q in questions:
+            started = time.perf_counter()
+            reply = call("tools/call", {"name": "recall", "arguments": {"query": q}})
+            samples.append((time.perf_counter() - started) * 1000)
+            assert "result" in reply, reply
+    finally:
+        server.stdin.close()
+        server.wait(timeout=60)
+    return samples
+
+
 def quality(root: Path, conversations: list[dict], semantic: bool, budget: int) -> float:
     """Turn any@5 of LoCoMo questions (categories 1-4) over all records, unscoped: a hit counts when its text is an
     evidence turn's (each turn is in the store many times). `budget`: the full-text first pass's (fts.BUDGET)."""
@@ -168,18 +205,19 @@ def main() -> int:
         settle = 0.0 if args.small else SETTLE  # CI runs --small to see it work, not to time it
         anyio.run(ask, root, questions[:50], False, 0.0)  # warms the page cache with the index just built
         full_text, _, rss = anyio.run(ask, root, questions, False, settle)
-        rows = [("full-text", full_text, rss)]
+        rows = [("full-text", full_text, rss), ("full-text, bare client", ask_raw(root, questions, False, settle), 0)]
         if not args.no_embed:
             if not args.reuse:
                 embedded, _ = run(root, "reindex", semantic=True)
                 print(f"  reindex + embed          {embedded:8.1f} s  vectors on disk {size(index.parent / 'vectors.usearch'):,.0f} MB")
             samples, ranking, rss = anyio.run(ask, root, questions, True, settle)
             rows.append((f"hybrid ({ranking.split(' ')[0]})", samples, rss))
+            rows.append(("hybrid, bare client", ask_raw(root, questions, True, settle), 0))
         texts = [re.sub(r"\s+", " ", t[2]) for t in turns] * (args.records // len(turns) + 1)
         rows.append(("plain FTS5 baseline", plain_fts5(texts[: args.records], questions), 0))
-        print(f"\n  recall through MCP (stdio), {len(questions)} LoCoMo questions, no filters:")
+        print(f"\n  recall through MCP (stdio; the mcp SDK's client, and a bare JSON-RPC one), {len(questions)} LoCoMo questions, no filters:")
         for name, samples, rss in rows:
-            peak = f"  server peak RSS {rss / 1024:,.0f} MB" if rss else "  (in-process SQLite, no MCP)"
+            peak = f"  server peak RSS {rss / 1024:,.0f} MB" if rss else "" if "bare" in name else "  (in-process SQLite, no MCP)"
             print(f"  {name:<22} p50 {statistics.median(samples):7.2f} ms  p95 {percentile(samples, 95):7.2f} ms{peak}")
         conversations = json.loads(args.data.read_text(encoding="utf-8"))
         bounded = fts.BUDGET

@@ -97,7 +97,7 @@ def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server():
     if proc.stdout.startswith("skipped:"):
         pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
     rows = {line.split(" p50")[0].strip(): line for line in proc.stdout.splitlines() if " p50 " in line}
-    assert {"full-text", "hybrid (hybrid)", "plain FTS5 baseline"} <= set(rows), proc.stdout
+    assert {"full-text", "full-text, bare client", "hybrid (hybrid)", "hybrid, bare client", "plain FTS5 baseline"} <= set(rows), proc.stdout
     assert "server peak RSS" in rows["hybrid (hybrid)"] and "records/s" in proc.stdout
     quality = {line.strip().rsplit(" ", 1)[0].strip(): float(line.split()[-1]) for line in proc.stdout.splitlines()
                if line.strip().startswith(("full-text", "hybrid")) and " p50 " not in line}
