@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,10 +35,10 @@ IN_PROGRESS = {
 }
 
 
-def _bound(kept: dict[str, Any]) -> None:
+def _bound(kept: OrderedDict[str, Any]) -> None:
     """Forget the oldest answers of `kept` past KEPT."""
     while len(kept) > KEPT:
-        kept.pop(next(iter(kept)))
+        kept.popitem(last=False)
 
 
 def discover(start: Path) -> tuple[Path, Path]:
@@ -117,8 +118,8 @@ class Git:
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
         self._trees: dict[str, dict[str, tuple[str, str]]] = {}  # tree id -> {name: (object id, type)}, see _find
-        self._roots: dict[str, str] = {}  # commit id -> its tree's id (objects never change: kept like trees)
-        self._sizes: dict[str, int] = {}  # blob id -> its size
+        self._roots: OrderedDict[str, str] = OrderedDict()  # commit id -> its tree's id (objects never change: kept like trees)
+        self._sizes: OrderedDict[str, int] = OrderedDict()  # blob id -> its size
 
     # --- plumbing ---------------------------------------------------------------------------------
 
