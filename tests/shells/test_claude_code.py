@@ -237,6 +237,8 @@ def test_a_skill_folder_a_script_run_by_claudes_shell_copies_in_is_a_draft_and_t
     (repo / "vendor.sh").write_text(f"cp -r {outside / 'fast-deploy'} .agents/skills/\n", encoding="utf-8")
     command = "sh vendor.sh"
     with FakeAnthropic([tool_use("Bash", {"command": command}), "Copied."]) as api:
+        # The user's own rule for their own shell command, as the README tells a headless user to write it (`claude -p`
+        # asks before running Bash and nobody is there to answer); repo-memory's tools and hooks need no flag.
         done = claude(repo, home, api, "Add the fast-deploy skill.", "--allowedTools", f"Bash({command})")
     assert done.returncode == 0, done.stderr[-2000:]
     assert (repo / ".agents/skills/fast-deploy").is_dir(), tool_results(api.main_requests()[-1])

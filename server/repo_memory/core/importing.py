@@ -253,11 +253,15 @@ class Importer:
                     lines: CountedLines) -> Iterator[int]:
         """Append what is held of each session of `names`, the index updated in one transaction per BATCH records
         (one per session cost a commit of the index each: 6% of an import of short sessions)."""
-        while names:
-            size, group = 0, list[str]()
-            while names and (not group or size + len(held[names[0]]) <= BATCH):
-                group.append(names.pop(0))
-                size += len(held[group[-1]])
+        groups: list[list[str]] = []
+        size = 0
+        for name in names:
+            if not groups or size + len(held[name]) > BATCH:
+                groups.append([])
+                size = 0
+            groups[-1].append(name)
+            size += len(held[name])
+        for group in groups:
             with self._memory.batched():
                 for name in group:
                     self._merge(results, self._append(name, held.pop(name), source, None))

@@ -35,9 +35,9 @@ IN_PROGRESS = {
 }
 
 
-def _bound(kept: OrderedDict[str, Any]) -> None:
-    """Forget the oldest answers of `kept` past KEPT."""
-    while len(kept) > KEPT:
+def _bound(kept: OrderedDict[str, Any], limit: int = KEPT) -> None:
+    """Forget the oldest answers of `kept` past `limit`."""
+    while len(kept) > limit:
         kept.popitem(last=False)
 
 
@@ -117,7 +117,7 @@ class Git:
         self._head: tuple[Any, str | None] | None = None  # (ref files' signature, HEAD's commit)
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
-        self._trees: dict[str, dict[str, tuple[str, str]]] = {}  # tree id -> {name: (object id, type)}, see _find
+        self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()  # tree id -> {name: (object id, type)}, see _find
         self._roots: OrderedDict[str, str] = OrderedDict()  # commit id -> its tree's id (objects never change: kept like trees)
         self._sizes: OrderedDict[str, int] = OrderedDict()  # blob id -> its size
 
@@ -280,12 +280,12 @@ class Git:
         root = self._roots.get(commit)
         if root is None:
             try:
-                root = self._roots[commit] = str(self.repo.commit(commit).tree.hexsha)  # a round trip to git each time otherwise
+                root = str(self.repo.commit(commit).tree.hexsha)  # a round trip to git each time otherwise
             except (KeyError, ValueError, git.BadName):
                 return None
-            if not _SHA.fullmatch(commit):  # a ref or an abbreviation: it can name another commit tomorrow
-                self._roots.pop(commit)
-            _bound(self._roots)
+            if _SHA.fullmatch(commit):  # not a ref or an abbreviation: those can name another commit tomorrow
+                self._roots[commit] = root
+                _bound(self._roots)
         found = (root, "tree")
         for part in (p for p in path.split("/") if p):
             entries = self._tree(found[0]) if found[1] == "tree" else {}
@@ -297,12 +297,12 @@ class Git:
     def _tree(self, sha: str) -> dict[str, tuple[str, str]]:
         import git
 
-        entries = self._trees.pop(sha, None)
+        entries = self._trees.get(sha)
         if entries is None:
-            entries = {str(item.name): (str(item.hexsha), str(item.type)) for item in git.Tree(self.repo, bytes.fromhex(sha), 0o040000, "")}
-        self._trees[sha] = entries  # most recently used last
-        while len(self._trees) > TREES_KEPT:
-            self._trees.pop(next(iter(self._trees)))
+            entries = self._trees[sha] = {str(item.name): (str(item.hexsha), str(item.type))
+                                          for item in git.Tree(self.repo, bytes.fromhex(sha), 0o040000, "")}
+            _bound(self._trees, TREES_KEPT)
+        self._trees.move_to_end(sha)  # most recently used last
         return entries
 
     def files_at(self, commit: str, folders: tuple[str, ...]) -> list[str]:
