@@ -186,3 +186,19 @@ async def test_a_huge_query_is_cut_before_it_is_embedded_and_the_answer_says_so(
     assert time.monotonic() - started < 60
     assert answer["ranking"].startswith("hybrid") and "skill:release-checklist" in [h["id"] for h in answer["hits"]]
     assert len(answer["query"]) == 2000 and "first 2000 characters" in answer["note"] and str(len(query)) in answer["note"]
+
+
+async def test_a_question_is_embedded_as_its_words_so_case_and_punctuation_change_nothing(memory: Path):
+    # The model read a capitalised name or a question mark as meaning: "Who owns BILLING?" and "who owns billing" got
+    # different vectors and different rankings, and the question form pulled records that are questions themselves.
+    store = Store(Config.load(memory))
+    store.reindex(embedding=lambda done, total: None)
+    try:
+        async with Client(server.build(store)) as client:
+            answers = [(await client.call_tool("recall", {"query": q, "kinds": ["note"]})).structured_content or {}
+                       for q in ("Who owns BILLING?", "who owns billing", "Who... owns billing?!")]
+    finally:
+        store.close()
+    ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
+    assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
+    assert ranked[0][0][0] == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
