@@ -277,6 +277,7 @@ class DocIndex:
                                        else 1.0) for rowid, rank in kept}
             scores = lexical
             if sem is not None:
+                sem.prefetch([rows[rowid]["vkey"] for rowid in lexical])  # while the query is still being embedded
                 nearest = self._rows_by_vkey([k for k, _ in sem.nearest(fusion.NEAREST)], conn)
                 rows |= {rowid: row for rowid, row in nearest.items() if wanted(row)}
                 candidates = {rowid: rows[rowid] for rowid in {*lexical, *(r for r in nearest if wanted(nearest[r]))}}

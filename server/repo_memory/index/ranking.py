@@ -113,8 +113,13 @@ class RecordRanking:
         """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
         conn = self._db.conn
         filters = " AND ".join(where)
+        # Until the query's embedding is ready, read what does not depend on it: the words' candidates' neighbours
+        # and the stored vectors of both.
+        around = self._neighbours([(r[4], r[11]) for r in found.values()])
+        sem.prefetch([r[10] for r in found.values()] + [k for keys in around.values() for k in keys])
         if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
             placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
+            sem.prefetch([k for k, _ in placed])
             similar = sem.similarity([k for k, _ in placed])
             by_seq = {seq: similar[k] for k, seq in placed if k in similar}
             scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
@@ -135,12 +140,13 @@ class RecordRanking:
         # Records saying the same thing share a vector: the newest few of each join, so a line repeated in a thousand
         # sessions costs what one does, and the candidates stay bounded.
         chosen = [rowid for key in keys for rowid in sorted(rows_of.get(key, []), reverse=True)[:PER_TEXT]][:pool]
+        chosen = [rowid for rowid in chosen if rowid not in found]
         for chunk in range(0, len(chosen), 500):
             part = chosen[chunk : chunk + 500]
             for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(part))})", part):
                 found.setdefault(r[0], r)
         similar = sem.similarity([r[10] for r in found.values()])
-        around = self._neighbours([(r[4], r[11]) for r in found.values()])
+        around |= self._neighbours([(r[4], r[11]) for rowid, r in found.items() if (r[4], r[11]) not in around])
         near_by = sem.similarity(sorted({k for keys in around.values() for k in keys}))
         semantic = {}
         for rowid, r in found.items():

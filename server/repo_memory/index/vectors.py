@@ -41,7 +41,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         self._index: Any = None
         self._loaded_mtime = 0
-        self._sample: tuple[int, list[int]] = (-1, [])
+        self._sample: tuple[tuple[int, int], Any] = ((0, -1), None)
 
     def _new(self) -> Any:
         from usearch.index import Index
@@ -139,14 +139,17 @@ class VectorIndex:
             got = self._index.get(np.array(keys, dtype=np.uint64))
         return {k: v for k, v in zip(keys, got, strict=True) if v is not None}
 
-    def sample(self, count: int) -> list[int]:
-        """Up to `count` keys spread evenly over the stored ones (the same keys until the vectors change)."""
+    def sample(self, count: int) -> Any:
+        """The unit vectors of up to `count` keys spread evenly over the stored ones, as rows of one matrix (kept until
+        the vectors change: every query compares itself with the same ones)."""
+        import numpy as np
+
         with self._lock:
-            size = len(self._index) if self._index is not None else 0
-            if self._sample[0] != size:
-                keys = self._index.keys if size else []
-                step = max(1, size // count)
-                self._sample = (size, [int(keys[i]) for i in range(0, size, step)][:count])
+            index = self._index
+            size = len(index) if index is not None else 0
+            if self._sample[0] != (id(index), size):
+                keys = [int(index.keys[i]) for i in range(0, size, max(1, size // count))][:count] if size else []
+                self._sample = ((id(index), size), _unit(list(self.vectors(keys).values())))
             return self._sample[1]
 
     def save(self) -> None:
@@ -170,12 +173,15 @@ class VectorIndex:
 
 
 class QueryVectors:
-    """One query's embedding against the stored vectors: its nearest neighbours, and its similarity to given keys."""
+    """One query's embedding against the stored vectors: its nearest neighbours, and its similarity to given keys.
+    Stored vectors can be read (`prefetch`) while the query is still being embedded; only the products wait for it."""
 
     def __init__(self, vector: Any, index: VectorIndex):
         self._vector, self.index = vector, index
         self.unembedded = 0  # candidates of this query that had no vector yet and were ranked by their words alone
         self._counting = threading.Lock()  # skills and records are ranked in two threads at once
+        self._stored: dict[int, Any] = {}  # unit vectors of the keys read so far (None: the key has no vector)
+        self._reading = threading.Lock()
 
     def count_unembedded(self, found: int) -> None:
         with self._counting:
@@ -183,9 +189,11 @@ class QueryVectors:
 
     @property
     def vector(self) -> Any:
-        """The query's embedding; given as a Future, it is waited for at first use (the full-text pass runs meanwhile)."""
+        """The query's unit embedding; given as a Future, it is waited for at first use (the full-text pass runs meanwhile)."""
         if isinstance(self._vector, Future):
-            self._vector = self._vector.result()
+            self._vector = _unit([self._vector.result()])[0]
+        elif getattr(self._vector, "ndim", 2) == 1:
+            self._vector = _unit([self._vector])[0]
         return self._vector
 
     def nearest(self, count: int) -> list[tuple[int, float]]:
@@ -194,18 +202,40 @@ class QueryVectors:
     def unrelated(self) -> float | None:
         """The similarity of the query to a text it has nothing to do with: the lowest over a fixed sample of the
         stored vectors (the nearest ones are all related in a large store, so they cannot tell where 'unrelated' is)."""
-        found = self.similarity(self.index.sample(SAMPLE))
-        return min(found.values()) if found else None
+        sample = self.index.sample(SAMPLE)
+        return float((sample @ self.vector).min()) if len(sample) else None
+
+    def prefetch(self, keys: list[int]) -> None:
+        """Read the stored vectors of `keys` now, so `similarity` later is only a product."""
+        with self._reading:
+            wanted = [k for k in dict.fromkeys(keys) if k not in self._stored]
+        if not wanted:
+            return
+        found = self.index.vectors(wanted)
+        unit = dict(zip(found, _unit(list(found.values())), strict=True))
+        with self._reading:
+            self._stored |= {k: unit.get(k) for k in wanted}
 
     def similarity(self, keys: list[int]) -> dict[int, float]:
         """Cosine similarity of the query to each of `keys` that has a vector (exact, not approximate)."""
         import numpy as np
 
-        found = self.index.vectors(keys)
-        if not found:
+        self.prefetch(keys)
+        with self._reading:
+            known = {k: v for k in keys if (v := self._stored.get(k)) is not None}
+        if not known:
             return {}
-        matrix = np.asarray(list(found.values()), dtype=np.float32)
-        norms = np.linalg.norm(matrix, axis=1)
-        norms[norms == 0] = 1.0
-        sims = matrix @ self.vector / norms / (float(np.linalg.norm(self.vector)) or 1.0)
-        return {k: float(s) for k, s in zip(found, sims, strict=True)}
+        sims = np.asarray(list(known.values())) @ self.vector
+        return {k: float(s) for k, s in zip(known, sims, strict=True)}
+
+
+def _unit(vectors: list[Any]) -> Any:
+    """`vectors` as rows of a float32 matrix, each scaled to length 1 (a zero vector stays zero)."""
+    import numpy as np
+
+    if not len(vectors):
+        return np.zeros((0, 0), dtype=np.float32)
+    matrix = np.asarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
