@@ -142,8 +142,6 @@ class VectorIndex:
     def sample(self, count: int) -> Any:
         """The unit vectors of up to `count` keys spread evenly over the stored ones, as rows of one matrix (kept until
         the vectors change: every query compares itself with the same ones)."""
-        import numpy as np
-
         with self._lock:
             index = self._index
             size = len(index) if index is not None else 0
