@@ -41,7 +41,7 @@ class VectorIndex:
         self._lock = threading.RLock()
         self._index: Any = None
         self._loaded_mtime = 0
-        self._sample: tuple[tuple[int, int], Any] = ((0, -1), None)
+        self._sample: tuple[tuple[int, int, int], Any] = ((0, -1, 0), None)
 
     def _new(self) -> Any:
         from usearch.index import Index
@@ -145,9 +145,9 @@ class VectorIndex:
         with self._lock:
             index = self._index
             size = len(index) if index is not None else 0
-            if self._sample[0] != (id(index), size):
+            if self._sample[0] != (id(index), size, self._loaded_mtime):
                 keys = [int(index.keys[i]) for i in range(0, size, max(1, size // count))][:count] if size else []
-                self._sample = ((id(index), size), _unit(list(self.vectors(keys).values())))
+                self._sample = ((id(index), size, self._loaded_mtime), _unit(list(self.vectors(keys).values())))
             return self._sample[1]
 
     def save(self) -> None:
@@ -176,6 +176,7 @@ class QueryVectors:
 
     def __init__(self, vector: Any, index: VectorIndex):
         self._vector, self.index = vector, index
+        self._unit: Any = None  # the embedding scaled to length 1, once it is known
         self.unembedded = 0  # candidates of this query that had no vector yet and were ranked by their words alone
         self._counting = threading.Lock()  # skills and records are ranked in two threads at once
         self._stored: dict[int, Any] = {}  # unit vectors of the keys read so far (None: the key has no vector)
@@ -188,11 +189,9 @@ class QueryVectors:
     @property
     def vector(self) -> Any:
         """The query's unit embedding; given as a Future, it is waited for at first use (the full-text pass runs meanwhile)."""
-        if isinstance(self._vector, Future):
-            self._vector = _unit([self._vector.result()])[0]
-        elif getattr(self._vector, "ndim", 2) == 1:
-            self._vector = _unit([self._vector])[0]
-        return self._vector
+        if self._unit is None:
+            self._unit = _unit([self._vector.result() if isinstance(self._vector, Future) else self._vector])[0]
+        return self._unit
 
     def nearest(self, count: int) -> list[tuple[int, float]]:
         return self.index.search(self.vector, count)
