@@ -91,8 +91,9 @@ def test_peer_benchmark_runs_in_small_mode_through_real_mcp_servers():
 
 
 @pytest.mark.slow
-def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--small"], capture_output=True, text=True, timeout=900)
+def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server_and_its_repository_is_timed_part_by_part(tmp_path: Path):
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--small", "--keep", str(tmp_path)],
+                          capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     if proc.stdout.startswith("skipped:"):
         pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
@@ -102,3 +103,9 @@ def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server():
     quality = {line.strip().rsplit(" ", 1)[0].strip(): float(line.split()[-1]) for line in proc.stdout.splitlines()
                if line.strip().startswith(("full-text", "hybrid")) and " p50 " not in line}
     assert quality["full-text"] > 0 and quality["hybrid"] > 0, proc.stdout
+    parts = subprocess.run([sys.executable, str(ROOT / "bench" / "phases.py"), str(tmp_path / "repo"), "--queries", "10"],
+                           capture_output=True, text=True, timeout=300)
+    assert parts.returncode == 0, parts.stderr[-3000:]
+    hybrid = parts.stdout.split("hybrid, 10 questions:")[1]
+    for part in ("recall (the whole call)", "records: full-text pass", "embedding the query (worker thread)", "skills and loops: whole search"):
+        assert re.search(rf"{re.escape(part)}\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+", hybrid), parts.stdout
