@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locomo import DATA  # noqa: E402
-from search import load_corpus  # noqa: E402
+from search import load_corpus, percentile  # noqa: E402
 
 from repo_memory.config import Config  # noqa: E402
 from repo_memory.core import recall as recall_module  # noqa: E402
@@ -86,10 +86,8 @@ def measure(root: Path, questions: list[str], hybrid: bool) -> dict[str, list[fl
 def report(title: str, times: dict[str, list[float]], count: int) -> list[str]:
     lines = [title, f"  {'part':<44} {'calls':>5} {'p50 ms':>7} {'p95 ms':>7} {'mean ms':>8}"]
     for label, samples in times.items():
-        samples = sorted(samples)
-        p95 = samples[min(len(samples) - 1, int(0.95 * (len(samples) - 1) + 0.5))]
         # a part some recalls skip (no wait: the embedding was cached or ready) is averaged over every recall
-        lines.append(f"  {label:<44} {len(samples):>5} {statistics.median(samples):>7.2f} {p95:>7.2f} {sum(samples) / count:>8.2f}")
+        lines.append(f"  {label:<44} {len(samples):>5} {statistics.median(samples):>7.2f} {percentile(samples, 95):>7.2f} {sum(samples) / count:>8.2f}")
     return lines
 
 

@@ -119,8 +119,7 @@ class RecordRanking:
         sem.prefetch([r[10] for r in found.values()] + [k for keys in around.values() for k in keys])
         if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
             placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
-            sem.prefetch([k for k, _ in placed])
-            similar = sem.similarity([k for k, _ in placed])
+            similar = sem.similarity([k for k, _ in placed])  # reads the stored vectors before it waits for the query's
             by_seq = {seq: similar[k] for k, seq in placed if k in similar}
             scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
                       for k, seq in placed if seq in by_seq]
