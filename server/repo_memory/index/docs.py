@@ -263,7 +263,7 @@ class DocIndex:
 
         with self._db.reading() as conn:  # beside the records' search on the main connection (core/recall.py)
             kept, rows = [], {}
-            for match in (self._frequencies.first_pass(conn, query.terms) or [query.fts]) if query else []:
+            for match in (self._frequencies.first_pass(conn, query.terms) or [(query.fts,)]) if query else []:
                 while True:  # rank from the full-text index alone, then filter the pool on its rows (cheaper than a join)
                     ranked = fts.best(conn, "docs", WEIGHTS, match, pool)
                     rows = self._rows_by_id([rowid for rowid, _ in ranked], conn)

@@ -96,7 +96,7 @@ class RecordRanking:
     def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
         """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index."""
         rows: list[tuple[Any, ...]] = []
-        for match in self._frequencies.first_pass(self._db.conn, query.terms) or [query.fts]:
+        for match in self._frequencies.first_pass(self._db.conn, query.terms) or [(query.fts,)]:
             if where in FAST:  # rank from the full-text index alone, then read the few rows it chose (few are left out)
                 best = fts.best(self._db.conn, "records", WEIGHTS, match, pool + 8)
                 got = {r[0]: r for r in self._db.conn.execute(
