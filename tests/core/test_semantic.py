@@ -202,3 +202,25 @@ async def test_a_question_is_embedded_as_its_words_so_case_and_punctuation_chang
     ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
     assert ranked[0][0][0] == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
+
+
+async def test_a_speakers_name_in_the_question_counts_by_its_words_not_in_what_is_embedded(memory: Path):
+    # A record's vector is made of "Speaker: text", so a person's name in the question drew every record that person
+    # wrote, whatever it said. The name is left out of what is embedded: asked about notes (no record of Caroline's
+    # among them), "who owns billing, Caroline?" ranks them exactly as "who owns billing" does. A role ("agent") is a
+    # word like any other.
+    store = Store(Config.load(memory))
+    try:
+        async with Client(server.build(store)) as client:
+            said = await client.call_tool("remember", {"text": "I moved the invoices to the new ledger.", "kind": "observation",
+                                                       "speaker": "Caroline", "session": "standup"})
+            assert not said.is_error, said.content
+            store.reindex(embedding=lambda done, total: None)
+            answers = [(await client.call_tool("recall", {"query": q, "kinds": ["note"]})).structured_content or {}
+                       for q in ("who owns billing", "Who owns billing, Caroline?", "Who owns Caroline's billing?", "who owns billing agent")]
+    finally:
+        store.close()
+    ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
+    assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
+    assert ranked[0][0][0] == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
+    assert ranked[3] != ranked[0]  # not a speaker's name: embedded with the rest

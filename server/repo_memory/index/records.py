@@ -50,6 +50,9 @@ def _record_anchors(record: dict[str, Any]) -> str:
     return json.dumps(cited) if cited else ""
 
 
+ROLES = ("human", "agent")  # a record's speaker when it names none: who wrote it (source.actor)
+
+
 def _speaker(record: dict[str, Any]) -> str:
     data = record.get("data")
     if isinstance(data, dict) and isinstance(data.get("speaker"), str):
@@ -283,6 +286,14 @@ class RecordIndex:
         """How many distinct texts the records recall can return hold (one vector each)."""
         with self._db.lock:
             return int(self._db.conn.execute("SELECT count(DISTINCT vkey) FROM records WHERE flags = ''").fetchone()[0])
+
+    def speakers(self, after: int) -> tuple[set[str], int]:
+        """The people records past rowid `after` name as their speaker (not the roles "human" and "agent" a record
+        without one has), and the highest rowid read."""
+        with self._db.lock:
+            rows = self._db.conn.execute("SELECT DISTINCT speaker FROM records WHERE rowid > ?", (after,)).fetchall()
+            upto = int(self._db.conn.execute("SELECT max(rowid) FROM records").fetchone()[0] or 0)
+        return {str(r[0]) for r in rows if r[0] and str(r[0]) not in ROLES}, upto
 
     def latest(self) -> int:
         """The highest rowid of any record (0 when there is none): records above what was looked at are new."""
