@@ -50,7 +50,9 @@ def _record_anchors(record: dict[str, Any]) -> str:
     return json.dumps(cited) if cited else ""
 
 
-ROLES = ("human", "agent")  # a record's speaker when it names none: who wrote it (source.actor)
+# Speakers that are roles, not people: who wrote a record that names no speaker (source.actor), and the roles chat
+# transcripts give their turns. They are words a question may mean as words ("the user's session").
+ROLES = frozenset({"human", "agent", "user", "assistant", "system"})
 
 
 def _speaker(record: dict[str, Any]) -> str:
@@ -288,12 +290,11 @@ class RecordIndex:
             return int(self._db.conn.execute("SELECT count(DISTINCT vkey) FROM records WHERE flags = ''").fetchone()[0])
 
     def speakers(self, after: int) -> tuple[set[str], int]:
-        """The people records past rowid `after` name as their speaker (not the roles "human" and "agent" a record
-        without one has), and the highest rowid read."""
+        """The people records past rowid `after` name as their speaker (not ROLES), and the highest rowid read."""
         with self._db.lock:
             rows = self._db.conn.execute("SELECT DISTINCT speaker FROM records WHERE rowid > ?", (after,)).fetchall()
             upto = int(self._db.conn.execute("SELECT max(rowid) FROM records").fetchone()[0] or 0)
-        return {str(r[0]) for r in rows if r[0] and str(r[0]) not in ROLES}, upto
+        return {str(r[0]) for r in rows if r[0] and str(r[0]).lower() not in ROLES}, upto
 
     def latest(self) -> int:
         """The highest rowid of any record (0 when there is none): records above what was looked at are new."""
