@@ -47,3 +47,18 @@ def test_a_bounded_first_pass_scores_its_rows_as_the_whole_query_does(store: Sto
     whole = ranked(10**9)
     assert [[i for i, _ in hits] for hits in whole] == [["quokka-1#1", "quokka-0#1"]] * 2  # the row that holds both words first
     assert ranked(300) == whole  # 'deploy' is on 400 rows: the first pass matches the rows with 'quokka', scored as above
+
+
+def test_a_record_is_not_found_for_words_deep_inside_a_long_neighbour(store: Store):
+    """A record is indexed with its neighbours' words (a short reply is found by what it answers), but only with the
+    opening of each: a long neighbour — a tool's output, an assistant's essay — flooded every record around it with
+    its words, and on turns interleaved with long ones full-text recall fell below plain BM25 (docs/benchmarks.md)."""
+    source = store.source("human", "import")
+    output = " ".join(f"line {n} of the build log passed." for n in range(200)) + " The zebra migration finished last."
+    store.log("build", [experience.Entry("observation", text=text, source=source)
+                        for text in ("Starting the nightly build now.", output, "Done, all green.")])
+    store.log("notes", [experience.Entry("observation", text="Zebra migration: the herd moved north in May.", source=source)])
+    found = [h.id for h in store.recall("zebra migration").hits]
+    assert set(found) == {"build#2", "notes#1"}, found  # the output and the note, not the two records beside the output
+    assert [h.id for h in store.recall("nightly build").hits][0] == "build#1"
+    assert "build#3" in [h.id for h in store.recall("starting the nightly build").hits]  # a neighbour's opening still counts

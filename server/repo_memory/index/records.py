@@ -82,6 +82,12 @@ def _date(record: dict[str, Any]) -> str:
     return " ".join([own, *when.mentions(str(record.get("text") or ""), at)])
 
 
+# A record is indexed with the words of its neighbours (index/ranking.py WINDOW), each cut to its opening: context
+# is what a short reply answers, and a long neighbour — a tool's output, an assistant's essay — flooded every record
+# around it with its words. On LoCoMo's turns interleaved with long unrelated ones (a stand-in for a chat whose
+# assistant writes essays) full-text turn any@5 fell from 0.711 to 0.534, below plain BM25 (0.542); with 40 words a
+# neighbour, 0.596, and 0.708 on LoCoMo itself (20 words: 0.610 and 0.683; 60: 0.579 and 0.711). docs/benchmarks.md.
+CONTEXT_WORDS = 40
 PLACED = ("speaker", "date", "when")  # data keys indexed in fields of their own
 
 
@@ -124,6 +130,11 @@ def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[An
             text, speaker, _listed(r.get("covers")), _listed(r.get("refs")), rel, line.offset,
             len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r),
             vkey(_embedded(speaker, text[:own])), own, _date(r))
+
+
+def _opening(text: str) -> str:
+    """What of a neighbour's text is indexed with a record: its first CONTEXT_WORDS words."""
+    return " ".join(text[: CONTEXT_WORDS * 25].split()[:CONTEXT_WORDS])
 
 
 def _listed(value: Any) -> str:
@@ -270,7 +281,7 @@ class RecordIndex:
         fresh = []
         for rowid, rid, seq, text, speaker, ts in rows:
             if first <= seq <= last:
-                context = "\n".join(f"{by_seq[s][4]}: {by_seq[s][3]}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
+                context = "\n".join(f"{by_seq[s][4]}: {_opening(by_seq[s][3])}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
                 fresh.append((rowid, text, speaker, dates.get(rid) or self._date_of(rowid, ts), context))
         conn.executemany("DELETE FROM records_fts WHERE rowid=?", [(r[0],) for r in fresh if r[0] in indexed])
         conn.executemany("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", fresh)
