@@ -47,6 +47,22 @@ def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
 
 
 @pytest.mark.slow
+def test_long_turns_benchmark_runs_in_small_mode_and_full_text_beats_bm25_with_long_turns_between():
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "long_turns.py"), "--conversations", "2"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    if proc.stdout.startswith("skipped:"):
+        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
+    rows = [line.rsplit(None, 4) for line in proc.stdout.splitlines() if re.search(r" (full-text|fts5-bm25) +[\d.]+ ", line)]
+    assert len(rows) == 4, proc.stdout
+    for form in ("as they are", "each followed by a long one"):
+        ours, bm25 = (float(r[2]) for name in ("full-text", "fts5-bm25") for r in rows if r[0].strip() == form and r[1] == name)
+        assert ours > bm25, proc.stdout
+
+
+@pytest.mark.slow
 def test_writes_benchmark_runs_in_small_mode():
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "writes.py"), "--writes", "20"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

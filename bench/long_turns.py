@@ -1,0 +1,110 @@
+"""Benchmark: does full-text recall hold when long turns sit between the ones that matter?
+
+A stand-in for a chat whose assistant writes essays, or an agent's log full of tool outputs: LoCoMo's dev turns, each
+followed by a long unrelated turn (six turns of the other conversations, about 120 words, spoken by "assistant"),
+recalled with `semantic = false` and scoped to the conversation, beside a plain FTS5 BM25 table of the same turns. The
+same questions on LoCoMo as it is, in the same run. A record is indexed with its neighbours' words
+(index/records.py); `--context-words N` sets how many words of each neighbour (the shipped CONTEXT_WORDS by default),
+to see what the cut does. No hosted model; reads ../shared/data/locomo/locomo-dev.json in place.
+
+    python bench/long_turns.py
+    python bench/long_turns.py --context-words 1000000   # neighbours indexed whole, as before the cut
+    python bench/long_turns.py --conversations 1          # the small mode CI runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from locomo import DATA, iso, new_repo, questions_of, score, session_of, turns_of  # noqa: E402
+
+from repo_memory.config import Config  # noqa: E402
+from repo_memory.core.store import Store  # noqa: E402
+from repo_memory.formats import experience  # noqa: E402
+from repo_memory.index import query, records  # noqa: E402
+
+FILLER_TURNS = 6  # other conversations' turns in one long turn
+
+
+def conversations(convs: list[dict], long_turns: bool) -> list[list[tuple[str, str, str, str]]]:
+    """Per conversation, (id, speaker, text, date) of its turns, each followed by a long unrelated one when
+    `long_turns`."""
+    rng = random.Random(7)
+    out = []
+    for conv in convs:
+        others = [t[2] for c in convs if c is not conv for t in turns_of(c)]
+        rows = []
+        for dia, speaker, text, date in turns_of(conv):
+            rows.append((dia, speaker, text, date))
+            if long_turns:
+                rows.append((f"long-{len(rows)}", "assistant", " ".join(rng.sample(others, FILLER_TURNS)), date))
+        out.append(rows)
+    return out
+
+
+def recall_form(root: Path, convs: list[dict], turns: list[list[tuple[str, str, str, str]]]) -> list[dict[str, float]]:
+    store = Store(Config.load(new_repo(root), env={}, overrides={"semantic": False}))
+    scores = []
+    try:
+        source = store.source("human", "import")
+        for conv, rows in zip(convs, turns):
+            written = store.log(session_of(conv), [experience.Entry("observation", text=text, data={"speaker": speaker}, source=source,
+                                                                    ts=iso(date)) for _, speaker, text, date in rows])
+            id_of = {w["id"]: rows[n][0] for n, w in enumerate(written)}
+            for qa, wanted in questions_of(conv):
+                if qa["category"] != 5:
+                    hits = store.recall(qa["question"], limit=10, session=session_of(conv), kinds=["observation"]).hits
+                    scores.append(score([id_of.get(h.id, "") for h in hits], wanted))
+    finally:
+        store.close(commit=False)
+    return scores
+
+
+def bm25_form(convs: list[dict], turns: list[list[tuple[str, str, str, str]]]) -> list[dict[str, float]]:
+    scores = []
+    for conv, rows in zip(convs, turns):
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')")
+        conn.executemany("INSERT INTO t (rowid, text) VALUES (?, ?)", [(n, r[2]) for n, r in enumerate(rows)])
+        for qa, wanted in questions_of(conv):
+            if qa["category"] != 5:
+                match = query.parse(qa["question"]).fts
+                found = conn.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (match,)).fetchall() if match else []
+                scores.append(score([rows[r[0]][0] for r in found], wanted))
+    return scores
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--context-words", type=int, default=records.CONTEXT_WORDS)
+    parser.add_argument("--conversations", type=int, help="Only the first N conversations.")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        print(f"skipped: LoCoMo data not found at {args.data} (pass --data PATH)")
+        return 0
+    records.CONTEXT_WORDS = args.context_words
+    convs = json.loads(args.data.read_text(encoding="utf-8"))[: args.conversations]
+    print(f"LoCoMo dev, categories 1-4, full-text recall scoped to each conversation; each neighbour indexed with its first "
+          f"{args.context_words:,} words\n")
+    print(f"{'turns':<30} {'system':<10} {'any@5':>6} {'MRR':>6} {'sess@5':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, long_turns in (("as they are", False), ("each followed by a long one", True)):
+            turns = conversations(convs, long_turns)
+            for system, scored in (("full-text", recall_form(Path(tmp) / name.replace(" ", "-"), convs, turns)),
+                                   ("fts5-bm25", bm25_form(convs, turns))):
+                print(f"{name:<30} {system:<10} {statistics.fmean(s['any@5'] for s in scored):6.3f} "
+                      f"{statistics.fmean(s['mrr'] for s in scored):6.3f} {statistics.fmean(s['sess@5'] for s in scored):7.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
