@@ -133,8 +133,10 @@ def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[An
 
 
 def _opening(text: str) -> str:
-    """What of a neighbour's text is indexed with a record: its first CONTEXT_WORDS words."""
-    return " ".join(text[: CONTEXT_WORDS * 25].split()[:CONTEXT_WORDS])
+    """What of a neighbour's text is indexed with a record: its first CONTEXT_WORDS words (split no further: this
+    runs four times per record indexed)."""
+    words = text.split(None, CONTEXT_WORDS)
+    return text if len(words) <= CONTEXT_WORDS else " ".join(words[:CONTEXT_WORDS])
 
 
 def _listed(value: Any) -> str:
