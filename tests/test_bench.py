@@ -14,52 +14,43 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def bench(script: str, *args: str, timeout: int = 300) -> str:
+    """What `bench/<script>` printed; skips the test when its data is not on this machine (nothing was measured)."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], capture_output=True, text=True, timeout=timeout)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if proc.stdout.startswith("skipped:"):
+        pytest.skip(proc.stdout.strip())
+    return proc.stdout
+
+
 @pytest.mark.slow
 def test_search_benchmark_runs_in_small_mode():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "search.py"), "--sizes", "150", "--queries", "20"],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    if proc.stdout.startswith("skipped:"):
-        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
-    row = next(line for line in proc.stdout.splitlines() if line.strip().startswith("150 "))
+    out = bench("search.py", "--sizes", "150", "--queries", "20")
+    row = next(line for line in out.splitlines() if line.strip().startswith("150 "))
     assert len(row.split()) == 9
 
 
 @pytest.mark.slow
 def test_locomo_benchmark_runs_in_small_mode_and_beats_its_baseline():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "locomo.py"), "--conversations", "1"],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    if proc.stdout.startswith("skipped:"):
-        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
+    out = bench("locomo.py", "--conversations", "1")
     rows: dict[str, list[str]] = {}
-    for line in proc.stdout.splitlines():
+    for line in out.splitlines():
         if re.match(r"(tools|hybrid|full-text|fts5-bm25) +\d+ ", line):
             rows.setdefault(line.split()[0], line.split())  # the first table: questions, any@5, ...
     baseline = float(rows["fts5-bm25"][2])
     for system in ("tools", "hybrid", "full-text"):  # written through remember, and imported: turn any@5 on the first conversation
-        assert float(rows[system][2]) > baseline, proc.stdout
-    assert "had no vector yet when asked" in proc.stdout
+        assert float(rows[system][2]) > baseline, out
+    assert "had no vector yet when asked" in out
 
 
 @pytest.mark.slow
 def test_long_turns_benchmark_runs_in_small_mode_and_full_text_beats_bm25_with_long_turns_between():
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "long_turns.py"), "--conversations", "2"],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    if proc.stdout.startswith("skipped:"):
-        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
-    rows = [line.rsplit(None, 4) for line in proc.stdout.splitlines() if re.search(r" (full-text|fts5-bm25) +[\d.]+ ", line)]
-    assert len(rows) == 4, proc.stdout
+    out = bench("long_turns.py", "--conversations", "2")
+    rows = [line.rsplit(None, 4) for line in out.splitlines() if re.search(r" (full-text|fts5-bm25) +[\d.]+ ", line)]
+    assert len(rows) == 4, out
     for form in ("as they are", "each followed by a long one"):
         ours, bm25 = (float(r[2]) for name in ("full-text", "fts5-bm25") for r in rows if r[0].strip() == form and r[1] == name)
-        assert ours > bm25, proc.stdout
+        assert ours > bm25, out
 
 
 @pytest.mark.slow
@@ -91,14 +82,10 @@ def test_anchor_benchmark_runs_in_small_mode_and_a_one_file_change_is_rechecked_
 
 @pytest.mark.slow
 def test_peer_benchmark_runs_in_small_mode_through_real_mcp_servers():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "peers.py"), "--small", "--systems", "repo-memory", "server-memory"],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    if proc.stdout.startswith("skipped:"):
-        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
+    out = bench("peers.py", "--small", "--systems", "repo-memory", "server-memory", timeout=600)
     import json
 
-    results = json.loads(proc.stdout.strip().splitlines()[-1])["results"]
+    results = json.loads(out.strip().splitlines()[-1])["results"]
     ours = results["repo-memory"]["locomo"]
     assert ours["questions"] > 50 and ours["any@5"] > 0.6
     peer = results["server-memory"]
@@ -108,17 +95,13 @@ def test_peer_benchmark_runs_in_small_mode_through_real_mcp_servers():
 
 @pytest.mark.slow
 def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server_and_its_repository_is_timed_part_by_part(tmp_path: Path):
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "scale.py"), "--small", "--keep", str(tmp_path)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    if proc.stdout.startswith("skipped:"):
-        pytest.skip(proc.stdout.strip())  # the data is not on this machine: nothing was measured, so nothing passed
-    rows = {line.split(" p50")[0].strip(): line for line in proc.stdout.splitlines() if " p50 " in line}
-    assert {"full-text", "full-text, bare client", "hybrid (hybrid)", "hybrid, bare client", "plain FTS5 baseline"} <= set(rows), proc.stdout
-    assert "server peak RSS" in rows["hybrid (hybrid)"] and "records/s" in proc.stdout
-    quality = {line.strip().rsplit(" ", 1)[0].strip(): float(line.split()[-1]) for line in proc.stdout.splitlines()
+    out = bench("scale.py", "--small", "--keep", str(tmp_path), timeout=900)
+    rows = {line.split(" p50")[0].strip(): line for line in out.splitlines() if " p50 " in line}
+    assert {"full-text", "full-text, bare client", "hybrid (hybrid)", "hybrid, bare client", "plain FTS5 baseline"} <= set(rows), out
+    assert "server peak RSS" in rows["hybrid (hybrid)"] and "records/s" in out
+    quality = {line.strip().rsplit(" ", 1)[0].strip(): float(line.split()[-1]) for line in out.splitlines()
                if line.strip().startswith(("full-text", "hybrid")) and " p50 " not in line}
-    assert quality["full-text"] > 0 and quality["hybrid"] > 0, proc.stdout
+    assert quality["full-text"] > 0 and quality["hybrid"] > 0, out
     parts = subprocess.run([sys.executable, str(ROOT / "bench" / "phases.py"), str(tmp_path / "repo"), "--queries", "10"],
                            capture_output=True, text=True, timeout=300)
     assert parts.returncode == 0, parts.stderr[-3000:]

@@ -84,9 +84,9 @@ def _date(record: dict[str, Any]) -> str:
 
 # A record is indexed with the words of its neighbours (index/ranking.py WINDOW), each cut to its opening: context
 # is what a short reply answers, and a long neighbour — a tool's output, an assistant's essay — flooded every record
-# around it with its words. On LoCoMo's turns interleaved with long unrelated ones (a stand-in for a chat whose
-# assistant writes essays) full-text turn any@5 fell from 0.711 to 0.534, below plain BM25 (0.542); with 40 words a
-# neighbour, 0.596, and 0.708 on LoCoMo itself (20 words: 0.610 and 0.683; 60: 0.579 and 0.711). docs/benchmarks.md.
+# around it with its words. With each LoCoMo turn followed by a long unrelated one (bench/long_turns.py, a stand-in
+# for a chat whose assistant writes essays) full-text turn any@5 was 0.666 with whole neighbours, 0.702 with 40 words
+# of each (60: 0.693, 100: 0.675; plain BM25 0.542), and on LoCoMo as it is 0.781 and 0.777 (docs/benchmarks.md).
 CONTEXT_WORDS = 40
 PLACED = ("speaker", "date", "when")  # data keys indexed in fields of their own
 
