@@ -245,11 +245,6 @@ class Semantic:
                 self._saved = time.monotonic()
         return added
 
-    def forget(self) -> None:
-        """Discard every vector (the index was rebuilt, or a person asked): they are made again."""
-        self.vectors.discard()
-        self._todo, self._seen, self._docs_seen = [], 0, None
-
     # --- the background job -----------------------------------------------------------------------------
 
     def start(self) -> None:

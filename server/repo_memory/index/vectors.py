@@ -162,13 +162,6 @@ class VectorIndex:
             self._meta_path.write_text(json.dumps({"model": self.model, "dim": self.dim, "count": len(self._index)}), encoding="utf-8")
             self._loaded_mtime = self.path.stat().st_mtime_ns
 
-    def discard(self) -> None:
-        """Forget every vector, in memory and on disk."""
-        with self._lock:
-            self._index = self._new()
-            for path in (self.path, self._meta_path):
-                path.unlink(missing_ok=True)
-
 
 class QueryVectors:
     """One query's embedding against the stored vectors: its nearest neighbours, and its similarity to given keys.
