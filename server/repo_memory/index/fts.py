@@ -23,7 +23,7 @@ def ranked(conn: sqlite3.Connection, table: str, weights: Sequence[float], match
     sql = (f"SELECT {columns}, bm25({fts}, {', '.join(map(str, weights))}) AS rank FROM {fts} JOIN {table} t ON t.rowid = {fts}.rowid "
            f"WHERE {fts} MATCH ?{f' AND {where}' if where else ''} ORDER BY rank LIMIT ?")
     rows = [row for expression in match for row in conn.execute(sql, [expression, *params, limit])]
-    return sorted(rows, key=lambda r: r[-1])[:limit] if len(match) > 1 else rows
+    return sorted(rows, key=lambda r: r[-1])[:limit]  # one expression's rows come sorted; a pass's two are merged
 
 
 def best(conn: sqlite3.Connection, table: str, weights: Sequence[float], match: Pass, limit: int) -> list[tuple[int, float]]:
@@ -31,7 +31,7 @@ def best(conn: sqlite3.Connection, table: str, weights: Sequence[float], match: 
     fts = f"{table}_fts"
     sql = f"SELECT rowid, bm25({fts}, {', '.join(map(str, weights))}) AS rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?"
     rows = [(int(r[0]), float(r[1])) for expression in match for r in conn.execute(sql, (expression, limit))]
-    return sorted(rows, key=lambda r: r[1])[:limit] if len(match) > 1 else rows
+    return sorted(rows, key=lambda r: r[1])[:limit]
 
 
 def snippets(conn: sqlite3.Connection, table: str, column: str, match: str, rowids: Sequence[int], tokenize: str) -> dict[int, str]:
