@@ -1,22 +1,29 @@
-"""Benchmark: does full-text recall hold when long turns sit between the ones that matter?
+"""Benchmark: does full-text recall hold on conversations unlike LoCoMo's, where its features were tuned?
 
-A stand-in for a chat whose assistant writes essays, or an agent's log full of tool outputs: LoCoMo's dev turns, each
-followed by a long unrelated turn (six turns of the other conversations, about 120 words, spoken by "assistant"),
-recalled with `semantic = false` and scoped to the conversation, beside a plain FTS5 BM25 table of the same turns. The
-same questions on LoCoMo as it is, in the same run. A record is indexed with its neighbours' words
-(index/records.py); `--context-words N` sets how many words of each neighbour (the shipped CONTEXT_WORDS by default),
-to see what the cut does. No hosted model; reads ../shared/data/locomo/locomo-dev.json in place.
+Stand-ins for the chats and logs recall meets in use, made of LoCoMo's dev turns two ways, crossed:
+- long turns between: each turn followed by a long unrelated one (six turns of the other conversations, about 120
+  words, spoken by "assistant", in the same session), as in a chat whose assistant writes essays or an agent's log full
+  of tool outputs;
+- a user and an assistant: the conversation's two people recorded as "user" and "assistant", and the questions'
+  names turned into "I"/"my" and "you"/"your" ("What did Caroline paint?" -> "What did I paint?"), as a chat with an
+  assistant is recorded and asked about; no question names a speaker any more.
+Recalled with `semantic = false` and scoped to the conversation, beside a plain FTS5 BM25 table of the same turns.
+A record is indexed with its neighbours' words (index/records.py); `--context-words N` sets how many words of each
+neighbour (the shipped CONTEXT_WORDS by default), to see what the cut does. No hosted model; reads
+../shared/data/locomo/locomo-dev.json in place.
 
     python bench/long_turns.py
     python bench/long_turns.py --context-words 1000000   # neighbours indexed whole, as before the cut
-    python bench/long_turns.py --conversations 1          # the small mode CI runs
+    python bench/long_turns.py --conversations 2          # the small mode CI runs
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import random
+import re
 import sqlite3
 import statistics
 import sys
@@ -45,9 +52,25 @@ def conversations(convs: list[dict], long_turns: bool) -> list[list[tuple[str, s
         for dia, speaker, text, date in turns_of(conv):
             rows.append((dia, speaker, text, date))
             if long_turns:
-                rows.append((f"long-{len(rows)}", "assistant", " ".join(rng.sample(others, FILLER_TURNS)), date))
+                # the session of the turn it follows (a dia id is "D<session>:<turn>"), as a reply in the same chat is
+                rows.append((f"{dia.split(':')[0]}:long-{len(rows)}", "assistant", " ".join(rng.sample(others, FILLER_TURNS)), date))
         out.append(rows)
     return out
+
+
+def as_chat(conv: dict) -> dict:
+    """`conv` as a user's chat with an assistant: speaker A is "user" and asked about as I/my, B "assistant" and you/your."""
+    conv = copy.deepcopy(conv)
+    c = conv["conversation"]
+    role = {c["speaker_a"]: "user", c["speaker_b"]: "assistant"}
+    for key, turns in c.items():
+        if re.fullmatch(r"session_\d+", key):
+            for turn in turns:
+                turn["speaker"] = role.get(turn["speaker"], turn["speaker"])
+    for qa in conv["qa"]:
+        for name, (subject, possessive) in ((c["speaker_a"], ("I", "my")), (c["speaker_b"], ("you", "your"))):
+            qa["question"] = re.sub(rf"\b{re.escape(name)}\b", subject, re.sub(rf"\b{re.escape(name)}'s\b", possessive, qa["question"]))
+    return conv
 
 
 def recall_form(root: Path, convs: list[dict], turns: list[list[tuple[str, str, str, str]]]) -> list[dict[str, float]]:
@@ -95,14 +118,15 @@ def main() -> int:
     convs = json.loads(args.data.read_text(encoding="utf-8"))[: args.conversations]
     print(f"LoCoMo dev, categories 1-4, full-text recall scoped to each conversation; each neighbour indexed with its first "
           f"{args.context_words:,} words\n")
-    print(f"{'turns':<30} {'system':<10} {'any@5':>6} {'MRR':>6} {'sess@5':>7}")
+    print(f"{'speakers':<20} {'turns':<30} {'system':<10} {'any@5':>6} {'MRR':>6} {'sess@5':>7}")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, long_turns in (("as they are", False), ("each followed by a long one", True)):
-            turns = conversations(convs, long_turns)
-            for system, scored in (("full-text", recall_form(Path(tmp) / name.replace(" ", "-"), convs, turns)),
-                                   ("fts5-bm25", bm25_form(convs, turns))):
-                print(f"{name:<30} {system:<10} {statistics.fmean(s['any@5'] for s in scored):6.3f} "
-                      f"{statistics.fmean(s['mrr'] for s in scored):6.3f} {statistics.fmean(s['sess@5'] for s in scored):7.3f}")
+        for speakers, chats in (("by name", convs), ("user and assistant", [as_chat(c) for c in convs])):
+            for name, long_turns in (("as they are", False), ("each followed by a long one", True)):
+                turns = conversations(chats, long_turns)
+                folder = Path(tmp) / f"{speakers}-{name}".replace(" ", "-")
+                for system, scored in (("full-text", recall_form(folder, chats, turns)), ("fts5-bm25", bm25_form(chats, turns))):
+                    print(f"{speakers:<20} {name:<30} {system:<10} {statistics.fmean(s['any@5'] for s in scored):6.3f} "
+                          f"{statistics.fmean(s['mrr'] for s in scored):6.3f} {statistics.fmean(s['sess@5'] for s in scored):7.3f}", flush=True)
     return 0
 
 
