@@ -99,3 +99,27 @@ def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(s
     assert [h.id for h in store.recall("JIRA-7730").hits] == ["t#1"]
     record: dict[str, Any] = store.read("s#1").records[0].record
     assert record["data"]["ticket"] == "JIRA-5521"  # kept, and read returns it
+
+
+async def test_a_question_in_the_users_words_prefers_what_the_user_said_and_you_what_the_assistant_said(store: Store):
+    # The same words said by both sides of a chat, the assistant first (records that rank the same come in the order
+    # written). A question put to a chat's memory is the user's: "I" and "my" are the user, "you" the assistant.
+    said = "Toby is the beagle puppy adopted from the shelter in May."
+    others = [f"Note {n} on the release, the tests, the cache and the deploys." for n in range(12)]
+    async with Client(server.build(store)) as client:
+        for text in others:  # other records, so the words of the question are rare ones
+            assert not (await client.call_tool("remember", {"text": text, "session": "other"})).is_error
+        for session, speakers in (("chat", ("assistant", "user")), ("log", ("agent", "human"))):
+            for speaker in speakers:
+                assert not (await client.call_tool("remember", {"text": said, "session": session, "speaker": speaker})).is_error
+        answers = {(q, s): (await client.call_tool("recall", {"query": q, "session": s})).structured_content or {}
+                   for q in ("Which puppy did I adopt?", "Which puppy did you recommend?", "Which puppy was adopted?")
+                   for s in ("chat", "log")}
+    ranked = {key: [(h["id"], h["score"]) for h in answer["hits"]] for key, answer in answers.items()}
+    assert ranked[("Which puppy did I adopt?", "chat")] == [("chat#2", 1.0), ("chat#1", pytest.approx(1 / 1.5, abs=1e-3))]
+    assert ranked[("Which puppy did you recommend?", "chat")] == [("chat#1", 1.0), ("chat#2", pytest.approx(1 / 1.5, abs=1e-3))]
+    assert ranked[("Which puppy was adopted?", "chat")] == [("chat#1", 1.0), ("chat#2", 1.0)]  # no person: as written
+    # An agent's log (human and agent, as hooks and transcript imports record them): the agent writes the queries
+    # there, and its "I" is not the human's, so pronouns prefer no one.
+    for q in ("Which puppy did I adopt?", "Which puppy did you recommend?"):
+        assert ranked[(q, "log")] == [("log#1", 1.0), ("log#2", 1.0)]
