@@ -113,12 +113,17 @@ async def test_a_question_in_the_users_words_prefers_what_the_user_said_and_you_
             for speaker in speakers:
                 assert not (await client.call_tool("remember", {"text": said, "session": session, "speaker": speaker})).is_error
         answers = {(q, s): (await client.call_tool("recall", {"query": q, "session": s})).structured_content or {}
-                   for q in ("Which puppy did I adopt?", "Which puppy did you recommend?", "Which puppy was adopted?")
+                   for q in ("Which puppy did I adopt?", "Which puppy did you recommend?", "Which puppy was adopted?",
+                             "Can you remind me which puppy I adopted?", "Could you tell me which puppy you recommended?")
                    for s in ("chat", "log")}
     ranked = {key: [(h["id"], h["score"]) for h in answer["hits"]] for key, answer in answers.items()}
     assert ranked[("Which puppy did I adopt?", "chat")] == [("chat#2", 1.0), ("chat#1", pytest.approx(1 / 1.5, abs=1e-3))]
     assert ranked[("Which puppy did you recommend?", "chat")] == [("chat#1", 1.0), ("chat#2", pytest.approx(1 / 1.5, abs=1e-3))]
     assert ranked[("Which puppy was adopted?", "chat")] == [("chat#1", 1.0), ("chat#2", 1.0)]  # no person: as written
+    # A request's "can you" and "remind me" are how the question is put, not whom it is about.
+    assert [i for i, _ in ranked[("Can you remind me which puppy I adopted?", "chat")]] == ["chat#2", "chat#1"]
+    assert [i for i, _ in ranked[("Could you tell me which puppy you recommended?", "chat")]] == ["chat#1", "chat#2"]
+    assert ranked[("Could you tell me which puppy you recommended?", "chat")][1][1] < 1.0
     # An agent's log (human and agent, as hooks and transcript imports record them): the agent writes the queries
     # there, and its "I" is not the human's, so pronouns prefer no one.
     for q in ("Which puppy did I adopt?", "Which puppy did you recommend?"):

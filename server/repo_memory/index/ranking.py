@@ -28,6 +28,8 @@ SPEAKER_BOOST = 1.5  # chosen on LoCoMo: 1.1 -> 1.5 lifted turn any@5 from 0.72 
 # hybrid, every turn embedded, 0.761 -> 0.786, +0.025 [+0.014, +0.038], MRR +0.057 (docs/benchmarks.md).
 # An agent's log is recorded as human and agent, and there the agent writes the queries, so its "I" is not the human's.
 ROLE_OF = {**dict.fromkeys(("i", "me", "my", "mine", "myself"), "user"), **dict.fromkeys(("you", "your", "yours", "yourself"), "assistant")}
+# ...except where they only put the question: "can you", "could you tell me", "remind me" ask, and are about no one.
+ASKING = {"you": frozenset({"can", "could"}), "me": frozenset({"tell", "remind", "show", "give", "help", "let"})}
 # A question that asks when prefers records that say when (answer-type matching, as question answering systems do):
 # the same factor as a named speaker, not tuned on LoCoMo.
 TIME_BOOST = SPEAKER_BOOST
@@ -83,7 +85,7 @@ class RecordRanking:
         pool = max(offset + limit, POOL)
         with self._db.lock:
             rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
-            named = {*query.tokens, *(ROLE_OF[t] for t in query.tokens if t in ROLE_OF)} & {str(r[9]).lower() for r in rows}
+            named = {*query.tokens, *_roles(query.tokens)} & {str(r[9]).lower() for r in rows}
             # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers their records.
             timely = when.asks_when(query.text)
             lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
@@ -173,6 +175,11 @@ class RecordRanking:
                 f"WITH w(s, q) AS (VALUES {','.join(['(?, ?)'] * len(part))}) "
                 "SELECT r.session, r.seq, r.vkey FROM w JOIN records r ON r.session = w.s AND r.seq = w.q", [v for p in part for v in p])}
         return {(session, seq): [keys[(session, s)] for s in _around(seq) if (session, s) in keys] for session, seq in places}
+
+
+def _roles(tokens: list[str]) -> set[str]:
+    """The chat roles a question's pronouns are about (ROLE_OF), leaving out those that only put the question (ASKING)."""
+    return {ROLE_OF[t] for n, t in enumerate(tokens) if t in ROLE_OF and not (n and tokens[n - 1] in ASKING.get(t, ()))}
 
 
 def _around(seq: int) -> list[int]:
