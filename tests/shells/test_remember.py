@@ -128,3 +128,20 @@ async def test_a_question_in_the_users_words_prefers_what_the_user_said_and_you_
     # there, and its "I" is not the human's, so pronouns prefer no one.
     for q in ("Which puppy did I adopt?", "Which puppy did you recommend?"):
         assert ranked[(q, "log")] == [("log#1", 1.0), ("log#2", 1.0)]
+
+
+async def test_a_speaker_recorded_by_full_name_is_preferred_when_the_question_names_them_by_either_name(store: Store):
+    others = [f"Note {n} on the release, the tests, the cache and the deploys." for n in range(12)]
+    said = "The watercolour of the lake at sunrise is finished."
+    async with Client(server.build(store)) as client:
+        for text in others:
+            assert not (await client.call_tool("remember", {"text": text, "session": "other"})).is_error
+        for speaker in ("Melanie Jones", "Caroline Smith"):
+            assert not (await client.call_tool("remember", {"text": said, "session": "chat", "speaker": speaker})).is_error
+        answers = [(await client.call_tool("recall", {"query": q, "session": "chat"})).structured_content or {}
+                   for q in ("What did Caroline paint at the lake?", "What did Ms Smith paint at the lake?", "What was painted at the lake?")]
+    ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
+    assert ranked[0] == ranked[1]
+    assert [i for i, _ in ranked[0]] == ["chat#2", "chat#1"]
+    assert ranked[0][1][1] < 1 / 1.5 + 1e-3  # the named speaker's factor, beside what the name's word adds in BM25
+    assert ranked[2] == [("chat#1", 1.0), ("chat#2", 1.0)]

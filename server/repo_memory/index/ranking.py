@@ -12,7 +12,7 @@ from repo_memory.formats import when
 from repo_memory.index import fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
-from repo_memory.index.query import Query
+from repo_memory.index.query import STOPWORDS, Query, words
 from repo_memory.index.vectors import QueryVectors
 
 # BM25 weights of the columns (text, speaker, date, context), chosen on LoCoMo (bench/locomo.py): the context of
@@ -85,8 +85,10 @@ class RecordRanking:
         pool = max(offset + limit, POOL)
         with self._db.lock:
             rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
-            named = {*query.tokens, *_roles(query.tokens)} & {str(r[9]).lower() for r in rows}
-            # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers their records.
+            # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers
+            # their records, named whole or by any of their names ("Caroline" or "Ms Smith" for "Caroline Smith").
+            asked = {*query.tokens, *_roles(query.tokens)}
+            named = {s for s in {str(r[9]).lower() for r in rows} if s in asked or any(w in asked for w in words(s) if w not in STOPWORDS)}
             timely = when.asks_when(query.text)
             lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
                        * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0) for r in rows}
