@@ -34,8 +34,9 @@ When = Annotated[str | None, Field(description="A time: 2026-11-30, 2026-11-30T1
                                              "(as_of also takes a commit id or ref).")]
 Status = Literal["done", "progress", "no_op", "blocked"]
 Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
-Speaker = Annotated[str | None, Field(description="Who said it, when the record is what a person said: their name (recall prefers a person's "
-                                                  "records when a question names them).")]
+Speaker = Annotated[str | None, Field(description="Who said it, when the record is what a person said: their name, or \"user\" and "
+                                                  "\"assistant\" for the turns of a chat (recall prefers a person's records when a question "
+                                                  "names them; in a chat, the user's when it says I, the assistant's when it says you).")]
 About = Annotated[str | None, Field(description="When what the record tells happened, if not just now: 2023-05-08, 2023-05-08T13:56:00Z, "
                                                 "yesterday, '3 days ago'. Relative times in the text ('last week') are read from it.")]
 
