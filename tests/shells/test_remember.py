@@ -101,14 +101,20 @@ def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(s
     assert record["data"]["ticket"] == "JIRA-5521"  # kept, and read returns it
 
 
+async def other_notes(client: Client) -> None:
+    """Twelve records of another session, so the words of a test's question are rare ones (BM25 gives words on half
+    the records no weight)."""
+    for n in range(12):
+        text = f"Note {n} on the release, the tests, the cache and the deploys."
+        assert not (await client.call_tool("remember", {"text": text, "session": "other"})).is_error
+
+
 async def test_a_question_in_the_users_words_prefers_what_the_user_said_and_you_what_the_assistant_said(store: Store):
     # The same words said by both sides of a chat, the assistant first (records that rank the same come in the order
     # written). A question put to a chat's memory is the user's: "I" and "my" are the user, "you" the assistant.
     said = "Toby is the beagle puppy adopted from the shelter in May."
-    others = [f"Note {n} on the release, the tests, the cache and the deploys." for n in range(12)]
     async with Client(server.build(store)) as client:
-        for text in others:  # other records, so the words of the question are rare ones
-            assert not (await client.call_tool("remember", {"text": text, "session": "other"})).is_error
+        await other_notes(client)
         for session, speakers in (("chat", ("assistant", "user")), ("log", ("agent", "human"))):
             for speaker in speakers:
                 assert not (await client.call_tool("remember", {"text": said, "session": session, "speaker": speaker})).is_error
@@ -131,11 +137,9 @@ async def test_a_question_in_the_users_words_prefers_what_the_user_said_and_you_
 
 
 async def test_a_speaker_recorded_by_full_name_is_preferred_when_the_question_names_them_by_either_name(store: Store):
-    others = [f"Note {n} on the release, the tests, the cache and the deploys." for n in range(12)]
     said = "The watercolour of the lake at sunrise is finished."
     async with Client(server.build(store)) as client:
-        for text in others:
-            assert not (await client.call_tool("remember", {"text": text, "session": "other"})).is_error
+        await other_notes(client)
         for speaker in ("Melanie Jones", "Caroline Smith"):
             assert not (await client.call_tool("remember", {"text": said, "session": "chat", "speaker": speaker})).is_error
         answers = [(await client.call_tool("recall", {"query": q, "session": "chat"})).structured_content or {}
