@@ -224,3 +224,21 @@ async def test_a_speakers_name_in_the_question_counts_by_its_words_not_in_what_i
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
     assert ranked[0][0][0] == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
     assert ranked[3] != ranked[0]  # not a speaker's name: embedded with the rest
+
+
+async def test_a_record_alone_in_its_session_is_found_by_its_meaning(memory: Path):
+    # A record's meaning counts the mean similarity of its neighbours, and the floor an unrelated text lands on
+    # assumes it has some; a record alone in its session (a note remembered on its own) counted none, fell to the
+    # floor and lost its meaning half: here it came after every note of a session of four for a question it alone
+    # answers, by meaning (it shares no word with it), with a score of 0.
+    store = Store(Config.load(memory))
+    try:
+        async with Client(server.build(store)) as client:
+            said = await client.call_tool("remember", {"text": "We brought home a rescue puppy from the shelter.", "kind": "note", "session": "weekend"})
+            assert not said.is_error, said.content
+            store.reindex(embedding=lambda done, total: None)
+            answer = (await client.call_tool("recall", {"query": "which pet did they adopt", "kinds": ["note"]})).structured_content or {}
+    finally:
+        store.close()
+    assert answer["ranking"].startswith("hybrid"), answer["ranking"]
+    assert answer["hits"][0]["session"] == "weekend" and answer["hits"][0]["score"] > 0, answer["hits"]

@@ -132,7 +132,7 @@ class RecordRanking:
             placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
             similar = sem.similarity([k for k, _ in placed])  # reads the stored vectors before it waits for the query's
             by_seq = {seq: similar[k] for k, seq in placed if k in similar}
-            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq]))
+            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq], by_seq[seq]))
                       for k, seq in placed if seq in by_seq]
             near = sorted(scored, key=lambda p: -p[1])
             floor = near[-1][1] if near else None
@@ -162,7 +162,7 @@ class RecordRanking:
         for rowid, r in found.items():
             if r[10] in similar:
                 context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
-                semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * (sum(context) / len(context) if context else 0.0)
+                semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * _mean(context, similar[r[10]])
         sem.count_unembedded(fusion.unembedded(lexical, semantic))
         return fusion.fuse(lexical, semantic, floor)
 
@@ -188,5 +188,8 @@ def _around(seq: int) -> list[int]:
     return [s for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq]
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else 0.0
+def _mean(values: list[float], alone: float) -> float:
+    """The mean of the neighbours' similarities; a record without neighbours (alone in its session, or all of them
+    without a vector yet) stands for its own, on the scale the floor of meaning assumes: counted as 0 it fell to the
+    floor and lost its meaning half whatever it said."""
+    return sum(values) / len(values) if values else alone
