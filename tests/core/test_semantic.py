@@ -242,3 +242,24 @@ async def test_a_record_alone_in_its_session_is_found_by_its_meaning(memory: Pat
         store.close()
     assert answer["ranking"].startswith("hybrid"), answer["ranking"]
     assert answer["hits"][0]["session"] == "weekend" and answer["hits"][0]["score"] > 0, answer["hits"]
+
+
+async def test_the_meaning_half_prefers_the_speaker_a_question_names_as_the_words_half_does(memory: Path):
+    # A question's "I" is the user of a chat and "you" the assistant (index/ranking.py ROLE_OF), as a name is the
+    # person's; their records were preferred only by their words, and a record that answers by meaning alone shares
+    # none. The user's and the assistant's record of the same thing, each alone in its session, found by meaning
+    # only: "I" puts the user's first and "you" the assistant's, whichever the model finds a little closer.
+    store = Store(Config.load(memory))
+    try:
+        async with Client(server.build(store)) as client:
+            for speaker, day, session in (("user", "Saturday", "chat-1"), ("assistant", "Sunday", "chat-2")):
+                said = await client.call_tool("remember", {"text": f"We brought home a rescue puppy from the shelter on {day}.",
+                                                           "kind": "observation", "speaker": speaker, "session": session})
+                assert not said.is_error, said.content
+            store.reindex(embedding=lambda done, total: None)
+            answers = [(await client.call_tool("recall", {"query": q, "kinds": ["observation"]})).structured_content or {}
+                       for q in ("Which pet did I adopt?", "Which pet did you adopt?")]
+    finally:
+        store.close()
+    assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
+    assert [[h["session"] for h in answer["hits"]] for answer in answers] == [["chat-1", "chat-2"], ["chat-2", "chat-1"]], answers

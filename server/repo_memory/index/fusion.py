@@ -24,18 +24,21 @@ NEIGHBOUR_WEIGHT = 0.3
 NEAREST = 100  # semantic candidates looked up per query, besides the lexical ones
 
 
-def fuse(lexical: Mapping[K, float], semantic: Mapping[K, float], floor: float | None = None) -> dict[K, float]:
+def fuse(lexical: Mapping[K, float], semantic: Mapping[K, float], floor: float | None = None,
+         prefer: Mapping[K, float] | None = None) -> dict[K, float]:
     """The fused score of every candidate of either half; a lexical candidate missing from `semantic` has no vector.
     `floor` is the similarity of an unrelated text — the lowest among all that were compared with the query, not
     only the candidates — so that semantic scores keep the spread they have over the whole collection (the
-    candidates alone would stretch small differences to the full range)."""
+    candidates alone would stretch small differences to the full range). `prefer` multiplies the meaning half of
+    some candidates, as the caller's boosts already multiply their lexical scores (a stand-in meaning is the boosted
+    lexical score, so it is not multiplied again)."""
     top = max(lexical.values(), default=0.0) or 1.0
     low = min(semantic.values(), default=0.0) if floor is None else floor
     spread = (max(semantic.values(), default=0.0) - low) or 1.0
     fused = {}
     for key in {*lexical, *semantic}:
         words = max(lexical.get(key, 0.0), 0.0) / top
-        meaning = max(semantic[key] - low, 0.0) / spread if key in semantic else words
+        meaning = max(semantic[key] - low, 0.0) / spread * (prefer.get(key, 1.0) if prefer else 1.0) if key in semantic else words
         fused[key] = LEXICAL_WEIGHT * words + (1 - LEXICAL_WEIGHT) * meaning
     return fused
 

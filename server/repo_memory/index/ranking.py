@@ -88,12 +88,12 @@ class RecordRanking:
             # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers
             # their records, named whole or by any of their names ("Caroline" or "Ms Smith" for "Caroline Smith").
             asked = {*query.tokens, *_roles(query.tokens)}
-            named = {s for s in {str(r[9]).lower() for r in rows} if s in asked or any(w in asked for w in words(s) if w not in STOPWORDS)}
+            named = _named({str(r[9]).lower() for r in rows}, asked)
             timely = when.asks_when(query.text)
             lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
                        * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0) for r in rows}
             found = {r[0]: r[:-1] for r in rows}
-            scores = self._hybrid(lexical, found, sem, where, params, pool) if sem is not None else lexical
+            scores = self._hybrid(lexical, found, sem, where, params, pool, asked) if sem is not None else lexical
             page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
             excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page], TOKENIZE) if query else {}
             missing = [rowid for rowid, _ in page if rowid not in excerpts]
@@ -120,7 +120,7 @@ class RecordRanking:
         return rows
 
     def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
-                params: list[Any], pool: int) -> dict[int, float]:
+                params: list[Any], pool: int, asked: set[str]) -> dict[int, float]:
         """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
         conn = self._db.conn
         filters = " AND ".join(where)
@@ -164,7 +164,11 @@ class RecordRanking:
                 context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
                 semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * _mean(context, similar[r[10]])
         sem.count_unembedded(fusion.unembedded(lexical, semantic))
-        return fusion.fuse(lexical, semantic, floor)
+        # The question's named speaker is left out of its embedding (core/semantic.py), so the meaning half prefers
+        # their records as the words half does.
+        named = _named({str(r[9]).lower() for r in found.values()}, asked)
+        prefer = {rowid: SPEAKER_BOOST for rowid, r in found.items() if str(r[9]).lower() in named}
+        return fusion.fuse(lexical, semantic, floor, prefer)
 
     def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
         """For each (session, seq), the vector keys of the records within WINDOW of it in that session: one indexed
@@ -177,6 +181,12 @@ class RecordRanking:
                 f"WITH w(s, q) AS (VALUES {','.join(['(?, ?)'] * len(part))}) "
                 "SELECT r.session, r.seq, r.vkey FROM w JOIN records r ON r.session = w.s AND r.seq = w.q", [v for p in part for v in p])}
         return {(session, seq): [keys[(session, s)] for s in _around(seq) if (session, s) in keys] for session, seq in places}
+
+
+def _named(speakers: set[str], asked: set[str]) -> set[str]:
+    """The speakers a question names, whole or by any of their names ("Caroline" or "Ms Smith" for "Caroline Smith"),
+    `asked` being its words and the chat roles its pronouns are about."""
+    return {s for s in speakers if s in asked or any(w in asked for w in words(s) if w not in STOPWORDS)}
 
 
 def _roles(tokens: list[str]) -> set[str]:
