@@ -108,6 +108,7 @@ def main() -> int:
     timed(semantic.Semantic, "_embed_query", "embedding the query (worker thread)")
     timed(ranking.RecordRanking, "_ranked", "records: full-text pass")
     timed(ranking.RecordRanking, "_hybrid", "records: fusion, waiting included")
+    timed(ranking.RecordRanking, "_neighbourhood", "records: neighbours' own words (in fusion)")
     timed(docs.DocIndex, "search", "skills and loops: whole search")
     timed(recall_module.Recall, "framed", "framing the hits")
     time_the_wait()

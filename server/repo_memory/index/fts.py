@@ -26,11 +26,14 @@ def ranked(conn: sqlite3.Connection, table: str, weights: Sequence[float], match
     return sorted(rows, key=lambda r: r[-1])[:limit]  # one expression's rows come sorted; a pass's two are merged
 
 
-def best(conn: sqlite3.Connection, table: str, weights: Sequence[float], match: Pass, limit: int) -> list[tuple[int, float]]:
-    """(rowid, rank) of the best `limit` rows matching `match`, from the full-text index alone (no content row is read)."""
+def best(conn: sqlite3.Connection, table: str, weights: Sequence[float], match: Pass, limit: int,
+         also: Sequence[float] = ()) -> list[tuple[Any, ...]]:
+    """(rowid, rank) of the best `limit` rows matching `match`, from the full-text index alone (no content row is read);
+    with `also`, each row's rank by those column weights too (computed only for the rows returned)."""
     fts = f"{table}_fts"
-    sql = f"SELECT rowid, bm25({fts}, {', '.join(map(str, weights))}) AS rank FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?"
-    rows = [(int(r[0]), float(r[1])) for expression in match for r in conn.execute(sql, (expression, limit))]
+    other = f", bm25({fts}, {', '.join(map(str, also))})" if also else ""
+    sql = f"SELECT rowid, bm25({fts}, {', '.join(map(str, weights))}) AS rank{other} FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT ?"
+    rows = [(int(r[0]), *map(float, r[1:])) for expression in match for r in conn.execute(sql, (expression, limit))]
     return sorted(rows, key=lambda r: r[1])[:limit]
 
 

@@ -25,21 +25,26 @@ NEAREST = 100  # semantic candidates looked up per query, besides the lexical on
 
 
 def fuse(lexical: Mapping[K, float], semantic: Mapping[K, float], floor: float | None = None,
-         prefer: Mapping[K, float] | None = None) -> dict[K, float]:
+         prefer: Mapping[K, float] | None = None, weight: float = LEXICAL_WEIGHT) -> dict[K, float]:
     """The fused score of every candidate of either half; a lexical candidate missing from `semantic` has no vector.
     `floor` is the similarity of an unrelated text — the lowest among all that were compared with the query, not
     only the candidates — so that semantic scores keep the spread they have over the whole collection (the
     candidates alone would stretch small differences to the full range). `prefer` multiplies the meaning half of
     some candidates, as the caller's boosts already multiply their lexical scores (a stand-in meaning is the boosted
-    lexical score, so it is not multiplied again)."""
+    lexical score, so it is not multiplied again); `weight` is the lexical half's."""
     top = max(lexical.values(), default=0.0) or 1.0
     low = min(semantic.values(), default=0.0) if floor is None else floor
     spread = (max(semantic.values(), default=0.0) - low) or 1.0
+    meanings = {key: max(value - low, 0.0) / spread * (prefer.get(key, 1.0) if prefer else 1.0) for key, value in semantic.items()}
+    # Scaled by the best, as the words half is after its boosts: both halves top out at 1, so a record with a vector
+    # does not outrank one without (whose meaning is its words) by the factor alone.
+    best = max(meanings.values(), default=0.0)
+    scale = best if best > 1.0 else 1.0
     fused = {}
     for key in {*lexical, *semantic}:
         words = max(lexical.get(key, 0.0), 0.0) / top
-        meaning = max(semantic[key] - low, 0.0) / spread * (prefer.get(key, 1.0) if prefer else 1.0) if key in semantic else words
-        fused[key] = LEXICAL_WEIGHT * words + (1 - LEXICAL_WEIGHT) * meaning
+        meaning = meanings[key] / scale if key in meanings else words
+        fused[key] = weight * words + (1 - weight) * meaning
     return fused
 
 
