@@ -7,7 +7,8 @@ Stand-ins for the chats and logs recall meets in use, made of LoCoMo's dev turns
 - a user and an assistant: the conversation's two people recorded as "user" and "assistant", and the questions'
   names turned into "I"/"my" and "you"/"your" ("What did Caroline paint?" -> "What did I paint?"), as a chat with an
   assistant is recorded and asked about; no question names a speaker any more.
-Recalled with `semantic = false` and scoped to the conversation, beside a plain FTS5 BM25 table of the same turns.
+Recalled with `semantic = false` and scoped to the conversation, beside a plain FTS5 BM25 table of the same turns;
+with `--hybrid`, also with every turn embedded (minutes per form: the long turns are long).
 A record is indexed with its neighbours' words (index/records.py); `--context-words N` sets how many words of each
 neighbour (the shipped CONTEXT_WORDS by default), to see what the cut does. No hosted model; reads
 ../shared/data/locomo/locomo-dev.json in place.
@@ -15,6 +16,7 @@ neighbour (the shipped CONTEXT_WORDS by default), to see what the cut does. No h
     python bench/long_turns.py
     python bench/long_turns.py --context-words 1000000   # neighbours indexed whole, as before the cut
     python bench/long_turns.py --conversations 2          # the small mode CI runs
+    python bench/long_turns.py --hybrid                   # hybrid recall too (about 25 minutes on two cores)
 """
 
 from __future__ import annotations
@@ -73,15 +75,21 @@ def as_chat(conv: dict) -> dict:
     return conv
 
 
-def recall_form(root: Path, convs: list[dict], turns: list[list[tuple[str, str, str, str]]]) -> list[dict[str, float]]:
-    store = Store(Config.load(new_repo(root), env={}, overrides={"semantic": False}))
+def recall_form(root: Path, convs: list[dict], turns: list[list[tuple[str, str, str, str]]], semantic: bool = False) -> list[dict[str, float]]:
+    """Every conversation written, then its questions asked; with `semantic`, every turn embedded before any is asked."""
+    store = Store(Config.load(new_repo(root), env={}, overrides={"semantic": semantic}))
     scores = []
     try:
         source = store.source("human", "import")
+        ids = []
         for conv, rows in zip(convs, turns):
             written = store.log(session_of(conv), [experience.Entry("observation", text=text, data={"speaker": speaker}, source=source,
                                                                     ts=iso(date)) for _, speaker, text, date in rows])
-            id_of = {w["id"]: rows[n][0] for n, w in enumerate(written)}
+            ids.append({w["id"]: rows[n][0] for n, w in enumerate(written)})
+        if semantic:
+            print(f"  embedding {sum(map(len, turns)):,} turns…", file=sys.stderr, flush=True)
+            store.reindex(embedding=lambda done, total: None)
+        for conv, id_of in zip(convs, ids):
             for qa, wanted in questions_of(conv):
                 if qa["category"] != 5:
                     hits = store.recall(qa["question"], limit=10, session=session_of(conv), kinds=["observation"]).hits
@@ -110,13 +118,15 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--context-words", type=int, default=records.CONTEXT_WORDS)
     parser.add_argument("--conversations", type=int, help="Only the first N conversations.")
+    parser.add_argument("--hybrid", action="store_true", help="Also recall with every turn embedded (the bundled model).")
     args = parser.parse_args()
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data} (pass --data PATH)")
         return 0
     records.CONTEXT_WORDS = args.context_words
     convs = json.loads(args.data.read_text(encoding="utf-8"))[: args.conversations]
-    print(f"LoCoMo dev, categories 1-4, full-text recall scoped to each conversation; each neighbour indexed with its first "
+    print(f"LoCoMo dev, categories 1-4, {'full-text and hybrid' if args.hybrid else 'full-text'} recall scoped to each conversation; "
+          "each neighbour indexed with its first "
           f"{args.context_words:,} words\n")
     print(f"{'speakers':<20} {'turns':<30} {'system':<10} {'any@5':>6} {'MRR':>6} {'sess@5':>7}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -124,7 +134,9 @@ def main() -> int:
             for name, long_turns in (("as they are", False), ("each followed by a long one", True)):
                 turns = conversations(chats, long_turns)
                 folder = Path(tmp) / f"{speakers}-{name}".replace(" ", "-")
-                for system, scored in (("full-text", recall_form(folder, chats, turns)), ("fts5-bm25", bm25_form(chats, turns))):
+                for system in ("full-text", "hybrid", "fts5-bm25") if args.hybrid else ("full-text", "fts5-bm25"):
+                    scored = (bm25_form(chats, turns) if system == "fts5-bm25" else
+                              recall_form(folder / system, chats, turns, semantic=system == "hybrid"))
                     print(f"{speakers:<20} {name:<30} {system:<10} {statistics.fmean(s['any@5'] for s in scored):6.3f} "
                           f"{statistics.fmean(s['mrr'] for s in scored):6.3f} {statistics.fmean(s['sess@5'] for s in scored):7.3f}", flush=True)
     return 0
