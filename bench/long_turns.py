@@ -76,27 +76,33 @@ def as_chat(conv: dict) -> dict:
 
 
 def recall_form(root: Path, convs: list[dict], turns: list[list[tuple[str, str, str, str]]], semantic: bool = False) -> list[dict[str, float]]:
-    """Every conversation written, then its questions asked; with `semantic`, every turn embedded before any is asked."""
+    """Full-text: each conversation's questions asked once it is written. With `semantic`, every conversation written
+    and every turn embedded before any question is asked, as bench/locomo.py's hybrid form."""
     store = Store(Config.load(new_repo(root), env={}, overrides={"semantic": semantic}))
     scores = []
     try:
         source = store.source("human", "import")
-        ids = []
+        written = []
         for conv, rows in zip(convs, turns):
-            written = store.log(session_of(conv), [experience.Entry("observation", text=text, data={"speaker": speaker}, source=source,
+            records = store.log(session_of(conv), [experience.Entry("observation", text=text, data={"speaker": speaker}, source=source,
                                                                     ts=iso(date)) for _, speaker, text, date in rows])
-            ids.append({w["id"]: rows[n][0] for n, w in enumerate(written)})
+            written.append((conv, {r["id"]: rows[n][0] for n, r in enumerate(records)}))
+            if not semantic:
+                scores += asked(store, *written.pop())
         if semantic:
             print(f"  embedding {sum(map(len, turns)):,} turns…", file=sys.stderr, flush=True)
             store.reindex(embedding=lambda done, total: None)
-        for conv, id_of in zip(convs, ids):
-            for qa, wanted in questions_of(conv):
-                if qa["category"] != 5:
-                    hits = store.recall(qa["question"], limit=10, session=session_of(conv), kinds=["observation"]).hits
-                    scores.append(score([id_of.get(h.id, "") for h in hits], wanted))
+            for conv, id_of in written:
+                scores += asked(store, conv, id_of)
     finally:
         store.close(commit=False)
     return scores
+
+
+def asked(store: Store, conv: dict, id_of: dict[str, str]) -> list[dict[str, float]]:
+    """Scores of recall's answers to the questions of `conv` (categories 1-4), scoped to it."""
+    return [score([id_of.get(h.id, "") for h in store.recall(qa["question"], limit=10, session=session_of(conv), kinds=["observation"]).hits], wanted)
+            for qa, wanted in questions_of(conv) if qa["category"] != 5]
 
 
 def bm25_form(convs: list[dict], turns: list[list[tuple[str, str, str, str]]]) -> list[dict[str, float]]:

@@ -8,7 +8,9 @@ Rerankers are linear models over a few of these features, trained with a listwis
 and scored on the seventh, for each of the seven (leave-one-conversation-out), so no question is scored by a model
 that saw its conversation. Each is compared with recall's own ranking on the same questions: the mean change in turn
 any@5 with a 95% bootstrap interval over questions, turn and session any@5 per category. numpy only; nothing is
-downloaded; no weights are shipped (docs/benchmarks.md says why).
+downloaded; no weights are shipped (docs/benchmarks.md says why). "recall (fused score)" is the fusion as it was
+before 64ac3f8 (words half 0.6, no speaker factor on the meaning half, no neighbourhood); what a model over these
+features learned there, made by hand, is how recall ranks now (index/ranking.py).
 
     python bench/rerank.py                    # build and embed (about 2.5 min of embedding on two cores)
     python bench/rerank.py --keep DIR         # keep the embedded repository in DIR; --keep DIR again reuses it
