@@ -184,7 +184,8 @@ class RecordRanking:
         named = _named({str(r[9]).lower() for r in found.values()}, asked)
         prefer = {rowid: SPEAKER_BOOST for rowid, r in found.items() if str(r[9]).lower() in named}
         fused = fusion.fuse(lexical, semantic, floor, prefer, RECORDS_LEXICAL_WEIGHT)
-        return self._neighbourhood(fused, found, own)
+        # With no vector among the candidates the ranking stays full-text's (the neighbourhood gains only beside meaning).
+        return self._neighbourhood(fused, found, own) if semantic else fused
 
     def _neighbourhood(self, fused: dict[int, float], found: dict[int, tuple[Any, ...]], own: dict[int, float]) -> dict[int, float]:
         """Each candidate's fused score plus NEIGHBOURHOOD_WEIGHT times the best own-words score (scaled) among the word
