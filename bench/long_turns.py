@@ -86,9 +86,11 @@ def recall_form(root: Path, convs: list[dict], turns: list[list[tuple[str, str, 
         for conv, rows in zip(convs, turns):
             records = store.log(session_of(conv), [experience.Entry("observation", text=text, data={"speaker": speaker}, source=source,
                                                                     ts=iso(date)) for _, speaker, text, date in rows])
-            written.append((conv, {r["id"]: rows[n][0] for n, r in enumerate(records)}))
-            if not semantic:
-                scores += asked(store, *written.pop())
+            id_of = {r["id"]: rows[n][0] for n, r in enumerate(records)}
+            if semantic:
+                written.append((conv, id_of))
+            else:
+                scores += asked(store, conv, id_of)
         if semantic:
             print(f"  embedding {sum(map(len, turns)):,} turns…", file=sys.stderr, flush=True)
             store.reindex(embedding=lambda done, total: None)

@@ -38,8 +38,7 @@ def fuse(lexical: Mapping[K, float], semantic: Mapping[K, float], floor: float |
     meanings = {key: max(value - low, 0.0) / spread * (prefer.get(key, 1.0) if prefer else 1.0) for key, value in semantic.items()}
     # Scaled by the best, as the words half is after its boosts: both halves top out at 1, so a record with a vector
     # does not outrank one without (whose meaning is its words) by the factor alone.
-    best = max(meanings.values(), default=0.0)
-    scale = best if best > 1.0 else 1.0
+    scale = max([1.0, *meanings.values()])
     fused = {}
     for key in {*lexical, *semantic}:
         words = max(lexical.get(key, 0.0), 0.0) / top
