@@ -113,7 +113,7 @@ def mentions(text: str, at: datetime) -> list[str]:
         day_word, relation, unit, count, span_unit, direction = match.groups()
         if day_word:
             shift = {"yesterday": -1, "tomorrow": 1}.get(day_word.lower(), 0)
-            found.append(_day(at + timedelta(days=shift)))
+            found.append(day_words(at + timedelta(days=shift)))
         elif relation:
             sign = {"last": -1, "this past": -1, "next": 1, "this": 0}[relation.lower()]
             found.append(_unit(at, unit.lower(), sign))
@@ -132,7 +132,8 @@ def asks_when(question: str) -> bool:
     return bool(_ASKS.search(question))
 
 
-def _day(moment: datetime) -> str:
+def day_words(moment: datetime) -> str:
+    """A day as it is indexed: `2023-05-07 7 May 2023`, the day without a leading zero, as people write it."""
     return f"{moment:%Y-%m-%d} {moment.day} {moment:%B %Y}"
 
 
@@ -140,9 +141,9 @@ def _unit(at: datetime, unit: str, count: int) -> str:
     if unit in _WEEKDAYS:  # last friday: the one before `at`; next friday: the one after; this friday: the coming one
         ahead = (_WEEKDAYS.index(unit) - at.weekday()) % 7
         shift = -((7 - ahead) % 7 or 7) if count < 0 else (ahead or 7) if count > 0 else ahead
-        return _day(at + timedelta(days=shift))
+        return day_words(at + timedelta(days=shift))
     if unit in ("week", "weekend", "day"):
-        return _day(at + timedelta(days=count * (1 if unit == "day" else 7)))
+        return day_words(at + timedelta(days=count * (1 if unit == "day" else 7)))
     if unit == "month":
         month = at.year * 12 + at.month - 1 + count
         return f"{datetime(month // 12, month % 12 + 1, 1):%B %Y}"

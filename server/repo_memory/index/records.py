@@ -78,7 +78,7 @@ def _date(record: dict[str, Any]) -> str:
     at = _moment(data.get("when") if isinstance(data, dict) else None) or _moment(ts)
     if at is None:
         return str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else ts
-    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else f"{at:%Y-%m-%d} {at:%d %B %Y}"
+    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else when.day_words(at)
     return " ".join([own, *when.mentions(str(record.get("text") or ""), at)])
 
 
