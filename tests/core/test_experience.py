@@ -239,10 +239,10 @@ def test_a_relative_time_is_found_by_the_date_it_means_and_answers_when(store: S
 
 
 def test_a_day_before_the_tenth_is_found_as_people_write_it(store: Store):
-    """'8 May 2023' and 'May 8, 2023' name the day without a leading zero; the date a record is about was indexed as
-    '08 May 2023', so the day matched nothing and every record of May 2023 tied."""
+    """'8 May 2023', 'May 8, 2023' and 'May 8th' name the day without a leading zero; the date a record is about was
+    indexed as '08 May 2023', so the day matched nothing and every record of May 2023 tied."""
     source = store.source("human", "import")
     store.log("trip", [experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-05-18T10:00:00.000000Z", source=source),
                        experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-05-08T10:00:00.000000Z", source=source)])
-    for asked in ("What did we hike on 8 May 2023?", "What did we hike on May 8, 2023?", "hike 2023-05-08"):
+    for asked in ("What did we hike on 8 May 2023?", "What did we hike on May 8, 2023?", "What did we hike on May 8th?", "hike 2023-05-08"):
         assert store.recall(asked, session="trip").hits[0].id == "trip#2", asked

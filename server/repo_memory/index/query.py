@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
 MAX_TERMS = 32
 MAX_PHRASE = 6
 
@@ -58,9 +59,14 @@ def words(text: str) -> list[str]:
     return [w for token in _WORD.findall(text.lower()) for w in token.split("_") if w]
 
 
+def _day(token: str) -> tuple[str, ...]:
+    found = _ORDINAL.fullmatch(token)
+    return (found.group(1),) if found else ()
+
+
 def parse(text: str) -> Query:
     """Content words of `text` in order, deduplicated; all words when every one is a stopword."""
     tokens = words(text)
-    content = [t for t in tokens if t not in STOPWORDS] or tokens
+    content = [w for t in tokens if t not in STOPWORDS for w in (t, *_day(t))] or tokens
     terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
     return Query(text=text, terms=terms)
