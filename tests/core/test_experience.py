@@ -246,3 +246,16 @@ def test_a_day_before_the_tenth_is_found_as_people_write_it(store: Store):
                        experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-05-08T10:00:00.000000Z", source=source)])
     for asked in ("What did we hike on 8 May 2023?", "What did we hike on May 8, 2023?", "What did we hike on May 8th?", "hike 2023-05-08"):
         assert store.recall(asked, session="trip").hits[0].id == "trip#2", asked
+
+
+def test_an_identifier_is_found_by_its_words_and_words_by_the_identifier(store: Store):
+    """Agents write code names (SessionManager.flushPending) and ask in words, or the other way round: the index and
+    the query both read a camelCase name as its words as well as whole."""
+    store.remember("The session manager drops queued writes on shutdown.", session="s1")
+    store.remember("Fixed the race in SessionManager.flushPending: it now holds the lock.", session="s1")
+    store.remember("Renamed the manager of sessions in the docs.", session="s1")
+    assert store.recall("session manager flush pending", kinds=["note"]).hits[0].id == "s1#2"
+    assert {h.id for h in store.recall("SessionManager", kinds=["note"]).hits[:2]} == {"s1#1", "s1#2"}
+    assert store.recall("flushPending", kinds=["note"]).hits[0].id == "s1#2"
+    store.write_skill("shutdown", "Drain the session manager before stopping the server.", "1. Stop accepting writes", actor="human")
+    assert [h.id for h in store.recall("SessionManager", kinds=["skill"]).hits] == ["skill:shutdown"]

@@ -7,6 +7,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# A name written in camelCase or PascalCase (flushPending, SessionManager, HTTPServer) is one token to the index's
+# tokenizer; its words are found by these (snake_case and dotted names are split by the tokenizer itself).
+_MIXED = re.compile(r"\b\w*(?:[a-z][A-Z]|[A-Z]{2}[a-z])\w*")
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
 MAX_TERMS = 32
 MAX_PHRASE = 6
@@ -59,6 +63,13 @@ def words(text: str) -> list[str]:
     return [w for token in _WORD.findall(text.lower()) for w in token.split("_") if w]
 
 
+def parts(text: str) -> list[str]:
+    """The words inside the camelCase names of `text`, lowercased ("SessionManager.flushPending": session, manager,
+    flush, pending): indexed beside a record's text and added to a query, so a name is found by its words and the
+    words by the name."""
+    return [p.lower() for name in _MIXED.findall(text) for p in _PART.findall(name)]
+
+
 def _day(token: str) -> tuple[str, ...]:
     found = _ORDINAL.fullmatch(token)
     return (found.group(1),) if found else ()
@@ -67,6 +78,6 @@ def _day(token: str) -> tuple[str, ...]:
 def parse(text: str) -> Query:
     """Content words of `text` in order, deduplicated; all words when every one is a stopword."""
     tokens = words(text)
-    content = [w for t in tokens if t not in STOPWORDS for w in (t, *_day(t))] or tokens
+    content = [w for t in (*tokens, *parts(text)) if t not in STOPWORDS for w in (t, *_day(t))] or tokens
     terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
     return Query(text=text, terms=terms)

@@ -24,7 +24,7 @@ from repo_memory.guards import disk, markers
 from repo_memory.index import fts
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
-from repo_memory.index.query import Query
+from repo_memory.index.query import Query, parts
 from repo_memory.index.ranking import WINDOW, Filters, RecordRanking
 from repo_memory.index.vectors import EMBED_CHARS, QueryVectors, vkey
 
@@ -110,6 +110,13 @@ def _text(record: dict[str, Any]) -> str:
         words = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k in searchable() if (v := data.get(k)) is not None]
         return "\n".join([text, *words])[: len(text) + 4000]
     return text
+
+
+def _searched(text: str) -> str:
+    """What the full-text index holds of a record's text: the text, then the words of the camelCase names in it
+    (query.parts) in its first 4,000 characters. Excerpts are cut from the text itself (records table), never from this."""
+    found = parts(text[:4000])  # the names a long tool output opens with; scanning all of it cost 1 ms per 16k characters
+    return f"{text}\n{' '.join(found)}" if found else text
 
 
 # Why a record of a server kind does not count ('' when it does), given (record, log, end of its line): see
@@ -284,7 +291,7 @@ class RecordIndex:
         for rowid, rid, seq, text, speaker, ts in rows:
             if first <= seq <= last:
                 context = "\n".join(f"{by_seq[s][4]}: {_opening(by_seq[s][3])}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
-                fresh.append((rowid, text, speaker, dates.get(rid) or self._date_of(rowid, ts), context))
+                fresh.append((rowid, _searched(text), speaker, dates.get(rid) or self._date_of(rowid, ts), context))
         conn.executemany("DELETE FROM records_fts WHERE rowid=?", [(r[0],) for r in fresh if r[0] in indexed])
         conn.executemany("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", fresh)
 
