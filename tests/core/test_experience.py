@@ -259,3 +259,11 @@ def test_an_identifier_is_found_by_its_words_and_words_by_the_identifier(store: 
     assert store.recall("flushPending", kinds=["note"]).hits[0].id == "s1#2"
     store.write_skill("shutdown", "Drain the session manager before stopping the server.", "1. Stop accepting writes", actor="human")
     assert [h.id for h in store.recall("SessionManager", kinds=["skill"]).hits] == ["skill:shutdown"]
+
+
+def test_a_month_written_short_is_found_by_the_dates_it_names(store: Store):
+    source = store.source("human", "import")
+    store.log("trip", [experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-09-08T10:00:00.000000Z", source=source),
+                       experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-11-08T10:00:00.000000Z", source=source)])
+    for asked in ("What did we hike on Nov 8?", "hike nov. 8th, 2023", "hike in Nov 2023"):
+        assert store.recall(asked, session="trip").hits[0].id == "trip#2", asked

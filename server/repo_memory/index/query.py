@@ -12,6 +12,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _MIXED = re.compile(r"\b\w*(?:[a-z][A-Z]|[A-Z]{2}[a-z])\w*")
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
+_MONTHS = {month[:3]: month for month in ("january", "february", "march", "april", "june", "july", "august", "september",
+                                         "october", "november", "december")} | {"sept": "september"}
 MAX_TERMS = 32
 MAX_PHRASE = 6
 
@@ -75,9 +77,19 @@ def _day(token: str) -> tuple[str, ...]:
     return (found.group(1),) if found else ()
 
 
+def _month(tokens: list[str], n: int) -> tuple[str, ...]:
+    """The month a short name beside a day or a year means ("Nov 8", "8 Sept 2023"), as dates are indexed."""
+    month = _MONTHS.get(tokens[n])
+    beside = [t for t in (tokens[n - 1] if n else "", tokens[n + 1] if n + 1 < len(tokens) else "") if t[:1].isdigit()]
+    return (month,) if month and beside else ()
+
+
 def parse(text: str) -> Query:
-    """Content words of `text` in order, deduplicated; all words when every one is a stopword."""
+    """Content words of `text` in order, deduplicated; all words when every one is a stopword. A day or month written as
+    people write it ("May 8th", "Nov 8") also asks for the words dates are indexed with, and a camelCase name for its
+    words."""
     tokens = words(text)
-    content = [w for t in (*tokens, *parts(text)) if t not in STOPWORDS for w in (t, *_day(t))] or tokens
+    dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
+    content = [t for t in (*dated, *parts(text)) if t not in STOPWORDS] or tokens
     terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
     return Query(text=text, terms=terms)
