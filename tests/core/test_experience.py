@@ -267,3 +267,18 @@ def test_a_month_written_short_is_found_by_the_dates_it_names(store: Store):
                        experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-11-08T10:00:00.000000Z", source=source)])
     for asked in ("What did we hike on Nov 8?", "hike nov. 8th, 2023", "hike in Nov 2023"):
         assert store.recall(asked, session="trip").hits[0].id == "trip#2", asked
+
+
+def test_a_question_about_yesterday_prefers_what_was_recorded_yesterday(store: Store):
+    """'yesterday' in a question is the day before the question is asked: records of that day come first, not those
+    that merely say 'yesterday'."""
+    from datetime import UTC, datetime, timedelta
+
+    source = store.source("human", "import")
+    now = datetime.now(UTC)
+    at = lambda days: (now - timedelta(days=days)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # noqa: E731
+    store.log("ops", [experience.Entry("decision", text="Yesterday we agreed to keep the retry limit at 3.", ts=at(10), source=source),
+                      experience.Entry("decision", text="Keep the retry limit at 5 for the uploader.", ts=at(1), source=source),
+                      experience.Entry("decision", text="Keep the retry limit at 4 for the mailer.", ts=at(30), source=source)])
+    assert store.recall("What retry limit did we decide on yesterday?", session="ops").hits[0].id == "ops#2"
+    assert store.recall("retry limit decided 30 days ago", session="ops").hits[0].id == "ops#3"

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -120,7 +121,7 @@ class Recall:
         if not kinds and not filtered:
             doc_kinds = set(DOC_KINDS)
         want_records = bool(record_kinds) or not kinds
-        parsed, depth = query.parse(text), offset + limit + 1
+        parsed, depth = query.parse(text, datetime.now(UTC)), offset + limit + 1
         since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
         sem = self._semantic.query(text, session) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
         # Records first: their full-text pass, the longer one, runs while the query is being embedded.

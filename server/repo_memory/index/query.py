@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
+
+from repo_memory.formats import when
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A name written in camelCase or PascalCase (flushPending, SessionManager, HTTPServer) is one token to the index's
@@ -84,12 +87,21 @@ def _month(tokens: list[str], n: int) -> tuple[str, ...]:
     return (month,) if month and beside else ()
 
 
-def parse(text: str) -> Query:
+def _meant(text: str, now: datetime | None) -> list[str]:
+    """The dates the relative times of `text` mean at `now`, each as the phrase a record's date words hold: a day as
+    '3 december 2026' (when.day_words without its ISO form), a month as 'november 2026', a year as '2025'."""
+    found = when.mentions(text, now) if now else []
+    return [" ".join(words(m)[-3:] if "-" in m else words(m)) for m in found]
+
+
+def parse(text: str, now: datetime | None = None) -> Query:
     """Content words of `text` in order, deduplicated; all words when every one is a stopword. A day or month written as
     people write it ("May 8th", "Nov 8") also asks for the words dates are indexed with, and a camelCase name for its
-    words."""
+    words. With `now` (when the question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago")
+    asks for the date it means, as one phrase ("3 december 2026"), which a record of that day holds among its date
+    words; the words alone would match the same day of every month."""
     tokens = words(text)
     dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
-    content = [t for t in (*dated, *parts(text)) if t not in STOPWORDS] or tokens
+    content = [t for t in (*dated, *_meant(text, now), *parts(text)) if t not in STOPWORDS] or tokens
     terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
     return Query(text=text, terms=terms)
