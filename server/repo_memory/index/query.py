@@ -12,7 +12,7 @@ from repo_memory.formats import when
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A name written in camelCase or PascalCase (flushPending, SessionManager, HTTPServer) is one token to the index's
 # tokenizer; its words are found by these (snake_case and dotted names are split by the tokenizer itself).
-_MIXED = re.compile(r"\b\w*(?:[a-z][A-Z]|[A-Z]{2}[a-z])\w*")
+_MIXED = re.compile(r"\b[A-Za-z\d]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[A-Za-z\d]*\b")  # code names are ASCII: "naïveCafé" is left whole
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
 _MONTHS = {month[:3]: month for month in ("january", "february", "march", "april", "june", "july", "august", "september",
