@@ -261,6 +261,15 @@ def test_an_identifier_is_found_by_its_words_and_words_by_the_identifier(store: 
     assert [h.id for h in store.recall("SessionManager", kinds=["skill"]).hits] == ["skill:shutdown"]
 
 
+def test_a_skill_that_names_code_is_found_by_the_words_of_the_names(store: Store):
+    """A skill written with the code's names (RetryPolicy.maxAttempts) is found by an agent asking in words, as a
+    record is; the name itself still finds it."""
+    store.write_skill("uploads", "How uploads survive a flaky network.", "Raise RetryPolicy.maxAttempts to 5 for the uploader.", actor="human")
+    store.write_skill("mailer", "How the mailer queues messages.", "Messages wait in the outbox; attempts are logged.", actor="human")
+    assert [h.id for h in store.recall("retry policy max attempts", kinds=["skill"]).hits][:1] == ["skill:uploads"]
+    assert store.recall("maxAttempts", kinds=["skill"]).hits[0].id == "skill:uploads"
+
+
 def test_a_month_written_short_is_found_by_the_dates_it_names(store: Store):
     source = store.source("human", "import")
     store.log("trip", [experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-09-08T10:00:00.000000Z", source=source),

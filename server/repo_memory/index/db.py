@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -35,7 +35,7 @@ log = logging.getLogger("repo_memory")
 DOCS = {
     "rowid": int, "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str, "mtime_ns": int, "size": int,
     "checked_ns": int, "valid": int, "status": str, "origin": str, "winner": int, "flags": str, "anchors": str, "problems": str, "vkey": int,
-    "tags": str, "description": str, "body": str,
+    "tags": str, "words": str, "description": str, "body": str,
 }
 RECORDS = {
     "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,
@@ -213,7 +213,7 @@ class Database:
             docs.create(DOCS, pk="rowid", not_null={"path", "kind", "name"})
             docs.create_index(["path"], unique=True)
             docs.create_index(["kind", "name"])
-            docs.enable_fts(["name", "description", "tags", "body"], tokenize=TOKENIZE)
+            docs.enable_fts(["name", "description", "tags", "body", "words"], tokenize=TOKENIZE)
             records = db.table("records")
             records.create(RECORDS, pk="rowid", not_null={"id", "session", "seq", "ts", "kind", "file"},
                            defaults={"flags": "", "outcome": "", "anchors": ""})

@@ -23,15 +23,19 @@ from repo_memory.guards import disk, markers, secretscan
 from repo_memory.index import fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
-from repo_memory.index.query import Query
+from repo_memory.index.query import Query, parts
 from repo_memory.index.vectors import QueryVectors, vkey
 
-# Weights of the FTS columns (name, description, tags, body) in BM25: a hit in a name says more than one in a body.
-WEIGHTS = (10.0, 5.0, 4.0, 1.0)
+# Weights of the FTS columns (name, description, tags, body, words) in BM25: a hit in a name says more than one in a
+# body. `words` holds the words of the camelCase names in the description and body (query.parts), so "retry policy"
+# finds a skill that says RetryPolicy.maxAttempts; they count as the body does. (A record keeps them after its text in
+# its own full-text row; docs_fts reads its columns from `docs`, so they are a column of their own.)
+WEIGHTS = (10.0, 5.0, 4.0, 1.0, 1.0)
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
 CHECKPOINT_AFTER = 200  # rows changed by one sync
 PARALLEL_MIN = 2000  # below this, starting worker processes costs more than it saves
 KINDS = ("skill", "loop")
+BODY_WORDS = 20_000  # characters of a body scanned for camelCase names: bounded work for a huge file
 
 Progress = Callable[[int, int], None]
 
@@ -58,6 +62,7 @@ class _Loaded:
     mtime_ns: int
     size: int
     doc: skills.Skill
+    words: str = ""  # the words of the camelCase names in its description and body (WEIGHTS says why)
 
     def moved(self) -> bool:
         """True when the file changed after it was read."""
@@ -111,7 +116,7 @@ def _load(item: skills.Found) -> _Loaded | None:
     except UnsafePathError as exc:
         return _Loaded("", 0, 0, skills.Skill(name=name, path=item.rel, source=item.source, sha256="", problems=(Problem(str(exc)),)))
     doc = skills.parse(data, item.rel, item.source) if item.kind == "skill" else loop_document(data, item.rel)
-    return _Loaded(item.path, st.st_mtime_ns, st.st_size, doc)
+    return _Loaded(item.path, st.st_mtime_ns, st.st_size, doc, " ".join(parts(f"{doc.description}\n{doc.body[:BODY_WORDS]}")))
 
 
 def _load_all(items: list[skills.Found], progress: Progress | None, total: int) -> list[_Loaded | None]:
@@ -147,6 +152,7 @@ def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
         "sha256": doc.sha256, "mtime_ns": loaded.mtime_ns, "size": loaded.size, "checked_ns": now, "valid": int(doc.valid),
         "problems": json.dumps([p.__dict__ for p in doc.problems]) if doc.problems else "",
         "description": doc.description, "tags": " ".join(doc.tags), "body": doc.body,
+        "words": loaded.words,
         "status": doc.status, "origin": doc.origin, "winner": 0, "flags": json.dumps(list(doc.flags)) if doc.flags else "",
         "anchors": json.dumps(doc.anchors) if doc.anchors else "", "vkey": vkey(item.rel, doc.sha256),
     }
@@ -218,7 +224,7 @@ class DocIndex:
                 conn.executemany(f"INSERT INTO docs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) ON CONFLICT(path) DO UPDATE "
                                  f"SET {', '.join(f'{c}=excluded.{c}' for c in columns if c != 'path')}", [[r[c] for c in columns] for r in rows])
             conn.executemany("DELETE FROM docs WHERE path=?", [(p,) for p in existing])
-            conn.execute("INSERT INTO docs_fts (rowid, name, description, tags, body) SELECT rowid, name, description, tags, body "
+            conn.execute("INSERT INTO docs_fts (rowid, name, description, tags, body, words) SELECT rowid, name, description, tags, body, words "
                          "FROM docs WHERE path IN (SELECT path FROM paths)")
             self._choose_winners(affected)
         if len(rows) + len(existing) >= CHECKPOINT_AFTER:
