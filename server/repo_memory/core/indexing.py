@@ -66,9 +66,9 @@ class Indexer:
 
 def sweep(root: Path) -> list[str]:
     """Remove what killed writes left in the memory folders (half a file under a temporary name, never memory). A server
-    starting, doctor and reindex do it, not every refresh (it globs every skill folder). Returns the paths removed."""
+    starting, doctor and reindex do it, not every refresh (it reads every skill folder). Returns the paths removed."""
     agents = root / ".agents"
-    folders = [agents, agents / "loops", agents / "experience" / "blobs", *[p for p in (agents / "skills").glob("*/") if p.is_dir()]]
+    folders: list[str | Path] = [agents, agents / "loops", agents / "experience" / "blobs", *disk.folders(agents / "skills")]
     removed = [path.relative_to(root).as_posix() for path in disk.sweep_temps(folders)]
     for rel in removed:
         log.info("removed %s, left by an interrupted write", rel)

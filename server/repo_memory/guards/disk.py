@@ -9,7 +9,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -136,17 +136,33 @@ def is_temp(path: str | Path) -> bool:
     return bool(TEMP_NAME.match(Path(path).name))
 
 
-def sweep_temps(folders: list[Path], older_than: float = 60.0) -> list[Path]:
+def folders(parent: Path) -> list[str]:
+    """The folders directly inside `parent` (links not followed); none when it is missing."""
+    try:
+        with os.scandir(parent) as entries:
+            return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def sweep_temps(folders: Sequence[str | Path], older_than: float = 60.0) -> list[Path]:
     """Remove the temporary files of writes that were killed before their rename (older than `older_than` seconds,
-    so a write in progress keeps its file); returns what was removed."""
+    so a write in progress keeps its file); returns what was removed. One directory read per folder, no links
+    followed (pathlib's glob cost 0.24 s over 10k skill folders)."""
     removed, now = [], time.time()
     for folder in folders:
-        for path in folder.glob(".*.tmp") if folder.is_dir() else []:
+        try:
+            with os.scandir(folder) as entries:
+                found = [e for e in entries if e.name.startswith(".") and TEMP_NAME.match(e.name)]
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in found:
             try:
-                st = path.lstat()
+                st = entry.stat(follow_symlinks=False)
             except FileNotFoundError:
                 continue
-            if is_temp(path) and stat.S_ISREG(st.st_mode) and now - st.st_mtime > older_than:
+            if stat.S_ISREG(st.st_mode) and now - st.st_mtime > older_than:
+                path = Path(entry.path)
                 path.unlink(missing_ok=True)
                 removed.append(path)
     return removed
