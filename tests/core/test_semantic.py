@@ -263,3 +263,21 @@ async def test_the_meaning_half_prefers_the_speaker_a_question_names_as_the_word
         store.close()
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
     assert [[h["session"] for h in answer["hits"]] for answer in answers] == [["chat-1", "chat-2"], ["chat-2", "chat-1"]], answers
+
+
+async def test_a_text_said_in_many_sessions_joins_by_meaning_as_its_newest_records_within_the_filters(memory: Path):
+    # Records saying the same thing share one vector; by meaning, the newest two of them that pass the filters join
+    # the candidates (a line repeated in a thousand sessions costs what one does). The newest of all is a note, so a
+    # search for observations must look past it, not come back with one record short.
+    store = Store(Config.load(memory))
+    try:
+        for session in ("ci-1", "ci-2", "ci-3"):
+            store.remember("All 412 tests passed.", session=session, kind="observation")
+        store.remember("All 412 tests passed.", session="ci-4", kind="note")
+        store.reindex(embedding=lambda done, total: None)
+        async with Client(server.build(store)) as client:
+            answer = (await client.call_tool("recall", {"query": "the whole suite was green", "kinds": ["observation"]})).structured_content or {}
+    finally:
+        store.close()
+    assert answer["ranking"].startswith("hybrid"), answer["ranking"]
+    assert sorted(h["session"] for h in answer["hits"]) == ["ci-2", "ci-3"], answer["hits"]
