@@ -352,8 +352,9 @@ def test_what_a_verification_step_started_is_gone_when_the_step_ends_even_in_a_s
 
     marker = tmp_path / "escaped.pid"
     script = tmp_path / "escape.sh"
-    script.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {marker}; exec sleep 300' </dev/null >/dev/null 2>&1 &\n"
-                      "sleep 300 </dev/null >/dev/null 2>&1 &\necho started\n", encoding="utf-8")
+    nap = f"300.{os.getpid()}"  # this run's own sleeps: another test run on the machine may be sleeping too
+    script.write_text(f"#!/bin/sh\nsetsid sh -c 'echo $$ > {marker}; exec sleep {nap}' </dev/null >/dev/null 2>&1 &\n"
+                      f"sleep {nap} </dev/null >/dev/null 2>&1 &\necho started\n", encoding="utf-8")
     script.chmod(0o755)
     (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
     (repo / ".agents/loops/escape.md").write_text(
@@ -369,7 +370,7 @@ def test_what_a_verification_step_started_is_gone_when_the_step_ends_even_in_a_s
     store.close()
     time.sleep(1)  # an escaped child would be sleeping by now
     alive = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    leftover = [line.split()[0] for line in alive.splitlines() if line.strip().endswith("sleep 300")]
+    leftover = [line.split()[0] for line in alive.splitlines() if line.strip().endswith(f"sleep {nap}")]
     for pid in leftover:
         os.kill(int(pid), 9)
     assert leftover == [], "processes the step started outlived it"
