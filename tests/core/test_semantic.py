@@ -281,3 +281,29 @@ async def test_a_text_said_in_many_sessions_joins_by_meaning_as_its_newest_recor
         store.close()
     assert answer["ranking"].startswith("hybrid"), answer["ranking"]
     assert sorted(h["session"] for h in answer["hits"]) == ["ci-2", "ci-3"], answer["hits"]
+
+
+def test_the_embedding_job_asks_the_vector_index_about_the_skills_once_not_once_per_skill(memory: Path, monkeypatch: pytest.MonkeyPatch):
+    # The job's first pass (at every start, and after any skill changes) asked which skills lack a vector once per
+    # skill, each time over every skill: at 10k skills, 10k lookups of 10k keys — 7 s holding the vectors' lock, and a
+    # recall 8 s after a server started at 10k skills + 100k records waited 5.6 s for it (docs/benchmarks.md).
+    from repo_memory.index.vectors import VectorIndex
+
+    for n in range(40):
+        folder = memory / ".agents/skills" / f"runbook-{n}"
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: runbook-{n}\ndescription: Step {n} of the on-call runbook.\n---\nCheck {n}.\n", encoding="utf-8")
+    store = Store(Config.load(memory))
+    try:
+        store.reindex(embedding=lambda done, total: None)
+    finally:
+        store.close()
+    asked: list[int] = []
+    missing = VectorIndex.missing
+    monkeypatch.setattr(VectorIndex, "missing", lambda self, keys: asked.append(len(keys)) or missing(self, keys))
+    store = Store(Config.load(memory))
+    try:
+        assert store._index.semantic.embed() == 0  # a server's first pass: everything already has a vector
+    finally:
+        store.close()
+    assert len(asked) <= 3, asked  # the skills once, the records once per round
