@@ -307,3 +307,27 @@ def test_the_embedding_job_asks_the_vector_index_about_the_skills_once_not_once_
     finally:
         store.close()
     assert len(asked) <= 3, asked  # the skills once, the records once per round
+
+
+def test_the_embedding_job_reads_the_skills_again_when_a_skill_changed_not_when_a_record_was_written(memory: Path, monkeypatch: pytest.MonkeyPatch):
+    # It re-read every skill after any write to the index, records included: at 10k skills 25 ms holding the index's
+    # lock for each record a hook appended, most of the job's work for it.
+    from repo_memory.index.docs import DocIndex
+
+    store = Store(Config.load(memory))
+    try:
+        store.reindex(embedding=lambda done, total: None)
+        reads: list[int] = []
+        embeddable = DocIndex.embeddable
+        monkeypatch.setattr(DocIndex, "embeddable", lambda self: reads.append(1) or embeddable(self))
+        semantic = store._index.semantic
+        semantic.embed()
+        first = len(reads)
+        store.remember("The billing export runs at 02:00 UTC.", session="notes")
+        assert semantic.embed() == 1 and len(reads) == first  # the new record, and no skill read
+        path = memory / ".agents/skills/flaky-tests/SKILL.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("--count.", "--count and keep the seed."), encoding="utf-8")
+        store.refresh()
+        assert semantic.embed() == 1 and len(reads) == first + 1  # the edited skill's new text
+    finally:
+        store.close()

@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -44,7 +44,10 @@ RECORDS = {
 }
 LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
 ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str}
-TABLES = ("docs_fts", "docs", "records_fts", "records", "logs", "anchor_state", "files")  # `files` is version 4's name for docs
+# How many times a table's rows changed, for a reader that must not rescan it after every write to the others: the
+# embedding job re-read every skill whenever a record was written (25 ms and the index's lock, at 10k skills).
+CHANGES = {"name": str, "count": int}
+TABLES = ("docs_fts", "docs", "records_fts", "records", "logs", "anchor_state", "changes", "files")  # `files` is version 4's name for docs
 
 
 _NOT_DAMAGE = ("locked", "busy", "interrupt", "readonly", "read-only", "full")
@@ -230,6 +233,7 @@ class Database:
             anchors = db.table("anchor_state")
             anchors.create(ANCHOR_STATE, pk=("memory", "anchor"))
             anchors.create_index(["anchor"])
+            db.table("changes").create(CHANGES, pk="name")
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def upsert(self, table: str, rows: list[dict[str, Any]], pk: str | tuple[str, ...]) -> None:
@@ -243,6 +247,11 @@ class Database:
     def transaction(self) -> _Transaction:
         """A write transaction (BEGIN IMMEDIATE … COMMIT) holding the index lock."""
         return _Transaction(self)
+
+    @property
+    def opened(self) -> int:
+        """Connections made so far: a new one means a rebuilt or replaced file."""
+        return self._opened
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever the index may have changed: our own commits, or another process's (SQLite data_version).

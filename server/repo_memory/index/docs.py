@@ -227,6 +227,8 @@ class DocIndex:
             conn.execute("INSERT INTO docs_fts (rowid, name, description, tags, body, words) SELECT rowid, name, description, tags, body, words "
                          "FROM docs WHERE path IN (SELECT path FROM paths)")
             self._choose_winners(affected)
+            if rows or existing:  # the documents changed: the embedding job looks at them again (generation)
+                conn.execute("INSERT INTO changes (name, count) VALUES ('docs', 1) ON CONFLICT(name) DO UPDATE SET count = count + 1")
         if len(rows) + len(existing) >= CHECKPOINT_AFTER:
             self._db.checkpoint()
         return SyncReport(added=added, updated=updated, removed=len(existing), unchanged=len(found) - added - updated)
@@ -307,8 +309,12 @@ class DocIndex:
                     provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]}) for score, _, r in top]
 
     def generation(self) -> tuple[int, int]:
-        """Changes whenever the index may have changed (see Database.generation)."""
-        return self._db.generation()
+        """Changes whenever the documents may have changed, by this process or another, and when the index file was
+        rebuilt or replaced; not when only records were written."""
+        self._db.generation()  # moves to a file another process rebuilt
+        with self._db.lock:
+            found = self._db.conn.execute("SELECT count FROM changes WHERE name = 'docs'").fetchone()
+            return self._db.opened, int(found[0]) if found else 0
 
     def embeddable(self) -> list[tuple[int, str]]:
         """(vector key, text to embed) of every searchable document: what may need a vector."""
