@@ -30,6 +30,36 @@ def test_a_hand_edit_is_searchable_within_300_ms(store: Store, repo: Path):
     assert elapsed < 0.3, f"searchable after {elapsed * 1000:.0f} ms"
 
 
+def test_a_record_another_process_appends_is_indexed_without_reading_every_skill_again(store: Store, repo: Path):
+    """Hooks append to the logs from their own processes on every tool call; the server's watcher re-reads the logs
+    alone for them (looking at every skill file cost 145 ms a time at 10k skills). A burst that also touched a skill
+    is a full sync."""
+    from repo_memory.config import Config
+
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps")
+    watcher = Watcher(store)
+    watcher.start()
+    other = Store(Config.load(repo))
+    try:
+        assert watcher.wait_idle(5)
+        full = watcher.full_syncs
+        other.remember("The canary for the wombat service failed on region b.", session="hook-session", kind="observation")
+        time.sleep(0.3)
+        assert watcher.wait_idle(5)
+        assert [h.id for h in store.recall("wombat canary", kinds=["observation"]).hits] == ["hook-session#1"]
+        assert watcher.full_syncs == full, "the skills were read again for a log append"
+        other.remember("Deploys now wait for the wombat canary.", session="hook-session", kind="decision")
+        write_skill_file(repo, "deploy", "How we deploy, wombat canary first.", "Steps")
+        time.sleep(0.3)
+        assert watcher.wait_idle(5)
+        assert watcher.full_syncs > full
+        assert store.recall("wombat canary first", kinds=["skill"]).hits[0].id == "skill:deploy"
+        assert store.recall("wait for the wombat canary", kinds=["decision"]).hits[0].id == "hook-session#2"
+    finally:
+        other.close()
+        watcher.stop()
+
+
 def test_an_editor_save_by_rename_is_one_sync_and_temp_files_are_ignored(store: Store, repo: Path):
     path = write_skill_file(repo, "edited", "Before the edit.", "Old")
     watcher = Watcher(store, debounce=0.2)

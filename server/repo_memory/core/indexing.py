@@ -42,6 +42,15 @@ class Indexer:
                 raise
             return self.repair(str(exc), progress)
 
+    def refresh_logs(self) -> None:
+        """Index what was appended to the experience logs since the last look (a damaged index is rebuilt from the files)."""
+        try:
+            self._logs.sync()
+        except (sqlite3.DatabaseError, MemoryError) as exc:
+            if not damage(exc):
+                raise
+            self.repair(str(exc))
+
     def repair(self, why: str, progress: Progress | None = None, embedding: Progress | None = None, damaged: bool = True) -> SyncReport:
         """Discard the index file (damaged, or on request) and index every memory file again. Vectors are kept (their
         keys come from the content, not the rows); with `embedding` (a person's reindex), whatever has none is

@@ -82,6 +82,9 @@ class Store:
     def refresh(self, progress: Progress | None = None) -> SyncReport:
         return self._index.refresh(progress)
 
+    def refresh_logs(self) -> None:
+        self._index.refresh_logs()  # what was appended to the experience logs; the skills are not looked at
+
     def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> SyncReport:
         return self._index.repair("a person asked for a rebuild", progress, embedding, damaged=False)
 

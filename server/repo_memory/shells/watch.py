@@ -3,11 +3,14 @@
 Editors that save by writing a temp file and renaming it (vim, VS Code, JetBrains) produce a burst of events;
 the burst becomes one sync. Temp, swap and backup files are ignored. The sync only reads files, so the
 server's own writes cannot feed back into more writes; it compares content hashes, so they cost nothing.
+A burst that touched only experience logs (a hook appending in another process, every tool call) re-reads the logs
+alone: looking at every skill file for it cost 145 ms at 10k skills.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -49,6 +52,9 @@ class Watcher(FileSystemEventHandler):
         self._syncing = False
         self._one_sync = threading.Lock()
         self._supervisor: threading.Event | None = None
+        self._changed: set[str] = set()  # paths the events since the last sync named
+        self._logs = f"{store.root / '.agents' / 'experience'}{os.sep}"
+        self.full_syncs = 0  # syncs that looked at every memory file, not the logs alone
 
     def start(self) -> None:
         """Watch every memory folder that exists and reconcile once (events before now were not seen)."""
@@ -60,7 +66,7 @@ class Watcher(FileSystemEventHandler):
         observer.daemon = True
         observer.start()
         self._observer = observer
-        self._sync()
+        self._sync(everything=True)
 
     def alive(self) -> bool:
         return self._observer is not None and self._observer.is_alive()
@@ -85,23 +91,29 @@ class Watcher(FileSystemEventHandler):
             return
         with self._cond:
             self._last_event = time.monotonic()
+            self._changed.update(p for p in paths if p)
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = threading.Timer(self.debounce, self._sync)
             self._timer.daemon = True
             self._timer.start()
 
-    def _sync(self) -> None:
+    def _sync(self, everything: bool = False) -> None:
         with self._one_sync:  # a timer can fire while the previous sync still runs; the second waits its turn
-            self._sync_once()
+            self._sync_once(everything)
 
-    def _sync_once(self) -> None:
+    def _sync_once(self, everything: bool) -> None:
         with self._cond:
             self._timer = None
             self._syncing = True
             self._last_sync_started = time.monotonic()
+            changed, self._changed = self._changed, set()
         try:
-            self.store.refresh()
+            if not everything and changed and all(p.startswith(self._logs) for p in changed):
+                self.store.refresh_logs()
+            else:
+                self.full_syncs += 1
+                self.store.refresh()
         except Exception as exc:  # noqa: BLE001 - the watcher thread must survive any single failed sync; the next event retries
             log.warning("re-index after a file change failed: %s", exc)
         finally:
@@ -134,7 +146,7 @@ class Watcher(FileSystemEventHandler):
                     log.warning("the file watcher stopped; restarting it")
                     self.start()
                 else:
-                    self._sync()
+                    self._sync(everything=True)
 
         threading.Thread(target=loop, name="repo-memory-watch-supervisor", daemon=True).start()
         return stop
