@@ -38,21 +38,23 @@ def test_a_record_another_process_appends_is_indexed_without_reading_every_skill
 
     write_skill_file(repo, "deploy", "How we deploy.", "Steps")
     watcher = Watcher(store)
+    told: list[int] = []
+    watcher.listeners.append(lambda: told.append(1))  # a server compares every skill with its last look for these
     watcher.start()
     other = Store(Config.load(repo))
     try:
         assert watcher.wait_idle(5)
-        full = watcher.full_syncs
+        full, listened = watcher.full_syncs, len(told)
         other.remember("The canary for the wombat service failed on region b.", session="hook-session", kind="observation")
         time.sleep(0.3)
         assert watcher.wait_idle(5)
         assert [h.id for h in store.recall("wombat canary", kinds=["observation"]).hits] == ["hook-session#1"]
-        assert watcher.full_syncs == full, "the skills were read again for a log append"
+        assert watcher.full_syncs == full and len(told) == listened, "the skills were read again for a log append"
         other.remember("Deploys now wait for the wombat canary.", session="hook-session", kind="decision")
         write_skill_file(repo, "deploy", "How we deploy, wombat canary first.", "Steps")
         time.sleep(0.3)
         assert watcher.wait_idle(5)
-        assert watcher.full_syncs > full
+        assert watcher.full_syncs > full and len(told) > listened
         assert store.recall("wombat canary first", kinds=["skill"]).hits[0].id == "skill:deploy"
         assert store.recall("wait for the wombat canary", kinds=["decision"]).hits[0].id == "hook-session#2"
     finally:
