@@ -331,3 +331,20 @@ def test_the_embedding_job_reads_the_skills_again_when_a_skill_changed_not_when_
         assert semantic.embed() == 1 and len(reads) == first + 1  # the edited skill's new text
     finally:
         store.close()
+
+
+def test_the_job_writes_the_vector_file_every_half_minute_and_when_it_stops_not_for_each_record(memory: Path):
+    # Saving after each round wrote the whole file for every record a hook appended (13 MB at 14k vectors).
+    store = Store(Config.load(memory))
+    try:
+        store.reindex(embedding=lambda done, total: None)
+        vectors = Config.load(memory).state_dir / "vectors.usearch"
+        saved = vectors.stat().st_mtime_ns
+        for n in range(3):
+            store.remember(f"Tool call {n} finished.", session="hooks", kind="observation")
+            assert store._index.semantic.embed() == 1
+        assert vectors.stat().st_mtime_ns == saved
+    finally:
+        store.close()
+    assert vectors.stat().st_mtime_ns != saved
+    assert json.loads(vectors.with_suffix(".json").read_text(encoding="utf-8"))["count"] == 10  # 3 skills, 4 notes, 3 records

@@ -35,7 +35,10 @@ BATCH = 16  # texts per model call: small, so a stop request or a query never wa
 TEXT_CHARS = EMBED_CHARS  # characters of a text that are embedded (index/vectors.py says why)
 ROUND = 64  # texts embedded between looks at what is wanted most (a session recall was just asked about, new records)
 SCAN = 4096  # records looked at per query for ones without a vector
-SAVE_SECONDS = 30.0  # a long run saves what it embedded this often, so a stop loses little and other servers see it
+# The job saves what it embedded at most this often (and when it stops), so a stop loses little and other servers see
+# it. Saving after every round wrote the whole vector file for each record a hook appended: 13 MB at 14k vectors,
+# 17 ms of CPU a record (about 100 MB at 100k distinct texts); vectors are a cache, and what a crash loses is embedded again.
+SAVE_SECONDS = 30.0
 IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
 QUERIES = 256  # query embeddings kept
 STARTUP_DELAY = 5.0  # seconds a server answers before its background job starts
@@ -74,6 +77,7 @@ class Semantic:
         self._names_upto = 0  # the highest record rowid they were read to
         self._names_lock = threading.Lock()
         self._saved = time.monotonic()
+        self._unsaved = False  # vectors added since the last save
         self._docs_seen: tuple[int, int] | None = None  # the index generation whose documents all have vectors
         self.problem = ""  # why semantic recall is unavailable, when it is
 
@@ -180,9 +184,17 @@ class Semantic:
                 break
             done += self._add(batch, progress, done, total)
         self._docs_seen = generation if not self._stop.is_set() else None
-        if done:
-            self.vectors.save()
+        self._unsaved |= bool(done)
+        if self._unsaved and (progress is not None or time.monotonic() - self._saved > SAVE_SECONDS):
+            self.save()
         return done
+
+    def save(self) -> None:
+        """Write the vectors embedded since the last save (`reindex` at its end, the job every SAVE_SECONDS and when it stops)."""
+        if self._unsaved:
+            self._unsaved = False
+            self.vectors.save()
+            self._saved = time.monotonic()
 
     def _next(self) -> list[tuple[int, str]]:
         """Up to ROUND (key, text) of records without a vector, most wanted first: records of the sessions recall was
@@ -241,9 +253,9 @@ class Semantic:
             added += len(keys)
             if progress:
                 progress(done + added, max(total, done + added))
+            self._unsaved = True
             if time.monotonic() - self._saved > SAVE_SECONDS:
-                self.vectors.save()
-                self._saved = time.monotonic()
+                self.save()
         return added
 
     # --- the background job -----------------------------------------------------------------------------
@@ -264,6 +276,8 @@ class Semantic:
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        if self._thread is None or not self._thread.is_alive():  # a batch still running may add to them: it is not waited for
+            self.save()
         if self._worker is not None:
             self._worker.shutdown(wait=False, cancel_futures=True)
 
