@@ -33,23 +33,18 @@ class Indexer:
         self.semantic = Semantic(config.state_dir, config.semantic, docs, records)
         db.repair = self.repair  # a write that finds the index damaged has it rebuilt and re-indexed, not just emptied
 
-    def refresh(self, progress: Progress | None = None) -> SyncReport:
-        """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files)."""
+    def refresh(self, progress: Progress | None = None, logs_only: bool = False) -> SyncReport:
+        """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files); with
+        `logs_only`, what was appended to the experience logs, the skills and loops not looked at."""
         try:
+            if logs_only:
+                self._logs.sync()
+                return SyncReport()
             return self._sync(progress)
         except (sqlite3.DatabaseError, MemoryError) as exc:  # MemoryError: SQLite's NOMEM on a damaged block
             if not damage(exc):
                 raise
             return self.repair(str(exc), progress)
-
-    def refresh_logs(self) -> None:
-        """Index what was appended to the experience logs since the last look (a damaged index is rebuilt from the files)."""
-        try:
-            self._logs.sync()
-        except (sqlite3.DatabaseError, MemoryError) as exc:
-            if not damage(exc):
-                raise
-            self.repair(str(exc))
 
     def repair(self, why: str, progress: Progress | None = None, embedding: Progress | None = None, damaged: bool = True) -> SyncReport:
         """Discard the index file (damaged, or on request) and index every memory file again. Vectors are kept (their

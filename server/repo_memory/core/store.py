@@ -79,11 +79,8 @@ class Store:
 
     # --- the index ----------------------------------------------------------------------------------
 
-    def refresh(self, progress: Progress | None = None) -> SyncReport:
-        return self._index.refresh(progress)
-
-    def refresh_logs(self) -> None:
-        self._index.refresh_logs()  # what was appended to the experience logs; the skills are not looked at
+    def refresh(self, progress: Progress | None = None, logs_only: bool = False) -> SyncReport:
+        return self._index.refresh(progress, logs_only)  # logs_only: what was appended to the logs, the skills not looked at
 
     def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> SyncReport:
         return self._index.repair("a person asked for a rebuild", progress, embedding, damaged=False)

@@ -110,11 +110,8 @@ class Watcher(FileSystemEventHandler):
             changed, self._changed = self._changed, set()
         logs_only = not everything and bool(changed) and all(p.startswith(self._logs) for p in changed)
         try:
-            if logs_only:
-                self.store.refresh_logs()
-            else:
-                self.full_syncs += 1
-                self.store.refresh()
+            self.full_syncs += not logs_only
+            self.store.refresh(logs_only=logs_only)
         except Exception as exc:  # noqa: BLE001 - the watcher thread must survive any single failed sync; the next event retries
             log.warning("re-index after a file change failed: %s", exc)
         finally:
