@@ -141,7 +141,7 @@ def folders(parent: Path) -> list[str]:
     try:
         with os.scandir(parent) as entries:
             return [e.path for e in entries if e.is_dir(follow_symlinks=False)]
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # missing, not a folder, unreadable, a link loop: nothing to sweep there
         return []
 
 
@@ -154,7 +154,7 @@ def sweep_temps(folders: Sequence[str | Path], older_than: float = 60.0) -> list
         try:
             with os.scandir(folder) as entries:
                 found = [e for e in entries if e.name.startswith(".") and TEMP_NAME.match(e.name)]
-        except (FileNotFoundError, NotADirectoryError):
+        except OSError:  # missing, not a folder, unreadable, a link loop: nothing to sweep there
             continue
         for entry in found:
             try:
