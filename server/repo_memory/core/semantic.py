@@ -184,9 +184,8 @@ class Semantic:
                 break
             done += self._add(batch, progress, done, total)
         self._docs_seen = generation if not self._stop.is_set() else None
-        self._unsaved |= bool(done)
-        if self._unsaved and (progress is not None or time.monotonic() - self._saved > SAVE_SECONDS):
-            self.save()
+        if progress is not None or time.monotonic() - self._saved > SAVE_SECONDS:
+            self.save()  # writes only when _add added something
         return done
 
     def save(self) -> None:
