@@ -122,6 +122,9 @@ class Store:
     def skills(self) -> list[dict[str, Any]]:
         return self._skills.rows()  # every skill file the index knows, valid or not, with where it came from
 
+    def skill_digests(self) -> dict[str, str]:
+        return self._docs.digests("skill")  # {name: content hash} of every searchable skill
+
     def documents(self) -> list[dict[str, Any]]:
         return self._docs.rows()  # every skill and loop file the index knows
 

@@ -70,7 +70,7 @@ class Served:
 
     def _state(self) -> dict[str, str]:
         assert self._store is not None
-        state = {f"skill://{r['name']}": str(r["sha256"]) for r in self._store.skills() if r["winner"]}
+        state = {f"skill://{name}": digest for name, digest in self._store.skill_digests().items()}
         for name in self._store.loop_names():
             try:
                 state[f"loop://{name}"] = self._store.read(f"loop:{name}").sha256
