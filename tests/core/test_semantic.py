@@ -319,7 +319,7 @@ def test_the_embedding_job_reads_the_skills_again_when_a_skill_changed_not_when_
         store.reindex(embedding=lambda done, total: None)
         reads: list[int] = []
         embeddable = DocIndex.embeddable
-        monkeypatch.setattr(DocIndex, "embeddable", lambda self: reads.append(1) or embeddable(self))
+        monkeypatch.setattr(DocIndex, "embeddable", lambda self, without: reads.append(1) or embeddable(self, without))
         semantic = store._index.semantic
         semantic.embed()
         first = len(reads)

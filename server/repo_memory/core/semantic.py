@@ -174,10 +174,10 @@ class Semantic:
         if not self.ready():
             return 0
         generation = self._docs.generation()
-        docs = self._docs.embeddable() if generation != self._docs_seen or progress else []  # idle: no scan of 10k skills
-        total = max(0, len(docs) + self._records.searchable() - len(self.vectors)) if progress else 0  # about what is missing
-        missing = set(self.vectors.missing([k for k, _ in docs]))  # once: inside the filter it ran per skill (7 s at 10k)
-        done = self._add([(k, t) for k, t in docs if k in missing], progress, 0, total)
+        # idle: no look at 10k skills; and the vector index asked once (per skill, it took 7 s at 10k)
+        searchable, docs = self._docs.embeddable(self.vectors.missing) if generation != self._docs_seen or progress else (0, [])
+        total = max(0, searchable + self._records.searchable() - len(self.vectors)) if progress else 0  # about what is missing
+        done = self._add(docs, progress, 0, total)
         while not self._stop.is_set():
             batch = self._next()
             if not batch:

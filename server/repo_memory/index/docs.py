@@ -316,11 +316,21 @@ class DocIndex:
             found = self._db.conn.execute("SELECT count FROM changes WHERE name = 'docs'").fetchone()
             return self._db.opened, int(found[0]) if found else 0
 
-    def embeddable(self) -> list[tuple[int, str]]:
-        """(vector key, text to embed) of every searchable document: what may need a vector."""
+    def embeddable(self, without: Callable[[list[int]], list[int]]) -> tuple[int, list[tuple[int, str]]]:
+        """(how many documents are searchable, (vector key, text to embed) of those whose keys `without` returns —
+        the ones lacking a vector). The keys are read first and the texts of those alone: reading every text held
+        the index for 23 ms at 10k skills each time one skill changed."""
+        where = "winner = 1 AND valid = 1 AND flags = ''"
         with self._db.lock:
-            return [(int(r[0]), f"{r[1]}: {r[2]}\n{r[3]}") for r in self._db.conn.execute(
-                "SELECT vkey, name, description, substr(body, 1, 1500) FROM docs WHERE winner = 1 AND valid = 1 AND flags = ''")]
+            keys = [int(r[0]) for r in self._db.conn.execute(f"SELECT vkey FROM docs WHERE {where}")]
+        wanted = without(keys)
+        texts: list[tuple[int, str]] = []
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            with self._db.lock:
+                texts += [(int(r[0]), f"{r[1]}: {r[2]}\n{r[3]}") for r in self._db.conn.execute(
+                    f"SELECT vkey, name, description, substr(body, 1, 1500) FROM docs WHERE {where} AND vkey IN ({','.join('?' * len(chunk))})", chunk)]
+        return len(keys), texts
 
     def _rows_by_vkey(self, keys: list[int], conn: sqlite3.Connection) -> dict[int, dict[str, Any]]:
         if not keys:
