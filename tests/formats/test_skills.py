@@ -93,6 +93,35 @@ def test_a_skill_folder_linked_outside_the_repo_is_refused(store: Store, repo: P
     assert not row["valid"] and "outside the repository" in json.loads(row["problems"])[0]["message"]
 
 
+def test_a_skill_file_looked_at_alone_is_read_as_the_whole_scan_reads_it_or_left_to_the_scan(repo: Path, tmp_path: Path):
+    """The watcher reads a hand-edited SKILL.md alone (skills.find); for every path it must say what scan says of it —
+    read, refused, or skipped — and leave to a scan anything that is no skill folder's SKILL.md or has a link on the way."""
+    sources = (".agents/skills", ".claude/skills", ".codex/skills")
+    outside = tmp_path / "outside"
+    (outside / "evil").mkdir(parents=True)
+    (outside / "evil" / "SKILL.md").write_text("---\nname: evil\ndescription: x\n---\n", encoding="utf-8")
+    write_skill_file(repo, "plain")
+    write_skill_file(repo, "mirrored", folder=".claude/skills")
+    (repo / ".claude/skills/mirrored" / skills.MIRROR_MARKER).write_text("", encoding="utf-8")
+    write_skill_file(repo, "shadow", folder=".claude/skills")
+    os.symlink(outside / "evil", repo / ".agents/skills/evil")
+    (repo / ".agents/skills/linkfile").mkdir()
+    os.symlink(outside / "evil" / "SKILL.md", repo / ".agents/skills/linkfile/SKILL.md")
+    os.symlink(repo / ".agents/skills/plain", repo / ".agents/skills/inside")
+    (repo / ".agents/skills/empty").mkdir()
+    scanned = {f.path: f for f in skills.scan(repo, sources)}
+    for folder in (".agents/skills", ".claude/skills"):
+        for name in (n for n in os.listdir(repo / folder) if not n.startswith(".")):
+            path = str(repo / folder / name / skills.SKILL_FILE)
+            assert skills.find(repo, sources, path) == (True, scanned.get(path)), path
+    assert skills.find(repo, sources, str(repo / ".agents/skills/gone/SKILL.md")) == (True, None)
+    for other in (".agents/skills/plain/notes.md", ".agents/skills/plain", ".agents/loops/ship.yaml", ".agents/skills/a/b/SKILL.md"):
+        assert skills.find(repo, sources, str(repo / other)) == (False, None), other
+    (repo / ".codex").mkdir()
+    os.symlink(repo / ".agents/skills", repo / ".codex/skills")  # two folders, one set of files: only a scan can tell
+    assert skills.find(repo, sources, str(repo / ".agents/skills/plain/SKILL.md")) == (False, None)
+
+
 def test_writes_refuse_to_follow_a_symlinked_skill_folder(store: Store, repo: Path, tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -7,7 +7,10 @@ query it breaks, or by doctor's full check; it is then thrown away and built aga
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
+from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 
 from repo_memory.code.staleness import Staleness
@@ -33,14 +36,26 @@ class Indexer:
         self.semantic = Semantic(config.state_dir, config.semantic, docs, records)
         db.repair = self.repair  # a write that finds the index damaged has it rebuilt and re-indexed, not just emptied
 
-    def refresh(self, progress: Progress | None = None, logs_only: bool = False) -> SyncReport:
-        """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files); with
-        `logs_only`, what was appended to the experience logs, the skills and loops not looked at."""
+    def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None) -> SyncReport:
+        """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files). With
+        `changed`, the absolute paths that file events named: the logs are re-read if one of them is a log, and a
+        skill folder's SKILL.md is looked at alone when scan would read it the same way alone (no link on the way);
+        anything else — a folder, a loop spec, a file beside a skill — has every memory file looked at."""
         try:
-            if logs_only:
+            if changed is None:
+                return self._sync(progress)
+            logs = f"{self.root / '.agents' / 'experience'}{os.sep}"
+            looks = {path: skills.find(self.root, self.sources, path) for path in changed if not path.startswith(logs)}
+            if not all(alone for alone, _ in looks.values()):
+                return self._sync(progress)
+            report = SyncReport(looked="logs")
+            if looks:  # a hand edit at 10k skills: this file, not a look at 10k (145 ms)
+                gone = [Path(path).relative_to(self.root).as_posix() for path, (_, found) in looks.items() if found is None]
+                report = replace(self._docs.sync([found for _, found in looks.values() if found], complete=False, gone=gone), looked="files")
+                self._staleness.check()
+            if len(looks) < len(changed):
                 self._logs.sync()
-                return SyncReport()
-            return self._sync(progress)
+            return report
         except (sqlite3.DatabaseError, MemoryError) as exc:  # MemoryError: SQLite's NOMEM on a damaged block
             if not damage(exc):
                 raise

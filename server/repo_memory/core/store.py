@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -79,8 +79,8 @@ class Store:
 
     # --- the index ----------------------------------------------------------------------------------
 
-    def refresh(self, progress: Progress | None = None, logs_only: bool = False) -> SyncReport:
-        return self._index.refresh(progress, logs_only)  # logs_only: what was appended to the logs, the skills not looked at
+    def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None) -> SyncReport:
+        return self._index.refresh(progress, changed)  # changed: the files events named, when only they need a look
 
     def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> SyncReport:
         return self._index.repair("a person asked for a rebuild", progress, embedding, damaged=False)

@@ -198,20 +198,47 @@ def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
         seen.add(real_base)
         with os.scandir(base) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
-                if entry.name.startswith("."):
-                    continue
-                rel = f"{source}/{entry.name}/{SKILL_FILE}"
-                skill_file = os.path.join(entry.path, SKILL_FILE)
-                if entry.is_symlink() and not resolves_inside(root, Path(entry.path)):
-                    yield Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository")
-                    continue
-                if not entry.is_dir() or (rank > 0 and os.path.exists(os.path.join(entry.path, MIRROR_MARKER))):
-                    continue  # generated mirrors only ever live outside .agents/skills
-                try:
-                    mode = os.lstat(skill_file).st_mode
-                except FileNotFoundError:
-                    continue
-                if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
-                    yield Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository")
-                elif stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):
-                    yield Found(skill_file, rel, source, rank)
+                if not entry.name.startswith("."):
+                    found = _look(root, source, rank, entry.name, entry.is_symlink(), entry.is_dir())
+                    if found is not None:
+                        yield found
+
+
+def find(root: Path, sources: Sequence[str], path: str) -> tuple[bool, Found | None]:
+    """What `scan` would say of the one file `path` (absolute): (True, its Found or None when scan would skip it or it
+    is gone), or (False, None) when only a whole scan can tell — a path that is no skill folder's SKILL.md, or a skill
+    folder that is itself a link or shares its files with another (a change there may be read under another name)."""
+    rel = os.path.relpath(path, root).replace(os.sep, "/")
+    source, _, rest = rel.rpartition("/")
+    source, _, name = source.rpartition("/")
+    if rest != SKILL_FILE or source not in sources or not name or name.startswith(".") or rel.startswith("../"):
+        return False, None
+    bases = {s: os.path.join(root, s) for s in sources}
+    real_root = os.path.realpath(root)
+    if any(os.path.realpath(b) != os.path.join(real_root, s) for s, b in bases.items()):  # a link on the way: scan decides
+        return False, None
+    try:
+        mode = os.lstat(os.path.join(bases[source], name)).st_mode
+    except FileNotFoundError:
+        return True, None
+    return True, _look(root, source, sources.index(source), name, stat.S_ISLNK(mode), os.path.isdir(os.path.join(bases[source], name)))
+
+
+def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool) -> Found | None:
+    """The SKILL.md of skill folder `name` in `source`, if scan reads it (refused when a link leads outside)."""
+    folder = os.path.join(root, source, name)
+    rel = f"{source}/{name}/{SKILL_FILE}"
+    skill_file = os.path.join(folder, SKILL_FILE)
+    if is_link and not resolves_inside(root, Path(folder)):
+        return Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository")
+    if not is_dir or (rank > 0 and os.path.exists(os.path.join(folder, MIRROR_MARKER))):
+        return None  # generated mirrors only ever live outside .agents/skills
+    try:
+        mode = os.lstat(skill_file).st_mode
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
+        return Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository")
+    if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):
+        return Found(skill_file, rel, source, rank)
+    return None

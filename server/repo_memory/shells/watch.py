@@ -3,14 +3,14 @@
 Editors that save by writing a temp file and renaming it (vim, VS Code, JetBrains) produce a burst of events;
 the burst becomes one sync. Temp, swap and backup files are ignored. The sync only reads files, so the
 server's own writes cannot feed back into more writes; it compares content hashes, so they cost nothing.
-A burst that touched only experience logs (a hook appending in another process, every tool call) re-reads the logs
-alone: looking at every skill file for it cost 145 ms at 10k skills.
+A burst re-reads only the files it named when it can (Indexer.refresh): a hook appending to a log in another process
+(every tool call) has the logs re-read, a skill edited by hand has its SKILL.md read; looking at every skill file cost
+145 ms at 10k skills.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -53,7 +53,6 @@ class Watcher(FileSystemEventHandler):
         self._one_sync = threading.Lock()
         self._supervisor: threading.Event | None = None
         self._changed: set[str] = set()  # paths the events since the last sync named
-        self._logs = f"{store.root / '.agents' / 'experience'}{os.sep}"
         self.full_syncs = 0  # syncs that looked at every memory file, not the logs alone
 
     def start(self) -> None:
@@ -91,7 +90,7 @@ class Watcher(FileSystemEventHandler):
             return
         with self._cond:
             self._last_event = time.monotonic()
-            self._changed.update(p for p in paths if p)
+            self._changed.update(p for p in paths if p and not ignorable(p))  # a folder's path has every file looked at
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = threading.Timer(self.debounce, self._sync)
@@ -108,18 +107,18 @@ class Watcher(FileSystemEventHandler):
             self._syncing = True
             self._last_sync_started = time.monotonic()
             changed, self._changed = self._changed, set()
-        logs_only = not everything and bool(changed) and all(p.startswith(self._logs) for p in changed)
+        looked = "all"
         try:
-            self.full_syncs += not logs_only
-            self.store.refresh(logs_only=logs_only)
+            looked = self.store.refresh(changed=None if everything or not changed else changed).looked
         except Exception as exc:  # noqa: BLE001 - the watcher thread must survive any single failed sync; the next event retries
             log.warning("re-index after a file change failed: %s", exc)
         finally:
             with self._cond:
                 self._syncing = False
                 self.syncs += 1
+                self.full_syncs += looked == "all"
                 self._cond.notify_all()
-        for listener in [] if logs_only else list(self.listeners):  # comparing every skill with the last look: 90 ms at 10k
+        for listener in [] if looked == "logs" else list(self.listeners):
             listener()
 
     def wait_idle(self, timeout: float) -> bool:
