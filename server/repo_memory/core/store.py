@@ -67,8 +67,7 @@ class Store:
 
     @property
     def sources(self) -> tuple[str, ...]:
-        """Skill folders, highest priority first."""
-        return (SKILLS_DIR, *(d for d in self.config.skill_dirs if d != SKILLS_DIR))
+        return (SKILLS_DIR, *(d for d in self.config.skill_dirs if d != SKILLS_DIR))  # skill folders, highest priority first
 
     def close(self, commit: bool = True) -> None:
         self._index.semantic.stop()
@@ -180,8 +179,7 @@ class Store:
     def verify(self) -> list[tuple[str, str]]:
         return self._logs.verify()
 
-    def briefing(self) -> str:
-        """The session briefing a harness shows at start (core/briefing.py)."""
+    def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
         return briefing.compose(self._activity.live_runs(), self.skills(), self._activity.recently_used_skills(), self.evidence(),
                                 self._activity.last_summary(self.session))
 
@@ -229,8 +227,7 @@ class Store:
     def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
         return self._skills.redraft(rels, via, since)  # the skills of `rels` and of files changed since `since` (ns)
 
-    def repin(self, name: str) -> list[str]:
-        # A person checked `name` (a skill, or loop:NAME) against the code: its anchors' current code becomes the baseline.
+    def repin(self, name: str) -> list[str]:  # a person checked `name` (a skill, or loop:NAME) against the code: its anchors' code is the baseline
         return self._staleness.repin_first_seen(name) if name.startswith("loop:") else self._skills.repin(name.removeprefix("skill:"))
 
     # --- git ----------------------------------------------------------------------------------------
