@@ -48,6 +48,7 @@ SESSION = 200  # records per session
 SETTLE = 8.0  # seconds between a server's first answer and the measured ones
 STARTED = 20.0  # seconds of a just-started server's life measured as such (its embedding job starts 5 s in)
 STARTED_GAP = 0.05  # seconds between questions then
+EDITS, EDIT_POLL = 20, 0.005  # skills edited by hand while a server runs, and how often recall is asked for the new word
 
 
 def percentile(samples: list[float], p: float) -> float:
@@ -99,11 +100,19 @@ async def ask(root: Path, questions: list[str], semantic: bool, settle: float = 
     return samples, ranking, rss
 
 
-def ask_raw(root: Path, questions: list[str], semantic: bool, settle: float = SETTLE, during: float = 0.0) -> list[float]:
+def first_hit(reply: dict) -> dict:
+    """The first hit of a recall's reply ({} when none): a reply names the query itself, and meaning finds something."""
+    hits = (reply.get("result", {}).get("structuredContent") or {}).get("hits") or [{}]
+    return hits[0]
+
+
+def ask_raw(root: Path, questions: list[str], semantic: bool, settle: float = SETTLE, during: float = 0.0, edits: int = 0) -> list[float]:
     """Recall latencies through a stdio server asked by a bare JSON-RPC client (a line out, a line back): the server's
     own cost, without the Python SDK client's validation of each result against the tool's output schema. With
     `during`, the questions are asked from the server's first answer on, one every STARTED_GAP seconds for `during`
-    seconds (its start-up work, the embedding job's first pass included, is going on meanwhile), not after `settle`."""
+    seconds (its start-up work, the embedding job's first pass included, is going on meanwhile), not after `settle`.
+    With `edits`, a skill is edited by hand that many times after `settle` (a new word in its body, as a person saves
+    it) and each sample is the time from the save until recall finds the word (asked every EDIT_POLL seconds)."""
     server = subprocess.Popen([*CLI, "serve"], cwd=root, env=env(semantic), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)
     assert server.stdin is not None and server.stdout is not None
@@ -132,7 +141,23 @@ def ask_raw(root: Path, questions: list[str], semantic: bool, settle: float = SE
         call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}})
         call("notifications/initialized", {}, answer=False)
         call("tools/call", {"name": "recall", "arguments": {"query": questions[0]}})
-        if during:
+        if edits:
+            time.sleep(settle)
+            skill = sorted(p for p in (root / ".agents" / "skills").iterdir() if (p / "SKILL.md").is_file())[17] / "SKILL.md"
+            original = skill.read_bytes()
+            try:
+                for n in range(edits):
+                    word = f"zqedit{n}x{os.getpid()}"
+                    skill.write_bytes(original.replace(b"\n---\n", f"\n---\nThe {word} valve.\n".encode(), 1))
+                    saved = time.perf_counter()
+                    while word not in json.dumps(first_hit(call("tools/call", {"name": "recall", "arguments": {"query": word}}))):
+                        assert time.perf_counter() - saved < 30, f"the edit was not found in 30 s ({word})"
+                        time.sleep(EDIT_POLL)
+                    samples.append((time.perf_counter() - saved) * 1000)
+                    time.sleep(1.0)
+            finally:
+                skill.write_bytes(original)
+        elif during:
             until = time.monotonic() + during
             while time.monotonic() < until:
                 recall(questions[len(samples) % len(questions)])
@@ -228,6 +253,7 @@ def main() -> int:
             rows.append(("hybrid, bare client", ask_raw(root, questions, True, settle), 0))
             if not args.small:  # a server that just started: recall while its embedding job makes its first pass
                 rows.append(("hybrid, just started", ask_raw(root, questions, True, during=STARTED), 0))
+                rows.append(("skill edit -> found", ask_raw(root, questions, True, settle, edits=EDITS), 0))
         texts = [re.sub(r"\s+", " ", t[2]) for t in turns] * (args.records // len(turns) + 1)
         rows.append(("plain FTS5 baseline", plain_fts5(texts[: args.records], questions), 0))
         print(f"\n  recall through MCP (stdio; the mcp SDK's client, and a bare JSON-RPC one), {len(questions)} LoCoMo questions, no filters:")
@@ -235,6 +261,8 @@ def main() -> int:
             peak = f"  server peak RSS {rss / 1024:,.0f} MB" if rss else "" if "bare" in name else "  (in-process SQLite, no MCP)"
             if "started" in name:
                 peak = f"  max {max(samples):.0f} ms; bare client, {len(samples)} recalls in the first {STARTED:.0f} s"
+            if "edit" in name:
+                peak = f"  max {max(samples):.0f} ms; {len(samples)} hand edits, from the save to a recall that finds it (the watcher waits 50 ms)"
             print(f"  {name:<22} p50 {statistics.median(samples):7.2f} ms  p95 {percentile(samples, 95):7.2f} ms{peak}")
         conversations = json.loads(args.data.read_text(encoding="utf-8"))
         bounded = fts.BUDGET
