@@ -230,6 +230,40 @@ def test_temp_files_a_killed_write_left_are_cleaned_and_never_proposed_for_commi
     assert ".tmp" not in CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output  # the fresh one is never proposed either
 
 
+def test_the_sweep_of_temp_files_never_reaches_through_a_link_out_of_the_repository(repo: Path, tmp_path: Path):
+    """A memory folder that is a link (`.agents/skills` to a shared folder, `.agents/experience/blobs` elsewhere) must
+    not have the sweep delete files outside the repository that look like a killed write's; nor a skill folder linked
+    out. What is inside the repository is still swept."""
+    import os
+    import shutil
+    import time
+
+    old = time.time() - 600
+    outside = tmp_path / "shared"
+    for folder in ("skills/deploy", "blobs", "linked"):
+        (outside / folder).mkdir(parents=True)
+        (outside / folder / ".SKILL.md.k2j3h4x9.tmp").write_text("someone else's file", encoding="utf-8")
+    shutil.rmtree(repo / ".agents/skills")
+    os.symlink(outside / "skills", repo / ".agents/skills")
+    (repo / ".agents/experience").mkdir(parents=True, exist_ok=True)
+    os.symlink(outside / "blobs", repo / ".agents/experience/blobs")
+    inside = repo / ".agents/loops/.ship.yaml.q8w7e6r5.tmp"
+    inside.parent.mkdir(parents=True, exist_ok=True)
+    inside.write_text("half a write", encoding="utf-8")
+    for path in [inside, *outside.rglob("*.tmp")]:
+        os.utime(path, (old, old))
+    CliRunner().invoke(cli, ["--root", str(repo), "doctor"])
+    assert sorted(p.relative_to(outside).as_posix() for p in outside.rglob("*.tmp")) == [
+        "blobs/.SKILL.md.k2j3h4x9.tmp", "linked/.SKILL.md.k2j3h4x9.tmp", "skills/deploy/.SKILL.md.k2j3h4x9.tmp"]
+    assert not inside.exists()
+    shutil.rmtree(outside / "skills")
+    os.unlink(repo / ".agents/skills")
+    (repo / ".agents/skills").mkdir()
+    os.symlink(outside / "linked", repo / ".agents/skills/linked")
+    CliRunner().invoke(cli, ["--root", str(repo), "doctor"])
+    assert (outside / "linked/.SKILL.md.k2j3h4x9.tmp").exists()
+
+
 def test_doctor_gives_one_advice_for_a_log_whose_committed_records_were_cut_off(repo: Path):
     from repo_memory.config import Config
     from repo_memory.core.store import Store

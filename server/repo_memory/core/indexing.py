@@ -19,6 +19,7 @@ from repo_memory.core.logbook import Logbook
 from repo_memory.core.semantic import Semantic
 from repo_memory.formats import loops, skills
 from repo_memory.guards import disk
+from repo_memory.guards.paths import resolves_inside
 from repo_memory.index.db import Database, damage
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
 from repo_memory.index.records import RecordIndex
@@ -87,7 +88,10 @@ def sweep(root: Path) -> list[str]:
     """Remove what killed writes left in the memory folders (half a file under a temporary name, never memory). A server
     starting, doctor and reindex do it, not every refresh (it reads every skill folder). Returns the paths removed."""
     agents = root / ".agents"
-    folders: list[str | Path] = [agents, agents / "loops", agents / "experience" / "blobs", *disk.folders(agents / "skills")]
+    # A memory folder that is a link out of the repository (a shared skills folder) is someone else's: not swept.
+    folders: list[str | Path] = [base for base in (agents, agents / "loops", agents / "experience" / "blobs") if resolves_inside(root, base)]
+    if resolves_inside(root, agents / "skills"):
+        folders += disk.folders(agents / "skills")  # each skill folder, links not followed
     removed = [path.relative_to(root).as_posix() for path in disk.sweep_temps(folders)]
     for rel in removed:
         log.info("removed %s, left by an interrupted write", rel)
