@@ -128,7 +128,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         os.close(dir_fd)
 
 
-TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")  # what write_atomic's mkstemp names look like: .<file>.<8 random>.tmp
+TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp\Z")  # what write_atomic's mkstemp names look like: .<file>.<8 random>.tmp
 
 
 def is_temp(path: str | Path) -> bool:
