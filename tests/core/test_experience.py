@@ -132,6 +132,29 @@ def test_hand_written_garbage_lines_are_skipped_and_reported_the_rest_served(sto
     assert "experience log: not JSON" in out
 
 
+def test_checking_the_logs_reports_its_progress_in_bytes_and_doctor_shows_it_on_long_checks(store: Store, repo: Path, runner: CliRunner,
+                                                                                         monkeypatch: pytest.MonkeyPatch):
+    """doctor and verify read every record of every log (9 s at 100k records) and said nothing until the end."""
+    from repo_memory.shells.cli import base
+
+    for n in range(3):
+        store.remember(f"note {n}", session=f"s{n}")
+    path = log_file(repo, "s1")
+    path.write_bytes(path.read_bytes() + b"not json at all\n")  # and what it finds is the same with progress as without
+    total = sum(p.stat().st_size for p in (repo / ".agents/experience").rglob("*.jsonl"))
+    heard: list[tuple[int, int]] = []
+    assert store.verify(lambda done, of: heard.append((done, of))) == store.verify() and len(store.verify()) == 1
+    assert heard[0] == (0, total) and heard[-1] == (total, total) and [d for d, _ in heard] == sorted(d for d, _ in heard)
+    shown = base.megabytes
+    monkeypatch.setattr(base, "megabytes", lambda label, least=0: shown(label, 1))  # this repository's few hundred bytes count as long
+    from repo_memory.shells.cli import logs, maintenance
+    monkeypatch.setattr(logs, "megabytes", base.megabytes)
+    monkeypatch.setattr(maintenance, "megabytes", base.megabytes)
+    for command in ("doctor", "verify"):
+        result = runner.invoke(cli, ["--root", str(repo), command])
+        assert f"Checking the logs: {total / 1e6:.1f}/{total / 1e6:.1f} MB" in result.stderr, result.stderr
+
+
 def test_a_torn_last_line_is_never_merged_into_the_next_record(store: Store, repo: Path):
     store.remember("before the crash", session="s1")
     path = log_file(repo, "s1")

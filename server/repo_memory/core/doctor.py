@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,9 +43,10 @@ def _code_change(store: Store, anchor: str) -> str:
     return f" ({change})" if change else ""
 
 
-def examine(store: Store, homes: Homes | None = None) -> list[Finding]:
+def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, int], None] | None = None) -> list[Finding]:
     """Everything wrong or worth knowing about the memory of `store`'s repository; given `homes` (where the harnesses
-    keep their state on this machine), also about their own memories of it (core/native_checks.py)."""
+    keep their state on this machine), also about their own memories of it (core/native_checks.py). `progress` hears
+    how many bytes of the logs are checked, the long part."""
     findings = _index_damage(store) + _setup(store) + _index_drift(store)
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
@@ -92,7 +93,7 @@ def examine(store: Store, homes: Homes | None = None) -> list[Finding]:
     for record_id, flags in store.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
-    broken = store.verify()
+    broken = store.verify(progress)
     findings += _git(store, {where for where, _ in broken})
     for session, count in store.forked():
         findings.append(Finding("warning", session, f"the log holds two chains: two clones continued it and git union-merged them, so "

@@ -176,8 +176,8 @@ class Store:
     def similar_names(self, text: str) -> list[str]:
         return self._skills.similar_names(text)
 
-    def verify(self) -> list[tuple[str, str]]:
-        return self._logs.verify()
+    def verify(self, progress: Progress | None = None) -> list[tuple[str, str]]:
+        return self._logs.verify(progress)  # progress in bytes of the logs checked
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
         return briefing.compose(self._activity.live_runs(), self.skills(), self._activity.recently_used_skills(), self.evidence(),

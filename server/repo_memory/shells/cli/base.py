@@ -71,6 +71,16 @@ def progress(label: str, unit: str = "files", least: int = 500) -> Callable[[int
     return report
 
 
+def megabytes(label: str, least: int = 4 << 20) -> Callable[[int, int], None]:
+    """A progress reporter for long work over bytes (an import read, logs checked), shown from `least` bytes, on stderr."""
+
+    def report(done: int, total: int) -> None:
+        if total >= least:
+            click.echo(f"\r{label}: {done / 1e6:.1f}/{total / 1e6:.1f} MB", nl=done >= total, err=True)
+
+    return report
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 

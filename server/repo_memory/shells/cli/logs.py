@@ -15,7 +15,7 @@ from repo_memory.core import importing
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli import memories
-from repo_memory.shells.cli.base import emit, json_option, store_of
+from repo_memory.shells.cli.base import emit, json_option, megabytes, store_of
 
 SHOWN = 10  # sessions an import lists by name
 
@@ -122,7 +122,7 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
         raise click.ClickException(f"{len(problems)} line(s) cannot be imported, so nothing was:\n  " + "\n  ".join(problems[:10])
                                    + "\nFix them, or pass --skip-invalid to import the other lines.")
     started = time.perf_counter()
-    report = importing.Importer(store, session, _progress(), write=not dry_run).run(found, checked=not problems)
+    report = importing.Importer(store, session, megabytes("Importing"), write=not dry_run).run(found, checked=not problems)
     commit = store.flush("all") if report.added and not dry_run else None
     _imported(report, commit, time.perf_counter() - started, dry_run, as_json)
 
@@ -139,16 +139,6 @@ def _discovered(root: Path, claude: bool, codex: bool) -> tuple[list[Path], list
             if not into:
                 click.echo(f"No {name} sessions of {root} in {env or '~/' + default}.", err=True)
     return found
-
-
-def _progress() -> Callable[[int, int], None]:
-    """Progress of a long import on stderr, in megabytes read (shown from 4 MB)."""
-
-    def report(done: int, total: int) -> None:
-        if total >= 4 << 20:
-            click.echo(f"\rImporting: {done / 1e6:.1f}/{total / 1e6:.1f} MB", nl=done >= total, err=True)
-
-    return report
 
 
 def _imported(report: importing.Report, commit: CommitResult | None, seconds: float, dry_run: bool, as_json: bool) -> None:
@@ -216,7 +206,7 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
 @click.pass_context
 def verify(ctx: click.Context, as_json: bool) -> None:
     """Check every experience log's hash chain and every blob; exit 1 listing each break."""
-    breaks = store_of(ctx).verify()
+    breaks = store_of(ctx).verify(megabytes("Checking the logs", 8 << 20))
 
     def text() -> None:
         for where, what in breaks:

@@ -10,7 +10,7 @@ import click
 
 from repo_memory.core import doctor as checks
 from repo_memory.shells.cli import memories
-from repo_memory.shells.cli.base import emit, json_option, progress, store_of
+from repo_memory.shells.cli.base import emit, json_option, megabytes, progress, store_of
 
 
 @click.command()
@@ -167,7 +167,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         store.refresh()
         store.heal(store.git_health().at_risk)
         store.flush("all")
-    findings = checks.examine(store, memories.homes())
+    findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20))
 
     def text() -> None:
         if not findings:
