@@ -43,6 +43,14 @@ def test_schema_violations_name_the_field_and_line(text, field, line):
     assert problem.line == line
 
 
+@pytest.mark.parametrize(("tags", "field", "read_as"), [("[ci, 3]", "metadata.tags.1", "a number (3)"), ("[ci, true]", "metadata.tags.1", "a yes/no value (true)"),
+                                                        ("3", "metadata.tags", "a number (3)"), ("[ci, ~]", "metadata.tags.1", "empty (null)")])
+def test_a_tag_yaml_reads_as_a_number_or_yes_no_is_named_with_the_fix_not_as_matching_no_schema(tags, field, read_as):
+    # It said "['ci', 3] is not valid under any of the given schemas" of the whole list (a scale run found 21 such skills).
+    skill = parse_text(f"---\nname: my-skill\ndescription: x\nmetadata:\n  tags: {tags}\n---\n")
+    assert [(p.field, p.line, p.message) for p in skill.problems] == [(field, 5, f"YAML read this as {read_as}, not text: put it in quotes")]
+
+
 def test_non_utf8_and_binary_files_are_invalid_not_crashes():
     assert "UTF-8" in skills.parse(b"---\nname: x\ndescription: caf\xe9\n---\n", ".agents/skills/x/SKILL.md", "s").problems[0].message
     assert "binary" in skills.parse(b"\x00\x01\x02", ".agents/skills/x/SKILL.md", "s").problems[0].message
@@ -138,3 +146,24 @@ def test_bundled_skills_are_valid_agent_skills():
     for name in names:
         skill = skills.parse((root / name / "SKILL.md").read_bytes(), f"skills/{name}/SKILL.md", "skills")
         assert skill.valid, skill.problems
+
+
+def test_a_frontmatter_value_of_any_yaml_type_is_reported_with_its_line_never_fails_the_sync(store: Store, repo: Path):
+    """`tags: 3` made parse raise (a number is not iterable), and with it every sync of the repository: no skill edited
+    since was found again. Every field given every kind of YAML value parses, and each problem names its line."""
+    import itertools
+
+    values = ["3", "true", "~", "[1, 2]", "{a: 1}", "[[x]]", "'text'", "[a, {b: 2}]", "2024-01-01", "1.5", "{anchors: 3}"]
+    fields = ["license", "compatibility", "allowed-tools", "metadata", "metadata.status", "metadata.origin", "metadata.tags",
+              "metadata.related", "metadata.anchors", "metadata.anchor_hashes"]
+    for field, value in itertools.product(fields, values):
+        top, _, sub = field.partition(".")
+        text = f"---\nname: my-skill\ndescription: d\n{top}:{f'{chr(10)}  {sub}:' if sub else ''} {value}\n---\nbody\n"
+        skill = skills.parse(text.encode(), ".agents/skills/my-skill/SKILL.md", ".agents/skills")
+        assert all(p.line for p in skill.problems), (field, value, skill.problems)
+    write_skill_file(repo, "numbered", "The numbered wombat skill.", extra="metadata:\n  tags: 3\n")
+    write_skill_file(repo, "nested", "The nested wombat skill.", extra="metadata:\n  anchors: [[src/a.py]]\n")
+    write_skill_file(repo, "fine", "The fine wombat skill.")
+    store.refresh()
+    assert [h.id for h in store.recall("wombat skill").hits] == ["skill:fine"]
+    assert {r["name"]: bool(r["valid"]) for r in store.skills()} == {"fine": True, "nested": False, "numbered": False}

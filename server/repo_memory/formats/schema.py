@@ -79,11 +79,20 @@ def validate(kind: str, data: Any) -> list[Problem]:
                 where = f"{path}.{key}" if path else str(key)
                 problems.append(Problem(f"unknown field '{key}'; allowed here: {', '.join(allowed)}", field=where))
             continue
+        if error.context:  # one of several forms (a tag list or one tag): what is wrong deepest inside the form meant
+            error = max(error.context, key=lambda e: len(e.absolute_path))
+            path = ".".join(str(p) for p in error.absolute_path)
         problems.append(Problem(_message(error), field=path or None))
     return problems
+
+
+YAML_TYPES = {bool: "a yes/no value", int: "a number", float: "a number", type(None): "empty"}
 
 
 def _message(error: Any) -> str:
     if error.validator == "pattern" and isinstance(error.instance, str):
         return f"{error.instance!r} does not match the required form {error.schema['pattern']}"
+    if error.validator == "type" and error.validator_value == "string" and type(error.instance) in YAML_TYPES:
+        # YAML reads `3`, `true` or `no` unquoted as a number or a yes/no: the fix is quotes, not another word
+        return f"YAML read this as {YAML_TYPES[type(error.instance)]} ({json.dumps(error.instance)}), not text: put it in quotes"
     return str(error.message)

@@ -55,7 +55,9 @@ def _as_list(value: Any) -> tuple[str, ...]:
         return ()
     if isinstance(value, str):
         return tuple(v for v in value.replace(",", " ").split() if v)
-    return tuple(str(v) for v in value)
+    if isinstance(value, (list, tuple, dict)):
+        return tuple(str(v) for v in value)
+    return (str(value),)  # `tags: 3`: invalid, reported, and still no reason to fail the whole sync
 
 
 def parse(data: bytes, path: str, source: str) -> Skill:
@@ -85,7 +87,7 @@ def parse(data: bytes, path: str, source: str) -> Skill:
     if isinstance(meta.get("name"), str) and meta["name"] != folder:
         problems.append(Problem(f"name '{meta['name']}' must equal the folder name '{folder}'", field="name", line=_line_of(doc.frontmatter, "name")))
     problems = [
-        Problem(p.message, p.field, _line_of(doc.frontmatter, p.field.split(".")[-1])) if p.line is None and p.field else p
+        Problem(p.message, p.field, _field_line(doc.frontmatter, p.field)) if p.line is None and p.field else p
         for p in problems
     ]
     raw_md = meta.get("metadata")
@@ -124,11 +126,16 @@ def _anchors(md: dict[str, Any]) -> dict[str, str]:
     pinned = md.get("anchor_hashes")
     listed = listed if isinstance(listed, list) else []
     pinned = pinned if isinstance(pinned, dict) else {}
-    return {str(a): str(pinned.get(a, "")) for a in listed}
+    return {str(a): str(pinned.get(a, "")) if isinstance(a, str) else "" for a in listed}  # not text: invalid, reported
 
 
 def _with(skill: Skill, *problems: Problem) -> Skill:
     return Skill(name=skill.name, path=skill.path, source=skill.source, sha256=skill.sha256, problems=tuple(problems))
+
+
+def _field_line(fm: str, field: str) -> int | None:
+    """The line of the deepest key of `field` (metadata.tags.1: the `tags:` line) found in the frontmatter."""
+    return next((line for key in reversed(field.split(".")) if not key.isdigit() and (line := _line_of(fm, key))), None)
 
 
 def _line_of(fm: str, key: str) -> int | None:
