@@ -103,7 +103,8 @@ def test_a_skill_folder_linked_outside_the_repo_is_refused(store: Store, repo: P
 
 def test_a_skill_file_looked_at_alone_is_read_as_the_whole_scan_reads_it_or_left_to_the_scan(repo: Path, tmp_path: Path):
     """The watcher reads a hand-edited SKILL.md alone (skills.find); for every path it must say what scan says of it —
-    read, refused, or skipped — and leave to a scan anything that is no skill folder's SKILL.md or has a link on the way."""
+    read or skipped, a file beside a skill never indexed — and leave to a scan a folder of skills, anything outside
+    them, and any link (what a link shows changes under another path), on the way or at the file."""
     sources = (".agents/skills", ".claude/skills", ".codex/skills")
     outside = tmp_path / "outside"
     (outside / "evil").mkdir(parents=True)
@@ -115,15 +116,21 @@ def test_a_skill_file_looked_at_alone_is_read_as_the_whole_scan_reads_it_or_left
     os.symlink(outside / "evil", repo / ".agents/skills/evil")
     (repo / ".agents/skills/linkfile").mkdir()
     os.symlink(outside / "evil" / "SKILL.md", repo / ".agents/skills/linkfile/SKILL.md")
+    (repo / ".agents/skills/linkin").mkdir()
+    os.symlink(repo / ".agents/skills/plain/SKILL.md", repo / ".agents/skills/linkin/SKILL.md")
     os.symlink(repo / ".agents/skills/plain", repo / ".agents/skills/inside")
     (repo / ".agents/skills/empty").mkdir()
     scanned = {f.path: f for f in skills.scan(repo, sources)}
+    assert {Path(f.path).parent.name for f in scanned.values() if f.linked} == {"evil", "linkfile", "linkin", "inside"}
     for folder in (".agents/skills", ".claude/skills"):
         for name in (n for n in os.listdir(repo / folder) if not n.startswith(".")):
             path = str(repo / folder / name / skills.SKILL_FILE)
-            assert skills.find(repo, sources, path) == (True, scanned.get(path)), path
-    assert skills.find(repo, sources, str(repo / ".agents/skills/gone/SKILL.md")) == (True, None)
-    for other in (".agents/skills/plain/notes.md", ".agents/skills/plain", ".agents/loops/ship.yaml", ".agents/skills/a/b/SKILL.md"):
+            linked = name in ("evil", "linkfile", "linkin", "inside")
+            assert skills.find(repo, sources, path) == ((False, None) if linked else (True, scanned.get(path))), path
+    for beside in (".agents/skills/gone/SKILL.md", ".agents/skills/plain/notes.md", ".agents/skills/plain/sedAbC123", ".agents/skills/a/b/SKILL.md",
+                   ".agents/skills/.hidden/SKILL.md"):
+        assert skills.find(repo, sources, str(repo / beside)) == (True, None), beside
+    for other in (".agents/skills/plain", ".agents/skills/README.md", ".agents/loops/ship.yaml", ".agents/skills/inside/notes.md", "src/SKILL.md"):
         assert skills.find(repo, sources, str(repo / other)) == (False, None), other
     (repo / ".codex").mkdir()
     os.symlink(repo / ".agents/skills", repo / ".codex/skills")  # two folders, one set of files: only a scan can tell

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -65,10 +66,11 @@ def test_a_record_another_process_appends_is_indexed_without_reading_every_skill
 def test_a_skill_edited_by_hand_is_read_alone_and_the_index_is_what_a_look_at_every_file_gives(store: Store, repo: Path, tmp_path: Path):
     """A person saving a SKILL.md at 10k skills waited 350-450 ms for it to be found: every burst that touched a skill
     had every skill file looked at (145 ms) and the server's listener compare every skill (70 ms). A burst that names
-    only skill folders' SKILL.md files has those read, whatever happened to them — edited, deleted, replaced by a link
-    leading out of the repository, shadowing a copy of lower priority — and leaves the index as a full look would. A
-    folder made or removed, or a link on the way to a skill folder, still has everything looked at."""
-    for name in ("deploy", "release", "rollback"):
+    only skill folders' files has the SKILL.md files read, whatever happened to them — edited, deleted to reveal a
+    shadowed copy, written by `sed -i` through a temporary file beside it — and leaves the index as a full look would.
+    A folder made or removed, or a skill shown through a link (its target changes under another path), still has
+    everything looked at."""
+    for name in ("deploy", "release", "rollback", "canary"):
         write_skill_file(repo, name, f"How we {name}.", "Steps")
     write_skill_file(repo, "release", "The release steps of the Claude copy.", "Steps", folder=".claude/skills")
     outside = tmp_path / "outside.md"
@@ -81,14 +83,16 @@ def test_a_skill_edited_by_hand_is_read_alone_and_the_index_is_what_a_look_at_ev
         assert watcher.wait_idle(5)
         full = watcher.full_syncs
 
-        def burst(*changes) -> None:
+        def burst(*changes, alone: bool = True) -> None:
+            nonlocal full
             listened = len(told)
             for change in changes:
                 change()
             time.sleep(0.3)
             assert watcher.wait_idle(5)
-            assert watcher.full_syncs == full, "every skill file was looked at for a skill edited by hand"
+            assert (watcher.full_syncs == full) is alone, f"full syncs {full} -> {watcher.full_syncs}"
             assert len(told) > listened
+            full = watcher.full_syncs
             ours = index_snapshot(store)
             store.refresh()  # a look at every file
             assert index_snapshot(store) == ours
@@ -99,14 +103,20 @@ def test_a_skill_edited_by_hand_is_read_alone_and_the_index_is_what_a_look_at_ev
         assert skill_row(store, "release")["description"] == "The release steps of the Claude copy."
         burst(lambda: write_skill_file(repo, "release", "How we release, the wallaby way.", "Steps"))
         assert skill_row(store, "release")["description"] == "How we release, the wallaby way."
-        burst(lambda: (repo / ".agents/skills/rollback/SKILL.md").unlink(), lambda: (repo / ".agents/skills/rollback/SKILL.md").symlink_to(outside))
-        assert not store.recall("numbat rollback", kinds=["skill"]).hits
-        assert "rollback" not in skill_names(store)
+        burst(lambda: subprocess.run(["sed", "-i", "s/How we canary./How we canary the platypus./", str(repo / ".agents/skills/canary/SKILL.md")], check=True),
+              lambda: (repo / ".agents/skills/canary/notes.md").write_text("Notes beside the skill.", encoding="utf-8"))
+        assert skill_row(store, "canary")["description"] == "How we canary the platypus."
 
-        write_skill_file(repo, "canary", "How we canary.", "Steps")  # a new folder
-        time.sleep(0.3)
-        assert watcher.wait_idle(5)
-        assert watcher.full_syncs > full and "canary" in skill_names(store)
+        burst(lambda: (repo / ".agents/skills/rollback/SKILL.md").unlink(), lambda: (repo / ".agents/skills/rollback/SKILL.md").symlink_to(outside),
+              alone=False)
+        assert "rollback" not in skill_names(store) and not store.recall("numbat rollback", kinds=["skill"]).hits
+        burst(lambda: (repo / ".agents/skills/rollback/SKILL.md").unlink(), alone=False)  # a link seen: read all until none is
+        burst(lambda: (repo / ".claude/skills/alias").symlink_to(repo / ".agents/skills/deploy"), alone=False)  # shown twice
+        burst(lambda: write_skill_file(repo, "deploy", "How we deploy the echidna service.", "Steps"), alone=False)  # edits come under one path
+        burst(lambda: (repo / ".claude/skills/alias").unlink(), alone=False)  # no link left: files are read alone again
+        burst(lambda: write_skill_file(repo, "deploy", "How we deploy the bilby service.", "Steps"))
+        burst(lambda: write_skill_file(repo, "new-one", "How we do the new one.", "Steps"), alone=False)  # a new folder
+        assert "new-one" in skill_names(store)
     finally:
         watcher.stop()
 

@@ -36,6 +36,7 @@ class Indexer:
         self._db, self._docs, self._logs, self._staleness = db, docs, logs, staleness
         self.semantic = Semantic(config.state_dir, config.semantic, docs, records)
         db.repair = self.repair  # a write that finds the index damaged has it rebuilt and re-indexed, not just emptied
+        self._linked = True  # whether the last look at every file found a skill shown through a link (none yet)
 
     def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None) -> SyncReport:
         """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files). With
@@ -43,7 +44,7 @@ class Indexer:
         skill folder's SKILL.md is looked at alone when scan would read it the same way alone (no link on the way);
         anything else — a folder, a loop spec, a file beside a skill — has every memory file looked at."""
         try:
-            if changed is None:
+            if changed is None or self._linked:  # a skill shown through a link changes under its target's path
                 return self._sync(progress)
             logs = f"{self.root / '.agents' / 'experience'}{os.sep}"
             looks = {path: skills.find(self.root, self.sources, path) for path in changed if not path.startswith(logs)}
@@ -78,7 +79,9 @@ class Indexer:
         return self._db.check(), list(self._db.rebuilt)
 
     def _sync(self, progress: Progress | None) -> SyncReport:
-        report = self._docs.sync([*skills.scan(self.root, self.sources), *loops.scan(self.root)], progress)
+        found = [*skills.scan(self.root, self.sources), *loops.scan(self.root)]
+        self._linked = any(f.linked for f in found)
+        report = self._docs.sync(found, progress)
         self._logs.sync()
         self._staleness.check()
         return report

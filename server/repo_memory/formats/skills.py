@@ -187,6 +187,7 @@ class Found:
     rank: int
     refused: str = ""
     kind: str = "skill"
+    linked: bool = False  # the folder or the SKILL.md is a link: what it shows may change under another path
 
 
 def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
@@ -212,23 +213,33 @@ def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
 
 
 def find(root: Path, sources: Sequence[str], path: str) -> tuple[bool, Found | None]:
-    """What `scan` would say of the one file `path` (absolute): (True, its Found or None when scan would skip it or it
-    is gone), or (False, None) when only a whole scan can tell — a path that is no skill folder's SKILL.md, or a skill
-    folder that is itself a link or shares its files with another (a change there may be read under another name)."""
+    """What `scan` would say of the one file `path` (absolute): (True, its Found, or None when scan would not read it —
+    gone, skipped, or a file beside a skill, which is never indexed), or (False, None) when only a whole scan can tell:
+    a folder of skills itself, a path outside them, or a link on the way or at the file (a link shows another file,
+    whose change comes under that file's path)."""
     rel = os.path.relpath(path, root).replace(os.sep, "/")
-    source, _, rest = rel.rpartition("/")
-    source, _, name = source.rpartition("/")
-    if rest != SKILL_FILE or source not in sources or not name or name.startswith(".") or rel.startswith("../"):
+    inside = [s for s in sources if rel.startswith(f"{s}/")]
+    if len(inside) != 1 or rel.startswith("../"):
         return False, None
+    source = inside[0]
+    name, _, rest = rel[len(source) + 1:].partition("/")
+    if not name or not rest:
+        return False, None  # a skill folder made, moved or removed, or a file among the folders
     bases = {s: os.path.join(root, s) for s in sources}
     real_root = os.path.realpath(root)
     if any(os.path.realpath(b) != os.path.join(real_root, s) for s, b in bases.items()):  # a link on the way: scan decides
         return False, None
+    folder = os.path.join(bases[source], name)
     try:
-        mode = os.lstat(os.path.join(bases[source], name)).st_mode
+        mode = os.lstat(folder).st_mode
     except FileNotFoundError:
         return True, None
-    return True, _look(root, source, sources.index(source), name, stat.S_ISLNK(mode), os.path.isdir(os.path.join(bases[source], name)))
+    if stat.S_ISLNK(mode):
+        return False, None
+    if name.startswith(".") or rest != SKILL_FILE:
+        return True, None  # a hidden folder, or a file beside a skill (a script, an editor's temporary file): not indexed
+    found = _look(root, source, sources.index(source), name, False, stat.S_ISDIR(mode))
+    return (False, None) if found is not None and found.linked else (True, found)
 
 
 def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool) -> Found | None:
@@ -237,15 +248,16 @@ def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: 
     rel = f"{source}/{name}/{SKILL_FILE}"
     skill_file = os.path.join(folder, SKILL_FILE)
     if is_link and not resolves_inside(root, Path(folder)):
-        return Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository")
+        return Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository", linked=True)
     if not is_dir or (rank > 0 and os.path.exists(os.path.join(folder, MIRROR_MARKER))):
         return None  # generated mirrors only ever live outside .agents/skills
     try:
         mode = os.lstat(skill_file).st_mode
     except FileNotFoundError:
         return None
+    linked = is_link or stat.S_ISLNK(mode)
     if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
-        return Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository")
+        return Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository", linked=True)
     if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):
-        return Found(skill_file, rel, source, rank)
+        return Found(skill_file, rel, source, rank, linked=linked)
     return None
