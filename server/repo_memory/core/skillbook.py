@@ -109,6 +109,10 @@ class Skillbook:
         """Every skill file the index knows, valid or not, with where it came from."""
         return self._docs.rows("kind='skill'")
 
+    def active(self) -> list[dict[str, Any]]:
+        """Name, description, status, flags and winner of the searchable active skills that are not quarantined."""
+        return self._docs.rows("kind='skill' AND winner=1 AND status='active' AND flags=''", columns="name, description, status, flags, winner")
+
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
               related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,
               anchors: Sequence[str] | None = None, draft: bool = False) -> WriteResult:
