@@ -79,10 +79,11 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         meta = frontmatter.load(doc.frontmatter, path)
     except InvalidRecordError as exc:
         return _with(invalid, *exc.problems)
-    # YAML escapes ("\u200b", "\x67hp_…") decode into characters the raw text never showed: check the decoded values too.
-    meta, decoded_secrets = secretscan.redact_value(meta)
+    # YAML escapes ("\u200b", "\x67hp_…") decode into characters the raw text never showed: check the decoded values too,
+    # those that differ from the text (the rest were checked in it: scanning each again was a fifth of parsing a skill).
+    meta, decoded_secrets = secretscan.redact_value(meta, scanned=text)
     secrets = [*secrets, *decoded_secrets]
-    decoded_markers = [m for v in _strings(meta) for m in markers.find(v)]
+    decoded_markers = [m for v in _strings(meta) if v not in text for m in markers.find(v)]
     problems = validate("skill", meta)
     if isinstance(meta.get("name"), str) and meta["name"] != folder:
         problems.append(Problem(f"name '{meta['name']}' must equal the folder name '{folder}'", field="name", line=_line_of(doc.frontmatter, "name")))

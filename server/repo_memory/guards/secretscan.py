@@ -234,12 +234,16 @@ def redact(text: str) -> tuple[str, list[Finding]]:
     return "".join(out), found
 
 
-def redact_value(value: Any) -> tuple[Any, list[Finding]]:
-    """Redact every string inside a JSON-like value (dict keys included); returns the new value and the findings."""
+def redact_value(value: Any, scanned: str = "") -> tuple[Any, list[Finding]]:
+    """Redact every string inside a JSON-like value (dict keys included); returns the new value and the findings.
+    Strings that occur as they are in `scanned` (a text already scanned whole, where they were read in their context)
+    are not scanned again."""
     found: list[Finding] = []
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
+            if scanned and v in scanned:
+                return v
             clean, hits = redact(v)
             found.extend(hits)
             return clean
