@@ -285,3 +285,42 @@ def test_a_skill_edited_by_hand_costs_the_index_as_much_at_thousands_of_memories
     store.refresh()
     many = steps(2)
     assert many < 2 * few, f"{few} steps at 1 skill and no records, {many} at 600 skills and 3,000 records"
+
+
+def test_what_only_a_look_at_every_file_can_tell_is_never_read_alone(store: Store, repo: Path):
+    """Found by a review (differential fuzzing against full looks): a link that showed no skill at the last full look
+    (its target had no SKILL.md yet) still makes the target's edits a look at every file; the mirror marker appearing
+    or going changes whether the SKILL.md beside it is read; and a path that is not absolute and normal is not read
+    alone. Each leaves the index as a full look would."""
+    import os
+
+    def alone_then_full(*paths: str) -> None:
+        store.refresh(changed=list(paths))
+        ours = index_snapshot(store)
+        store.refresh()
+        assert index_snapshot(store) == ours
+
+    (repo / ".agents/skills/linked").mkdir(parents=True)
+    (repo / ".claude/skills").mkdir(parents=True, exist_ok=True)
+    os.symlink(repo / ".agents/skills/linked", repo / ".claude/skills/linked")  # shows nothing yet
+    store.refresh()
+    alone_then_full(str(write_skill_file(repo, "linked", "Shown twice now.")))
+    assert sorted(r["path"] for r in store.skills() if r["name"] == "linked") == [".agents/skills/linked/SKILL.md", ".claude/skills/linked/SKILL.md"]
+    os.unlink(repo / ".claude/skills/linked")
+    store.refresh()
+    write_skill_file(repo, "mirrored", "A generated copy.", folder=".claude/skills")
+    store.refresh()
+    marker = repo / ".claude/skills/mirrored/.repo-memory-generated"
+    marker.write_text("", encoding="utf-8")
+    alone_then_full(str(marker))
+    assert "mirrored" not in skill_names(store)
+    marker.unlink()
+    alone_then_full(str(marker))
+    assert "mirrored" in skill_names(store)
+    assert not ignorable(str(marker))
+    gone = write_skill_file(repo, "gone", "Soon deleted.")
+    store.refresh()
+    gone.unlink()
+    alone_then_full(os.path.relpath(gone, repo))
+    alone_then_full(str(repo / ".agents/skills/x/../gone/SKILL.md"))
+    assert "gone" not in skill_names(store)

@@ -44,7 +44,8 @@ class Indexer:
         skill folder's SKILL.md is looked at alone when scan would read it the same way alone (no link on the way);
         anything else — a folder, a loop spec, a file beside a skill — has every memory file looked at."""
         try:
-            if changed is None or self._linked:  # a skill shown through a link changes under its target's path
+            # A skill shown through a link changes under its target's path; a path not absolute and normal is not the watcher's.
+            if changed is None or self._linked or any(not os.path.isabs(p) or os.path.normpath(p) != p for p in changed):
                 return self._sync(progress)
             logs = f"{self.root / '.agents' / 'experience'}{os.sep}"
             looks = {path: skills.find(self.root, self.sources, path) for path in changed if not path.startswith(logs)}
@@ -79,8 +80,9 @@ class Indexer:
         return self._db.check(), list(self._db.rebuilt)
 
     def _sync(self, progress: Progress | None) -> SyncReport:
-        found = [*skills.scan(self.root, self.sources), *loops.scan(self.root)]
-        self._linked = any(f.linked for f in found)
+        links: list[str] = []  # a link showing no skill now may show one when its target's file appears
+        found = [*skills.scan(self.root, self.sources, links), *loops.scan(self.root)]
+        self._linked = bool(links)
         report = self._docs.sync(found, progress)
         self._logs.sync()
         self._staleness.check()

@@ -191,8 +191,9 @@ class Found:
     linked: bool = False  # the folder or the SKILL.md is a link: what it shows may change under another path
 
 
-def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
-    """Every SKILL.md under the skill folders, in priority order; generated mirrors and links leaving the repo are skipped."""
+def scan(root: Path, sources: Sequence[str], links: list[str] | None = None) -> Iterator[Found]:
+    """Every SKILL.md under the skill folders, in priority order; generated mirrors and links leaving the repo are
+    skipped. `links` gathers every skill folder or SKILL.md that is a link, whether it shows a skill now or not."""
     seen: set[str] = set()
     for rank, source in enumerate(sources):
         base = os.path.join(root, source)
@@ -208,7 +209,7 @@ def scan(root: Path, sources: Sequence[str]) -> Iterator[Found]:
         with os.scandir(base) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 if not entry.name.startswith("."):
-                    found = _look(root, source, rank, entry.name, entry.is_symlink(), entry.is_dir())
+                    found = _look(root, source, rank, entry.name, entry.is_symlink(), entry.is_dir(), links)
                     if found is not None:
                         yield found
 
@@ -237,17 +238,21 @@ def find(root: Path, sources: Sequence[str], path: str) -> tuple[bool, Found | N
         return True, None
     if stat.S_ISLNK(mode):
         return False, None
+    if rest == MIRROR_MARKER:
+        return False, None  # whether the SKILL.md beside it is read at all changes
     if name.startswith(".") or rest != SKILL_FILE:
         return True, None  # a hidden folder, or a file beside a skill (a script, an editor's temporary file): not indexed
     found = _look(root, source, sources.index(source), name, False, stat.S_ISDIR(mode))
     return (False, None) if found is not None and found.linked else (True, found)
 
 
-def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool) -> Found | None:
+def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool, links: list[str] | None = None) -> Found | None:
     """The SKILL.md of skill folder `name` in `source`, if scan reads it (refused when a link leads outside)."""
     folder = os.path.join(root, source, name)
     rel = f"{source}/{name}/{SKILL_FILE}"
     skill_file = os.path.join(folder, SKILL_FILE)
+    if is_link and links is not None:
+        links.append(folder)
     if is_link and not resolves_inside(root, Path(folder)):
         return Found(skill_file, rel, source, rank, refused="the skill folder is a link that leads outside the repository", linked=True)
     if not is_dir or (rank > 0 and os.path.exists(os.path.join(folder, MIRROR_MARKER))):
@@ -257,6 +262,8 @@ def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: 
     except FileNotFoundError:
         return None
     linked = is_link or stat.S_ISLNK(mode)
+    if stat.S_ISLNK(mode) and links is not None:
+        links.append(skill_file)
     if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
         return Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository", linked=True)
     if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):

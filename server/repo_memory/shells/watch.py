@@ -21,6 +21,7 @@ from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, Fi
 from watchdog.observers import Observer
 
 from repo_memory.core.store import Store
+from repo_memory.formats.skills import MIRROR_MARKER
 
 log = logging.getLogger("repo_memory")
 CHANGES = ("created", "modified", "moved", "deleted", "closed")
@@ -28,13 +29,14 @@ CHANGES = ("created", "modified", "moved", "deleted", "closed")
 # without a write, so reads alone (our own re-index of 10k skills, a grep) overflowed its queue (bench/scale.py).
 WATCHED = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent, DirCreatedEvent, DirDeletedEvent,
            DirMovedEvent]
+KEPT = (".gitattributes", MIRROR_MARKER)  # dot files that matter: the marker says a skill folder is a generated mirror
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", "___jb_tmp___", "___jb_old___", ".crswap")
 
 
 def ignorable(path: str) -> bool:
     """Editor and tool scratch files, which never hold memory."""
     name = Path(path).name
-    return name.startswith((".#", "#")) or name == "4913" or name.endswith(TEMP_SUFFIXES) or (name.startswith(".") and name != ".gitattributes")
+    return name.startswith((".#", "#")) or name == "4913" or name.endswith(TEMP_SUFFIXES) or (name.startswith(".") and name not in KEPT)
 
 
 class Watcher(FileSystemEventHandler):
