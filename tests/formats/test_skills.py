@@ -174,3 +174,16 @@ def test_a_frontmatter_value_of_any_yaml_type_is_reported_with_its_line_never_fa
     store.refresh()
     assert [h.id for h in store.recall("wombat skill").hits] == ["skill:fine"]
     assert {r["name"]: bool(r["valid"]) for r in store.skills()} == {"fine": True, "nested": False, "numbered": False}
+
+
+def test_a_skill_file_that_is_a_link_to_itself_is_refused_and_the_rest_still_indexed(store: Store, repo: Path):
+    """A SKILL.md linked to itself (or in any link loop) made every refresh raise "Symlink loop": no skill edited after
+    it was found again (found by a review)."""
+    (repo / ".agents/skills/looping").mkdir(parents=True)
+    os.symlink("SKILL.md", repo / ".agents/skills/looping/SKILL.md")
+    os.symlink(repo / ".agents/skills/loop-b", repo / ".agents/skills/loop-a")
+    os.symlink(repo / ".agents/skills/loop-a", repo / ".agents/skills/loop-b")
+    write_skill_file(repo, "fine", "The fine wombat skill.")
+    store.refresh()
+    assert [h.id for h in store.recall("wombat skill").hits] == ["skill:fine"]
+    assert "looping" not in skill_names(store)

@@ -209,7 +209,11 @@ def scan(root: Path, sources: Sequence[str], links: list[str] | None = None) -> 
         with os.scandir(base) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 if not entry.name.startswith("."):
-                    found = _look(root, source, rank, entry.name, entry.is_symlink(), entry.is_dir(), links)
+                    try:
+                        is_dir = entry.is_dir()
+                    except OSError:  # a link loop: _look refuses it
+                        is_dir = False
+                    found = _look(root, source, rank, entry.name, entry.is_symlink(), is_dir, links)
                     if found is not None:
                         yield found
 
@@ -247,7 +251,17 @@ def find(root: Path, sources: Sequence[str], path: str) -> tuple[bool, Found | N
 
 
 def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool, links: list[str] | None = None) -> Found | None:
-    """The SKILL.md of skill folder `name` in `source`, if scan reads it (refused when a link leads outside)."""
+    """The SKILL.md of skill folder `name` in `source`, if scan reads it (refused when a link leads outside or nowhere)."""
+    try:
+        return _look_at(root, source, rank, name, is_link, is_dir, links)
+    except (OSError, RuntimeError):  # a link loop ("Symlink loop", ELOOP): one refused file, not a failed sync
+        if links is not None:
+            links.append(os.path.join(root, source, name))
+        return Found(os.path.join(root, source, name, SKILL_FILE), f"{source}/{name}/{SKILL_FILE}", source, rank,
+                     refused="a link loop: the path leads nowhere", linked=True)
+
+
+def _look_at(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool, links: list[str] | None) -> Found | None:
     folder = os.path.join(root, source, name)
     rel = f"{source}/{name}/{SKILL_FILE}"
     skill_file = os.path.join(folder, SKILL_FILE)
