@@ -234,6 +234,48 @@ def test_eight_processes_appending_to_one_session_lose_and_tear_nothing(repo: Pa
     assert texts == {f"w{w}-{i}" for w in range(8) for i in range(500)}
 
 
+HELD_WORKER = """
+import sys
+from pathlib import Path
+from repo_memory.core.journal import Journal
+from repo_memory.formats.experience import Entry
+from repo_memory.git.repo import Git
+root = Path(sys.argv[1])
+journal = Journal(root, held=Git(root, root / ".git").holds)
+for i in range(int(sys.argv[3])):
+    journal.append("shared", [Entry("note", text=f"w{sys.argv[2]}-{i}")])
+"""
+
+
+@pytest.mark.slow
+def test_writers_racing_the_users_commits_continue_one_chain_across_files_and_never_grow_a_committed_one(repo: Path):
+    """Four processes append to one session while its files are committed under them, as a user's `git commit` or the
+    server's checkpoint does: each committed file stops growing and the session goes on in the next, one chain."""
+    import time
+
+    from tests.conftest import git
+
+    procs = [subprocess.Popen([sys.executable, "-c", HELD_WORKER, str(repo), str(w), "300"]) for w in range(4)]
+    commits = 0
+    while any(p.poll() is None for p in procs):
+        time.sleep(0.05)
+        git(repo, "add", "-A", ".agents/experience")
+        if git(repo, "diff", "--cached", "--name-only").strip():
+            git(repo, "commit", "-q", "-m", f"commit {commits}")
+            commits += 1
+    assert [p.wait(timeout=600) for p in procs] == [0] * 4
+    journal = Journal(repo)
+    files = journal.segments("shared")
+    pending = {f.name for f in files if git(repo, "status", "--porcelain", "--", f.relative_to(repo).as_posix())}
+    assert commits >= 3 and len(files) >= 3 and [f.name for f in files][:2] == ["shared.jsonl", "shared+2.jsonl"]
+    seen: dict[int, set[str]] = {}
+    lines = [line for f in files for line in journal.lines(f)]
+    checked = [c for f in files for c in experience.check_chain(journal.lines(f), seen)]
+    assert [ln.problem for ln in lines if ln.record is None] == [] and all(c.verified for c in checked)
+    assert [ln.record["seq"] for ln in lines if ln.record] == list(range(1, 1201))
+    assert pending <= {files[-1].name}  # only the file being written when the writers ended is not committed yet
+
+
 def test_cli_log_add_tail_show_timeline(repo: Path, runner: CliRunner):
     run = lambda *a: runner.invoke(cli, ["--root", str(repo), *a], catch_exceptions=False)  # noqa: E731
     assert run("log", "add", "Staging is read-only on Fridays", "-k", "decision", "-s", "ops").output.strip() == "ops#1"

@@ -9,8 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from repo_memory.errors import NotFoundError
 from repo_memory.git import commit as commits
+from repo_memory.shells.cli import cli
 from repo_memory.config import Config
 from repo_memory.git.committer import Committer, Policy
 from repo_memory.git.repo import Git
@@ -323,3 +326,28 @@ def test_processes_starting_together_in_a_new_clone_agree_on_its_id(tmp_path: Pa
         with concurrent.futures.ProcessPoolExecutor(4) as pool:
             ids = set(pool.map(clone_id, [git_dir] * 8, [git_dir / "repo-memory"] * 8))
         assert len(ids) == 1, (trial, ids)
+
+
+def test_a_session_continued_after_its_commit_reads_logs_shows_and_has_history_as_one(work: Path, runner: CliRunner):
+    """Past its first commit a session goes on in a second file (core/journal.py); every reader sees one session."""
+    store = Store(Config.load(work), session="s-long")
+    store.remember("first, before the checkpoint")
+    store.checkpoint("the start", ["s-long#1"])
+    first = git(work, "rev-parse", "HEAD").strip()
+    store.remember("third, after it")
+    store.close()  # the session's end commits the rest
+    store = Store(Config.load(work))
+    logs = sorted(p.name for p in (work / ".agents/experience").rglob("s-long*.jsonl"))
+    whole = [r.record["text"] for r in store.read("session:s-long").records]
+    with pytest.raises(NotFoundError):  # not written yet then
+        store.read("s-long#3", as_of=first)
+    later = store.read("s-long#3", as_of=git(work, "rev-parse", "HEAD").strip())
+    path, changes = store.history("session:s-long")
+    store.close()
+    assert logs == ["s-long+2.jsonl", "s-long.jsonl"]
+    assert whole == ["first, before the checkpoint", "the start", "third, after it"]
+    assert [r.record["text"] for r in later.records] == ["third, after it"]
+    assert path.endswith("s-long.jsonl") and len(changes) == 2 and "third, after it" in changes[0].diff
+    shown = runner.invoke(cli, ["--root", str(work), "log", "show", "s-long"], catch_exceptions=False).output
+    assert "third, after it" in shown and "break" not in shown.lower()
+    assert runner.invoke(cli, ["--root", str(work), "verify"]).exit_code == 0

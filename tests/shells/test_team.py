@@ -288,3 +288,59 @@ def test_a_session_written_by_hooks_and_by_the_server_lands_as_one_commit_whiche
     time.sleep(1)  # a finisher or a late commit would land by now
     assert memory_commits(repo) == [f"memory(experience): {SESSION}#1-4"]
     assert git(repo, "status", "--porcelain", "--untracked-files=no", "--", ".agents/experience").strip() == ""
+
+
+def test_the_users_stash_and_pull_rebase_never_take_or_trip_over_what_a_running_server_writes(repo: Path, tmp_path: Path):
+    """A session log the server committed (a checkpoint, an ended session resumed) is never appended to again: had it
+    been, every later record made the tracked file dirty, so the user's `git stash` took acknowledged records away (and
+    the server then wrote other records under their ids) and `git pull --rebase` refused to run."""
+    from tests.shells.stdio_server import StdioServer
+
+    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")  # the code and the .agents/ layout
+    git(repo, "commit", "-q", "-m", "init")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        first = server.call("remember", {"text": "the cache is warmed by the deploy job"})["structuredContent"]["ids"]
+        server.call("checkpoint", {"summary": "how the cache is warmed", "covers": first})
+        assert git(repo, "status", "--porcelain") == ""  # the checkpoint committed the session
+        server.call("remember", {"text": "redis eviction is allkeys-lru"})
+        (repo / "app.py").write_text("x = 2\n", encoding="utf-8")  # the user's own work in progress
+        git(repo, "stash")
+        server.call("remember", {"text": "memcached was dropped in 2024"})
+        git(repo, "stash", "pop")  # failed: the stashed log and the server's later line were both changes to one file
+        assert (repo / "app.py").read_text(encoding="utf-8") == "x = 2\n"
+
+        (teammate / "README").write_text("teammate's change\n", encoding="utf-8")
+        git(teammate, "add", "README")
+        git(teammate, "commit", "-q", "-m", "teammate")
+        git(teammate, "push", "-q", "origin", "main")
+        git(repo, "commit", "-q", "-am", "my change")
+        server.call("remember", {"text": "the queue is drained before deploys"})
+        git(repo, "pull", "-q", "--rebase", "origin", "main")  # refused: "You have unstaged changes"
+
+        hits = server.call("recall", {"query": "cache redis memcached queue deploy", "limit": 10})["structuredContent"]["hits"]
+        texts = {h["id"]: h["snippet"].replace("**", "") for h in hits}
+        assert len(texts) == 5 and {"redis eviction is allkeys-lru", "memcached was dropped in 2024",
+                                    "the queue is drained before deploys"} <= set(texts.values())
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    session = first[0].split("#")[0]
+    logs = sorted((repo / ".agents/experience").rglob(f"{session}*.jsonl"), key=lambda p: int(p.stem.partition("+")[2] or 1))
+    ids = [json.loads(line)["id"] for log in logs for line in log.read_text(encoding="utf-8").splitlines()]
+    assert ids == [f"{session}#{n}" for n in range(1, 6)]  # no id written twice, none lost
+    assert [log.name for log in logs] == [f"{session}.jsonl", f"{session}+2.jsonl"]
+    assert git(repo, "status", "--porcelain") == ""  # the session's end committed the rest
+    result = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,4 +1,12 @@
-"""The experience files of one repository: appends under a file lock, blobs written once by content hash."""
+"""The experience files of one repository: appends under a file lock, blobs written once by content hash.
+
+A session's log is `<month>/<session>.jsonl`, and once git's HEAD holds that file it is never appended to again: the
+session goes on in `<session>+2.jsonl` beside it (then `+3`, ...), its records continuing the same ids and hash chain.
+A committed file that kept growing was a change git saw in the user's working tree, so their `git stash` took records
+the server had acknowledged (and the server then wrote others under the same ids), `git stash pop` and `git pull
+--rebase` refused to run, and `git commit -a` swept memory into a code commit. A new file is untracked: git leaves it
+alone until repo-memory commits it.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ import hashlib
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,49 +28,65 @@ from repo_memory.formats.experience import (
 from repo_memory.guards import authorship, disk, paths
 
 _CHUNK = 64 * 1024
+SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
 log = logging.getLogger("repo_memory")
 
 
 class Journal:
     """The experience files of one repository."""
 
-    def __init__(self, root: Path, inline_max: int = INLINE_MAX, clone: str = "", key: authorship.Key | None = None):
+    def __init__(self, root: Path, inline_max: int = INLINE_MAX, clone: str = "", key: authorship.Key | None = None,
+                 held: Callable[[str], bool] | None = None):
         self.root, self.clone, self.key = root, clone, key  # key: every record appended here carries its mark
         self.inline_max = inline_max
+        self.held = held  # whether git's HEAD holds a file (a repository path): then it is never appended to
         self._paths: dict[str, Path] = {}
         self._torn_reported: set[Path] = set()
         self._new_blobs: set[str] = set()
 
     @classmethod
-    def of_clone(cls, root: Path, git_dir: Path, state_dir: Path, inline_max: int = INLINE_MAX, key_dir: Path | None = None) -> Journal:
+    def of_clone(cls, root: Path, git_dir: Path, state_dir: Path, inline_max: int = INLINE_MAX, key_dir: Path | None = None,
+                 held: Callable[[str], bool] | None = None) -> Journal:
         """The journal of this clone: its id, and its key (kept in `key_dir`, None: the default place) to mark records."""
         from repo_memory.git.repo import clone_id
 
         clone = clone_id(git_dir, state_dir)
-        return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir))
+        return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir), held)
 
     def files(self) -> Iterator[Path]:
-        """Every session log, oldest month first."""
+        """Every session log, oldest month first, a session's files in the order they were written."""
         base = self.root / EXPERIENCE_DIR
         if base.is_dir():
-            yield from sorted(p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink())
+            yield from sorted((p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink()),
+                              key=lambda p: (p.parent.name, *part_of(p)))
 
     def path(self, session: str, create: bool = False, started: str | None = None) -> Path | None:
-        """The log file of `session` (in the month it started), optionally choosing one for a new session: in the month of
-        `started` (its first record's time; an imported session keeps the month it happened in), else this month."""
+        """The newest log file of `session` (its first, in the month it started, or the last `+n` beside it), optionally
+        choosing one for a new session: in the month of `started` (its first record's time; an imported session keeps
+        the month it happened in), else this month."""
         refs.check_session(session)
-        if session in self._paths and self._paths[session].exists():
-            return self._paths[session]
-        found = sorted((self.root / EXPERIENCE_DIR).glob(f"*/{session}.jsonl"))
+        known = self._paths.get(session)
+        if known is not None and known.exists():
+            newer = _segment(known, session, _number(known, session) + 1)
+            if not newer.exists():  # another process may have begun the next file
+                return known
+        found = self.segments(session)
         if found:
-            self._paths[session] = found[0]
-            return found[0]
+            self._paths[session] = found[-1]
+            return found[-1]
         if not create:
             return None
         month = started[:7] if started and re.match(r"^\d{4}-(0[1-9]|1[0-2])-", started) else f"{datetime.now(UTC):%Y-%m}"
         path = paths.inside(self.root, EXPERIENCE_DIR, month, f"{session}.jsonl")
         self._paths[session] = path
         return path
+
+    def segments(self, session: str) -> list[Path]:
+        """Every log file of `session`, in the order its records were written."""
+        base = self.root / EXPERIENCE_DIR
+        found = [*base.glob(f"*/{session}.jsonl"), *base.glob(f"*/{session}{SEGMENT}*.jsonl")]
+        numbered = [(_number(p, session), p) for p in found if not p.is_symlink()]
+        return [p for n, p in sorted(numbered) if n > 0]
 
     def owned(self, session: str) -> str:
         """The session this clone appends to for `session`: itself, unless its log's last record came from another
@@ -71,6 +95,8 @@ class Journal:
         path = self.path(session)
         if path is None or not self.clone:
             return session
+        if path.stat().st_size == 0 and len(found := self.segments(session)) > 1:  # a file begun, nothing in it yet
+            path = found[-2]
         try:
             fd = disk.open_safely(path)
         except UnsafePathError as exc:  # a linked log: every append to it is refused with this reason; the process goes on
@@ -85,33 +111,70 @@ class Journal:
             return session
         return f"{session[: 127 - len(self.clone)]}.{self.clone}"
 
-    def append(self, session: str, entries: Sequence[Entry]) -> list[dict[str, Any]]:
-        """Append `entries` to the session's log as one write under the file's lock; return the records."""
+    def append(self, session: str, entries: Sequence[Entry]) -> tuple[Path, list[dict[str, Any]]]:
+        """Append `entries` to the session's log as one write under the file's lock; return the file and the records.
+
+        A file HEAD holds is not appended to: the records begin the session's next file, written while the lock of the
+        one before is held, and a writer that waited for a lock first checks that no newer file was begun meanwhile,
+        so one session's records never fork across files."""
         prepared = [self._prepare(entry) for entry in entries]
-        path = self.path(session, create=True, started=prepared[0]["ts"] if prepared else None)
-        assert path is not None
-        path.parent.mkdir(parents=True, exist_ok=True)
-        paths.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
-        fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
+        while True:
+            path = self.path(session, create=True, started=prepared[0]["ts"] if prepared else None)
+            assert path is not None
+            path.parent.mkdir(parents=True, exist_ok=True)
+            paths.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
+            fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                number = _number(path, session)
+                if _segment(path, session, number + 1).exists():
+                    continue  # another writer began the next file while this one waited for the lock
+                last_seq, last_sha, clean_end = _tail(fd)
+                if last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
+                    return self._begin(_segment(path, session, number + 1), session, prepared, last_seq, last_sha)
+                if not last_seq and number > 1 and not os.fstat(fd).st_size:  # begun, then its writer was killed
+                    last_seq, last_sha = self._last_before(session, number)
+                return path, self._write(fd, path, session, prepared, last_seq, last_sha, clean_end)
+            finally:
+                os.close(fd)  # closing releases the lock
+
+    def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
+               ) -> tuple[Path, list[dict[str, Any]]]:
+        fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            last_seq, last_sha, clean_end = _tail(fd)
-            if not clean_end and path not in self._torn_reported:
-                self._torn_reported.add(path)
-                log.warning("%s ends with a torn line; it is kept as is and skipped by readers", path)
-            records, chunks = [], [] if clean_end else [b"\n"]
-            for offset, body in enumerate(prepared, start=1):
-                seq = last_seq + offset
-                record = seal({**body, "id": f"{session}#{seq}", "session": session, "seq": seq, "prev": last_sha})
-                if self.key is not None:
-                    record = authorship.sign(record, self.key)
-                last_sha = record["sha256"]
-                records.append(record)
-                chunks.append(canonical(record) + b"\n")
-            _write_all(fd, b"".join(chunks))
-            os.fsync(fd)
+            self._paths[session] = path
+            return path, self._write(fd, path, session, prepared, last_seq, last_sha, True)
         finally:
-            os.close(fd)  # closing releases the lock
+            os.close(fd)
+
+    def _last_before(self, session: str, number: int) -> tuple[int, str | None]:
+        for path in reversed([p for p in self.segments(session) if _number(p, session) < number]):
+            fd = disk.open_safely(path)
+            try:
+                last_seq, last_sha, _ = _tail(fd)
+            finally:
+                os.close(fd)
+            if last_seq:
+                return last_seq, last_sha
+        return 0, None
+
+    def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
+               clean_end: bool) -> list[dict[str, Any]]:
+        if not clean_end and path not in self._torn_reported:
+            self._torn_reported.add(path)
+            log.warning("%s ends with a torn line; it is kept as is and skipped by readers", path)
+        records, chunks = [], [] if clean_end else [b"\n"]
+        for offset, body in enumerate(prepared, start=1):
+            seq = last_seq + offset
+            record = seal({**body, "id": f"{session}#{seq}", "session": session, "seq": seq, "prev": last_sha})
+            if self.key is not None:
+                record = authorship.sign(record, self.key)
+            last_sha = record["sha256"]
+            records.append(record)
+            chunks.append(canonical(record) + b"\n")
+        _write_all(fd, b"".join(chunks))
+        os.fsync(fd)
         if self.key is not None:
             self.key.vouch(chunk[:-1] for chunk in chunks if chunk != b"\n")
         return records
@@ -176,6 +239,28 @@ class Journal:
     def lines(self, path: Path) -> list[Line]:
         """Every line of a log file."""
         return parse_lines(disk.read_safely(path))
+
+
+def part_of(path: Path) -> tuple[str, int]:
+    """(session, which of its files) of a log file's name: `s.jsonl` is (s, 1), `s+3.jsonl` (s, 3)."""
+    stem = path.name.removesuffix(".jsonl")
+    session, _, tail = stem.rpartition(SEGMENT)
+    if session and _number(path, session) > 1:
+        return session, int(tail)
+    return stem, 1
+
+
+def _number(path: Path, session: str) -> int:
+    """Which of `session`'s files `path` is: 1 for `<session>.jsonl`, n for `<session>+n.jsonl`, 0 for neither."""
+    stem = path.name.removesuffix(".jsonl")
+    if stem == session:
+        return 1
+    tail = stem.removeprefix(session + SEGMENT)
+    return int(tail) if tail != stem and tail.isascii() and tail.isdigit() and tail[0] != "0" and int(tail) > 1 else 0
+
+
+def _segment(path: Path, session: str, number: int) -> Path:
+    return path.with_name(f"{session}.jsonl" if number == 1 else f"{session}{SEGMENT}{number}.jsonl")
 
 
 def _bound(value: Any, limit: int) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from repo_memory.core.journal import Journal
+from repo_memory.core.journal import Journal, part_of
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView
 from repo_memory.core.skillbook import Skillbook
@@ -109,9 +109,7 @@ class Logbook:
             for number, e in enumerate(entries, start=1):
                 where = "the record" if len(entries) == 1 else f"record {number}"
                 secretscan.refuse((f"{where}'s text", e.text), (f"{where}'s data", e.data), (f"{where}'s refs", e.refs))
-        written = self._journal.append(session, entries)
-        path = self._journal.path(session)
-        assert path is not None
+        path, written = self._journal.append(session, entries)
         self._records.note([path])
         span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
         self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}",
@@ -248,21 +246,23 @@ class Logbook:
         return experience.parse_line(raw, offset)
 
     def lines(self, session: str) -> list[experience.Line]:
-        """Every line of `session`'s log (NotFoundError naming recent sessions when there is none)."""
-        path = self._journal.path(session)
-        if path is None:
+        """Every line of `session`'s log, its files in order (NotFoundError naming recent sessions when there is none)."""
+        return [line for _, line in self._lines(session)]
+
+    def _lines(self, session: str) -> list[tuple[str, experience.Line]]:
+        """(file, line) of every line of `session`'s files."""
+        found = self._journal.segments(grammar.check_session(session))
+        if not found:
             self.sync()
             known = [s[0] for s in self._activity.sessions()]
             raise NotFoundError(f"No session '{session}'." + (f" Recent sessions: {', '.join(known[:5])}." if known else ""))
-        return self._journal.lines(path)
+        return [(path.relative_to(self.root).as_posix(), line) for path in found for line in self._journal.lines(path)]
 
     def trusted(self, session: str) -> list[dict[str, Any]]:
         """The valid records of `session` that count as what they say: a record of a server kind (a verdict, an outcome,
         skill use) only when a server tool wrote it and it is authentic (core/provenance.py)."""
-        path = self._journal.path(session)
-        rel = path.relative_to(self.root).as_posix() if path else ""
         head = self._committed.head()
-        return [line.record for line in self.lines(session)
+        return [line.record for rel, line in self._lines(session)
                 if line.record and not self._provenance.server_kind(line.record, rel, line.offset + len(line.raw), head)]
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[tuple[str, str]]:
@@ -272,11 +272,15 @@ class Logbook:
         files = list(self._journal.files())
         total = sum(_size(path) for path in files) if progress else 0
         done = 0
+        chain: tuple[str, dict[int, set[str]]] = ("", {})  # a session, the hashes of each seq in its files so far
         for path in files:
             if progress:
                 progress(done, total)
                 done += _size(path)
             rel = path.relative_to(self.root).as_posix()
+            session, part = part_of(path)
+            if part == 1 or chain[0] != session:  # a session's files come in order, one after the other
+                chain = (session, {})
             try:
                 lines = self._journal.lines(path)
             except UnsafePathError as exc:
@@ -290,7 +294,7 @@ class Logbook:
                 breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
                                     "the last commit are then lost: copy them first)"))
             head = self._committed.head()
-            for checked in experience.check_chain(lines):
+            for checked in experience.check_chain(lines, chain[1]):
                 record = checked.line.record or {}
                 if not checked.verified:
                     breaks.append((record.get("id", rel), checked.problem))

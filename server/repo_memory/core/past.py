@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from repo_memory.core.journal import Journal
+from repo_memory.core.journal import SEGMENT, Journal
 from repo_memory.core.reading import Item, RecordView, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import InvalidArgumentError, NotFoundError
@@ -42,15 +42,21 @@ class Past:
         return f"{SKILLS_DIR}/{parsed.name}/{skills.SKILL_FILE}"  # a deleted skill still has history
 
     def _session_path(self, session: str) -> str:
-        path = self._journal.path(refs.check_session(session))
-        if path is None:
+        found = self._journal.segments(refs.check_session(session))
+        if not found:
             raise NotFoundError(f"No session '{session}'.")
-        return path.relative_to(self.root).as_posix()
+        return found[0].relative_to(self.root).as_posix()
+
+    def _files(self, ref: str, path: str) -> list[str]:
+        """The files behind `path`: a session's log is its first file and the `+n` files that continue it."""
+        if path.endswith(".jsonl"):
+            return [path, path.removesuffix(".jsonl") + f"{SEGMENT}*.jsonl"]  # a pathspec: git matches the glob
+        return [path]
 
     def changes(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[history.Change]]:
         """(path, the commits that changed it newest first, each with its diff)."""
         path = self.path_of(ref)
-        found = history.changes(self._git, path, since, limit)
+        found = history.changes(self._git, self._files(ref, path), since, limit)
         if not found and not since and not (self.root / path).exists():
             name = refs.parse(ref).name
             raise NotFoundError(f"Nothing named '{ref[:80]}' has history: no skill, loop or session by that name exists or "
@@ -60,9 +66,13 @@ class Past:
     def read_at(self, ref: str, as_of: str, cursor: str | None = None) -> Item:
         """`ref` as it stood at `as_of` (a date or a commit): the whole file, or the records of an id or range."""
         path = self.path_of(ref)
-        commit, data = history.at(self._git, path, as_of)
-        status, recorded = f"as of {commit[:12]}", f"as committed in {commit[:12]}"
         parsed = refs.parse(ref)
+        if parsed.kind == "record":  # read from every file of the session that the commit has
+            session = [f.relative_to(self.root).as_posix() for f in self._journal.segments(parsed.session)] or [path]
+            commit, data = history.at(self._git, session[0], as_of, rest=session[1:])
+        else:
+            commit, data = history.at(self._git, path, as_of)
+        status, recorded = f"as of {commit[:12]}", f"as committed in {commit[:12]}"
         if parsed.kind == "record":
             records = [ln.record for ln in experience.parse_lines(data) if ln.record and parsed.start <= ln.record["seq"] <= parsed.end]
             if not records:

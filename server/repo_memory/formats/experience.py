@@ -139,13 +139,14 @@ class Checked:
         return ""
 
 
-def check_chain(lines: Sequence[Line]) -> list[Checked]:
+def check_chain(lines: Sequence[Line], seen: dict[int, set[str]] | None = None) -> list[Checked]:
     """Check each valid record's hash, and that its `prev` is the hash of an earlier record one seq before it.
 
     Usually that is the line just before. A log two clones both continued and git then union-merged holds two
-    chains from the record where they forked; each record still links to an earlier one, so both verify."""
+    chains from the record where they forked; each record still links to an earlier one, so both verify. `seen` holds
+    the hashes of each seq in the session's earlier files (core/journal.py), and gains this file's."""
     out = []
-    seen: dict[int, set[str]] = {}
+    seen = {} if seen is None else seen
     for line in lines:
         if line.record is None:
             continue

@@ -17,7 +17,7 @@ def one_line(record: dict[str, Any]) -> str:
 
 def markdown(session: str, lines: Sequence[Line]) -> str:
     """The session as markdown: a heading per record (id as anchor), provenance, text, data, refs; breaks called out."""
-    checked = {c.line.offset: c for c in check_chain(lines)}
+    checked = {id(c.line): c for c in check_chain(lines)}  # a session's lines may come from several files
     out = [f"# Session {session}\n"]
     for line in lines:
         record = line.record
@@ -38,7 +38,7 @@ def markdown(session: str, lines: Sequence[Line]) -> str:
         for label in ("covers", "refs"):
             if record.get(label):
                 out.append(f"{label}: " + ", ".join(f"[{r}](#{_anchor(r)})" for r in record[label]) + "\n")
-        check = checked.get(line.offset)
+        check = checked.get(id(line))
         if check is not None and not check.verified:
             out.append(f"> **Verification failed:** {check.problem}\n")
         out.append("")

@@ -20,10 +20,10 @@ class Change:
     diff: str
 
 
-def changes(git: Git, path: str, since: str | None = None, limit: int = 20) -> list[Change]:
-    """Commits that changed `path`, newest first, each with its diff — one `git log -p` walk."""
+def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 20) -> list[Change]:
+    """Commits that changed any of `paths` (pathspecs), newest first, each with its diff — one `git log -p` walk."""
     out = []
-    for block in git.log(path, since, limit).split("\x1e")[1:]:
+    for block in git.log(paths, since, limit).split("\x1e")[1:]:
         header, _, diff = block.partition("\n")
         sha, date, author, subject = header.split("\x1f", 3)
         diff = diff.strip("\n") + "\n" if diff.strip() else ""
@@ -31,7 +31,12 @@ def changes(git: Git, path: str, since: str | None = None, limit: int = 20) -> l
     return out
 
 
-def at(git: Git, path: str, as_of: str) -> tuple[str, bytes]:
-    """(commit, bytes) of `path` at a commit or a date (the last commit at or before it); read from objects, no checkout."""
+def at(git: Git, path: str, as_of: str, rest: list[str] | None = None) -> tuple[str, bytes]:
+    """(commit, bytes) of `path` at a commit or a date (the last commit at or before it); read from objects, no checkout.
+    The files in `rest` follow it, those the commit has (a session's later log files)."""
     commit, _ = git.resolve(as_of)
-    return commit, git.blob(commit, path)
+    data = git.blob(commit, path)
+    for more in rest or []:
+        if git.entry(commit, more) is not None:
+            data += git.blob(commit, more)
+    return commit, data

@@ -249,6 +249,12 @@ class Git:
             except (ValueError, KeyError, git.BadName):
                 return None  # no memory committed on this branch yet
 
+    def holds(self, path: str) -> bool:
+        """Whether the commit HEAD points at has a file at `path` (the user's HEAD, also when memory commits go to a
+        private ref): a file git's working tree would count as changed if it grew."""
+        head = self.head()
+        return head is not None and self.entry(head, path) is not None
+
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
         with self._lock:
@@ -344,8 +350,8 @@ class Git:
                                                f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)}).") from None
             return str(commit.hexsha), datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
 
-    def log(self, path: str, since: str | None = None, limit: int = 20) -> str:
-        """`git log -p` of `path` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
+    def log(self, paths: list[str], since: str | None = None, limit: int = 20) -> str:
+        """`git log -p` of `paths` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
         since = when.moment(since, "since")
         import git
 
@@ -354,7 +360,7 @@ class Git:
             return ""
         with self._lock:
             args = ["-p", "--textconv", f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s", *([f"--since={since}"] if since else []),
-                    rev, "--", path]
+                    rev, "--", *paths]
             try:
                 return str(self.repo.git.log(*args))
             except git.GitCommandError as exc:
