@@ -58,14 +58,18 @@ async def test_started_outside_a_repository_the_server_serves_the_clients_root_o
     params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(elsewhere), env={**os.environ})
     async with Client(params) as client:  # no roots offered
         lost = await client.call_tool("recall", {"query": "publish a release"})
+        lost_write = await client.call_tool("remember", {"text": "nowhere to go"})
 
     async def roots(_context: object) -> ListRootsResult:
         return ListRootsResult(roots=[Root(uri=seeded_repo.as_uri(), name="the project")])
 
-    async with Client(params, list_roots_callback=roots) as client:
+    async with Client(params, list_roots_callback=roots) as client:  # the first call a write: it failed, lost
+        written = await client.call_tool("remember", {"text": "the release is cut on Thursdays"})
         found = await client.call_tool("recall", {"query": "publish a release"})
-    text = " ".join(getattr(c, "text", "") for c in lost.content)
-    assert lost.is_error and "not inside a git repository" in text and "--root" in text
+    for failed in (lost, lost_write):
+        text = " ".join(getattr(c, "text", "") for c in failed.content)
+        assert failed.is_error and "not inside a git repository" in text and "--root" in text
+    assert not written.is_error, written.content
     assert not found.is_error and found.structured_content["hits"][0]["id"] == "skill:release-checklist"
 
 

@@ -94,7 +94,7 @@ class EarlyCalls:
         try:
             if writes:
                 try:
-                    self._served.limiter.take(name, tools.size(arguments))
+                    self._served.take(name, tools.size(arguments))
                 except RepoMemoryError as exc:
                     return self._answer(ident, _error(tools.said(exc)), stamp)  # the SDK's wording: no tool prefix here
             for attempt in range(2):

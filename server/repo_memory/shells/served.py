@@ -53,6 +53,12 @@ class Served:
     def is_open(self) -> bool:
         return self._store is not None
 
+    def take(self, tool: str, size: int) -> None:
+        """Spend a write from the limiter (RateLimitedError when it is spent). Before the Store is open, the repository's
+        limits are not known yet: the call opens it (or says why it cannot), and the limiter counts from then."""
+        if self._store is not None:
+            self.limiter.take(tool, size)
+
     def open(self, roots: list[Path]) -> Store:
         """The Store, opened on first use in a repository the client named as a root when the server started outside one."""
         with self._lock:

@@ -147,7 +147,7 @@ class Server(MCPServer):
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
         if name in self.writers and context is not None:
             try:
-                cast(Served, context.request_context.lifespan_context).limiter.take(name, tools.size(arguments))
+                cast(Served, context.request_context.lifespan_context).take(name, tools.size(arguments))
             except RepoMemoryError as exc:
                 raise ToolError(str(exc)) from exc
         try:
