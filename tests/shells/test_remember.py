@@ -91,6 +91,24 @@ async def test_a_quoted_utterance_names_its_speaker_and_a_label_does_not(store: 
     assert refused.is_error and "not a time" in str(refused.content)
 
 
+async def test_an_empty_record_or_a_kind_remember_cannot_write_is_refused_saying_what_to_do(store: Store):
+    """An agent's empty or blank text became an empty record, found by nothing; a wrong kind was answered with a list
+    of kinds half of which remember refuses in turn."""
+    async with Client(server.build(store)) as client:
+        empty = [await client.call_tool("remember", {"text": text, "session": "s"}) for text in ("", "   \n")]
+        blank_summary = await client.call_tool("checkpoint", {"summary": " ", "covers": ["s#1"], "session": "s"})
+        wrong_kind = await client.call_tool("remember", {"text": "flaky test", "kind": "bug", "session": "s"})
+        summary = await client.call_tool("remember", {"text": "what we did", "kind": "summary", "session": "s"})
+        kept = await client.call_tool("remember", {"text": "", "data": {"build": 41}, "session": "s"})  # data alone is a record
+    said = lambda result: " ".join(getattr(c, "text", "") for c in result.content)  # noqa: E731
+    assert all(r.is_error and "empty" in said(r) for r in (*empty, blank_summary))
+    assert wrong_kind.is_error and "note, action, observation, tool, decision or error" in said(wrong_kind)
+    assert "outcome" not in said(wrong_kind) and "skill.used" not in said(wrong_kind)
+    assert summary.is_error and "checkpoint" in said(summary)
+    assert not kept.is_error
+    assert [ln.record["seq"] for ln in store.lines("s") if ln.record] == [1]
+
+
 def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
     store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
     store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says

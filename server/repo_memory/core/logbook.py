@@ -119,6 +119,12 @@ class Logbook:
     def remember(self, session: str, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None,
                  actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
         """Append one record to `session`'s log; refs that cite code (path::Symbol) have their hashes pinned."""
+        if kind == "summary":
+            raise InvalidArgumentError("A summary cites the records it compresses: write it with checkpoint(summary, covers).")
+        if kind not in experience.KINDS and not experience.server_kind(kind):
+            raise InvalidArgumentError(f"kind '{kind[:40]}' is not one to remember: use note, action, observation, tool, decision or error.")
+        if not (text or "").strip() and data is None:
+            raise InvalidRecordError("record", [Problem("text is empty: say what happened (or pass data)", field="text")])
         if experience.server_kind(kind):
             raise InvalidArgumentError(
                 f"Records of kind '{kind}' are written only by the server: a loop run records its own verdicts and the skills it "
@@ -131,6 +137,8 @@ class Logbook:
 
     def checkpoint(self, session: str, summary: str, covers: Sequence[str], actor: str = "agent", tool: str = "checkpoint") -> dict[str, Any]:
         """Write a summary record citing the ids and ranges it compresses; every cited record must exist."""
+        if not summary.strip():
+            raise InvalidRecordError("checkpoint", [Problem("summary is empty: say what the covered records add up to", field="summary")])
         if not covers:
             raise InvalidRecordError("checkpoint", [Problem("covers must list the ids or ranges the summary compresses, e.g. ['s#1-20']",
                                                             field="covers")])
