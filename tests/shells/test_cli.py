@@ -281,3 +281,19 @@ def test_doctor_gives_one_advice_for_a_log_whose_committed_records_were_cut_off(
     about = [line for line in out.splitlines() if rel in line]
     assert len(about) == 1 and about[0].startswith("error:") and "git checkout HEAD --" in about[0], out
     assert "git add" not in out, out  # committing the cut file would make the loss permanent
+
+
+def test_a_hook_command_installed_from_a_folder_with_a_space_runs(repo: Path, tmp_path: Path):
+    """Claude Code runs a command hook through a shell: an unquoted path with a space ran `/tmp/my` (exit 127), so
+    SessionStart, PreCompact and SessionEnd never ran for anyone who installed into such a folder."""
+    from repo_memory.shells.setup import HOOKS, merge_hooks
+
+    folder = tmp_path / "my tools"
+    folder.mkdir()
+    (folder / "repo-memory").symlink_to(Path(sys.executable).parent / "repo-memory")
+    settings = merge_hooks({}, HOOKS, [str(folder / "repo-memory")], remove=False)
+    start = next(h["command"] for g in settings["hooks"]["SessionStart"] for h in g["hooks"])
+    payload = json.dumps({"session_id": "s-space", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"})
+    ran = subprocess.run(["sh", "-c", start], cwd=repo, input=payload, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert merge_hooks(settings, HOOKS, [str(folder / "repo-memory")], remove=True) == {}  # still recognised as ours

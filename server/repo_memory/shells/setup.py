@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -78,7 +79,8 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
             group["hooks"] = [h for h in group.get("hooks", []) if not _ours(h)]
         groups = [g for g in groups if g.get("hooks")]
         if not remove:
-            ours: dict[str, Any] = {"type": "command", "command": " ".join([*command, "hook", handler])}
+            # A shell runs it: a path with a space (or quote) in it must be quoted, or the hook runs its first word
+            ours: dict[str, Any] = {"type": "command", "command": shlex.join([*command, "hook", handler])}
             if kind == "mcp" and event in hookcalls.TOOLS:
                 ours = {"type": "mcp_tool", "server": NAME, "tool": hookcalls.TOOLS[event], "input": hookcalls.template(event)}
             groups.append({"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]})
