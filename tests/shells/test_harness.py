@@ -186,6 +186,32 @@ def test_setup_codex_says_how_to_trust_its_hooks_and_trust_stores_what_codex_sto
     assert "trusted_hash" not in config.read_text(encoding="utf-8")
 
 
+def test_setup_codex_run_again_keeps_the_trust_codex_stored_for_every_hook_still_as_trusted(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                                           monkeypatch: pytest.MonkeyPatch):
+    """A re-run without --trust dropped the trust of every hook in .codex/hooks.json, the person's own among them,
+    while it printed "already hooks installed"; Codex then skipped those hooks without saying so."""
+    from repo_memory.shells.setup import codex_hook_hashes
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    config = tmp_path / "home/.codex/config.toml"
+    hooks_path = repo / ".codex/hooks.json"
+    hooks_path.parent.mkdir(parents=True)
+    own = {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./scripts/audit.sh", "timeout": 5}]}]}}
+    hooks_path.write_text(json.dumps(own), encoding="utf-8")
+    run(runner, repo, "setup", "codex", "--trust")
+    key, digest = next((k, d) for k, d in codex_hook_hashes(hooks_path, json.loads(hooks_path.read_text(encoding="utf-8")), everyone=True).items()
+                       if k.endswith("post_tool_use:0:0"))
+    with config.open("a", encoding="utf-8") as out:  # the person trusts their own hook in Codex's /hooks
+        out.write(f'\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "{digest}"\n')
+    before = config.read_text(encoding="utf-8")
+    run(runner, repo, "setup", "codex")
+    assert config.read_text(encoding="utf-8").count("trusted_hash") == before.count("trusted_hash") == 6
+    run(runner, repo, "setup", "codex", "--remove")
+    after = config.read_text(encoding="utf-8")
+    assert after.count("trusted_hash") == 1 and f'trusted_hash = "{digest}"' in after  # only the person's own hook stays trusted
+
+
 CLAUDE_SESSION = "8f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f"
 
 

@@ -14,6 +14,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -260,8 +261,7 @@ def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, e
     if not remove or team_files:
         _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
     trusted = _trusted(new, hooks_path)
-    for key in trusted:  # our hooks' trust goes with them; a changed hook is not trusted anyway
-        new = _with_table(new, f"hooks.state.{json.dumps(key)}", "")
+    new = _kept_trust(new, trusted, codex_hook_hashes(hooks_path, settings, everyone=True))
     if trust and not remove:
         project = f"projects.{json.dumps(str(root))}"
         if not _has_table(new, project):
@@ -288,7 +288,7 @@ CODEX_EVENTS = {"SessionStart": "session_start", "PostToolUse": "post_tool_use",
 NO_MATCHER = {"Stop", "UserPromptSubmit"}  # events whose matcher Codex ignores, and leaves out of a hook's identity
 
 
-def codex_hook_hashes(hooks_path: Path, settings: dict[str, Any]) -> dict[str, str]:
+def codex_hook_hashes(hooks_path: Path, settings: dict[str, Any], everyone: bool = False) -> dict[str, str]:
     """The `hooks.state` key and `trusted_hash` of each of our hooks in `settings` (the content of `hooks_path`), computed
     as Codex does: sha256 of the compact, key-sorted JSON of the hook's event, matcher and handlers (timeouts as Codex
     clamps them), keyed `<hooks.json path>:<event>:<group index>:<handler index>`."""
@@ -296,7 +296,7 @@ def codex_hook_hashes(hooks_path: Path, settings: dict[str, Any]) -> dict[str, s
     for event, groups in (settings.get("hooks") or {}).items():
         for g, group in enumerate(groups):
             for h, hook in enumerate(group.get("hooks", [])):
-                if not _ours(hook) or event not in CODEX_EVENTS:
+                if not (everyone or _ours(hook)) or event not in CODEX_EVENTS or "command" not in hook:
                     continue
                 handler = {"async": bool(hook.get("async", False)), "command": hook["command"], "type": hook.get("type", "command"),
                            "timeout": min(int(hook.get("timeout", 600)), 3) if event == "SessionEnd" else int(hook.get("timeout", 600))}
@@ -306,6 +306,29 @@ def codex_hook_hashes(hooks_path: Path, settings: dict[str, Any]) -> dict[str, s
                 digest = hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
                 out[f"{hooks_path}:{CODEX_EVENTS[event]}:{g}:{h}"] = f"sha256:{digest}"
     return out
+
+
+def _kept_trust(text: str, trusted: list[str], hashes: dict[str, str]) -> str:
+    """Config `text` keeping the trust of each hook (`trusted`: its `hooks.state` keys) that is in the hooks file as
+    it was trusted (`hashes`: key -> hash of every hook now in the file), under its new key if it moved; the trust of
+    a hook changed or gone (ours, on --remove) goes. A re-run used to drop the trust of every hook in the file, the
+    person's own among them, and Codex then skipped them without a word."""
+    try:
+        state = tomllib.loads(text).get("hooks", {}).get("state", {})
+    except tomllib.TOMLDecodeError:
+        state = {}
+    recorded = {key: str((state.get(key) or {}).get("trusted_hash", "")) for key in trusted}
+    moved = []
+    for key in trusted:
+        if recorded[key] and hashes.get(key) == recorded[key]:
+            continue  # the same hook at the same place: its entry stays as Codex wrote it
+        text = _with_table(text, f"hooks.state.{json.dumps(key)}", "")
+        free = [k for k, digest in hashes.items() if digest == recorded[key] and k not in recorded and k not in moved]
+        if recorded[key] and free:
+            moved.append(free[0])
+            text = _with_table(text, f"hooks.state.{json.dumps(free[0])}",
+                               f'\n[hooks.state.{json.dumps(free[0])}]\ntrusted_hash = "{recorded[key]}"\n')
+    return text
 
 
 def _trusted(text: str, hooks_path: Path) -> list[str]:
