@@ -8,6 +8,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repo_memory.errors import UnsafePathError
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
 from repo_memory.formats import skills
@@ -24,6 +25,7 @@ class MirrorReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept_hand_written: list[str] = field(default_factory=list)
+    withheld: dict[str, str] = field(default_factory=dict)  # name -> why it is not copied (not what recall serves)
 
 
 def _digest(folder: Path) -> str:
@@ -33,11 +35,33 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+def _withheld(root: Path, name: str) -> str:
+    """Why skill `name` is not copied, or '' when it is served as is: Claude Code loads the copies itself, so a draft
+    (not reviewed yet), a deprecated, invalid or quarantined skill copied there would reach the model past the review."""
+    rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+    try:
+        skill = skills.parse(disk.read_safely(root / rel), rel, SKILLS_DIR)
+    except (OSError, UnsafePathError) as exc:
+        return f"unreadable ({exc})"
+    if not skill.valid:
+        return f"invalid: {skill.problems[0].message}"
+    if skill.flags:
+        return f"quarantined: {skill.flags[0]}"
+    if skill.status != "active":
+        return f"{skill.status}: copied once it is active (`repo-memory accept {name}`)" if skill.status == "draft" else skill.status
+    return ""
+
+
 def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
-    """Copy each skill folder to `target`, marking copies as generated; a hand-written folder there is left alone."""
+    """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
+    left alone); copies of skills no longer served are removed."""
     report = MirrorReport()
     source_base = root / SKILLS_DIR
     names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
+    for name in list(names):
+        if why := _withheld(root, name):
+            report.withheld[name] = why
+            names.remove(name)
     with disk.repo_lock(state_dir):
         for name in names:
             guard.check_name(name, "skill folder name")

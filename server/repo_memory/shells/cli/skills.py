@@ -117,7 +117,8 @@ def reject(ctx: click.Context, name: str) -> None:
 def sync(ctx: click.Context) -> None:
     """Mirror .agents/skills into .claude/skills so Claude Code loads them natively.
 
-    Copies carry a .repo-memory-generated marker; a hand-written skill folder there is never touched.
+    Only what recall serves is copied: active, valid skills (a draft is copied once accepted). Copies carry a
+    .repo-memory-generated marker; a hand-written skill folder there is never touched.
     """
     store = store_of(ctx)
     report = mirror.mirror(store.root, store.config.state_dir)
@@ -127,6 +128,8 @@ def sync(ctx: click.Context) -> None:
         click.echo(f"removed stale mirror {name}")
     for name in report.kept_hand_written:
         click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
+    for name, why in report.withheld.items():
+        click.echo(f"not copied {name}: {why}")
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
 
 
