@@ -109,6 +109,26 @@ async def test_an_empty_record_or_a_kind_remember_cannot_write_is_refused_saying
     assert [ln.record["seq"] for ln in store.lines("s") if ln.record] == [1]
 
 
+async def test_a_record_asked_for_by_its_own_words_comes_before_a_skill_that_shares_a_few_of_them(store: Store, repo: Path):
+    """Skills and records are ranked apart and merged on each list's best: a skill matching two common words of a
+    question scored 1.0 as the record matching all of them did, and won the tie; found by an agent's session."""
+    from tests.conftest import write_skill_file
+
+    write_skill_file(repo, "release-checklist", "How we cut a release of app; use when asked to release or bump the version.",
+                     "1. Run `pytest` and make sure it passes.\n2. Tag: `git tag vX.Y.Z` and `git push --tags`.\n3. Publish to the index.")
+    write_skill_file(repo, "db-migrations", "How we change the database schema of app.",
+                     "Edit src/app/db.py, write the migration, run it against a copy of the users table first.")
+    store.refresh()
+    said = ["Decided to keep SQLite for the users table instead of Postgres: deployments are single-node.",
+            "pytest fails with ModuleNotFoundError: No module named 'src' unless run from the repo root.",
+            "Uploading to PyPI failed with 403 because the token expired."]
+    async with Client(server.build(store)) as client:
+        ids = [(await client.call_tool("remember", {"text": text}) ).structured_content["ids"][0] for text in said]
+        firsts = [(await client.call_tool("recall", {"query": q})).structured_content["hits"][0]["id"]
+                  for q in [*said, "PyPI 403", "how do we cut a release", "change the database schema"]]
+    assert firsts == [*ids, ids[2], "skill:release-checklist", "skill:db-migrations"]
+
+
 def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
     store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
     store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says

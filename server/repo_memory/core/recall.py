@@ -1,7 +1,8 @@
 """Recall: one search over skills, loops and experience, with every hit framed as recorded data.
 
 Documents (skills and loops) and records are each ranked by their own BM25; the lists are merged on scores
-divided by each list's best, so neither drowns the other. Each hit says who recorded it, whether it is committed,
+divided by each list's best, so neither drowns the other, then weighed by how much of the query each list's best
+hit holds, so a weak match in one list does not tie with a whole one in the other. Each hit says who recorded it, whether it is committed,
 and whether the code it cites changed since.
 """
 
@@ -27,9 +28,9 @@ from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git.committed import Committed, describe, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.index import query
+from repo_memory.index import fts, query
 from repo_memory.index.activity import Activity
-from repo_memory.index.db import Database
+from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.docs import DocIndex
 from repo_memory.index.hits import Hit
 from repo_memory.index.records import RecordIndex
@@ -38,6 +39,7 @@ DEFAULT_STATUSES = ("active", "draft")
 DOC_KINDS = ("skill", "loop")
 
 
+COVER_CHARS = 4000  # characters of a best hit read for the share of the query it holds: 0.6 ms (20 kB: 2.6 ms)
 QUERY_CHARS = 2000  # characters of a query that are searched for (and, of those, semantic.TEXT_CHARS embedded): bounded work
 
 
@@ -61,9 +63,9 @@ def _offset(cursor: str | None) -> int:
     return int(cursor[7:])
 
 
-def _normalised(hits: list[Hit]) -> list[tuple[float, Hit]]:
+def _normalised(hits: list[Hit], scale: float = 1.0) -> list[tuple[float, Hit]]:
     top = max((h.score for h in hits), default=0.0) or 1.0
-    return [(h.score / top, h) for h in hits]
+    return [(h.score / top * scale, h) for h in hits]
 
 
 def _scored(hit: Hit, score: float) -> Hit:
@@ -97,7 +99,7 @@ class Recall:
                  similar: Callable[[str], list[str]], semantic: Semantic | None = None, provenance: Provenance | None = None):
         self.root, self.sources, self._git, self._semantic = root, sources, git, semantic
         self._provenance = provenance  # judges whether each experience hit was written by repo-memory
-        self._docs, self._records, self._activity = DocIndex(db), records, Activity(db)
+        self._db, self._docs, self._records, self._activity = db, DocIndex(db), records, Activity(db)
         self._committed, self._staleness, self._evidence = committed, staleness, evidence
         self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
         # Skills and loops are ranked in this thread while the records are ranked in the caller's, each on its own
@@ -128,7 +130,9 @@ class Recall:
         docs = self._beside.submit(self._docs.search, parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else None
         record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
         doc_hits = docs.result() if docs is not None else []
-        merged = sorted(_normalised(doc_hits) + _normalised(record_hits), key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
+        doc_scale, record_scale = self._scales(parsed, doc_hits, record_hits)
+        merged = sorted(_normalised(doc_hits, doc_scale) + _normalised(record_hits, record_scale),
+                        key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
         budget = PAGE_CHARS
         for score, hit in merged[offset : offset + limit]:
@@ -142,6 +146,24 @@ class Recall:
         note = f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole}). {DATA_NOTE}" if cut else DATA_NOTE
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
+
+    def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float]:
+        """What the skills' and the records' scores are multiplied by after each list's best is made 1: 0.5 plus half
+        the share of the query's words its best hit holds. Each list's best scored 1, so a skill holding two common
+        words of a question tied with the record holding all of them, and won the tie: an agent asking for what it had
+        just remembered, in its own words, got a skill first (tests/shells/test_remember.py)."""
+        if not docs or not records:
+            return 1.0, 1.0
+        kind, _, name = docs[0].id.partition(":")
+        with self._db.lock:
+            conn = self._db.conn
+            doc = conn.execute("SELECT name, description, tags, body, words FROM docs WHERE kind=? AND name=?", (kind, name)).fetchone()
+            record = conn.execute("SELECT text, speaker FROM records WHERE id=?", (records[0].id,)).fetchone()
+            texts = [" ".join(str(v or "").replace("-", " ") for v in doc or ())[:COVER_CHARS],
+                     " ".join(str(v or "") for v in record or ())[:COVER_CHARS]]
+            texts[1] += " " + " ".join(query.parts(texts[1]))
+            shares = fts.covered(conn, TOKENIZE, parsed.terms, texts)
+        return 0.5 + 0.5 * shares[0], 0.5 + 0.5 * shares[1]
 
     def close(self) -> None:
         self._beside.shutdown(wait=True)

@@ -57,6 +57,25 @@ def snippets(conn: sqlite3.Connection, table: str, column: str, match: str, rowi
     return out | {int(r[0]): str(r[1] or "").strip() for r in conn.execute(sql, [match])}
 
 
+def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str]) -> list[float]:
+    """For each of `texts`, the share of the query's `terms` it holds (a term of several words: all of them), words
+    compared as the index stems them (a scratch table with the same tokenizer, made once per connection)."""
+    if not terms or not texts:
+        return [0.0] * len(texts)
+    conn.execute("SAVEPOINT covered")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.covered USING fts5(t, tokenize='{tokenize}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.covered_v USING fts5vocab(temp, covered, instance)")
+    conn.execute("DELETE FROM temp.covered")
+    conn.executemany("INSERT INTO temp.covered (rowid, t) VALUES (?, ?)", list(enumerate([*terms, *texts])))
+    stems: dict[int, set[str]] = {}
+    for stem, doc in conn.execute("SELECT term, doc FROM temp.covered_v"):
+        stems.setdefault(int(doc), set()).add(str(stem))
+    conn.execute("RELEASE covered")
+    wanted = [found for n in range(len(terms)) if (found := stems.get(n))]
+    held = [stems.get(len(terms) + n, set()) for n in range(len(texts))]
+    return [sum(1 for w in wanted if w <= have) / len(wanted) if wanted else 0.0 for have in held]
+
+
 class Frequencies:
     """How many rows of a full-text table hold each query word, to bound what a query's first pass scores.
 
