@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repo_memory.errors import NotFoundError
 from repo_memory.shells.cli import cli
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
@@ -170,6 +171,33 @@ def test_loop_start_returns_goal_skills_and_earlier_receipts(toy: Path, store: S
     assert second["goal"].startswith("Make check.py pass") and "check.py is the specification" in second["notes"]
     assert second["skills"][0]["id"] == "skill:running-checks"
     assert "ended blocked" in second["earlier_runs"][0]["summary"]
+
+
+def test_loop_start_gives_the_checklist_to_answer_and_a_draft_skill_it_skipped_is_never_credited(toy: Path, store: Store):
+    """An agent could not answer a level-2 checklist it was never shown (its keys must be the items word for word), so
+    a run ended no_progress before its tests ran; and a bound skill skipped as a draft was still credited with the
+    run's outcome, feeding an unreviewed skill's ranking."""
+    checklist = '  - {level: 2, checklist: ["No test expectation was changed or deleted"]}\n' \
+                f'  - {{level: 4, run: "{PY} check.py", expect: {{exit: 0}}, timeout: 30}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=checklist), encoding="utf-8")
+    skill = toy / ".agents/skills/running-checks/SKILL.md"
+    skill.write_text(skill.read_text(encoding="utf-8").replace("description:", "metadata:\n  status: draft\ndescription:"), encoding="utf-8")
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("fix-add")
+    started = engine.start("fix-add")
+    item = "No test expectation was changed or deleted"
+    assert started["checklist"] == [item] and item in started["instruction"] and "checklist=" in started["instruction"]
+    assert started["skipped_skills"] == ["running-checks (draft)"]
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    done = engine.step(started["run"], "fixed the sign", "done", {item: True})
+    assert done["state"] == "succeeded" and done["credited"] == []
+    assert [r for r in records_of(store, started["run"]) if r["kind"] in ("skill.used", "outcome")] == []
+    for wrong in ("loop:fix-add", "fix-add", "no-such-run"):  # an agent's usual mistakes name what to call instead
+        with pytest.raises(NotFoundError, match="loop_status"):
+            engine.step(wrong, "done", "done")
+    with pytest.raises(NotFoundError, match="loop_start"):
+        engine.step("loop:fix-add", "done", "done")
 
 
 def hook(repo: Path, payload: dict) -> dict:

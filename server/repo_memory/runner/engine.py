@@ -136,13 +136,16 @@ class Engine:
             skills.append({"id": item.id, "content": item.content})
         recalled = [{"id": h.id, "title": h.title, "snippet": h.snippet} for h in self.store.recall(spec.recall, 5).hits] if spec.recall else []
         ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
+        checklist = [item for s in spec.steps if s.level == 2 for item in s.checklist]
+        answer = (f", checklist={json.dumps({item: True for item in checklist}, ensure_ascii=False)} (each item word for word, true "
+                  "only when it holds)") if checklist else ""
         self._read_during[run] = set()
         return {
             "run": run, "state": "running", "goal": spec.goal, "notes": spec.notes, "skills": skills, "skipped_skills": skipped,
-            "recalled": recalled, "earlier_runs": earlier, "start_id": start["id"],
+            "recalled": recalled, "earlier_runs": earlier, "start_id": start["id"], "checklist": checklist,
             "instruction": (f"Work toward the goal. When you have a result, call loop_step(run='{run}', report=<what you did>, "
-                            f"status='done'|'progress'|'blocked'). The server then verifies ({ladder}); success needs every step up to "
-                            f"level {spec.success_requires_level}. Budget: {spec.max_iterations} iterations"
+                            f"status='done'|'progress'|'blocked'{answer}). The server then verifies ({ladder}); success needs every "
+                            f"step up to level {spec.success_requires_level}. Budget: {spec.max_iterations} iterations"
                             + (f", {spec.max_minutes:g} minutes" if spec.max_minutes else "") + "."),
         }
 
@@ -233,7 +236,7 @@ class Engine:
         read = sorted({str(r["data"].get("skill")) for r in self.store.trusted(current.run) if r["kind"] == "loop.read"
                        and isinstance(r.get("data"), dict)})
         judged = state in CREDITED and current.iterations > 0
-        credited = [s for s in dict.fromkeys([*spec.skills, *read]) if judged and self.store.skill_exists(s)]
+        credited = [s for s in dict.fromkeys([*spec.skills, *read]) if judged and self._active(s)]
         named = [s for s in dict.fromkeys(skills or []) if s not in spec.skills and s not in read]
         receipt = self._append(current.run, "loop.end", f"Run {current.run} of loop {spec.name} ended {state} after "
                                f"{current.iterations} iteration(s): {why}", actor, "loop", {
@@ -251,6 +254,14 @@ class Engine:
             self.store.log(current.run, entries, captured=True)
         self.store.flush(session=current.run)  # a run's end is its log's commit point
         return receipt
+
+    def _active(self, skill: str) -> bool:
+        """Whether `skill` is one a run may credit: it exists and is active (a draft no person has reviewed is neither
+        served to the run nor credited by it)."""
+        try:
+            return self.store.skill_exists(skill) and self.store.read(f"skill:{skill}").status == "active"
+        except RepoMemoryError:
+            return False
 
     def abort(self, run: str, reason: str = "stopped by a person") -> dict[str, Any]:
         """End a live run as aborted (a person's decision)."""
@@ -271,9 +282,11 @@ class Engine:
         """The run rebuilt from its log."""
         try:
             records = self.store.trusted(run)
-        except NotFoundError:
+        except (NotFoundError, InvalidArgumentError):
             live = [r["run"] for r in self.status() if r["state"] == "running"]
-            raise NotFoundError(f"No loop run '{run}'.", live[:3]) from None
+            named = run.removeprefix("loop:") in self.store.loop_names()
+            raise NotFoundError(f"No loop run '{run[:80]}'" + (": that is a loop's name; loop_start(name) starts a run of it and "
+                                "returns its run id" if named else "") + ". loop_status() lists the runs.", live[:3]) from None
         start = next((r for r in records if r["kind"] == "loop.start"), None)
         if start is None:
             raise NotFoundError(f"Session '{run}' is not a loop run.")
