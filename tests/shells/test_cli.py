@@ -69,6 +69,8 @@ def test_doctor_reports_each_problem_with_its_fix_and_exits_1(runner: CliRunner,
     assert "not UTF-8" in out and "iconv" in out
     findings = json.loads(run(runner, repo, "doctor", "--json", code=1))
     assert {f["path"] for f in findings if f["level"] == "error"} == {".agents/skills/bad-yaml/SKILL.md", ".agents/skills/latin/SKILL.md"}
+    fix = next(f["fix"] for f in findings if f["path"].endswith("bad-yaml/SKILL.md"))
+    assert "skill show" not in fix and Path(fix.split("described in ")[1].rstrip(".")).is_file()  # a fix that works, a file that is there
     assert bad.read_text(encoding="utf-8") == "---\nname: bad-yaml\ndescription: [oops\n---\n"  # reported, never rewritten
 
 
@@ -316,3 +318,14 @@ def test_a_hook_command_installed_from_a_folder_with_a_space_runs(repo: Path, tm
     ran = subprocess.run(["sh", "-c", start], cwd=repo, input=payload, capture_output=True, text=True, timeout=60)
     assert ran.returncode == 0, ran.stderr
     assert merge_hooks(settings, HOOKS, [str(folder / "repo-memory")], remove=True) == {}  # still recognised as ours
+
+
+def test_skill_new_after_the_folder_was_removed_by_hand_creates_it_again(runner: CliRunner, repo: Path):
+    """`skill new` read the index as it was: a skill folder deleted by hand was said to exist, at a path that was gone."""
+    import shutil
+
+    run(runner, repo, "skill", "new", "run-tests", "-d", "How to run the tests.")
+    shutil.rmtree(repo / ".agents/skills/run-tests")
+    assert "Created" in run(runner, repo, "skill", "new", "run-tests", "-d", "How to run the tests, again.")
+    again = runner.invoke(cli, ["--root", str(repo), "skill", "new", "run-tests", "-d", "x"])
+    assert again.exit_code != 0 and ".agents/skills/run-tests/SKILL.md" in again.output

@@ -182,6 +182,9 @@ def _located(problem: dict[str, object]) -> str:
     return f"{where}{problem['message']}"
 
 
+SKILL_SCHEMA = Path(__file__).resolve().parent.parent / "schemas" / "skill.schema.json"  # installed with the package
+
+
 def _fix_for(message: str, path: str) -> str:
     if "UTF-8" in message:
         return f"Re-save {path} as UTF-8 text (e.g. `iconv -f latin1 -t utf-8`), or remove it."
@@ -189,4 +192,6 @@ def _fix_for(message: str, path: str) -> str:
         return f"Remove {path} or replace it with a markdown SKILL.md."
     if "link" in message:
         return "Replace the link with a real folder inside the repository."
-    return f"Edit {path} to fix it; `repo-memory skill show NAME` re-checks it. The format is in schemas/skill.schema.json."
+    # An invalid skill is not served, so `skill show` cannot read it: doctor is what checks it again
+    return (f"Edit {path} to fix it (the message names the field and line); `repo-memory doctor` checks it again. Every field "
+            f"is described in {SKILL_SCHEMA}.")

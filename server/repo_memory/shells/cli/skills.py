@@ -32,8 +32,10 @@ def skill_new(ctx: click.Context, name: str, description: str, body: str | None,
       repo-memory skill new release-checklist -d "How we cut a release" --body-file notes.md
     """
     store = store_of(ctx)
-    if any(r["name"] == name for r in store.skills()):
-        raise click.ClickException(f"Skill '{name}' exists; edit .agents/skills/{name}/SKILL.md directly.")
+    store.refresh()  # the index as the files are now: a folder removed by hand is not a skill that exists
+    found = next((r for r in store.skills() if r["name"] == name), None)
+    if found is not None:
+        raise click.ClickException(f"Skill '{name}' exists; edit {found['path']} directly.")
     text = body if body is not None else (body_file.read() if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
     result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human")
     click.echo(f"Created {result.path} (status {result.status}).")
