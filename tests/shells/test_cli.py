@@ -160,8 +160,10 @@ def test_search_prints_the_scores_it_ranked_by_highest_first(runner: CliRunner, 
     write_skill_file(repo, "tox-docs", "How we build the docs with tox.", "Run tox -e docs; cross-references are checked.")
     run(runner, repo, "log", "import", "-", stdin='{"text": "We decided tox checks docs cross-references.", "kind": "decision"}\n'
         '{"text": "The docs build is slow.", "kind": "note"}\n')
-    rows = [line.split() for line in run(runner, repo, "search", "tox", "docs", "cross-references").splitlines()]
+    out = run(runner, repo, "search", "tox", "docs", "cross-references")
+    rows = [line.split() for line in out.splitlines() if not line.startswith(" " * 10)]
     scores = [float(row[0]) for row in rows]
+    assert "We decided tox checks docs cross-references." in out  # what a record says, not only where and when
     assert len(scores) == 3 and all(s > 0 for s in scores), rows  # a real hit never prints as 0.000
     assert scores == sorted(scores, reverse=True) and scores[0] == 1.0
     hits = json.loads(run(runner, repo, "search", "--json", "tox", "docs", "cross-references"))["hits"]
@@ -329,3 +331,4 @@ def test_skill_new_after_the_folder_was_removed_by_hand_creates_it_again(runner:
     assert "Created" in run(runner, repo, "skill", "new", "run-tests", "-d", "How to run the tests, again.")
     again = runner.invoke(cli, ["--root", str(repo), "skill", "new", "run-tests", "-d", "x"])
     assert again.exit_code != 0 and ".agents/skills/run-tests/SKILL.md" in again.output
+

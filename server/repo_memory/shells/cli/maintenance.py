@@ -34,6 +34,9 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
             click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status}{'' if hit.committed else ', uncommitted'}]  {hit.title[:90]}")
+            said = " ".join(hit.snippet.replace("**", "").split())  # what it says: a record's title is only where and when
+            if said and said != hit.title:
+                click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
 
     emit(dataclasses.asdict(result), as_json, text)
 
