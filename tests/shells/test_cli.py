@@ -332,3 +332,8 @@ def test_skill_new_after_the_folder_was_removed_by_hand_creates_it_again(runner:
     again = runner.invoke(cli, ["--root", str(repo), "skill", "new", "run-tests", "-d", "x"])
     assert again.exit_code != 0 and ".agents/skills/run-tests/SKILL.md" in again.output
 
+
+def test_an_mcp_tools_name_typed_as_a_command_points_at_the_command_that_does_it(runner: CliRunner, repo: Path):
+    for tool, command in (("recall", "repo-memory search"), ("remember", "repo-memory log add")):
+        result = runner.invoke(cli, ["--root", str(repo), tool, "x"])
+        assert result.exit_code == 2 and command in result.output, result.output

@@ -21,6 +21,16 @@ class Group(click.Group):
     """A click group that turns our errors into a one-line message and exit code 1, and runs a command again once
     after rebuilding a damaged index from the memory files (a command that failed on it wrote nothing)."""
 
+    # The MCP tools' names, which people try as commands (the README names the tools), and the command doing that here
+    TOOLS = {"recall": "search", "remember": "log add", "read": "skill show NAME or log show SESSION", "skill_write": "skill new",
+             "skill-write": "skill new"}
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and self.get_command(ctx, args[0]) is None and args[0] in self.TOOLS and ctx.parent is None:
+            raise click.UsageError(f"No such command '{args[0]}': that is an MCP tool's name; here it is "
+                                   f"`repo-memory {self.TOOLS[args[0]]}`.", ctx)
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         args, protected = list(ctx.args), list(ctx._protected_args)
         try:
