@@ -129,6 +129,23 @@ async def test_a_record_asked_for_by_its_own_words_comes_before_a_skill_that_sha
     assert firsts == [*ids, ids[2], "skill:release-checklist", "skill:db-migrations"]
 
 
+async def test_a_filter_that_leaves_nothing_to_find_says_so_and_suggests_no_skill_it_excluded(store: Store, repo: Path):
+    from tests.conftest import write_skill_file
+
+    write_skill_file(repo, "release-checklist", "How we cut a release.")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        await client.call_tool("remember", {"text": "the release is cut on Thursdays", "session": "s"})
+        nowhere = (await client.call_tool("recall", {"query": "relase", "session": "no-such-session"})).structured_content
+        skills_then = (await client.call_tool("recall", {"query": "release", "kinds": ["skill"], "since": "2030-01-01"})).structured_content
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert nowhere["hits"] == [] and nowhere["suggestions"] == [] and "No session 'no-such-session'" in nowhere["note"]
+    assert skills_then["hits"] and "skills and loops have no time" in skills_then["note"]
+    recall = tools["recall"].input_schema["properties"]
+    assert "commit" not in recall["since"]["description"] and "commit" in recall["as_of"]["description"]
+    assert all(recall[name].get("description") for name in ("session", "cursor", "symbol", "since", "until", "as_of"))
+
+
 def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
     store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
     store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says

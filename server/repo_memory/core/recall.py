@@ -141,9 +141,14 @@ class Recall:
                 break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
             page.append(_scored(hit, score))
         more = len(merged) > offset + len(page)
-        suggestions = [] if page or offset else self._similar(text)
+        suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
         ranking = _hybrid(sem.unembedded) if sem is not None else f"full-text only: {self._why_lexical()}"
-        note = f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole}). {DATA_NOTE}" if cut else DATA_NOTE
+        said = [f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole})."] if cut else []
+        if session and not record_hits and self._activity.nearest(session, 1) is None:
+            said.append(f"No session '{session[:80]}' has records: the filter left nothing to search.")
+        if (since or until) and doc_kinds:
+            said.append("since and until filter records; skills and loops have no time and are not filtered by it.")
+        note = " ".join([*said, DATA_NOTE])
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
 

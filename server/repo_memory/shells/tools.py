@@ -30,8 +30,15 @@ if TYPE_CHECKING:
 
 Limit = Annotated[int, Field(ge=1, le=50, description="How many hits to return (1-50).")]
 Kinds = Annotated[list[str] | None, Field(description="Only these kinds: 'skill', 'loop', or experience kinds (note, decision, error, summary, tool, ...).")]
-When = Annotated[str | None, Field(description="A time: 2026-11-30, 2026-11-30T14:00:00Z, today, yesterday, '3 days ago', 'last tuesday' "
-                                             "(as_of also takes a commit id or ref).")]
+_TIME = "2026-11-30, 2026-11-30T14:00:00Z, today, yesterday, '3 days ago', 'last tuesday'"
+Since = Annotated[str | None, Field(description=f"Only records written at or after this time (their ts; a record's `when` is searched by "
+                                                f"its words: put that date in the query): {_TIME}. Skills and loops have no time.")]
+Until = Annotated[str | None, Field(description=f"Only records written at or before this time (their ts): {_TIME}.")]
+When = Annotated[str | None, Field(description=f"Changes since this time: {_TIME}.")]
+AsOf = Annotated[str | None, Field(description=f"Memory as it stood then, read from git history: a time ({_TIME}) or a commit id or ref.")]
+Session = Annotated[str | None, Field(description="Only the records of this session id (the `session` a hit or remember gives).")]
+WriteSession = Annotated[str | None, Field(description="The session to write to; leave it out for this conversation's own.")]
+Cursor = Annotated[str | None, Field(description="The `next_cursor` of the previous answer, for the next page.")]
 Status = Literal["done", "progress", "no_op", "blocked"]
 Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
 Speaker = Annotated[str | None, Field(description="Who said it, when the record is what a person said: their name, or \"user\" and "
@@ -88,8 +95,10 @@ class Checkpointed:
     commit: str
 
 
-def recall(call: Call, query: str = "", limit: Limit = 8, kinds: Kinds = None, session: str | None = None, since: When = None,
-           until: When = None, cursor: str | None = None, as_of: When = None, symbol: str | None = None) -> RecallResult:
+def recall(call: Call, query: str = "", limit: Limit = 8, kinds: Kinds = None, session: Session = None, since: Since = None,
+           until: Until = None, cursor: Cursor = None, as_of: AsOf = None,
+           symbol: Annotated[str | None, Field(description="A code symbol (Class.method or src/app.py::Class.method): every memory "
+                                                           "citing it, instead of a search.")] = None) -> RecallResult:
     """Search this repository's memory (skills, loops and experience) with a natural-language query; returns compact hits to `read`.
 
     Example: recall(query="how do we cut a release") -> hits like {"id": "skill:release-checklist", ...};
@@ -104,7 +113,7 @@ def recall(call: Call, query: str = "", limit: Limit = 8, kinds: Kinds = None, s
     return call.store.recall(query, limit, kinds, session, since, until, cursor, symbol, as_of)
 
 
-def read(call: Call, ref: str, cursor: str | None = None, as_of: When = None) -> Item:
+def read(call: Call, ref: str, cursor: Cursor = None, as_of: AsOf = None) -> Item:
     """Read a memory item in full by id: a skill ("skill:release-checklist" or "release-checklist"), a file inside
     a skill's folder ("release-checklist/scripts/tag.sh"), a loop ("loop:fix-failing-tests", with its latest runs), an
     experience record ("2026-12-02-a1b2c3#17") or a range ("2026-12-02-a1b2c3#10-20"), or a whole session or loop run.
@@ -126,7 +135,7 @@ def history(call: Call, ref: str, since: When = None, limit: Annotated[int, Fiel
 
 
 def remember(call: Call, text: str, kind: Kind = "note", refs: list[str] | None = None, data: dict[str, Any] | None = None,
-             session: str | None = None, speaker: Speaker = None, when: About = None) -> Remembered:
+             session: WriteSession = None, speaker: Speaker = None, when: About = None) -> Remembered:
     """Append a record to this session's experience log (append-only, kept in git); returns its id.
 
     Example: remember(text="Migrations must run before the app starts: the health check queries the new column.",
@@ -151,7 +160,7 @@ def feedback(call: Call, ref: str, outcome: Literal["helped", "misled", "outdate
     return Remembered(ids=[record["id"]], session=record["session"], commit=call.store.commit_status("experience"))
 
 
-def checkpoint(call: Call, summary: str, covers: list[str], session: str | None = None) -> Checkpointed:
+def checkpoint(call: Call, summary: str, covers: list[str], session: WriteSession = None) -> Checkpointed:
     """Record a compact summary of earlier records, citing the ids or ranges it covers (e.g. ["s#1-40", "s#45"]).
 
     Every cited record must exist. Later, `recall` finds the summary and `read` of its covers gives the evidence.
