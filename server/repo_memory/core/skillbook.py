@@ -303,7 +303,7 @@ class Skillbook:
             if accept and current.status == "active":
                 return f"skill:{name} is already active"
             if sha is not None:
-                reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}")
+                reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}", current.sha256)
             if accept:
                 refuse((rel, raw.decode("utf-8", errors="replace")))
                 text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "active"})
@@ -368,10 +368,15 @@ def _files(folder: Path) -> list[str]:
     )
 
 
-def reviewed(what: str, sha: str, current: str, show: str) -> None:
-    """Raise unless `sha` (7+ hex digits) is a prefix of `current`: the content a person reviewed is the content now."""
+def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> None:
+    """Raise unless `sha` (7+ hex digits) is a prefix of `current`: the content a person reviewed is the content now.
+    `other` is another hash a person may hold of the item (a skill file's own sha256, which `read` and `skill_write`
+    give): named as what it is, not as a change since the review."""
     if not re.fullmatch(r"[0-9a-f]{7,64}", sha.lower()):
         raise InvalidArgumentError(f"--sha takes the hash `{show}` printed (7 to 64 hex digits), not {sha[:70]!r}.")
+    if other and other.startswith(sha.lower()) and not current.startswith(sha.lower()):
+        raise InvalidArgumentError(f"{sha[:12]} is the sha256 of {what}'s SKILL.md file; --sha takes the sha of the whole reviewed "
+                                   f"folder, which `{show}` prints (now {current[:12]}). Nothing was accepted.")
     if not current.startswith(sha.lower()):
         raise ConflictError(f"{what} changed since the version you reviewed (sha {sha[:12]}; now {current[:12]}). "
                             f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")
