@@ -108,6 +108,10 @@ def test_sync_mirrors_into_claude_skills_and_never_clobbers_a_hand_written_one(r
     (repo / ".agents/skills/mirrored/SKILL.md").unlink()
     (repo / ".agents/skills/mirrored/notes.md").unlink()
     assert "removed stale mirror mirrored" in run(runner, repo, "sync")
+    write_skill_file(repo, "another", "Goes to Claude too.")
+    run(runner, repo, "sync")
+    untracked = git(repo, "status", "--porcelain", "--untracked-files=all", "--", ".claude").splitlines()
+    assert untracked == ["?? .claude/skills/hand-made/SKILL.md"]  # the copies are this clone's own; a hand-written skill is yours
 
 
 def test_outside_a_git_repository_says_how_to_fix_it_with_exit_code_1(tmp_path: Path):

@@ -52,7 +52,7 @@ def _withheld(root: Path, name: str) -> str:
     return ""
 
 
-def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
+def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
     left alone); copies of skills no longer served are removed."""
     report = MirrorReport()
@@ -84,6 +84,8 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
                     "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
             disk.write_atomic(marker, (json.dumps(note, indent=2) + "\n").encode())
             report.written.append(name)
+        if git_dir is not None:
+            _ignore(git_dir, [f"/{target}/{name}/" for name in names if name not in report.kept_hand_written])
         base = root / target
         if base.is_dir():
             for dest in sorted(base.iterdir()):
@@ -91,6 +93,17 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET) -> MirrorReport:
                     shutil.rmtree(dest)
                     report.removed.append(dest.name)
     return report
+
+
+def _ignore(git_dir: Path, lines: list[str]) -> None:
+    """Have git ignore the copies, in this clone only (.git/info/exclude): each clone makes its own from the committed
+    source, so they showed as untracked files to commit. An exclude line never hides a file git already tracks."""
+    exclude = git_dir / "info" / "exclude"
+    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
+    new = [line for line in lines if line not in set(current.splitlines())]
+    if new:
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        disk.write_atomic(exclude, (current + ("" if not current or current.endswith("\n") else "\n") + "\n".join(new) + "\n").encode())
 
 
 def generated(root: Path, rel: str, target: str = TARGET) -> bool:

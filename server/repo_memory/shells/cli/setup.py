@@ -135,7 +135,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         for name in mirror.unmirror(store.root):
             click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
     elif not dry_run:
-        report = mirror.mirror(store.root, store.config.state_dir)
+        report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.git_dir)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
     if not remove:
         waiting = any("Pending approval" in change for change in changes)

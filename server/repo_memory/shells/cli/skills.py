@@ -123,7 +123,7 @@ def sync(ctx: click.Context) -> None:
     .repo-memory-generated marker; a hand-written skill folder there is never touched.
     """
     store = store_of(ctx)
-    report = mirror.mirror(store.root, store.config.state_dir)
+    report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.git_dir)
     for name in report.written:
         click.echo(f"mirrored {name}")
     for name in report.removed:
