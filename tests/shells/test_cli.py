@@ -344,3 +344,15 @@ def test_an_mcp_tools_name_typed_as_a_command_points_at_the_command_that_does_it
     for tool, command in (("recall", "repo-memory search"), ("remember", "repo-memory log add")):
         result = runner.invoke(cli, ["--root", str(repo), tool, "x"])
         assert result.exit_code == 2 and command in result.output, result.output
+
+
+def test_setup_codex_and_doctor_say_when_the_command_the_hooks_call_by_name_is_not_on_path(runner: CliRunner, repo: Path,
+                                                                                          tmp_path: Path, monkeypatch):
+    """.mcp.json and the Codex hooks call `repo-memory` by name: without it on PATH Claude Code showed "Failed" and every
+    Codex hook "not found", while setup codex and doctor said nothing."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # git, and no repo-memory
+    out = run(runner, repo, "setup", "codex")
+    assert "not on your PATH" in out and "ln -s" in out
+    found = json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).output)
+    assert any(f["path"] == ".codex/hooks.json" and "PATH" in f["message"] and "ln -s" in f["fix"] for f in found), found

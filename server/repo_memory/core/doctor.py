@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+import shutil
+import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +142,9 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
     return out
 
 
+BY_NAME = (".mcp.json", ".codex/hooks.json", ".claude/settings.json", ".claude/settings.local.json")  # files setup writes
+
+
 def _setup(store: Store) -> list[Finding]:
     out = []
     if not layout.initialised(store.root, store.config.git_dir):
@@ -148,6 +154,14 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".git/config", "this clone has no diff driver for experience logs (a clone does not copy "
                            "it), so `git diff` and `git log -p` show raw JSON lines", "Run `repo-memory init` in this clone "
                            "(it changes nothing that is committed)."))
+    callers = [rel for rel in BY_NAME if (store.root / rel).is_file()
+               and re.search(r'"command":\s*"repo-memory[ "]', (store.root / rel).read_text(encoding="utf-8", errors="replace"))]
+    if callers and shutil.which("repo-memory") is None:
+        here = Path(sys.executable).parent / "repo-memory"
+        out.append(Finding("warning", callers[0], f"{', '.join(callers)} call{'s' if len(callers) == 1 else ''} `repo-memory` by name, and this PATH has no "
+                           "`repo-memory`: the harness cannot start the server or run the hooks",
+                           f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder "
+                           "to PATH in your shell profile."))
     mirror_base = store.root / mirror.TARGET
     if mirror_base.is_dir():
         for marker in mirror_base.glob(f"*/{skills.MIRROR_MARKER}"):

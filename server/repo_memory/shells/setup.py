@@ -117,6 +117,11 @@ def _load_json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _not_on_path(consequence: str) -> str:
+    return (f"note: `repo-memory` is not on your PATH, so {consequence}: link it onto PATH, e.g. `ln -s {attach.command()[0]} "
+            "~/.local/bin/` (only the command: all of its folder would put repo-memory's own python and pip before yours)")
+
+
 def on_path() -> str | None:
     """Where `repo-memory` is found on PATH (None when it is not)."""
     return shutil.which(NAME)
@@ -158,8 +163,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             mcp.pop("mcpServers")
         _write_json(root / ".mcp.json", mcp, dry_run, changes, "repo-memory removed" if remove else "repo-memory registered (project scope, by name)")
         if not remove and not on_path():
-            changes.append(f"note: `repo-memory` is not on your PATH, so Claude Code cannot start it: add {Path(attach.command()[0]).parent} "
-                           "to PATH (e.g. in your shell profile)")
+            changes.append(_not_on_path("Claude Code cannot start it"))
     elif scope == "user":
         args = ["claude", "mcp", "remove", "--scope", "user", NAME] if remove else ["claude", "mcp", "add", "--scope", "user", NAME, "--", *attach.command()]
         if shutil.which("claude") and not dry_run:
@@ -260,6 +264,8 @@ def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, e
     settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
     if not remove or team_files:
         _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
+    if not remove and not on_path():
+        changes.append(_not_on_path("Codex's hooks (they call it by name) fail"))
     trusted = _trusted(new, hooks_path)
     new = _kept_trust(new, trusted, codex_hook_hashes(hooks_path, settings, everyone=True))
     if trust and not remove:
