@@ -659,12 +659,16 @@ async def test_history_of_a_name_that_never_existed_says_so(store: Store, repo: 
 
 
 async def test_skill_write_updates_only_what_is_given(store: Store, repo: Path):
+    (repo / "deploy.py").write_text("def ship():\n    return 1\n", encoding="utf-8")
     async with Client(server.build(store)) as client:
-        await call(client, "skill_write", name="deploy", description="Deploy the app.", body="1. Run deploy.sh\n2. Check /health")
+        await call(client, "skill_write", name="deploy", description="Deploy the app.", body="1. Run deploy.sh\n2. Check /health",
+                   anchors=["deploy.py::ship"])
         before = (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
         await call(client, "skill_write", name="deploy", tags=["ops", "release"])
         after = (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
         assert "Deploy the app." in after and "2. Check /health" in after and "ops" in after and before != after
+        # the anchors the server keeps were rewritten in another style each time (only what is passed changes)
+        assert [line for line in after.splitlines() if line not in before.splitlines()] == ['  tags: "ops, release"']
         assert "needs a description and a body" in await error_text(client, "skill_write", name="brand-new", tags=["x"])
 
 

@@ -190,10 +190,12 @@ class Skillbook:
         if related is not None:
             changes[("metadata", "related")] = _text(related)
         current = disk.read_safely(path).decode("utf-8")
+        same = False
         if pinned is None:  # rewritten against the code as it is now: re-pin the anchors it already had
             had = skills.parse(current.encode("utf-8"), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", SKILLS_DIR).anchors
             pinned = {a: r.hash or h for a, h in had.items() if (r := self._code.resolve(a))} if had else None
-        if pinned is not None:
+            same = pinned == had  # nothing to write: rewritten anyway, the fields changed style (only what is passed changes)
+        if pinned is not None and not same:
             changes[("metadata", "anchors")] = list(pinned)
             changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
         text = skills.edit(current, name, changes, body)
