@@ -90,6 +90,9 @@ YAML_TYPES = {bool: "a yes/no value", int: "a number", float: "a number", type(N
 
 
 def _message(error: Any) -> str:
+    if error.validator in ("maxLength", "minLength") and isinstance(error.instance, str):  # never the whole text back
+        bound = "at most" if error.validator == "maxLength" else "at least"
+        return f"it is {len(error.instance)} characters; it must be {bound} {error.validator_value}"
     if error.validator == "pattern" and isinstance(error.instance, str):
         return f"{error.instance!r} does not match the required form {error.schema['pattern']}"
     if error.validator == "type" and error.validator_value == "string" and type(error.instance) in YAML_TYPES:
