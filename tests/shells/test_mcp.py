@@ -142,8 +142,11 @@ async def test_no_tool_result_exceeds_twenty_thousand_characters(seeded: Store, 
                 if not cursor:
                     break
             assert pieces > 1
-        results.append(len((await client.call_tool("recall", {"query": "medium word", "limit": 50})).content[0].text))
+        recalled = await client.call_tool("recall", {"query": "medium word", "limit": 50})
+        results.append(len(recalled.content[0].text))
     assert max(results) < 20_000 * 1.3  # structured JSON text of a 16,000-character page, escapes included
+    # one line of JSON, as the early front answers: the SDK's indented text cost a fifth more bytes (read as tokens)
+    assert "\n" not in recalled.content[0].text and json.loads(recalled.content[0].text) == recalled.structured_content
 
 
 async def test_start_loop_and_distill_session_prompts(seeded: Store, repo: Path):

@@ -17,7 +17,6 @@ from typing import Any
 
 import fastjsonschema
 import pydantic
-import pydantic_core
 
 from repo_memory.errors import RepoMemoryError
 from repo_memory.index.db import damage
@@ -114,7 +113,7 @@ class EarlyCalls:
             if name not in self._adapters:
                 self._adapters[name] = pydantic.TypeAdapter(tools.typing_return(tools.BY_NAME[name]))
             structured = self._adapters[name].dump_python(result, mode="json", by_alias=True)
-            text = pydantic_core.to_json(result, fallback=str, indent=2).decode()
+            text = tools.text_of(structured)
             self._answer(ident, {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": structured}, stamp)
         except Exception:  # noqa: BLE001 - never a silent client: say so, as the SDK would for a failed handler
             log.exception("an early tool call failed")

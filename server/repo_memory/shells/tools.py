@@ -213,6 +213,12 @@ def loop_status(call: Call, run: str | None = None) -> dict[str, Any]:
     return {"runs": call.engine.status(run)}
 
 
+def text_of(structured: Any) -> str:
+    """A tool result's text: its structured content as one line of JSON (the SDK's indented form cost a recall about
+    a fifth more bytes, read by the model as tokens)."""
+    return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+
+
 def typing_return(fn: Callable[..., Any]) -> Any:
     """A tool's return type, resolved (the annotations here are strings)."""
     return typing.get_type_hints(fn, include_extras=True)["return"]

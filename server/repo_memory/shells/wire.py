@@ -151,7 +151,7 @@ class Server(MCPServer):
             except RepoMemoryError as exc:
                 raise ToolError(str(exc)) from exc
         try:
-            return await super().call_tool(name, arguments, context)
+            return _compact(await super().call_tool(name, arguments, context))
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
                 raise ToolError(_wrong_arguments(name, exc.__cause__)) from exc.__cause__
@@ -161,7 +161,7 @@ class Server(MCPServer):
             # that failed did nothing: rebuild the index from the files and run the call again.
             served = cast(Served, context.request_context.lifespan_context)
             await anyio.to_thread.run_sync(served.repair_index, str(exc.__cause__))
-            return await super().call_tool(name, arguments, context)
+            return _compact(await super().call_tool(name, arguments, context))
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin and stdout (a front that answers nothing early: `serve` starts its own)."""
@@ -174,6 +174,15 @@ class Server(MCPServer):
             stdin.attach(write_stream)
             # The SDK's own run_stdio_async, with our streams: MCPServer offers no public way to pass them.
             await self._lowlevel_server.run(read_stream, write_stream, self._lowlevel_server.create_initialization_options())
+
+
+def _compact(result: Any) -> Any:
+    """`result` with its text the structured content as compact JSON (tools.text_of), as the early front answers: the
+    SDK indents it, a fifth of a recall's bytes spent on spaces an agent reads as tokens."""
+    if isinstance(result, types.CallToolResult) and result.structured_content is not None and len(result.content) == 1 \
+            and isinstance(result.content[0], types.TextContent):
+        return result.model_copy(update={"content": [types.TextContent(type="text", text=tools.text_of(result.structured_content))]})
+    return result
 
 
 def _wrong_arguments(tool: str, exc: ValidationError) -> str:
