@@ -193,6 +193,10 @@ def test_loop_start_gives_the_checklist_to_answer_and_a_draft_skill_it_skipped_i
     done = engine.step(started["run"], "fixed the sign", "done", {item: True})
     assert done["state"] == "succeeded" and done["credited"] == []
     assert [r for r in records_of(store, started["run"]) if r["kind"] in ("skill.used", "outcome")] == []
+    # the verdict is the server's, in a run an agent drove (it read "recorded by an agent (loop)"); a loop is a loop spec
+    verdict = store.recall("fix-add ended succeeded", kinds=["loop.end"]).hits[0]
+    assert verdict.recorded.startswith("recorded by repo-memory's loop engine (loop, in a run driven by an agent)"), verdict.recorded
+    assert store.recall("fix-add", kinds=["loop"]).hits[0].recorded.startswith("loop spec"), "a loop hit read 'skill written by'"
     for wrong in ("loop:fix-add", "fix-add", "no-such-run"):  # an agent's usual mistakes name what to call instead
         with pytest.raises(NotFoundError, match="loop_status"):
             engine.step(wrong, "done", "done")

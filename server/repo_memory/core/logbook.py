@@ -221,7 +221,8 @@ class Logbook:
             if view.record:
                 source = view.record.get("source", {})
                 done = self._committed.record(file, offset + length, head)
-                recorded = describe(source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", ""))
+                recorded = describe(source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", ""),
+                                    view.record.get("kind", ""))
                 outside = self._provenance.judge(view.record, file, offset + length, head)
                 if outside:  # its hash and chain may verify: anyone can recompute those
                     recorded = f"{outside}; it claims: {recorded}"

@@ -25,7 +25,7 @@ from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
 from repo_memory.core.semantic import Semantic
 from repo_memory.errors import InvalidArgumentError, UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
-from repo_memory.git.committed import Committed, describe, describe_skill
+from repo_memory.git.committed import Committed, describe, describe_loop, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.index import fts, query
@@ -217,12 +217,13 @@ class Recall:
                     committed = self._committed.file(path, disk.read_safely(self.root / path), head)
                 except (OSError, UnsafePathError):  # gone, or a link: in no case the committed file
                     committed = False
-                recorded = describe_skill(hit.provenance.get("origin", ""), hit.status, committed)
+                recorded = (describe_loop(hit.status, committed) if hit.kind == "loop" else
+                            describe_skill(hit.provenance.get("origin", ""), hit.status, committed))
             else:
                 file, offset, length = where.get(hit.id, ("", 0, 0))
                 committed = bool(file) and self._committed.record(file, offset + length, head)
                 recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
-                                    hit.provenance.get("tool", ""))
+                                    hit.provenance.get("tool", ""), hit.kind)
                 if file and not committed and self._provenance is not None:
                     record = self._provenance.line(file, offset, length)
                     if record is None or self._provenance.judge(record, file, offset + length, head):

@@ -13,6 +13,7 @@ import threading
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.git.repo import Git
+from repo_memory.formats import experience
 from repo_memory.guards import disk
 
 
@@ -106,9 +107,13 @@ def describe_loop(status: str, committed: bool) -> str:
     return f"loop spec, status {status}; {'committed' if committed else 'not committed yet'}"
 
 
-def describe(actor: str, ts: str, committed: bool, harness: str = "", tool: str = "") -> str:
-    """The framing every hit carries: who recorded it, when, through what, and whether it is committed."""
-    who = {"agent": "an agent", "human": "a person"}.get(actor, actor or "someone")
+def describe(actor: str, ts: str, committed: bool, harness: str = "", tool: str = "", kind: str = "") -> str:
+    """The framing every hit carries: who recorded it, when, through what, and whether it is committed. A verdict of
+    the loop engine (a `loop.*`, `skill.used` or `outcome` record its tools wrote) is the server's, in a run an agent
+    drove: it read "recorded by an agent (loop)"."""
+    if kind and experience.server_kind(kind) and tool in experience.ENGINE_TOOLS:
+        actor, tool = "repo-memory's loop engine", f"{tool}, in a run driven by {'a person' if actor == 'human' else 'an agent'}"
+    who = {"agent": "an agent", "human": "a person"}.get(actor, actor if actor not in ("", "unknown") else "someone")
     via = ", ".join(p for p in (harness if harness not in ("", "unknown") else "", tool) if p)
     when = f" on {ts[:16].replace('T', ' ')} UTC" if ts else ""
     return f"recorded by {who}{f' ({via})' if via else ''}{when}; {'committed' if committed else 'not committed yet'}"
