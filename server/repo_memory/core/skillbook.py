@@ -148,6 +148,10 @@ class Skillbook:
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
+            if not created and data == disk.read_safely(path):  # nothing to write, commit or review
+                current = skills.parse(data, rel, SKILLS_DIR)
+                return WriteResult(id=f"skill:{name}", path=rel, created=False, status=current.status,
+                                   sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."])
             disk.write_atomic(path, data)
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
         self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}")
