@@ -146,6 +146,16 @@ async def test_a_filter_that_leaves_nothing_to_find_says_so_and_suggests_no_skil
     assert all(recall[name].get("description") for name in ("session", "cursor", "symbol", "since", "until", "as_of"))
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(store: Store):
+    """`tags` on a remember was dropped without a word while the answer said the record was written."""
+    async with Client(server.build(store)) as client:
+        refused = await client.call_tool("remember", {"text": "release is signed", "tags": ["release"], "session": "s"})
+        kept = await client.call_tool("remember", {"text": "release is signed", "session": "s"})
+    text = " ".join(getattr(c, "text", "") for c in refused.content)
+    assert refused.is_error and "takes no 'tags'" in text and "speaker" in text and not kept.is_error
+    assert [ln.record["seq"] for ln in store.lines("s") if ln.record] == [1]  # nothing written by the refused call
+
+
 def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
     store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
     store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says

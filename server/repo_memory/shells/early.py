@@ -53,6 +53,8 @@ class EarlyCalls:
         name, arguments = params.get("name"), params.get("arguments", {})
         if not self._served.is_open or name not in tools.BY_NAME or not isinstance(arguments, dict) or set(params) - {"name", "arguments", "_meta"}:
             return False
+        if tools.unknown(name, arguments):
+            return False  # the SDK's path refuses it, in its words
         try:
             self._validator(era, version, name)(arguments)
         except fastjsonschema.JsonSchemaException:

@@ -7,6 +7,7 @@ front), so both answer alike; `tests/shells/test_startup.py` holds them to the s
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 import typing
@@ -211,6 +212,17 @@ def loop_step(call: Call, run: str, report: str, status: Status = "done", checkl
 def loop_status(call: Call, run: str | None = None) -> dict[str, Any]:
     """Live and past loop runs (or one run): loop, state, iterations, start time."""
     return {"runs": call.engine.status(run)}
+
+
+def unknown(name: str, arguments: dict[str, Any]) -> str:
+    """Why `arguments` hold names tool `name` does not take ('' when they do not): dropped without a word, an agent's
+    `tags` on a remember were lost while it was told the record was written."""
+    taken = [p for p in inspect.signature(BY_NAME[name]).parameters if p != "call"]
+    extra = sorted(set(arguments) - set(taken))
+    if not extra:
+        return ""
+    return (f"{name} takes no {', '.join(repr(e) for e in extra)[:200]}: its arguments are {', '.join(taken)}. Nothing was done; "
+            "call it again without " + ("it." if len(extra) == 1 else "them."))
 
 
 def text_of(structured: Any) -> str:

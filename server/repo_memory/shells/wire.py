@@ -145,6 +145,8 @@ class Server(MCPServer):
             served = cast(Served, context.request_context.lifespan_context)
             text = await anyio.to_thread.run_sync(lambda: hookcalls.answer(served.open([]), name, arguments))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+        if name in tools.BY_NAME and (extra := tools.unknown(name, arguments)):
+            raise ToolError(extra)
         if name in self.writers and context is not None:
             try:
                 cast(Served, context.request_context.lifespan_context).take(name, tools.size(arguments))
