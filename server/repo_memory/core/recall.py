@@ -161,13 +161,9 @@ class Recall:
             return 1.0, 1.0
         kind, _, name = docs[0].id.partition(":")
         with self._db.lock:
-            conn = self._db.conn
-            doc = conn.execute("SELECT name, description, tags, body, words FROM docs WHERE kind=? AND name=?", (kind, name)).fetchone()
-            record = conn.execute("SELECT text, speaker FROM records WHERE id=?", (records[0].id,)).fetchone()
-            texts = [" ".join(str(v or "").replace("-", " ") for v in doc or ())[:COVER_CHARS],
-                     " ".join(str(v or "") for v in record or ())[:COVER_CHARS]]
+            texts = fts.best_texts(self._db.conn, (kind, name), records[0].id, COVER_CHARS)
             texts[1] += " " + " ".join(query.parts(texts[1]))
-            shares = fts.covered(conn, TOKENIZE, parsed.terms, texts)
+            shares = fts.covered(self._db.conn, TOKENIZE, parsed.terms, texts)
         return 0.5 + 0.5 * shares[0], 0.5 + 0.5 * shares[1]
 
     def close(self) -> None:

@@ -57,6 +57,13 @@ def snippets(conn: sqlite3.Connection, table: str, column: str, match: str, rowi
     return out | {int(r[0]): str(r[1] or "").strip() for r in conn.execute(sql, [match])}
 
 
+def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int) -> list[str]:
+    """The words of a document (kind, name) and of a record (id), each cut to `chars`, for `covered`."""
+    found = conn.execute("SELECT name, description, tags, body, words FROM docs WHERE kind=? AND name=?", doc).fetchone()
+    record = conn.execute("SELECT text, speaker FROM records WHERE id=?", (record_id,)).fetchone()
+    return [" ".join(str(v or "").replace("-", " ") for v in found or ())[:chars], " ".join(str(v or "") for v in record or ())[:chars]]
+
+
 def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str]) -> list[float]:
     """For each of `texts`, the share of the query's `terms` it holds (a term of several words: all of them), words
     compared as the index stems them (a scratch table with the same tokenizer, made once per connection)."""
