@@ -156,6 +156,19 @@ async def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(store: St
     assert [ln.record["seq"] for ln in store.lines("s") if ln.record] == [1]  # nothing written by the refused call
 
 
+async def test_a_ref_to_a_record_or_skill_that_does_not_exist_is_refused_as_checkpoint_refuses_it(store: Store):
+    async with Client(server.build(store)) as client:
+        first = (await client.call_tool("remember", {"text": "the cache is warm", "session": "s"})).structured_content["ids"][0]
+        typo = await client.call_tool("remember", {"text": "confirmed", "refs": ["s#9"], "session": "s"})
+        no_skill = await client.call_tool("remember", {"text": "used it", "refs": ["skill:does-not-exist"], "session": "s"})
+        fine = await client.call_tool("remember", {"text": "confirmed", "refs": [first, "https://ci/run/7", "JIRA-12"],
+                                                   "session": "s"})
+    said = lambda result: " ".join(getattr(c, "text", "") for c in result.content)  # noqa: E731
+    assert typo.is_error and "s#9 does not exist" in said(typo) and first in said(typo)
+    assert no_skill.is_error and "No skill 'does-not-exist'" in said(no_skill)
+    assert not fine.is_error, said(fine)
+
+
 def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
     store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
     store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says

@@ -130,10 +130,28 @@ class Logbook:
                 f"Records of kind '{kind}' are written only by the server: a loop run records its own verdicts and the skills it "
                 "used. To say whether a skill or record helped, misled or was outdated, use feedback(ref, outcome); for your "
                 "own records use note, decision, action, observation, error or tool.")
+        self._cited(refs)
         cited = [r for r in refs if "::" in r]
         entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts,
                                  anchors=self._skills.pin(cited, "refs") if cited else None)
         return self.append(session, [entry])
+
+    def _cited(self, refs: Sequence[str]) -> None:
+        """Refuse refs naming a record or a skill that does not exist, as checkpoint and feedback do (a typo'd id was
+        written as a citation of nothing); refs of other forms (code, a URL, a ticket) are kept as given."""
+        problems = []
+        for ref in refs:
+            try:
+                parsed = grammar.parse(ref)
+            except InvalidArgumentError:
+                continue
+            if parsed.kind == "record" and (missing := self.missing(str(parsed))):
+                problems.append(Problem(missing, field="refs"))
+            elif parsed.kind == "skill" and not parsed.inner and not self._skills.exists(parsed.name):
+                similar = self._skills.similar_names(parsed.name)
+                problems.append(Problem(f"No skill '{parsed.name}'." + (f" Did you mean {similar[0]}?" if similar else ""), field="refs"))
+        if problems:
+            raise InvalidRecordError("record", problems)
 
     def checkpoint(self, session: str, summary: str, covers: Sequence[str], actor: str = "agent", tool: str = "checkpoint") -> dict[str, Any]:
         """Write a summary record citing the ids and ranges it compresses; every cited record must exist."""
