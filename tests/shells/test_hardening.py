@@ -670,7 +670,10 @@ async def test_skill_write_updates_only_what_is_given(store: Store, repo: Path):
         # the anchors the server keeps were rewritten in another style each time (only what is passed changes)
         assert [line for line in after.splitlines() if line not in before.splitlines()] == ['  tags: "ops, release"']
         assert "needs a description and a body" in await error_text(client, "skill_write", name="brand-new", tags=["x"])
-        again = await call(client, "skill_write", name="deploy", tags=["ops", "release"])  # said "Saved as a draft", "pending"
+        linked = await call(client, "skill_write", name="deploy", related=["no-such-skill"])
+        assert any("no skill 'no-such-skill' exists" in w for w in linked["warnings"])
+        after = (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+        again = await call(client, "skill_write", name="deploy", tags=["ops", "release"], related=["no-such-skill"])  # said "Saved as a draft", "pending"
         assert again["warnings"] == ["Unchanged: skill:deploy already says this."] and (repo / ".agents/skills/deploy/SKILL.md"
                                                                                      ).read_text(encoding="utf-8") == after
         too_long = await error_text(client, "skill_write", name="deploy", description="x" * 2000)  # was echoed whole, no limit

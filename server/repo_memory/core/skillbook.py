@@ -157,6 +157,8 @@ class Skillbook:
         self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}")
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
+        for other in [r for r in related or () if r != name and not self.exists(r)]:
+            warnings.append(f"related: no skill '{other}' exists (yet)" + (f"; did you mean {m[0]}?" if (m := self.similar_names(other)) else "."))
         suggested = [a for a in suggest_anchors(f"{description or ''}\n{body or ''}") if a not in (pinned or {}) and self._code.resolve(a).hash]
         if suggested:
             warnings.append(f"The text mentions code: pass anchors={suggested[:5]} to be told when it changes.")
