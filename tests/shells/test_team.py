@@ -242,6 +242,9 @@ def test_doctor_names_memory_that_is_not_committed_and_how_to_land_it(repo: Path
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "written but not committed yet" in out and "doctor --fix" in out
     assert "changed but not committed: .agents/skills/by-hand/SKILL.md" in out and "git add .agents" in out
+    (repo / ".agents/README.md").write_text("our notes\n", encoding="utf-8")  # a second folder, holding the first
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "git add .agents && git commit" in out and ".agents .agents/skills" not in out
     runner.invoke(cli, ["--root", str(repo), "doctor", "--fix"])
     assert "pending-session" in git(repo, "log", "-1", "--name-only", "--format=")
 

@@ -135,7 +135,8 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
     if uncommitted:
         shown = ", ".join(uncommitted[:5]) + (f" and {len(uncommitted) - 5} more" if len(uncommitted) > 5 else "")
-        folders = " ".join(sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in uncommitted}))
+        tops = sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in uncommitted})
+        folders = " ".join(t for t in tops if not any(t.startswith(f"{o}/") for o in tops))  # .agents holds .agents/skills
         out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {shown}",
                            f"Commit them with `git add {folders} && git commit` (edits you made by hand), or review them with "
                            f"`git status {folders}` and `git diff {folders}`."))
