@@ -155,6 +155,11 @@ def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp
     assert text.startswith('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n')
     assert "[mcp_servers.repo-memory]" in text and "REPO_MEMORY_ROOT" not in text and "startup_timeout_sec = 20" in text
     assert "already" in run(runner, repo, "setup", "codex")
+    with config.open("a", encoding="utf-8") as out:  # a table of the person's after ours (say, Codex's trust of a project)
+        out.write('\n[projects."/elsewhere"]\ntrust_level = "trusted"\n')
+    before = config.read_text(encoding="utf-8")
+    assert "already with [mcp_servers.repo-memory]" in run(runner, repo, "setup", "codex")  # said "changed": it moved ours last
+    assert config.read_text(encoding="utf-8") == before
     hooks_file = json.loads((repo / ".codex/hooks.json").read_text(encoding="utf-8"))
     assert set(hooks_file["hooks"]) == {"SessionStart", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
     assert {h["command"] for g in hooks_file["hooks"]["Stop"] for h in g["hooks"]} == {"repo-memory hook stop"}
@@ -162,7 +167,8 @@ def test_setup_codex_edits_only_its_own_table(repo: Path, runner: CliRunner, tmp
     assert "kept [mcp_servers.repo-memory]" in removed and "[mcp_servers.repo-memory]" in config.read_text(encoding="utf-8")
     assert not (repo / ".codex/hooks.json").exists()
     run(runner, repo, "setup", "codex", "--remove", "--global")
-    assert config.read_text(encoding="utf-8") == 'model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n'
+    assert config.read_text(encoding="utf-8") == ('model = "gpt-5"\n\n[mcp_servers.other]\ncommand = "other"\n'
+                                                  '\n[projects."/elsewhere"]\ntrust_level = "trusted"\n')
 
 
 def test_setup_codex_says_how_to_trust_its_hooks_and_trust_stores_what_codex_stores(repo: Path, runner: CliRunner, tmp_path: Path,

@@ -252,7 +252,8 @@ def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, e
         block = "" if remove else (
             f"\n[mcp_servers.{NAME}]\ncommand = {json.dumps(command[0])}\nargs = {json.dumps(command[1:])}\nstartup_timeout_sec = 20\n"
             f"\n[mcp_servers.{NAME}.env]\nREPO_MEMORY_HARNESS = \"codex\"\n")
-        new = _with_table(new, f"mcp_servers.{NAME}", block)
+        if not (block and block.strip() in text and text.count(f"[mcp_servers.{NAME}]") == 1):  # as it is: not moved to the end
+            new = _with_table(new, f"mcp_servers.{NAME}", block)
         if new != text:
             changes.append(f"{config}: {'removed' if remove else 'changed' if _has_table(text, f'mcp_servers.{NAME}') else 'added'} "
                            f"[mcp_servers.{NAME}] (one entry for every repository)" + (" (dry run, not written)" if dry_run else ""))
