@@ -191,6 +191,10 @@ def test_sync_copies_only_what_recall_serves_so_a_draft_never_reaches_claude_cod
     out = run(runner, repo, "sync")
     assert sorted(p.name for p in (repo / ".claude/skills").iterdir()) == ["accepted-later", "reviewed"]
     assert "draft-thing" in out and "not copied" in out
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "draft-thing"]).stderr
+    accepted = run(runner, repo, "accept", "draft-thing", "--sha", re.search(r"sha ([0-9a-f]{12})", shown).group(1))
+    assert "copied to .claude/skills/draft-thing" in accepted  # accepted: copied at once, where Claude Code loads it
+    assert (repo / ".claude/skills/draft-thing/SKILL.md").is_file()
     write_skill_file(repo, "reviewed", "Back to review.", extra="metadata:\n  status: draft\n")
     run(runner, repo, "sync")
     assert not (repo / ".claude/skills/reviewed").exists()  # a copy of what is no longer served goes

@@ -106,6 +106,12 @@ def _ignore(git_dir: Path, lines: list[str]) -> None:
         disk.write_atomic(exclude, (current + ("" if not current or current.endswith("\n") else "\n") + "\n".join(new) + "\n").encode())
 
 
+def in_use(root: Path, target: str = TARGET) -> bool:
+    """Whether `sync` made copies here (one folder carries the marker)."""
+    base = root / target
+    return base.is_dir() and any((d / skills.MIRROR_MARKER).is_file() for d in base.iterdir() if d.is_dir() and not d.is_symlink())
+
+
 def generated(root: Path, rel: str, target: str = TARGET) -> bool:
     """Whether repository-relative `rel` lies in a copy `mirror` generated (its folder carries the marker)."""
     prefix = f"{target}/"
