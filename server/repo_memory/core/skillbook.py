@@ -149,8 +149,7 @@ class Skillbook:
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
             if not created and data == disk.read_safely(path):  # nothing to write, commit or review
-                current = skills.parse(data, rel, SKILLS_DIR)
-                return WriteResult(id=f"skill:{name}", path=rel, created=False, status=current.status,
+                return WriteResult(id=f"skill:{name}", path=rel, created=False, status=skills.parse(data, rel, SKILLS_DIR).status,
                                    sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."])
             disk.write_atomic(path, data)
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
@@ -378,8 +377,7 @@ def _files(folder: Path) -> list[str]:
 
 def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> None:
     """Raise unless `sha` (7+ hex digits) is a prefix of `current`: the content a person reviewed is the content now.
-    `other` is another hash a person may hold of the item (a skill file's own sha256, which `read` and `skill_write`
-    give): named as what it is, not as a change since the review."""
+    `other`, a skill file's own sha256 (which `read` and `skill_write` give), is named as such, not as a change."""
     if not re.fullmatch(r"[0-9a-f]{7,64}", sha.lower()):
         raise InvalidArgumentError(f"--sha takes the hash `{show}` printed (7 to 64 hex digits), not {sha[:70]!r}.")
     if other and other.startswith(sha.lower()) and not current.startswith(sha.lower()):
