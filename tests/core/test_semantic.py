@@ -75,6 +75,23 @@ async def test_hybrid_recall_finds_what_shares_no_word_with_the_question(memory:
         lexical.close()
 
 
+async def test_hits_found_by_meaning_alone_are_said_to_be(memory: Path):
+    """With every text embedded, a nonsense query still gets its nearest texts (the model's similarity does not tell it
+    from a paraphrase, 0.85 against 0.84): `ranking` says no word of it matched, so an agent can discount them."""
+    assert CliRunner().invoke(cli, ["--root", str(memory), "reindex"]).exit_code == 0
+    store = Store(Config.load(memory))
+    try:
+        async with Client(server.build(store)) as client:
+            nonsense = (await client.call_tool("recall", {"query": "zzqxv nonexistentterm"})).structured_content
+            worded = (await client.call_tool("recall", {"query": "schema migrations"})).structured_content
+            paraphrase = (await client.call_tool("recall", {"query": PARAPHRASES[1][0], "kinds": ["note"]})).structured_content
+    finally:
+        store.close()
+    assert nonsense["hits"] and "by meaning alone" in nonsense["ranking"] and "may be unrelated" in nonsense["ranking"]
+    assert worded["ranking"] == "hybrid (full-text + meaning)"
+    assert paraphrase["hits"][0]["id"] == "notes#1" and "by meaning alone" in paraphrase["ranking"]  # found, and said how
+
+
 async def test_recall_answers_lexically_while_no_vector_exists(memory: Path):
     store = Store(Config.load(memory))
     try:  # nothing is embedded yet (no server ran, no reindex): recall answers from the words alone

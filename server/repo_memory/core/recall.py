@@ -74,7 +74,10 @@ def _scored(hit: Hit, score: float) -> Hit:
     return dataclasses.replace(hit, score=round(score, 4))
 
 
-def _hybrid(unembedded: int) -> str:
+def _hybrid(unembedded: int, worded: int = 1) -> str:
+    if not worded:  # e5-small's similarity does not tell a nonsense query from a paraphrase: say so, do not cut
+        return ("hybrid, by meaning alone: no word of the query is in any memory searched, so these hits are only the "
+                "nearest in meaning and may be unrelated")
     if not unembedded:
         return "hybrid (full-text + meaning)"
     return (f"hybrid (full-text + meaning); {unembedded} candidate(s) had no vector yet (embedding runs in the background) "
@@ -142,7 +145,7 @@ class Recall:
             page.append(_scored(hit, score))
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
-        ranking = _hybrid(sem.unembedded) if sem is not None else f"full-text only: {self._why_lexical()}"
+        ranking = _hybrid(sem.unembedded, sem.worded) if sem is not None else f"full-text only: {self._why_lexical()}"
         said = [f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole})."] if cut else []
         if session and not record_hits and self._activity.nearest(session, 1) is None:
             said.append(f"No session '{session[:80]}' has records: the filter left nothing to search.")

@@ -296,7 +296,7 @@ class DocIndex:
                 candidates = {rowid: rows[rowid] for rowid in {*lexical, *(r for r in nearest if wanted(nearest[r]))}}
                 similar = sem.similarity([row["vkey"] for row in candidates.values()])
                 semantic = {rowid: similar[row["vkey"]] for rowid, row in candidates.items() if row["vkey"] in similar}
-                sem.count_unembedded(fusion.unembedded(lexical, semantic))
+                sem.count_unembedded(fusion.unembedded(lexical, semantic), len(lexical))
                 scores = fusion.fuse(lexical, semantic)
             scored = []
             for rowid, score in scores.items():

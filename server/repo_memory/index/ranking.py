@@ -181,7 +181,7 @@ class RecordRanking:
             if r[10] in similar:
                 context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
                 semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * _mean(context, similar[r[10]])
-        sem.count_unembedded(fusion.unembedded(lexical, semantic))
+        sem.count_unembedded(fusion.unembedded(lexical, semantic), len(lexical))
         # The question's named speaker is left out of its embedding (core/semantic.py), so the meaning half prefers
         # their records as the words half does.
         named = _named({str(r[9]).lower() for r in found.values()}, asked)

@@ -172,13 +172,16 @@ class QueryVectors:
         self._vector, self.index = vector, index
         self._unit: Any = None  # the embedding scaled to length 1, once it is known
         self.unembedded = 0  # candidates of this query that had no vector yet and were ranked by their words alone
+        self.worded = 0  # candidates the query's words matched (none: every hit is by meaning alone)
         self._counting = threading.Lock()  # skills and records are ranked in two threads at once
         self._stored: dict[int, Any] = {}  # unit vectors of the keys read so far (None: the key has no vector)
         self._reading = threading.Lock()
 
-    def count_unembedded(self, found: int) -> None:
+    def count_unembedded(self, found: int, worded: int = 0) -> None:
+        """Add `found` candidates ranked without a vector, and `worded` that the query's words matched."""
         with self._counting:
             self.unembedded += found
+            self.worded += worded
 
     @property
     def vector(self) -> Any:
