@@ -90,6 +90,8 @@ async def test_hits_found_by_meaning_alone_are_said_to_be(memory: Path):
     assert nonsense["hits"] and "by meaning alone" in nonsense["ranking"] and "may be unrelated" in nonsense["ranking"]
     assert worded["ranking"] == "hybrid (full-text + meaning)"
     assert paraphrase["hits"][0]["id"] == "notes#1" and "by meaning alone" in paraphrase["ranking"]  # found, and said how
+    searched = CliRunner().invoke(cli, ["--root", str(memory), "search", "zzqxv", "nonexistentterm"]).output
+    assert "only the nearest in meaning" in searched  # `search` listed them at 1.000 and said nothing
 
 
 async def test_recall_answers_lexically_while_no_vector_exists(memory: Path):

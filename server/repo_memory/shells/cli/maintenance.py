@@ -37,6 +37,8 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             said = " ".join(hit.snippet.replace("**", "").split())  # what it says: a record's title is only where and when
             if said and said != hit.title:
                 click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
+        if result.hits and "by meaning alone" in result.ranking:
+            click.echo("(no word of the query is in any memory: these are only the nearest in meaning, and may be unrelated)")
 
     emit(dataclasses.asdict(result), as_json, text)
 
