@@ -360,3 +360,13 @@ def test_setup_codex_and_doctor_say_when_the_command_the_hooks_call_by_name_is_n
     assert "not on your PATH" in out and "ln -s" in out
     found = json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).output)
     assert any(f["path"] == ".codex/hooks.json" and "PATH" in f["message"] and "ln -s" in f["fix"] for f in found), found
+
+
+def test_show_offers_accepting_only_a_draft_and_loop_list_says_what_stops_a_spec(runner: CliRunner, repo: Path):
+    write_skill_file(repo, "active-one", "Already accepted.")
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "active-one"]).stderr
+    assert "(active)" in shown and "accept" not in shown  # it offered "to accept exactly this version" of an active skill
+    (repo / ".agents/loops/check.md").write_text("---\nname: check\nstatus: active\ntrigger: {on: manual}\ngoal: Pass.\n"
+                                                  "verify:\n  - {level: 4, run: \"true\"}\nstop: {max_iterations: 2}\n"
+                                                  "success_requires_level: 4\n---\n", encoding="utf-8")
+    assert "not accepted" in run(runner, repo, "loop", "list")  # was "not runnable", with no why

@@ -69,7 +69,8 @@ def loop_list(ctx: click.Context) -> None:
         except InvalidRecordError:
             click.echo(f"{name:<28} invalid  (repo-memory loop lint {name})")
             continue
-        ready = "runnable" if not engine.runnable(spec) else "not runnable"
+        # why its commands may not run: a person has not accepted this content, or the spec is not active
+        ready = "runnable" if not engine.runnable(spec) else "not accepted" if spec.status == "active" else "not active"
         click.echo(f"{spec.name:<28} {spec.status:<7} {ready:<13} trigger: {spec.trigger.get('on', 'manual')}")
 
 

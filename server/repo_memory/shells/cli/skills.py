@@ -79,7 +79,10 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
         click.echo(item.content, nl=False)
         if item.files:
             click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(item.files)})", err=True)
-        show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
+        if item.status == "draft":
+            show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
+        else:  # nothing to accept: an active or deprecated skill
+            click.echo(f"skill:{item.name}: sha {sha[:12]} ({item.status})", err=True)
 
     emit({**dataclasses.asdict(item), "review_sha": sha}, as_json, text)
 
