@@ -54,10 +54,10 @@ def init(root: Path, git_dir: Path | None = None, private: bool = False) -> Setu
         done.changes.append("created .agents/README.md")
     done.files.append(".agents/README.md")
     attributes = git_dir / "info" / "attributes" if private else root / ".gitattributes"
-    if _add_lines(attributes, [UNION_LINE, DIFF_LINE]):
+    if add_lines(attributes, [UNION_LINE, DIFF_LINE]):
         done.changes.append(f"added the merge=union and diff=repo-memory rules for experience logs to {_shown(root, attributes)}")
     if private:
-        if _add_lines(git_dir / "info" / "exclude", [".agents/"]):
+        if add_lines(git_dir / "info" / "exclude", [".agents/"]):
             done.changes.append("added .agents/ to .git/info/exclude (private mode: memory stays out of your branch)")
         done.files = []
     else:
@@ -91,11 +91,13 @@ def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:
     return changes
 
 
-def _add_lines(path: Path, lines: list[str]) -> bool:
+def add_lines(path: Path, lines: list[str]) -> bool:
+    """Append to the text file at `path` (made if missing) the `lines` it does not hold yet; whether any were."""
     current = path.read_text(encoding="utf-8") if path.exists() else ""
     missing = [line for line in lines if line not in current.splitlines()]
     if missing:
         prefix = current if not current or current.endswith("\n") else current + "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
         disk.write_atomic(path, (prefix + "".join(f"{line}\n" for line in missing)).encode())
     return bool(missing)
 

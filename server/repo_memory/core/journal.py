@@ -66,9 +66,9 @@ class Journal:
         the month it happened in), else this month."""
         refs.check_session(session)
         known = self._paths.get(session)
-        if known is not None and known.exists():
-            newer = _segment(known, session, _number(known, session) + 1)
-            if not newer.exists():  # another process may have begun the next file
+        if known is not None and _begun(known, session):
+            following = _segment(known, session, _number(known, session) + 1)
+            if not _begun(following, session):  # another process may have begun the next file
                 return known
         found = self.segments(session)
         if found:
@@ -82,11 +82,12 @@ class Journal:
         return path
 
     def segments(self, session: str) -> list[Path]:
-        """Every log file of `session`, in the order its records were written."""
+        """Every log file of `session`, in the order its records were written (a `+n` file begun by a writer that was
+        killed before it wrote is not one: the next writer begins it again)."""
         base = self.root / EXPERIENCE_DIR
         found = [*base.glob(f"*/{session}.jsonl"), *base.glob(f"*/{session}{SEGMENT}*.jsonl")]
         numbered = [(_number(p, session), p) for p in found if not p.is_symlink()]
-        return [p for n, p in sorted(numbered) if n > 0]
+        return [p for n, p in sorted(numbered) if n > 0 and _begun(p, session)]
 
     def owned(self, session: str) -> str:
         """The session this clone appends to for `session`: itself, unless its log's last record came from another
@@ -95,8 +96,6 @@ class Journal:
         path = self.path(session)
         if path is None or not self.clone:
             return session
-        if path.stat().st_size == 0 and len(found := self.segments(session)) > 1:  # a file begun, nothing in it yet
-            path = found[-2]
         try:
             fd = disk.open_safely(path)
         except UnsafePathError as exc:  # a linked log: every append to it is refused with this reason; the process goes on
@@ -126,14 +125,12 @@ class Journal:
             fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-                number = _number(path, session)
-                if _segment(path, session, number + 1).exists():
+                following = _segment(path, session, _number(path, session) + 1)
+                if _begun(following, session):
                     continue  # another writer began the next file while this one waited for the lock
                 last_seq, last_sha, clean_end = _tail(fd)
                 if last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
-                    return self._begin(_segment(path, session, number + 1), session, prepared, last_seq, last_sha)
-                if not last_seq and number > 1 and not os.fstat(fd).st_size:  # begun, then its writer was killed
-                    last_seq, last_sha = self._last_before(session, number)
+                    return self._begin(following, session, prepared, last_seq, last_sha)
                 return path, self._write(fd, path, session, prepared, last_seq, last_sha, clean_end)
             finally:
                 os.close(fd)  # closing releases the lock
@@ -147,17 +144,6 @@ class Journal:
             return path, self._write(fd, path, session, prepared, last_seq, last_sha, True)
         finally:
             os.close(fd)
-
-    def _last_before(self, session: str, number: int) -> tuple[int, str | None]:
-        for path in reversed([p for p in self.segments(session) if _number(p, session) < number]):
-            fd = disk.open_safely(path)
-            try:
-                last_seq, last_sha, _ = _tail(fd)
-            finally:
-                os.close(fd)
-            if last_seq:
-                return last_seq, last_sha
-        return 0, None
 
     def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
                clean_end: bool) -> list[dict[str, Any]]:
@@ -257,6 +243,16 @@ def _number(path: Path, session: str) -> int:
         return 1
     tail = stem.removeprefix(session + SEGMENT)
     return int(tail) if tail != stem and tail.isascii() and tail.isdigit() and tail[0] != "0" and int(tail) > 1 else 0
+
+
+def _begun(path: Path, session: str) -> bool:
+    """Whether `path` holds a session's file: its first file once created, a `+n` file once written to (it is begun
+    under the lock of the file before it, so an empty one is only ever one whose writer was killed)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    return size > 0 or _number(path, session) == 1
 
 
 def _segment(path: Path, session: str, number: int) -> Path:

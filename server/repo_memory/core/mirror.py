@@ -8,6 +8,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from repo_memory import layout
 from repo_memory.errors import UnsafePathError
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
@@ -84,8 +85,8 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
                     "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
             disk.write_atomic(marker, (json.dumps(note, indent=2) + "\n").encode())
             report.written.append(name)
-        if git_dir is not None:
-            _ignore(git_dir, [f"/{target}/{name}/" for name in names if name not in report.kept_hand_written])
+        if git_dir is not None:  # each clone makes its own copies from the committed source: git ignores them, here only
+            layout.add_lines(git_dir / "info" / "exclude", [f"/{target}/{name}/" for name in names if name not in report.kept_hand_written])
         base = root / target
         if base.is_dir():
             for dest in sorted(base.iterdir()):
@@ -93,17 +94,6 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
                     shutil.rmtree(dest)
                     report.removed.append(dest.name)
     return report
-
-
-def _ignore(git_dir: Path, lines: list[str]) -> None:
-    """Have git ignore the copies, in this clone only (.git/info/exclude): each clone makes its own from the committed
-    source, so they showed as untracked files to commit. An exclude line never hides a file git already tracks."""
-    exclude = git_dir / "info" / "exclude"
-    current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-    new = [line for line in lines if line not in set(current.splitlines())]
-    if new:
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        disk.write_atomic(exclude, (current + ("" if not current or current.endswith("\n") else "\n") + "\n".join(new) + "\n").encode())
 
 
 def in_use(root: Path, target: str = TARGET) -> bool:

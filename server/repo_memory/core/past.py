@@ -47,7 +47,7 @@ class Past:
             raise NotFoundError(f"No session '{session}'.")
         return found[0].relative_to(self.root).as_posix()
 
-    def _files(self, ref: str, path: str) -> list[str]:
+    def _files(self, path: str) -> list[str]:
         """The files behind `path`: a session's log is its first file and the `+n` files that continue it."""
         if path.endswith(".jsonl"):
             return [path, path.removesuffix(".jsonl") + f"{SEGMENT}*.jsonl"]  # a pathspec: git matches the glob
@@ -56,7 +56,7 @@ class Past:
     def changes(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[history.Change]]:
         """(path, the commits that changed it newest first, each with its diff)."""
         path = self.path_of(ref)
-        found = history.changes(self._git, self._files(ref, path), since, limit)
+        found = history.changes(self._git, self._files(path), since, limit)
         if not found and not since and not (self.root / path).exists():
             name = refs.parse(ref).name
             raise NotFoundError(f"Nothing named '{ref[:80]}' has history: no skill, loop or session by that name exists or "

@@ -69,18 +69,25 @@ def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts
     compared as the index stems them (a scratch table with the same tokenizer, made once per connection)."""
     if not terms or not texts:
         return [0.0] * len(texts)
-    conn.execute("SAVEPOINT covered")
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.covered USING fts5(t, tokenize='{tokenize}')")
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.covered_v USING fts5vocab(temp, covered, instance)")
-    conn.execute("DELETE FROM temp.covered")
-    conn.executemany("INSERT INTO temp.covered (rowid, t) VALUES (?, ?)", list(enumerate([*terms, *texts])))
-    stems: dict[int, set[str]] = {}
-    for stem, doc in conn.execute("SELECT term, doc FROM temp.covered_v"):
-        stems.setdefault(int(doc), set()).add(str(stem))
-    conn.execute("RELEASE covered")
+    stems = _stems(conn, "covered", tokenize, [*terms, *texts])
     wanted = [found for n in range(len(terms)) if (found := stems.get(n))]
     held = [stems.get(len(terms) + n, set()) for n in range(len(texts))]
     return [sum(1 for w in wanted if w <= have) / len(wanted) if wanted else 0.0 for have in held]
+
+
+def _stems(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequence[str]) -> dict[int, set[str]]:
+    """The stems of each of `texts` (by position) as a full-text table with `tokenize` indexes them: the texts go into
+    the scratch table `scratch` (made once per connection) and its vocabulary is read back."""
+    conn.execute(f"SAVEPOINT {scratch}")  # one write to the scratch table, not one per statement
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5(t, tokenize='{tokenize}')")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch}_v USING fts5vocab(temp, {scratch}, instance)")
+    conn.execute(f"DELETE FROM temp.{scratch}")
+    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", list(enumerate(texts)))
+    stems: dict[int, set[str]] = {}
+    for stem, doc in conn.execute(f"SELECT term, doc FROM temp.{scratch}_v"):
+        stems.setdefault(int(doc), set()).add(str(stem))
+    conn.execute(f"RELEASE {scratch}")
+    return stems
 
 
 class Frequencies:
@@ -125,10 +132,7 @@ class Frequencies:
 
     def _of(self, conn: sqlite3.Connection, terms: Sequence[str]) -> dict[str, int]:
         if conn is not self._conn:
-            vocab, stemmer = f"{self.table}_vocab", f"{self.table}_stemmer"
-            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{vocab} USING fts5vocab(main, {self.table}_fts, row)")
-            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{stemmer} USING fts5(t, tokenize='{self.tokenize}')")
-            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{stemmer}_v USING fts5vocab(temp, {stemmer}, instance)")
+            conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{self.table}_vocab USING fts5vocab(main, {self.table}_fts, row)")
             self._conn, self._counts, self._rows = conn, {}, -1
         rows = int(conn.execute(f"SELECT max(rowid) FROM {self.table}").fetchone()[0] or 0)
         if rows <= BUDGET:
@@ -137,12 +141,7 @@ class Frequencies:
             self._counts, self._rows = {}, rows
         new = [t for t in dict.fromkeys(terms) if t not in self._counts]
         if new:
-            stemmer = f"{self.table}_stemmer"
-            conn.execute(f"DELETE FROM temp.{stemmer}")
-            conn.executemany(f"INSERT INTO temp.{stemmer} (rowid, t) VALUES (?, ?)", list(enumerate(new)))
-            stems: dict[int, set[str]] = {}
-            for stem, doc in conn.execute(f"SELECT term, doc FROM temp.{stemmer}_v"):
-                stems.setdefault(int(doc), set()).add(str(stem))
+            stems = _stems(conn, f"{self.table}_stemmer", self.tokenize, new)
             wanted = sorted({s for found in stems.values() for s in found})
             found = dict(conn.execute(f"SELECT term, doc FROM temp.{self.table}_vocab WHERE term IN ({','.join('?' * len(wanted))})",
                                       wanted).fetchall()) if wanted else {}

@@ -252,8 +252,7 @@ def codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, e
         block = "" if remove else (
             f"\n[mcp_servers.{NAME}]\ncommand = {json.dumps(command[0])}\nargs = {json.dumps(command[1:])}\nstartup_timeout_sec = 20\n"
             f"\n[mcp_servers.{NAME}.env]\nREPO_MEMORY_HARNESS = \"codex\"\n")
-        if not (block and block.strip() in text and text.count(f"[mcp_servers.{NAME}]") == 1):  # as it is: not moved to the end
-            new = _with_table(new, f"mcp_servers.{NAME}", block)
+        new = _with_table(new, f"mcp_servers.{NAME}", block)
         if new != text:
             changes.append(f"{config}: {'removed' if remove else 'changed' if _has_table(text, f'mcp_servers.{NAME}') else 'added'} "
                            f"[mcp_servers.{NAME}] (one entry for every repository)" + (" (dry run, not written)" if dry_run else ""))
@@ -351,9 +350,19 @@ def _has_table(text: str, table: str) -> bool:
 def _with_table(text: str, table: str, block: str) -> str:
     """TOML `text` with `[table]` (and its sub-tables) replaced by `block` ('' removes it), every other line untouched."""
     kept = _without_table(text, table)
+    if block and _table_of(text, kept) == block.strip():
+        return text  # already as it would be: left where it is, not moved last
     if kept != text:  # our table is gone: drop the blank line that separated it, nothing else
         kept = kept.rstrip("\n") + "\n" if kept.strip() else ""
     return kept.rstrip("\n") + ("\n" if kept.strip() else "") + block if block else kept
+
+
+def _table_of(text: str, kept: str) -> str:
+    """The lines of `text` that `kept` (its `_without_table`) lost: the table as it stands, stripped."""
+    lost = list(text.splitlines(keepends=True))
+    for line in kept.splitlines(keepends=True):
+        lost.remove(line)
+    return "".join(lost).strip()
 
 
 def _without_table(text: str, table: str) -> str:
