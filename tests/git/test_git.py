@@ -351,3 +351,46 @@ def test_a_session_continued_after_its_commit_reads_logs_shows_and_has_history_a
     shown = runner.invoke(cli, ["--root", str(work), "log", "show", "s-long"], catch_exceptions=False).output
     assert "third, after it" in shown and "break" not in shown.lower()
     assert runner.invoke(cli, ["--root", str(work), "verify"]).exit_code == 0
+
+
+def test_a_session_that_went_on_across_branches_reads_as_one_on_each_and_after_their_merge(repo: Path, runner: CliRunner):
+    """Each branch holds some of the session's files (core/journal.py keeps where the session got to): each reads
+    and verifies as far as it holds, the merge holds them all, and a record cut from a file still shows as a break."""
+    commit_file(repo, "app.py", "x = 1\n", "init")
+    git(repo, "checkout", "-q", "-b", "feature")
+    store = Store(Config.load(repo), session="s-branches")
+    store.remember("one, on feature")
+    store.checkpoint("the start", ["s-branches#1"])
+    git(repo, "checkout", "-q", "main")
+    store.remember("three, on main")
+    store.close()
+    git(repo, "checkout", "-q", "feature")  # holds the first file, not the second
+    store = Store(Config.load(repo), session="s-branches")
+    assert [r["id"] for r in store.remember("four, on feature again")] == ["s-branches#4"]
+    store.close()
+
+    def names() -> list[str]:
+        return sorted(p.name for p in (repo / ".agents/experience").rglob("s-branches*.jsonl"))
+
+    def texts() -> list[str]:
+        reader = Store(Config.load(repo))
+        try:
+            return [r.record["text"] for r in reader.read("session:s-branches").records if r.verified]
+        finally:
+            reader.close()
+
+    assert names() == ["s-branches+3.jsonl", "s-branches.jsonl"]
+    assert texts() == ["one, on feature", "the start", "four, on feature again"]
+    shown = runner.invoke(cli, ["--root", str(repo), "log", "show", "s-branches"], catch_exceptions=False).output
+    assert "four, on feature again" in shown and "Verification failed" not in shown
+    assert runner.invoke(cli, ["--root", str(repo), "verify"]).exit_code == 0
+
+    git(repo, "merge", "-q", "--no-edit", "main")
+    assert names() == ["s-branches+2.jsonl", "s-branches+3.jsonl", "s-branches.jsonl"]
+    assert texts() == ["one, on feature", "the start", "three, on main", "four, on feature again"]
+    assert runner.invoke(cli, ["--root", str(repo), "verify"]).exit_code == 0
+
+    first = next((repo / ".agents/experience").rglob("s-branches.jsonl"))
+    first.write_text(first.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")  # #2 cut by hand
+    result = runner.invoke(cli, ["--root", str(repo), "verify"])
+    assert result.exit_code != 0 and "s-branches#3: its prev hash does not match" in result.output, result.output

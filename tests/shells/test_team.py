@@ -345,5 +345,69 @@ def test_the_users_stash_and_pull_rebase_never_take_or_trip_over_what_a_running_
     assert ids == [f"{session}#{n}" for n in range(1, 6)]  # no id written twice, none lost
     assert [log.name for log in logs] == [f"{session}.jsonl", f"{session}+2.jsonl"]
     assert git(repo, "status", "--porcelain") == ""  # the session's end committed the rest
+    assert memory_commits(repo)[0] == f"memory(experience): {session}#3-5"  # what the commit adds, in the session's next file
     result = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_session_that_goes_on_after_a_branch_switch_never_writes_an_id_twice_and_merges_back_as_one(repo: Path):
+    """The user switches to a branch that lacks the session's committed log while the session goes on, in the server
+    and in a hook's own process. Had its ids started again at #1, the merge of the two branches put two different
+    records under each id into one log."""
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    git(repo, "checkout", "-q", "-b", "feature")
+
+    def hook_process(event: str, **payload: object) -> None:
+        body = json.dumps({"session_id": SESSION, "cwd": str(repo), "hook_event_name": event, **payload})
+        subprocess.run([sys.executable, "-m", "repo_memory", "hook", event], cwd=repo, input=body, text=True, capture_output=True,
+                       timeout=60, check=True)
+
+    server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": SESSION})
+    try:
+        server.initialize()
+        first = server.call("remember", {"text": "the feature flag lives in settings.toml"})["structuredContent"]["ids"]
+        server.call("checkpoint", {"summary": "where the feature flag lives", "covers": first})
+        assert git(repo, "status", "--porcelain") == ""  # committed on feature
+        git(repo, "checkout", "-q", "main")  # main lacks the session's log: git removes it from the working tree
+        assert not list((repo / ".agents/experience").rglob(f"{SESSION}*.jsonl"))
+        written = server.call("remember", {"text": "main pins the parser to 2.1"})["structuredContent"]["ids"]
+        hook_process("post-tool", tool_name="Bash", tool_use_id="toolu_1", tool_input={"command": "make"}, tool_response="ok")
+        server.close_input()
+        assert server.wait(30) == 0
+        hook_process("session-end", reason="other")
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    assert written == [f"{SESSION}#3"]  # the session's third record, though this branch holds neither of the first two
+    assert git(repo, "status", "--porcelain") == ""  # the session's end committed the rest on main
+    assert memory_commits(repo)[0] == f"memory(experience): {SESSION}#3-5"
+    verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr  # a log whose earlier part is on another branch is whole
+    read = server_read(repo, f"{SESSION}#3")
+    assert read["verified"], read
+
+    git(repo, "merge", "-q", "--no-edit", "feature")
+    logs = sorted((repo / ".agents/experience").rglob(f"{SESSION}*.jsonl"), key=lambda p: int(p.stem.partition("+")[2] or 1))
+    ids = [json.loads(line)["id"] for log in logs for line in log.read_text(encoding="utf-8").splitlines()]
+    assert len(ids) == len(set(ids)) == 5 and ids == [f"{SESSION}#{n}" for n in range(1, 6)], ids
+    verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def server_read(repo: Path, ref: str) -> dict:
+    from tests.shells.stdio_server import StdioServer
+
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        result = server.call("read", {"ref": ref})
+        server.close_input()
+        server.wait(30)
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    assert not result.get("isError"), result
+    return result["structuredContent"]["records"][0]

@@ -6,12 +6,18 @@ A committed file that kept growing was a change git saw in the user's working tr
 the server had acknowledged (and the server then wrote others under the same ids), `git stash pop` and `git pull
 --rebase` refused to run, and `git commit -a` swept memory into a code commit. A new file is untracked: git leaves it
 alone until repo-memory commits it.
+
+Each clone also keeps, outside the work tree, where each session's log got to (`session-tips/<session>.json` in its
+state folder): a branch checked out while a session goes on may lack the session's files, and the session then goes on
+in a file numbered after the last one it wrote (`+n`), with ids after its last, never again from #1. Merged back, the
+two branches' files are one session and one chain.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import re
@@ -29,6 +35,7 @@ from repo_memory.guards import authorship, disk, paths
 
 _CHUNK = 64 * 1024
 SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
+TIPS_DIR = "session-tips"  # in the clone's state folder: where each session's log got to (see the module's docstring)
 log = logging.getLogger("repo_memory")
 
 
@@ -36,10 +43,11 @@ class Journal:
     """The experience files of one repository."""
 
     def __init__(self, root: Path, inline_max: int = INLINE_MAX, clone: str = "", key: authorship.Key | None = None,
-                 held: Callable[[str], bool] | None = None):
+                 held: Callable[[str], bool] | None = None, tips: Path | None = None):
         self.root, self.clone, self.key = root, clone, key  # key: every record appended here carries its mark
         self.inline_max = inline_max
         self.held = held  # whether git's HEAD holds a file (a repository path): then it is never appended to
+        self.tips = tips  # a folder holding where each session's log got to in this clone (None: not kept)
         self._paths: dict[str, Path] = {}
         self._torn_reported: set[Path] = set()
         self._new_blobs: set[str] = set()
@@ -51,7 +59,7 @@ class Journal:
         from repo_memory.git.repo import clone_id
 
         clone = clone_id(git_dir, state_dir)
-        return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir), held)
+        return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir), held, state_dir / TIPS_DIR)
 
     def files(self) -> Iterator[Path]:
         """Every session log, oldest month first, a session's files in the order they were written."""
@@ -76,6 +84,11 @@ class Journal:
             return found[-1]
         if not create:
             return None
+        tip = self._tip(session)
+        if tip is not None:  # none of the session's files is in this checkout: it goes on after the last one it wrote
+            path = paths.inside(self.root, *tip[0].parts[:-1], _segment(tip[0], session, _number(tip[0], session) + 1).name)
+            self._paths[session] = path
+            return path
         month = started[:7] if started and re.match(r"^\d{4}-(0[1-9]|1[0-2])-", started) else f"{datetime.now(UTC):%Y-%m}"
         path = paths.inside(self.root, EXPERIENCE_DIR, month, f"{session}.jsonl")
         self._paths[session] = path
@@ -88,6 +101,12 @@ class Journal:
         found = [*base.glob(f"*/{session}.jsonl"), *base.glob(f"*/{session}{SEGMENT}*.jsonl")]
         numbered = [(_number(p, session), p) for p in found if not p.is_symlink()]
         return [p for n, p in sorted(numbered) if n > 0 and _begun(p, session)]
+
+    def resumes(self, path: Path) -> bool:
+        """Whether `path` is a session's `+n` file whose file before it is not in this checkout: the session went on
+        after a branch that lacks that file was checked out, and its first record links to a record found elsewhere."""
+        session, number = part_of(path)
+        return number > 1 and not _begun(_segment(path, session, number - 1), session)
 
     def owned(self, session: str) -> str:
         """The session this clone appends to for `session`: itself, unless its log's last record came from another
@@ -129,6 +148,12 @@ class Journal:
                 if _begun(following, session):
                     continue  # another writer began the next file while this one waited for the lock
                 last_seq, last_sha, clean_end = _tail(fd)
+                tip = self._tip(session)
+                if tip is not None and tip[1] > last_seq:  # the session went further in files this checkout lacks
+                    if not last_seq:  # a file begun for it here
+                        return path, self._write(fd, path, session, prepared, tip[1], tip[2], clean_end)
+                    number = max(_number(tip[0], session), _number(path, session)) + 1
+                    return self._begin(_segment(path, session, number), session, prepared, tip[1], tip[2])
                 if last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
                     return self._begin(following, session, prepared, last_seq, last_sha)
                 return path, self._write(fd, path, session, prepared, last_seq, last_sha, clean_end)
@@ -161,9 +186,46 @@ class Journal:
             chunks.append(canonical(record) + b"\n")
         _write_all(fd, b"".join(chunks))
         os.fsync(fd)
+        if records:
+            self._keep_tip(path, records[-1])
         if self.key is not None:
             self.key.vouch(chunk[:-1] for chunk in chunks if chunk != b"\n")
         return records
+
+    def _tip(self, session: str) -> tuple[Path, int, str] | None:
+        """(the file relative to the root, seq, sha256) of the last record this clone wrote in `session`, if kept."""
+        if self.tips is None:
+            return None
+        try:
+            tip = json.loads((self.tips / f"{session}.json").read_bytes())
+            where = Path(tip["file"])
+            if where.is_absolute() or ".." in where.parts or _number(where, session) < 1:
+                return None
+            return where, int(tip["seq"]), str(tip["sha256"])
+        except (OSError, ValueError, KeyError, TypeError):  # none kept, or torn by a crash: the files alone then
+            return None
+
+    def _keep_tip(self, path: Path, record: dict[str, Any]) -> None:
+        """Note where the session got to, under the lock of its file. Written over in place (a new file and a rename, or
+        a truncation, cost a fifth of an append) and not synced: a reader that finds it torn, or a crash that lost it,
+        leaves the files alone to tell, as before there were tips."""
+        if self.tips is None:
+            return
+        tip = json.dumps({"file": path.relative_to(self.root).as_posix(), "seq": record["seq"], "sha256": record["sha256"]})
+        target, flags = self.tips / f"{record['session']}.json", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            try:
+                fd = os.open(target, flags, 0o644)
+            except FileNotFoundError:
+                self.tips.mkdir(parents=True, exist_ok=True)
+                fd = os.open(target, flags, 0o644)
+            try:
+                os.pwrite(fd, tip.encode(), 0)
+                os.ftruncate(fd, len(tip.encode()))
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            log.warning("could not note where session %s got to: %s", record["session"], exc)
 
     def _prepare(self, entry: Entry) -> dict[str, Any]:
         if entry.kind not in KINDS and not re.match(r"^loop\.[a-z_]+$", entry.kind):

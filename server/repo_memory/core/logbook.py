@@ -217,8 +217,8 @@ class Logbook:
                 raise InvalidArgumentError(f"Cursor {cursor[:40]!r} is not one this server gave out; call read again without a cursor.")
             start, char = int(match[1]), int(match[2] or 0)
         located = self._activity.locate(parsed.session, max(1, start - 1), parsed.end)
-        if not any(row[3] >= start for row in located):
-            self.sync()
+        if _stale(self.root, located, start, parsed.end):
+            self.sync()  # not indexed yet, or a branch checked out before the watcher saw it
             located = self._activity.locate(parsed.session, max(1, start - 1), parsed.end)
         if not any(row[3] >= start for row in located):
             nearest = self._activity.nearest(parsed.session, parsed.start)
@@ -235,7 +235,8 @@ class Logbook:
                 seen.setdefault(seq, set()).add(line.record["sha256"])
             if seq < start:
                 continue
-            view = _view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id)
+            resumed = offset == 0 and seq - 1 not in seen and self._journal.resumes(paths.inside(self.root, *file.split("/")))
+            view = _view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id, resumed)
             if view.record:
                 source = view.record.get("source", {})
                 done = self._committed.record(file, offset + length, head)
@@ -276,14 +277,21 @@ class Logbook:
         """Every line of `session`'s log, its files in order (NotFoundError naming recent sessions when there is none)."""
         return [line for _, line in self._lines(session)]
 
+    def files(self, session: str) -> list[tuple[list[experience.Line], bool]]:
+        """The lines of each of `session`'s files, and whether the file before it is missing here (Journal.resumes)."""
+        return [(self._journal.lines(path), self._journal.resumes(path)) for path in self._segments(session)]
+
     def _lines(self, session: str) -> list[tuple[str, experience.Line]]:
         """(file, line) of every line of `session`'s files."""
+        return [(path.relative_to(self.root).as_posix(), line) for path in self._segments(session) for line in self._journal.lines(path)]
+
+    def _segments(self, session: str) -> list[Path]:
         found = self._journal.segments(grammar.check_session(session))
         if not found:
             self.sync()
             known = [s[0] for s in self._activity.sessions()]
             raise NotFoundError(f"No session '{session}'." + (f" Recent sessions: {', '.join(known[:5])}." if known else ""))
-        return [(path.relative_to(self.root).as_posix(), line) for path in found for line in self._journal.lines(path)]
+        return found
 
     def trusted(self, session: str) -> list[dict[str, Any]]:
         """The valid records of `session` that count as what they say: a record of a server kind (a verdict, an outcome,
@@ -321,7 +329,7 @@ class Logbook:
                 breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
                                     "the last commit are then lost: copy them first)"))
             head = self._committed.head()
-            for checked in experience.check_chain(lines, chain[1]):
+            for checked in experience.check_chain(lines, chain[1], self._journal.resumes(path)):
                 record = checked.line.record or {}
                 if not checked.verified:
                     breaks.append((record.get("id", rel), checked.problem))
@@ -340,6 +348,14 @@ class Logbook:
         return breaks
 
 
+def _stale(root: Path, located: Sequence[tuple[str, int, int, int, str]], start: int, end: int) -> bool:
+    """Whether the index may be behind the files for records `start`..`end`: some or the last are not there, one is
+    missing in between, or a file they are in is gone."""
+    seqs = sorted({row[3] for row in located if row[3] >= start})
+    return (not seqs or seqs[-1] < end or len(seqs) != seqs[-1] - seqs[0] + 1
+            or not all((root / file).is_file() for file in {row[0] for row in located}))
+
+
 def _size(path: Path) -> int:
     try:
         return path.lstat().st_size
@@ -347,15 +363,17 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _view(journal: Journal, line: experience.Line, before: set[str], seq: int, session: str, record_id: str) -> RecordView:
-    """A record as read at its indexed place, verified: its hash, and that its prev is one of the records before it."""
+def _view(journal: Journal, line: experience.Line, before: set[str], seq: int, session: str, record_id: str, resumed: bool = False
+          ) -> RecordView:
+    """A record as read at its indexed place, verified: its hash, and that its prev is one of the records before it
+    (`resumed`: the first of a file whose file before it is not in this checkout, linked to a record found elsewhere)."""
     record = line.record
     if record is None or record.get("seq") != seq or record.get("session") != session:
         return RecordView(id=record_id, record={}, verified=False,
                           problem="the log no longer holds this record where it was written (edited behind the server's back); "
                                   "run `repo-memory verify` to see every break")
     problem = "" if experience.seal(record)["sha256"] == record["sha256"] else "its content does not match its sha256 (edited after it was written)"
-    chain_ok = record["prev"] is None if seq == 1 else record["prev"] in before
+    chain_ok = record["prev"] is None if seq == 1 else record["prev"] in before or resumed and isinstance(record["prev"], str)
     if not problem and not chain_ok:
         problem = "its prev hash does not match the record before it (a record was changed, removed or inserted)"
     content = None

@@ -109,8 +109,8 @@ class Store:
                 and parsed.name in self._loops.names():
             return self._loops.read(parsed.name, cursor)
         if parsed.kind == "session" or parsed.kind == "name" and not self._skills.exists(parsed.name) and self._journal.path(parsed.name):
-            lines = [ln for ln in self._logs.lines(parsed.name) if ln.record]
-            return self._logs.read(f"{parsed.name}#1-{max(1, len(lines))}", cursor)
+            last = max((int(ln.record["seq"]) for ln in self._logs.lines(parsed.name) if ln.record), default=1)
+            return self._logs.read(f"{parsed.name}#1-{last}", cursor)  # its earlier records may be on another branch
         if parsed.kind == "code":
             raise InvalidArgumentError(f"'{ref[:80]}' is code: read it from the repository; recall(symbol=...) finds memories citing it.")
         return self._skills.read(parsed.name, parsed.inner, cursor)
@@ -138,6 +138,9 @@ class Store:
 
     def lines(self, session: str) -> list[experience.Line]:
         return self._logs.lines(session)
+
+    def log_files(self, session: str) -> list[tuple[list[experience.Line], bool]]:
+        return self._logs.files(session)  # each file's lines, and whether the one before it is missing here
 
     def trusted(self, session: str) -> list[dict[str, Any]]:
         return self._logs.trusted(session)  # records of server kinds only when the server wrote them

@@ -139,13 +139,15 @@ class Checked:
         return ""
 
 
-def check_chain(lines: Sequence[Line], seen: dict[int, set[str]] | None = None) -> list[Checked]:
+def check_chain(lines: Sequence[Line], seen: dict[int, set[str]] | None = None, resumed: bool = False) -> list[Checked]:
     """Check each valid record's hash, and that its `prev` is the hash of an earlier record one seq before it.
 
     Usually that is the line just before. A log two clones both continued and git then union-merged holds two
     chains from the record where they forked; each record still links to an earlier one, so both verify. `seen` holds
-    the hashes of each seq in the session's earlier files (core/journal.py), and gains this file's."""
-    out = []
+    the hashes of each seq in the session's earlier files (core/journal.py), and gains this file's. `resumed`: the
+    lines are a session's file whose file before it is not in this checkout (a branch switched to while the session
+    went on; core/journal.py), so its first record links to one that cannot be checked here."""
+    out: list[Checked] = []
     seen = {} if seen is None else seen
     for line in lines:
         if line.record is None:
@@ -154,6 +156,8 @@ def check_chain(lines: Sequence[Line], seen: dict[int, set[str]] | None = None) 
         hash_ok = seal(record)["sha256"] == record["sha256"]
         seq = int(record["seq"])
         chain_ok = record["prev"] is None if seq == 1 else record["prev"] in seen.get(seq - 1, set())
+        if resumed and not out and seq > 1 and seq - 1 not in seen:
+            chain_ok = isinstance(record["prev"], str)
         out.append(Checked(line, hash_ok, chain_ok))
         seen.setdefault(seq, set()).add(record["sha256"])
     return out

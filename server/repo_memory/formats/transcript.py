@@ -15,11 +15,13 @@ def one_line(record: dict[str, Any]) -> str:
     return f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  {record['source'].get('actor', '')}  {text[:100]}"
 
 
-def markdown(session: str, lines: Sequence[Line]) -> str:
-    """The session as markdown: a heading per record (id as anchor), provenance, text, data, refs; breaks called out."""
-    checked = {id(c.line): c for c in check_chain(lines)}  # a session's lines may come from several files
+def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
+    """The session as markdown: a heading per record (id as anchor), provenance, text, data, refs; breaks called out.
+    `files`: the lines of each of the session's files, and whether the file before it is missing (`check_chain`)."""
+    seen: dict[int, set[str]] = {}
+    checked = {id(c.line): c for lines, resumed in files for c in check_chain(lines, seen, resumed)}
     out = [f"# Session {session}\n"]
-    for line in lines:
+    for line in (line for lines, _ in files for line in lines):
         record = line.record
         if record is None:
             out.append(f"> **Unreadable line at byte {line.offset}:** {line.problem}\n")

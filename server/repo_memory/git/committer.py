@@ -67,9 +67,9 @@ def _holds_secret(path: Path) -> bool:
     return bool(secretscan.scan(text))
 
 
-def _last_seq(log: bytes) -> int:
-    """The seq of the last record of an experience log (0 when it has none)."""
-    for line in reversed(log.splitlines()):
+def _last_seq(log: bytes, first: bool = False) -> int:
+    """The seq of the last (`first`: the first) record of an experience log (0 when it has none)."""
+    for line in (log.splitlines() if first else reversed(log.splitlines())):
         try:
             seq = json.loads(line).get("seq")
         except (ValueError, AttributeError):
@@ -310,11 +310,14 @@ class Committer:
     def _span(self, base: str | None, path: str) -> tuple[int, int] | None:
         """(first, last) seq of the records the log at `path` holds beyond its committed version: what this commit adds."""
         try:
-            now = _last_seq(disk.read_safely(self.root / path))
+            data = disk.read_safely(self.root / path)
         except (OSError, UnsafePathError):
             return None
-        before = _last_seq(self.git.blob(base, path)) if base and self.git.entry(base, path) else 0
-        return (before + 1, now) if now > before else None
+        now = _last_seq(data)
+        if base and self.git.entry(base, path):
+            before = _last_seq(self.git.blob(base, path))
+            return (before + 1, now) if now > before else None
+        return (_last_seq(data, first=True), now) if now else None  # a new file: a session's next (core/journal.py) begins past #1
 
     def _identity(self) -> dict[str, str]:
         """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""

@@ -177,7 +177,7 @@ def _short(path: str) -> str:
 @click.pass_context
 def log_show(ctx: click.Context, session: str) -> None:
     """Render SESSION as readable markdown, each record headed by its id (an anchor you can cite)."""
-    click.echo(transcript.markdown(session, store_of(ctx).lines(session)), nl=False)
+    click.echo(transcript.markdown(session, store_of(ctx).log_files(session)), nl=False)
 
 
 @click.command()
