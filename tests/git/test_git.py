@@ -394,3 +394,22 @@ def test_a_session_that_went_on_across_branches_reads_as_one_on_each_and_after_t
     first.write_text(first.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")  # #2 cut by hand
     result = runner.invoke(cli, ["--root", str(repo), "verify"])
     assert result.exit_code != 0 and "s-branches#3: its prev hash does not match" in result.output, result.output
+
+
+def test_records_the_user_stashed_with_their_untracked_files_come_back_beside_those_written_since(work: Path):
+    """`git stash -u` takes a session's uncommitted next file; the session goes on after it, so `git stash pop` puts
+    it back beside the records written meanwhile (it had refused: the session had begun that file again from its start)."""
+    store = Store(Config.load(work), session="s-stashed")
+    store.remember("one")
+    store.checkpoint("the start", ["s-stashed#1"])
+    store.remember("three, then stashed")
+    git(work, "stash", "-q", "-u")
+    assert [r["id"] for r in store.remember("four, while stashed")] == ["s-stashed#4"]
+    git(work, "stash", "pop", "-q")
+    store.close()
+    store = Store(Config.load(work))
+    try:
+        texts = [r.record["text"] for r in store.read("session:s-stashed").records if r.verified]
+    finally:
+        store.close()
+    assert texts == ["one", "the start", "three, then stashed", "four, while stashed"]
