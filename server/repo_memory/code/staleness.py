@@ -80,8 +80,10 @@ class Staleness:
         self._last = (self._db.generation(), {a.partition("::")[0] for _, a in wanted})
         return len(changed) + len(gone)
 
-    def stale(self, memories: list[str] | None = None) -> list[Stale]:
-        """Stale anchors of `memories` (all memories when None)."""
+    def stale(self, memories: list[str] | None = None, check: bool = False) -> list[Stale]:
+        """Stale anchors of `memories` (all memories when None); `check`: look at the cited code files first."""
+        if check:
+            self.check()
         return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale(memories)]
 
     def anchored_to(self, symbol: str) -> list[tuple[str, str]]:

@@ -266,6 +266,11 @@ class Logbook:
         return Item(id=str(parsed), kind="experience", status="recorded", records=views, next_cursor=next_cursor,
                     committed=all(v.committed for v in views), recorded=DATA_NOTE)
 
+    def read_session(self, session: str, cursor: str | None = None) -> Item:
+        """Every record of `session`, as `read` gives a range (its first records may be on another branch)."""
+        last = max((int(ln.record["seq"]) for ln in self.lines(session) if ln.record), default=1)
+        return self.read(f"{session}#1-{last}", cursor)
+
     def _line_at(self, file: str, offset: int, length: int) -> experience.Line:
         path = paths.inside(self.root, *file.split("/"))
         with os.fdopen(disk.open_safely(path), "rb") as handle:

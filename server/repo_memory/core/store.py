@@ -109,8 +109,7 @@ class Store:
                 and parsed.name in self._loops.names():
             return self._loops.read(parsed.name, cursor)
         if parsed.kind == "session" or parsed.kind == "name" and not self._skills.exists(parsed.name) and self._journal.path(parsed.name):
-            last = max((int(ln.record["seq"]) for ln in self._logs.lines(parsed.name) if ln.record), default=1)
-            return self._logs.read(f"{parsed.name}#1-{last}", cursor)  # its earlier records may be on another branch
+            return self._logs.read_session(parsed.name, cursor)
         if parsed.kind == "code":
             raise InvalidArgumentError(f"'{ref[:80]}' is code: read it from the repository; recall(symbol=...) finds memories citing it.")
         return self._skills.read(parsed.name, parsed.inner, cursor)
@@ -167,8 +166,7 @@ class Store:
         return self._activity.forked()
 
     def stale(self, memories: list[str] | None = None) -> list[Stale]:
-        self._staleness.check()
-        return self._staleness.stale(memories)
+        return self._staleness.stale(memories, check=True)
 
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()
@@ -239,8 +237,7 @@ class Store:
         return self._committer.flush(scope, session)  # skills and loops; experience of `session`, this process's (final), all
 
     def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
-        self._committer.record(paths, message)  # files repo-memory created besides memory writes (init's scaffolding)
-        return self._committer.flush()
+        return self._committer.commit(paths, message)  # files repo-memory created besides memory writes (init's scaffolding)
 
     def commit_status(self, kind: str = "doc") -> str:
         return self._committer.describe(kind)  # one line for tool results: where the latest writes of `kind` stand with git

@@ -101,6 +101,11 @@ class Committer:
     def mode(self) -> str:
         return self.policy.mode
 
+    def commit(self, paths: list[str], message: str) -> CommitResult | None:
+        """Note `paths` as changed documents and commit them now (per the policy)."""
+        self.record(paths, message)
+        return self.flush()
+
     def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str = "", first: int = 0, last: int = 0) -> None:
         """Note changed memory paths, durably; documents are committed within the window, experience at its session's end."""
         if self.mode == "off":
