@@ -26,7 +26,8 @@ class Config:
     """Where the memory lives and how the server behaves; built by `Config.load`."""
 
     root: Path
-    git_dir: Path
+    git_dir: Path  # this checkout's (a linked worktree's own): its HEAD and index
+    common_dir: Path  # the repository's, shared by its worktrees: refs, config, info/ (the same as git_dir outside worktrees)
     review: str = "required"
     commit: str = "auto"
     recall_limit: int = 8
@@ -48,8 +49,13 @@ class Config:
 
     @property
     def state_dir(self) -> Path:
-        """Per-clone derived state (index, locks); never committed."""
+        """This checkout's derived state (index, pending commits, locks); never committed."""
         return self.git_dir / "repo-memory"
+
+    @property
+    def clone_dir(self) -> Path:
+        """What is one for every worktree of the clone: its id and key, where each session got to, accepted loops."""
+        return self.common_dir / "repo-memory"
 
     @property
     def index_path(self) -> Path:
@@ -69,7 +75,7 @@ class Config:
         """Find the workspace and merge defaults, the config file, the environment and `overrides`."""
         env = os.environ if env is None else env
         start = Path(root or env.get("REPO_MEMORY_ROOT") or env.get("CLAUDE_PROJECT_DIR") or os.getcwd())
-        top, git_dir = gitrepo.discover(start)
+        top, git_dir, common_dir = gitrepo.discover(start)
         values: dict[str, Any] = dict(_read_file(top / CONFIG_FILE))
         if values.get("review") == "optional" and _committed_review(top) != "optional":
             # Loosening review lets an agent's next skill be active unseen, and an agent's file tools can write this
@@ -92,6 +98,7 @@ class Config:
         return cls(
             root=top,
             git_dir=git_dir,
+            common_dir=common_dir,
             review=values.get("review", "required"),
             commit=values.get("commit", "auto"),
             recall_limit=values.get("recall_limit", 8),

@@ -37,9 +37,10 @@ class Setup:
     files: list[str] = field(default_factory=list)
 
 
-def init(root: Path, git_dir: Path | None = None, private: bool = False) -> Setup:
-    """Create missing folders, the union-merge and diff rules, a short README, and the clone's diff driver."""
-    git_dir = git_dir or root / ".git"
+def init(root: Path, common_dir: Path | None = None, private: bool = False) -> Setup:
+    """Create missing folders, the union-merge and diff rules, a short README, and the clone's diff driver.
+    `common_dir`: the repository's git dir, shared by its worktrees (git reads info/ only there)."""
+    git_dir = common_dir or root / ".git"
     done = Setup()
     for folder in FOLDERS:
         keep = root / folder / ".gitkeep"
@@ -69,7 +70,7 @@ def init(root: Path, git_dir: Path | None = None, private: bool = False) -> Setu
     return done
 
 
-def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:
+def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:  # git_dir: the common one (see init)
     """Undo the clone-local parts of init (the diff driver, private-mode rules); memory files and .gitattributes stay.
     `dry_run` only says what it would remove."""
     changes = []
@@ -115,7 +116,7 @@ def diff_driver_set(root: Path, git_dir: Path | None = None) -> bool:
 
 
 def initialised(root: Path, git_dir: Path | None = None) -> bool:
-    """True when init has run here (the union-merge rule is in place, shared or private)."""
+    """True when init has run here (the union-merge rule is in place, shared or private; `git_dir`: the common one)."""
     for attributes in (root / ".gitattributes", (git_dir or root / ".git") / "info" / "attributes"):
         if attributes.exists() and UNION_LINE in attributes.read_text(encoding="utf-8").splitlines():
             return True

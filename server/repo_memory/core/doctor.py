@@ -148,7 +148,7 @@ BY_NAME = (".mcp.json", ".codex/hooks.json", ".claude/settings.json", ".claude/s
 
 def _setup(store: Store) -> list[Finding]:
     out = []
-    if not layout.initialised(store.root, store.config.git_dir):
+    if not layout.initialised(store.root, store.config.common_dir):
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
                            "Run `repo-memory init`."))
     elif not layout.diff_driver_set(store.root, store.config.git_dir):

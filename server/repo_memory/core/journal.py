@@ -7,17 +7,17 @@ the server had acknowledged (and the server then wrote others under the same ids
 --rebase` refused to run, and `git commit -a` swept memory into a code commit. A new file is untracked: git leaves it
 alone until repo-memory commits it.
 
-Each clone also keeps, outside the work tree, where each session's log got to (`session-tips/<session>.json` in its
-state folder): a branch checked out while a session goes on may lack the session's files, and the session then goes on
-in a file numbered after the last one it wrote (`+n`), with ids after its last, never again from #1. Merged back, the
-two branches' files are one session and one chain.
+Each clone also keeps, outside the work tree, where each session's log got to (`session-tips/<session>.json` in the
+state folder of the clone, one for all its worktrees): a branch checked out while a session goes on, or another
+worktree writing the same session, may lack the session's files, and the session then goes on in a file numbered after
+the last one it wrote (`+n`), with ids after its last, never again from #1. Merged back, the branches' files are one
+session and one chain.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import logging
 import os
 import re
@@ -31,11 +31,10 @@ from repo_memory.formats import refs
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, now, parse_line, parse_lines, seal,
 )
+from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number, part_of, segment
 from repo_memory.guards import authorship, disk, paths
 
 _CHUNK = 64 * 1024
-SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
-TIPS_DIR = "session-tips"  # in the clone's state folder: where each session's log got to (see the module's docstring)
 log = logging.getLogger("repo_memory")
 
 
@@ -74,9 +73,9 @@ class Journal:
         the month it happened in), else this month."""
         refs.check_session(session)
         known = self._paths.get(session)
-        if known is not None and _begun(known, session):
-            following = _segment(known, session, _number(known, session) + 1)
-            if not _begun(following, session):  # another process may have begun the next file
+        if known is not None and begun(known, session):
+            following = segment(known, session, number(known, session) + 1)
+            if not begun(following, session):  # another process may have begun the next file
                 return known
         found = self.segments(session)
         if found:
@@ -86,7 +85,7 @@ class Journal:
             return None
         tip = self._tip(session)
         if tip is not None:  # none of the session's files is in this checkout: it goes on after the last one it wrote
-            path = paths.inside(self.root, *tip[0].parts[:-1], _segment(tip[0], session, _number(tip[0], session) + 1).name)
+            path = paths.inside(self.root, *tip[0].parts[:-1], segment(tip[0], session, number(tip[0], session) + 1).name)
             self._paths[session] = path
             return path
         month = started[:7] if started and re.match(r"^\d{4}-(0[1-9]|1[0-2])-", started) else f"{datetime.now(UTC):%Y-%m}"
@@ -99,14 +98,14 @@ class Journal:
         killed before it wrote is not one: the next writer begins it again)."""
         base = self.root / EXPERIENCE_DIR
         found = [*base.glob(f"*/{session}.jsonl"), *base.glob(f"*/{session}{SEGMENT}*.jsonl")]
-        numbered = [(_number(p, session), p) for p in found if not p.is_symlink()]
-        return [p for n, p in sorted(numbered) if n > 0 and _begun(p, session)]
+        numbered = [(number(p, session), p) for p in found if not p.is_symlink()]
+        return [p for n, p in sorted(numbered) if n > 0 and begun(p, session)]
 
     def resumes(self, path: Path) -> bool:
         """Whether `path` is a session's `+n` file whose file before it is not in this checkout: the session went on
         after a branch that lacks that file was checked out, and its first record links to a record found elsewhere."""
-        session, number = part_of(path)
-        return number > 1 and not _begun(_segment(path, session, number - 1), session)
+        session, n = part_of(path)
+        return n > 1 and not begun(segment(path, session, n - 1), session)
 
     def owned(self, session: str) -> str:
         """The session this clone appends to for `session`: itself, unless its log's last record came from another
@@ -134,31 +133,39 @@ class Journal:
 
         A file HEAD holds is not appended to: the records begin the session's next file, written while the lock of the
         one before is held, and a writer that waited for a lock first checks that no newer file was begun meanwhile,
-        so one session's records never fork across files."""
+        so one session's records never fork across files. Every writer of the clone (in any of its worktrees) first
+        takes the lock of the session's tip, which says where the session got to when this checkout lacks its files."""
         prepared = [self._prepare(entry) for entry in entries]
-        while True:
-            path = self.path(session, create=True, started=prepared[0]["ts"] if prepared else None)
-            assert path is not None
-            path.parent.mkdir(parents=True, exist_ok=True)
-            paths.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
-            fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                following = _segment(path, session, _number(path, session) + 1)
-                if _begun(following, session):
-                    continue  # another writer began the next file while this one waited for the lock
-                last_seq, last_sha, clean_end = _tail(fd)
-                tip = self._tip(session)
-                if tip is not None and tip[1] > last_seq:  # the session went further in files this checkout lacks
-                    if not last_seq:  # a file begun for it here
-                        return path, self._write(fd, path, session, prepared, tip[1], tip[2], clean_end)
-                    number = max(_number(tip[0], session), _number(path, session)) + 1
-                    return self._begin(_segment(path, session, number), session, prepared, tip[1], tip[2])
-                if last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
-                    return self._begin(following, session, prepared, last_seq, last_sha)
-                return path, self._write(fd, path, session, prepared, last_seq, last_sha, clean_end)
-            finally:
-                os.close(fd)  # closing releases the lock
+        with Tip(self.tips, session) as tip:
+            while True:
+                path = self.path(session, create=True, started=prepared[0]["ts"] if prepared else None)
+                assert path is not None
+                path.parent.mkdir(parents=True, exist_ok=True)
+                paths.inside(self.root, *path.relative_to(self.root).parts)  # refuse links on the way, at write time
+                fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)  # no link, no hard link: appends stay in the repo
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    following = segment(path, session, number(path, session) + 1)
+                    if begun(following, session):
+                        continue  # another writer began the next file while this one waited for the lock
+                    written = self._append(fd, path, session, prepared, tip.read())
+                    if written[1]:
+                        tip.keep(written[0].relative_to(self.root).as_posix(), written[1][-1])
+                    return written
+                finally:
+                    os.close(fd)  # closing releases the lock
+
+    def _append(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], tip: tuple[Path, int, str] | None
+                ) -> tuple[Path, list[dict[str, Any]]]:
+        last_seq, last_sha, clean_end = _tail(fd)
+        if tip is not None and tip[1] > last_seq:  # the session went further in files this checkout lacks
+            if not last_seq:  # a file begun for it here
+                return path, self._write(fd, path, session, prepared, tip[1], tip[2], clean_end)
+            after = max(number(tip[0], session), number(path, session)) + 1
+            return self._begin(segment(path, session, after), session, prepared, tip[1], tip[2])
+        if last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
+            return self._begin(segment(path, session, number(path, session) + 1), session, prepared, last_seq, last_sha)
+        return path, self._write(fd, path, session, prepared, last_seq, last_sha, clean_end)
 
     def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
                ) -> tuple[Path, list[dict[str, Any]]]:
@@ -186,46 +193,14 @@ class Journal:
             chunks.append(canonical(record) + b"\n")
         _write_all(fd, b"".join(chunks))
         os.fsync(fd)
-        if records:
-            self._keep_tip(path, records[-1])
         if self.key is not None:
             self.key.vouch(chunk[:-1] for chunk in chunks if chunk != b"\n")
         return records
 
     def _tip(self, session: str) -> tuple[Path, int, str] | None:
-        """(the file relative to the root, seq, sha256) of the last record this clone wrote in `session`, if kept."""
-        if self.tips is None:
-            return None
-        try:
-            tip = json.loads((self.tips / f"{session}.json").read_bytes())
-            where = Path(tip["file"])
-            if where.is_absolute() or ".." in where.parts or _number(where, session) < 1:
-                return None
-            return where, int(tip["seq"]), str(tip["sha256"])
-        except (OSError, ValueError, KeyError, TypeError):  # none kept, or torn by a crash: the files alone then
-            return None
-
-    def _keep_tip(self, path: Path, record: dict[str, Any]) -> None:
-        """Note where the session got to, under the lock of its file. Written over in place (a new file and a rename, or
-        a truncation, cost a fifth of an append) and not synced: a reader that finds it torn, or a crash that lost it,
-        leaves the files alone to tell, as before there were tips."""
-        if self.tips is None:
-            return
-        tip = json.dumps({"file": path.relative_to(self.root).as_posix(), "seq": record["seq"], "sha256": record["sha256"]})
-        target, flags = self.tips / f"{record['session']}.json", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-        try:
-            try:
-                fd = os.open(target, flags, 0o644)
-            except FileNotFoundError:
-                self.tips.mkdir(parents=True, exist_ok=True)
-                fd = os.open(target, flags, 0o644)
-            try:
-                os.pwrite(fd, tip.encode(), 0)
-                os.ftruncate(fd, len(tip.encode()))
-            finally:
-                os.close(fd)
-        except OSError as exc:
-            log.warning("could not note where session %s got to: %s", record["session"], exc)
+        """Where `session` got to in this clone, read without its lock (a hint: `append` reads it again under it)."""
+        with Tip(self.tips, session, lock=False) as tip:
+            return tip.read()
 
     def _prepare(self, entry: Entry) -> dict[str, Any]:
         if entry.kind not in KINDS and not re.match(r"^loop\.[a-z_]+$", entry.kind):
@@ -287,38 +262,6 @@ class Journal:
     def lines(self, path: Path) -> list[Line]:
         """Every line of a log file."""
         return parse_lines(disk.read_safely(path))
-
-
-def part_of(path: Path) -> tuple[str, int]:
-    """(session, which of its files) of a log file's name: `s.jsonl` is (s, 1), `s+3.jsonl` (s, 3)."""
-    stem = path.name.removesuffix(".jsonl")
-    session, _, tail = stem.rpartition(SEGMENT)
-    if session and _number(path, session) > 1:
-        return session, int(tail)
-    return stem, 1
-
-
-def _number(path: Path, session: str) -> int:
-    """Which of `session`'s files `path` is: 1 for `<session>.jsonl`, n for `<session>+n.jsonl`, 0 for neither."""
-    stem = path.name.removesuffix(".jsonl")
-    if stem == session:
-        return 1
-    tail = stem.removeprefix(session + SEGMENT)
-    return int(tail) if tail != stem and tail.isascii() and tail.isdigit() and tail[0] != "0" and int(tail) > 1 else 0
-
-
-def _begun(path: Path, session: str) -> bool:
-    """Whether `path` holds a session's file: its first file once created, a `+n` file once written to (it is begun
-    under the lock of the file before it, so an empty one is only ever one whose writer was killed)."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return False
-    return size > 0 or _number(path, session) == 1
-
-
-def _segment(path: Path, session: str, number: int) -> Path:
-    return path.with_name(f"{session}.jsonl" if number == 1 else f"{session}{SEGMENT}{number}.jsonl")
 
 
 def _bound(value: Any, limit: int) -> int:

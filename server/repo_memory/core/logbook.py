@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from repo_memory.core.journal import Journal, part_of
+from repo_memory.core.journal import Journal
+from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView
 from repo_memory.core.skillbook import Skillbook

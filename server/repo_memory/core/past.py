@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from repo_memory.core.journal import SEGMENT, Journal
+from repo_memory.core.journal import Journal
+from repo_memory.core.session_files import SEGMENT
 from repo_memory.core.reading import Item, RecordView, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import InvalidArgumentError, NotFoundError

@@ -41,15 +41,17 @@ def _bound(kept: OrderedDict[str, Any], limit: int = KEPT) -> None:
         kept.popitem(last=False)
 
 
-def discover(start: Path) -> tuple[Path, Path]:
-    """Return (top level, absolute git dir) of the repository containing `start` (one `git rev-parse`, ~2 ms)."""
+def discover(start: Path) -> tuple[Path, Path, Path]:
+    """Return (top level, absolute git dir, common git dir) of the repository containing `start` (one `git rev-parse`,
+    ~2 ms). In a linked worktree the git dir is the worktree's own (`.git/worktrees/<name>`: its HEAD and index) and the
+    common dir the repository's (`.git`: its objects, refs, config and info/); elsewhere they are the same."""
     if not start.exists():
         raise WorkspaceError(f"Workspace {start} does not exist. Pass --root PATH (or set REPO_MEMORY_ROOT) to a git repository.")
     cwd = start if start.is_dir() else start.parent
     try:
         # --absolute-git-dir resolves linked worktrees to their own git dir, so each worktree keeps its own index.
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir"], cwd=cwd, capture_output=True, text=True,
-                             timeout=10, stdin=subprocess.DEVNULL)
+        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"],
+                             cwd=cwd, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise WorkspaceError("git is not installed or not on PATH. Install git, then try again.") from None
     if out.returncode != 0:
@@ -58,9 +60,9 @@ def discover(start: Path) -> tuple[Path, Path]:
             f"run `git init` there, or pass --root PATH (or set REPO_MEMORY_ROOT) to an existing repository."
         )
     lines = out.stdout.splitlines()
-    if len(lines) != 2:
+    if len(lines) != 3:
         raise WorkspaceError(f"{cwd} is inside a bare git repository; run repo-memory in a working tree instead.")
-    return Path(lines[0]).resolve(), Path(lines[1]).resolve()
+    return Path(lines[0]).resolve(), Path(lines[1]).resolve(), Path(lines[2]).resolve()
 
 
 def committed_text(top: Path, rel: str) -> str | None:

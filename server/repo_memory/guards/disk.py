@@ -19,7 +19,7 @@ from repo_memory.errors import UnsafePathError
 @contextmanager
 def repo_lock(state_dir: Path, name: str = "write.lock") -> Iterator[None]:
     """Hold one of the repository's locks (an flock the kernel releases if we die, so no lock is ever stale)."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(exist_ok=True)  # not its parents: a git dir that is gone (a removed worktree) is not made again
     fd = os.open(state_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -32,7 +32,7 @@ def repo_lock(state_dir: Path, name: str = "write.lock") -> Iterator[None]:
 @contextmanager
 def try_lock(state_dir: Path, name: str) -> Iterator[bool]:
     """Hold a repository lock if no other process holds it: yields True when this process got it, False otherwise."""
-    state_dir.mkdir(parents=True, exist_ok=True)
+    state_dir.mkdir(exist_ok=True)  # not its parents: a git dir that is gone (a removed worktree) is not made again
     fd = os.open(state_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:

@@ -46,15 +46,16 @@ _HARMLESS_TARGET = re.compile(r"^(?:&?\d*|/dev/null|/dev/stderr|/dev/stdout)$")
 class Places:
     """The reserved places of one repository, resolved once."""
 
-    def __init__(self, root: Path, git_dir: Path, key_dir: Path):
+    def __init__(self, root: Path, git_dir: Path, key_dir: Path, common_dir: Path | None = None):
         self.root = root.resolve()
         self.logs = (self.root / EXPERIENCE_DIR).resolve()
         self.config = (self.root / CONFIG_FILE).resolve()
         self.state = (git_dir / "repo-memory").resolve()
+        self.clone = ((common_dir or git_dir) / "repo-memory").resolve()  # a linked worktree's clone-wide state
         self.keys = key_dir.expanduser().resolve()
         # What a shell command would write to name them: as typed from the root, inside .agents, or absolute.
         self.names = sorted({".git/repo-memory", f"{EXPERIENCE_DIR}", "experience/", "repo-memory.toml", str(self.state),
-                             str(self.keys), str(self.logs)}, key=len, reverse=True)
+                             str(self.clone), str(self.keys), str(self.logs)}, key=len, reverse=True)
 
     def path(self, name: str, cwd: Path | None = None) -> str:
         """Why an agent's file tool may not write `name` ('' when it may)."""
@@ -65,7 +66,7 @@ class Places:
             resolved = path.resolve()
         except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL: nothing a tool can write either
             return ""
-        for place, why in ((self.logs, LOGS), (self.config, SETTINGS), (self.state, STATE), (self.keys, STATE)):
+        for place, why in ((self.logs, LOGS), (self.config, SETTINGS), (self.state, STATE), (self.clone, STATE), (self.keys, STATE)):
             if resolved == place or place in resolved.parents:
                 return why
         return ""

@@ -78,7 +78,7 @@ class Engine:
         """Spec name -> the sha256 a person accepted on this clone. Each entry carries this clone's mark: the file sits in
         the git dir, where an agent's file tools can write, so an entry without a valid mark (an older version's, or
         one an agent wrote) accepts nothing."""
-        path = self.store.config.state_dir / ACCEPTED_FILE
+        path = self.store.config.clone_dir / ACCEPTED_FILE
         try:
             found = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
         except (OSError, ValueError):
@@ -97,7 +97,7 @@ class Engine:
         accepted = self._accepted() | {name: spec.sha256}
         key = self.store.key
         marked = {n: {"sha256": sha, "mac": key.mark("loop-accept", f"{n}\0{sha}") if key else ""} for n, sha in accepted.items()}
-        disk.write_atomic(self.store.config.state_dir / ACCEPTED_FILE, (json.dumps(marked, indent=2, sort_keys=True) + "\n").encode())
+        disk.write_atomic(self.store.config.clone_dir / ACCEPTED_FILE, (json.dumps(marked, indent=2, sort_keys=True) + "\n").encode())
         return spec
 
     def runnable(self, spec: loops.Loop) -> str:

@@ -51,7 +51,7 @@ def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
     tool = str(payload.get("tool_name") or "")
     named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
     cwd = Path(named) if named else config.root
-    places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ))
+    places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
     why = refusal(places, tool, payload.get("tool_input"), cwd)
     if why:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",

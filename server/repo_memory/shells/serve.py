@@ -78,6 +78,11 @@ class Lifetime:
             if self.store is None:
                 self._ended.set()
                 return
+            if not self.store.config.git_dir.is_dir():  # a worktree removed under the server: nothing to commit to
+                log.warning("the repository %s is no longer there; what it held and had not committed went with it", self.store.root)
+                self.watcher.stop()
+                self._ended.set()
+                return
             if any(e.owner == os.getpid() for e in Journal(self.store.config.state_dir).read()):
                 finish.start(self.store.root, os.getpid())  # commits what this process leaves, should it be killed first
             self.watcher.stop()  # before the event loop closes: a late change notification has nowhere to go

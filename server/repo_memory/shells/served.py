@@ -67,6 +67,11 @@ class Served:
                     raise WorkspaceError("No repository to serve: start the server inside a git repository or pass --root.")
                 self._attach(*self._opener(roots))
             assert self._store is not None
+            config = self._store.config
+            if not (config.root / ".git").exists() or not config.git_dir.is_dir():
+                raise WorkspaceError(
+                    f"The repository this server works in, {config.root}, is no longer there (a worktree removed or moved, "
+                    "or the folder deleted): nothing was read or written. Start the session again in the repository's folder.")
             return self._store
 
     def repair_index(self, why: str) -> None:

@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from repo_memory import layout
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -200,17 +201,16 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
 def _ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
     """Make sure git ignores `path` (personal settings with this machine's paths): a line in .git/info/exclude."""
     relative = path.relative_to(root).as_posix()
-    git = Git(*gitrepo.discover(root))
+    top, git_dir, common_dir = gitrepo.discover(root)
+    git = Git(top, git_dir)
     if git.run("check-ignore", "-q", "--no-index", relative, check=False).returncode == 0:
         return []
     if git.run("ls-files", "--error-unmatch", relative, check=False).returncode == 0:
         return [f"note: git tracks {relative}, which holds this machine's paths (and Claude Code ignores the permissions in "
                 f"a tracked one): `git rm --cached {relative}` and commit"]
-    exclude = git.git_dir / "info" / "exclude"
+    exclude = common_dir / "info" / "exclude"  # git reads it there only, also in a linked worktree
     if not dry_run:
-        current = exclude.read_text(encoding="utf-8") if exclude.exists() else ""
-        exclude.parent.mkdir(parents=True, exist_ok=True)
-        disk.write_atomic(exclude, (current + ("" if not current or current.endswith("\n") else "\n") + f"/{relative}\n").encode())
+        layout.add_lines(exclude, [f"/{relative}"])
     return [f"{exclude}: git now ignores /{relative} (your own file, in this clone only)" + (" (dry run, not written)" if dry_run else "")]
 
 

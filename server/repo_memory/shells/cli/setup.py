@@ -37,7 +37,7 @@ def init(ctx: click.Context) -> None:
     """
     store = store_of(ctx)
     mode = store.config.commit
-    done = layout.init(store.root, store.config.git_dir, private=mode == "private")
+    done = layout.init(store.root, store.config.common_dir, private=mode == "private")
     for change in done.changes:
         click.echo(change)
     if done.files and mode == "auto":
@@ -135,7 +135,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         for name in mirror.unmirror(store.root):
             click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
     elif not dry_run:
-        report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.git_dir)
+        report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
     if not remove:
         waiting = any("Pending approval" in change for change in changes)
@@ -192,7 +192,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
                 for name in mirror.unmirror(root, dry_run=dry_run)]
     changes += [f"git hook {c}" for c in triggers.remove_git_hooks(git, dry_run=dry_run)]
-    changes += layout.remove(root, store.config.git_dir, dry_run)
+    changes += layout.remove(root, store.config.common_dir, dry_run)
     shown: list[str] = []
     for change in changes:
         if "already" not in change and change not in shown:

@@ -1,0 +1,102 @@
+"""The files of one session's log: their names (`<session>.jsonl`, then `<session>+<n>.jsonl`), which of them hold
+the session, and the tip that says where the session got to in this clone (core/journal.py explains why)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
+TIPS_DIR = "session-tips"  # in the clone's state folder: where each session's log got to
+log = logging.getLogger("repo_memory")
+
+
+class Tip:
+    """The file noting where a session got to in this clone (`<tips>/<session>.json`: the file of its last record,
+    relative to the root, its seq and sha256), held under its lock while a writer appends. Written over in place (a
+    new file and a rename, or a truncation, cost a fifth of an append) and not synced: a tip found torn, lost to a
+    crash or never kept (`tips` None) leaves the files alone to tell, as before there were tips."""
+
+    def __init__(self, tips: Path | None, session: str, lock: bool = True):
+        self._path, self._session, self._lock, self._fd = tips / f"{session}.json" if tips else None, session, lock, -1
+
+    def __enter__(self) -> Tip:
+        if self._path is not None:
+            flags = (os.O_RDWR | os.O_CREAT if self._lock else os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                try:
+                    self._fd = os.open(self._path, flags, 0o644)
+                except FileNotFoundError:
+                    if not self._lock:
+                        return self
+                    self._path.parent.mkdir(parents=True, exist_ok=True)
+                    self._fd = os.open(self._path, flags, 0o644)
+                if self._lock:
+                    fcntl.flock(self._fd, fcntl.LOCK_EX)
+            except OSError as exc:
+                log.warning("cannot use the tip of session %s (%s); its files alone say where it got to", self._session, exc)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)  # closing releases the lock
+
+    def read(self) -> tuple[Path, int, str] | None:
+        """(file, seq, sha256) of the session's last record written in this clone, or None."""
+        if self._fd < 0:
+            return None
+        try:
+            tip = json.loads(os.pread(self._fd, 4096, 0))
+            where = Path(tip["file"])
+            if where.is_absolute() or ".." in where.parts or number(where, self._session) < 1:
+                return None
+            return where, int(tip["seq"]), str(tip["sha256"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def keep(self, file: str, record: dict[str, Any]) -> None:
+        if self._fd < 0:
+            return
+        data = json.dumps({"file": file, "seq": record["seq"], "sha256": record["sha256"]}).encode()
+        try:
+            os.pwrite(self._fd, data, 0)
+            os.ftruncate(self._fd, len(data))
+        except OSError as exc:
+            log.warning("could not note where session %s got to: %s", self._session, exc)
+
+
+def part_of(path: Path) -> tuple[str, int]:
+    """(session, which of its files) of a log file's name: `s.jsonl` is (s, 1), `s+3.jsonl` (s, 3)."""
+    stem = path.name.removesuffix(".jsonl")
+    session, _, tail = stem.rpartition(SEGMENT)
+    if session and number(path, session) > 1:
+        return session, int(tail)
+    return stem, 1
+
+
+def number(path: Path, session: str) -> int:
+    """Which of `session`'s files `path` is: 1 for `<session>.jsonl`, n for `<session>+n.jsonl`, 0 for neither."""
+    stem = path.name.removesuffix(".jsonl")
+    if stem == session:
+        return 1
+    tail = stem.removeprefix(session + SEGMENT)
+    return int(tail) if tail != stem and tail.isascii() and tail.isdigit() and tail[0] != "0" and int(tail) > 1 else 0
+
+
+def begun(path: Path, session: str) -> bool:
+    """Whether `path` holds a session's file: its first file once created, a `+n` file once written to (it is begun
+    under the lock of the file before it, so an empty one is only ever one whose writer was killed)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    return size > 0 or number(path, session) == 1
+
+
+def segment(path: Path, session: str, n: int) -> Path:
+    """The `n`th file of `session` beside `path`."""
+    return path.with_name(f"{session}.jsonl" if n == 1 else f"{session}{SEGMENT}{n}.jsonl")
