@@ -310,7 +310,7 @@ def test_tool_results_say_when_a_commit_is_deferred(work: Path):
 
     first, second = anyio.run(write)
     store.close()
-    assert first["commit"].startswith("pending: committed within 2 s")
+    assert first["commit"].startswith("deferred: HEAD is detached")  # said before a commit is tried (it said "within 2 s")
     assert second["commit"].startswith("deferred: HEAD is detached")
 
 

@@ -411,3 +411,45 @@ def server_read(repo: Path, ref: str) -> dict:
             server.kill()
     assert not result.get("isError"), result
     return result["structuredContent"]["records"][0]
+
+
+def test_a_checkpoint_deferred_by_a_merge_lands_once_the_merge_is_committed_and_answers_say_so(repo: Path):
+    """A checkpoint during a conflicted merge is deferred; its retry flushed documents only, so the session's records
+    waited for its end, and every later answer still said "a merge is in progress"."""
+    from tests.shells.stdio_server import StdioServer
+
+    (repo / "a.txt").write_text("base\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "topic")
+    (repo / "a.txt").write_text("topic\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "topic")
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.txt").write_text("main\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "main")
+    assert subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True).returncode != 0  # a conflict
+
+    server = StdioServer(repo, env={"REPO_MEMORY_SESSION": SESSION})
+    try:
+        server.initialize()
+        server.call("remember", {"text": "a.txt conflicts between main and topic"})
+        answer = server.call("checkpoint", {"summary": "the conflict", "covers": [f"{SESSION}#1"]})["structuredContent"]
+        assert answer["commit"].startswith("deferred: a merge is in progress"), answer
+        answer = server.call("remember", {"text": "topic's version wins"})["structuredContent"]
+        assert answer["commit"].startswith("deferred: a merge is in progress"), answer
+        (repo / "a.txt").write_text("topic\n", encoding="utf-8")
+        git(repo, "add", "a.txt")
+        git(repo, "commit", "-q", "--no-edit")
+        answer = server.call("remember", {"text": "merged"})["structuredContent"]  # before the retry: no merge to name
+        assert answer["commit"].startswith("pending: committed within 10 s"), answer
+        deadline = time.monotonic() + 20  # the retry comes 5 commit windows (10 s) after the deferral
+        while time.monotonic() < deadline and not memory_commits(repo):
+            time.sleep(0.2)
+        assert memory_commits(repo) == [f"memory(experience): {SESSION}#1-4"]
+        answer = server.call("remember", {"text": "the merge took topic's a.txt"})["structuredContent"]
+        assert not answer["commit"].startswith("deferred"), answer
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()

@@ -93,6 +93,7 @@ class Committer:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self.last: CommitResult | None = None
+        self._retries: set[tuple[str, str | None]] = set()  # (scope, session) of flushes deferred, for the timer to retry
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: list[str] = []  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
@@ -125,10 +126,12 @@ class Committer:
     def _flush_from_timer(self) -> None:
         with self._lock:
             self._timer = None
-        try:
-            self.flush()
-        except (GitError, OSError) as exc:
-            log.warning("memory commit failed: %s", exc)
+            retries, self._retries = self._retries or {("docs", None)}, set()
+        for scope, session in sorted(retries, key=str):  # a deferred checkpoint retries as the checkpoint, not as documents
+            try:
+                self.flush(scope, session)
+            except (GitError, OSError) as exc:
+                log.warning("memory commit failed: %s", exc)
 
     def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
         if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
@@ -159,6 +162,7 @@ class Committer:
             self.held += self.foreign
             paths = [p for p in paths if p not in self.foreign]
             if not paths:
+                self.last = None  # nothing left to commit: whatever deferred the last flush no longer stands
                 return None
             try:
                 if self.mode == "stage":
@@ -174,6 +178,8 @@ class Committer:
                 self.journal.remove([e for e in entries if e.path not in self.held])
         self.last = result
         if result.deferred and not result.sha and not result.refused:
+            with self._lock:
+                self._retries.add((scope, session))
             self._schedule(self.window * 5)  # try again later; the operation in the way may be over by then
         return result
 
@@ -230,16 +236,22 @@ class Committer:
         if self.mode == "off":
             return "not committed (commit = off): commit .agents/ with your code"
         last = self.last
-        if last is not None and last.deferred and self.journal.path.exists():
+        pending = self.journal.path.exists()
+        busy = self.git.operation_in_progress(quick=True) if pending and self.mode != "private" else ""
+        if busy:  # what defers the next commit, also before one was tried
+            return f"deferred: {busy} is in progress; the memory commit lands when it is finished" if busy != "a detached HEAD" \
+                else "deferred: HEAD is detached; the memory commit lands once a branch is checked out"
+        if last is not None and last.deferred and pending and "in progress" not in last.deferred and "detached" not in last.deferred:
             return f"deferred: {last.deferred}"
         if self.foreign:
             return (f"not committed: {', '.join(self.foreign[:3])} holds records repo-memory did not write (see `repo-memory "
                     "verify`)")
         if self.held:
             return f"not committed: {', '.join(self.held)} contains what looks like a secret; remove it (see `repo-memory doctor`)"
-        if self.journal.path.exists():
+        if pending:
             verb = "staged" if self.mode == "stage" else "committed" + (" to refs/memory/<branch>" if self.mode == "private" else "")
-            when = f"within {self.window:g} s" if kind == "doc" else "at the next checkpoint or when the session ends"
+            when = (f"within {self.window:g} s" if kind == "doc" else f"within {5 * self.window:g} s (a deferred commit is retried)"
+                    if self._retries else "at the next checkpoint or when the session ends")
             return f"pending: {verb} {when} (kept durably until then)"
         return "up to date"
 

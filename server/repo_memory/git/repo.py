@@ -147,11 +147,17 @@ class Git:
             raise GitError(f"`git {' '.join(args[:2])}` failed: {err.strip() or out.strip()}")
         return result
 
-    def operation_in_progress(self) -> str:
-        """The git operation under way ('a rebase', …), 'a detached HEAD', or '' when memory may be committed."""
+    def operation_in_progress(self, quick: bool = False) -> str:
+        """The git operation under way ('a rebase', …), 'a detached HEAD', or '' when memory may be committed.
+        `quick`: read the HEAD file instead of asking git (for a tool's answer, not for a commit)."""
         for name, what in IN_PROGRESS.items():
             if (self.git_dir / name).exists():
                 return what
+        if quick:
+            try:
+                return "" if (self.git_dir / "HEAD").read_bytes().startswith(b"ref:") else "a detached HEAD"
+            except OSError:
+                return ""
         if self.run("symbolic-ref", "-q", "HEAD", check=False).returncode != 0:
             return "a detached HEAD"
         return ""
