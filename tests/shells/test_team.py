@@ -453,3 +453,22 @@ def test_a_checkpoint_deferred_by_a_merge_lands_once_the_merge_is_committed_and_
     finally:
         if server.wait(0) is None:
             server.kill()
+
+
+def test_doctor_never_advises_committing_memory_that_was_deleted(repo: Path, runner: CliRunner):
+    """After `rm -rf .agents && repo-memory init`, doctor said to `git add .agents && git commit`: the deletion of every
+    skill and log. It says they were deleted and how to bring them back."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    store = Store(Config.load(repo), session="kept")
+    store.write_skill("build-notes", "How the build runs.", "Run make all.", actor="human")
+    store.remember("the build needs make 4")
+    store.close()
+    assert git(repo, "status", "--porcelain") == ""
+    import shutil
+
+    shutil.rmtree(repo / ".agents")
+    run(runner, repo, "init")
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "git add .agents" not in out, out
+    assert "deleted" in out and "git restore .agents" in out, out

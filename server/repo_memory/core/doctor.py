@@ -131,16 +131,29 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
         out.append(Finding("warning", ".agents/", f"{health.pending} memory path(s) written but not committed yet{why}",
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
+    if health.deleted:
+        folders = _folders(health.deleted)
+        out.append(Finding("warning", folders, f"{len(health.deleted)} memory file(s) git holds were deleted from the working "
+                           f"tree: {_listed(health.deleted)}", f"Bring them back with `git restore {folders}`; only if you "
+                           "meant to delete them, `git rm` them and commit."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
     if uncommitted:
-        shown = ", ".join(uncommitted[:5]) + (f" and {len(uncommitted) - 5} more" if len(uncommitted) > 5 else "")
-        tops = sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in uncommitted})
-        folders = " ".join(t for t in tops if not any(t.startswith(f"{o}/") for o in tops))  # .agents holds .agents/skills
-        out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {shown}",
+        folders = _folders(uncommitted)
+        out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {_listed(uncommitted)}",
                            f"Commit them with `git add {folders} && git commit` (edits you made by hand), or review them with "
                            f"`git status {folders}` and `git diff {folders}`."))
     return out
+
+
+def _listed(paths: list[str]) -> str:
+    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+
+
+def _folders(paths: list[str]) -> str:
+    """The memory folders holding `paths`, for one git command (.agents holds .agents/skills: named once)."""
+    tops = sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in paths})
+    return " ".join(t for t in tops if not any(t.startswith(f"{o}/") for o in tops))
 
 
 BY_NAME = (".mcp.json", ".codex/hooks.json", ".claude/settings.json", ".claude/settings.local.json")  # files setup writes

@@ -42,6 +42,7 @@ class Health:
     repaired: list[str]  # index entries an interrupted commit had left out, put back when this process started
     at_risk: list[str]  # memory files staged for deletion although they are in HEAD and on disk
     uncommitted: list[str]  # memory files that differ from HEAD (changed or new) and are not pending
+    deleted: list[str]  # memory files git holds that are gone from the working tree (not staged for deletion)
 
 
 @dataclass(frozen=True)
@@ -261,13 +262,16 @@ class Committer:
         last = self.last
         at_risk: list[str] = []
         uncommitted: list[str] = []
+        deleted: list[str] = []
         if self.mode in ("auto", "stage") and self.git.head() is not None:
             out = self.git.run("diff", "--cached", "--name-only", "-z", "--diff-filter=D", "HEAD", "--", *folders, check=False).stdout
             at_risk = [p for p in out.split("\0") if p and (self.root / p).is_file()]
             status = self.git.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *folders, check=False).stdout
-            uncommitted = sorted({entry[3:] for entry in status.split("\0") if len(entry) > 3} - pending - set(at_risk))
+            entries = [entry for entry in status.split("\0") if len(entry) > 3]
+            deleted = sorted({entry[3:] for entry in entries if entry[1] == "D"})
+            uncommitted = sorted({entry[3:] for entry in entries} - pending - set(at_risk) - set(deleted))
         deferred = last.deferred if last is not None and last.deferred else signing_stalled(self.state_dir) if pending else ""
-        return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted)
+        return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted)
 
     def heal(self, paths: list[str]) -> None:
         """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
