@@ -105,3 +105,17 @@ class RateLimitError(RepoMemoryError):
 
 class GitError(RepoMemoryError):
     """A git command failed or timed out; the message says which and why."""
+
+
+def disk_refused(exc: OSError, again: str = "call it again") -> str:
+    """What to tell someone whose call the file system refused (permissions, a full disk, a read-only mount): where,
+    why, and what to do; the bare OSError reached an agent as "Error executing tool remember" and a person as a traceback."""
+    import errno
+
+    fixes = {errno.ENOSPC: "free some disk space", errno.EDQUOT: "free some of your disk quota",
+             errno.EROFS: "the file system is mounted read-only: remount it writable",
+             errno.EACCES: "make it writable for your user (`ls -ld` shows its owner and mode)",
+             errno.EPERM: "make it writable for your user (`ls -ld` shows its owner and mode, `lsattr -d` an immutable flag)"}
+    where = f" {exc.filename}" if exc.filename else ""
+    return (f"The file system refused{where}: {exc.strerror or exc}. Nothing was done; "
+            f"{fixes.get(exc.errno or 0, 'fix what stops it')}, then {again}.")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types import ListRootsResult, Root
@@ -200,3 +203,39 @@ def test_hook_tools_are_never_listed_yet_answer_claude_codes_mcp_tool_hooks(repo
         store.close()
     assert [(r["kind"], r["data"]["tool"], r["source"]["tool"]) for r in recorded] == [("tool", "Read", "hook:PostToolUse")]
     assert recorded[0]["data"]["input"] == {"file_path": str(repo / "README.md")}
+
+
+@contextlib.contextmanager
+def unwritable(folder: Path) -> Iterator[None]:
+    """`folder` refuses new files, for root too (chattr +i) or by its mode; skips where neither can be done."""
+    if os.geteuid() == 0:
+        if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode != 0:
+            pytest.skip("running as root where chattr +i does not work: no way to make a folder unwritable")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+    else:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+
+
+async def test_a_write_the_disk_refuses_says_where_why_and_what_to_do_on_both_paths(seeded_repo: Path):
+    """An OSError reached the agent as a bare "Error executing tool remember" once the SDK answered calls."""
+    logs = seeded_repo / ".agents/experience"
+    logs.mkdir(parents=True, exist_ok=True)
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(seeded_repo), env={**os.environ})
+    with unwritable(logs):
+        async with Client(params) as client:
+            early = await client.call_tool("remember", {"text": "the first call, perhaps before the SDK is ready"})
+            await anyio.sleep(3)  # the SDK answers from here on
+            late = await client.call_tool("remember", {"text": "a later call"})
+        typed = subprocess.run([*SERVE[:-1], "log", "add", "from the command line"], cwd=seeded_repo, capture_output=True, text=True)
+    assert typed.returncode == 1 and "Traceback" not in typed.stderr and "run it again" in typed.stderr, typed.stderr
+    for failed in (early, late):
+        text = " ".join(getattr(c, "text", "") for c in failed.content)
+        assert failed.is_error and ".agents/experience" in text and ("ermission" in text or "not permitted" in text), text
+        assert "nothing" in text.lower() and "call it again" in text, text

@@ -23,7 +23,7 @@ from mcp.types import ListRootsResult, ToolAnnotations
 
 from repo_memory import __version__
 from repo_memory.core.store import Store
-from repo_memory.errors import RepoMemoryError
+from repo_memory.errors import RepoMemoryError, disk_refused
 from repo_memory.shells import extension, tools, wire
 from repo_memory.shells.served import Opener, Served
 
@@ -69,6 +69,10 @@ def _as_tool_error() -> Iterator[None]:
         yield
     except RepoMemoryError as exc:
         raise ToolError(tools.said(exc)) from exc
+    except OSError as exc:  # permissions, a full disk, a read-only mount: say where, why and what to do
+        if exc.filename is None:
+            raise
+        raise ToolError(disk_refused(exc)) from exc
 
 
 class _Call:

@@ -13,7 +13,7 @@ import click
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
-from repo_memory.errors import RepoMemoryError
+from repo_memory.errors import RepoMemoryError, disk_refused
 from repo_memory.index.db import damage
 
 
@@ -46,6 +46,10 @@ class Group(click.Group):
                 return super().invoke(ctx)
         except RepoMemoryError as exc:
             raise click.ClickException(str(exc)) from exc
+        except OSError as exc:  # a file the file system refused (not a closed pipe): where, why, what to do
+            if exc.filename is None:
+                raise
+            raise click.ClickException(disk_refused(exc, "run it again")) from exc
 
 
 def store_of(ctx: click.Context) -> Store:
