@@ -324,3 +324,37 @@ def test_what_only_a_look_at_every_file_can_tell_is_never_read_alone(store: Stor
     alone_then_full(os.path.relpath(gone, repo))
     alone_then_full(str(repo / ".agents/skills/x/../gone/SKILL.md"))
     assert "gone" not in skill_names(store)
+
+
+def test_a_server_keeps_seeing_hand_edits_after_a_checkout_took_the_memory_folder_away_and_back(repo: Path):
+    """A branch from before repo-memory was set up has no .agents/: checking it out and back removed the watched folder,
+    and the server saw no hand edit for the next 30 s (until its periodic full look)."""
+    from tests.conftest import git
+    from tests.shells.stdio_server import StdioServer
+
+    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "app.py")
+    git(repo, "commit", "-q", "-m", "before repo-memory")
+    git(repo, "branch", "old")
+    write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job.")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memory")
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        git(repo, "checkout", "-q", "old")
+        assert not (repo / ".agents").exists()
+        time.sleep(0.5)
+        git(repo, "checkout", "-q", "main")
+        time.sleep(0.5)
+        write_skill_file(repo, "deploy-steps", "How we deploy with the zephyrine pipeline.", "Run the deploy job.")
+        deadline, hits = time.monotonic() + 5, []
+        while time.monotonic() < deadline and not hits:
+            hits = server.call("recall", {"query": "zephyrine"})["structuredContent"]["hits"]
+            time.sleep(0.2)
+        assert [h["id"] for h in hits] == ["skill:deploy-steps"]
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()

@@ -19,6 +19,7 @@ from pathlib import Path
 from watchdog.events import (DirCreatedEvent, DirDeletedEvent, DirMovedEvent, FileClosedEvent, FileCreatedEvent, FileDeletedEvent,
                              FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler)
 from watchdog.observers import Observer
+from watchdog.observers.api import ObservedWatch
 
 from repo_memory.core.store import Store
 from repo_memory.formats.skills import MIRROR_MARKER
@@ -56,17 +57,36 @@ class Watcher(FileSystemEventHandler):
         self._supervisor: threading.Event | None = None
         self._changed: set[str] = set()  # paths the events since the last sync named
         self.full_syncs = 0  # syncs that looked at every memory file, not the logs alone
+        self._watches: list[ObservedWatch] = []
 
     def start(self) -> None:
-        """Watch every memory folder that exists and reconcile once (events before now were not seen)."""
+        """Watch every memory folder that exists, and the repository's top folder for one made or removed; reconcile
+        once (events before now were not seen)."""
         observer = Observer()
-        for folder in (".agents", *self.store.sources[1:]):
-            path = self.store.root / folder
-            if path.is_dir():
-                observer.schedule(self, str(path), recursive=True, event_filter=WATCHED)
+        self._watches = [observer.schedule(self, str(path), recursive=True, event_filter=WATCHED) for path in self._folders()]
+        tops = {Path(folder).parts[0] for folder in (".agents", *self.store.sources[1:])}
+        observer.schedule(_Appearing(self, tops), str(self.store.root), recursive=False, event_filter=[DirCreatedEvent, DirDeletedEvent, DirMovedEvent])
         observer.daemon = True
         observer.start()
         self._observer = observer
+        self._sync(everything=True)
+
+    def _folders(self) -> list[Path]:
+        return [path for folder in (".agents", *self.store.sources[1:]) if (path := self.store.root / folder).is_dir()]
+
+    def rewatch(self) -> None:
+        """Watch the memory folders anew and look at every file: one was made, moved or removed at the top (a checkout of
+        a branch without .agents/ and back took the folder, and its watch, away)."""
+        observer = self._observer
+        if observer is None or not observer.is_alive():  # stopped (the server is ending), or the supervisor restarts it
+            return
+        with self._cond:
+            for watch in self._watches:
+                try:
+                    observer.unschedule(watch)
+                except (KeyError, OSError):  # its folder is gone, and the watch with it
+                    pass
+            self._watches = [observer.schedule(self, str(path), recursive=True, event_filter=WATCHED) for path in self._folders()]
         self._sync(everything=True)
 
     def alive(self) -> bool:
@@ -149,3 +169,25 @@ class Watcher(FileSystemEventHandler):
 
         threading.Thread(target=loop, name="repo-memory-watch-supervisor", daemon=True).start()
         return stop
+
+
+class _Appearing(FileSystemEventHandler):
+    """Hears a memory folder (`.agents`, `.claude`, ...) made, moved or removed at the repository's top, and has the
+    Watcher watch anew once the burst of a checkout is over."""
+
+    def __init__(self, watcher: Watcher, tops: set[str], debounce: float = 0.1):
+        self._watcher, self._tops, self._debounce = watcher, tops, debounce
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        names = {Path(str(event.src_path)).name, Path(str(getattr(event, "dest_path", "") or "")).name}
+        if not event.is_directory or not names & self._tops:
+            return
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self._debounce, self._watcher.rewatch)
+            self._timer.daemon = True
+            self._timer.start()
+
