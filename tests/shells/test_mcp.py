@@ -73,6 +73,15 @@ async def test_an_agent_finds_a_hand_written_skill_and_reads_it(seeded: Store, r
     assert item["content"] == (repo / ".agents/skills/release-checklist/SKILL.md").read_text(encoding="utf-8")
 
 
+async def test_reading_a_skill_whose_file_is_invalid_says_why_it_is_not_served_not_that_it_is_missing(seeded: Store, repo: Path):
+    """A folder renamed by hand (its name no longer the folder's): "No skill 'ruff-rules'" had an agent write it anew."""
+    (repo / ".agents/skills/release-checklist").rename(repo / ".agents/skills/shipping-steps")
+    seeded.refresh()
+    async with Client(server.build(seeded)) as client:
+        text = await error_text(client, "read", ref="skill:shipping-steps")
+    assert "is invalid, so it is not served" in text and "must equal the folder name" in text and "line 2" in text, text
+
+
 async def test_skill_write_creates_a_draft_that_recall_then_finds(seeded: Store, repo: Path):
     async with Client(server.build(seeded)) as client:
         written = await call(client, "skill_write", name="flaky-tests", description="Chase a flaky test.", body="Rerun it 20 times.", tags=["testing"])

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
 from repo_memory.core.reading import Item, page
+from repo_memory.core.reviewing import reviewed
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
 from repo_memory.formats import loops, skills
@@ -67,7 +67,8 @@ class Skillbook:
             self._docs.sync(self._documents())
             row = self._docs.get(name)
         if row is None:
-            raise NotFoundError(f"No skill '{name}'.", self.similar_names(name))
+            bad = self._docs.rows("kind='skill' AND name=? AND valid=0", (name,), "path, problems")
+            raise NotFoundError(_invalid(name, bad[0]) if bad else f"No skill '{name}'.", self.similar_names(name))
         return row
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
@@ -375,19 +376,6 @@ def _files(folder: Path) -> list[str]:
     )
 
 
-def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> None:
-    """Raise unless `sha` (7+ hex digits) is a prefix of `current`: the content a person reviewed is the content now.
-    `other`, a skill file's own sha256 (which `read` and `skill_write` give), is named as such, not as a change."""
-    if not re.fullmatch(r"[0-9a-f]{7,64}", sha.lower()):
-        raise InvalidArgumentError(f"--sha takes the hash `{show}` printed (7 to 64 hex digits), not {sha[:70]!r}.")
-    if other and other.startswith(sha.lower()) and not current.startswith(sha.lower()):
-        raise InvalidArgumentError(f"{sha[:12]} is the sha256 of {what}'s SKILL.md file; --sha takes the sha of the whole reviewed "
-                                   f"folder, which `{show}` prints (now {current[:12]}). Nothing was accepted.")
-    if not current.startswith(sha.lower()):
-        raise ConflictError(f"{what} changed since the version you reviewed (sha {sha[:12]}; now {current[:12]}). "
-                            f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")
-
-
 def _changed_since(folder: str, ns: int) -> bool:
     """Whether `folder` or anything in it has a status-change time at or after `ns` (links are not followed)."""
     for where, dirs, files in os.walk(folder):
@@ -398,3 +386,11 @@ def _changed_since(folder: str, ns: int) -> bool:
             except OSError:
                 continue
     return False
+
+
+def _invalid(name: str, row: dict[str, Any]) -> str:
+    """Why skill `name`, whose file exists, is not served (an agent told "No skill" wrote it again)."""
+    problems = "; ".join(f"{p['message']}" + (f" (line {p['line']})" if p.get("line") else "") for p in json.loads(row["problems"] or "[]"))
+    return (f"Skill '{name}' ({row['path']}) is invalid, so it is not served: {problems or 'it could not be read'}. Fix the file "
+            "(`repo-memory doctor` lists every problem), or write it again with skill_write.")
+

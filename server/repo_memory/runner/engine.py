@@ -20,7 +20,7 @@ from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
 from repo_memory.runner import verify
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
-from repo_memory.core.skillbook import reviewed
+from repo_memory.core.reviewing import reviewed
 from repo_memory.core.store import Store
 from repo_memory.core.utility import CREDITED
 
