@@ -472,3 +472,40 @@ def test_doctor_never_advises_committing_memory_that_was_deleted(repo: Path, run
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "git add .agents" not in out, out
     assert "deleted" in out and "git restore .agents" in out, out
+
+
+def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is_resolved(repo: Path, runner: CliRunner):
+    """The conflicted SKILL.md had been served as the skill, markers and all, and skill_write rewrote it."""
+    from tests.shells.stdio_server import StdioServer
+
+    write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job.")
+    write_skill_file(repo, "git-help", "Resolving conflicts.", "A conflict looks like this:\n\n```\n<<<<<<< HEAD\nours\n=======\n"
+                     "theirs\n>>>>>>> topic\n```\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    git(repo, "checkout", "-q", "-b", "topic")
+    write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job, then the smoke tests.")
+    git(repo, "commit", "-q", "-am", "topic")
+    git(repo, "checkout", "-q", "main")
+    write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job twice.")
+    git(repo, "commit", "-q", "-am", "main")
+    assert subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True).returncode != 0
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        read = server.call("read", {"ref": "skill:deploy-steps"})
+        assert read.get("isError") and "unresolved merge conflict" in read["content"][0]["text"], read
+        hits = server.call("recall", {"query": "deploy job"})["structuredContent"]["hits"]
+        assert "skill:deploy-steps" not in [h["id"] for h in hits]
+        written = server.call("skill_write", {"name": "deploy-steps", "tags": ["ops"]})
+        assert written.get("isError"), written
+        assert not server.call("read", {"ref": "skill:git-help"}).get("isError")  # a conflict shown in fenced code is text
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    assert "<<<<<<<" in (repo / ".agents/skills/deploy-steps/SKILL.md").read_text(encoding="utf-8")
+    assert "ops" not in (repo / ".agents/skills/deploy-steps/SKILL.md").read_text(encoding="utf-8")
+    out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "unresolved merge conflict" in out, out

@@ -37,6 +37,9 @@ def split(text: str, what: str) -> Document:
     """Split `text` into frontmatter and body, or raise with the line that is wrong."""
     if text.startswith("\ufeff"):
         text = text[1:]
+    if (line := _conflict(text)) is not None:
+        raise InvalidRecordError(what, [Problem("it holds an unresolved merge conflict (the '<<<<<<<' here): resolve it, "
+                                                "then `git add` the file", line=line)])
     if not _FENCE.match(text):
         raise InvalidRecordError(what, [Problem("the file must start with a '---' line opening the YAML frontmatter", line=1)])
     first_nl = text.find("\n")
@@ -51,6 +54,26 @@ def split(text: str, what: str) -> Document:
     end = text.find("\n", close.end())
     body = "" if end < 0 else text[end + 1 :]
     return Document(frontmatter=fm, body=body, body_line=fm.count("\n") + 3)
+
+
+def _conflict(text: str) -> int | None:
+    """The line of the first merge conflict git left in `text` (`<<<<<<<`, `=======`, `>>>>>>>` in that order, outside
+    fenced code, where a skill about git may show one), or None."""
+    if "\n<<<<<<<" not in f"\n{text}" or "\n>>>>>>>" not in text:
+        return None
+    fence, start, middle = "", 0, False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(("```", "~~~")):
+            fence = "" if fence and line.startswith(fence) else fence or line[:3]
+        elif fence:
+            continue
+        elif line.startswith("<<<<<<<"):
+            start, middle = number, False
+        elif start and line.rstrip() == "=======":
+            middle = True
+        elif start and middle and line.startswith(">>>>>>>"):
+            return start
+    return None
 
 
 # YAML 1.2 core schema: only true/false are booleans, no timestamps, no sexagesimal, no merge keys.
