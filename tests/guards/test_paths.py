@@ -95,7 +95,7 @@ def test_hard_links_and_last_step_symlinks_are_refused_and_canaries_stay_unchang
     """A file in the memory tree that shares its inode with a file outside (a hard link) or is a link itself would let
     writes land outside the repository and reads leak what is there; every path refuses it, and nothing outside changes."""
     canary = tmp_path / "canary"
-    canary.write_text("outside the repository\n", encoding="utf-8")
+    canary.write_text("canary-4f1c outside the repository\n", encoding="utf-8")
     linked = write_skill_file(repo, "linked", "A skill whose file is a hard link.")
     linked.unlink()
     os.link(canary, linked)
@@ -123,9 +123,9 @@ def test_hard_links_and_last_step_symlinks_are_refused_and_canaries_stay_unchang
 
     results = anyio.run(agent)
     assert all(is_error for _, is_error, _ in results), results
-    assert all("outside the repository" not in text for _, _, text in results)  # nothing read through the links
+    assert all("canary-4f1c" not in text for _, _, text in results), results  # nothing read through the links
     assert any("hard-linked" in text for _, _, text in results) and any("symbolic link" in text for _, _, text in results)
-    assert canary.read_text(encoding="utf-8") == "outside the repository\n"
+    assert canary.read_text(encoding="utf-8") == "canary-4f1c outside the repository\n"
     assert os.stat(canary).st_nlink == 3  # still linked: we refuse, we do not silently break a person's links
     problems = {row["name"]: row["problems"] for row in store.skills()}
     assert "hard-linked" in problems["linked"]

@@ -390,7 +390,7 @@ def _changed_since(folder: str, ns: int) -> bool:
 
 def _invalid(name: str, row: dict[str, Any]) -> str:
     """Why skill `name`, whose file exists, is not served (an agent told "No skill" wrote it again)."""
-    problems = "; ".join(f"{p['message']}" + (f" (line {p['line']})" if p.get("line") else "") for p in json.loads(row["problems"] or "[]"))
+    problems = "; ".join(p["message"].rstrip(".") + (f" (line {p['line']})" if p.get("line") else "") for p in json.loads(row["problems"] or "[]"))
     return (f"Skill '{name}' ({row['path']}) is invalid, so it is not served: {problems or 'it could not be read'}. Fix the file "
             "(`repo-memory doctor` lists every problem), or write it again with skill_write.")
 
