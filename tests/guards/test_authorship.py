@@ -26,7 +26,8 @@ def test_the_key_lives_in_the_users_state_folder_private_and_one_per_clone(repo:
     finally:
         store.close()
     keys = tmp_path / "home" / ".local" / "state" / "repo-memory" / "keys"
-    [key] = list(keys.iterdir())
+    [key] = list(keys.glob("*.key"))
+    assert len(list(keys.glob("clone-*.json"))) == 1  # a copy of the clone's id (git/repo.py: clone_id)
     assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(keys.stat().st_mode) == 0o700
     assert not any(p.suffix == ".key" for p in repo.rglob("*")), "no key inside the repository or its git dir"
     other = tmp_path / "other"
@@ -36,7 +37,7 @@ def test_the_key_lives_in_the_users_state_folder_private_and_one_per_clone(repo:
         assert not authorship.signed(record, store.key), "another clone's key does not vouch for this clone's records"
     finally:
         store.close()
-    assert len(list(keys.iterdir())) == 2
+    assert len(list(keys.glob("*.key"))) == 2
 
 
 def test_a_read_only_home_keeps_the_key_in_the_git_dir_and_says_so(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -509,3 +509,36 @@ def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is
     assert "ops" not in (repo / ".agents/skills/deploy-steps/SKILL.md").read_text(encoding="utf-8")
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "unresolved merge conflict" in out, out
+
+
+def test_deleting_the_clones_state_folder_never_makes_its_own_records_look_forged(repo: Path):
+    """`.git/repo-memory` is derived state a person may delete; it also held the clone's id, so a new id (and key) made
+    every record the clone had not committed yet 'written outside repo-memory': never committed, and doctor said to
+    remove the lines."""
+    import shutil
+    import signal
+
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    server = StdioServer(repo, env={"REPO_MEMORY_SESSION": "pinning"})
+    server.initialize()
+    first = server.call("remember", {"text": "decided to pin numpy below 2"})["structuredContent"]["ids"]
+    shutil.rmtree(repo / ".git/repo-memory")
+    server.kill(signal.SIGKILL)  # the harness closed hard
+    server.wait(10)
+    server = StdioServer(repo, env={"REPO_MEMORY_SESSION": "pinning"})
+    try:
+        server.initialize()
+        second = server.call("remember", {"text": "numpy 1.26 it is"})["structuredContent"]["ids"]
+        done = server.call("checkpoint", {"summary": "numpy pinned", "covers": [*first, *second]})["structuredContent"]
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    assert second == ["pinning#2"] and done["commit"] == "up to date", done  # one session, committed
+    assert git(repo, "status", "--porcelain") == ""
+    verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr

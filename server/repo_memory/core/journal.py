@@ -57,7 +57,7 @@ class Journal:
         """The journal of this clone: its id, and its key (kept in `key_dir`, None: the default place) to mark records."""
         from repo_memory.git.repo import clone_id
 
-        clone = clone_id(git_dir, state_dir)
+        clone = clone_id(git_dir, state_dir, key_dir or authorship.key_dir(os.environ))
         return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir), held, state_dir / TIPS_DIR)
 
     def files(self) -> Iterator[Path]:
