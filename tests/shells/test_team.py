@@ -542,3 +542,40 @@ def test_deleting_the_clones_state_folder_never_makes_its_own_records_look_forge
     assert git(repo, "status", "--porcelain") == ""
     verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_teammates_records_a_pull_brings_are_trusted_while_its_merge_waits_for_a_conflict(repo: Path, tmp_path: Path):
+    """`git pull` stopped by a conflict in code: verify and doctor called the teammate's records, committed on the other
+    side, 'written outside repo-memory' and said to remove the lines."""
+    from tests.shells.stdio_server import StdioServer
+
+    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    server = StdioServer(teammate, env={"REPO_MEMORY_SESSION": "teammate-session"})
+    try:
+        server.initialize()
+        ids = server.call("remember", {"text": "the API rate limit is 100 per minute"})["structuredContent"]["ids"]
+        server.call("checkpoint", {"summary": "rate limits", "covers": ids})
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    (teammate / "app.py").write_text("x = 2\n", encoding="utf-8")
+    git(teammate, "commit", "-q", "-am", "theirs")
+    git(teammate, "push", "-q", "origin", "main")
+    (repo / "app.py").write_text("x = 3\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "mine")
+    assert subprocess.run(["git", "pull", "-q", "--no-rebase", "origin", "main"], cwd=repo, capture_output=True).returncode != 0
+    assert (repo / ".git/MERGE_HEAD").exists()
+    verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True)
+    assert "written outside" not in doctor.stdout + doctor.stderr, doctor.stdout

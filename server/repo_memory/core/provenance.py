@@ -34,7 +34,7 @@ class Provenance:
         if authorship.signed(record, self.key):
             return ""
         at = self._committed.head() if head is None else head
-        if self._committed.record(rel, end, at):
+        if self._committed.record(rel, end, at) or self._committed.incoming(rel, experience.canonical(record)):
             return ""
         return OUTSIDE
 

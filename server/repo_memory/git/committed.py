@@ -29,6 +29,7 @@ class Committed:
         self._entries: dict[str, tuple[str, int] | None] = {}
         self._intact: dict[str, tuple[str | None, int, int, bool]] = {}  # log -> (head, size, mtime_ns, prefix intact)
         self._lock = threading.Lock()
+        self._incoming: dict[tuple[str, str], frozenset[bytes]] = {}  # (commit, log) -> its lines, of a merge under way
 
     def head(self) -> str | None:
         """The commit HEAD points at now (None on an unborn branch); forgets what it knew of an older HEAD."""
@@ -95,6 +96,28 @@ class Committed:
         with self._lock:
             self._intact[rel] = (head, st.st_size, st.st_mtime_ns, intact)
         return intact
+
+
+    def incoming(self, rel: str, line: bytes) -> bool:
+        """Whether a merge or cherry-pick under way brings `line` of log `rel` as the other side committed it (a pull
+        stopped by a conflict: the teammate's records are in the file before the merge commit holds them)."""
+        for name in ("MERGE_HEAD", "CHERRY_PICK_HEAD"):
+            try:
+                commits = (self.git.git_dir / name).read_text(encoding="ascii").split()
+            except (OSError, UnicodeDecodeError):
+                continue
+            for commit in commits:
+                with self._lock:
+                    lines = self._incoming.get((commit, rel))
+                if lines is None:
+                    lines = frozenset(self.git.blob(commit, rel).splitlines()) if self.git.entry(commit, rel) else frozenset()
+                    with self._lock:
+                        if len(self._incoming) > 256:
+                            self._incoming.clear()
+                        self._incoming[(commit, rel)] = lines
+                if line in lines:
+                    return True
+        return False
 
 
 def describe_skill(origin: str, status: str, committed: bool) -> str:
