@@ -358,3 +358,30 @@ def test_a_server_keeps_seeing_hand_edits_after_a_checkout_took_the_memory_folde
     finally:
         if server.wait(0) is None:
             server.kill()
+
+
+def test_a_server_answers_from_the_files_within_seconds_after_another_process_put_a_new_index_in_place(repo: Path):
+    """The state folder deleted, then any command made a new, empty index: the server moved to it and answered nothing
+    until its periodic full look, 30 s later."""
+    import shutil
+    import sys
+
+    from tests.shells.stdio_server import StdioServer
+
+    write_skill_file(repo, "build-notes", "Team notes about the build.", "Run make all with the zebracorn flag.")
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        assert server.call("recall", {"query": "zebracorn"})["structuredContent"]["hits"]
+        shutil.rmtree(repo / ".git/repo-memory")
+        subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, timeout=60)
+        deadline, hits = time.monotonic() + 15, []  # a glance a second; the full look it replaces came after 30 s
+        while time.monotonic() < deadline and not hits:
+            hits = server.call("recall", {"query": "zebracorn"})["structuredContent"]["hits"]
+            time.sleep(0.2)
+        assert [h["id"] for h in hits] == ["skill:build-notes"]
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()

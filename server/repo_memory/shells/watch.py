@@ -154,18 +154,32 @@ class Watcher(FileSystemEventHandler):
                 self._cond.wait(remaining)
         return True
 
-    def supervise(self, interval: float = 30.0) -> threading.Event:
+    def supervise(self, interval: float = 30.0, glance: float = 1.0) -> threading.Event:
         """Every `interval` seconds, restart a dead observer and reconcile files with the index (events can be lost,
-        e.g. on inotify queue overflow); set the returned event to stop."""
+        e.g. on inotify queue overflow); every `glance`, reconcile at once if another process put a new index file in
+        place (the state folder deleted, then any command made an empty one). Set the returned event to stop."""
         stop = self._supervisor = threading.Event()
+        index = self.store.config.index_path
+
+        def inode() -> int:
+            try:
+                return index.stat().st_ino
+            except OSError:
+                return 0
 
         def loop() -> None:
-            while not stop.wait(interval):
+            seen, waited = inode(), 0.0
+            while not stop.wait(glance):
+                waited += glance
+                now = inode()
+                if waited < interval and (now == seen or not now):
+                    continue
                 if not self.alive():
                     log.warning("the file watcher stopped; restarting it")
                     self.start()
                 else:
                     self._sync(everything=True)
+                seen, waited = inode(), 0.0
 
         threading.Thread(target=loop, name="repo-memory-watch-supervisor", daemon=True).start()
         return stop
