@@ -579,3 +579,29 @@ def test_a_teammates_records_a_pull_brings_are_trusted_while_its_merge_waits_for
     assert verify.returncode == 0, verify.stdout + verify.stderr
     doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True)
     assert "written outside" not in doctor.stdout + doctor.stderr, doctor.stdout
+
+
+def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_records_pending(repo: Path):
+    """Two harness windows on one checkout: the second's checkpoint committed its session and answered "pending",
+    because the first window's record was."""
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    one, two = StdioServer(repo, env={"REPO_MEMORY_SESSION": "one"}), StdioServer(repo, env={"REPO_MEMORY_SESSION": "two"})
+    try:
+        one.initialize()
+        two.initialize()
+        one.call("remember", {"text": "window one's note"})
+        two.call("remember", {"text": "window two's note"})
+        answer = two.call("checkpoint", {"summary": "two's work", "covers": ["two#1"]})["structuredContent"]
+        assert memory_commits(repo) == ["memory(experience): two#1-2"] and answer["commit"] == "up to date", answer
+        answer = one.call("remember", {"text": "window one again"})["structuredContent"]
+        assert answer["commit"].startswith("pending"), answer  # one's records are pending
+        for server in (one, two):
+            server.close_input()
+            assert server.wait(30) == 0
+    finally:
+        for server in (one, two):
+            if server.wait(0) is None:
+                server.kill()

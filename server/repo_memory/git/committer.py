@@ -237,7 +237,9 @@ class Committer:
         if self.mode == "off":
             return "not committed (commit = off): commit .agents/ with your code"
         last = self.last
-        pending = self.journal.path.exists()
+        pending = self.journal.path.exists() and any(  # this process's writes of that kind (not another window's)
+            (e.kind == "doc") == (kind == "doc") and (kind == "doc" or e.owner == self.owner or e.session == self.session)
+            for e in self.journal.read())
         busy = self.git.operation_in_progress(quick=True) if pending and self.mode != "private" else ""
         if busy:  # what defers the next commit, also before one was tried
             return f"deferred: {busy} is in progress; the memory commit lands when it is finished" if busy != "a detached HEAD" \
