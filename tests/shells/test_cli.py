@@ -77,8 +77,11 @@ def test_doctor_reports_each_problem_with_its_fix_and_exits_1(runner: CliRunner,
 def test_doctor_notices_files_the_index_has_not_seen(runner: CliRunner, repo: Path):
     run(runner, repo, "reindex")
     write_skill_file(repo, "new-one", "Added behind the index's back.")
-    assert "not in the index yet" in run(runner, repo, "doctor")
-    assert "All good" in run(runner, repo, "doctor", "--fix")
+    assert "not in the index yet: looked at again now" in run(runner, repo, "doctor")
+    assert "All good" in run(runner, repo, "doctor")
+    (repo / ".agents/skills/new-one/SKILL.md").write_text("---\nname: new-one\ndescription: [broken\n---\nbody\n", encoding="utf-8")
+    broken = runner.invoke(cli, ["--root", str(repo), "doctor"])  # judged as the file is now, not as last indexed
+    assert broken.exit_code == 1 and "new-one/SKILL.md" in broken.output and "error" in broken.output, broken.output
 
 
 def test_reindex_shows_progress_on_large_trees(runner: CliRunner, repo: Path):

@@ -50,7 +50,12 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     """Everything wrong or worth knowing about the memory of `store`'s repository; given `homes` (where the harnesses
     keep their state on this machine), also about their own memories of it (core/native_checks.py). `progress` hears
     how many bytes of the logs are checked, the long part."""
-    findings = _index_damage(store) + _setup(store) + _index_drift(store)
+    drift = _index_drift(store)
+    if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):  # judge the files as they are, not as last indexed
+        store.refresh()
+        drift = [f if not f.fix.startswith("Run `repo-memory reindex`") else
+                 Finding("info", f.path, f"{f.message}: looked at again now", "Nothing to do.") for f in drift]
+    findings = _index_damage(store) + _setup(store) + drift
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
             findings.append(Finding("error", row["path"], "the loop spec is invalid", f"Run `repo-memory loop lint {row['name']}` "
