@@ -68,7 +68,7 @@ class Served:
                 self._attach(*self._opener(roots))
             assert self._store is not None
             config = self._store.config
-            if not (config.root / ".git").exists() or not config.git_dir.is_dir():
+            if not config.root.is_dir() or not config.git_dir.is_dir():  # (a GIT_DIR set-up has no .git in the root)
                 raise WorkspaceError(
                     f"The repository this server works in, {config.root}, is no longer there (a worktree removed or moved, "
                     "or the folder deleted): nothing was read or written. Start the session again in the repository's folder.")
