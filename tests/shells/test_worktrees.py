@@ -111,3 +111,48 @@ def test_a_server_whose_worktree_was_removed_refuses_to_write_and_recreates_noth
             server.kill()
     assert not tree.exists()
     assert not (repo / ".git/worktrees/gone").exists()
+
+
+def test_memory_an_older_version_wrote_in_a_worktree_stays_the_clones_after_the_upgrade(repo: Path):
+    """Versions before 2026-12-05 gave a linked worktree an id and key of its own (in .git/worktrees/<name>/repo-memory).
+    After the upgrade its sessions forked to <session>.<clone>, its uncommitted records were called forged and never
+    committed, and the loops a person had accepted there were not accepted any more."""
+    from repo_memory.config import Config
+
+    tree = linked(repo, "wt", "wt")
+    (tree / ".agents/loops/tests-pass.md").write_text(spec_text("tests-pass"), encoding="utf-8")
+    git(tree, "add", "-A")
+    git(tree, "commit", "-q", "-m", "a loop")
+    sha = hashlib.sha256((tree / ".agents/loops/tests-pass.md").read_bytes()).hexdigest()
+    older = f"""
+import dataclasses
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.runner.engine import Engine
+config = Config.load({str(tree)!r})
+old = Store(dataclasses.replace(config, common_dir=config.git_dir), session="before")  # the worktree's own id, as then
+old.remember("written by the older version, committed")
+old.checkpoint("committed then", ["before#1"])
+old.remember("written by the older version, left pending")
+Engine(old).accept("tests-pass", {sha[:12]!r})
+old.close(commit=False)  # as its killed server left it: the last record pending
+"""
+    done = subprocess.run([sys.executable, "-c", older], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (Config.load(tree).git_dir / "repo-memory/clone.json").is_file()
+
+    server = StdioServer(tree, env={"REPO_MEMORY_SESSION": "before"})
+    try:
+        server.initialize()
+        answer = server.call("remember", {"text": "written after the upgrade"})["structuredContent"]
+        server.close_input()
+        assert server.wait(30) == 0
+    finally:
+        if server.wait(0) is None:
+            server.kill()
+    assert answer["ids"] == ["before#4"], answer  # the same session, not before.<clone>
+    assert git(tree, "status", "--porcelain") == ""  # all committed, the older version's pending record too
+    verify = repo_memory(tree, "verify")
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    listed = repo_memory(tree, "loop", "list")
+    assert "tests-pass" in listed.stdout and "not accepted" not in listed.stdout, listed.stdout

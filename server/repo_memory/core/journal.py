@@ -53,12 +53,18 @@ class Journal:
 
     @classmethod
     def of_clone(cls, root: Path, git_dir: Path, state_dir: Path, inline_max: int = INLINE_MAX, key_dir: Path | None = None,
-                 held: Callable[[str], bool] | None = None) -> Journal:
-        """The journal of this clone: its id, and its key (kept in `key_dir`, None: the default place) to mark records."""
-        from repo_memory.git.repo import clone_id
+                 held: Callable[[str], bool] | None = None, worktree_state: Path | None = None) -> Journal:
+        """The journal of this clone: its id, and its key (kept in `key_dir`, None: the default place) to mark records.
+        `worktree_state`: a linked worktree's own state folder, where versions before 2026-12-05 kept an id of its own:
+        what was written under that id stays this clone's (its sessions go on, its marks count)."""
+        from repo_memory.git.repo import former_id, clone_id
 
-        clone = clone_id(git_dir, state_dir, key_dir or authorship.key_dir(os.environ))
-        return cls(root, inline_max, clone, authorship.Key.of_clone(clone, key_dir, state_dir), held, state_dir / TIPS_DIR)
+        folder = key_dir or authorship.key_dir(os.environ)
+        clone = clone_id(git_dir, state_dir, folder)
+        key = authorship.Key.of_clone(clone, key_dir, state_dir)
+        if worktree_state is not None and worktree_state != state_dir and (former := former_id(worktree_state)):
+            key.adopt(former, (folder, worktree_state))
+        return cls(root, inline_max, clone, key, held, state_dir / TIPS_DIR)
 
     def files(self) -> Iterator[Path]:
         """Every session log, oldest month first, a session's files in the order they were written."""
@@ -124,7 +130,7 @@ class Journal:
         finally:
             os.close(fd)
         writer = (last or {}).get("source", {}).get("clone")
-        if writer in (None, self.clone):
+        if writer in (None, self.clone) or self.key is not None and writer in self.key.former:
             return session
         return f"{session[: 127 - len(self.clone)]}.{self.clone}"
 

@@ -44,7 +44,7 @@ class Store:
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
-        self._journal = Journal.of_clone(config.root, config.common_dir, config.clone_dir, config.inline_max, config.key_dir, git.holds)
+        self._journal = Journal.of_clone(config.root, config.common_dir, config.clone_dir, config.inline_max, config.key_dir, git.holds, config.state_dir)
         self.key = self._journal.key  # marks what this clone's repo-memory writes (guards/authorship.py)
         self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))
         self._committer = Committer(git, config.state_dir, policy, self.session, owner, self.key)  # owner: who commits what it writes

@@ -110,6 +110,19 @@ def clone_id(git_dir: Path, state_dir: Path, remembered: Path | None = None) -> 
         return str(known["id"])
 
 
+def former_id(state_dir: Path) -> str:
+    """The id a state folder's clone.json names ('' when none): a linked worktree's own, from before its clone's id was
+    one for all its worktrees."""
+    import json
+
+    try:
+        known = json.loads((state_dir / "clone.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    found = known.get("id") if isinstance(known, dict) else None
+    return found if isinstance(found, str) and re.fullmatch(r"[0-9a-f]{8}", found) else ""
+
+
 def init(path: Path) -> None:
     """Create a git repository at `path` (for the demo and tests)."""
     import git

@@ -43,6 +43,25 @@ class Key:
 
     def __init__(self, secret: bytes, clone: str, where: Path):
         self._secret, self.clone, self.where = secret, clone, where
+        self._former: dict[str, bytes] = {}  # ids this clone had before, and their keys: their marks still count
+
+    @property
+    def former(self) -> frozenset[str]:
+        return frozenset(self._former)
+
+    def adopt(self, clone: str, places: Iterable[Path]) -> None:
+        """Let the marks of an id this clone had before count as its own (a linked worktree, which older versions gave
+        an id and key of its own), when that key is found in `places`; never made."""
+        if not _CLONE.match(clone) or clone == self.clone:
+            return
+        for place in places:
+            try:
+                secret = (place / f"{clone}.key").read_bytes()
+            except OSError:
+                continue
+            if len(secret) == 32:
+                self._former[clone] = secret
+                return
 
     @classmethod
     def of_clone(cls, clone: str, folder: Path | None, fallback: Path) -> Key:
@@ -79,8 +98,11 @@ class Key:
         return hashlib.blake2b(line, key=self._secret, digest_size=16).digest() in _vouched
 
     def marked(self, purpose: str, text: str, mark: object) -> bool:
-        """Whether `mark` is this key's mark of `text` for `purpose` (compared in constant time)."""
-        return isinstance(mark, str) and len(mark) == MAC_HEX and hmac.compare_digest(self.mark(purpose, text), mark)
+        """Whether `mark` is this key's mark of `text` for `purpose` (compared in constant time), or a former id's."""
+        if not isinstance(mark, str) or len(mark) != MAC_HEX:
+            return False
+        return any(hmac.compare_digest(hmac.new(secret, f"{purpose}\0{text}".encode(), hashlib.sha256).hexdigest()[:MAC_HEX], mark)
+                   for secret in (self._secret, *self._former.values()))
 
 
 def sign(record: dict[str, object], key: Key) -> dict[str, object]:

@@ -78,11 +78,14 @@ class Engine:
         """Spec name -> the sha256 a person accepted on this clone. Each entry carries this clone's mark: the file sits in
         the git dir, where an agent's file tools can write, so an entry without a valid mark (an older version's, or
         one an agent wrote) accepts nothing."""
-        path = self.store.config.clone_dir / ACCEPTED_FILE
-        try:
-            found = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-        except (OSError, ValueError):
-            return {}
+        found: dict[str, Any] = {}
+        # A linked worktree's own folder first: versions before 2026-12-05 kept its acceptances there; the clone's win.
+        for folder in dict.fromkeys((self.store.config.state_dir, self.store.config.clone_dir)):
+            try:
+                more = json.loads((folder / ACCEPTED_FILE).read_text(encoding="utf-8")) if (folder / ACCEPTED_FILE).is_file() else {}
+            except (OSError, ValueError):
+                continue
+            found |= more if isinstance(more, dict) else {}
         key = self.store.key
         return {name: entry["sha256"] for name, entry in (found.items() if isinstance(found, dict) else [])
                 if isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
