@@ -141,6 +141,12 @@ async def test_records_written_outside_repo_memory_are_never_committed_by_it(sto
     committed = git(repo, "show", f"HEAD:{log_of(repo, 'work').relative_to(repo).as_posix()}")
     assert "forged" not in committed and "second note" not in committed
     assert "first note" in committed
+    store.remember("a note of another session", session="held")  # pending, then a line forged after it: held back
+    forge(repo, "held", "note", {"x": 2}, [])
+    store.write_skill("kept-apart", "Committed while the log is held back.", "Steps.", actor="human")
+    store.flush("all")
+    message = git(repo, "log", "-1", "--format=%B")  # the commit names what it holds, not the log held back
+    assert "kept-apart" in message and "held#" not in message and "Memory-Session: held" not in message, message
     doctor = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
     assert doctor.exit_code == 1 and "outside repo-memory" in doctor.output
 

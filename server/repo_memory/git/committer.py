@@ -170,7 +170,8 @@ class Committer:
                     staged = refresh_index(self.git, paths)
                     result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
                 else:
-                    result = commit_paths(self.git, self.state_dir, paths, self._message(entries), self._identity(), self.policy.sign,
+                    message = self._message([e for e in entries if e.path in paths])  # not what is held back
+                    result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
                                           private=self.mode == "private")
             except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
                 log.warning("memory commit failed: %s", exc)
