@@ -149,6 +149,8 @@ async def test_records_written_outside_repo_memory_are_never_committed_by_it(sto
     assert "kept-apart" in message and "held#" not in message and "Memory-Session: held" not in message, message
     doctor = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
     assert doctor.exit_code == 1 and "outside repo-memory" in doctor.output
+    # the way out, for records a version from before marks wrote: named, with the file to commit (not "restore from git")
+    assert "before 2026-12-04" in doctor.output and "commit .agents/experience/" in doctor.output, doctor.output
 
 
 async def test_a_marked_line_copied_with_other_words_is_never_committed(store: Store, repo: Path):

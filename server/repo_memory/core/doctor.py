@@ -109,7 +109,8 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 f"as SESSION#SEQ~HASH (e.g. in recall hits and `repo-memory log show {session}`)",
                                 "Nothing to fix. Since this version each clone continues a log only it wrote, so no new forks arise."))
     for where, what in broken:
-        findings.append(Finding("error", where, f"experience log: {what}",
+        findings.append(Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it."
+                                if "written outside" in what else
                                 "Logs are append-only: restore it from git as above; `repo-memory verify` lists every break."))
     if homes is not None:
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)

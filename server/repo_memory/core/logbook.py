@@ -340,7 +340,8 @@ class Logbook:
                 if not checked.verified:
                     breaks.append((record.get("id", rel), checked.problem))
                 elif not rewritten and (outside := self._provenance.judge(record, rel, checked.line.offset + len(checked.line.raw), head)):
-                    breaks.append((record["id"], f"{outside}; remove the line, or commit it yourself if a person wrote it"))
+                    breaks.append((record["id"], f"{outside}; if you or your own repo-memory wrote it, commit {rel} yourself "
+                                                 "(`git add`, `git commit`), otherwise remove the line"))
                 if blob := record.get("blob"):
                     try:
                         _, intact = self._journal.blob(blob["sha256"])

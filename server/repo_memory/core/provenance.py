@@ -22,6 +22,10 @@ OUTSIDE = ("written outside repo-memory: it carries no mark of this clone's repo
            "edit or an agent's file tool wrote it)")
 
 
+UNMARKED = ("written outside repo-memory, or by a version from before 2026-12-04 (which marked no record): it carries no "
+            "mark and is not committed")
+
+
 class Provenance:
     """Judges records by this clone's key and by what git holds."""
 
@@ -36,7 +40,7 @@ class Provenance:
         at = self._committed.head() if head is None else head
         if self._committed.record(rel, end, at) or self._committed.incoming(rel, experience.canonical(record)):
             return ""
-        return OUTSIDE
+        return OUTSIDE if "mac" in record else UNMARKED
 
     def server_kind(self, record: dict[str, Any], rel: str, end: int, head: str | None | object = None) -> str:
         """Why a record of a server kind (loop.*, outcome, skill.used) does not count, or '' when it does: the server's
