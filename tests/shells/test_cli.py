@@ -373,3 +373,16 @@ def test_show_offers_accepting_only_a_draft_and_loop_list_says_what_stops_a_spec
                                                   "verify:\n  - {level: 4, run: \"true\"}\nstop: {max_iterations: 2}\n"
                                                   "success_requires_level: 4\n---\n", encoding="utf-8")
     assert "not accepted" in run(runner, repo, "loop", "list")  # was "not runnable", with no why
+
+
+def test_doctor_says_when_an_older_setup_left_hooks_out(runner: CliRunner, repo: Path):
+    """Settings an older `setup` wrote had no PreToolUse hook (the guard on the logs); doctor said nothing."""
+    run(runner, repo, "setup", "claude-code")
+    settings = repo / ".claude/settings.local.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    del data["hooks"]["PreToolUse"]
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    out = run(runner, repo, "doctor")
+    assert "lack PreToolUse" in out and "setup claude-code` again" in out, out
+    run(runner, repo, "setup", "claude-code")
+    assert "lack" not in run(runner, repo, "doctor")

@@ -41,6 +41,22 @@ def _ours(hook: dict[str, Any]) -> bool:
     return bool(re.search(r"repo[-_]memory.* hook [a-z-]+$", str(hook.get("command", ""))))
 
 
+def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
+    """(settings file, the events it lacks) of each file holding some of repo-memory's hooks but not all of them: an
+    older `setup` wrote it (before PreToolUse, an agent's file tools could write the logs unchecked)."""
+    out = []
+    for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS), (".codex/hooks.json", CODEX_HOOKS)):
+        try:
+            hooks = json.loads((root / rel).read_text(encoding="utf-8")).get("hooks")
+        except (OSError, ValueError, AttributeError):
+            continue
+        have = {event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
+                and any(isinstance(h, dict) and _ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])}
+        if have and (lacking := [event for event, _ in events if event not in have]):
+            out.append((rel, lacking))
+    return out
+
+
 def claude_version(cli: str | None = None) -> tuple[int, ...] | None:
     """The installed Claude Code's version (`claude --version`), None when it is not found or says no version."""
     found = cli or shutil.which("claude")

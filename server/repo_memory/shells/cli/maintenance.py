@@ -173,6 +173,11 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         store.heal(store.git_health().at_risk)
         store.flush("all")
     findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20))
+    from repo_memory.shells import setup as attaching
+
+    findings += [checks.Finding("warning", rel, f"repo-memory's hooks here lack {', '.join(lacking)} (an older `setup` wrote them)",
+                                f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it adds "
+                                "them and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
 
     def text() -> None:
         if not findings:
