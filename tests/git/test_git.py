@@ -318,7 +318,7 @@ def test_processes_starting_together_in_a_new_clone_agree_on_its_id(tmp_path: Pa
     """A harness starts its server and its first hook at the same moment: two ids made the hook's log another clone's."""
     import concurrent.futures
 
-    from repo_memory.git.repo import clone_id
+    from repo_memory.git.clone import clone_id
 
     for trial in range(20):
         git_dir = tmp_path / f"clone{trial}" / ".git"

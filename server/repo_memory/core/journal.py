@@ -57,7 +57,7 @@ class Journal:
         """The journal of this clone: its id, and its key (kept in `key_dir`, None: the default place) to mark records.
         `worktree_state`: a linked worktree's own state folder, where versions before 2026-12-05 kept an id of its own:
         what was written under that id stays this clone's (its sessions go on, its marks count)."""
-        from repo_memory.git.repo import former_id, clone_id
+        from repo_memory.git.clone import clone_id, former_id
 
         folder = key_dir or authorship.key_dir(os.environ)
         clone = clone_id(git_dir, state_dir, folder)

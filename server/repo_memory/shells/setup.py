@@ -52,8 +52,7 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
             continue
         have = {event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
                 and any(isinstance(h, dict) and _ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])}
-        if have and (lacking := [event for event, _ in events if event not in have]):
-            out.append((rel, lacking))
+        out += [(rel, lacking)] if have and (lacking := [event for event, _ in events if event not in have]) else []
     return out
 
 
