@@ -390,6 +390,11 @@ def test_a_session_that_went_on_across_branches_reads_as_one_on_each_and_after_t
     assert texts() == ["one, on feature", "the start", "three, on main", "four, on feature again"]
     assert runner.invoke(cli, ["--root", str(repo), "verify"]).exit_code == 0
 
+    second = next((repo / ".agents/experience").rglob("s-branches+2.jsonl"))
+    second.unlink()  # a file HEAD holds, deleted: a removal, not a file on another branch
+    result = runner.invoke(cli, ["--root", str(repo), "verify"])
+    assert result.exit_code != 0 and "s-branches#4: its prev hash does not match" in result.output, result.output
+    git(repo, "checkout", "-q", "--", str(second))
     first = next((repo / ".agents/experience").rglob("s-branches.jsonl"))
     first.write_text(first.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")  # #2 cut by hand
     result = runner.invoke(cli, ["--root", str(repo), "verify"])

@@ -111,7 +111,10 @@ class Journal:
         """Whether `path` is a session's `+n` file whose file before it is not in this checkout: the session went on
         after a branch that lacks that file was checked out, and its first record links to a record found elsewhere."""
         session, n = part_of(path)
-        return n > 1 and not begun(segment(path, session, n - 1), session)
+        before = segment(path, session, n - 1)
+        if n < 2 or begun(before, session):
+            return False  # a file deleted that HEAD still holds is a removal, which verify reports, not another branch's
+        return self.held is None or not self.held(before.relative_to(self.root).as_posix())
 
     def owned(self, session: str) -> str:
         """The session this clone appends to for `session`: itself, unless its log's last record came from another

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 
 from repo_memory.errors import UnsafePathError
@@ -107,6 +108,8 @@ class Committed:
             except (OSError, UnicodeDecodeError):
                 continue
             for commit in commits:
+                if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):  # git writes object ids there; nothing else counts
+                    continue
                 with self._lock:
                     lines = self._incoming.get((commit, rel))
                 if lines is None:

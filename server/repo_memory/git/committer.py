@@ -94,7 +94,8 @@ class Committer:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self.last: CommitResult | None = None
-        self._retries: set[tuple[str, str | None]] = set()  # (scope, session) of flushes deferred, for the timer to retry
+        self._retries: set[tuple[str, str | None]] = set()
+        self._pending_seen: tuple[object, bool] = (None, False)  # (pending.jsonl's stat and the kind asked, the answer)  # (scope, session) of flushes deferred, for the timer to retry
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: list[str] = []  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
@@ -233,14 +234,26 @@ class Committer:
             self.journal.add([Pending(path, str(message), "experience" if "/experience/" in path else "doc") for path, message in listed.items()])
             old.unlink(missing_ok=True)
 
+    def _pending_of(self, kind: str) -> bool:
+        """Whether this process's writes of `kind` (not another window's) wait for a commit; the list is read again only
+        when its file changed (each tool answer asks, and the list grows by a line a write until the checkpoint)."""
+        try:
+            st = self.journal.path.stat()
+        except OSError:
+            return False
+        stamp = (kind, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._pending_seen[0] != stamp:
+            found = any((e.kind == "doc") == (kind == "doc") and (kind == "doc" or e.owner == self.owner or e.session == self.session)
+                        for e in self.journal.read())
+            self._pending_seen = (stamp, found)
+        return self._pending_seen[1]
+
     def describe(self, kind: str = "doc") -> str:
         """One line for tool results: where the latest writes (of `kind`) stand with respect to git."""
         if self.mode == "off":
             return "not committed (commit = off): commit .agents/ with your code"
         last = self.last
-        pending = self.journal.path.exists() and any(  # this process's writes of that kind (not another window's)
-            (e.kind == "doc") == (kind == "doc") and (kind == "doc" or e.owner == self.owner or e.session == self.session)
-            for e in self.journal.read())
+        pending = self._pending_of(kind)
         busy = self.git.operation_in_progress(quick=True) if pending and self.mode != "private" else ""
         if busy:  # what defers the next commit, also before one was tried
             return f"deferred: {busy} is in progress; the memory commit lands when it is finished" if busy != "a detached HEAD" \
