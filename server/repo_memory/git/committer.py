@@ -115,6 +115,11 @@ class Committer:
             return
         self.journal.add([Pending(path, message, kind, session or self.session or "", self.owner, self._started, first, last)
                           for path in dict.fromkeys(paths)])
+        try:  # this process's own write of `kind` now waits: its answer needs no read of the whole list (_pending_of)
+            st = self.journal.path.stat()
+            self._pending_seen = ((kind if kind == "doc" else "experience", st.st_ino, st.st_size, st.st_mtime_ns), True)
+        except OSError:
+            pass
         if kind == "doc":
             self._schedule(self.window)
 
