@@ -36,6 +36,20 @@ def hook(event: str, repo: Path, **payload: object) -> dict:
     return hooks.handle(event, {"session_id": SESSION, "cwd": str(repo), "hook_event_name": event, **payload})
 
 
+def with_teammate(repo: Path, tmp_path: Path) -> Path:
+    """`repo` with its code and .agents/ layout committed and pushed to a bare origin, and a teammate's clone of it."""
+    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    return teammate
+
+
 def test_a_harness_session_lands_as_one_commit_at_its_end_not_one_per_tool_call(repo: Path):
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     hook("session-start", repo, source="startup")
@@ -299,15 +313,7 @@ def test_the_users_stash_and_pull_rebase_never_take_or_trip_over_what_a_running_
     the server then wrote other records under their ids) and `git pull --rebase` refused to run."""
     from tests.shells.stdio_server import StdioServer
 
-    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
-    git(repo, "add", "-A")  # the code and the .agents/ layout
-    git(repo, "commit", "-q", "-m", "init")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    git(repo, "remote", "add", "origin", str(origin))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    teammate = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    teammate = with_teammate(repo, tmp_path)
 
     server = StdioServer(repo)
     try:
@@ -549,15 +555,7 @@ def test_a_teammates_records_a_pull_brings_are_trusted_while_its_merge_waits_for
     side, 'written outside repo-memory' and said to remove the lines."""
     from tests.shells.stdio_server import StdioServer
 
-    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "init")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    git(repo, "remote", "add", "origin", str(origin))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    teammate = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    teammate = with_teammate(repo, tmp_path)
     server = StdioServer(teammate, env={"REPO_MEMORY_SESSION": "teammate-session"})
     try:
         server.initialize()
