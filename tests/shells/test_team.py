@@ -577,6 +577,13 @@ def test_a_teammates_records_a_pull_brings_are_trusted_while_its_merge_waits_for
     assert verify.returncode == 0, verify.stdout + verify.stderr
     doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True)
     assert "written outside" not in doctor.stdout + doctor.stderr, doctor.stdout
+    # Git writes object ids there. Any other word named nothing to trust, yet a reflog step crashed verify (gitpython
+    # cannot rev-parse `HEAD@{yesterday}`) and a ref name trusted whatever its branch holds; now they count for nothing.
+    for word in ("HEAD@{yesterday}", "origin/main"):
+        (repo / ".git/MERGE_HEAD").write_text(word + "\n", encoding="ascii")
+        verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
+        assert "Traceback" not in verify.stderr and verify.returncode == 1, (word, verify.stdout + verify.stderr)
+        assert "teammate-session#1: written outside" in verify.stdout, (word, verify.stdout)
 
 
 def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_records_pending(repo: Path):
