@@ -63,9 +63,11 @@ def system_text(body: dict[str, Any]) -> str:
     return "\n".join(text(m["content"]) for m in body["messages"] if m.get("role") == "system")
 
 
-def test_recall_round_trip_the_result_reaches_the_model_the_hook_records_it_and_session_end_commits_it(project: tuple[Path, Path]):
+def test_recall_round_trip_the_result_reaches_the_model_and_session_end_commits_the_session(project: tuple[Path, Path]):
     repo, home = project
-    with FakeAnthropic([tool_use("mcp__repo-memory__recall", {"query": "cut a release"}), "Tag, then publish."]) as api:
+    turns = [tool_use("mcp__repo-memory__recall", {"query": "cut a release"}),
+             tool_use("mcp__repo-memory__remember", {"text": "Releases are cut from main."}), "Tag, then publish."]
+    with FakeAnthropic(turns) as api:
         done = claude(repo, home, api, "How do we cut a release?")
     assert done.returncode == 0, done.stderr[-2000:]
     first, second = api.main_requests()[:2]
@@ -74,7 +76,8 @@ def test_recall_round_trip_the_result_reaches_the_model_the_hook_records_it_and_
     assert answer["hits"][0]["id"] == "skill:release-checklist" and answer["hits"][0]["recorded"]
     session = session_id(first)
     logged = [r for r in records(repo) if r["_log"] == session]
-    assert any(r["kind"] == "tool" and r["data"]["tool"] == "mcp__repo-memory__recall" for r in logged), logged
+    assert [r["text"] for r in logged if r["source"]["tool"] == "remember"] == ["Releases are cut from main."], logged
+    assert not any(r["kind"] == "tool" and "repo-memory" in r["data"]["tool"] for r in logged), logged  # no hook copy of our calls
     assert git(repo, "log", "-1", "--format=%s").startswith("memory(experience): ")
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")
     assert git(repo, "status", "--porcelain", "--", ".agents/experience").strip() == ""

@@ -81,6 +81,42 @@ async def test_a_remembered_decision_is_the_first_hit_for_its_own_words_after_a_
         store.close()
 
 
+async def test_later_sessions_that_recall_and_read_a_decision_leave_no_copies_that_outrank_it(repo: Path):
+    """Each later session that asked for the decision had its PostToolUse hook record the call with the answer: the
+    decision's text again, in a record that came first for the decision's own words (a Codex probe: the decision fell
+    to second, then third, as sessions recalled it). Reading memory is not memory; the hooks leave our tools' calls to
+    the server."""
+    from mcp import Client
+
+    from repo_memory.shells import mcp as server
+
+    store = Store(Config.load(repo), session=SESSION)
+    async with Client(server.build(store)) as client:
+        remembered = (await client.call_tool("remember", {"text": DECISION, "kind": "decision"})).structured_content["ids"][0]
+    store.close()
+    for n, tool in enumerate(("mcp__repo-memory__recall", "mcp__repo_memory__read", "mcp__plugin_repo-memory_repo-memory__recall")):
+        later = f"9c0e1d2f-3a4b-4c5d-8e6f-70819a2b3c{n:02d}"
+        store = Store(Config.load(repo), session=later)
+        async with Client(server.build(store)) as client:
+            args = {"ref": remembered} if tool.endswith("read") else {"query": "how do we build the docs"}
+            answer = await client.call_tool(tool.rsplit("__", 1)[1], args)
+        store.close()
+        assert remembered in json.dumps(answer.structured_content)  # the answer holds the decision
+        post_tool(repo, later, tool, args, [{"type": "text", "text": json.dumps(answer.structured_content)}], f"toolu_1{n}")
+        post_tool(repo, later, "Bash", {"command": "tox -e docs"}, {"stdout": "build succeeded", "stderr": ""}, f"toolu_2{n}")
+    store = Store(Config.load(repo))
+    try:
+        store.refresh()
+        for words in ("tox docs cross-references", "which tool resolves the Sphinx cross-references", DECISION):
+            found = [h.id for h in store.recall(words, limit=10).hits]
+            assert found[:1] == [remembered], (words, found)
+        for n in range(3):
+            logged = [ln.record for ln in store.lines(f"9c0e1d2f-3a4b-4c5d-8e6f-70819a2b3c{n:02d}") if ln.record]
+            assert [r["data"]["tool"] for r in logged] == ["Bash"], logged
+    finally:
+        store.close()
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

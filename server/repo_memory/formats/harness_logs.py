@@ -20,7 +20,9 @@ grew, so an import can skip what an earlier one wrote. What the formats hold, as
   describe the rest. Rollouts from before late 2025 start with a bare {id, timestamp} line and hold bare items.
 
 Left out on purpose: model reasoning (`thinking`, `reasoning`: often encrypted, and not what happened), context the
-harness injected (system reminders, environment and instruction blocks, hook feedback) and token bookkeeping.
+harness injected (system reminders, environment and instruction blocks, hook feedback) and token bookkeeping; and
+calls of repo-memory's own tools with their answers (`ours`): the server recorded what they wrote, and what they read
+is memory already, so a copy would only outrank the original for its own words.
 """
 
 from __future__ import annotations
@@ -40,6 +42,14 @@ from repo_memory.formats.refs import check_session
 
 CLAUDE, CODEX, RECORDS = "claude-code", "codex", "records"
 FORMATS = (CLAUDE, CODEX, RECORDS)
+OUR_TOOL = re.compile(r"mcp__(?:plugin_)?[\w.-]*repo[-_]memory[\w.-]*__(\w+)")  # as Claude Code and Codex name our MCP tools
+
+
+def ours(tool: str) -> bool:
+    """Whether `tool`, as a harness names it to hooks and in transcripts, is one of repo-memory's MCP tools."""
+    return OUR_TOOL.fullmatch(tool) is not None
+
+
 ENTRY_FIELDS = {"kind", "text", "data", "refs", "ts", "session", "actor", "covers"}
 RECORD_FIELDS = ENTRY_FIELDS | {"id", "seq", "source", "sha256", "mac", "prev", "blob", "anchors"}
 _TS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
@@ -134,9 +144,13 @@ def _claude_block(block: dict[str, Any], line: dict[str, Any], tools: dict[str, 
     if kind in ("tool_use", "server_tool_use"):
         name = str(block.get("name") or "tool")
         tools[str(block.get("id"))] = name
+        if ours(name):
+            return None
         return "tool", "agent", render_call(name, block.get("input")), {"tool": name, "call_id": str(block.get("id", ""))}
     if kind in ("tool_result", "web_search_tool_result"):
         call = str(block.get("tool_use_id", ""))
+        if ours(tools.get(call, "")):
+            return None
         error = bool(block.get("is_error"))
         return "error" if error else "observation", "agent", _text_of(block.get("content")), {"tool": tools.get(call, ""), "call_id": call}
     return None  # thinking, images, anything newer: not imported
@@ -183,6 +197,8 @@ def _codex_item(p: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str
         if p.get("namespace"):
             name = f"{p['namespace']}__{name}"  # how Codex names an MCP tool to its hooks: mcp__server__tool
         tools[call] = name
+        if ours(name):
+            return None
         args = p.get("arguments", p.get("input", p.get("action")))
         if isinstance(args, str) and kind == "function_call":
             try:
@@ -191,6 +207,8 @@ def _codex_item(p: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str
                 pass
         return "tool", "agent", render_call(name, args), {"tool": name, "call_id": call}
     if kind in ("function_call_output", "custom_tool_call_output"):
+        if ours(tools.get(call, "")):
+            return None
         output = p.get("output")
         failed = isinstance(output, dict) and output.get("success") is False
         text = _text_of(output.get("content") if isinstance(output, dict) else output)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import Config
-from repo_memory.formats import experience, refs
+from repo_memory.formats import experience, harness_logs, refs
 from repo_memory.git.pending import harness_pid
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import NotFoundError, RepoMemoryError
@@ -156,8 +156,10 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
     tool = str(payload.get("tool_name") or "tool")
-    if _our_writer(tool):
-        return {}  # the server recorded what it wrote: a second copy outranked the record for its own words
+    if harness_logs.ours(tool):
+        # The server recorded what its tools wrote, and what they read is memory already: a copy of a `remember` call,
+        # or of a `recall` answer holding the decision's text, outranked the decision for its own words.
+        return {}
     # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
     # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
     tool_input, in_input = secretscan.redact_value(payload.get("tool_input"))
@@ -240,19 +242,6 @@ def _skill_read(store: Store, tool: str, tool_input: Any) -> str:
     else:
         return ""
     return name if paths.SLUG.match(name) and store.skill_exists(name) else ""
-
-
-OUR_TOOL = re.compile(r"mcp__(?:plugin_)?[\w.-]*repo[-_]memory[\w.-]*__(\w+)")  # as Claude Code and Codex name our MCP tools
-
-
-def _our_writer(tool: str) -> bool:
-    """Whether `tool` is one of repo-memory's writing tools (remember, checkpoint, feedback, skill_write, loop_*)."""
-    match = OUR_TOOL.fullmatch(tool)
-    if not match:
-        return False
-    from repo_memory.shells.tools import WRITERS  # only for a call of ours
-
-    return match[1] in WRITERS
 
 
 def _bounded(value: Any) -> Any:
