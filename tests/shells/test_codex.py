@@ -46,7 +46,9 @@ def attach(repo: Path, home: Path, api: FakeResponses) -> None:
 def test_recall_round_trip_through_codex_and_its_hooks_leave_our_calls_to_the_server(project: tuple[Path, Path]):
     repo, home = project
     turns = [function_call("recall", {"query": "cut a release"}, namespace=CODEX_NAMESPACE),
-             function_call("remember", {"text": "Releases are cut from main."}, namespace=CODEX_NAMESPACE), "Tag, then publish."]
+             function_call("remember", {"text": "Releases are cut from main."}, namespace=CODEX_NAMESPACE),
+             function_call("feedback", {"ref": "skill:release-checklist", "outcome": "helped"}, namespace=CODEX_NAMESPACE),
+             "Tag, then publish."]
     with FakeResponses(turns) as api:
         attach(repo, home, api)
         done = codex(repo, home, "How do we cut a release?")
@@ -59,6 +61,8 @@ def test_recall_round_trip_through_codex_and_its_hooks_leave_our_calls_to_the_se
     session = session_id(first)
     logged = [r for r in records(repo) if r["_log"] == session]  # hooks and tools write the one log of the Codex session
     assert [r["text"] for r in logged if r["source"]["tool"] == "remember"] == ["Releases are cut from main."], logged
+    assert [r["data"]["outcome"] for r in logged if r["kind"] == "outcome"] == ["helped"], logged  # not a log of its own
+    assert {r["_log"].split("+")[0] for r in records(repo)} == {session}
     assert not any(r["kind"] == "tool" and r["data"]["tool"].startswith(CODEX_NAMESPACE) for r in logged), logged  # no hook copies
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # SessionEnd committed the session
 

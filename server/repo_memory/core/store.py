@@ -209,8 +209,8 @@ class Store:
                    tool: str = "checkpoint") -> dict[str, Any]:
         return self._logs.checkpoint(session or self.session, summary, covers, actor, tool)
 
-    def feedback(self, ref: str, outcome: str, note: str | None = None, actor: str = "agent", tool: str = "feedback") -> dict[str, Any]:
-        return self._logs.feedback(self.session, ref, outcome, note, actor, tool)
+    def feedback(self, ref: str, outcome: str, note: str | None = None, actor: str = "agent", tool: str = "feedback", session: str | None = None) -> dict[str, Any]:
+        return self._logs.feedback(session or self.session, ref, outcome, note, actor, tool)
 
     def write_skill(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
                     actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None, draft: bool = False) -> WriteResult:

@@ -157,7 +157,7 @@ def feedback(call: Call, ref: str, outcome: Literal["helped", "misled", "outdate
     ref: a skill ("skill:release-checklist") or an experience record id. note: what happened, briefly.
     Example: feedback(ref="skill:deploy-staging", outcome="outdated", note="the script moved to tools/deploy.sh").
     """
-    record = call.store.feedback(ref, outcome, note, actor="agent", tool="feedback")
+    record = call.store.feedback(ref, outcome, note, actor="agent", tool="feedback", session=call.meta_session)
     return Remembered(ids=[record["id"]], session=record["session"], commit=call.store.commit_status("experience"))
 
 
