@@ -292,6 +292,29 @@ def test_recall_as_of_answers_from_memory_as_it_stood_then(work: Path):
     assert len(then_notes) == 1 and "fabric" in then_notes[0]
 
 
+def test_recall_as_of_a_time_finds_the_records_written_by_then_though_their_session_was_committed_later(
+        repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """A session's records are committed at its end. The cut-off was the time of the last memory commit before
+    `as_of`, so a record written at 23:59:50 and committed after midnight was missing from `as_of` that day, and so
+    was a whole day of work whenever nothing was committed in it."""
+    for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(name, "2026-01-31T12:00:00Z")
+    store = Store(Config.load(repo), session="late")
+    try:
+        store.write_skill("deploy", "How we deploy.", "fab deploy", actor="human")
+        store.flush()  # the last memory commit before the night's work
+        for name in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+            monkeypatch.delenv(name)
+        store.remember("the deploy used fabric that night", ts="2026-01-31T23:59:50.000000Z")
+        store.flush("all")  # the session's end, months later
+        for as_of, found in (("2026-01-31", 1), ("2026-01-31T23:59:59Z", 1), ("2026-01-31T23:00:00Z", 0), ("2026-01-31T13:00:00Z", 0)):
+            notes = [h.id for h in store.recall("fabric", as_of=as_of, kinds=["note"]).hits]
+            assert len(notes) == found, (as_of, notes)
+        assert [h.name for h in store.recall("deploy", as_of="2026-01-31", kinds=["skill"]).hits] == ["deploy"]
+    finally:
+        store.close()
+
+
 def test_tool_results_say_when_a_commit_is_deferred(work: Path):
     import anyio
     from mcp import Client

@@ -314,7 +314,9 @@ class Git:
         return out
 
     def resolve(self, as_of: str) -> tuple[str, str]:
-        """(commit, its UTC commit time in the records' ISO form) for a commit id, ref or date (the last commit at or before it)."""
+        """(commit, the moment in the records' ISO form) for a commit id or ref (its commit time), or for a time (the
+        last commit at or before it, and the time itself: a session is committed at its end, so records written by
+        then may be in no commit of that time)."""
         import git
 
         moment = when.parse(as_of, end=True)  # a date means the memory as it stood at the end of that day
@@ -335,6 +337,8 @@ class Git:
                 except (git.BadName, ValueError, git.BadObject):
                     raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a commit of this repository nor a time: give a "
                                                f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)}).") from None
+            if moment is not None:
+                return str(commit.hexsha), when.iso(moment)
             return str(commit.hexsha), datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
 
     def log(self, paths: list[str], since: str | None = None, limit: int = 20) -> str:
