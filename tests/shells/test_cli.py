@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
@@ -164,6 +165,48 @@ def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Pa
     assert "memory(skill): accept kept-draft" in log and "memory(skill): reject bad-draft" in log
     listed = json.loads(run(runner, repo, "skill", "list", "--json"))
     assert [(r["name"], r["status"]) for r in listed] == [("kept-draft", "active")]
+
+
+def test_reject_turns_down_an_agents_change_and_never_deletes_a_persons_skill_or_files_git_does_not_hold(runner: CliRunner, repo: Path):
+    """`reject` deleted the whole folder of any draft: a person's active skill that an agent had only re-tagged went,
+    with the script beside it and an uncommitted note no commit held. And an agent's update of a skill the person was
+    editing committed the person's unsaved lines under the agent's session."""
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+    from repo_memory.errors import ConflictError
+
+    run(runner, repo, "skill", "new", "release-checklist", "-d", "How we cut a release.", "--body", "1. Run scripts/tag.sh\n2. Push tags")
+    folder = repo / ".agents/skills/release-checklist"
+    (folder / "scripts").mkdir()
+    (folder / "scripts/tag.sh").write_text("#!/bin/sh\ngit tag -s \"$1\"\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "add the tag script")
+    accepted = (folder / "SKILL.md").read_bytes()
+    (folder / "SKILL.md").write_bytes(accepted.replace(b"2. Push tags", b"2. Push tags\n3. WIP: do not ship"))
+    store = Store(Config.load(repo))
+    try:
+        with pytest.raises(ConflictError, match="no commit holds"):  # the person's unsaved lines are not the agent's to commit
+            store.write_skill("release-checklist", None, None, tags=["release"])
+        (folder / "SKILL.md").write_bytes(accepted)
+        assert store.write_skill("release-checklist", None, None, tags=["release"]).status == "draft"
+        store.flush()
+    finally:
+        store.close()
+    (folder / "NOTES-wip.md").write_text("my notes, in no commit\n", encoding="utf-8")
+    out = run(runner, repo, "reject", "release-checklist")
+    assert "back to its last accepted version" in out, out
+    assert (folder / "SKILL.md").read_bytes() == accepted and (folder / "scripts/tag.sh").is_file() and (folder / "NOTES-wip.md").is_file()
+    assert git(repo, "status", "--porcelain", "--", str(folder / "SKILL.md")) == ""  # the rejection is committed
+    # a skill no one ever accepted is deleted, but never a file beside it that no commit holds
+    store = Store(Config.load(repo))
+    store.write_skill("new-idea", "Written by an agent.", "Steps")
+    store.flush()
+    store.close()
+    (repo / ".agents/skills/new-idea/draft-notes.md").write_text("whose?\n", encoding="utf-8")
+    refused = run(runner, repo, "reject", "new-idea", code=1)
+    assert "draft-notes.md" in refused and (repo / ".agents/skills/new-idea/SKILL.md").is_file(), refused
+    (repo / ".agents/skills/new-idea/draft-notes.md").unlink()
+    assert "deleted" in run(runner, repo, "reject", "new-idea") and not (repo / ".agents/skills/new-idea").exists()
 
 
 def test_search_prints_the_scores_it_ranked_by_highest_first(runner: CliRunner, repo: Path):

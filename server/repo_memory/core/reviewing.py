@@ -1,10 +1,17 @@
-"""A person's review of a skill or a loop spec counts for the content they read: named by its sha."""
+"""A person's review of a skill or a loop spec counts for the content they read (named by its sha), and turning a
+draft down undoes the agent's change, never the person's work."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import ConflictError, InvalidArgumentError
+from repo_memory.formats import skills
+from repo_memory.git.committed import Committed
+from repo_memory.git.repo import Git
+from repo_memory.guards import disk
 
 
 def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> None:
@@ -18,3 +25,29 @@ def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> N
     if not current.startswith(sha.lower()):
         raise ConflictError(f"{what} changed since the version you reviewed (sha {sha[:12]}; now {current[:12]}). "
                             f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")
+
+
+def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
+    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active,
+    or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
+    which nothing could bring back). Returns (changed paths, commit message, what was done)."""
+    for commit, data in git.versions(rel):
+        found = skills.parse(data, rel, SKILLS_DIR)
+        if found.status == "active" and not found.problems:
+            disk.write_atomic(path, data)
+            return ([rel], f"memory(skill): reject {name}, back to {commit[:7]}",
+                    f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})")
+    folder, head = path.parent, committed.head()
+    entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
+    files = [p for p in entries if p.is_file() or p.is_symlink()]
+    held = [p for p in files if p == path or not p.is_symlink() and committed.file(f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}",
+                                                                                      disk.read_safely(p), head)]
+    if len(held) < len(files):
+        unheld = ", ".join(p.relative_to(folder).as_posix() for p in files if p not in held)
+        raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but {unheld} beside it is in no commit "
+                            f"(a person's?). Move or delete it yourself, then run `repo-memory reject {name}` again.")
+    for entry in entries:
+        entry.rmdir() if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    folder.rmdir()
+    return ([f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
+            f"rejected and deleted the draft skill:{name}")

@@ -239,6 +239,10 @@ class Committer:
             self.journal.add([Pending(path, str(message), "experience" if "/experience/" in path else "doc") for path, message in listed.items()])
             old.unlink(missing_ok=True)
 
+    def waiting(self, path: str) -> bool:
+        """Whether repo-memory wrote `path` (repository-relative) and its commit is still to come."""
+        return self.mode != "off" and any(e.path == path for e in self.journal.read())
+
     def _pending_of(self, kind: str) -> bool:
         """Whether this process's writes of `kind` (not another window's) wait for a commit; the list is read again only
         when its file changed (each tool answer asks, and the list grows by a line a write until the checkpoint)."""

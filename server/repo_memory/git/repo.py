@@ -14,6 +14,7 @@ import signal
 import subprocess
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -340,6 +341,19 @@ class Git:
             if moment is not None:
                 return str(commit.hexsha), when.iso(moment)
             return str(commit.hexsha), datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+
+    def versions(self, path: str, limit: int = 200) -> Iterator[tuple[str, bytes]]:
+        """The committed versions of `path` on the memory branch, newest first: (commit, the file's bytes)."""
+        import git
+
+        with self._lock:
+            try:
+                commits = [str(c.hexsha) for c in self.repo.iter_commits(self.memory_rev(), paths=path, max_count=limit)]
+            except (git.GitCommandError, ValueError):
+                commits = []  # an unborn branch, or a private ref not made yet
+        for commit in commits:
+            if self.entry(commit, path):  # not the commit that deleted it
+                yield commit, self.blob(commit, path)
 
     def log(self, paths: list[str], since: str | None = None, limit: int = 20) -> str:
         """`git log -p` of `paths` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""

@@ -117,7 +117,11 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
 @click.argument("name")
 @click.pass_context
 def reject(ctx: click.Context, name: str) -> None:
-    """Reject the draft skill NAME: its folder is deleted (git history keeps it). Only drafts can be rejected."""
+    """Reject the draft skill NAME: the agent's change is undone.
+
+    A skill that was accepted before goes back to its last accepted version (the files beside SKILL.md stay); one
+    never accepted is deleted (git history keeps it), unless a file beside it is in no commit. Only drafts can be
+    rejected, and not while SKILL.md has edits of yours that are not committed."""
     click.echo(store_of(ctx).review(name, accept=False))
 
 
