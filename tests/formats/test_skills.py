@@ -12,7 +12,7 @@ from repo_memory.formats import skills
 from repo_memory.errors import InvalidRecordError, UnsafePathError
 from repo_memory.core.store import Store
 
-from tests.conftest import skill_names, write_skill_file
+from tests.conftest import git, skill_names, write_skill_file
 
 
 def parse_text(text: str, name: str = "my-skill") -> skills.Skill:
@@ -187,3 +187,23 @@ def test_a_skill_file_that_is_a_link_to_itself_is_refused_and_the_rest_still_ind
     store.refresh()
     assert [h.id for h in store.recall("wombat skill").hits] == ["skill:fine"]
     assert "looping" not in skill_names(store)
+
+
+def test_an_edit_keeps_a_byte_order_mark_and_windows_line_endings_as_the_person_saved_them(store: Store, repo: Path):
+    """A SKILL.md saved by a Windows editor (a BOM, CRLF): `accept` and an agent's tags update dropped the BOM and
+    wrote both fences with LF, leaving the file's line endings mixed; only the edited value may change."""
+    folder = repo / ".agents/skills/win-notes"
+    folder.mkdir(parents=True)
+    original = ("\ufeff---\r\nname: win-notes\r\ndescription: Saved on Windows.\r\nmetadata:\r\n  status: draft\r\n---\r\n\r\n"
+                "1. Build.\r\n2. Ship.\r\n").encode("utf-8")
+    (folder / "SKILL.md").write_bytes(original)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a skill saved on Windows")
+    store.refresh()
+    assert "accepted" in store.review("win-notes", accept=True)
+    assert (folder / "SKILL.md").read_bytes() == original.replace(b"status: draft", b"status: active")
+    store.flush()
+    store.write_skill("win-notes", None, "1. Build.\n2. Test.\n3. Ship.", tags=["release"], actor="human")
+    text = (folder / "SKILL.md").read_bytes()
+    assert text.startswith("\ufeff---\r\n".encode()) and b"\n" not in text.replace(b"\r\n", b""), text
+    assert b"tags: release\r\n" in text and text.endswith(b"\r\n1. Build.\r\n2. Test.\r\n3. Ship.\r\n"), text

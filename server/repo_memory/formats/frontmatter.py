@@ -28,15 +28,22 @@ class Document:
     frontmatter: str
     body: str
     body_line: int  # 1-based line of the file where the body starts
+    opening: str = "---\n"  # the fence lines as the file has them (a Windows editor's CRLF), and its byte order mark
+    closing: str = "---\n"
+    bom: str = ""
+
+    @property
+    def newline(self) -> str:
+        return "\r\n" if self.opening.endswith("\r\n") else "\n"
 
     def render(self) -> str:
-        return f"---\n{self.frontmatter}---\n{self.body}"
+        return f"{self.bom}{self.opening}{self.frontmatter}{self.closing}{self.body}"
 
 
 def split(text: str, what: str) -> Document:
     """Split `text` into frontmatter and body, or raise with the line that is wrong."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text[len(bom):]
     if (line := _conflict(text)) is not None:
         raise InvalidRecordError(what, [Problem("it holds an unresolved merge conflict (the '<<<<<<<' here): resolve it, "
                                                 "then `git add` the file", line=line)])
@@ -53,7 +60,9 @@ def split(text: str, what: str) -> Document:
         )
     end = text.find("\n", close.end())
     body = "" if end < 0 else text[end + 1 :]
-    return Document(frontmatter=fm, body=body, body_line=fm.count("\n") + 3)
+    closing = text[close.start() : len(text) if end < 0 else end + 1]
+    return Document(frontmatter=fm, body=body, body_line=fm.count("\n") + 3, opening=text[: first_nl + 1],
+                    closing=closing if closing.endswith("\n") else closing + "\n", bom=bom)
 
 
 def _conflict(text: str) -> int | None:

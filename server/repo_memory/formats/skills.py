@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import stat
@@ -162,11 +163,11 @@ def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | 
     from repo_memory.formats import edits  # ruamel is imported only when something is edited
 
     doc = frontmatter.split(text, f"skill '{name}'")
-    fm = doc.frontmatter
+    fm = doc.frontmatter.replace("\r\n", "\n")  # edited with LF, written back with the file's own line ending
     for path, value in changes.items():
         fm = edits.set_field(fm, path, value)
-    new_body = doc.body if body is None else f"\n{body.strip()}\n"
-    result = frontmatter.Document(fm, new_body, doc.body_line).render()
+    new_body = doc.body if body is None else f"\n{body.strip()}\n".replace("\r\n", "\n").replace("\n", doc.newline)
+    result = dataclasses.replace(doc, frontmatter=fm.replace("\n", doc.newline), body=new_body).render()
     check(result, name)
     return result
 
