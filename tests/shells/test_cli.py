@@ -429,3 +429,17 @@ def test_doctor_says_when_an_older_setup_left_hooks_out(runner: CliRunner, repo:
     assert "lack PreToolUse" in out and "setup claude-code` again" in out, out
     run(runner, repo, "setup", "claude-code")
     assert "lack" not in run(runner, repo, "doctor")
+
+
+def test_timeline_shows_the_newest_records_and_says_how_many_earlier_ones_it_left_out(runner: CliRunner, repo: Path):
+    """With more records than its limit, `timeline` printed the oldest ones and said nothing: today's work, the
+    reason to look, was never shown."""
+    lines = "".join(json.dumps({"text": f"step {n}", "ts": f"2026-11-{1 + n // 10:02d}T10:{n % 10:02d}:00Z", "session": "long-job"}) + "\n"
+                    for n in range(30))
+    run(runner, repo, "log", "import", "-", stdin=lines)
+    out = run(runner, repo, "timeline", "-n", "5")
+    assert [line.split()[-1] for line in out.splitlines() if "long-job#" in line] == ["25", "26", "27", "28", "29"], out
+    assert "25 earlier record(s) not shown" in out, out
+    since = run(runner, repo, "timeline", "--since", "2026-11-03", "-n", "20")
+    assert "step 20" in since and "step 19" not in since and "not shown" not in since, since
+    assert [r["text"] for r in json.loads(run(runner, repo, "timeline", "-n", "2", "--json"))] == ["step 28", "step 29"]

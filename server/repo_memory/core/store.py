@@ -147,7 +147,7 @@ class Store:
     def sessions(self) -> list[tuple[str, int, str, str]]:
         return self._activity.sessions()
 
-    def timeline(self, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+    def timeline(self, since: str | None = None, limit: int = 200) -> tuple[list[dict[str, Any]], int]:
         return self._activity.timeline(since, limit)
 
     def per_day(self) -> list[tuple[str, int]]:

@@ -55,10 +55,13 @@ class Activity:
         """(session, records, first ts, last ts) of every indexed session, newest first."""
         return self._all("SELECT session, count(*), min(ts), max(ts) FROM records GROUP BY session ORDER BY max(ts) DESC")
 
-    def timeline(self, since: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
-        """Records in time order (oldest first), optionally from `since`."""
-        return self._dicts("SELECT id, ts, kind, actor, substr(text, 1, 160) AS text FROM records WHERE ts >= ? "
-                           "ORDER BY ts, session, seq LIMIT ?", (since or "", limit))
+    def timeline(self, since: str | None = None, limit: int = 200) -> tuple[list[dict[str, Any]], int]:
+        """The newest `limit` records (from `since`) in time order, and how many earlier ones from `since` there are besides."""
+        rows = self._dicts("SELECT id, ts, kind, actor, text FROM (SELECT id, ts, kind, actor, session, seq, substr(text, 1, 160) AS text "
+                           "FROM records WHERE ts >= ? ORDER BY ts DESC, session DESC, seq DESC LIMIT ?) ORDER BY ts, session, seq",
+                           (since or "", limit))
+        total = self._all("SELECT count(*) FROM records WHERE ts >= ?", (since or "",))[0][0]
+        return rows, total - len(rows)
 
     def per_day(self) -> list[tuple[str, int]]:
         """(date, records) for every day with records, oldest first."""

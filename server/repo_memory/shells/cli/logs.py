@@ -182,18 +182,26 @@ def log_show(ctx: click.Context, session: str) -> None:
 
 @click.command()
 @click.option("--since", help="Start at this date or time (ISO, UTC), e.g. 2026-11-30.")
-@click.option("-n", "--limit", type=click.IntRange(1, 10000), default=200, show_default=True)
+@click.option("-n", "--limit", type=click.IntRange(1, 10000), default=200, show_default=True, help="Show the newest N records.")
 @json_option
 @click.pass_context
 def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -> None:
-    """Experience across every session in time order: time, id, kind, actor, text."""
+    """Experience across every session in time order, the newest LIMIT records: time, id, kind, actor, text.
+
+    \b
+    Examples:
+      repo-memory timeline                       # the latest 200 records
+      repo-memory timeline --since yesterday -n 1000
+    """
     store = store_of(ctx)
     store.refresh()
-    rows = store.timeline(when.moment(since, "--since"), limit)
+    rows, earlier = store.timeline(when.moment(since, "--since"), limit)
 
     def text() -> None:
         if not rows:
             click.echo("Nothing recorded" + (f" since {since}." if since else " yet."))
+        if earlier:
+            click.echo(f"… {earlier} earlier record(s) not shown (raise -n, or give a later --since)")
         for row in rows:
             first = (row["text"] or "").splitlines()[0] if row["text"] else ""
             click.echo(f"{row['ts'][:19].replace('T', ' ')}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
