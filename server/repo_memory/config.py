@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Mapping
@@ -11,7 +12,7 @@ from typing import Any
 
 from repo_memory.git import repo as gitrepo
 from repo_memory.errors import ConfigError, Problem
-from repo_memory.formats.schema import validate
+from repo_memory.formats.schema import schema, validate
 from repo_memory.guards import authorship
 
 MEMORY_DIR = ".agents"
@@ -146,20 +147,35 @@ def _committed_review(top: Path) -> str | None:
     return found if isinstance(found, str) else None
 
 
+_BOOLS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}
+
+
 def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The REPO_MEMORY_<KEY> variables, one for each key of the file, read as that key's type (the schema checks the
+    values after): a number, true/false, a comma-separated list (skill_dirs), a JSON object (author), or text."""
     out: dict[str, Any] = {}
-    for key in ("review", "commit", "sign"):
-        if value := env.get(f"REPO_MEMORY_{key.upper()}"):
-            out[key] = value
-    if value := env.get("REPO_MEMORY_SEMANTIC"):
-        if value.lower() not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
-            raise ConfigError(f"REPO_MEMORY_SEMANTIC must be true or false, not {value!r}.")
-        out["semantic"] = value.lower() in ("true", "1", "yes", "on")
-    if value := env.get("REPO_MEMORY_RECALL_LIMIT"):
+    for key, spec in schema("config")["properties"].items():
+        name = f"REPO_MEMORY_{key.upper()}"
+        value = env.get(name, "").strip()
+        if not value:
+            continue
+        kind = spec.get("type")
         try:
-            out["recall_limit"] = int(value)
-        except ValueError:
-            raise ConfigError(f"REPO_MEMORY_RECALL_LIMIT must be a whole number, not {value!r}.") from None
+            if kind == "boolean":
+                out[key] = _BOOLS[value.lower()]
+            elif kind in ("integer", "number"):
+                out[key] = int(value) if kind == "integer" else float(value)
+            elif kind == "array":
+                out[key] = [part.strip() for part in value.split(",") if part.strip()]
+            elif kind == "object":
+                out[key] = json.loads(value)
+            else:
+                out[key] = value
+        except (KeyError, ValueError):
+            want = {"boolean": "true or false", "integer": "a whole number", "number": "a number", "object": "a JSON object"}[str(kind)]
+            raise ConfigError(f"{name} must be {want}, not {value[:40]!r}.") from None
+        if problems := validate("config", {key: out[key]}):
+            raise ConfigError(f"{name}={value[:40]!r} is invalid: " + "; ".join(str(p) for p in problems) + ".")
     return out
 
 
