@@ -151,13 +151,16 @@ def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Pa
     written = store.write_skill("kept-draft", "Written by an agent.", "Steps")
     store.write_skill("bad-draft", "Also by an agent.", "Wrong steps")
     store.close()
-    sha = re.search(r"sha ([0-9a-f]{12})", runner.invoke(cli, ["--root", str(repo), "skill", "show", "kept-draft"]).stderr).group(1)
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "kept-draft"]).stderr
+    sha = re.search(r"sha ([0-9a-f]{12})", shown).group(1)
+    assert "files beside it" not in shown  # SKILL.md alone: nothing beside it to list
     # the file's sha256 (what skill_write and read give) is said to be that, not "changed since you reviewed it"
     file_sha = runner.invoke(cli, ["--root", str(repo), "accept", "kept-draft", "--sha", written.sha256[:12]])
     assert file_sha.exit_code == 1 and "SKILL.md file" in file_sha.output and sha in file_sha.output and "changed" not in file_sha.output
     assert "accepted skill:kept-draft" in run(runner, repo, "accept", "kept-draft", "--sha", sha)
     assert "status: active" in (repo / ".agents/skills/kept-draft/SKILL.md").read_text(encoding="utf-8")
     assert "already active" in run(runner, repo, "accept", "kept-draft", "--sha", sha[:7])
+    assert "already active" in run(runner, repo, "accept", "kept-draft")  # nothing to review, so no sha is asked for
     assert "rejected" in run(runner, repo, "reject", "bad-draft")
     assert not (repo / ".agents/skills/bad-draft").exists()
     assert "not a draft" in run(runner, repo, "reject", "kept-draft", code=1)

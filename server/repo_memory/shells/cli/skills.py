@@ -77,8 +77,8 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
 
     def text() -> None:
         click.echo(item.content, nl=False)
-        if item.files:
-            click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(item.files)})", err=True)
+        if beside := [f for f in item.files if f != "SKILL.md"]:
+            click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(beside)})", err=True)
         if item.status == "draft":
             show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
         else:  # nothing to accept: an active or deprecated skill
@@ -101,6 +101,9 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
     At a terminal, without --sha, it shows the skill and asks. Loop specs: `repo-memory loop accept`.
     """
     store = store_of(ctx)
+    if sha is None and store.read(f"skill:{name}").status == "active":
+        click.echo(f"skill:{name} is already active")  # nothing to review, so no version to name
+        return
 
     def show() -> None:
         click.echo(store.read(f"skill:{name}").content)
