@@ -75,6 +75,17 @@ def test_doctor_reports_each_problem_with_its_fix_and_exits_1(runner: CliRunner,
     assert bad.read_text(encoding="utf-8") == "---\nname: bad-yaml\ndescription: [oops\n---\n"  # reported, never rewritten
 
 
+def test_doctor_names_the_drafts_that_wait_for_a_persons_review(runner: CliRunner, repo: Path):
+    """An agent's skills are drafts until a person accepts them; doctor said nothing of sixty waiting."""
+    for n in range(3):
+        write_skill_file(repo, f"agent-idea-{n}", "An agent's procedure.", extra="metadata:\n  status: draft\n")
+    run(runner, repo, "reindex")
+    findings = json.loads(run(runner, repo, "doctor", "--json"))  # waiting for review is not an error
+    waiting = next(f for f in findings if "await" in f["message"])
+    assert waiting["level"] == "warning" and "3 draft skill(s)" in waiting["message"] and "agent-idea-0" in waiting["message"]
+    assert "repo-memory skill show" in waiting["fix"] and "repo-memory reject" in waiting["fix"]
+
+
 def test_doctor_notices_files_the_index_has_not_seen(runner: CliRunner, repo: Path):
     run(runner, repo, "reindex")
     write_skill_file(repo, "new-one", "Added behind the index's back.")

@@ -83,6 +83,11 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    drafts = sorted(r["name"] for r in store.documents() if r["kind"] == "skill" and r["valid"] and r["status"] == "draft")
+    if drafts:
+        findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
+                                f"marks them draft; briefings and loops use only accepted skills): {_listed(drafts)}", "Read each with `repo-memory skill show "
+                                "NAME`, then `repo-memory accept NAME --sha SHA` or `repo-memory reject NAME`."))
     for item in store.stale():
         findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(store, item.anchor)}",
                                 f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
