@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,14 @@ async def test_reading_a_skill_whose_file_is_invalid_says_why_it_is_not_served_n
     async with Client(server.build(seeded)) as client:
         text = await error_text(client, "read", ref="skill:shipping-steps")
     assert "is invalid, so it is not served" in text and "must equal the folder name" in text and "line 2" in text, text
+
+
+async def test_reading_a_skill_moved_away_since_it_was_indexed_says_there_is_no_such_skill(seeded: Store, repo: Path):
+    """Read before the watcher saw a folder moved away answered "Skill 'release-checklist' has no file ''. Its files: ."."""
+    shutil.move(repo / ".agents/skills/release-checklist", repo / "release-checklist.bak")
+    async with Client(server.build(seeded)) as client:
+        text = await error_text(client, "read", ref="skill:release-checklist")
+    assert "No skill 'release-checklist'" in text and "has no file" not in text, text
 
 
 async def test_reading_a_quarantined_skill_says_so(seeded: Store, repo: Path):

@@ -10,6 +10,7 @@ from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import ConflictError, InvalidArgumentError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
+from repo_memory.git.committer import Committer
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 
@@ -51,3 +52,11 @@ def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -
     folder.rmdir()
     return ([f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
             f"rejected and deleted the draft skill:{name}")
+
+
+def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, doing: str) -> None:
+    """Refuse `doing` to a skill whose file holds what no commit has and repo-memory did not write: a person's edit in
+    progress, which the memory commit would take as the agent's, or a rejection would lose."""
+    if committer.mode in ("auto", "private") and not committed.file(rel, disk.read_safely(path)) and not committer.waiting(rel):
+        raise ConflictError(f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in "
+                            f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")

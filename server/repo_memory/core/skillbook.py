@@ -19,7 +19,7 @@ from typing import Any
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
 from repo_memory.core.reading import Item, page
-from repo_memory.core.reviewing import reviewed, turn_down
+from repo_memory.core.reviewing import reviewed, turn_down, unsaved
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
 from repo_memory.formats import loops, skills
@@ -88,6 +88,9 @@ class Skillbook:
     def read(self, name: str, inner: str = "", cursor: str | None = None) -> Item:
         """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""
         row = self._row(name)
+        if not inner and not (self.root / row["path"]).is_file():  # moved or deleted since it was indexed: look again
+            self._docs.sync(self._documents())
+            row = self._row(name)
         folder = self.root / Path(row["path"]).parent
         target = paths.inside(folder, *inner.split("/")) if inner else folder / skills.SKILL_FILE
         if not target.is_file():
@@ -148,7 +151,7 @@ class Skillbook:
                 text = self._new(name, description, body, tags, related, pinned, status, actor, new, warnings)
             else:
                 if actor == "agent":
-                    self._unsaved(path, rel, "an agent's update")
+                    unsaved(self._committer, self._committed, path, rel, "an agent's update")
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
@@ -324,19 +327,11 @@ class Skillbook:
                 if current.status != "draft":
                     raise ConflictError(f"skill:{name} is {current.status}, not a draft: reject is for drafts. To retire it, "
                                         f"set `status: deprecated` under metadata in {rel}.")
-                self._unsaved(path, rel, "rejecting it")
+                unsaved(self._committer, self._committed, path, rel, "rejecting it")
                 changed, message, done = turn_down(self._committer.git, self._committed, name, path, rel)
             self._docs.note(self._documents(), complete=True)
         self._committer.record(changed, message)
         return done
-
-    def _unsaved(self, path: Path, rel: str, doing: str) -> None:
-        """Refuse `doing` to a skill whose file holds what no commit has and repo-memory did not write: a person's edit
-        in progress, which the memory commit would take as the agent's, or a rejection would lose."""
-        if self._committer.mode in ("auto", "private") and not self._committed.file(rel, disk.read_safely(path)) \
-                and not self._committer.waiting(rel):
-            raise ConflictError(f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in "
-                                f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
 
     def _note_rewrite(self, name: str) -> int:
         """Record an agent's rewrite of skill `name`; how many it had within the window (across sessions on this clone)."""
