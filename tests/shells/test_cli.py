@@ -133,6 +133,9 @@ def test_outside_a_git_repository_says_how_to_fix_it_with_exit_code_1(tmp_path: 
     proc = subprocess.run([sys.executable, "-m", "repo_memory", "skill", "list"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1
     assert "not inside a git repository" in proc.stderr and "--root" in proc.stderr
+    git(tmp_path, "init", "-q", "--bare", "server.git")  # a bare repository was called no repository, and told to `git init`
+    proc = subprocess.run([sys.executable, "-m", "repo_memory", "skill", "list"], cwd=tmp_path / "server.git", capture_output=True, text=True)
+    assert proc.returncode == 1 and "bare git repository" in proc.stderr and "git init" not in proc.stderr, proc.stderr
 
 
 def test_usage_errors_exit_2(tmp_path: Path):

@@ -55,6 +55,8 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
                              cwd=cwd, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise WorkspaceError("git is not installed or not on PATH. Install git, then try again.") from None
+    if out.returncode != 0 and "work tree" in out.stderr:
+        raise WorkspaceError(f"{cwd} is a bare git repository (no working tree); run repo-memory in a clone of it instead.")
     if out.returncode != 0:
         raise WorkspaceError(
             f"{cwd} is not inside a git repository. repo-memory keeps memory in a repository's files: "
