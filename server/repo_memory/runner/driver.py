@@ -7,6 +7,7 @@ import shlex
 import subprocess
 from collections.abc import Callable
 
+from repo_memory.runner import checklist
 from repo_memory.runner.engine import TERMINAL, Engine
 
 REPORT_CHARS = 8000
@@ -21,7 +22,11 @@ def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[
         echo(started["instruction"])
         return str(started["state"])
     spec = engine.spec(name)
-    instruction = f"Goal: {started['goal']}\n\n{started['notes']}\n\n{started['instruction']}".strip()
+    ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
+    # This round's agent answers in what it prints, not with loop_step: the driver steps the run when the round ends.
+    instruction = (f"Goal: {started['goal']}\n\n{started['notes']}\n\nWork toward the goal. When this round ends, repo-memory "
+                   f"verifies ({ladder}); success needs every step up to level {spec.success_requires_level}. Print BLOCKED: <why> "
+                   f"if you cannot proceed.\n{checklist.ask(started['checklist'])}").strip()
     state = "running"
     for round_number in range(1, spec.max_iterations + 2):
         echo(f"round {round_number}: running the agent…")
@@ -31,9 +36,10 @@ def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[
                                   cwd=engine.store.root, env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
             report = (proc.stdout + proc.stderr)[-REPORT_CHARS:]
             status = "blocked" if "BLOCKED:" in proc.stdout else ("done" if proc.returncode == 0 else "progress")
+            answers = checklist.answers(proc.stdout)
         except subprocess.TimeoutExpired:
-            report, status = f"the agent round timed out after {timeout:g} s", "progress"
-        result = engine.step(run, report, status)
+            report, status, answers = f"the agent round timed out after {timeout:g} s", "progress", None
+        result = engine.step(run, report, status, answers, in_words=True, then="Fix this; the checks run again when this round ends.")
         state = str(result["state"])
         echo(f"round {round_number}: {state}" + (f" — {result['instruction'].splitlines()[0]}" if state == "continue" else ""))
         if state in TERMINAL:

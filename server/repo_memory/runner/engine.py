@@ -19,6 +19,7 @@ from repo_memory.formats import experience
 from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
 from repo_memory.runner import verify
+from repo_memory.runner.checklist import ask as ask_in_words
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
 from repo_memory.core.reviewing import reviewed
 from repo_memory.core.store import Store
@@ -153,8 +154,10 @@ class Engine:
         }
 
     def step(self, run: str, report: str, status: str = "done", checklist: dict[str, bool] | None = None,
-             skills: list[str] | None = None, actor: str = "agent", then: str = "Fix this, then call loop_step again.") -> dict[str, Any]:
-        """Record the agent's report, verify cheapest first, decide, and answer the next instruction or a terminal state."""
+             skills: list[str] | None = None, actor: str = "agent", then: str = "Fix this, then call loop_step again.",
+             in_words: bool = False) -> dict[str, Any]:
+        """Record the agent's report, verify cheapest first, decide, and answer the next instruction or a terminal state.
+        `in_words`: the driver reads the checklist from the agent's words (checklist.ask), not from a loop_step call."""
         if status not in STATUSES:
             raise InvalidArgumentError(f"status must be one of {', '.join(STATUSES)}")
         current = self.state(run)
@@ -170,41 +173,75 @@ class Engine:
         if blocked:
             return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
         failed: verify.Outcome | None = None
+        unanswered: verify.Outcome | None = None
         for step in spec.steps:
             outcome = self._check(step, status, checklist or {})
             self._record_outcome(run, iteration, outcome, actor)
             if outcome.cannot_run:
                 return self._decide(run, spec, iteration, "unverifiable", f"Step '{step.name}' cannot run: {outcome.reason}.", "", actor, skills)
-            if not outcome.passed:
+            if outcome.unanswered:  # the agent's word is missing, not against the work: the commands still judge it
+                unanswered = unanswered or outcome
+            elif not outcome.passed:
                 failed = outcome
                 break
+        if failed is None and unanswered is not None and unanswered.step.level <= spec.success_requires_level:
+            failed = unanswered
         # Steps run cheapest first and stop at the first failure, so a failure above the required level means every step up to it passed.
         if failed is None or failed.step.level > spec.success_requires_level:
             state = "no_op" if status == "no_op" else "succeeded"
             return self._decide(run, spec, iteration, state, f"Every step up to level {spec.success_requires_level} passed.", "", actor, skills)
-        signature = failed.signature
+        ask = self._ask(spec, unanswered, in_words)
+        signature = self._signature(failed)
         recent = (*current.signatures, signature)
         minutes = (time.time() - current.started) / 60
-        instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
-                       f"Output:\n{failed.excerpt}\n{then}")
-        if spec.no_progress_after and len(recent) >= spec.no_progress_after and len(set(recent[-spec.no_progress_after:])) == 1:
+        if failed is unanswered:
+            instruction = f"Iteration {iteration}: every command passed, but {failed.reason}. {ask or then}"
+        else:
+            instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
+                           f"Output:\n{failed.excerpt}\n{then}" + (f"\n{ask}" if ask else ""))
+        # A checklist never answered while every command passed says nothing about the work or its skills.
+        why_not = (f"every command passed, but the checklist was never answered ({failed.reason.split(': ', 1)[-1]})"
+                   if failed is unanswered and failed.step.level == 2 else "")
+        n = spec.no_progress_after
+        if signature and n and len(recent) >= n and len(set(recent[-n:])) == 1:
+            if why_not:
+                return self._decide(run, spec, iteration, "unverifiable", f"{why_not[0].upper()}{why_not[1:]}, {n} times in a row.", signature, actor, skills)
             return self._decide(run, spec, iteration, "no_progress",
-                                f"The same failure ({failed.step.name}: {failed.reason}) {spec.no_progress_after} times in a row.", signature, actor, skills)
-        if iteration >= spec.max_iterations:
-            return self._decide(run, spec, iteration, "budget_exhausted", f"{iteration} of {spec.max_iterations} iterations used; "
-                                f"last failure: {failed.step.name}: {failed.reason}.", signature, actor, skills)
-        if spec.max_minutes and minutes > spec.max_minutes:
-            return self._decide(run, spec, iteration, "budget_exhausted", f"{minutes:.1f} of {spec.max_minutes:g} minutes used.", signature, actor, skills)
+                                f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row.", signature, actor, skills)
+        if iteration >= spec.max_iterations or (spec.max_minutes and minutes > spec.max_minutes):
+            used = (f"{iteration} of {spec.max_iterations} iterations used" if iteration >= spec.max_iterations
+                    else f"{minutes:.1f} of {spec.max_minutes:g} minutes used")
+            if why_not:
+                return self._decide(run, spec, iteration, "unverifiable", f"{used}; {why_not}.", signature, actor, skills)
+            return self._decide(run, spec, iteration, "budget_exhausted", f"{used}; last failure: {failed.step.name}: {failed.reason}.",
+                                signature, actor, skills)
         return self._decide(run, spec, iteration, "continue", instruction, signature, actor, skills)
+
+    @staticmethod
+    def _ask(spec: loops.Loop, unanswered: verify.Outcome | None, in_words: bool) -> str:
+        """How to give the checklist answers still missing, in the driver's form; '' when none are missing."""
+        if unanswered is None or unanswered.step.level != 2:
+            return ""
+        items = [item for s in spec.steps if s.level == 2 for item in s.checklist]
+        if in_words:
+            return ask_in_words(items)
+        return f"Call loop_step with checklist={json.dumps({item: True for item in items}, ensure_ascii=False)} (each item word for word, true only when it holds)."
+
+    @staticmethod
+    def _signature(failed: verify.Outcome) -> str:
+        # The agent still working ('progress' at level 1) is no failure to see repeated; only the budget bounds it.
+        return "" if failed.unanswered and failed.step.level == 1 else failed.signature
 
     def _check(self, step: loops.Step, status: str, checklist: dict[str, bool]) -> verify.Outcome:
         if step.level == 1:
             ok = status in ("done", "no_op")
-            return verify.Outcome(step, ok, "the agent reports the goal met" if ok else f"the agent reports status '{status}'")
+            return verify.Outcome(step, ok, "the agent reports the goal met" if ok else f"the agent reports status '{status}'",
+                                  unanswered=not ok and status == "progress")
         if step.level == 2:
             missing = [item for item in step.checklist if checklist.get(item) is not True]
+            denied = [item for item in missing if checklist.get(item) is False]
             return verify.Outcome(step, not missing, "every checklist item answered yes" if not missing
-                                  else "checklist items not answered yes: " + "; ".join(missing))
+                                  else "checklist items not answered yes: " + "; ".join(missing), unanswered=bool(missing) and not denied)
         return verify.run(step, self.store.root)
 
     def _record_outcome(self, run: str, iteration: int, outcome: verify.Outcome, actor: str) -> None:

@@ -131,6 +131,9 @@ def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, ec
     if started["state"] != "running":
         return f"{started['state']}: {started['instruction']}"
     result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
+    if result["state"] == "continue" and "every command passed" in result["instruction"]:
+        engine.abort(started["run"], "every command passed; the checklist needs an agent to answer it and none was given")
+        return f"not judged: every command passed, but its checklist needs an agent (run {started['run']} aborted; rerun with --agent)"
     if result["state"] == "continue":
         engine.abort(started["run"], "verification failed on a trigger and no agent was given to continue")
         return f"failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted; rerun with --agent)"

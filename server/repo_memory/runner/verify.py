@@ -34,6 +34,7 @@ class Outcome:
     exit: int | None = None
     timed_out: bool = False
     cannot_run: bool = False
+    unanswered: bool = False  # the agent's own word (a checklist answer, 'done') is missing, not against the work
     seconds: float = 0.0
     output: str = ""  # redacted, head and tail only
     output_bytes: int = 0  # how much the command printed in all

@@ -134,7 +134,11 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         engine.abort(run, f"the stop-hook cap was reached after {state.iterations} iterations")
         return {"systemMessage": f"repo-memory: loop run {run} stopped at the hook's cap."}
     report = payload.get("last_assistant_message") or "(the agent stopped; the hook payload carried no message)"
-    result = engine.step(run, str(report)[-8000:], "done", then="Fix this; when you stop, the checks run again.")
+    from repo_memory.runner import checklist
+
+    # The agent answers the checklist in its last message (the block reason asked it to, in words).
+    result = engine.step(run, str(report)[-8000:], "done", checklist.answers(str(report)), in_words=True,
+                         then="Fix this; when you stop, the checks run again.")
     if result["state"] == "continue":
         return {"decision": "block", "reason": f"[repo-memory loop {run}] {result['instruction']}"}
     return {"systemMessage": f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']})."}
