@@ -207,7 +207,8 @@ class Engine:
             if why_not:
                 return self._decide(run, spec, iteration, "unverifiable", f"{why_not[0].upper()}{why_not[1:]}, {n} times in a row.", signature, actor, skills)
             return self._decide(run, spec, iteration, "no_progress",
-                                f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row.", signature, actor, skills)
+                                f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row"
+                                + (f": {failed.telling_line}" if failed.telling_line else "") + ".", signature, actor, skills)
         if iteration >= spec.max_iterations or (spec.max_minutes and minutes > spec.max_minutes):
             used = (f"{iteration} of {spec.max_iterations} iterations used" if iteration >= spec.max_iterations
                     else f"{minutes:.1f} of {spec.max_minutes:g} minutes used")

@@ -48,12 +48,32 @@ class Outcome:
 
     @property
     def signature(self) -> str:
-        """A fingerprint of the failure that ignores numbers, hashes, times and temp paths, to spot a loop going round."""
-        lines = [ln for ln in self.output.splitlines() if re.search(r"error|fail|assert|exception|traceback", ln, re.I)] or self.output.splitlines()[-20:]
-        text = "\n".join(lines)
-        text = re.sub(r"/tmp/\S+|0x[0-9a-f]+|\b[0-9a-f]{7,}\b", "H", text, flags=re.I)
-        text = re.sub(r"\d+(\.\d+)?", "N", text)
-        return hashlib.sha1(f"{self.step.index}|{self.reason.split(':')[0]}|{text}".encode()).hexdigest()[:16]
+        """A fingerprint of the failure, to spot a loop going round: the same for one failure printed again (times,
+        durations, temp paths, addresses, process ids and hashes vary between runs), different when what failed did
+        (another test case, another number of errors)."""
+        text = self.output
+        for pattern, stand_in in _VARYING:
+            text = pattern.sub(stand_in, text)
+        return hashlib.sha1(f"{self.step.index}|{self.reason}|{text}".encode()).hexdigest()[:16]
+
+    @property
+    def telling_line(self) -> str:
+        """The line that names the failure: the first that speaks of an error or failure, else the last; capped."""
+        lines = [ln.strip() for ln in self.output.splitlines() if ln.strip()]
+        named = [ln for ln in lines if re.search(r"error|fail|assert|exception", ln, re.IGNORECASE)]
+        return (named or lines[-1:] or [""])[0][:200]
+
+
+# What differs between two runs of one failure, most specific first; every other number stays (a test id, a count).
+_VARYING = tuple((re.compile(p, re.IGNORECASE), stand_in) for p, stand_in in (
+    (r"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}:?\d{2})?", "<time>"),
+    (r"\b\d{1,2}:\d{2}:\d{2}([.,]\d+)?\b", "<time>"),
+    (r"(?:/private)?(?:/tmp|/var/folders|/var/tmp)/\S*", "<temp>"),
+    (r"\b0x[0-9a-f]+\b", "<address>"),
+    (r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,}\b", "<hash>"),
+    (r"\b\d+(\.\d+)?\s?(ns|us|µs|ms|s|sec|secs|seconds?|min|minutes?)\b", "<duration>"),
+    (r"\b(pid|process|port)([ =:#]+)\d+", r"\1\2<n>"),
+))
 
 
 def run(step: Step, root: Path) -> Outcome:
