@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from click.testing import CliRunner
 
 from repo_memory.core.store import Store
 from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
 
 from tests.runner.conftest import FIXED, PY, spec_text
 
@@ -90,3 +94,26 @@ def test_progress_reports_get_the_tests_verdict_and_never_end_no_progress_while_
     states = [engine.step(run, "still polishing", "progress")["state"] for _ in range(3)]
     assert states == ["continue"] * 3
     assert engine.step(run, "finished", "done")["state"] == "succeeded"
+REVIEWER_REJECTS = (f'  - {{level: 2, checklist: ["The fix is minimal"]}}\n'
+                    f'  - {{level: 5, name: reviewer, run: "{PY} -c \'raise SystemExit(1)\'", expect: {{exit: 0}}}}')
+
+
+def test_lint_refuses_a_ladder_whose_success_level_only_the_agents_own_answers_reach(toy: Path, runner: CliRunner):
+    (toy / ".agents/loops/gap.md").write_text(spec_text("gap", verify=REVIEWER_REJECTS), encoding="utf-8")
+    result = runner.invoke(cli, ["--root", str(toy), "loop", "lint", "--json", "gap"])
+    assert result.exit_code == 1, result.output
+    (problem,) = json.loads(result.output)
+    assert "success needs level 4" in problem["problem"] and "level 2" in problem["problem"], problem
+
+
+def test_a_checklist_alone_never_reaches_success_above_level_2(toy: Path, store: Store):
+    (toy / ".agents/loops/gap.md").write_text(spec_text("gap", verify=REVIEWER_REJECTS), encoding="utf-8")
+    store.refresh()
+    engine = Engine(store)
+    try:
+        engine.accept("gap")
+        run = engine.start("gap")["run"]
+    except Exception as exc:  # noqa: BLE001 - the refusal is the point: the spec never runs
+        assert "success needs level 4" in str(exc)
+        return
+    assert engine.step(run, "done", "done", {"The fix is minimal": True})["state"] != "succeeded"

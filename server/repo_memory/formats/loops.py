@@ -122,9 +122,15 @@ def _semantics(meta: dict[str, Any], name: str, fm: str) -> list[Problem]:
                 out.append(Problem("a threshold needs min or max", f"{where}.expect.threshold", _line(fm, f"{where}.expect.threshold")))
     levels = [s["level"] for s in steps if isinstance(s, dict) and isinstance(s.get("level"), int)]
     wanted = meta.get("success_requires_level")
-    if isinstance(wanted, int) and levels and max(levels) < wanted:
-        out.append(Problem(f"success needs level {wanted} but the highest verify step is level {max(levels)}: add a step at level {wanted} "
-                           f"or lower success_requires_level", "success_requires_level", _line(fm, "success_requires_level")))
+    # Every step up to the success level must pass, so the highest of them is what success rests on: the agent's own
+    # answers (levels 1-2) below a level the spec asks of commands would let self-report alone succeed.
+    reach = max((level for level in levels if isinstance(wanted, int) and level <= wanted), default=None)
+    if isinstance(wanted, int) and levels and reach != wanted:
+        highest = (f"no verify step is at or below it (the lowest is level {min(levels)})" if reach is None
+                   else f"the highest verify step is level {reach}" if reach == max(levels)
+                   else f"the highest verify step at or below it is level {reach}")
+        out.append(Problem(f"success needs level {wanted} but {highest}: add a step at level {wanted} or lower "
+                           f"success_requires_level", "success_requires_level", _line(fm, "success_requires_level")))
     return out
 
 

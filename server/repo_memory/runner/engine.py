@@ -174,11 +174,14 @@ class Engine:
             return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
         failed: verify.Outcome | None = None
         unanswered: verify.Outcome | None = None
+        reached = 0
         for step in spec.steps:
             outcome = self._check(step, status, checklist or {})
             self._record_outcome(run, iteration, outcome, actor)
             if outcome.cannot_run:
                 return self._decide(run, spec, iteration, "unverifiable", f"Step '{step.name}' cannot run: {outcome.reason}.", "", actor, skills)
+            if outcome.passed:
+                reached = max(reached, step.level if step.level <= spec.success_requires_level else 0)
             if outcome.unanswered:  # the agent's word is missing, not against the work: the commands still judge it
                 unanswered = unanswered or outcome
             elif not outcome.passed:
@@ -187,6 +190,9 @@ class Engine:
         if failed is None and unanswered is not None and unanswered.step.level <= spec.success_requires_level:
             failed = unanswered
         # Steps run cheapest first and stop at the first failure, so a failure above the required level means every step up to it passed.
+        if (failed is None or failed.step.level > spec.success_requires_level) and reached < spec.success_requires_level:
+            return self._decide(run, spec, iteration, "unverifiable", f"No step at level {spec.success_requires_level} passed, and "
+                                "success needs one: fix the ladder (repo-memory loop lint says how).", "", actor, skills)
         if failed is None or failed.step.level > spec.success_requires_level:
             state = "no_op" if status == "no_op" else "succeeded"
             return self._decide(run, spec, iteration, state, f"Every step up to level {spec.success_requires_level} passed.", "", actor, skills)
