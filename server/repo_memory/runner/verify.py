@@ -11,17 +11,24 @@ import secrets
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.formats.loops import Step
+from repo_memory.errors import ConflictError
 from repo_memory.guards import secretscan
 
 EXCERPT_CHARS = 2000
 OUTPUT_KEEP = 256 * 1024  # bytes of a command's output kept from its start, and again from its end
 EXIT_GRACE = 1.0  # seconds a command's leftover children may keep its output open after it exits
 CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
+# Steps in flight in this process (process group -> token), so a server that ends takes them with it: a step runs in a
+# session of its own (a timeout kills its group, not the server), which a harness ending the server's group misses.
+_IN_FLIGHT: dict[int, str] = {}
+_IN_FLIGHT_LOCK = threading.Lock()
+_ENDING = threading.Event()
 
 
 @dataclass(frozen=True)
@@ -89,17 +96,27 @@ def run(step: Step, root: Path) -> Outcome:
     # A new session makes the command the leader of its own process group; and every process it starts inherits a
     # token in its environment, which finds the ones that left the group (setsid, a daemon) when the step ends.
     token = secrets.token_hex(8)
-    proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": token})
+    with _IN_FLIGHT_LOCK:
+        _interrupted()
+        proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": token})
+        _IN_FLIGHT[proc.pid] = token
     assert proc.stdout is not None
-    capture = Capture()
-    timed_out = not capture.read(proc, started + step.timeout)
-    if timed_out:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-    code = proc.wait()
-    end_everything(proc.pid, token)
-    proc.stdout.close()
+    try:
+        capture = Capture()
+        timed_out = not capture.read(proc, started + step.timeout)
+        if timed_out:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        code = proc.wait()
+        end_everything(proc.pid, token)
+        proc.stdout.close()
+    finally:
+        if proc.poll() is None:  # interrupted (Ctrl-C in `loop run`): the step's work ends with the step
+            end_everything(proc.pid, token)
+        with _IN_FLIGHT_LOCK:
+            _IN_FLIGHT.pop(proc.pid, None)
+    _interrupted()  # killed because the server is ending: that says nothing about the work
     seconds = time.monotonic() - started
     output, found = secretscan.redact(capture.text())
     kept = functools.partial(Outcome, step, seconds=seconds, output=output, output_bytes=capture.total,
@@ -109,6 +126,23 @@ def run(step: Step, root: Path) -> Outcome:
     if code in CANNOT_RUN:
         return kept(False, f"the command could not run (exit {code})", code, cannot_run=True)
     return kept(*_judge(step, code, output), exit=code)
+
+
+def end_all() -> int:
+    """Kill every step in flight and start no other (the server is ending); returns how many there were. The steps'
+    calls raise instead of judging the work, so their runs stay live, to be stepped again."""
+    with _IN_FLIGHT_LOCK:
+        _ENDING.set()
+        live = list(_IN_FLIGHT.items())
+    for group, token in live:
+        end_everything(group, token)
+    return len(live)
+
+
+def _interrupted() -> None:
+    if _ENDING.is_set():
+        raise ConflictError("repo-memory is shutting down, so this verification step was stopped and judged nothing; the run "
+                            "is still live: call loop_step again once the server is back.")
 
 
 def end_everything(group: int, token: str) -> None:

@@ -75,6 +75,9 @@ class Lifetime:
     def end(self, budget: float | None = None) -> None:
         """Stop the watcher, commit what this server owns (within `budget` seconds, or until done), close the index."""
         if self._once.acquire(blocking=False):
+            verify = sys.modules.get("repo_memory.runner.verify")  # not imported: no step ever ran here
+            if verify is not None and verify.end_all():
+                log.info("stopped the loop verification steps still running")
             if self.store is None:
                 self._ended.set()
                 return
