@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +17,8 @@ from repo_memory.guards import disk
 from repo_memory.formats import experience
 from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
-from repo_memory.runner import verify
+from repo_memory.runner import runstate, verify
+from repo_memory.runner.runstate import RunState
 from repo_memory.runner.checklist import ask as ask_in_words
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
 from repo_memory.core.reviewing import reviewed
@@ -28,23 +28,6 @@ from repo_memory.core.utility import CREDITED
 TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
 STATUSES = ("progress", "done", "no_op", "blocked")
 ACCEPTED_FILE = "accepted-loops.json"
-
-
-@dataclass(frozen=True)
-class RunState:
-    """A run as its log tells it."""
-
-    run: str
-    loop: str
-    spec_sha: str
-    started: float
-    iterations: int
-    state: str
-    signatures: tuple[str, ...]
-    harness_session: str | None
-    harness_pid: int  # the harness process the run's MCP server belonged to (0 when unknown), with its start time
-    harness_started: int
-    ids: tuple[str, ...]
 
 
 class Engine:
@@ -327,25 +310,7 @@ class Engine:
 
     def state(self, run: str) -> RunState:
         """The run rebuilt from its log."""
-        try:
-            records = self.store.trusted(run)
-        except (NotFoundError, InvalidArgumentError):
-            live = [r["run"] for r in self.status() if r["state"] == "running"]
-            named = run.removeprefix("loop:") in self.store.loop_names()
-            raise NotFoundError(f"No loop run '{run[:80]}'" + (": that is a loop's name; loop_start(name) starts a run of it and "
-                                "returns its run id" if named else "") + ". loop_status() lists the runs.", live[:3]) from None
-        start = next((r for r in records if r["kind"] == "loop.start"), None)
-        if start is None:
-            raise NotFoundError(f"Session '{run}' is not a loop run.")
-        decisions = [r for r in records if r["kind"] == "loop.decision"]
-        end = next((r for r in records if r["kind"] == "loop.end"), None)
-        state = end["data"]["state"] if end else "running"
-        return RunState(run=run, loop=start["data"]["loop"], spec_sha=start["data"]["spec_sha256"], started=start["data"]["started"],
-                        iterations=len([d for d in decisions if d["data"].get("state") != "aborted"]), state=state,
-                        signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
-                        harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
-                        harness_started=int(start["data"].get("harness_started") or 0),
-                        ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+        return runstate.read(self.store, run)
 
     def runs(self) -> list[str]:
         """Every run id, newest first."""
@@ -367,15 +332,5 @@ class Engine:
         return self.store.receipts(name, limit)
 
     def live_for(self, harness_session: str, harness_pid: int = 0) -> str | None:
-        """The live run this harness session started, if any: by the session id its MCP server knew (Claude Code gives
-        it to the server; Codex sends it with each tool call), else by the harness process that ran both the server
-        and the hook."""
-        for rid in self.runs():
-            s = self.state(rid)
-            if s.state != "running":
-                continue
-            if s.harness_session == harness_session:
-                return rid
-            if harness_pid and s.harness_pid == harness_pid and start_time(harness_pid) == s.harness_started and not s.harness_session:
-                return rid
-        return None
+        """The live run this harness session started, if any (see runstate.live_for)."""
+        return runstate.live_for(self.store, harness_session, harness_pid)

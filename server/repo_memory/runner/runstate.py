@@ -1,0 +1,64 @@
+"""A loop run as its log tells it: rebuilt from the loop.* records of the run's own session."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from repo_memory.core.store import Store
+from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.git.pending import start_time
+
+
+@dataclass(frozen=True)
+class RunState:
+    """A run as its log tells it."""
+
+    run: str
+    loop: str
+    spec_sha: str
+    started: float
+    iterations: int
+    state: str
+    signatures: tuple[str, ...]
+    harness_session: str | None
+    harness_pid: int  # the harness process the run's MCP server belonged to (0 when unknown), with its start time
+    harness_started: int
+    ids: tuple[str, ...]
+
+
+def read(store: Store, run: str) -> RunState:
+    """The run rebuilt from its log."""
+    try:
+        records = store.trusted(run)
+    except (NotFoundError, InvalidArgumentError):
+        live = [r for r in store.runs() if read(store, r).state == "running"]
+        named = run.removeprefix("loop:") in store.loop_names()
+        raise NotFoundError(f"No loop run '{run[:80]}'" + (": that is a loop's name; loop_start(name) starts a run of it and "
+                            "returns its run id" if named else "") + ". loop_status() lists the runs.", live[:3]) from None
+    start = next((r for r in records if r["kind"] == "loop.start"), None)
+    if start is None:
+        raise NotFoundError(f"Session '{run}' is not a loop run.")
+    decisions = [r for r in records if r["kind"] == "loop.decision"]
+    end = next((r for r in records if r["kind"] == "loop.end"), None)
+    state = end["data"]["state"] if end else "running"
+    return RunState(run=run, loop=start["data"]["loop"], spec_sha=start["data"]["spec_sha256"], started=start["data"]["started"],
+                    iterations=len([d for d in decisions if d["data"].get("state") != "aborted"]), state=state,
+                    signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
+                    harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
+                    harness_started=int(start["data"].get("harness_started") or 0),
+                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+
+
+def live_for(store: Store, harness_session: str, harness_pid: int = 0) -> str | None:
+    """The live run this harness session started, if any: by the session id its MCP server knew (Claude Code gives
+    it to the server; Codex sends it with each tool call), else by the harness process that ran both the server
+    and the hook."""
+    for rid in store.runs():
+        s = read(store, rid)
+        if s.state != "running":
+            continue
+        if s.harness_session == harness_session:
+            return rid
+        if harness_pid and s.harness_pid == harness_pid and start_time(harness_pid) == s.harness_started and not s.harness_session:
+            return rid
+    return None
