@@ -20,7 +20,7 @@ from repo_memory.formats import loops
 from repo_memory.runner import runstate, verify
 from repo_memory.runner.runstate import RunState
 from repo_memory.runner.checklist import ask as ask_in_words
-from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError, RepoMemoryError
+from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.reviewing import reviewed
 from repo_memory.core.store import Store
 from repo_memory.core.utility import CREDITED
@@ -146,12 +146,14 @@ class Engine:
         current = self.state(run)
         if current.state in TERMINAL:
             raise ConflictError(f"Run {run} already ended: {current.state}. Start a new run with loop_start('{current.loop}').")
-        spec = self.spec(current.loop)
+        # A blocked report needs no spec: a run whose spec went away can still be ended by the agent.
+        spec = self._spec_if_any(current.loop) if status == "blocked" else self._spec_of_live(current)
         iteration = current.iterations + 1
         self._append(run, "loop.report", report or "(no report)", actor, "loop_step",
                      {"iteration": iteration, "status": status, "checklist": checklist or {}, "skills": skills or []})
         if status == "blocked":
             return self._decide(run, spec, iteration, "blocked", f"The agent reported it cannot proceed: {report}", "", actor, skills)
+        assert spec is not None
         blocked = self.runnable(spec)
         if blocked:
             return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
@@ -207,6 +209,20 @@ class Engine:
                                 signature, actor, skills)
         return self._decide(run, spec, iteration, "continue", instruction, signature, actor, skills)
 
+    def _spec_if_any(self, name: str) -> loops.Loop | None:
+        try:
+            return self.spec(name)
+        except (NotFoundError, InvalidRecordError):
+            return None
+
+    def _spec_of_live(self, current: RunState) -> loops.Loop:
+        try:
+            return self.spec(current.loop)
+        except (NotFoundError, InvalidRecordError) as exc:
+            raise ConflictError(f"Run {current.run} cannot be verified: {exc} Restore or fix the spec and call loop_step again; "
+                                f"or end the run: loop_step(run='{current.run}', report=<why>, status='blocked'), or a person runs "
+                                f"`repo-memory loop abort {current.run}`.") from None
+
     @staticmethod
     def _ask(spec: loops.Loop, unanswered: verify.Outcome | None, in_words: bool) -> str:
         """How to give the checklist answers still missing, in the driver's form; '' when none are missing."""
@@ -244,7 +260,7 @@ class Engine:
             **({"redacted": list(outcome.redacted)} if outcome.redacted else {}),
         })
 
-    def _decide(self, run: str, spec: loops.Loop, iteration: int, state: str, why: str, signature: str, actor: str,
+    def _decide(self, run: str, spec: loops.Loop | None, iteration: int, state: str, why: str, signature: str, actor: str,
                 skills: list[str] | None) -> dict[str, Any]:
         decision = self._append(run, "loop.decision", f"{state}: {why}", actor, "loop_step",
                                 {"iteration": iteration, "state": state, "signature": signature})
@@ -258,7 +274,11 @@ class Engine:
                                       "those read (the read tool) during the run, not the ones a report names")
         return answer
 
-    def _end(self, current: RunState, spec: loops.Loop, state: str, why: str, actor: str, skills: list[str] | None = None) -> dict[str, Any]:
+    def _end(self, current: RunState, spec: loops.Loop | None, state: str, why: str, actor: str,
+             skills: list[str] | None = None) -> dict[str, Any]:
+        """Write the run's receipt and credit its skills; `spec` is None when the run's spec went away (renamed,
+        deleted, invalid): the run still ends, naming the spec it started with."""
+        bound = spec.skills if spec else ()
         minutes = round((time.time() - current.started) / 60, 2)
         self._read_during.pop(current.run, None)
         # Only a run that verified at least once judges the skills it used; only skills that exist are credited, and
@@ -266,12 +286,12 @@ class Engine:
         read = sorted({str(r["data"].get("skill")) for r in self.store.trusted(current.run) if r["kind"] == "loop.read"
                        and isinstance(r.get("data"), dict)})
         judged = state in CREDITED and current.iterations > 0
-        credited = [s for s in dict.fromkeys([*spec.skills, *read]) if judged and self._active(s)]
-        named = [s for s in dict.fromkeys(skills or []) if s not in spec.skills and s not in read]
-        receipt = self._append(current.run, "loop.end", f"Run {current.run} of loop {spec.name} ended {state} after "
+        credited = [s for s in dict.fromkeys([*bound, *read]) if judged and self._active(s)]
+        named = [s for s in dict.fromkeys(skills or []) if s not in bound and s not in read]
+        receipt = self._append(current.run, "loop.end", f"Run {current.run} of loop {current.loop} ended {state} after "
                                f"{current.iterations} iteration(s): {why}", actor, "loop", {
-                                   "loop": spec.name, "run": current.run, "state": state, "iterations": current.iterations,
-                                   "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256,
+                                   "loop": current.loop, "run": current.run, "state": state, "iterations": current.iterations,
+                                   "minutes": minutes, "evidence": list(current.ids), "spec_sha256": spec.sha256 if spec else current.spec_sha,
                                    "credited": credited, "not_credited": named})
         entries = []
         for skill in credited:
@@ -298,7 +318,7 @@ class Engine:
         current = self.state(run)
         if current.state in TERMINAL:
             raise ConflictError(f"Run {run} already ended: {current.state}.")
-        spec = self.spec(current.loop)
+        spec = self._spec_if_any(current.loop)  # a run whose spec went away can still be ended
         self._append(run, "loop.decision", f"aborted: {reason}", "human", "loop", {"iteration": current.iterations, "state": "aborted"})
         return self._end(self.state(run), spec, "aborted", reason, "human")
 
