@@ -47,3 +47,42 @@ def test_a_run_whose_spec_went_away_ends_blocked_when_the_agent_says_so_and_othe
     ended = engine.step(run, "the spec is gone", "blocked")
     assert ended["state"] == "blocked"
     assert [r["data"]["state"] for r in records_of(store, run) if r["kind"] == "loop.end"] == ["blocked"]
+
+
+def test_two_steps_at_once_end_a_run_once(toy: Path, store: Store):
+    """Parallel tool calls (or two servers) each verified and ended the run: two receipts, the skills credited twice."""
+    import threading
+
+    from repo_memory.config import Config
+
+    from tests.runner.conftest import FIXED, PY, spec_text
+
+    slow = f'  - {{level: 4, run: "{PY} -c \'import time; time.sleep(1)\' && {PY} check.py", expect: {{exit: 0}}, timeout: 30}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=slow), encoding="utf-8")
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    store.refresh()
+    engine, run = started(toy, store)
+    other = Store(Config.load(toy))  # a second server on the same repository
+    together = threading.Barrier(2)
+    answers: list[str] = []
+
+    def step(engine: Engine) -> None:
+        together.wait()
+        try:
+            answers.append(engine.step(run, "fixed the sign")["state"])
+        except ConflictError as exc:
+            answers.append(f"refused: {exc}")
+
+    threads = [threading.Thread(target=step, args=(e,)) for e in (engine, Engine(other))]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    finally:
+        other.close()
+    store.refresh()
+    kinds = [r["kind"] for r in records_of(store, run)]
+    assert kinds.count("loop.end") == 1 and kinds.count("outcome") == 1, kinds
+    assert sorted(a.split(":")[0] for a in answers) == ["refused", "succeeded"], answers
+    assert "already ended: succeeded" in next(a for a in answers if a.startswith("refused"))

@@ -143,71 +143,73 @@ class Engine:
         `in_words`: the driver reads the checklist from the agent's words (checklist.ask), not from a loop_step call."""
         if status not in STATUSES:
             raise InvalidArgumentError(f"status must be one of {', '.join(STATUSES)}")
-        current = self.state(run)
-        if current.state in TERMINAL:
-            raise ConflictError(f"Run {run} already ended: {current.state}. Start a new run with loop_start('{current.loop}').")
-        # A blocked report needs no spec: a run whose spec went away can still be ended by the agent.
-        spec = self._spec_if_any(current.loop) if status == "blocked" else self._spec_of_live(current)
-        iteration = current.iterations + 1
-        self._append(run, "loop.report", report or "(no report)", actor, "loop_step",
-                     {"iteration": iteration, "status": status, "checklist": checklist or {}, "skills": skills or []})
-        if status == "blocked":
-            return self._decide(run, spec, iteration, "blocked", f"The agent reported it cannot proceed: {report}", "", actor, skills)
-        assert spec is not None
-        blocked = self.runnable(spec)
-        if blocked:
-            return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
-        failed: verify.Outcome | None = None
-        unanswered: verify.Outcome | None = None
-        reached = 0
-        for step in spec.steps:
-            outcome = self._check(step, status, checklist or {})
-            self._record_outcome(run, iteration, outcome, actor)
-            if outcome.cannot_run:
-                return self._decide(run, spec, iteration, "unverifiable", f"Step '{step.name}' cannot run: {outcome.reason}.", "", actor, skills)
-            if outcome.passed:
-                reached = max(reached, step.level if step.level <= spec.success_requires_level else 0)
-            if outcome.unanswered:  # the agent's word is missing, not against the work: the commands still judge it
-                unanswered = unanswered or outcome
-            elif not outcome.passed:
-                failed = outcome
-                break
-        if failed is None and unanswered is not None and unanswered.step.level <= spec.success_requires_level:
-            failed = unanswered
-        # Steps run cheapest first and stop at the first failure, so a failure above the required level means every step up to it passed.
-        if (failed is None or failed.step.level > spec.success_requires_level) and reached < spec.success_requires_level:
-            return self._decide(run, spec, iteration, "unverifiable", f"No step at level {spec.success_requires_level} passed, and "
-                                "success needs one: fix the ladder (repo-memory loop lint says how).", "", actor, skills)
-        if failed is None or failed.step.level > spec.success_requires_level:
-            state = "no_op" if status == "no_op" else "succeeded"
-            return self._decide(run, spec, iteration, state, f"Every step up to level {spec.success_requires_level} passed.", "", actor, skills)
-        ask = self._ask(spec, unanswered, in_words)
-        signature = self._signature(failed)
-        recent = (*current.signatures, signature)
-        minutes = (time.time() - current.started) / 60
-        if failed is unanswered:
-            instruction = f"Iteration {iteration}: every command passed, but {failed.reason}. {ask or then}"
-        else:
-            instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
-                           f"Output:\n{failed.excerpt}\n{then}" + (f"\n{ask}" if ask else ""))
-        # A checklist never answered while every command passed says nothing about the work or its skills.
-        why_not = (f"every command passed, but the checklist was never answered ({failed.reason.split(': ', 1)[-1]})"
-                   if failed is unanswered and failed.step.level == 2 else "")
-        n = spec.no_progress_after
-        if signature and n and len(recent) >= n and len(set(recent[-n:])) == 1:
-            if why_not:
-                return self._decide(run, spec, iteration, "unverifiable", f"{why_not[0].upper()}{why_not[1:]}, {n} times in a row.", signature, actor, skills)
-            return self._decide(run, spec, iteration, "no_progress",
-                                f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row"
-                                + (f": {failed.telling_line}" if failed.telling_line else "") + ".", signature, actor, skills)
-        if iteration >= spec.max_iterations or (spec.max_minutes and minutes > spec.max_minutes):
-            used = (f"{iteration} of {spec.max_iterations} iterations used" if iteration >= spec.max_iterations
-                    else f"{minutes:.1f} of {spec.max_minutes:g} minutes used")
-            if why_not:
-                return self._decide(run, spec, iteration, "unverifiable", f"{used}; {why_not}.", signature, actor, skills)
-            return self._decide(run, spec, iteration, "budget_exhausted", f"{used}; last failure: {failed.step.name}: {failed.reason}.",
-                                signature, actor, skills)
-        return self._decide(run, spec, iteration, "continue", instruction, signature, actor, skills)
+        # One step at a time per run, across processes: parallel calls (or two servers) each verified and ended it.
+        with runstate.turn(self.store, run):
+            current = self.state(run)
+            if current.state in TERMINAL:
+                raise ConflictError(f"Run {run} already ended: {current.state}. Start a new run with loop_start('{current.loop}').")
+            # A blocked report needs no spec: a run whose spec went away can still be ended by the agent.
+            spec = self._spec_if_any(current.loop) if status == "blocked" else self._spec_of_live(current)
+            iteration = current.iterations + 1
+            self._append(run, "loop.report", report or "(no report)", actor, "loop_step",
+                         {"iteration": iteration, "status": status, "checklist": checklist or {}, "skills": skills or []})
+            if status == "blocked":
+                return self._decide(run, spec, iteration, "blocked", f"The agent reported it cannot proceed: {report}", "", actor, skills)
+            assert spec is not None
+            blocked = self.runnable(spec)
+            if blocked:
+                return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
+            failed: verify.Outcome | None = None
+            unanswered: verify.Outcome | None = None
+            reached = 0
+            for step in spec.steps:
+                outcome = self._check(step, status, checklist or {})
+                self._record_outcome(run, iteration, outcome, actor)
+                if outcome.cannot_run:
+                    return self._decide(run, spec, iteration, "unverifiable", f"Step '{step.name}' cannot run: {outcome.reason}.", "", actor, skills)
+                if outcome.passed:
+                    reached = max(reached, step.level if step.level <= spec.success_requires_level else 0)
+                if outcome.unanswered:  # the agent's word is missing, not against the work: the commands still judge it
+                    unanswered = unanswered or outcome
+                elif not outcome.passed:
+                    failed = outcome
+                    break
+            if failed is None and unanswered is not None and unanswered.step.level <= spec.success_requires_level:
+                failed = unanswered
+            # Steps run cheapest first and stop at the first failure, so a failure above the required level means every step up to it passed.
+            if (failed is None or failed.step.level > spec.success_requires_level) and reached < spec.success_requires_level:
+                return self._decide(run, spec, iteration, "unverifiable", f"No step at level {spec.success_requires_level} passed, and "
+                                    "success needs one: fix the ladder (repo-memory loop lint says how).", "", actor, skills)
+            if failed is None or failed.step.level > spec.success_requires_level:
+                state = "no_op" if status == "no_op" else "succeeded"
+                return self._decide(run, spec, iteration, state, f"Every step up to level {spec.success_requires_level} passed.", "", actor, skills)
+            ask = self._ask(spec, unanswered, in_words)
+            signature = self._signature(failed)
+            recent = (*current.signatures, signature)
+            minutes = (time.time() - current.started) / 60
+            if failed is unanswered:
+                instruction = f"Iteration {iteration}: every command passed, but {failed.reason}. {ask or then}"
+            else:
+                instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
+                               f"Output:\n{failed.excerpt}\n{then}" + (f"\n{ask}" if ask else ""))
+            # A checklist never answered while every command passed says nothing about the work or its skills.
+            why_not = (f"every command passed, but the checklist was never answered ({failed.reason.split(': ', 1)[-1]})"
+                       if failed is unanswered and failed.step.level == 2 else "")
+            n = spec.no_progress_after
+            if signature and n and len(recent) >= n and len(set(recent[-n:])) == 1:
+                if why_not:
+                    return self._decide(run, spec, iteration, "unverifiable", f"{why_not[0].upper()}{why_not[1:]}, {n} times in a row.", signature, actor, skills)
+                return self._decide(run, spec, iteration, "no_progress",
+                                    f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row"
+                                    + (f": {failed.telling_line}" if failed.telling_line else "") + ".", signature, actor, skills)
+            if iteration >= spec.max_iterations or (spec.max_minutes and minutes > spec.max_minutes):
+                used = (f"{iteration} of {spec.max_iterations} iterations used" if iteration >= spec.max_iterations
+                        else f"{minutes:.1f} of {spec.max_minutes:g} minutes used")
+                if why_not:
+                    return self._decide(run, spec, iteration, "unverifiable", f"{used}; {why_not}.", signature, actor, skills)
+                return self._decide(run, spec, iteration, "budget_exhausted", f"{used}; last failure: {failed.step.name}: {failed.reason}.",
+                                    signature, actor, skills)
+            return self._decide(run, spec, iteration, "continue", instruction, signature, actor, skills)
 
     def _spec_if_any(self, name: str) -> loops.Loop | None:
         try:
@@ -315,12 +317,14 @@ class Engine:
 
     def abort(self, run: str, reason: str = "stopped by a person") -> dict[str, Any]:
         """End a live run as aborted (a person's decision)."""
-        current = self.state(run)
-        if current.state in TERMINAL:
-            raise ConflictError(f"Run {run} already ended: {current.state}.")
-        spec = self._spec_if_any(current.loop)  # a run whose spec went away can still be ended
-        self._append(run, "loop.decision", f"aborted: {reason}", "human", "loop", {"iteration": current.iterations, "state": "aborted"})
-        return self._end(self.state(run), spec, "aborted", reason, "human")
+        with runstate.turn(self.store, run):
+            current = self.state(run)
+            if current.state in TERMINAL:
+                raise ConflictError(f"Run {run} already ended: {current.state}.")
+            spec = self._spec_if_any(current.loop)  # a run whose spec went away can still be ended
+            self._append(run, "loop.decision", f"aborted: {reason}", "human", "loop",
+                         {"iteration": current.iterations, "state": "aborted"})
+            return self._end(self.state(run), spec, "aborted", reason, "human")
 
     def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:
         entry = experience.Entry(kind, text=text, data=data, source=self.store.source(actor, tool))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidArgumentError, NotFoundError
 from repo_memory.git.pending import start_time
+from repo_memory.guards import disk
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,16 @@ def live_for(store: Store, harness_session: str, harness_pid: int = 0) -> str | 
         if harness_pid and s.harness_pid == harness_pid and start_time(harness_pid) == s.harness_started and not s.harness_session:
             return rid
     return None
+
+
+@contextmanager
+def turn(store: Store, run: str) -> Iterator[None]:
+    """Hold run `run`'s lock, across processes, so its steps and its end happen one at a time; whoever holds it reads
+    the run's state afresh. The lock file goes once the run has ended: a caller that was waiting on it, or opens a new
+    one, finds the run ended and changes nothing, so removing it races with nobody."""
+    read(store, run)  # an unknown run is refused before a lock file is named after it
+    folder = store.config.state_dir / "loop-runs"
+    with disk.repo_lock(folder, f"{run}.lock"):
+        yield
+        if read(store, run).state != "running":
+            (folder / f"{run}.lock").unlink(missing_ok=True)
