@@ -84,3 +84,15 @@ def test_loop_due_without_an_agent_charges_no_skill_for_a_checklist_nobody_could
     said = triggers.run_due(engine, spec, "a test", None, lambda _: None)
     (run,) = engine.status()
     assert charged(store, run["run"]) == [] and "every command passed" in said and "--agent" in said, said
+
+
+def test_loop_run_stops_at_once_when_the_agent_command_cannot_be_started_and_charges_no_skill(toy: Path, store: Store):
+    engine = Engine(store)
+    engine.accept("fix-add")
+    said: list[str] = []
+    state = driver.drive(engine, "fix-add", "no-such-agent-harness -p", 60, said.append)
+    (run,) = engine.status()
+    assert state == "aborted" and run["iterations"] == 0, (state, run)
+    assert any("could not be started" in line and "not found" in line for line in said), said
+    kinds = [r["kind"] for r in records_of(store, run["run"])]
+    assert "loop.verify" not in kinds and charged(store, run["run"]) == []

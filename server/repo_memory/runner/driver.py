@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from repo_memory.runner import checklist
 from repo_memory.runner.engine import TERMINAL, Engine
+from repo_memory.runner.verify import CANNOT_RUN
 
 REPORT_CHARS = 8000
 
@@ -35,6 +36,12 @@ def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[
             proc = subprocess.run(command, shell=True, input=instruction, capture_output=True, text=True, timeout=timeout,
                                   cwd=engine.store.root, env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
             report = (proc.stdout + proc.stderr)[-REPORT_CHARS:]
+            if proc.returncode in CANNOT_RUN:  # the shell could not start the agent: no work was done to judge
+                why = f"the agent command could not be started (exit {proc.returncode}): {proc.stderr.strip()[-300:] or agent}"
+                engine.abort(run, why)
+                echo(f"round {round_number}: {why}. Check the --agent command (is it installed and on PATH?).")
+                echo(f"run {run} ended aborted; receipt and evidence: repo-memory log show {run}")
+                return "aborted"
             status = "blocked" if "BLOCKED:" in proc.stdout else ("done" if proc.returncode == 0 else "progress")
             answers = checklist.answers(proc.stdout)
         except subprocess.TimeoutExpired:
