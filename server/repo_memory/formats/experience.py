@@ -31,6 +31,18 @@ FEEDBACK_TOOLS = ("feedback", "cli")
 FEEDBACK = ("helped", "misled", "outdated")
 
 
+VERDICTS = ("loop.verify", "loop.decision", "loop.end", "skill.used", "outcome")  # the engine's judgements, not the driver's words
+
+
+def author(kind: str, source: dict[str, Any]) -> str:
+    """Who a record speaks for, in words: the loop engine for a verdict its tools wrote (the actor only drove the
+    run: records keep it, as the schema's human/agent), else the actor."""
+    actor = str(source.get("actor", "?"))
+    if kind in VERDICTS and source.get("tool", "") in ENGINE_TOOLS:
+        return f"repo-memory's loop engine, in a run driven by {'a person' if actor == 'human' else 'an agent'}"
+    return actor
+
+
 def server_kind(kind: str) -> bool:
     """Whether records of `kind` are the server's to write (loop.*, skill.used, outcome)."""
     return kind.startswith("loop.") or kind in ("skill.used", "outcome")

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from repo_memory.formats import experience
 from repo_memory.formats.experience import Line, check_chain
 
 
@@ -62,7 +63,7 @@ def textconv(lines: Sequence[Line]) -> str:
             out.append(f"[unreadable line at byte {line.offset}: {line.problem}]")
             continue
         src = record["source"]
-        head = f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  by {src.get('actor', '?')}"
+        head = f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  by {experience.author(record['kind'], src)}"
         head += f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else ""
         out.append(head)
         text = record.get("text") or ""
