@@ -96,3 +96,26 @@ def test_loop_run_stops_at_once_when_the_agent_command_cannot_be_started_and_cha
     assert any("could not be started" in line and "not found" in line for line in said), said
     kinds = [r["kind"] for r in records_of(store, run["run"])]
     assert "loop.verify" not in kinds and charged(store, run["run"]) == []
+
+
+# An agent whose harness has repo-memory's tools and reports through loop_step itself, as loop_start taught it.
+STEPS_ITSELF = """
+    import os, pathlib, sys
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+    from repo_memory.runner.engine import Engine
+    sys.stdin.read()
+    pathlib.Path('calc.py').write_text('def add(a, b):\\n    return a + b\\n')
+    store = Store(Config.load(os.getcwd()))
+    answer = Engine(store).step(os.environ['REPO_MEMORY_RUN'], 'fixed the sign', 'done', {"%s": True})
+    store.close()
+    print('my loop_step said', answer['state'])
+""" % ITEM
+
+
+def test_loop_run_does_not_step_again_a_round_the_agent_stepped_itself(toy: Path, store: Store):
+    engine = checklist_spec(toy, store)
+    said: list[str] = []
+    assert driver.drive(engine, "fix-add", agent_script(toy, STEPS_ITSELF), 60, said.append) == "succeeded", said
+    (run,) = engine.status()
+    assert run["iterations"] == 1 and len(charged(store, run["run"])) == 1
