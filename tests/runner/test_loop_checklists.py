@@ -119,3 +119,19 @@ def test_loop_run_does_not_step_again_a_round_the_agent_stepped_itself(toy: Path
     assert driver.drive(engine, "fix-add", agent_script(toy, STEPS_ITSELF), 60, said.append) == "succeeded", said
     (run,) = engine.status()
     assert run["iterations"] == 1 and len(charged(store, run["run"])) == 1
+
+
+def test_the_start_loop_prompt_tells_the_agent_to_answer_the_checklist_with_its_step(toy: Path, store: Store):
+    import anyio
+    from mcp import Client
+
+    from repo_memory.shells import mcp as server
+
+    checklist_spec(toy, store)
+
+    async def prompt() -> str:
+        async with Client(server.build(store)) as client:
+            return (await client.get_prompt("start-loop", {"name": "fix-add"})).messages[0].content.text
+
+    text = anyio.run(prompt)
+    assert f'checklist={{"{ITEM}": true}}' in text, text

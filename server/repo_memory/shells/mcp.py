@@ -205,10 +205,14 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
         except RepoMemoryError as exc:
             return f"The loop could not be loaded: {exc}"
         ladder = "; ".join(f"level {s.level}: {s.name}" for s in spec.steps)
+        items = {item: True for s in spec.steps if s.level == 2 for item in s.checklist}
+        answers = (f", checklist={json.dumps(items, ensure_ascii=False)} — each item word for word, true only when it holds"
+                   if items else "")
         return (
             f"Run the loop '{spec.name}' from this repository ({spec.path}). Goal: {spec.goal}\n\n"
             f"1. Call loop_start(name='{spec.name}') and read the goal, notes and skills it returns.\n"
-            f"2. Work toward the goal. When you have a result, call loop_step(run=<run id>, report=<what you did>, status='done').\n"
+            f"2. Work toward the goal. When you have a result, call loop_step(run=<run id>, report=<what you did>, "
+            f"status='done'{answers}).\n"
             f"3. The server verifies ({ladder}) and answers 'continue' with what failed — fix that and step again — or a terminal "
             f"state. Stop when it says the run ended; do not declare success yourself.\n\nNotes from the spec:\n{spec.notes}"
         )
