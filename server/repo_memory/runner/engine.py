@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,6 +29,17 @@ from repo_memory.core.utility import CREDITED
 TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
 STATUSES = ("progress", "done", "no_op", "blocked")
 ACCEPTED_FILE = "accepted-loops.json"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One iteration's verification: the first failure of the work (or a step that could not run), the first missing
+    word of the agent's, and the highest level passed up to the success level."""
+
+    iteration: int
+    failed: verify.Outcome | None
+    unanswered: verify.Outcome | None
+    reached: int
 
 
 class Engine:
@@ -159,57 +171,62 @@ class Engine:
             blocked = self.runnable(spec)
             if blocked:
                 return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
-            failed: verify.Outcome | None = None
-            unanswered: verify.Outcome | None = None
-            reached = 0
-            for step in spec.steps:
-                outcome = self._check(step, status, checklist or {})
-                self._record_outcome(run, iteration, outcome, actor)
-                if outcome.cannot_run:
-                    return self._decide(run, spec, iteration, "unverifiable", f"Step '{step.name}' cannot run: {outcome.reason}.", "", actor, skills)
-                if outcome.passed:
-                    reached = max(reached, step.level if step.level <= spec.success_requires_level else 0)
-                if outcome.unanswered:  # the agent's word is missing, not against the work: the commands still judge it
-                    unanswered = unanswered or outcome
-                elif not outcome.passed:
-                    failed = outcome
-                    break
-            if failed is None and unanswered is not None and unanswered.step.level <= spec.success_requires_level:
-                failed = unanswered
-            # Steps run cheapest first and stop at the first failure, so a failure above the required level means every step up to it passed.
-            if (failed is None or failed.step.level > spec.success_requires_level) and reached < spec.success_requires_level:
-                return self._decide(run, spec, iteration, "unverifiable", f"No step at level {spec.success_requires_level} passed, and "
-                                    "success needs one: fix the ladder (repo-memory loop lint says how).", "", actor, skills)
-            if failed is None or failed.step.level > spec.success_requires_level:
-                state = "no_op" if status == "no_op" else "succeeded"
-                return self._decide(run, spec, iteration, state, f"Every step up to level {spec.success_requires_level} passed.", "", actor, skills)
-            ask = self._ask(spec, unanswered, in_words)
-            signature = self._signature(failed)
-            recent = (*current.signatures, signature)
-            minutes = (time.time() - current.started) / 60
-            if failed is unanswered:
-                instruction = f"Iteration {iteration}: every command passed, but {failed.reason}. {ask or then}"
-            else:
-                instruction = (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): {failed.reason}.\n"
-                               f"Output:\n{failed.excerpt}\n{then}" + (f"\n{ask}" if ask else ""))
-            # A checklist never answered while every command passed says nothing about the work or its skills.
-            why_not = (f"every command passed, but the checklist was never answered ({failed.reason.split(': ', 1)[-1]})"
-                       if failed is unanswered and failed.step.level == 2 else "")
-            n = spec.no_progress_after
-            if signature and n and len(recent) >= n and len(set(recent[-n:])) == 1:
-                if why_not:
-                    return self._decide(run, spec, iteration, "unverifiable", f"{why_not[0].upper()}{why_not[1:]}, {n} times in a row.", signature, actor, skills)
-                return self._decide(run, spec, iteration, "no_progress",
-                                    f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row"
-                                    + (f": {failed.telling_line}" if failed.telling_line else "") + ".", signature, actor, skills)
-            if iteration >= spec.max_iterations or (spec.max_minutes and minutes > spec.max_minutes):
-                used = (f"{iteration} of {spec.max_iterations} iterations used" if iteration >= spec.max_iterations
-                        else f"{minutes:.1f} of {spec.max_minutes:g} minutes used")
-                if why_not:
-                    return self._decide(run, spec, iteration, "unverifiable", f"{used}; {why_not}.", signature, actor, skills)
-                return self._decide(run, spec, iteration, "budget_exhausted", f"{used}; last failure: {failed.step.name}: {failed.reason}.",
-                                    signature, actor, skills)
-            return self._decide(run, spec, iteration, "continue", instruction, signature, actor, skills)
+            checked = self._verify(run, spec, iteration, status, checklist or {}, actor)
+            state, why, signature = self._conclude(current, spec, checked, status, then, in_words)
+            return self._decide(run, spec, iteration, state, why, signature, actor, skills)
+
+    def _verify(self, run: str, spec: loops.Loop, iteration: int, status: str, checklist: dict[str, bool], actor: str) -> Checked:
+        """Run the ladder cheapest first, recording each outcome, up to the first failure of the work."""
+        unanswered: verify.Outcome | None = None
+        reached = 0
+        for step in spec.steps:
+            outcome = self._check(step, status, checklist)
+            self._record_outcome(run, iteration, outcome, actor)
+            if outcome.cannot_run or (not outcome.passed and not outcome.unanswered):
+                return Checked(iteration, outcome, unanswered, reached)
+            if outcome.passed and step.level <= spec.success_requires_level:
+                reached = step.level
+            # The agent's word missing (a checklist unanswered, 'progress') is not against the work: the commands still judge it.
+            unanswered = unanswered or (outcome if outcome.unanswered else None)
+        return Checked(iteration, None, unanswered, reached)
+
+    def _conclude(self, current: RunState, spec: loops.Loop, checked: Checked, status: str, then: str,
+                  in_words: bool) -> tuple[str, str, str]:
+        """The decision on a verified iteration: its state, why (or the next instruction), and its failure signature."""
+        iteration, wanted, unanswered = checked.iteration, spec.success_requires_level, checked.unanswered
+        failed = checked.failed
+        if failed is not None and failed.cannot_run:
+            return "unverifiable", f"Step '{failed.step.name}' cannot run: {failed.reason}.", ""
+        if failed is None and unanswered is not None and unanswered.step.level <= wanted:
+            failed = unanswered
+        # Steps stop at the first failure, so a failure above the required level means every step up to it passed.
+        if failed is None or failed.step.level > wanted:
+            if checked.reached < wanted:
+                return "unverifiable", f"No step at level {wanted} passed, and success needs one: fix the ladder (loop lint says how).", ""
+            return ("no_op" if status == "no_op" else "succeeded"), f"Every step up to level {wanted} passed.", ""
+        ask = self._ask(spec, unanswered, in_words)
+        signature = self._signature(failed)
+        recent = (*current.signatures, signature)
+        minutes = (time.time() - current.started) / 60
+        # A checklist never answered while every command passed says nothing about the work or its skills.
+        why_not = (f"every command passed, but the checklist was never answered ({failed.reason.split(': ', 1)[-1]})"
+                   if failed is unanswered and failed.step.level == 2 else "")
+        n = spec.no_progress_after
+        if signature and n and len(recent) >= n and len(set(recent[-n:])) == 1:
+            if why_not:
+                return "unverifiable", f"{why_not[0].upper()}{why_not[1:]}, {n} times in a row.", signature
+            telling = f": {failed.telling_line}" if failed.telling_line else ""
+            return "no_progress", f"The same failure ({failed.step.name}: {failed.reason}) {n} times in a row{telling}.", signature
+        if iteration >= spec.max_iterations or (spec.max_minutes and minutes > spec.max_minutes):
+            used = (f"{iteration} of {spec.max_iterations} iterations used" if iteration >= spec.max_iterations
+                    else f"{minutes:.1f} of {spec.max_minutes:g} minutes used")
+            if why_not:
+                return "unverifiable", f"{used}; {why_not}.", signature
+            return "budget_exhausted", f"{used}; last failure: {failed.step.name}: {failed.reason}.", signature
+        if failed is unanswered:
+            return "continue", f"Iteration {iteration}: every command passed, but {failed.reason}. {ask or then}", signature
+        return "continue", (f"Iteration {iteration} failed at step '{failed.step.name}' (level {failed.step.level}): "
+                            f"{failed.reason}.\nOutput:\n{failed.excerpt}\n{then}" + (f"\n{ask}" if ask else "")), signature
 
     def _spec_if_any(self, name: str) -> loops.Loop | None:
         try:
