@@ -61,3 +61,37 @@ def test_a_step_in_flight_is_killed_when_the_server_ends_and_its_run_stays_live(
         assert status["state"] == "running" and status["iterations"] == 0, status  # the interrupted step decided nothing
     finally:
         store.close()
+
+
+def test_a_step_left_running_by_a_killed_server_is_ended_before_its_run_is_verified_again(repo: Path):
+    """A server killed with SIGKILL cannot stop its step; the run resumed in another server ran a second copy of the
+    same verification beside the first, in the same tree."""
+    nap = f"302.{os.getpid()}"
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+    (repo / ".agents/loops/slow.md").write_text(
+        "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Wait.\n"
+        f'verify:\n  - {{level: 4, run: "echo checking; sleep {nap}", expect: {{exit: 0}}, timeout: 2}}\n'
+        "stop: {max_iterations: 3}\nsuccess_requires_level: 4\n---\nWait.\n", encoding="utf-8")
+    store = Store(Config.load(repo))
+    store.refresh()
+    Engine(store).accept("slow")
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        run = server.call("loop_start", {"name": "slow"})["structuredContent"]["run"]
+        server.send("tools/call", {"name": "loop_step", "arguments": {"run": run, "report": "waited", "status": "done"}})
+        assert wait_until(lambda: bool(sleeping(nap)), 20), "the step never started"
+        left = set(sleeping(nap))
+        server.kill(signal.SIGKILL)
+        server.wait(10)
+        store.refresh()
+        answer = Engine(store).step(run, "waited again", "done")  # the resumed run, in another process
+        assert answer["state"] == "continue" and "timed out" in answer["instruction"], answer
+        assert not left & set(sleeping(nap)), "the killed server's step still runs beside the new one"
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+        if server.proc.poll() is None:
+            server.kill()
+        store.close()

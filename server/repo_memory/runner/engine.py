@@ -179,8 +179,10 @@ class Engine:
         """Run the ladder cheapest first, recording each outcome, up to the first failure of the work."""
         unanswered: verify.Outcome | None = None
         reached = 0
+        token = verify.run_token(run)
+        verify.end_leftovers(token)  # we hold the run's lock: a step still running is one a killed server left
         for step in spec.steps:
-            outcome = self._check(step, status, checklist)
+            outcome = self._check(step, status, checklist, token)
             self._record_outcome(run, iteration, outcome, actor)
             if outcome.cannot_run or (not outcome.passed and not outcome.unanswered):
                 return Checked(iteration, outcome, unanswered, reached)
@@ -257,7 +259,7 @@ class Engine:
         # The agent still working ('progress' at level 1) is no failure to see repeated; only the budget bounds it.
         return "" if failed.unanswered and failed.step.level == 1 else failed.signature
 
-    def _check(self, step: loops.Step, status: str, checklist: dict[str, bool]) -> verify.Outcome:
+    def _check(self, step: loops.Step, status: str, checklist: dict[str, bool], token: str) -> verify.Outcome:
         if step.level == 1:
             ok = status in ("done", "no_op")
             return verify.Outcome(step, ok, "the agent reports the goal met" if ok else f"the agent reports status '{status}'",
@@ -267,7 +269,7 @@ class Engine:
             denied = [item for item in missing if checklist.get(item) is False]
             return verify.Outcome(step, not missing, "every checklist item answered yes" if not missing
                                   else "checklist items not answered yes: " + "; ".join(missing), unanswered=bool(missing) and not denied)
-        return verify.run(step, self.store.root)
+        return verify.run(step, self.store.root, token)
 
     def _record_outcome(self, run: str, iteration: int, outcome: verify.Outcome, actor: str) -> None:
         # outcome.output is already redacted and capped (verify.run): nothing unredacted reaches a blob or a record.

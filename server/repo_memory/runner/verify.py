@@ -83,7 +83,13 @@ _VARYING = tuple((re.compile(p, re.IGNORECASE), stand_in) for p, stand_in in (
 ))
 
 
-def run(step: Step, root: Path) -> Outcome:
+def run_token(run_id: str) -> str:
+    """The token every process of run `run_id`'s steps carries: a step a killed server left running is found by it
+    and ended before the run is verified again (end_leftovers)."""
+    return hashlib.sha256(f"repo-memory loop run {run_id}".encode()).hexdigest()[:16]
+
+
+def run(step: Step, root: Path, token: str | None = None) -> Outcome:
     """Run a level 3-5 step's command and judge it against its `expect`.
 
     The whole step is bounded by its timeout plus a short grace for reading what is left, whatever the command's
@@ -95,7 +101,7 @@ def run(step: Step, root: Path) -> Outcome:
     started = time.monotonic()
     # A new session makes the command the leader of its own process group; and every process it starts inherits a
     # token in its environment, which finds the ones that left the group (setsid, a daemon) when the step ends.
-    token = secrets.token_hex(8)
+    token = token or secrets.token_hex(8)
     with _IN_FLIGHT_LOCK:
         _interrupted()
         proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -150,6 +156,12 @@ def end_everything(group: int, token: str) -> None:
     session of its own; found through /proc, so on Linux). A step's work ends with the step."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)
+    end_leftovers(token)
+
+
+def end_leftovers(token: str) -> None:
+    """Kill every process carrying `token` (found through /proc, so on Linux): what a step whose server was killed
+    (SIGKILL leaves no time to end it) still runs."""
     mark = f"REPO_MEMORY_VERIFY={token}".encode()
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
