@@ -86,3 +86,16 @@ def test_two_steps_at_once_end_a_run_once(toy: Path, store: Store):
     assert kinds.count("loop.end") == 1 and kinds.count("outcome") == 1, kinds
     assert sorted(a.split(":")[0] for a in answers) == ["refused", "succeeded"], answers
     assert "already ended: succeeded" in next(a for a in answers if a.startswith("refused"))
+
+
+def test_the_stop_hook_ends_a_run_whose_spec_went_away_instead_of_leaving_it_live(toy: Path, store: Store):
+    from tests.runner.conftest import hook
+
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add", harness_session="gone-spec")["run"]
+    (toy / ".agents/loops/fix-add.md").unlink()
+    answer = hook(toy, {"session_id": "gone-spec", "cwd": str(toy), "hook_event_name": "Stop", "stop_hook_active": False})
+    assert "ended aborted" in answer.get("systemMessage", ""), answer
+    store.refresh()
+    assert engine.state(run).state == "aborted"

@@ -17,7 +17,7 @@ from repo_memory.config import Config
 from repo_memory.formats import experience, harness_logs, refs
 from repo_memory.git.pending import harness_pid
 from repo_memory.guards import paths, secretscan
-from repo_memory.errors import NotFoundError, RepoMemoryError
+from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 from repo_memory.shells import pretool
 
@@ -130,7 +130,12 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     if run is None:
         return {}
     state = engine.state(run)
-    if state.iterations >= HARD_CAP or (payload.get("stop_hook_active") and state.iterations >= engine.spec(state.loop).max_iterations):
+    try:
+        spec = engine.spec(state.loop)
+    except (NotFoundError, InvalidRecordError) as exc:  # nothing can verify it again: end it, uncharged, not leave it live
+        engine.abort(run, f"its loop spec cannot be read: {exc}")
+        return {"systemMessage": f"repo-memory: loop run {run} ended aborted: its loop spec cannot be read ({exc})."}
+    if state.iterations >= HARD_CAP or (payload.get("stop_hook_active") and state.iterations >= spec.max_iterations):
         engine.abort(run, f"the stop-hook cap was reached after {state.iterations} iterations")
         return {"systemMessage": f"repo-memory: loop run {run} stopped at the hook's cap."}
     report = payload.get("last_assistant_message") or "(the agent stopped; the hook payload carried no message)"
