@@ -173,7 +173,10 @@ class Engine:
                 return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
             checked = self._verify(run, spec, iteration, status, checklist or {}, actor)
             state, why, signature = self._conclude(current, spec, checked, status, then, in_words)
-            return self._decide(run, spec, iteration, state, why, signature, actor, skills)
+            answer = self._decide(run, spec, iteration, state, why, signature, actor, skills)
+            if state == "continue" and checked.failed is None and checked.unanswered and checked.unanswered.step.level == 2:
+                answer["awaiting"] = "checklist"  # every command passed: only the agent's answers are missing
+            return answer
 
     def _verify(self, run: str, spec: loops.Loop, iteration: int, status: str, checklist: dict[str, bool], actor: str) -> Checked:
         """Run the ladder cheapest first, recording each outcome, up to the first failure of the work."""

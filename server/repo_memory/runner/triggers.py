@@ -131,7 +131,7 @@ def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, ec
     if started["state"] != "running":
         return f"{started['state']}: {started['instruction']}"
     result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
-    if result["state"] == "continue" and "every command passed" in result["instruction"]:
+    if result.get("awaiting") == "checklist":
         engine.abort(started["run"], "every command passed; the checklist needs an agent to answer it and none was given")
         return f"not judged: every command passed, but its checklist needs an agent (run {started['run']} aborted; rerun with --agent)"
     if result["state"] == "continue":

@@ -119,7 +119,8 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     `stop_hook_active` (the harness is already continuing because of a stop hook) does not end a live run early —
     driving several rounds is the point — but every run is bounded by its spec's budget and by HARD_CAP blocks.
     """
-    from repo_memory.runner.engine import Engine  # only the stop and start hooks need the loop engine
+    from repo_memory.runner import checklist  # only the stop and start hooks need the loop engine
+    from repo_memory.runner.engine import Engine
 
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
@@ -139,8 +140,6 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         engine.abort(run, f"the stop-hook cap was reached after {state.iterations} iterations")
         return {"systemMessage": f"repo-memory: loop run {run} stopped at the hook's cap."}
     report = payload.get("last_assistant_message") or "(the agent stopped; the hook payload carried no message)"
-    from repo_memory.runner import checklist
-
     # The agent answers the checklist in its last message (the block reason asked it to, in words).
     result = engine.step(run, str(report)[-8000:], "done", checklist.answers(str(report)), in_words=True,
                          then="Fix this; when you stop, the checks run again.")
