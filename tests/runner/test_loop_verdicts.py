@@ -117,3 +117,12 @@ def test_a_checklist_alone_never_reaches_success_above_level_2(toy: Path, store:
         assert "success needs level 4" in str(exc)
         return
     assert engine.step(run, "done", "done", {"The fix is minimal": True})["state"] != "succeeded"
+
+
+def test_a_step_whose_command_is_missing_names_the_command_what_the_shell_said_and_what_to_do(toy: Path, store: Store):
+    engine = engine_for(toy, store, '  - {level: 3, name: typecheck, run: "no-such-checker --strict ."}', level=3)
+    run = engine.start("fix-add")["run"]
+    answer = engine.step(run, "done")
+    assert answer["state"] == "unverifiable"
+    said = answer["instruction"]
+    assert "no-such-checker --strict ." in said and "not found" in said and "install" in said, said

@@ -130,7 +130,10 @@ def run(step: Step, root: Path, token: str | None = None) -> Outcome:
     if timed_out:
         return kept(False, f"timed out after {step.timeout:g} s and was killed", timed_out=True)
     if code in CANNOT_RUN:
-        return kept(False, f"the command could not run (exit {code})", code, cannot_run=True)
+        said = next((ln.strip() for ln in reversed(output.splitlines()) if ln.strip()), "")[:200]
+        return kept(False, f"the shell could not run `{step.run}` (exit {code}{': ' + said if said else ''}); install the "
+                           f"tool it calls, or fix the step's run: in the spec (an edited spec needs a person's accept again)", code,
+                    cannot_run=True)
     return kept(*_judge(step, code, output), exit=code)
 
 
