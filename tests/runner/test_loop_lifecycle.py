@@ -99,3 +99,21 @@ def test_the_stop_hook_ends_a_run_whose_spec_went_away_instead_of_leaving_it_liv
     assert "ended aborted" in answer.get("systemMessage", ""), answer
     store.refresh()
     assert engine.state(run).state == "aborted"
+
+
+def test_the_briefing_offers_the_runs_still_in_motion_and_only_counts_those_nobody_stepped_for_a_day(toy: Path, store: Store):
+    """A run nobody steps never ends on its own (a session closed, an agent gave up): each one stayed in every new
+    session's briefing as a "live loop run" to step, for good."""
+    from repo_memory.formats import experience
+
+    engine, live = started(toy, store)
+    for n in range(2):  # runs of January that nobody ended
+        store.log(f"fix-add-20260101-00000{n}-ab1{n}", [experience.Entry(
+            "loop.start", text="Run of loop fix-add started.", ts=f"2026-01-01T00:00:0{n}.000000Z",
+            data={"loop": "fix-add", "spec_sha256": "0" * 64, "started": 1767225600.0 + n},
+            source=store.source("agent", "loop_start"))], captured=True)
+    store.refresh()
+    assert {r["run"] for r in engine.status() if r["state"] == "running"} >= {live, "fix-add-20260101-000000-ab10"}
+    briefing = store.briefing()
+    assert f"live loop run {live}" in briefing and "20260101" not in briefing, briefing
+    assert "2 older loop run(s)" in briefing and "repo-memory loop abort" in briefing, briefing

@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from repo_memory.core.utility import Utility
+from repo_memory.formats import when
 
 BRIEFING_BYTES = 2000
 
 
-def compose(live: list[dict[str, Any]], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
+QUIET_DAYS = 1  # a run nobody stepped for this long is no longer offered to step (it never ends on its own)
+
+
+def quiet_since() -> str:
+    """The records' time QUIET_DAYS ago: a run with no record since then has gone quiet."""
+    return when.iso(datetime.now(UTC) - timedelta(days=QUIET_DAYS))
+
+
+def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
             summary: dict[str, Any] | None) -> str:
-    """Live loop runs, active skills (recently used and useful first), doubtful skills, the previous session's last checkpoint."""
+    """Live loop runs (and how many never ended but went quiet), active skills (recently used and useful first),
+    doubtful skills, the previous session's last checkpoint."""
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
-    for run in live:
+    moving, quiet = live
+    for run in moving:
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
+    if quiet:
+        lines.append(f"- {quiet} older loop run(s) never ended and saw no step for over {QUIET_DAYS} day(s); a person lists them "
+                     "with `repo-memory loop status` and ends one with `repo-memory loop abort RUN`")
     active = [r for r in skills if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
     worth = {r["name"]: evidence[r["name"]].utility if r["name"] in evidence else 1.0 for r in active}
     ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))

@@ -181,7 +181,7 @@ class Store:
         return self._logs.verify(progress)  # progress in bytes of the logs checked
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
-        return briefing.compose(self._activity.live_runs(), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
+        return briefing.compose(self._activity.live_runs(since=briefing.quiet_since()), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
                                 self._activity.last_summary(self.session))
 
     def code_change(self, path: str) -> str:

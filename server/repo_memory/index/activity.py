@@ -113,10 +113,13 @@ class Activity:
         """(record id, anchors JSON) of every record that cites code."""
         return self._all("SELECT id, anchors FROM records WHERE anchors != ''")
 
-    def live_runs(self, limit: int = 3) -> list[dict[str, Any]]:
-        """Loop runs started and not ended, newest first: run, loop, iterations so far."""
+    def live_runs(self, limit: int = 3, since: str = "") -> tuple[list[dict[str, Any]], int]:
+        """Loop runs started and not ended that saw a record at or after `since`, newest first (run, loop, iterations
+        so far); and how many more runs never ended but have been quiet since before it."""
         rows = self._all(
-            "SELECT s.session, (SELECT count(*) FROM records d WHERE d.session = s.session AND d.kind = 'loop.decision') "
+            "SELECT s.session, (SELECT count(*) FROM records d WHERE d.session = s.session AND d.kind = 'loop.decision'), "
+            "(SELECT max(a.ts) FROM records a WHERE a.session = s.session) AS last "
             "FROM records s WHERE s.kind = 'loop.start' AND s.flags = '' AND NOT EXISTS "
-            "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end' AND e.flags = '') ORDER BY s.ts DESC LIMIT ?", (limit,))
-        return [{"run": r[0], "loop": r[0].rsplit("-", 3)[0], "iterations": r[1]} for r in rows]
+            "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end' AND e.flags = '') ORDER BY s.ts DESC")
+        moving = [{"run": r[0], "loop": r[0].rsplit("-", 3)[0], "iterations": r[1]} for r in rows if r[2] >= since]
+        return moving[:limit], len(rows) - len(moving)
