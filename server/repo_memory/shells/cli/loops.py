@@ -92,7 +92,7 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
     """Accept the content of loop NAME you read, so its verification commands may run on this clone.
 
     \b
-    Its `run` commands execute in your repository, so read it first:
+    The accepted spec is committed (a memory commit). Its `run` commands execute in your repository, so read it first:
       repo-memory loop show NAME                # prints it, and its sha on stderr
       repo-memory loop accept NAME --sha SHA    # refused if the spec changed since
     At a terminal, without --sha, it shows the spec and asks. Any later edit needs a new accept.
@@ -103,6 +103,10 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
                        f"repo-memory loop show {name}")
     spec = engine.accept(name, sha)
     click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
+    # What was accepted is committed too: its runs' receipts cite this sha, and teammates get the spec with the runs.
+    done = engine.store.commit_files([spec.path], f"memory(loop): accept {name}")
+    if done is not None and done.sha:
+        click.echo(f"Committed {spec.path} ({done.sha[:7]}).")
     if spec.status != "active":
         click.echo(f"note: its status is '{spec.status}'; set status: active in {spec.path} for it to run.", err=True)
 
