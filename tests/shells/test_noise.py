@@ -153,3 +153,22 @@ def test_in_a_real_claude_code_session_the_remembered_decision_is_the_first_hit_
     finally:
         store.close()
     assert not [r for r in logged if r["kind"] == "tool" and "remember" in str(r.get("data", {}).get("tool"))], logged  # no echo
+
+
+def test_after_a_compaction_the_briefing_still_gives_the_agents_last_checkpoint_not_the_hooks_note(repo: Path):
+    """The PreCompact hook's bookkeeping summary ("The harness compacted its context …") became the next session's
+    "last checkpoint", in place of the summary the agent wrote (a Claude Code probe, after /compact)."""
+    store = Store(Config.load(repo), session=SESSION)
+    done = store.remember("Added the cache layer with a TTL of 300 s.", kind="decision")
+    store.checkpoint("Cache layer done: TTL 300 s, invalidated on write.", [done[0]["id"]], SESSION)
+    store.remember("Started on the metrics.", kind="note")
+    store.close()
+    hooks.handle("pre-compact", {"session_id": SESSION, "cwd": str(repo), "hook_event_name": "PreCompact", "trigger": "manual",
+                                 "custom_instructions": ""})
+    later = Store(Config.load(repo), session="a-later-session")
+    try:
+        later.refresh()
+        briefing = later.briefing()
+    finally:
+        later.close()
+    assert "Cache layer done: TTL 300 s" in briefing and "compacted its context" not in briefing, briefing

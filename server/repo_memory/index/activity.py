@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from repo_memory.index.db import Database
+from repo_memory.index.ranking import ROUTINE
 
 
 class Activity:
@@ -90,9 +91,10 @@ class Activity:
         return names
 
     def last_summary(self, other_than: str) -> dict[str, Any] | None:
-        """The newest summary record of a session other than `other_than` (never a quarantined one)."""
-        rows = self._all("SELECT id, ts, text, covers FROM records WHERE kind='summary' AND session != ? AND flags = '' "
-                         "ORDER BY ts DESC LIMIT 1", (other_than,))
+        """The newest summary record of a session other than `other_than` (never a quarantined one, nor a hook's note
+        that the harness compacted its context: ROUTINE)."""
+        rows = self._all("SELECT id, ts, text, covers FROM records t WHERE kind='summary' AND session != ? AND flags = '' "
+                         f"AND {ROUTINE} ORDER BY ts DESC LIMIT 1", (other_than,))
         return {"id": rows[0][0], "ts": rows[0][1], "text": rows[0][2] or "", "covers": json.loads(rows[0][3] or "[]")} if rows else None
 
     def skill_evidence(self, failed: Sequence[str]) -> list[tuple[str, int, int, int, int, int, int, str, int, int]]:
