@@ -174,6 +174,19 @@ def test_an_agent_that_never_fixes_it_is_stopped_within_the_specs_budget(project
     assert (repo / "calc.py").read_text(encoding="utf-8") == BUGGY
 
 
+def test_an_agent_that_says_the_same_words_at_every_stop_is_still_driven_to_the_end_of_its_run(project: tuple[Path, Path]):
+    """The third Stop carried the same payload as the second (same message, stop_hook_active true), so the hook took
+    it for a second registration's copy of one event and let Claude Code go: the run stayed `running` for good."""
+    repo, home = project
+    toy_loop(repo, "{max_iterations: 5, no_progress_after: 3}")
+    turns = [tool_use("mcp__repo-memory__loop_start", {"name": "fix-add"})] + ["I fixed it."] * 10
+    with FakeAnthropic(turns) as api:
+        done = claude(repo, home, api, "Run the fix-add loop.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = run_of(repo)
+    assert (run["state"], run["iterations"]) == ("no_progress", 3), run
+
+
 def test_an_edit_to_an_active_skill_with_claudes_own_edit_tool_puts_it_back_to_draft_and_the_model_is_told(project: tuple[Path, Path]):
     repo, home = project
     skill = repo / ".agents/skills/release-checklist/SKILL.md"

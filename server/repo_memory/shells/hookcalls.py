@@ -22,7 +22,7 @@ HANDLER = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop"}
 FIELDS = {
     "PreToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_use_id"),
     "PostToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_response", "tool_use_id"),
-    "Stop": ("session_id", "cwd", "last_assistant_message", "stop_hook_active"),
+    "Stop": ("session_id", "cwd", "transcript_path", "last_assistant_message", "stop_hook_active"),  # the path tells two stops apart
 }
 JSON_FIELDS = ("tool_input", "tool_response")
 FIRST_VERSION = (2, 1, 118)  # the first Claude Code with `mcp_tool` hooks

@@ -83,8 +83,11 @@ def _session(store: Store, payload: dict[str, Any]) -> str:
 def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool:
     """Whether this is the first delivery of this exact event: a harness runs every registration of a hook with the same
     payload at the same moment, so a marker named by the payload's hash, created exclusively, lets exactly one through.
-    A marker older than DUPLICATE_WINDOW seconds is a past event that happened to look the same, not a duplicate."""
-    digest = hashlib.sha256(json.dumps([event, payload], sort_keys=True, default=str).encode()).hexdigest()[:40]
+    A marker older than DUPLICATE_WINDOW seconds is a past event that happened to look the same, not a duplicate.
+    The transcript's size tells apart two events that look the same a turn apart (an agent saying the same words at
+    two stops): the harness writes each turn to it before it runs the hooks."""
+    grown = _size(payload.get("transcript_path"))
+    digest = hashlib.sha256(json.dumps([event, payload, grown], sort_keys=True, default=str).encode()).hexdigest()[:40]
     folder = state_dir / "hook-events"
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / digest
@@ -100,6 +103,13 @@ def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool
             except FileNotFoundError:
                 pass
     return False
+
+
+def _size(path: object) -> int:
+    try:
+        return os.stat(path).st_size if isinstance(path, str) and path else -1
+    except OSError:
+        return -1
 
 
 def _forget_old_deliveries(state_dir: Path) -> None:
