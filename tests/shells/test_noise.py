@@ -102,6 +102,8 @@ async def test_later_sessions_that_recall_and_read_a_decision_leave_no_copies_th
             answer = await client.call_tool(tool.rsplit("__", 1)[1], args)
         store.close()
         assert remembered in json.dumps(answer.structured_content)  # the answer holds the decision
+        post_tool(repo, later, "ToolSearch", {"query": "select:mcp__repo-memory__recall", "max_results": 5},  # Claude Code loading our tools
+                  {"matches": ["mcp__repo-memory__recall"], "query": "select:mcp__repo-memory__recall"}, f"toolu_0{n}")
         post_tool(repo, later, tool, args, [{"type": "text", "text": json.dumps(answer.structured_content)}], f"toolu_1{n}")
         post_tool(repo, later, "Bash", {"command": "tox -e docs"}, {"stdout": "build succeeded", "stderr": ""}, f"toolu_2{n}")
     store = Store(Config.load(repo))

@@ -21,8 +21,8 @@ grew, so an import can skip what an earlier one wrote. What the formats hold, as
 
 Left out on purpose: model reasoning (`thinking`, `reasoning`: often encrypted, and not what happened), context the
 harness injected (system reminders, environment and instruction blocks, hook feedback) and token bookkeeping; and
-calls of repo-memory's own tools with their answers (`ours`): the server recorded what they wrote, and what they read
-is memory already, so a copy would only outrank the original for its own words.
+calls of repo-memory's own tools with their answers, and the harness's loading of tools (`unrecorded`): the server
+recorded what they wrote, and what they read is memory already, so a copy would only outrank the original.
 """
 
 from __future__ import annotations
@@ -45,9 +45,14 @@ FORMATS = (CLAUDE, CODEX, RECORDS)
 OUR_TOOL = re.compile(r"mcp__(?:plugin_)?[\w.-]*repo[-_]memory[\w.-]*__(\w+)")  # as Claude Code and Codex name our MCP tools
 
 
-def ours(tool: str) -> bool:
-    """Whether `tool`, as a harness names it to hooks and in transcripts, is one of repo-memory's MCP tools."""
-    return OUR_TOOL.fullmatch(tool) is not None
+LOADING = frozenset({"ToolSearch", "tool_search"})  # the harness loading deferred tools' schemas: no work of the session's
+
+
+def unrecorded(tool: str) -> bool:
+    """Whether a call of `tool` (as a harness names it to hooks and in transcripts) stays out of the log: one of
+    repo-memory's MCP tools (the server records what they write; what they read is memory already), or the harness
+    loading tools (a ToolSearch for our tools ranked above a decision for the decision's own words)."""
+    return tool in LOADING or OUR_TOOL.fullmatch(tool) is not None
 
 
 ENTRY_FIELDS = {"kind", "text", "data", "refs", "ts", "session", "actor", "covers"}
@@ -144,12 +149,12 @@ def _claude_block(block: dict[str, Any], line: dict[str, Any], tools: dict[str, 
     if kind in ("tool_use", "server_tool_use"):
         name = str(block.get("name") or "tool")
         tools[str(block.get("id"))] = name
-        if ours(name):
+        if unrecorded(name):
             return None
         return "tool", "agent", render_call(name, block.get("input")), {"tool": name, "call_id": str(block.get("id", ""))}
     if kind in ("tool_result", "web_search_tool_result"):
         call = str(block.get("tool_use_id", ""))
-        if ours(tools.get(call, "")):
+        if unrecorded(tools.get(call, "")):
             return None
         error = bool(block.get("is_error"))
         return "error" if error else "observation", "agent", _text_of(block.get("content")), {"tool": tools.get(call, ""), "call_id": call}
@@ -197,7 +202,7 @@ def _codex_item(p: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str
         if p.get("namespace"):
             name = f"{p['namespace']}__{name}"  # how Codex names an MCP tool to its hooks: mcp__server__tool
         tools[call] = name
-        if ours(name):
+        if unrecorded(name):
             return None
         args = p.get("arguments", p.get("input", p.get("action")))
         if isinstance(args, str) and kind == "function_call":
@@ -207,7 +212,7 @@ def _codex_item(p: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str
                 pass
         return "tool", "agent", render_call(name, args), {"tool": name, "call_id": call}
     if kind in ("function_call_output", "custom_tool_call_output"):
-        if ours(tools.get(call, "")):
+        if unrecorded(tools.get(call, "")):
             return None
         output = p.get("output")
         failed = isinstance(output, dict) and output.get("success") is False

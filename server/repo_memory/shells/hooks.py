@@ -174,9 +174,10 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
     tool = str(payload.get("tool_name") or "tool")
-    if harness_logs.ours(tool):
+    if harness_logs.unrecorded(tool):
         # The server recorded what its tools wrote, and what they read is memory already: a copy of a `remember` call,
-        # or of a `recall` answer holding the decision's text, outranked the decision for its own words.
+        # or of a `recall` answer holding the decision's text, outranked the decision for its own words (as did the
+        # harness's ToolSearch that loaded them).
         return {}
     # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
     # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
