@@ -187,6 +187,27 @@ def test_an_agent_that_says_the_same_words_at_every_stop_is_still_driven_to_the_
     assert (run["state"], run["iterations"]) == ("no_progress", 3), run
 
 
+def test_a_continued_session_writes_its_memory_and_drives_its_loop_under_claudes_session_id(project: tuple[Path, Path]):
+    """`claude -p --continue` starts the MCP server under a new session id, then carries on the old conversation: the
+    server wrote `remember` to a session that exists nowhere else, and the Stop hook, asking by Claude's id, found no
+    live run and let the agent go (a Claude Code probe). The SessionStart hook names the session the server writes to."""
+    repo, home = project
+    toy_loop(repo, "{max_iterations: 3, no_progress_after: 3}")
+    with FakeAnthropic(["Hello."]) as first:
+        assert claude(repo, home, first, "hi").returncode == 0
+    turns = [tool_use("mcp__repo-memory__remember", {"text": "The continued conversation's note."}),
+             tool_use("mcp__repo-memory__loop_start", {"name": "fix-add"}), "Done: goal met."] + ["Still done."] * 5
+    with FakeAnthropic(turns) as api:
+        done = claude(repo, home, api, "Run the fix-add loop.", "--continue")
+    assert done.returncode == 0, done.stderr[-2000:]
+    session = session_id(api.main_requests()[0])
+    assert session == session_id(first.main_requests()[0])  # the conversation Claude Code continued
+    note = next(r for r in records(repo) if r.get("text") == "The continued conversation's note.")
+    assert note["_log"].split("+")[0] == session, note["_log"]
+    run = run_of(repo)
+    assert run["harness_session"] == session and run["state"] != "running" and run["iterations"] >= 2, run
+
+
 def test_an_edit_to_an_active_skill_with_claudes_own_edit_tool_puts_it_back_to_draft_and_the_model_is_told(project: tuple[Path, Path]):
     repo, home = project
     skill = repo / ".agents/skills/release-checklist/SKILL.md"

@@ -75,6 +75,34 @@ def harness_pid() -> int:
     return pid
 
 
+SESSIONS_DIR = "harness-sessions"
+
+
+def note_session(state_dir: Path, session: str) -> None:
+    """Note, for the harness process this hook runs for, the session it is in now (SessionStart). The harness may have
+    started its MCP server under another id: `claude --continue` starts it under a new one, then resumes the old
+    conversation; `/clear` begins a new session under the same server."""
+    pid = harness_pid()
+    folder = state_dir / SESSIONS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    disk.write_atomic(folder / f"{pid}-{start_time(pid)}", session.encode("utf-8"))
+
+
+def noted_session(state_dir: Path) -> str | None:
+    """The session the harness process this server runs for is in, as its SessionStart hook noted it, or None."""
+    global _harness
+    if _harness is None:
+        pid = harness_pid()
+        _harness = (pid, start_time(pid))
+    try:
+        return (state_dir / SESSIONS_DIR / f"{_harness[0]}-{_harness[1]}").read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+_harness: tuple[int, int] | None = None  # this process's harness (pid, start time): it does not change
+
+
 class Journal:
     """The pending list of one clone; every method is safe across processes (an flock) and threads."""
 

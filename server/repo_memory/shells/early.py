@@ -33,7 +33,7 @@ class EarlyCall:
     def __init__(self, served: Served, meta: Any):
         self.store = served.open([])
         self.engine = served.engine
-        self.meta_session = tools.meta_session(meta)
+        self.meta_session = tools.meta_session(meta, self.store)
 
 
 class EarlyCalls:

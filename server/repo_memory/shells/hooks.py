@@ -15,7 +15,7 @@ from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.formats import experience, harness_logs, refs
-from repo_memory.git.pending import harness_pid
+from repo_memory.git.pending import SESSIONS_DIR, alive, harness_pid, note_session
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
@@ -115,6 +115,12 @@ def _size(path: object) -> int:
 def _forget_old_deliveries(state_dir: Path) -> None:
     """Markers of events delivered, and of tool calls whose PostToolUse never came (refused by another hook), over an hour old."""
     horizon = time.time() - 3600
+    with contextlib.suppress(OSError):  # the sessions noted for harness processes that have ended
+        for entry in os.scandir(state_dir / SESSIONS_DIR):
+            pid, _, started = entry.name.partition("-")
+            if not (pid.isdigit() and started.isdigit() and alive(int(pid), int(started))):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
     for folder in ("hook-events", pretool.CALLS_DIR):
         with contextlib.suppress(OSError):
             for entry in os.scandir(state_dir / folder):
@@ -166,7 +172,9 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read.
 
     The start itself is not recorded: a session that records nothing leaves no file and no commit (its first record
-    carries its time)."""
+    carries its time). The session is noted for the harness's MCP server (git/pending.py: note_session)."""
+    if isinstance(payload.get("session_id"), str) and refs.SESSION.match(payload["session_id"]):
+        note_session(store.config.state_dir, payload["session_id"])
     store.refresh()
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": store.briefing()}}
 

@@ -82,7 +82,7 @@ class _Call:
         self.served = cast(Served, ctx.request_context.lifespan_context)
         self.store = self.served.open(paths(roots))
         self.engine = self.served.engine
-        self.meta_session = tools.meta_session(ctx.request_context.meta or {})
+        self.meta_session = tools.meta_session(ctx.request_context.meta or {}, self.store)
 
 
 def _roots_if_needed(ctx: Context) -> ListRoots | None:

@@ -23,6 +23,7 @@ from repo_memory.core.skillbook import WriteResult
 from repo_memory.errors import InvalidArgumentError
 from repo_memory.formats import refs as grammar, speech
 from repo_memory.git.history import Change
+from repo_memory.git.pending import noted_session
 from repo_memory.guards import secretscan
 
 if TYPE_CHECKING:
@@ -62,11 +63,14 @@ class Call(Protocol):
     def meta_session(self) -> str | None: ...
 
 
-def meta_session(meta: Any) -> str | None:
-    """The harness session a call belongs to when the client names it in the call's `_meta` (Codex does; Claude Code
-    instead gives the server its session id at start, CLAUDE_CODE_SESSION_ID, which is the Store's own session)."""
+def meta_session(meta: Any, store: Store) -> str | None:
+    """The harness session a call belongs to when the client names it in the call's `_meta` (Codex does), else as the
+    harness's SessionStart hook noted it: Claude Code gives the server the id it started under (CLAUDE_CODE_SESSION_ID,
+    the Store's own session), which `claude --continue` and `/clear` then leave behind."""
     named = (meta.get("sessionId") or meta.get("threadId")) if isinstance(meta, dict) else None
-    return named if isinstance(named, str) and grammar.SESSION.match(named) else None
+    if not (isinstance(named, str) and grammar.SESSION.match(named)):
+        named = noted_session(store.config.state_dir)
+    return named if named and grammar.SESSION.match(named) and named != store.session else None
 
 
 @dataclass(frozen=True)
