@@ -303,6 +303,10 @@ def test_with_the_hooks_setup_picks_claude_records_each_call_through_the_running
     assert [r["data"]["tool"] for r in logged if r["kind"] == "tool"] == ["Read"]  # once: no process, no second copy
     assert not any(r["_log"] == "forged" for r in records(repo))
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # the SessionEnd command hook committed it
+    # One session, one log file, one commit: the server committed it as Claude Code closed it, and the SessionEnd
+    # hook's end record then began a `+2` file and a commit of its own.
+    assert {r["_log"] for r in records(repo) if r["_log"].startswith(session)} == {session}
+    assert git(repo, "log", "--format=%B").count(f"Memory-Session: {session}") == 1
 
 
 def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_through_the_plugins_tools(repo: Path, tmp_path: Path,

@@ -300,12 +300,14 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Close the session's log with an end record (only when it recorded something), then commit its experience."""
+    """Close the session's log with an end record (only when it recorded something not yet committed), then commit its
+    experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
+    closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
     try:
-        recorded = any(ln.record for ln in store.lines(store.session))
+        last = [ln.record["id"] for ln in store.lines(store.session) if ln.record][-1:]
     except NotFoundError:
-        recorded = False
-    if recorded:
+        last = []
+    if last and not all(view.committed for view in store.read(last[0]).records):
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
