@@ -25,19 +25,24 @@ def sleeping(nap: str) -> list[int]:
     return [int(line.split()[0]) for line in table.splitlines() if line.strip().endswith(f"sleep {nap}")]
 
 
-@pytest.mark.parametrize("ending", ["input closed", "SIGTERM"])
-def test_a_step_in_flight_is_killed_when_the_server_ends_and_its_run_stays_live(repo: Path, ending: str):
-    nap = f"301.{os.getpid()}{len(ending)}"  # this test's own sleep: another run on the machine may be sleeping too
+def slow_loop(repo: Path, nap: str, timeout: int) -> Store:
+    """An accepted loop `slow` whose one step sleeps NAP seconds (bounded by `timeout`); the Store that accepted it."""
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
     (repo / ".agents/loops/slow.md").write_text(
         "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Wait.\n"
-        f'verify:\n  - {{level: 4, run: "echo checking; sleep {nap}", expect: {{exit: 0}}, timeout: 300}}\n'
+        f'verify:\n  - {{level: 4, run: "echo checking; sleep {nap}", expect: {{exit: 0}}, timeout: {timeout}}}\n'
         "stop: {max_iterations: 3}\nsuccess_requires_level: 4\n---\nWait.\n", encoding="utf-8")
     store = Store(Config.load(repo))
     store.refresh()
     Engine(store).accept("slow")
-    store.close()
+    return store
+
+
+@pytest.mark.parametrize("ending", ["input closed", "SIGTERM"])
+def test_a_step_in_flight_is_killed_when_the_server_ends_and_its_run_stays_live(repo: Path, ending: str):
+    nap = f"301.{os.getpid()}{len(ending)}"  # this test's own sleep: another run on the machine may be sleeping too
+    slow_loop(repo, nap, timeout=300).close()
     server = StdioServer(repo)
     try:
         server.initialize()
@@ -67,15 +72,7 @@ def test_a_step_left_running_by_a_killed_server_is_ended_before_its_run_is_verif
     """A server killed with SIGKILL cannot stop its step; the run resumed in another server ran a second copy of the
     same verification beside the first, in the same tree."""
     nap = f"302.{os.getpid()}"
-    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
-    (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
-    (repo / ".agents/loops/slow.md").write_text(
-        "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Wait.\n"
-        f'verify:\n  - {{level: 4, run: "echo checking; sleep {nap}", expect: {{exit: 0}}, timeout: 2}}\n'
-        "stop: {max_iterations: 3}\nsuccess_requires_level: 4\n---\nWait.\n", encoding="utf-8")
-    store = Store(Config.load(repo))
-    store.refresh()
-    Engine(store).accept("slow")
+    store = slow_loop(repo, nap, timeout=2)
     server = StdioServer(repo)
     try:
         server.initialize()
