@@ -196,7 +196,7 @@ def test_setup_codex_run_again_keeps_the_trust_codex_stored_for_every_hook_still
                                                                                            monkeypatch: pytest.MonkeyPatch):
     """A re-run without --trust dropped the trust of every hook in .codex/hooks.json, the person's own among them,
     while it printed "already hooks installed"; Codex then skipped those hooks without saying so."""
-    from repo_memory.shells.setup import codex_hook_hashes
+    from repo_memory.shells.codex import codex_hook_hashes
 
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
@@ -383,3 +383,57 @@ def test_inspector_lists_every_tool_and_calls_recall_remember_read(repo: Path):
     assert hits[0]["id"] == "inspected#1"
     read = inspector("--method", "tools/call", "--tool-name", "read", "--tool-arg", "ref=inspected#1")["structuredContent"]
     assert read["records"][0]["verified"] is True
+
+
+def codex_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str = "") -> Path:
+    """A HOME of its own for Codex and repo-memory, with ~/.codex/config.toml holding `text`; its config path."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
+    config = tmp_path / "home/.codex/config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def test_setup_codex_run_again_merges_into_its_table_keeping_the_persons_keys_and_its_place(repo: Path, runner: CliRunner,
+                                                                                           tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A re-run replaced the whole table: it dropped a key the person had added (tool_timeout_sec, an env var), said
+    only "changed" and moved the table last; after --trust even a re-run that changed nothing said "changed"."""
+    config = codex_home(tmp_path, monkeypatch, 'model = "gpt-5"\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n')
+    run(runner, repo, "setup", "codex", "--trust")
+    with config.open("a", encoding="utf-8") as out:
+        out.write('\n[profiles.fast]\nmodel = "gpt-5-mini"\n')
+    before = config.read_text(encoding="utf-8")
+    assert "already with [mcp_servers.repo-memory]" in run(runner, repo, "setup", "codex", "--trust")
+    assert config.read_text(encoding="utf-8") == before
+    tuned = (before.replace("startup_timeout_sec = 20\n", "startup_timeout_sec = 20\ntool_timeout_sec = 120  # slow disk\n")
+             .replace('REPO_MEMORY_HARNESS = "codex"\n', 'REPO_MEMORY_HARNESS = "codex"\nREPO_MEMORY_SEMANTIC = "false"\n'))
+    assert tuned != before
+    config.write_text(tuned, encoding="utf-8")
+    assert "already with [mcp_servers.repo-memory]" in run(runner, repo, "setup", "codex")
+    assert config.read_text(encoding="utf-8") == tuned
+    config.write_text(tuned.replace('args = ["serve"]', 'args = ["serve", "--old"]'), encoding="utf-8")
+    out = run(runner, repo, "setup", "codex")
+    assert "changed [mcp_servers.repo-memory]" in out
+    assert config.read_text(encoding="utf-8") == tuned  # only its own key set back, in place; the person's keys and comment kept
+    shown = subprocess.run([cli_tool("codex"), "mcp", "get", "repo-memory", "--json"], cwd=repo, env=claude_env(tmp_path / "home"),
+                           capture_output=True, text=True, timeout=120)
+    server = json.loads(shown.stdout)
+    assert server["tool_timeout_sec"] == 120 and server["transport"]["env"]["REPO_MEMORY_SEMANTIC"] == "false", shown.stdout
+
+
+def test_uninstall_keeps_the_comments_the_person_wrote_beside_repo_memorys_codex_tables(repo: Path, runner: CliRunner,
+                                                                                       tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Removing a table took every line up to the next header: the person's comment over their next table went too."""
+    config = codex_home(tmp_path, monkeypatch, 'model = "gpt-5"   # my model\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n')
+    run(runner, repo, "setup", "codex", "--trust")
+    with config.open("a", encoding="utf-8") as out:
+        out.write('\n# my github server\n[mcp_servers.github]\ncommand = "gh-mcp"\n')
+    run(runner, repo, "uninstall")  # the hooks' trust goes; the server entry, which serves every repository, stays
+    text = config.read_text(encoding="utf-8")
+    assert "hooks.state" not in text and "# my github server\n[mcp_servers.github]" in text, text
+    config.write_text(text.replace("[mcp_servers.github]", "# (by hand)\n\n[mcp_servers.github]"), encoding="utf-8")
+    run(runner, repo, "uninstall", "--global")  # now the server entry goes, the table before those comments
+    text = config.read_text(encoding="utf-8")
+    assert "repo-memory" not in text and text.startswith('model = "gpt-5"   # my model\n\n[mcp_servers.docs]\n'), text
+    assert "# my github server\n# (by hand)\n\n[mcp_servers.github]" in text, text

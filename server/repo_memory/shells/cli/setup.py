@@ -156,10 +156,14 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     The server serves the repository each Codex session runs in. Codex reads .agents/skills natively, so no mirror
     is needed.
     """
-    from repo_memory.shells import setup as attaching
+    from repo_memory.shells import codex
 
     store = store_of(ctx)
-    for change in attaching.codex(store.root, Path.home(), dry_run, remove, everywhere, trust):
+    try:
+        changes = codex.attach_codex(store.root, Path.home(), dry_run, remove, everywhere, trust)
+    except codex.ConfigTomlError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for change in changes:
         click.echo(change)
 
 
@@ -180,6 +184,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     from repo_memory.core import mirror
     from repo_memory.git.repo import Git
     from repo_memory.runner import triggers
+    from repo_memory.shells import codex
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
@@ -187,8 +192,11 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=team)
     if everywhere:
         changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=False)
-    changes += [c for c in attaching.codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=team)
-                if not c.startswith("note:")]
+    try:
+        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=team)
+                    if not c.startswith("note:")]
+    except codex.ConfigTomlError as exc:
+        raise click.ClickException(str(exc)) from exc
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
                 for name in mirror.unmirror(root, dry_run=dry_run)]
     changes += [f"git hook {c}" for c in triggers.remove_git_hooks(git, dry_run=dry_run)]

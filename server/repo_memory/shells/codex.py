@@ -1,0 +1,228 @@
+"""Attach repo-memory to Codex and detach it: one server entry in ~/.codex/config.toml for every repository, hooks in
+this repository's .codex/hooks.json, and with `--trust` what Codex's "Trust all and continue" stores.
+
+config.toml is the person's file: it is edited in place with tomlkit, so their keys, comments and order stay; setup
+sets only the keys it owns and says "already" when they are as it would set them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.container import Container
+from tomlkit.exceptions import ParseError
+from tomlkit.items import AoT, Comment, Table, Whitespace
+from tomlkit.toml_document import TOMLDocument
+
+from repo_memory.guards import disk
+from repo_memory.shells import attach
+from repo_memory.shells.setup import BY_NAME, CODEX_HOOKS, NAME, _load_json, _not_on_path, _ours, _write_json, merge_hooks, on_path
+
+
+class ConfigTomlError(ValueError):
+    """~/.codex/config.toml is not valid TOML, so it cannot be edited without losing what is in it."""
+
+
+def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False,
+                 trust: bool = False, team_files: bool = True) -> list[str]:
+    """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
+    .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
+    "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
+    with `team_files`)."""
+    changes: list[str] = []
+    config = home / ".codex" / "config.toml"
+    text = config.read_text(encoding="utf-8") if config.exists() else ""
+    doc = _parsed(text, config)
+    unwritten = " (dry run, not written)" if dry_run else ""
+    server = f"[mcp_servers.{NAME}]"
+    if not remove:
+        said = _set_server(doc, attach.command())
+        changes.append(f"{config}: {said} {server} (one entry for every repository){unwritten}" if said else f"{config}: already with {server}")
+    elif everywhere:
+        changes.append(f"{config}: removed {server} (one entry for every repository){unwritten}" if _drop(doc, ("mcp_servers", NAME))
+                       else f"{config}: already without {server}")
+    elif _table(doc, ("mcp_servers", NAME)) is not None:
+        changes.append(f"{config}: kept {server}: it serves every repository (remove it with --global)")
+    hooks_path = root / ".codex" / "hooks.json"
+    settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
+    if not remove or team_files:
+        _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
+    if not remove and not on_path():
+        changes.append(_not_on_path("Codex's hooks (they call it by name) fail"))
+    trusted = _trusted(doc, hooks_path)
+    _kept_trust(doc, trusted, codex_hook_hashes(hooks_path, settings, everyone=True))
+    if trust and not remove:
+        changes += _trust(doc, root, hooks_path, settings, f"{config}: ", unwritten)
+    elif remove and trusted:
+        changes.append(f"{config}: removed the trust of repo-memory's hooks here{unwritten}")
+    after = tomlkit.dumps(doc)
+    if after != text and not dry_run:
+        config.parent.mkdir(parents=True, exist_ok=True)
+        disk.write_atomic(config, after.encode())
+    if not remove and not trust:
+        changes.append("note: Codex runs a repository's hooks only once you trust them. Either open `codex` here and answer "
+                       "'Hooks need review' with 'Trust all and continue' (or review each in /hooks), or run "
+                       "`repo-memory setup codex --trust` to trust this project and exactly the hooks above. Until then tool "
+                       "calls are not recorded; what the agent remembers is still committed when the session ends.")
+    return changes
+
+
+def _parsed(text: str, path: Path) -> TOMLDocument:
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise ConfigTomlError(f"{path} is not valid TOML ({exc}), so Codex cannot read it either: fix it, then run "
+                              "`repo-memory setup codex` again") from exc
+
+
+def _set_server(doc: TOMLDocument, command: list[str]) -> str:
+    """Set the keys of our server entry that setup owns, keeping every other key of it where it is; what it did
+    ("added", "changed", or '' when all were already so)."""
+    owned: dict[str, Any] = {"command": command[0], "args": command[1:]}
+    entry = _table(doc, ("mcp_servers", NAME))
+    if entry is None:
+        fresh = tomlkit.table()
+        fresh.update({**owned, "startup_timeout_sec": 20, "env": {"REPO_MEMORY_HARNESS": "codex"}})
+        _table(doc, ("mcp_servers",), create=True).append(NAME, fresh)
+        return "added"
+    env = entry.get("env")
+    if not isinstance(env, (Table, dict)):
+        entry["env"] = env = tomlkit.table()
+    changed = [key for key, value in owned.items() if entry.get(key) != value]
+    for key in changed:
+        entry[key] = owned[key]
+    if env.get("REPO_MEMORY_HARNESS") != "codex":
+        env["REPO_MEMORY_HARNESS"] = "codex"
+        changed.append("env")
+    return "changed" if changed else ""
+
+
+def _trust(doc: TOMLDocument, root: Path, hooks_path: Path, settings: dict[str, Any], where: str, unwritten: str) -> list[str]:
+    """Trust this project and exactly our hooks in it, as "Trust all and continue" does; what changed."""
+    project = _table(doc, ("projects", str(root)), create=True)
+    before = project.get("trust_level")
+    if before is None:
+        project["trust_level"] = "trusted"
+    hooks = codex_hook_hashes(hooks_path, settings)
+    state = _table(doc, ("hooks", "state"), create=True)
+    fresh = {key: digest for key, digest in hooks.items() if (state.get(key) or {}).get("trusted_hash") != digest}
+    for key, digest in fresh.items():
+        if key in state:
+            state[key]["trusted_hash"] = digest
+        else:
+            entry = tomlkit.table()
+            entry["trusted_hash"] = digest
+            state.append(key, entry)
+    if before is not None and not fresh:
+        return [f"{where}already trusted this project and repo-memory's {len(CODEX_HOOKS)} hooks in it"]
+    return [f"{where}trusted this project and repo-memory's {len(CODEX_HOOKS)} hooks in it, as Codex's "
+            f"'Trust all and continue' would{unwritten}"]
+
+
+CODEX_EVENTS = {"SessionStart": "session_start", "PostToolUse": "post_tool_use", "Stop": "stop", "SessionEnd": "session_end",
+                "PreToolUse": "pre_tool_use", "UserPromptSubmit": "user_prompt_submit", "PreCompact": "pre_compact"}
+NO_MATCHER = {"Stop", "UserPromptSubmit"}  # events whose matcher Codex ignores, and leaves out of a hook's identity
+
+
+def codex_hook_hashes(hooks_path: Path, settings: dict[str, Any], everyone: bool = False) -> dict[str, str]:
+    """The `hooks.state` key and `trusted_hash` of each of our hooks in `settings` (the content of `hooks_path`), computed
+    as Codex does: sha256 of the compact, key-sorted JSON of the hook's event, matcher and handlers (timeouts as Codex
+    clamps them), keyed `<hooks.json path>:<event>:<group index>:<handler index>`."""
+    out = {}
+    for event, groups in (settings.get("hooks") or {}).items():
+        for g, group in enumerate(groups):
+            for h, hook in enumerate(group.get("hooks", [])):
+                if not (everyone or _ours(hook)) or event not in CODEX_EVENTS or "command" not in hook:
+                    continue
+                handler = {"async": bool(hook.get("async", False)), "command": hook["command"], "type": hook.get("type", "command"),
+                           "timeout": min(int(hook.get("timeout", 600)), 3) if event == "SessionEnd" else int(hook.get("timeout", 600))}
+                ident: dict[str, Any] = {"event_name": CODEX_EVENTS[event], "hooks": [handler]}
+                if event not in NO_MATCHER:
+                    ident["matcher"] = group.get("matcher", "")
+                digest = hashlib.sha256(json.dumps(ident, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+                out[f"{hooks_path}:{CODEX_EVENTS[event]}:{g}:{h}"] = f"sha256:{digest}"
+    return out
+
+
+def _kept_trust(doc: TOMLDocument, trusted: list[str], hashes: dict[str, str]) -> None:
+    """Keep the trust of each hook (`trusted`: its `hooks.state` keys) that is in the hooks file as it was trusted
+    (`hashes`: key -> hash of every hook now in the file), under its new key if it moved; the trust of a hook changed
+    or gone (ours, on --remove) goes. A re-run used to drop the trust of every hook in the file, the person's own
+    among them, and Codex then skipped them without a word."""
+    state = _table(doc, ("hooks", "state"))
+    recorded = {key: str((state.get(key) or {}).get("trusted_hash", "")) for key in trusted}
+    moved = []
+    for key in trusted:
+        if recorded[key] and hashes.get(key) == recorded[key]:
+            continue  # the same hook at the same place: its entry stays as Codex wrote it
+        _drop(doc, ("hooks", "state", key))
+        free = [k for k, digest in hashes.items() if digest == recorded[key] and k not in recorded and k not in moved]
+        if recorded[key] and free:
+            moved.append(free[0])
+            entry = tomlkit.table()
+            entry["trusted_hash"] = recorded[key]
+            _table(doc, ("hooks", "state"), create=True).append(free[0], entry)
+
+
+def _trusted(doc: TOMLDocument, hooks_path: Path) -> list[str]:
+    """The `hooks.state` keys in config `doc` that trust a hook of `hooks_path`."""
+    state = _table(doc, ("hooks", "state"))
+    return [key for key in (state or {}) if key.startswith(f"{hooks_path}:")]
+
+
+def _table(doc: TOMLDocument, path: tuple[str, ...], create: bool = False) -> Any:
+    """The table at `path` (a Table, or tomlkit's view of one written in parts), None when there is none; with
+    `create`, made (last in the file) when missing."""
+    here: Any = doc
+    for key in path:
+        inner = here.get(key)
+        if inner is None and create:  # a header of its own only once it holds a key: `[a.b]`, not `[a]` then `[a.b]`
+            inner = tomlkit.table(is_super_table=True)
+            here.append(key, inner)
+            inner = here[key]
+        if inner is None or not hasattr(inner, "get") or isinstance(inner, (str, int, list)):
+            return None
+        here = inner
+    return here
+
+
+def _drop(doc: TOMLDocument, path: tuple[str, ...]) -> bool:
+    """Remove the table at `path` and its sub-tables; whether there was one. tomlkit keeps the comment lines above a
+    header in the table before it: those that end the table removed are the person's words over the next table,
+    so they move to that table's header (or stay at the end of the file)."""
+    parent, table = _table(doc, path[:-1]), _table(doc, path)
+    if parent is None or table is None:
+        return False
+    order = list(_headers(doc))
+    mine = [t for t in _headers(table.value)]
+    last = (mine[-1] if mine else table).value.body
+    items = [item for _, item in last]
+    tail = len(items)
+    while tail and isinstance(items[tail - 1], (Comment, Whitespace)) and last[tail - 1][0] is None:
+        tail -= 1
+    while tail < len(items) and not isinstance(items[tail], Comment):
+        tail += 1  # the blank lines before the first comment separated the table; they go with it
+    words = "".join(item.as_string() for item in items[tail:])
+    following = order[next(i for i, t in enumerate(order) if t is table) + len(mine) + 1:] if any(t is table for t in order) else []
+    del parent[path[-1]]
+    if words and following:
+        following[0].trivia.indent = words + following[0].trivia.indent
+    elif words:
+        for item in items[tail:]:
+            doc.add(item)
+    return True
+
+
+def _headers(container: Container) -> Iterator[Table]:
+    """Every table of `container` that writes a header line, in the order they stand in the file."""
+    for _, item in container.body:
+        tables = item.body if isinstance(item, AoT) else [item] if isinstance(item, Table) else []
+        for table in tables:
+            if not table.is_super_table():
+                yield table
+            yield from _headers(table.value)
