@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -437,3 +438,34 @@ def test_uninstall_keeps_the_comments_the_person_wrote_beside_repo_memorys_codex
     text = config.read_text(encoding="utf-8")
     assert "repo-memory" not in text and text.startswith('model = "gpt-5"   # my model\n\n[mcp_servers.docs]\n'), text
     assert "# my github server\n# (by hand)\n\n[mcp_servers.github]" in text, text
+
+
+def test_setup_codex_trust_turns_a_project_marked_untrusted_trusted_and_says_so(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    """With --trust it said it trusted the project and left `trust_level = "untrusted"`: Codex then ran no hook."""
+    config = codex_home(tmp_path, monkeypatch, f'[projects.{json.dumps(str(repo))}]\ntrust_level = "untrusted"\n')
+    out = run(runner, repo, "setup", "codex", "--trust")
+    assert "was untrusted" in out, out
+    assert tomllib.loads(config.read_text(encoding="utf-8"))["projects"][str(repo)]["trust_level"] == "trusted"
+
+
+def test_uninstall_takes_back_the_project_trust_setup_codex_trust_gave_and_leaves_the_persons_own(repo: Path, runner: CliRunner,
+                                                                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """uninstall left `trust_level = "trusted"` that --trust had added, without a word: Codex went on trusting the
+    repository's whole .codex/ layer, hooks a later commit adds among them."""
+    config = codex_home(tmp_path, monkeypatch)
+    run(runner, repo, "setup", "codex", "--trust")
+    dry = run(runner, repo, "uninstall", "--dry-run")
+    assert "removed the trust of this project that `setup codex --trust` added" in dry and "dry run" in dry
+    assert "trusted" in config.read_text(encoding="utf-8")
+    run(runner, repo, "uninstall")
+    assert str(repo) not in config.read_text(encoding="utf-8")
+    config.write_text(f'[projects.{json.dumps(str(repo))}]\ntrust_level = "untrusted"  # not this one\n', encoding="utf-8")
+    run(runner, repo, "setup", "codex", "--trust")
+    assert "set this project's trust back to \"untrusted\"" in run(runner, repo, "uninstall")
+    assert tomllib.loads(config.read_text(encoding="utf-8"))["projects"][str(repo)] == {"trust_level": "untrusted"}
+    assert "repo-memory uninstall" not in config.read_text(encoding="utf-8")
+    config.write_text(f'[projects.{json.dumps(str(repo))}]\ntrust_level = "trusted"\n', encoding="utf-8")  # the person's own
+    run(runner, repo, "setup", "codex", "--trust")
+    run(runner, repo, "uninstall")
+    assert tomllib.loads(config.read_text(encoding="utf-8"))["projects"][str(repo)] == {"trust_level": "trusted"}

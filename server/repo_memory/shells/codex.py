@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,16 @@ from typing import Any
 import tomlkit
 from tomlkit.container import Container
 from tomlkit.exceptions import ParseError
-from tomlkit.items import AoT, Comment, Table, Whitespace
+from tomlkit.items import AoT, Comment, Item, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
 from repo_memory.guards import disk
 from repo_memory.shells import attach
 from repo_memory.shells.setup import BY_NAME, CODEX_HOOKS, NAME, _load_json, _not_on_path, _ours, _write_json, merge_hooks, on_path
+
+# The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
+# uninstall takes back only the trust setup gave, and puts back what the person had
+ADDED = "set by `repo-memory setup codex --trust`; `repo-memory uninstall` takes it back"
 
 
 class ConfigTomlError(ValueError):
@@ -33,7 +38,7 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
     .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
     "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
-    with `team_files`)."""
+    with `team_files`), and the project's trust if setup added it."""
     changes: list[str] = []
     config = home / ".codex" / "config.toml"
     text = config.read_text(encoding="utf-8") if config.exists() else ""
@@ -58,8 +63,9 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     _kept_trust(doc, trusted, codex_hook_hashes(hooks_path, settings, everyone=True))
     if trust and not remove:
         changes += _trust(doc, root, hooks_path, settings, f"{config}: ", unwritten)
-    elif remove and trusted:
-        changes.append(f"{config}: removed the trust of repo-memory's hooks here{unwritten}")
+    elif remove:
+        changes += [f"{config}: removed the trust of repo-memory's hooks here{unwritten}"] if trusted else []
+        changes += _untrust_project(doc, root, f"{config}: ", unwritten)
     after = tomlkit.dumps(doc)
     if after != text and not dry_run:
         config.parent.mkdir(parents=True, exist_ok=True)
@@ -106,8 +112,10 @@ def _trust(doc: TOMLDocument, root: Path, hooks_path: Path, settings: dict[str, 
     """Trust this project and exactly our hooks in it, as "Trust all and continue" does; what changed."""
     project = _table(doc, ("projects", str(root)), create=True)
     before = project.get("trust_level")
-    if before is None:
-        project["trust_level"] = "trusted"
+    if before != "trusted":
+        level = tomlkit.string("trusted")
+        level.comment(ADDED + (f" (it was {json.dumps(str(before))})" if before is not None else ""))
+        project["trust_level"] = level
     hooks = codex_hook_hashes(hooks_path, settings)
     state = _table(doc, ("hooks", "state"), create=True)
     fresh = {key: digest for key, digest in hooks.items() if (state.get(key) or {}).get("trusted_hash") != digest}
@@ -118,10 +126,29 @@ def _trust(doc: TOMLDocument, root: Path, hooks_path: Path, settings: dict[str, 
             entry = tomlkit.table()
             entry["trusted_hash"] = digest
             state.append(key, entry)
-    if before is not None and not fresh:
+    if before == "trusted" and not fresh:
         return [f"{where}already trusted this project and repo-memory's {len(CODEX_HOOKS)} hooks in it"]
-    return [f"{where}trusted this project and repo-memory's {len(CODEX_HOOKS)} hooks in it, as Codex's "
+    was = f" (it was {before}: you asked for trust with --trust)" if before not in (None, "trusted") else ""
+    return [f"{where}trusted this project{was} and repo-memory's {len(CODEX_HOOKS)} hooks in it, as Codex's "
             f"'Trust all and continue' would{unwritten}"]
+
+
+def _untrust_project(doc: TOMLDocument, root: Path, where: str, unwritten: str) -> list[str]:
+    """Take back the project's trust that `--trust` set (it marks it), putting back the level it replaced; trust the
+    person gave stays."""
+    project = _table(doc, ("projects", str(root)))
+    level = project.get("trust_level") if project is not None else None
+    if project is None or not isinstance(level, Item) or ADDED not in level.trivia.comment:
+        return []
+    was = re.search(r'\(it was ("[^"]*")\)', level.trivia.comment)
+    if was:
+        project["trust_level"] = tomlkit.string(json.loads(was.group(1)))
+        project["trust_level"].trivia.comment_ws = project["trust_level"].trivia.comment = ""  # tomlkit keeps the old item's comment
+        return [f"{where}set this project's trust back to {was.group(1)}, as it was before `setup codex --trust`{unwritten}"]
+    del project["trust_level"]
+    if not project:
+        _drop(doc, ("projects", str(root)))
+    return [f"{where}removed the trust of this project that `setup codex --trust` added (Codex asks again){unwritten}"]
 
 
 CODEX_EVENTS = {"SessionStart": "session_start", "PostToolUse": "post_tool_use", "Stop": "stop", "SessionEnd": "session_end",
