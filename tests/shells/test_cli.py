@@ -460,3 +460,27 @@ def test_timeline_shows_the_newest_records_and_says_how_many_earlier_ones_it_lef
     since = run(runner, repo, "timeline", "--since", "2026-11-03", "-n", "20")
     assert "step 20" in since and "step 19" not in since and "not shown" not in since, since
     assert [r["text"] for r in json.loads(run(runner, repo, "timeline", "-n", "2", "--json"))] == ["step 28", "step 29"]
+
+
+def test_doctor_says_when_codex_will_not_run_repo_memorys_hooks_and_to_trust_them_again(runner: CliRunner, repo: Path, tmp_path: Path,
+                                                                                        monkeypatch):
+    """Codex skips a hook whose trust in ~/.codex/config.toml no longer matches it (a hook put in front of ours moves
+    its key), and every hook of a project not trusted, silently; doctor said "All good"."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    run(runner, repo, "setup", "codex", "--trust")
+    assert "Codex" not in run(runner, repo, "doctor")
+    hooks_path = repo / ".codex/hooks.json"
+    data = json.loads(hooks_path.read_text(encoding="utf-8"))
+    data["hooks"]["PostToolUse"].insert(0, {"matcher": "Bash", "hooks": [{"type": "command", "command": "true", "timeout": 5}]})
+    hooks_path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    found = json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).output)
+    hooks = [f for f in found if f["path"] == ".codex/hooks.json"]
+    assert hooks and "PostToolUse" in hooks[0]["message"] and "setup codex --trust" in hooks[0]["fix"], found
+    run(runner, repo, "setup", "codex", "--trust")
+    assert "Codex" not in run(runner, repo, "doctor")
+    config = tmp_path / "home/.codex/config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('trust_level = "trusted"', 'trust_level = "untrusted"'), encoding="utf-8")
+    out = run(runner, repo, "doctor")
+    assert "untrusted" in out and "setup codex --trust" in out, out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,32 @@ def _untrust_project(doc: TOMLDocument, root: Path, where: str, unwritten: str) 
     if not project:
         _drop(doc, ("projects", str(root)))
     return [f"{where}removed the trust of this project that `setup codex --trust` added (Codex asks again){unwritten}"]
+
+
+def untrusted_hooks(root: Path, codex_home: Path) -> str:
+    """Why Codex will not run repo-memory's hooks in `root` ('' when it will, or when this user has no Codex config):
+    the project is not trusted, or a hook's trust in config.toml is missing or no longer matches it (a hook added in
+    front of ours moves its key; an edited one changes its hash). Codex skips such hooks without a word."""
+    hooks_path = root / ".codex" / "hooks.json"
+    try:
+        ours = codex_hook_hashes(hooks_path, _load_json(hooks_path))
+        config = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError, AttributeError):
+        return ""  # no hooks of ours, or no Codex here; a broken config.toml Codex itself reports
+    levels = {Path(p): str(v.get("trust_level")) for p, v in (config.get("projects") or {}).items() if isinstance(v, dict)}
+    level = next((levels[p] for p in (root, *root.parents) if p in levels), None)
+    if not ours or level == "trusted" and not (stale := _stale(config, ours)):
+        return ""
+    if level != "trusted":
+        return f"Codex runs no hook here: this project is {'marked ' + level if level else 'not trusted'} in {codex_home}/config.toml"
+    events = sorted({key.split(":")[-3] for key in stale})
+    return (f"Codex skips {len(stale)} of repo-memory's hooks here ({', '.join(e.title().replace('_', '') for e in events)}): "
+            f"their trust in {codex_home}/config.toml is missing or was given to the file as it was before a change")
+
+
+def _stale(config: dict[str, Any], ours: dict[str, str]) -> list[str]:
+    state = (config.get("hooks") or {}).get("state") or {}
+    return [key for key, digest in ours.items() if (state.get(key) or {}).get("trusted_hash") != digest]
 
 
 CODEX_EVENTS = {"SessionStart": "session_start", "PostToolUse": "post_tool_use", "Stop": "stop", "SessionEnd": "session_end",

@@ -178,6 +178,13 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     findings += [checks.Finding("warning", rel, f"repo-memory's hooks here lack {', '.join(lacking)} (an older `setup` wrote them)",
                                 f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it adds "
                                 "them and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
+    from repo_memory.shells import codex
+
+    if why := codex.untrusted_hooks(store.root, memories.homes().codex):
+        findings.append(checks.Finding("warning", ".codex/hooks.json", f"{why}: tool calls are not recorded",
+                                       "Run `repo-memory setup codex --trust`: it trusts this project and exactly "
+                                       "repo-memory's hooks as they are now; or open `codex` here and answer 'Hooks need "
+                                       "review' with 'Trust all and continue'."))
 
     def text() -> None:
         if not findings:
