@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -291,6 +292,21 @@ def test_one_commit_holds_the_whole_import_of_many_sessions(repo: Path, tmp_path
     again = import_cli(repo, *map(str, paths))
     assert "Imported 0 record(s)" in again.output and f"{total} were already there" in again.output
     assert len(memory_commits(repo)) == 1
+
+
+def test_an_import_commit_names_the_harnesses_whose_sessions_it_holds(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Run from a terminal, an import's commit said `Memory-Harness: unknown` though every record in it names its harness."""
+    for name in ("REPO_MEMORY_HARNESS", "CLAUDECODE", "CLAUDE_PROJECT_DIR", *(k for k in os.environ if k.startswith("CODEX_"))):
+        monkeypatch.delenv(name, raising=False)
+    rollout = tmp_path / "rollout.jsonl"
+    rollout.write_bytes(recorded(CODEX, repo, str(uuid.uuid4())))
+    assert import_cli(repo, str(rollout)).exit_code == 0
+    assert git(repo, "log", "-1", "--format=%B").rstrip().endswith("Memory-Harness: codex")
+    transcript = tmp_path / f"{uuid.uuid4()}.jsonl"
+    transcript.write_bytes(recorded(CLAUDE, repo, transcript.stem))
+    rollout.write_bytes(recorded(CODEX, repo, str(uuid.uuid4())))
+    assert import_cli(repo, str(transcript), str(rollout)).exit_code == 0
+    assert git(repo, "log", "-1", "--format=%B").rstrip().endswith("Memory-Harness: claude-code, codex")
 
 
 def test_thinking_blocks_meta_lines_and_bookkeeping_are_left_out_of_a_transcript(store: Store, repo: Path, tmp_path: Path):

@@ -233,8 +233,8 @@ class Store:
 
     # --- git ----------------------------------------------------------------------------------------
 
-    def flush(self, scope: str = "docs", session: str | None = None) -> CommitResult | None:
-        return self._committer.flush(scope, session)  # skills and loops; experience of `session`, this process's (final), all
+    def flush(self, scope: str = "docs", session: str | None = None, harness: str | None = None) -> CommitResult | None:
+        return self._committer.flush(scope, session, harness)  # skills and loops; experience of `session`, this process's (final), all
 
     def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
         return self._committer.commit(paths, message)  # files repo-memory created besides memory writes (init's scaffolding)

@@ -147,9 +147,10 @@ class Committer:
             return True  # a checkpoint or the session's end
         return scope == "final" and entry.owner == self.owner
 
-    def flush(self, scope: str = "docs", session: str | None = None) -> CommitResult | None:
+    def flush(self, scope: str = "docs", session: str | None = None, harness: str | None = None) -> CommitResult | None:
         """Commit (or stage) what is pending: documents always; experience of `session`, of this owner (`final`), of
         everyone (`all`), and whatever a dead process left. A deferral keeps everything pending for a later flush.
+        `harness` names the harness(es) in the commit when this process's own is not the one that wrote it (an import).
 
         The pending list is read under the commit lock, so processes that end together make one commit: the first
         commits everything due and the others find nothing left."""
@@ -176,7 +177,7 @@ class Committer:
                     staged = refresh_index(self.git, paths)
                     result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
                 else:
-                    message = self._message([e for e in entries if e.path in paths])  # not what is held back
+                    message = self._message([e for e in entries if e.path in paths], harness)  # not what is held back
                     result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
                                           private=self.mode == "private")
             except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
@@ -330,7 +331,7 @@ class Committer:
         except (GitError, OSError) as exc:
             log.warning("memory commit at close failed: %s", exc)
 
-    def _message(self, entries: list[Pending]) -> str:
+    def _message(self, entries: list[Pending], harness: str | None = None) -> str:
         first: dict[str, str] = {}
         for e in entries:
             if e.kind == "doc":
@@ -351,7 +352,7 @@ class Committer:
         trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED]) or "Memory-Session: none\n"
         if len(sessions) > LISTED:
             trailers += f"Memory-Sessions: {len(sessions)}\n"
-        return f"{subject}\n{body}\n{trailers}Memory-Harness: {self.policy.harness}\n"
+        return f"{subject}\n{body}\n{trailers}Memory-Harness: {harness or self.policy.harness}\n"
 
     def _span(self, base: str | None, path: str) -> tuple[int, int] | None:
         """(first, last) seq of the records the log at `path` holds beyond its committed version: what this commit adds."""

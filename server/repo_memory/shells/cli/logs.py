@@ -123,7 +123,9 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
                                    + "\nFix them, or pass --skip-invalid to import the other lines.")
     started = time.perf_counter()
     report = importing.Importer(store, session, megabytes("Importing"), write=not dry_run).run(found, checked=not problems)
-    commit = store.flush("all") if report.added and not dry_run else None
+    # a transcript's format is the harness that wrote it: the commit names those, not this process's (a terminal's: unknown)
+    harnesses = sorted({s.format for s in report.sessions if s.added and s.format != importing.RECORDS})
+    commit = store.flush("all", harness=", ".join(harnesses) or None) if report.added and not dry_run else None
     _imported(report, commit, time.perf_counter() - started, dry_run, as_json)
 
 
