@@ -469,3 +469,16 @@ def test_uninstall_takes_back_the_project_trust_setup_codex_trust_gave_and_leave
     run(runner, repo, "setup", "codex", "--trust")
     run(runner, repo, "uninstall")
     assert tomllib.loads(config.read_text(encoding="utf-8"))["projects"][str(repo)] == {"trust_level": "trusted"}
+
+
+def test_setup_says_to_commit_the_team_files_it_wrote_until_they_are_committed(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    """.codex/hooks.json (and .mcp.json) are team files, yet setup never said to commit them: they stayed untracked
+    and a teammate's clone got no hooks."""
+    codex_home(tmp_path, monkeypatch)
+    out = run(runner, repo, "setup", "codex")
+    assert "git add .codex/hooks.json" in out, out
+    assert "git add .mcp.json" in run(runner, repo, "setup", "claude-code")
+    git(repo, "add", ".codex/hooks.json", ".mcp.json")
+    git(repo, "commit", "-q", "-m", "attach repo-memory")
+    assert "git add" not in run(runner, repo, "setup", "codex") + run(runner, repo, "setup", "claude-code")

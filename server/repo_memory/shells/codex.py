@@ -23,7 +23,8 @@ from tomlkit.toml_document import TOMLDocument
 
 from repo_memory.guards import disk
 from repo_memory.shells import attach
-from repo_memory.shells.setup import BY_NAME, CODEX_HOOKS, NAME, _load_json, _not_on_path, _ours, _write_json, merge_hooks, on_path
+from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, _load_json, _not_on_path, _ours, _write_json, commit_note,
+                                      merge_hooks, on_path)
 
 # The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
 # uninstall takes back only the trust setup gave, and puts back what the person had
@@ -58,6 +59,8 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
     if not remove or team_files:
         _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
+    if not remove and not dry_run:
+        changes += commit_note(root, [".codex/hooks.json"])
     if not remove and not on_path():
         changes.append(_not_on_path("Codex's hooks (they call it by name) fail"))
     trusted = _trusted(doc, hooks_path)

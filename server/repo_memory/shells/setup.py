@@ -206,9 +206,22 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
                         "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
     if local and not remove:
         changes += _ignored(root, local_path, dry_run)
+    if not remove and not dry_run:
+        changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
     if not remove:
         changes += _trust_folder(root, home, trust, dry_run)
     return changes
+
+
+def commit_note(root: Path, names: list[str]) -> list[str]:
+    """A note saying to commit the team files among `names` (relative to `root`) that git does not hold as they are."""
+    top, git_dir, _ = gitrepo.discover(root)
+    paths = [(root / name).relative_to(top).as_posix() for name in names if (root / name).is_file()]
+    # `--` so a path is never read as an option; untracked (??) and changed files alike are listed
+    found = Git(top, git_dir).run("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).stdout if paths else ""
+    waiting = [line[3:] for line in found.splitlines() if line[3:] in paths]
+    return [f"note: commit {', '.join(waiting)} (`git add {' '.join(waiting)} && git commit`): a team file, so teammates' "
+            "clones get repo-memory too"] if waiting else []
 
 
 def _ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
