@@ -47,12 +47,10 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     doc = _parsed(text, config)
     unwritten = " (dry run, not written)" if dry_run else ""
     server = f"[mcp_servers.{NAME}]"
-    if not remove:
-        said = _set_server(doc, attach.command())
-        changes.append(f"{config}: {said} {server} (one entry for every repository){unwritten}" if said else f"{config}: already with {server}")
-    elif everywhere:
-        changes.append(f"{config}: removed {server} (one entry for every repository){unwritten}" if _drop(doc, ("mcp_servers", NAME))
-                       else f"{config}: already without {server}")
+    if not remove or everywhere:
+        said = _set_server(doc, attach.command()) if not remove else "removed" if _drop(doc, ("mcp_servers", NAME)) else ""
+        changes.append(f"{config}: {said} {server} (one entry for every repository){unwritten}" if said else
+                       f"{config}: already {'without' if remove else 'with'} {server}")
     elif _table(doc, ("mcp_servers", NAME)) is not None:
         changes.append(f"{config}: kept {server}: it serves every repository (remove it with --global)")
     hooks_path = root / ".codex" / "hooks.json"
@@ -255,23 +253,24 @@ def _drop(doc: TOMLDocument, path: tuple[str, ...]) -> bool:
     parent, table = _table(doc, path[:-1]), _table(doc, path)
     if parent is None or table is None:
         return False
-    order = list(_headers(doc))
-    mine = [t for t in _headers(table.value)]
+    if not isinstance(table, Table):  # written in parts, or inline: no lines of its own to look at
+        del parent[path[-1]]
+        return True
+    order, mine = list(_headers(doc)), list(_headers(table.value))
     last = (mine[-1] if mine else table).value.body
-    items = [item for _, item in last]
-    tail = len(items)
-    while tail and isinstance(items[tail - 1], (Comment, Whitespace)) and last[tail - 1][0] is None:
+    tail = len(last)
+    while tail and last[tail - 1][0] is None and isinstance(last[tail - 1][1], (Comment, Whitespace)):
         tail -= 1
-    while tail < len(items) and not isinstance(items[tail], Comment):
+    while tail < len(last) and not isinstance(last[tail][1], Comment):
         tail += 1  # the blank lines before the first comment separated the table; they go with it
-    words = "".join(item.as_string() for item in items[tail:])
-    following = order[next(i for i, t in enumerate(order) if t is table) + len(mine) + 1:] if any(t is table for t in order) else []
+    words = [item for _, item in last[tail:]]
+    at = next((i for i, t in enumerate(order) if t is table), None)
+    following = order[at + len(mine) + 1:] if at is not None else []
     del parent[path[-1]]
     if words and following:
-        following[0].trivia.indent = words + following[0].trivia.indent
-    elif words:
-        for item in items[tail:]:
-            doc.add(item)
+        following[0].trivia.indent = "".join(item.as_string() for item in words) + following[0].trivia.indent
+    for item in words if not following else []:
+        doc.add(item)
     return True
 
 
