@@ -482,3 +482,22 @@ def test_setup_says_to_commit_the_team_files_it_wrote_until_they_are_committed(r
     git(repo, "add", ".codex/hooks.json", ".mcp.json")
     git(repo, "commit", "-q", "-m", "attach repo-memory")
     assert "git add" not in run(runner, repo, "setup", "codex") + run(runner, repo, "setup", "claude-code")
+
+
+def test_setup_codex_writes_the_config_codex_reads_under_codex_home(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    """With CODEX_HOME set, Codex reads $CODEX_HOME/config.toml; setup wrote ~/.codex/config.toml, which Codex never
+    read: no server, no trusted hooks, while doctor (reading $CODEX_HOME) said the hooks were not trusted."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    run(runner, repo, "setup", "codex", "--trust")
+    assert not (tmp_path / "home/.codex/config.toml").exists()
+    text = (tmp_path / "codex-home/config.toml").read_text(encoding="utf-8")
+    assert "[mcp_servers.repo-memory]" in text and "trusted_hash" in text, text
+    listed = subprocess.run([cli_tool("codex"), "mcp", "list"], cwd=repo, env={**claude_env(tmp_path / "home"), "CODEX_HOME": str(tmp_path / "codex-home")},
+                            capture_output=True, text=True, timeout=120)
+    assert "repo-memory" in listed.stdout, listed.stdout + listed.stderr
+    assert "Codex" not in run(runner, repo, "doctor")
+    run(runner, repo, "uninstall", "--global")
+    assert "repo-memory" not in (tmp_path / "codex-home/config.toml").read_text(encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -42,7 +43,7 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
     with `team_files`), and the project's trust if setup added it."""
     changes: list[str] = []
-    config = home / ".codex" / "config.toml"
+    config = codex_dir(home) / "config.toml"
     text = config.read_text(encoding="utf-8") if config.exists() else ""
     doc = _parsed(text, config)
     unwritten = " (dry run, not written)" if dry_run else ""
@@ -151,6 +152,11 @@ def _untrust_project(doc: TOMLDocument, root: Path, where: str, unwritten: str) 
     if not project:
         _drop(doc, ("projects", str(root)))
     return [f"{where}removed the trust of this project that `setup codex --trust` added (Codex asks again){unwritten}"]
+
+
+def codex_dir(home: Path) -> Path:
+    """Where Codex keeps its config: $CODEX_HOME, else ~/.codex (what Codex itself reads)."""
+    return Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
 
 
 def untrusted_hooks(root: Path, codex_home: Path) -> str:
