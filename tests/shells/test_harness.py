@@ -501,3 +501,30 @@ def test_setup_codex_writes_the_config_codex_reads_under_codex_home(repo: Path, 
     assert "Codex" not in run(runner, repo, "doctor")
     run(runner, repo, "uninstall", "--global")
     assert "repo-memory" not in (tmp_path / "codex-home/config.toml").read_text(encoding="utf-8")
+
+
+def files_of(repo: Path) -> dict[str, bytes]:
+    """What setup and uninstall may change: the working tree, and this clone's exclude, config and git hooks."""
+    kept = [p for p in repo.rglob("*") if p.is_file() and (p.relative_to(repo).parts[0] != ".git"
+                                                          or p.relative_to(repo).parts[1] in ("info", "config", "hooks"))]
+    return {p.relative_to(repo).as_posix(): p.read_bytes() for p in kept}
+
+
+@pytest.mark.parametrize("name", [".claude/settings.local.json", ".claude/settings.json", ".mcp.json"])
+@pytest.mark.parametrize("text,where", [('{\n  "permissions": {"allow": ["Bash(ls)"],}\n}\n', "line 2 column 41"),
+                                        ('["my", "notes"]\n', "not a JSON object")])
+def test_setup_and_uninstall_stop_before_writing_anything_at_a_settings_file_they_cannot_edit_and_name_it(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str, where: str):
+    """A trailing comma gave a JSONDecodeError traceback naming no file, after .mcp.json was written; a JSON array
+    was replaced without a word."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    run(runner, repo, "setup", "claude-code", "--shared")  # something of ours in every file, for uninstall to take out
+    run(runner, repo, "setup", "claude-code")
+    (repo / name).write_text(text, encoding="utf-8")
+    before = files_of(repo)
+    for args in (["setup", "claude-code"], ["setup", "claude-code", "--shared"], ["uninstall", "--team"]):
+        result = runner.invoke(cli, ["--root", str(repo), *args])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output, result.exception)
+        assert f"{repo / name}" in result.output and where in result.output and "move it away" in result.output, result.output
+        assert files_of(repo) == before, args

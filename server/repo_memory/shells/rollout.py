@@ -36,7 +36,8 @@ def source(where: str, root: Path) -> tuple[dict[str, str], str]:
 def team_plugin(root: Path, where: str, remove: bool = False, dry_run: bool = False) -> list[str]:
     """Write (or take out) the team's plugin rollout in .claude/settings.json and take out the raw registration."""
     changes: list[str] = []
-    shared_path = root / ".claude" / "settings.json"
+    shared_path, local_path, mcp_path = root / ".claude" / "settings.json", root / attaching.LOCAL_FILE, root / ".mcp.json"
+    attaching.check([local_path, mcp_path])  # before the shared file is written: no half-done rollout
     settings = attaching._load_json(shared_path)
     known = settings.setdefault("extraKnownMarketplaces", {})
     enabled = settings.setdefault("enabledPlugins", {})
@@ -58,14 +59,12 @@ def team_plugin(root: Path, where: str, remove: bool = False, dry_run: bool = Fa
                           f"plugin {PLUGIN} enabled for the team, its marketplace named, its tools allowed (commit this file)")
     if remove:
         return changes
-    local_path = root / attaching.LOCAL_FILE
     if local_path.exists():
         local = attaching._grant(attaching.merge_hooks(attaching._load_json(local_path), attaching.HOOKS, attaching.BY_NAME, True), True)
         local["enabledMcpjsonServers"] = [s for s in local.get("enabledMcpjsonServers", []) if s != attaching.NAME]
         if not local["enabledMcpjsonServers"]:
             local.pop("enabledMcpjsonServers")
         attaching._write_json(local_path, local, dry_run, changes, "our hooks and rules taken out (the plugin brings them)")
-    mcp_path = root / ".mcp.json"
     if mcp_path.exists():
         mcp = attaching._load_json(mcp_path)
         servers = mcp.get("mcpServers", {})

@@ -124,11 +124,32 @@ def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[s
         disk.write_atomic(path, after.encode())
 
 
+class SettingsError(ValueError):
+    """A settings file setup edits holds no JSON object, so editing it would lose what is in it."""
+
+
 def _load_json(path: Path) -> dict[str, Any]:
+    """The JSON object in `path` ({} when there is no file); SettingsError when it holds anything else."""
     if not path.exists():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    return data if isinstance(data, dict) else {}
+    then = "Fix it, or move it away (e.g. `mv {0} {0}.bak`), then run this again; nothing was changed.".format(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}), so the harness "
+                            f"cannot read it either. {then}") from exc
+    except ValueError as exc:  # not UTF-8
+        raise SettingsError(f"{path} is not UTF-8 text ({exc}). {then}") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"{path} holds a JSON {type(data).__name__}, not a JSON object, so repo-memory cannot "
+                            f"edit it without losing what is in it. {then}")
+    return data
+
+
+def check(paths: list[Path]) -> None:
+    """Raise SettingsError for the first of `paths` that could not be edited: called before anything is written."""
+    for path in paths:
+        _load_json(path)
 
 
 def _not_on_path(consequence: str) -> str:
@@ -166,8 +187,12 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json)."""
     changes: list[str] = []
     home = home or Path.home()
-    if scope == "project" and (not remove or team_files):
-        mcp = _load_json(root / ".mcp.json")
+    local_path, shared_path = root / LOCAL_FILE, root / ".claude" / "settings.json"
+    team = not remove or team_files
+    # every file is read (and refused when it cannot be edited) before any is written: no half-done setup
+    mcp = _load_json(root / ".mcp.json") if scope == "project" and team else {}
+    local, shared_settings = _load_json(local_path), _load_json(shared_path) if team else {}
+    if scope == "project" and team:
         servers = mcp.setdefault("mcpServers", {})
         if remove:
             servers.pop(NAME, None)
@@ -185,8 +210,6 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             changes.append(f"ran `{' '.join(args)}`: {(done.stdout or done.stderr).strip()}")
         else:
             changes.append(f"run this to {'remove' if remove else 'register'} it for every project: {' '.join(args)}")
-    local_path, shared_path = root / LOCAL_FILE, root / ".claude" / "settings.json"
-    local = _load_json(local_path)
     if scope == "project":  # approve the project server for this user, so it is Connected, not "Pending approval"
         approved = [s for s in local.get("enabledMcpjsonServers", []) if s != NAME] + ([] if remove else [NAME])
         local["enabledMcpjsonServers"] = approved
@@ -198,10 +221,10 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
             "hooks, tool permission and approval removed")
     _write_json(local_path, local, dry_run, changes, what)
-    if not remove or team_files:
+    if team:
         in_shared = not remove and shared
         if in_shared or shared_path.exists():
-            settings = _grant(merge_hooks(_load_json(shared_path), HOOKS, BY_NAME, not in_shared, hooks), not in_shared)
+            settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared, hooks), not in_shared)
             _write_json(shared_path, settings, dry_run, changes, "hooks installed and tools allowed (shared, by name)" if in_shared else
                         "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
     if local and not remove:

@@ -121,6 +121,8 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         try:
             for change in rollout.team_plugin(store.root, marketplace, remove, dry_run) + attaching._trust_folder(store.root, Path.home(), trust, dry_run):
                 click.echo(change)
+        except attaching.SettingsError as exc:
+            raise click.ClickException(str(exc)) from exc
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="--plugin") from exc
         return
@@ -128,7 +130,10 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     kind, why = attaching.hook_kind(asked, attaching.claude_version() if asked == "auto" else None)
     if not remove:
         click.echo(f"hooks: {kind} ({'--shared: teammates may run an older Claude Code; --hooks mcp to choose' if asked != hooks_kind else why})")
-    changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind)
+    try:
+        changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind)
+    except attaching.SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
     for change in changes:
         click.echo(change)
     if remove and not dry_run:
@@ -157,11 +162,12 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     is needed.
     """
     from repo_memory.shells import codex
+    from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
     try:
         changes = codex.attach_codex(store.root, Path.home(), dry_run, remove, everywhere, trust)
-    except codex.ConfigTomlError as exc:
+    except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     for change in changes:
         click.echo(change)
@@ -189,13 +195,15 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
 
     store = store_of(ctx)
     root, git = store.root, Git(store.root, store.config.git_dir)
-    changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=team)
-    if everywhere:
-        changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=False)
-    try:
+    try:  # every settings file is checked before anything is changed
+        attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
+        codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, team_files=team)  # parses config.toml
+        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=team)
+        if everywhere:
+            changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=False)
         changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=team)
                     if not c.startswith("note:")]
-    except codex.ConfigTomlError as exc:
+    except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
                 for name in mirror.unmirror(root, dry_run=dry_run)]
