@@ -528,3 +528,32 @@ def test_setup_and_uninstall_stop_before_writing_anything_at_a_settings_file_the
         assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output, result.exception)
         assert f"{repo / name}" in result.output and where in result.output and "move it away" in result.output, result.output
         assert files_of(repo) == before, args
+
+
+def test_setup_and_uninstall_team_write_a_team_file_only_when_its_content_changes_keeping_its_indentation_and_text(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A committed settings.json holding nothing of ours was rewritten on every setup (re-indented, é as \\u00e9) with
+    'hooks and tool permission removed', which was false; .mcp.json lost its indentation; uninstall --team left both dirty."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    (repo / ".claude").mkdir()
+    team = {".mcp.json": {"mcpServers": {"other": {"command": "x", "args": ["--café"]}}},
+            ".claude/settings.json": {"permissions": {"allow": ["Bash(make lint)", "Bash(echo café)"]}, "model": "opus"}}
+    for name, data in team.items():
+        (repo / name).write_text(json.dumps(data, indent=4, ensure_ascii=False) + "\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "team config")
+    out = run(runner, repo, "setup", "claude-code")
+    assert "settings.json:" not in out.replace("settings.local.json:", ""), out
+    assert git(repo, "status", "--porcelain", "--", ".claude/settings.json") == ""
+    mcp = (repo / ".mcp.json").read_text(encoding="utf-8")
+    assert "--café" in mcp and '\n    "mcpServers": {\n        "other"' in mcp, mcp  # the person's indentation, their text
+    assert list(json.loads(mcp)["mcpServers"]) == ["other", "repo-memory"]
+    assert "already" in run(runner, repo, "setup", "claude-code")
+    run(runner, repo, "setup", "claude-code", "--shared")
+    shared = (repo / ".claude/settings.json").read_text(encoding="utf-8")
+    assert "echo café" in shared and '\n    "permissions"' in shared and list(json.loads(shared))[:2] == ["permissions", "model"]
+    out = run(runner, repo, "setup", "claude-code")  # moving them back says so, and takes only ours out
+    assert "hooks and tool permission removed (they are in settings.local.json now)" in out
+    run(runner, repo, "uninstall", "--team")
+    assert git(repo, "status", "--porcelain", "--", ".mcp.json", ".claude/settings.json") == ""  # a round trip

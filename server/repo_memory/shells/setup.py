@@ -109,19 +109,21 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
 
 
 def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[str], what: str) -> None:
-    """Write `data` to `path`; an empty mapping removes the file (we never leave a `{}` behind)."""
+    """Write `data` to `path` when it differs from what the file holds; an empty mapping removes the file (we never
+    leave a `{}` behind). A team's committed file keeps its indentation, its non-ASCII text and its key order."""
     before = path.read_text(encoding="utf-8") if path.exists() else None
-    after = json.dumps(data, indent=2) + "\n" if data else None
-    if before == after:
+    if (json.loads(before or "{}") if before is not None else None) == (data or None):
         changes.append(f"{path}: already {what}")
         return
     changes.append(f"{path}: {what}" + (" (dry run, not written)" if dry_run else ""))
     if dry_run:
         return
-    if after is None:
+    if not data:
         path.unlink(missing_ok=True)
-    else:
-        disk.write_atomic(path, after.encode())
+        return
+    indent = re.search(r"^([ \t]+)\S", before or "", re.MULTILINE)
+    end = "" if before and not before.endswith("\n") else "\n"
+    disk.write_atomic(path, (json.dumps(data, indent=indent.group(1) if indent else 2, ensure_ascii=False) + end).encode())
 
 
 class SettingsError(ValueError):
@@ -223,8 +225,9 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     _write_json(local_path, local, dry_run, changes, what)
     if team:
         in_shared = not remove and shared
-        if in_shared or shared_path.exists():
-            settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared, hooks), not in_shared)
+        held = json.dumps(shared_settings)  # what the team's file holds, to leave it alone when nothing of ours changes
+        settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared, hooks), not in_shared)
+        if in_shared or json.dumps(settings) != held:
             _write_json(shared_path, settings, dry_run, changes, "hooks installed and tools allowed (shared, by name)" if in_shared else
                         "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
     if local and not remove:
