@@ -557,3 +557,32 @@ def test_setup_and_uninstall_team_write_a_team_file_only_when_its_content_change
     assert "hooks and tool permission removed (they are in settings.local.json now)" in out
     run(runner, repo, "uninstall", "--team")
     assert git(repo, "status", "--porcelain", "--", ".mcp.json", ".claude/settings.json") == ""  # a round trip
+
+
+def test_setup_with_the_claude_code_plugin_enabled_adds_no_second_server_or_hooks_and_doctor_warns_of_both(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """With the plugin installed (`claude plugin install` enables it in ~/.claude/settings.json), setup installed its
+    own hooks as well: both sets ran, every tool call was recorded twice, and doctor said 'All good'."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    local = repo / ".claude/settings.local.json"
+    run(runner, repo, "setup", "claude-code")  # set up first, then the plugin installed
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude/settings.json").write_text(json.dumps({"enabledPlugins": {"repo-memory@repo-memory": True}}), encoding="utf-8")
+    doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "recorded twice" in doctor and "settings.local.json" in doctor, doctor
+    out = run(runner, repo, "setup", "claude-code")
+    assert "plugin repo-memory@repo-memory" in out and "claude plugin disable repo-memory@repo-memory" in out, out
+    settings = json.loads(local.read_text(encoding="utf-8"))
+    assert "hooks" not in settings  # the plugin brings them
+    assert "mcp__plugin_repo-memory_repo-memory" in settings["permissions"]["allow"]  # its tools are still allowed
+    assert "recorded twice" not in runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    (repo / ".mcp.json").unlink()
+    run(runner, repo, "setup", "claude-code", "--shared")
+    assert not (repo / ".mcp.json").exists() and "hooks" not in json.loads((repo / ".claude/settings.json").read_text(encoding="utf-8"))
+    local.write_text(json.dumps({"enabledPlugins": {"repo-memory@repo-memory": False}}), encoding="utf-8")  # disabled here
+    run(runner, repo, "setup", "claude-code")
+    assert "hooks" in json.loads(local.read_text(encoding="utf-8")) and (repo / ".mcp.json").exists()

@@ -39,19 +39,48 @@ def _ours(hook: dict[str, Any]) -> bool:
     return bool(re.search(r"repo[-_]memory.* hook [a-z-]+$", str(hook.get("command", ""))))
 
 
+def _our_events(path: Path) -> set[str]:
+    """The events a settings file has repo-memory's hooks for (none when it cannot be read)."""
+    try:
+        hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks")
+    except (OSError, ValueError, AttributeError):
+        return set()
+    return {event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
+            and any(isinstance(h, dict) and _ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])}
+
+
 def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     """(settings file, the events it lacks) of each file holding some of repo-memory's hooks but not all of them: an
     older `setup` wrote it (before PreToolUse, an agent's file tools could write the logs unchecked)."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS), (".codex/hooks.json", CODEX_HOOKS)):
-        try:
-            hooks = json.loads((root / rel).read_text(encoding="utf-8")).get("hooks")
-        except (OSError, ValueError, AttributeError):
-            continue
-        have = {event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
-                and any(isinstance(h, dict) and _ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])}
+        have = _our_events(root / rel)
         out += [(rel, lacking)] if have and (lacking := [event for event, _ in events if event not in have]) else []
     return out
+
+
+PLUGIN = f"{NAME}@{NAME}"  # the Claude Code plugin, from the marketplace of the same name (.claude-plugin/)
+
+
+def plugin_enabled(root: Path, claude_dir: Path) -> Path | None:
+    """The settings file that enables the repo-memory plugin here (None when none does): as in Claude Code, the most
+    specific file naming it decides (settings.local.json, then the project's settings.json, then the user's)."""
+    for path in (root / LOCAL_FILE, root / ".claude" / "settings.json", claude_dir / "settings.json"):
+        try:
+            enabled = json.loads(path.read_text(encoding="utf-8")).get("enabledPlugins")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(enabled, dict) and PLUGIN in enabled:
+            return path if enabled[PLUGIN] is True else None
+    return None
+
+
+def doubled_hooks(root: Path, claude_dir: Path) -> tuple[Path, list[str]] | None:
+    """(the file enabling the plugin, the settings files holding setup's hooks too) when both would run: the two sets
+    send different payloads, so every tool call is recorded twice."""
+    plugin = plugin_enabled(root, claude_dir)
+    holding = [rel for rel in (LOCAL_FILE, ".claude/settings.json") if _our_events(root / rel)]
+    return (plugin, holding) if plugin and holding else None
 
 
 def claude_version(cli: str | None = None) -> tuple[int, ...] | None:
@@ -181,12 +210,15 @@ def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
 
 
 def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False,
-                trust: bool = False, home: Path | None = None, team_files: bool = True, hooks: str = "command") -> list[str]:
+                trust: bool = False, home: Path | None = None, team_files: bool = True, hooks: str = "command",
+                claude_dir: Path | None = None) -> list[str]:
     """Register the server for Claude Code, approve it for this user, grant its tools, install the hooks, and say what
     changed. The hooks and the permission rule live in exactly one settings file: settings.local.json (this user), or
     settings.json with `shared` (the team); setting up in one takes them out of the other. `remove` takes out everything
     of ours from this user's files, and from the team's files (.mcp.json, settings.json) unless `team_files` is False.
-    `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json)."""
+    `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json). With the
+    repo-memory plugin enabled (`claude_dir`: ~/.claude), the plugin brings the server and the hooks: setup only
+    allows its tools, and takes its own hooks out."""
     changes: list[str] = []
     home = home or Path.home()
     local_path, shared_path = root / LOCAL_FILE, root / ".claude" / "settings.json"
@@ -194,7 +226,12 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     # every file is read (and refused when it cannot be edited) before any is written: no half-done setup
     mcp = _load_json(root / ".mcp.json") if scope == "project" and team else {}
     local, shared_settings = _load_json(local_path), _load_json(shared_path) if team else {}
-    if scope == "project" and team:
+    plugin = None if remove else plugin_enabled(root, claude_dir or home / ".claude")
+    if plugin:
+        changes.append(f"note: the Claude Code plugin {PLUGIN} is enabled ({plugin}): it brings the server and the hooks, so "
+                       "setup adds neither (two sets of hooks record every tool call twice) and only allows its tools. To use "
+                       f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
+    if scope == "project" and team and not plugin:
         servers = mcp.setdefault("mcpServers", {})
         if remove:
             servers.pop(NAME, None)
@@ -212,23 +249,25 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             changes.append(f"ran `{' '.join(args)}`: {(done.stdout or done.stderr).strip()}")
         else:
             changes.append(f"run this to {'remove' if remove else 'register'} it for every project: {' '.join(args)}")
-    if scope == "project":  # approve the project server for this user, so it is Connected, not "Pending approval"
+    if scope == "project" and not plugin:  # approve the project server for this user, so it is Connected, not "Pending approval"
         approved = [s for s in local.get("enabledMcpjsonServers", []) if s != NAME] + ([] if remove else [NAME])
         local["enabledMcpjsonServers"] = approved
         if not approved:
             local.pop("enabledMcpjsonServers")
     in_local = not remove and not shared
-    local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local, hooks), not in_local)
-    what = ("hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
+    local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local or bool(plugin), hooks), not in_local)
+    what = (f"tools allowed, no hooks (the plugin {PLUGIN} brings them)" if plugin and in_local else
+            "hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
             "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
             "hooks, tool permission and approval removed")
     _write_json(local_path, local, dry_run, changes, what)
     if team:
         in_shared = not remove and shared
         held = json.dumps(shared_settings)  # what the team's file holds, to leave it alone when nothing of ours changes
-        settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared, hooks), not in_shared)
+        settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared or bool(plugin), hooks), not in_shared)
         if in_shared or json.dumps(settings) != held:
-            _write_json(shared_path, settings, dry_run, changes, "hooks installed and tools allowed (shared, by name)" if in_shared else
+            _write_json(shared_path, settings, dry_run, changes, f"tools allowed, no hooks (the plugin {PLUGIN} brings them)"
+                        if plugin and in_shared else "hooks installed and tools allowed (shared, by name)" if in_shared else
                         "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
     if local and not remove:
         changes += _ignored(root, local_path, dry_run)

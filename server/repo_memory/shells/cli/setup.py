@@ -113,6 +113,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     Your settings.local.json holds this machine's paths: setup makes git ignore it (.git/info/exclude).
     """
     from repo_memory.shells import setup as attaching
+    from repo_memory.shells.cli import memories
 
     store = store_of(ctx)
     if marketplace is not None:
@@ -131,7 +132,8 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     if not remove:
         click.echo(f"hooks: {kind} ({'--shared: teammates may run an older Claude Code; --hooks mcp to choose' if asked != hooks_kind else why})")
     try:
-        changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind)
+        changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind,
+                                        claude_dir=memories.homes().claude)
     except attaching.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
     for change in changes:
