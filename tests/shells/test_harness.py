@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
-from repo_memory.shells import hooks
+from repo_memory.shells import hooks, settings_text
 from repo_memory.shells.cli import cli
 from repo_memory.config import Config
 from repo_memory.core.store import Store
@@ -586,3 +588,43 @@ def test_setup_with_the_claude_code_plugin_enabled_adds_no_second_server_or_hook
     local.write_text(json.dumps({"enabledPlugins": {"repo-memory@repo-memory": False}}), encoding="utf-8")  # disabled here
     run(runner, repo, "setup", "claude-code")
     assert "hooks" in json.loads(local.read_text(encoding="utf-8")) and (repo / ".mcp.json").exists()
+
+
+def test_setup_then_uninstall_team_gives_back_team_files_written_with_objects_on_one_line_as_git_holds_them(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Setup laid a changed file out afresh (one key a line), so after uninstall --team a file the team wrote with
+    objects on one line showed a diff of layout alone, and setup's own entries were laid out unlike the rest."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    (repo / ".claude").mkdir()
+    (repo / ".mcp.json").write_text('{\n    "mcpServers": {"other": {"command": "x", "args": ["--y"]}}\n}\n', encoding="utf-8")
+    (repo / ".claude/settings.json").write_text('{\n  "permissions": {"allow": ["Bash(make lint)", "Bash(echo café)"]},\n'
+                                                '  "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./done.sh"}]}]}\n}',
+                                                encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "team config")
+    run(runner, repo, "setup", "claude-code", "--shared")
+    mcp = (repo / ".mcp.json").read_text(encoding="utf-8")
+    assert mcp.startswith('{\n    "mcpServers": {"other": {"command": "x", "args": ["--y"]}, "repo-memory": {'), mcp
+    assert '"Bash(make lint)", "Bash(echo café)", "mcp__repo-memory"' in (repo / ".claude/settings.json").read_text(encoding="utf-8")
+    run(runner, repo, "setup", "claude-code")
+    run(runner, repo, "uninstall", "--team")
+    assert git(repo, "status", "--porcelain", "--", ".mcp.json", ".claude/settings.json") == ""
+
+
+VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
+
+
+@given(doc=st.dictionaries(st.text(max_size=4), VALUES, min_size=1, max_size=4), ours=VALUES, indent=st.sampled_from([2, 4, "\t"]),
+       inline=st.booleans())
+def test_a_settings_file_given_an_entry_and_having_it_taken_out_again_is_byte_for_byte_as_written(doc: dict, ours: object,
+                                                                                                   indent: int | str, inline: bool):
+    unit = " " * indent if isinstance(indent, int) else indent
+    text = ("{\n" + ",\n".join(f"{unit}{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in doc.items()) + "\n}\n"
+            if inline else json.dumps(doc, indent=indent, ensure_ascii=False) + "\n")
+    nested = next((k for k, v in doc.items() if isinstance(v, dict) and v), None)
+    added = {**doc, "repo-memory": ours} if nested is None else {**doc, nested: {**doc[nested], "repo-memory": ours}}
+    with_ours = settings_text.edited(text, added, indent)
+    assert with_ours is not None and json.loads(with_ours) == added
+    assert settings_text.edited(with_ours, doc, indent) == text

@@ -20,7 +20,7 @@ from repo_memory import layout
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.shells import attach, hookcalls
+from repo_memory.shells import attach, hookcalls, settings_text
 
 HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
          ("Stop", "stop"), ("SessionEnd", "session-end"))
@@ -139,7 +139,8 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
 
 def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[str], what: str) -> None:
     """Write `data` to `path` when it differs from what the file holds; an empty mapping removes the file (we never
-    leave a `{}` behind). A team's committed file keeps its indentation, its non-ASCII text and its key order."""
+    leave a `{}` behind). Only what changes is written, laid out as the text around it (shells/settings_text.py): a
+    team's committed file keeps its layout, its non-ASCII text and its key order."""
     before = path.read_text(encoding="utf-8") if path.exists() else None
     if (json.loads(before or "{}") if before is not None else None) == (data or None):
         changes.append(f"{path}: already {what}")
@@ -150,9 +151,10 @@ def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[s
     if not data:
         path.unlink(missing_ok=True)
         return
-    indent = re.search(r"^([ \t]+)\S", before or "", re.MULTILINE)
-    end = "" if before and not before.endswith("\n") else "\n"
-    disk.write_atomic(path, (json.dumps(data, indent=indent.group(1) if indent else 2, ensure_ascii=False) + end).encode())
+    found = re.search(r"^([ \t]+)\S", before or "", re.MULTILINE)
+    indent = found.group(1) if found else 2
+    after = settings_text.edited(before, data, indent) if before else None
+    disk.write_atomic(path, (after or json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode())
 
 
 class SettingsError(ValueError):
