@@ -275,7 +275,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
         changes += _ignored(root, local_path, dry_run)
     if not remove and not dry_run:
         changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
-    if not remove:
+    if not remove and (trust or not plugin):  # the plugin's server needs no approval of the folder's .mcp.json
         changes += _trust_folder(root, home, trust, dry_run)
     return changes
 

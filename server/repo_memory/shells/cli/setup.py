@@ -146,8 +146,9 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
     if not remove:
         waiting = any("Pending approval" in change for change in changes)
-        click.echo("Check it: claude mcp list   (repo-memory: ... " + ("⏸ Pending approval until you trust the folder, then ✔ Connected)"
-                                                                       if waiting else "✔ Connected)"))
+        server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
+        click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then ✔ Connected)"
+                                                                    if waiting else "✔ Connected)"))
 
 
 @setup.command(name="codex")
