@@ -37,7 +37,7 @@ def team_plugin(root: Path, where: str, remove: bool = False, dry_run: bool = Fa
     """Write (or take out) the team's plugin rollout in .claude/settings.json and take out the raw registration."""
     changes: list[str] = []
     shared_path, local_path, mcp_path = root / ".claude" / "settings.json", root / attaching.LOCAL_FILE, root / ".mcp.json"
-    attaching.check([local_path, mcp_path])  # before the shared file is written: no half-done rollout
+    attaching.check([] if remove else [local_path, mcp_path])  # before the shared file is written: no half-done rollout
     settings = attaching._load_json(shared_path)
     known = settings.setdefault("extraKnownMarketplaces", {})
     enabled = settings.setdefault("enabledPlugins", {})
