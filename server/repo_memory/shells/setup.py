@@ -260,7 +260,8 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local or bool(plugin), hooks), not in_local)
     what = (f"tools allowed, no hooks (the plugin {PLUGIN} brings them)" if plugin and in_local else
             "hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
-            "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
+            f"no hooks or tool permission (the plugin {PLUGIN} brings the hooks; the permission is in .claude/settings.json)"
+            if plugin else "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
             "hooks, tool permission and approval removed")
     _write_json(local_path, local, dry_run, changes, what)
     if team:
