@@ -584,7 +584,8 @@ def test_setup_with_the_claude_code_plugin_enabled_adds_no_second_server_or_hook
     assert "mcp__plugin_repo-memory_repo-memory" in settings["permissions"]["allow"]  # its tools are still allowed
     assert "recorded twice" not in runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     (repo / ".mcp.json").unlink()
-    run(runner, repo, "setup", "claude-code", "--shared")
+    out = run(runner, repo, "setup", "claude-code", "--shared")
+    assert "approved" not in out and "no hooks or tool permission (the plugin" in out, out
     assert not (repo / ".mcp.json").exists() and "hooks" not in json.loads((repo / ".claude/settings.json").read_text(encoding="utf-8"))
     local.write_text(json.dumps({"enabledPlugins": {"repo-memory@repo-memory": False}}), encoding="utf-8")  # disabled here
     run(runner, repo, "setup", "claude-code")
