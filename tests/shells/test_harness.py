@@ -630,3 +630,18 @@ def test_a_settings_file_given_an_entry_and_having_it_taken_out_again_is_byte_fo
     with_ours = settings_text.edited(text, added, indent)
     assert with_ours is not None and json.loads(with_ours) == added
     assert settings_text.edited(with_ours, doc, indent) == text
+
+
+def test_setup_codex_and_uninstall_stop_before_writing_anything_at_a_codex_hooks_file_that_is_not_json(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """uninstall had already taken repo-memory out of the Claude Code files when .codex/hooks.json gave a traceback."""
+    codex_home(tmp_path, monkeypatch)
+    run(runner, repo, "setup", "claude-code")
+    run(runner, repo, "setup", "codex")
+    (repo / ".codex/hooks.json").write_text('{"hooks": {},}\n', encoding="utf-8")
+    before = files_of(repo)
+    for args in (["setup", "codex"], ["uninstall", "--team"]):
+        result = runner.invoke(cli, ["--root", str(repo), *args])
+        assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output, result.exception)
+        assert f"{repo / '.codex/hooks.json'} is not valid JSON (line 1 column 14" in result.output, result.output
+        assert files_of(repo) == before, args
