@@ -448,6 +448,22 @@ def test_doctor_says_when_an_older_setup_left_hooks_out(runner: CliRunner, repo:
     assert "lack" not in run(runner, repo, "doctor")
 
 
+def test_doctor_says_when_an_older_setup_wrote_a_hook_that_passes_less_than_it_needs(runner: CliRunner, repo: Path):
+    """An `mcp_tool` Stop hook from before it passed the transcript's path cannot tell two stops with the same words
+    apart, so a loop run was left running for good; the settings still held every event, and doctor said nothing."""
+    run(runner, repo, "setup", "claude-code", "--hooks", "mcp")
+    settings = repo / ".claude/settings.local.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    stop = data["hooks"]["Stop"][0]["hooks"][0]
+    assert stop["type"] == "mcp_tool" and "transcript_path" in stop["input"]
+    del stop["input"]["transcript_path"]
+    settings.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    out = run(runner, repo, "doctor")
+    assert "Stop" in out and "older" in out and "setup claude-code` again" in out, out
+    run(runner, repo, "setup", "claude-code", "--hooks", "mcp")
+    assert "older" not in run(runner, repo, "doctor")
+
+
 def test_timeline_shows_the_newest_records_and_says_how_many_earlier_ones_it_left_out(runner: CliRunner, repo: Path):
     """With more records than its limit, `timeline` printed the oldest ones and said nothing: today's work, the
     reason to look, was never shown."""

@@ -50,13 +50,28 @@ def _our_events(path: Path) -> set[str]:
 
 
 def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
-    """(settings file, the events it lacks) of each file holding some of repo-memory's hooks but not all of them: an
-    older `setup` wrote it (before PreToolUse, an agent's file tools could write the logs unchecked)."""
+    """(settings file, what it lacks) of each file holding repo-memory's hooks but not all of them, or an `mcp_tool`
+    hook passing fewer fields than this version reads (`Stop (older input)`): an older `setup` wrote it (before
+    PreToolUse, an agent's file tools could write the logs unchecked; before the Stop hook passed the transcript's
+    path, two stops with the same words were taken for one)."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS), (".codex/hooks.json", CODEX_HOOKS)):
         have = _our_events(root / rel)
-        out += [(rel, lacking)] if have and (lacking := [event for event, _ in events if event not in have]) else []
+        lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in _older_inputs(root / rel)]
+        out += [(rel, lacking)] if have and lacking else []
     return out
+
+
+def _older_inputs(path: Path) -> list[str]:
+    """The events whose `mcp_tool` hook of ours in `path` passes fewer fields than `hookcalls.template` asks for."""
+    try:
+        hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks")
+    except (OSError, ValueError, AttributeError):
+        return []
+    return sorted({event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if event in hookcalls.TOOLS
+                   for g in (groups if isinstance(groups, list) else []) if isinstance(g, dict) for h in g.get("hooks") or []
+                   if isinstance(h, dict) and h.get("type") == "mcp_tool" and _ours(h)
+                   and not set(hookcalls.template(event)) <= set(h.get("input") or {})})
 
 
 PLUGIN = f"{NAME}@{NAME}"  # the Claude Code plugin, from the marketplace of the same name (.claude-plugin/)
