@@ -263,6 +263,23 @@ def test_sync_copies_only_what_recall_serves_so_a_draft_never_reaches_claude_cod
     assert not (repo / ".claude/skills/reviewed").exists()  # a copy of what is no longer served goes
 
 
+def test_accept_brings_back_the_copy_of_a_skill_sync_took_away_though_it_was_the_last_one(runner: CliRunner, repo: Path):
+    """An agent's edit made the only mirrored skill a draft; `sync` removed its copy and said it comes back once accepted.
+    After `accept`, .claude/skills stayed empty: whether copies were in use was read from the copies, and none was left."""
+    write_skill_file(repo, "only-one", "The one skill Claude Code loads.")
+    run(runner, repo, "sync")
+    write_skill_file(repo, "only-one", "Edited by an agent.", extra="metadata:\n  status: draft\n")
+    assert "only-one" in run(runner, repo, "sync") and not (repo / ".claude/skills/only-one").exists()
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "only-one"]).stderr
+    accepted = run(runner, repo, "accept", "only-one", "--sha", re.search(r"sha ([0-9a-f]{12})", shown).group(1))
+    assert "copied to .claude/skills/only-one" in accepted and (repo / ".claude/skills/only-one/SKILL.md").is_file(), accepted
+    run(runner, repo, "uninstall")
+    write_skill_file(repo, "later", "Written after uninstall.", extra="metadata:\n  status: draft\n")
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "later"]).stderr
+    run(runner, repo, "accept", "later", "--sha", re.search(r"sha ([0-9a-f]{12})", shown).group(1))
+    assert not (repo / ".claude/skills/later").exists()  # uninstalled: no copies any more
+
+
 def test_doctor_never_counts_the_generated_claude_skills_mirror_as_uncommitted_memory(runner: CliRunner, repo: Path):
     write_skill_file(repo, "tox-docs", "How we build the docs with tox.")
     git(repo, "add", "-A")

@@ -57,6 +57,7 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
     left alone); copies of skills no longer served are removed."""
     report = MirrorReport()
+    disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     source_base = root / SKILLS_DIR
     names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
     for name in list(names):
@@ -96,10 +97,15 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
     return report
 
 
-def in_use(root: Path, target: str = TARGET) -> bool:
-    """Whether `sync` made copies here (one folder carries the marker)."""
+IN_USE = "mirror-in-use"  # in the checkout's state dir: `sync` made copies here, until `uninstall` takes them away
+
+
+def in_use(root: Path, state_dir: Path, target: str = TARGET) -> bool:
+    """Whether `sync` makes copies here: it noted so, or a folder carries its marker (copies an older version made). A
+    copy `sync` removed (a skill back to draft) comes back at `accept`, though it was the last one."""
     base = root / target
-    return base.is_dir() and any((d / skills.MIRROR_MARKER).is_file() for d in base.iterdir() if d.is_dir() and not d.is_symlink())
+    return (state_dir / IN_USE).is_file() or base.is_dir() and any(
+        (d / skills.MIRROR_MARKER).is_file() for d in base.iterdir() if d.is_dir() and not d.is_symlink())
 
 
 def generated(root: Path, rel: str, target: str = TARGET) -> bool:
@@ -111,10 +117,12 @@ def generated(root: Path, rel: str, target: str = TARGET) -> bool:
     return bool(name) and (root / target / name / skills.MIRROR_MARKER).is_file()
 
 
-def unmirror(root: Path, target: str = TARGET, dry_run: bool = False) -> list[str]:
-    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone); returns their names
-    (with `dry_run`, the names it would delete)."""
+def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = False) -> list[str]:
+    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone) and the note that they
+    are in use; returns their names (with `dry_run`, the names it would delete)."""
     base, removed = root / target, []
+    if not dry_run:
+        (state_dir / IN_USE).unlink(missing_ok=True)
     if base.is_dir():
         for dest in sorted(base.iterdir()):
             if dest.is_dir() and not dest.is_symlink() and (dest / skills.MIRROR_MARKER).exists():

@@ -110,7 +110,7 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
 
     sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
     click.echo(store.review(name, accept=True, sha=sha))
-    if mirror.in_use(store.root):  # Claude Code loads the copies: the skill it may now see goes there too
+    if mirror.in_use(store.root, store.config.state_dir):  # Claude Code loads the copies: the skill it may now see goes there too
         report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir)
         if name in report.written:
             click.echo(f"copied to {mirror.TARGET}/{name} (Claude Code loads it from there)")
