@@ -39,14 +39,14 @@ def _ours(hook: dict[str, Any]) -> bool:
     return bool(re.search(r"repo[-_]memory.* hook [a-z-]+$", str(hook.get("command", ""))))
 
 
-def _our_events(path: Path) -> set[str]:
-    """The events a settings file has repo-memory's hooks for (none when it cannot be read)."""
+def _our_hooks(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(event, hook) for each of repo-memory's hooks in a settings file (none when it cannot be read)."""
     try:
         hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks")
     except (OSError, ValueError, AttributeError):
-        return set()
-    return {event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
-            and any(isinstance(h, dict) and _ours(h) for g in groups if isinstance(g, dict) for h in g.get("hooks") or [])}
+        return []
+    return [(event, h) for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
+            for g in groups if isinstance(g, dict) for h in g.get("hooks") or [] if isinstance(h, dict) and _ours(h)]
 
 
 def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
@@ -56,22 +56,13 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     path, two stops with the same words were taken for one)."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS), (".codex/hooks.json", CODEX_HOOKS)):
-        have = _our_events(root / rel)
-        lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in _older_inputs(root / rel)]
+        ours = _our_hooks(root / rel)
+        have = {event for event, _ in ours}
+        older = sorted({event for event, h in ours if h.get("type") == "mcp_tool" and event in hookcalls.TOOLS  # passes fewer fields
+                        and not set(hookcalls.template(event)) <= set(h.get("input") or {})})
+        lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in older]
         out += [(rel, lacking)] if have and lacking else []
     return out
-
-
-def _older_inputs(path: Path) -> list[str]:
-    """The events whose `mcp_tool` hook of ours in `path` passes fewer fields than `hookcalls.template` asks for."""
-    try:
-        hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks")
-    except (OSError, ValueError, AttributeError):
-        return []
-    return sorted({event for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if event in hookcalls.TOOLS
-                   for g in (groups if isinstance(groups, list) else []) if isinstance(g, dict) for h in g.get("hooks") or []
-                   if isinstance(h, dict) and h.get("type") == "mcp_tool" and _ours(h)
-                   and not set(hookcalls.template(event)) <= set(h.get("input") or {})})
 
 
 PLUGIN = f"{NAME}@{NAME}"  # the Claude Code plugin, from the marketplace of the same name (.claude-plugin/)
@@ -94,7 +85,7 @@ def doubled_hooks(root: Path, claude_dir: Path) -> tuple[Path, list[str]] | None
     """(the file enabling the plugin, the settings files holding setup's hooks too) when both would run: the two sets
     send different payloads, so every tool call is recorded twice."""
     plugin = plugin_enabled(root, claude_dir)
-    holding = [rel for rel in (LOCAL_FILE, ".claude/settings.json") if _our_events(root / rel)]
+    holding = [rel for rel in (LOCAL_FILE, ".claude/settings.json") if _our_hooks(root / rel)]
     return (plugin, holding) if plugin and holding else None
 
 
