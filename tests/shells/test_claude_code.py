@@ -309,6 +309,29 @@ def test_with_the_hooks_setup_picks_claude_records_each_call_through_the_running
     assert git(repo, "log", "--format=%B").count(f"Memory-Session: {session}") == 1
 
 
+def test_a_subagents_tool_calls_are_recorded_as_the_subagents_and_the_main_threads_as_its_own(project: tuple[Path, Path]):
+    repo, home = project
+    (repo / "README.md").write_text("# proj\n", encoding="utf-8")
+    # Claude Code runs the subagent beside the main thread, so each request is answered from its own thread's script:
+    # the main thread's requests carry the user's prompt, the subagent's the prompt the Agent call gave it.
+    main = [tool_use("Agent", {"description": "read the checklist", "prompt": "Read the release checklist.", "subagent_type": "general-purpose"}),
+            tool_use("Read", {"file_path": str(repo / "README.md")}), "Done."]
+    sub = [tool_use("Read", {"file_path": str(repo / ".agents/skills/release-checklist/SKILL.md")}), "Tag, then publish."]
+
+    def turn(body: dict[str, Any]) -> Any:
+        script = main if "Have a subagent" in json.dumps(body["messages"]) else sub
+        return script.pop(0) if script else "Done."
+
+    with FakeAnthropic([turn] * 8) as api:
+        assert claude(repo, home, api, "Have a subagent read the release checklist.").returncode == 0
+    session = session_id(api.main_requests()[0])
+    reads = [r for r in records(repo) if r["_log"] == session and r["kind"] == "tool" and r["data"]["tool"] == "Read"]
+    by_file = {Path(r["data"]["input"]["file_path"]).name: r["data"] for r in reads}
+    assert set(by_file) == {"SKILL.md", "README.md"}, reads
+    assert by_file["SKILL.md"]["subagent"]["type"] == "general-purpose" and by_file["SKILL.md"]["subagent"]["id"], by_file
+    assert "subagent" not in by_file["README.md"], by_file
+
+
 def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_through_the_plugins_tools(repo: Path, tmp_path: Path,
                                                                                                           monkeypatch: pytest.MonkeyPatch):
     """`setup claude-code --plugin <marketplace>` writes what a team commits (extraKnownMarketplaces, enabledPlugins, the

@@ -21,7 +21,8 @@ EVENTS = {tool: event for event, tool in TOOLS.items()}
 HANDLER = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop"}
 FIELDS = {
     "PreToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_use_id"),
-    "PostToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_response", "tool_use_id"),
+    # agent_id and agent_type: present when a subagent made the call (Claude Code leaves them out for the main thread)
+    "PostToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_response", "tool_use_id", "agent_id", "agent_type"),
     "Stop": ("session_id", "cwd", "transcript_path", "last_assistant_message", "stop_hook_active"),  # the path tells two stops apart
 }
 JSON_FIELDS = ("tool_input", "tool_response")

@@ -197,6 +197,8 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
     if isinstance(payload.get("tool_use_id"), str):
         data["call_id"] = payload["tool_use_id"][:200]  # the harness's id of the call: an import of its transcript skips it
+    if isinstance(payload.get("agent_id"), str) and payload["agent_id"]:  # a subagent's call, recorded in its parent's session
+        data["subagent"] = {"id": payload["agent_id"][:200], "type": str(payload.get("agent_type") or "")[:200]}
     if len(output) > EXCERPT:
         data["output_blob"] = store.put_blob(output.encode("utf-8"))
     if found:

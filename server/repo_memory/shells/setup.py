@@ -53,7 +53,8 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     """(settings file, what it lacks) of each file holding repo-memory's hooks but not all of them, or an `mcp_tool`
     hook passing fewer fields than this version reads (`Stop (older input)`): an older `setup` wrote it (before
     PreToolUse, an agent's file tools could write the logs unchecked; before the Stop hook passed the transcript's
-    path, two stops with the same words were taken for one)."""
+    path, two stops with the same words were taken for one; before PostToolUse passed a subagent's id, its calls were
+    recorded as the main thread's)."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS), (".codex/hooks.json", CODEX_HOOKS)):
         ours = _our_hooks(root / rel)
