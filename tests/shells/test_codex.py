@@ -48,6 +48,7 @@ def test_recall_round_trip_through_codex_and_its_hooks_leave_our_calls_to_the_se
     turns = [function_call("recall", {"query": "cut a release"}, namespace=CODEX_NAMESPACE),
              function_call("remember", {"text": "Releases are cut from main."}, namespace=CODEX_NAMESPACE),
              function_call("feedback", {"ref": "skill:release-checklist", "outcome": "helped"}, namespace=CODEX_NAMESPACE),
+             function_call("skill_write", {"name": "release-checklist", "tags": ["release"]}, namespace=CODEX_NAMESPACE),
              "Tag, then publish."]
     with FakeResponses(turns) as api:
         attach(repo, home, api)
@@ -65,6 +66,9 @@ def test_recall_round_trip_through_codex_and_its_hooks_leave_our_calls_to_the_se
     assert {r["_log"].split("+")[0] for r in records(repo)} == {session}
     assert not any(r["kind"] == "tool" and r["data"]["tool"].startswith(CODEX_NAMESPACE) for r in logged), logged  # no hook copies
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # SessionEnd committed the session
+    # the skill's commit names the Codex session that changed it, not a session of the server's own that has no log
+    named = {line.split(": ", 1)[1] for line in git(repo, "log", "--format=%B").splitlines() if line.startswith("Memory-Session: ")}
+    assert named == {session}, git(repo, "log", "--format=%B")
 
 
 def test_the_codex_stop_hook_drives_the_loop_its_session_started_and_lets_go_within_budget(project: tuple[Path, Path]):

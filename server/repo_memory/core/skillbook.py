@@ -120,7 +120,7 @@ class Skillbook:
 
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
               related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,
-              anchors: Sequence[str] | None = None, draft: bool = False) -> WriteResult:
+              anchors: Sequence[str] | None = None, draft: bool = False, session: str = "") -> WriteResult:
         """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
         An update changes only what is given (None keeps the description, the body, the tags…); a new skill needs a
         description and a body.
@@ -160,7 +160,7 @@ class Skillbook:
                                    sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."])
             disk.write_atomic(path, data)
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
-        self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}")
+        self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}", session=session)
         if status == "draft":
             warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
         for other in [r for r in related or () if r != name and not self.exists(r)]:

@@ -213,8 +213,8 @@ class Store:
         return self._logs.feedback(session or self.session, ref, outcome, note, actor, tool)
 
     def write_skill(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
-                    actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None, draft: bool = False) -> WriteResult:
-        return self._skills.write(name, description, body, tags, related, actor, new, anchors, draft)
+                    actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None, draft: bool = False, session: str | None = None) -> WriteResult:
+        return self._skills.write(name, description, body, tags, related, actor, new, anchors, draft, session or "")
 
     def review(self, name: str, accept: bool, sha: str | None = None) -> str:
         return self._skills.review(name, accept, sha)

@@ -188,7 +188,8 @@ def skill_write(call: Call, name: str, description: str | None = None, body: str
     when it really is a different procedure.
     anchors: code the skill describes, e.g. ["src/release.py::bump_version"]; recall flags the skill stale when it changes.
     """
-    result = call.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors)
+    result = call.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors,
+                                    session=call.meta_session)
     return dataclasses.replace(result, commit=call.store.commit_status())
 
 
