@@ -49,3 +49,15 @@ def test_a_spec_a_person_accepts_is_committed_so_the_runs_receipts_cite_a_spec_t
     end = next(json.loads(line) for line in git(toy, "show", f"HEAD:{next(toy.glob('.agents/experience/*/' + run + '.jsonl')).relative_to(toy)}").splitlines()
                if json.loads(line)["kind"] == "loop.end")
     assert hashlib.sha256(git(toy, "show", "HEAD:.agents/loops/fix-add.md").encode()).hexdigest() == end["data"]["spec_sha256"]
+
+
+def test_a_runs_commit_says_how_the_run_ended_so_git_log_reads_as_the_loops_history(toy: Path, store: Store, runner: CliRunner):
+    assert runner.invoke(cli, ["--root", str(toy), "init"]).exit_code == 0
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add")["run"]
+    assert engine.step(run, "tried a fix")["state"] == "continue"
+    engine.abort(run, "a person stopped it")
+    subjects = git(toy, "log", "--format=%s", "--", ".agents/experience").splitlines()
+    (subject,) = [s for s in subjects if run in s]
+    assert subject.startswith(f"memory(experience): {run}#1-") and subject.endswith(", run ended aborted"), subjects

@@ -80,6 +80,21 @@ def _last_seq(log: bytes, first: bool = False) -> int:
     return 0
 
 
+def _ended(log: bytes, first: int) -> str:
+    """How a loop run ended, when the records from seq `first` on hold its receipt (a `loop.end`); else ''."""
+    for line in reversed(log.splitlines()):
+        try:
+            record = json.loads(line)
+            seq, kind, state = record.get("seq"), record.get("kind"), record.get("data", {}).get("state")
+        except (ValueError, AttributeError):
+            continue
+        if not isinstance(seq, int) or seq < first:
+            return ""
+        if kind == "loop.end" and isinstance(state, str):
+            return state
+    return ""
+
+
 class Committer:
     """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
 
@@ -342,8 +357,10 @@ class Committer:
         for n, session in enumerate(sessions):
             logs = sorted({e.path for e in entries if e.session == session and e.path.endswith(".jsonl")})
             spans = [span for path in logs if (span := self._span(base, path))] if n < LISTED else []
-            low, high = min((a for a, _ in spans), default=0), max((b for _, b in spans), default=0)
-            messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else ""))
+            low, high = min((a for a, _, _ in spans), default=0), max((b for _, b, _ in spans), default=0)
+            ended = next((state for _, _, state in spans if state), "")  # a loop run's commit says how it ended
+            messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else "")
+                            + (f", run ended {ended}" if ended else ""))
         messages = list(dict.fromkeys(messages)) or ["memory: update"]
         subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
         listed = [f"- {m}" for m in messages[:LISTED]] + ([f"- … and {len(messages) - LISTED} more"] if len(messages) > LISTED else [])
@@ -354,8 +371,9 @@ class Committer:
             trailers += f"Memory-Sessions: {len(sessions)}\n"
         return f"{subject}\n{body}\n{trailers}Memory-Harness: {harness or self.policy.harness}\n"
 
-    def _span(self, base: str | None, path: str) -> tuple[int, int] | None:
-        """(first, last) seq of the records the log at `path` holds beyond its committed version: what this commit adds."""
+    def _span(self, base: str | None, path: str) -> tuple[int, int, str] | None:
+        """(first, last) seq of the records the log at `path` holds beyond its committed version (what this commit adds),
+        and how the loop run they end ended ('' when they end none)."""
         try:
             data = disk.read_safely(self.root / path)
         except (OSError, UnsafePathError):
@@ -363,8 +381,9 @@ class Committer:
         now = _last_seq(data)
         if base and self.git.entry(base, path):
             before = _last_seq(self.git.blob(base, path))
-            return (before + 1, now) if now > before else None
-        return (_last_seq(data, first=True), now) if now else None  # a new file: a session's next (core/journal.py) begins past #1
+            return (before + 1, now, _ended(data, before + 1)) if now > before else None
+        first = _last_seq(data, first=True)  # a new file: a session's next (core/journal.py) begins past #1
+        return (first, now, _ended(data, first)) if now else None
 
     def _identity(self) -> dict[str, str]:
         """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""
