@@ -65,7 +65,7 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     if event == "pre-tool":
         return pretool.answer(store.config, payload)
     try:
-        if not first_delivery(store.config.state_dir, event, payload):
+        if event != "stop" and not first_delivery(store.config.state_dir, event, payload):
             return {}  # the same hook registered twice (say in settings.json and settings.local.json): record it once
         return HANDLERS[event](store, payload)
     except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
@@ -112,6 +112,16 @@ def _size(path: object) -> int:
         return -1
 
 
+def _claude_transcript(session: str) -> Path | None:
+    """Claude Code's transcript of `session` ($CLAUDE_CONFIG_DIR or ~/.claude, projects/<folder>/<session>.jsonl)."""
+    if not refs.SESSION.match(session):
+        return None
+    projects = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    with contextlib.suppress(OSError):
+        return next(iter(projects.glob(f"*/{session}.jsonl")), None)
+    return None
+
+
 def _forget_old_deliveries(state_dir: Path) -> None:
     """Markers of events delivered, and of tool calls whose PostToolUse never came (refused by another hook), over an hour old."""
     horizon = time.time() - 3600
@@ -147,6 +157,15 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     if run is None:
         return {}
     state = engine.state(run)
+    # Two registrations' copies of one stop are one event; an agent saying the same words at two stops is two, told
+    # apart by the transcript's size. An older setup's Stop hook passes no transcript_path: Claude Code's file for the
+    # session is found, and failing that, how far the run has got tells them apart.
+    told = dict(payload)
+    if _size(told.get("transcript_path")) < 0:
+        found = _claude_transcript(session)
+        told.update({"transcript_path": str(found)} if found else {"run": [run, state.iterations]})
+    if not first_delivery(store.config.state_dir, "stop", told):
+        return {}
     try:
         spec = engine.spec(state.loop)
     except (NotFoundError, InvalidRecordError) as exc:  # nothing can verify it again: end it, uncharged, not leave it live
