@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -460,9 +461,9 @@ def test_doctor_says_when_an_older_setup_left_hooks_out(runner: CliRunner, repo:
     del data["hooks"]["PreToolUse"]
     settings.write_text(json.dumps(data), encoding="utf-8")
     out = run(runner, repo, "doctor")
-    assert "lack PreToolUse" in out and "setup claude-code` again" in out, out
+    assert "PreToolUse: an agent's own file tools can write the logs unchecked" in out and "setup claude-code` again" in out, out
     run(runner, repo, "setup", "claude-code")
-    assert "lack" not in run(runner, repo, "doctor")
+    assert "older `setup`" not in run(runner, repo, "doctor")
 
 
 def test_doctor_says_when_an_older_setup_wrote_a_hook_that_passes_less_than_it_needs(runner: CliRunner, repo: Path):
@@ -476,9 +477,19 @@ def test_doctor_says_when_an_older_setup_wrote_a_hook_that_passes_less_than_it_n
     del stop["input"]["transcript_path"]
     settings.write_text(json.dumps(data, indent=2), encoding="utf-8")
     out = run(runner, repo, "doctor")
-    assert "Stop" in out and "older" in out and "setup claude-code` again" in out, out
+    assert "Stop (older input): its Stop hook passes no transcript_path" in out and "setup claude-code` again" in out, out
+    # An upgrade is `git pull && ./install.sh`: nobody runs doctor, so Claude Code's session start says it to the person.
+    started = subprocess.run([str(Path(sys.executable).parent / "repo-memory"), "hook", "session-start"], cwd=repo, text=True,
+                             input=json.dumps({"session_id": "s-1", "cwd": str(repo), "hook_event_name": "SessionStart"}),
+                             capture_output=True, env={**os.environ, "CLAUDECODE": "1"})
+    notice = json.loads(started.stdout).get("systemMessage", "")
+    assert "older setup's" in notice and "transcript_path" in notice and "setup claude-code` again" in notice, started
     run(runner, repo, "setup", "claude-code", "--hooks", "mcp")
     assert "older" not in run(runner, repo, "doctor")
+    started = subprocess.run([str(Path(sys.executable).parent / "repo-memory"), "hook", "session-start"], cwd=repo, text=True,
+                             input=json.dumps({"session_id": "s-1", "cwd": str(repo)}), capture_output=True,
+                             env={**os.environ, "CLAUDECODE": "1"})
+    assert "systemMessage" not in json.loads(started.stdout), started
 
 
 def test_timeline_shows_the_newest_records_and_says_how_many_earlier_ones_it_left_out(runner: CliRunner, repo: Path):

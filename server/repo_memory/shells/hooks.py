@@ -195,7 +195,13 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     if isinstance(payload.get("session_id"), str) and refs.SESSION.match(payload["session_id"]):
         note_session(store.config.state_dir, payload["session_id"])
     store.refresh()
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": store.briefing()}}
+    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": store.briefing()}}
+    if store.config.harness == "claude-code":  # an upgrade (`git pull && ./install.sh`) leaves the hooks an older setup wrote
+        from repo_memory.shells.setup import stale_hooks
+
+        if stale := [line for line in stale_hooks(store.root) if line.startswith(".claude")]:
+            answer["systemMessage"] = "repo-memory: " + " ".join(stale)
+    return answer
 
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

@@ -31,6 +31,12 @@ CODEX_HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("
 MATCHERS = {"PostToolUse": "*", "PreToolUse": "Bash|Write|Edit|MultiEdit|NotebookEdit|apply_patch"}
 NAME = "repo-memory"
 BY_NAME = [NAME]  # how shared files call repo-memory
+# what a setup's hooks miss when an older setup wrote them (missing_hooks' names), as doctor and the briefing say it
+COSTS = {"SessionStart": "no briefing when a session starts", "PreToolUse": "an agent's own file tools can write the logs unchecked",
+         "PostToolUse": "tool calls are not recorded", "PreCompact": "compactions are not noted",
+         "Stop": "loop runs are not driven when the agent stops", "SessionEnd": "a session is committed only when the server exits",
+         "Stop (older input)": "its Stop hook passes no transcript_path",
+         "PostToolUse (older input)": "a subagent's tool calls are recorded as the main thread's"}
 
 
 def _ours(hook: dict[str, Any]) -> bool:
@@ -64,6 +70,13 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
         lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in older]
         out += [(rel, lacking)] if have and lacking else []
     return out
+
+
+def stale_hooks(root: Path) -> list[str]:
+    """One line per settings file whose repo-memory hooks an older setup wrote: what they lack, what it costs, the fix."""
+    return [f"{rel}: repo-memory's hooks here are an older setup's ({'; '.join(f'{x}: {COSTS.get(x, x)}' for x in lacking)}); "
+            f"run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again (it keeps your own hooks)"
+            for rel, lacking in missing_hooks(root)]
 
 
 PLUGIN = f"{NAME}@{NAME}"  # the Claude Code plugin, from the marketplace of the same name (.claude-plugin/)
@@ -150,7 +163,7 @@ def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[s
     team's committed file keeps its layout, its non-ASCII text and its key order."""
     before = path.read_text(encoding="utf-8") if path.exists() else None
     if (json.loads(before or "{}") if before is not None else None) == (data or None):
-        changes.append(f"{path}: already {what}")
+        changes.append(f"{path}: already up to date ({what})")
         return
     changes.append(f"{path}: {what}" + (" (dry run, not written)" if dry_run else ""))
     if dry_run:

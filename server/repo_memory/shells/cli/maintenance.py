@@ -175,9 +175,10 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20))
     from repo_memory.shells import setup as attaching
 
-    findings += [checks.Finding("warning", rel, f"repo-memory's hooks here lack {', '.join(lacking)} (an older `setup` wrote them)",
-                                f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it adds "
-                                "them and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
+    findings += [checks.Finding("warning", rel, f"repo-memory's hooks here are an older `setup`'s: "
+                                + "; ".join(f"{x}: {attaching.COSTS.get(x, x)}" for x in lacking),
+                                f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it brings "
+                                "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
     if doubled := attaching.doubled_hooks(store.root, memories.homes().claude):
         findings.append(checks.Finding("warning", doubled[1][0], f"repo-memory's hooks are in {', '.join(doubled[1])} and the "
                                        f"Claude Code plugin {attaching.PLUGIN} ({doubled[0]}) brings its own: every tool call is "
