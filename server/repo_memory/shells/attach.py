@@ -24,8 +24,9 @@ def instructions() -> str:
 Attach repo-memory to your agent, inside the repository whose memory it should use:
 
   One command (registers the server, installs the hooks, prints every change; --remove undoes it):
-    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup claude-code
-    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup codex
+    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup claude-code --trust
+    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup codex --trust
+  (--trust answers the harness's "do you trust this folder" for you; leave it out to answer it yourself)
 
   Or by hand — Claude Code:
     claude mcp add repo-memory -- {' '.join(cmd)}
