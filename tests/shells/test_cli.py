@@ -89,8 +89,11 @@ def test_doctor_names_the_drafts_that_wait_for_a_persons_review(runner: CliRunne
 
 def test_doctor_notices_files_the_index_has_not_seen(runner: CliRunner, repo: Path):
     run(runner, repo, "reindex")
-    write_skill_file(repo, "new-one", "Added behind the index's back.")
-    assert "not in the index yet: looked at again now" in run(runner, repo, "doctor")
+    for name in ("new-one", "new-two", "new-three", "new-four"):
+        write_skill_file(repo, name, "Added behind the index's back.")
+    found = run(runner, repo, "doctor")  # one line, not one per file (an upgrade across an index change printed many)
+    assert "4 file(s) the index had not seen yet, indexed now: .agents/skills/" in found and "and 1 more" in found, found
+    assert found.count("Nothing to do") == 1, found
     assert "All good" in run(runner, repo, "doctor")
     (repo / ".agents/skills/new-one/SKILL.md").write_text("---\nname: new-one\ndescription: [broken\n---\nbody\n", encoding="utf-8")
     broken = runner.invoke(cli, ["--root", str(repo), "doctor"])  # judged as the file is now, not as last indexed

@@ -53,8 +53,10 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     drift = _index_drift(store)
     if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):  # judge the files as they are, not as last indexed
         store.refresh()
-        drift = [f if not f.fix.startswith("Run `repo-memory reindex`") else
-                 Finding("info", f.path, f"{f.message}: looked at again now", "Nothing to do.") for f in drift]
+        seen = [f.path for f in drift if f.fix.startswith("Run `repo-memory reindex`")]  # one line for them all (an upgrade: many)
+        drift = [f for f in drift if not f.fix.startswith("Run `repo-memory reindex`")] + [Finding(
+            "info", ".agents", f"{len(seen)} file(s) the index had not seen yet, indexed now: {', '.join(seen[:3])}"
+            + (f" and {len(seen) - 3} more" if len(seen) > 3 else ""), "Nothing to do.")]
     findings = _index_damage(store) + _setup(store) + drift
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
