@@ -10,10 +10,7 @@ command hooks: Claude Code runs them before the server is connected and after it
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from repo_memory.core.store import Store
+from typing import Any
 
 # event -> the hidden tool that answers it, and the hook input fields it is called with
 TOOLS = {"PreToolUse": "hook_pre_tool", "PostToolUse": "hook_post_tool", "Stop": "hook_stop"}
@@ -47,15 +44,3 @@ def payload(event: str, arguments: dict[str, Any]) -> dict[str, Any]:
     if "stop_hook_active" in out:
         out["stop_hook_active"] = str(out["stop_hook_active"]).lower() == "true"
     return out
-
-
-def answer(store: Store, tool: str, arguments: dict[str, Any]) -> str:
-    """The text a hidden hook tool answers with: the hook's JSON output, as a command hook would print it."""
-    from repo_memory.shells import hooks
-
-    event = EVENTS[tool]
-    try:
-        return json.dumps(hooks.run(store, HANDLER[event], payload(event, arguments)))
-    except Exception as exc:  # the one top-level handler of a hook run in the server: a harness is never blocked by our bug
-        hooks.log.warning("hook %s failed (%s: %s); the harness carries on", event, type(exc).__name__, str(exc)[:300])
-        return "{}"

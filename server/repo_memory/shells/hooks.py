@@ -19,7 +19,7 @@ from repo_memory.git.pending import SESSIONS_DIR, alive, harness_pid, note_sessi
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
-from repo_memory.shells import pretool
+from repo_memory.shells import hookcalls, pretool
 
 log = logging.getLogger("repo_memory")
 DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
@@ -71,6 +71,17 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
         log.warning("hook %s failed, letting the harness continue: %s", event, exc)
         return {}
+
+
+def answer_call(store: Store, tool: str, arguments: dict[str, Any]) -> str:
+    """The text a hidden hook tool (shells/hookcalls.py) answers with: the hook's JSON output, as a command hook would
+    print it."""
+    event = hookcalls.EVENTS[tool]
+    try:
+        return json.dumps(run(store, hookcalls.HANDLER[event], hookcalls.payload(event, arguments)))
+    except Exception as exc:  # the one top-level handler of a hook run in the server: a harness is never blocked by our bug
+        log.warning("hook %s failed (%s: %s); the harness carries on", event, type(exc).__name__, str(exc)[:300])
+        return "{}"
 
 
 def _session(store: Store, payload: dict[str, Any]) -> str:

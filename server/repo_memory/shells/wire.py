@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from repo_memory.errors import RepoMemoryError
 from repo_memory.index.db import damage
 from repo_memory.shells.front import Front
-from repo_memory.shells import hookcalls, tools
+from repo_memory.shells import hookcalls, hooks, tools
 from repo_memory.shells.served import Served
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
@@ -143,7 +143,7 @@ class Server(MCPServer):
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         if name in hookcalls.EVENTS and context is not None:  # a hook of the harness, not the model: never listed
             served = cast(Served, context.request_context.lifespan_context)
-            text = await anyio.to_thread.run_sync(lambda: hookcalls.answer(served.open([]), name, arguments))
+            text = await anyio.to_thread.run_sync(lambda: hooks.answer_call(served.open([]), name, arguments))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
         if name in tools.BY_NAME and (extra := tools.unknown(name, arguments)):
             raise ToolError(extra)

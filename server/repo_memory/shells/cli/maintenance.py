@@ -175,7 +175,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20))
     from repo_memory.shells import setup as attaching
 
-    findings += [checks.Finding("warning", rel, f"repo-memory's hooks here are an older `setup`'s: "
+    findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: "
                                 + "; ".join(f"{x}: {attaching.COSTS.get(x, x)}" for x in lacking),
                                 f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it brings "
                                 "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
