@@ -531,3 +531,13 @@ def test_doctor_says_when_codex_will_not_run_repo_memorys_hooks_and_to_trust_the
     config.write_text(config.read_text(encoding="utf-8").replace('trust_level = "trusted"', 'trust_level = "untrusted"'), encoding="utf-8")
     out = run(runner, repo, "doctor")
     assert "untrusted" in out and "setup codex --trust" in out, out
+
+
+def test_every_time_shown_says_its_zone(runner: CliRunner, repo: Path):
+    """Times were shown in UTC without saying so, in three styles, while `today` is a day of the local calendar: a person
+    west of Greenwich saw '2026-02-01' on records `--since today` (their 1 February) left out."""
+    lines = json.dumps({"text": "released v2", "ts": "2026-02-01T00:00:02Z", "session": "rel"}) + "\n"
+    run(runner, repo, "log", "import", "-", stdin=lines)
+    for args in (("timeline",), ("log", "tail", "rel"), ("search", "released")):
+        out = run(runner, repo, *args)
+        assert "2026-02-01 00:00" in out and re.search(r"2026-02-01 00:00(:02)? UTC", out), (args, out)

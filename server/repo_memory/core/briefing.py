@@ -40,7 +40,7 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
         lines.append("- often misled or failed (a person may set status: deprecated): "
                      + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
     if summary:
-        lines.append(f"- last checkpoint {summary['id']} ({summary['ts'][:16]}): {summary['text'][:300]}"
+        lines.append(f"- last checkpoint {summary['id']} ({when.shown(summary['ts'], seconds=False)}): {summary['text'][:300]}"
                      + (f" [covers {', '.join(summary['covers'][:3])}]" if summary["covers"] else ""))
     text = "\n".join(lines)
     while len(text.encode()) > BRIEFING_BYTES:

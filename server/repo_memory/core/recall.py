@@ -246,7 +246,7 @@ class Recall:
                                     status=str(row["status"]), provenance={"origin": str(row["origin"] or "unknown"), "path": str(row["path"])},
                                     name=name))
             elif (r := self._activity.record(memory)) is not None:
-                hits.append(Hit(id=memory, kind=r["kind"], title=f"{r['kind']} in session {r['session']} at {r['ts'][:16].replace('T', ' ')}",
+                hits.append(Hit(id=memory, kind=r["kind"], title=f"{r['kind']} in session {r['session']} at {when.shown(r['ts'], seconds=False)}",
                                 snippet=f"cites {cites}: {str(r['text'] or '')[:200]}", score=1.0, status="recorded",
                                 provenance={"actor": r["actor"], "harness": r["harness"], "tool": r["tool"]}, ts=r["ts"], session=r["session"]))
         hits.sort(key=lambda h: (h.kind not in DOC_KINDS, h.id))

@@ -6,14 +6,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from repo_memory.formats import experience
+from repo_memory.formats import experience, when
 from repo_memory.formats.experience import Line, check_chain
 
 
 def one_line(record: dict[str, Any]) -> str:
     """`time  id  kind  actor  first line of text`."""
     text = (record.get("text") or json.dumps(record.get("data"), ensure_ascii=False) or "").replace("\n", " ")
-    return f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  {record['source'].get('actor', '')}  {text[:100]}"
+    return f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {record['source'].get('actor', '')}  {text[:100]}"
 
 
 def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
@@ -63,7 +63,7 @@ def textconv(lines: Sequence[Line]) -> str:
             out.append(f"[unreadable line at byte {line.offset}: {line.problem}]")
             continue
         src = record["source"]
-        head = f"{record['ts'][:19].replace('T', ' ')}  {record['id']}  {record['kind']}  by {experience.author(record['kind'], src)}"
+        head = f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  by {experience.author(record['kind'], src)}"
         head += f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else ""
         out.append(head)
         text = record.get("text") or ""

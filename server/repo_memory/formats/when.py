@@ -83,6 +83,13 @@ def iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def shown(ts: str, seconds: bool = True) -> str:
+    """A stored time (ISO, UTC) as a person or an agent reads it, with its zone: `2026-02-01 09:30:05 UTC`. Day
+    words in queries (`today`, `yesterday`) are days of the local calendar; what is shown says UTC, so the two never
+    pass for each other."""
+    return f"{ts[:19 if seconds else 16].replace('T', ' ')} UTC" if ts else ""
+
+
 def _forms() -> str:
     return "Use one of: " + ", ".join(FORMS) + "."
 

@@ -206,7 +206,7 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
             click.echo(f"… {earlier} earlier record(s) not shown (raise -n, or give a later --since)")
         for row in rows:
             first = (row["text"] or "").splitlines()[0] if row["text"] else ""
-            click.echo(f"{row['ts'][:19].replace('T', ' ')}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
+            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
 
     emit(rows, as_json, text)
 
