@@ -367,3 +367,14 @@ def test_what_a_verification_step_started_is_gone_when_the_step_ends_even_in_a_s
     for pid in leftover:
         os.kill(int(pid), 9)
     assert leftover == [], "processes the step started outlived it"
+
+
+def test_a_loop_triggered_by_a_ci_failure_is_due_only_when_ci_says_it_failed(toy: Path, store: Store, runner: CliRunner):
+    """DESIGN names a CI failure among a loop's triggers; no spec could say it, so a team's CI had no loop to start."""
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: ci}"), encoding="utf-8")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "lint", "fix-add"]).exit_code == 0
+    Engine(store).accept("fix-add")
+    assert "fix-add" not in runner.invoke(cli, ["--root", str(toy), "loop", "due"]).output
+    assert "fix-add" not in runner.invoke(cli, ["--root", str(toy), "loop", "due", "--event", "post-commit"]).output
+    failed = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--event", "ci-failure", "--run"])
+    assert "fix-add: due (CI failed)" in failed.output and "failed: " in failed.output, failed.output  # calc.py still subtracts

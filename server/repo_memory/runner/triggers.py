@@ -15,7 +15,8 @@ from repo_memory.git.repo import Git
 from repo_memory.runner import driver
 from repo_memory.runner.engine import Engine
 
-EVENTS = ("post-commit", "pre-push")
+EVENTS = ("post-commit", "pre-push")  # git's, each a hook `loop hooks install` writes
+ASKED = (*EVENTS, "ci-failure")  # what `loop due --event` may say: a git hook, or a CI job that failed
 MARKER = "# added by repo-memory: run loops whose trigger is this git event"
 LOOKBACK = timedelta(hours=24)  # a schedule never run before counts as due if it fired in the last day
 
@@ -43,6 +44,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     if on == "git":
         wanted = spec.trigger.get("events") or list(EVENTS)
         return f"git {event}" if event in wanted else ""
+    if on == "ci":
+        return "CI failed" if event == "ci-failure" else ""
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now

@@ -159,14 +159,16 @@ def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) ->
 
 @loop.command(name="due")
 @click.option("--run", "run_them", is_flag=True, help="Run each due loop: with --agent, drive it; without, one verification pass.")
-@click.option("--event", type=click.Choice(triggers.EVENTS), help="The git event that asks (for trigger on: git).")
+@click.option("--event", type=click.Choice(triggers.ASKED), help="What asks: a git hook's event (trigger on: git), or "
+              "ci-failure from a CI job that failed (trigger on: ci).")
 @click.option("--agent", help="Headless agent command for --run (as in `loop run`).")
 @click.pass_context
 def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None) -> None:
-    """List loops due now (schedule, changed paths, git event) — for cron, CI and git hooks.
+    """List loops due now (schedule, changed paths, git event, CI failure) — for cron, CI and git hooks.
 
     \b
     Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
+    Example CI step, run when the job failed:  repo-memory loop due --run --event ci-failure --agent 'claude -p'
     """
     engine = _engine(ctx)
     for spec, reason in triggers.due(engine, event):
