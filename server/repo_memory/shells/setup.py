@@ -8,6 +8,7 @@ the repository from the session (MCP roots, or the directory Codex starts it in)
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shlex
@@ -326,6 +327,22 @@ def _ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
     if not dry_run:
         layout.add_lines(exclude, [f"/{relative}"])
     return [f"{exclude}: git now ignores /{relative} (your own file, in this clone only)" + (" (dry run, not written)" if dry_run else "")]
+
+
+def left_behind(root: Path, home: Path) -> list[str]:
+    """What uninstall leaves, on purpose, of what setup wrote: Claude Code's trust of the folder (its own answer, which
+    more than repo-memory relies on) and the exclude line that keeps the personal settings file out of git."""
+    out = []
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        projects = json.loads((home / ".claude.json").read_text(encoding="utf-8")).get("projects") or {}
+        if isinstance(projects.get(str(root)), dict) and projects[str(root)].get("hasTrustDialogAccepted"):
+            out.append(f"Claude Code's trust of this folder in {home / '.claude.json'} (its own answer, which more than "
+                       "repo-memory relies on; `claude` asks again if you take it out)")
+    with contextlib.suppress(OSError):
+        exclude = gitrepo.discover(root)[2] / "info" / "exclude"
+        if f"/{LOCAL_FILE}" in exclude.read_text(encoding="utf-8").splitlines():
+            out.append(f"the line /{LOCAL_FILE} in {exclude} (it keeps that file, your own settings, out of git)")
+    return out
 
 
 def _trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str]:

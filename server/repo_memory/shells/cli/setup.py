@@ -221,6 +221,8 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
             if not team and (root / name).is_file() and "repo-memory" in (root / name).read_text(encoding="utf-8", errors="replace")]
     if kept:
         click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
+    if left := attaching.left_behind(root, Path.home()):
+        click.echo(f"left as they are: {'; '.join(left)}")
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
     elif team and any(name in " ".join(shown) for name in (".mcp.json", "settings.json", "hooks.json")):
