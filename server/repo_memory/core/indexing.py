@@ -38,7 +38,7 @@ class Indexer:
         db.repair = self.repair  # a write that finds the index damaged has it rebuilt and re-indexed, not just emptied
         self._linked = True  # whether the last look at every file found a skill shown through a link (none yet)
 
-    def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None) -> SyncReport:
+    def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None, budget: int | None = None) -> SyncReport:
         """Re-index whatever changed on disk since the last look (a damaged index is rebuilt from the files). With
         `changed`, the absolute paths that file events named: the logs are re-read if one of them is a log, and a
         skill folder's SKILL.md is looked at alone when scan would read it the same way alone (no link on the way);
@@ -46,7 +46,7 @@ class Indexer:
         try:
             # A skill shown through a link changes under its target's path; a path not absolute and normal is not the watcher's.
             if changed is None or self._linked or any(not os.path.isabs(p) or os.path.normpath(p) != p for p in changed):
-                return self._sync(progress)
+                return self._sync(progress, budget)
             logs = f"{self.root / '.agents' / 'experience'}{os.sep}"
             looks = {path: skills.find(self.root, self.sources, path) for path in changed if not path.startswith(logs)}
             if not all(alone for alone, _ in looks.values()):
@@ -79,12 +79,15 @@ class Indexer:
         """(what a full check finds wrong with the index file, '' when nothing; why this process rebuilt it, each time)."""
         return self._db.check(), list(self._db.rebuilt)
 
-    def _sync(self, progress: Progress | None) -> SyncReport:
+    def _sync(self, progress: Progress | None, budget: int | None = None) -> SyncReport:
+        """Every memory file; with `budget`, the logs only when at most that many bytes of them are new (else the
+        report's `looked` is "skills and loops")."""
         links: list[str] = []  # a link showing no skill now may show one when its target's file appears
         found = [*skills.scan(self.root, self.sources, links), *loops.scan(self.root)]
         self._linked = bool(links)
         report = self._docs.sync(found, progress)
-        self._logs.sync()
+        if not self._logs.sync(budget):
+            report = replace(report, looked="skills and loops")
         self._staleness.check()
         return report
 

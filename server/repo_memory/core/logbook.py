@@ -91,9 +91,14 @@ class Logbook:
             raise InvalidArgumentError(f"actor must be one of {ACTORS}")
         return {"actor": actor, "harness": self.harness, "tool": tool, **({"clone": self.clone} if self.clone else {})}
 
-    def sync(self) -> None:
-        """Index whatever was appended to any log since the last look."""
-        self._records.sync(list(self._journal.files()))
+    def sync(self, budget: int | None = None) -> bool:
+        """Index whatever was appended to any log since the last look; with `budget`, only when that is at most so many
+        bytes (a fresh clone's first look at a year of logs is left to whoever may take the time). Whether it did."""
+        files = list(self._journal.files())
+        if budget is not None and self._records.behind(files) > budget:
+            return False
+        self._records.sync(files)
+        return True
 
     def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
         """Append records as one write and index them at once.

@@ -78,8 +78,8 @@ class Store:
 
     # --- the index ----------------------------------------------------------------------------------
 
-    def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None) -> SyncReport:
-        return self._index.refresh(progress, changed)  # changed: the files events named, when only they need a look
+    def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None, budget: int | None = None) -> SyncReport:
+        return self._index.refresh(progress, changed, budget)  # changed: the files events named; budget: bytes of logs (indexing.py)
 
     def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> SyncReport:
         return self._index.repair("a person asked for a rebuild", progress, embedding, damaged=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import contextlib
 import os
 import time
 from datetime import datetime
@@ -200,6 +201,16 @@ class RecordIndex:
                 for rel in known:
                     self._forget(rel)
         return added
+
+    def behind(self, files: Sequence[Path]) -> int:
+        """How many bytes of the logs in `files` the index has not read yet (a fresh clone's: all of them)."""
+        with self._db.lock:
+            read = dict(self._db.conn.execute("SELECT path, indexed_to FROM logs").fetchall())
+        out = 0
+        for path in files:
+            with contextlib.suppress(OSError):
+                out += max(0, os.stat(path).st_size - int(read.get(path.relative_to(self.root).as_posix()) or 0))
+        return out
 
     def _sync_file(self, path: Path, rel: str) -> int:
         """Index what log `rel` gained since it was last indexed. Where it was last indexed to is read again inside the

@@ -195,6 +195,7 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 EXCERPT = 2000
+FIRST_LOOK_BYTES = 4 << 20  # of logs the session-start hook indexes itself (about a second); more is left to the server
 
 
 
@@ -205,8 +206,12 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     carries its time). The session is noted for the harness's MCP server (git/pending.py: note_session)."""
     if isinstance(payload.get("session_id"), str) and refs.SESSION.match(payload["session_id"]):
         note_session(store.config.state_dir, payload["session_id"])
-    store.refresh()
-    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": store.briefing()}}
+    # A fresh clone's first look at a year of logs takes longer than the harness waits for this hook, and the server
+    # it is starting does it too: the logs are left to the server past FIRST_LOOK_BYTES, the briefing says so.
+    first_look = store.refresh(budget=FIRST_LOOK_BYTES).looked == "skills and loops"
+    context = store.briefing() + ("\n- this clone's experience logs are being indexed for the first time (the server is doing it): "
+                                  "recall may not find older records for a minute" if first_look else "")
+    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     if store.config.harness == "claude-code":  # an upgrade (`git pull && ./install.sh`) leaves the hooks an older setup wrote
         from repo_memory.shells.setup import stale_hooks
 
