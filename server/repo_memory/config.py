@@ -44,6 +44,7 @@ class Config:
     write_bytes_per_minute: int = 8 * 1024 * 1024
     write_bytes_per_session: int = 64 * 1024 * 1024
     decay_half_life_days: float = 90.0
+    mirror_limit: int = 40  # skills copied into .claude/skills at most (core/mirror.py)
     semantic: bool = True
     key_dir: Path | None = None  # where this user's per-clone keys live (guards/authorship.py); None: the default place
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -94,7 +95,8 @@ class Config:
                 + ". See schemas/config.schema.json for the allowed keys."
             )
         known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
-                 "writes_per_minute", "write_bytes_per_minute", "write_bytes_per_session", "decay_half_life_days", "semantic"}
+                 "writes_per_minute", "write_bytes_per_minute", "write_bytes_per_session", "decay_half_life_days", "semantic",
+                 "mirror_limit"}
         author = values.get("author", {})
         return cls(
             root=top,
@@ -116,6 +118,7 @@ class Config:
             write_bytes_per_minute=values.get("write_bytes_per_minute", 8 * 1024 * 1024),
             write_bytes_per_session=values.get("write_bytes_per_session", 64 * 1024 * 1024),
             decay_half_life_days=float(values.get("decay_half_life_days", 90)),
+            mirror_limit=int(values.get("mirror_limit", 40)),
             semantic=bool(values.get("semantic", True)),
             key_dir=authorship.key_dir(env),
             extra={k: v for k, v in values.items() if k not in known},

@@ -267,6 +267,27 @@ def test_sync_copies_only_what_recall_serves_so_a_draft_never_reaches_claude_cod
     assert not (repo / ".claude/skills/reviewed").exists()  # a copy of what is no longer served goes
 
 
+def test_sync_mirrors_the_most_useful_skills_up_to_mirror_limit_and_says_recall_serves_the_rest(runner: CliRunner, repo: Path):
+    """Claude Code lists every skill in .claude/skills on every request: 340 mirrored skills added 27 KB (6.8k tokens)
+    to each, growing with every skill a team wrote, while recall serves them ranked."""
+    for n in range(45):
+        write_skill_file(repo, f"skill-{n:02d}", f"Procedure number {n}.")
+    run(runner, repo, "reindex")
+    run(runner, repo, "feedback", "skill:skill-44", "helped")
+    for _ in range(3):
+        run(runner, repo, "feedback", "skill:skill-00", "misled")
+    out = run(runner, repo, "sync")
+    copied = {p.name for p in (repo / ".claude/skills").iterdir()}
+    assert len(copied) == 40 and "skill-44" in copied and "skill-00" not in copied, copied  # the default mirror_limit, most useful first
+    assert "5 more active skill(s) not copied: beyond mirror_limit (40)" in out and "recall serves them" in out, out
+    (repo / ".agents/repo-memory.toml").write_text("mirror_limit = 50\n", encoding="utf-8")
+    run(runner, repo, "sync")
+    assert len(list((repo / ".claude/skills").iterdir())) == 45
+    (repo / ".agents/repo-memory.toml").write_text("mirror_limit = 3\n", encoding="utf-8")
+    out = run(runner, repo, "sync")
+    assert len(list((repo / ".claude/skills").iterdir())) == 3 and "42 removed" in out, out
+
+
 def test_accept_brings_back_the_copy_of_a_skill_sync_took_away_though_it_was_the_last_one(runner: CliRunner, repo: Path):
     """An agent's edit made the only mirrored skill a draft; `sync` removed its copy and said it comes back once accepted.
     After `accept`, .claude/skills stayed empty: whether copies were in use was read from the copies, and none was left."""

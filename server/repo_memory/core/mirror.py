@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repo_memory import layout
 from repo_memory.errors import UnsafePathError
@@ -15,7 +17,22 @@ from repo_memory.guards import paths as guard
 from repo_memory.formats import skills
 from repo_memory.config import SKILLS_DIR
 
+if TYPE_CHECKING:
+    from repo_memory.core.store import Store
+
 TARGET = ".claude/skills"
+
+
+def of(store: Store) -> MirrorReport:
+    """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first."""
+    return mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir, limit=store.config.mirror_limit,
+                  worth={name: u.utility for name, u in store.evidence().items()})
+
+
+def beyond_note(report: MirrorReport, limit: int) -> str:
+    """What a person is told of the skills past the limit ('' when none)."""
+    return (f"{len(report.beyond)} more active skill(s) not copied: beyond mirror_limit ({limit}), since Claude Code lists every "
+            "copy on every request; recall serves them (raise mirror_limit in .agents/repo-memory.toml to copy more)") if report.beyond else ""
 
 
 @dataclass
@@ -27,6 +44,7 @@ class MirrorReport:
     removed: list[str] = field(default_factory=list)
     kept_hand_written: list[str] = field(default_factory=list)
     withheld: dict[str, str] = field(default_factory=dict)  # name -> why it is not copied (not what recall serves)
+    beyond: list[str] = field(default_factory=list)  # served, but past the limit of copies (config mirror_limit)
 
 
 def _digest(folder: Path) -> str:
@@ -53,9 +71,11 @@ def _withheld(root: Path, name: str) -> str:
     return ""
 
 
-def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None) -> MirrorReport:
+def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
+           worth: Mapping[str, float] | None = None) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
-    left alone); copies of skills no longer served are removed."""
+    left alone); copies of skills no longer served are removed. Past `limit` skills, the most useful (`worth`: their
+    utility from outcomes), then the most recently changed, are copied: Claude Code lists every copy on every request."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     source_base = root / SKILLS_DIR
@@ -64,6 +84,10 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
         if why := _withheld(root, name):
             report.withheld[name] = why
             names.remove(name)
+    if limit is not None and len(names) > limit:
+        ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -(source_base / n / skills.SKILL_FILE).stat().st_mtime, n))
+        report.beyond = [n for n in names if n in set(ranked[limit:])]
+        names = sorted(ranked[:limit])
     with disk.repo_lock(state_dir):
         for name in names:
             guard.check_name(name, "skill folder name")

@@ -142,8 +142,10 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         for name in mirror.unmirror(store.root, store.config.state_dir):
             click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
     elif not dry_run:
-        report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir)
+        report = mirror.of(store)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
+        if note := mirror.beyond_note(report, store.config.mirror_limit):
+            click.echo(note)
     if not remove:
         waiting = any("Pending approval" in change for change in changes)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"

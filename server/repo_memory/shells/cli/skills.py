@@ -111,7 +111,7 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
     sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
     click.echo(store.review(name, accept=True, sha=sha))
     if mirror.in_use(store.root, store.config.state_dir):  # Claude Code loads the copies: the skill it may now see goes there too
-        report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir)
+        report = mirror.of(store)
         if name in report.written:
             click.echo(f"copied to {mirror.TARGET}/{name} (Claude Code loads it from there)")
 
@@ -137,7 +137,7 @@ def sync(ctx: click.Context) -> None:
     .repo-memory-generated marker; a hand-written skill folder there is never touched.
     """
     store = store_of(ctx)
-    report = mirror.mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir)
+    report = mirror.of(store)
     for name in report.written:
         click.echo(f"mirrored {name}")
     for name in report.removed:
@@ -146,6 +146,8 @@ def sync(ctx: click.Context) -> None:
         click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
     for name, why in report.withheld.items():
         click.echo(f"not copied {name}: {why}")
+    if note := mirror.beyond_note(report, store.config.mirror_limit):
+        click.echo(note)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
 
 
