@@ -239,3 +239,38 @@ async def test_a_write_the_disk_refuses_says_where_why_and_what_to_do_on_both_pa
         text = " ".join(getattr(c, "text", "") for c in failed.content)
         assert failed.is_error and ".agents/experience" in text and ("ermission" in text or "not permitted" in text), text
         assert "nothing" in text.lower() and "call it again" in text, text
+
+
+def test_a_repository_whose_git_dir_is_set_apart_by_GIT_DIR_is_served_and_its_memory_committed(tmp_path: Path):
+    """GIT_DIR and GIT_WORK_TREE (no .git in the work tree): gitpython opened the work tree and found no repository, so
+    recall and checkpoint failed bare, nothing was committed, and every later start died recovering the pending commit."""
+    from tests.conftest import GIT_ENV
+    from tests.shells.stdio_server import StdioServer
+
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {"GIT_DIR": str(tmp_path / "repo.git"), "GIT_WORK_TREE": str(work)}
+
+    def in_git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=work, env={**os.environ, **GIT_ENV, **env}, capture_output=True, text=True,
+                              check=True).stdout
+
+    in_git("init", "-q", "-b", "main")
+    in_git("commit", "-q", "--allow-empty", "-m", "first")
+    for attempt in (1, 2):  # the second start recovers and commits whatever the first left
+        server = StdioServer(work, env={**env, "REPO_MEMORY_SESSION": f"apart-{attempt}"})
+        try:
+            server.initialize()
+            remembered = server.call("remember", {"text": f"the release is cut on Thursdays ({attempt})"})
+            recalled = server.call("recall", {"query": "release Thursdays"})
+            summary = server.call("checkpoint", {"summary": "when releases happen", "covers": [f"apart-{attempt}#1"]})
+        finally:
+            server.close_input()
+            code = server.wait(30)
+        for answer in (remembered, recalled, summary):
+            assert not answer.get("isError"), (answer, server.stderr.decode()[-2000:])
+        assert code == 0, server.stderr.decode()[-2000:]
+        found = {hit["id"] for hit in recalled["structuredContent"]["hits"]}
+        assert {f"apart-{n}#1" for n in range(1, attempt + 1)} <= found, found
+    assert in_git("status", "--porcelain", "--", ".agents") == ""
+    assert "memory" in in_git("log", "-1", "--format=%s")

@@ -177,7 +177,9 @@ class Git:
         if self._repo is None:
             import git  # gitpython, on the first read
 
-            self._repo = git.Repo(self.root)
+            # gitpython ignores GIT_DIR when given a path: a work tree without .git (GIT_DIR/GIT_WORK_TREE set apart) is
+            # opened through the git dir `discover` found, whose work tree gitpython reads from GIT_WORK_TREE or core.worktree.
+            self._repo = git.Repo(self.root if (self.root / ".git").exists() else self.git_dir)
         return self._repo
 
     def close(self) -> None:
