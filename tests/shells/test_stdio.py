@@ -274,3 +274,70 @@ def test_a_repository_whose_git_dir_is_set_apart_by_GIT_DIR_is_served_and_its_me
         assert {f"apart-{n}#1" for n in range(1, attempt + 1)} <= found, found
     assert in_git("status", "--porcelain", "--", ".agents") == ""
     assert "memory" in in_git("log", "-1", "--format=%s")
+
+
+STARTS = {  # what stops a server opening its repository, and the words the agent must be shown
+    "a setting the schema refuses": ({}, 'review = "maybe"\n', "repo-memory.toml"),
+    "a file that is not TOML": ({}, "commit = [\n", "not valid TOML"),
+    "a variable that is not a number": ({"REPO_MEMORY_WRITES_PER_MINUTE": "abc"}, "", "REPO_MEMORY_WRITES_PER_MINUTE"),
+    "a session id that is no file name": ({"REPO_MEMORY_SESSION": "fix login/bug"}, "", "Session id"),
+}
+
+
+@pytest.mark.parametrize("case", STARTS)
+def test_a_repository_the_server_cannot_open_is_said_on_every_tool_call_and_the_server_stays(repo: Path, case: str):
+    """The front had answered initialize, then the process died with a traceback: the agent saw the server vanish."""
+    from tests.shells.stdio_server import StdioServer
+
+    env, settings, said = STARTS[case]
+    if settings:
+        (repo / ".agents/repo-memory.toml").write_text(settings, encoding="utf-8")
+    server = StdioServer(repo, env=env)
+    try:
+        server.initialize()
+        answers = [server.call("recall", {"query": "release"}), server.call("remember", {"text": "a note"})]
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    stderr = server.stderr.decode(errors="replace")
+    for answer in answers:
+        text = answer["content"][0]["text"]
+        assert answer["isError"] and said in text and "start" in text, text  # the problem, and to start the server again
+    assert code == 0 and "Traceback" not in stderr and said in stderr, stderr[-2000:]
+
+
+@pytest.mark.parametrize("used", [False, True])
+def test_a_checkout_the_server_may_not_write_is_said_on_every_tool_call(repo: Path, used: bool):
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    if used:  # its index exists, and sqlite may not write it
+        Store(Config.load(repo)).close()
+    with unwritable(repo / (".git/repo-memory" if used else ".git")):
+        server = StdioServer(repo)
+        try:
+            server.initialize()
+            answer = server.call("recall", {"query": "release"})
+        finally:
+            server.close_input()
+            code = server.wait(30)
+    text = answer["content"][0]["text"]
+    assert answer["isError"] and ".git" in text and "writable" in text, text
+    assert code == 0 and "Traceback" not in server.stderr.decode(errors="replace")
+
+
+def test_a_session_id_the_secret_scanner_doubts_is_replaced_and_the_server_serves(repo: Path):
+    from tests.shells.stdio_server import StdioServer
+
+    doubted = "life-SIGTERM-inflight-2-1796500912"  # a test's id the high-entropy check takes for a token
+    server = StdioServer(repo, env={"REPO_MEMORY_SESSION": doubted})
+    try:
+        server.initialize()
+        remembered = server.call("remember", {"text": "written all the same"})
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    assert not remembered.get("isError"), remembered
+    assert remembered["structuredContent"]["session"] != doubted
+    assert code == 0 and "REPO_MEMORY_SESSION" in server.stderr.decode(errors="replace")
+    assert doubted not in "".join(path.name for path in repo.rglob("*"))

@@ -11,9 +11,11 @@ once it is gone; and the next repo-memory process would too: nothing acknowledge
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
+import sqlite3
 import sys
 import threading
 import traceback
@@ -25,8 +27,9 @@ import anyio
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
-from repo_memory.errors import WorkspaceError
+from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
 from repo_memory.git.pending import Journal
+from repo_memory.guards import secretscan
 from repo_memory.shells import finish, front
 from repo_memory.shells.front import Front
 from repo_memory.shells.served import Served
@@ -133,24 +136,28 @@ def _serve(root: str | None, wire: Front | None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
     lifetime.install()
+    unusable = ""  # why the repository found cannot be served: every tool call answers it
     try:
-        store: Store | None = Store(Config.load(root))
+        store = _open(root)
     except WorkspaceError:
         if root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR"):
             raise  # a repository was named and is not usable: say so now
         store = None
+    except (RepoMemoryError, OSError, sqlite3.Error) as exc:  # the client is connected: it hears why on each call
+        store, unusable = None, _cannot_open(exc, root)
+        log.error("%s", unusable)
 
     def opener(roots: list[Path]) -> tuple[Store, Watcher]:
         for candidate in roots:
             try:
-                opened = Store(Config.load(candidate))
+                opened = _open(candidate)
             except WorkspaceError:
                 continue
             return opened, lifetime.attach(opened)
         raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
                              "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
-    served = Served(store, lifetime.attach(store) if store else None, opener)
+    served = Served(store, lifetime.attach(store) if store else None, None if unusable else opener, unusable=unusable)
     wire.serve_calls(served if store is not None else None)  # tool calls are answered from here on, while the SDK loads
     wire.settle()
     from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
@@ -162,6 +169,31 @@ def _serve(root: str | None, wire: Front | None) -> None:
         anyio.run(server.run_front_async, wire)
     finally:
         lifetime.end()
+
+
+def _open(root: str | Path | None) -> Store:
+    """The Store of the repository at `root` (WorkspaceError when there is none there). A session id from the
+    environment that the secret scanner takes for a credential is never written: the server takes one of its own."""
+    config = Config.load(root)
+    if config.session and secretscan.scan(config.session):  # a guess, and a harness's id is no secret: serve all the same
+        log.warning("the session id from the environment (REPO_MEMORY_SESSION or the harness's) looks like a credential to the "
+                    "secret scanner, so it is not written anywhere: this server records under a session id of its own")
+        config = dataclasses.replace(config, session=None)
+    return Store(config)
+
+
+def _cannot_open(exc: Exception, root: str | Path | None) -> str:
+    """Why the repository found cannot be served, and what to do: for the person on stderr and the agent on every call."""
+    where = Path(root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    again = "start the MCP server again (reconnect it, or start a new session)"
+    if isinstance(exc, OSError):
+        why = disk_refused(exc, again)
+    elif isinstance(exc, sqlite3.Error):  # the index of a clone used before, made read-only since
+        why = (f"its index (index.sqlite in the repository's git directory, under repo-memory/) cannot be used: {exc}. Make it "
+               f"and its folder writable for your user, or delete it (it is rebuilt from the memory files), then {again}.")
+    else:
+        why = f"{secretscan.redact(str(exc))[0]} Then {again}."  # a value echoed back may be a credential
+    return f"repo-memory cannot serve {where}: {why}"
 
 
 def _record_manifest() -> None:

@@ -33,9 +33,10 @@ class Served:
     A server started outside any repository opens its Store at the first request, in the repository the client names
     as its MCP root (`opener` gets the roots)."""
 
-    def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None):
+    def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None, unusable: str = ""):
         self.publish: Publish | None = None
         self._opener, self._lock = opener, threading.Lock()
+        self.unusable = unusable  # why the server's repository cannot be served (said on every call), or ''
         self._refused: set[str] = set()  # loops not served because their file is linked (warned once each)
         self._store: Store | None = None
         if store is not None:
@@ -64,7 +65,7 @@ class Served:
         with self._lock:
             if self._store is None:
                 if self._opener is None:
-                    raise WorkspaceError("No repository to serve: start the server inside a git repository or pass --root.")
+                    raise WorkspaceError(self.unusable or "No repository to serve: start the server inside a git repository or pass --root.")
                 self._attach(*self._opener(roots))
             assert self._store is not None
             config = self._store.config
