@@ -1,8 +1,9 @@
 """The server's dispatch and its stdio wire: every line a client sends gets an answer, even one the MCP SDK cannot parse.
 
 The SDK drops a line that fails its JSON-RPC validation without replying, so a client that sent it waits forever
-(a `jsonrpc` other than "2.0", a missing or non-string `method`, `params` that is not an object, a lone surrogate
-escape, nesting deeper than its JSON parser allows, or plain bad JSON). `Checked` sits between stdin and the SDK:
+(a `jsonrpc` other than "2.0", a missing or non-string `method`, a request `id` that is neither a string nor an
+integer, `params` that is not an object, a lone surrogate escape, nesting deeper than its JSON parser allows, or plain
+bad JSON). `Checked` sits between stdin and the SDK:
 a line the SDK would accept passes through untouched; any other line is answered here with a JSON-RPC error
 (parse error, invalid request or invalid params), carrying the request's id when it has one, and never reaches the SDK.
 """
@@ -54,6 +55,8 @@ def problem(line: str) -> tuple[Any, int, str] | None:
         return ident, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0".'
     if "method" in message and not isinstance(message["method"], str):
         return ident, INVALID_REQUEST, 'Invalid request: "method" must be a string.'
+    if "method" in message and "id" in message and ident is None:  # the SDK would take it for a notification: no answer
+        return None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer.'
     if "method" not in message and not ({"result", "error"} & message.keys()):
         return ident, INVALID_REQUEST, 'Invalid request: a request needs a "method" (a string).'
     if "params" in message and not isinstance(message["params"], dict):

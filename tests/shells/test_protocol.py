@@ -1,0 +1,40 @@
+"""What any MCP client sees over stdio, whatever it sends and whenever: raw JSON-RPC to a `repo-memory serve` process,
+before the MCP SDK is ready (the front answers) and after it took over."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.shells.stdio_server import StdioServer
+
+
+def send(server: StdioServer, *messages: dict[str, Any] | str) -> None:
+    assert server.proc.stdin is not None
+    for message in messages:
+        server.proc.stdin.write(((message if isinstance(message, str) else json.dumps(message)) + "\n").encode())
+    server.proc.stdin.flush()
+
+
+def answers(server: StdioServer, count: int, timeout: float = 30) -> list[dict[str, Any]]:
+    return [server.answer(timeout) for _ in range(count)]
+
+
+def test_a_request_whose_id_is_neither_a_string_nor_an_integer_gets_an_invalid_request_error(repo: Path):
+    """The SDK parsed these as notifications and dropped them: the client waited forever."""
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        bad = ["null", "1.5", "true", "{}", "[1]"]
+        for raw in bad:
+            send(server, '{"jsonrpc":"2.0","id":%s,"method":"ping"}' % raw,
+                 '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"recall","arguments":{"query":"x"}}}' % raw)
+        send(server, {"jsonrpc": "2.0", "id": 99, "method": "ping"})
+        got = answers(server, 2 * len(bad) + 1)
+    finally:
+        server.kill()
+    assert {"jsonrpc": "2.0", "id": 99, "result": {}} in got
+    for answer in [answer for answer in got if answer["id"] != 99]:
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        assert '"id" must be a string or an integer' in answer["error"]["message"]
