@@ -18,6 +18,7 @@ import io
 import json
 import os
 import queue
+import re  # json imports it already
 import sys
 import threading
 
@@ -30,6 +31,8 @@ MANIFEST = os.path.join(os.path.dirname(__file__), "manifest.json")
 MODERN_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")  # what shapes the answers besides our own code
+MAX_DEPTH = 64  # levels of nesting in a message: far more than any tool argument needs, far less than parsers allow
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def installed() -> dict[str, str]:
@@ -79,6 +82,21 @@ def load(wanted: dict[str, str] | None = None) -> dict[str, Any] | None:
         if isinstance(manifest, dict) and manifest.get("key") == wanted:
             return manifest
     return None
+
+
+def unusable(value: Any, depth: int = 0) -> str:
+    """Why a parsed message cannot be processed ('' when it can): too deep, or a string holding a lone surrogate. The
+    front leaves such a line to the SDK's path, whose wire (shells/wire.py) refuses it with this reason."""
+    if depth > MAX_DEPTH:
+        return f"nested deeper than {MAX_DEPTH} levels"
+    if isinstance(value, str):
+        bad = _SURROGATE.search(value)  # json.loads joins surrogate pairs, so any left is alone
+        return f"a string holds a lone surrogate (\\u{ord(bad.group()):04x}); send valid Unicode" if bad else ""
+    if isinstance(value, dict):
+        return next((why for k, v in value.items() if (why := unusable(k, depth + 1) or unusable(v, depth + 1))), "")
+    if isinstance(value, list):
+        return next((why for v in value if (why := unusable(v, depth + 1))), "")
+    return ""
 
 
 def _ident(message: dict[str, Any]) -> str | None:
@@ -181,6 +199,8 @@ class Front:
         message = json.loads(line)
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
             return False
+        if unusable(message):
+            return False  # the SDK's path refuses it, in its words
         ident, method, params = _ident(message), message["method"], message.get("params")
         if ident is None or (params is not None and not isinstance(params, dict)):
             return False

@@ -11,7 +11,6 @@ a line the SDK would accept passes through untouched; any other line is answered
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, cast
 
@@ -26,13 +25,11 @@ from pydantic import ValidationError
 
 from repo_memory.errors import RepoMemoryError
 from repo_memory.index.db import damage
-from repo_memory.shells.front import Front
+from repo_memory.shells.front import MAX_DEPTH, Front, unusable
 from repo_memory.shells import hookcalls, hooks, tools
 from repo_memory.shells.served import Served
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
-_SURROGATE = re.compile("[\ud800-\udfff]")
-MAX_DEPTH = 64  # levels of nesting in a message: far more than any tool argument needs, far less than parsers allow
 
 
 def problem(line: str) -> tuple[Any, int, str] | None:
@@ -61,7 +58,7 @@ def problem(line: str) -> tuple[Any, int, str] | None:
         return ident, INVALID_REQUEST, 'Invalid request: a request needs a "method" (a string).'
     if "params" in message and not isinstance(message["params"], dict):
         return ident, INVALID_PARAMS, 'Invalid params: "params" must be an object (named arguments).'
-    where = _unusable(message, 0)
+    where = unusable(message)
     if where:
         return ident, INVALID_PARAMS, f"Invalid params: {where}."
     try:
@@ -84,20 +81,6 @@ def answered(line: str) -> bool:
     if "method" not in message and {"result", "error"} & message.keys():
         return False  # a response to a request of ours
     return "id" in message or not isinstance(message.get("method"), str)
-
-
-def _unusable(value: Any, depth: int) -> str:
-    """Why a parsed value cannot be processed ('' when it can): too deep, or a string holding a lone surrogate."""
-    if depth > MAX_DEPTH:
-        return f"nested deeper than {MAX_DEPTH} levels"
-    if isinstance(value, str):
-        bad = _SURROGATE.search(value)  # json.loads joins surrogate pairs, so any left is alone
-        return f"a string holds a lone surrogate (\\u{ord(bad.group()):04x}); send valid Unicode" if bad else ""
-    if isinstance(value, dict):
-        return next((why for k, v in value.items() if (why := _unusable(k, depth + 1) or _unusable(v, depth + 1))), "")
-    if isinstance(value, list):
-        return next((why for v in value if (why := _unusable(v, depth + 1))), "")
-    return ""
 
 
 class Checked:
