@@ -5,6 +5,7 @@ Every test drives real `repo-memory serve` processes over stdio and checks git i
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -188,23 +189,29 @@ def test_ended_as_codex_ends_it_a_server_still_commits_what_it_wrote(repo: Path)
     assert wait_until(lambda: git(repo, "status", "--porcelain", "--untracked-files=no", "--", *written).strip() == "", 5), git(repo, "status", "--porcelain")
 
 
-def test_a_server_whose_input_closes_during_a_long_call_exits_within_its_bound(repo: Path):
-    # A harness closing stdin expects the process to go; a verification step still running (here a 120 s sleep) kept
-    # the MCP loop waiting for its handler, so the server outlived its session.
+def slow_loop(repo: Path, marker: Path) -> None:
+    """An accepted loop `slow` whose verification touches `marker`, then sleeps for two minutes."""
     from repo_memory.config import Config
     from repo_memory.core.store import Store
     from repo_memory.runner.engine import Engine
 
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+    sleep = f"import pathlib, time; pathlib.Path(\\\"{marker}\\\").touch(); time.sleep(120)"
     (repo / ".agents/loops/slow.md").write_text(
         "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Wait.\n"
-        f'verify:\n  - {{level: 4, run: "{sys.executable} -c \'import time; time.sleep(120)\'", expect: {{exit: 0}}, timeout: 300}}\n'
+        f'verify:\n  - {{level: 4, run: "{sys.executable} -c \'{sleep}\'", expect: {{exit: 0}}, timeout: 300}}\n'
         "stop: {max_iterations: 2}\nsuccess_requires_level: 4\n---\nWait.\n", encoding="utf-8")
     store = Store(Config.load(repo))
     store.refresh()
     Engine(store).accept("slow")
     store.close()
+
+
+def test_a_server_whose_input_closes_during_a_long_call_exits_within_its_bound(repo: Path, tmp_path: Path):
+    # A harness closing stdin expects the process to go; a verification step still running (here a 120 s sleep) kept
+    # the MCP loop waiting for its handler, so the server outlived its session.
+    slow_loop(repo, tmp_path / "started")
     server = StdioServer(repo)
     server.initialize()
     run = server.call("loop_start", {"name": "slow"})
@@ -217,3 +224,26 @@ def test_a_server_whose_input_closes_during_a_long_call_exits_within_its_bound(r
     code = server.wait(30)
     assert code is not None, "the server was still running 30 s after its input closed"
     assert time.monotonic() - started < 15 and code == 0, (code, server.stderr.decode()[-1500:])
+
+
+def test_input_closed_during_a_loop_step_the_sdk_runs_ends_the_step_and_the_server_promptly(repo: Path, tmp_path: Path):
+    """After the hand-over to the SDK, the server stayed until the step's verification ended by itself, and the step got
+    no answer while its run was recorded as judged; before it, the front stops the step and says so."""
+    marker = tmp_path / "started"
+    slow_loop(repo, marker)
+    server = StdioServer(repo)
+    server.initialize()
+    server.send("prompts/list")  # the front never answers it: once answered, the SDK serves every request
+    assert "prompts" in server.answer()["result"]
+    run = server.call("loop_start", {"name": "slow"})["structuredContent"]["run"]
+    step = server.send("tools/call", {"name": "loop_step", "arguments": {"run": run, "report": "waited", "status": "done"}})
+    assert wait_until(marker.exists, 30)  # the verification step is running
+    started = time.monotonic()
+    server.close_input()
+    code = server.wait(30)
+    assert code == 0 and time.monotonic() - started < 15, (code, server.stderr.decode()[-1500:])
+    answer = server.answer(5)
+    assert answer["id"] == step and answer["result"]["isError"], answer
+    assert "stopped and judged nothing" in answer["result"]["content"][0]["text"]
+    status = subprocess.run([*SERVE[:-1], "loop", "status", run, "--json"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert [(r["state"], r["iterations"]) for r in json.loads(status.stdout)] == [("running", 0)]  # judged nothing, still live

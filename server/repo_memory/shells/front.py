@@ -31,6 +31,7 @@ MANIFEST = os.path.join(os.path.dirname(__file__), "manifest.json")
 MODERN_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")  # what shapes the answers besides our own code
+LAST_ANSWERS = 1.0  # seconds the calls in flight at end of input have to answer (a stopped loop step says so)
 MAX_DEPTH = 64  # levels of nesting in a message: far more than any tool argument needs, far less than parsers allow
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -123,6 +124,9 @@ class Front:
         self._held: list[tuple[dict[str, Any], str, str, str]] | None = []  # tool calls that came before the store opened
         self._hold_lock = threading.Lock()
         self.handed_over = threading.Event()
+        self.at_end: Callable[[], None] | None = None  # at end of input, before the calls in flight answer: stop what runs long
+        self._in_flight: set[str] = set()  # requests the SDK has and has not answered
+        self._flight = threading.Condition()
         self.mismatches: list[str] = []
         self._thread = threading.Thread(target=self._read, name="repo-memory-front", daemon=True)
 
@@ -254,7 +258,7 @@ class Front:
         import anyio
 
         while True:
-            line = await anyio.to_thread.run_sync(self._lines.get)
+            line = await anyio.to_thread.run_sync(self._for_sdk)
             if not self.handed_over.is_set():
                 self.handed_over.set()
                 if self._calls is not None and self._calls.taken:
@@ -262,14 +266,43 @@ class Front:
 
                     logging.getLogger("repo_memory").info("answered %d tool call(s) before the MCP SDK was ready", self._calls.taken)
             if line is None:
+                # The SDK cancels the calls in flight at end of input, but their threads run on (a loop step's verification
+                # for minutes) and the process with them: stop what runs long, and give the calls a moment to answer.
+                await anyio.to_thread.run_sync(self._last_answers)
                 return
             yield line
 
+    def _for_sdk(self) -> str | None:
+        """The next line for the SDK (None: end of input), noting the request it carries until the SDK answers it."""
+        line = self._lines.get()
+        try:
+            message = json.loads(line) if line is not None else None
+        except (ValueError, RecursionError):
+            return line
+        if isinstance(message, dict) and isinstance(message.get("method"), str):
+            ident, params = _ident(message), message.get("params")
+            with self._flight:
+                if ident is not None:
+                    self._in_flight.add(ident)
+                elif message["method"] == "notifications/cancelled" and isinstance(params, dict):
+                    self._in_flight.discard(_ident({"id": params.get("requestId")}) or "")  # never answered now
+        return line
+
+    def _last_answers(self) -> None:
+        if self.at_end is not None:
+            self.at_end()
+        with self._flight:
+            self._flight.wait_for(lambda: not self._in_flight, LAST_ANSWERS)
+
     def from_sdk(self, line: str) -> None:
         """Write an SDK message, unless it answers a request the front answered (then compare the two answers)."""
+        message = json.loads(line)
+        ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
+        if ident is not None:
+            with self._flight:
+                self._in_flight.discard(ident)
+                self._flight.notify_all()
         if self._answered:
-            message = json.loads(line)
-            ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
             if ident is not None and ident in self._answered:
                 ours = self._answered.pop(ident)
                 if message.get("result") != ours:

@@ -2,7 +2,8 @@
 
 A harness ends a server by closing its stdin, then SIGTERM, then SIGKILL: the MCP SDK client waits 2 s after each;
 Codex sends SIGTERM to the server's whole process group with the end of input and SIGKILL some 50 ms later. At end of
-input the server stops the watcher and commits what it owns; a SIGTERM, SIGINT or SIGHUP that arrives meanwhile (or
+input the server stops the loop steps still verifying, gives the calls in flight a moment to answer (front.LAST_ANSWERS),
+then stops the watcher and commits what it owns; a SIGTERM, SIGINT or SIGHUP that arrives meanwhile (or
 first) gives that commit EXIT_BUDGET more seconds, then the process exits. A server that holds pending writes at its end
 first starts a finisher outside its process group (shells/finish.py), which commits whatever the server could not
 once it is gone; and the next repo-memory process would too: nothing acknowledged is lost, and it lands within seconds.
@@ -78,9 +79,7 @@ class Lifetime:
     def end(self, budget: float | None = None) -> None:
         """Stop the watcher, commit what this server owns (within `budget` seconds, or until done), close the index."""
         if self._once.acquire(blocking=False):
-            verify = sys.modules.get("repo_memory.runner.verify")  # not imported: no step ever ran here
-            if verify is not None and verify.end_all():
-                log.info("stopped the loop verification steps still running")
+            self.stop_steps()
             if self.store is None:
                 self._ended.set()
                 return
@@ -95,6 +94,12 @@ class Lifetime:
             threading.Thread(target=self._close, name="repo-memory-close", daemon=True).start()
         if not self._ended.wait(budget):
             log.warning("exiting before the last memory commit finished; the next repo-memory process commits it")
+
+    def stop_steps(self) -> None:
+        """Kill the loop verification steps still running; their calls answer that they were stopped, the runs stay live."""
+        verify = sys.modules.get("repo_memory.runner.verify")  # not imported: no step ever ran here
+        if verify is not None and verify.end_all():
+            log.info("stopped the loop verification steps still running")
 
     def _close(self) -> None:
         try:
@@ -136,6 +141,7 @@ def _serve(root: str | None, wire: Front | None) -> None:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
     lifetime.install()
+    wire.at_end = lifetime.stop_steps
     unusable = ""  # why the repository found cannot be served: every tool call answers it
     try:
         store = _open(root)
