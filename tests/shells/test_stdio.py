@@ -341,3 +341,21 @@ def test_a_session_id_the_secret_scanner_doubts_is_replaced_and_the_server_serve
     assert remembered["structuredContent"]["session"] != doubted
     assert code == 0 and "REPO_MEMORY_SESSION" in server.stderr.decode(errors="replace")
     assert doubted not in "".join(path.name for path in repo.rglob("*"))
+
+
+def test_a_repository_git_refuses_for_its_owner_is_reported_in_gits_words_with_the_fix(repo: Path):
+    """It was 'not inside a git repository … run git init there', which sends a person the wrong way."""
+    from tests.shells.stdio_server import StdioServer
+
+    env = {"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"}  # git's own switch for the check that another user's clone trips
+    server = StdioServer(repo, env=env)
+    try:
+        server.initialize()
+        answer = server.call("recall", {"query": "release"})
+    finally:
+        server.close_input()
+        assert server.wait(30) == 0
+    doctor = subprocess.run([*SERVE[:-1], "doctor"], cwd=repo, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
+    for said in (answer["content"][0]["text"], doctor.stderr):
+        assert "dubious ownership" in said and f"git config --global --add safe.directory {repo}" in said, said
+        assert "git init" not in said and "not inside a git repository" not in said, said

@@ -57,6 +57,10 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
         raise WorkspaceError("git is not installed or not on PATH. Install git, then try again.") from None
     if out.returncode != 0 and "work tree" in out.stderr:
         raise WorkspaceError(f"{cwd} is a bare git repository (no working tree); run repo-memory in a clone of it instead.")
+    if out.returncode != 0 and "not a git repository" not in out.stderr:  # git found one and refuses it: say why, in its words
+        said = [line.strip() for line in out.stderr.splitlines() if line.strip()]
+        fix = next((f" If you trust it, run `{line}`, then try again." for line in said if line.startswith("git config ")), "")
+        raise WorkspaceError(f"git refuses to work in {cwd}: {said[0].removeprefix('fatal: ') if said else 'no reason given'}.{fix}")
     if out.returncode != 0:
         raise WorkspaceError(
             f"{cwd} is not inside a git repository. repo-memory keeps memory in a repository's files: "

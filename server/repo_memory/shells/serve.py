@@ -143,12 +143,13 @@ def _serve(root: str | None, wire: Front | None) -> None:
     lifetime.install()
     wire.at_end = lifetime.stop_steps
     unusable = ""  # why the repository found cannot be served: every tool call answers it
+    here: WorkspaceError | None = None  # why the working directory holds no repository to serve
     try:
         store = _open(root)
-    except WorkspaceError:
+    except WorkspaceError as exc:
         if root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR"):
             raise  # a repository was named and is not usable: say so now
-        store = None
+        store, here = None, exc
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:  # the client is connected: it hears why on each call
         store, unusable = None, _cannot_open(exc, root)
         log.error("%s", unusable)
@@ -160,6 +161,8 @@ def _serve(root: str | None, wire: Front | None) -> None:
             except WorkspaceError:
                 continue
             return opened, lifetime.attach(opened)
+        if here is not None and "not inside a git repository" not in str(here):  # git refused the one here (its owner, say)
+            raise WorkspaceError(f"{here} (The client named no other repository as its root.)")
         raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
                              "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
