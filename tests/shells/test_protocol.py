@@ -4,10 +4,15 @@ before the MCP SDK is ready (the front answers) and after it took over."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.shells.stdio_server import StdioServer
+import pytest
+
+from tests.shells.stdio_server import SERVE, StdioServer
+from tests.shells.test_serve_lifetime import slow_loop, wait_until
 
 
 def send(server: StdioServer, *messages: dict[str, Any] | str) -> None:
@@ -65,3 +70,39 @@ def test_arguments_the_sdk_refuses_are_refused_alike_before_it_is_ready(repo: Pa
     assert got[12]["error"] == {"code": -32602, "message": "Invalid params: nested deeper than 64 levels."}
     assert code == 0 and "Traceback" not in server.stderr.decode(errors="replace")
     assert not list(repo.glob(".agents/experience/*/*.jsonl"))
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["before the SDK is ready", "after"])
+def test_a_cancelled_loop_step_stops_its_check_judges_nothing_and_is_not_answered(repo: Path, tmp_path: Path, when: str):
+    """notifications/cancelled was ignored: the check ran its course, its verdict was recorded, and the front answered."""
+    marker = tmp_path / "started"
+    slow_loop(repo, marker)
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        if when == "after":
+            server.send("prompts/list")  # the front never answers it: once answered, the SDK serves every request
+            assert "prompts" in server.answer()["result"]
+        run = server.call("loop_start", {"name": "slow"})["structuredContent"]["run"]
+        step = server.send("tools/call", {"name": "loop_step", "arguments": {"run": run, "report": "waited", "status": "done"}})
+        assert wait_until(lambda: marker.exists() and marker.read_text(), 30)  # the check is running
+        server.send("notifications/cancelled", {"requestId": step, "reason": "the user pressed Esc"}, notify=True)
+        assert wait_until(lambda: gone(int(marker.read_text())), 15), "the cancelled step's check still runs"
+        server.send("ping")
+        assert server.answer()["id"] == step + 1  # and none for the cancelled step before it
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    stderr = server.stderr.decode(errors="replace")
+    assert code == 0 and ("before the MCP SDK was ready" in stderr) == (when != "after"), stderr[-2000:]
+    status = subprocess.run([*SERVE[:-1], "loop", "status", run, "--json"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert [(r["state"], r["iterations"]) for r in json.loads(status.stdout)] == [("running", 0)]  # judged nothing, still live

@@ -190,14 +190,14 @@ def test_ended_as_codex_ends_it_a_server_still_commits_what_it_wrote(repo: Path)
 
 
 def slow_loop(repo: Path, marker: Path) -> None:
-    """An accepted loop `slow` whose verification touches `marker`, then sleeps for two minutes."""
+    """An accepted loop `slow` whose verification writes its process id to `marker`, then sleeps for two minutes."""
     from repo_memory.config import Config
     from repo_memory.core.store import Store
     from repo_memory.runner.engine import Engine
 
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
-    sleep = f"import pathlib, time; pathlib.Path(\\\"{marker}\\\").touch(); time.sleep(120)"
+    sleep = f"import os, pathlib, time; pathlib.Path(\\\"{marker}\\\").write_text(str(os.getpid())); time.sleep(120)"
     (repo / ".agents/loops/slow.md").write_text(
         "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Wait.\n"
         f'verify:\n  - {{level: 4, run: "{sys.executable} -c \'{sleep}\'", expect: {{exit: 0}}, timeout: 300}}\n'

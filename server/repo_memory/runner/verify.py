@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import hashlib
 import os
@@ -13,7 +14,8 @@ import signal
 import subprocess
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo_memory.formats.loops import Step
@@ -29,6 +31,35 @@ CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
 _IN_FLIGHT: dict[int, str] = {}
 _IN_FLIGHT_LOCK = threading.Lock()
 _ENDING = threading.Event()
+
+
+@dataclass
+class Call:
+    """The steps one tool call runs, which whoever serves the call can stop (its client cancelled it): they judge nothing."""
+
+    steps: dict[int, str] = field(default_factory=dict)  # process group -> token
+    stopped: bool = False
+
+    def stop(self) -> None:
+        with _IN_FLIGHT_LOCK:
+            self.stopped = True
+            live = list(self.steps.items())
+        for group, token in live:
+            end_everything(group, token)
+
+
+_CALL: contextvars.ContextVar[Call | None] = contextvars.ContextVar("repo_memory_verify_call", default=None)
+
+
+@contextlib.contextmanager
+def call(steps: Call | None = None) -> Iterator[Call]:
+    """The steps run in this context (and the threads it starts with a copy of it, as anyio's do), to stop as one."""
+    steps = steps or Call()
+    reset = _CALL.set(steps)
+    try:
+        yield steps
+    finally:
+        _CALL.reset(reset)
 
 
 @dataclass(frozen=True)
@@ -107,6 +138,8 @@ def run(step: Step, root: Path, token: str | None = None) -> Outcome:
         proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": token})
         _IN_FLIGHT[proc.pid] = token
+        if (caller := _CALL.get()) is not None:
+            caller.steps[proc.pid] = token
     assert proc.stdout is not None
     try:
         capture = Capture()
@@ -122,7 +155,9 @@ def run(step: Step, root: Path, token: str | None = None) -> Outcome:
             end_everything(proc.pid, token)
         with _IN_FLIGHT_LOCK:
             _IN_FLIGHT.pop(proc.pid, None)
-    _interrupted()  # killed because the server is ending: that says nothing about the work
+            if (caller := _CALL.get()) is not None:
+                caller.steps.pop(proc.pid, None)
+    _interrupted()  # killed because the server is ending, or the call was cancelled: that says nothing about the work
     seconds = time.monotonic() - started
     output, found = secretscan.redact(capture.text())
     kept = functools.partial(Outcome, step, seconds=seconds, output=output, output_bytes=capture.total,
@@ -152,6 +187,9 @@ def _interrupted() -> None:
     if _ENDING.is_set():
         raise ConflictError("repo-memory is shutting down, so this verification step was stopped and judged nothing; the run "
                             "is still live: call loop_step again once the server is back.")
+    if (caller := _CALL.get()) is not None and caller.stopped:
+        raise ConflictError("The call was cancelled, so this verification step was stopped and judged nothing; the run is "
+                            "still live: call loop_step again.")
 
 
 def end_everything(group: int, token: str) -> None:

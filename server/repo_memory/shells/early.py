@@ -20,6 +20,7 @@ import pydantic
 
 from repo_memory.errors import RepoMemoryError, disk_refused
 from repo_memory.index.db import damage
+from repo_memory.runner import verify
 from repo_memory.shells import tools
 from repo_memory.shells.served import Served
 
@@ -44,6 +45,7 @@ class EarlyCalls:
         self._validators: dict[tuple[str, str, str], Callable[[Any], Any]] = {}
         self._adapters: dict[str, pydantic.TypeAdapter[Any]] = {}
         self._running = 0
+        self._steps: dict[Any, verify.Call] = {}  # request id -> the loop steps the call runs (stopped: it was cancelled)
         self.taken = 0
         self._idle = threading.Condition()
 
@@ -65,9 +67,17 @@ class EarlyCalls:
         with self._idle:
             self._running += 1
             self.taken += 1
+            self._steps[message["id"]] = verify.Call()
         threading.Thread(target=self._run, args=(message["id"], line, name, arguments, params.get("_meta"), stamp),
                          name=f"repo-memory-early-{name}", daemon=True).start()
         return True
+
+    def cancel(self, ident: Any) -> None:
+        """The client cancelled request `ident`: stop the loop steps it runs, and never answer it (as the SDK does)."""
+        with self._idle:
+            steps = self._steps.get(ident)
+        if steps is not None:
+            steps.stop()
 
     def _validator(self, era: str, version: str, name: str) -> Callable[[Any], Any]:
         key = (era, version, name)
@@ -84,10 +94,12 @@ class EarlyCalls:
 
     def _run(self, ident: Any, line: str, name: str, arguments: dict[str, Any], meta: Any, stamp: Any) -> None:
         try:
-            self._call(ident, line, name, arguments, meta, stamp)
+            with verify.call(self._steps[ident]):
+                self._call(ident, line, name, arguments, meta, stamp)
         finally:
             with self._idle:
                 self._running -= 1
+                self._steps.pop(ident, None)
                 self._idle.notify_all()
 
     def _call(self, ident: Any, line: str, name: str, arguments: dict[str, Any], meta: Any, stamp: Any) -> None:
@@ -125,6 +137,10 @@ class EarlyCalls:
         return None
 
     def _answer(self, ident: Any, result: dict[str, Any], stamp: Any) -> None:
+        with self._idle:
+            steps = self._steps.get(ident)
+        if steps is not None and steps.stopped:
+            return  # cancelled: the client is told nothing more about it
         if stamp is not None:  # the modern protocol: every result says it is complete and names the server
             result = {**result, "resultType": "complete", "_meta": stamp}
         self._send(ident, result)

@@ -125,6 +125,7 @@ class Front:
         self._hold_lock = threading.Lock()
         self.handed_over = threading.Event()
         self.at_end: Callable[[], None] | None = None  # at end of input, before the calls in flight answer: stop what runs long
+        self.cancelled: Callable[[Any], None] | None = None  # told the id of each request the client cancels, for the SDK's calls
         self._in_flight: set[str] = set()  # requests the SDK has and has not answered
         self._flight = threading.Condition()
         self.mismatches: list[str] = []
@@ -190,12 +191,29 @@ class Front:
                         taken = self._answer(line)
                     except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
                         pass  # anything unusual is the SDK's to answer, with the error it deserves
+                if b"notifications/cancelled" in raw:
+                    self._cancel(line)  # a call the front runs may be the one cancelled, before or after the hand-over
                 if not taken:
                     self._lines.put(line)
         except (OSError, ValueError):
             pass  # stdin is gone: the same as its end
         finally:
             self._lines.put(None)
+
+    def _cancel(self, line: str) -> None:
+        """A `notifications/cancelled` for a call the front holds or runs: drop it, or stop it and never answer it."""
+        try:
+            message = json.loads(line)
+            ident = message["params"]["requestId"]
+        except (ValueError, RecursionError, TypeError, KeyError):
+            return
+        if _ident({"id": ident}) is None:
+            return  # not an id a request can have
+        with self._hold_lock:
+            if self._held is not None:
+                self._held = [held for held in self._held if held[0].get("id") != ident]
+        if self._calls is not None:
+            self._calls.cancel(ident)
 
     def _answer(self, line: str) -> bool:
         """Answer `line` from the manifest when it is a request the manifest covers in this connection's state (the SDK
@@ -281,11 +299,15 @@ class Front:
             return line
         if isinstance(message, dict) and isinstance(message.get("method"), str):
             ident, params = _ident(message), message.get("params")
+            asked = params.get("requestId") if isinstance(params, dict) and message["method"] == "notifications/cancelled" else None
+            cancels = _ident({"id": asked})  # the request a cancellation names
             with self._flight:
                 if ident is not None:
                     self._in_flight.add(ident)
-                elif message["method"] == "notifications/cancelled" and isinstance(params, dict):
-                    self._in_flight.discard(_ident({"id": params.get("requestId")}) or "")  # never answered now
+                elif cancels:
+                    self._in_flight.discard(cancels)  # never answered now
+            if ident is None and cancels and self.cancelled is not None:
+                self.cancelled(asked)  # the SDK has the request by now: stop what its call runs
         return line
 
     def _last_answers(self) -> None:

@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from repo_memory.errors import RepoMemoryError
 from repo_memory.index.db import damage
+from repo_memory.runner import verify
 from repo_memory.shells.front import MAX_DEPTH, Front, unusable
 from repo_memory.shells import hookcalls, hooks, tools
 from repo_memory.shells.served import Served
@@ -119,14 +120,34 @@ class Checked:
 class Server(MCPServer):
     """The SDK's server with answers of our own: every tool in `writers` spends from the write limiter; arguments in
     the wrong form get a short error naming the argument and the expected form (never the value sent, never
-    documentation links); a call that hit a damaged index runs again once the index is rebuilt; and over stdio, a
+    documentation links); a call that hit a damaged index runs again once the index is rebuilt; a cancelled call stops
+    the loop verification steps it runs; and over stdio, a
     line the SDK cannot parse still gets a JSON-RPC error (`Checked`)."""
 
     def __init__(self, *args: Any, writers: frozenset[str] = frozenset(), **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.writers = writers
+        self._running: dict[Any, verify.Call] = {}  # request id -> the loop steps its tool call runs
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        # The SDK cancels a cancelled call's task, but the tool runs on a thread it waits for: the steps are stopped here.
+        ident = context.request_context.request_id if context is not None else None
+        with verify.call() as steps:
+            if ident is not None:
+                self._running[ident] = steps
+            try:
+                return await self._call_tool(name, arguments, context)
+            finally:
+                if self._running.get(ident) is steps:
+                    del self._running[ident]
+
+    def cancel(self, ident: Any) -> None:
+        """The client cancelled request `ident`: the loop steps its call runs end now, judging nothing."""
+        steps = self._running.get(ident)
+        if steps is not None:
+            steps.stop()
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any], context: Context | None) -> Any:
         if name in hookcalls.EVENTS and context is not None:  # a hook of the harness, not the model: never listed
             served = cast(Served, context.request_context.lifespan_context)
             text = await anyio.to_thread.run_sync(lambda: hooks.answer_call(served.open([]), name, arguments))
@@ -157,6 +178,7 @@ class Server(MCPServer):
 
     async def run_front_async(self, front: Front) -> None:
         """Serve the lines `front` reads, and write through it (the front may have answered the first requests)."""
+        front.cancelled = self.cancel
         stdin = Checked(front.lines())
         async with stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, front.stdout())) as (read_stream, write_stream):
             stdin.attach(write_stream)
