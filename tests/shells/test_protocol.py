@@ -106,3 +106,24 @@ def test_a_cancelled_loop_step_stops_its_check_judges_nothing_and_is_not_answere
     assert code == 0 and ("before the MCP SDK was ready" in stderr) == (when != "after"), stderr[-2000:]
     status = subprocess.run([*SERVE[:-1], "loop", "status", run, "--json"], cwd=repo, capture_output=True, text=True, timeout=60)
     assert [(r["state"], r["iterations"]) for r in json.loads(status.stdout)] == [("running", 0)]  # judged nothing, still live
+
+
+def test_a_prompt_asked_for_wrongly_gets_invalid_params_saying_what_exists(repo: Path):
+    """These were JSON-RPC error code 0 (the Inspector shows "MCP error 0"), each with two tracebacks on stderr."""
+    asks = [{"name": "use-skill", "arguments": {}}, {"name": "use-skil", "arguments": {"name": "x"}},
+            {"name": "start-loop", "arguments": {"name": "x", "colour": "red"}}]
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        for params in asks:
+            server.send("prompts/get", params)
+        got = sorted(answers(server, len(asks)), key=lambda answer: answer["id"])
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    assert [answer["error"]["code"] for answer in got] == [-32602] * 3, got
+    missing, unknown, extra = (answer["error"]["message"] for answer in got)
+    assert "use-skill" in missing and "'name'" in missing, missing
+    assert "use-skil" in unknown and "use-skill" in unknown and "distill-session" in unknown, unknown
+    assert "'colour'" in extra and "'name'" in extra, extra
+    assert code == 0 and "Traceback" not in server.stderr.decode(errors="replace"), server.stderr.decode(errors="replace")[-2000:]

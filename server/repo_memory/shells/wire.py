@@ -20,6 +20,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -171,6 +172,20 @@ class Server(MCPServer):
             served = cast(Served, context.request_context.lifespan_context)
             await anyio.to_thread.run_sync(served.repair_index, str(exc.__cause__))
             return _compact(await super().call_tool(name, arguments, context))
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:
+        """The SDK's answer, or invalid params naming the prompts or arguments there are (the SDK's error has code 0)."""
+        prompts = {prompt.name: prompt for prompt in await self.list_prompts()}
+        if name not in prompts:
+            raise MCPError(INVALID_PARAMS, f"No prompt '{name}': the prompts are {', '.join(sorted(prompts))}.")
+        takes = {argument.name: bool(argument.required) for argument in prompts[name].arguments or ()}
+        given = set(arguments or {})
+        wrong = [f"'{n}' is required" for n in takes if takes[n] and n not in given]
+        wrong += [f"'{n}' is unknown" for n in sorted(given - set(takes))]
+        if wrong:
+            listed = ", ".join(f"'{n}'" + ("" if required else " (optional)") for n, required in takes.items()) or "none"
+            raise MCPError(INVALID_PARAMS, f"Wrong arguments for prompt {name}: {'; '.join(wrong)}. It takes {listed}.")
+        return await super().get_prompt(name, arguments, context)
 
     async def run_stdio_async(self) -> None:
         """Serve this process's stdin and stdout (a front that answers nothing early: `serve` starts its own)."""
