@@ -127,3 +127,27 @@ def test_a_prompt_asked_for_wrongly_gets_invalid_params_saying_what_exists(repo:
     assert "use-skil" in unknown and "use-skill" in unknown and "distill-session" in unknown, unknown
     assert "'colour'" in extra and "'name'" in extra, extra
     assert code == 0 and "Traceback" not in server.stderr.decode(errors="replace"), server.stderr.decode(errors="replace")[-2000:]
+
+
+def everything(server: StdioServer) -> list[dict[str, Any]]:
+    """Every answer the server wrote, once its input is closed and it has exited."""
+    server.close_input()
+    assert server.wait(30) == 0, server.stderr.decode(errors="replace")[-2000:]
+    got = []
+    while not server._answers.empty():
+        got.append(server._answers.get())
+    return got
+
+
+def test_an_id_used_again_gets_one_answer_per_request(repo: Path):
+    """MCP forbids it, but the front answered tools/list and ping twice each, and told the person to regenerate its manifest."""
+    server = StdioServer(repo)
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
+    for method, params in (("initialize", hello), ("tools/list", {}), ("ping", {})):
+        send(server, {"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        assert server.answer()["id"] == 1
+    send(server, {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})  # the front never answers it: the SDK has them all
+    assert server.answer()["id"] == 2
+    assert everything(server) == []
+    assert "regenerate" not in server.stderr.decode(errors="replace")
+

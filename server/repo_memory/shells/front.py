@@ -257,6 +257,8 @@ class Front:
         return False
 
     def _reply(self, ident: str, raw_id: Any, result: Any) -> None:
+        if ident in self._answered:
+            return  # an id used again (MCP forbids it): the SDK answers each use, and only the SDK
         self._answered[ident] = result
         self._send({"jsonrpc": "2.0", "id": raw_id, "result": result})
 
