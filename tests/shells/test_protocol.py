@@ -151,3 +151,12 @@ def test_an_id_used_again_gets_one_answer_per_request(repo: Path):
     assert everything(server) == []
     assert "regenerate" not in server.stderr.decode(errors="replace")
 
+
+def test_an_initialize_the_sdk_refuses_is_refused_before_it_is_ready_too(repo: Path):
+    server = StdioServer(repo)
+    send(server, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {"roots": 5}, "clientInfo": {"name": "t", "version": "1"}}})
+    refused = server.answer()
+    assert refused["error"]["code"] == -32602, refused
+    assert everything(server) == []
+    assert "regenerate" not in server.stderr.decode(errors="replace")

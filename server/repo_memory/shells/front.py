@@ -333,8 +333,12 @@ class Front:
                     import logging
 
                     self.mismatches.append(ident)
-                    logging.getLogger("repo_memory").warning("the start-up manifest answered request %s differently from the server; regenerate it "
-                                "with `python -m repo_memory.shells.manifest`", ident)
+                    log = logging.getLogger("repo_memory")
+                    if isinstance(message.get("error"), dict):  # the request, not the manifest: its params, most likely
+                        log.warning("request %s, answered at start-up, was refused by the server: %s", ident, message["error"].get("message"))
+                    else:
+                        log.warning("the start-up manifest answered request %s differently from the server; regenerate it "
+                                    "with `python -m repo_memory.shells.manifest`", ident)
                 return
         self.write_line(line)
 
@@ -360,8 +364,15 @@ class SdkOut:
 
 def _initialize_params(params: dict[str, Any]) -> bool:
     """Whether `initialize` params have the shape the SDK accepts (anything else gets the SDK's own error)."""
-    info = params.get("clientInfo")
-    return (isinstance(params.get("protocolVersion"), str) and isinstance(params.get("capabilities"), dict)
+    info, capabilities = params.get("clientInfo"), params.get("capabilities")
+    if not isinstance(capabilities, dict):
+        return False
+    known = ("experimental", "sampling", "elicitation", "roots", "extensions", "tasks")  # ClientCapabilities: objects or null
+    if any(capabilities.get(k) is not None and not isinstance(capabilities[k], dict) for k in known):
+        return False
+    if any(not isinstance(v, dict) for k in ("experimental", "extensions") for v in (capabilities.get(k) or {}).values()):
+        return False  # objects of objects
+    return (isinstance(params.get("protocolVersion"), str)
             and isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str))
 
 
