@@ -92,8 +92,8 @@ def _roots_if_needed(ctx: Context) -> ListRoots | None:
     of the call up to 2025-11-25, an input-required round trip from 2026-07-28."""
     served = cast(Served, ctx.request_context.lifespan_context)
     capabilities = ctx.request_context.session.client_capabilities
-    if served.is_open or capabilities is None or capabilities.roots is None:
-        return None
+    if served.is_open or served.unusable or capabilities is None or capabilities.roots is None:
+        return None  # (a repository found that cannot be served: the call says why, whatever the roots)
     return ListRoots()
 
 

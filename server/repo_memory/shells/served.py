@@ -65,7 +65,8 @@ class Served:
         with self._lock:
             if self._store is None:
                 if self._opener is None:
-                    raise WorkspaceError(self.unusable or "No repository to serve: start the server inside a git repository or pass --root.")
+                    raise WorkspaceError(self.unusable
+                                         or "No repository to serve: start the server inside a git repository or pass --root.")
                 self._attach(*self._opener(roots))
             assert self._store is not None
             config = self._store.config
