@@ -335,7 +335,8 @@ class Front:
                     self.mismatches.append(ident)
                     log = logging.getLogger("repo_memory")
                     if isinstance(message.get("error"), dict):  # the request, not the manifest: its params, most likely
-                        log.warning("request %s, answered at start-up, was refused by the server: %s", ident, message["error"].get("message"))
+                        log.warning("request %s, answered at start-up, was refused by the server: %s", ident,
+                                    message["error"].get("message"))
                     else:
                         log.warning("the start-up manifest answered request %s differently from the server; regenerate it "
                                     "with `python -m repo_memory.shells.manifest`", ident)

@@ -122,8 +122,8 @@ class Server(MCPServer):
     """The SDK's server with answers of our own: every tool in `writers` spends from the write limiter; arguments in
     the wrong form get a short error naming the argument and the expected form (never the value sent, never
     documentation links); a call that hit a damaged index runs again once the index is rebuilt; a cancelled call stops
-    the loop verification steps it runs; and over stdio, a
-    line the SDK cannot parse still gets a JSON-RPC error (`Checked`)."""
+    the loop verification steps it runs; a prompt asked for wrongly gets invalid params; and over stdio, a line the SDK
+    cannot parse still gets a JSON-RPC error (`Checked`)."""
 
     def __init__(self, *args: Any, writers: frozenset[str] = frozenset(), **kwargs: Any):
         super().__init__(*args, **kwargs)
