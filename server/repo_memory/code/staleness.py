@@ -3,7 +3,9 @@
 The baseline of an anchor is the hash pinned in the memory when it was written (`metadata.anchor_hashes` of a
 skill, `anchors` of a record). An anchor a person wrote by hand (and every anchor of a loop spec) has none; its
 baseline is the code as this clone first saw it (kept in `<git-dir>/repo-memory/anchor-baselines.json`, so a
-re-index does not forget it). The state of every anchor lives in the index; `check` brings it up to date,
+re-index does not forget it) once git is done writing the working tree: a pull brings a teammate's skill and the
+code it describes in one checkout, and git writes `.agents/` before most code, so a look mid-checkout would take the
+old code for the skill's. The state of every anchor lives in the index; `check` brings it up to date,
 re-parsing only code files whose size or mtime changed.
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.code.anchors import Code
+from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
 from repo_memory.index.anchors import AnchorIndex, State
@@ -36,8 +39,8 @@ class Stale:
 class Staleness:
     """Anchor states of one repository's memories, recomputed only when the index or a cited file changed."""
 
-    def __init__(self, db: Database, code: Code, state_dir: Path):
-        self._db, self._code, self._state_dir = db, code, state_dir
+    def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None):
+        self._db, self._code, self._state_dir, self._git_dir = db, code, state_dir, git_dir
         self._docs, self._activity, self._anchors = DocIndex(db), Activity(db), AnchorIndex(db)
         self._last: tuple[Any, set[str]] | None = None  # the index generation of the last check and the files it cited
 
@@ -52,7 +55,8 @@ class Staleness:
             self._last = (signature, set())
             return 0
         first_seen = self._baselines()
-        learned = False
+        learned, unsettled = False, self._git_dir is not None and git_writing(self._git_dir)
+        deferred = False
         wanted: dict[tuple[str, str], State] = {}
         decoded = [(memory, json.loads(raw)) for memory, raw in cited]
         known = {a: (c, p) for (_, a), (_, c, p) in existing.items()}
@@ -66,7 +70,9 @@ class Staleness:
             for anchor, pinned in pins.items():
                 current, problem = resolved[anchor]
                 baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
-                if not baseline and current:
+                if not baseline and current and unsettled:  # not this code's baseline, maybe: no alarm, nothing learned
+                    baseline, deferred = current, True
+                elif not baseline and current:
                     baseline = first_seen[f"{memory}|{anchor}"] = current
                     learned = True
                 wanted[(memory, anchor)] = (baseline, current, problem)
@@ -76,8 +82,9 @@ class Staleness:
         gone = [key for key in existing if key not in wanted]
         if changed or gone:
             self._anchors.replace(changed, gone)
-        # The index as it stands after our own write: the next check skips unless something else changes it.
-        self._last = (self._db.generation(), {a.partition("::")[0] for _, a in wanted})
+        # The index as it stands after our own write: the next check skips unless something else changes it, or
+        # a baseline waits for git to finish.
+        self._last = None if deferred else (self._db.generation(), {a.partition("::")[0] for _, a in wanted})
         return len(changed) + len(gone)
 
     def stale(self, memories: list[str] | None = None, check: bool = False) -> list[Stale]:
@@ -115,6 +122,12 @@ class Staleness:
 
     def _save_baselines(self, baselines: dict[str, str]) -> None:
         disk.write_atomic(self._state_dir / BASELINES, json.dumps(baselines, sort_keys=True).encode("utf-8"))
+
+
+def git_writing(git_dir: Path) -> bool:
+    """Whether git may be writing the working tree now: a checkout, merge or reset holds index.lock throughout, and a
+    merge, rebase, cherry-pick or bisect that stopped leaves its marker (the code on disk may be half old, half new)."""
+    return any((git_dir / name).exists() for name in ("index.lock", *IN_PROGRESS))
 
 
 def _reason(anchor: str, baseline: str, current: str, problem: str) -> str:

@@ -51,7 +51,7 @@ class Store:
         committed, code = Committed(git), Code(config.root)
         provenance = Provenance(config.root, self.key, committed)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
-        self._staleness, self._evidence = Staleness(db, code, config.state_dir), Evidence(db)
+        self._staleness, self._evidence = Staleness(db, code, config.state_dir, git_dir=config.git_dir), Evidence(db)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._skills.similar_names)
