@@ -129,3 +129,52 @@ def test_a_skill_that_mentions_code_in_plain_text_gets_anchors_suggested(store: 
     _setup(store, repo, "python")
     result = store.write_skill("mentions", "Tuning notes.", "See `Calc.alpha` in src/calc.py and `nothing` in src/calc.py.", actor="human")
     assert any("anchors=['src/calc.py::Calc.alpha']" in w for w in result.warnings)
+
+
+# (file, source, anchor, the decorator, annotation or signature edited, what it becomes)
+DECORATED = {
+    "python-function": ("app/views.py", "@login_required\ndef account(request):\n    return render(request)\n", "account",
+                        "@login_required\n", ""),
+    "python-method": ("app/conf.py", "class Settings:\n    @property\n    def debug(self):\n        return False\n", "Settings.debug",
+                      "@property", "@functools.cached_property"),
+    "python-class": ("app/point.py", "@dataclass(frozen=True)\nclass Point:\n    x: int\n", "Point", "frozen=True", "frozen=False"),
+    "typescript-method": ("web/api.ts", 'class Api {\n  @Authorized("admin")\n  deleteUser(id: string): void {\n    this.db.delete(id);\n  }\n}\n',
+                          "Api.deleteUser", '"admin"', '"user"'),
+    "typescript-overload": ("web/parse.ts", "function parse(a: string): string;\nfunction parse(a: any) {\n  return a;\n}\n", "parse",
+                            "(a: string)", "(a: number)"),
+    "rust-struct": ("src/token.rs", "#[derive(Clone, Copy)]\npub struct Token {\n    id: u64,\n}\n", "Token", "Clone, Copy", "Clone"),
+    "rust-method": ("src/token.rs", "struct T;\n\nimpl T {\n    #[inline]\n    fn f(&self) {}\n\n    fn g(&self) {}\n}\n", "T.f",
+                    "#[inline]", "#[cold]"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DECORATED))
+def test_a_changed_decorator_attribute_or_overload_signature_makes_its_memories_stale(store: Store, repo: Path, case: str):
+    """A decorator is part of the definition, and often the part that matters (auth, caching, static or not)."""
+    rel, source, symbol, before, after = DECORATED[case]
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")
+    store.write_skill("about-it", "What it does and why.", "Read it.", anchors=[f"{rel}::{symbol}"], actor="human")
+    store.refresh()
+    assert store.stale() == []
+    path.write_text(source.replace(before, after), encoding="utf-8")
+    assert [s.reason.split(" (")[0] for s in store.stale()] == [f"{rel}::{symbol}: the code changed since the memory was written"]
+
+
+def test_a_hash_pinned_before_decorators_counted_still_matches_and_a_later_decorator_change_is_seen(store: Store, repo: Path):
+    """Releases before this one hashed a decorated definition without its decorators: such pins (and first-seen
+    baselines) are taken as the code they were pinned against, not flagged on upgrade; from then on decorators count."""
+    (repo / "app").mkdir()
+    (repo / "app/views.py").write_text("@login_required\ndef account(request):\n    return render(request)\n", encoding="utf-8")
+    (repo / "src").mkdir()
+    (repo / "src/token.rs").write_text("#[derive(Clone, Copy)]\npub struct Token {\n    id: u64,\n}\n", encoding="utf-8")
+    write_skill_file(repo, "auth-notes", "Which views need a login.", "The account view needs one.", extra=(
+        "metadata:\n  anchors: [app/views.py::account, src/token.rs::Token]\n"
+        "  anchor_hashes: {app/views.py::account: a6b81f12115d3f25, src/token.rs::Token: 1161b7a95bee36c9}\n"))  # an older release's
+    store.refresh()
+    assert store.stale() == []
+    (repo / "app/views.py").write_text("def account(request):\n    return render(request)\n", encoding="utf-8")
+    assert [s.anchor for s in store.stale()] == ["app/views.py::account"]
+    (repo / "src/token.rs").write_text("#[derive(Clone)]\npub struct Token {\n    id: u64,\n}\n", encoding="utf-8")
+    assert [s.anchor for s in store.stale()] == ["app/views.py::account", "src/token.rs::Token"]

@@ -3,12 +3,13 @@
 Each cited file is parsed with tree-sitter (grammars from the per-language wheels, never downloaded). An anchor
 resolves to the definition with that qualified name, and its hash is taken over the definition's tokens with
 comments left out, so re-indenting, re-wrapping or editing a comment changes nothing while any change to the code
-does. A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or the symbol
+does. The tokens include what the grammars keep beside the definition: Python and TypeScript decorators, Rust
+attributes, TypeScript overload signatures (releases before 2026-12 left these out: `Resolved.legacy` is that hash). A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or the symbol
 is gone, the memory is stale.
 
 Qualified names: nested definitions joined by dots — `Class.method` (Python, JavaScript, TypeScript, Java),
 `Type.Method` for Go methods (the receiver's type), `Type.method` for Rust functions in `impl Type` blocks,
-`module.function` for Rust `mod`. Overloads (Java) share one name and one hash.
+`module.function` for Rust `mod`. Overloads (Java, TypeScript) share one name and one hash.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ DEFINITIONS = {
     # javascript / typescript
     "function_declaration", "generator_function_declaration", "class_declaration", "abstract_class_declaration",
     "method_definition", "interface_declaration", "type_alias_declaration", "enum_declaration", "variable_declarator",
+    "function_signature", "method_signature", "abstract_method_signature",
     # go
     "method_declaration", "type_spec",
     # rust
@@ -51,6 +53,10 @@ DEFINITIONS = {
     # java
     "record_declaration", "constructor_declaration",
 }
+SIGNATURES = {"function_signature", "method_signature", "abstract_method_signature"}  # TypeScript: overloads, interface members
+# Kept beside a definition, not inside it: Python's decorators (in decorated_definition), TypeScript's on methods and
+# on an exported class (before `export`), Rust's attributes.
+DECORATIONS = {"decorator", "attribute_item"}
 SCOPES = {"impl_item"}  # Rust: `impl Type { fn f }` names `Type.f`, but the impl block is not a symbol itself
 CALLABLE_VALUES = {"arrow_function", "function_expression", "function", "class", "generator_function"}
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -73,6 +79,7 @@ class Resolved:
     hash: str = ""
     line: int = 0
     problem: str = ""
+    legacy: str = ""  # the hash an older release gave it, without decorations and signatures; only when it differs
 
 
 @functools.lru_cache(maxsize=65536)
@@ -196,6 +203,19 @@ def body_hash(nodes: list[Any]) -> str:
     return digest.hexdigest()[:16]
 
 
+def decorated(nodes: list[Any]) -> list[Any]:
+    """`nodes` with the decorators or attributes written just before each (comments, `export` and `default` between)."""
+    out = []
+    for node in nodes:
+        before, sibling = [], node.prev_sibling
+        while sibling is not None and (sibling.type in DECORATIONS or sibling.type in ("export", "default") or "comment" in sibling.type):
+            if sibling.type in DECORATIONS:
+                before.append(sibling)
+            sibling = sibling.prev_sibling
+        out += [*reversed(before), node]
+    return out
+
+
 def _node_at(tree: Any, start: int, end: int) -> Any:
     """The outermost definition node spanning exactly start..end."""
     node = tree.root_node.descendant_for_byte_range(start, end)
@@ -212,7 +232,7 @@ class Code:
         self._base = str(root)
         self._stats: dict[str, os.stat_result | None] | None = None  # within `batch()`: one stat per file
         self._files: dict[str, tuple[int, int, Any, dict[str, tuple[tuple[int, int, int], ...]] | str]] = {}
-        self._hashes: dict[tuple[str, int, int, str], tuple[str, int]] = {}
+        self._hashes: dict[tuple[str, int, int, str], tuple[str, int, str]] = {}
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -284,10 +304,12 @@ class Code:
         with self._lock:
             memo = self._hashes.get(key)
         if memo is None:
-            memo = (body_hash([_node_at(tree, start, end) for start, end, _ in where]), where[0][2])
+            nodes = [_node_at(tree, start, end) for start, end, _ in where]
+            full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
+            memo = (body_hash(full), where[0][2], body_hash(older) if older and older != full else "")
             with self._lock:
                 self._hashes[key] = memo
-        return Resolved(text, hash=memo[0], line=memo[1])
+        return Resolved(text, hash=memo[0], line=memo[1], legacy=memo[2])
 
     def changed(self, paths: set[str]) -> set[str]:
         """Which of `paths` changed (size or mtime) since they were last parsed."""

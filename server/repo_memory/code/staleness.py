@@ -7,6 +7,10 @@ re-index does not forget it) once git is done writing the working tree: a pull b
 code it describes in one checkout, and git writes `.agents/` before most code, so a look mid-checkout would take the
 old code for the skill's. The state of every anchor lives in the index; `check` brings it up to date,
 re-parsing only code files whose size or mtime changed.
+
+Releases before 2026-12 hashed a definition without its decorators (code/anchors.py). A baseline equal to that older
+hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
+(`memory|anchor|old hash` -> new hash), so nothing turns stale on upgrade and a decorator changed later is seen.
 """
 
 from __future__ import annotations
@@ -63,14 +67,19 @@ class Staleness:
         with self._code.batch():
             files = {a.partition("::")[0] for _, pins in decoded for a in pins}
             moved = self._code.changed(files)  # only anchors into these files (or new ones) need resolving again
-            resolved = {a: (r.hash, r.problem) for _, pins in decoded for a in pins
+            resolved = {a: (r.hash, r.problem, r.legacy) for _, pins in decoded for a in pins
                         if (a not in known or a.partition("::")[0] in moved) and (r := self._code.resolve(a))}
-        resolved = {**{a: v for a, v in known.items() if a not in resolved}, **resolved}
+        resolved = {**{a: (c, p, "") for a, (c, p) in known.items() if a not in resolved}, **resolved}
         for memory, pins in decoded:
             for anchor, pinned in pins.items():
-                current, problem = resolved[anchor]
+                current, problem, legacy = resolved[anchor]
                 baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
-                if not baseline and current and unsettled:  # not this code's baseline, maybe: no alarm, nothing learned
+                older = f"{memory}|{anchor}|{baseline}"
+                baseline = first_seen.get(older, baseline)  # an older release's hash form, translated when first met
+                if baseline and baseline == legacy:  # pinned by an older release, and only the hash form changed since
+                    baseline = first_seen[older] = current
+                    learned = True
+                elif not baseline and current and unsettled:  # not this code's baseline, maybe: no alarm, nothing learned
                     baseline, deferred = current, True
                 elif not baseline and current:
                     baseline = first_seen[f"{memory}|{anchor}"] = current
