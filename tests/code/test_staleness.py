@@ -59,3 +59,60 @@ def test_a_skill_pulled_with_the_code_it_cites_is_not_stale_when_a_server_indexe
     assert [s.reason for s in store.stale()] == []
     result = CliRunner().invoke(cli, ["--root", str(repo), "stale"])  # another process reads the baselines the server kept
     assert result.exit_code == 0, result.output
+
+
+def _counting_git(tmp_path: Path, monkeypatch) -> Path:
+    """A `git` first on PATH that notes each run, then runs the real one."""
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True, check=True).stdout.strip()
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> {folder}/runs\nexec {real} "$@"\n', encoding="utf-8")
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return folder / "runs"
+
+
+def test_doctor_asks_git_about_stale_anchors_in_one_pass_however_many(repo: Path, tmp_path: Path, monkeypatch):
+    """doctor started two git processes per stale anchor (`diff --quiet`, `log -1`): 18 s at 2,000 after a move."""
+    (repo / "pkg").mkdir()
+    for i in range(30):
+        (repo / f"pkg/m{i}.py").write_text("def f0():\n    return 0\n\n\ndef f1():\n    return 1\n", encoding="utf-8")
+    cited = [f"pkg/m{i}.py::f{j}" for i in range(30) for j in range(2)]
+    write_skill_file(repo, "few", "Two functions.", "Read them.", extra=f"metadata:\n  anchors: {cited[:2]}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "code and a skill")
+    git(repo, "mv", "pkg", "lib")
+    git(repo, "commit", "-qm", "move pkg to lib")
+    runs = _counting_git(tmp_path, monkeypatch)
+
+    def doctor() -> tuple[str, list[str]]:
+        CliRunner().invoke(cli, ["--root", str(repo), "doctor"])  # the first look after a change indexes it
+        runs.write_text("", encoding="utf-8")
+        output = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+        return output, runs.read_text(encoding="utf-8").splitlines()
+
+    few, few_runs = doctor()
+    assert few.count("move pkg to lib") == 2, few
+    write_skill_file(repo, "many", "Sixty functions.", "Read them.", extra=f"metadata:\n  anchors: {cited}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a skill citing sixty functions")
+    many, many_runs = doctor()
+    assert many.count("move pkg to lib") == 62, many
+    assert len(many_runs) == len(few_runs), many_runs
+
+
+def test_code_changes_names_the_last_commit_of_each_file_however_far_back(store: Store, repo: Path):
+    (repo / "old.py").write_text("def f():\n    return 0\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the old file")
+    for i in range(55):  # more than the first look through history covers
+        (repo / "busy.py").write_text(f"N = {i}\n", encoding="utf-8")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"busy {i}")
+    (repo / "edited.py").write_text("X = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "edited")
+    (repo / "edited.py").write_text("X = 2\n", encoding="utf-8")
+    changes = store.code_changes(["old.py", "busy.py", "edited.py", "never.py", "*.py"])
+    assert {path: change.split(" ", 4)[-1] if "last" in change else change for path, change in changes.items()} == {
+        "old.py": "the old file", "busy.py": "busy 54", "edited.py": "uncommitted changes in edited.py"}

@@ -40,9 +40,9 @@ def _index_damage(store: Store) -> list[Finding]:
                     "the disk (`dmesg`, free space).") for why in [*rebuilt, *([problem] if problem else [])]]
 
 
-def _code_change(store: Store, anchor: str) -> str:
+def _code_change(changes: dict[str, str], anchor: str) -> str:
     """Which commit last changed the file an anchor cites (or that the change is not committed yet)."""
-    change = store.code_change(anchor.partition("::")[0])
+    change = changes.get(anchor.partition("::")[0])
     return f" ({change})" if change else ""
 
 
@@ -90,8 +90,10 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
                                 f"marks them draft; briefings and loops use only accepted skills): {_listed(drafts)}", "Read each with `repo-memory skill show "
                                 "NAME`, then `repo-memory accept NAME --sha SHA` or `repo-memory reject NAME`."))
-    for item in store.stale():
-        findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(store, item.anchor)}",
+    stale = store.stale()
+    changes = store.code_changes({item.anchor.partition("::")[0] for item in stale})  # one git pass for them all
+    for item in stale:
+        findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(changes, item.anchor)}",
                                 f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
                                 "when it still holds." if item.memory.startswith("skill:") else
                                 "Records are append-only: remember a correction that cites the new code."))
