@@ -116,3 +116,47 @@ def test_code_changes_names_the_last_commit_of_each_file_however_far_back(store:
     changes = store.code_changes(["old.py", "busy.py", "edited.py", "never.py", "*.py"])
     assert {path: change.split(" ", 4)[-1] if "last" in change else change for path, change in changes.items()} == {
         "old.py": "the old file", "busy.py": "busy 54", "edited.py": "uncommitted changes in edited.py"}
+
+
+def test_the_parse_cache_keeps_hashes_not_trees_stays_bounded_and_forgets_deleted_files(repo: Path):
+    """The server kept every cited file's syntax tree for good (about 30x the source: 180 -> 580 MB at 800 files),
+    deleted files too."""
+    from repo_memory.code.anchors import Code
+
+    for i in range(12):
+        (repo / f"m{i}.py").write_text("".join(f"@cached\ndef f{j}():\n    return {j}\n\n" for j in range(20)), encoding="utf-8")
+    code = Code(repo, max_files=8)
+    with code.batch():
+        for i in range(12):
+            assert code.resolve(f"m{i}.py::f1").hash and code.resolve(f"m{i}.py::f7").hash
+    files, trees = code.held()
+    assert files == 8 and trees <= 1
+    (repo / "m11.py").unlink()
+    assert code.resolve("m11.py::f1").problem == "the file does not exist"
+    assert code.held()[0] == 7
+    assert code.resolve("m3.py::f7").hash == code.resolve("m4.py::f7").hash  # one evicted: parsed again, the same answer
+
+
+def test_a_new_process_trusts_the_index_for_cited_files_unchanged_since(store: Store, repo: Path):
+    """Each new process (a server starting, `repo-memory stale`, doctor) parsed every cited file again before its first
+    answer: 2.1-2.8 s at 800 files."""
+    from repo_memory.code.anchors import Code
+    from repo_memory.code.staleness import Staleness
+    from repo_memory.index.db import Database
+
+    for i in range(5):
+        (repo / f"m{i}.py").write_text(f"def f():\n    return {i}\n", encoding="utf-8")
+    store.write_skill("five", "Five functions.", "Read them.", anchors=[f"m{i}.py::f" for i in range(5)], actor="human")
+    store.refresh()
+    (repo / "m4.py").write_text("def f():\n    return 44\n", encoding="utf-8")
+    assert [s.anchor for s in store.stale()] == ["m4.py::f"]
+    db = Database(store.config.index_path)
+    try:
+        code = Code(repo)
+        fresh = Staleness(db, code, store.config.state_dir)  # what a new process starts with
+        fresh.check()
+        assert code.held()[0] == 0, "files that did not change since the index saw them were parsed again"
+        (repo / "m0.py").write_text("def f():\n    return 100\n", encoding="utf-8")
+        assert [s.anchor for s in fresh.stale(check=True)] == ["m0.py::f", "m4.py::f"] and code.held()[0] == 1
+    finally:
+        db.close()

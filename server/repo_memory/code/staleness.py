@@ -5,8 +5,9 @@ skill, `anchors` of a record). An anchor a person wrote by hand (and every ancho
 baseline is the code as this clone first saw it (kept in `<git-dir>/repo-memory/anchor-baselines.json`, so a
 re-index does not forget it) once git is done writing the working tree: a pull brings a teammate's skill and the
 code it describes in one checkout, and git writes `.agents/` before most code, so a look mid-checkout would take the
-old code for the skill's. The state of every anchor lives in the index; `check` brings it up to date,
-re-parsing only code files whose size or mtime changed.
+old code for the skill's. The state of every anchor lives in the index, with the stamp (inode, size, mtime, ctime) of the
+file it was read from; `check` brings it up to date, re-parsing only cited files whose stamp changed, also in a
+process that has parsed nothing yet (a server starting, `repo-memory stale`, doctor).
 
 Releases before 2026-12 hashed a definition without its decorators (code/anchors.py). A baseline equal to that older
 hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
@@ -46,30 +47,31 @@ class Staleness:
     def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None):
         self._db, self._code, self._state_dir, self._git_dir = db, code, state_dir, git_dir
         self._docs, self._activity, self._anchors = DocIndex(db), Activity(db), AnchorIndex(db)
-        self._last: tuple[Any, set[str]] | None = None  # the index generation of the last check and the files it cited
+        self._last: tuple[Any, dict[str, str]] | None = None  # the index generation of the last check, the cited files' stamps
 
     def check(self) -> int:
         """Recompute every anchor's state; returns how many rows changed."""
         signature = self._db.generation()
-        if self._last and self._last[0] == signature and not self._code.changed(self._last[1]):
+        if self._last and self._last[0] == signature and all(self._code.stamp(p) == s for p, s in self._last[1].items()):
             return 0  # the same memories cite the same, unchanged files: nothing to recompute (a stat per cited file)
         cited = self._docs.anchored() + self._activity.anchored()
         existing = self._anchors.states()
         if not cited and not existing:
-            self._last = (signature, set())
+            self._last = (signature, {})
             return 0
         first_seen = self._baselines()
         learned, unsettled = False, self._git_dir is not None and git_writing(self._git_dir)
         deferred = False
         wanted: dict[tuple[str, str], State] = {}
         decoded = [(memory, json.loads(raw)) for memory, raw in cited]
-        known = {a: (c, p) for (_, a), (_, c, p) in existing.items()}
+        known = {a: (c, p, s) for (_, a), (_, c, p, s) in existing.items()}
         with self._code.batch():
-            files = {a.partition("::")[0] for _, pins in decoded for a in pins}
-            moved = self._code.changed(files)  # only anchors into these files (or new ones) need resolving again
-            resolved = {a: (r.hash, r.problem, r.legacy) for _, pins in decoded for a in pins
-                        if (a not in known or a.partition("::")[0] in moved) and (r := self._code.resolve(a))}
-        resolved = {**{a: (c, p, "") for a, (c, p) in known.items() if a not in resolved}, **resolved}
+            stamps = {path: self._code.stamp(path) for path in {a.partition("::")[0] for _, pins in decoded for a in pins}}
+            # Only anchors into files changed since the index last saw them (by any process), or new ones, are resolved;
+            # by file, so that one syntax tree serves every anchor into it.
+            todo = sorted({a for _, pins in decoded for a in pins if a not in known or known[a][2] != stamps[a.partition("::")[0]]})
+            resolved = {a: (r.hash, r.problem, r.legacy) for a in todo if (r := self._code.resolve(a))}
+        resolved = {**{a: (c, p, "") for a, (c, p, _) in known.items() if a not in resolved}, **resolved}
         for memory, pins in decoded:
             for anchor, pinned in pins.items():
                 current, problem, legacy = resolved[anchor]
@@ -84,7 +86,7 @@ class Staleness:
                 elif not baseline and current:
                     baseline = first_seen[f"{memory}|{anchor}"] = current
                     learned = True
-                wanted[(memory, anchor)] = (baseline, current, problem)
+                wanted[(memory, anchor)] = (baseline, current, problem, stamps[anchor.partition("::")[0]])
         if learned:
             self._save_baselines(first_seen)
         changed = {key: state for key, state in wanted.items() if existing.get(key) != state}
@@ -93,7 +95,7 @@ class Staleness:
             self._anchors.replace(changed, gone)
         # The index as it stands after our own write: the next check skips unless something else changes it, or
         # a baseline waits for git to finish.
-        self._last = None if deferred else (self._db.generation(), {a.partition("::")[0] for _, a in wanted})
+        self._last = None if deferred else (self._db.generation(), stamps)
         return len(changed) + len(gone)
 
     def stale(self, memories: list[str] | None = None, check: bool = False) -> list[Stale]:

@@ -1,4 +1,5 @@
-"""The state of every code anchor a memory cites: its baseline hash, its current hash, or why it cannot be resolved."""
+"""The state of every code anchor a memory cites: its baseline hash, its current hash, or why it cannot be resolved,
+and the stamp of the cited file those were read from (a process trusts them while the file keeps that stamp)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Sequence
 
 from repo_memory.index.db import Database
 
-State = tuple[str, str, str]  # (baseline, current, problem)
+State = tuple[str, str, str, str]  # (baseline, current, problem, stamp of the cited file)
 
 
 class AnchorIndex:
@@ -16,13 +17,14 @@ class AnchorIndex:
         self._db = db
 
     def states(self) -> dict[tuple[str, str], State]:
-        """(memory, anchor) -> (baseline, current, problem) of every anchor."""
+        """(memory, anchor) -> (baseline, current, problem, stamp) of every anchor."""
         with self._db.lock:
-            return {(m, a): (b, c, p) for m, a, b, c, p in self._db.conn.execute("SELECT memory, anchor, baseline, current, problem FROM anchor_state")}
+            return {(m, a): (b, c, p, s) for m, a, b, c, p, s in
+                    self._db.conn.execute("SELECT memory, anchor, baseline, current, problem, stamp FROM anchor_state")}
 
     def replace(self, changed: dict[tuple[str, str], State], gone: Sequence[tuple[str, str]]) -> None:
         """Write the states that changed and drop the anchors no memory cites any more."""
-        rows = [{"memory": m, "anchor": a, "baseline": b, "current": c, "problem": p} for (m, a), (b, c, p) in changed.items()]
+        rows = [{"memory": m, "anchor": a, "baseline": b, "current": c, "problem": p, "stamp": s} for (m, a), (b, c, p, s) in changed.items()]
         with self._db.transaction():
             self._db.conn.executemany("DELETE FROM anchor_state WHERE memory=? AND anchor=?", gone)
             self._db.upsert("anchor_state", rows, pk=("memory", "anchor"))

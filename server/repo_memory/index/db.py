@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 18
+SCHEMA_VERSION = 19
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -43,7 +43,7 @@ RECORDS = {
     "refs": str, "anchors": str, "vkey": int, "vlen": int, "text": str,
 }
 LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
-ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str}
+ANCHOR_STATE = {"memory": str, "anchor": str, "baseline": str, "current": str, "problem": str, "stamp": str}
 # How many times a table's rows changed, for a reader that must not rescan it after every write to the others: the
 # embedding job re-read every skill whenever a record was written (25 ms and the index's lock, at 10k skills).
 CHANGES = {"name": str, "count": int}
