@@ -345,11 +345,19 @@ class Code:
                 if memo is None and tree is None and self._tree is not None and self._tree[:2] == (anchor.path, entry.stamp):
                     tree = self._tree[2]
             if memo is None and tree is not None:
-                nodes = [_node_at(tree, start, end) for start, end, _ in where]
-                full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
-                memo = (body_hash(full), where[0][2], body_hash(older) if older and older != full else "")
+                # Parsed a second time for another symbol: every definition is hashed now, so this is the last time.
+                wanted = entry.spans if again else {anchor.symbol: where}
+                hashes = {name: _hashed(tree, places) for name, places in wanted.items()}
                 with self._lock:
-                    entry.hashes[anchor.symbol] = memo
+                    entry.hashes.update(hashes)
+                memo = hashes[anchor.symbol]
             if memo is not None:
                 return Resolved(text, hash=memo[0], line=memo[1], legacy=memo[2])
         return Resolved(text, problem="the file changed while it was read; look again")
+
+
+def _hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, str]:
+    """(hash, line, the hash an older release gave it or '') of the definition at `places` in `tree`."""
+    nodes = [_node_at(tree, start, end) for start, end, _ in places]
+    full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
+    return body_hash(full), places[0][2], body_hash(older) if older and older != full else ""
