@@ -178,3 +178,11 @@ def test_a_hash_pinned_before_decorators_counted_still_matches_and_a_later_decor
     assert [s.anchor for s in store.stale()] == ["app/views.py::account"]
     (repo / "src/token.rs").write_text("#[derive(Clone)]\npub struct Token {\n    id: u64,\n}\n", encoding="utf-8")
     assert [s.anchor for s in store.stale()] == ["app/views.py::account", "src/token.rs::Token"]
+
+
+def test_commonjs_typescript_files_are_parsed_like_their_es_module_twins(repo: Path):
+    for suffix in ("ts", "mts", "cts"):
+        (repo / f"lib.{suffix}").write_text("export function add(a: number): number {\n  return a + 1;\n}\n", encoding="utf-8")
+    code = anchors.Code(repo)
+    assert code.resolve("lib.cts::add").hash == code.resolve("lib.mts::add").hash == code.resolve("lib.ts::add").hash
+    assert anchors.suggest("See `add` in src/lib.cts.") == ["src/lib.cts::add"]

@@ -30,13 +30,14 @@ from typing import Any
 
 ANCHOR = re.compile(r"^(?P<path>[^\s:][^\s]*?\.[A-Za-z0-9]+)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 # Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
-MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|tsx|go|rs|java))`?")
+MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|mts|cts|tsx|go|rs|java))`?")
 
 LANGUAGES = {
     ".py": ("tree_sitter_python", "language"), ".pyi": ("tree_sitter_python", "language"),
     ".js": ("tree_sitter_javascript", "language"), ".mjs": ("tree_sitter_javascript", "language"),
     ".cjs": ("tree_sitter_javascript", "language"), ".jsx": ("tree_sitter_javascript", "language"),
     ".ts": ("tree_sitter_typescript", "language_typescript"), ".mts": ("tree_sitter_typescript", "language_typescript"),
+    ".cts": ("tree_sitter_typescript", "language_typescript"),
     ".tsx": ("tree_sitter_typescript", "language_tsx"),
     ".go": ("tree_sitter_go", "language"), ".rs": ("tree_sitter_rust", "language"), ".java": ("tree_sitter_java", "language"),
 }
