@@ -109,6 +109,7 @@ def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, r
 def test_plain_text_mentions_are_suggested_as_anchors():
     assert anchors.suggest("See `parse_config` in src/config.py and `Store.read()` in `server/store.py`.") == [
         "src/config.py::parse_config", "server/store.py::Store.read"]
+    assert anchors.suggest("`App` in src/app.tsx renders `Row` in web/row.jsx.") == ["src/app.tsx::App", "web/row.jsx::Row"]
 
 
 def test_a_loop_spec_citing_code_goes_stale_and_a_person_can_re_pin_it(store: Store, repo: Path, runner: CliRunner):

@@ -30,7 +30,7 @@ from typing import Any
 
 ANCHOR = re.compile(r"^(?P<path>[^\s:][^\s]*?\.[A-Za-z0-9]+)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 # Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
-MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|mts|cts|tsx|go|rs|java))`?")
+MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|mts|cts|tsx|go|rs|java))(?![\w])`?")
 
 LANGUAGES = {
     ".py": ("tree_sitter_python", "language"), ".pyi": ("tree_sitter_python", "language"),
