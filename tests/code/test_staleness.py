@@ -160,3 +160,17 @@ def test_a_new_process_trusts_the_index_for_cited_files_unchanged_since(store: S
         assert [s.anchor for s in fresh.stale(check=True)] == ["m0.py::f", "m4.py::f"] and code.held()[0] == 1
     finally:
         db.close()
+
+
+def test_a_file_moved_away_is_named_with_where_it_went(store: Store, repo: Path):
+    (repo / "tests").mkdir()
+    (repo / "tests/test_a.py").write_text("def test_a():\n    assert True\n", encoding="utf-8")
+    (repo / "gone.py").write_text("X = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "code")
+    git(repo, "mv", "tests", "testsuite")
+    git(repo, "rm", "-q", "gone.py")
+    git(repo, "commit", "-qm", "move tests to testsuite")
+    changes = store.code_changes(["tests/test_a.py", "gone.py"])
+    assert changes["tests/test_a.py"].startswith("moved to testsuite/test_a.py in ") and changes["tests/test_a.py"].endswith(" move tests to testsuite")
+    assert changes["gone.py"].startswith("last changed in ") and changes["gone.py"].endswith(" move tests to testsuite")

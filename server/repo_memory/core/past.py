@@ -17,6 +17,7 @@ from repo_memory.index.docs import DocIndex
 
 PATHS_PER_RUN = 2000  # paths on one git command line (at most ~256 KB of arguments)
 RECENT = 50  # commits the first look through history covers
+MOVES_LOOKED_UP = 3  # commits that deleted cited files whose renames are looked for (one git process each)
 
 
 class Past:
@@ -99,18 +100,38 @@ class Past:
         # --literal-pathspecs: a cited path is a file name, never a pattern
         diff = self._git.run("--literal-pathspecs", "diff", "--name-only", "-z", "HEAD", "--", *wanted, check=False).stdout
         out = {path: f"uncommitted changes in {path}" for path in set(diff.split("\0")) & set(wanted)}
+        deleted: dict[str, list[str]] = {}  # commit -> the paths it deleted, last
         for recent in (True, False):  # the last RECENT commits first: after a move or a merge every path is found there
             left = {path for path in wanted if path not in out}
             if not left:
                 break
             log = self._git.run("--literal-pathspecs", "log", *(["-n", str(RECENT)] if recent else []), "--format=%x01%h %s",
-                                "--name-only", "--no-renames", "-z", "--", *sorted(left), check=False).stdout
+                                "--name-status", "--no-renames", "-z", "--", *sorted(left), check=False).stdout
             commits = log.split("\x01")[1:]
             for commit in commits:  # newest first: the first commit naming a path changed it last
                 header, _, names = commit.partition("\0")
-                for name in names.lstrip("\n").split("\0"):
+                fields = names.lstrip("\n").split("\0")
+                for status, name in zip(fields[::2], fields[1::2]):
                     if name in left and name not in out:
                         out[name] = f"last changed in {header}"
+                        if status == "D":
+                            deleted.setdefault(header, []).append(name)
             if len(commits) < RECENT:
                 break  # that was the whole history
+        for header in list(deleted)[:MOVES_LOOKED_UP]:  # git's rename detection says where a deleted file went
+            moves = self._moves(header.partition(" ")[0])
+            out.update({path: f"moved to {moves[path]} in {header}" for path in deleted[header] if path in moves})
         return out
+
+    def _moves(self, commit: str) -> dict[str, str]:
+        """Old path -> new path of every file `commit` renamed (against its first parent)."""
+        fields = self._git.run("diff-tree", "-r", "-M", "--name-status", "-z", "--no-commit-id", commit, check=False).stdout.split("\0")
+        moves, i = {}, 0
+        while i < len(fields) - 1:
+            if fields[i][:1] in ("R", "C"):  # a rename or copy names two paths
+                if fields[i][0] == "R" and i + 2 < len(fields):
+                    moves[fields[i + 1]] = fields[i + 2]
+                i += 3
+            else:
+                i += 2
+        return moves
