@@ -102,8 +102,30 @@ def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, r
     write_skill_file(repo, "hand-anchored", "A person anchored it by hand.", "Steps.",
                      extra="metadata:\n  anchors: [\"notes.txt::hello\", \"broken.py::nothing\"]\n")
     store.refresh()
-    stale = {s.anchor: s.reason for s in store.stale()}
+    stale = {s.anchor: s.reason for s in store.stale() + store.unchecked()}
     assert "not parsed" in stale["notes.txt::hello"] and "symbol not found" in stale["broken.py::nothing"]
+
+
+def test_an_anchor_that_cannot_be_checked_is_said_so_and_not_flagged_stale(store: Store, repo: Path, runner: CliRunner):
+    """An anchor into a language that is not parsed, or a file over 2 MiB, was 'stale' for good, with the commit that
+    last changed the file, and kept `repo-memory stale` failing."""
+    (repo / "src").mkdir()
+    (repo / "src/lib.c").write_text("int add(void) { return 1; }\n", encoding="utf-8")
+    (repo / "src/big.py").write_text("def f():\n    return 1\n" + "X = 1\n" * 400_000, encoding="utf-8")
+    (repo / "src/ok.py").write_text("def ok():\n    return 1\n", encoding="utf-8")
+    write_skill_file(repo, "notes", "Notes on the C and Python code.", "Read it.",
+                     extra="metadata:\n  anchors: [src/lib.c::add, src/big.py::f, src/ok.py::ok]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "code and notes")
+    store.refresh()
+    assert store.stale() == []
+    assert {u.anchor: u.reason.split(": ", 1)[1].split(":")[0] for u in store.unchecked()} == {
+        "src/lib.c::add": "cannot be checked", "src/big.py::f": "cannot be checked"}
+    assert [h.stale for h in store.recall("Notes on the C and Python code").hits if h.id == "skill:notes"] == [False]
+    result = runner.invoke(cli, ["--root", str(repo), "stale"])
+    assert result.exit_code == 0 and "src/lib.c::add: cannot be checked: .c files are not parsed" in result.output
+    doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "src/big.py::f: cannot be checked: the file is over 2 MiB" in doctor and "code and notes" not in doctor
 
 
 def test_plain_text_mentions_are_suggested_as_anchors():

@@ -62,6 +62,8 @@ DECORATIONS = {"decorator", "attribute_item"}
 SCOPES = {"impl_item"}  # Rust: `impl Type { fn f }` names `Type.f`, but the impl block is not a symbol itself
 CALLABLE_VALUES = {"arrow_function", "function_expression", "function", "class", "generator_function"}
 MAX_FILE_BYTES = 2 * 1024 * 1024
+# What starts a problem that says nothing of the code's changes (a language not parsed, a file too big): not stale.
+UNCHECKED = "cannot be checked: "
 
 
 @dataclass(frozen=True)
@@ -291,14 +293,14 @@ class Code:
     def _parse(self, path: str, st: os.stat_result) -> tuple[Spans | str, Any]:
         """(qualified name -> places of its definitions, or why there are none; the tree, when parsed)."""
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like code would block the read
-            return "it is not a regular file; anchors are not resolved in it", None
+            return f"{UNCHECKED}it is not a regular file", None
         if st.st_size > MAX_FILE_BYTES:
-            return f"the file is over {MAX_FILE_BYTES // 1024 // 1024} MiB; anchors are not resolved in it", None
+            return f"{UNCHECKED}the file is over {MAX_FILE_BYTES // 1024 // 1024} MiB", None
         try:
             full = self.root / path
             tree, found = parse_tree(full.read_bytes(), full.suffix)
         except (OSError, ValueError) as exc:
-            return f"the file could not be parsed ({exc})", None
+            return f"{UNCHECKED}the file could not be read ({exc})", None
         return {name: tuple((n.start_byte, n.end_byte, n.start_point[0] + 1) for n in nodes) for name, nodes in found.items()}, tree
 
     def _parsed(self, path: str, again: bool = False) -> tuple[_Parsed | str, Any]:
@@ -332,8 +334,8 @@ class Code:
         if anchor is None:
             return Resolved(text, problem="not an anchor: write path/to/file.py::Class.method (a path inside the repository)")
         if not supported(anchor.path):
-            return Resolved(text, problem=f"{os.path.splitext(anchor.path)[1] or 'this file type'} files are not parsed: anchors work in "
-                                          f"{', '.join(sorted(set(LANGUAGES)))} files")
+            return Resolved(text, problem=f"{UNCHECKED}{os.path.splitext(anchor.path)[1] or 'this file type'} files are not parsed "
+                                          f"(anchors work in {', '.join(sorted(set(LANGUAGES)))} files)")
         for again in (False, True):  # again: the tree was let go since the file was parsed, and a new symbol needs it
             entry, tree = self._parsed(anchor.path, again)
             if isinstance(entry, str) or isinstance(entry.spans, str):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repo_memory.code.anchors import Code
+from repo_memory.code.anchors import UNCHECKED, Code
 from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
@@ -102,7 +102,12 @@ class Staleness:
         """Stale anchors of `memories` (all memories when None); `check`: look at the cited code files first."""
         if check:
             self.check()
-        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale(memories)]
+        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale(memories) if not p.startswith(UNCHECKED)]
+
+    def unchecked(self) -> list[Stale]:
+        """Anchors whose code cannot be checked (a language not parsed, a file over the size limit): never stale."""
+        self.check()
+        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale() if p.startswith(UNCHECKED)]
 
     def anchored_to(self, symbol: str) -> list[tuple[str, str]]:
         """(memory, anchor) for every memory citing `symbol`: `path::Class.method`, `Class.method` or a trailing part."""

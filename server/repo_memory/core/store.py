@@ -168,6 +168,9 @@ class Store:
     def stale(self, memories: list[str] | None = None) -> list[Stale]:
         return self._staleness.stale(memories, check=True)
 
+    def unchecked(self) -> list[Stale]:
+        return self._staleness.unchecked()  # anchors into code that cannot be checked (not parsed, too big): never stale
+
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()
 

@@ -134,7 +134,8 @@ def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
     """List memories whose cited code changed or is gone since they were written (exit code 1 when there are any).
 
     A memory cites code with anchors like src/config.py::Config.load (a skill's metadata.anchors, a record's refs).
-    Formatting and comment edits do not count; a changed body, a rename or a deletion does.
+    Formatting and comment edits do not count; a changed body, a rename or a deletion does. Anchors into code that
+    cannot be checked (a language not parsed, a file over 2 MiB) are listed after, and do not set the exit code.
 
     \b
     Examples:
@@ -146,15 +147,16 @@ def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
         shown = name if name.startswith("loop:") else f"skill:{name.removeprefix('skill:')}"
         click.echo(f"pinned {', '.join(store.repin(name)) or 'nothing'} for {shown}", err=True)
     store.refresh()
-    found = store.stale()
+    found, unchecked = store.stale(), store.unchecked()  # the second: code that cannot be checked, which exit 1 ignores
 
     def text() -> None:
         if not found:
-            click.echo("Nothing stale: every anchored memory matches the code it cites.")
-        for item in found:
+            click.echo("Nothing stale: every anchored memory matches the code it cites"
+                       + (" (of the code that can be checked: not what follows)." if unchecked else "."))
+        for item in found + unchecked:
             click.echo(f"{item.memory}  {item.reason}")
 
-    emit([dataclasses.asdict(item) for item in found], as_json, text)
+    emit([{**dataclasses.asdict(item), "checked": i < len(found)} for i, item in enumerate(found + unchecked)], as_json, text)
     ctx.exit(1 if found else 0)
 
 
