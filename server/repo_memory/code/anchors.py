@@ -276,6 +276,8 @@ class Code:
 
     def stamp(self, path: str) -> str:
         """The file's stamp on disk now (see `stamp`)."""
+        if path.startswith("/") or ".." in path.split("/"):  # not an anchor's path (parse refuses it): nothing outside is looked at
+            return ""
         return stamp(self._stat(path))
 
     def _stat(self, path: str) -> os.stat_result | None:
