@@ -102,7 +102,7 @@ def test_unparseable_or_unknown_anchors_are_reported_not_crashes(store: Store, r
     write_skill_file(repo, "hand-anchored", "A person anchored it by hand.", "Steps.",
                      extra="metadata:\n  anchors: [\"notes.txt::hello\", \"broken.py::nothing\"]\n")
     store.refresh()
-    stale = {s.anchor: s.reason for s in store.stale() + store.unchecked()}
+    stale = {s.anchor: s.reason for s in store.stale() + store.stale(checkable=False)}
     assert "not parsed" in stale["notes.txt::hello"] and "symbol not found" in stale["broken.py::nothing"]
 
 
@@ -119,7 +119,7 @@ def test_an_anchor_that_cannot_be_checked_is_said_so_and_not_flagged_stale(store
     git(repo, "commit", "-qm", "code and notes")
     store.refresh()
     assert store.stale() == []
-    assert {u.anchor: u.reason.split(": ", 1)[1].split(":")[0] for u in store.unchecked()} == {
+    assert {u.anchor: u.reason.split(": ", 1)[1].split(":")[0] for u in store.stale(checkable=False)} == {
         "src/lib.c::add": "cannot be checked", "src/big.py::f": "cannot be checked"}
     assert [h.stale for h in store.recall("Notes on the C and Python code").hits if h.id == "skill:notes"] == [False]
     result = runner.invoke(cli, ["--root", str(repo), "stale"])

@@ -98,16 +98,12 @@ class Staleness:
         self._last = None if deferred else (self._db.generation(), stamps)
         return len(changed) + len(gone)
 
-    def stale(self, memories: list[str] | None = None, check: bool = False) -> list[Stale]:
-        """Stale anchors of `memories` (all memories when None); `check`: look at the cited code files first."""
+    def stale(self, memories: list[str] | None = None, check: bool = False, checkable: bool = True) -> list[Stale]:
+        """Stale anchors of `memories` (all memories when None); `check`: look at the cited code files first. Not
+        `checkable`: the anchors whose code cannot be checked instead (a language not parsed, a file too big), never stale."""
         if check:
             self.check()
-        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale(memories) if not p.startswith(UNCHECKED)]
-
-    def unchecked(self) -> list[Stale]:
-        """Anchors whose code cannot be checked (a language not parsed, a file over the size limit): never stale."""
-        self.check()
-        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale() if p.startswith(UNCHECKED)]
+        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale(memories) if p.startswith(UNCHECKED) != checkable]
 
     def anchored_to(self, symbol: str) -> list[tuple[str, str]]:
         """(memory, anchor) for every memory citing `symbol`: `path::Class.method`, `Class.method` or a trailing part."""

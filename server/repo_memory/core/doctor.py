@@ -97,7 +97,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
                                 "when it still holds." if item.memory.startswith("skill:") else
                                 "Records are append-only: remember a correction that cites the new code."))
-    for item in store.unchecked():
+    for item in store.stale(checkable=False):
         findings.append(Finding("warning", item.memory, item.reason, "Nothing checks this anchor: cite a definition in a file "
                                 "that can be checked, or take the anchor out of the memory."))
     for evidence in store.evidence().values():

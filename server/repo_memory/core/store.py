@@ -165,11 +165,8 @@ class Store:
     def forked(self) -> list[tuple[str, int]]:
         return self._activity.forked()
 
-    def stale(self, memories: list[str] | None = None) -> list[Stale]:
-        return self._staleness.stale(memories, check=True)
-
-    def unchecked(self) -> list[Stale]:
-        return self._staleness.unchecked()  # anchors into code that cannot be checked (not parsed, too big): never stale
+    def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]:
+        return self._staleness.stale(memories, check=True, checkable=checkable)  # not checkable: a language not parsed, …
 
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()

@@ -147,7 +147,7 @@ def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
         shown = name if name.startswith("loop:") else f"skill:{name.removeprefix('skill:')}"
         click.echo(f"pinned {', '.join(store.repin(name)) or 'nothing'} for {shown}", err=True)
     store.refresh()
-    found, unchecked = store.stale(), store.unchecked()  # the second: code that cannot be checked, which exit 1 ignores
+    found, unchecked = store.stale(), store.stale(checkable=False)  # the second: code that cannot be checked, which exit 1 ignores
 
     def text() -> None:
         if not found:
