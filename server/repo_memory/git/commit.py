@@ -29,6 +29,7 @@ from repo_memory.guards import disk
 
 log = logging.getLogger("repo_memory")
 CAS_RETRIES = 5
+GC_TIMEOUT = 300  # git gc --auto: seconds when git packs in the foreground (gc.autoDetach false)
 INFLIGHT = "inflight.json"
 SIGNING_STALLED = "signing-stalled.json"
 SIGNING_RETRY = 600.0  # seconds before memory commits try a signer that hung again
@@ -85,6 +86,12 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
                 log.warning("committed %s; .git/index stayed locked, so its entries for %d path(s) are refreshed later", new[:12], len(paths))
                 return CommitResult(sha=new, deferred="committed, but .git/index stayed locked; its entries will be refreshed on the next flush")
             marker.unlink(missing_ok=True)
+            # What git does after a commit of its own: pack loose objects once there are many (quick when there are not;
+            # when there are, git goes on in the background unless gc.autoDetach is off). Plumbing never asks.
+            try:
+                git.run("gc", "--auto", "--quiet", check=False, timeout=GC_TIMEOUT)
+            except GitError as exc:  # the commit stands; packing is git's housekeeping, tried again after the next one
+                log.warning("git gc --auto after a memory commit: %s", exc)
             return CommitResult(sha=new)
         marker.unlink(missing_ok=True)
         if "hook" in swapped.stderr:  # a reference-transaction hook said no: retrying cannot help
