@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -97,6 +98,22 @@ def index_snapshot(store: Store) -> tuple[list, list]:
         return DocIndex(db).snapshot(), RecordIndex(db, store.root).snapshot()
     finally:
         db.close()
+
+
+def kept(where: Store | Path, name: str) -> str:
+    """The session a name a person or a job chose is written as in this clone: `<name>.<clone>` (Journal.owned)."""
+    from repo_memory.git.clone import clone_id
+
+    if isinstance(where, Store):
+        return f"{name}.{where.key.clone}"
+    config = Config.load(where)
+    assert config.key_dir is not None
+    return f"{name}.{clone_id(config.common_dir, config.clone_dir, config.key_dir)}"
+
+
+def named(ref: str) -> str:
+    """An id or a session as the name it was chosen by, without the clone whose log it is (`notes.1a2b3c4d#1`: `notes#1`)."""
+    return re.sub(r"\.[0-9a-f]{8}(?=#|$)", "", ref)
 
 
 def records_of(store: Store, session: str) -> list[dict]:

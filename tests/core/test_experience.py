@@ -18,7 +18,7 @@ from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoun
 from repo_memory.core.store import Store
 from repo_memory.formats.schema import validate
 
-from tests.conftest import index_snapshot
+from tests.conftest import index_snapshot, kept
 
 
 def log_file(repo: Path, session: str) -> Path:
@@ -29,9 +29,10 @@ def log_file(repo: Path, session: str) -> Path:
 def test_remember_appends_a_valid_chained_record_with_a_stable_id(store: Store, repo: Path):
     first = store.remember("Tests need Postgres 16 running locally.", session="s1")[0]
     second = store.remember("Chose pytest-postgresql over docker.", kind="decision", refs=[first["id"]], session="s1")[0]
-    assert (first["id"], second["id"]) == ("s1#1", "s1#2")
+    s1 = kept(store, "s1")  # a name a person chose is this clone's own log: another clone may choose it too
+    assert (first["id"], second["id"]) == (f"{s1}#1", f"{s1}#2")
     assert second["prev"] == first["sha256"] and first["prev"] is None
-    lines = log_file(repo, "s1").read_text(encoding="utf-8").splitlines()
+    lines = log_file(repo, s1).read_text(encoding="utf-8").splitlines()
     assert [json.loads(line) for line in lines] == [first, second]
     assert validate("experience", second) == []
     assert {k: v for k, v in second["source"].items() if k != "clone"} == {"actor": "agent", "harness": "unknown", "tool": "remember"}
@@ -41,31 +42,32 @@ def test_remember_appends_a_valid_chained_record_with_a_stable_id(store: Store, 
 def test_read_returns_the_exact_records_verified(store: Store):
     store.remember("one", session="s1")
     written = store.remember("two", session="s1")[0]
-    got = store.read("s1#2")
+    s1 = written["session"]
+    got = store.read(f"{s1}#2")
     assert [v.record for v in got.records] == [written]
     assert got.records[0].verified and got.records[0].problem == ""
-    assert [v.id for v in store.read("s1#1-2").records] == ["s1#1", "s1#2"]
+    assert [v.id for v in store.read(f"{s1}#1-2").records] == [f"{s1}#1", f"{s1}#2"]
 
 
 def test_long_ranges_are_paged_under_twenty_thousand_characters(store: Store):
     for i in range(60):
         store.remember(f"record {i} " + "x" * 900, session="big")
-    seen, cursor, pages = [], None, 0
+    big, (seen, cursor, pages) = kept(store, "big"), ([], None, 0)
     while True:
-        got = store.read("big#1-60", cursor)
+        got = store.read(f"{big}#1-60", cursor)
         assert len(json.dumps([v.record for v in got.records])) < 20_000
         seen += [v.id for v in got.records]
         pages += 1
         if not got.next_cursor:
             break
         cursor = got.next_cursor
-    assert seen == [f"big#{i}" for i in range(1, 61)] and pages > 1
+    assert seen == [f"{big}#{i}" for i in range(1, 61)] and pages > 1
 
 
 def test_unknown_ids_and_malformed_ranges_name_the_nearest_valid_id(store: Store):
-    store.remember("only one", session="s1")
-    with pytest.raises(NotFoundError, match="Did you mean 's1#1'"):
-        store.read("s1#7")
+    s1 = store.remember("only one", session="s1")[0]["session"]
+    with pytest.raises(NotFoundError, match=f"Did you mean '{s1}#1'"):
+        store.read(f"{s1}#7")
     with pytest.raises(InvalidArgumentError, match="SESSION#SEQ"):
         store.read("s1#abc")
     with pytest.raises(InvalidArgumentError, match="not a valid range"):
@@ -75,14 +77,15 @@ def test_unknown_ids_and_malformed_ranges_name_the_nearest_valid_id(store: Store
 def test_checkpoint_cites_existing_records_and_rejects_missing_ones(store: Store, repo: Path):
     for text in ("ran tests: 3 failures", "fixed the fixture", "all green"):
         store.remember(text, session="s1")
-    before = log_file(repo, "s1").read_bytes()
-    with pytest.raises(InvalidRecordError, match=r"s1#9 does not exist\. The nearest existing record is s1#3"):
-        store.checkpoint("summary", ["s1#1-2", "s1#9"], session="s1")
-    assert log_file(repo, "s1").read_bytes() == before
-    summary = store.checkpoint("Fixed the failing fixture; suite is green.", ["s1#1-3"], session="s1")
-    assert summary["kind"] == "summary" and summary["covers"] == ["s1#1-3"]
+    s1 = kept(store, "s1")
+    before = log_file(repo, s1).read_bytes()
+    with pytest.raises(InvalidRecordError, match=rf"{s1}#9 does not exist\. The nearest existing record is {s1}#3"):
+        store.checkpoint("summary", [f"{s1}#1-2", f"{s1}#9"], session="s1")
+    assert log_file(repo, s1).read_bytes() == before
+    summary = store.checkpoint("Fixed the failing fixture; suite is green.", [f"{s1}#1-3"], session="s1")
+    assert summary["kind"] == "summary" and summary["covers"] == [f"{s1}#1-3"]
     hit = store.recall("failing fixture green", kinds=["summary"]).hits[0]
-    assert hit.id == summary["id"] and hit.covers == ("s1#1-3",)
+    assert hit.id == summary["id"] and hit.covers == (f"{s1}#1-3",)
 
 
 def test_large_content_goes_to_a_blob_and_reads_back_exactly(store: Store, repo: Path):
@@ -110,22 +113,24 @@ def test_a_record_over_the_hard_cap_is_refused_and_nothing_is_written(store: Sto
 def test_a_log_edited_behind_the_servers_back_fails_verification(store: Store, repo: Path, runner: CliRunner):
     store.remember("the deploy key lives in vault", session="s1")
     store.remember("second", session="s1")
-    path = log_file(repo, "s1")
+    s1 = kept(store, "s1")
+    path = log_file(repo, s1)
     path.write_text(path.read_text(encoding="utf-8").replace("vault", "vaulx"), encoding="utf-8")
-    view = store.read("s1#1").records[0]
+    view = store.read(f"{s1}#1").records[0]
     assert not view.verified and "sha256" in view.problem
     result = runner.invoke(cli, ["--root", str(repo), "verify"])
-    assert result.exit_code == 1 and "s1#1" in result.output
+    assert result.exit_code == 1 and f"{s1}#1" in result.output
 
 
 def test_hand_written_garbage_lines_are_skipped_and_reported_the_rest_served(store: Store, repo: Path, runner: CliRunner):
     store.remember("good one", session="s1")
-    path = log_file(repo, "s1")
+    s1 = kept(store, "s1")
+    path = log_file(repo, s1)
     with open(path, "ab") as handle:
         handle.write(b"not json at all\n{\"truncated\": \n")
     store.remember("good two", session="s1")
     store.refresh()
-    assert [h.id for h in store.recall("good", session="s1").hits] == ["s1#1", "s1#2"] or {h.id for h in store.recall("good", session="s1").hits} == {"s1#1", "s1#2"}
+    assert {h.id for h in store.recall("good", session="s1").hits} == {f"{s1}#1", f"{s1}#2"}  # the name finds this clone's log
     breaks = store.verify()
     assert len(breaks) == 2 and all("not JSON" in what for _, what in breaks)
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
@@ -139,7 +144,7 @@ def test_checking_the_logs_reports_its_progress_in_bytes_and_doctor_shows_it_on_
 
     for n in range(3):
         store.remember(f"note {n}", session=f"s{n}")
-    path = log_file(repo, "s1")
+    path = log_file(repo, kept(store, "s1"))
     path.write_bytes(path.read_bytes() + b"not json at all\n")  # and what it finds is the same with progress as without
     total = sum(p.stat().st_size for p in (repo / ".agents/experience").rglob("*.jsonl"))
     heard: list[tuple[int, int]] = []
@@ -157,25 +162,27 @@ def test_checking_the_logs_reports_its_progress_in_bytes_and_doctor_shows_it_on_
 
 def test_a_torn_last_line_is_never_merged_into_the_next_record(store: Store, repo: Path):
     store.remember("before the crash", session="s1")
-    path = log_file(repo, "s1")
+    s1 = kept(store, "s1")
+    path = log_file(repo, s1)
     with open(path, "ab") as handle:
-        handle.write(b'{"id": "s1#2", "half a rec')
+        handle.write(f'{{"id": "{s1}#2", "half a rec'.encode())
     record = store.remember("after the crash", session="s1")[0]
-    assert record["id"] == "s1#2"
+    assert record["id"] == f"{s1}#2"
     lines = path.read_bytes().split(b"\n")
-    assert lines[1] == b'{"id": "s1#2", "half a rec' and json.loads(lines[2]) == record
-    assert store.read("s1#2").records[0].verified
+    assert lines[1] == f'{{"id": "{s1}#2", "half a rec'.encode() and json.loads(lines[2]) == record
+    assert store.read(f"{s1}#2").records[0].verified
 
 
 def test_recall_filters_by_session_kind_and_time(store: Store):
     store.remember("database migration failed on staging", kind="error", session="a", ts="2026-11-01T10:00:00Z")
     store.remember("database migration fixed by reordering", kind="decision", session="a", ts="2026-11-20T10:00:00Z")
     store.remember("database backup restored", kind="note", session="b", ts="2026-11-25T10:00:00Z")
+    a, b = kept(store, "a"), kept(store, "b")
     ids = lambda **kw: {h.id for h in store.recall("database migration backup", **kw).hits}  # noqa: E731
-    assert ids(session="a") == {"a#1", "a#2"}
-    assert ids(kinds=["error"]) == {"a#1"}
-    assert ids(since="2026-11-15") == {"a#2", "b#1"}
-    assert ids(until="2026-11-15") == {"a#1"}
+    assert ids(session="a") == {f"{a}#1", f"{a}#2"} == ids(session=a)  # the name a person gave finds this clone's log
+    assert ids(kinds=["error"]) == {f"{a}#1"}
+    assert ids(since="2026-11-15") == {f"{a}#2", f"{b}#1"}
+    assert ids(until="2026-11-15") == {f"{a}#1"}
     hit = store.recall("backup restored", session="b").hits[0]
     assert hit.ts == "2026-11-25T10:00:00Z" and hit.provenance["actor"] == "agent"
 
@@ -185,7 +192,8 @@ def test_neighbouring_records_make_a_record_findable_by_its_context(store: Store
     store.remember("Yes, it was about invalidation.", session="c")
     store.remember("Sounds good.", session="c")
     hits = [h.id for h in store.recall("cache invalidation", session="c").hits]
-    assert hits[0] in ("c#1", "c#2") and "c#3" in hits
+    c = kept(store, "c")
+    assert hits[0] in (f"{c}#1", f"{c}#2") and f"{c}#3" in hits
 
 
 def test_incremental_record_index_equals_a_rebuild(store: Store, repo: Path):
@@ -195,7 +203,7 @@ def test_incremental_record_index_equals_a_rebuild(store: Store, repo: Path):
     for i in range(3):
         other.remember(f"second writer {i}", session="s2")
     other.close()
-    with open(log_file(repo, "s1"), "ab") as handle:
+    with open(log_file(repo, kept(store, "s1")), "ab") as handle:
         handle.write(b"garbage\n")
     store.remember("after garbage", session="s1")
     store.refresh()
@@ -278,29 +286,31 @@ def test_writers_racing_the_users_commits_continue_one_chain_across_files_and_ne
 
 def test_cli_log_add_tail_show_timeline(repo: Path, runner: CliRunner):
     run = lambda *a: runner.invoke(cli, ["--root", str(repo), *a], catch_exceptions=False)  # noqa: E731
-    assert run("log", "add", "Staging is read-only on Fridays", "-k", "decision", "-s", "ops").output.strip() == "ops#1"
-    run("log", "add", "Confirmed with the DBA", "-s", "ops", "-r", "ops#1")
+    ops = kept(repo, "ops")  # the name is this clone's log: a teammate's `-s ops` before a pull is theirs, never merged into it
+    assert run("log", "add", "Staging is read-only on Fridays", "-k", "decision", "-s", "ops").output.strip() == f"{ops}#1"
+    run("log", "add", "Confirmed with the DBA", "-s", "ops", "-r", f"{ops}#1")
     assert "Confirmed with the DBA" in run("log", "tail", "ops").output
-    assert json.loads(run("log", "tail", "ops", "--json").output.splitlines()[0])["id"] == "ops#1"
+    assert json.loads(run("log", "tail", "ops", "--json").output.splitlines()[0])["id"] == f"{ops}#1"
     shown = run("log", "show", "ops").output
-    assert '<a id="ops#1"></a>' in shown and "refs: [ops#1](#ops#1)" in shown and "human" in shown
-    assert "ops#2" in run("timeline").output
-    assert json.loads(run("timeline", "--json").output)[0]["id"] == "ops#1"
+    assert f'<a id="{ops}#1"></a>' in shown and f"refs: [{ops}#1](#{ops}#1)" in shown and "human" in shown
+    assert f"{ops}#2" in run("timeline").output
+    assert json.loads(run("timeline", "--json").output)[0]["id"] == f"{ops}#1"
     assert run("verify").output.strip() == "All experience logs verify."
     missing = runner.invoke(cli, ["--root", str(repo), "log", "show", "nope"])
-    assert missing.exit_code == 1 and "Recent sessions: ops" in missing.output
+    assert missing.exit_code == 1 and f"Recent sessions: {ops}" in missing.output
 
 
 def test_a_relative_time_is_found_by_the_date_it_means_and_answers_when(store: Store):
     source = store.source("human", "import")
     store.log("trip", [experience.Entry("observation", text="We drove to the coast and hiked the cliffs, a lovely trail.", ts="2023-05-08T13:56:00.000000Z", source=source),
                        experience.Entry("observation", text="We drove to the coast yesterday and hiked the cliffs.", ts="2023-05-08T13:57:00.000000Z", source=source)])
+    trip = kept(store, "trip")
     by_date = store.recall("7 May 2023", session="trip").hits
-    assert by_date[0].id == "trip#2"  # the day 'yesterday' meant, though the text never names it
+    assert by_date[0].id == f"{trip}#2"  # the day 'yesterday' meant, though the text never names it
     asked = store.recall("When did we hike the cliffs on the coast?", session="trip").hits
-    assert asked[0].id == "trip#2"  # the question asks for a time: the record that says when comes first
+    assert asked[0].id == f"{trip}#2"  # the question asks for a time: the record that says when comes first
     plain = store.recall("What did we hike on the coast?", session="trip").hits
-    assert {h.id for h in plain} == {"trip#1", "trip#2"}
+    assert {h.id for h in plain} == {f"{trip}#1", f"{trip}#2"}
 
 
 def test_a_day_before_the_tenth_is_found_as_people_write_it(store: Store):
@@ -310,7 +320,7 @@ def test_a_day_before_the_tenth_is_found_as_people_write_it(store: Store):
     store.log("trip", [experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-05-18T10:00:00.000000Z", source=source),
                        experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-05-08T10:00:00.000000Z", source=source)])
     for asked in ("What did we hike on 8 May 2023?", "What did we hike on May 8, 2023?", "What did we hike on May 8th?", "hike 2023-05-08"):
-        assert store.recall(asked, session="trip").hits[0].id == "trip#2", asked
+        assert store.recall(asked, session="trip").hits[0].id == f"{kept(store, 'trip')}#2", asked
 
 
 def test_an_identifier_is_found_by_its_words_and_words_by_the_identifier(store: Store):
@@ -319,9 +329,10 @@ def test_an_identifier_is_found_by_its_words_and_words_by_the_identifier(store: 
     store.remember("The session manager drops queued writes on shutdown.", session="s1")
     store.remember("Fixed the race in SessionManager.flushPending: it now holds the lock.", session="s1")
     store.remember("Renamed the manager of sessions in the docs.", session="s1")
-    assert store.recall("session manager flush pending", kinds=["note"]).hits[0].id == "s1#2"
-    assert {h.id for h in store.recall("SessionManager", kinds=["note"]).hits[:2]} == {"s1#1", "s1#2"}
-    assert store.recall("flushPending", kinds=["note"]).hits[0].id == "s1#2"
+    s1 = kept(store, "s1")
+    assert store.recall("session manager flush pending", kinds=["note"]).hits[0].id == f"{s1}#2"
+    assert {h.id for h in store.recall("SessionManager", kinds=["note"]).hits[:2]} == {f"{s1}#1", f"{s1}#2"}
+    assert store.recall("flushPending", kinds=["note"]).hits[0].id == f"{s1}#2"
     store.write_skill("shutdown", "Drain the session manager before stopping the server.", "1. Stop accepting writes", actor="human")
     assert [h.id for h in store.recall("SessionManager", kinds=["skill"]).hits] == ["skill:shutdown"]
 
@@ -340,7 +351,7 @@ def test_a_month_written_short_is_found_by_the_dates_it_names(store: Store):
     store.log("trip", [experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-09-08T10:00:00.000000Z", source=source),
                        experience.Entry("observation", text="We hiked the cliffs on the coast.", ts="2023-11-08T10:00:00.000000Z", source=source)])
     for asked in ("What did we hike on Nov 8?", "hike nov. 8th, 2023", "hike in Nov 2023"):
-        assert store.recall(asked, session="trip").hits[0].id == "trip#2", asked
+        assert store.recall(asked, session="trip").hits[0].id == f"{kept(store, 'trip')}#2", asked
 
 
 def test_a_question_about_yesterday_prefers_what_was_recorded_yesterday(store: Store):
@@ -354,5 +365,5 @@ def test_a_question_about_yesterday_prefers_what_was_recorded_yesterday(store: S
     store.log("ops", [experience.Entry("decision", text="Yesterday we agreed to keep the retry limit at 3.", ts=at(10), source=source),
                       experience.Entry("decision", text="Keep the retry limit at 5 for the uploader.", ts=at(1), source=source),
                       experience.Entry("decision", text="Keep the retry limit at 4 for the mailer.", ts=at(30), source=source)])
-    assert store.recall("What retry limit did we decide on yesterday?", session="ops").hits[0].id == "ops#2"
-    assert store.recall("retry limit decided 30 days ago", session="ops").hits[0].id == "ops#3"
+    assert store.recall("What retry limit did we decide on yesterday?", session="ops").hits[0].id == f"{kept(store, 'ops')}#2"
+    assert store.recall("retry limit decided 30 days ago", session="ops").hits[0].id == f"{kept(store, 'ops')}#3"

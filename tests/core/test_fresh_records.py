@@ -13,6 +13,8 @@ import pytest
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 
+from tests.conftest import kept
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 import locomo  # noqa: E402  (the benchmark's own reading of the data set)
@@ -40,7 +42,7 @@ def test_a_record_written_after_the_last_embedding_ranks_by_its_words_and_the_an
         store.reindex(embedding=lambda done, total: None)
         store.remember("Bob owns the billing service now; Alice moved to the payments team.", session="handover")  # no vector
         answer = store.recall("who owns the billing service now")
-        assert [h.id for h in answer.hits][:2] == ["handover#1", "team#1"], answer.hits
+        assert [h.id for h in answer.hits][:2] == [f"{kept(store, 'handover')}#1", f"{kept(store, 'team')}#1"], answer.hits
         assert answer.ranking.startswith("hybrid") and "1 candidate(s) had no vector yet" in answer.ranking, answer.ranking
     finally:
         store.close()
@@ -56,11 +58,12 @@ def test_the_session_recall_asked_about_is_embedded_first_then_the_newest_record
         store.recall("the build", session="asked")
         seen: list[dict[tuple[str, int], bool]] = []
         store._index.semantic.embed(lambda done, total: seen.append(vectors_of(store)))  # what the server's job runs
+        names = {kept(store, s): s for s in ("older", "asked", "newest")}
     finally:
         store.close()
     order = []
     for snapshot in seen:
-        done = {s: sorted(seq for (name, seq), has in snapshot.items() if has and name == s) for s in ("older", "asked", "newest")}
+        done = {s: sorted(seq for (name, seq), has in snapshot.items() if has and names[name] == s) for s in ("older", "asked", "newest")}
         for name, count in (("older", 80), ("asked", 80), ("newest", 30)):  # newest first within a session
             assert done[name] == list(range(count - len(done[name]) + 1, count + 1)), (name, done[name])
         order.append(tuple(len(done[s]) for s in ("asked", "newest", "older")))
@@ -108,12 +111,12 @@ def test_hybrid_recall_never_ranks_below_full_text_at_any_embedding_coverage(rep
     hybrid = Store(Config.load(repo))
     hybrid.reindex(embedding=lambda done, total: None)
     vectors = hybrid._index.semantic.vectors
-    everything = {seq: key for seq, key in hybrid._db.conn.execute("SELECT seq, vkey FROM records WHERE session = 'conv'")}
+    everything = {seq: key for seq, key in hybrid._db.conn.execute("SELECT seq, vkey FROM records WHERE session = ?", [kept(hybrid, "conv")])}
     by_coverage = {}
     try:
         for coverage in (1.0, 0.5, 0.25, 0.0):  # vectors are taken away, newest turns first
-            kept = {key for seq, key in everything.items() if seq <= coverage * len(everything)}
-            vectors.remove([key for key in set(everything.values()) - kept])
+            left = {key for seq, key in everything.items() if seq <= coverage * len(everything)}
+            vectors.remove([key for key in set(everything.values()) - left])
             by_coverage[coverage] = quality(hybrid, str(coverage))
     finally:
         hybrid.close()

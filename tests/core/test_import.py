@@ -389,7 +389,7 @@ def test_jsonl_entries_and_exported_records_import_with_their_sessions_and_times
 def test_records_exported_from_one_clone_import_into_another_once_and_never_back(store: Store, repo: Path, tmp_path: Path):
     for text in ("Staging is read-only on Fridays.", "Deploys need the ops-eu VPN profile."):
         store.remember(text, session="ops", actor="human", tool="cli")
-    native = records_of(store, "ops")
+    native = records_of(store, "ops")  # the name a person typed reads this clone's log, ops.<clone>
     exported = "".join(line.raw.decode() + "\n" for line in store.lines("ops"))  # what `log tail --json ops` prints
     other = tmp_path / "other"
     other.mkdir()
@@ -400,7 +400,7 @@ def test_records_exported_from_one_clone_import_into_another_once_and_never_back
     moved = records_of(elsewhere, "ops")
     elsewhere.close()
     assert [(r["id"], r["text"], r["ts"], r["source"]["actor"]) for r in moved] == [(r["id"], r["text"], r["ts"], "human") for r in native]
-    assert moved[0]["data"]["source_id"] == f"ops#1@{native[0]['sha256'][:12]}" and moved[0]["source"]["tool"] == "import"
+    assert moved[0]["data"]["source_id"] == f"{native[0]['id']}@{native[0]['sha256'][:12]}" and moved[0]["source"]["tool"] == "import"
     assert "Imported 0 record(s)" in import_cli(other, "-", input=exported).output
     assert run_import(store, write_jsonl(tmp_path / "back.jsonl", [json.loads(x) for x in exported.splitlines()])).added == 0
     round_trip = "".join(json.dumps(r) + "\n" for r in moved)  # imported there, exported again, imported here

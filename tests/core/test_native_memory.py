@@ -42,7 +42,7 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git, records_of
+from tests.conftest import git, kept, records_of
 from tests.core.test_import import AWS_KEY, GITHUB_TOKEN, harness_home
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "memory"
@@ -207,7 +207,7 @@ def test_codex_memories_that_name_this_repository_are_imported_and_the_others_ar
     install_codex(home, repo)
     first = imported(repo, "--codex-memories")
     [outcome] = first["memories"]
-    assert (outcome["session"], outcome["added"], len(outcome["elsewhere"])) == ("codex-memories", len(CODEX_HERE), CODEX_ELSEWHERE)
+    assert (outcome["session"], outcome["added"], len(outcome["elsewhere"])) == (kept(repo, "codex-memories"), len(CODEX_HERE), CODEX_ELSEWHERE)
     assert outcome["folders"] == ["~/.codex/memories_v2", "~/.codex/memories"]
     records = session(repo, "codex-memories")
     assert {(r["data"]["memory"]["file"], r["data"]["memory"]["title"]) for r in records} == {
@@ -236,9 +236,9 @@ def test_a_secret_in_a_memory_file_never_reaches_a_git_object_and_a_marker_is_qu
     summary = next((codex / "memories_v2" / "rollout_summaries").glob("*db_fixture*"))
     summary.write_text(summary.read_text(encoding="utf-8") + f"- [2] GITHUB_TOKEN={GITHUB_TOKEN}\n", encoding="utf-8")
     result = run(repo, "log", "import", "--claude-memory", "--propose-skills")
-    assert re.search(r"redacted a secret in claude-memory#\d+ \(aws-access-key-id\)", result.output), result.output
+    assert re.search(rf"redacted a secret in {kept(repo, 'claude-memory')}#\d+ \(aws-access-key-id\)", result.output), result.output
     assert "proposed the draft skill release-steps" in result.output
-    assert "redacted a secret in codex-memories#" in run(repo, "log", "import", "--codex-memories").output
+    assert f"redacted a secret in {kept(repo, 'codex-memories')}#" in run(repo, "log", "import", "--codex-memories").output
     objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True, check=True).stdout
     files = b"".join(p.read_bytes() for p in (repo / ".agents").rglob("*") if p.is_file())
     for secret in (AWS_KEY, GITHUB_TOKEN):

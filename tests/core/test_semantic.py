@@ -19,6 +19,8 @@ from repo_memory.core.store import Store
 from repo_memory.shells import mcp as server
 from repo_memory.shells.cli import cli
 
+from tests.conftest import kept, named
+
 pytestmark = pytest.mark.anyio
 SKILLS = {
     "release-checklist": ("How we cut a release: bump the version, tag it and publish the package.", "1. Bump\n2. git tag\n3. twine upload"),
@@ -29,7 +31,7 @@ NOTES = ["The staging database refuses writes every Friday afternoon.", "Our CDN
          "Alice owns the billing service.", "The nightly job emails a report to the finance team."]
 # Questions that share no content word with the memory that answers them.
 PARAPHRASES = [("how do I ship it to customers", ["skill"], "skill:release-checklist"),
-               ("the storage that cannot be written to on weekends", ["note"], "notes#1")]
+               ("the storage that cannot be written to on weekends", ["note"], "notes#1")]  # notes: the session's name (named())
 
 
 @pytest.fixture
@@ -66,8 +68,8 @@ async def test_hybrid_recall_finds_what_shares_no_word_with_the_question(memory:
     lexical = Store(Config.load(memory))
     try:
         for question, kinds, answer in PARAPHRASES:
-            assert answer not in await hits(lexical, question, kinds)
-            assert (await hits(hybrid, question, kinds))[0] == answer, question
+            assert answer not in [named(h) for h in await hits(lexical, question, kinds)]
+            assert named((await hits(hybrid, question, kinds))[0]) == answer, question
         # what the words find is still found first
         assert (await hits(hybrid, "schema migrations", ["skill"]))[0] == "skill:db-migrations"
     finally:
@@ -89,7 +91,7 @@ async def test_hits_found_by_meaning_alone_are_said_to_be(memory: Path):
         store.close()
     assert nonsense["hits"] and "by meaning alone" in nonsense["ranking"] and "may be unrelated" in nonsense["ranking"]
     assert worded["ranking"] == "hybrid (full-text + meaning)"
-    assert paraphrase["hits"][0]["id"] == "notes#1" and "by meaning alone" in paraphrase["ranking"]  # found, and said how
+    assert named(paraphrase["hits"][0]["id"]) == "notes#1" and "by meaning alone" in paraphrase["ranking"]  # found, and said how
     searched = CliRunner().invoke(cli, ["--root", str(memory), "search", "zzqxv", "nonexistentterm"]).output
     assert "only the nearest in meaning" in searched  # `search` listed them at 1.000 and said nothing
 
@@ -98,7 +100,7 @@ async def test_recall_answers_lexically_while_no_vector_exists(memory: Path):
     store = Store(Config.load(memory))
     try:  # nothing is embedded yet (no server ran, no reindex): recall answers from the words alone
         found = await hits(store, "staging database writes", ["note"])
-        assert found[0] == "notes#1" and found == [h.id for h in store.recall("staging database writes", kinds=["note"]).hits]
+        assert named(found[0]) == "notes#1" and found == [h.id for h in store.recall("staging database writes", kinds=["note"]).hits]
         assert await hits(store, "how do I ship it to customers", ["skill"]) == []
     finally:
         store.close()
@@ -122,7 +124,7 @@ def test_the_model_loads_and_embeds_with_no_network(memory: Path):
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
                           env={**__import__("os").environ, "REPO_MEMORY_SEMANTIC": "true"})
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "['notes#1']"
+    assert proc.stdout.strip() == f"['{kept(memory, 'notes')}#1']"
 
 
 async def test_semantic_false_embeds_nothing_and_ranks_by_words(memory: Path, monkeypatch: pytest.MonkeyPatch):
@@ -166,7 +168,7 @@ def test_a_server_embeds_in_the_background_and_its_recall_turns_hybrid(memory: P
             if found:
                 break
             time.sleep(0.5)
-        assert found[:1] == ["notes#1"]
+        assert [named(f) for f in found[:1]] == ["notes#1"]
     finally:
         proc.close_input()
         proc.wait(10)
@@ -220,7 +222,7 @@ async def test_a_question_is_embedded_as_its_words_so_case_and_punctuation_chang
         store.close()
     ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
-    assert ranked[0][0][0] == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
+    assert named(ranked[0][0][0]) == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
 
 
 async def test_a_speakers_name_in_the_question_counts_by_its_words_not_in_what_is_embedded(memory: Path):
@@ -241,7 +243,7 @@ async def test_a_speakers_name_in_the_question_counts_by_its_words_not_in_what_i
         store.close()
     ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
-    assert ranked[0][0][0] == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
+    assert named(ranked[0][0][0]) == "notes#3" and ranked[0] == ranked[1] == ranked[2], ranked
     assert ranked[3] != ranked[0]  # not a speaker's name: embedded with the rest
 
 
@@ -260,7 +262,7 @@ async def test_a_record_alone_in_its_session_is_found_by_its_meaning(memory: Pat
     finally:
         store.close()
     assert answer["ranking"].startswith("hybrid"), answer["ranking"]
-    assert answer["hits"][0]["session"] == "weekend" and answer["hits"][0]["score"] > 0, answer["hits"]
+    assert named(answer["hits"][0]["session"]) == "weekend" and answer["hits"][0]["score"] > 0, answer["hits"]
 
 
 async def test_the_meaning_half_prefers_the_speaker_a_question_names_as_the_words_half_does(memory: Path):
@@ -281,7 +283,7 @@ async def test_the_meaning_half_prefers_the_speaker_a_question_names_as_the_word
     finally:
         store.close()
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
-    assert [[h["session"] for h in answer["hits"]] for answer in answers] == [["chat-1", "chat-2"], ["chat-2", "chat-1"]], answers
+    assert [[named(h["session"]) for h in answer["hits"]] for answer in answers] == [["chat-1", "chat-2"], ["chat-2", "chat-1"]], answers
 
 
 async def test_a_text_said_in_many_sessions_joins_by_meaning_as_its_newest_records_within_the_filters(memory: Path):
@@ -299,7 +301,7 @@ async def test_a_text_said_in_many_sessions_joins_by_meaning_as_its_newest_recor
     finally:
         store.close()
     assert answer["ranking"].startswith("hybrid"), answer["ranking"]
-    assert sorted(h["session"] for h in answer["hits"]) == ["ci-2", "ci-3"], answer["hits"]
+    assert sorted(named(h["session"]) for h in answer["hits"]) == ["ci-2", "ci-3"], answer["hits"]
 
 
 def test_the_embedding_job_asks_the_vector_index_about_the_skills_once_not_once_per_skill(memory: Path, monkeypatch: pytest.MonkeyPatch):

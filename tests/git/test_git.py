@@ -19,7 +19,7 @@ from repo_memory.git.committer import Committer, Policy
 from repo_memory.git.repo import Git
 from repo_memory.core.store import Store
 
-from tests.conftest import git, index_snapshot
+from tests.conftest import git, index_snapshot, kept
 
 
 def commit_file(repo: Path, name: str, text: str, message: str) -> None:
@@ -46,7 +46,7 @@ def test_a_skill_write_becomes_one_structured_commit_and_leaves_the_users_work_a
     log = git(work, "log", "--format=%s|%an|%cn", "-n", "2").splitlines()
     assert log[0] == "memory: 2 changes|Test Person|repo-memory" or log[0].startswith("memory(skill): ")
     body = git(work, "log", "-1", "--format=%B")
-    assert "Memory-Session: s-test" in body and "Memory-Harness:" in body
+    assert f"Memory-Session: {kept(work, 's-test')}" in body and "Memory-Harness:" in body
     changed = git(work, "show", "--name-only", "--format=", "HEAD").split()
     assert changed == [".agents/skills/release-checklist/SKILL.md"]
     assert git(work, "diff", "--cached", "--name-only").split() == ["app.py"]  # still staged, in no memory commit
@@ -69,7 +69,7 @@ def test_writes_coalesce_into_one_commit(work: Path):
 def test_a_checkpoint_commits_at_once(work: Path):
     store = Store(Config.load(work), session="s1")
     store.remember("found the cause")
-    store.checkpoint("summary", ["s1#1"])
+    store.checkpoint("summary", [f"{store.session}#1"])
     assert ".agents/experience" in git(work, "show", "--name-only", "--format=", "HEAD")
     store.close()
 
@@ -201,8 +201,7 @@ def test_git_log_renders_experience_records_once_init_ran(work: Path, runner):
     store.remember("The flaky test depends on the system clock.", kind="decision")
     store.close()
     shown = git(work, "log", "-p", "-1", "--", ".agents/experience")
-    assert "+2026" in shown or "s1#1  decision  by agent" in shown
-    assert "s1#1  decision  by agent" in shown and "The flaky test depends on the system clock." in shown
+    assert f"{kept(work, 's1')}#1  decision  by agent" in shown and "The flaky test depends on the system clock." in shown
     assert '{"data"' not in shown and '"sha256"' not in shown
 
 
@@ -354,23 +353,24 @@ def test_processes_starting_together_in_a_new_clone_agree_on_its_id(tmp_path: Pa
 def test_a_session_continued_after_its_commit_reads_logs_shows_and_has_history_as_one(work: Path, runner: CliRunner):
     """Past its first commit a session goes on in a second file (core/journal.py); every reader sees one session."""
     store = Store(Config.load(work), session="s-long")
+    s = store.session  # s-long.<clone>: the name a person or a job chose is this clone's own log
     store.remember("first, before the checkpoint")
-    store.checkpoint("the start", ["s-long#1"])
+    store.checkpoint("the start", [f"{s}#1"])
     first = git(work, "rev-parse", "HEAD").strip()
     store.remember("third, after it")
     store.close()  # the session's end commits the rest
     store = Store(Config.load(work))
-    logs = sorted(p.name for p in (work / ".agents/experience").rglob("s-long*.jsonl"))
-    whole = [r.record["text"] for r in store.read("session:s-long").records]
+    logs = sorted(p.name for p in (work / ".agents/experience").rglob(f"{s}*.jsonl"))
+    whole = [r.record["text"] for r in store.read("session:s-long").records]  # the name a person typed
     with pytest.raises(NotFoundError):  # not written yet then
-        store.read("s-long#3", as_of=first)
-    later = store.read("s-long#3", as_of=git(work, "rev-parse", "HEAD").strip())
+        store.read(f"{s}#3", as_of=first)
+    later = store.read(f"{s}#3", as_of=git(work, "rev-parse", "HEAD").strip())
     path, changes = store.history("session:s-long")
     store.close()
-    assert logs == ["s-long+2.jsonl", "s-long.jsonl"]
+    assert logs == [f"{s}+2.jsonl", f"{s}.jsonl"]
     assert whole == ["first, before the checkpoint", "the start", "third, after it"]
     assert [r.record["text"] for r in later.records] == ["third, after it"]
-    assert path.endswith("s-long.jsonl") and len(changes) == 2 and "third, after it" in changes[0].diff
+    assert path.endswith(f"{s}.jsonl") and len(changes) == 2 and "third, after it" in changes[0].diff
     shown = runner.invoke(cli, ["--root", str(work), "log", "show", "s-long"], catch_exceptions=False).output
     assert "third, after it" in shown and "break" not in shown.lower()
     assert runner.invoke(cli, ["--root", str(work), "verify"]).exit_code == 0
@@ -382,62 +382,64 @@ def test_a_session_that_went_on_across_branches_reads_as_one_on_each_and_after_t
     commit_file(repo, "app.py", "x = 1\n", "init")
     git(repo, "checkout", "-q", "-b", "feature")
     store = Store(Config.load(repo), session="s-branches")
+    s = store.session
     store.remember("one, on feature")
-    store.checkpoint("the start", ["s-branches#1"])
+    store.checkpoint("the start", [f"{s}#1"])
     git(repo, "checkout", "-q", "main")
     store.remember("three, on main")
     store.close()
     git(repo, "checkout", "-q", "feature")  # holds the first file, not the second
     store = Store(Config.load(repo), session="s-branches")
-    assert [r["id"] for r in store.remember("four, on feature again")] == ["s-branches#4"]
+    assert [r["id"] for r in store.remember("four, on feature again")] == [f"{s}#4"]
     store.close()
 
     def names() -> list[str]:
-        return sorted(p.name for p in (repo / ".agents/experience").rglob("s-branches*.jsonl"))
+        return sorted(p.name for p in (repo / ".agents/experience").rglob(f"{s}*.jsonl"))
 
     def texts() -> list[str]:
         reader = Store(Config.load(repo))
         try:
-            return [r.record["text"] for r in reader.read("session:s-branches").records if r.verified]
+            return [r.record["text"] for r in reader.read(f"session:{s}").records if r.verified]
         finally:
             reader.close()
 
-    assert names() == ["s-branches+3.jsonl", "s-branches.jsonl"]
+    assert names() == [f"{s}+3.jsonl", f"{s}.jsonl"]
     assert texts() == ["one, on feature", "the start", "four, on feature again"]
     shown = runner.invoke(cli, ["--root", str(repo), "log", "show", "s-branches"], catch_exceptions=False).output
     assert "four, on feature again" in shown and "Verification failed" not in shown
     assert runner.invoke(cli, ["--root", str(repo), "verify"]).exit_code == 0
 
     git(repo, "merge", "-q", "--no-edit", "main")
-    assert names() == ["s-branches+2.jsonl", "s-branches+3.jsonl", "s-branches.jsonl"]
+    assert names() == [f"{s}+2.jsonl", f"{s}+3.jsonl", f"{s}.jsonl"]
     assert texts() == ["one, on feature", "the start", "three, on main", "four, on feature again"]
     assert runner.invoke(cli, ["--root", str(repo), "verify"]).exit_code == 0
 
-    second = next((repo / ".agents/experience").rglob("s-branches+2.jsonl"))
+    second = next((repo / ".agents/experience").rglob(f"{s}+2.jsonl"))
     second.unlink()  # a file HEAD holds, deleted: a removal, not a file on another branch
     result = runner.invoke(cli, ["--root", str(repo), "verify"])
-    assert result.exit_code != 0 and "s-branches#4: its prev hash does not match" in result.output, result.output
+    assert result.exit_code != 0 and f"{s}#4: its prev hash does not match" in result.output, result.output
     git(repo, "checkout", "-q", "--", str(second))
-    first = next((repo / ".agents/experience").rglob("s-branches.jsonl"))
+    first = next((repo / ".agents/experience").rglob(f"{s}.jsonl"))
     first.write_text(first.read_text(encoding="utf-8").splitlines(keepends=True)[0], encoding="utf-8")  # #2 cut by hand
     result = runner.invoke(cli, ["--root", str(repo), "verify"])
-    assert result.exit_code != 0 and "s-branches#3: its prev hash does not match" in result.output, result.output
+    assert result.exit_code != 0 and f"{s}#3: its prev hash does not match" in result.output, result.output
 
 
 def test_records_the_user_stashed_with_their_untracked_files_come_back_beside_those_written_since(work: Path):
     """`git stash -u` takes a session's uncommitted next file; the session goes on after it, so `git stash pop` puts
     it back beside the records written meanwhile (it had refused: the session had begun that file again from its start)."""
     store = Store(Config.load(work), session="s-stashed")
+    s = store.session
     store.remember("one")
-    store.checkpoint("the start", ["s-stashed#1"])
+    store.checkpoint("the start", [f"{s}#1"])
     store.remember("three, then stashed")
     git(work, "stash", "-q", "-u")
-    assert [r["id"] for r in store.remember("four, while stashed")] == ["s-stashed#4"]
+    assert [r["id"] for r in store.remember("four, while stashed")] == [f"{s}#4"]
     git(work, "stash", "pop", "-q")
     store.close()
     store = Store(Config.load(work))
     try:
-        texts = [r.record["text"] for r in store.read("session:s-stashed").records if r.verified]
+        texts = [r.record["text"] for r in store.read(f"session:{s}").records if r.verified]
     finally:
         store.close()
     assert texts == ["one", "the start", "three, then stashed", "four, while stashed"]

@@ -57,7 +57,7 @@ def test_concurrent_appends_to_one_log_leave_one_index_row_per_record(repo: Path
     for store in stores:
         store.refresh()
     conn = stores[0]._db.conn
-    rows = conn.execute("SELECT id FROM records WHERE session = 'busy-session'").fetchall()
+    rows = conn.execute("SELECT id FROM records WHERE session = ?", [stores[0].session]).fetchall()
     for store in stores:
         store.close()
     assert len(rows) == 80 and not [r for r in rows if "~" in r[0]], sorted(r[0] for r in rows if "~" in r[0])[:10]

@@ -8,6 +8,8 @@ from repo_memory.core.store import Store
 from repo_memory.formats import experience
 from repo_memory.index import fts
 
+from tests.conftest import named
+
 
 def test_a_common_word_no_longer_makes_every_record_a_candidate(store: Store, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(fts, "BUDGET", 300)  # the same rule as at 5,000, on an index a test can build quickly
@@ -25,7 +27,7 @@ def test_a_common_word_no_longer_makes_every_record_a_candidate(store: Store, mo
     assert first == [('("quokka" OR "cache") AND ("deploy")', '("quokka" OR "cache") NOT ("deploy")')]
     assert small == []  # rare words alone: the whole query, as in a small index
     hits = store.recall("deploy quokka cache").hits
-    assert hits[0].id == "incident#1"
+    assert named(hits[0].id) == "incident#1"
     assert [h.id for h in store.recall("deploy went fine").hits]  # every word common: rows that hold them all
 
 
@@ -45,7 +47,7 @@ def test_a_bounded_first_pass_scores_its_rows_as_the_whole_query_does(store: Sto
         return [[(h.id, h.score) for h in store.recall("deploy quokka", kinds=kinds).hits[:2]] for kinds in (["observation"], None)]
 
     whole = ranked(10**9)
-    assert [[i for i, _ in hits] for hits in whole] == [["quokka-1#1", "quokka-0#1"]] * 2  # the row that holds both words first
+    assert [[named(i) for i, _ in hits] for hits in whole] == [["quokka-1#1", "quokka-0#1"]] * 2  # the row that holds both words first
     assert ranked(300) == whole  # 'deploy' is on 400 rows: the first pass matches the rows with 'quokka', scored as above
 
 
@@ -59,6 +61,6 @@ def test_a_record_is_not_found_for_words_deep_inside_a_long_neighbour(store: Sto
                         for text in ("Starting the nightly build now.", output, "Done, all green.")])
     store.log("notes", [experience.Entry("observation", text="Zebra migration: the herd moved north in May.", source=source)])
     found = [h.id for h in store.recall("zebra migration").hits]
-    assert set(found) == {"build#2", "notes#1"}, found  # the output and the note, not the two records beside the output
-    assert [h.id for h in store.recall("nightly build").hits][0] == "build#1"
-    assert "build#3" in [h.id for h in store.recall("starting the nightly build").hits]  # a neighbour's opening still counts
+    assert {named(f) for f in found} == {"build#2", "notes#1"}, found  # the output and the note, not the two records beside the output
+    assert [named(h.id) for h in store.recall("nightly build").hits][0] == "build#1"
+    assert "build#3" in [named(h.id) for h in store.recall("starting the nightly build").hits]  # a neighbour's opening still counts

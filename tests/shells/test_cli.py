@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git, write_skill_file
+from tests.conftest import git, kept, write_skill_file
 
 
 def run(runner: CliRunner, repo: Path, *args: str, code: int = 0, stdin: str | None = None) -> str:
@@ -413,7 +413,7 @@ def test_doctor_gives_one_advice_for_a_log_whose_committed_records_were_cut_off(
     for n in range(4):
         store.remember(f"note {n}")
     store.close(commit=True)
-    log = next((repo / ".agents/experience").glob("*/cut-session.jsonl"))
+    log = next((repo / ".agents/experience").glob(f"*/{store.session}.jsonl"))
     log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:2]))
     out = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
     rel = log.relative_to(repo).as_posix()
@@ -523,7 +523,7 @@ def test_timeline_shows_the_newest_records_and_says_how_many_earlier_ones_it_lef
                     for n in range(30))
     run(runner, repo, "log", "import", "-", stdin=lines)
     out = run(runner, repo, "timeline", "-n", "5")
-    assert [line.split()[-1] for line in out.splitlines() if "long-job#" in line] == ["25", "26", "27", "28", "29"], out
+    assert [line.split()[-1] for line in out.splitlines() if f"{kept(repo, 'long-job')}#" in line] == ["25", "26", "27", "28", "29"], out
     assert "25 earlier record(s) not shown" in out, out
     since = run(runner, repo, "timeline", "--since", "2026-11-03", "-n", "20")
     assert "step 20" in since and "step 19" not in since and "not shown" not in since, since

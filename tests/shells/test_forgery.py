@@ -21,11 +21,12 @@ from repo_memory.formats import experience
 from repo_memory.shells import mcp as server
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git, write_skill_file
+from tests.conftest import git, kept, write_skill_file
 from tests.shells.test_hardening import PY, accept, call, forge, loop_spec, reseal
 from tests.shells.test_pretool import hook
 
 pytestmark = pytest.mark.anyio
+HEX8 = "[0-9a-f]" * 8  # a clone id, in a glob: NAME.<clone>.jsonl, not its +n files
 
 
 @pytest.fixture
@@ -34,7 +35,9 @@ def anyio_backend() -> str:
 
 
 def log_of(repo: Path, session: str) -> Path:
-    return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
+    """The first file of `session`'s log, or of the log this clone keeps under that name (`NAME.<clone>`)."""
+    base = repo / experience.EXPERIENCE_DIR
+    return next(base.rglob(f"{session}.jsonl"), None) or next(base.rglob(f"{session}.{HEX8}.jsonl"))
 
 
 def stats_of(repo: Path, skill: str) -> dict:
@@ -102,12 +105,12 @@ async def test_a_committed_record_rewritten_and_resealed_is_never_reported_verif
                             for r in reseal(records)), encoding="utf-8")
     store.refresh()
     async with Client(server.build(store)) as client:
-        read = await call(client, "read", ref="ops#2")
+        read = await call(client, "read", ref=f"{kept(repo, 'ops')}#2")
         hits = (await call(client, "recall", query="staging writable Fridays"))["hits"]
     view = read["records"][0]
     assert view["verified"] is False and view["committed"] is False, view
     assert "recorded by a person" not in view["recorded"].split("it claims")[0]
-    hit = next(h for h in hits if h["id"] == "ops#2")
+    hit = next(h for h in hits if h["id"] == f"{kept(repo, 'ops')}#2")
     assert hit["committed"] is False and "outside repo-memory" in hit["recorded"], hit
 
 
@@ -163,7 +166,7 @@ async def test_a_marked_line_copied_with_other_words_is_never_committed(store: S
     with path.open("a", encoding="utf-8") as f:
         f.write(json.dumps(copied, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
     store.flush("all")
-    assert "work.jsonl" not in git(repo, "ls-files"), "a log holding a copied line with new words was committed"
+    assert f"{kept(repo, 'work')}.jsonl" not in git(repo, "ls-files"), "a log holding a copied line with new words was committed"
 
 
 async def test_records_another_repo_memory_process_wrote_are_committed_by_this_one(store: Store, repo: Path):

@@ -21,9 +21,10 @@ from repo_memory.formats import experience
 from repo_memory.shells import mcp as server
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git, write_skill_file
+from tests.conftest import git, kept, write_skill_file
 
 pytestmark = pytest.mark.anyio
+HEX8 = "[0-9a-f]" * 8  # a clone id, in a glob: NAME.<clone>.jsonl, not its +n files
 PY = sys.executable
 # Credentials built at run time, so this file itself holds none.
 AWS_KEY_ID = "AKIA" + "Z7Q4W2E9R5T1Y8U3"
@@ -126,8 +127,10 @@ async def test_an_agent_cannot_write_verdicts_outcomes_or_skill_use(store: Store
 def forge(repo: Path, session: str, kind: str, data: dict, refs: list[str], tool: str = "remember") -> None:
     """Append a well-formed, correctly chained record of `kind` written by `tool` (as an older version or a hand
     edit could leave): readers must judge it by who wrote it, not by its kind."""
-    path = next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
+    base = repo / experience.EXPERIENCE_DIR
+    path = next(base.rglob(f"{session}.jsonl"), None) or next(base.rglob(f"{session}.{HEX8}.jsonl"))  # NAME.<clone>
     last = json.loads(path.read_text(encoding="utf-8").splitlines()[-1])
+    session = last["session"]
     record = experience.seal({"id": f"{session}#{last['seq'] + 1}", "ts": experience.now(), "session": session, "seq": last["seq"] + 1,
                               "kind": kind, "text": "forged", "data": data, "refs": refs, "prev": last["sha256"],
                               "source": {"actor": "agent", "harness": "generic", "tool": tool}})
@@ -446,7 +449,7 @@ async def test_a_damaged_index_is_rebuilt_and_no_write_is_reported_failed_or_mad
             written = await call(client, "remember", text="migrations run before the app starts", session="ops")
             await call(client, "skill_write", name="migrate", description="Run migrations.", body="make migrate")
             found = (await call(client, "recall", query="read-only Fridays"))["hits"]
-            assert found and found[0]["id"] == "ops#1"
+            assert found and found[0]["id"] == f"{kept(repo, 'ops')}#1"
             skills = (await call(client, "recall", query="deploy staging migrations"))["hits"]  # skills are ranked on a second connection
             assert {"skill:deploy", "skill:migrate"} <= {h["id"] for h in skills}, skills
             assert (await call(client, "read", ref=written["ids"][0]))["records"][0]["verified"]
@@ -461,7 +464,7 @@ async def test_a_damaged_index_is_rebuilt_and_no_write_is_reported_failed_or_mad
     reindex = CliRunner().invoke(cli, ["--root", str(repo), "reindex"])
     assert reindex.exit_code == 0, reindex.output
     search = CliRunner().invoke(cli, ["--root", str(repo), "search", "migrations"])
-    assert search.exit_code == 0 and "ops#2" in search.output
+    assert search.exit_code == 0 and f"{kept(repo, 'ops')}#2" in search.output
 
 
 async def test_accepting_a_skill_keeps_loop_specs_in_recall(store: Store, repo: Path):
@@ -500,7 +503,7 @@ def test_a_hanging_commit_signer_costs_its_bound_once_then_writes_stay_fast_and_
             began = time.monotonic()
             done = server.call("checkpoint", {"summary": f"summary {n}", "covers": written["ids"], "session": "signed"}, timeout=40)
             took.append(time.monotonic() - began)
-            assert not done.get("isError") and done["structuredContent"]["id"] == f"signed#{2 * n + 2}", done
+            assert not done.get("isError") and done["structuredContent"]["id"] == f"{kept(repo, 'signed')}#{2 * n + 2}", done
             assert "signing" in done["structuredContent"]["commit"], done
         assert took[0] < 25 and max(took[1:]) < 3, took  # the signer's bound is paid once, not per commit
         began = time.monotonic()
@@ -513,7 +516,7 @@ def test_a_hanging_commit_signer_costs_its_bound_once_then_writes_stay_fast_and_
     assert "not committed yet" in doctor.output and "signing hung" in doctor.output and 'sign = "never"' in doctor.output
     (repo / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
     assert CliRunner().invoke(cli, ["--root", str(repo), "doctor", "--fix"]).exit_code in (0, 1)
-    assert "signed.jsonl" in git(repo, "show", "--stat", "HEAD")
+    assert f"{kept(repo, 'signed')}.jsonl" in git(repo, "show", "--stat", "HEAD")
 
 
 @pytest.mark.slow
@@ -558,15 +561,15 @@ def test_verify_and_doctor_notice_a_log_that_lost_or_rewrote_committed_records(s
     for text in ("deploys need a green main", "staging is read-only on Fridays", "rollbacks use tools/rollback.sh"):
         store.remember(text, session="ops")
     store.flush("all")
-    path = next((repo / experience.EXPERIENCE_DIR).rglob("ops.jsonl"))
-    assert "ops.jsonl" in git(repo, "ls-files", "--", str(path))
+    path = next((repo / experience.EXPERIENCE_DIR).rglob(f"{kept(store, 'ops')}.jsonl"))
+    assert path.name in git(repo, "ls-files", "--", str(path))
     records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     if tamper == "truncate":
-        kept = records[:2]
+        left = records[:2]
     else:
         records[1]["text"] = "staging is writable on Fridays"
-        kept = reseal(records)
-    path.write_text("".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for r in kept), encoding="utf-8")
+        left = reseal(records)
+    path.write_text("".join(json.dumps(r, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n" for r in left), encoding="utf-8")
     runner = CliRunner()
     verify = runner.invoke(cli, ["--root", str(repo), "verify"])
     assert verify.exit_code == 1 and "committed" in verify.output, verify.output

@@ -20,7 +20,7 @@ from repo_memory.shells.cli import cli
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 
-from tests.conftest import git, records_of, write_skill_file
+from tests.conftest import git, kept, records_of, write_skill_file
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools" / "node_modules" / ".bin"
@@ -229,13 +229,13 @@ def test_session_start_briefs_with_skills_and_the_previous_checkpoint(store: Sto
     store.refresh()
     earlier = Store(Config.load(repo), session="earlier-session")
     earlier.remember("found the flaky test")
-    earlier.checkpoint("The flaky test was a clock dependency; fixed with freezegun.", ["earlier-session#1"])
+    earlier.checkpoint("The flaky test was a clock dependency; fixed with freezegun.", [f"{earlier.session}#1"])
     earlier.close()
     payload = {"session_id": CLAUDE_SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
     out = hooks.handle("session-start", payload)
     context = out["hookSpecificOutput"]["additionalContext"]
     assert out["hookSpecificOutput"]["hookEventName"] == "SessionStart" and len(context.encode()) < 2048
-    assert "skill:release-checklist" in context and "earlier-session#2" in context and "clock dependency" in context
+    assert "skill:release-checklist" in context and f"{earlier.session}#2" in context and "clock dependency" in context
 
 
 def test_post_tool_records_calls_with_an_excerpt_and_the_full_output_redacted_in_a_blob(repo: Path):
@@ -381,10 +381,10 @@ def test_inspector_lists_every_tool_and_calls_recall_remember_read(repo: Path):
     tools = {t["name"] for t in inspector("--method", "tools/list")["tools"]}
     assert tools == {"recall", "read", "remember", "checkpoint", "skill_write", "loop_start", "loop_step", "loop_status", "history", "feedback"}
     remembered = inspector("--method", "tools/call", "--tool-name", "remember", "--tool-arg", "text=the inspector was here")
-    assert remembered["structuredContent"]["ids"] == ["inspected#1"]
+    assert remembered["structuredContent"]["ids"] == [f"{kept(repo, 'inspected')}#1"]
     hits = inspector("--method", "tools/call", "--tool-name", "recall", "--tool-arg", "query=inspector")["structuredContent"]["hits"]
-    assert hits[0]["id"] == "inspected#1"
-    read = inspector("--method", "tools/call", "--tool-name", "read", "--tool-arg", "ref=inspected#1")["structuredContent"]
+    assert hits[0]["id"] == f"{kept(repo, 'inspected')}#1"
+    read = inspector("--method", "tools/call", "--tool-name", "read", "--tool-arg", f"ref={kept(repo, 'inspected')}#1")["structuredContent"]
     assert read["records"][0]["verified"] is True
 
 

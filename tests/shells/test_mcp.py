@@ -13,7 +13,7 @@ from mcp import Client
 from repo_memory.shells import mcp as server
 from repo_memory.core.store import Store
 
-from tests.conftest import records_of, write_skill_file
+from tests.conftest import kept, records_of, write_skill_file
 
 pytestmark = pytest.mark.anyio
 
@@ -188,7 +188,7 @@ async def test_start_loop_and_distill_session_prompts(seeded: Store, repo: Path)
         distill = (await client.get_prompt("distill-session", {"session": "work-1"})).messages[0].content.text
     assert names == {"use-skill", "start-loop", "distill-session"}
     assert "loop_start(name='fix-it')" in loop_text and "Read the failure first." in loop_text
-    assert "read(ref='work-1#1-2')" in distill and "skill_write" in distill
+    assert f"read(ref='{kept(repo, 'work-1')}#1-2')" in distill and "skill_write" in distill  # the name given: this clone's log
 
 
 async def test_a_runaway_writer_is_told_when_to_retry_and_its_refused_writes_leave_nothing(repo: Path):
@@ -262,7 +262,7 @@ async def test_one_reference_grammar_for_every_tool(seeded: Store):
         bad = await error_text(client, "read", ref="Release Checklist!")
         code = await error_text(client, "read", ref="src/app.py::main")
     assert by_id["records"][0]["record"]["text"] == "The release tag must be signed." and by_id["records"][0]["verified"]
-    assert [r["id"] for r in by_session["records"]] == ["grammar#1"]
+    assert [r["id"] for r in by_session["records"]] == written["ids"]  # the name given reads this clone's log of it
     assert by_skill["kind"] == "skill" and by_skill["name"] == "release-checklist"
     assert "not allowed" in bad and "Try 'release-checklist'" in bad
     assert "recall(symbol=" in code

@@ -38,9 +38,9 @@ def denied(answer: dict[str, Any]) -> str:
 def logged(repo: Path) -> Path:
     """A repository with one experience log, as a session leaves it."""
     store = Store(Config.load(repo))
-    store.remember("deploys need a green main", session="s1")
+    session = store.remember("deploys need a green main", session="s1")[0]["session"]
     store.close()
-    return next((repo / experience.EXPERIENCE_DIR).rglob("s1.jsonl"))
+    return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
 
 
 def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: Path, logged: Path):

@@ -17,7 +17,7 @@ from repo_memory.core.store import Store
 from repo_memory.shells import mcp as server
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git
+from tests.conftest import git, kept, named
 
 pytestmark = pytest.mark.anyio
 # A conversation of two people over two days, as an agent recording it would see it: who said each turn, when.
@@ -172,10 +172,10 @@ async def test_a_ref_to_a_record_or_skill_that_does_not_exist_is_refused_as_chec
 def test_data_is_kept_out_of_the_words_except_what_the_schema_marks_searchable(store: Store):
     store.remember("Ran the flaky test 20 times", kind="tool", session="s", data={"ticket": "JIRA-5521", "output_excerpt": "19 passed, 1 failed"})
     store.remember(None, kind="note", session="t", data={"ticket": "JIRA-7730"})  # no text: its data is what it says
-    assert [h.id for h in store.recall("JIRA-5521").hits] == ["t#1"]  # by its word JIRA, not s#1 by its ticket
-    assert [h.id for h in store.recall("19 passed 1 failed").hits] == ["s#1"]
-    assert [h.id for h in store.recall("JIRA-7730").hits] == ["t#1"]
-    record: dict[str, Any] = store.read("s#1").records[0].record
+    assert [named(h.id) for h in store.recall("JIRA-5521").hits] == ["t#1"]  # by its word JIRA, not s#1 by its ticket
+    assert [named(h.id) for h in store.recall("19 passed 1 failed").hits] == ["s#1"]
+    assert [named(h.id) for h in store.recall("JIRA-7730").hits] == ["t#1"]
+    record: dict[str, Any] = store.read(f"{kept(store, 's')}#1").records[0].record
     assert record["data"]["ticket"] == "JIRA-5521"  # kept, and read returns it
 
 
@@ -200,7 +200,7 @@ async def test_a_question_in_the_users_words_prefers_what_the_user_said_and_you_
                    for q in ("Which puppy did I adopt?", "Which puppy did you recommend?", "Which puppy was adopted?",
                              "Can you remind me which puppy I adopted?", "Could you tell me which puppy you recommended?")
                    for s in ("chat", "log")}
-    ranked = {key: [(h["id"], h["score"]) for h in answer["hits"]] for key, answer in answers.items()}
+    ranked = {key: [(named(h["id"]), h["score"]) for h in answer["hits"]] for key, answer in answers.items()}
     assert ranked[("Which puppy did I adopt?", "chat")] == [("chat#2", 1.0), ("chat#1", pytest.approx(1 / 1.5, abs=1e-3))]
     assert ranked[("Which puppy did you recommend?", "chat")] == [("chat#1", 1.0), ("chat#2", pytest.approx(1 / 1.5, abs=1e-3))]
     assert ranked[("Which puppy was adopted?", "chat")] == [("chat#1", 1.0), ("chat#2", 1.0)]  # no person: as written
@@ -222,7 +222,7 @@ async def test_a_speaker_recorded_by_full_name_is_preferred_when_the_question_na
             assert not (await client.call_tool("remember", {"text": said, "session": "chat", "speaker": speaker})).is_error
         answers = [(await client.call_tool("recall", {"query": q, "session": "chat"})).structured_content or {}
                    for q in ("What did Caroline paint at the lake?", "What did Ms Smith paint at the lake?", "What was painted at the lake?")]
-    ranked = [[(h["id"], h["score"]) for h in answer["hits"]] for answer in answers]
+    ranked = [[(named(h["id"]), h["score"]) for h in answer["hits"]] for answer in answers]
     assert ranked[0] == ranked[1]
     assert [i for i, _ in ranked[0]] == ["chat#2", "chat#1"]
     assert ranked[0][1][1] < 1 / 1.5 + 1e-3  # the named speaker's factor, beside what the name's word adds in BM25

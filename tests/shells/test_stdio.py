@@ -18,7 +18,7 @@ from mcp.types import ListRootsResult, Root
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
-from tests.conftest import git, write_skill_file
+from tests.conftest import git, kept, write_skill_file
 
 pytestmark = pytest.mark.anyio
 SERVE = [sys.executable, "-m", "repo_memory", "serve"]
@@ -111,7 +111,7 @@ def test_a_hard_linked_memory_file_is_refused_with_a_warning_and_the_server_stil
         assert not first.call("remember", {"text": "Before the link."}).get("isError")
         first.close_input()
         assert first.wait(30) == 0
-        linked = next((repo / ".agents/experience").glob(f"*/{session}.jsonl"))
+        linked = next((repo / ".agents/experience").glob(f"*/{kept(repo, session)}.jsonl"))
         outside = tmp_path / "outside.jsonl"
     if where == "loop spec":
         os.link(outside, linked)
@@ -148,7 +148,7 @@ def test_fifos_planted_where_memory_files_belong_never_hang_the_server_or_a_comm
     store.close()
     os.unlink(repo / "app.py")
     os.mkfifo(repo / "app.py")
-    month = next((repo / ".agents/experience").glob("*/s1.jsonl")).parent.relative_to(repo).as_posix()
+    month = next((repo / ".agents/experience").glob(f"*/{kept(repo, 's1')}.jsonl")).parent.relative_to(repo).as_posix()
     for fifo in (f"{month}/fifo.jsonl", ".agents/skills/fifo/SKILL.md", ".agents/loops/fifo.md"):
         (repo / fifo).parent.mkdir(parents=True, exist_ok=True)
         os.mkfifo(repo / fifo)
@@ -244,7 +244,7 @@ async def test_a_write_the_disk_refuses_says_where_why_and_what_to_do_on_both_pa
 def test_a_repository_whose_git_dir_is_set_apart_by_GIT_DIR_is_served_and_its_memory_committed(tmp_path: Path):
     """GIT_DIR and GIT_WORK_TREE (no .git in the work tree): gitpython opened the work tree and found no repository, so
     recall and checkpoint failed bare, nothing was committed, and every later start died recovering the pending commit."""
-    from tests.conftest import GIT_ENV
+    from tests.conftest import GIT_ENV, named
     from tests.shells.stdio_server import StdioServer
 
     work = tmp_path / "work"
@@ -263,14 +263,15 @@ def test_a_repository_whose_git_dir_is_set_apart_by_GIT_DIR_is_served_and_its_me
             server.initialize()
             remembered = server.call("remember", {"text": f"the release is cut on Thursdays ({attempt})"})
             recalled = server.call("recall", {"query": "release Thursdays"})
-            summary = server.call("checkpoint", {"summary": "when releases happen", "covers": [f"apart-{attempt}#1"]})
+            ids = remembered.get("structuredContent", {}).get("ids", [])  # apart-N.<clone>#1: a chosen name is kept per clone
+            summary = server.call("checkpoint", {"summary": "when releases happen", "covers": ids})
         finally:
             server.close_input()
             code = server.wait(30)
         for answer in (remembered, recalled, summary):
             assert not answer.get("isError"), (answer, server.stderr.decode()[-2000:])
         assert code == 0, server.stderr.decode()[-2000:]
-        found = {hit["id"] for hit in recalled["structuredContent"]["hits"]}
+        found = {named(hit["id"]) for hit in recalled["structuredContent"]["hits"]}
         assert {f"apart-{n}#1" for n in range(1, attempt + 1)} <= found, found
     assert in_git("status", "--porcelain", "--", ".agents") == ""
     assert "memory" in in_git("log", "-1", "--format=%s")

@@ -17,7 +17,7 @@ from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git, write_skill_file
+from tests.conftest import git, kept, write_skill_file
 
 SESSION = "5e1f0c2a-7b3d-4e8f-9a1b-2c3d4e5f6a7b"
 
@@ -192,13 +192,13 @@ def test_a_copied_checkout_continues_a_shared_session_in_a_log_of_its_own(repo: 
     import shutil
 
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
-    first = Store(Config.load(repo), session="shared-session")
+    first = Store(Config.load(repo), session=SESSION)
     first.remember("written before the copy")
     first.close()
     copy = tmp_path / "copy"
     shutil.copytree(repo, copy, symlinks=True)  # .git and its repo-memory state come along
     for where, text in ((repo, "original after the copy"), (copy, "copy after the copy")):
-        store = Store(Config.load(where), session="shared-session")
+        store = Store(Config.load(where), session=SESSION)
         store.remember(text)
         store.close()
     git(repo, "pull", "-q", "--no-rebase", "--no-edit", str(copy), "main")
@@ -209,7 +209,52 @@ def test_a_copied_checkout_continues_a_shared_session_in_a_log_of_its_own(repo: 
     texts = {r.record["text"] for s in sessions for r in store.read(f"session:{s}").records}
     store.close()
     assert len(ids) == len(set(ids)) == 3 and texts == {"written before the copy", "original after the copy", "copy after the copy"}
-    assert len(sessions) == 2 and "shared-session" in sessions  # the copy went on in shared-session.<its clone id>
+    assert sessions == {SESSION, kept(copy, SESSION)}  # the copy went on in <session>.<its clone id>
+
+
+def exchange(mine: Path, theirs: Path) -> None:
+    """The teammate pushes, `mine` pulls (a merge) and pushes, the teammate pulls: both clones hold the same history."""
+    git(theirs, "push", "-q", "origin", "main")
+    git(mine, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    git(mine, "push", "-q", "origin", "main")
+    git(theirs, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+
+
+def text_of(clone: Path, ref: str) -> str:
+    store = Store(Config.load(clone))
+    try:
+        store.refresh()
+        return str(store.read(ref).records[0].record["text"])
+    finally:
+        store.close()
+
+
+def test_a_session_name_both_clones_chose_before_syncing_keeps_every_id_on_its_own_record_after_the_merge(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Both people ran `log add -s release-notes` (or `log import --claude-memory`, or a job with a fixed
+    REPO_MEMORY_SESSION) before pulling: each was told release-notes#1, merge=union joined the two logs, and
+    release-notes#1 then read back whichever record the merged file held first, in every clone; a citation of it
+    silently named the teammate's record."""
+    teammate = with_teammate(repo, tmp_path)
+    alice = run(runner, repo, "log", "add", "-s", "release-notes", "Alice: tag releases on Tuesdays").strip()
+    bob = run(runner, teammate, "log", "add", "-s", "release-notes", "Bob: freeze the branch on Fridays").strip()
+    monkeypatch.setenv("REPO_MEMORY_SESSION", "nightly-ci")  # a job's fixed session name, in both clones
+    for clone, who in ((repo, "Alice"), (teammate, "Bob")):
+        store = Store(Config.load(clone))
+        store.remember(f"{who}'s nightly run was green")
+        store.close()
+    monkeypatch.delenv("REPO_MEMORY_SESSION")
+    exchange(repo, teammate)
+    assert alice != bob
+    for clone in (repo, teammate):
+        assert text_of(clone, alice).startswith("Alice") and text_of(clone, bob).startswith("Bob")
+    assert "Tuesdays" in run(runner, repo, "log", "tail", "release-notes")  # the name a person typed finds their log
+    assert "Fridays" in run(runner, teammate, "log", "tail", "release-notes")
+    store = Store(Config.load(teammate))
+    store.refresh()
+    nightly = [r.record["text"] for r in store.read("session:nightly-ci").records]
+    assert nightly == ["Bob's nightly run was green"] and store.forked() == [] and store.verify() == []
+    store.close()
 
 
 def test_a_union_merged_log_with_two_chains_stays_readable_and_doctor_explains_it(repo: Path, runner: CliRunner):
@@ -544,7 +589,7 @@ def test_deleting_the_clones_state_folder_never_makes_its_own_records_look_forge
     finally:
         if server.wait(0) is None:
             server.kill()
-    assert second == ["pinning#2"] and done["commit"] == "up to date", done  # one session, committed
+    assert second == [f"{kept(repo, 'pinning')}#2"] and done["commit"] == "up to date", done  # one session, committed
     assert git(repo, "status", "--porcelain") == ""
     verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
     assert verify.returncode == 0, verify.stdout + verify.stderr
@@ -583,7 +628,7 @@ def test_a_teammates_records_a_pull_brings_are_trusted_while_its_merge_waits_for
         (repo / ".git/MERGE_HEAD").write_text(word + "\n", encoding="ascii")
         verify = subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True)
         assert "Traceback" not in verify.stderr and verify.returncode == 1, (word, verify.stdout + verify.stderr)
-        assert "teammate-session#1: written outside" in verify.stdout, (word, verify.stdout)
+        assert f"{kept(teammate, 'teammate-session')}#1: written outside" in verify.stdout, (word, verify.stdout)
 
 
 def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_records_pending(repo: Path):
@@ -599,8 +644,8 @@ def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_
         two.initialize()
         one.call("remember", {"text": "window one's note"})
         two.call("remember", {"text": "window two's note"})
-        answer = two.call("checkpoint", {"summary": "two's work", "covers": ["two#1"]})["structuredContent"]
-        assert memory_commits(repo) == ["memory(experience): two#1-2"] and answer["commit"] == "up to date", answer
+        answer = two.call("checkpoint", {"summary": "two's work", "covers": [f"{kept(repo, 'two')}#1"]})["structuredContent"]
+        assert memory_commits(repo) == [f"memory(experience): {kept(repo, 'two')}#1-2"] and answer["commit"] == "up to date", answer
         answer = one.call("remember", {"text": "window one again"})["structuredContent"]
         assert answer["commit"].startswith("pending"), answer  # one's records are pending
         for server in (one, two):

@@ -13,7 +13,7 @@ import pytest
 from repo_memory.core.store import Store
 from repo_memory.shells.watch import Watcher, ignorable
 
-from tests.conftest import index_snapshot, skill_names, skill_row, write_skill_file
+from tests.conftest import index_snapshot, kept, skill_names, skill_row, write_skill_file
 
 
 def test_a_hand_edit_is_searchable_within_300_ms(store: Store, repo: Path):
@@ -49,7 +49,7 @@ def test_a_record_another_process_appends_is_indexed_without_reading_every_skill
         other.remember("The canary for the wombat service failed on region b.", session="hook-session", kind="observation")
         time.sleep(0.3)
         assert watcher.wait_idle(5)
-        assert [h.id for h in store.recall("wombat canary", kinds=["observation"]).hits] == ["hook-session#1"]
+        assert [h.id for h in store.recall("wombat canary", kinds=["observation"]).hits] == [f"{kept(other, 'hook-session')}#1"]
         assert watcher.full_syncs == full and len(told) == listened, "the skills were read again for a log append"
         other.remember("Deploys now wait for the wombat canary.", session="hook-session", kind="decision")
         write_skill_file(repo, "deploy", "How we deploy, wombat canary first.", "Steps")
@@ -57,7 +57,7 @@ def test_a_record_another_process_appends_is_indexed_without_reading_every_skill
         assert watcher.wait_idle(5)
         assert len(told) > listened, "a skill changed: the server compares skills for its notifications"
         assert store.recall("wombat canary first", kinds=["skill"]).hits[0].id == "skill:deploy"
-        assert store.recall("wait for the wombat canary", kinds=["decision"]).hits[0].id == "hook-session#2"
+        assert store.recall("wait for the wombat canary", kinds=["decision"]).hits[0].id == f"{kept(other, 'hook-session')}#2"
     finally:
         other.close()
         watcher.stop()

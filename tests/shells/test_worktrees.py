@@ -15,6 +15,7 @@ from tests.runner.test_loops import spec_text
 from tests.shells.stdio_server import StdioServer
 
 SESSION = "7a1b2c3d-0000-4e8f-9a1b-worktrees000"
+BEFORE = "2026-11-30-b4f0e1"  # a session the server named (a generated id)
 
 
 def repo_memory(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -130,9 +131,9 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.runner.engine import Engine
 config = Config.load({str(tree)!r})
-old = Store(dataclasses.replace(config, common_dir=config.git_dir), session="before")  # the worktree's own id, as then
+old = Store(dataclasses.replace(config, common_dir=config.git_dir), session={BEFORE!r})  # the worktree's own id, as then
 old.remember("written by the older version, committed")
-old.checkpoint("committed then", ["before#1"])
+old.checkpoint("committed then", [{BEFORE!r} + "#1"])
 old.remember("written by the older version, left pending")
 Engine(old).accept("tests-pass", {sha[:12]!r})
 old.close(commit=False)  # as its killed server left it: the last record pending
@@ -141,7 +142,7 @@ old.close(commit=False)  # as its killed server left it: the last record pending
     assert done.returncode == 0, done.stderr
     assert (Config.load(tree).git_dir / "repo-memory/clone.json").is_file()
 
-    server = StdioServer(tree, env={"REPO_MEMORY_SESSION": "before"})
+    server = StdioServer(tree, env={"REPO_MEMORY_SESSION": BEFORE})
     try:
         server.initialize()
         answer = server.call("remember", {"text": "written after the upgrade"})["structuredContent"]
@@ -150,7 +151,7 @@ old.close(commit=False)  # as its killed server left it: the last record pending
     finally:
         if server.wait(0) is None:
             server.kill()
-    assert answer["ids"] == ["before#4"], answer  # the same session, not before.<clone>
+    assert answer["ids"] == [f"{BEFORE}#4"], answer  # the same session, not BEFORE.<clone>
     assert git(tree, "status", "--porcelain") == ""  # all committed, the older version's pending record too
     verify = repo_memory(tree, "verify")
     assert verify.returncode == 0, verify.stdout + verify.stderr

@@ -288,6 +288,7 @@ class Importer:
         for start in range(0, len(new), BATCH) if self._write else ():
             written = self._memory.log(session, new[start : start + BATCH], captured=True)
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
+            result.session = written[0]["session"]  # a chosen name's log is this clone's own (Journal.owned)
         return result
 
     def _entry(self, item: Item, harness: str | None) -> Entry:
@@ -299,7 +300,7 @@ class Importer:
                      covers=list(item.covers) if item.covers is not None else None, source=source, ts=item.ts)
 
     def _keys_of(self, session: str) -> set[str]:
-        """The keys of everything `session` holds (with the logs other clones continued it in, `<session>.<clone>`)."""
+        """The keys of everything `session` holds (with the logs clones keep under its name, `<session>.<clone>`)."""
         if session in self._keys:
             return self._keys[session]
         if self._known is None:  # every session on disk, indexed once: a new session is then known to hold nothing
@@ -307,7 +308,7 @@ class Importer:
             self._known = {s[0] for s in self._memory.sessions()}
         keys: set[str] = set()
         fork = re.compile(re.escape(session) + r"\.[0-9a-f]{8}")
-        for name in [session, *(s for s in self._known if fork.fullmatch(s))] if session in self._known else ():
+        for name in (s for s in self._known if s == session or fork.fullmatch(s)):
             try:
                 lines = self._memory.lines(name)
             except NotFoundError:

@@ -29,7 +29,8 @@ from typing import Any
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import refs
 from repo_memory.formats.experience import (
-    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, now, parse_line, parse_lines, seal,
+    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_line, parse_lines,
+    seal,
 )
 from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number, part_of, segment
 from repo_memory.guards import authorship, disk, paths
@@ -118,11 +119,14 @@ class Journal:
 
     def owned(self, session: str) -> str:
         """The session this clone appends to for `session`: itself, unless its log's last record came from another
-        clone (a copied checkout, a pulled session continued elsewhere); then `<session>.<clone>`, so two clones never
-        write the same ids into one log."""
-        path = self.path(session)
-        if path is None or not self.clone:
+        clone (a copied checkout, a pulled session continued elsewhere), or it is a new session under a name a person or
+        a job chose (experience.chosen), which another clone may begin too before the two meet in git; then
+        `<session>.<clone>`, so two clones never write the same ids into one log."""
+        if not self.clone:
             return session
+        path = self.path(session)
+        if path is None:  # begun here under that name by a version before names were kept per clone: it goes on
+            return self._kept(session) if chosen(session) and self._tip(session) is None else session
         try:
             fd = disk.open_safely(path)
         except UnsafePathError as exc:  # a linked log: every append to it is refused with this reason; the process goes on
@@ -135,7 +139,29 @@ class Journal:
         writer = (last or {}).get("source", {}).get("clone")
         if writer in (None, self.clone) or self.key is not None and writer in self.key.former:
             return session
+        return self._kept(session)
+
+    def _kept(self, session: str) -> str:
         return f"{session[: 127 - len(self.clone)]}.{self.clone}"
+
+    def kept(self, session: str) -> list[str]:
+        """The sessions clones keep under `session`'s name, `<session>.<clone>`: each clone's log of a chosen name, and
+        a pulled session another clone went on with."""
+        kept = re.compile(re.escape(session) + r"\.[0-9a-f]{8}")
+        return sorted({name for path in (self.root / EXPERIENCE_DIR).glob(f"*/{session}.*.jsonl")
+                       if kept.fullmatch(name := part_of(path)[0]) and not path.is_symlink()})
+
+    def named(self, session: str) -> str:
+        """The session a name a person gave means: for a chosen name, this clone's log under it; else the session
+        itself when its log is here; else the one log another clone keeps under that name."""
+        if not refs.SESSION.match(session) or ".." in session:
+            return session  # no session's name: whoever asked says it names nothing
+        if self.clone and chosen(session) and self.segments(self._kept(session)):
+            return self._kept(session)
+        if self.segments(session):
+            return session
+        kept = self.kept(session)
+        return kept[0] if len(kept) == 1 else session
 
     def append(self, session: str, entries: Sequence[Entry]) -> tuple[Path, list[dict[str, Any]]]:
         """Append `entries` to the session's log as one write under the file's lock; return the file and the records.

@@ -172,7 +172,7 @@ class Logbook:
         entry = experience.Entry(kind="summary", text=summary, covers=[str(grammar.record(c)) for c in covers], refs=[],
                                  source=self.source(actor, tool))
         record = self.append(session, [entry])[0]
-        self._committer.flush(session=session)  # a checkpoint is when a session's experience is committed
+        self._committer.flush(session=record["session"])  # a checkpoint is when a session's experience is committed
         return record
 
     def feedback(self, session: str, ref: str, outcome: str, note: str | None = None, actor: str = "agent",
@@ -209,7 +209,7 @@ class Logbook:
         if len(present) == parsed.end - parsed.start + 1:
             return ""
         absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
-        nearest = self._activity.nearest(parsed.session, absent)
+        nearest = self._activity.nearest(parsed.session, absent) or self._activity.nearest(self._journal.named(parsed.session), absent)
         hint = f" The nearest existing record is {nearest}." if nearest else f" Session '{parsed.session}' has no records."
         return f"{parsed.session}#{absent} does not exist.{hint}"
 
@@ -274,6 +274,7 @@ class Logbook:
 
     def read_session(self, session: str, cursor: str | None = None) -> Item:
         """Every record of `session`, as `read` gives a range (its first records may be on another branch)."""
+        session = self._journal.named(grammar.check_session(session))
         last = max((int(ln.record["seq"]) for ln in self.lines(session) if ln.record), default=1)
         return self.read(f"{session}#1-{last}", cursor)
 
@@ -297,11 +298,12 @@ class Logbook:
         return [(path.relative_to(self.root).as_posix(), line) for path in self._segments(session) for line in self._journal.lines(path)]
 
     def _segments(self, session: str) -> list[Path]:
-        found = self._journal.segments(grammar.check_session(session))
+        found = self._journal.segments(self._journal.named(grammar.check_session(session)))
         if not found:
             self.sync()
-            known = [s[0] for s in self._activity.sessions()]
-            raise NotFoundError(f"No session '{session}'." + (f" Recent sessions: {', '.join(known[:5])}." if known else ""))
+            kept, known = self._journal.kept(session), [s[0] for s in self._activity.sessions()]
+            raise NotFoundError(f"No session '{session}'." + (f" Each clone keeps its own log under that name: {', '.join(kept[:5])}."
+                                if kept else f" Recent sessions: {', '.join(known[:5])}." if known else ""))
         return found
 
     def trusted(self, session: str) -> list[dict[str, Any]]:

@@ -233,19 +233,20 @@ class MemoryImport:
         outcome.added = len(entries)
         if entries and self._write:
             for record in self._memory.log(session, entries, captured=True):
+                outcome.session = record["session"]  # the name is this clone's own log (Journal.owned)
                 outcome.ids.append(record["id"])
                 if isinstance(record.get("data"), dict) and record["data"].get("redacted"):
                     outcome.redacted.append(f"{record['id']} ({', '.join(record['data']['redacted'])})")
         return outcome
 
     def held(self, session: str) -> tuple[set[str], dict[str, str]]:
-        """The keys `session` holds (with the logs other clones continued it in), and the newest record id of each
-        memory (file#entry) among them."""
+        """The keys `session` holds (with the logs clones keep under its name, `<session>.<clone>`), and the newest
+        record id of each memory (file#entry) among them."""
         self._memory.refresh()
         fork = re.compile(re.escape(session) + r"\.[0-9a-f]{8}")
         keys: set[str] = set()
         latest: dict[str, str] = {}  # identity -> id of its last record (logs are in the order they were written)
-        for name in [session, *(s[0] for s in self._memory.sessions() if fork.fullmatch(s[0]))]:
+        for name in [s[0] for s in self._memory.sessions() if s[0] == session or fork.fullmatch(s[0])]:
             try:
                 lines = self._memory.lines(name)
             except NotFoundError:

@@ -31,8 +31,8 @@ class Past:
         parsed = refs.parse(ref)
         if parsed.kind == "loop":
             return f"{loops.LOOPS_DIR}/{parsed.name}.md"
-        if parsed.kind in ("record", "session"):
-            return self._session_path(parsed.name)
+        if parsed.kind in ("record", "session"):  # a session's name a person gave means this clone's log under it
+            return self._session_path(self._journal.named(parsed.name) if parsed.kind == "session" else parsed.name)
         if parsed.kind == "code":
             raise InvalidArgumentError(f"'{ref[:80]}' is code, not memory: history follows skills, loops and sessions.")
         row = self._docs.get(parsed.name)
@@ -41,8 +41,8 @@ class Past:
         if parsed.kind == "name":
             if (self.root / loops.LOOPS_DIR / f"{parsed.name}.md").is_file():
                 return f"{loops.LOOPS_DIR}/{parsed.name}.md"
-            if self._journal.path(parsed.name) is not None:
-                return self._session_path(parsed.name)
+            if self._journal.path(named := self._journal.named(parsed.name)) is not None:
+                return self._session_path(named)
         return f"{SKILLS_DIR}/{parsed.name}/{skills.SKILL_FILE}"  # a deleted skill still has history
 
     def _session_path(self, session: str) -> str:

@@ -97,7 +97,7 @@ class Store:
                as_of: str | None = None, include: Sequence[str] = ("active", "draft")) -> RecallResult:
         if as_of:  # memory as it stood then; otherwise one search over skills, loops and experience (core/recall.py)
             return self._recall.recall_at(text, as_of, limit or self.config.recall_limit, kinds)
-        return self._recall.recall(text, limit, include, kinds, session, since, until, cursor, symbol)
+        return self._recall.recall(text, limit, include, kinds, session and self._journal.named(session), since, until, cursor, symbol)
 
     def read(self, ref: str, cursor: str | None = None, as_of: str | None = None) -> Item:
         if as_of:  # any reference (formats/refs.py): a skill or a file beside it, a loop, records, a session
@@ -108,7 +108,7 @@ class Store:
         if parsed.kind == "loop" or parsed.kind == "name" and not parsed.inner and not self._skills.exists(parsed.name) \
                 and parsed.name in self._loops.names():
             return self._loops.read(parsed.name, cursor)
-        if parsed.kind == "session" or parsed.kind == "name" and not self._skills.exists(parsed.name) and self._journal.path(parsed.name):
+        if parsed.kind == "session" or parsed.kind == "name" and not self._skills.exists(parsed.name) and self._journal.path(self._journal.named(parsed.name)):
             return self._logs.read_session(parsed.name, cursor)
         if parsed.kind == "code":
             raise InvalidArgumentError(f"'{ref[:80]}' is code: read it from the repository; recall(symbol=...) finds memories citing it.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -70,6 +71,19 @@ def now() -> str:
 def new_session_id() -> str:
     """A readable, unique session id: the date and six hex digits."""
     return f"{datetime.now(UTC):%Y-%m-%d}-{secrets.token_hex(3)}"
+
+
+# Session names a machine made unique, which no other clone will choose: a harness's own id (a UUID, kept in an imported
+# transcript's claude-<uuid> and codex-<uuid>), new_session_id's date and hex, a loop run's <loop>-<date>-<time>-<hex>,
+# and a name already kept per clone (<name>.<clone>).
+_MADE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|^\d{4}-\d{2}-\d{2}-[0-9a-f]{6}$"
+                   r"|-\d{8}-\d{6}-[0-9a-f]{4}$|\.[0-9a-f]{8}$", re.IGNORECASE)
+
+
+def chosen(session: str) -> bool:
+    """Whether `session` is a name a person or a job chose (`release-notes`, `claude-memory`, a CI job's), which another
+    clone may choose too, rather than one a machine made unique."""
+    return not _MADE.search(session)
 
 
 def canonical(record: dict[str, Any]) -> bytes:

@@ -330,7 +330,7 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     uncovered = [r for r in records if r["seq"] > last_summary]
     if not uncovered:
         return {}
-    covers = [f"{session}#{uncovered[0]['seq']}-{uncovered[-1]['seq']}" if len(uncovered) > 1 else uncovered[0]["id"]]
+    covers = [f"{uncovered[0]['session']}#{uncovered[0]['seq']}-{uncovered[-1]['seq']}" if len(uncovered) > 1 else uncovered[0]["id"]]
     text = str(payload.get("summary") or payload.get("compact_summary") or "")
     if not text:
         kinds = sorted({r["kind"] for r in uncovered})

@@ -222,6 +222,10 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
         """Turn an experience session into a draft skill that cites its evidence."""
         store = served.open([])
         target = session or store.session
+        try:  # a name a person or a job chose means this clone's log under it (`NAME.<clone>`)
+            target = store.read(f"session:{target}").id.partition("#")[0]
+        except RepoMemoryError:
+            pass
         count = next((s[1] for s in store.sessions() if s[0] == target), 0)
         return (
             f"Distill session {target} ({count} records) into a reusable skill.\n"
