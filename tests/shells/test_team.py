@@ -286,9 +286,11 @@ def test_a_union_merged_log_with_two_chains_stays_readable_and_doctor_explains_i
     assert len(ids) == len(set(ids)) and f"old#4~{theirs[0]['sha256'][:8]}" in ids
     assert store.read(f"old#4~{theirs[0]['sha256'][:8]}").records[0].record["text"] == "theirs 4"
     assert store.verify() == []
+    store.remember("per old#4, ship on Tuesdays", refs=["old#4"], session="notes")
     store.close()
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
-    assert "two chains" in out and "old" in out
+    assert "two chains" in out and "old#4, old#5" in out and f"{kept(repo, 'notes')}#1" in out, out  # the ids, and who cites one
+    assert "Nothing to fix" not in out and "no new forks" not in out, out  # it had claimed no fork could arise any more
 
 
 def test_doctor_names_memory_that_is_not_committed_and_how_to_land_it(repo: Path, runner: CliRunner):

@@ -115,11 +115,14 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     broken = store.verify(progress)
     findings += _git(store, {where for where, _ in broken})
-    for session, count in store.forked():
-        findings.append(Finding("warning", session, f"the log holds two chains: two clones continued it and git union-merged them, so "
-                                f"{count} record(s) share their seq with another; both are kept, verified and indexed, the second "
-                                f"as SESSION#SEQ~HASH (e.g. in recall hits and `repo-memory log show {session}`)",
-                                "Nothing to fix. Since this version each clone continues a log only it wrote, so no new forks arise."))
+    for session, ids, citing in store.forked():
+        cited = f"; cited by {', '.join(citing[:5])}" + (" …" if len(citing) > 5 else "") if citing else ""
+        findings.append(Finding("warning", session, f"the log holds two chains: two clones wrote it under one name and git "
+                                f"union-merged them, so {len(ids)} id(s) name two records each ({', '.join(ids[:8])}"
+                                f"{' …' if len(ids) > 8 else ''}): the id reads back one, its twin is ID~HASH{cited}",
+                                f"Logs are append-only, so these ids stay ambiguous: read both records of each (`repo-memory log show "
+                                f"{session}`) and, where a record cites one, remember a note naming the record it meant by its ID~HASH. "
+                                "A session this version begins under a chosen name is kept per clone (NAME.<clone>) and cannot fork so."))
     for where, what in broken:
         findings.append(Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it."
                                 if "written outside" in what else

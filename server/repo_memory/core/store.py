@@ -162,7 +162,7 @@ class Store:
     def flagged(self) -> list[tuple[str, str]]:
         return self._activity.flagged()
 
-    def forked(self) -> list[tuple[str, int]]:
+    def forked(self) -> list[tuple[str, list[str], list[str]]]:
         return self._activity.forked()
 
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from repo_memory.formats.refs import RECORD
 from repo_memory.index.db import Database
 from repo_memory.index.ranking import ROUTINE
 
@@ -31,9 +32,21 @@ class Activity:
         return self._all("SELECT file, offset, length, seq, id FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq, offset",
                          (session, start, end))
 
-    def forked(self) -> list[tuple[str, int]]:
-        """(session, records sharing their seq with another) of every log two clones continued and git union-merged."""
-        return self._all("SELECT session, count(*) FROM records WHERE id LIKE '%#%~%' GROUP BY session ORDER BY session")
+    def forked(self) -> list[tuple[str, list[str], list[str]]]:
+        """(session, the ids that name two records, the records citing one of those ids) of every log two clones wrote
+        under one name and git union-merged: such an id reads back the record indexed first, its twin is `ID~HASH`."""
+        shared: dict[str, list[str]] = {}
+        for session, rid in self._all("SELECT session, id FROM records WHERE id LIKE '%#%~%' ORDER BY session, seq"):
+            shared.setdefault(session, []).append(rid.partition("~")[0])
+        out = []
+        for session, ids in shared.items():
+            seqs, citing = {int(i.rpartition("#")[2]) for i in ids}, []
+            for rid, refs, covers in self._all("SELECT id, refs, covers FROM records WHERE instr(refs, ?) OR instr(covers, ?) "
+                                               "ORDER BY ts", (f'"{session}#',) * 2):
+                if any(_takes_in(ref, session, seqs) for ref in (*json.loads(refs or "[]"), *json.loads(covers or "[]"))):
+                    citing.append(rid)
+            out.append((session, ids, citing))
+        return out
 
     def positions(self, ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
         """id -> (log file, offset, length of the record's line), for saying whether a record is committed and whose it is."""
@@ -125,3 +138,12 @@ class Activity:
             "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end' AND e.flags = '') ORDER BY s.ts DESC")
         moving = [{"run": r[0], "loop": r[0].rsplit("-", 3)[0], "iterations": r[1]} for r in rows if r[2] >= since]
         return moving[:limit], len(rows) - len(moving)
+
+
+def _takes_in(ref: str, session: str, seqs: set[int]) -> bool:
+    """Whether `ref`, an id or a range, names any record `seqs` of `session` without saying which twin (no ~HASH)."""
+    match = RECORD.match(ref) if isinstance(ref, str) else None
+    if match is None or match["session"] != session or match["fork"]:
+        return False
+    start, end = int(match["start"]), int(match["end"] or match["start"])
+    return any(start <= seq <= end for seq in seqs)
