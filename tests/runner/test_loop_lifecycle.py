@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import ConflictError
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 
-from tests.conftest import records_of
+from tests.conftest import git, kept, records_of
 
 
 def started(repo: Path, store: Store) -> tuple[Engine, str]:
@@ -117,3 +118,59 @@ def test_the_briefing_offers_the_runs_still_in_motion_and_only_counts_those_nobo
     briefing = store.briefing()
     assert f"live loop run {live}" in briefing and "20260101" not in briefing, briefing
     assert "2 older loop run(s)" in briefing and "repo-memory loop abort" in briefing, briefing
+
+
+def in_clone(where: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["--root", str(where), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_a_run_aborted_in_another_clone_ends_everywhere_and_takes_no_step_after(toy: Path, store: Store, tmp_path: Path):
+    """`loop abort` in a teammate's clone said "Aborted", exit 0, and changed nothing: the abort went to the log the
+    clone keeps beside the run's (RUN.<clone>), which the run's state never read. The run stayed running in both
+    clones, its starter stepped it on, and it ended twice (aborted, then no_progress)."""
+    from tests.shells.test_team import exchange, with_teammate
+
+    engine, run = started(toy, store)
+    assert engine.step(run, "tried", "done")["state"] == "continue"  # one failed iteration; the session ends, the run lives
+    store.flush("all")
+    teammate = with_teammate(toy, tmp_path)
+    assert f"{run}" in in_clone(teammate, "loop", "status") and "running" in in_clone(teammate, "loop", "status")
+    said = in_clone(teammate, "loop", "abort", run, "--reason", "bob: obsolete")
+    assert said.startswith(f"Aborted {run}") and "aborted" in in_clone(teammate, "loop", "status")
+    assert "Memory-Session" in git(teammate, "log", "-1", "--format=%B")  # the abort is committed, as a run's end is
+    there = Store(Config.load(teammate))
+    there.refresh()
+    briefing = there.briefing()
+    there.close()
+    assert run not in briefing, briefing  # no longer offered as a live run to step
+    exchange(teammate, toy)  # the teammate's abort reaches the clone that started the run
+    assert engine.state(run).state == "aborted" and "aborted" in in_clone(toy, "loop", "status")
+    with pytest.raises(ConflictError, match="already ended: aborted"):
+        engine.step(run, "alice goes on", "done")
+    ends = [r for s in (run, kept(teammate, run)) for r in records_of(store, s) if r["kind"] == "loop.end"]
+    assert [r["data"]["state"] for r in ends] == ["aborted"]
+
+
+def test_a_run_two_clones_ended_at_once_ends_the_same_way_in_both_after_they_merge(toy: Path, store: Store, tmp_path: Path):
+    """Ended in both clones before either pulled (a person's abort here, the run's last step there): each clone read
+    its own end, and a step refused in one was taken in the other. The first end wins, in every clone."""
+    from tests.shells.test_team import exchange, with_teammate
+
+    engine, run = started(toy, store)
+    engine.step(run, "tried", "done")
+    store.flush("all")
+    teammate = with_teammate(toy, tmp_path)
+    in_clone(teammate, "loop", "abort", run, "--reason", "bob: obsolete")  # first
+    assert engine.step(run, "tried again", "done")["state"] == "no_progress"  # then, before any pull
+    exchange(teammate, toy)
+    for clone in (toy, teammate):
+        assert f"{run}" in (status := in_clone(clone, "loop", "status", run)) and "aborted" in status, (clone, status)
+    assert engine.state(run).state == "aborted"
+    earlier = Store(Config.load(teammate))
+    try:
+        assert [r["summary"] for r in earlier.receipts("fix-add")] == [r["summary"] for r in store.receipts("fix-add")]
+        assert len(earlier.receipts("fix-add")) == 1 and "aborted" in earlier.receipts("fix-add")[0]["summary"]
+    finally:
+        earlier.close()

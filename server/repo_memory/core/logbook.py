@@ -307,11 +307,13 @@ class Logbook:
         return found
 
     def trusted(self, session: str) -> list[dict[str, Any]]:
-        """The valid records of `session` that count as what they say: a record of a server kind (a verdict, an outcome,
-        skill use) only when a server tool wrote it and it is authentic (core/provenance.py)."""
-        head = self._committed.head()
-        return [line.record for rel, line in self._lines(session)
-                if line.record and not self._provenance.server_kind(line.record, rel, line.offset + len(line.raw), head)]
+        """The valid records of `session`, and of the logs clones went on with it in (`<session>.<clone>`: a loop run
+        another clone aborted), that count as what they say: a record of a server kind (a verdict, an outcome, skill use)
+        only when a server tool wrote it and it is authentic (core/provenance.py). In time order across the logs."""
+        head, kept = self._committed.head(), [pair for name in self._journal.kept(session) for pair in self._lines(name)]
+        found = [line.record for rel, line in [*self._lines(session), *kept]
+                 if line.record and not self._provenance.server_kind(line.record, rel, line.offset + len(line.raw), head)]
+        return sorted(found, key=lambda r: (r["ts"], r["session"], r["seq"])) if kept else found
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[tuple[str, str]]:
         """Every break in every log: (where, what), empty when all hash chains and blobs are intact. `progress` hears

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from repo_memory.formats.refs import RECORD
 from repo_memory.index.db import Database
 from repo_memory.index.ranking import ROUTINE
+
+_RUN_OF = re.compile(r"\.[0-9a-f]{8}$")  # RUN.<clone>: a log another clone went on with the run in
 
 
 class Activity:
@@ -90,9 +93,13 @@ class Activity:
         return [r[0] for r in self._all("SELECT session FROM records WHERE kind='loop.start' AND flags = '' ORDER BY ts DESC")]
 
     def receipts(self, loop: str, limit: int = 5) -> list[dict[str, Any]]:
-        """The loop.end receipts of earlier runs of `loop`, newest first."""
-        return [{"id": r[0], "summary": r[1]} for r in self._all(
-            "SELECT id, text FROM records WHERE kind='loop.end' AND flags = '' AND session GLOB ? ORDER BY ts DESC LIMIT ?", (f"{loop}-[0-9]*", limit))]
+        """The loop.end receipts of earlier runs of `loop`, newest first: a run two clones ended before either pulled
+        has its first (runner/runstate.py)."""
+        first: dict[str, dict[str, Any]] = {}
+        for rid, text, session in self._all("SELECT id, text, session FROM records WHERE kind='loop.end' AND flags = '' "
+                                            "AND session GLOB ? ORDER BY ts", (f"{loop}-[0-9]*",)):
+            first.setdefault(_RUN_OF.sub("", session), {"id": rid, "summary": text})
+        return list(reversed(first.values()))[:limit]
 
     def recently_used_skills(self, limit: int = 50) -> list[str]:
         """Skills credited in the most recent `skill.used` records, most recent first."""
@@ -131,11 +138,13 @@ class Activity:
     def live_runs(self, limit: int = 3, since: str = "") -> tuple[list[dict[str, Any]], int]:
         """Loop runs started and not ended that saw a record at or after `since`, newest first (run, loop, iterations
         so far); and how many more runs never ended but have been quiet since before it."""
+        # the run's log and those clones went on with it in (RUN.<clone>: '/' follows '.'), as ranges the index answers
+        of_run = "(x.session = s.session OR x.session > s.session || '.' AND x.session < s.session || '/')"
         rows = self._all(
-            "SELECT s.session, (SELECT count(*) FROM records d WHERE d.session = s.session AND d.kind = 'loop.decision'), "
-            "(SELECT max(a.ts) FROM records a WHERE a.session = s.session) AS last "
+            f"SELECT s.session, (SELECT count(*) FROM records x WHERE {of_run} AND x.kind = 'loop.decision'), "
+            f"(SELECT max(x.ts) FROM records x WHERE {of_run}) AS last "
             "FROM records s WHERE s.kind = 'loop.start' AND s.flags = '' AND NOT EXISTS "
-            "(SELECT 1 FROM records e WHERE e.session = s.session AND e.kind = 'loop.end' AND e.flags = '') ORDER BY s.ts DESC")
+            f"(SELECT 1 FROM records x WHERE {of_run} AND x.kind = 'loop.end' AND x.flags = '') ORDER BY s.ts DESC")
         moving = [{"run": r[0], "loop": r[0].rsplit("-", 3)[0], "iterations": r[1]} for r in rows if r[2] >= since]
         return moving[:limit], len(rows) - len(moving)
 

@@ -326,7 +326,7 @@ class Engine:
                                             refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
             self.store.log(current.run, entries, captured=True)
-        self.store.flush(session=current.run)  # a run's end is its log's commit point
+        self.store.flush(session=receipt["session"])  # a run's end is its log's commit point (RUN.<clone>, ended elsewhere)
         return receipt
 
     def _active(self, skill: str) -> bool:

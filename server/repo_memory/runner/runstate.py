@@ -30,7 +30,8 @@ class RunState:
 
 
 def read(store: Store, run: str) -> RunState:
-    """The run rebuilt from its log."""
+    """The run rebuilt from its log and the logs other clones went on with it in (an abort there ends it everywhere
+    once pulled); when two clones ended it before either pulled, the first end, in time, is the run's."""
     try:
         records = store.trusted(run)
     except (NotFoundError, InvalidArgumentError):
