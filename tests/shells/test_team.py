@@ -527,6 +527,31 @@ def test_doctor_never_advises_committing_memory_that_was_deleted(repo: Path, run
     assert "deleted" in out and "git restore .agents" in out, out
 
 
+def test_doctor_names_a_memory_file_left_in_a_merge_conflict_and_the_step_that_settles_it(repo: Path, runner: CliRunner, tmp_path: Path):
+    """A skill one clone deleted and the other edited, after `git pull`: doctor called it 'deleted from the working tree'
+    and advised `git restore`, which git refuses for an unmerged path; during a rebase, a skill both edited was
+    'changed but not committed' with `git add … && git commit`, and its fix pointed at the schema."""
+    write_skill_file(repo, "old-release", "How we released before.", "1. Tag by hand.")
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.")
+    teammate = with_teammate(repo, tmp_path)
+    git(repo, "rm", "-q", "-r", ".agents/skills/old-release")
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make.")
+    git(repo, "commit", "-q", "-am", "alice: old-release goes, deploy with make")
+    git(repo, "push", "-q", "origin", "main")
+    write_skill_file(teammate, "old-release", "How we released before.", "1. Tag by hand, then sign.")
+    write_skill_file(teammate, "deploy", "How we deploy.", "1. Build with bazel.")
+    git(teammate, "commit", "-q", "-am", "bob: sign the tags, deploy with bazel")
+    old, deploy = ".agents/skills/old-release/SKILL.md", ".agents/skills/deploy/SKILL.md"
+    for how, finish in (("--no-rebase", "git commit"), ("--rebase", "git rebase --continue")):
+        assert subprocess.run(["git", "pull", "-q", how, "origin", "main"], cwd=teammate, capture_output=True).returncode != 0
+        out = runner.invoke(cli, ["--root", str(teammate), "doctor"]).output
+        assert "git restore" not in out and "&& git commit" not in out and "skill.schema.json" not in out, out
+        assert f"{old}: unresolved merge conflict (deleted by " in out, out
+        assert f"Keep it with `git add {old}`" in out and f"drop it with `git rm {old}`" in out, out
+        assert finish in out and deploy in out, out
+        git(teammate, "merge", "--abort") if how == "--no-rebase" else git(teammate, "rebase", "--abort")
+
+
 def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is_resolved(repo: Path, runner: CliRunner):
     """The conflicted SKILL.md had been served as the skill, markers and all, and skill_write rewrote it."""
     from tests.shells.stdio_server import StdioServer

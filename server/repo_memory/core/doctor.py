@@ -114,7 +114,9 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     broken = store.verify(progress)
-    findings += _git(store, {where for where, _ in broken})
+    in_git = _git(store, {where for where, _ in broken})
+    unmerged = {f.path for f in in_git if f.message.startswith("unresolved merge conflict (")}  # one finding, one advice: the conflict's
+    findings = [f for f in findings if not (f.path in unmerged and "merge conflict" in f.message)] + in_git
     for session, ids, citing in store.forked():
         cited = f"; cited by {', '.join(citing[:5])}" + (" …" if len(citing) > 5 else "") if citing else ""
         findings.append(Finding("warning", session, f"the log holds two chains: two clones wrote it under one name and git "
@@ -157,14 +159,35 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
         out.append(Finding("warning", folders, f"{len(health.deleted)} memory file(s) git holds were deleted from the working "
                            f"tree: {_listed(health.deleted)}", f"Bring them back with `git restore {folders}`; only if you "
                            "meant to delete them, `git rm` them and commit."))
+    finish = FINISH.get(health.underway, "`git commit`")
+    for path, code in health.conflicted:  # `git restore` and `git commit` refuse an unmerged path: it is settled first
+        words, settle = UNMERGED[code]
+        underway = health.underway or "a merge"
+        out.append(Finding("error", path, f"unresolved merge conflict ({words}): {underway} left it unmerged",
+                           f"{settle.format(path=path)}, then finish the {underway.removeprefix('a ')} with {finish}."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
     if uncommitted:
         folders = _folders(uncommitted)
         out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {_listed(uncommitted)}",
-                           f"Commit them with `git add {folders} && git commit` (edits you made by hand), or review them with "
-                           f"`git status {folders}` and `git diff {folders}`."))
+                           f"They are part of {health.underway}: `git add` what you settled and finish it with {finish}."
+                           if health.underway in FINISH else f"Commit them with `git add {folders} && git commit` (edits you "
+                           f"made by hand), or review them with `git status {folders}` and `git diff {folders}`."))
     return out
+
+
+# git status's words for each unmerged code, and how the path is settled before the operation can go on
+UNMERGED = {
+    "UD": ("deleted by them", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
+    "DU": ("deleted by us", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
+    "AU": ("added by us", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
+    "UA": ("added by them", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
+    "DD": ("both deleted", "Drop it with `git rm {path}`"),
+    "UU": ("both modified", "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`"),
+    "AA": ("both added", "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`"),
+}
+FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a rebase or am": "`git rebase --continue` (or `git am "
+          "--continue`)", "a cherry-pick": "`git cherry-pick --continue`", "a revert": "`git revert --continue`"}
 
 
 def _listed(paths: list[str]) -> str:
@@ -241,6 +264,8 @@ def _fix_for(message: str, path: str) -> str:
         return f"Remove {path} or replace it with a markdown SKILL.md."
     if "link" in message:
         return "Replace the link with a real folder inside the repository."
+    if "merge conflict" in message:  # the merge is what it needs, not the schema: its step is the conflict's finding
+        return f"Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}` and finish the merge."
     # An invalid skill is not served, so `skill show` cannot read it: doctor is what checks it again
     return (f"Edit {path} to fix it (the message names the field and line); `repo-memory doctor` checks it again. Every field "
             f"is described in {SKILL_SCHEMA}.")

@@ -23,7 +23,9 @@ from pathlib import Path
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled
 from repo_memory.git.pending import Journal, Pending, alive, start_time
+from repo_memory.git import status
 from repo_memory.git.repo import CommitResult, Git
+from repo_memory.git.status import Health
 from repo_memory.formats import experience
 from repo_memory.guards import authorship, disk, secretscan
 
@@ -31,18 +33,6 @@ log = logging.getLogger("repo_memory")
 SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
 MODES = ("auto", "private", "stage", "off")
 LISTED = 20  # changes and sessions a commit message names one by one (a bulk import touches thousands)
-
-
-@dataclass(frozen=True)
-class Health:
-    """Where memory stands with git, for doctor."""
-
-    pending: int  # memory paths written but not committed yet (any process)
-    deferred: str  # why the last commit attempt waits, if it does
-    repaired: list[str]  # index entries an interrupted commit had left out, put back when this process started
-    at_risk: list[str]  # memory files staged for deletion although they are in HEAD and on disk
-    uncommitted: list[str]  # memory files that differ from HEAD (changed or new) and are not pending
-    deleted: list[str]  # memory files git holds that are gone from the working tree (not staged for deletion)
 
 
 @dataclass(frozen=True)
@@ -304,15 +294,15 @@ class Committer:
         at_risk: list[str] = []
         uncommitted: list[str] = []
         deleted: list[str] = []
+        conflicted: list[tuple[str, str]] = []
         if self.mode in ("auto", "stage") and self.git.head() is not None:
             out = self.git.run("diff", "--cached", "--name-only", "-z", "--diff-filter=D", "HEAD", "--", *folders, check=False).stdout
             at_risk = [p for p in out.split("\0") if p and (self.root / p).is_file()]
-            status = self.git.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *folders, check=False).stdout
-            entries = [entry for entry in status.split("\0") if len(entry) > 3]
-            deleted = sorted({entry[3:] for entry in entries if entry[1] == "D"})
-            uncommitted = sorted({entry[3:] for entry in entries} - pending - set(at_risk) - set(deleted))
+            changed, deleted, conflicted = status.worktree(self.git, folders)
+            uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted})
         deferred = last.deferred if last is not None and last.deferred else signing_stalled(self.state_dir) if pending else ""
-        return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted)
+        return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
+                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted else "")
 
     def heal(self, paths: list[str]) -> None:
         """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
