@@ -573,6 +573,7 @@ def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is
         server.initialize()
         read = server.call("read", {"ref": "skill:deploy-steps"})
         assert read.get("isError") and "unresolved merge conflict" in read["content"][0]["text"], read
+        assert "again with skill_write" not in read["content"][0]["text"], read  # refused until the merge is settled
         hits = server.call("recall", {"query": "deploy job"})["structuredContent"]["hits"]
         assert "skill:deploy-steps" not in [h["id"] for h in hits]
         written = server.call("skill_write", {"name": "deploy-steps", "tags": ["ops"]})

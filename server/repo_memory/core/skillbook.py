@@ -390,6 +390,8 @@ def _changed_since(folder: str, ns: int) -> bool:
 def _invalid(name: str, row: dict[str, Any]) -> str:
     """Why skill `name`, whose file exists, is not served (an agent told "No skill" wrote it again)."""
     problems = "; ".join(p["message"].rstrip(".") + (f" (line {p['line']})" if p.get("line") else "") for p in json.loads(row["problems"] or "[]"))
-    return (f"Skill '{name}' ({row['path']}) is invalid, so it is not served: {problems or 'it could not be read'}. Fix the file "
-            "(`repo-memory doctor` lists every problem), or write it again with skill_write.")
+    then = ("Settle the conflict and finish the merge or rebase (`repo-memory doctor` names each git step); skill_write is "
+            "refused until then" if "merge conflict" in problems else "Fix the file (`repo-memory doctor` lists every problem), or "
+            "write it again with skill_write")
+    return f"Skill '{name}' ({row['path']}) is invalid, so it is not served: {problems or 'it could not be read'}. {then}."
 
