@@ -19,7 +19,7 @@ from repo_memory.git.committer import Committer, Policy
 from repo_memory.git.repo import Git
 from repo_memory.core.store import Store
 
-from tests.conftest import git, index_snapshot, kept
+from tests.conftest import git, index_snapshot, kept, write_skill_file
 
 
 def commit_file(repo: Path, name: str, text: str, message: str) -> None:
@@ -229,6 +229,31 @@ def test_history_and_reading_a_skill_as_it_was(work: Path):
     assert [c["subject"] for c in hist["commits"]] == ["memory(skill): update deploy", "memory(skill): add deploy"]
     assert "-1. Run fab deploy" in hist["commits"][0]["diff"] and "+1. kubectl apply" in hist["commits"][0]["diff"]
     assert "fab deploy" in old["content"] and "kubectl" not in old["content"] and old["status"] == f"as of {first[:12]}"
+
+
+def test_history_shows_what_a_merge_that_settled_a_skill_brought(repo: Path, runner: CliRunner):
+    """After two people edited one skill, the merge that settled it is its most telling change: `history` listed the
+    merge commit with an empty diff (`git log -p` shows no patch for a merge unless asked)."""
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.")
+    commit_file(repo, "app.py", "x = 1\n", "init")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the deploy skill")
+    git(repo, "checkout", "-q", "-b", "bob")
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with bazel.")
+    git(repo, "commit", "-q", "-am", "bob: bazel")
+    git(repo, "checkout", "-q", "main")
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make.")
+    git(repo, "commit", "-q", "-am", "alice: make")
+    assert subprocess.run(["git", "merge", "-q", "bob"], cwd=repo, capture_output=True).returncode != 0
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make, then bazel for the CLI.")
+    git(repo, "commit", "-q", "-am", "merge: settle deploy")
+    store = Store(Config.load(repo))
+    _, changes = store.history("deploy", limit=1)
+    store.close()
+    assert changes[0].subject == "merge: settle deploy", changes
+    assert "+1. Build with make, then bazel for the CLI." in changes[0].diff and "-1. Build with make." in changes[0].diff, changes
+    shown = runner.invoke(cli, ["--root", str(repo), "history", "deploy", "-n", "1"]).output
+    assert "then bazel for the CLI" in shown, shown
 
 
 def test_two_clones_write_push_and_pull_without_conflicts(work: Path, tmp_path: Path):

@@ -371,11 +371,16 @@ class Git:
         rev = self.memory_rev()
         if rev != "HEAD" and self.memory_head() is None:
             return ""
-        with self._lock:
-            args = ["-p", "--textconv", f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s", *([f"--since={since}"] if since else []),
+        with self._lock:  # a merge's patch is what it brought to this branch: git prints none for a merge unless asked
+            args = ["-p", "--diff-merges=first-parent", "--textconv", f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s", *([f"--since={since}"] if since else []),
                     rev, "--", *paths]
             try:
-                return str(self.repo.git.log(*args))
+                try:
+                    return str(self.repo.git.log(*args))
+                except git.GitCommandError as exc:  # git before 2.31 knows no --diff-merges: its combined diff, then
+                    if "--diff-merges" not in str(exc):
+                        raise
+                    return str(self.repo.git.log("--cc", *args[:1], *args[2:]))
             except git.GitCommandError as exc:
                 if "does not have any commits" in str(exc) or "unknown revision" in str(exc):
                     return ""  # an unborn branch has no history yet
