@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
+from repo_memory.core import rewrites
 from repo_memory.core.reading import Item, page
 from repo_memory.core.reviewing import reviewed, turn_down, unsaved
 from repo_memory.config import SKILLS_DIR
@@ -30,9 +30,6 @@ from repo_memory.guards.secretscan import refuse
 from repo_memory.index.docs import DocIndex
 
 ACTORS = ("human", "agent")
-REWRITES_FILE = "agent-rewrites.json"
-REWRITES_FLAGGED = 4  # an agent rewriting one skill this often …
-REWRITE_WINDOW = 600  # … within this many seconds is churning, not converging
 
 
 @dataclass(frozen=True)
@@ -127,7 +124,7 @@ class Skillbook:
 
         An agent creating a skill close to an existing one (similar name or description) is refused with the existing
         skill, unless it says `new=True`; a person is only warned. An agent rewriting the same skill REWRITES_FLAGGED
-        times within REWRITE_WINDOW seconds is warned, and `doctor` lists the skill. `draft` keeps a new version a
+        times within REWRITE_WINDOW seconds (core/rewrites.py) is warned, and `doctor` lists the skill. `draft` keeps a new version a
         draft whatever the review policy (proposals made from imported memories, core/drafts.py)."""
         paths.check_name(name, "skill name")
         for other in related or ():
@@ -211,8 +208,8 @@ class Skillbook:
             changes[("metadata", "anchors")] = list(pinned)
             changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
         text = skills.edit(current, name, changes, body)
-        if actor == "agent" and (count := self._note_rewrite(name)) >= REWRITES_FLAGGED:
-            warnings.append(f"skill:{name} was rewritten {count} times in the last {REWRITE_WINDOW // 60} minutes; settle "
+        if actor == "agent" and (count := rewrites.note(self.state_dir, name)) >= rewrites.REWRITES_FLAGGED:
+            warnings.append(f"skill:{name} was rewritten {count} times in the last {rewrites.REWRITE_WINDOW // 60} minutes; settle "
                             "its content before writing again (doctor lists skills rewritten this often).")
         return text, pinned
 
@@ -333,33 +330,8 @@ class Skillbook:
         self._committer.record(changed, message)
         return done
 
-    def _note_rewrite(self, name: str) -> int:
-        """Record an agent's rewrite of skill `name`; how many it had within the window (across sessions on this clone)."""
-        path = self.state_dir / REWRITES_FILE
-        now = time.time()
-        try:
-            seen = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            seen = {}
-        recent = [t for t in seen.get(name, []) if now - t < REWRITE_WINDOW] + [now]
-        seen = {k: [t for t in v if now - t < 86400] for k, v in seen.items() if k != name}
-        seen[name] = recent
-        disk.write_atomic(path, json.dumps(seen).encode("utf-8"))
-        return len(recent)
-
     def churning(self) -> list[tuple[str, int]]:
-        """Skills an agent rewrote REWRITES_FLAGGED or more times within REWRITE_WINDOW seconds, in the last day."""
-        try:
-            seen = json.loads((self.state_dir / REWRITES_FILE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
-        out = []
-        for name, times in sorted(seen.items()):
-            times = sorted(times)
-            most = max((sum(1 for u in times if 0 <= u - t < REWRITE_WINDOW) for t in times), default=0)
-            if most >= REWRITES_FLAGGED:
-                out.append((name, most))
-        return out
+        return rewrites.churning(self.state_dir)  # skills an agent keeps rewriting (core/rewrites.py)
 
 
 def _text(values: Sequence[str]) -> str:
