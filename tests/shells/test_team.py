@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from repo_memory.config import Config
+from repo_memory.errors import NotFoundError
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -588,6 +589,32 @@ def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is
     assert "ops" not in (repo / ".agents/skills/deploy-steps/SKILL.md").read_text(encoding="utf-8")
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "unresolved merge conflict" in out, out
+
+
+def test_right_after_a_pull_read_describes_the_bytes_it_returns_not_the_index_row_of_the_old_ones(repo: Path, tmp_path: Path):
+    """Until the watcher indexed what `git pull` brought (about 0.1 s), `read` served a skill's new bytes with the old
+    row's status, flags and validity: a skill the teammate retired as active, conflict markers as an active skill."""
+    active = "metadata:\n  status: active\n  origin: human\n"
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.", extra=active)
+    write_skill_file(repo, "old-release", "How we released before.", "1. Tag by hand.", extra=active)
+    teammate = with_teammate(repo, tmp_path)
+    write_skill_file(repo, "old-release", "How we released before.", "1. Tag by hand.", extra=active.replace("active", "deprecated", 1))
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make.", extra=active)
+    git(repo, "commit", "-q", "-am", "alice: old-release retired, deploy with make")
+    git(repo, "push", "-q", "origin", "main")
+    write_skill_file(teammate, "deploy", "How we deploy.", "1. Build with bazel.", extra=active)
+    git(teammate, "commit", "-q", "-am", "bob: deploy with bazel")
+    store = Store(Config.load(teammate))  # a server's, indexed before the pull
+    try:
+        store.refresh()
+        assert store.read("skill:old-release").status == "active" and store.read("skill:deploy").status == "active"
+        assert subprocess.run(["git", "pull", "-q", "--no-rebase", "origin", "main"], cwd=teammate, capture_output=True).returncode != 0
+        retired = store.read("skill:old-release")  # at once: nothing indexed the pull yet
+        assert retired.status == "deprecated" and "status: deprecated" in retired.content, (retired.status, retired.content)
+        with pytest.raises(NotFoundError, match="unresolved merge conflict"):
+            store.read("skill:deploy")
+    finally:
+        store.close()
 
 
 def test_deleting_the_clones_state_folder_never_makes_its_own_records_look_forged(repo: Path):

@@ -93,6 +93,15 @@ class Skillbook:
         if not target.is_file():
             raise NotFoundError(f"Skill '{name}' has no file '{inner}'. Its files: {', '.join(_files(folder))}.")
         data = disk.read_safely(target)
+        for _ in range(3):  # status, flags and validity said are those of the bytes served, not of what was indexed before
+            if inner or hashlib.sha256(data).hexdigest() == row["sha256"]:
+                break
+            self._docs.sync(self._documents())  # changed since it was indexed: a pull, an edit
+            row = self._row(name)
+            folder, target = self.root / Path(row["path"]).parent, self.root / row["path"]
+            data = disk.read_safely(target)
+        else:
+            raise ConflictError(f"Skill '{name}' changed three times while it was read; read it again.")
         try:
             content = data.decode("utf-8")
         except UnicodeDecodeError:
