@@ -35,7 +35,7 @@ from click.testing import CliRunner
 
 from repo_memory.config import Config
 from repo_memory.core import importing
-from repo_memory.core.logbook import SCAN_SEPARATOR, redact_entries
+from repo_memory.core.redaction import SCAN_SEPARATOR, redact_entries
 from repo_memory.core.store import Store
 from repo_memory.formats import harness_logs
 from repo_memory.formats.experience import Entry
