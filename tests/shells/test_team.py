@@ -686,6 +686,25 @@ def test_a_teammates_records_a_pull_brings_are_trusted_while_its_merge_waits_for
         assert f"{kept(teammate, 'teammate-session')}#1: written outside" in verify.stdout, (word, verify.stdout)
 
 
+def test_a_teammates_record_a_pull_just_brought_can_be_cited_at_once(repo: Path, tmp_path: Path):
+    """For 0.2-0.4 s after `git pull`, until the watcher indexed the pulled log, remember(refs=…) and checkpoint(covers=…)
+    refused the teammate's record: "does not exist", though its file was on disk."""
+    teammate = with_teammate(repo, tmp_path)
+    mine = Store(Config.load(repo))  # a server's, indexed before the pull
+    mine.refresh()
+    theirs = Store(Config.load(teammate))
+    cited = theirs.remember("the secret rotation is monthly", kind="decision")[0]["id"]
+    theirs.close()
+    git(teammate, "push", "-q", "origin", "main")
+    git(repo, "pull", "-q", "--no-rebase", "origin", "main")
+    try:
+        noted = mine.remember("building on the rotation decision", refs=[cited])[0]  # at once: nothing indexed the pull
+        summary = mine.checkpoint("rotation settled", [cited, noted["id"]])
+    finally:
+        mine.close()
+    assert noted["refs"] == [cited] and summary["covers"] == [cited, noted["id"]]
+
+
 def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_records_pending(repo: Path):
     """Two harness windows on one checkout: the second's checkpoint committed its session and answered "pending",
     because the first window's record was."""

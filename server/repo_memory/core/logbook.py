@@ -161,10 +161,13 @@ class Logbook:
             parsed = grammar.record(ref)
         except InvalidArgumentError as exc:
             return str(exc)
-        found = self._activity.locate(parsed.session, parsed.start, parsed.end)
-        present = {row[3] for row in found}
-        if len(present) == parsed.end - parsed.start + 1:
-            return ""
+        present: set[int] = set()
+        for look in ("index", "disk"):  # a log pulled or written by another process may not be indexed yet: its files say
+            if look == "disk":
+                self._records.sync(self._journal.segments(parsed.session), complete=False)
+            present = {row[3] for row in self._activity.locate(parsed.session, parsed.start, parsed.end)}
+            if len(present) == parsed.end - parsed.start + 1:
+                return ""
         absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
         nearest = self._activity.nearest(parsed.session, absent) or self._activity.nearest(self._journal.named(parsed.session), absent)
         hint = f" The nearest existing record is {nearest}." if nearest else f" Session '{parsed.session}' has no records."
