@@ -127,6 +127,8 @@ def test_init_commits_its_scaffolding_so_gitattributes_is_never_left_untracked(r
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     out = run(runner, repo, "init")
     assert "committed" in out and ".gitattributes" in git(repo, "show", "--name-only", "--format=", "HEAD")
+    body = git(repo, "log", "-1", "--format=%B")  # it holds no session's records: no session (made up), no harness, named
+    assert "Memory-Session" not in body and "Memory-Harness" not in body, body
     assert git(repo, "status", "--porcelain").strip() == ""
     (repo / ".agents/repo-memory.toml").write_text('commit = "off"\n', encoding="utf-8")
     (repo / ".gitattributes").unlink()

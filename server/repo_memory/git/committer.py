@@ -110,15 +110,18 @@ class Committer:
         return self.policy.mode
 
     def commit(self, paths: list[str], message: str) -> CommitResult | None:
-        """Note `paths` as changed documents and commit them now (per the policy)."""
-        self.record(paths, message)
+        """Note `paths` as changed documents of no session (init's scaffolding, an accepted loop) and commit them now."""
+        self.record(paths, message, session=None)
         return self.flush()
 
-    def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str = "", first: int = 0, last: int = 0) -> None:
-        """Note changed memory paths, durably; documents are committed within the window, experience at its session's end."""
+    def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str | None = "", first: int = 0,
+               last: int = 0) -> None:
+        """Note changed memory paths, durably; documents are committed within the window, experience at its session's end.
+        `session`: the one whose write this is ('': this process's; None: none, a person's command)."""
         if self.mode == "off":
             return
-        self.journal.add([Pending(path, message, kind, session or self.session or "", self.owner, self._started, first, last)
+        session = "" if session is None else session or self.session or ""
+        self.journal.add([Pending(path, message, kind, session, self.owner, self._started, first, last)
                           for path in dict.fromkeys(paths)])
         try:  # this process's own write of `kind` now waits: its answer needs no read of the whole list (_pending_of)
             st = self.journal.path.stat()
@@ -356,10 +359,12 @@ class Committer:
         listed = [f"- {m}" for m in messages[:LISTED]] + ([f"- … and {len(messages) - LISTED} more"] if len(messages) > LISTED else [])
         body = "" if len(messages) == 1 else "\n" + "\n".join(listed) + "\n"
         sessions = sorted({e.session for e in entries if e.session})
-        trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED]) or "Memory-Session: none\n"
+        trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED])
         if len(sessions) > LISTED:
             trailers += f"Memory-Sessions: {len(sessions)}\n"
-        return f"{subject}\n{body}\n{trailers}Memory-Harness: {harness or self.policy.harness}\n"
+        if sessions or harness:  # a commit of no session's writes (init's scaffolding) names none, nor a harness running one
+            trailers += f"Memory-Harness: {harness or self.policy.harness}\n"
+        return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
 
     def _span(self, base: str | None, path: str) -> tuple[int, int, str] | None:
         """(first, last) seq of the records the log at `path` holds beyond its committed version (what this commit adds),
