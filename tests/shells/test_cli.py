@@ -516,6 +516,20 @@ def test_doctor_says_when_an_older_setup_wrote_a_hook_that_passes_less_than_it_n
     assert "systemMessage" not in json.loads(started.stdout), started
 
 
+def test_a_commands_error_names_commands_not_the_mcp_tools(runner: CliRunner, repo: Path):
+    """`loop status no-such-run` said "`loop_status()` lists the runs" and `log add -k summary` "write it with
+    checkpoint(summary, covers)": tools of the MCP server, which a person at a terminal has no way to call."""
+    (repo / ".agents/loops/fix-it.md").write_text("---\nname: fix-it\ngoal: Make check pass.\nverify:\n  - {level: 4, run: 'true'}\n"
+                                                 "stop: {max_iterations: 2}\nsuccess_requires_level: 4\n---\n", encoding="utf-8")
+    for args, wanted in ((["loop", "status", "no-such-run"], "`repo-memory loop status` lists the runs"),
+                         (["loop", "abort", "no-such-run"], "`repo-memory loop status` lists the runs"),
+                         (["loop", "status", "fix-it"], "`repo-memory loop run fix-it --agent"),
+                         (["log", "add", "-k", "summary", "wrap-up"], "| repo-memory log import -")):
+        result = runner.invoke(cli, ["--root", str(repo), *args])
+        assert result.exit_code != 0 and wanted in result.output, (args, result.output)
+        assert not re.search(r"\w\(", result.output.replace("repo-memory", "")), (args, result.output)  # no tool(…) call
+
+
 def test_timeline_shows_the_newest_records_and_says_how_many_earlier_ones_it_left_out(runner: CliRunner, repo: Path):
     """With more records than its limit, `timeline` printed the oldest ones and said nothing: today's work, the
     reason to look, was never shown."""

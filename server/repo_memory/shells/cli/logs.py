@@ -40,6 +40,9 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
     \b
     Example: repo-memory log add "Staging DB is read-only on Fridays" -k decision -s ops-notes
     """
+    if kind == "summary":  # the engine says checkpoint(summary, covers), a tool a terminal has no way to call
+        raise click.UsageError("A summary cites the records it compresses: write it with covers, as `echo '{\"kind\": "
+                               "\"summary\", \"text\": \"…\", \"covers\": [\"SESSION#1-20\"]}' | repo-memory log import -`.")
     data = speech.told(text, None, speaker, about)
     record = store_of(ctx).remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])

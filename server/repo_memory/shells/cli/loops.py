@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
-from repo_memory.errors import InvalidRecordError, RepoMemoryError
+from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.formats import loops
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
+
+T = TypeVar("T")
 
 
 @click.group(name="loop")
@@ -117,7 +120,7 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
 @click.pass_context
 def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
     """Live and past runs (or RUN): state, iterations, start time."""
-    rows = _engine(ctx).status(run)
+    rows = _named(_engine(ctx), run, lambda engine: engine.status(run))
 
     def text() -> None:
         if not rows:
@@ -128,13 +131,26 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
     emit(rows, as_json, text)
 
 
+def _named(engine: Engine, run: str | None, call: Callable[[Engine], T]) -> T:
+    """`call`, its refusal of a run id that names no run said in commands (the engine's names the MCP tools)."""
+    try:
+        return call(engine)
+    except NotFoundError as exc:
+        if run is None or not str(exc).startswith("No loop run"):
+            raise
+        named = run.removeprefix("loop:") in engine.store.loop_names()
+        hint = f": that is a loop's name; `repo-memory loop run {run} --agent '<command>'` starts a run of it" if named else ""
+        again = f" Did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
+        raise click.ClickException(f"No loop run '{run[:80]}'{hint}. `repo-memory loop status` lists the runs.{again}") from None
+
+
 @loop.command(name="abort")
 @click.argument("run")
 @click.option("--reason", default="stopped by a person", show_default=True)
 @click.pass_context
 def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
     """Stop a live run; it ends 'aborted' with a receipt."""
-    receipt = _engine(ctx).abort(run, reason)
+    receipt = _named(_engine(ctx), run, lambda engine: engine.abort(run, reason))
     click.echo(f"Aborted {run} ({receipt['id']}).")
 
 
