@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -133,6 +134,21 @@ def test_init_commits_its_scaffolding_so_gitattributes_is_never_left_untracked(r
     (repo / ".agents/repo-memory.toml").write_text('commit = "off"\n', encoding="utf-8")
     (repo / ".gitattributes").unlink()
     assert "Commit these with your code: git add" in run(runner, repo, "init")
+
+
+def test_loop_status_in_a_teammates_clone_says_how_to_accept_a_loop_and_when_other_clones_runs_show(
+        repo: Path, runner: CliRunner, tmp_path: Path):
+    """In a clone where the team's loop is not accepted, `loop status` said "Start one: repo-memory loop run NAME",
+    a run that would end unverifiable; and it never said that a run another clone has under way shows only later."""
+    (repo / ".agents/loops/fix-it.md").write_text("---\nname: fix-it\nstatus: active\ngoal: Make check pass.\nverify:\n"
+                                                 "  - {level: 4, run: 'true'}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n"
+                                                 "---\n", encoding="utf-8")
+    teammate = with_teammate(repo, tmp_path)
+    out = run(runner, teammate, "loop", "status")
+    assert "repo-memory loop show fix-it" in out and "repo-memory loop accept fix-it" in out and "repo-memory loop run" not in out, out
+    assert "other clones" in out and "pull" in out, out
+    run(runner, repo, "loop", "accept", "fix-it", "--sha", hashlib.sha256((repo / ".agents/loops/fix-it.md").read_bytes()).hexdigest())
+    assert "repo-memory loop run fix-it --agent" in run(runner, repo, "loop", "status")  # accepted here: it can run
 
 
 def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, runner: CliRunner):

@@ -120,15 +120,35 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
 @click.pass_context
 def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
     """Live and past runs (or RUN): state, iterations, start time."""
-    rows = _named(_engine(ctx), run, lambda engine: engine.status(run))
+    engine = _engine(ctx)
+    rows = _named(engine, run, lambda engine: engine.status(run))
 
     def text() -> None:
         if not rows:
-            click.echo("No loop runs yet. Start one: repo-memory loop run NAME --agent '<command>'")
+            click.echo(f"No loop runs yet. {_first_run(engine)} Runs of other clones show here once their log is committed "
+                       "(when the run ends, or the server running it exits) and you pull.")
         for r in rows:
             click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {r['started']}")
 
     emit(rows, as_json, text)
+
+
+def _first_run(engine: Engine) -> str:
+    """How to start a first run here: a loop this clone accepted runs; any other needs a person's accept first."""
+    specs = [spec for name in engine.store.loop_names() if (spec := _spec(engine, name)) is not None]
+    ready = next((s.name for s in specs if not engine.runnable(s)), None)
+    if ready or not specs:
+        return f"Start one: repo-memory loop run {ready or 'NAME'} --agent '<command>'"
+    name = specs[0].name
+    return (f"No loop is accepted on this clone, so a run would end unverifiable: read one (`repo-memory loop show {name}`), "
+            f"then `repo-memory loop accept {name} --sha SHA`.")
+
+
+def _spec(engine: Engine, name: str) -> loops.Loop | None:
+    try:
+        return engine.spec(name)
+    except InvalidRecordError:
+        return None
 
 
 def _named(engine: Engine, run: str | None, call: Callable[[Engine], T]) -> T:
