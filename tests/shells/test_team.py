@@ -151,6 +151,20 @@ def test_loop_status_in_a_teammates_clone_says_how_to_accept_a_loop_and_when_oth
     assert "repo-memory loop run fix-it --agent" in run(runner, repo, "loop", "status")  # accepted here: it can run
 
 
+def test_setup_in_a_teammates_clone_says_the_diff_driver_init_registers_is_missing(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch):
+    """A clone gets .gitattributes, not the diff driver `init` registers in .git/config: `git log -p` showed raw JSON
+    lines there, and only doctor said so; setup, the command a teammate runs, said nothing."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    run(runner, repo, "init")
+    teammate = with_teammate(repo, tmp_path)
+    for harness in ("codex", "claude-code"):
+        out = run(runner, teammate, "setup", harness)
+        assert "diff driver" in out and "repo-memory init" in out, out
+    run(runner, teammate, "init")
+    assert "diff driver" not in run(runner, teammate, "setup", "codex")
+
+
 def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, runner: CliRunner):
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     run(runner, repo, "init")

@@ -10,6 +10,7 @@ import click
 
 from repo_memory import layout
 from repo_memory.core import mirror
+from repo_memory.core.store import Store
 from repo_memory.shells import attach, hooks
 from repo_memory.shells.cli.base import root_of, store_of
 
@@ -147,6 +148,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         if note := mirror.beyond_note(report, store.config.mirror_limit):
             click.echo(note)
     if not remove:
+        _diff_driver(store)
         waiting = any("Pending approval" in change for change in changes)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
         click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then ✔ Connected)"
@@ -176,6 +178,15 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
         raise click.ClickException(str(exc)) from exc
     for change in changes:
         click.echo(change)
+    if not remove:
+        _diff_driver(store)
+
+
+def _diff_driver(store: Store) -> None:
+    """Say so when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not .git/config."""
+    if layout.initialised(store.root, store.config.common_dir) and not layout.diff_driver_set(store.root, store.config.git_dir):
+        click.echo("note: this clone has no diff driver for experience logs (git does not clone .git/config), so `git log -p` "
+                   "shows their raw JSON lines: run `repo-memory init` here once (it changes nothing that is committed)")
 
 
 @click.command()
