@@ -518,7 +518,8 @@ def test_a_checkpoint_deferred_by_a_merge_lands_once_the_merge_is_committed_and_
     server = StdioServer(repo, env={"REPO_MEMORY_SESSION": SESSION})
     try:
         server.initialize()
-        server.call("remember", {"text": "a.txt conflicts between main and topic"})
+        answer = server.call("remember", {"text": "a.txt conflicts between main and topic"})["structuredContent"]
+        assert answer["commit"].startswith("deferred: a merge is in progress") and "next checkpoint" in answer["commit"], answer
         answer = server.call("checkpoint", {"summary": "the conflict", "covers": [f"{SESSION}#1"]})["structuredContent"]
         assert answer["commit"].startswith("deferred: a merge is in progress"), answer
         answer = server.call("remember", {"text": "topic's version wins"})["structuredContent"]

@@ -273,8 +273,9 @@ class Committer:
         last = self.last
         pending = self._pending_of(kind)
         busy = self.git.operation_in_progress(quick=True) if pending and self.mode != "private" else ""
-        if busy:  # what defers the next commit, also before one was tried
-            return f"deferred: {busy} is in progress; the memory commit lands when it is finished" if busy != "a detached HEAD" \
+        if busy:  # what defers the next commit, also before one was tried; a session's records wait for its checkpoint anyway
+            then = "when it is finished" if kind == "doc" or self._retries else "at the next checkpoint or session end after it"
+            return f"deferred: {busy} is in progress; the memory commit lands {then}" if busy != "a detached HEAD" \
                 else "deferred: HEAD is detached; the memory commit lands once a branch is checked out"
         if last is not None and last.deferred and pending and "in progress" not in last.deferred and "detached" not in last.deferred:
             return f"deferred: {last.deferred}"
