@@ -86,7 +86,8 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             names.remove(name)
     if limit is not None and len(names) > limit:
         ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -(source_base / n / skills.SKILL_FILE).stat().st_mtime, n))
-        report.beyond = [n for n in names if n in set(ranked[limit:])]
+        past = set(ranked[limit:])
+        report.beyond = [n for n in names if n in past]
         names = sorted(ranked[:limit])
     with disk.repo_lock(state_dir):
         for name in names:

@@ -73,9 +73,14 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     return out
 
 
+def costs(lacking: list[str]) -> str:
+    """What each of `lacking` (missing_hooks' names) costs, as doctor and the session start say it."""
+    return "; ".join(f"{x}: {COSTS.get(x, x)}" for x in lacking)
+
+
 def stale_hooks(root: Path) -> list[str]:
     """One line per settings file whose repo-memory hooks an older setup wrote: what they lack, what it costs, the fix."""
-    return [f"{rel}: repo-memory's hooks here are an older setup's ({'; '.join(f'{x}: {COSTS.get(x, x)}' for x in lacking)}); "
+    return [f"{rel}: repo-memory's hooks here are an older setup's ({costs(lacking)}); "
             f"run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again (it keeps your own hooks)"
             for rel, lacking in missing_hooks(root)]
 

@@ -178,7 +178,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     from repo_memory.shells import setup as attaching
 
     findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: "
-                                + "; ".join(f"{x}: {attaching.COSTS.get(x, x)}" for x in lacking),
+                                + attaching.costs(lacking),
                                 f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it brings "
                                 "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
     if doubled := attaching.doubled_hooks(store.root, memories.homes().claude):
