@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -11,7 +12,7 @@ import anyio
 from click.testing import CliRunner
 from mcp import Client
 
-from repo_memory.core import doctor
+from repo_memory.core import doctor, mirror
 from repo_memory.shells import mcp as server
 from repo_memory.core import utility
 from repo_memory.shells.cli import cli
@@ -19,7 +20,7 @@ from repo_memory.config import Config
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
 
-from tests.conftest import write_skill_file
+from tests.conftest import GIT_ENV, git, write_skill_file
 
 PY = sys.executable
 
@@ -111,3 +112,32 @@ def test_a_new_skill_is_not_buried_by_an_unproven_old_one_and_the_formula_is_as_
     assert round(utility.factor(proven, time.time_ns(), 0), 2) == 1.3 and round(utility.factor(failed, time.time_ns(), 0), 2) == 0.7
     year_old = time.time_ns() - 365 * 86400 * 10**9
     assert 0.8 < utility.factor(None, year_old, 90) < 0.82  # at most 20% lower for age alone
+
+
+def test_a_skill_ages_from_the_commit_that_last_changed_it_not_from_when_a_clone_wrote_its_file(repo: Path, tmp_path: Path):
+    """git keeps no file times: a clone, a checkout or a reset writes every file with the time it ran, so by the file's
+    mtime a skill nobody touched for a year ranked level with yesterday's in a teammate's fresh clone."""
+    year_ago = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(time.time() - 365 * 86400))
+    text = ("Rotate the signing keys of the payment gateway.", "1. Generate the new key pair. 2. Upload it. 3. Revoke the old key.")
+    write_skill_file(repo, "rotate-keys-a", *text)
+    git(repo, "add", "-A")
+    subprocess.run(["git", "commit", "-q", "-m", "a"], cwd=repo, check=True, env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": year_ago,
+                                                                                "GIT_COMMITTER_DATE": year_ago})
+    write_skill_file(repo, "rotate-keys-b", *text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "b")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    (clone / ".agents/repo-memory.toml").write_text("decay_half_life_days = 90\nsemantic = false\nmirror_limit = 1\n", encoding="utf-8")  # not committed
+    store = Store(Config.load(clone))
+    try:
+        store.refresh()
+        hits = store.recall("rotate the signing keys", kinds=["skill"]).hits
+        assert [h.id for h in hits] == ["skill:rotate-keys-b", "skill:rotate-keys-a"] and hits[1].score < hits[0].score * 0.85, hits
+        assert mirror.of(store).beyond == ["rotate-keys-a"]  # past mirror_limit, the one changed long ago is left out
+        write_skill_file(clone, "rotate-keys-a", text[0], text[1] + " 4. Tell the team.")  # a person's edit, not committed yet
+        store.refresh()
+        hits = store.recall("rotate the signing keys", kinds=["skill"]).hits
+        assert hits[1].score > hits[0].score * 0.95, hits  # edited now: as fresh as the other
+    finally:
+        store.close()

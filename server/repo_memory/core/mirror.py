@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,7 +26,7 @@ TARGET = ".claude/skills"
 def of(store: Store) -> MirrorReport:
     """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first."""
     return mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir, limit=store.config.mirror_limit,
-                  worth={name: u.utility for name, u in store.evidence().items()})
+                  worth={name: u.utility for name, u in store.evidence().items()}, changed=store.skill_changed)
 
 
 def beyond_note(report: MirrorReport, limit: int) -> str:
@@ -72,10 +72,10 @@ def _withheld(root: Path, name: str) -> str:
 
 
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
-           worth: Mapping[str, float] | None = None) -> MirrorReport:
+           worth: Mapping[str, float] | None = None, changed: Callable[[str, int], int] | None = None) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
     left alone); copies of skills no longer served are removed. Past `limit` skills, the most useful (`worth`: their
-    utility from outcomes), then the most recently changed, are copied: Claude Code lists every copy on every request."""
+    utility from outcomes), then the most recently changed (`changed(path, mtime_ns)`: core/ages.py), are copied: Claude Code lists every copy on every request."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     source_base = root / SKILLS_DIR
@@ -85,7 +85,10 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             report.withheld[name] = why
             names.remove(name)
     if limit is not None and len(names) > limit:
-        ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -(source_base / n / skills.SKILL_FILE).stat().st_mtime, n))
+        def age(name: str) -> int:
+            mtime = (source_base / name / skills.SKILL_FILE).stat().st_mtime_ns
+            return changed(f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", mtime) if changed else mtime
+        ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -age(n), n))
         past = set(ranked[limit:])
         report.beyond = [n for n in names if n in past]
         names = sorted(ranked[:limit])

@@ -20,6 +20,7 @@ from typing import Any
 
 from repo_memory.code.staleness import Staleness
 from repo_memory.core import utility
+from repo_memory.core.ages import SkillAges
 from repo_memory.core.provenance import OUTSIDE, Provenance
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
 from repo_memory.core.semantic import Semantic
@@ -105,6 +106,7 @@ class Recall:
         self._db, self._docs, self._records, self._activity = db, DocIndex(db), records, Activity(db)
         self._committed, self._staleness, self._evidence = committed, staleness, evidence
         self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
+        self.ages = SkillAges(committed, sources)  # when each skill last changed, for its decay (core/ages.py)
         # Skills and loops are ranked in this thread while the records are ranked in the caller's, each on its own
         # connection: SQLite ranks outside Python's lock, so a recall uses both cores (docs/benchmarks.md).
         self._beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-docs")
@@ -199,7 +201,10 @@ class Recall:
     def _weigh(self) -> Callable[[dict[str, Any]], float]:
         """Recall's multiplier for a skill row: what its uses earned, and how recently (core/utility.py has the formula)."""
         evidence, half_life, now = self._evidence.all(), self._half_life, time.time()
-        return lambda row: utility.factor(evidence.get(row["name"]), int(row["mtime_ns"] or 0), half_life, now)
+        if half_life <= 0:  # no decay: what a skill's uses earned alone
+            return lambda row: utility.factor(evidence.get(row["name"]), 0, 0, now)
+        head = self._committed.head()
+        return lambda row: utility.factor(evidence.get(row["name"]), self.ages.changed_ns(row["path"], int(row["mtime_ns"] or 0), head), half_life, now)
 
     def framed(self, hits: list[Hit]) -> list[Hit]:
         """`hits` with whether each is committed, the line that frames it as recorded data, and why it is stale."""

@@ -41,6 +41,7 @@ class Store:
 
     def __init__(self, config: Config, session: str | None = None, owner: int | None = None):
         self.config, self.root = config, config.root
+        self.sources = (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR))  # skill folders, highest priority first
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
@@ -64,10 +65,6 @@ class Store:
             log.warning("could not commit what an earlier process left pending: %s", exc)
         if db.rebuilt:  # the file was damaged and thrown away at open: index the memory files again now
             self.refresh()
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        return (SKILLS_DIR, *(d for d in self.config.skill_dirs if d != SKILLS_DIR))  # skill folders, highest priority first
 
     def close(self, commit: bool = True) -> None:
         self._index.semantic.stop()
@@ -170,6 +167,9 @@ class Store:
 
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()
+
+    def skill_changed(self, rel: str, mtime_ns: int) -> int:
+        return self._recall.ages.changed_ns(rel, mtime_ns)  # when a skill file last changed: its last commit, else its mtime
 
     def churning(self) -> list[tuple[str, int]]:
         return self._skills.churning()
