@@ -337,6 +337,28 @@ def test_an_identifier_is_found_by_its_words_and_words_by_the_identifier(store: 
     assert [h.id for h in store.recall("SessionManager", kinds=["skill"]).hits] == ["skill:shutdown"]
 
 
+def test_a_name_written_with_underscores_dots_or_slashes_prefers_the_records_that_hold_it_whole(store: Store):
+    """The tokenizer splits `mod_19`, `8.1.0` and `cli/parse_args.py` into their words, so asked for one such name the
+    records holding the same words apart (`f_3 in mod_11`, a date's 19) ranked level with or above the one holding the
+    name: a fresh clone's full-text recall put a record about other names first for a question quoting a record."""
+    notes = [("f_3 in mod_11 must stay pure: the session cache reads it.", "2026-11-19T10:00:00.000000Z"),
+             ("f_0 in mod_19 must stay pure: the job queue reads it.", "2026-10-26T10:00:00.000000Z"),
+             ("f_19 in mod_0 must stay pure: the lease table reads it.", "2026-10-19T10:00:00.000000Z"),
+             ("Release 8.0.1 broke the 1.8 wheels on the mirror.", "2026-10-08T10:00:00.000000Z"),
+             ("Release 8.1.0 broke the option parser for flags after --.", "2026-09-10T10:00:00.000000Z"),
+             ("cli/parse_args.py reads flags before the subcommand; args/cli.py parses its options.", "2026-09-11T10:00:00.000000Z"),
+             ("The parser in args/cli.py parses options of the cli after the parse step.", "2026-09-12T10:00:00.000000Z")]
+    for text, ts in notes:
+        store.remember(text, session="year", ts=ts)
+    ids = {text[:12]: f"{kept(store, 'year')}#{n}" for n, (text, _) in enumerate(notes, 1)}
+    assert store.recall("f_0 in mod_19 must stay pure", kinds=["note"]).hits[0].id == ids["f_0 in mod_1"]
+    assert store.recall("what broke in 8.1.0", kinds=["note"]).hits[0].id == ids["Release 8.1."]
+    assert store.recall("why does cli/parse_args.py read flags", kinds=["note"]).hits[0].id == ids["cli/parse_ar"]
+    store.write_skill("release-wheels", "Check the 1.8 wheels before tagging 8.0.1 and later.", "1. Build the wheels", actor="human")
+    store.write_skill("release-parser", "Check the option parser before tagging 8.1.0 and later.", "1. Run the flags", actor="human")
+    assert [h.id for h in store.recall("what to check before tagging 8.1.0", kinds=["skill"]).hits][:1] == ["skill:release-parser"]
+
+
 def test_a_skill_that_names_code_is_found_by_the_words_of_the_names(store: Store):
     """A skill written with the code's names (RetryPolicy.maxAttempts) is found by an agent asking in words, as a
     record is; the name itself still finds it."""

@@ -34,10 +34,10 @@ def loop_spec(name: str, exit_code: int, skill: str = "") -> str:
 
 def test_a_skill_whose_runs_succeeded_outranks_a_similar_one_whose_runs_failed(store: Store, repo: Path):
     write_skill_file(repo, "canary-rollout", "Deploy the canary build to the staging cluster.", "Run the canary deploy script.")
-    write_skill_file(repo, "canary-push", "Deploy the canary build to the staging cluster, canary first.", "Run the canary deploy script.")
+    write_skill_file(repo, "canary-push", "Deploy the canary build to the staging cluster.", "Run the canary deploy script.")
     store.refresh()
     before = [h.id for h in store.recall("deploy canary build", kinds=["skill"]).hits]
-    assert before == ["skill:canary-push", "skill:canary-rollout"]  # text alone prefers canary-push
+    assert before == ["skill:canary-push", "skill:canary-rollout"]  # the same words: a tie, canary-push first by name
     # Each spec binds its skill: a run credits the skills its spec binds and those read during it.
     (repo / ".agents/loops/good.md").write_text(loop_spec("good", 0, "canary-rollout"), encoding="utf-8")
     (repo / ".agents/loops/bad.md").write_text(loop_spec("bad", 1, "canary-push"), encoding="utf-8")

@@ -286,8 +286,8 @@ class DocIndex:
                     pool *= 4  # filters ate the pool; look deeper
                 if len(kept) >= limit:
                     break
-            lexical = {rowid: -rank * (1.5 if query.has_phrase(f"{rows[rowid]['name']} {rows[rowid]['description']} {rows[rowid]['body']}")
-                                       else 1.0) for rowid, rank in kept}
+            lexical = {rowid: -rank * (1.5 if query.has_phrase(text := f"{rows[rowid]['name']} {rows[rowid]['description']} {rows[rowid]['body']}")
+                                       or query.holds_name(text) else 1.0) for rowid, rank in kept}
             scores = lexical
             if sem is not None:
                 sem.prefetch([rows[rowid]["vkey"] for rowid in lexical])  # while the query is still being embedded
@@ -310,7 +310,7 @@ class DocIndex:
             top = scored[:limit]
             excerpts = fts.snippets(conn, "docs", "body", query.fts, [rowid for _, _, rowid in top], TOKENIZE) if query else {}
         return [Hit(id=f"{rows[r]['kind']}:{rows[r]['name']}", kind=rows[r]["kind"], name=rows[r]["name"], title=_title(rows[r]["description"]),
-                    snippet=excerpts.get(r) or rows[r]["body"].strip()[:160], score=round(score, 6), status=rows[r]["status"],
+                    snippet=excerpts.get(r) or rows[r]["body"].strip()[:160], score=score, status=rows[r]["status"],
                     provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]}) for score, _, r in top]
 
     def generation(self) -> tuple[int, int]:

@@ -14,6 +14,12 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 # tokenizer; its words are found by these (snake_case and dotted names are split by the tokenizer itself).
 _SHIFT = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")  # where a name's case shifts: the scan starts from these, not every word
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# A name written with underscores, dots, slashes, colons or hyphens (mod_19, 8.1.0, cli/parse_args.py, --no-verify) is
+# split into its words by the tokenizer, so records holding the same words apart (f_3 in mod_11, a date's 19) matched
+# it as well as the record holding it; it is also asked for as one phrase, whose rarity BM25 rewards.
+_COMPOUND = re.compile(r"\w+(?:[._/:-]+\w+)+")
+_CODE = re.compile(r"[_./:\d]")
+COMPOUND_WORDS = 8  # words of a compound name asked for as a phrase (a long path's last ones)
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
 _MONTHS = {month[:3]: month for month in ("january", "february", "march", "april", "june", "july", "august", "september",
                                          "october", "november", "december")} | {"sept": "september"}
@@ -37,6 +43,7 @@ class Query:
 
     text: str
     terms: tuple[str, ...]
+    names: tuple[str, ...] = ()  # code names in it (mod_19, 8.1.0, cli/parse_args.py) as written, lowercased
 
     @property
     def fts(self) -> str:
@@ -49,6 +56,14 @@ class Query:
         if not 2 <= len(tokens) <= MAX_PHRASE or tokens[0] not in text.lower():
             return False  # a long question never appears verbatim; the substring test rejects most texts cheaply
         return f" {' '.join(tokens)} " in f" {' '.join(words(text))} "
+
+    def holds_name(self, text: str) -> bool:
+        """Whether `text` holds one of the query's code names whole, as written ("mod_19", not "mod_1" in it)."""
+        return bool(self.names) and self._names.search(text.lower()) is not None
+
+    @cached_property
+    def _names(self) -> re.Pattern[str]:
+        return re.compile("|".join(rf"(?<![\w./:-]){re.escape(n)}(?![\w]|[._/:-]\w)" for n in self.names))
 
     @cached_property
     def tokens(self) -> list[str]:
@@ -90,6 +105,23 @@ def parts(text: str) -> list[str]:
     return found
 
 
+def compounds(text: str) -> list[str]:
+    """The names in `text` written with underscores, dots, slashes, colons or hyphens, each as the phrase of its words
+    the index holds ("cli/parse_args.py": 'cli parse args py')."""
+    found = []
+    for name in _COMPOUND.findall(text):
+        split = words(name)
+        if len(split) > 1:
+            found.append(" ".join(split[-COMPOUND_WORDS:]))
+    return found
+
+
+def code_names(text: str) -> tuple[str, ...]:
+    """The compound names of `text` that read as code, not as hyphenated words ("follow-up"): with an underscore, a dot,
+    a slash, a colon or a digit; lowercased, as a record's text is compared with them."""
+    return tuple(dict.fromkeys(n.lower().rstrip(".:") for n in _COMPOUND.findall(text) if _CODE.search(n.rstrip(".:"))))
+
+
 def _day(token: str) -> tuple[str, ...]:
     found = _ORDINAL.fullmatch(token)
     return (found.group(1),) if found else ()
@@ -112,11 +144,11 @@ def _meant(text: str, now: datetime | None) -> list[str]:
 def parse(text: str, now: datetime | None = None) -> Query:
     """Content words of `text` in order, deduplicated; all words when every one is a stopword. A day or month written as
     people write it ("May 8th", "Nov 8") also asks for the words dates are indexed with, and a camelCase name for its
-    words. With `now` (when the question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago")
+    words, and a name written with underscores, dots or slashes as the phrase of its words too. With `now` (when the question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago")
     asks for the date it means, as one phrase ("3 december 2026"), which a record of that day holds among its date
     words; the words alone would match the same day of every month."""
     tokens = words(text)
     dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
-    content = [t for t in (*dated, *_meant(text, now), *parts(text)) if t not in STOPWORDS] or tokens
+    content = [t for t in (*dated, *_meant(text, now), *parts(text), *compounds(text)) if t not in STOPWORDS] or tokens
     terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
-    return Query(text=text, terms=terms)
+    return Query(text=text, terms=terms, names=code_names(text))

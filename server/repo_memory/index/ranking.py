@@ -45,6 +45,10 @@ ASKING = {"you": frozenset({"can", "could"}), "me": frozenset({"tell", "remind",
 # A question that asks when prefers records that say when (answer-type matching, as question answering systems do):
 # the same factor as a named speaker, not tuned on LoCoMo.
 TIME_BOOST = SPEAKER_BOOST
+# A record that holds a code name of the question as written (mod_19, 8.1.0, cli/parse_args.py) over one holding its
+# words apart (f_3 in mod_11; 8.0.1): in a small memory BM25 cannot tell them (the words are in most records, and their
+# weight is floored), in a large one the name's phrase already counts. The factor the docs' phrase match gets.
+NAME_BOOST = 1.5
 UNFILTERED = "t.flags = ''"  # quarantined records never come back
 # Records of a session's life rather than its work — its start and end, a compaction the harness made with no summary
 # of its own — stay in the log, and come back when `kinds` names their kind; not in default recall, where "Session
@@ -103,7 +107,8 @@ class RecordRanking:
             named = _named({str(r[9]).lower() for r in rows}, asked)
             timely = when.asks_when(query.text)
             lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
-                       * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0) for r in rows}
+                       * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0)
+                       * (NAME_BOOST if query.holds_name(str(r[12])) else 1.0) for r in rows}
             found = {r[0]: r[:-2] for r in rows}
             own = {r[0]: -r[-2] for r in rows}  # ranked by their own words alone, not their neighbours' indexed with them
             scores = self._hybrid(lexical, found, sem, where, params, pool, asked, own) if sem is not None else lexical
@@ -114,7 +119,7 @@ class RecordRanking:
                 excerpts |= dict(self._db.conn.execute(
                     f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
         return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {when.shown(r[3], seconds=False)}", snippet=str(excerpts.get(rowid, "")),
-                    score=round(score, 6), status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
+                    score=score, status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
                     session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rowid, score in page if (r := found[rowid])]
 
     def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
