@@ -120,6 +120,8 @@ def test_a_skill_ages_from_the_commit_that_last_changed_it_not_from_when_a_clone
     year_ago = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(time.time() - 365 * 86400))
     text = ("Rotate the signing keys of the payment gateway.", "1. Generate the new key pair. 2. Upload it. 3. Revoke the old key.")
     write_skill_file(repo, "rotate-keys-a", *text)
+    for n in range(6):  # more skills than a briefing shows, so which come first counts
+        write_skill_file(repo, f"zz-other-{n}", f"Procedure {n} of the warehouse.", "1. Do it.")
     git(repo, "add", "-A")
     subprocess.run(["git", "commit", "-q", "-m", "a"], cwd=repo, check=True, env={**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": year_ago,
                                                                                 "GIT_COMMITTER_DATE": year_ago})
@@ -134,7 +136,9 @@ def test_a_skill_ages_from_the_commit_that_last_changed_it_not_from_when_a_clone
         store.refresh()
         hits = store.recall("rotate the signing keys", kinds=["skill"]).hits
         assert [h.id for h in hits] == ["skill:rotate-keys-b", "skill:rotate-keys-a"] and hits[1].score < hits[0].score * 0.85, hits
-        assert mirror.of(store).beyond == ["rotate-keys-a"]  # past mirror_limit, the one changed long ago is left out
+        assert "rotate-keys-b" not in mirror.of(store).beyond  # past mirror_limit, those changed long ago are left out
+        skills_line = next(line for line in store.briefing().splitlines() if line.startswith("- skills:"))
+        assert skills_line.index("skill:rotate-keys-b") < skills_line.index("skill:rotate-keys-a")  # unused: the newer first
         write_skill_file(clone, "rotate-keys-a", text[0], text[1] + " 4. Tell the team.")  # a person's edit, not committed yet
         store.refresh()
         hits = store.recall("rotate the signing keys", kinds=["skill"]).hits

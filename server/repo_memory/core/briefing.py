@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from typing import Any
 
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 
 BRIEFING_BYTES = 2000
+SKILLS_SHOWN = 6
 
 
 QUIET_DAYS = 1  # a run nobody stepped for this long is no longer offered to step (it never ends on its own)
@@ -20,9 +22,10 @@ def quiet_since() -> str:
 
 
 def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
-            summary: dict[str, Any] | None) -> str:
-    """Live loop runs (and how many never ended but went quiet), active skills (recently used and useful first),
-    doubtful skills, the previous session's last checkpoint."""
+            summary: dict[str, Any] | None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> str:
+    """Live loop runs (and how many never ended but went quiet), active skills (recently used and useful first, then
+    the most recently changed: `changed([(path, mtime_ns)])`, core/ages.py), doubtful skills, the previous session's last
+    checkpoint."""
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
     moving, quiet = live
     for run in moving:
@@ -32,9 +35,12 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
                      "with `repo-memory loop status` and ends one with `repo-memory loop abort RUN`")
     active = [r for r in skills if r["winner"] and r["status"] == "active" and not r["flags"]]  # never quarantined ones
     worth = {r["name"]: evidence[r["name"]].utility if r["name"] in evidence else 1.0 for r in active}
-    ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0, r["name"]))
+    ages = changed([(r["path"], r["mtime_ns"]) for r in active]) if changed and len(active) > SKILLS_SHOWN else {}
+    age = {r["name"]: ages.get(r["path"], r["mtime_ns"]) for r in active}
+    ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0,
+                                           -age.get(r["name"], 0), r["name"]))
     if ranked:
-        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:6]))
+        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:SKILLS_SHOWN]))
     doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
     if doubtful:
         lines.append("- often misled or failed (a person may set status: deprecated): "

@@ -72,10 +72,10 @@ def _withheld(root: Path, name: str) -> str:
 
 
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
-           worth: Mapping[str, float] | None = None, changed: Callable[[str, int], int] | None = None) -> MirrorReport:
+           worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
     left alone); copies of skills no longer served are removed. Past `limit` skills, the most useful (`worth`: their
-    utility from outcomes), then the most recently changed (`changed(path, mtime_ns)`: core/ages.py), are copied: Claude Code lists every copy on every request."""
+    utility from outcomes), then the most recently changed (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     source_base = root / SKILLS_DIR
@@ -85,10 +85,9 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             report.withheld[name] = why
             names.remove(name)
     if limit is not None and len(names) > limit:
-        def age(name: str) -> int:
-            mtime = (source_base / name / skills.SKILL_FILE).stat().st_mtime_ns
-            return changed(f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}", mtime) if changed else mtime
-        ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -age(n), n))
+        files = {n: (f"{SKILLS_DIR}/{n}/{skills.SKILL_FILE}", (source_base / n / skills.SKILL_FILE).stat().st_mtime_ns) for n in names}
+        ages = changed(list(files.values())) if changed else {}
+        ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -ages.get(files[n][0], files[n][1]), n))
         past = set(ranked[limit:])
         report.beyond = [n for n in names if n in past]
         names = sorted(ranked[:limit])

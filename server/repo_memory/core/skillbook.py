@@ -121,8 +121,8 @@ class Skillbook:
         return self._docs.rows("kind='skill'")
 
     def active(self) -> list[dict[str, Any]]:
-        """Name, description, status, flags and winner of the searchable active skills that are not quarantined."""
-        return self._docs.rows("kind='skill' AND winner=1 AND status='active' AND flags=''", columns="name, description, status, flags, winner")
+        """Name, description, status, flags, winner, path and mtime of the searchable active skills not quarantined."""
+        return self._docs.rows("kind='skill' AND winner=1 AND status='active' AND flags=''", columns="name, description, status, flags, winner, path, mtime_ns")
 
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
               related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,

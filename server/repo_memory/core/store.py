@@ -168,8 +168,8 @@ class Store:
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()
 
-    def skill_changed(self, rel: str, mtime_ns: int) -> int:
-        return self._recall.ages.changed_ns(rel, mtime_ns)  # when a skill file last changed: its last commit, else its mtime
+    def skill_changed(self, files: list[tuple[str, int]]) -> dict[str, int]:
+        return self._recall.ages.many(files)  # when each skill file (path, mtime_ns) last changed: its last commit, else its mtime
 
     def churning(self) -> list[tuple[str, int]]:
         return self._skills.churning()
@@ -182,7 +182,7 @@ class Store:
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
         return briefing.compose(self._activity.live_runs(since=briefing.quiet_since()), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
-                                self._activity.last_summary(self.session))
+                                self._activity.last_summary(self.session), self.skill_changed)
 
     def code_changes(self, paths: Collection[str]) -> dict[str, str]:
         return self._past.code_changes(paths)  # which commit last changed each code file, or that it has uncommitted changes
