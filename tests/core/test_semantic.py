@@ -206,7 +206,7 @@ async def test_a_huge_query_is_cut_before_it_is_embedded_and_the_answer_says_so(
     answer = result.structured_content or {}
     assert time.monotonic() - started < 60
     assert answer["ranking"].startswith("hybrid") and "skill:release-checklist" in [h["id"] for h in answer["hits"]]
-    assert len(answer["query"]) == 2000 and "first 2000 characters" in answer["note"] and str(len(query)) in answer["note"]
+    assert len(answer["query"]) == 2000 and "first and the last 1000 characters" in answer["note"] and str(len(query)) in answer["note"]
 
 
 async def test_a_question_is_embedded_as_its_words_so_case_and_punctuation_change_nothing(memory: Path):

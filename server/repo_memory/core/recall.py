@@ -56,6 +56,12 @@ class RecallResult:
     note: str = DATA_NOTE
 
 
+def searched(text: str) -> str:
+    """What of a query is searched for: all of it, or past QUERY_CHARS its opening and its end (a pasted traceback's
+    error line, what tells it apart from others, is its last line)."""
+    return text if len(text) <= QUERY_CHARS else f"{text[: QUERY_CHARS // 2]}\n…\n{text[-(QUERY_CHARS - QUERY_CHARS // 2 - 3):]}"
+
+
 def _offset(cursor: str | None) -> int:
     if not cursor:
         return 0
@@ -118,8 +124,9 @@ class Recall:
         With `symbol`, the answer is every memory anchored to that code symbol instead."""
         limit = max(1, min(limit or self._default_limit, 50))
         offset = _offset(cursor)
-        cut = len(text) > QUERY_CHARS
-        whole, text = len(text), text[:QUERY_CHARS]
+        bare = query.without_frames(text) or text
+        whole, cut, unframed = len(text), len(bare) > QUERY_CHARS, len(bare) < len(text)
+        text = searched(bare)
         self._staleness.check()  # cheap when no cited code file changed: a stat per file
         if symbol:
             return self._anchored(symbol, limit, offset)
@@ -148,7 +155,8 @@ class Recall:
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
         ranking = _hybrid(sem.unembedded, sem.worded) if sem is not None else f"full-text only: {self._why_lexical()}"
-        said = [f"Only the first {QUERY_CHARS} characters of the query were used (it had {whole})."] if cut else []
+        said = ["The stack frames pasted in the query were not searched for, its other lines were."] if unframed else []
+        said += [f"Only the first and the last {QUERY_CHARS // 2} characters of the query were used (it had {whole})."] if cut else []
         if session and not record_hits and self._activity.nearest(session, 1) is None:
             said.append(f"No session '{session[:80]}' has records: the filter left nothing to search.")
         if (since or until) and doc_kinds:
@@ -184,7 +192,7 @@ class Recall:
     def recall_at(self, text: str, as_of: str, limit: int = 8, kinds: Sequence[str] | None = None) -> RecallResult:
         """`recall` as memory stood at `as_of`: documents from that commit's tree, experience recorded up to that time."""
         commit, moment = self._git.resolve(as_of)
-        text = text[:QUERY_CHARS]
+        text = searched(query.without_frames(text) or text)
         doc_kinds, record_kinds = split_kinds(kinds)
         if not kinds:
             doc_kinds = set(DOC_KINDS)

@@ -18,12 +18,14 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # split into its words by the tokenizer, so records holding the same words apart (f_3 in mod_11, a date's 19) matched
 # it as well as the record holding it; it is also asked for as one phrase, whose rarity BM25 rewards.
 _COMPOUND = re.compile(r"\w+(?:[._/:-]+\w+)+")
+_FRAME_PY = re.compile(r'\s*File "[^"\n]*", line \d+')
+_FRAME_AT = re.compile(r"^\s+at \S.*(?::\d+\)?|\.java:\d+\)|\(Native Method\)|\(Unknown Source\))\s*$|^\s+\.\.\. \d+ more\s*$", re.M)
 _CODE = re.compile(r"[_./:\d]")
 COMPOUND_WORDS = 8  # words of a compound name asked for as a phrase (a long path's last ones)
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
 _MONTHS = {month[:3]: month for month in ("january", "february", "march", "april", "june", "july", "august", "september",
                                          "october", "november", "december")} | {"sept": "september"}
-MAX_TERMS = 32
+MAX_TERMS = 48  # terms of a query searched for, from its opening and its end (the rest would cost and dilute)
 MAX_PHRASE = 6
 
 STOPWORDS = frozenset(
@@ -141,14 +143,37 @@ def _meant(text: str, now: datetime | None) -> list[str]:
     return [" ".join(words(m)[-3:] if "-" in m else words(m)) for m in found]
 
 
+def without_frames(text: str) -> str:
+    """`text` without the stack frames of a traceback pasted in it (Python's `File "…", line N, in f` and the source line
+    under it, JavaScript's and Java's `at …`): their paths, line numbers and frame names are in every record that
+    cites the same code, and the error line that tells one failure from another comes after them."""
+    if "Traceback (most recent call last)" not in text and not _FRAME_AT.search(text):
+        return text
+    kept: list[str] = []
+    skip = False
+    for line in text.splitlines():
+        if _FRAME_PY.match(line):
+            skip = True  # Python prints the frame's source line under it
+            continue
+        if (skip and line.startswith("    ")) or _FRAME_AT.match(line) or line.startswith(("Traceback (most recent call last)", "During handling of")):
+            skip = False
+            continue
+        skip = False
+        kept.append(line)
+    return "\n".join(kept)
+
+
 def parse(text: str, now: datetime | None = None) -> Query:
     """Content words of `text` in order, deduplicated; all words when every one is a stopword. A day or month written as
     people write it ("May 8th", "Nov 8") also asks for the words dates are indexed with, and a camelCase name for its
     words, and a name written with underscores, dots or slashes as the phrase of its words too. With `now` (when the question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago")
     asks for the date it means, as one phrase ("3 december 2026"), which a record of that day holds among its date
     words; the words alone would match the same day of every month."""
+    text = without_frames(text) or text
     tokens = words(text)
     dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
     content = [t for t in (*dated, *_meant(text, now), *parts(text), *compounds(text)) if t not in STOPWORDS] or tokens
-    terms = tuple(dict.fromkeys(content))[:MAX_TERMS]
+    terms = tuple(dict.fromkeys(content))
+    if len(terms) > MAX_TERMS:  # its opening and its end: a pasted traceback's error line, what tells it apart, comes last
+        terms = terms[: MAX_TERMS // 2] + terms[-(MAX_TERMS - MAX_TERMS // 2):]
     return Query(text=text, terms=terms, names=code_names(text))

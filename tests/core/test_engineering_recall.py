@@ -1,0 +1,46 @@
+"""Recall over an engineering memory — what a coding agent writes and asks, unlike the chat turns LoCoMo tunes on: a
+pasted traceback, an issue number, a flag, a question about a record that a long skill also touches. Each case is one
+an outside measurement on a real project's history (pallets/click) found ranked below a plain FTS5 baseline."""
+
+from __future__ import annotations
+
+from repo_memory.core.store import Store
+
+from tests.conftest import kept
+
+FRAME = '  File "/home/dev/proj/.venv/lib/python3.12/site-packages/click/core.py", line {n}, in {fn}\n    rv = self.{fn}(ctx)\n'
+
+
+def fill(store: Store, n: int = 40) -> None:
+    """Other records of the project, so that words carry the weight they would in a memory in use."""
+    for k in range(n):
+        store.remember(f"Bumped the pinned version of dependency {k} and ran the tests on runner {k % 5}.", session=f"filler-{k % 4}")
+
+
+def test_a_pasted_traceback_finds_the_record_of_its_error_line_however_many_frames_come_first(store: Store):
+    """The query kept its first 32 words (and 2,000 characters): a traceback's are file paths, line numbers and frame
+    names, and the error line that tells it apart comes last, so it was never searched (0 of 10 found in the top 5)."""
+    fill(store)
+    store.remember("Error message `Got unexpected extra argument` is raised from parse_args when a group receives a stray positional.", session="cli")
+    store.remember("Decided to keep self.invoke(ctx) in core.py main loop; callback wrapping stays.", session="cli")
+    store.remember("Refactored core.py line handling in __call__ and main for the lib site-packages layout.", session="cli")
+    error = f"{kept(store, 'cli')}#1"
+    for frames in (4, 30):  # 30 frames: past the characters of a query that are searched
+        pasted = "Traceback (most recent call last):\n" + "".join(FRAME.format(n=100 + 37 * k, fn=("main", "invoke", "make_context")[k % 3])
+                                                                for k in range(frames)) + "click.exceptions.UsageError: Got unexpected extra argument"
+        assert [h.id for h in store.recall(pasted, kinds=["note"]).hits][:1] == [error], frames
+
+
+def test_a_node_or_java_stack_trace_is_searched_by_its_error_not_its_frames(store: Store):
+    fill(store)
+    store.remember("TypeError: Cannot read properties of undefined (reading 'map') came from List.jsx rendering before the fetch.", session="web")
+    store.remember("Rendered the list with render() in /app/src/List.jsx; node_modules react index.js processTicksAndRejections.", session="web")
+    store.remember("NullPointerException: name is null when the config has no [user] table.", session="jvm")
+    store.remember("Moved com.acme.Foo.bar and com.acme.Main.main into the acme module (Foo.java, Main.java).", session="jvm")
+    node = ("TypeError: Cannot read properties of undefined (reading 'map')\n    at render (/app/src/List.jsx:12:20)\n"
+            "    at Object.<anonymous> (/app/node_modules/react/index.js:5:3)\n"
+            "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)")
+    java = "java.lang.NullPointerException: name is null\n\tat com.acme.Foo.bar(Foo.java:42)\n\tat com.acme.Main.main(Main.java:7)\n\t... 3 more"
+    assert [h.id for h in store.recall(node, kinds=["note"]).hits][:1] == [f"{kept(store, 'web')}#1"]
+    answer = store.recall(java, kinds=["note"])
+    assert [h.id for h in answer.hits][:1] == [f"{kept(store, 'jvm')}#1"] and "stack frames" in answer.note
