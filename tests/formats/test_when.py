@@ -34,6 +34,20 @@ def test_text_without_a_time_names_none_and_does_not_state_one():
     assert when.states_time("We moved here in 2019.") and when.states_time("It was last week.")
 
 
+@pytest.mark.parametrize("text", ["Fixed the pager crash. Refs #2031.", "Merged PR 1999 for the pager.", "It fails at line 1834 of core.py.",
+                                  "The NFS server listens on port 2049.", "Set the timeout to 2000.5 ms.", "See issue 2025 for why."])
+def test_a_number_that_looks_like_a_year_but_names_an_issue_a_line_or_a_port_states_no_time(text: str):
+    """An engineering log is full of issue numbers, pull requests, line numbers and ports between 1800 and 2099: read as
+    years, they made a "when…" question prefer every record citing issue #2031 over one citing #3031."""
+    assert not when.states_time(text)
+
+
+@pytest.mark.parametrize("text", ["We moved here in 2019.", "Released on 2023-05-08.", "Since May 2023 the job runs nightly.",
+                                  "The 2024 roadmap dropped it.", "It broke in 2021, then again."])
+def test_a_year_written_as_people_write_one_still_states_a_time(text: str):
+    assert when.states_time(text)
+
+
 @pytest.mark.parametrize(("question", "asks"), [
     ("When did Caroline go to the LGBTQ support group?", True),
     ("How long ago was Caroline's 18th birthday?", True),

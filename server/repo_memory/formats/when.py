@@ -102,7 +102,8 @@ _MENTION = re.compile(
     r"|(last|this past|next|this) (week|weekend|month|year|" + "|".join(_WEEKDAYS) + r")"
     r"|(" + _SPAN + r") (day|week|month|year)s? (ago|from now|later))\b", re.I)
 _HINTS = ("yesterday", "today", "tonight", "tomorrow", "last ", "this ", "next ", " ago", "from now", "later")
-_ABSOLUTE = re.compile(r"\b(?:1[89]\d\d|20\d\d)\b|\b(?:january|february|march|april|may|june|july|august|september|october"
+# A year: not a number an engineering log cites (issue #2031, PR 1999, line 1834, port 2049, 2000.5 ms).
+_ABSOLUTE = re.compile(r"(?<![#:.\w/-])(?<!pr )(?<!line )(?<!port )(?<!issue )(?<!pull )(?:1[89]\d\d|20\d\d)\b(?![.:]\d)|\b(?:january|february|march|april|may|june|july|august|september|october"
                        r"|november|december) \d{1,2}\b|\b\d{1,2} (?:january|february|march|april|june|july|august|september"
                        r"|october|november|december)\b", re.I)
 _ASKS = re.compile(r"^\s*(?:when\b|how long\b|since when\b|what (?:year|month|day|date|time)\b|which (?:year|month|day|date)\b)"
