@@ -44,3 +44,11 @@ def test_a_node_or_java_stack_trace_is_searched_by_its_error_not_its_frames(stor
     assert [h.id for h in store.recall(node, kinds=["note"]).hits][:1] == [f"{kept(store, 'web')}#1"]
     answer = store.recall(java, kinds=["note"])
     assert [h.id for h in answer.hits][:1] == [f"{kept(store, 'jvm')}#1"] and "stack frames" in answer.note
+
+
+def test_a_negated_flag_finds_its_own_record_not_the_flag_it_negates(store: Store):
+    """"no" is a stopword and "-" splits words: `--no-cache` was searched as `cache` (1 of 6 such questions found)."""
+    fill(store)
+    store.remember("Added the --cache option: cache downloads in the cache dir, the cache is keyed by URL.", session="cli")
+    store.remember("Added the --no-cache flag to skip reading downloads from disk.", session="cli")
+    assert [h.id for h in store.recall("what does --no-cache do?", kinds=["note"]).hits][:1] == [f"{kept(store, 'cli')}#2"]
