@@ -20,6 +20,7 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _COMPOUND = re.compile(r"\w+(?:[._/:-]+\w+)+")
 _FRAME_PY = re.compile(r'\s*File "[^"\n]*", line \d+')
 _FRAME_AT = re.compile(r"^\s+at \S.*(?::\d+\)?|\.java:\d+\)|\(Native Method\)|\(Unknown Source\))\s*$|^\s+\.\.\. \d+ more\s*$", re.M)
+_RAISED = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Abort)\b)")
 _CODE = re.compile(r"[_./:\d]")
 COMPOUND_WORDS = 8  # words of a compound name asked for as a phrase (a long path's last ones)
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
@@ -159,7 +160,7 @@ def without_frames(text: str) -> str:
             skip = False
             continue
         skip = False
-        kept.append(line)
+        kept.append(_RAISED.sub(r"\1", line))  # `click.exceptions.UsageError: …`: the class and its message, not its module
     return "\n".join(kept)
 
 
