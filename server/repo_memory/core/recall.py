@@ -41,6 +41,7 @@ DOC_KINDS = ("skill", "loop")
 
 
 COVER_CHARS = 4000  # characters of a best hit read for the share of the query it holds: 0.6 ms (20 kB: 2.6 ms)
+COVER_MIN = 600  # characters of a best skill read for it, at the least (its name, description and first steps)
 QUERY_CHARS = 2000  # characters of a query that are searched for (and, of those, semantic.TEXT_CHARS embedded): bounded work
 
 
@@ -175,6 +176,9 @@ class Recall:
         kind, _, name = docs[0].id.partition(":")
         with self._db.lock:
             texts = fts.best_texts(self._db.conn, (kind, name), records[0].id, COVER_CHARS)
+            # Over as many characters of the skill as the record has (at least COVER_MIN): a 4,000-character page held
+            # most words of any question about its area, and outranked the one short record that answered it.
+            texts[0] = texts[0][: max(len(texts[1]), COVER_MIN)]
             texts[1] += " " + " ".join(query.parts(texts[1]))
             shares = fts.covered(self._db.conn, TOKENIZE, parsed.terms, texts)
         return 0.5 + 0.5 * shares[0], 0.5 + 0.5 * shares[1]
