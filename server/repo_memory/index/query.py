@@ -21,6 +21,7 @@ _COMPOUND = re.compile(r"\w+(?:[._/:-]+\w+)+")
 _FRAME_PY = re.compile(r'\s*File "[^"\n]*", line \d+')
 _FRAME_AT = re.compile(r"^\s+at \S.*(?::\d+\)?|\.java:\d+\)|\(Native Method\)|\(Unknown Source\))\s*$|^\s+\.\.\. \d+ more\s*$", re.M)
 _RAISED = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Abort)\b)")
+_ISSUE = re.compile(r"(?<![\w&])#\d+\b")
 _CODE = re.compile(r"[_./:\d]")
 COMPOUND_WORDS = 8  # words of a compound name asked for as a phrase (a long path's last ones)
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
@@ -121,8 +122,10 @@ def compounds(text: str) -> list[str]:
 
 def code_names(text: str) -> tuple[str, ...]:
     """The compound names of `text` that read as code, not as hyphenated words ("follow-up"): with an underscore, a dot,
-    a slash, a colon or a digit; lowercased, as a record's text is compared with them."""
-    return tuple(dict.fromkeys(n.lower().rstrip(".:") for n in _COMPOUND.findall(text) if _CODE.search(n.rstrip(".:"))))
+    a slash, a colon or a digit; and issue or pull request numbers (#876). Lowercased, as a record's text is compared
+    with them."""
+    found = [n.lower().rstrip(".:") for n in _COMPOUND.findall(text) if _CODE.search(n.rstrip(".:"))]
+    return tuple(dict.fromkeys([*found, *_ISSUE.findall(text)]))
 
 
 def _day(token: str) -> tuple[str, ...]:

@@ -47,7 +47,8 @@ ASKING = {"you": frozenset({"can", "could"}), "me": frozenset({"tell", "remind",
 TIME_BOOST = SPEAKER_BOOST
 # A record that holds a code name of the question as written (mod_19, 8.1.0, cli/parse_args.py) over one holding its
 # words apart (f_3 in mod_11; 8.0.1): in a small memory BM25 cannot tell them (the words are in most records, and their
-# weight is floored), in a large one the name's phrase already counts. The factor the docs' phrase match gets.
+# weight is floored), in a large one the name's phrase already counts. The factor the docs' phrase match gets; it
+# lifts the meaning half too, which cannot tell #876 from #884 or 8.1.0 from 8.0.1.
 NAME_BOOST = 1.5
 UNFILTERED = "t.flags = ''"  # quarantined records never come back
 # Records of a session's life rather than its work — its start and end, a compaction the harness made with no summary
@@ -111,7 +112,7 @@ class RecordRanking:
                        * (NAME_BOOST if query.holds_name(str(r[12])) else 1.0) for r in rows}
             found = {r[0]: r[:-2] for r in rows}
             own = {r[0]: -r[-2] for r in rows}  # ranked by their own words alone, not their neighbours' indexed with them
-            scores = self._hybrid(lexical, found, sem, where, params, pool, asked, own) if sem is not None else lexical
+            scores = self._hybrid(lexical, found, sem, where, params, pool, asked, own, query) if sem is not None else lexical
             page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
             excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page], TOKENIZE) if query else {}
             missing = [rowid for rowid, _ in page if rowid not in excerpts]
@@ -140,7 +141,7 @@ class RecordRanking:
         return rows
 
     def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
-                params: list[Any], pool: int, asked: set[str], own: dict[int, float]) -> dict[int, float]:
+                params: list[Any], pool: int, asked: set[str], own: dict[int, float], query: Query) -> dict[int, float]:
         """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
         conn = self._db.conn
         filters = " AND ".join(where)
@@ -190,7 +191,8 @@ class RecordRanking:
         # The question's named speaker is left out of its embedding (core/semantic.py), so the meaning half prefers
         # their records as the words half does.
         named = _named({str(r[9]).lower() for r in found.values()}, asked)
-        prefer = {rowid: SPEAKER_BOOST for rowid, r in found.items() if str(r[9]).lower() in named}
+        prefer = {rowid: (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0) * (NAME_BOOST if query.holds_name(str(r[12])) else 1.0)
+                  for rowid, r in found.items()}
         fused = fusion.fuse(lexical, semantic, floor, prefer, RECORDS_LEXICAL_WEIGHT)
         # With no vector among the candidates the ranking stays full-text's (the neighbourhood gains only beside meaning).
         return self._neighbourhood(fused, found, own) if semantic else fused
