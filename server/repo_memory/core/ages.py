@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import PurePosixPath
 
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git import status
@@ -28,7 +29,8 @@ class SkillAges:
     """Skill file (repository-relative path) -> when it last changed, in nanoseconds since the epoch."""
 
     def __init__(self, committed: Committed, folders: tuple[str, ...]):
-        self._committed, self._folders = committed, folders
+        self._committed = committed
+        self._folders = tuple(f for f in folders if not PurePosixPath(f).is_absolute() and ".." not in PurePosixPath(f).parts)  # git's
         self._lock = threading.Lock()
         self._head: str | None = None
         self._commits: dict[str, int] = {}  # path -> commit time (s) of the last commit from self._head that changed it
@@ -81,15 +83,17 @@ class SkillAges:
                 return self._commits
             known, since = dict(self._commits), self._head
         git = self._committed.git
-        if since is None or git.run("merge-base", "--is-ancestor", since, head, check=False).returncode != 0:
-            known, since = {}, None  # a reset, a rebase, a switch to another branch: walk again
+        if not self._folders:
+            return known
         try:
+            if since is not None and git.run("merge-base", "--is-ancestor", since, head, check=False).returncode != 0:
+                known, since = {}, None  # a reset, a rebase, a switch to another branch: walk again
             walked = git.run("-c", "core.quotePath=false", "log", "--no-renames", "--name-only", "--format=%x1e%ct",
                              f"--since={int(time.time() - HORIZON_DAYS * 86400)}", f"{since}..{head}" if since else head,
                              "--", *self._folders).stdout
-        except GitError as exc:
+        except GitError as exc:  # not asked again until HEAD moves
             log.warning("could not read when skills last changed (their file times stand in): %s", exc)
-            return known
+            walked = ""
         newer: dict[str, int] = {}
         for block in walked.split("\x1e")[1:]:
             stamp, *paths = block.strip("\n").split("\n")
