@@ -1,4 +1,4 @@
-"""Turning natural-language text into a safe FTS5 query: an OR of non-stopword terms."""
+"""Turning natural-language text into a safe FTS5 query: an OR of non-stopword terms, and the code names it holds."""
 
 from __future__ import annotations
 
@@ -169,10 +169,11 @@ def without_frames(text: str) -> str:
 
 def parse(text: str, now: datetime | None = None) -> Query:
     """Content words of `text` in order, deduplicated; all words when every one is a stopword. A day or month written as
-    people write it ("May 8th", "Nov 8") also asks for the words dates are indexed with, and a camelCase name for its
-    words, and a name written with underscores, dots or slashes as the phrase of its words too. With `now` (when the question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago")
-    asks for the date it means, as one phrase ("3 december 2026"), which a record of that day holds among its date
-    words; the words alone would match the same day of every month."""
+    people write it ("May 8th", "Nov 8") also asks for the words dates are indexed with, a camelCase name for its
+    words, and a name written with underscores, dots or slashes for the phrase of its words. With `now` (when the
+    question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago") asks for the date it means, as
+    one phrase ("3 december 2026"), which a record of that day holds among its date words; the words alone would match
+    the same day of every month. A pasted traceback is read without its stack frames (`without_frames`)."""
     text = without_frames(text) or text
     tokens = words(text)
     dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
