@@ -61,6 +61,19 @@ class Query:
             return False  # a long question never appears verbatim; the substring test rejects most texts cheaply
         return f" {' '.join(tokens)} " in f" {' '.join(words(text))} "
 
+    def quotes(self, text: str, run: int = 4) -> bool:
+        """Whether `text` holds `run` words of the query in a row, as the query has them (a quoted error message)."""
+        grams = self._grams(run)
+        if not grams:
+            return False
+        found = words(text)
+        return any(tuple(found[n : n + run]) in grams for n in range(len(found) - run + 1))
+
+    def _grams(self, run: int) -> frozenset[tuple[str, ...]]:
+        tokens = self.tokens
+        return frozenset(tuple(tokens[n : n + run]) for n in range(len(tokens) - run + 1)
+                         if any(t not in STOPWORDS for t in tokens[n : n + run]))
+
     def holds_name(self, text: str) -> bool:
         """Whether `text` holds one of the query's code names whole, as written ("mod_19", not "mod_1" in it)."""
         return bool(self.names) and self._names.search(text.lower()) is not None
