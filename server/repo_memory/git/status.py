@@ -30,8 +30,22 @@ class Health:
 def worktree(git: Git, folders: tuple[str, ...]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
     """(changed or new, deleted, unmerged with their codes) memory files under `folders`, as `git status` says."""
     status = git.run("status", "--porcelain", "-z", "--untracked-files=all", "--", *folders, check=False).stdout
-    entries = [entry for entry in status.split("\0") if len(entry) > 3]
-    conflicted = sorted((entry[3:], entry[:2]) for entry in entries if entry[:2] in UNMERGED)
-    settled = [entry for entry in entries if entry[:2] not in UNMERGED]
-    deleted = sorted({entry[3:] for entry in settled if entry[1] == "D"})
-    return sorted({entry[3:] for entry in settled} - set(deleted)), deleted, conflicted
+    entries = entries_of(status)
+    conflicted = sorted((path, code) for code, path, _ in entries if code in UNMERGED)
+    settled = [(code, path, source) for code, path, source in entries if code not in UNMERGED]
+    deleted = {path for code, path, _ in settled if code[1] == "D"}
+    renamed = {source for code, _, source in settled if source and "R" in code}  # gone from its old path: part of the change
+    return sorted(({path for _, path, _ in settled} | renamed) - deleted), sorted(deleted), conflicted
+
+
+def entries_of(porcelain: str) -> list[tuple[str, str, str]]:
+    """(XY code, path, source path of a rename or copy, else '') of each entry of `git status --porcelain -z`.
+
+    A rename or copy is `XY new\0old\0`: its source is the next field, bare, with no `XY ` before it."""
+    fields, out = iter(porcelain.split("\0")), []
+    for entry in fields:
+        if len(entry) < 4:
+            continue  # the empty field after the last NUL
+        code, path = entry[:2], entry[3:]
+        out.append((code, path, next(fields, "") if "R" in code or "C" in code else ""))
+    return out
