@@ -226,8 +226,7 @@ class Journal:
             last_sha = record["sha256"]
             records.append(record)
             chunks.append(canonical(record) + b"\n")
-        _write_all(fd, b"".join(chunks))
-        os.fsync(fd)
+        _write_all(fd, b"".join(chunks), path)
         if self.key is not None:
             self.key.vouch(chunk[:-1] for chunk in chunks if chunk != b"\n")
         return records
@@ -359,8 +358,23 @@ def _tail_record(fd: int) -> tuple[int, str | None, bool, dict[str, Any] | None]
     return 0, None, clean_end, None
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
+def _write_all(fd: int, data: bytes, path: Path) -> None:
+    """Append `data` durably, or not at all: a write that fails part way (a full disk, a file size limit, an I/O error)
+    is cut back to where the file ended, under the lock the caller holds. A fragment left behind would be ended by the
+    next append's newline and become a line no one wrote, which keeps the whole log from being committed."""
+    size = os.fstat(fd).st_size
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError as undo:
+            log.warning("%s: a failed append could not be cut back (%s); its torn line is skipped by readers", path, undo)
+        if exc.filename is None:
+            exc.filename = str(path)  # a write on a descriptor names no file: say which one the disk refused
+        raise

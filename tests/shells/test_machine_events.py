@@ -1,0 +1,72 @@
+"""What the machine does to a running server: a disk that fills, a `.git` it cannot write, its state folder deleted.
+
+Every test drives a real `repo-memory serve` process over stdio and checks the files and git itself afterwards. A full
+disk is made deterministic with a file size limit on the server process (RLIMIT_FSIZE, set from outside with prlimit):
+a write that crosses it is cut short and then fails with EFBIG, as a write that meets a full disk stops with ENOSPC.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+from tests.shells.stdio_server import StdioServer
+
+pytestmark = pytest.mark.slow
+
+
+def text_of(answer: dict) -> str:
+    return " ".join(c.get("text", "") for c in answer.get("content", []))
+
+
+def logs(repo: Path) -> list[Path]:
+    return sorted((repo / ".agents/experience").glob("*/*.jsonl"))
+
+
+def verify(repo: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "repo_memory", "verify"], cwd=repo, capture_output=True, text=True, timeout=60)
+
+
+def test_a_write_the_disk_cut_short_is_undone_says_why_and_the_session_still_commits(repo: Path):
+    """The failed append left the start of its line in the log; the next append ended that fragment with a newline, and
+    from then on the log held a line 'repo-memory did not write': no record of the session was ever committed. And the
+    agent got a bare 'Error executing tool remember' (the OSError of a write on a file descriptor names no file)."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    acknowledged = []
+    for n in range(3):
+        answer = server.call("remember", {"text": f"written before the disk filled {n} " + "lorem ipsum " * 20})
+        assert not answer.get("isError"), answer
+        acknowledged += answer["structuredContent"]["ids"]
+    [log] = logs(repo)
+    size = log.stat().st_size
+    _, hard = resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, (size + 100, hard))  # room for a part of the next line
+    try:
+        refused = server.call("remember", {"text": "written while the disk was full " + "lorem ipsum " * 20})
+    finally:
+        resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, (hard, hard))
+    assert refused.get("isError"), refused
+    said = text_of(refused)
+    assert "File too large" in said and "call it again" in said, said  # the reason and what to do, not a bare error
+    assert log.stat().st_size == size  # nothing of the refused record stays in the log
+    for n in range(2):
+        answer = server.call("remember", {"text": f"written after space came back {n}"})
+        assert not answer.get("isError"), answer
+        acknowledged += answer["structuredContent"]["ids"]
+    answer = server.call("checkpoint", {"summary": "the session so far", "covers": acknowledged})
+    assert not answer.get("isError") and answer["structuredContent"]["commit"] == "up to date", answer
+    server.close_input()
+    assert server.wait(30) == 0
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
+    committed = [json.loads(line)["id"] for line in git(repo, "show", f"HEAD:{log.relative_to(repo).as_posix()}").splitlines()]
+    assert committed[:-1] == acknowledged  # every acknowledged record, once, in order, then the checkpoint's summary
+    checked = verify(repo)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
