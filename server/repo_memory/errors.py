@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,15 +108,25 @@ class GitError(RepoMemoryError):
     """A git command failed or timed out; the message says which and why."""
 
 
+# What a write the file system refuses on an open file carries (os.write, a file object's flush): such errors name no
+# file, so only their errno tells them from other OSErrors (a closed pipe, a lost connection).
+REFUSALS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO)
+
+
+def refused_by_disk(exc: OSError) -> bool:
+    """Whether `exc` is the file system refusing a file: one it names, or a write it refused for one of REFUSALS."""
+    return exc.filename is not None or exc.errno in REFUSALS
+
+
 def disk_refused(exc: OSError, again: str = "call it again") -> str:
     """What to tell someone whose call the file system refused (permissions, a full disk, a read-only mount): where,
     why, and what to do; the bare OSError reached an agent as "Error executing tool remember" and a person as a traceback."""
-    import errno
-
     fixes = {errno.ENOSPC: "free some disk space", errno.EDQUOT: "free some of your disk quota",
+             errno.EFBIG: "raise the file size limit of the process (`ulimit -f`) or free space under a quota",
+             errno.EIO: "check the disk (`dmesg` names the device and the error)",
              errno.EROFS: "the file system is mounted read-only: remount it writable",
              errno.EACCES: "make it writable for your user (`ls -ld` shows its owner and mode)",
              errno.EPERM: "make it writable for your user (`ls -ld` shows its owner and mode, `lsattr -d` an immutable flag)"}
-    where = f" {exc.filename}" if exc.filename else ""
+    where = f" {exc.filename}" if exc.filename else " a write"
     return (f"The file system refused{where}: {exc.strerror or exc}. Nothing was done; "
             f"{fixes.get(exc.errno or 0, 'fix what stops it')}, then {again}.")

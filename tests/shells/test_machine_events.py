@@ -70,3 +70,27 @@ def test_a_write_the_disk_cut_short_is_undone_says_why_and_the_session_still_com
     assert committed[:-1] == acknowledged  # every acknowledged record, once, in order, then the checkpoint's summary
     checked = verify(repo)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_every_write_the_disk_refuses_reaches_the_agent_with_its_reason_and_what_to_do(repo: Path):
+    """An OSError of a write on an open file (os.write, a file object's flush) names no file, and such errors were passed
+    on untranslated: the agent got 'Error executing tool skill_write' and nothing else."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    assert not server.call("recall", {"query": "release"}).get("isError")  # the store is open, its index made
+    _, hard = resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE)
+    resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, (256, hard))  # the new SKILL.md does not fit
+    try:
+        refused = server.call("skill_write", {"name": "cut-a-release", "description": "How we cut a release.",
+                                              "body": "1. Tag the release.\n" * 40})
+    finally:
+        resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, (hard, hard))
+    said = text_of(refused)
+    assert refused.get("isError") and "File too large" in said and "call it again" in said, refused
+    assert not (repo / ".agents/skills/cut-a-release/SKILL.md").exists()
+    written = server.call("skill_write", {"name": "cut-a-release", "description": "How we cut a release.",
+                                          "body": "1. Tag the release.\n" * 40})
+    assert not written.get("isError"), written
+    server.close_input()
+    assert server.wait(30) == 0

@@ -118,8 +118,10 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # a write on an open file names none: say which file the disk refused
         raise
     dir_fd = os.open(path.parent, os.O_RDONLY)
     try:

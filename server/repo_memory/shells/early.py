@@ -18,7 +18,7 @@ from typing import Any
 import fastjsonschema
 import pydantic
 
-from repo_memory.errors import RepoMemoryError, disk_refused
+from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
 from repo_memory.index.db import damage
 from repo_memory.runner import verify
 from repo_memory.shells import tools
@@ -117,7 +117,7 @@ class EarlyCalls:
                 except RepoMemoryError as exc:
                     return self._answer(ident, _error(f"Error executing tool {name}: {tools.said(exc)}"), stamp)
                 except Exception as exc:  # noqa: BLE001 - anything else: the SDK's path decides, or is copied
-                    if isinstance(exc, OSError) and exc.filename is not None:  # as the SDK's path says it (mcp._as_tool_error)
+                    if isinstance(exc, OSError) and refused_by_disk(exc):  # as the SDK's path says it (mcp._as_tool_error)
                         return self._answer(ident, _error(f"Error executing tool {name}: {disk_refused(exc)}"), stamp)
                     if not writes:
                         self._forward(line)  # a read did nothing: the SDK runs it again, repairing what it must

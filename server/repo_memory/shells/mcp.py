@@ -23,7 +23,7 @@ from mcp.types import ListRootsResult, ToolAnnotations
 
 from repo_memory import __version__
 from repo_memory.core.store import Store
-from repo_memory.errors import RepoMemoryError, disk_refused
+from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
 from repo_memory.shells import extension, tools, wire
 from repo_memory.shells.served import Opener, Served
 
@@ -70,7 +70,7 @@ def _as_tool_error() -> Iterator[None]:
     except RepoMemoryError as exc:
         raise ToolError(tools.said(exc)) from exc
     except OSError as exc:  # permissions, a full disk, a read-only mount: say where, why and what to do
-        if exc.filename is None:
+        if not refused_by_disk(exc):
             raise
         raise ToolError(disk_refused(exc)) from exc
 

@@ -13,7 +13,7 @@ import click
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
-from repo_memory.errors import RepoMemoryError, disk_refused
+from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
 from repo_memory.index.db import damage
 
 
@@ -47,7 +47,7 @@ class Group(click.Group):
         except RepoMemoryError as exc:
             raise click.ClickException(str(exc)) from exc
         except OSError as exc:  # a file the file system refused (not a closed pipe): where, why, what to do
-            if exc.filename is None:
+            if not refused_by_disk(exc):
                 raise
             raise click.ClickException(disk_refused(exc, "run it again")) from exc
 
