@@ -23,7 +23,7 @@ from pathlib import Path
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled
 from repo_memory.git.pending import Journal, Pending, alive, start_time
-from repo_memory.git import status
+from repo_memory.git import message, status
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
 from repo_memory.formats import experience
@@ -32,7 +32,6 @@ from repo_memory.guards import authorship, disk, secretscan
 log = logging.getLogger("repo_memory")
 SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
 MODES = ("auto", "private", "stage", "off")
-LISTED = 20  # changes and sessions a commit message names one by one (a bulk import touches thousands)
 
 
 @dataclass(frozen=True)
@@ -56,33 +55,6 @@ def _holds_secret(path: Path) -> bool:
     except (OSError, UnsafePathError):
         return False  # deleted, unreadable or not a plain file: nothing of it reaches git
     return bool(secretscan.scan(text))
-
-
-def _last_seq(log: bytes, first: bool = False) -> int:
-    """The seq of the last (`first`: the first) record of an experience log (0 when it has none)."""
-    for line in (log.splitlines() if first else reversed(log.splitlines())):
-        try:
-            seq = json.loads(line).get("seq")
-        except (ValueError, AttributeError):
-            continue
-        if isinstance(seq, int):
-            return seq
-    return 0
-
-
-def _ended(log: bytes, first: int) -> str:
-    """How a loop run ended, when the records from seq `first` on hold its receipt (a `loop.end`); else ''."""
-    for line in reversed(log.splitlines()):
-        try:
-            record = json.loads(line)
-            seq, kind, state = record.get("seq"), record.get("kind"), record.get("data", {}).get("state")
-        except (ValueError, AttributeError):
-            continue
-        if not isinstance(seq, int) or seq < first:
-            return ""
-        if kind == "loop.end" and isinstance(state, str):
-            return state
-    return ""
 
 
 class Committer:
@@ -341,45 +313,7 @@ class Committer:
             log.warning("memory commit at close failed: %s", exc)
 
     def _message(self, entries: list[Pending], harness: str | None = None) -> str:
-        first: dict[str, str] = {}
-        for e in entries:
-            if e.kind == "doc":
-                first.setdefault(e.path, e.message)  # a skill added then updated in one commit was added
-        messages = list(dict.fromkeys(first.values()))
-        base = self.git.memory_head()
-        sessions = list(dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session))
-        for n, session in enumerate(sessions):
-            logs = sorted({e.path for e in entries if e.session == session and e.path.endswith(".jsonl")})
-            spans = [span for path in logs if (span := self._span(base, path))] if n < LISTED else []
-            low, high = min((a for a, _, _ in spans), default=0), max((b for _, b, _ in spans), default=0)
-            ended = next((state for _, _, state in spans if state), "")  # a loop run's commit says how it ended
-            messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else "")
-                            + (f", run ended {ended}" if ended else ""))
-        messages = list(dict.fromkeys(messages)) or ["memory: update"]
-        subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
-        listed = [f"- {m}" for m in messages[:LISTED]] + ([f"- … and {len(messages) - LISTED} more"] if len(messages) > LISTED else [])
-        body = "" if len(messages) == 1 else "\n" + "\n".join(listed) + "\n"
-        sessions = sorted({e.session for e in entries if e.session})
-        trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED])
-        if len(sessions) > LISTED:
-            trailers += f"Memory-Sessions: {len(sessions)}\n"
-        if sessions or harness:  # a commit of no session's writes (init's scaffolding) names none, nor a harness running one
-            trailers += f"Memory-Harness: {harness or self.policy.harness}\n"
-        return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
-
-    def _span(self, base: str | None, path: str) -> tuple[int, int, str] | None:
-        """(first, last) seq of the records the log at `path` holds beyond its committed version (what this commit adds),
-        and how the loop run they end ended ('' when they end none)."""
-        try:
-            data = disk.read_safely(self.root / path)
-        except (OSError, UnsafePathError):
-            return None
-        now = _last_seq(data)
-        if base and self.git.entry(base, path):
-            before = _last_seq(self.git.blob(base, path))
-            return (before + 1, now, _ended(data, before + 1)) if now > before else None
-        first = _last_seq(data, first=True)  # a new file: a session's next (core/journal.py) begins past #1
-        return (first, now, _ended(data, first)) if now else None
+        return message.compose(self.git, entries, harness, self.policy.harness)
 
     def _identity(self) -> dict[str, str]:
         """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""
