@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,20 @@ def test_every_write_the_disk_refuses_reaches_the_agent_with_its_reason_and_what
     assert not written.get("isError"), written
     server.close_input()
     assert server.wait(30) == 0
+
+
+def test_a_server_whose_state_folder_was_deleted_still_commits_what_it_wrote(repo: Path):
+    """`.git/repo-memory/` is a per-clone cache a person may delete; it also held the only note that a session's log
+    needed a commit, so the server's exit committed only what it wrote after, and doctor called the rest hand edits."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    before = server.call("remember", {"text": "we chose postgres 16", "session": "sess-a"})
+    assert not before.get("isError"), before
+    shutil.rmtree(repo / ".git/repo-memory")
+    after = server.call("remember", {"text": "tests need docker", "session": "sess-b"})
+    assert not after.get("isError"), after
+    server.close_input()
+    assert server.wait(30) == 0
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
+    assert len(logs(repo)) == 2

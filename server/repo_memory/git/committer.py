@@ -71,8 +71,11 @@ class Committer:
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
         self.last: CommitResult | None = None
-        self._retries: set[tuple[str, str | None]] = set()
-        self._pending_seen: tuple[object, bool] = (None, False)  # (pending.jsonl's stat and the kind asked, the answer)  # (scope, session) of flushes deferred, for the timer to retry
+        self._retries: set[tuple[str, str | None]] = set()  # (scope, session) of flushes deferred, for the timer to retry
+        self._pending_seen: tuple[object, bool] = (None, False)  # (pending.jsonl's stat and the kind asked, the answer)
+        # What this process recorded and has not committed: the pending list is in the state folder, which a person may
+        # delete or a sandbox may make read-only, and this process commits its own writes all the same.
+        self._own: list[Pending] = []
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: list[str] = []  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
@@ -93,8 +96,11 @@ class Committer:
         if self.mode == "off":
             return
         session = "" if session is None else session or self.session or ""
-        self.journal.add([Pending(path, message, kind, session, self.owner, self._started, first, last)
-                          for path in dict.fromkeys(paths)])
+        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last) for path in dict.fromkeys(paths)]
+        with self._lock:  # the list gone with its folder: what this process still owes goes back in it
+            again = [] if self.journal.path.exists() else list(self._own)
+            self._own += entries
+        self.journal.add([*again, *entries])
         try:  # this process's own write of `kind` now waits: its answer needs no read of the whole list (_pending_of)
             st = self.journal.path.stat()
             self._pending_seen = ((kind if kind == "doc" else "experience", st.st_ino, st.st_size, st.st_mtime_ns), True)
@@ -137,39 +143,54 @@ class Committer:
         if self.mode == "off":
             return None
         with commit_lock(self.state_dir):
-            entries = [e for e in self.journal.read() if self._wanted(e, scope, session)]
-            paths = sorted({e.path for e in entries})
-            self.held = [p for p in paths if _holds_secret(self.root / p)]
-            if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
-                log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
-            paths = [p for p in paths if p not in self.held]
-            reasons = {p: why for p in paths if (why := self._foreign(p))}
-            for path, why in reasons.items():
-                log.warning("not committing %s: %s (see `repo-memory verify`)", path, why)
-            self.foreign = list(reasons)
-            self.held += self.foreign
-            paths = [p for p in paths if p not in self.foreign]
-            if not paths:
-                self.last = None  # nothing left to commit: whatever deferred the last flush no longer stands
-                return None
-            try:
-                if self.mode == "stage":
-                    staged = refresh_index(self.git, paths)
-                    result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
-                else:
-                    message = self._message([e for e in entries if e.path in paths], harness)  # not what is held back
-                    result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
-                                          private=self.mode == "private")
-            except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
-                log.warning("memory commit failed: %s", exc)
-                result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
-            if not result.deferred or result.sha:
-                self.journal.remove([e for e in entries if e.path not in self.held])
+            result = self._commit_due(scope, session, harness)
         self.last = result
-        if result.deferred and not result.sha and not result.refused:
+        if result is not None and result.deferred and not result.sha and not result.refused:
             with self._lock:
                 self._retries.add((scope, session))
             self._schedule(self.window * 5)  # try again later; the operation in the way may be over by then
+        return result
+
+    def _listed(self) -> list[Pending]:
+        """The pending list, and what this process wrote that it lacks (the list was deleted with the state folder)."""
+        listed = self.journal.read()
+        known = set(listed)
+        with self._lock:
+            return listed + [e for e in self._own if e not in known]
+
+    def _commit_due(self, scope: str, session: str | None, harness: str | None) -> CommitResult | None:
+        """flush's work, under the commit lock; None when nothing is due."""
+        entries = [e for e in self._listed() if self._wanted(e, scope, session)]
+        paths = sorted({e.path for e in entries})
+        self.held = [p for p in paths if _holds_secret(self.root / p)]
+        if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
+            log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
+        paths = [p for p in paths if p not in self.held]
+        reasons = {p: why for p in paths if (why := self._foreign(p))}
+        for path, why in reasons.items():
+            log.warning("not committing %s: %s (see `repo-memory verify`)", path, why)
+        self.foreign = list(reasons)
+        self.held += self.foreign
+        paths = [p for p in paths if p not in self.foreign]
+        if not paths:
+            return None  # nothing left to commit: whatever deferred the last flush no longer stands
+        try:
+            if self.mode == "stage":
+                staged = refresh_index(self.git, paths)
+                result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
+            else:
+                message = self._message([e for e in entries if e.path in paths], harness)  # not what is held back
+                result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
+                                      private=self.mode == "private")
+        except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
+            log.warning("memory commit failed: %s", exc)
+            result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
+        if not result.deferred or result.sha:
+            done = [e for e in entries if e.path not in self.held]
+            self.journal.remove(done)
+            with self._lock:
+                committed = set(done)
+                self._own = [e for e in self._own if e not in committed]
         return result
 
     def _foreign(self, path: str) -> str:
@@ -222,11 +243,14 @@ class Committer:
 
     def waiting(self, path: str) -> bool:
         """Whether repo-memory wrote `path` (repository-relative) and its commit is still to come."""
-        return self.mode != "off" and any(e.path == path for e in self.journal.read())
+        return self.mode != "off" and any(e.path == path for e in self._listed())
 
     def _pending_of(self, kind: str) -> bool:
         """Whether this process's writes of `kind` (not another window's) wait for a commit; the list is read again only
         when its file changed (each tool answer asks, and the list grows by a line a write until the checkpoint)."""
+        with self._lock:
+            if any((e.kind == "doc") == (kind == "doc") for e in self._own):
+                return True  # kept by this process (the list may lack it)
         try:
             st = self.journal.path.stat()
         except OSError:
@@ -265,7 +289,7 @@ class Committer:
 
     def health(self, folders: tuple[str, ...]) -> Health:
         """Pending writes, repairs, files at risk of deletion and uncommitted memory files under `folders`."""
-        pending = {e.path for e in self.journal.read()}
+        pending = {e.path for e in self._listed()}
         last = self.last
         at_risk: list[str] = []
         uncommitted: list[str] = []
@@ -295,6 +319,9 @@ class Committer:
         changes = [(e, dataclasses.replace(e, owner=harness[e.session].owner, started=harness[e.session].started)) for e in entries
                    if e.owner == self.owner and e.kind == "experience" and e.session in harness]
         self.journal.reown(changes)
+        with self._lock:  # the harness commits them now, not this process
+            handed = {old for old, _ in changes}
+            self._own = [e for e in self._own if e not in handed]
         return len(changes)
 
     def close(self, commit: bool = True) -> None:
