@@ -7,11 +7,14 @@ a write that crosses it is cut short and then fails with EFBIG, as a write that 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import resource
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,30 @@ def text_of(answer: dict) -> str:
 
 def logs(repo: Path) -> list[Path]:
     return sorted((repo / ".agents/experience").glob("*/*.jsonl"))
+
+
+@contextlib.contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """`folder` read-only for the server, as in a sandbox that protects `.git`: a read-only bind mount for root (which
+    writes through any mode), else every file and folder in it made read-only."""
+    if os.geteuid() == 0:
+        mounted = subprocess.run(["mount", "--bind", str(folder), str(folder)], capture_output=True)
+        if mounted.returncode != 0:
+            pytest.skip(f"cannot bind-mount as root here: {mounted.stderr.decode().strip()}")
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
+            yield
+        finally:
+            subprocess.run(["umount", "-l", str(folder)], check=True)
+        return
+    modes = {path: path.stat().st_mode for path in [folder, *folder.rglob("*")] if not path.is_symlink()}
+    for path, mode in modes.items():
+        path.chmod(mode & ~0o222)
+    try:
+        yield
+    finally:
+        for path, mode in modes.items():
+            path.chmod(mode)
 
 
 def verify(repo: Path) -> subprocess.CompletedProcess[str]:
@@ -95,6 +122,31 @@ def test_every_write_the_disk_refuses_reaches_the_agent_with_its_reason_and_what
     assert not written.get("isError"), written
     server.close_input()
     assert server.wait(30) == 0
+
+
+def test_with_git_dir_read_only_a_record_written_is_answered_as_written_and_committed_once_it_is_writable(repo: Path):
+    """The log (in the work tree) was appended to, then noting it for commit (in .git) failed, and the answer said
+    'Nothing was done ... call it again': each retry recorded the fact once more. And a session's first write, never
+    noted, was never committed."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    first = server.call("remember", {"text": "the first note"})
+    assert not first.get("isError"), first
+    with read_only(repo / ".git"):
+        answer = server.call("remember", {"text": "decided to pin numpy below 2", "session": "pinning"})
+        assert not answer.get("isError"), answer  # it was written: saying otherwise makes the agent write it again
+        [written] = answer["structuredContent"]["ids"]
+        assert "not committed yet" in answer["structuredContent"]["commit"], answer
+        checkpoint = server.call("checkpoint", {"summary": "pinned numpy", "covers": [written], "session": "pinning"})
+        assert not checkpoint.get("isError"), checkpoint
+        assert "Read-only file system" in checkpoint["structuredContent"]["commit"] or "Permission denied" in \
+            checkpoint["structuredContent"]["commit"], checkpoint
+    server.close_input()
+    assert server.wait(30) == 0
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
+    texts = [json.loads(line).get("text") for log in logs(repo) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert texts.count("decided to pin numpy below 2") == 1 and "pinned numpy" in texts
 
 
 def test_a_server_whose_state_folder_was_deleted_still_commits_what_it_wrote(repo: Path):

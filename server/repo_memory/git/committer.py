@@ -76,6 +76,8 @@ class Committer:
         # What this process recorded and has not committed: the pending list is in the state folder, which a person may
         # delete or a sandbox may make read-only, and this process commits its own writes all the same.
         self._own: list[Pending] = []
+        self._unnoted: list[Pending] = []  # of those, what the pending list could not take (noted again with the next)
+        self.unnoted = ""  # why, when the last write could not be noted ('' when it was)
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: list[str] = []  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
@@ -98,9 +100,19 @@ class Committer:
         session = "" if session is None else session or self.session or ""
         entries = [Pending(path, message, kind, session, self.owner, self._started, first, last) for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
-            again = [] if self.journal.path.exists() else list(self._own)
+            again = self._unnoted or ([] if self.journal.path.exists() else list(self._own))
             self._own += entries
-        self.journal.add([*again, *entries])
+        try:
+            self.journal.add([*again, *entries])
+        except OSError as exc:  # the write itself is done and must not be made again: it waits in this process instead
+            log.warning("could not note %s for commit (%s); this process commits it", ", ".join(e.path for e in entries), exc)
+            with self._lock:
+                self._unnoted = [*self._unnoted, *entries]
+            self.unnoted = f"the file system refused {exc.filename or 'the pending list'} ({exc.strerror or exc})"
+        else:
+            with self._lock:
+                self._unnoted = [e for e in self._unnoted if e not in again]
+            self.unnoted = ""
         try:  # this process's own write of `kind` now waits: its answer needs no read of the whole list (_pending_of)
             st = self.journal.path.stat()
             self._pending_seen = ((kind if kind == "doc" else "experience", st.st_ino, st.st_size, st.st_mtime_ns), True)
@@ -142,8 +154,13 @@ class Committer:
         commits everything due and the others find nothing left."""
         if self.mode == "off":
             return None
-        with commit_lock(self.state_dir):
-            result = self._commit_due(scope, session, harness)
+        try:
+            with commit_lock(self.state_dir):
+                result = self._commit_due(scope, session, harness)
+        except OSError as exc:  # a state folder or .git that cannot be written: nothing is lost, all stays pending
+            log.warning("memory commit failed: %s", exc)
+            result = CommitResult(deferred=f"the file system refused {exc.filename or 'a write'} ({exc.strerror or exc}); memory "
+                                           "stays pending and is committed once it can be written")
         self.last = result
         if result is not None and result.deferred and not result.sha and not result.refused:
             with self._lock:
@@ -152,7 +169,7 @@ class Committer:
         return result
 
     def _listed(self) -> list[Pending]:
-        """The pending list, and what this process wrote that it lacks (the list was deleted with the state folder)."""
+        """The pending list, and what this process wrote that it lacks (the list was deleted, or could not be written)."""
         listed = self.journal.read()
         known = set(listed)
         with self._lock:
@@ -191,6 +208,7 @@ class Committer:
             with self._lock:
                 committed = set(done)
                 self._own = [e for e in self._own if e not in committed]
+                self._unnoted = [e for e in self._unnoted if e not in committed]
         return result
 
     def _foreign(self, path: str) -> str:
@@ -273,6 +291,9 @@ class Committer:
             then = "when it is finished" if kind == "doc" or self._retries else "at the next checkpoint or session end after it"
             return f"deferred: {busy} is in progress; the memory commit lands {then}" if busy != "a detached HEAD" \
                 else "deferred: HEAD is detached; the memory commit lands once a branch is checked out"
+        if self.unnoted and pending:
+            return (f"not committed yet: it could not be noted for commit ({self.unnoted}); this process keeps it and "
+                    "commits it once that can be written (at the latest when it ends)")
         if last is not None and last.deferred and pending and "in progress" not in last.deferred and "detached" not in last.deferred:
             return f"deferred: {last.deferred}"
         if self.foreign:

@@ -130,7 +130,10 @@ class Journal:
 
     def read(self) -> list[Pending]:
         """Every entry, oldest first (a torn last line, from a crash mid-append, is skipped)."""
-        with self._locked():
+        try:
+            with self._locked():
+                return self._read()
+        except OSError:  # the lock cannot be taken (a read-only state folder): nor can anyone change the list meanwhile
             return self._read()
 
     def _read(self) -> list[Pending]:
