@@ -369,3 +369,14 @@ def test_the_job_writes_the_vector_file_every_half_minute_and_when_it_stops_not_
         store.close()
     assert vectors.stat().st_mtime_ns != saved
     assert json.loads(vectors.with_suffix(".json").read_text(encoding="utf-8"))["count"] == 10  # 3 skills, 4 notes, 3 records
+
+
+def test_doctor_says_how_many_texts_have_no_vector_yet_and_what_embeds_them(memory: Path):
+    """Embedding runs only while a server is alive: after a fresh clone or a week of short sessions most texts had no
+    vector, recall ranked them by their words, and nothing but a recall's `ranking` field said so."""
+    before = CliRunner().invoke(cli, ["--root", str(memory), "doctor"])
+    line = next((x for x in before.output.splitlines() if "semantic recall:" in x), "")
+    assert "0 of 7 texts have a vector" in line and "repo-memory reindex" in before.output, before.output
+    assert CliRunner().invoke(cli, ["--root", str(memory), "reindex"]).exit_code == 0
+    after = CliRunner().invoke(cli, ["--root", str(memory), "doctor"])
+    assert "semantic recall:" not in after.output, after.output

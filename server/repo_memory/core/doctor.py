@@ -29,15 +29,26 @@ class Finding:
     fix: str
 
 
+EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how long the rest takes, roughly
+
+
 def _index_damage(store: Store) -> list[Finding]:
-    """A full check of the index file; a damaged one is rebuilt from the memory files here and now (it is a cache)."""
-    problem, rebuilt = store.index_health()
+    """A full check of the index file; a damaged one is rebuilt from the memory files here and now (it is a cache). And
+    how many texts have no vector yet, when some have none."""
+    problem, rebuilt, embedded = store.index_health()
     if problem:
         store.repair_index(problem)
     where = store.config.index_path.relative_to(store.root).as_posix() if store.config.index_path.is_relative_to(store.root) else str(store.config.index_path)
-    return [Finding("warning", where, f"the index was damaged ({why}) and has been rebuilt from the memory files",
-                    "Nothing to fix: the index is a cache of .agents/ and nothing there was lost. If it happens again, check "
-                    "the disk (`dmesg`, free space).") for why in [*rebuilt, *([problem] if problem else [])]]
+    found = [Finding("warning", where, f"the index was damaged ({why}) and has been rebuilt from the memory files",
+                     "Nothing to fix: the index is a cache of .agents/ and nothing there was lost. If it happens again, check "
+                     "the disk (`dmesg`, free space).") for why in [*rebuilt, *([problem] if problem else [])]]
+    if embedded and embedded[0] < embedded[1]:  # a fresh clone's, or a week of short sessions': recall ranks them by words
+        done, total = embedded
+        found.append(Finding("info", where, f"semantic recall: {done:,} of {total:,} texts have a vector; the other "
+                             f"{total - done:,} are ranked by their words alone until a running server embeds them in the background "
+                             f"(about {max(1, round((total - done) / EMBED_RATE / 60))} min of its time)",
+                             "Nothing to fix; `repo-memory reindex` embeds them all now, with a progress bar."))
+    return found
 
 
 def _code_change(changes: dict[str, str], anchor: str) -> str:

@@ -75,9 +75,10 @@ class Indexer:
             self.semantic.embed(embedding)
         return report
 
-    def health(self) -> tuple[str, list[str]]:
-        """(what a full check finds wrong with the index file, '' when nothing; why this process rebuilt it, each time)."""
-        return self._db.check(), list(self._db.rebuilt)
+    def health(self) -> tuple[str, list[str], tuple[int, int] | None]:
+        """(what a full check finds wrong with the index file, '' when nothing; why this process rebuilt it, each time;
+        how many of the texts recall can return have a vector, of how many — None with semantic recall off)."""
+        return self._db.check(), list(self._db.rebuilt), self.semantic.coverage()
 
     def _sync(self, progress: Progress | None, budget: int | None = None) -> SyncReport:
         """Every memory file; with `budget`, the logs only when at most that many bytes of them are new (else the

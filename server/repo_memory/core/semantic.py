@@ -113,6 +113,18 @@ class Semantic:
                 self.vectors.load()
         return True
 
+    def coverage(self) -> tuple[int, int] | None:
+        """(texts with a vector, texts recall can return: skills, loops and distinct records), or None when semantic
+        recall is off."""
+        if not self.enabled:
+            return None
+        if not self.vectors.loaded:
+            self.vectors.load()
+        documents, unembedded = self._docs.embeddable(self.vectors.missing)
+        keys = self._records.vector_keys()
+        total = documents + len(keys)
+        return total - len(unembedded) - len(self.vectors.missing(keys)), total
+
     def query(self, text: str, session: str | None = None) -> QueryVectors | None:
         """The query's embedding against the stored vectors, or None (recall is then lexical) when there are no vectors
         yet. The first query loads the model (about 0.1 s) unless the background job already did. A query about one

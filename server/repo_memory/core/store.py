@@ -84,7 +84,7 @@ class Store:
     def repair_index(self, why: str) -> SyncReport:
         return self._index.repair(why)
 
-    def index_health(self) -> tuple[str, list[str]]:
+    def index_health(self) -> tuple[str, list[str], tuple[int, int] | None]:
         return self._index.health()
 
     # --- reading ------------------------------------------------------------------------------------

@@ -320,6 +320,11 @@ class RecordIndex:
         with self._db.lock:
             return int(self._db.conn.execute("SELECT count(DISTINCT vkey) FROM records WHERE flags = ''").fetchone()[0])
 
+    def vector_keys(self) -> list[int]:
+        """The vector key of every distinct text recall can return (doctor counts those without a vector)."""
+        with self._db.lock:
+            return [int(r[0]) for r in self._db.conn.execute("SELECT DISTINCT vkey FROM records WHERE flags = ''")]
+
     def speakers(self, after: int) -> tuple[set[str], int]:
         """The people records past rowid `after` name as their speaker (not ROLES), and the highest rowid read."""
         with self._db.lock:
