@@ -114,3 +114,20 @@ def test_a_quoted_error_message_finds_the_record_that_holds_it_as_written_first(
     store.remember("secondary flag is not valid for non-boolean flag", session="beta")
     hits = store.recall("got error: is not valid for non-boolean flag.", kinds=["note"]).hits
     assert [h.id for h in hits][:1] == [f"{kept(store, 'beta')}#1"], hits[:3]
+
+
+def test_a_recall_whose_filters_leave_nothing_says_so_and_an_until_before_since_is_refused(store: Store):
+    """With filters that excluded every record, recall answered that no word of the query was in any memory (and spoke
+    of 'these hits' with none): an agent concluded memory knew nothing of it. An until before since was accepted."""
+    from repo_memory.errors import InvalidArgumentError
+
+    store.remember("The payments tests need the sandbox key.", session="pay")
+    answer = store.recall("payments tests", since="2030-01-01")
+    assert not answer.hits and "since" in answer.note and "without" in answer.note, answer
+    assert "any memory" not in answer.ranking and "these hits" not in answer.ranking, answer.ranking
+    try:
+        store.recall("payments tests", since="2026-12-01", until="2020-01-01")
+    except InvalidArgumentError as exc:
+        assert "until" in str(exc) and "since" in str(exc)
+    else:
+        raise AssertionError("an until before since was accepted")

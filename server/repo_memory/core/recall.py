@@ -82,10 +82,13 @@ def _scored(hit: Hit, score: float) -> Hit:
     return dataclasses.replace(hit, score=round(score, 4))
 
 
-def _hybrid(unembedded: int, worded: int = 1) -> str:
+def _hybrid(unembedded: int, worded: int = 1, filtered: bool = False, found: bool = True) -> str:
     if not worded:  # e5-small's similarity does not tell a nonsense query from a paraphrase: say so, do not cut
-        return ("hybrid, by meaning alone: no word of the query is in any memory searched, so these hits are only the "
-                "nearest in meaning and may be unrelated")
+        where = "the memories the filters leave" if filtered else "any memory searched"
+        if not found:
+            return f"hybrid: no word of the query is in {where}, and none of them is near it in meaning"
+        return (f"hybrid, by meaning alone: no word of the query is in {where}, so these hits are only the nearest in "
+                "meaning and may be unrelated")
     if not unembedded:
         return "hybrid (full-text + meaning)"
     return (f"hybrid (full-text + meaning); {unembedded} candidate(s) had no vector yet (embedding runs in the background) "
@@ -138,6 +141,9 @@ class Recall:
         want_records = bool(record_kinds) or not kinds
         parsed, depth = query.parse(text, datetime.now(UTC)), offset + limit + 1
         since, until = when.moment(since, "since"), when.moment(until, "until", end=True)
+        if since and until and until <= since:
+            raise InvalidArgumentError(f"until ({until}) is not after since ({since}): no record can match. Swap them, or "
+                                       "leave one out.")
         sem = self._semantic.query(text, session) if self._semantic is not None else None  # None: lexical only (off, or no vectors yet)
         # Records first: their full-text pass, the longer one, runs while the query is being embedded.
         docs = self._beside.submit(self._docs.search, parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else None
@@ -155,13 +161,18 @@ class Recall:
             page.append(_scored(hit, score))
         more = len(merged) > offset + len(page)
         suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
-        ranking = _hybrid(sem.unembedded, sem.worded) if sem is not None else f"full-text only: {self._why_lexical()}"
+        narrowed = filtered or bool(kinds)
+        ranking = _hybrid(sem.unembedded, sem.worded, narrowed, bool(page)) if sem is not None else f"full-text only: {self._why_lexical()}"
         said = ["The stack frames pasted in the query were not searched for, its other lines were."] if unframed else []
         said += [f"Only the first and the last {QUERY_CHARS // 2} characters of the query were used (it had {whole})."] if cut else []
         if session and not record_hits and self._activity.nearest(session, 1) is None:
             said.append(f"No session '{session[:80]}' has records: the filter left nothing to search.")
         if (since or until) and doc_kinds:
             said.append("since and until filter records; skills and loops have no time and are not filtered by it.")
+        if narrowed and not page and not offset:
+            given = ", ".join(f"{k}={v}" for k, v in (("kinds", ",".join(kinds or ())), ("session", session), ("since", since),
+                                                     ("until", until)) if v)
+            said.append(f"Nothing matched within the filters ({given}); recall again without them to search all of memory.")
         note = " ".join([*said, DATA_NOTE])
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
