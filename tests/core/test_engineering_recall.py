@@ -131,3 +131,11 @@ def test_a_recall_whose_filters_leave_nothing_says_so_and_an_until_before_since_
         assert "until" in str(exc) and "since" in str(exc)
     else:
         raise AssertionError("an until before since was accepted")
+
+
+def test_a_snippet_highlights_whole_names_so_a_command_copied_from_it_is_right(store: Store):
+    """The index's highlighting marked a name's parts: `**STAGING**_**DATABASE**_**URL**` and `__**version**__` in a
+    snippet, which a model copies into a command."""
+    store.remember("make migrate-staging needs the STAGING_DATABASE_URL; bump __version__ after.", session="ops")
+    snippet = store.recall("staging database url migrate version", kinds=["note"]).hits[0].snippet
+    assert "**STAGING_DATABASE_URL**" in snippet and "**migrate-staging**" in snippet and "**__version__**" in snippet, snippet

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -54,7 +55,27 @@ def snippets(conn: sqlite3.Connection, table: str, column: str, match: str, rowi
     conn.executemany(f"INSERT INTO temp.{scratch} (rowid, body) VALUES (?, ?)", [(r, t) for r, t in texts if r not in out and t])
     conn.execute("RELEASE snippets")
     sql = f"SELECT rowid, snippet({scratch}, 0, '**', '**', '…', 24) FROM temp.{scratch} WHERE {scratch} MATCH ?"
-    return out | {int(r[0]): str(r[1] or "").strip() for r in conn.execute(sql, [match])}
+    return out | {int(r[0]): whole_names(str(r[1] or "").strip()) for r in conn.execute(sql, [match])}
+
+
+_JOINED = re.compile(r"\*\*([_./:-]+)\*\*")
+_MARKED = re.compile(r"\*\*(.+?)\*\*")
+
+
+def whole_names(snippet: str) -> str:
+    """`snippet` with each highlight over the whole name it falls in: FTS5 marks tokens, and a name's tokens are its
+    parts, so `**STAGING**_**DATABASE**_**URL**` or `__**version**__` read wrong when copied (now `**STAGING_DATABASE_URL**`)."""
+    text = _JOINED.sub(r"\1", snippet)
+    out, done = [], 0
+    for mark in _MARKED.finditer(text):
+        left, right = mark.start(), mark.end()
+        while left > done and (text[left - 1].isalnum() or text[left - 1] == "_"):
+            left -= 1
+        while right < len(text) and (text[right].isalnum() or text[right] == "_"):
+            right += 1
+        out += [text[done:left], "**", text[left : mark.start()], mark.group(1), text[mark.end() : right], "**"]
+        done = right
+    return "".join(out) + text[done:]
 
 
 def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int) -> list[str]:
