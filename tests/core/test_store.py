@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repo_memory.config import Config
-from repo_memory.errors import ConflictError, NotFoundError
+from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.core.store import Store
 
 from tests.conftest import git, index_snapshot, skill_names, write_skill_file
@@ -63,6 +63,18 @@ def test_read_returns_exact_bytes_and_files_beside_the_skill(library: Store, rep
     assert library.read("release-checklist/scripts/tag.sh").content == "git tag\n"
     with pytest.raises(Exception, match="leaves the repository"):
         library.read("release-checklist/../running-tests/SKILL.md")
+
+
+def test_read_takes_the_path_recall_gave_and_the_resource_uri_and_names_the_forms_otherwise(library: Store):
+    """recall's hits give a skill's path (provenance.path) and the server lists skill:// resources; a model reads them
+    back as they were given. `read(".agents/skills/NAME/SKILL.md")` answered "The name '.agents' is not allowed … Try
+    'agents'", and `read("skill://NAME")` that the skill name must be non-empty."""
+    whole = library.read("skill:release-checklist").content
+    assert library.read(".agents/skills/release-checklist/SKILL.md").content == whole
+    assert library.read("skill://release-checklist").content == whole
+    with pytest.raises(InvalidArgumentError, match="skill:NAME") as refused:
+        library.read(".github/workflows/ci.yml")
+    assert "Try" not in str(refused.value)
 
 
 def test_a_hand_edit_is_found_after_refresh(library: Store, repo: Path):

@@ -8,6 +8,9 @@
     path/to/file.py::Name   code a memory cites (an anchor)
     NAME                    a bare name: a skill, else a loop, else a session, whichever exists
 
+A skill's or a loop's path (.agents/skills/NAME/SKILL.md, as recall's hits give it; .agents/loops/NAME.md) and the
+resource URI skill://NAME are read as skill:NAME and loop:NAME.
+
 Names are slugs (lowercase letters, digits, single hyphens, at most 64 characters); session ids are letters,
 digits, '.', '_' and '-' (at most 128, starting with a letter or digit).
 """
@@ -24,6 +27,8 @@ SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 RECORD = re.compile(r"^(?P<session>[A-Za-z0-9][A-Za-z0-9._-]{0,127})#(?P<start>[0-9]{1,12})"
                     r"(?:~(?P<fork>[0-9a-f]{8})|-(?P<end>[0-9]{1,12}))?$")
 KINDS = ("skill", "loop", "record", "session", "code", "name")
+_SKILL_PATH = re.compile(r"^(?:\./)?\.(?:agents|claude|codex)/skills/(?P<name>[^/]+)(?:/(?P<inner>.+))?$")
+_LOOP_PATH = re.compile(r"^(?:\./)?\.agents/loops/(?P<name>[^/]+)\.md$")
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,13 @@ def parse(text: str) -> Ref:
     prefix, colon, rest = text.partition(":")
     if "::" in text:
         return Ref("code", text)
+    if found := _SKILL_PATH.match(text):  # a skill's path, as recall's hits give it (provenance.path)
+        inner = found["inner"] or ""
+        return Ref("skill", paths.check_name(found["name"], "skill name"), "" if inner == "SKILL.md" else inner)
+    if found := _LOOP_PATH.match(text):
+        return Ref("loop", paths.check_name(found["name"], "loop name"))
+    if colon and prefix in ("skill", "loop") and rest.startswith("//"):  # the resource's URI (skill://NAME/FILE)
+        rest = rest[2:].removesuffix("/SKILL.md").rstrip("/")
     if colon and prefix in ("skill", "loop"):
         name, _, inner = rest.partition("/")
         if prefix == "loop" and inner:
@@ -99,5 +111,9 @@ def parse(text: str) -> Ref:
         return Ref("name", name, inner)
     if not inner and SESSION.match(name):
         return Ref("session", check_session(name))
+    if inner or "." in name:  # a path or a file name: say which forms a reference takes, not how to fix a name
+        raise InvalidArgumentError(f"'{text[:80]}' is not a reference to memory: read a skill as skill:NAME (or its path "
+                                   ".agents/skills/NAME/SKILL.md), a loop as loop:NAME, records as SESSION#SEQ or "
+                                   "SESSION#FIRST-LAST, a session as session:SESSION. Code is read from the repository.")
     paths.check_name(name, "name")  # raises, saying what is wrong with it
     raise InvalidArgumentError(f"'{text[:80]}' is not a reference.")  # pragma: no cover - check_name raised
