@@ -706,3 +706,18 @@ async def test_an_error_never_echoes_a_secret_the_agent_sent(store: Store, tool:
     text = json.dumps([c.model_dump() for c in result.content])
     assert result.is_error, text
     assert GITHUB_TOKEN not in text and GITHUB_TOKEN[4:20] not in text, text
+
+
+async def test_an_agents_draft_names_the_commands_that_accept_it_and_an_update_says_an_active_skill_left_service(store: Store, repo: Path):
+    """The draft's warning said `repo-memory accept NAME`, which outside a terminal asks for --sha, and the sha the
+    answer gave (of SKILL.md) is not the one accept takes; an agent's update of an accepted skill took it out of the
+    briefing, skills/list and loop bindings with no word of it."""
+    async with Client(server.build(store)) as client:
+        made = await call(client, "skill_write", name="deploy", description="Deploy the app.", body="1. Run deploy.sh")
+        said = " ".join(made["warnings"])
+        sha = store.fingerprint("deploy")
+        assert f"repo-memory accept deploy --sha {sha[:12]}" in said and "repo-memory skill show deploy" in said, said
+        assert CliRunner().invoke(cli, ["--root", str(repo), "accept", "deploy", "--sha", sha[:12]]).exit_code == 0
+        store.refresh()
+        updated = await call(client, "skill_write", name="deploy", tags=["ops"])
+        assert any("was active" in w and "briefing" in w for w in updated["warnings"]), updated["warnings"]

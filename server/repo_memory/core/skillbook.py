@@ -156,6 +156,7 @@ class Skillbook:
                 assert description is not None and body is not None
                 text = self._new(name, description, body, tags, related, pinned, status, actor, new, warnings)
             else:
+                was = skills.parse(disk.read_safely(path), rel, SKILLS_DIR).status
                 if actor == "agent":
                     unsaved(self._committer, self._committed, path, rel, "an agent's update")
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
@@ -167,8 +168,11 @@ class Skillbook:
             disk.write_atomic(path, data)
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
         self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}", session=session)
-        if status == "draft":
-            warnings.append(f"Saved as a draft: a person reviews it and runs `repo-memory accept {name}` (or `reject`).")
+        if status == "draft":  # the commands that work outside a terminal too: accept asks for the version reviewed
+            warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {name}`) and accepts this version "
+                            f"with `repo-memory accept {name} --sha {self.fingerprint(name)[:12]}` (or `repo-memory reject {name}`)."
+                            + (" It was active: until then it is out of the session briefing, skills/list and loop "
+                               "bindings (git holds the version that was accepted)." if not created and was == "active" else ""))
         for other in [r for r in related or () if r != name and not self.exists(r)]:
             warnings.append(f"related: no skill '{other}' exists (yet)" + (f"; did you mean {m[0]}?" if (m := self.similar_names(other)) else "."))
         suggested = [a for a in suggest_anchors(f"{description or ''}\n{body or ''}") if a not in (pinned or {}) and self._code.resolve(a).hash]
