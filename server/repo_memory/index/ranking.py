@@ -53,7 +53,7 @@ NAME_BOOST = 1.5
 # A record holding four words of the question in a row, as the question has them (a quoted error message), over
 # one that holds them apart or among its neighbours' words (indexed with it: in an agent's log the records beside an
 # error are other facts). Error fragments at rank 1 on click's history 0.72 -> 0.92, flask's 0.60 -> 0.84 (docs/
-# benchmarks.md); LoCoMo 0.773 -> 0.772, within noise.
+# benchmarks.md); LoCoMo 0.773 -> 0.772, within noise. The words half only (see _hybrid).
 QUOTE_BOOST = 1.5
 UNFILTERED = "t.flags = ''"  # quarantined records never come back
 # Records of a session's life rather than its work — its start and end, a compaction the harness made with no summary
@@ -198,7 +198,7 @@ class RecordRanking:
         # their records as the words half does.
         named = _named({str(r[9]).lower() for r in found.values()}, asked)
         prefer = {rowid: (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0) * (NAME_BOOST if query.holds_name(str(r[12])) else 1.0)
-                  * (QUOTE_BOOST if query.quotes(str(r[12])) else 1.0) for rowid, r in found.items()}
+                  for rowid, r in found.items()}  # not QUOTE_BOOST: in the meaning half it cost LoCoMo's hybrid 0.821 -> 0.816
         fused = fusion.fuse(lexical, semantic, floor, prefer, RECORDS_LEXICAL_WEIGHT)
         # With no vector among the candidates the ranking stays full-text's (the neighbourhood gains only beside meaning).
         return self._neighbourhood(fused, found, own) if semantic else fused
