@@ -239,3 +239,11 @@ def test_workspace_is_found_from_flag_then_env_then_claude_project_dir_then_cwd(
     assert Config.load(env={"CLAUDE_PROJECT_DIR": str(repo)}).root == repo.resolve()
     assert Config.load(env={"CLAUDE_PROJECT_DIR": str(other), "REPO_MEMORY_ROOT": str(repo)}).root == repo.resolve()
     assert Config.load(repo, env={"REPO_MEMORY_ROOT": str(other)}).root == repo.resolve()
+
+
+def test_the_briefing_cuts_a_long_description_at_a_word_and_says_it_was_cut(library: Store, repo: Path):
+    write_skill_file(repo, "zero-downtime", "Write and apply an alembic schema migration without downtime, on staging then "
+                     "production, with a rollback plan.", "1. Write it")
+    library.refresh()
+    line = next(x for x in library.briefing().splitlines() if x.startswith("- skills:"))
+    assert "on staging then…" in line and "then pr" not in line, line

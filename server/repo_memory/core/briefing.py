@@ -16,6 +16,15 @@ SKILLS_SHOWN = 6
 QUIET_DAYS = 1  # a run nobody stepped for this long is no longer offered to step (it never ends on its own)
 
 
+def clipped(text: str, chars: int) -> str:
+    """`text` cut at a word before `chars`, with an ellipsis when it was cut (a cut mid-word read as a typo)."""
+    text = " ".join(text.split())
+    if len(text) <= chars:
+        return text
+    cut = text[: chars - 1].rsplit(" ", 1)[0] if " " in text[: chars - 1] else text[: chars - 1]
+    return cut.rstrip(",;:") + "…"
+
+
 def quiet_since() -> str:
     """The records' time QUIET_DAYS ago: a run with no record since then has gone quiet."""
     return when.iso(datetime.now(UTC) - timedelta(days=QUIET_DAYS))
@@ -40,13 +49,13 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
     ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0,
                                            -age.get(r["name"], 0), r["name"]))
     if ranked:
-        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {r['description'][:80]}" for r in ranked[:SKILLS_SHOWN]))
+        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {clipped(r['description'], 80)}" for r in ranked[:SKILLS_SHOWN]))
     doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
     if doubtful:
         lines.append("- often misled or failed (a person may set status: deprecated): "
                      + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
     if summary:
-        lines.append(f"- last checkpoint {summary['id']} ({when.shown(summary['ts'], seconds=False)}): {summary['text'][:300]}"
+        lines.append(f"- last checkpoint {summary['id']} ({when.shown(summary['ts'], seconds=False)}): {clipped(summary['text'], 300)}"
                      + (f" [covers {', '.join(summary['covers'][:3])}]" if summary["covers"] else ""))
     text = "\n".join(lines)
     while len(text.encode()) > BRIEFING_BYTES:
