@@ -247,3 +247,13 @@ def test_the_briefing_cuts_a_long_description_at_a_word_and_says_it_was_cut(libr
     library.refresh()
     line = next(x for x in library.briefing().splitlines() if x.startswith("- skills:"))
     assert "on staging then…" in line and "then pr" not in line, line
+
+
+def test_a_bare_name_nothing_has_says_no_skill_loop_or_session_has_it_and_how_to_search(library: Store):
+    """read("deploy-stagingx") looked for a skill, a loop and a session, then answered "No skill 'deploy-stagingx'." as
+    if only skills had been asked."""
+    with pytest.raises(NotFoundError) as missing:
+        library.read("deploy-stagingx")
+    assert "no skill, loop or session" in str(missing.value) and "recall(query=" in str(missing.value)
+    with pytest.raises(NotFoundError, match="No skill 'deploy-stagingx'"):
+        library.read("skill:deploy-stagingx")

@@ -57,15 +57,18 @@ class Skillbook:
         """Every document the index holds, skills and loop specs alike (a complete sync drops whatever is missing)."""
         return [*skills.scan(self.root, self.sources), *loops.scan(self.root)]
 
-    def _row(self, name: str) -> dict[str, Any]:
-        """The index row of skill `name`, looking at the disk again once before saying it does not exist."""
+    def _row(self, name: str, bare: bool = False) -> dict[str, Any]:
+        """The index row of skill `name`, looking at the disk again once before saying it does not exist (`bare`: the
+        name was given alone, and no loop or session has it either)."""
         row = self._docs.get(name)
         if row is None:
             self._docs.sync(self._documents())
             row = self._docs.get(name)
         if row is None:
             bad = self._docs.rows("kind='skill' AND name=? AND valid=0", (name,), "path, problems")
-            raise NotFoundError(_invalid(name, bad[0]) if bad else f"No skill '{name}'.", self.similar_names(name))
+            missing = (f"Nothing is named '{name}': no skill, loop or session. recall(query=...) finds memories by their "
+                       "words." if bare else f"No skill '{name}'.")
+            raise NotFoundError(_invalid(name, bad[0]) if bad else missing, self.similar_names(name))
         return row
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
@@ -82,9 +85,9 @@ class Skillbook:
             return False
         return True
 
-    def read(self, name: str, inner: str = "", cursor: str | None = None) -> Item:
+    def read(self, name: str, inner: str = "", cursor: str | None = None, bare: bool = False) -> Item:
         """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""
-        row = self._row(name)
+        row = self._row(name, bare and not inner)
         if not inner and not (self.root / row["path"]).is_file():  # moved or deleted since it was indexed: look again
             self._docs.sync(self._documents())
             row = self._row(name)

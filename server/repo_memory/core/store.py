@@ -109,7 +109,7 @@ class Store:
             return self._logs.read_session(parsed.name, cursor)
         if parsed.kind == "code":
             raise InvalidArgumentError(f"'{ref[:80]}' is code: read it from the repository; recall(symbol=...) finds memories citing it.")
-        return self._skills.read(parsed.name, parsed.inner, cursor)
+        return self._skills.read(parsed.name, parsed.inner, cursor, parsed.kind == "name")
 
     def history(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[Change]]:
         return self._past.changes(ref, since, limit)  # (path, the commits that changed it, newest first, with diffs)
