@@ -257,3 +257,11 @@ def test_a_bare_name_nothing_has_says_no_skill_loop_or_session_has_it_and_how_to
     assert "no skill, loop or session" in str(missing.value) and "recall(query=" in str(missing.value)
     with pytest.raises(NotFoundError, match="No skill 'deploy-stagingx'"):
         library.read("skill:deploy-stagingx")
+
+
+def test_starting_a_loop_where_none_exists_says_how_one_is_made(library: Store):
+    from repo_memory.runner.engine import Engine
+
+    with pytest.raises(NotFoundError) as missing:
+        Engine(library).start("fix-tests")
+    assert "No loop spec exists here yet" in str(missing.value) and ".agents/loops/NAME.md" in str(missing.value)

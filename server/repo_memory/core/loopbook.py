@@ -28,7 +28,9 @@ class Loopbook:
         path = paths.inside(self.root, loops.LOOPS_DIR, f"{name}.md")
         if not path.exists() and not path.is_symlink():
             known = self.names()
-            raise NotFoundError(f"No loop '{name}' in {loops.LOOPS_DIR}/.", [k for k in known if k[:3] == name[:3]][:3] or known[:3])
+            raise NotFoundError(f"No loop '{name}' in {loops.LOOPS_DIR}/." + ("" if known else " No loop spec exists here yet: a person "
+                                "writes one as .agents/loops/NAME.md (docs/memory.md, loops) and accepts it with `repo-memory loop "
+                                "accept NAME`."), [k for k in known if k[:3] == name[:3]][:3] or known[:3])
         return f"{loops.LOOPS_DIR}/{name}.md", disk.read_safely(path)
 
     def spec(self, name: str) -> loops.Loop:
