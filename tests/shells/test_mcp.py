@@ -266,3 +266,17 @@ async def test_one_reference_grammar_for_every_tool(seeded: Store):
     assert by_skill["kind"] == "skill" and by_skill["name"] == "release-checklist"
     assert "not allowed" in bad and "Try 'release-checklist'" in bad
     assert "recall(symbol=" in code
+
+
+async def test_reading_a_resource_that_does_not_exist_is_resource_not_found_not_an_internal_error(seeded: Store):
+    """resources/read of skill://NAME for a skill that is not there answered -32603 (internal error), which clients
+    report as a server fault; it is the client's to fix: -32602, as skills/get answers."""
+    from mcp.shared.exceptions import MCPError
+
+    async with Client(server.build(seeded)) as client:
+        try:
+            await client.read_resource("skill://deploy-stagingx")
+        except MCPError as exc:
+            assert exc.error.code == -32602 and "deploy-stagingx" in exc.error.message, exc.error
+        else:
+            raise AssertionError("a missing skill was read")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 from urllib.parse import unquote, urlparse
 
 from mcp.server.mcpserver import Context, ListRoots, Resolve
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
 from mcp.types import ListRootsResult, ToolAnnotations
@@ -132,8 +132,8 @@ def _for_sdk(body: Callable[..., Any]) -> Callable[..., Any]:
 def _resource(read_it: Callable[[], str]) -> str:
     try:
         return read_it()
-    except RepoMemoryError as exc:
-        raise ResourceError(str(exc)) from exc
+    except RepoMemoryError as exc:  # the client's to fix (a name that is not there, or refused): -32602, not an internal error
+        raise ResourceNotFoundError(str(exc)) from exc
 
 
 def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None, served: Served | None = None) -> wire.Server:
