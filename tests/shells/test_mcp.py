@@ -190,6 +190,10 @@ async def test_start_loop_and_distill_session_prompts(seeded: Store, repo: Path)
     assert "loop_start(name='fix-it')" in loop_text and "Read the failure first." in loop_text
     assert f"read(ref='{kept(repo, 'work-1')}#1-2')" in distill and "skill_write" in distill  # the name given: this clone's log
 
+    async with Client(server.build(seeded)) as client:  # no session given: the server's own has no records yet
+        latest = (await client.get_prompt("distill-session", {})).messages[0].content.text
+    assert f"read(ref='{kept(repo, 'work-1')}#1-2')" in latest, latest  # it pointed at an empty session: read(…#1-1) failed
+
 
 async def test_a_runaway_writer_is_told_when_to_retry_and_its_refused_writes_leave_nothing(repo: Path):
     from repo_memory.config import Config

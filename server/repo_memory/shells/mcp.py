@@ -219,14 +219,18 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
 
     @server.prompt(name="distill-session")
     def distill_session(session: str = "") -> str:
-        """Turn an experience session into a draft skill that cites its evidence."""
+        """Turn an experience session into a draft skill that cites its evidence (without `session`: this one, or the
+        latest with records when this one has none yet)."""
         store = served.open([])
         target = session or store.session
         try:  # a name a person or a job chose means this clone's log under it (`NAME.<clone>`)
             target = store.read(f"session:{target}").id.partition("#")[0]
         except RepoMemoryError:
             pass
-        count = next((s[1] for s in store.sessions() if s[0] == target), 0)
+        found = store.sessions()
+        count = next((s[1] for s in found if s[0] == target), 0)
+        if not session and not count and found:  # this server's own session has nothing yet: the latest that has records
+            target, count = found[0][0], found[0][1]
         return (
             f"Distill session {target} ({count} records) into a reusable skill.\n"
             f"1. read(ref='{target}#1-{max(count, 1)}') — page with next_cursor — and find the procedure that worked, the dead ends, "
