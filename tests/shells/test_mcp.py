@@ -284,3 +284,21 @@ async def test_reading_a_resource_that_does_not_exist_is_resource_not_found_not_
             assert exc.error.code == -32602 and "deploy-stagingx" in exc.error.message, exc.error
         else:
             raise AssertionError("a missing skill was read")
+
+
+async def test_a_second_loop_start_names_the_live_run_and_opens_another_only_when_asked(seeded: Store, repo: Path):
+    """A model that retried loop_start after a timeout, or started again in a new turn, opened a second live run without
+    a word; loop_status then listed both and the briefing offered both."""
+    (repo / ".agents/loops/fix-it.md").write_text(
+        "---\nname: fix-it\ngoal: Make check pass.\nverify:\n  - {level: 4, run: 'true'}\nstop: {max_iterations: 2}\n"
+        "success_requires_level: 4\nstatus: active\n---\nRead the failure first.\n", encoding="utf-8")
+    from repo_memory.runner.engine import Engine
+
+    Engine(seeded).accept("fix-it")
+    async with Client(server.build(seeded)) as client:
+        first = (await client.call_tool("loop_start", {"name": "fix-it"})).structured_content["run"]
+        again = await client.call_tool("loop_start", {"name": "fix-it"})
+        said = " ".join(getattr(c, "text", "") for c in again.content)
+        assert again.is_error and first in said and f"loop_step(run='{first}'" in said and "new=true" in said, said
+        second = await client.call_tool("loop_start", {"name": "fix-it", "new": True})
+        assert not second.is_error and second.structured_content["run"] != first

@@ -20,7 +20,7 @@ from pydantic import Field
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult
 from repo_memory.core.skillbook import WriteResult
-from repo_memory.errors import InvalidArgumentError
+from repo_memory.errors import ConflictError, InvalidArgumentError
 from repo_memory.formats import refs as grammar, speech
 from repo_memory.git.history import Change
 from repo_memory.git.pending import noted_session
@@ -193,9 +193,18 @@ def skill_write(call: Call, name: str, description: str | None = None, body: str
     return dataclasses.replace(result, commit=call.store.commit_status())
 
 
-def loop_start(call: Call, name: str, session: str | None = None) -> dict[str, Any]:
+def loop_start(call: Call, name: str, session: str | None = None, new: bool = False) -> dict[str, Any]:
     """Start a run of the loop spec .agents/loops/<name>.md: returns the run id, goal, notes, bound skills,
-    what earlier runs learned, and the instruction. The server verifies your work; you do not judge success yourself."""
+    what earlier runs learned, and the instruction. The server verifies your work; you do not judge success yourself.
+    A loop with a live run is not started again (continue that run with loop_step) unless new=true."""
+    if not new:
+        for rid in [r for r in call.engine.runs() if r.startswith(f"{name}-")]:
+            for live in call.engine.status(rid):
+                if live["loop"] == name and live["state"] == "running":
+                    raise ConflictError(f"Loop {name} already has a live run {rid} (started {live['started']}, {live['iterations']} "
+                                        f"iteration(s)): continue it with loop_step(run='{rid}', report=...), or call "
+                                        f"loop_start(name='{name}', new=true) for a second run. A person ends a run with "
+                                        "`repo-memory loop abort RUN`.")
     harness_session = session or call.meta_session or call.store.config.session
     return call.engine.start(name, harness_session=harness_session, harness_pid=os.getppid())
 
