@@ -389,3 +389,12 @@ def test_a_question_about_yesterday_prefers_what_was_recorded_yesterday(store: S
                       experience.Entry("decision", text="Keep the retry limit at 4 for the mailer.", ts=at(30), source=source)])
     assert store.recall("What retry limit did we decide on yesterday?", session="ops").hits[0].id == f"{kept(store, 'ops')}#2"
     assert store.recall("retry limit decided 30 days ago", session="ops").hits[0].id == f"{kept(store, 'ops')}#3"
+
+
+def test_a_record_time_given_with_an_offset_is_stored_in_utc_and_indexed(store: Store):
+    """A time given with an offset (+02:00) was written as given: it failed the schema, the record was left out of the
+    index, and verify called the chain after it broken."""
+    store.remember("alpha one", session="tz", ts="2026-07-01T10:00:00+02:00")
+    store.remember("beta two", session="tz")
+    assert [h.ts for h in store.recall("alpha one", kinds=["note"]).hits][:1] == ["2026-07-01T08:00:00.000000Z"]
+    assert store.verify() == []

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
-from repo_memory.formats import refs
+from repo_memory.formats import refs, when
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_line, parse_lines,
     seal,
@@ -37,6 +37,7 @@ from repo_memory.guards import authorship, disk, paths
 
 _CHUNK = 64 * 1024
 log = logging.getLogger("repo_memory")
+TS_FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$")  # the experience schema's
 
 
 class Journal:
@@ -241,7 +242,8 @@ class Journal:
             raise InvalidRecordError("record", [Problem(f"kind '{entry.kind}' is not one of {', '.join(KINDS)} (or loop.*)", field="kind")])
         if entry.text is None and entry.data is None:
             raise InvalidRecordError("record", [Problem("give text or data", field="text")])
-        body: dict[str, Any] = {"ts": entry.ts or now(), "kind": entry.kind, "refs": list(entry.refs), "source": dict(entry.source)}
+        body: dict[str, Any] = {"ts": _utc(entry.ts) if entry.ts else now(), "kind": entry.kind, "refs": list(entry.refs),
+                                "source": dict(entry.source)}
         if entry.covers is not None:
             body["covers"] = list(entry.covers)
         if entry.anchors:
@@ -356,6 +358,18 @@ def _tail_record(fd: int) -> tuple[int, str | None, bool, dict[str, Any] | None]
                 return int(line.record["seq"]), str(line.record["sha256"]), clean_end, line.record
         end = start - 1
     return 0, None, clean_end, None
+
+
+def _utc(ts: str) -> str:
+    """A given record time in the form the schema takes (UTC, `Z`): a time with an offset (`+02:00`) was written as
+    given, failed the schema, and was left out of the index with the chain after it reported broken."""
+    if TS_FORM.match(ts):
+        return ts
+    try:
+        moment = datetime.fromisoformat(ts)
+    except ValueError:
+        raise InvalidRecordError("record", [Problem(f"ts '{ts[:40]}' is not an ISO time", field="ts")]) from None
+    return when.iso(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
 
 
 def _write_all(fd: int, data: bytes, path: Path) -> None:
