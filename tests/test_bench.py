@@ -108,3 +108,12 @@ def test_scale_benchmark_runs_in_small_mode_through_a_stdio_server_and_its_repos
     hybrid = parts.stdout.split("hybrid, 10 questions:")[1]
     for part in ("recall (the whole call)", "records: full-text pass", "embedding the query (worker thread)", "skills and loops: whole search"):
         assert re.search(rf"{re.escape(part)}\s+\d+\s+[\d.]+\s+[\d.]+\s+[\d.]+", hybrid), parts.stdout
+
+
+@pytest.mark.slow
+def test_engineering_benchmark_runs_on_this_repositorys_history_and_recall_beats_plain_bm25():
+    out = bench("engineering.py", "--history", str(ROOT), "--package", "repo_memory", "--paths", "server/repo_memory", "tests",
+                "docs", "--commits", "400")
+    row = next(line.split() for line in out.splitlines() if line.startswith("all "))
+    recall, bm25 = float(row[2]), float(row[7])  # hit@1 of each: "all N  h1 / h5 / mrr  h1 / h5 / mrr"
+    assert recall > bm25, out
