@@ -102,6 +102,10 @@ async def test_recall_answers_lexically_while_no_vector_exists(memory: Path):
         found = await hits(store, "staging database writes", ["note"])
         assert named(found[0]) == "notes#1" and found == [h.id for h in store.recall("staging database writes", kinds=["note"]).hits]
         assert await hits(store, "how do I ship it to customers", ["skill"]) == []
+        # said to the agent, which need not act: it told it to run `repo-memory reindex`, a full embedding pass that an
+        # agent with a shell would start on a shared machine while the server's job was doing the same
+        ranking = store.recall("staging database writes").ranking
+        assert "nothing is embedded yet" in ranking and "reindex" not in ranking, ranking
     finally:
         store.close()
 

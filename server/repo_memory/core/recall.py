@@ -202,7 +202,8 @@ class Recall:
             return "semantic = false"
         if self._semantic.problem:
             return self._semantic.problem
-        return "nothing is embedded yet (a running server embeds in the background; `repo-memory reindex` does it now)"
+        return ("nothing is embedded yet (a running server embeds in the background, the records asked about first; nothing to "
+                "do meanwhile)")
 
     def recall_at(self, text: str, as_of: str, limit: int = 8, kinds: Sequence[str] | None = None) -> RecallResult:
         """`recall` as memory stood at `as_of`: documents from that commit's tree, experience recorded up to that time."""
