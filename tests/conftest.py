@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -46,6 +46,17 @@ def git(repo: Path, *args: str) -> str:
     if proc.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
     return proc.stdout
+
+
+def conflicted(repo: Path, theirs: Callable[[], object], ours: Callable[[], object], branch: str = "topic") -> None:
+    """A merge git stops with a conflict: `theirs()` committed on a new `branch`, `ours()` on main, then `git merge`."""
+    git(repo, "checkout", "-q", "-b", branch)
+    theirs()
+    git(repo, "commit", "-q", "-am", branch)
+    git(repo, "checkout", "-q", "main")
+    ours()
+    git(repo, "commit", "-q", "-am", "main")
+    assert subprocess.run(["git", "merge", "-q", branch], cwd=repo, capture_output=True).returncode != 0
 
 
 @pytest.fixture

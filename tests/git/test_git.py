@@ -19,7 +19,7 @@ from repo_memory.git.committer import Committer, Policy
 from repo_memory.git.repo import Git
 from repo_memory.core.store import Store
 
-from tests.conftest import git, index_snapshot, kept, write_skill_file
+from tests.conftest import conflicted, git, index_snapshot, kept, write_skill_file
 
 
 def commit_file(repo: Path, name: str, text: str, message: str) -> None:
@@ -238,13 +238,8 @@ def test_history_shows_what_a_merge_that_settled_a_skill_brought(repo: Path, run
     commit_file(repo, "app.py", "x = 1\n", "init")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "the deploy skill")
-    git(repo, "checkout", "-q", "-b", "bob")
-    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with bazel.")
-    git(repo, "commit", "-q", "-am", "bob: bazel")
-    git(repo, "checkout", "-q", "main")
-    write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make.")
-    git(repo, "commit", "-q", "-am", "alice: make")
-    assert subprocess.run(["git", "merge", "-q", "bob"], cwd=repo, capture_output=True).returncode != 0
+    conflicted(repo, lambda: write_skill_file(repo, "deploy", "How we deploy.", "1. Build with bazel."),
+               lambda: write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make."), "bob")
     write_skill_file(repo, "deploy", "How we deploy.", "1. Build with make, then bazel for the CLI.")
     git(repo, "commit", "-q", "-am", "merge: settle deploy")
     store = Store(Config.load(repo))

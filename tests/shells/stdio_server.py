@@ -77,3 +77,14 @@ class StdioServer:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+
+    def session(self, *calls: tuple[str, dict[str, Any]]) -> tuple[list[dict[str, Any]], int | None]:
+        """A harness's whole life with the server: the handshake, `calls` in turn, then end of input; (the answers, the
+        exit code — None when it did not end within 30 s)."""
+        try:
+            self.initialize()
+            answers = [self.call(tool, arguments) for tool, arguments in calls]
+        finally:
+            self.close_input()
+            code = self.wait(30)
+        return answers, code

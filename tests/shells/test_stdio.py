@@ -294,12 +294,7 @@ def test_a_repository_the_server_cannot_open_is_said_on_every_tool_call_and_the_
     if settings:
         (repo / ".agents/repo-memory.toml").write_text(settings, encoding="utf-8")
     server = StdioServer(repo, env=env)
-    try:
-        server.initialize()
-        answers = [server.call("recall", {"query": "release"}), server.call("remember", {"text": "a note"})]
-    finally:
-        server.close_input()
-        code = server.wait(30)
+    answers, code = server.session(("recall", {"query": "release"}), ("remember", {"text": "a note"}))
     stderr = server.stderr.decode(errors="replace")
     for answer in answers:
         text = answer["content"][0]["text"]
@@ -316,12 +311,7 @@ def test_a_checkout_the_server_may_not_write_is_said_on_every_tool_call(repo: Pa
         Store(Config.load(repo)).close()
     with unwritable(repo / (".git/repo-memory" if used else ".git")):
         server = StdioServer(repo)
-        try:
-            server.initialize()
-            answer = server.call("recall", {"query": "release"})
-        finally:
-            server.close_input()
-            code = server.wait(30)
+        (answer,), code = server.session(("recall", {"query": "release"}))
     text = answer["content"][0]["text"]
     assert answer["isError"] and ".git" in text and "writable" in text, text
     assert code == 0 and "Traceback" not in server.stderr.decode(errors="replace")
@@ -332,12 +322,7 @@ def test_a_session_id_the_secret_scanner_doubts_is_replaced_and_the_server_serve
 
     doubted = "life-SIGTERM-inflight-2-1796500912"  # a test's id the high-entropy check takes for a token
     server = StdioServer(repo, env={"REPO_MEMORY_SESSION": doubted})
-    try:
-        server.initialize()
-        remembered = server.call("remember", {"text": "written all the same"})
-    finally:
-        server.close_input()
-        code = server.wait(30)
+    (remembered,), code = server.session(("remember", {"text": "written all the same"}))
     assert not remembered.get("isError"), remembered
     assert remembered["structuredContent"]["session"] != doubted
     assert code == 0 and "REPO_MEMORY_SESSION" in server.stderr.decode(errors="replace")
@@ -349,13 +334,8 @@ def test_a_repository_git_refuses_for_its_owner_is_reported_in_gits_words_with_t
     from tests.shells.stdio_server import StdioServer
 
     env = {"GIT_TEST_ASSUME_DIFFERENT_OWNER": "1"}  # git's own switch for the check that another user's clone trips
-    server = StdioServer(repo, env=env)
-    try:
-        server.initialize()
-        answer = server.call("recall", {"query": "release"})
-    finally:
-        server.close_input()
-        assert server.wait(30) == 0
+    (answer,), code = StdioServer(repo, env=env).session(("recall", {"query": "release"}))
+    assert code == 0
     doctor = subprocess.run([*SERVE[:-1], "doctor"], cwd=repo, capture_output=True, text=True, timeout=60, env={**os.environ, **env})
     for said in (answer["content"][0]["text"], doctor.stderr):
         assert "dubious ownership" in said and f"git config --global --add safe.directory {repo}" in said, said

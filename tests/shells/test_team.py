@@ -19,7 +19,7 @@ from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git, kept, write_skill_file
+from tests.conftest import conflicted, git, kept, write_skill_file
 
 SESSION = "5e1f0c2a-7b3d-4e8f-9a1b-2c3d4e5f6a7b"
 
@@ -507,13 +507,8 @@ def test_a_checkpoint_deferred_by_a_merge_lands_once_the_merge_is_committed_and_
     (repo / "a.txt").write_text("base\n", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
-    git(repo, "checkout", "-q", "-b", "topic")
-    (repo / "a.txt").write_text("topic\n", encoding="utf-8")
-    git(repo, "commit", "-q", "-am", "topic")
-    git(repo, "checkout", "-q", "main")
-    (repo / "a.txt").write_text("main\n", encoding="utf-8")
-    git(repo, "commit", "-q", "-am", "main")
-    assert subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True).returncode != 0  # a conflict
+    conflicted(repo, lambda: (repo / "a.txt").write_text("topic\n", encoding="utf-8"),
+               lambda: (repo / "a.txt").write_text("main\n", encoding="utf-8"))
 
     server = StdioServer(repo, env={"REPO_MEMORY_SESSION": SESSION})
     try:
@@ -595,13 +590,8 @@ def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is
                      "theirs\n>>>>>>> topic\n```\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "skills")
-    git(repo, "checkout", "-q", "-b", "topic")
-    write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job, then the smoke tests.")
-    git(repo, "commit", "-q", "-am", "topic")
-    git(repo, "checkout", "-q", "main")
-    write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job twice.")
-    git(repo, "commit", "-q", "-am", "main")
-    assert subprocess.run(["git", "merge", "-q", "topic"], cwd=repo, capture_output=True).returncode != 0
+    conflicted(repo, lambda: write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job, then the smoke tests."),
+               lambda: write_skill_file(repo, "deploy-steps", "How we deploy.", "Run the deploy job twice."))
     server = StdioServer(repo)
     try:
         server.initialize()
