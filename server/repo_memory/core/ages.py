@@ -41,10 +41,7 @@ class SkillAges:
         head = self._committed.head() if head is _NOW else head
         if not isinstance(head, str) or not self._holds_head(rel, mtime_ns, head):
             return mtime_ns
-        commits = self._at(head)
-        if rel in commits:
-            return commits[rel] * 10**9
-        return min(mtime_ns, int((time.time() - HORIZON_DAYS * 86400) * 1e9))  # committed before the horizon
+        return _committed_ns(self._at(head), rel, mtime_ns)
 
     def many(self, files: list[tuple[str, int]]) -> dict[str, int]:
         """`changed_ns` of many skill files (path, mtime_ns) at once: which of them differ from HEAD is asked of `git
@@ -57,8 +54,8 @@ class SkillAges:
             differ = set(status.worktree(git, self._folders)[0])
         except GitError:
             return {rel: mtime for rel, mtime in files}
-        commits, floor = self._at(head), int((time.time() - HORIZON_DAYS * 86400) * 1e9)
-        return {rel: mtime if rel in differ else commits[rel] * 10**9 if rel in commits else min(mtime, floor) for rel, mtime in files}
+        commits = self._at(head)
+        return {rel: mtime if rel in differ else _committed_ns(commits, rel, mtime) for rel, mtime in files}
 
     def _holds_head(self, rel: str, mtime_ns: int, head: str) -> bool:
         key = (rel, mtime_ns, head)
@@ -89,7 +86,7 @@ class SkillAges:
             if since is not None and git.run("merge-base", "--is-ancestor", since, head, check=False).returncode != 0:
                 known, since = {}, None  # a reset, a rebase, a switch to another branch: walk again
             walked = git.run("-c", "core.quotePath=false", "log", "--no-renames", "--name-only", "--format=%x1e%ct",
-                             f"--since={int(time.time() - HORIZON_DAYS * 86400)}", f"{since}..{head}" if since else head,
+                             f"--since={int(_horizon())}", f"{since}..{head}" if since else head,
                              "--", *self._folders).stdout
         except GitError as exc:  # not asked again until HEAD moves
             log.warning("could not read when skills last changed (their file times stand in): %s", exc)
@@ -103,3 +100,13 @@ class SkillAges:
         with self._lock:
             self._head, self._commits = head, {**known, **newer}
             return self._commits
+
+
+def _horizon() -> float:
+    """The time (s) the walk goes back to."""
+    return time.time() - HORIZON_DAYS * 86400
+
+
+def _committed_ns(commits: dict[str, int], rel: str, mtime_ns: int) -> int:
+    """When a file that holds HEAD's version changed: its last commit, or, committed before the horizon, no later than it."""
+    return commits[rel] * 10**9 if rel in commits else min(mtime_ns, int(_horizon() * 1e9))

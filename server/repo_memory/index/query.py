@@ -186,8 +186,7 @@ def parse(text: str, now: datetime | None = None) -> Query:
     words, and a name written with underscores, dots or slashes for the phrase of its words. With `now` (when the
     question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago") asks for the date it means, as
     one phrase ("3 december 2026"), which a record of that day holds among its date words; the words alone would match
-    the same day of every month. A pasted traceback is read without its stack frames (`without_frames`)."""
-    text = without_frames(text) or text
+    the same day of every month. Recall leaves a pasted traceback's stack frames out before (`without_frames`)."""
     tokens = words(text)
     dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
     content = [t for t in (*dated, *_meant(text, now), *parts(text), *compounds(text)) if t not in STOPWORDS] or tokens

@@ -362,6 +362,11 @@ class Engine:
         """Every run id, newest first."""
         return self.store.runs()
 
+    def live(self, name: str) -> list[RunState]:
+        """The runs of loop `name` that have not ended, newest first (one look at the files, then each run's log)."""
+        self.store.refresh()
+        return [s for rid in self.runs() if rid.startswith(f"{name}-") and (s := self.state(rid)).loop == name and s.state == "running"]
+
     def status(self, run: str | None = None) -> list[dict[str, Any]]:
         """Live and past runs (or one), newest first."""
         self.store.refresh()

@@ -13,6 +13,7 @@ import os
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import Field
@@ -197,14 +198,11 @@ def loop_start(call: Call, name: str, session: str | None = None, new: bool = Fa
     """Start a run of the loop spec .agents/loops/<name>.md: returns the run id, goal, notes, bound skills,
     what earlier runs learned, and the instruction. The server verifies your work; you do not judge success yourself.
     A loop with a live run is not started again (continue that run with loop_step) unless new=true."""
-    if not new:
-        for rid in [r for r in call.engine.runs() if r.startswith(f"{name}-")]:
-            for live in call.engine.status(rid):
-                if live["loop"] == name and live["state"] == "running":
-                    raise ConflictError(f"Loop {name} already has a live run {rid} (started {live['started']}, {live['iterations']} "
-                                        f"iteration(s)): continue it with loop_step(run='{rid}', report=...), or call "
-                                        f"loop_start(name='{name}', new=true) for a second run. A person ends a run with "
-                                        "`repo-memory loop abort RUN`.")
+    if not new and (live := call.engine.live(name)):
+        run = live[0]
+        raise ConflictError(f"Loop {name} already has a live run {run.run} (started {datetime.fromtimestamp(run.started, UTC):%Y-%m-%dT%H:%M:%SZ}, "
+                            f"{run.iterations} iteration(s)): continue it with loop_step(run='{run.run}', report=...), or call "
+                            f"loop_start(name='{name}', new=true) for a second run. A person ends a run with `repo-memory loop abort RUN`.")
     harness_session = session or call.meta_session or call.store.config.session
     return call.engine.start(name, harness_session=harness_session, harness_pid=os.getppid())
 
