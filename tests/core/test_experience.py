@@ -135,6 +135,9 @@ def test_hand_written_garbage_lines_are_skipped_and_reported_the_rest_served(sto
     assert len(breaks) == 2 and all("not JSON" in what for _, what in breaks)
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "experience log: not JSON" in out
+    rel = path.relative_to(repo).as_posix()  # git never held the file: no "restore it from git as above" (nothing above says how)
+    assert "restore it from git" not in out and f"does not commit {rel} while this line is there" in out, out
+    assert not [said for said in out.splitlines() if "changed but not committed" in said and rel in said], out  # not also "commit it"
 
 
 def test_checking_the_logs_reports_its_progress_in_bytes_and_doctor_shows_it_on_long_checks(store: Store, repo: Path, runner: CliRunner,
@@ -160,17 +163,29 @@ def test_checking_the_logs_reports_its_progress_in_bytes_and_doctor_shows_it_on_
         assert f"Checking the logs: {total / 1e6:.1f}/{total / 1e6:.1f} MB" in result.stderr, result.stderr
 
 
-def test_a_torn_last_line_is_never_merged_into_the_next_record(store: Store, repo: Path):
+def test_a_torn_last_line_is_left_alone_the_session_goes_on_in_its_next_file_and_verify_passes(store: Store, repo: Path,
+                                                                                                 runner: CliRunner):
+    """A kill in the middle of an append leaves a fragment with no newline. The next append began with a newline, which
+    made the fragment a complete line no one wrote: the log could no longer be committed and verify failed on it."""
     store.remember("before the crash", session="s1")
     s1 = kept(store, "s1")
     path = log_file(repo, s1)
+    fragment = f'{{"id": "{s1}#2", "half a rec'.encode()
     with open(path, "ab") as handle:
-        handle.write(f'{{"id": "{s1}#2", "half a rec'.encode())
+        handle.write(fragment)
     record = store.remember("after the crash", session="s1")[0]
     assert record["id"] == f"{s1}#2"
-    lines = path.read_bytes().split(b"\n")
-    assert lines[1] == f'{{"id": "{s1}#2", "half a rec'.encode() and json.loads(lines[2]) == record
-    assert store.read(f"{s1}#2").records[0].verified
+    assert path.read_bytes().endswith(b"}\n" + fragment)  # left as it is: still the torn last line of its file
+    following = path.with_name(f"{s1}+2.jsonl")
+    assert [json.loads(line) for line in following.read_bytes().splitlines()] == [record]
+    assert store.read(f"{s1}#2").records[0].verified and [r["id"] for r in store.trusted(s1)] == [f"{s1}#1", f"{s1}#2"]
+    result = runner.invoke(cli, ["--root", str(repo), "verify"])
+    assert result.exit_code == 0 and result.output.count("torn") == 1, result.output
+    assert store.verify() == [] or all("torn" in what for _, what in store.verify())
+    with open(following, "ab") as handle:  # a line no one wrote whole is still a problem, wherever it is
+        handle.write(b"not a record\n")
+    result = runner.invoke(cli, ["--root", str(repo), "verify"])
+    assert result.exit_code == 1 and "not JSON" in result.output, result.output
 
 
 def test_recall_filters_by_session_kind_and_time(store: Store):

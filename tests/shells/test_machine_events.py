@@ -164,3 +164,61 @@ def test_a_server_whose_state_folder_was_deleted_still_commits_what_it_wrote(rep
     assert server.wait(30) == 0
     assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
     assert len(logs(repo)) == 2
+
+
+
+def in_order(repo: Path) -> list[Path]:
+    """The session logs in the order their records were written (`s.jsonl`, then `s+2.jsonl`, ...)."""
+    from repo_memory.core.session_files import part_of
+
+    return sorted(logs(repo), key=lambda p: (p.parent.name, *part_of(p)))
+
+
+@pytest.mark.parametrize("restarted", [False, True], ids=["another-writer-killed", "server-killed-and-restarted"])
+def test_an_append_killed_midway_leaves_a_torn_line_every_acknowledged_record_is_committed_and_verify_passes(repo: Path,
+                                                                                                          restarted: bool):
+    """SIGKILL (a harness killing a hook that ran too long, power loss) in the middle of an append leaves the start of a
+    record line and no newline; no truncate can run. The next append ended that fragment with a newline, making a
+    complete line no one wrote: the committer then refused the whole log ('holds records repo-memory did not write'),
+    verify exited 1 calling it not JSON, and doctor said to restore from git a file git never held. A torn line left
+    at the end of a log that was then committed made verify exit 1 too."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    env = {"REPO_MEMORY_SESSION": "long-task"}
+    server = StdioServer(repo, env)
+    server.initialize()
+    acknowledged = []
+    for n in range(3):
+        answer = server.call("remember", {"text": f"written before the kill {n}"})
+        assert not answer.get("isError"), answer
+        acknowledged += answer["structuredContent"]["ids"]
+    if restarted:
+        server.kill()
+        assert server.wait(30) is not None
+    [log] = logs(repo)
+    line = log.read_bytes().splitlines()[-1]  # the state a kill in the middle of the next append leaves: a prefix of a line
+    with open(log, "ab") as handle:
+        handle.write(line[: len(line) * 2 // 3])
+    if restarted:
+        server = StdioServer(repo, env)
+        server.initialize()
+    for n in range(2):
+        answer = server.call("remember", {"text": f"written after the kill {n}"})
+        assert not answer.get("isError"), answer
+        acknowledged += answer["structuredContent"]["ids"]
+    read = server.call("read", {"ref": f"session:{acknowledged[0].partition('#')[0]}"})
+    assert not read.get("isError") and all(i in text_of(read) for i in acknowledged), read  # the fragment is skipped
+    answer = server.call("checkpoint", {"summary": "the session so far", "covers": acknowledged})
+    assert not answer.get("isError"), answer
+    assert "did not write" not in answer["structuredContent"]["commit"], answer
+    server.close_input()
+    assert server.wait(30) == 0
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
+    committed = [json.loads(raw)["id"] for path in in_order(repo)
+                 for raw in git(repo, "show", f"HEAD:{path.relative_to(repo).as_posix()}").splitlines() if raw.endswith("}")]
+    assert committed[:-1] == acknowledged  # every acknowledged record, once, in order, then the checkpoint's summary
+    checked = verify(repo)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("torn") == 1 and f"{log.relative_to(repo).as_posix()} at byte" in checked.stdout, checked.stdout
+    doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True, timeout=120)
+    assert doctor.returncode == 0 and "restore" not in doctor.stdout and "torn" in doctor.stdout, doctor.stdout + doctor.stderr
+

@@ -15,7 +15,7 @@ from repo_memory import layout
 from repo_memory.core import indexing, mirror, native_checks
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
-from repo_memory.formats import loops, skills
+from repo_memory.formats import experience, loops, skills
 from repo_memory.guards import disk
 
 
@@ -125,7 +125,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     broken = store.verify(progress)
-    in_git = _git(store, {where for where, _ in broken})
+    in_git = _git(store, {where.partition(" at byte ")[0] for where, what in broken if what != experience.TORN})
     unmerged = {f.path for f in in_git if f.message.startswith("unresolved merge conflict (")}  # one finding, one advice: the conflict's
     findings = [f for f in findings if not (f.path in unmerged and "merge conflict" in f.message)] + in_git
     for session, ids, citing in store.forked():
@@ -137,13 +137,33 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 f"{session}`) and, where a record cites one, remember a note naming the record it meant by its ID~HASH. "
                                 "A session this version begins under a chosen name is kept per clone (NAME.<clone>) and cannot fork so."))
     for where, what in broken:
-        findings.append(Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it."
-                                if "written outside" in what else
-                                "Logs are append-only: restore it from git as above; `repo-memory verify` lists every break."))
+        findings.append(_broken(where, what))
     if homes is not None:
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
         findings += [Finding(n.level, n.path, n.message, n.fix) for n in notices]
     return findings
+
+
+def _broken(where: str, what: str) -> Finding:
+    """A break verify found, and the fix that holds for it: git can restore only what it holds."""
+    if what == experience.TORN:  # no break: an append a kill cut short, never acknowledged (core/journal.py)
+        return Finding("info", where, f"experience log: {what}", "Nothing to fix: the session went on in its next file.")
+    if "written outside" in what:
+        return Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it.")
+    if "git checkout HEAD" in what:
+        return Finding("error", where, f"experience log: {what}", "Run that `git checkout`; `repo-memory verify` lists every break.")
+    if "blob" in what.lower():
+        return Finding("error", where, f"experience log: {what}", f"Bring it back with `git checkout HEAD -- {experience.BLOB_DIR}/` "
+                       "or a pull; a blob git never held cannot be restored. `repo-memory verify` lists every break.")
+    if " at byte " in where:  # a line that is no record (readers skip it)
+        rel = where.partition(" at byte ")[0]
+        return Finding("error", where, f"experience log: {what}", f"repo-memory does not commit {rel} while this line is there: "
+                       "a hand edit, or a record an older repo-memory cut short and then ended with its next append. If git "
+                       f"holds the line (`git log -p -- {rel}`) it stays; if not (`git status`), delete it. `repo-memory verify` "
+                       "lists every break.")
+    return Finding("error", where, f"experience log: {what}", "Logs are append-only: something other than repo-memory changed "
+                   "this record. `git log -p` of its log shows whether a commit did; a change git does not hold yet can only "
+                   "be taken out by hand (`git diff`). `repo-memory verify` lists every break.")
 
 
 def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:

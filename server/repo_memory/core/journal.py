@@ -50,7 +50,6 @@ class Journal:
         self.held = held  # whether git's HEAD holds a file (a repository path): then it is never appended to
         self.tips = tips  # a folder holding where each session's log got to in this clone (None: not kept)
         self._paths: dict[str, Path] = {}
-        self._torn_reported: set[Path] = set()
         self._new_blobs: set[str] = set()
 
     @classmethod
@@ -194,14 +193,17 @@ class Journal:
     def _append(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], tip: tuple[Path, int, str] | None
                 ) -> tuple[Path, list[dict[str, Any]]]:
         last_seq, last_sha, clean_end = _tail(fd)
+        if not clean_end:  # a writer killed mid-append: its fragment stays the last line of this file, which readers skip
+            log.warning("%s ends with a torn line (an append was interrupted); it is left as is and the session goes on "
+                        "in its next file", path)
         if tip is not None and tip[1] > last_seq:  # the session went further in files this checkout lacks
-            if not last_seq:  # a file begun for it here
-                return path, self._write(fd, path, session, prepared, tip[1], tip[2], clean_end)
+            if not last_seq and clean_end:  # a file begun for it here
+                return path, self._write(fd, path, session, prepared, tip[1], tip[2])
             after = max(number(tip[0], session), number(path, session)) + 1
             return self._begin(segment(path, session, after), session, prepared, tip[1], tip[2])
-        if last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
+        if not clean_end or last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
             return self._begin(segment(path, session, number(path, session) + 1), session, prepared, last_seq, last_sha)
-        return path, self._write(fd, path, session, prepared, last_seq, last_sha, clean_end)
+        return path, self._write(fd, path, session, prepared, last_seq, last_sha)
 
     def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
                ) -> tuple[Path, list[dict[str, Any]]]:
@@ -209,16 +211,15 @@ class Journal:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._paths[session] = path
-            return path, self._write(fd, path, session, prepared, last_seq, last_sha, True)
+            return path, self._write(fd, path, session, prepared, last_seq, last_sha)
         finally:
             os.close(fd)
 
-    def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
-               clean_end: bool) -> list[dict[str, Any]]:
-        if not clean_end and path not in self._torn_reported:
-            self._torn_reported.add(path)
-            log.warning("%s ends with a torn line; it is kept as is and skipped by readers", path)
-        records, chunks = [], [] if clean_end else [b"\n"]
+    def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
+               ) -> list[dict[str, Any]]:
+        """Append the records under the lock the caller holds, to a file that ends with a newline: a torn line ended
+        by a newline would be a complete line no one wrote, which keeps the log from being committed."""
+        records, chunks = [], []
         for offset, body in enumerate(prepared, start=1):
             seq = last_seq + offset
             record = seal({**body, "id": f"{session}#{seq}", "session": session, "seq": seq, "prev": last_sha})
@@ -229,7 +230,7 @@ class Journal:
             chunks.append(canonical(record) + b"\n")
         _write_all(fd, b"".join(chunks), path)
         if self.key is not None:
-            self.key.vouch(chunk[:-1] for chunk in chunks if chunk != b"\n")
+            self.key.vouch(chunk[:-1] for chunk in chunks)
         return records
 
     def _tip(self, session: str) -> tuple[Path, int, str] | None:

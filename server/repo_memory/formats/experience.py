@@ -97,6 +97,11 @@ def seal(record: dict[str, Any]) -> dict[str, Any]:
     return {**body, "sha256": hashlib.sha256(canonical(body)).hexdigest()}
 
 
+# A log's last bytes with no newline: an append cut short (a process killed, power lost), never acknowledged (an append is
+# answered once it is on disk). Readers skip it, no append ends it with a newline (core/journal.py), so it is no break.
+TORN = "torn last line: an append was cut short (a process killed, power lost) and never acknowledged; readers skip it"
+
+
 @dataclass(frozen=True)
 class Line:
     """One line of a log file as stored: its bytes, where they are, and the record they hold (if any)."""
@@ -112,7 +117,7 @@ def parse_line(raw: bytes, offset: int, torn: bool = False, check: bool = True) 
     """Parse one line; a line that is not a valid record keeps a `problem` and no record. Without `check`, any JSON
     object is taken as the record (for readers that judge a line by something else, such as its writer's mark)."""
     if torn:
-        return Line(offset, raw, None, "torn last line (an append was interrupted)", torn=True)
+        return Line(offset, raw, None, TORN, torn=True)
     try:
         record = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -228,7 +228,7 @@ class Committer:
             return "its committed records were changed or removed"
         for offset, raw, torn in experience.split_lines(data[start:], base=start):
             if torn or self.key.vouched(raw):
-                continue  # an append a kill cut short (the next append ends it with a newline), or a line this process wrote
+                continue  # an append a kill cut short (no record: it stays the file's last line), or a line this process wrote
             line = experience.parse_line(raw, offset, check=False)  # the mark decides, not the schema
             if line.record is None or not authorship.signed(line.record, self.key) or experience.seal(line.record)["sha256"] != line.record.get("sha256"):
                 return f"the line at byte {line.offset} was not written by repo-memory on this clone"
