@@ -222,3 +222,26 @@ def test_an_append_killed_midway_leaves_a_torn_line_every_acknowledged_record_is
     doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True, timeout=120)
     assert doctor.returncode == 0 and "restore" not in doctor.stdout and "torn" in doctor.stdout, doctor.stdout + doctor.stderr
 
+
+def test_doctor_calls_a_log_this_clone_wrote_and_never_committed_what_it_is_not_a_hand_edit(repo: Path):
+    """With `.git/repo-memory/` deleted (the only note that a log awaits its commit) and the server then killed, the
+    log stays untracked, and doctor told the person to commit 'edits you made by hand'. A hand-written log is still one."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    answer = server.call("remember", {"text": "we chose postgres 16", "session": "sess-a"})
+    assert not answer.get("isError"), answer
+    shutil.rmtree(repo / ".git/repo-memory")
+    server.kill()
+    assert server.wait(30) is not None
+    [log] = logs(repo)
+    rel = log.relative_to(repo).as_posix()
+    (repo / ".agents/experience/notes.jsonl").write_text('{"text": "mine"}\n', encoding="utf-8")  # a person's own file
+    doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True, timeout=120)
+    lines = doctor.stdout.splitlines()
+    own = [f"{said} {fix}" for said, fix in zip(lines, lines[1:]) if rel in said and fix.startswith("  fix: ")]
+    assert own and "repo-memory wrote" in own[0] and "by hand" not in own[0] and f"git add {rel}" in own[0], doctor.stdout
+    assert "notes.jsonl" in doctor.stdout and "by hand" in doctor.stdout  # the person's file is still called theirs
+    subprocess.run([sys.executable, "-m", "repo_memory", "doctor", "--fix"], cwd=repo, capture_output=True, timeout=120)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == "?? .agents/experience/notes.jsonl\n"
+    assert json.loads(git(repo, "show", f"HEAD:{rel}"))["text"] == "we chose postgres 16"

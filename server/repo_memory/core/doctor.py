@@ -15,8 +15,9 @@ from repo_memory import layout
 from repo_memory.core import indexing, mirror, native_checks
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
+from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills
-from repo_memory.guards import disk
+from repo_memory.guards import authorship, disk
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,24 @@ def _broken(where: str, what: str) -> Finding:
                    "be taken out by hand (`git diff`). `repo-memory verify` lists every break.")
 
 
+def own_logs(store: Store, paths: list[str]) -> list[str]:
+    """Which of the experience logs at `paths` hold only records this clone's repo-memory wrote (its mark on each): its
+    own memory whose note that a commit is due was lost (the state folder deleted while it waited), not a person's."""
+    own = []
+    for rel in paths:
+        if not rel.endswith(".jsonl") or not rel.startswith(f"{experience.EXPERIENCE_DIR}/"):
+            continue
+        try:
+            lines = experience.parse_lines(disk.read_safely(store.root / rel))
+        except (OSError, UnsafePathError):
+            continue
+        if any(line.record for line in lines) and all(line.torn or line.record and authorship.signed(line.record, store.key)
+                                                      and experience.seal(line.record)["sha256"] == line.record["sha256"]
+                                                      for line in lines):
+            own.append(rel)
+    return own
+
+
 def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
     """Memory that is not (yet) in git, and what a killed commit left behind. A `broken` log (its own error says to
     restore it) is not also proposed for commit: one finding, one advice."""
@@ -198,6 +217,12 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            f"{settle.format(path=path)}, then finish the {underway.removeprefix('a ')} with {finish}."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
+    own = own_logs(store, uncommitted) if health.underway not in FINISH else []
+    if own:
+        out.append(Finding("warning", _folders(own), f"{len(own)} experience log(s) repo-memory wrote on this clone were never "
+                           f"committed (the note that they await a commit was lost, e.g. with .git/repo-memory/): {_listed(own)}",
+                           f"`repo-memory doctor --fix` commits them (or `git add {' '.join(own)} && git commit`)."))
+        uncommitted = [p for p in uncommitted if p not in own]
     if uncommitted:
         folders = _folders(uncommitted)
         out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {_listed(uncommitted)}",
