@@ -188,6 +188,25 @@ def test_a_torn_last_line_is_left_alone_the_session_goes_on_in_its_next_file_and
     assert result.exit_code == 1 and "not JSON" in result.output, result.output
 
 
+def test_an_append_killed_just_before_its_newline_never_gives_its_id_to_a_second_record(store: Store, repo: Path):
+    """A kill can stop an append after its whole record and before the newline: a complete, marked record that was
+    never acknowledged. The next append took the same seq and ended the line with its newline, so two valid records
+    held one id and one place in the chain."""
+    from repo_memory.guards import authorship
+
+    first = store.remember("before the crash", session="s1")[0]
+    s1 = kept(store, "s1")
+    path = log_file(repo, s1)
+    unanswered = experience.seal({**first, "id": f"{s1}#2", "seq": 2, "prev": first["sha256"], "text": "never acknowledged"})
+    with open(path, "ab") as handle:
+        handle.write(experience.canonical(authorship.sign(unanswered, store.key)))  # no newline: the kill came first
+    record = store.remember("after the crash", session="s1")[0]
+    assert record["id"] == f"{s1}#2"
+    store.refresh()
+    assert [r["text"] for r in store.trusted(s1)] == ["before the crash", "after the crash"]
+    assert store.read(f"{s1}#2").records[0].record["text"] == "after the crash" and store.forked() == []
+
+
 def test_recall_filters_by_session_kind_and_time(store: Store):
     store.remember("database migration failed on staging", kind="error", session="a", ts="2026-11-01T10:00:00Z")
     store.remember("database migration fixed by reordering", kind="decision", session="a", ts="2026-11-20T10:00:00Z")
