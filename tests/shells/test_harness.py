@@ -512,14 +512,15 @@ def files_of(repo: Path) -> dict[str, bytes]:
     return {p.relative_to(repo).as_posix(): p.read_bytes() for p in kept}
 
 
-def test_uninstall_says_what_of_claude_codes_setup_it_leaves_on_purpose(repo: Path, runner: CliRunner, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
+def test_uninstall_says_it_takes_back_the_folder_trust_and_the_exclude_line_claude_code_setup_added(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """uninstall left the folder trust `setup claude-code --trust` stored and the exclude line for the personal settings
-    file without a word, so a person checking what it undid found two changes nobody mentioned."""
+    file (tests/shells/test_uninstall.py checks the files); it says what it took back."""
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     run(runner, repo, "setup", "claude-code", "--trust")
     out = run(runner, repo, "uninstall")
-    assert "left as they are: Claude Code's trust of this folder" in out and "/.claude/settings.local.json in" in out, out
+    assert "took back the trust of" in out and "removed the line /.claude/settings.local.json that setup added" in out, out
+    assert "left as" not in out, out
 
 
 @pytest.mark.parametrize("name", [".claude/settings.local.json", ".claude/settings.json", ".mcp.json"])

@@ -70,6 +70,9 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
         changes += [f"{config}: removed the trust of repo-memory's hooks here{unwritten}"] if trusted else []
         changes += _untrust_project(doc, root, f"{config}: ", unwritten)
     after = tomlkit.dumps(doc)
+    ends = len(text) - len(text.rstrip("\n"))
+    if remove and after.strip() and len(after) - len(after.rstrip("\n")) > ends:  # the blank line setup put before its
+        after = after.rstrip("\n") + "\n" * max(ends, 1)                           # tables was left at the end
     if after != text and not dry_run:
         config.parent.mkdir(parents=True, exist_ok=True)
         disk.write_atomic(config, after.encode())

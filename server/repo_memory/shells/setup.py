@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shlex
 import shutil
@@ -17,11 +18,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from repo_memory import layout
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.shells import attach, hookcalls, settings_text
+from repo_memory.shells import attach, hookcalls, personal, settings_text
 
 HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
          ("Stop", "stop"), ("SessionEnd", "session-end"))
@@ -222,7 +222,7 @@ def on_path() -> str | None:
 
 
 RULES = [f"mcp__{NAME}", f"mcp__plugin_{NAME}_{NAME}"]  # Claude Code permission rules: every tool from .mcp.json, from the plugin
-LOCAL_FILE = ".claude/settings.local.json"
+LOCAL_FILE = personal.LOCAL_FILE
 
 
 def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
@@ -272,7 +272,9 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             changes.append(_not_on_path("Claude Code cannot start it"))
     elif scope == "user":
         args = ["claude", "mcp", "remove", "--scope", "user", NAME] if remove else ["claude", "mcp", "add", "--scope", "user", NAME, "--", *attach.command()]
-        if shutil.which("claude") and not dry_run:
+        if remove and not _user_scoped(home):  # asking `claude` would make its state in a HOME that has none
+            changes.append(f"{home / '.claude.json'}: already without {NAME} in user scope")
+        elif shutil.which("claude") and not dry_run:
             done = subprocess.run(args, capture_output=True, text=True, timeout=60)
             changes.append(f"ran `{' '.join(args)}`: {(done.stdout or done.stderr).strip()}")
         else:
@@ -299,12 +301,27 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
                         if plugin and in_shared else "hooks installed and tools allowed (shared, by name)" if in_shared else
                         "hooks and tool permission removed" + ("" if remove else " (they are in settings.local.json now)"))
     if local and not remove:
-        changes += _ignored(root, local_path, dry_run)
+        changes += personal.ignored(root, local_path, dry_run)
+    if remove:  # what setup added for this person beyond the files: the exclude line, the folder trust
+        changes += personal.unignore(root, dry_run) + personal.untrust_folder(root, dry_run)
     if not remove and not dry_run:
         changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
     if not remove and (trust or not plugin):  # the plugin's server needs no approval of the folder's .mcp.json
-        changes += _trust_folder(root, home, trust, dry_run)
+        changes += personal.trust_folder(root, home, trust, dry_run)
     return changes
+
+
+def _user_scoped(home: Path) -> bool:
+    """Whether Claude Code may hold repo-memory in user scope (`mcpServers` of ~/.claude.json, or a file it cannot tell)."""
+    state = personal.claude_state(home / ".claude.json")
+    return bool(os.environ.get("CLAUDE_CONFIG_DIR")) or state is None or NAME in (state.get("mcpServers") or {})
+
+
+def tidy(root: Path) -> None:
+    """Remove the folders setup's files lived in (.claude/skills, .claude, .codex) when nothing is left in them."""
+    for folder in (root / ".claude" / "skills", root / ".claude", root / ".codex"):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only an empty one
 
 
 def commit_note(root: Path, names: list[str]) -> list[str]:
@@ -316,58 +333,3 @@ def commit_note(root: Path, names: list[str]) -> list[str]:
     waiting = [line[3:] for line in found.splitlines() if line[3:] in paths]
     return [f"note: commit {', '.join(waiting)} (`git add {' '.join(waiting)} && git commit`): a team file, so teammates' "
             "clones get repo-memory too"] if waiting else []
-
-
-def _ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
-    """Make sure git ignores `path` (personal settings with this machine's paths): a line in .git/info/exclude."""
-    relative = path.relative_to(root).as_posix()
-    top, git_dir, common_dir = gitrepo.discover(root)
-    git = Git(top, git_dir)
-    if git.run("check-ignore", "-q", "--no-index", relative, check=False).returncode == 0:
-        return []
-    if git.run("ls-files", "--error-unmatch", relative, check=False).returncode == 0:
-        return [f"note: git tracks {relative}, which holds this machine's paths (and Claude Code ignores the permissions in "
-                f"a tracked one): `git rm --cached {relative}` and commit"]
-    exclude = common_dir / "info" / "exclude"  # git reads it there only, also in a linked worktree
-    if not dry_run:
-        layout.add_lines(exclude, [f"/{relative}"])
-    return [f"{exclude}: git now ignores /{relative} (your own file, in this clone only)" + (" (dry run, not written)" if dry_run else "")]
-
-
-def left_behind(root: Path, home: Path) -> list[str]:
-    """What uninstall leaves, on purpose, of what setup wrote: Claude Code's trust of the folder (its own answer, which
-    more than repo-memory relies on) and the exclude line that keeps the personal settings file out of git."""
-    out = []
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        projects = json.loads((home / ".claude.json").read_text(encoding="utf-8")).get("projects") or {}
-        if isinstance(projects.get(str(root)), dict) and projects[str(root)].get("hasTrustDialogAccepted"):
-            out.append(f"Claude Code's trust of this folder in {home / '.claude.json'} (its own answer, which more than "
-                       "repo-memory relies on; `claude` asks again if you take it out)")
-    with contextlib.suppress(OSError):
-        exclude = gitrepo.discover(root)[2] / "info" / "exclude"
-        if f"/{LOCAL_FILE}" in exclude.read_text(encoding="utf-8").splitlines():
-            out.append(f"the line /{LOCAL_FILE} in {exclude} (it keeps that file, your own settings, out of git)")
-    return out
-
-
-def _trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str]:
-    """Claude Code starts a project's .mcp.json servers interactively (and `claude mcp list` reports them Connected)
-    only in a folder whose trust dialog was answered: `projects[<folder>].hasTrustDialogAccepted` in ~/.claude.json."""
-    path = home / ".claude.json"
-    try:
-        state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except ValueError:
-        return [f"note: {path} is not valid JSON; Claude Code will ask whether you trust this folder the first time you run `claude` here"]
-    projects = state.get("projects") if isinstance(state, dict) else None
-    trusted = any(isinstance(p, dict) and p.get("hasTrustDialogAccepted") and (root == Path(k) or Path(k) in root.parents)
-                  for k, p in (projects or {}).items())
-    if trusted:
-        return []
-    if not trust:
-        return ["note: Claude Code shows repo-memory as 'Pending approval' until you trust this folder: run `claude` here once and "
-                "answer 'Yes, I trust this folder', or run `repo-memory setup claude-code --trust` to store that answer for you."]
-    if not dry_run:
-        state.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
-        disk.write_atomic(path, (json.dumps(state, indent=2) + "\n").encode())
-    return [f"{path}: trusted {root}, as answering Claude Code's 'Do you trust the files in this folder?' with yes stores it"
-            + (" (dry run, not written)" if dry_run else "")]

@@ -118,10 +118,10 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
 
     store = store_of(ctx)
     if marketplace is not None:
-        from repo_memory.shells import rollout
+        from repo_memory.shells import personal, rollout
 
         try:
-            for change in rollout.team_plugin(store.root, marketplace, remove, dry_run) + attaching._trust_folder(store.root, Path.home(), trust, dry_run):
+            for change in rollout.team_plugin(store.root, marketplace, remove, dry_run) + personal.trust_folder(store.root, Path.home(), trust, dry_run):
                 click.echo(change)
         except attaching.SettingsError as exc:
             raise click.ClickException(str(exc)) from exc
@@ -142,6 +142,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     if remove and not dry_run:
         for name in mirror.unmirror(store.root, store.config.state_dir):
             click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
+        attaching.tidy(store.root)
     elif not dry_run:
         report = mirror.of(store)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
@@ -178,6 +179,8 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
         raise click.ClickException(str(exc)) from exc
     for change in changes:
         click.echo(change)
+    if remove and not dry_run:
+        attaching.tidy(store.root)
     if not remove:
         _diff_driver(store)
 
@@ -206,7 +209,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     from repo_memory.core import mirror
     from repo_memory.git.repo import Git
     from repo_memory.runner import triggers
-    from repo_memory.shells import codex
+    from repo_memory.shells import codex, personal
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
@@ -234,8 +237,10 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
             if not team and (root / name).is_file() and "repo-memory" in (root / name).read_text(encoding="utf-8", errors="replace")]
     if kept:
         click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
-    if left := attaching.left_behind(root, Path.home()):
-        click.echo(f"left as they are: {'; '.join(left)}")
+    if not dry_run:
+        attaching.tidy(root)
+    if left := personal.left_behind(root):
+        click.echo(f"left as it is: {'; '.join(left)}")
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
     elif team and any(name in " ".join(shown) for name in (".mcp.json", "settings.json", "hooks.json")):

@@ -1,0 +1,139 @@
+"""What `setup claude-code` writes for this person outside the settings files it edits, and taking exactly that back:
+the line in .git/info/exclude that keeps `.claude/settings.local.json` out of git, and Claude Code's trust of the folder
+in ~/.claude.json. Setup marks what it added (a comment over the exclude line; a note in this checkout's state folder
+naming the trust it stored), so uninstall takes back only that: a line the person wrote, or a folder they trusted
+themselves, stays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from repo_memory import layout
+from repo_memory.config import Config
+from repo_memory.git import repo as gitrepo
+from repo_memory.git.repo import Git
+from repo_memory.guards import disk
+from repo_memory.shells import settings_text
+
+LOCAL_FILE = ".claude/settings.local.json"
+EXCLUDED = f"/{LOCAL_FILE}"
+MARK = "# added by `repo-memory setup claude-code` (your own settings stay out of git); `repo-memory uninstall` takes it out"
+TRUST_NOTE = "claude-trust.json"  # in the checkout's state folder: the trust `setup claude-code --trust` stored
+
+
+def ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
+    """Make sure git ignores `path` (personal settings with this machine's paths): a marked line in .git/info/exclude."""
+    relative = path.relative_to(root).as_posix()
+    top, git_dir, common_dir = gitrepo.discover(root)
+    git = Git(top, git_dir)
+    if git.run("check-ignore", "-q", "--no-index", relative, check=False).returncode == 0:
+        return []
+    if git.run("ls-files", "--error-unmatch", relative, check=False).returncode == 0:
+        return [f"note: git tracks {relative}, which holds this machine's paths (and Claude Code ignores the permissions in "
+                f"a tracked one): `git rm --cached {relative}` and commit"]
+    exclude = common_dir / "info" / "exclude"  # git reads it there only, also in a linked worktree
+    if not dry_run:
+        layout.add_lines(exclude, [MARK, f"/{relative}"])
+    return [f"{exclude}: git now ignores /{relative} (your own file, in this clone only)" + (" (dry run, not written)" if dry_run else "")]
+
+
+def unignore(root: Path, dry_run: bool) -> list[str]:
+    """Take out the exclude line setup added (the one under its mark); a line the person wrote stays."""
+    with contextlib.suppress(OSError):
+        exclude = gitrepo.discover(root)[2] / "info" / "exclude"
+        text = exclude.read_text(encoding="utf-8")
+        lines = text.splitlines(keepends=True)
+        at = next((i for i in range(len(lines) - 1) if lines[i].rstrip("\r\n") == MARK and lines[i + 1].rstrip("\r\n") == EXCLUDED), None)
+        if at is None:
+            return []
+        if not dry_run:
+            disk.write_atomic(exclude, "".join(lines[:at] + lines[at + 2:]).encode())
+        left = " (what is left in that file is yours: git sees it again)" if (root / LOCAL_FILE).exists() else ""
+        return [f"{exclude}: removed the line {EXCLUDED} that setup added{left}" + (" (dry run, not written)" if dry_run else "")]
+    return []
+
+
+def claude_state(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ~/.claude.json ({} when there is none), None when it holds anything else."""
+    try:
+        state = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
+
+
+def _save(path: Path, before: str | None, state: dict[str, Any]) -> None:
+    """Write `state` to `path` changing only what changed (Claude Code's own layout kept); nothing left removes the file."""
+    if not state:
+        path.unlink(missing_ok=True)
+        return
+    after = settings_text.edited(before, state, 2) if before else None
+    disk.write_atomic(path, (after or json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode())
+
+
+def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str]:
+    """Claude Code starts a project's .mcp.json servers interactively (and `claude mcp list` reports them Connected)
+    only in a folder whose trust dialog was answered: `projects[<folder>].hasTrustDialogAccepted` in ~/.claude.json."""
+    path = home / ".claude.json"
+    state = claude_state(path)
+    if state is None:
+        return [f"note: {path} is not valid JSON; Claude Code will ask whether you trust this folder the first time you run `claude` here"]
+    projects = state.get("projects")
+    trusted = any(isinstance(p, dict) and p.get("hasTrustDialogAccepted") and (root == Path(k) or Path(k) in root.parents)
+                  for k, p in (projects if isinstance(projects, dict) else {}).items())
+    if trusted:
+        return []
+    if not trust:
+        return ["note: Claude Code shows repo-memory as 'Pending approval' until you trust this folder: run `claude` here once and "
+                "answer 'Yes, I trust this folder', or run `repo-memory setup claude-code --trust` to store that answer for you."]
+    if not dry_run:
+        before = path.read_text(encoding="utf-8") if path.exists() else None
+        state.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
+        _save(path, before, state)
+        note = Config.load(root).state_dir / TRUST_NOTE
+        disk.write_atomic(note, (json.dumps({"file": str(path), "folder": str(root)}, indent=2) + "\n").encode())
+    return [f"{path}: trusted {root}, as answering Claude Code's 'Do you trust the files in this folder?' with yes stores it"
+            + (" (dry run, not written)" if dry_run else "")]
+
+
+def untrust_folder(root: Path, dry_run: bool) -> list[str]:
+    """Take back the trust `trust_folder` stored (its note names the file and the folder, where the checkout was then):
+    the key it set goes, and the folder's entry (and the file) when nothing else is left in it. A trust the person gave
+    stays: setup stored none, so there is no note."""
+    note = Config.load(root).state_dir / TRUST_NOTE
+    try:
+        stored = json.loads(note.read_text(encoding="utf-8"))
+        path, folder = Path(stored["file"]), str(stored["folder"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    state = claude_state(path) or {}
+    projects: dict[str, Any] = state["projects"] if isinstance(state.get("projects"), dict) else {}
+    entry: dict[str, Any] = projects[folder] if isinstance(projects.get(folder), dict) else {}
+    taken = entry.get("hasTrustDialogAccepted") is True  # else already taken back, by hand or in Claude Code
+    if not dry_run:
+        if taken:
+            before = path.read_text(encoding="utf-8")
+            del entry["hasTrustDialogAccepted"]
+            if not entry:
+                del projects[folder]
+            if not projects:
+                del state["projects"]
+            _save(path, before, state)
+        note.unlink(missing_ok=True)
+    return [f"{path}: took back the trust of {folder} that `setup claude-code --trust` stored (`claude` asks again there)"
+            + (" (dry run, not written)" if dry_run else "")] if taken else []
+
+
+def left_behind(root: Path) -> list[str]:
+    """What uninstall leaves of what setup may have written: an exclude line without setup's mark (an older setup's,
+    or the person's own)."""
+    with contextlib.suppress(OSError):
+        exclude = gitrepo.discover(root)[2] / "info" / "exclude"
+        if EXCLUDED in exclude.read_text(encoding="utf-8").splitlines():
+            return [f"the line {EXCLUDED} in {exclude} (no mark says setup added it: yours, or an older setup's; it keeps "
+                    "that file, your own settings, out of git)"]
+    return []

@@ -1,0 +1,155 @@
+"""`repo-memory setup` then `repo-memory uninstall`, run as a person runs them (processes, a HOME of their own): what is
+left is what there was before setup, byte for byte, and the real harness CLIs no longer list the server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+
+TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository repo-memory was never set up in (init's diff driver, which uninstall takes out too, would
+    differ from before)."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    return path
+
+
+def env(home: Path) -> dict[str, str]:
+    kept = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME", "CLAUDE_CONFIG_DIR")}
+    return {**kept, "HOME": str(home), "PATH": f"{TOOLS}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def repo_memory(repo: Path, home: Path, *args: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, env=env(home), capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def listed(cli: str, repo: Path, home: Path) -> str:
+    """What `<cli> mcp list` (the real Claude Code or Codex) prints in `repo`; the test skips without that CLI."""
+    if not (TOOLS / cli).exists():
+        pytest.skip(f"the {cli} CLI is not installed (./install.sh --test installs it into .tools/ with npm)")
+    done = subprocess.run([str(TOOLS / cli), "mcp", "list"], cwd=repo, env=env(home), capture_output=True, text=True, timeout=180,
+                          stdin=subprocess.DEVNULL)
+    return done.stdout + done.stderr
+
+
+def state(repo: Path, home: Path) -> dict[str, bytes | None]:
+    """Every file and folder setup may touch: the working tree, this clone's exclude, config and git hooks, and HOME
+    (a folder maps to None)."""
+    out: dict[str, bytes | None] = {}
+    for base, name in ((repo, "repo"), (home, "~")):
+        for path in base.rglob("*"):
+            parts = path.relative_to(base).parts
+            if base == repo and parts[0] == ".git" and (len(parts) < 2 or parts[1] not in ("info", "config", "hooks")):
+                continue
+            out[f"{name}/{path.relative_to(base).as_posix()}"] = None if path.is_dir() else path.read_bytes()
+    return out
+
+
+def changed(then: dict[str, bytes | None], now: dict[str, bytes | None]) -> list[str]:
+    """One line per path that is not as it was: its bytes before and after (a folder is None, a missing path "absent")."""
+    return [f"{k}: {then.get(k, 'absent')!r:.300} -> {now.get(k, 'absent')!r:.300}" for k in sorted(then.keys() | now.keys())
+            if then.get(k, "absent") != now.get(k, "absent")]
+
+
+def claude_json(projects: dict[str, object]) -> str:
+    """~/.claude.json as Claude Code writes it (JSON.stringify with two spaces)."""
+    return json.dumps({"numStartups": 3, "userID": "u", "projects": projects, "firstStartTime": "2026-12-01T10:00:00.000Z"}, indent=2)
+
+
+@pytest.mark.parametrize("before", ["nothing", "their own files"])
+def test_uninstall_team_after_setup_claude_code_trust_leaves_the_clone_and_home_as_they_were(repo: Path, tmp_path: Path, before: str):
+    """uninstall left the folder trust `--trust` stored in ~/.claude.json and the line setup added to .git/info/exclude
+    (and an empty .claude/): Claude Code went on trusting the folder, a later clone's .mcp.json servers included."""
+    home = tmp_path / "home"
+    home.mkdir()
+    if before != "nothing":
+        (home / ".claude.json").write_text(claude_json({"/elsewhere": {"allowedTools": [], "hasTrustDialogAccepted": True}}), encoding="utf-8")
+        (repo / ".claude").mkdir()
+        (repo / ".claude/settings.local.json").write_text('{\n  "permissions": {\n    "allow": [\n      "Bash(ls)"\n    ]\n  }\n}\n',
+                                                           encoding="utf-8")
+    then = state(repo, home)
+    out = repo_memory(repo, home, "setup", "claude-code", "--trust")
+    assert "git now ignores /.claude/settings.local.json" in out and "trusted" in out, out
+    assert json.loads((home / ".claude.json").read_text(encoding="utf-8"))["projects"][str(repo)] == {"hasTrustDialogAccepted": True}
+    out = repo_memory(repo, home, "uninstall", "--team")
+    assert "left as they are" not in out, out
+    assert changed(then, state(repo, home)) == [], out
+    assert "repo-memory" not in listed("claude", repo, home)
+
+
+def test_uninstall_keeps_the_trust_and_the_exclude_line_the_person_had_before_setup(repo: Path, tmp_path: Path):
+    """What setup found in place is the person's: uninstall takes out only what setup added."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(claude_json({str(repo): {"allowedTools": [], "hasTrustDialogAccepted": True}}), encoding="utf-8")
+    with (repo / ".git/info/exclude").open("a", encoding="utf-8") as out:
+        out.write("/.claude/settings.local.json\n")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    repo_memory(repo, home, "uninstall", "--team")
+    assert changed(then, state(repo, home)) == []
+
+
+def test_setup_trust_run_again_and_uninstall_twice_take_back_the_trust_once(repo: Path, tmp_path: Path):
+    """A second setup finds the folder trusted (by its own first run): uninstall still takes that trust back, and the
+    trust the person gives after an uninstall is theirs."""
+    home = tmp_path / "home"
+    home.mkdir()
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    dry = repo_memory(repo, home, "uninstall", "--team", "--dry-run")
+    assert "took back" in dry and "dry run" in dry and (home / ".claude.json").exists(), dry
+    repo_memory(repo, home, "uninstall", "--team")
+    assert changed(then, state(repo, home)) == []
+    (home / ".claude.json").write_text(claude_json({str(repo): {"hasTrustDialogAccepted": True}}), encoding="utf-8")  # the person's
+    theirs = state(repo, home)
+    repo_memory(repo, home, "uninstall", "--team")
+    assert changed(theirs, state(repo, home)) == []
+
+
+def test_uninstall_global_team_after_setup_codex_trust_leaves_the_clone_and_codex_config_as_they_were(repo: Path, tmp_path: Path):
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex/config.toml").write_text('model = "gpt-5"  # mine\n\n[mcp_servers.docs]\ncommand = "docs-mcp"\n', encoding="utf-8")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "codex", "--trust")
+    assert "[mcp_servers.repo-memory]" in (home / ".codex/config.toml").read_text(encoding="utf-8")
+    out = repo_memory(repo, home, "uninstall", "--team", "--global")
+    assert changed(then, state(repo, home)) == [], out
+    assert "repo-memory" not in listed("codex", repo, home)
+
+
+def test_uninstall_takes_back_only_the_trust_after_claude_code_wrote_its_own_state_for_the_folder(repo: Path, tmp_path: Path):
+    """Claude Code, once run, keeps its own state in ~/.claude.json, the folder's entry included: uninstall takes out
+    the trust setup stored and leaves the rest, so `claude` asks again whether to trust the folder."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    assert "Connected" in listed("claude", repo, home)
+    theirs = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    repo_memory(repo, home, "uninstall")
+    now = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
+    assert "hasTrustDialogAccepted" not in now.get("projects", {}).get(str(repo), {}), now
+    assert {k: v for k, v in now.items() if k != "projects"} == {k: v for k, v in theirs.items() if k != "projects"}
+    listing = listed("claude", repo, home)  # the team's .mcp.json stays; without the trust and approval nothing starts it
+    assert "repo-memory" in listing and "Pending approval" in listing, listing
+    repo_memory(repo, home, "uninstall", "--team")
+    listing = listed("claude", repo, home)
+    assert "repo-memory" not in listing, listing
