@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import git
+from tests.conftest import git, write_skill_file
 
 TOOLS = Path(__file__).resolve().parents[2] / ".tools" / "node_modules" / ".bin"
 
@@ -153,3 +153,18 @@ def test_uninstall_takes_back_only_the_trust_after_claude_code_wrote_its_own_sta
     repo_memory(repo, home, "uninstall", "--team")
     listing = listed("claude", repo, home)
     assert "repo-memory" not in listing, listing
+
+
+def test_uninstall_takes_out_the_exclude_lines_of_the_skill_copies_setup_made(repo: Path, tmp_path: Path):
+    """setup copies each accepted skill into .claude/skills and makes git ignore each copy (a line in .git/info/exclude);
+    uninstall deleted the copies and left the lines."""
+    home = tmp_path / "home"
+    home.mkdir()
+    write_skill_file(repo, "release-checklist", "How to cut a release.")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a skill")
+    then = state(repo, home)
+    out = repo_memory(repo, home, "setup", "claude-code")
+    assert "1 written" in out and "/.claude/skills/release-checklist/" in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
+    out = repo_memory(repo, home, "uninstall", "--team")
+    assert changed(then, state(repo, home)) == [], out

@@ -144,9 +144,10 @@ def generated(root: Path, rel: str, target: str = TARGET) -> bool:
     return bool(name) and (root / target / name / skills.MIRROR_MARKER).is_file()
 
 
-def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = False) -> list[str]:
-    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone) and the note that they
-    are in use; returns their names (with `dry_run`, the names it would delete)."""
+def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = False, git_dir: Path | None = None) -> list[str]:
+    """Delete the copies `mirror` generated (a hand-written skill folder there is left alone), the note that they are in
+    use, and the lines that made git ignore them (in `git_dir`'s info/exclude: the common one); returns their names
+    (with `dry_run`, the names it would delete)."""
     base, removed = root / target, []
     if not dry_run:
         (state_dir / IN_USE).unlink(missing_ok=True)
@@ -156,4 +157,11 @@ def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = 
                 if not dry_run:
                     shutil.rmtree(dest)
                 removed.append(dest.name)
+    exclude = git_dir / "info" / "exclude" if git_dir is not None else None
+    if removed and exclude is not None and exclude.is_file() and not dry_run:
+        lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
+        ours = {f"/{target}/{name}/" for name in removed}
+        kept = [line for line in lines if line.rstrip("\r\n") not in ours]
+        if kept != lines:
+            disk.write_atomic(exclude, "".join(kept).encode())
     return removed

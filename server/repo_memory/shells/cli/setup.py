@@ -140,7 +140,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     for change in changes:
         click.echo(change)
     if remove and not dry_run:
-        for name in mirror.unmirror(store.root, store.config.state_dir):
+        for name in mirror.unmirror(store.root, store.config.state_dir, git_dir=store.config.common_dir):
             click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
         attaching.tidy(store.root)
     elif not dry_run:
@@ -225,7 +225,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
-                for name in mirror.unmirror(root, store.config.state_dir, dry_run=dry_run)]
+                for name in mirror.unmirror(root, store.config.state_dir, dry_run=dry_run, git_dir=store.config.common_dir)]
     changes += [f"git hook {c}" for c in triggers.remove_git_hooks(git, dry_run=dry_run)]
     changes += layout.remove(root, store.config.common_dir, dry_run)
     shown: list[str] = []
