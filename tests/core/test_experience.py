@@ -18,7 +18,7 @@ from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoun
 from repo_memory.core.store import Store
 from repo_memory.formats.schema import validate
 
-from tests.conftest import index_snapshot, kept
+from tests.conftest import index_snapshot, kept, records_of
 
 
 def log_file(repo: Path, session: str) -> Path:
@@ -218,7 +218,7 @@ def test_recall_filters_by_session_kind_and_time(store: Store):
     assert ids(since="2026-11-15") == {f"{a}#2", f"{b}#1"}
     assert ids(until="2026-11-15") == {f"{a}#1"}
     hit = store.recall("backup restored", session="b").hits[0]
-    assert hit.ts == "2026-11-25T10:00:00Z" and hit.provenance["actor"] == "agent"
+    assert hit.ts == "2026-11-25T10:00:00Z" and hit.source["actor"] == "agent"
 
 
 def test_neighbouring_records_make_a_record_findable_by_its_context(store: Store):
@@ -430,5 +430,6 @@ def test_a_record_time_given_with_an_offset_is_stored_in_utc_and_indexed(store: 
     index, and verify called the chain after it broken."""
     store.remember("alpha one", session="tz", ts="2026-07-01T10:00:00+02:00")
     store.remember("beta two", session="tz")
-    assert [h.ts for h in store.recall("alpha one", kinds=["note"]).hits][:1] == ["2026-07-01T08:00:00.000000Z"]
+    assert [h.ts for h in store.recall("alpha one", kinds=["note"]).hits][:1] == ["2026-07-01T08:00:00Z"]  # as answers spell it
+    assert records_of(store, "tz")[0]["ts"] == "2026-07-01T08:00:00.000000Z"
     assert store.verify() == []

@@ -266,7 +266,7 @@ async def test_a_record_alone_in_its_session_is_found_by_its_meaning(memory: Pat
     finally:
         store.close()
     assert answer["ranking"].startswith("hybrid"), answer["ranking"]
-    assert named(answer["hits"][0]["session"]) == "weekend" and answer["hits"][0]["score"] > 0, answer["hits"]
+    assert named(answer["hits"][0]["id"].split("#")[0]) == "weekend" and answer["hits"][0]["score"] > 0, answer["hits"]
 
 
 async def test_the_meaning_half_prefers_the_speaker_a_question_names_as_the_words_half_does(memory: Path):
@@ -287,7 +287,7 @@ async def test_the_meaning_half_prefers_the_speaker_a_question_names_as_the_word
     finally:
         store.close()
     assert all(answer["ranking"].startswith("hybrid") for answer in answers), answers[0]["ranking"]
-    assert [[named(h["session"]) for h in answer["hits"]] for answer in answers] == [["chat-1", "chat-2"], ["chat-2", "chat-1"]], answers
+    assert [[named(h["id"].split("#")[0]) for h in answer["hits"]] for answer in answers] == [["chat-1", "chat-2"], ["chat-2", "chat-1"]], answers
 
 
 async def test_a_text_said_in_many_sessions_joins_by_meaning_as_its_newest_records_within_the_filters(memory: Path):
@@ -305,7 +305,7 @@ async def test_a_text_said_in_many_sessions_joins_by_meaning_as_its_newest_recor
     finally:
         store.close()
     assert answer["ranking"].startswith("hybrid"), answer["ranking"]
-    assert sorted(named(h["session"]) for h in answer["hits"]) == ["ci-2", "ci-3"], answer["hits"]
+    assert sorted(named(h["id"].split("#")[0]) for h in answer["hits"]) == ["ci-2", "ci-3"], answer["hits"]
 
 
 def test_the_embedding_job_asks_the_vector_index_about_the_skills_once_not_once_per_skill(memory: Path, monkeypatch: pytest.MonkeyPatch):

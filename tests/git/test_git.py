@@ -228,7 +228,7 @@ def test_history_and_reading_a_skill_as_it_was(work: Path):
     store.close()
     assert [c["subject"] for c in hist["commits"]] == ["memory(skill): update deploy", "memory(skill): add deploy"]
     assert "-1. Run fab deploy" in hist["commits"][0]["diff"] and "+1. kubectl apply" in hist["commits"][0]["diff"]
-    assert "fab deploy" in old["content"] and "kubectl" not in old["content"] and old["status"] == f"as of {first[:12]}"
+    assert "fab deploy" in old["content"] and "kubectl" not in old["content"] and old["status"] == "active" and old["as_of"] == first[:12]
 
 
 def test_history_shows_what_a_merge_that_settled_a_skill_brought(repo: Path, runner: CliRunner):

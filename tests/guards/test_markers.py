@@ -161,17 +161,17 @@ def test_recall_and_read_frame_memory_as_recorded_data_and_say_whether_it_is_com
     store.write_skill("zebra-deploy", "How the zebra deployment works.", "1. Ship it.")
     store.remember("The zebra deployment needs the feature flag on.")
     hits, record, skill = anyio.run(look)
-    assert hits["skill"]["recorded"] == "skill written by an agent; not committed yet; status draft" and not hits["skill"]["committed"]
-    assert hits["note"]["recorded"].startswith("recorded by an agent (remember) on 20") and "UTC; not committed yet" in hits["note"]["recorded"]
-    assert record["records"][0]["recorded"] == hits["note"]["recorded"] and not skill["committed"]
+    assert hits["skill"]["recorded"] == "skill written by an agent; status draft; not committed yet" and "committed" not in hits["skill"]
+    assert hits["note"]["recorded"] == "recorded by an agent (remember); not committed yet" and "committed" not in hits["note"]
+    assert record["recorded"] == hits["note"]["recorded"] and "committed" not in skill  # a read's records share the item's
     store.flush("final")  # what this process wrote, experience included (as at its exit)
     hits, record, skill = anyio.run(look)
     assert hits["skill"]["committed"] and hits["note"]["committed"] and record["records"][0]["committed"] and skill["committed"]
-    assert hits["note"]["recorded"].endswith("; committed") and "status draft" in skill["recorded"]
+    assert hits["note"]["recorded"] == "recorded by an agent (remember)" and skill["recorded"] == "skill written by an agent; status draft"
     write_skill_file(repo, "zebra-deploy", "How the zebra deployment works.", "1. Ship it, carefully.")  # a person's uncommitted edit
     store.refresh()
     hits, _, skill = anyio.run(look)
-    assert not hits["skill"]["committed"] and not skill["committed"]
+    assert "committed" not in hits["skill"] and "committed" not in skill and hits["skill"]["recorded"].endswith("; not committed yet")
 
 
 def test_an_agent_cannot_make_a_skill_active_by_editing_its_files_with_any_tool(store: Store, repo: Path):

@@ -111,7 +111,7 @@ def test_remember_checkpoint_and_a_later_session_reads_the_evidence_by_id(projec
         assert claude(repo, home, later, "What are the ops constraints?").returncode == 0
     requests = later.main_requests()
     read = [last_json(requests[2])["records"][0], last_json(requests[3])["records"][0]]
-    assert [r["record"]["text"] for r in read] == facts and all(r["verified"] for r in read)
+    assert [r["text"] for r in read] == facts and all(r["verified"] for r in read)
     assert session_id(requests[0]) != session_id(api.main_requests()[0])
 
 

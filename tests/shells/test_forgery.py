@@ -108,10 +108,10 @@ async def test_a_committed_record_rewritten_and_resealed_is_never_reported_verif
         read = await call(client, "read", ref=f"{kept(repo, 'ops')}#2")
         hits = (await call(client, "recall", query="staging writable Fridays"))["hits"]
     view = read["records"][0]
-    assert view["verified"] is False and view["committed"] is False, view
+    assert view["verified"] is False and "committed" not in view, view  # false: left out
     assert "recorded by a person" not in view["recorded"].split("it claims")[0]
     hit = next(h for h in hits if h["id"] == f"{kept(repo, 'ops')}#2")
-    assert hit["committed"] is False and "outside repo-memory" in hit["recorded"], hit
+    assert "committed" not in hit and "outside repo-memory" in hit["recorded"], hit
 
 
 async def test_acceptance_written_into_the_git_dir_does_not_let_a_spec_run(store: Store, repo: Path):

@@ -18,7 +18,7 @@ from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
-from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView
+from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView, framed
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
@@ -206,8 +206,7 @@ class Logbook:
             if view.record:
                 source = view.record.get("source", {})
                 done = self._committed.record(file, offset + length, head)
-                recorded = describe(source.get("actor", ""), view.record.get("ts", ""), done, source.get("harness", ""), source.get("tool", ""),
-                                    view.record.get("kind", ""))
+                recorded = describe(source.get("actor", ""), done, source.get("harness", ""), source.get("tool", ""), view.record.get("kind", ""))
                 outside = self._provenance.judge(view.record, file, offset + length, head)
                 if outside:  # its hash and chain may verify: anyone can recompute those
                     recorded = f"{outside}; it claims: {recorded}"
@@ -229,8 +228,9 @@ class Logbook:
                 break
             views.append(view)
             size += cost
-        return Item(id=str(parsed), kind="experience", status="recorded", records=views, next_cursor=next_cursor,
-                    committed=all(v.committed for v in views), recorded=DATA_NOTE)
+        views, recorded = framed(views)
+        return Item(id=str(parsed), kind="experience", records=views, next_cursor=next_cursor, committed=all(v.committed for v in views),
+                    recorded=recorded, note=DATA_NOTE)
 
     def read_session(self, session: str, cursor: str | None = None) -> Item:
         """Every record of `session`, as `read` gives a range (its first records may be on another branch)."""

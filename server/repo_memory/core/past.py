@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import SEGMENT
-from repo_memory.core.reading import Item, RecordView, page
+from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, page
 from repo_memory.config import SKILLS_DIR
-from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError
 from repo_memory.formats import experience, loops, refs, skills
 from repo_memory.git import history
+from repo_memory.git.committed import describe, describe_loop, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.index.docs import DocIndex
 
@@ -76,16 +78,32 @@ class Past:
             commit, data = history.at(self._git, session[0], as_of, rest=session[1:])
         else:
             commit, data = history.at(self._git, path, as_of)
-        status, recorded = f"as of {commit[:12]}", f"as committed in {commit[:12]}"
-        if parsed.kind == "record":
-            records = [ln.record for ln in experience.parse_lines(data) if ln.record and parsed.start <= ln.record["seq"] <= parsed.end]
-            if not records:
-                raise NotFoundError(f"No record {parsed} in {path} at {commit[:12]}.")
-            views = [RecordView(id=r["id"], verified=experience.seal(r)["sha256"] == r["sha256"], problem="", record=r, committed=True,
-                                recorded=recorded) for r in records]
-            return Item(id=ref, kind="experience", path=path, status=status, records=views, committed=True, recorded=recorded)
+        as_of = commit[:12]
+        if parsed.kind in ("record", "session"):  # read as `read` gives records now, each verified by its hash alone
+            views = [RecordView(id=r["id"], verified=experience.seal(r)["sha256"] == r["sha256"], record=r, committed=True,
+                                recorded=describe(r["source"].get("actor", ""), True, r["source"].get("harness", ""), r["source"].get("tool", ""), r["kind"]))
+                     for ln in experience.parse_lines(data) if (r := ln.record) and (parsed.kind == "session" or parsed.start <= r["seq"] <= parsed.end)]
+            if not views:
+                raise NotFoundError(f"No record {parsed} in {path} at {as_of}.")
+            views, recorded = framed(views)
+            return Item(id=ref, kind="experience", records=views, committed=True, recorded=recorded, note=DATA_NOTE, as_of=as_of)
         text, next_cursor = page(data.decode("utf-8", errors="replace"), cursor)
-        return Item(id=ref, kind="file", path=path, status=status, content=text, next_cursor=next_cursor, committed=True, recorded=recorded)
+        digest = hashlib.sha256(data).hexdigest()
+        if path.startswith(f"{loops.LOOPS_DIR}/"):  # the same shape as a live read, as the commit holds it (runs are now's)
+            try:
+                spec = loops.parse(data, path)
+                status, description = spec.status, spec.description or spec.goal
+            except InvalidRecordError as exc:
+                status, description = "invalid", f"invalid spec: {exc}"
+            return Item(id=f"loop:{parsed.name}", kind="loop", name=parsed.name, path=path, status=status, description=description,
+                        sha256=digest, content=text, next_cursor=next_cursor, committed=True, recorded=describe_loop(status, True), as_of=as_of)
+        if path.endswith(f"/{skills.SKILL_FILE}"):
+            skill = skills.parse(data, path, path.rsplit("/", 2)[0])
+            return Item(id=f"skill:{skill.name}", kind="skill", name=skill.name, path=path, status=skill.status, origin=skill.origin,
+                        description=skill.description, sha256=digest, content=text, next_cursor=next_cursor, committed=True,
+                        recorded=describe_skill(skill.origin, skill.status, True), as_of=as_of)
+        return Item(id=ref, kind="file", path=path, sha256=digest, content=text, next_cursor=next_cursor, committed=True,
+                    recorded=f"a file as committed in {as_of}", as_of=as_of)
 
     def code_changes(self, paths: Collection[str]) -> dict[str, str]:
         """For each code file of `paths`, which commit last changed it or that it has uncommitted changes (no entry when

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from repo_memory.code.staleness import Staleness
 from repo_memory.core import utility
@@ -33,7 +33,7 @@ from repo_memory.index import fts, query
 from repo_memory.index.activity import Activity
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.docs import DocIndex
-from repo_memory.index.hits import Hit
+from repo_memory.index.hits import OMIT, Hit
 from repo_memory.index.records import RecordIndex
 
 DEFAULT_STATUSES = ("active", "draft")
@@ -51,10 +51,11 @@ class RecallResult:
 
     query: str
     hits: list[Hit]
-    suggestions: list[str] = field(default_factory=list)
-    next_cursor: str | None = None
+    suggestions: Annotated[list[str], OMIT] = field(default_factory=list)
+    next_cursor: Annotated[str | None, OMIT] = None
     ranking: str = "full-text"  # "hybrid" when similarity of meaning was fused in; else why not
     note: str = DATA_NOTE
+    as_of: Annotated[str, OMIT] = ""  # the commit and time memory was searched as of
 
 
 def searched(text: str) -> str:
@@ -220,7 +221,15 @@ class Recall:
         if not kinds or record_kinds:
             hits += _normalised(self._records.search(parsed, limit, 0, record_kinds, None, None, moment))
         hits.sort(key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
-        return RecallResult(query=text, hits=[_scored(h, score) for score, h in hits[:limit]])
+        page = [_scored(h, score) for score, h in hits[:limit]]
+        # Records are framed as a live recall frames them (who wrote them, whether HEAD holds them); skills and loops
+        # are read from the commit itself, so they are committed, as its tree holds them.
+        records = iter(self.framed([h for h in page if h.kind not in DOC_KINDS]))
+        page = [next(records) if h.kind not in DOC_KINDS else dataclasses.replace(
+                    h, committed=True, recorded=describe_loop(h.status, True) if h.kind == "loop" else
+                    describe_skill(h.provenance.get("origin", ""), h.status, True)) for h in page]
+        return RecallResult(query=text, hits=page, ranking="full-text (as_of searches by words)",
+                            as_of=f"{commit[:12]} ({when.stamp(moment)})")
 
     def _weigh(self) -> Callable[[dict[str, Any]], float]:
         """Recall's multiplier for a skill row: what its uses earned, and how recently (core/utility.py has the formula)."""
@@ -250,8 +259,7 @@ class Recall:
             else:
                 file, offset, length = where.get(hit.id, ("", 0, 0))
                 committed = bool(file) and self._committed.record(file, offset + length, head)
-                recorded = describe(hit.provenance.get("actor", ""), hit.ts, committed, hit.provenance.get("harness", ""),
-                                    hit.provenance.get("tool", ""), hit.kind)
+                recorded = describe(hit.source.get("actor", ""), committed, hit.source.get("harness", ""), hit.source.get("tool", ""), hit.kind)
                 if file and not committed and self._provenance is not None:
                     record = self._provenance.line(file, offset, length)
                     if record is None or self._provenance.judge(record, file, offset + length, head):
@@ -275,9 +283,8 @@ class Recall:
                                     status=str(row["status"]), provenance={"origin": str(row["origin"] or "unknown"), "path": str(row["path"])},
                                     name=name))
             elif (r := self._activity.record(memory)) is not None:
-                hits.append(Hit(id=memory, kind=r["kind"], title=f"{r['kind']} in session {r['session']} at {when.shown(r['ts'], seconds=False)}",
-                                snippet=f"cites {cites}: {str(r['text'] or '')[:200]}", score=1.0, status="recorded",
-                                provenance={"actor": r["actor"], "harness": r["harness"], "tool": r["tool"]}, ts=r["ts"], session=r["session"]))
+                hits.append(Hit(id=memory, kind=r["kind"], snippet=f"cites {cites}: {str(r['text'] or '')[:200]}", score=1.0,
+                                source={"actor": r["actor"], "harness": r["harness"], "tool": r["tool"]}, ts=when.stamp(r["ts"]), session=r["session"]))
         hits.sort(key=lambda h: (h.kind not in DOC_KINDS, h.id))
         more = len(memories) > offset + limit
         return RecallResult(query=f"symbol:{symbol}", hits=self.framed(hits), next_cursor=f"offset:{offset + limit}" if more else None)

@@ -83,6 +83,11 @@ def iso(when: datetime) -> str:
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def stamp(ts: str) -> str:
+    """A stored time (ISO, UTC, with microseconds) as every answer spells a time: `2026-02-01T09:30:05Z`."""
+    return f"{ts[:19]}Z" if ts else ""
+
+
 def shown(ts: str, seconds: bool = True) -> str:
     """A stored time (ISO, UTC) as a person or an agent reads it, with its zone: `2026-02-01 09:30:05 UTC`. Day
     words in queries (`today`, `yesterday`) are days of the local calendar; what is shown says UTC, so the two never

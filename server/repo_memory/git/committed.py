@@ -124,22 +124,26 @@ class Committed:
 
 
 def describe_skill(origin: str, status: str, committed: bool) -> str:
-    """The framing of a skill: who wrote it, whether it is committed, its review status."""
-    return f"skill written by {describe(origin, '', committed).removeprefix('recorded by ')}; status {status}"
+    """The framing of a skill: who wrote it, its review status, and when HEAD does not hold it, that it is not committed."""
+    return f"skill written by {describe(origin, True).removeprefix('recorded by ')}; status {status}{_pending(committed)}"
 
 
 def describe_loop(status: str, committed: bool) -> str:
-    """The framing of a loop spec: its status and whether it is committed."""
-    return f"loop spec, status {status}; {'committed' if committed else 'not committed yet'}"
+    """The framing of a loop spec: its status, and when HEAD does not hold it, that it is not committed."""
+    return f"loop spec, status {status}{_pending(committed)}"
 
 
-def describe(actor: str, ts: str, committed: bool, harness: str = "", tool: str = "", kind: str = "") -> str:
-    """The framing every hit carries: who recorded it, when, through what, and whether it is committed. A verdict of
-    the loop engine (a `loop.*`, `skill.used` or `outcome` record its tools wrote) is the server's, in a run an agent
-    drove: it read "recorded by an agent (loop)"."""
+def describe(actor: str, committed: bool, harness: str = "", tool: str = "", kind: str = "") -> str:
+    """The framing every hit carries: who recorded it, through what, and when HEAD does not hold it that it is not
+    committed (its `committed` says so when HEAD does; its time is its `ts`: said in both, a record hit spelled each
+    fact twice and its time three times). A verdict of the loop engine (a `loop.*`, `skill.used` or `outcome` record
+    its tools wrote) is the server's, in a run an agent drove: it read "recorded by an agent (loop)"."""
     if kind and experience.server_kind(kind) and tool in experience.ENGINE_TOOLS:
         actor, tool = "repo-memory's loop engine", f"{tool}, in a run driven by {'a person' if actor == 'human' else 'an agent'}"
     who = {"agent": "an agent", "human": "a person"}.get(actor, actor if actor not in ("", "unknown") else "someone")
     via = ", ".join(p for p in (harness if harness not in ("", "unknown") else "", tool) if p)
-    when = f" on {ts[:16].replace('T', ' ')} UTC" if ts else ""
-    return f"recorded by {who}{f' ({via})' if via else ''}{when}; {'committed' if committed else 'not committed yet'}"
+    return f"recorded by {who}{f' ({via})' if via else ''}{_pending(committed)}"
+
+
+def _pending(committed: bool) -> str:
+    return "" if committed else "; not committed yet"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from repo_memory.git.repo import Git
 
@@ -14,7 +15,7 @@ class Change:
     """One commit that touched a file, with its diff (rendered by the textconv driver when configured)."""
 
     sha: str
-    date: str
+    date: str  # UTC, 2026-12-05T23:27:26Z
     author: str
     subject: str
     diff: str
@@ -27,8 +28,16 @@ def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 2
         header, _, diff = block.partition("\n")
         sha, date, author, subject = header.split("\x1f", 3)
         diff = diff.strip("\n") + "\n" if diff.strip() else ""
-        out.append(Change(sha, date, author, subject, diff if len(diff) <= DIFF_CHARS else diff[:DIFF_CHARS] + "\n… (diff truncated)"))
+        out.append(Change(sha, _utc(date), author, subject, diff if len(diff) <= DIFF_CHARS else diff[:DIFF_CHARS] + "\n… (diff truncated)"))
     return out
+
+
+def _utc(date: str) -> str:
+    """A commit's author date (ISO, with the author's offset) as every answer spells a time: 2026-12-05T23:27:26Z."""
+    try:
+        return datetime.fromisoformat(date).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return date
 
 
 def at(git: Git, path: str, as_of: str, rest: list[str] | None = None) -> tuple[str, bytes]:

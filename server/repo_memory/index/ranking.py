@@ -125,9 +125,9 @@ class RecordRanking:
             if missing:  # found by meaning, not by words: its opening stands in for an excerpt
                 excerpts |= dict(self._db.conn.execute(
                     f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
-        return [Hit(id=r[1], kind=r[2], title=f"{r[2]} in session {r[4]} at {when.shown(r[3], seconds=False)}", snippet=str(excerpts.get(rowid, "")),
-                    score=score, status="recorded", provenance={"actor": r[5], "harness": r[6], "tool": r[7]}, ts=r[3],
-                    session=r[4], covers=tuple(json.loads(r[8] or "[]"))) for rowid, score in page if (r := found[rowid])]
+        return [Hit(id=r[1], kind=r[2], snippet=str(excerpts.get(rowid, "")), score=score, ts=when.stamp(r[3]), session=r[4],
+                    source={"actor": r[5], "harness": r[6], "tool": r[7]}, covers=tuple(json.loads(r[8] or "[]")))
+                for rowid, score in page if (r := found[rowid])]
 
     def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
         """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index;

@@ -133,7 +133,8 @@ class Engine:
                 skipped.append(f"{skill} ({item.status})")
                 continue
             skills.append({"id": item.id, "content": item.content})
-        recalled = [{"id": h.id, "title": h.title, "snippet": h.snippet} for h in self.store.recall(spec.recall, 5).hits] if spec.recall else []
+        recalled = [{"id": h.id, **({"title": h.title} if h.title else {}), "snippet": h.snippet}  # a record has no title
+                    for h in self.store.recall(spec.recall, 5).hits] if spec.recall else []
         ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
         checklist = [item for s in spec.steps if s.level == 2 for item in s.checklist]
         answer = (f", checklist={json.dumps({item: True for item in checklist}, ensure_ascii=False)} (each item word for word, true "

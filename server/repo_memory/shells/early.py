@@ -128,7 +128,8 @@ class EarlyCalls:
                     return self._answer(ident, _error(f"Error executing tool {name}: {tools.said(exc)}"), stamp)
             if name not in self._adapters:
                 self._adapters[name] = pydantic.TypeAdapter(tools.typing_return(tools.BY_NAME[name]))
-            structured = self._adapters[name].dump_python(result, mode="json", by_alias=True)
+            adapter = self._adapters[name]  # validated first: a dataclass becomes its wire model (tools.wire), as in the SDK
+            structured = adapter.dump_python(adapter.validate_python(result, by_alias=True, by_name=True), mode="json", by_alias=True)
             text = tools.text_of(structured)
             self._answer(ident, {"content": [{"type": "text", "text": text}], "isError": False, "structuredContent": structured}, stamp)
         except Exception:  # noqa: BLE001 - never a silent client: say so, as the SDK would for a failed handler

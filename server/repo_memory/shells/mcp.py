@@ -120,8 +120,9 @@ def _for_sdk(body: Callable[..., Any]) -> Callable[..., Any]:
         with _as_tool_error():
             return body(_Call(ctx, roots), **given)
 
-    setattr(tool, "__signature__", signature.replace(parameters=[*context, *arguments], return_annotation=hints["return"]))
-    tool.__annotations__ = {"ctx": Context, "roots": Roots, **{p.name: p.annotation for p in arguments}, "return": hints["return"]}
+    answer = tools.typing_return(body)  # the answer's wire model: what the model reads, and its outputSchema
+    setattr(tool, "__signature__", signature.replace(parameters=[*context, *arguments], return_annotation=answer))
+    tool.__annotations__ = {"ctx": Context, "roots": Roots, **{p.name: p.annotation for p in arguments}, "return": answer}
     del tool.__wrapped__  # the SDK must read the signature above, not follow the body's
     return tool
 

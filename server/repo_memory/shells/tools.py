@@ -10,12 +10,14 @@ import dataclasses
 import inspect
 import json
 import os
+import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
+import pydantic
 from pydantic import Field
 
 from repo_memory.core.reading import Item
@@ -26,6 +28,7 @@ from repo_memory.formats import refs as grammar, speech
 from repo_memory.git.history import Change
 from repo_memory.git.pending import noted_session
 from repo_memory.guards import secretscan
+from repo_memory.index.hits import INTERNAL, OMIT, empty
 
 if TYPE_CHECKING:
     from repo_memory.core.store import Store
@@ -244,8 +247,43 @@ def text_of(structured: Any) -> str:
 
 
 def typing_return(fn: Callable[..., Any]) -> Any:
-    """A tool's return type, resolved (the annotations here are strings)."""
-    return typing.get_type_hints(fn, include_extras=True)["return"]
+    """A tool's return type as the SDK and the early front give it out: a dataclass becomes its wire model (`wire`)."""
+    return wire(typing.get_type_hints(fn, include_extras=True)["return"])
+
+
+def structured(value: Any) -> Any:
+    """`value`, a tool's result, as the structured content of its answer (what the SDK and the early front send)."""
+    adapter = pydantic.TypeAdapter(wire(type(value)))
+    return adapter.dump_python(adapter.validate_python(value), mode="json", by_alias=True)
+
+
+_WIRES: dict[Any, Any] = {}
+
+
+def wire(hint: Any) -> Any:
+    """`hint` with each dataclass in it replaced by a pydantic model of its answer: read from the object's attributes,
+    leaving out the fields marked INTERNAL and, when empty, those marked OMIT (index/hits.py), so neither is `required`
+    in the output schema. The SDK's own model of a dataclass dropped those marks and required every field with a
+    default factory: a record hit read as 558 bytes, 110 of them its snippet (docs/agent.md)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is Annotated:
+        return Annotated[(wire(args[0]), *hint.__metadata__)]
+    if args and origin is not Literal:
+        return origin[tuple(wire(a) for a in args)] if origin not in (typing.Union, types.UnionType) else typing.Union[tuple(wire(a) for a in args)]
+    if not (isinstance(hint, type) and dataclasses.is_dataclass(hint)):
+        return hint
+    if hint not in _WIRES:
+        hints, fields = typing.get_type_hints(hint, include_extras=True), dict[str, Any]()
+        for f in dataclasses.fields(hint):
+            marks = getattr(hints[f.name], "__metadata__", ())
+            if INTERNAL in marks:
+                continue
+            given = {"default": f.default} if f.default is not dataclasses.MISSING else (
+                {"default_factory": f.default_factory} if f.default_factory is not dataclasses.MISSING else {})
+            fields[f.name] = (wire(hints[f.name]), Field(**given, exclude_if=empty if OMIT in marks else None))
+        _WIRES[hint] = pydantic.create_model(hint.__name__, __config__=pydantic.ConfigDict(from_attributes=True), __doc__=hint.__doc__,
+                                             **fields)
+    return _WIRES[hint]
 
 
 READ_ONLY, WRITES, APPENDS = "read-only", "writes", "appends"

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from repo_memory.core import doctor as checks
+from repo_memory.formats import when
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, progress, store_of
 
@@ -33,14 +34,17 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
-            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status}{'' if hit.committed else ', uncommitted'}]  {hit.title[:90]}")
-            said = " ".join(hit.snippet.replace("**", "").split())  # what it says: a record's title is only where and when
-            if said and said != hit.title:
+            title = hit.title or f"{hit.kind} in session {hit.session} at {when.shown(hit.ts, seconds=False)}"  # a record's: where and when
+            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status or 'recorded'}{'' if hit.committed else ', uncommitted'}]  {title[:90]}")
+            said = " ".join(hit.snippet.replace("**", "").split())
+            if said and said != title:
                 click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
         if result.hits and "by meaning alone" in result.ranking:
             click.echo("(no word of the query is in any memory: these are only the nearest in meaning, and may be unrelated)")
 
-    emit(dataclasses.asdict(result), as_json, text)
+    from repo_memory.shells import tools  # pydantic, for --json only
+
+    emit(tools.structured(result) if as_json else None, as_json, text)  # the JSON of recall's answer to an agent
 
 
 @click.command(name="history")

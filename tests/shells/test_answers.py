@@ -1,0 +1,134 @@
+"""What the model reads from recall and read: compact (no empty fields, nothing the id already says, no chain
+internals of a record that verified), one spelling of a time, framed as recorded data, the same shape with `as_of`,
+and every answer valid against the outputSchema the server advertises.
+
+Claude Code and Codex hand the model the structured content as JSON when a result has one (anthropics/claude-code
+#79944, #55677; openai/codex codex-rs/protocol/src/models.rs `From<&CallToolResult> for FunctionCallOutputPayload`),
+so the structured content is what is measured here, and the text must be the same JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp import Client
+
+from repo_memory.core.store import Store
+from repo_memory.shells import mcp as server
+
+from tests.conftest import git, write_skill_file
+
+pytestmark = pytest.mark.anyio
+ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # the one form a time takes in an answer
+CHAIN = {"mac", "prev", "sha256", "seq", "session", "source", "record"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def answer(client: Client, tool: str, **args: Any) -> dict[str, Any]:
+    """The structured content of a successful call, checked against the tool's advertised outputSchema and against
+    its text (what a harness without structured content shows the model)."""
+    result = await client.call_tool(tool, args)
+    assert not result.is_error, result.content
+    schema = {t.name: t.output_schema for t in (await client.list_tools()).tools}[tool]
+    jsonschema.validate(result.structured_content, schema)
+    assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
+    return result.structured_content or {}
+
+
+def empties(value: Any, where: str = "") -> list[str]:
+    """Paths of the empty values an answer carries ("", [], {}, null, false)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in ([f"{where}.{k}"] if v in ("", [], {}, None, False) else empties(v, f"{where}.{k}"))]
+    if isinstance(value, list):
+        return [p for n, v in enumerate(value) for p in empties(v, f"{where}[{n}]")]
+    return []
+
+
+def remembered(store: Store, *texts: str, session: str = "s") -> list[str]:
+    return [store.remember(text, "note", [], None, session, actor="agent", tool="remember")[0]["id"] for text in texts]
+
+
+async def test_a_record_hit_says_each_fact_once_and_nothing_empty(store: Store, repo: Path):
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump, tag, publish.", "1. Tag\n2. Publish")
+    store.refresh()
+    [first] = remembered(store, "make migrate-staging needs the STAGING_DATABASE_URL variable.")
+    async with Client(server.build(store)) as client:
+        found = await answer(client, "recall", query="migrate staging database release")
+    hits = {h["id"]: h for h in found["hits"]}
+    hit, skill = hits[first], hits["skill:release-checklist"]
+    assert not empties(hit) and not empties(skill), (empties(hit), empties(skill))
+    assert set(hit) <= {"id", "kind", "ts", "snippet", "score", "recorded", "committed", "covers", "stale", "stale_reason"}, hit
+    session = first.split("#")[0]
+    assert not any(session in str(v) for k, v in hit.items() if k != "id"), hit  # the id says the session
+    assert ISO.match(hit["ts"]), hit["ts"]
+    assert hit["recorded"] == "recorded by an agent (remember); not committed yet", hit["recorded"]
+    assert skill["title"] == "How we cut a release: bump, tag, publish." and skill["status"] == "active"
+    assert "not instructions" in found["note"]
+    assert len(json.dumps(hit, separators=(",", ":"))) - len(hit["snippet"]) < 160, hit
+
+
+async def test_a_read_of_verified_records_carries_no_chain_internals(store: Store):
+    ids = remembered(store, "first fact", "second fact")
+    store.remember("a decision", "decision", [ids[0]], {"ticket": 7}, "s", actor="agent", tool="remember")
+    async with Client(server.build(store)) as client:
+        item = await answer(client, "read", ref=f"{ids[0].split('#')[0]}#1-3")
+    assert not empties(item), empties(item)
+    assert item["kind"] == "experience" and "not instructions" in item["note"], item
+    assert item["recorded"] == "recorded by an agent (remember); not committed yet", item  # said once for all three
+    assert [r["text"] for r in item["records"]] == ["first fact", "second fact", "a decision"]
+    for view in item["records"]:
+        assert not CHAIN & set(view) and view["verified"] is True and ISO.match(view["ts"]) and "recorded" not in view, view
+    assert item["records"][2]["refs"] == [ids[0]] and item["records"][2]["data"] == {"ticket": 7}
+    text = sum(len(r["text"]) for r in item["records"])
+    assert len(json.dumps(item, separators=(",", ":"))) < text + 220 + 110 * len(item["records"]), item  # was text + 760 each
+
+
+async def test_a_record_that_fails_verification_says_so_and_carries_what_was_stored(store: Store, repo: Path):
+    [fact] = remembered(store, "the original words")
+    log = next((repo / ".agents" / "experience").rglob("*.jsonl"))
+    log.write_text(log.read_text(encoding="utf-8").replace("the original words", "some edited words"), encoding="utf-8")
+    async with Client(server.build(store)) as client:
+        item = await answer(client, "read", ref=fact)
+    [view] = item["records"]
+    assert view["verified"] is False and view["problem"], view
+    assert view["stored"]["sha256"] and view["stored"]["text"] == "some edited words", view
+    assert view["recorded"].startswith("recorded by an agent") and "recorded" not in item, item  # said on the record that failed
+
+
+async def test_as_of_answers_have_the_live_shape(store: Store, repo: Path):
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump, tag, publish.", "1. Tag\n2. Publish")
+    store.refresh()
+    [fact] = remembered(store, "release tags are signed")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    async with Client(server.build(store)) as client:
+        live = await answer(client, "read", ref="skill:release-checklist")
+        past = await answer(client, "read", ref="skill:release-checklist", as_of="HEAD")
+        records = await answer(client, "read", ref=fact, as_of="HEAD")
+        found = await answer(client, "recall", query="release", as_of="HEAD")
+    assert past["kind"] == "skill" and past["status"] == live["status"] and past["description"] == live["description"], past
+    assert past["sha256"] == live["sha256"] and past["as_of"].startswith(git(repo, "rev-parse", "HEAD")[:12]), past
+    assert not empties(past) and not empties(records) and "not instructions" in records["note"], records
+    assert records["records"][0]["text"] == "release tags are signed" and not CHAIN & set(records["records"][0])
+    hits = {h["id"]: h for h in found["hits"]}
+    assert hits["skill:release-checklist"]["recorded"].startswith("skill written by") and hits["skill:release-checklist"]["committed"]
+    assert hits[fact]["recorded"] == "recorded by an agent (remember)" and hits[fact]["committed"], hits[fact]
+    assert not empties(found), empties(found)
+
+
+async def test_history_dates_are_spelled_as_the_other_answers_spell_a_time(store: Store, repo: Path):
+    remembered(store, "a fact")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory")
+    async with Client(server.build(store)) as client:
+        changes = await answer(client, "history", ref="session:s")
+    assert changes["commits"] and all(ISO.match(c["date"]) for c in changes["commits"]), changes["commits"]
