@@ -66,7 +66,7 @@ async def test_a_record_hit_says_each_fact_once_and_nothing_empty(store: Store, 
     hits = {h["id"]: h for h in found["hits"]}
     hit, skill = hits[first], hits["skill:release-checklist"]
     assert not empties(hit) and not empties(skill), (empties(hit), empties(skill))
-    assert set(hit) <= {"id", "kind", "ts", "snippet", "score", "recorded", "committed", "covers", "stale", "stale_reason"}, hit
+    assert set(hit) <= {"id", "kind", "ts", "snippet", "score", "recorded", "committed", "covers", "stale", "stale_reason", "matched"}, hit
     session = first.split("#")[0]
     assert not any(session in str(v) for k, v in hit.items() if k != "id"), hit  # the id says the session
     assert ISO.match(hit["ts"]), hit["ts"]
@@ -74,6 +74,17 @@ async def test_a_record_hit_says_each_fact_once_and_nothing_empty(store: Store, 
     assert skill["title"] == "How we cut a release: bump, tag, publish." and skill["status"] == "active"
     assert "not instructions" in found["note"]
     assert len(json.dumps(hit, separators=(",", ":"))) - len(hit["snippet"]) < 160, hit
+
+
+async def test_a_hit_found_only_through_its_neighbours_words_says_so(store: Store):
+    docker, nightly = remembered(store, "Docker build fails on arm64: the psycopg2 wheel is missing.",
+                                 "The nightly e2e suite takes 41 minutes.")
+    async with Client(server.build(store)) as client:
+        found = await answer(client, "recall", query="docker arm64")
+    hits = {h["id"]: h for h in found["hits"]}
+    assert [h["id"] for h in found["hits"]] == [docker, nightly]  # the order is the ranking's, unchanged
+    assert "matched" not in hits[docker], hits[docker]
+    assert "beside it" in hits[nightly]["matched"], hits[nightly]
 
 
 async def test_a_read_of_verified_records_carries_no_chain_internals(store: Store):

@@ -29,6 +29,9 @@ def empty(value: object) -> bool:
 OMIT = Wire("omit")  # left out when empty ("", [], {}, None, False); never `required` in the output schema
 INTERNAL = Wire("internal")  # the server's own: never in an answer nor in its schema
 
+# `matched` of a record hit whose own text holds no word of the query (the ranking is not changed by it):
+NEIGHBOURS = "only in records beside it"  # the query's words: in its neighbours, indexed with it (index/records.py)
+MEANING = "by meaning only"  # no word of the query in it, found by similarity of meaning
 
 
 @dataclass(frozen=True)
@@ -49,5 +52,6 @@ class Hit:
     recorded: str = ""  # "recorded by an agent (claude-code, remember)", "...; not committed yet" when HEAD does not hold it
     stale: Annotated[bool, OMIT] = False  # the code it cites changed or is gone
     stale_reason: Annotated[str, OMIT] = ""
+    matched: Annotated[str, OMIT] = ""  # NEIGHBOURS or MEANING when the hit's own text holds no word of the query
     session: Annotated[str, INTERNAL] = ""  # a record's session (its id's prefix)
     source: Annotated[dict[str, str], INTERNAL] = field(default_factory=dict)  # a record's actor, harness and tool

@@ -4,6 +4,7 @@ records that say when, then — with the query's embedding — fusion with simil
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from repo_memory.formats import when
 from repo_memory.index import fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
-from repo_memory.index.hits import Hit
+from repo_memory.index.hits import MEANING, NEIGHBOURS, Hit
 from repo_memory.index.query import STOPWORDS, Query, words
 from repo_memory.index.vectors import QueryVectors
 
@@ -125,8 +126,12 @@ class RecordRanking:
             if missing:  # found by meaning, not by words: its opening stands in for an excerpt
                 excerpts |= dict(self._db.conn.execute(
                     f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
+            unworded = _unworded(self._db.conn, query, [(rowid, str(found[rowid][12])) for rowid, _ in page if own.get(rowid, 0.0) <= 0])
+        # A record holding no word of the query came back through its neighbours' words (indexed with it) or by meaning
+        # alone: the hit says so, or an agent reads an unrelated record as related (the ranking is not changed by it).
         return [Hit(id=r[1], kind=r[2], snippet=str(excerpts.get(rowid, "")), score=score, ts=when.stamp(r[3]), session=r[4],
-                    source={"actor": r[5], "harness": r[6], "tool": r[7]}, covers=tuple(json.loads(r[8] or "[]")))
+                    source={"actor": r[5], "harness": r[6], "tool": r[7]}, covers=tuple(json.loads(r[8] or "[]")),
+                    matched="" if rowid not in unworded else NEIGHBOURS if rowid in own else MEANING)
                 for rowid, score in page if (r := found[rowid])]
 
     def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
@@ -222,6 +227,15 @@ class RecordRanking:
                 f"WITH w(s, q) AS (VALUES {','.join(['(?, ?)'] * len(part))}) "
                 "SELECT r.session, r.seq, r.vkey FROM w JOIN records r ON r.session = w.s AND r.seq = w.q", [v for p in part for v in p])}
         return {(session, seq): [keys[(session, s)] for s in _around(seq) if (session, s) in keys] for session, seq in places}
+
+
+def _unworded(conn: sqlite3.Connection, query: Query, texts: list[tuple[int, str]]) -> set[int]:
+    """Of `texts` (rowid, a record's text) that did not match the query by their own words, those that hold none of
+    its words at all, compared as the index stems them (a first pass in a large index matches only some words)."""
+    if not query.terms or not texts:
+        return set()
+    shares = fts.covered(conn, TOKENIZE, query.terms, [text for _, text in texts])
+    return {rowid for (rowid, _), share in zip(texts, shares) if share == 0.0}
 
 
 def _named(speakers: set[str], asked: set[str]) -> set[str]:
