@@ -101,8 +101,9 @@ def split_kinds(kinds: Sequence[str] | None) -> tuple[set[str], list[str] | None
     wanted = set(kinds or ())
     unknown = {k for k in wanted - {*DOC_KINDS, *experience.KINDS} if not k.startswith("loop.")}
     if unknown:
-        raise InvalidArgumentError(f"Unknown kinds {sorted(unknown)}; use 'skill', 'loop', or experience kinds: "
-                                   f"{', '.join(experience.KINDS)}, loop.*.")
+        named = " and ".join(f"'{k[:40]}'" for k in sorted(unknown))
+        raise InvalidArgumentError(f"No kind {named} in memory. The kinds are skill, loop, and the experience kinds "
+                                   f"{', '.join(experience.KINDS)} and loop.* (a loop run's records).")
     return wanted & set(DOC_KINDS), sorted(wanted - set(DOC_KINDS)) or None
 
 

@@ -18,12 +18,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 import pydantic
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult
 from repo_memory.core.skillbook import WriteResult
-from repo_memory.errors import ConflictError, InvalidArgumentError
+from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.formats import refs as grammar, speech
 from repo_memory.git.history import Change
 from repo_memory.git.pending import noted_session
@@ -34,24 +34,31 @@ if TYPE_CHECKING:
     from repo_memory.core.store import Store
     from repo_memory.runner.engine import Engine
 
-Limit = Annotated[int, Field(ge=1, le=50, description="How many hits to return (1-50).")]
-Kinds = Annotated[list[str] | None, Field(description="Only these kinds: 'skill', 'loop', or experience kinds (note, decision, error, summary, tool, ...).")]
-_TIME = "2026-11-30, 2026-11-30T14:00:00Z, today, yesterday, '3 days ago', 'last tuesday'"
-Since = Annotated[str | None, Field(description=f"Only records written at or after this time (their ts; a record's `when` is searched by "
-                                                f"its words: put that date in the query): {_TIME}. Skills and loops have no time.")]
-Until = Annotated[str | None, Field(description=f"Only records written at or before this time (their ts): {_TIME}.")]
-When = Annotated[str | None, Field(description=f"Changes since this time: {_TIME}.")]
-AsOf = Annotated[str | None, Field(description=f"Memory as it stood then, read from git history: a time ({_TIME}) or a commit id or ref.")]
+
+def _no_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)  # '' is no query: the description says when query may be left out
+
+
+_TIME = "2026-11-30, 2026-11-30T14:00:00Z, 'yesterday', '3 days ago'"
+Limit = Annotated[int, Field(ge=1, le=50, description="How many hits (1-50).")]
+Kinds = Annotated[list[str] | None, Field(description="Only these kinds: skill, loop, or record kinds (note, decision, error, summary, tool, ...).")]
+Since = Annotated[str | None, Field(description=f"Only records written at or after this time: {_TIME}. Searches experience only; for "
+                                                "when something happened, put its date in the query.")]
+Until = Annotated[str | None, Field(description="Only records written at or before this time (the forms of since).")]
+When = Annotated[str | None, Field(description=f"Only changes since this time: {_TIME}.")]
+AsOf = Annotated[str | None, Field(description="Memory as it stood then, from git history: a time (2026-11-30, 'yesterday') or a commit "
+                                               "id; skills at that commit, experience recorded up to it.")]
 Session = Annotated[str | None, Field(description="Only the records of this session id (the `session` a hit or remember gives).")]
 WriteSession = Annotated[str | None, Field(description="The session to write to; leave it out for this conversation's own.")]
 Cursor = Annotated[str | None, Field(description="The `next_cursor` of the previous answer, for the next page.")]
-Status = Literal["done", "progress", "no_op", "blocked"]
-Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (loop verdicts and outcomes are written by the server; use feedback).")]
-Speaker = Annotated[str | None, Field(description="Who said it, when the record is what a person said: their name, or \"user\" and "
-                                                  "\"assistant\" for the turns of a chat (recall prefers a person's records when a question "
-                                                  "names them; in a chat, the user's when it says I, the assistant's when it says you).")]
-About = Annotated[str | None, Field(description="When what the record tells happened, if not just now: 2023-05-08, 2023-05-08T13:56:00Z, "
-                                                "yesterday, '3 days ago'. Relative times in the text ('last week') are read from it.")]
+Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (use feedback for how a memory worked).")]
+Speaker = Annotated[str | None, Field(description="Who said it, when the record is what a person said: their name (recall prefers "
+                                                  "their records when a query names them).")]
+About = Annotated[str | None, Field(description="When what it tells happened, if not now (2026-11-30, 'yesterday'); relative times in "
+                                                "the text are read from it.")]
+Status = Annotated[Literal["done", "progress", "no_op", "blocked"], Field(
+    description="done (you think the goal is met), progress, no_op (nothing needed doing) or blocked (you cannot go on: say why).")]
+Run = Annotated[str, Field(description="The run id loop_start gave.")]
 
 
 class Call(Protocol):
@@ -86,13 +93,18 @@ class History:
     commits: list[Change]
 
 
-@dataclass(frozen=True)
-class Remembered:
-    """Ids of the records written, and where they stand with git."""
+class Remembered(BaseModel):  # a model, not a dataclass: the SDK rebuilds a dataclass without the rule that drops an empty note
+    """Ids of the records written, where they stand with git, and a note when there is more to say."""
+
+    model_config = ConfigDict(frozen=True)
 
     ids: list[str]
     session: str
     commit: str
+    note: str | None = Field(default=None, exclude_if=lambda note: note is None)
+
+
+BLOB_NOTE = ("The text ({size:,} bytes) is kept as a blob: recall searches its first 2,000 characters, read returns all of it.")
 
 
 @dataclass(frozen=True)
@@ -104,38 +116,39 @@ class Checkpointed:
     commit: str
 
 
-def recall(call: Call, query: str = "", limit: Limit = 8, kinds: Kinds = None, session: Session = None, since: Since = None,
-           until: Until = None, cursor: Cursor = None, as_of: AsOf = None,
+def recall(call: Call, query: Annotated[str, Field(json_schema_extra=_no_default, description="What you are about to do or want to know, "
+                                                                                            "in words. Needed unless symbol is given.")] = "",
+           limit: Limit = 8, kinds: Kinds = None, session: Session = None, since: Since = None, until: Until = None, cursor: Cursor = None,
+           as_of: AsOf = None,
            symbol: Annotated[str | None, Field(description="A code symbol (Class.method or src/app.py::Class.method): every memory "
                                                            "citing it, instead of a search.")] = None) -> RecallResult:
-    """Search this repository's memory (skills, loops and experience) with a natural-language query; returns compact hits to `read`.
+    """Search this repository's memory (skills, loops and experience) in words; returns compact hits to `read` by id.
 
     Example: recall(query="how do we cut a release") -> hits like {"id": "skill:release-checklist", ...};
     recall(query="migration failure", kinds=["error", "decision"], since="2026-11-01") searches experience only.
-    A summary hit lists in `covers` the ids it compresses. Pass `next_cursor` back as `cursor` for more.
-    as_of (a date or commit id) answers from memory as it stood then: skills at that commit, experience recorded up to it.
-    symbol ("Class.method" or "src/app.py::Class.method") returns every memory anchored to that code instead.
-    A hit with stale=true cites code that changed since it was written: stale_reason says what; check before relying on it.
+    A summary hit lists in `covers` the ids it compresses. A hit with stale=true cites code that changed since it was
+    written: stale_reason says what; check before relying on it.
     """
     if not query.strip() and not symbol:
         raise InvalidArgumentError("Give a query (what you are about to do) or a symbol (Class.method) to recall.")
     return call.store.recall(query, limit, kinds, session, since, until, cursor, symbol, as_of)
 
 
-def read(call: Call, ref: str, cursor: Cursor = None, as_of: AsOf = None) -> Item:
-    """Read a memory item in full by id: a skill ("skill:release-checklist" or "release-checklist"), a file inside
-    a skill's folder ("release-checklist/scripts/tag.sh"), a loop ("loop:fix-failing-tests", with its latest runs), an
-    experience record ("2026-12-02-a1b2c3#17") or a range ("2026-12-02-a1b2c3#10-20"), or a whole session or loop run.
-    Records come back exactly as stored, each with `verified` (hash and chain checked); long content is paged: pass
-    `next_cursor` back as `cursor`. as_of: a date or commit id — the item as it stood then, read from git history."""
+def read(call: Call, ref: Annotated[str, Field(description='A recall hit\'s id, or: a skill ("skill:NAME" or "NAME"), a file in its folder '
+                                                           '("NAME/scripts/tag.sh"), "loop:NAME", a record ("2026-12-02-a1b2c3#17"), a '
+                                                           'range ("…#10-20"), a session or loop run id.')],
+         cursor: Cursor = None, as_of: AsOf = None) -> Item:
+    """Read a memory item in full: a skill with the files beside it, a loop with its latest runs, experience records
+    exactly as stored, each with `verified` (hash and chain checked). Long content is paged."""
     item = call.store.read(ref, cursor, as_of)
     if item.kind == "skill":
         call.engine.note_read(item.name)
     return item
 
 
-def history(call: Call, ref: str, since: When = None, limit: Annotated[int, Field(ge=1, le=50)] = 10) -> History:
-    """The commits that changed a memory item (a skill, "loop:NAME", or a session id), newest first, each with its diff.
+def history(call: Call, ref: Annotated[str, Field(description='A skill name, "loop:NAME" or a session id.')], since: When = None,
+            limit: Annotated[int, Field(ge=1, le=50, description="How many commits (1-50).")] = 10) -> History:
+    """The commits that changed a memory item, newest first, each with its diff.
 
     Example: history(ref="release-checklist") -> who changed the procedure, when, and what changed.
     """
@@ -143,64 +156,72 @@ def history(call: Call, ref: str, since: When = None, limit: Annotated[int, Fiel
     return History(ref=ref, path=path, commits=found)
 
 
-def remember(call: Call, text: str, kind: Kind = "note", refs: list[str] | None = None, data: dict[str, Any] | None = None,
+def remember(call: Call, text: Annotated[str, Field(description="The record, self-contained: everything recall should find it by. Over "
+                                                               "64 KiB it is kept as a blob and recall searches its first 2,000 characters.")],
+             kind: Kind = "note",
+             refs: Annotated[list[str] | None, Field(description="What it relates to: ids (a record, \"skill:NAME\") or anything else, "
+                                                                 "such as a URL or a ticket.")] = None,
+             data: Annotated[dict[str, Any] | None, Field(description="Structured details (ids, numbers) that read returns and recall "
+                                                                      "does not search.")] = None,
              session: WriteSession = None, speaker: Speaker = None, when: About = None) -> Remembered:
     """Append a record to this session's experience log (append-only, kept in git); returns its id.
 
     Example: remember(text="Migrations must run before the app starts: the health check queries the new column.",
-    kind="decision", refs=["2026-12-02-a1b2c3#12"]). Put everything that should be found in `text`: `data` holds
-    structured details that `read` returns but recall does not search (ids, numbers). Content over 64 KiB is stored
-    as a blob and the record keeps a preview.
-    Recording what a person said? Pass speaker="Caroline" (or write the text as Caroline: "..."). Recording something
-    that happened at another time than now? Pass when="2023-05-08" so "yesterday" in the text means 7 May.
+    kind="decision", refs=["2026-12-02-a1b2c3#12"]).
     """
     data = speech.told(text, data, speaker, when)
     written = call.store.remember(text, kind, refs or [], data, session or call.meta_session, actor="agent", tool="remember")
-    return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"))
+    blob = written[0].get("blob")
+    return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"),
+                      note=BLOB_NOTE.format(size=blob["bytes"]) if blob and blob.get("field") == "text" else None)
 
 
-def feedback(call: Call, ref: str, outcome: Literal["helped", "misled", "outdated"], note: str | None = None) -> Remembered:
+def feedback(call: Call, ref: Annotated[str, Field(description='The skill ("skill:NAME") or record id you used.')],
+             outcome: Annotated[Literal["helped", "misled", "outdated"], Field(description="How it worked out.")],
+             note: Annotated[str | None, Field(description="What happened, briefly.")] = None) -> Remembered:
     """Say whether a memory you used helped, misled you, or was outdated; skills that help rank higher in recall.
 
-    ref: a skill ("skill:release-checklist") or an experience record id. note: what happened, briefly.
     Example: feedback(ref="skill:deploy-staging", outcome="outdated", note="the script moved to tools/deploy.sh").
     """
     record = call.store.feedback(ref, outcome, note, actor="agent", tool="feedback", session=call.meta_session)
     return Remembered(ids=[record["id"]], session=record["session"], commit=call.store.commit_status("experience"))
 
 
-def checkpoint(call: Call, summary: str, covers: list[str], session: WriteSession = None) -> Checkpointed:
-    """Record a compact summary of earlier records, citing the ids or ranges it covers (e.g. ["s#1-40", "s#45"]).
-
-    Every cited record must exist. Later, `recall` finds the summary and `read` of its covers gives the evidence.
-    """
+def checkpoint(call: Call, summary: Annotated[str, Field(description="What the records tell, compactly: what was done, decided, learned.")],
+               covers: Annotated[list[str], Field(description='The record ids and ranges it summarises, e.g. ["s#1-40", "s#45"]; each '
+                                                              "must exist.")],
+               session: WriteSession = None) -> Checkpointed:
+    """Record a compact summary of earlier records. Later, `recall` finds the summary and `read` of its covers gives the evidence."""
     record = call.store.checkpoint(summary, covers, session or call.meta_session, actor="agent", tool="checkpoint")
     return Checkpointed(id=record["id"], covers=record["covers"], commit=call.store.commit_status("experience"))
 
 
-def skill_write(call: Call, name: str, description: str | None = None, body: str | None = None, tags: list[str] | None = None, related: list[str] | None = None,
-                new: bool = False, anchors: list[str] | None = None) -> WriteResult:
-    """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md.
-
-    name: slug, e.g. "release-checklist" (lowercase letters, digits, hyphens; at most 64 characters).
-    description: one sentence saying what it does and when to use it (at most 1024 characters).
-    body: markdown with concrete steps, e.g. "1. Run `make test`\\n2. Tag with `git tag vX.Y.Z`".
-    tags, related: optional keywords and names of related skills.
-    An existing skill keeps its other fields and formatting; only what you pass changes (e.g. only tags). A new
-    skill needs description and body.
-    A new skill close to an existing one is refused with that skill's name: update it instead, or pass new=true
-    when it really is a different procedure.
-    anchors: code the skill describes, e.g. ["src/release.py::bump_version"]; recall flags the skill stale when it changes.
-    """
+def skill_write(call: Call, name: Annotated[str, Field(description='A slug, e.g. "release-checklist": lowercase letters, digits, hyphens '
+                                                                   "(at most 64).")],
+                description: Annotated[str | None, Field(description="One sentence: what it does and when to use it (at most 1024 "
+                                                                      "characters).")] = None,
+                body: Annotated[str | None, Field(description='Markdown with concrete steps, e.g. "1. Run `make test`\\n2. Tag with '
+                                                              '`git tag vX.Y.Z`".')] = None,
+                tags: Annotated[list[str] | None, Field(description="Keywords.")] = None,
+                related: Annotated[list[str] | None, Field(description="Names of related skills.")] = None,
+                new: Annotated[bool, Field(description="true: a new skill, though close to an existing one (without it, such a write "
+                                                       "is refused with that skill's name: update that one instead).")] = False,
+                anchors: Annotated[list[str] | None, Field(description='Code it describes, e.g. ["src/release.py::bump_version"]; recall '
+                                                                       "flags the skill stale when that changes.")] = None) -> WriteResult:
+    """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md. A new skill needs
+    description and body; an update changes only the fields you pass and keeps the rest and its formatting."""
     result = call.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors,
                                     session=call.meta_session)
     return dataclasses.replace(result, commit=call.store.commit_status())
 
 
-def loop_start(call: Call, name: str, session: str | None = None, new: bool = False) -> dict[str, Any]:
-    """Start a run of the loop spec .agents/loops/<name>.md: returns the run id, goal, notes, bound skills,
-    what earlier runs learned, and the instruction. The server verifies your work; you do not judge success yourself.
-    A loop with a live run is not started again (continue that run with loop_step) unless new=true."""
+def loop_start(call: Call, name: Annotated[str, Field(description="The loop: .agents/loops/<name>.md.")],
+               session: Annotated[str | None, Field(description="The harness session the run belongs to (its hooks follow the run); "
+                                                                "leave it out for this conversation's own.")] = None,
+               new: Annotated[bool, Field(description="true: start another run while one is live.")] = False) -> dict[str, Any]:
+    """Start a run of a loop spec: returns the run id, goal, notes, bound skills, what earlier runs learned, and the
+    instruction. The server verifies your work; you do not judge success yourself. A loop with a live run is not
+    started again: continue that run with loop_step."""
     if not new and (live := call.engine.live(name)):
         run = live[0]
         raise ConflictError(f"Loop {name} already has a live run {run.run} (started {datetime.fromtimestamp(run.started, UTC):%Y-%m-%dT%H:%M:%SZ}, "
@@ -210,21 +231,18 @@ def loop_start(call: Call, name: str, session: str | None = None, new: bool = Fa
     return call.engine.start(name, harness_session=harness_session, harness_pid=os.getppid())
 
 
-def loop_step(call: Call, run: str, report: str, status: Status = "done", checklist: dict[str, bool] | None = None,
-              skills: list[str] | None = None) -> dict[str, Any]:
+def loop_step(call: Call, run: Run, report: Annotated[str, Field(description="What you did in this iteration.")], status: Status = "done",
+              checklist: Annotated[dict[str, bool] | None, Field(description='The spec\'s level-2 checklist items, word for word, each '
+                                                                             'true when it holds: {"Changelog updated": true}.')] = None,
+              skills: Annotated[list[str] | None, Field(description="Skills you used: the run's outcome is credited to them, besides "
+                                                                    "those the spec binds and those you read.")] = None) -> dict[str, Any]:
     """Report an iteration of a loop run: the server records the report, runs the spec's verification steps
     (cheapest first), and answers state "continue" with what failed and where, or a terminal state
-    (succeeded, no_op, blocked, budget_exhausted, no_progress, unverifiable, aborted).
-
-    status: "done" (you think the goal is met), "progress", "no_op" (nothing needed doing), "blocked" (cannot proceed; say why).
-    checklist: answers to the spec's level-2 checklist items, e.g. {"Changelog updated": true}.
-    skills: names of skills you used. The run's outcome is credited to the skills its spec binds and to those you
-    read (read tool) during the run; the answer lists any named skill it did not credit.
-    """
+    (succeeded, no_op, blocked, budget_exhausted, no_progress, unverifiable, aborted)."""
     return call.engine.step(run, report, status, checklist, skills)
 
 
-def loop_status(call: Call, run: str | None = None) -> dict[str, Any]:
+def loop_status(call: Call, run: Annotated[str | None, Field(description="One run's id; leave it out for all runs.")] = None) -> dict[str, Any]:
     """Live and past loop runs (or one run): loop, state, iterations, start time."""
     return {"runs": call.engine.status(run)}
 
@@ -238,6 +256,16 @@ def unknown(name: str, arguments: dict[str, Any]) -> str:
         return ""
     return (f"{name} takes no {', '.join(repr(e) for e in extra)[:200]}: its arguments are {', '.join(taken)}. Nothing was done; "
             "call it again without " + ("it." if len(extra) == 1 else "them."))
+
+
+def no_such_tool(name: str) -> str:
+    """What a call of a tool that does not exist is told: the tool it most likely meant (as a misspelled skill name is
+    answered) and the tools there are."""
+    from rapidfuzz import fuzz, process, utils  # only when a name was not found
+
+    near = process.extract(name, list(BY_NAME), scorer=fuzz.WRatio, processor=utils.default_process, limit=2, score_cutoff=75)
+    best = [tool for tool, score, _ in near if score == near[0][1]]
+    return said(NotFoundError(f"No tool '{name[:60]}'.", best)) + f" The tools are {', '.join(BY_NAME)}."
 
 
 def text_of(structured: Any) -> str:

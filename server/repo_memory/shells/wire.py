@@ -153,7 +153,9 @@ class Server(MCPServer):
             served = cast(Served, context.request_context.lifespan_context)
             text = await anyio.to_thread.run_sync(lambda: hooks.answer_call(served.open([]), name, arguments))
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
-        if name in tools.BY_NAME and (extra := tools.unknown(name, arguments)):
+        if name not in tools.BY_NAME:
+            raise ToolError(tools.no_such_tool(name))  # the SDK's "Unknown tool: recal" named neither the tool meant nor the others
+        if extra := tools.unknown(name, arguments):
             raise ToolError(extra)
         if name in self.writers and context is not None:
             try:
