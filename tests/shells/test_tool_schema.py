@@ -41,6 +41,8 @@ def test_every_argument_is_described_and_the_tool_list_is_no_heavier(repo: Path)
     undescribed = [f"{t['name']}.{name}" for t in tools for name, schema in t["inputSchema"]["properties"].items()
                    if not schema.get("description")]
     assert undescribed == []
+    titled = [t["name"] for t in tools if "title" in t["inputSchema"] or any("title" in a for a in t["inputSchema"]["properties"].values())]
+    assert titled == []  # "As Of" for as_of, "recallArguments": tokens that teach nothing
     shown = sum(len(t["description"]) + len(json.dumps(t["inputSchema"])) for t in tools)
     assert len(tools) == 10 and shown <= BUDGET, shown
 

@@ -175,6 +175,11 @@ class Server(MCPServer):
             await anyio.to_thread.run_sync(served.repair_index, str(exc.__cause__))
             return _compact(await super().call_tool(name, arguments, context))
 
+    async def list_tools(self) -> list[types.Tool]:
+        """The SDK's tools without the titles pydantic gives each input schema and argument ("As Of" for as_of,
+        "recallArguments"): a model reads them as tokens and learns nothing from them."""
+        return [tool.model_copy(update={"input_schema": untitled(tool.input_schema)}) for tool in await super().list_tools()]
+
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:
         """The SDK's answer, or invalid params naming the prompts or arguments there are (the SDK's error has code 0)."""
         prompts = {prompt.name: prompt for prompt in await self.list_prompts()}
@@ -201,6 +206,12 @@ class Server(MCPServer):
             stdin.attach(write_stream)
             # The SDK's own run_stdio_async, with our streams: MCPServer offers no public way to pass them.
             await self._lowlevel_server.run(read_stream, write_stream, self._lowlevel_server.create_initialization_options())
+
+
+def untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema without its own title and its arguments' (an argument named `title` keeps its place)."""
+    properties = {name: {k: v for k, v in argument.items() if k != "title"} for name, argument in schema.get("properties", {}).items()}
+    return {**{k: v for k, v in schema.items() if k != "title"}, **({"properties": properties} if "properties" in schema else {})}
 
 
 def _compact(result: Any) -> Any:
