@@ -121,7 +121,8 @@ class Checked:
 class Server(MCPServer):
     """The SDK's server with answers of our own: every tool in `writers` spends from the write limiter; arguments in
     the wrong form get a short error naming the argument and the expected form (never the value sent, never
-    documentation links); a call that hit a damaged index runs again once the index is rebuilt; a cancelled call stops
+    documentation links); a tool that does not exist is answered with the nearest one and the list; input schemas are
+    listed without pydantic's titles; a call that hit a damaged index runs again once the index is rebuilt; a cancelled call stops
     the loop verification steps it runs; a prompt asked for wrongly gets invalid params; and over stdio, a line the SDK
     cannot parse still gets a JSON-RPC error (`Checked`)."""
 
