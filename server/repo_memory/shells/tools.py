@@ -48,7 +48,7 @@ Until = Annotated[str | None, Field(description="Only records written at or befo
 When = Annotated[str | None, Field(description=f"Only changes since this time: {_TIME}.")]
 AsOf = Annotated[str | None, Field(description="Memory as it stood then, from git history: a time (2026-11-30, 'yesterday') or a commit "
                                                "id; skills at that commit, experience recorded up to it.")]
-Session = Annotated[str | None, Field(description="Only the records of this session id (the `session` a hit or remember gives).")]
+Session = Annotated[str | None, Field(description="Only the records of this session id (a record id's part before `#`).")]
 WriteSession = Annotated[str | None, Field(description="The session to write to; leave it out for this conversation's own.")]
 Cursor = Annotated[str | None, Field(description="The `next_cursor` of the previous answer, for the next page.")]
 Kind = Annotated[str, Field(description="note, action, observation, tool, decision or error (use feedback for how a memory worked).")]
@@ -139,7 +139,7 @@ def read(call: Call, ref: Annotated[str, Field(description='A recall hit\'s id, 
                                                            'range ("…#10-20"), a session or loop run id.')],
          cursor: Cursor = None, as_of: AsOf = None) -> Item:
     """Read a memory item in full: a skill with the files beside it, a loop with its latest runs, experience records
-    exactly as stored, each with `verified` (hash and chain checked). Long content is paged."""
+    each with `verified` (hash and chain checked). Long content is paged."""
     item = call.store.read(ref, cursor, as_of)
     if item.kind == "skill":
         call.engine.note_read(item.name)
