@@ -88,6 +88,19 @@ def stamp(ts: str) -> str:
     return f"{ts[:19]}Z" if ts else ""
 
 
+def at(moment: float) -> str:
+    """A moment in seconds since 1970 as every answer spells a time: `2026-02-01T09:30:05Z`."""
+    return stamp(iso(datetime.fromtimestamp(moment, UTC)))
+
+
+def timestamp(value: float | str) -> float:
+    """Seconds since 1970 of a moment a record holds in either form: text (`2026-02-01T09:30:05Z`, what loop runs
+    record since 2026-12-06) or a number (what they recorded before; logs are append-only, so both stay)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+
+
 def shown(ts: str, seconds: bool = True) -> str:
     """A stored time (ISO, UTC) as a person or an agent reads it, with its zone: `2026-02-01 09:30:05 UTC`. Day
     words in queries (`today`, `yesterday`) are days of the local calendar; what is shown says UTC, so the two never

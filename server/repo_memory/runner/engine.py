@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from repo_memory.guards import disk
-from repo_memory.formats import experience
+from repo_memory.formats import experience, when
 from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
 from repo_memory.runner import runstate, verify
@@ -116,7 +116,7 @@ class Engine:
         run = f"{name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         earlier = self.receipts(name)
         start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
-                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time(),
+                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": when.at(time.time()),
                               "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0})
         blocked = self.runnable(spec)
         if blocked:
@@ -375,7 +375,7 @@ class Engine:
         for rid in [run] if run else self.runs():
             s = self.state(rid)
             out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations,
-                        "started": datetime.fromtimestamp(s.started, UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        "started": when.at(s.started),
                         "harness_session": s.harness_session})
         return out
 

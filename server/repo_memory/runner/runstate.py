@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.formats import when
 from repo_memory.git.pending import start_time
 from repo_memory.guards import disk
 
@@ -19,7 +21,7 @@ class RunState:
     run: str
     loop: str
     spec_sha: str
-    started: float
+    started: float  # seconds since 1970
     iterations: int
     state: str
     signatures: tuple[str, ...]
@@ -45,12 +47,21 @@ def read(store: Store, run: str) -> RunState:
     decisions = [r for r in records if r["kind"] == "loop.decision"]
     end = next((r for r in records if r["kind"] == "loop.end"), None)
     state = end["data"]["state"] if end else "running"
-    return RunState(run=run, loop=start["data"]["loop"], spec_sha=start["data"]["spec_sha256"], started=start["data"]["started"],
+    return RunState(run=run, loop=start["data"]["loop"], spec_sha=start["data"]["spec_sha256"], started=_started(start),
                     iterations=len([d for d in decisions if d["data"].get("state") != "aborted"]), state=state,
                     signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
                     harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
                     harness_started=int(start["data"].get("harness_started") or 0),
                     ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+
+
+def _started(start: dict[str, Any]) -> float:
+    """When the run started: its loop.start's `started` (`2026-12-06T02:04:36Z`; runs started before 2026-12-06 hold
+    seconds since 1970 there), else that record's own time."""
+    try:
+        return when.timestamp(start["data"]["started"])
+    except (KeyError, TypeError, ValueError):
+        return when.timestamp(start["ts"])
 
 
 def live_for(store: Store, harness_session: str, harness_pid: int = 0) -> str | None:
