@@ -3,6 +3,7 @@ output), a person as `2026-12-05 23:20:03 UTC` or `2026-12-05 23:20 UTC` (the CL
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -82,6 +83,31 @@ def cli(repo: Path, *args: str) -> str:
     return proc.stdout
 
 
+def test_every_time_the_cli_prints_is_one_readable_form_with_its_zone_and_json_is_iso(lived: Path):
+    """`history` printed `2026-12-05T23:20:03Z`, `loop status` the same, `stats` a bare date, `log show` the stored
+    `…T23:20:03.123456Z`, `timeline --json` that too and `stats --json` a bare date: five spellings for a person."""
+    run = json.loads(cli(lived, "loop", "status", "--json"))[0]["run"]
+    seen: dict[str, str] = {}
+    for args in (("log", "tail", "rel"), ("log", "show", run), ("log", "show", "old"), ("timeline",), ("history", "release-steps"),
+                 ("stats",), ("loop", "status"), ("search", "release"), ("doctor",), ("verify",)):
+        seen[" ".join(args)] = out = cli(lived, *args)
+        assert TIME.search(out) or args[0] in ("doctor", "verify"), (args, out)
+    textconv = next((lived / ".agents/experience").rglob(f"{run}.jsonl"))
+    seen["textconv"] = cli(lived, "textconv", str(textconv))
+    report = lived / "report.html"
+    cli(lived, "report", "-o", str(report))
+    page = report.read_text(encoding="utf-8")
+    assert "per day, UTC days" in page  # its bars are days, each labelled with its date
+    seen["report"] = re.sub(r"<[^>]+>", " ", re.sub(r"<svg id=activity.*?</svg>", "", page))
+    odd = {command: person_times(out) for command, out in seen.items() if person_times(out)}
+    assert not odd, odd
+    for args in (("timeline", "--json"), ("history", "release-steps", "--json"), ("stats", "--json"), ("loop", "status", "--json"),
+                 ("search", "release", "--json")):
+        answer = json.loads(cli(lived, *args))
+        assert TIME.search(json.dumps(answer)), args
+        assert not agent_times(answer), (args, agent_times(answer))
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -122,3 +148,4 @@ async def test_a_run_whose_start_record_holds_seconds_since_1970_still_reads_ste
     assert status[0]["started"] == "2026-11-01T09:00:00Z", status
     assert "started 2026-11-01T09:00:00Z" in " ".join(getattr(c, "text", "") for c in again.content)
     assert stepped.structured_content["state"] == "succeeded", stepped.structured_content
+    assert "2026-11-01 09:00:00 UTC" in cli(lived, "loop", "status", run)

@@ -29,7 +29,7 @@ def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
             continue
         src = record["source"]
         out.append(f'<a id="{record["id"]}"></a>\n### {record["id"]} · {record["kind"]}\n')
-        meta = f"*{record['ts']} · {src.get('actor', '?')}" + (f" via {src['harness']}" if src.get("harness") else "")
+        meta = f"*{when.shown(record['ts'])} · {src.get('actor', '?')}" + (f" via {src['harness']}" if src.get("harness") else "")
         meta += (f" / {src['tool']}" if src.get("tool") else "") + "*"
         out.append(meta + "\n")
         if record.get("text"):

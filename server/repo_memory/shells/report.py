@@ -15,6 +15,7 @@ from typing import Any
 from repo_memory.core import utility
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
+from repo_memory.formats import when
 
 STATE_COLOURS = {"succeeded": "#2e7d32", "no_op": "#607d8b", "running": "#1565c0", "aborted": "#757575",
                  "blocked": "#c62828", "budget_exhausted": "#ef6c00", "no_progress": "#ad1457", "unverifiable": "#6a1b9a"}
@@ -55,7 +56,7 @@ def build(store: Store) -> str:
     counts = {"skills": len(skills), "drafts": len(drafts), "stale": len(stale), "runs": len(runs), "records": total_records,
               "sessions": sessions, "days": len(days)}
     attrs = " ".join(f'data-{k}="{v}"' for k, v in counts.items())
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    now = when.shown(when.iso(datetime.now(UTC)), seconds=False)
     parts = [
         "<!doctype html><html lang=en><head><meta charset=utf-8>",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -96,7 +97,7 @@ def _skills(skills: list[dict[str, Any]], evidence: dict[str, utility.Utility], 
         rows.append(f"<tr><td>{_e(r['name'])}<div class=muted>{_e(description)}</div></td><td><span class='tag {_e(r['status'])}'>{_e(r['status'])}</span></td>"
                     f"<td class=num>{u.utility:.2f}</td><td class=num>{u.uses}</td><td class=num>{u.successes}</td>"
                     f"<td class=num>{u.failures}</td><td class=num>{u.helped}</td><td class=num>{u.misled}</td>"
-                    f"<td>{_e(u.last_used[:10]) or '—'}</td><td>{'<br>'.join(notes)}</td></tr>")
+                    f"<td>{_e(when.shown(u.last_used, seconds=False)) or '—'}</td><td>{'<br>'.join(notes)}</td></tr>")
     head = ("<tr><th>skill</th><th>status</th><th>utility</th><th>uses</th><th>succeeded</th><th>failed</th><th>helped</th>"
             "<th>misled</th><th>last used</th><th>notes</th></tr>")
     return f"<h2>Skills</h2><table id=skills>{head}{''.join(rows)}</table>" if rows else "<h2>Skills</h2><p class=muted>None yet.</p>"
@@ -115,7 +116,7 @@ def _runs(runs: list[dict[str, Any]]) -> str:
         at = datetime.fromisoformat(r["started"].replace("Z", "+00:00")).timestamp()
         x = 220 + (at - start) / span * (width - 360)
         colour = STATE_COLOURS.get(r["state"], "#455a64")
-        bars.append(f'<text x=8 y={i * row + 16} font-size=12>{_e(r["loop"])} · {_e(r["started"][:16].replace("T", " "))}</text>'
+        bars.append(f'<text x=8 y={i * row + 16} font-size=12>{_e(r["loop"])} · {_e(when.shown(r["started"], seconds=False))}</text>'
                     f'<rect x={x:.0f} y={i * row + 5} width={max(8, 12 * r["iterations"])} height=14 rx=3 fill="{colour}">'
                     f'<title>{_e(r["run"])}: {_e(r["state"])} after {r["iterations"]} iteration(s)</title></rect>'
                     f'<text x={x + max(8, 12 * r["iterations"]) + 6:.0f} y={i * row + 16} font-size=12 class=run-state>'
@@ -137,7 +138,7 @@ def _activity(days: list[tuple[str, int]]) -> str:
         f'height={max(1, n / top * (height - 40)):.0f} fill="#1565c0"><title>{_e(d)}: {n} record(s)</title></rect>'
         for i, (d, n) in enumerate(shown))
     labels = f'<text x=10 y={height - 4} font-size=11>{_e(shown[0][0])}</text><text x={width - 80} y={height - 4} font-size=11>{_e(shown[-1][0])}</text>'
-    return (f"<h2>Experience per day</h2><p class=muted>records appended per day (last {len(shown)} days with activity; "
+    return (f"<h2>Experience per day</h2><p class=muted>records appended per day, UTC days (last {len(shown)} days with activity; "
             f"busiest: {top})</p><svg id=activity width={width} height={height} role=img aria-label='records per day'>{rects}{labels}</svg>")
 
 

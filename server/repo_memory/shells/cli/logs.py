@@ -211,7 +211,7 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
             first = (row["text"] or "").splitlines()[0] if row["text"] else ""
             click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
 
-    emit(rows, as_json, text)
+    emit([{**row, "ts": when.stamp(row["ts"])} for row in rows], as_json, text)
 
 
 @click.command()

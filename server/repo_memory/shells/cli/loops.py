@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import click
 
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
-from repo_memory.formats import loops
+from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import Engine
@@ -128,7 +128,7 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
             click.echo(f"No loop runs yet. {_first_run(engine)} Runs of other clones show here once their log is committed "
                        "(when the run ends, or the server running it exits) and you pull.")
         for r in rows:
-            click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {r['started']}")
+            click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {when.shown(r['started'])}")
 
     emit(rows, as_json, text)
 

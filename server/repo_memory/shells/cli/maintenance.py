@@ -77,7 +77,7 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if not found:
             click.echo(f"No commits changed {ref} yet.")
         for change in found:
-            click.echo(f"commit {change.sha}\nDate:   {change.date}\nAuthor: {change.author}\n\n    {change.subject}\n\n{change.diff}")
+            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}\nAuthor: {change.author}\n\n    {change.subject}\n\n{change.diff}")
 
     emit([dataclasses.asdict(c) for c in found], as_json, text)
 

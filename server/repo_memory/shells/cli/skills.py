@@ -9,6 +9,7 @@ import click
 
 from repo_memory.core import mirror
 from repo_memory.core.utility import Utility
+from repo_memory.formats import when
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
 
@@ -186,7 +187,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         u = evidence.get(row["name"], Utility(row["name"]))
         rows.append({"skill": row["name"], "status": row["status"], "uses": u.uses, "succeeded": u.successes, "failed": u.failures,
                      "helped": u.helped, "misled": u.misled, "outdated": u.outdated, "utility": round(u.utility, 2),
-                     "last_used": u.last_used[:10], "deprecate": u.deprecate})
+                     "last_used": when.stamp(u.last_used), "deprecate": u.deprecate})
     rows.sort(key=lambda r: (-r["utility"], -r["uses"], r["skill"]))
 
     def text() -> None:
@@ -197,6 +198,6 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         for r in rows:
             flag = "  deprecate?" if r["deprecate"] else ""
             click.echo(f"{r['skill'][:32]:32} {r['status']:10} {r['uses']:>5} {r['succeeded']:>4} {r['failed']:>5} {r['helped']:>5} "
-                       f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {r['last_used'] or '-'}{flag}")
+                       f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {when.shown(r['last_used'], seconds=False) or '-'}{flag}")
 
     emit(rows, as_json, text)
