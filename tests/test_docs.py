@@ -80,3 +80,15 @@ def test_the_shipped_validators_were_compiled_from_the_current_schemas():
                   "open(\"server/repo_memory/formats/compiled_schemas.py\", \"w\").write(schema.compiled_source())'")
     assert compiled_schemas.HASHES == {kind: validation.schema_hash(kind) for kind in validation.SCHEMAS}, (
         f"schemas/ changed; regenerate with: {regenerate}")
+
+
+def test_the_briefing_the_docs_show_spells_its_time_as_the_briefing_does(store):
+    """docs/agent-view.md showed the last checkpoint at `(2026-12-03T05:17)`; the briefing says `(2026-12-03 05:17 UTC)`."""
+    noted = store.remember("the payments tests share a fixture", session="earlier")[0]
+    store.checkpoint("Payments tests: run serially.", [noted["id"]], session="earlier")
+
+    def shapes(text: str) -> set[str]:
+        return {re.sub(r"\d", "9", when) for when in re.findall(r"^- last checkpoint \S+ \(([^)]*)\):", text, re.M)}
+
+    assert shapes(store.briefing()) == {"9999-99-99 99:99 UTC"}
+    assert shapes((ROOT / "docs/agent-view.md").read_text(encoding="utf-8")) == shapes(store.briefing())
