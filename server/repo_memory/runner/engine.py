@@ -116,7 +116,7 @@ class Engine:
         run = f"{name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         earlier = self.receipts(name)
         start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
-                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": when.at(time.time()),
+                             {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time(),  # a number: older versions read it as one (teammates share runs)
                               "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0})
         blocked = self.runnable(spec)
         if blocked:
