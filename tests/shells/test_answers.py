@@ -143,3 +143,67 @@ async def test_history_dates_are_spelled_as_the_other_answers_spell_a_time(store
     async with Client(server.build(store)) as client:
         changes = await answer(client, "history", ref="session:s")
     assert changes["commits"] and all(ISO.match(c["date"]) for c in changes["commits"]), changes["commits"]
+
+
+LOOP = """---
+name: fix-flaky-tests
+goal: Make the flaky payment tests pass reliably.
+status: active
+trigger: {on: manual}
+verify:
+  - {level: 4, run: "true", expect: {exit: 0}}
+stop: {max_iterations: 3}
+success_requires_level: 4
+---
+Rerun each flaky test twenty times.
+"""
+
+
+async def pages(client: Client, **args: Any) -> list[dict[str, Any]]:
+    """Every page of a read, following next_cursor (at most 20)."""
+    out = [await answer(client, "read", **args)]
+    while out[-1].get("next_cursor") and len(out) < 20:
+        out.append(await answer(client, "read", **args, cursor=out[-1]["next_cursor"]))
+    return out
+
+
+async def test_as_of_reads_every_reference_form_as_the_live_read_does(store: Store, repo: Path):
+    """read(ref, as_of=HEAD) of what HEAD holds as it is now answers as read(ref) does, plus `as_of`, for every form of
+    reference: a session spanning two files (a checkpoint committed its first), a record whose text is a blob, a skill
+    and a file beside it, a loop with its runs, a loop run. It returned the first file of a session only, the raw JSONL
+    for a bare session id, a blob's 2,000-character preview without its content, SKILL.md for a file beside it, and
+    a secret in a skill's file unredacted."""
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump, tag, publish.", "1. Tag\n2. Publish")
+    (repo / ".agents/skills/release-checklist/scripts").mkdir()
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a secret left in a file: no read hands it out
+    (repo / ".agents/skills/release-checklist/scripts/tag.sh").write_text(f"git tag v1\nTOKEN={token}\n", encoding="utf-8")
+    (repo / ".agents/loops/fix-flaky-tests.md").write_text(LOOP, encoding="utf-8")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        first = (await answer(client, "remember", text="release tags are signed", session="s"))["ids"][0]
+        big = (await answer(client, "remember", text="deploy log " * 7000, session="s"))["ids"][0]  # 77 KB: a blob
+        await answer(client, "checkpoint", summary="tags and the deploy log", covers=[f"{first.split('#')[0]}#1-2"], session="s")
+        store.flush("all")
+        await answer(client, "remember", text="the tag is pushed last", session="s")
+        await answer(client, "remember", text="publish waits for CI", session="s")
+        run = (await answer(client, "loop_start", name="fix-flaky-tests"))["run"]
+        await answer(client, "checkpoint", summary="the order of a release", covers=[f"{first.split('#')[0]}#4-5"], session="s")
+        store.flush("all")
+        git(repo, "add", "-A")
+        if git(repo, "status", "--porcelain"):
+            git(repo, "commit", "-qm", "the rest")
+        session = first.split("#")[0]
+        assert len(list((repo / ".agents/experience").rglob(f"{session}*.jsonl"))) == 2  # the session spans two files
+        head, read = git(repo, "rev-parse", "HEAD").strip()[:12], {}
+        for ref in ("skill:release-checklist", "release-checklist", "release-checklist/scripts/tag.sh",
+                    "skill:release-checklist/scripts/tag.sh", "loop:fix-flaky-tests", "fix-flaky-tests", first, big,
+                    f"{session}#1-6", f"{session}#2-4", f"session:{session}", session, run, f"session:{run}"):
+            live, past = await pages(client, ref=ref), await pages(client, ref=ref, as_of="HEAD")
+            assert all(p.pop("as_of") == head for p in past), (ref, past)
+            assert past == live, (ref, json.dumps(past)[:3000], json.dumps(live)[:3000])
+            read[ref] = live
+        blob = await pages(client, ref=big, as_of="HEAD")
+    assert read["loop:fix-flaky-tests"][0]["runs"] and read["release-checklist/scripts/tag.sh"][0]["content"].startswith("git tag v1\nTOKEN=[REDACTED")
+    assert list(dict.fromkeys(r["id"] for p in read[session] for r in p["records"])) == [f"{session}#{n}" for n in range(1, 7)], read[session]
+    assert "".join(r["content"] for p in blob for r in p["records"]) == "deploy log " * 7000  # its blob, read from the commit
+

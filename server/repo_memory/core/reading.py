@@ -1,4 +1,4 @@
-"""What `read` returns: one item shape for a skill, a loop, experience records, or a file as it stood in the past."""
+"""What `read` returns: one item shape for a skill, a loop or experience records, now or as they stood in the past."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ class Item:
     """A memory item read in full; long content is paged (pass `next_cursor` back)."""
 
     id: str
-    kind: str  # skill, loop, experience, or file (a past version of a file beside a skill)
+    kind: str  # skill, loop or experience
     name: Derived = ""
     path: Derived = ""
     status: Derived = ""

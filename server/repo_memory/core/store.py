@@ -55,7 +55,7 @@ class Store:
         self._staleness, self._evidence = Staleness(db, code, config.state_dir, git_dir=config.git_dir), Evidence(db)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
-        self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._skills.similar_names)
+        self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic, provenance)
