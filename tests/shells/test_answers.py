@@ -207,3 +207,23 @@ async def test_as_of_reads_every_reference_form_as_the_live_read_does(store: Sto
     assert list(dict.fromkeys(r["id"] for p in read[session] for r in p["records"])) == [f"{session}#{n}" for n in range(1, 7)], read[session]
     assert "".join(r["content"] for p in blob for r in p["records"]) == "deploy log " * 7000  # its blob, read from the commit
 
+
+async def test_a_recall_hit_of_a_record_whose_text_does_not_match_its_hash_says_so(store: Store, repo: Path):
+    """A record edited by hand keeps its mark (the mark is of the stored hash), so recall framed it as any record
+    recorded by an agent; only read said it failed verification. Committed or not, the hit says so now."""
+    ids = remembered(store, "alpha note one", "beta note two", "gamma note three")
+    log = next((repo / ".agents" / "experience").rglob("*.jsonl"))
+    async with Client(server.build(store)) as client:
+        for commit in (False, True):
+            log.write_text(log.read_text(encoding="utf-8").replace(" note two", " NOTE two"), encoding="utf-8")
+            if commit:  # a person committed the edited log: HEAD holds what does not verify
+                git(repo, "add", "-A")
+                git(repo, "commit", "-qm", "edited")
+            store.refresh()
+            found = await answer(client, "recall", query="beta note two")
+            hits = {h["id"]: h for h in found["hits"]}
+            assert hits[ids[1]]["recorded"].endswith("its text does not match its hash: read it to see the problem"), hits[ids[1]]
+            assert "hash" not in hits[ids[0]]["recorded"], hits[ids[0]]
+            read = await answer(client, "read", ref=ids[1])
+            assert read["records"][0]["verified"] is False, read
+            log.write_text(log.read_text(encoding="utf-8").replace(" NOTE two", " note two"), encoding="utf-8")

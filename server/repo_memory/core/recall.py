@@ -21,7 +21,7 @@ from typing import Annotated, Any
 from repo_memory.code.staleness import Staleness
 from repo_memory.core import utility
 from repo_memory.core.ages import SkillAges
-from repo_memory.core.provenance import OUTSIDE, Provenance
+from repo_memory.core.provenance import OUTSIDE, UNSEALED, Provenance, unsealed
 from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS
 from repo_memory.core.semantic import Semantic
 from repo_memory.errors import InvalidArgumentError, UnsafePathError
@@ -244,6 +244,7 @@ class Recall:
         """`hits` with whether each is committed, the line that frames it as recorded data, and why it is stale."""
         head = self._committed.head()
         where = self._activity.positions([h.id for h in hits if h.kind not in DOC_KINDS])
+        stored = self._stored(list(where.values()))
         reasons: dict[str, list[str]] = {}
         for s in self._staleness.stale([h.id for h in hits]):
             reasons.setdefault(s.memory, []).append(s.reason)
@@ -261,13 +262,26 @@ class Recall:
                 file, offset, length = where.get(hit.id, ("", 0, 0))
                 committed = bool(file) and self._committed.record(file, offset + length, head)
                 recorded = describe(hit.source.get("actor", ""), committed, hit.source.get("harness", ""), hit.source.get("tool", ""), hit.kind)
-                if file and not committed and self._provenance is not None:
-                    record = self._provenance.line(file, offset, length)
-                    if record is None or self._provenance.judge(record, file, offset + length, head):
+                if file and self._provenance is not None:  # committed or not: a commit of a hand edit holds the edit
+                    record = stored[(file, offset)]
+                    if not committed and (record is None or self._provenance.judge(record, file, offset + length, head)):
                         recorded = f"{OUTSIDE}; it claims: {recorded}"
+                    if record is not None and unsealed(record):
+                        recorded = f"{recorded}; {UNSEALED}"
             stale = "; ".join(reasons.get(hit.id, []))
             out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
         return out
+
+    def _stored(self, where: list[tuple[str, int, int]]) -> dict[tuple[str, int], dict[str, Any] | None]:
+        """The record stored at each (file, offset, length), as the file holds it now (each file opened once)."""
+        if self._provenance is None:
+            return {}
+        files: dict[str, list[tuple[int, int]]] = {}
+        for file, offset, length in where:
+            if file:
+                files.setdefault(file, []).append((offset, length))
+        return {(file, span[0]): record for file, spans in files.items()
+                for span, record in zip(spans, self._provenance.lines(file, spans))}
 
     def _anchored(self, symbol: str, limit: int, offset: int) -> RecallResult:
         """Every memory anchored to `symbol`, documents first."""
