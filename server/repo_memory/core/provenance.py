@@ -26,7 +26,7 @@ UNMARKED = ("written outside repo-memory, or by a version from before 2026-12-04
             "mark and is not committed")
 
 
-FILES_KEPT = 64  # log files whose lines read by `lines` are kept
+FILES_KEPT, LINES_KEPT = 64, 512  # log files whose lines read by `lines` are kept, and lines kept of each
 UNSEALED = "its text does not match its hash: read it to see the problem"  # a record edited after it was written
 
 
@@ -62,14 +62,15 @@ class Provenance:
 
     def lines(self, rel: str, spans: list[tuple[int, int]]) -> list[dict[str, Any] | None]:
         """The record stored at each (offset, length) of `rel`, or None where it is not there (moved, rewritten, a
-        link). Kept per file while its size and modification time stay the same: opening a log safely and parsing a
-        line cost 55 us a record, a third of a recall's framing of a page of committed hits."""
+        link). Kept per file while its size and modification time stay the same (as git/committed.py keeps whether a
+        log is intact): opening a log safely and parsing a line cost 55 us a record, which took recall's framing of a
+        page of 8 committed hits from 0.13 to 0.37 ms; kept, 0.30 ms."""
         try:
             st = os.lstat(path := paths.inside(self.root, *rel.split("/")))
         except (OSError, UnsafePathError):
             return [None] * len(spans)
         known = self._read.get(rel)
-        if known is None or known[0] != (st.st_size, st.st_mtime_ns):
+        if known is None or known[0] != (st.st_size, st.st_mtime_ns) or len(known[1]) > LINES_KEPT:
             if len(self._read) >= FILES_KEPT:
                 self._read.pop(next(iter(self._read)), None)
             known = self._read[rel] = ((st.st_size, st.st_mtime_ns), {})
