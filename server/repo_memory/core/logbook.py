@@ -7,10 +7,8 @@ is refused when it holds a secret; content a hook or a loop captured has each se
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
-from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView, framed
+from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, record_cursor
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
@@ -176,12 +174,7 @@ class Logbook:
     def read(self, ref: str, cursor: str | None = None) -> Item:
         """Dereference an id or range to the records on disk, each re-verified (hash and chain), one page at a time."""
         parsed = grammar.record(ref)
-        start, char = parsed.start, 0
-        if cursor:
-            match = re.fullmatch(r"seq:(\d{1,12})(?::char:(\d{1,12}))?", cursor)
-            if not match:
-                raise InvalidArgumentError(f"Cursor {cursor[:40]!r} is not one this server gave out; call read again without a cursor.")
-            start, char = int(match[1]), int(match[2] or 0)
+        start, char = record_cursor(cursor, parsed.start)
         located = self._activity.locate(parsed.session, max(1, start - 1), parsed.end)
         if _stale(self.root, located, start, parsed.end):
             self.sync()  # not indexed yet, or a branch checked out before the watcher saw it
@@ -191,45 +184,32 @@ class Logbook:
             raise NotFoundError(f"No record {parsed}.", [nearest] if nearest else [])
         if parsed.fork:
             located = [row for row in located if row[3] < start or row[4] == str(parsed)]
-        views: list[RecordView] = []
-        size, next_cursor = 0, None
         seen: dict[int, set[str]] = {}  # the hashes of each seq read so far: a record's prev must be one of seq - 1's
         head = self._committed.head()
-        for file, offset, length, seq, record_id in located:
-            line = self._line_at(file, offset, length)
-            if line.record:
-                seen.setdefault(seq, set()).add(line.record["sha256"])
-            if seq < start:
-                continue
-            resumed = offset == 0 and seq - 1 not in seen and self._journal.resumes(paths.inside(self.root, *file.split("/")))
-            view = _view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id, resumed)
-            if view.record:
-                source = view.record.get("source", {})
-                done = self._committed.record(file, offset + length, head)
-                recorded = describe(source.get("actor", ""), done, source.get("harness", ""), source.get("tool", ""), view.record.get("kind", ""))
-                outside = self._provenance.judge(view.record, file, offset + length, head)
-                if outside:  # its hash and chain may verify: anyone can recompute those
-                    recorded = f"{outside}; it claims: {recorded}"
-                    view = dataclasses.replace(view, verified=False, problem=view.problem or outside)
-                view = dataclasses.replace(view, committed=done, recorded=recorded)
-            if view.content is not None and len(view.content) > PAGE_CHARS:  # a huge record gets pages of its own
-                if views:
-                    next_cursor = f"seq:{seq}"
-                    break
-                views.append(dataclasses.replace(view, content=view.content[char : char + PAGE_CHARS]))
-                if char + PAGE_CHARS < len(view.content):
-                    next_cursor = f"seq:{seq}:char:{char + PAGE_CHARS}"
-                elif seq < located[-1][3]:
-                    next_cursor = f"seq:{seq + 1}"
-                break
-            cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "")
-            if views and size + cost > PAGE_CHARS:
-                next_cursor = f"seq:{seq}"
-                break
-            views.append(view)
-            size += cost
-        views, recorded = framed(views)
-        return Item(id=str(parsed), kind="experience", records=views, next_cursor=next_cursor, committed=all(v.committed for v in views),
+
+        def views() -> Iterator[tuple[int, RecordView]]:  # each verified only when the page takes it
+            for file, offset, length, seq, record_id in located:
+                line = self._line_at(file, offset, length)
+                if line.record:
+                    seen.setdefault(seq, set()).add(line.record["sha256"])
+                if seq < start:
+                    continue
+                resumed = offset == 0 and seq - 1 not in seen and self._journal.resumes(paths.inside(self.root, *file.split("/")))
+                view = _view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id, resumed)
+                if view.record:
+                    source = view.record.get("source", {})
+                    done = self._committed.record(file, offset + length, head)
+                    recorded = describe(source.get("actor", ""), done, source.get("harness", ""), source.get("tool", ""), view.record.get("kind", ""))
+                    outside = self._provenance.judge(view.record, file, offset + length, head)
+                    if outside:  # its hash and chain may verify: anyone can recompute those
+                        recorded = f"{outside}; it claims: {recorded}"
+                        view = dataclasses.replace(view, verified=False, problem=view.problem or outside)
+                    view = dataclasses.replace(view, committed=done, recorded=recorded)
+                yield seq, view
+
+        page, next_cursor = paged(views(), char, located[-1][3])
+        page, recorded = framed(page)
+        return Item(id=str(parsed), kind="experience", records=page, next_cursor=next_cursor, committed=all(v.committed for v in page),
                     recorded=recorded, note=DATA_NOTE)
 
     def read_session(self, session: str, cursor: str | None = None) -> Item:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import re
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import SEGMENT, number, part_of, segment
-from repo_memory.core.reading import DATA_NOTE, PAGE_CHARS, Item, RecordView, framed, page
+from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, page, paged, record_cursor
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError
 from repo_memory.formats import experience, loops, refs, skills
@@ -133,16 +131,11 @@ class Past:
         last = max((seq for seq, _ in found), default=1)
         if parsed.kind != "record":
             parsed = refs.Ref("record", session, start=1, end=last)
-        start, char = parsed.start, 0
-        if cursor:
-            match = re.fullmatch(r"seq:(\d{1,12})(?::char:(\d{1,12}))?", cursor)
-            if not match:
-                raise InvalidArgumentError(f"Cursor {cursor[:40]!r} is not one this server gave out; call read again without a cursor.")
-            start, char = int(match[1]), int(match[2] or 0)
+        start, char = record_cursor(cursor, parsed.start)
         wanted = [(seq, v) for seq, v in found if start <= seq <= parsed.end and (not parsed.fork or v.id == str(parsed))]
         if not wanted:
             raise NotFoundError(f"No record {parsed} in {path} at {commit[:12]}.")
-        views, next_cursor = _paged(wanted, char)
+        views, next_cursor = paged(wanted, char, wanted[-1][0])
         views, recorded = framed(views)
         return Item(id=str(parsed), kind="experience", records=views, next_cursor=next_cursor, committed=True, recorded=recorded,
                     note=DATA_NOTE, as_of=commit[:12])
@@ -236,24 +229,3 @@ class Past:
             else:
                 i += 2
         return moves
-
-
-def _paged(found: list[tuple[int, RecordView]], char: int) -> tuple[list[RecordView], str | None]:
-    """One page of records (from a `seq:N` or `seq:N:char:M` cursor), as core/logbook.py's live read pages them: a
-    record whose content is over a page gets pages of its own."""
-    views: list[RecordView] = []
-    size = 0
-    for seq, view in found:
-        if view.content is not None and len(view.content) > PAGE_CHARS:
-            if views:
-                return views, f"seq:{seq}"
-            views.append(dataclasses.replace(view, content=view.content[char : char + PAGE_CHARS]))
-            if char + PAGE_CHARS < len(view.content):
-                return views, f"seq:{seq}:char:{char + PAGE_CHARS}"
-            return views, f"seq:{seq + 1}" if seq < found[-1][0] else None
-        cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "")
-        if views and size + cost > PAGE_CHARS:
-            return views, f"seq:{seq}"
-        views.append(view)
-        size += cost
-    return views, None

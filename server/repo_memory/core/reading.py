@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
@@ -90,3 +93,37 @@ def page(text: str, cursor: str | None) -> tuple[str, str | None]:
         char = int(cursor[5:])
     more = char + PAGE_CHARS < len(text)
     return text[char : char + PAGE_CHARS], f"char:{char + PAGE_CHARS}" if more else None
+
+
+def record_cursor(cursor: str | None, start: int) -> tuple[int, int]:
+    """Where a page of records starts, from a `seq:N` or `seq:N:char:M` cursor (`start`, 0 without one)."""
+    if not cursor:
+        return start, 0
+    match = re.fullmatch(r"seq:(\d{1,12})(?::char:(\d{1,12}))?", cursor)
+    if not match:
+        from repo_memory.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(f"Cursor {cursor[:40]!r} is not one this server gave out; call read again without a cursor.")
+    return int(match[1]), int(match[2] or 0)
+
+
+def paged(found: Iterable[tuple[int, RecordView]], char: int, last: int) -> tuple[list[RecordView], str | None]:
+    """One page of records, each (seq, view) taken from `found` only as the page needs it (a live read verifies each
+    as it goes), and the cursor of the next: a record whose content is over a page gets pages of its own, from `char`;
+    `last` is the range's last seq."""
+    views: list[RecordView] = []
+    size = 0
+    for seq, view in found:
+        if view.content is not None and len(view.content) > PAGE_CHARS:
+            if views:
+                return views, f"seq:{seq}"
+            views.append(dataclasses.replace(view, content=view.content[char : char + PAGE_CHARS]))
+            if char + PAGE_CHARS < len(view.content):
+                return views, f"seq:{seq}:char:{char + PAGE_CHARS}"
+            return views, f"seq:{seq + 1}" if seq < last else None
+        cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "")
+        if views and size + cost > PAGE_CHARS:
+            return views, f"seq:{seq}"
+        views.append(view)
+        size += cost
+    return views, None
