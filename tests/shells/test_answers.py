@@ -22,6 +22,7 @@ from repo_memory.core.store import Store
 from repo_memory.shells import mcp as server
 
 from tests.conftest import git, write_skill_file
+from tests.shells.test_mcp import LOOP_SPEC
 
 pytestmark = pytest.mark.anyio
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")  # the one form a time takes in an answer
@@ -145,18 +146,6 @@ async def test_history_dates_are_spelled_as_the_other_answers_spell_a_time(store
     assert changes["commits"] and all(ISO.match(c["date"]) for c in changes["commits"]), changes["commits"]
 
 
-LOOP = """---
-name: fix-flaky-tests
-goal: Make the flaky payment tests pass reliably.
-status: active
-trigger: {on: manual}
-verify:
-  - {level: 4, run: "true", expect: {exit: 0}}
-stop: {max_iterations: 3}
-success_requires_level: 4
----
-Rerun each flaky test twenty times.
-"""
 
 
 async def pages(client: Client, **args: Any) -> list[dict[str, Any]]:
@@ -177,7 +166,7 @@ async def test_as_of_reads_every_reference_form_as_the_live_read_does(store: Sto
     (repo / ".agents/skills/release-checklist/scripts").mkdir()
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"  # a secret left in a file: no read hands it out
     (repo / ".agents/skills/release-checklist/scripts/tag.sh").write_text(f"git tag v1\nTOKEN={token}\n", encoding="utf-8")
-    (repo / ".agents/loops/fix-flaky-tests.md").write_text(LOOP, encoding="utf-8")
+    (repo / ".agents/loops/fix-flaky-tests.md").write_text(LOOP_SPEC, encoding="utf-8")
     store.refresh()
     async with Client(server.build(store)) as client:
         first = (await answer(client, "remember", text="release tags are signed", session="s"))["ids"][0]
