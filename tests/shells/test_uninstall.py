@@ -168,3 +168,35 @@ def test_uninstall_takes_out_the_exclude_lines_of_the_skill_copies_setup_made(re
     assert "1 written" in out and "/.claude/skills/release-checklist/" in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
     out = repo_memory(repo, home, "uninstall", "--team")
     assert changed(then, state(repo, home)) == [], out
+
+
+def test_uninstall_takes_out_the_exclude_line_of_a_copy_sync_removed_before(repo: Path, tmp_path: Path):
+    """A skill setup copied was deleted later, and `sync` took its copy away but left its line in .git/info/exclude;
+    uninstall took out only the lines of the copies it deleted itself, so that one stayed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    write_skill_file(repo, "deploy-app", "How to deploy the app.")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "a skill")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code")
+    assert "/.claude/skills/deploy-app/" in (repo / ".git/info/exclude").read_text(encoding="utf-8")
+    git(repo, "rm", "-rq", ".agents/skills/deploy-app")
+    git(repo, "commit", "-q", "-m", "no more deploy-app")
+    out = repo_memory(repo, home, "sync")
+    assert "1 removed" in out and "/.claude/skills/deploy-app/" not in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
+    out = repo_memory(repo, home, "uninstall", "--team")
+    assert [line for line in changed(then, state(repo, home)) if not line.startswith("repo/.agents")] == [], out
+
+
+def test_uninstall_takes_out_the_exclude_lines_an_older_sync_left_for_copies_already_gone(repo: Path, tmp_path: Path):
+    """A clone where an older version's `sync` removed a copy and kept its line: uninstall takes that line out too."""
+    home = tmp_path / "home"
+    home.mkdir()
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code")
+    with (repo / ".git/info/exclude").open("a", encoding="utf-8") as out:
+        out.write("/.claude/skills/deploy-app/\n")  # as an older sync left it
+    out = repo_memory(repo, home, "uninstall", "--team")
+    assert changed(then, state(repo, home)) == [], out
+

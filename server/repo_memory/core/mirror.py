@@ -74,8 +74,9 @@ def _withheld(root: Path, name: str) -> str:
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
            worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
-    left alone); copies of skills no longer served are removed. Past `limit` skills, the most useful (`worth`: their
-    utility from outcomes), then the most recently changed (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request."""
+    left alone); copies of skills no longer served are removed, with the lines that made git ignore them. Past `limit`
+    skills, the most useful (`worth`: their utility from outcomes), then the most recently changed
+    (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     source_base = root / SKILLS_DIR
@@ -121,7 +122,31 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
                 if dest.is_dir() and not dest.is_symlink() and (dest / skills.MIRROR_MARKER).exists() and dest.name not in names:
                     shutil.rmtree(dest)
                     report.removed.append(dest.name)
+        if git_dir is not None:
+            _unexclude(root, git_dir, target, report.removed)
     return report
+
+
+def _unexclude(root: Path, git_dir: Path, target: str, removed: list[str], gone: bool = False) -> None:
+    """Take out of `git_dir`'s info/exclude the lines `mirror` wrote for the copies `removed`, and with `gone` for every
+    copy whose folder is no longer there (a copy an older version removed and left the line of)."""
+    exclude = git_dir / "info" / "exclude"
+    if not exclude.is_file() or not (removed or gone):
+        return
+    lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
+    ours = {f"/{target}/{name}/" for name in removed}
+    prefix = f"/{target}/"
+
+    def dropped(line: str) -> bool:
+        text = line.rstrip("\r\n")
+        if text in ours:
+            return True
+        name = text[len(prefix):-1] if gone and text.startswith(prefix) and text.endswith("/") else ""
+        return bool(name) and "/" not in name and not (root / target / name).exists()
+
+    kept = [line for line in lines if not dropped(line)]
+    if kept != lines:
+        disk.write_atomic(exclude, "".join(kept).encode())
 
 
 IN_USE = "mirror-in-use"  # in the checkout's state dir: `sync` made copies here, until `uninstall` takes them away
@@ -146,8 +171,8 @@ def generated(root: Path, rel: str, target: str = TARGET) -> bool:
 
 def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = False, git_dir: Path | None = None) -> list[str]:
     """Delete the copies `mirror` generated (a hand-written skill folder there is left alone), the note that they are in
-    use, and the lines that made git ignore them (in `git_dir`'s info/exclude: the common one); returns their names
-    (with `dry_run`, the names it would delete)."""
+    use, and the lines that made git ignore them (in `git_dir`'s info/exclude: the common one), those of copies already
+    gone too; returns their names (with `dry_run`, the names it would delete)."""
     base, removed = root / target, []
     if not dry_run:
         (state_dir / IN_USE).unlink(missing_ok=True)
@@ -157,11 +182,6 @@ def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = 
                 if not dry_run:
                     shutil.rmtree(dest)
                 removed.append(dest.name)
-    exclude = git_dir / "info" / "exclude" if git_dir is not None else None
-    if removed and exclude is not None and exclude.is_file() and not dry_run:
-        lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
-        ours = {f"/{target}/{name}/" for name in removed}
-        kept = [line for line in lines if line.rstrip("\r\n") not in ours]
-        if kept != lines:
-            disk.write_atomic(exclude, "".join(kept).encode())
+    if git_dir is not None and not dry_run:
+        _unexclude(root, git_dir, target, removed, gone=True)
     return removed
