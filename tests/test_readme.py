@@ -65,4 +65,4 @@ def test_every_readme_command_works_when_pasted_into_a_fresh_repository(tmp_path
     if (TOOLS / "codex").exists():
         assert re.search(r"^repo-memory\s.*enabled", out, re.MULTILINE), out
     assert "detached" in out and not (repo / ".claude/settings.local.json").exists()
-    assert (repo / ".mcp.json").is_file()  # uninstall is local: the team's file stays
+    assert not (repo / ".mcp.json").exists()  # nobody committed it, so no teammate has it: uninstall takes it back too

@@ -502,7 +502,7 @@ def test_setup_codex_writes_the_config_codex_reads_under_codex_home(repo: Path, 
     assert "repo-memory" in listed.stdout, listed.stdout + listed.stderr
     assert "Codex" not in run(runner, repo, "doctor")
     run(runner, repo, "uninstall", "--global")
-    assert "repo-memory" not in (tmp_path / "codex-home/config.toml").read_text(encoding="utf-8")
+    assert not (tmp_path / "codex-home").exists()  # setup made it, and nothing else was in it
 
 
 def files_of(repo: Path) -> dict[str, bytes]:

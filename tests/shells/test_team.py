@@ -191,6 +191,8 @@ def test_uninstall_is_local_lists_each_change_once_and_team_removes_the_shared_f
     run(runner, repo, "setup", "claude-code", "--shared")
     run(runner, repo, "setup", "claude-code")  # the hooks move back to settings.local.json; settings.json is gone
     (repo / ".claude/settings.json").write_text(json.dumps({"permissions": {"allow": ["mcp__repo-memory"]}}), encoding="utf-8")
+    git(repo, "add", ".mcp.json", ".codex/hooks.json", ".claude/settings.json")  # the team's now: teammates get repo-memory
+    git(repo, "commit", "-q", "-m", "repo-memory for the team")
     run(runner, repo, "loop", "hooks", "install")
     team = {name: (repo / name).read_text(encoding="utf-8") for name in (".mcp.json", ".codex/hooks.json", ".claude/settings.json")}
     local_before = (repo / ".claude/settings.local.json").read_text(encoding="utf-8")
@@ -215,8 +217,8 @@ def test_uninstall_is_local_lists_each_change_once_and_team_removes_the_shared_f
 
     out = run(runner, repo, "uninstall", "--team", "--global")
     assert not (repo / ".mcp.json").exists() and not (repo / ".codex/hooks.json").exists() and not (repo / ".claude/settings.json").exists()
-    assert "Commit the team files" in out
-    assert "repo-memory" not in (tmp_path / "home/.codex/config.toml").read_text(encoding="utf-8")
+    assert "Commit the team files it changed (git add .mcp.json .claude/settings.json .codex/hooks.json && git commit)" in out, out
+    assert not (tmp_path / "home/.codex").exists()  # setup made it; nothing else was in it
     assert (repo / ".agents/skills/kept/SKILL.md").is_file()
 
 

@@ -142,9 +142,12 @@ def test_uninstall_takes_back_only_the_trust_after_claude_code_wrote_its_own_sta
     home = tmp_path / "home"
     home.mkdir()
     repo_memory(repo, home, "setup", "claude-code", "--trust")
+    git(repo, "add", ".mcp.json")
+    git(repo, "commit", "-q", "-m", "repo-memory for the team")
     assert "Connected" in listed("claude", repo, home)
     theirs = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
-    repo_memory(repo, home, "uninstall")
+    out = repo_memory(repo, home, "uninstall")
+    assert "kept .mcp.json: your team's files" in out, out
     now = json.loads((home / ".claude.json").read_text(encoding="utf-8"))
     assert "hasTrustDialogAccepted" not in now.get("projects", {}).get(str(repo), {}), now
     assert {k: v for k, v in now.items() if k != "projects"} == {k: v for k, v in theirs.items() if k != "projects"}
@@ -198,5 +201,38 @@ def test_uninstall_takes_out_the_exclude_lines_an_older_sync_left_for_copies_alr
     with (repo / ".git/info/exclude").open("a", encoding="utf-8") as out:
         out.write("/.claude/skills/deploy-app/\n")  # as an older sync left it
     out = repo_memory(repo, home, "uninstall", "--team")
+    assert changed(then, state(repo, home)) == [], out
+
+
+def test_uninstall_global_after_setup_codex_in_a_home_without_codex_leaves_no_codex_folder(repo: Path, tmp_path: Path):
+    """setup made ~/.codex/config.toml; uninstall --global took everything out of it and left the empty file (and
+    ~/.codex) behind."""
+    home = tmp_path / "home"
+    home.mkdir()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "codex", "--trust")
+    assert (home / ".codex/config.toml").is_file()
+    out = repo_memory(repo, home, "uninstall", "--team", "--global")
+    assert "removed the file, nothing else was in it" in out, out
+    assert changed(then, state(repo, home)) == [], out
+    assert "Commit" not in out, out  # nothing git holds was changed: .codex/hooks.json was setup's, never committed
+
+
+@pytest.mark.parametrize("before", ["no .mcp.json", "a committed .mcp.json of the team's own"])
+def test_plain_uninstall_takes_repo_memory_out_of_team_files_nobody_committed_with_it(repo: Path, tmp_path: Path, before: str):
+    """Plain uninstall kept the .mcp.json and .codex/hooks.json setup had just written ("your team's files, teammates keep
+    repo-memory") though no teammate had them: git held no copy with repo-memory in it."""
+    home = tmp_path / "home"
+    home.mkdir()
+    if before != "no .mcp.json":
+        (repo / ".mcp.json").write_text('{\n  "mcpServers": {\n    "docs": {"command": "docs-mcp"}\n  }\n}\n', encoding="utf-8")
+        git(repo, "add", ".mcp.json")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    repo_memory(repo, home, "setup", "codex")
+    out = repo_memory(repo, home, "uninstall", "--global")
+    assert "kept" not in out and "taken back too" in out and "Commit" not in out, out
     assert changed(then, state(repo, home)) == [], out
 

@@ -7,12 +7,13 @@ sets only the keys it owns and says "already" when they are as it would set them
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ from tomlkit.toml_document import TOMLDocument
 
 from repo_memory.guards import disk
 from repo_memory.shells import attach
-from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, _load_json, _not_on_path, _ours, _write_json, commit_note,
-                                      merge_hooks, on_path)
+from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, TEAM_FILES, _load_json, _not_on_path, _ours, _write_json,
+                                      commit_note, merge_hooks, on_path)
 
 # The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
 # uninstall takes back only the trust setup gave, and puts back what the person had
@@ -37,11 +38,12 @@ class ConfigTomlError(ValueError):
 
 
 def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False,
-                 trust: bool = False, team_files: bool = True) -> list[str]:
+                 trust: bool = False, team_files: Collection[str] = TEAM_FILES) -> list[str]:
     """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
     .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
     "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
-    with `team_files`), and the project's trust if setup added it."""
+    when `team_files` names it), and the project's trust if setup added it; a config.toml left with nothing in it goes,
+    and its folder when that is empty then (Codex reads no file as an empty one)."""
     changes: list[str] = []
     config = codex_dir(home) / "config.toml"
     text = config.read_text(encoding="utf-8") if config.exists() else ""
@@ -56,7 +58,7 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
         changes.append(f"{config}: kept {server}: it serves every repository (remove it with --global)")
     hooks_path = root / ".codex" / "hooks.json"
     settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
-    if not remove or team_files:
+    if not remove or ".codex/hooks.json" in team_files:
         _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
     if not remove and not dry_run:
         changes += commit_note(root, [".codex/hooks.json"])
@@ -73,7 +75,13 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     ends = len(text) - len(text.rstrip("\n"))
     if remove and after.strip() and len(after) - len(after.rstrip("\n")) > ends:  # the blank line setup put before its
         after = after.rstrip("\n") + "\n" * max(ends, 1)                           # tables was left at the end
-    if after != text and not dry_run:
+    if remove and after != text and not after.strip():  # nothing is left: the file (and the folder) setup made go
+        changes.append(f"{config}: removed the file, nothing else was in it{unwritten}")
+        if not dry_run:
+            config.unlink()
+            with contextlib.suppress(OSError):
+                config.parent.rmdir()  # only an empty one
+    elif after != text and not dry_run:
         config.parent.mkdir(parents=True, exist_ok=True)
         disk.write_atomic(config, after.encode())
     if not remove and not trust:

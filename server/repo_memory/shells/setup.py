@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ CODEX_HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("
 MATCHERS = {"PostToolUse": "*", "PreToolUse": "Bash|Write|Edit|MultiEdit|NotebookEdit|apply_patch"}
 NAME = "repo-memory"
 BY_NAME = [NAME]  # how shared files call repo-memory
+TEAM_FILES = (".mcp.json", ".claude/settings.json", ".codex/hooks.json")  # what a team commits; setup edits them
 # what a setup's hooks miss when an older setup wrote them (missing_hooks' names), as doctor and the briefing say it
 COSTS = {"SessionStart": "no briefing when a session starts", "PreToolUse": "an agent's own file tools can write the logs unchecked",
          "PostToolUse": "tool calls are not recorded", "PreCompact": "compactions are not noted",
@@ -238,28 +240,29 @@ def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
 
 
 def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False,
-                trust: bool = False, home: Path | None = None, team_files: bool = True, hooks: str = "command",
+                trust: bool = False, home: Path | None = None, team_files: Collection[str] = TEAM_FILES, hooks: str = "command",
                 claude_dir: Path | None = None) -> list[str]:
     """Register the server for Claude Code, approve it for this user, grant its tools, install the hooks, and say what
     changed. The hooks and the permission rule live in exactly one settings file: settings.local.json (this user), or
     settings.json with `shared` (the team); setting up in one takes them out of the other. `remove` takes out everything
-    of ours from this user's files, and from the team's files (.mcp.json, settings.json) unless `team_files` is False.
+    of ours from this user's files, and from those of the team's files (.mcp.json, settings.json) in `team_files`.
     `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json). With the
     repo-memory plugin enabled (`claude_dir`: ~/.claude), the plugin brings the server and the hooks: setup only
     allows its tools, and takes its own hooks out."""
     changes: list[str] = []
     home = home or Path.home()
     local_path, shared_path = root / LOCAL_FILE, root / ".claude" / "settings.json"
-    team = not remove or team_files
+    team = not remove or ".claude/settings.json" in team_files
     # every file is read (and refused when it cannot be edited) before any is written: no half-done setup
-    mcp = _load_json(root / ".mcp.json") if scope == "project" and team else {}
+    team_mcp = scope == "project" and (not remove or ".mcp.json" in team_files)
+    mcp = _load_json(root / ".mcp.json") if team_mcp else {}
     local, shared_settings = _load_json(local_path), _load_json(shared_path) if team else {}
     plugin = None if remove else plugin_enabled(root, claude_dir or home / ".claude")
     if plugin:
         changes.append(f"note: the Claude Code plugin {PLUGIN} is enabled ({plugin}): it brings the server and the hooks, so "
                        "setup adds neither (two sets of hooks record every tool call twice) and only allows its tools. To use "
                        f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
-    if scope == "project" and team and not plugin:
+    if team_mcp and not plugin:
         servers = mcp.setdefault("mcpServers", {})
         if remove:
             servers.pop(NAME, None)
@@ -324,12 +327,27 @@ def tidy(root: Path) -> None:
             folder.rmdir()  # only an empty one
 
 
+def uncommitted(root: Path, names: Collection[str]) -> list[str]:
+    """Those of `names` (relative to `root`) that git does not hold as they are: untracked, changed or deleted."""
+    top, git_dir, _ = gitrepo.discover(root)
+    paths = [(root / name).relative_to(top).as_posix() for name in names]
+    # `--` so a path is never read as an option; untracked (??), changed and deleted files alike are listed
+    found = Git(top, git_dir).run("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).stdout if paths else ""
+    listed = {line[3:] for line in found.splitlines()}
+    return [path for path in paths if path in listed]
+
+
+def shared_with_team(root: Path) -> list[str]:
+    """The team files git holds with repo-memory in them (committed, or staged for a commit): teammates get it from
+    there. In a team file git does not hold so (untracked, or held without repo-memory), what setup wrote is this
+    clone's only, and a plain `uninstall` takes it back."""
+    top, git_dir, _ = gitrepo.discover(root)
+    held = [(name, Git(top, git_dir).run("show", f":{(root / name).relative_to(top).as_posix()}", check=False)) for name in TEAM_FILES]
+    return [name for name, shown in held if shown.returncode == 0 and NAME in shown.stdout]
+
+
 def commit_note(root: Path, names: list[str]) -> list[str]:
     """A note saying to commit the team files among `names` (relative to `root`) that git does not hold as they are."""
-    top, git_dir, _ = gitrepo.discover(root)
-    paths = [(root / name).relative_to(top).as_posix() for name in names if (root / name).is_file()]
-    # `--` so a path is never read as an option; untracked (??) and changed files alike are listed
-    found = Git(top, git_dir).run("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).stdout if paths else ""
-    waiting = [line[3:] for line in found.splitlines() if line[3:] in paths]
+    waiting = uncommitted(root, [name for name in names if (root / name).is_file()])
     return [f"note: commit {', '.join(waiting)} (`git add {' '.join(waiting)} && git commit`): a team file, so teammates' "
             "clones get repo-memory too"] if waiting else []

@@ -214,13 +214,16 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
 
     store = store_of(ctx)
     root, git = store.root, Git(store.root, store.config.git_dir)
+    # a team file git does not hold with repo-memory in it (setup's, not committed) is this clone's only: it goes too
+    shared = [] if team else attaching.shared_with_team(root)
+    edited = [name for name in attaching.TEAM_FILES if name not in shared]
     try:  # every settings file is checked before anything is changed
         attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
-        codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, team_files=team)  # parses config.toml
-        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=team)
+        codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, team_files=edited)  # parses config.toml
+        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=edited)
         if everywhere:
-            changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=False)
-        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=team)
+            changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=())
+        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=edited)
                     if not c.startswith("note:")]
     except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
@@ -233,17 +236,20 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         if "already" not in change and change not in shown:
             shown.append(change)
             click.echo(change)
-    kept = [name for name in (".mcp.json", ".claude/settings.json", ".codex/hooks.json")
-            if not team and (root / name).is_file() and "repo-memory" in (root / name).read_text(encoding="utf-8", errors="replace")]
+    kept = [name for name in shared if (root / name).is_file() and "repo-memory" in (root / name).read_text(errors="replace")]
     if kept:
         click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
+    written = [name for name in edited if any(change.startswith(f"{root / name}: ") for change in shown)]
+    if written and not team:
+        click.echo(f"{', '.join(written)}: git holds no copy with repo-memory in it (setup's, never committed), so it was "
+                   "this clone's alone and is taken back too")
     if not dry_run:
         attaching.tidy(root)
     if left := personal.left_behind(root):
         click.echo(f"left as it is: {'; '.join(left)}")
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
-    elif team and any(name in " ".join(shown) for name in (".mcp.json", "settings.json", "hooks.json")):
-        click.echo("Commit the team files it changed (git add .mcp.json .claude .codex && git commit) to detach repo-memory for everyone.")
+    elif team and (waiting := " ".join(attaching.uncommitted(root, written))):
+        click.echo(f"Commit the team files it changed (git add {waiting} && git commit) to detach repo-memory for everyone.")
     if not dry_run:
         click.echo("repo-memory is detached from this clone; .agents/ (your memory) and its git history stay.")
