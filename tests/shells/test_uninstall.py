@@ -236,3 +236,18 @@ def test_plain_uninstall_takes_repo_memory_out_of_team_files_nobody_committed_wi
     assert "kept" not in out and "taken back too" in out and "Commit" not in out, out
     assert changed(then, state(repo, home)) == [], out
 
+
+@pytest.mark.parametrize("written", ['{"numStartups": 3, "projects": {"/elsewhere": {"hasTrustDialogAccepted": true}}}\n',
+                                     '{"numStartups":3,"userID":"u"}'])
+def test_setup_trust_keeps_a_claude_json_written_on_one_line_on_one_line_and_uninstall_gives_it_back(repo: Path, tmp_path: Path,
+                                                                                                    written: str):
+    """setup --trust laid a ~/.claude.json written on one line out afresh (one key a line), and uninstall left it so."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(written, encoding="utf-8")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    text = (home / ".claude.json").read_text(encoding="utf-8")
+    assert "\n" not in text.strip() and json.loads(text)["projects"][str(repo)] == {"hasTrustDialogAccepted": True}, text
+    out = repo_memory(repo, home, "uninstall", "--team")
+    assert changed(then, state(repo, home)) == [], out

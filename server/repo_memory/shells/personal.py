@@ -67,11 +67,12 @@ def claude_state(path: Path) -> dict[str, Any] | None:
 
 
 def _save(path: Path, before: str | None, state: dict[str, Any]) -> None:
-    """Write `state` to `path` changing only what changed (Claude Code's own layout kept); nothing left removes the file."""
+    """Write `state` to `path` changing only what changed (Claude Code's own layout kept, a file on one line too: the
+    folder's trust is short); nothing left removes the file."""
     if not state:
         path.unlink(missing_ok=True)
         return
-    after = settings_text.edited(before, state, 2) if before else None
+    after = settings_text.edited(before, state, 2, one_line=True) if before else None
     disk.write_atomic(path, (after or json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode())
 
 

@@ -11,9 +11,10 @@ from typing import Any
 _DECODER = json.JSONDecoder()
 
 
-def edited(text: str, after: dict[str, Any], unit: str | int) -> str | None:
-    """`text` changed to hold `after` (None when it cannot be edited in place); `unit` indents what is laid out afresh."""
-    if "\n" not in text.strip():
+def edited(text: str, after: dict[str, Any], unit: str | int, one_line: bool = False) -> str | None:
+    """`text` changed to hold `after` (None when it cannot be edited in place); `unit` indents what is laid out afresh.
+    A file on one line is edited in place only with `one_line` (what is added to it stays short)."""
+    if "\n" not in text.strip() and not one_line:
         return None  # a file on one line has no layout to keep: setup's hooks on it would make one unreadable line
     try:
         start = _skip(text, 0)
