@@ -233,7 +233,7 @@ def test_plain_uninstall_takes_repo_memory_out_of_team_files_nobody_committed_wi
     repo_memory(repo, home, "setup", "claude-code", "--trust")
     repo_memory(repo, home, "setup", "codex")
     out = repo_memory(repo, home, "uninstall", "--global")
-    assert "kept" not in out and "taken back too" in out and "Commit" not in out, out
+    assert "kept" not in out and "took repo-memory out of .mcp.json, .codex/hooks.json too" in out and "Commit" not in out, out
     assert changed(then, state(repo, home)) == [], out
 
 

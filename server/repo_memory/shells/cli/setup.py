@@ -241,8 +241,8 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
     written = [name for name in edited if any(change.startswith(f"{root / name}: ") for change in shown)]
     if written and not team:
-        click.echo(f"{', '.join(written)}: git holds no copy with repo-memory in it (setup's, never committed), so it was "
-                   "this clone's alone and is taken back too")
+        click.echo(f"{'would take' if dry_run else 'took'} repo-memory out of {', '.join(written)} too: git holds no copy "
+                   "with it in (setup wrote it, nobody committed it), so no teammate has it")
     if not dry_run:
         attaching.tidy(root)
     if left := personal.left_behind(root):
