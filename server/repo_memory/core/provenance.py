@@ -62,9 +62,10 @@ class Provenance:
 
     def lines(self, rel: str, spans: list[tuple[int, int]]) -> list[dict[str, Any] | None]:
         """The record stored at each (offset, length) of `rel`, or None where it is not there (moved, rewritten, a
-        link). Kept per file while its size and modification time stay the same (as git/committed.py keeps whether a
-        log is intact): opening a log safely and parsing a line cost 55 us a record, which took recall's framing of a
-        page of 8 committed hits from 0.13 to 0.37 ms; kept, 0.30 ms."""
+        link, or no longer ended by its newline: a torn line is no record). Kept per file while its size and
+        modification time stay the same (as git/committed.py keeps whether a log is intact): opening a log safely and
+        parsing a line cost 55 us a record, which took recall's framing of a page of 8 committed hits from 0.13 to 0.37
+        ms; kept, 0.30 ms."""
         try:
             st = os.lstat(path := paths.inside(self.root, *rel.split("/")))
         except (OSError, UnsafePathError):
@@ -80,8 +81,15 @@ class Provenance:
             except (OSError, UnsafePathError):
                 return [None] * len(spans)
             try:
-                known[1].update({(offset, length): experience.parse_line(os.pread(fd, length, offset), offset).record
+                known[1].update({(offset, length): _whole(os.pread(fd, length + 1, offset), length, offset)
                                  for offset, length in missing})
             finally:
                 os.close(fd)
         return [known[1].get(span) for span in spans]
+
+
+def _whole(raw: bytes, length: int, offset: int) -> dict[str, Any] | None:
+    """The record of a line read with the byte after it, which must be its newline."""
+    if len(raw) != length + 1 or raw[-1:] != b"\n" or b"\n" in raw[:-1]:
+        return None
+    return experience.parse_line(raw[:-1], offset).record

@@ -73,11 +73,13 @@ class Committed:
         return ""
 
     def record(self, rel: str, end: int, head: str | None | object = _NOW) -> bool:
-        """Whether the log line ending at byte `end` of `rel` is in HEAD: within the committed size (logs only grow), and
-        the file still holds the committed bytes (a record rewritten and re-hashed in place is not what git holds)."""
+        """Whether the log line ending at byte `end` of `rel` (its newline at `end`) is in HEAD: within the committed size,
+        newline included (logs only grow; a torn line git holds is not a line, and a newline added later must not make
+        it one git vouches for), and the file still holds the committed bytes (a record rewritten and re-hashed in place
+        is not what git holds)."""
         at = self.head() if head is _NOW else head
         blob = self._entry(rel, at)  # type: ignore[arg-type]
-        return blob is not None and blob[1] >= end and self._prefix_intact(rel, at)  # type: ignore[arg-type]
+        return blob is not None and blob[1] > end and self._prefix_intact(rel, at)  # type: ignore[arg-type]
 
     def _prefix_intact(self, rel: str, head: str | None) -> bool:
         """Whether the log at `rel` starts with the bytes HEAD holds of it, remembered per (HEAD, size, mtime)."""
@@ -113,7 +115,8 @@ class Committed:
                 with self._lock:
                     lines = self._incoming.get((commit, rel))
                 if lines is None:
-                    lines = frozenset(self.git.blob(commit, rel).splitlines()) if self.git.entry(commit, rel) else frozenset()
+                    # its lines with their newline: a torn last line is none
+                    lines = frozenset(self.git.blob(commit, rel).split(b"\n")[:-1]) if self.git.entry(commit, rel) else frozenset()
                     with self._lock:
                         if len(self._incoming) > 256:
                             self._incoming.clear()
