@@ -17,7 +17,7 @@ from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills
-from repo_memory.guards import authorship, disk
+from repo_memory.guards import authorship, disk, torn
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class Finding:
     fix: str
 
 
+SET_ASIDE = f".git/repo-memory/{torn.FOLDER}/"  # where torn lines go (the clone's state folder)
 EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how long the rest takes, roughly
 
 
@@ -126,7 +127,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
                                 "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
     broken = store.verify(progress)
-    in_git = _git(store, {where.partition(" at byte ")[0] for where, what in broken if what != experience.TORN})
+    in_git = _git(store, {where.partition(" at byte ")[0] for where, _ in broken})  # a torn line's log too: not to commit by hand
     unmerged = {f.path for f in in_git if f.message.startswith("unresolved merge conflict (")}  # one finding, one advice: the conflict's
     findings = [f for f in findings if not (f.path in unmerged and "merge conflict" in f.message)] + in_git
     for session, ids, citing in store.forked():
@@ -139,6 +140,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 "A session this version begins under a chosen name is kept per clone (NAME.<clone>) and cannot fork so."))
     for where, what in broken:
         findings.append(_broken(where, what))
+    findings += _set_aside(store)
     if homes is not None:
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
         findings += [Finding(n.level, n.path, n.message, n.fix) for n in notices]
@@ -147,8 +149,9 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
 
 def _broken(where: str, what: str) -> Finding:
     """A break verify found, and the fix that holds for it: git can restore only what it holds."""
-    if what == experience.TORN:  # no break: an append a kill cut short, never acknowledged (core/journal.py)
-        return Finding("info", where, f"experience log: {what}", "Nothing to fix: the session went on in its next file.")
+    if what == experience.TORN:  # no break: bytes no append acknowledged (guards/torn.py)
+        return Finding("info", where, f"experience log: {what}", "Nothing to fix: the next append to this log, or its "
+                       f"commit, moves the line to {SET_ASIDE} (never committed); do not commit the log by hand meanwhile.")
     if "written outside" in what:
         return Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it.")
     if "git checkout HEAD" in what:
@@ -183,6 +186,17 @@ def own_logs(store: Store, paths: list[str]) -> list[str]:
                                                       for line in lines):
             own.append(rel)
     return own
+
+
+def _set_aside(store: Store) -> list[Finding]:
+    """The torn lines appends and commits moved out of logs (guards/torn.py): said once, as information."""
+    moved = torn.found(store.config.clone_dir)
+    if not moved:
+        return []
+    shown = [p.relative_to(store.root).as_posix() if p.is_relative_to(store.root) else str(p) for p in moved]
+    return [Finding("info", SET_ASIDE, f"{len(moved)} torn last line(s) were moved out of experience logs (bytes no append "
+                    f"acknowledged: a process killed mid-append, or a line written without its newline): {_listed(shown)}",
+                    "Nothing to fix: they were never committed or served. Look at them if you wish, then delete them.")]
 
 
 def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:

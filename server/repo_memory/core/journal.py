@@ -12,6 +12,11 @@ state folder of the clone, one for all its worktrees): a branch checked out whil
 worktree writing the same session, may lack the session's files, and the session then goes on in a file numbered after
 the last one it wrote (`+n`), with ids after its last, never again from #1. Merged back, the branches' files are one
 session and one chain.
+
+Bytes after a log's last newline were acknowledged to no one (an append answers once its whole line is on disk): a
+writer killed mid-append, or a line someone wrote without its newline. The next append to the log moves them to the
+clone's state folder (guards/torn.py) and goes on in the same file, so no newline of ours ever completes them into a
+line, and the committer does the same before it commits a log.
 """
 
 from __future__ import annotations
@@ -29,13 +34,12 @@ from typing import Any
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import refs, when
 from repo_memory.formats.experience import (
-    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_line, parse_lines,
+    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_lines,
     seal,
 )
-from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number, part_of, segment
-from repo_memory.guards import authorship, disk, paths
+from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number, part_of, segment, tail
+from repo_memory.guards import authorship, disk, paths, torn
 
-_CHUNK = 64 * 1024
 log = logging.getLogger("repo_memory")
 TS_FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$")  # the experience schema's
 
@@ -133,7 +137,7 @@ class Journal:
             log.warning("the log of session %s cannot be used: %s", session, exc)
             return session
         try:
-            last = _last(fd)
+            last = tail(fd)[3]
         finally:
             os.close(fd)
         writer = (last or {}).get("source", {}).get("clone")
@@ -192,10 +196,9 @@ class Journal:
 
     def _append(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], tip: tuple[Path, int, str] | None
                 ) -> tuple[Path, list[dict[str, Any]]]:
-        last_seq, last_sha, clean_end = _tail(fd)
-        if not clean_end:  # a writer killed mid-append: its fragment stays the last line of this file, which readers skip
-            log.warning("%s ends with a torn line (an append was interrupted); it is left as is and the session goes on "
-                        "in its next file", path)
+        last_seq, last_sha, clean_end, _ = tail(fd)
+        if not clean_end and self.tips is not None and not (self.held and self.held(path.relative_to(self.root).as_posix())):
+            clean_end = self._set_aside(fd, path)  # bytes no append acknowledged: out of the log, which goes on
         if tip is not None and tip[1] > last_seq:  # the session went further in files this checkout lacks
             if not last_seq and clean_end:  # a file begun for it here
                 return path, self._write(fd, path, session, prepared, tip[1], tip[2])
@@ -204,6 +207,17 @@ class Journal:
         if not clean_end or last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
             return self._begin(segment(path, session, number(path, session) + 1), session, prepared, last_seq, last_sha)
         return path, self._write(fd, path, session, prepared, last_seq, last_sha)
+
+    def _set_aside(self, fd: int, path: Path) -> bool:
+        """Move a torn tail out of the log (guards/torn.py); if it cannot be, it stays, and the session goes on in its
+        next file (no newline ever ends a fragment), whose log the committer then holds back."""
+        assert self.tips is not None
+        try:
+            return torn.set_aside(fd, path, self.tips.parent) is not None
+        except OSError as exc:
+            log.warning("%s ends with a torn line that could not be moved aside (%s); the session goes on in its next file",
+                        path, exc)
+            return False
 
     def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
                ) -> tuple[Path, list[dict[str, Any]]]:
@@ -316,49 +330,6 @@ def _bound(value: Any, limit: int) -> int:
                 break
         return total
     return limit + 1
-
-
-def _last(fd: int) -> dict[str, Any] | None:
-    """The last valid record of a log, read backwards from its end."""
-    seq, _, _, record = _tail_record(fd)
-    return record if seq else None
-
-
-def _tail(fd: int) -> tuple[int, str | None, bool]:
-    seq, sha, clean_end, _ = _tail_record(fd)
-    return seq, sha, clean_end
-
-
-def _tail_record(fd: int) -> tuple[int, str | None, bool, dict[str, Any] | None]:
-    """(last valid seq, its sha256, whether the file ends with a newline), reading backwards from the end."""
-    size = os.fstat(fd).st_size
-    if size == 0:
-        return 0, None, True, None
-    clean_end = os.pread(fd, 1, size - 1) == b"\n"
-    buf, buf_start = b"", size
-
-    def newline_before(position: int) -> int:
-        nonlocal buf, buf_start
-        while True:
-            index = buf.rfind(b"\n", 0, max(0, position - buf_start))
-            if index >= 0:
-                return buf_start + index
-            if buf_start == 0:
-                return -1
-            start = max(0, buf_start - _CHUNK)
-            buf = os.pread(fd, buf_start - start, start) + buf
-            buf_start = start
-
-    end = size - 1 if clean_end else newline_before(size)  # the newline ending the last complete line
-    while end >= 0:
-        start = newline_before(end) + 1
-        raw = buf[start - buf_start : end - buf_start]
-        if raw:
-            line = parse_line(raw, start)
-            if line.record is not None:
-                return int(line.record["seq"]), str(line.record["sha256"]), clean_end, line.record
-        end = start - 1
-    return 0, None, clean_end, None
 
 
 def _utc(ts: str) -> str:

@@ -10,6 +10,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from repo_memory.formats.experience import parse_line
+
+_CHUNK = 64 * 1024
 SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
 TIPS_DIR = "session-tips"  # in the clone's state folder: where each session's log got to
 log = logging.getLogger("repo_memory")
@@ -100,3 +103,36 @@ def begun(path: Path, session: str) -> bool:
 def segment(path: Path, session: str, n: int) -> Path:
     """The `n`th file of `session` beside `path`."""
     return path.with_name(f"{session}.jsonl" if n == 1 else f"{session}{SEGMENT}{n}.jsonl")
+
+
+def tail(fd: int) -> tuple[int, str | None, bool, dict[str, Any] | None]:
+    """Where a log got to: (its last valid record's seq, its sha256, whether the file ends with a newline, the record),
+    read backwards from its end; (0, None, ..., None) when it holds no valid record."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return 0, None, True, None
+    clean_end = os.pread(fd, 1, size - 1) == b"\n"
+    buf, buf_start = b"", size
+
+    def newline_before(position: int) -> int:
+        nonlocal buf, buf_start
+        while True:
+            index = buf.rfind(b"\n", 0, max(0, position - buf_start))
+            if index >= 0:
+                return buf_start + index
+            if buf_start == 0:
+                return -1
+            start = max(0, buf_start - _CHUNK)
+            buf = os.pread(fd, buf_start - start, start) + buf
+            buf_start = start
+
+    end = size - 1 if clean_end else newline_before(size)  # the newline ending the last complete line
+    while end >= 0:
+        start = newline_before(end) + 1
+        raw = buf[start - buf_start : end - buf_start]
+        if raw:
+            line = parse_line(raw, start)
+            if line.record is not None:
+                return int(line.record["seq"]), str(line.record["sha256"]), clean_end, line.record
+        end = start - 1
+    return 0, None, clean_end, None

@@ -48,7 +48,7 @@ class Store:
         self._journal = Journal.of_clone(config.root, config.common_dir, config.clone_dir, config.inline_max, config.key_dir, git.holds, config.state_dir)
         self.key = self._journal.key  # marks what this clone's repo-memory writes (guards/authorship.py)
         self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))
-        self._committer = Committer(git, config.state_dir, policy, self.session, owner, self.key)  # owner: who commits what it writes
+        self._committer = Committer(git, config.state_dir, policy, self.session, owner, self.key, config.clone_dir)  # owner: who commits what it writes
         committed, code = Committed(git), Code(config.root)
         provenance = Provenance(config.root, self.key, committed)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)

@@ -12,6 +12,7 @@ Modes (`commit` in the config): `auto` commits on the checked-out branch beside 
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from repo_memory.git import message, status
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
 from repo_memory.formats import experience
-from repo_memory.guards import authorship, disk, secretscan
+from repo_memory.guards import authorship, disk, secretscan, torn
 
 log = logging.getLogger("repo_memory")
 SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
@@ -61,8 +62,9 @@ class Committer:
     """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
 
     def __init__(self, git: Git, state_dir: Path, policy: Policy, session: str | None = None, owner: int | None = None,
-                 key: authorship.Key | None = None):
+                 key: authorship.Key | None = None, clone_dir: Path | None = None):
         self.git, self.state_dir, self.policy, self.session = git, state_dir, policy, session
+        self.clone_dir = clone_dir or state_dir  # the clone's state folder (one for its worktrees): torn tails go there
         self.key = key  # with a key, a log is committed only when every record it gained carries this clone's mark
         self.root, self.window = git.root, policy.window
         self.journal = Journal(state_dir)
@@ -214,21 +216,43 @@ class Committer:
     def _foreign(self, path: str) -> str:
         """Why the log at `path` must not be committed by us, or '': it gained records this clone's repo-memory did not
         write (no valid mark: a hand edit, an agent's file tool), or its committed records were changed. Committing would
-        make a forgery look like the server's or make a loss permanent; the file stays as it is for a person to judge."""
-        if self.key is None or not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
+        make a forgery look like the server's or make a loss permanent; the file stays as it is for a person to judge.
+
+        First, under the lock every append holds (so no writer of ours is mid-append), a torn tail, bytes no append
+        acknowledged, is moved out of the log (guards/torn.py): committed, one newline later it would be a line git
+        holds. A kill in the moment between this check and the commit can still leave one in the commit; it never
+        counts as committed (git/committed.py) and verify lists it."""
+        if not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
             return ""
         try:
-            data = disk.read_safely(self.root / path)
+            try:
+                fd = disk.open_safely(self.root / path, os.O_RDWR)
+            except PermissionError:  # a read-only log: a torn tail cannot be cut, and the log is then held back
+                fd = disk.open_safely(self.root / path)
         except (OSError, UnsafePathError):
+            return ""  # deleted (the commit records that) or a link (refused when committed)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            base = self.git.memory_head()
+            entry = self.git.entry(base, path) if base else None
+            start = entry[1] if entry else 0
+            try:
+                torn.set_aside(fd, self.root / path, self.clone_dir, keep=start)
+            except OSError as exc:
+                log.warning("%s: its torn last line could not be moved aside: %s", path, exc)
+            with os.fdopen(os.dup(fd), "rb") as handle:  # the dup shares the lock; closing it keeps it held
+                data = handle.read()
+        finally:
+            os.close(fd)  # closing releases the lock
+        if data[start:] and not data.endswith(b"\n"):  # the folder could not be written, or git holds the line's start
+            return f"its last line has no newline and could not be moved aside to {self.clone_dir / torn.FOLDER}"
+        if self.key is None:
             return ""
-        base = self.git.memory_head()
-        entry = self.git.entry(base, path) if base else None
-        start = entry[1] if entry else 0
         if base and entry and (start > len(data) or self.git.blob(base, path) != data[:start]):
             return "its committed records were changed or removed"
-        for offset, raw, torn in experience.split_lines(data[start:], base=start):
-            if torn or self.key.vouched(raw):
-                continue  # an append a kill cut short (no record: it stays the file's last line), or a line this process wrote
+        for offset, raw, _ in experience.split_lines(data[start:], base=start):
+            if self.key.vouched(raw):
+                continue  # a line this process wrote
             line = experience.parse_line(raw, offset, check=False)  # the mark decides, not the schema
             if line.record is None or not authorship.signed(line.record, self.key) or experience.seal(line.record)["sha256"] != line.record.get("sha256"):
                 return f"the line at byte {line.offset} was not written by repo-memory on this clone"
