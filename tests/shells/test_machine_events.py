@@ -331,7 +331,40 @@ def test_a_record_whose_newline_a_kill_kept_from_disk_never_comes_back_as_a_seco
 
 def test_doctor_calls_a_log_this_clone_wrote_and_never_committed_what_it_is_not_a_hand_edit(repo: Path):
     """With `.git/repo-memory/` deleted (the only note that a log awaits its commit) and the server then killed, the
-    log stays untracked, and doctor told the person to commit 'edits you made by hand'. A hand-written log is still one."""
+    log stays untracked, and doctor told the person to commit 'edits you made by hand'. A hand-written log is still one.
+    `doctor --fix` committed the log without the blob a record of it cites, and then called the blob a hand edit."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo)
+    server.initialize()
+    answer = server.call("remember", {"text": "we chose postgres 16", "session": "sess-a"})
+    assert not answer.get("isError"), answer
+    answer = server.call("remember", {"text": "the whole benchmark output: " + "row 1.25 ms\n" * 8000, "session": "sess-a"})
+    assert not answer.get("isError"), answer
+    [blob] = [p.relative_to(repo).as_posix() for p in (repo / ".agents/experience/blobs").iterdir()]
+    shutil.rmtree(repo / ".git/repo-memory")
+    server.kill()
+    assert server.wait(30) is not None
+    [log] = logs(repo)
+    rel = log.relative_to(repo).as_posix()
+    (repo / ".agents/experience/notes.jsonl").write_text('{"text": "mine"}\n', encoding="utf-8")  # a person's own file
+    doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True, timeout=120)
+    lines = doctor.stdout.splitlines()
+    own = [f"{said} {fix}" for said, fix in zip(lines, lines[1:]) if rel in said and fix.startswith("  fix: ")]
+    assert own and "repo-memory wrote" in own[0] and "by hand" not in own[0] and f"git add {rel} {blob}" in own[0], doctor.stdout
+    assert "notes.jsonl" in doctor.stdout and "by hand" in doctor.stdout  # the person's file is still called theirs
+    assert not [said for said in lines if "by hand" in said and blob in said], doctor.stdout
+    subprocess.run([sys.executable, "-m", "repo_memory", "doctor", "--fix"], cwd=repo, capture_output=True, timeout=120)
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl", ".agents/experience/blobs") == \
+        "?? .agents/experience/notes.jsonl\n"
+    assert json.loads(git(repo, "show", f"HEAD:{rel}").splitlines()[0])["text"] == "we chose postgres 16"
+    assert git(repo, "ls-tree", "--name-only", "HEAD", blob).strip() == blob  # the log with the blob its record cites
+
+
+def test_doctor_never_calls_a_log_with_a_torn_line_its_own_nor_advises_committing_it_by_hand(repo: Path):
+    """doctor's check that an uncommitted log is this clone's own skipped torn lines: a forged record left without its
+    newline in such a log was proposed for `git add` and committed by `doctor --fix`."""
+    from repo_memory.formats import experience
+
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     server = StdioServer(repo)
     server.initialize()
@@ -342,12 +375,14 @@ def test_doctor_calls_a_log_this_clone_wrote_and_never_committed_what_it_is_not_
     assert server.wait(30) is not None
     [log] = logs(repo)
     rel = log.relative_to(repo).as_posix()
-    (repo / ".agents/experience/notes.jsonl").write_text('{"text": "mine"}\n', encoding="utf-8")  # a person's own file
+    last = json.loads(log.read_bytes().splitlines()[-1])
+    body = {k: v for k, v in last.items() if k not in ("sha256", "mac")}
+    body.update(id=f"{last['session']}#2", seq=2, prev=last["sha256"], text=FORGED)
+    with open(log, "ab") as handle:
+        handle.write(experience.canonical(experience.seal(body)))
     doctor = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=repo, capture_output=True, text=True, timeout=120)
-    lines = doctor.stdout.splitlines()
-    own = [f"{said} {fix}" for said, fix in zip(lines, lines[1:]) if rel in said and fix.startswith("  fix: ")]
-    assert own and "repo-memory wrote" in own[0] and "by hand" not in own[0] and f"git add {rel}" in own[0], doctor.stdout
-    assert "notes.jsonl" in doctor.stdout and "by hand" in doctor.stdout  # the person's file is still called theirs
+    assert "repo-memory wrote" not in doctor.stdout and f"git add {rel}" not in doctor.stdout, doctor.stdout
+    assert not [said for said in doctor.stdout.splitlines() if "changed but not committed" in said and rel in said], doctor.stdout
+    assert f"{rel} at byte" in doctor.stdout and "torn" in doctor.stdout, doctor.stdout
     subprocess.run([sys.executable, "-m", "repo_memory", "doctor", "--fix"], cwd=repo, capture_output=True, timeout=120)
-    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == "?? .agents/experience/notes.jsonl\n"
-    assert json.loads(git(repo, "show", f"HEAD:{rel}"))["text"] == "we chose postgres 16"
+    assert FORGED not in git(repo, "log", "-p", "--all", "--no-textconv", "--", ".agents")

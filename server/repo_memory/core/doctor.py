@@ -170,10 +170,14 @@ def _broken(where: str, what: str) -> Finding:
                    "be taken out by hand (`git diff`). `repo-memory verify` lists every break.")
 
 
-def own_logs(store: Store, paths: list[str]) -> list[str]:
-    """Which of the experience logs at `paths` hold only records this clone's repo-memory wrote (its mark on each): its
-    own memory whose note that a commit is due was lost (the state folder deleted while it waited), not a person's."""
-    own = []
+def own_logs(store: Store, paths: list[str]) -> tuple[list[str], list[str]]:
+    """Which of the experience logs at `paths` hold only records this clone's repo-memory wrote (its mark on each, and
+    each line whole: a torn line is no one's record), and which of `paths` are the blobs their records cite (each still
+    hashing to its name): its own memory whose note that a commit is due was lost (the state folder deleted while it
+    waited), not a person's, to commit together."""
+    own: list[str] = []
+    blobs: list[str] = []
+    waiting = set(paths)
     for rel in paths:
         if not rel.endswith(".jsonl") or not rel.startswith(f"{experience.EXPERIENCE_DIR}/"):
             continue
@@ -181,11 +185,21 @@ def own_logs(store: Store, paths: list[str]) -> list[str]:
             lines = experience.parse_lines(disk.read_safely(store.root / rel))
         except (OSError, UnsafePathError):
             continue
-        if any(line.record for line in lines) and all(line.torn or line.record and authorship.signed(line.record, store.key)
+        if any(line.record for line in lines) and all(line.record and authorship.signed(line.record, store.key)
                                                       and experience.seal(line.record)["sha256"] == line.record["sha256"]
                                                       for line in lines):
             own.append(rel)
-    return own
+            cited = {f"{experience.BLOB_DIR}/{line.record['blob']['sha256']}" for line in lines
+                     if line.record and isinstance(line.record.get("blob"), dict)}
+            blobs += sorted(blob for blob in cited - set(blobs) if blob in waiting and _intact(store.root / blob))
+    return own, blobs
+
+
+def _intact(path: Path) -> bool:
+    try:
+        return hashlib.sha256(disk.read_safely(path)).hexdigest() == path.name
+    except (OSError, UnsafePathError):
+        return False
 
 
 def _set_aside(store: Store) -> list[Finding]:
@@ -231,12 +245,13 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            f"{settle.format(path=path)}, then finish the {underway.removeprefix('a ')} with {finish}."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
-    own = own_logs(store, uncommitted) if health.underway not in FINISH else []
+    own, blobs = own_logs(store, uncommitted) if health.underway not in FINISH else ([], [])
     if own:
+        cite = f", with the {len(blobs)} blob(s) their records cite" if blobs else ""
         out.append(Finding("warning", _folders(own), f"{len(own)} experience log(s) repo-memory wrote on this clone were never "
-                           f"committed (the note that they await a commit was lost, e.g. with .git/repo-memory/): {_listed(own)}",
-                           f"`repo-memory doctor --fix` commits them (or `git add {' '.join(own)} && git commit`)."))
-        uncommitted = [p for p in uncommitted if p not in own]
+                           f"committed (the note that they await a commit was lost, e.g. with .git/repo-memory/): {_listed(own)}"
+                           f"{cite}", f"`repo-memory doctor --fix` commits them (or `git add {' '.join(own + blobs)} && git commit`)."))
+        uncommitted = [p for p in uncommitted if p not in own and p not in blobs]
     if uncommitted:
         folders = _folders(uncommitted)
         out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {_listed(uncommitted)}",

@@ -178,8 +178,9 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         store.refresh()
         store.heal(store.git_health().at_risk)
         store.flush("all")
-        if own := checks.own_logs(store, store.git_health().uncommitted):  # their note that a commit is due was lost
-            store.commit_files(own, f"memory(experience): {len(own)} log(s) whose commit was never noted")
+        own, blobs = checks.own_logs(store, store.git_health().uncommitted)  # their note that a commit is due was lost
+        if own:  # with the blobs their records cite: a log committed without them would cite what git lacks
+            store.commit_files(own + blobs, f"memory(experience): {len(own)} log(s) whose commit was never noted")
     findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20))
     from repo_memory.shells import setup as attaching
 
