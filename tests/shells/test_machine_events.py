@@ -278,6 +278,8 @@ def test_a_forged_record_left_without_its_newline_is_moved_aside_never_committed
     assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
     [aside] = set_aside(repo)
     assert aside.read_bytes() == forged and aside.name.startswith(log.name)
+    if torn_before == "a-commit":  # no append came after the forgery: the commit itself moved it out
+        assert [json.loads(raw)["id"] for path in in_order(repo) for raw in path.read_bytes().splitlines()] == ids
     with open(log, "ab") as handle:  # a one-byte edit that would complete the forged line, had it stayed
         handle.write(b"\n")
     server = StdioServer(repo, env)

@@ -65,4 +65,4 @@ def found(state: Path) -> list[Path]:
     folder = state / FOLDER
     if not folder.is_dir():
         return []
-    return sorted((p for p in folder.iterdir() if p.is_file() and not disk.is_temp(p.name)), key=lambda p: p.stat().st_mtime)
+    return sorted((p for p in folder.iterdir() if p.is_file() and not disk.is_temp(p.name)), key=lambda p: (p.stat().st_mtime_ns, p.name))
