@@ -192,6 +192,24 @@ def test_a_torn_last_line_is_moved_aside_by_the_next_append_which_goes_on_in_the
     assert result.exit_code == 1 and "not JSON" in result.output, result.output
 
 
+def test_a_torn_line_that_cannot_be_moved_aside_is_never_committed(store: Store, repo: Path):
+    """When the state folder cannot take the fragment, the log keeps it: the session goes on in its next file (no
+    newline of ours ends the fragment) and the committer holds the log back rather than commit a torn line."""
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "init"], cwd=repo, check=True)
+    (repo / ".git/repo-memory/torn").write_text("a file where the folder belongs\n")
+    store.remember("before the crash", session="s1")
+    s1 = kept(store, "s1")
+    path = log_file(repo, s1)
+    with open(path, "ab") as handle:
+        handle.write(b'{"id": "half a rec')
+    record = store.remember("after the crash", session="s1")[0]
+    following = path.with_name(f"{s1}+2.jsonl")
+    assert path.read_bytes().endswith(b'}\n{"id": "half a rec') and json.loads(following.read_bytes()) == record
+    store.flush("all")
+    tracked = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=repo, capture_output=True, text=True).stdout
+    assert path.relative_to(repo).as_posix() not in tracked, tracked
+
+
 def test_a_torn_line_git_holds_never_vouches_for_the_line_a_newline_later_completes(store: Store, repo: Path):
     """A line counts as committed only when its newline is in HEAD. A forged record left without its newline and
     committed by hand (or by a commit racing a kill) was, once a newline completed it, served as committed and

@@ -214,7 +214,7 @@ class Journal:
         assert self.tips is not None
         try:
             return torn.set_aside(fd, path, self.tips.parent) is not None
-        except OSError as exc:
+        except (OSError, UnsafePathError) as exc:
             log.warning("%s ends with a torn line that could not be moved aside (%s); the session goes on in its next file",
                         path, exc)
             return False

@@ -238,7 +238,7 @@ class Committer:
             start = entry[1] if entry else 0
             try:
                 torn.set_aside(fd, self.root / path, self.clone_dir, keep=start)
-            except OSError as exc:
+            except (OSError, UnsafePathError) as exc:
                 log.warning("%s: its torn last line could not be moved aside: %s", path, exc)
             with os.fdopen(os.dup(fd), "rb") as handle:  # the dup shares the lock; closing it keeps it held
                 data = handle.read()
