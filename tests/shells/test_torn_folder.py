@@ -99,6 +99,7 @@ def test_a_torn_tail_in_a_log_head_holds_is_moved_aside_by_doctor_fix_and_every_
     committed = log.read_bytes()
     with open(log, "ab") as handle:
         handle.write(b'{"id":"a torn tail')
+    assert git(repo, "status", "--porcelain", "--", rel).strip() == f"M {rel}"
     checked = cli(repo, "verify")
     assert checked.returncode == 0 and "repo-memory doctor --fix" in checked.stdout, checked.stdout + checked.stderr
     assert "next append" not in checked.stdout, checked.stdout
@@ -109,7 +110,7 @@ def test_a_torn_tail_in_a_log_head_holds_is_moved_aside_by_doctor_fix_and_every_
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     [aside] = sorted((repo / ".git/repo-memory/torn").iterdir())
     assert aside.read_bytes() == b'{"id":"a torn tail' and log.read_bytes() == committed
-    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", "*.jsonl") == ""
     assert "torn last line: an append" not in fixed.stdout and aside.name in fixed.stdout, fixed.stdout
     checked = cli(repo, "verify")
     assert checked.returncode == 0 and "torn" not in checked.stdout, checked.stdout + checked.stderr

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -17,6 +19,7 @@ from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills
+from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
 
 
@@ -59,10 +62,11 @@ def _code_change(changes: dict[str, str], anchor: str) -> str:
     return f" ({change})" if change else ""
 
 
-def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, int], None] | None = None) -> list[Finding]:
+def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, int], None] | None = None,
+            unmoved: dict[str, str] | None = None) -> list[Finding]:
     """Everything wrong or worth knowing about the memory of `store`'s repository; given `homes` (where the harnesses
     keep their state on this machine), also about their own memories of it (core/native_checks.py). `progress` hears
-    how many bytes of the logs are checked, the long part."""
+    how many bytes of the logs are checked, the long part; `unmoved`, why `doctor --fix` left a log's torn line."""
     drift = _index_drift(store)
     if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):  # judge the files as they are, not as last indexed
         store.refresh()
@@ -139,7 +143,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 f"{session}`) and, where a record cites one, remember a note naming the record it meant by its ID~HASH. "
                                 "A session this version begins under a chosen name is kept per clone (NAME.<clone>) and cannot fork so."))
     for where, what in broken:
-        findings.append(_broken(where, what))
+        findings.append(_broken(where, what, unmoved or {}))
     findings += _set_aside(store)
     if homes is not None:
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
@@ -147,11 +151,14 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     return findings
 
 
-def _broken(where: str, what: str) -> Finding:
+def _broken(where: str, what: str, unmoved: dict[str, str]) -> Finding:
     """A break verify found, and the fix that holds for it: git can restore only what it holds."""
     if what == experience.TORN:  # no break: bytes no append acknowledged (guards/torn.py)
-        return Finding("info", where, f"experience log: {what}", "Nothing to fix: the next append to this log, or its "
-                       f"commit, moves the line to {SET_ASIDE} (never committed); do not commit the log by hand meanwhile.")
+        rel = where.partition(" at byte ")[0]
+        if rel in unmoved:
+            return Finding("warning", where, f"experience log: {what}", f"`repo-memory doctor --fix` left it: {unmoved[rel]}.")
+        return Finding("warning", where, f"experience log: {what}", f"Run `repo-memory doctor --fix`: it moves the line to "
+                       f"{SET_ASIDE} (never committed); do not commit the log by hand meanwhile.")
     if "written outside" in what:
         return Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it.")
     if "git checkout HEAD" in what:
@@ -168,6 +175,43 @@ def _broken(where: str, what: str) -> Finding:
     return Finding("error", where, f"experience log: {what}", "Logs are append-only: something other than repo-memory changed "
                    "this record. `git log -p` of its log shows whether a commit did; a change git does not hold yet can only "
                    "be taken out by hand (`git diff`). `repo-memory verify` lists every break.")
+
+
+def set_aside_torn(store: Store) -> dict[str, str]:
+    """`doctor --fix`: move the torn tail of every experience log to the torn folder (guards/torn.py), each under the
+    lock every append holds (so no writer of ours is mid-append). An append moves the tail of a log it appends to, and
+    a commit of a log it commits, but a log HEAD holds gets neither (its session goes on in its next file): only this
+    moves it. Bytes git holds are never cut. Returns, per log whose tail stayed, why."""
+    unmoved: dict[str, str] = {}
+    base = store.root / experience.EXPERIENCE_DIR
+    logs = sorted(p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink()) if base.is_dir() else []
+    git: Git | None = None
+    try:
+        for path in logs:
+            rel = path.relative_to(store.root).as_posix()
+            try:
+                fd = disk.open_safely(path, os.O_RDWR)
+            except (OSError, UnsafePathError):
+                continue  # read-only, a link, gone: verify says what it is
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                size = os.fstat(fd).st_size
+                if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+                    continue
+                git = git or Git(store.root, store.config.git_dir, private=store.config.commit == "private")
+                held = [git.entry(commit, rel) for commit in {git.head(), git.memory_head()} if commit]
+                keep = max((entry[1] for entry in held if entry), default=0)
+                try:
+                    if torn.set_aside(fd, path, store.config.clone_dir, keep=keep) is None:
+                        unmoved[rel] = "git holds the start of the line (a commit took it torn), so it stays; readers skip it"
+                except (OSError, UnsafePathError) as exc:
+                    unmoved[rel] = f"it could not be moved to {SET_ASIDE} ({exc})"
+            finally:
+                os.close(fd)  # closing releases the lock
+    finally:
+        if git is not None:
+            git.close()
+    return unmoved
 
 
 def own_logs(store: Store, paths: list[str]) -> tuple[list[str], list[str]]:

@@ -219,14 +219,14 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
 @click.pass_context
 def verify(ctx: click.Context, as_json: bool) -> None:
     """Check every experience log's hash chain and every blob; exit 1 listing each break. A torn last line (bytes no append
-    acknowledged, which the log's next append or commit moves aside) is listed as a note and is no break."""
+    acknowledged, which `repo-memory doctor --fix` moves aside) is listed as a note and is no break."""
     found = store_of(ctx).verify(megabytes("Checking the logs", 8 << 20))
     breaks = [(w, p) for w, p in found if p != experience.TORN]
 
     def text() -> None:
         for where, what in found:
-            click.echo(f"{where}: {what}" + ("" if what != experience.TORN else "; nothing to fix: the next append to "
-                                             "its log, or its commit, moves it to .git/repo-memory/torn/"))
+            click.echo(f"{where}: {what}" + ("" if what != experience.TORN else "; run `repo-memory doctor --fix` to "
+                                             "move it to .git/repo-memory/torn/ (never committed)"))
         click.echo(f"{len(breaks)} problem(s) found." if breaks else "All experience logs verify"
                    + (f" ({len(found)} note(s) above)." if found else "."))
 

@@ -166,7 +166,7 @@ def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
 
 @click.command(name="doctor")
 @json_option
-@click.option("--fix", is_flag=True, help="Re-index what drifted and commit what is pending before checking.")
+@click.option("--fix", is_flag=True, help="Re-index what drifted, commit what is pending and move torn lines aside before checking.")
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     """Check the memory: index against files, invalid or non-UTF-8 files, shadowed skills, set-up.
@@ -174,14 +174,16 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     Exit code 1 when an error is found; every finding says how to fix it.
     """
     store = store_of(ctx)
+    unmoved: dict[str, str] = {}
     if fix:
+        unmoved = checks.set_aside_torn(store)  # a log HEAD holds: no append or commit of ours would move its torn tail
         store.refresh()
         store.heal(store.git_health().at_risk)
         store.flush("all")
         own, blobs = checks.own_logs(store, store.git_health().uncommitted)  # their note that a commit is due was lost
         if own:  # with the blobs their records cite: a log committed without them would cite what git lacks
             store.commit_files(own + blobs, f"memory(experience): {len(own)} log(s) whose commit was never noted")
-    findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20))
+    findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20), unmoved)
     from repo_memory.shells import setup as attaching
 
     findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: "
