@@ -114,3 +114,20 @@ def test_a_torn_tail_in_a_log_head_holds_is_moved_aside_by_doctor_fix_and_every_
     assert "torn last line: an append" not in fixed.stdout and aside.name in fixed.stdout, fixed.stdout
     checked = cli(repo, "verify")
     assert checked.returncode == 0 and "torn" not in checked.stdout, checked.stdout + checked.stderr
+
+
+def test_doctor_fix_that_cannot_move_a_torn_tail_leaves_the_log_and_says_why(repo: Path):
+    """A torn folder that is a file: doctor --fix refuses it, the log keeps its tail, and doctor says what stopped it
+    instead of repeating 'run doctor --fix'."""
+    server, log = started(repo)
+    server.close_input()
+    assert server.wait(30) == 0
+    (repo / ".git/repo-memory/torn").write_bytes(b"")
+    with open(log, "ab") as handle:
+        handle.write(b'{"id":"a torn tail')
+    before = log.read_bytes()
+    fixed = cli(repo, "doctor", "--fix")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert log.read_bytes() == before
+    assert "`repo-memory doctor --fix` left it: it could not be moved to .git/repo-memory/torn/" in fixed.stdout, fixed.stdout
+    assert "Run `repo-memory doctor --fix`" not in fixed.stdout, fixed.stdout
