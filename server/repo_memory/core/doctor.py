@@ -178,10 +178,9 @@ def _broken(where: str, what: str, unmoved: dict[str, str]) -> Finding:
 
 
 def set_aside_torn(store: Store) -> dict[str, str]:
-    """`doctor --fix`: move the torn tail of every experience log to the torn folder (guards/torn.py), each under the
-    lock every append holds (so no writer of ours is mid-append). An append moves the tail of a log it appends to, and
-    a commit of a log it commits, but a log HEAD holds gets neither (its session goes on in its next file): only this
-    moves it. Bytes git holds are never cut. Returns, per log whose tail stayed, why."""
+    """`doctor --fix`: move every log's torn tail aside (guards/torn.py) under the lock every append holds; the only
+    mover for a log HEAD holds, which no append (its session goes on in the next file) or commit of ours touches.
+    Bytes git holds are never cut. Returns, per log whose tail stayed, why."""
     unmoved: dict[str, str] = {}
     base = store.root / experience.EXPERIENCE_DIR
     logs = sorted(p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink()) if base.is_dir() else []
