@@ -251,3 +251,35 @@ def test_setup_trust_keeps_a_claude_json_written_on_one_line_on_one_line_and_uni
     assert "\n" not in text.strip() and json.loads(text)["projects"][str(repo)] == {"hasTrustDialogAccepted": True}, text
     out = repo_memory(repo, home, "uninstall", "--team")
     assert changed(then, state(repo, home)) == [], out
+
+
+HAND_WRITTEN = {  # team files a person wrote and has not committed; setup never ran
+    "alone": {".mcp.json": '{"mcpServers": {"repo-memory": {"command": "uvx", "args": ["repo-memory==1.2", "serve"]}}}\n'},
+    "beside other servers": {".mcp.json": '{\n  "mcpServers": {\n    "repo-memory": {"command": "uvx", "args": ["repo-memory", "serve"]},\n'
+                                          '    "db": {"command": "dbsrv"}\n  }\n}\n'},
+    "hooks of their own": {".claude/settings.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": '
+                                                    '"uvx repo-memory hook stop"}]}]}}\n',
+                           ".codex/hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": '
+                                                '"/opt/repo-memory/bin/repo-memory hook stop", "timeout": 30}]}]}}\n'}}
+
+
+@pytest.mark.parametrize("case", sorted(HAND_WRITTEN))
+def test_plain_uninstall_keeps_the_repo_memory_entries_a_person_wrote_in_team_files_nobody_committed(repo: Path, tmp_path: Path,
+                                                                                                      case: str):
+    """A plain uninstall counted every team file git does not hold as setup's: it deleted a .mcp.json the person wrote
+    (their own `uvx` entry for repo-memory), or took that entry out beside their other servers, saying "setup wrote
+    it", and git had no copy to give back. Only what setup writes, exactly, is setup's."""
+    home = tmp_path / "home"
+    home.mkdir()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    for name, text in HAND_WRITTEN[case].items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text, encoding="utf-8")
+    then = state(repo, home)
+    dry = repo_memory(repo, home, "uninstall", "--dry-run")
+    out = repo_memory(repo, home, "uninstall")
+    assert changed(then, state(repo, home)) == [], out
+    for said in (dry, out):
+        assert "took repo-memory out" not in said and "would take" not in said and "setup wrote it" not in said, said
+        assert all(f"{repo / name}: kept" in said for name in HAND_WRITTEN[case]), said
+        assert "not what setup writes" in said and "uninstall --team" in said, said

@@ -25,8 +25,8 @@ from tomlkit.toml_document import TOMLDocument
 
 from repo_memory.guards import disk
 from repo_memory.shells import attach
-from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, TEAM_FILES, _load_json, _not_on_path, _ours, _write_json,
-                                      commit_note, merge_hooks, on_path)
+from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, TEAM_FILES, _hooks_in, _load_json, _not_on_path, _ours,
+                                      _write_json, commit_note, kept, merge_hooks, on_path)
 
 # The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
 # uninstall takes back only the trust setup gave, and puts back what the person had
@@ -38,11 +38,11 @@ class ConfigTomlError(ValueError):
 
 
 def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False,
-                 trust: bool = False, team_files: Collection[str] = TEAM_FILES) -> list[str]:
+                 trust: bool = False, team_files: Collection[str] = TEAM_FILES, exact: Collection[str] = ()) -> list[str]:
     """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
     .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
     "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
-    when `team_files` names it), and the project's trust if setup added it; a config.toml left with nothing in it goes,
+    when `team_files` names it; only hooks exactly as setup writes them when `exact` names it too), and the project's trust if setup added it; a config.toml left with nothing in it goes,
     and its folder when that is empty then (Codex reads no file as an empty one)."""
     changes: list[str] = []
     config = codex_dir(home) / "config.toml"
@@ -57,7 +57,10 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     elif _table(doc, ("mcp_servers", NAME)) is not None:
         changes.append(f"{config}: kept {server}: it serves every repository (remove it with --global)")
     hooks_path = root / ".codex" / "hooks.json"
-    settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove)
+    mine = remove and ".codex/hooks.json" in exact
+    settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove, exact=mine)
+    if mine and _hooks_in(settings):
+        changes.append(kept(hooks_path, "repo-memory's hooks"))
     if not remove or ".codex/hooks.json" in team_files:
         _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
     if not remove and not dry_run:

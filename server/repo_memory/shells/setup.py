@@ -51,9 +51,14 @@ def _ours(hook: dict[str, Any]) -> bool:
 def _our_hooks(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(event, hook) for each of repo-memory's hooks in a settings file (none when it cannot be read)."""
     try:
-        hooks = json.loads(path.read_text(encoding="utf-8")).get("hooks")
+        return _hooks_in(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, AttributeError):
         return []
+
+
+def _hooks_in(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(event, hook) for each of repo-memory's hooks in `settings`."""
+    hooks = settings.get("hooks")
     return [(event, h) for event, groups in (hooks.items() if isinstance(hooks, dict) else []) if isinstance(groups, list)
             for g in groups if isinstance(g, dict) for h in g.get("hooks") or [] if isinstance(h, dict) and _ours(h)]
 
@@ -141,14 +146,15 @@ TIMEOUTS = {"Stop": 60, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 
 
 
 def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], command: list[str], remove: bool,
-                kind: str = "command") -> dict[str, Any]:
+                kind: str = "command", exact: bool = False) -> dict[str, Any]:
     """`settings` with our hooks added (or removed); every other hook is kept as it was. With `kind` "mcp", the events
-    the running server can answer call its hidden hook tools (shells/hookcalls.py); the rest stay commands."""
+    the running server can answer call its hidden hook tools (shells/hookcalls.py); the rest stay commands. With
+    `exact`, only a hook exactly as setup writes it into a team file (`written`) is removed."""
     hooks = settings.setdefault("hooks", {})
     for event, handler in events:
         groups = [g for g in hooks.get(event, []) if isinstance(g, dict)]
         for group in groups:
-            group["hooks"] = [h for h in group.get("hooks", []) if not _ours(h)]
+            group["hooks"] = [h for h in group.get("hooks", []) if not (h in written(event) if exact and remove else _ours(h))]
         groups = [g for g in groups if g.get("hooks")]
         if not remove:
             # A shell runs it: a path with a space (or quote) in it must be quoted, or the hook runs its first word
@@ -163,6 +169,19 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
     if not hooks:
         settings.pop("hooks")
     return settings
+
+
+def written(event: str) -> list[dict[str, Any]]:
+    """The hooks setup writes for `event` into a team file (by name), of either kind."""
+    handler = dict(HOOKS + CODEX_HOOKS).get(event)
+    return [merge_hooks({}, ((event, handler),), BY_NAME, False, kind)["hooks"][event][0]["hooks"][0]
+            for kind in ("command", "mcp")] if handler else []
+
+
+def kept(path: Path, what: str) -> str:
+    """What uninstall says of repo-memory's entries it leaves in an uncommitted team file: not setup's, so the person's."""
+    return (f"{path}: kept {what}: not what setup writes, so yours (git holds no copy to give back); "
+            "`repo-memory uninstall --team` takes it out")
 
 
 def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[str], what: str) -> None:
@@ -223,14 +242,18 @@ def on_path() -> str | None:
     return shutil.which(NAME)
 
 
+SERVER = {"type": "stdio", "command": NAME, "args": ["serve"]}  # setup's entry in .mcp.json
 RULES = [f"mcp__{NAME}", f"mcp__plugin_{NAME}_{NAME}"]  # Claude Code permission rules: every tool from .mcp.json, from the plugin
 LOCAL_FILE = personal.LOCAL_FILE
 
 
-def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
-    """`settings` with the rules that let every repo-memory tool run added to `permissions.allow` (or taken out)."""
+def _grant(settings: dict[str, Any], remove: bool, exact: bool = False) -> dict[str, Any]:
+    """`settings` with the rules that let every repo-memory tool run added to `permissions.allow` (or taken out; with
+    `exact`, only when both are there, as setup writes them)."""
     permissions = settings.setdefault("permissions", {})
-    allow = [rule for rule in permissions.get("allow", []) if rule not in RULES] + ([] if remove else RULES)
+    allow = permissions.get("allow", [])
+    if not (exact and remove) or set(RULES) <= set(allow):
+        allow = [rule for rule in allow if rule not in RULES] + ([] if remove else RULES)
     permissions["allow"] = allow
     if not allow:
         permissions.pop("allow")
@@ -241,11 +264,12 @@ def _grant(settings: dict[str, Any], remove: bool) -> dict[str, Any]:
 
 def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False,
                 trust: bool = False, home: Path | None = None, team_files: Collection[str] = TEAM_FILES, hooks: str = "command",
-                claude_dir: Path | None = None) -> list[str]:
+                claude_dir: Path | None = None, exact: Collection[str] = ()) -> list[str]:
     """Register the server for Claude Code, approve it for this user, grant its tools, install the hooks, and say what
     changed. The hooks and the permission rule live in exactly one settings file: settings.local.json (this user), or
     settings.json with `shared` (the team); setting up in one takes them out of the other. `remove` takes out everything
-    of ours from this user's files, and from those of the team's files (.mcp.json, settings.json) in `team_files`.
+    of ours from this user's files, and from those of the team's files (.mcp.json, settings.json) in `team_files`; from
+    those also in `exact` (git holds no copy of them), only what is exactly as setup writes it (SERVER, `written`).
     `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json). With the
     repo-memory plugin enabled (`claude_dir`: ~/.claude), the plugin brings the server and the hooks: setup only
     allows its tools, and takes its own hooks out."""
@@ -264,10 +288,12 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
                        f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
     if team_mcp and not plugin:
         servers = mcp.setdefault("mcpServers", {})
-        if remove:
+        if remove and ".mcp.json" in exact and NAME in servers and servers[NAME] != SERVER:
+            changes.append(kept(root / ".mcp.json", "the repo-memory server entry"))
+        elif remove:
             servers.pop(NAME, None)
         else:
-            servers[NAME] = {"type": "stdio", "command": NAME, "args": ["serve"]}
+            servers[NAME] = dict(SERVER)
         if not servers:
             mcp.pop("mcpServers")
         _write_json(root / ".mcp.json", mcp, dry_run, changes, "repo-memory removed" if remove else "repo-memory registered (project scope, by name)")
@@ -298,7 +324,10 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if team:
         in_shared = not remove and shared
         held = json.dumps(shared_settings)  # what the team's file holds, to leave it alone when nothing of ours changes
-        settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared or bool(plugin), hooks), not in_shared)
+        mine = remove and ".claude/settings.json" in exact
+        settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared or bool(plugin), hooks, mine), not in_shared, mine)
+        if mine and (_hooks_in(settings) or set(RULES) & set((settings.get("permissions") or {}).get("allow") or [])):
+            changes.append(kept(shared_path, "repo-memory's hooks or tool permission"))
         if in_shared or json.dumps(settings) != held:
             _write_json(shared_path, settings, dry_run, changes, f"tools allowed, no hooks (the plugin {PLUGIN} brings them)"
                         if plugin and in_shared else "hooks installed and tools allowed (shared, by name)" if in_shared else

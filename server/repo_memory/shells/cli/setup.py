@@ -214,17 +214,19 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
 
     store = store_of(ctx)
     root, git = store.root, Git(store.root, store.config.git_dir)
-    # a team file git does not hold with repo-memory in it (setup's, not committed) is this clone's only: it goes too
+    # a team file git does not hold with repo-memory in it is this clone's only: what setup writes goes from it too (exactly
+    # that: an entry of the person's own stays, as git has no copy to give back)
     shared = [] if team else attaching.shared_with_team(root)
     edited = [name for name in attaching.TEAM_FILES if name not in shared]
+    exact = [] if team else edited
     try:  # every settings file is checked before anything is changed
         attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
         codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, team_files=edited)  # parses config.toml
-        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=edited)
+        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=edited, exact=exact)
         if everywhere:
             changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=())
-        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=edited)
-                    if not c.startswith("note:")]
+        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=edited,
+                                                  exact=exact) if not c.startswith("note:")]
     except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
@@ -239,7 +241,8 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     kept = [name for name in shared if (root / name).is_file() and "repo-memory" in (root / name).read_text(errors="replace")]
     if kept:
         click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
-    written = [name for name in edited if any(change.startswith(f"{root / name}: ") for change in shown)]
+    written = [name for name in edited if any(change.startswith(f"{root / name}: ") and not change.startswith(f"{root / name}: kept")
+                                              for change in shown)]
     if written and not team:
         click.echo(f"{'would take' if dry_run else 'took'} repo-memory out of {', '.join(written)} too: git holds no copy "
                    "with it in (setup wrote it, nobody committed it), so no teammate has it")
