@@ -105,6 +105,20 @@ def test_uninstall_keeps_the_trust_and_the_exclude_line_the_person_had_before_se
     assert changed(then, state(repo, home)) == []
 
 
+def test_uninstall_puts_back_a_trust_answer_of_no_that_setup_trust_replaced(repo: Path, tmp_path: Path):
+    """The person had answered Claude Code's trust dialog no (`hasTrustDialogAccepted: false`); setup --trust set it to
+    true, and uninstall took the key out, as if they had never been asked."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(claude_json({str(repo): {"allowedTools": [], "hasTrustDialogAccepted": False}}), encoding="utf-8")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "claude-code", "--trust")
+    assert json.loads((home / ".claude.json").read_text(encoding="utf-8"))["projects"][str(repo)]["hasTrustDialogAccepted"] is True
+    out = repo_memory(repo, home, "uninstall", "--team")
+    assert "took back the trust" in out, out
+    assert changed(then, state(repo, home)) == [], out
+
+
 def test_setup_trust_run_again_and_uninstall_twice_take_back_the_trust_once(repo: Path, tmp_path: Path):
     """A second setup finds the folder trusted (by its own first run): uninstall still takes that trust back, and the
     trust the person gives after an uninstall is theirs."""

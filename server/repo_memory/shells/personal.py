@@ -93,18 +93,20 @@ def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str
                 "answer 'Yes, I trust this folder', or run `repo-memory setup claude-code --trust` to store that answer for you."]
     if not dry_run:
         before = path.read_text(encoding="utf-8") if path.exists() else None
-        state.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
+        entry = state.setdefault("projects", {}).setdefault(str(root), {})
+        was = {"was": entry["hasTrustDialogAccepted"]} if "hasTrustDialogAccepted" in entry else {}  # a "no" the person gave
+        entry["hasTrustDialogAccepted"] = True
         _save(path, before, state)
         note = Config.load(root).state_dir / TRUST_NOTE
-        disk.write_atomic(note, (json.dumps({"file": str(path), "folder": str(root)}, indent=2) + "\n").encode())
+        disk.write_atomic(note, (json.dumps({"file": str(path), "folder": str(root), **was}, indent=2) + "\n").encode())
     return [f"{path}: trusted {root}, as answering Claude Code's 'Do you trust the files in this folder?' with yes stores it"
             + (" (dry run, not written)" if dry_run else "")]
 
 
 def untrust_folder(root: Path, dry_run: bool) -> list[str]:
     """Take back the trust `trust_folder` stored (its note names the file and the folder, where the checkout was then):
-    the key it set goes, and the folder's entry (and the file) when nothing else is left in it. A trust the person gave
-    stays: setup stored none, so there is no note."""
+    the key it set goes back to the answer it replaced (`false`), or goes, and the folder's entry (and the file) when
+    nothing else is left in it. A trust the person gave stays: setup stored none, so there is no note."""
     note = Config.load(root).state_dir / TRUST_NOTE
     try:
         stored = json.loads(note.read_text(encoding="utf-8"))
@@ -118,7 +120,10 @@ def untrust_folder(root: Path, dry_run: bool) -> list[str]:
     if not dry_run:
         if taken:
             before = path.read_text(encoding="utf-8")
-            del entry["hasTrustDialogAccepted"]
+            if "was" in stored:
+                entry["hasTrustDialogAccepted"] = stored["was"]
+            else:
+                del entry["hasTrustDialogAccepted"]
             if not entry:
                 del projects[folder]
             if not projects:
