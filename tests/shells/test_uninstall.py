@@ -233,6 +233,22 @@ def test_uninstall_global_after_setup_codex_in_a_home_without_codex_leaves_no_co
     assert "Commit" not in out, out  # nothing git holds was changed: .codex/hooks.json was setup's, never committed
 
 
+@pytest.mark.parametrize("before", ["an empty config.toml", "an empty ~/.codex"])
+def test_uninstall_global_keeps_the_empty_config_toml_and_codex_folder_the_person_had(repo: Path, tmp_path: Path, before: str):
+    """uninstall --global deleted the person's own empty config.toml (and then ~/.codex), saying nothing else was in it:
+    only a file (and a folder) setup made goes."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    if before == "an empty config.toml":
+        (home / ".codex/config.toml").write_bytes(b"")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    then = state(repo, home)
+    repo_memory(repo, home, "setup", "codex", "--trust")
+    out = repo_memory(repo, home, "uninstall", "--team", "--global")
+    assert ("removed the file" in out) == (before == "an empty ~/.codex"), out  # the file is setup's there, the folder not
+    assert changed(then, state(repo, home)) == [], out
+
+
 @pytest.mark.parametrize("before", ["no .mcp.json", "a committed .mcp.json of the team's own"])
 def test_plain_uninstall_takes_repo_memory_out_of_team_files_nobody_committed_with_it(repo: Path, tmp_path: Path, before: str):
     """Plain uninstall kept the .mcp.json and .codex/hooks.json setup had just written ("your team's files, teammates keep

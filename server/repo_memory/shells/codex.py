@@ -31,6 +31,10 @@ from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, TEAM_FILES, _h
 # The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
 # uninstall takes back only the trust setup gave, and puts back what the person had
 ADDED = "set by `repo-memory setup codex --trust`; `repo-memory uninstall` takes it back"
+# The first line of a config.toml setup made (and of its folder, when setup made that too): uninstall --global removes
+# only a file (a folder) so marked, once nothing else is left in it; an empty file of the person's stays
+MADE = {False: "# made by `repo-memory setup codex`; `repo-memory uninstall --global` removes it once nothing else is in it",
+        True: "# made by `repo-memory setup codex`, its folder too; `repo-memory uninstall --global` removes them once nothing else is in them"}
 
 
 class ConfigTomlError(ValueError):
@@ -42,12 +46,16 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
     .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
     "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
-    when `team_files` names it; only hooks exactly as setup writes them when `exact` names it too), and the project's trust if setup added it; a config.toml left with nothing in it goes,
-    and its folder when that is empty then (Codex reads no file as an empty one)."""
+    when `team_files` names it; with `exact` naming it too, only hooks exactly as setup writes them), and the project's
+    trust if setup added it; a config.toml setup made (MADE) goes once nothing else is left in it, and its folder when
+    setup made that too and it is empty then (Codex reads no file as an empty one); an empty file of the person's stays."""
     changes: list[str] = []
     config = codex_dir(home) / "config.toml"
     text = config.read_text(encoding="utf-8") if config.exists() else ""
     doc = _parsed(text, config)
+    if not remove and not config.exists():
+        doc.add(tomlkit.comment(MADE[not config.parent.is_dir()].removeprefix("# ")))
+    made = next((folder for folder, line in MADE.items() if text.startswith(line + "\n")), None)
     unwritten = " (dry run, not written)" if dry_run else ""
     server = f"[mcp_servers.{NAME}]"
     if not remove or everywhere:
@@ -78,12 +86,13 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     ends = len(text) - len(text.rstrip("\n"))
     if remove and after.strip() and len(after) - len(after.rstrip("\n")) > ends:  # the blank line setup put before its
         after = after.rstrip("\n") + "\n" * max(ends, 1)                           # tables was left at the end
-    if remove and after != text and not after.strip():  # nothing is left: the file (and the folder) setup made go
-        changes.append(f"{config}: removed the file, nothing else was in it{unwritten}")
+    if remove and after != text and made is not None and not after.removeprefix(MADE[made] + "\n").strip():
+        changes.append(f"{config}: removed the file, nothing else was in it{unwritten}")  # the file (and folder) setup made
         if not dry_run:
             config.unlink()
             with contextlib.suppress(OSError):
-                config.parent.rmdir()  # only an empty one
+                if made:
+                    config.parent.rmdir()  # only an empty one
     elif after != text and not dry_run:
         config.parent.mkdir(parents=True, exist_ok=True)
         disk.write_atomic(config, after.encode())
