@@ -246,6 +246,7 @@ def test_uninstall_global_keeps_the_empty_config_toml_and_codex_folder_the_perso
     repo_memory(repo, home, "setup", "codex", "--trust")
     out = repo_memory(repo, home, "uninstall", "--team", "--global")
     assert ("removed the file" in out) == (before == "an empty ~/.codex"), out  # the file is setup's there, the folder not
+    assert ("kept the file, empty now: setup did not make it" in out) == (before == "an empty config.toml"), out
     assert changed(then, state(repo, home)) == [], out
 
 

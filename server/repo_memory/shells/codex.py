@@ -93,9 +93,12 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
             with contextlib.suppress(OSError):
                 if made:
                     config.parent.rmdir()  # only an empty one
-    elif after != text and not dry_run:
-        config.parent.mkdir(parents=True, exist_ok=True)
-        disk.write_atomic(config, after.encode())
+    elif after != text:
+        if remove and not after.strip():
+            changes.append(f"{config}: kept the file, empty now: setup did not make it (yours, or an older setup's, which left no mark)")
+        if not dry_run:
+            config.parent.mkdir(parents=True, exist_ok=True)
+            disk.write_atomic(config, after.encode())
     if not remove and not trust:
         changes.append("note: Codex runs a repository's hooks only once you trust them. Either open `codex` here and answer "
                        "'Hooks need review' with 'Trust all and continue' (or review each in /hooks), or run "
