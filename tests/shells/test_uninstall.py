@@ -268,6 +268,24 @@ def test_plain_uninstall_takes_repo_memory_out_of_team_files_nobody_committed_wi
     assert changed(then, state(repo, home)) == [], out
 
 
+def test_plain_uninstall_takes_out_what_an_older_setup_wrote_by_path_into_an_uncommitted_team_file(repo: Path, tmp_path: Path):
+    """An older setup wrote this install's path into .mcp.json and .codex/hooks.json: exactly what setup wrote, so it
+    goes, as setup's by name does."""
+    home = tmp_path / "home"
+    home.mkdir()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    then = state(repo, home)
+    path = str(Path(sys.executable).parent / "repo-memory")  # what the repo-memory run below finds as its own
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo-memory": {"type": "stdio", "command": path, "args": ["serve"]}}}),
+                                    encoding="utf-8")
+    (repo / ".codex").mkdir()
+    (repo / ".codex/hooks.json").write_text(json.dumps({"hooks": {"Stop": [{"matcher": "", "hooks": [
+        {"type": "command", "command": f"{path} hook stop", "timeout": 60}]}]}}), encoding="utf-8")
+    out = repo_memory(repo, home, "uninstall")
+    assert "kept" not in out and "took repo-memory out of .mcp.json, .codex/hooks.json too" in out, out
+    assert changed(then, state(repo, home)) == [], out
+
+
 @pytest.mark.parametrize("written", ['{"numStartups": 3, "projects": {"/elsewhere": {"hasTrustDialogAccepted": true}}}\n',
                                      '{"numStartups":3,"userID":"u"}'])
 def test_setup_trust_keeps_a_claude_json_written_on_one_line_on_one_line_and_uninstall_gives_it_back(repo: Path, tmp_path: Path,

@@ -172,10 +172,11 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
 
 
 def written(event: str) -> list[dict[str, Any]]:
-    """The hooks setup writes for `event` into a team file (by name), of either kind."""
+    """The hooks setup writes for `event` into a team file, of either kind: by name, or (an older setup) by this
+    install's path."""
     handler = dict(HOOKS + CODEX_HOOKS).get(event)
-    return [merge_hooks({}, ((event, handler),), BY_NAME, False, kind)["hooks"][event][0]["hooks"][0]
-            for kind in ("command", "mcp")] if handler else []
+    return [merge_hooks({}, ((event, handler),), command, False, kind)["hooks"][event][0]["hooks"][0]
+            for kind in ("command", "mcp") for command in (BY_NAME, attach.command()[:-1])] if handler else []
 
 
 def kept(path: Path, what: str) -> str:
@@ -288,7 +289,8 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
                        f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
     if team_mcp and not plugin:
         servers = mcp.setdefault("mcpServers", {})
-        if remove and ".mcp.json" in exact and NAME in servers and servers[NAME] != SERVER:
+        older = {"type": "stdio", "command": attach.command()[0], "args": attach.command()[1:]}  # an older setup wrote its path
+        if remove and ".mcp.json" in exact and NAME in servers and servers[NAME] not in (SERVER, older):
             changes.append(kept(root / ".mcp.json", "the repo-memory server entry"))
         elif remove:
             servers.pop(NAME, None)
