@@ -182,6 +182,7 @@ class Logbook:
         if not any(row[3] >= start for row in located):
             nearest = self._activity.nearest(parsed.session, parsed.start)
             raise NotFoundError(f"No record {parsed}.", [nearest] if nearest else [])
+        located = self._across(parsed.session, max(1, start - 1), parsed.end) or located
         if parsed.fork:
             located = [row for row in located if row[3] < start or row[4] == str(parsed)]
         seen: dict[int, set[str]] = {}  # the hashes of each seq read so far: a record's prev must be one of seq - 1's
@@ -211,6 +212,27 @@ class Logbook:
         page, recorded = framed(page)
         return Item(id=str(parsed), kind="experience", records=page, next_cursor=next_cursor, committed=all(v.committed for v in page),
                     recorded=recorded, note=DATA_NOTE)
+
+    def _across(self, session: str, first: int, last: int) -> list[tuple[str, int, int, int, str]]:
+        """(file, offset, length, seq, id) of records first..last of a session kept in more than one file, read from the
+        files: the index keeps one row per id, so a record of a number another file also holds (a line left torn in
+        the log HEAD holds, made whole after the session went on in a `+n` file) would hide the other. As an `as_of`
+        read does (core/past.py), the later of two gets `~` and 8 hex digits of its hash. Empty for one file."""
+        files = self._journal.segments(session)
+        if len(files) < 2:
+            return []
+        found, taken = [], set()
+        for n, path in enumerate(files):
+            rel = path.relative_to(self.root).as_posix()
+            for line in self._journal.lines(path):
+                record = line.record
+                if record is None or record.get("session") != session:
+                    continue
+                rid = record["id"] if record["id"] not in taken else f"{record['id']}~{record['sha256'][:8]}"
+                taken.add(rid)
+                if first <= int(record["seq"]) <= last:
+                    found.append((int(record["seq"]), n, line.offset, (rel, line.offset, len(line.raw), int(record["seq"]), rid)))
+        return [row for *_, row in sorted(found)]
 
     def read_session(self, session: str, cursor: str | None = None) -> Item:
         """Every record of `session`, as `read` gives a range (its first records may be on another branch)."""
