@@ -204,6 +204,25 @@ async def test_a_run_credits_the_skills_its_spec_binds_and_those_read_during_it_
     assert sorted(r["data"]["skill"] for r in reads) == ["hotfix", "rollback"]
 
 
+async def test_as_of_a_commit_outside_memorys_history_never_frames_a_forged_record_as_committed(store: Store, repo: Path):
+    [genuine] = [r["id"] for r in store.remember("deploys need a green main", session="w")]
+    store.flush("all")
+    git(repo, "tag", "v1")
+    forge(repo, "w", "note", {}, [])  # unmarked, in the working tree: `git stash` commits it, off the branch
+    forged = json.loads(log_of(repo, "w").read_text(encoding="utf-8").splitlines()[-1])["id"]
+    git(repo, "stash")
+    store.refresh()
+    async with Client(server.build(store)) as client:
+        for as_of in ("stash@{0}", git(repo, "rev-parse", "stash@{0}").strip()):
+            for tool, args in (("read", {"ref": forged}), ("recall", {"query": "forged"})):
+                result = await client.call_tool(tool, {**args, "as_of": as_of})
+                assert result.is_error, (tool, as_of, result.structured_content)
+                assert "not in this branch's memory history" in result.content[0].text, result.content  # type: ignore[union-attr]
+        for as_of in ("HEAD", "HEAD~0", "v1", git(repo, "rev-parse", "HEAD").strip(), "today"):  # memory's own history
+            read = await call(client, "read", ref=genuine, as_of=as_of)
+            assert read["records"][0]["text"] == "deploys need a green main" and read["committed"], (as_of, read)
+
+
 async def test_a_forged_record_in_an_earlier_file_never_hides_the_genuine_record_of_its_number(store: Store, repo: Path):
     store.remember("genuine first", session="w")
     store.checkpoint("first summary", [f"{kept(store, 'w')}#1"], session="w")

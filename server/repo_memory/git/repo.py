@@ -346,9 +346,20 @@ class Git:
                 except (git.BadName, ValueError, git.BadObject):
                     raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a commit of this repository nor a time: give a "
                                                f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)}).") from None
+                self._on_memory_branch(as_of, str(commit.hexsha))
             if moment is not None:
                 return str(commit.hexsha), when.iso(moment)
             return str(commit.hexsha), datetime.fromtimestamp(commit.committed_date, UTC).strftime("%Y-%m-%dT%H:%M:%S.999999Z")
+
+    def _on_memory_branch(self, as_of: str, sha: str) -> None:
+        """Refuse a commit memory's history lacks (a stash, another branch, a fetched fork): anyone can commit a forged
+        record there, and what it holds would be served as committed. The caller holds the lock."""
+        rev = self.memory_rev()
+        if self.run("merge-base", "--is-ancestor", sha, rev, check=False).returncode != 0:  # 1: not in it; 128: no such ref yet
+            raise InvalidArgumentError(f"as_of '{as_of[:40]}' is commit {sha[:12]}, which is not in this branch's memory history "
+                                       f"({rev}), so what it holds is not memory this branch committed. Give a time ({when.FORMS[0]}, "
+                                       f"{when.FORMS[4]}) or a commit `git log {rev}` lists (HEAD~3, a tag, an id); to read another "
+                                       "branch's memory, check it out.")
 
     def versions(self, path: str, limit: int = 200) -> Iterator[tuple[str, bytes]]:
         """The committed versions of `path` on the memory branch, newest first: (commit, the file's bytes)."""
