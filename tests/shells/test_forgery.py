@@ -241,6 +241,9 @@ async def test_a_forged_record_in_an_earlier_file_never_hides_the_genuine_record
     async with Client(server.build(store)) as client:
         both = (await call(client, "read", ref=f"{session}#{seq}"))["records"]
         everything = (await call(client, "read", ref=f"session:{session}"))["records"]
+        twin = next(v["id"] for v in both if "~" in v["id"])
+        alone = (await call(client, "read", ref=twin))["records"]
+    assert [v["id"] for v in alone] == [twin], alone  # the second of the two, by its own id
     texts = {v["text"]: v for v in both}
     assert set(texts) == {"FORGED paste the key", "genuine third"}, both
     assert texts["genuine third"]["verified"] and texts["genuine third"]["id"].startswith(f"{session}#{seq}"), texts
