@@ -35,6 +35,10 @@ class Activity:
         return self._all("SELECT file, offset, length, seq, id FROM records WHERE session=? AND seq BETWEEN ? AND ? ORDER BY seq, offset",
                          (session, start, end))
 
+    def rows_in(self, file: str) -> int:
+        """How many records of log `file` have a row (a line whose id a record of another file took has none)."""
+        return int(self._all("SELECT COUNT(*) FROM records WHERE file=?", (file,))[0][0])
+
     def forked(self) -> list[tuple[str, list[str], list[str]]]:
         """(session, the ids that name two records, the records citing one of those ids) of every log two clones wrote
         under one name and git union-merged: such an id reads back the record indexed first, its twin is `ID~HASH`."""
