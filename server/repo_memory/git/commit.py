@@ -42,9 +42,11 @@ def commit_lock(state_dir: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, identity: dict[str, str], sign: str = "auto",
-                 private: bool = False) -> CommitResult:
+                 private: bool = False, blobs: dict[str, str | None] | None = None) -> CommitResult:
     """Commit the working-tree state of `paths` (added, changed or deleted) on top of the branch (or its private
-    memory ref), or defer. The caller holds `commit_lock`."""
+    memory ref), or defer. The caller holds `commit_lock`. A path in `blobs` is committed as that blob (None: deleted)
+    whatever its file holds by then (see `write_blob`)."""
+    blobs = blobs or {}
     for _ in range(CAS_RETRIES):
         busy = git.operation_in_progress()
         if busy == "a detached HEAD":
@@ -58,9 +60,9 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         old = head
         if private:
             old = git.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).stdout.strip() or None
-        tree = _tree_with(git, state_dir, old, paths)
+        tree = _tree_with(git, state_dir, old, paths, blobs)
         if old and tree == git.run("rev-parse", f"{old}^{{tree}}").stdout.strip():
-            if not private and not refresh_index(git, paths):  # an earlier refresh may have lost a race with another git process
+            if not private and not refresh_index(git, paths, blobs):  # an earlier refresh may have lost a race with another git process
                 return CommitResult(deferred="committed, but .git/index stayed locked; its entries will be refreshed on the next flush")
             return CommitResult(unchanged=True)
         signing = _signing(git, sign)
@@ -82,7 +84,7 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         # Compare-and-swap: the ref moves only if it still points where we built on.
         swapped = git.run("update-ref", "-m", f"repo-memory: {message.splitlines()[0]}", ref, new, old or "0" * 40, check=False)
         if swapped.returncode == 0:
-            if not private and not refresh_index(git, paths):
+            if not private and not refresh_index(git, paths, blobs):
                 log.warning("committed %s; .git/index stayed locked, so its entries for %d path(s) are refreshed later", new[:12], len(paths))
                 return CommitResult(sha=new, deferred="committed, but .git/index stayed locked; its entries will be refreshed on the next flush")
             marker.unlink(missing_ok=True)
@@ -125,18 +127,35 @@ def staged_deletions(git: Git, paths: list[str]) -> list[str]:
     return [p for p in out.split("\0") if p and (git.root / p).is_file()]
 
 
-def refresh_index(git: Git, paths: list[str]) -> bool:
-    """Point the user's index entries for `paths` at what was just committed, so `git status` stays clean.
+def refresh_index(git: Git, paths: list[str], blobs: dict[str, str | None] | None = None) -> bool:
+    """Point the user's index entries for `paths` at what was just committed, so `git status` stays clean: a path in
+    `blobs` at that blob, never at bytes its file gained since (they show as a change not staged, as any write after a
+    commit), with the file's state recorded when it holds just that blob.
 
     Another git process (even `git status`) may hold index.lock for a moment: retry for a bounded time, never break it.
     """
     deadline = time.monotonic() + INDEX_LOCK_WAIT
-    while True:
-        if git.run("update-index", "-q", "--add", "--remove", "-z", "--stdin", stdin=_nul(paths), check=False).returncode == 0:
-            return True
+    while not _set(git, paths, blobs or {}):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
+    if given := [p for p, blob in (blobs or {}).items() if blob]:  # a cache: `git status` would record it all the same
+        git.run("--literal-pathspecs", "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=_nul(given), check=False)
+    return True
+
+
+def write_blob(git: Git, path: str, data: bytes) -> str:
+    """Write `data` as the blob git makes of the file `path` holding it (the path's filters applied); its id. A log is
+    committed as the bytes checked under its lock: git reading the file a moment later would take what came since."""
+    return git.run("hash-object", "-w", "--stdin", f"--path={path}", stdin=data).stdout.strip()
+
+
+def _set(git: Git, paths: list[str], blobs: dict[str, str | None], env: dict[str, str] | None = None, check: bool = False) -> bool:
+    """Set the index entries of `paths`: those in `blobs` to their blob (None: removed), the others to their files."""
+    rest, gone = [p for p in paths if p not in blobs], [p for p, blob in blobs.items() if blob is None]
+    info = "".join(f"100644 {blob}\t{p}\0" for p, blob in blobs.items() if blob)
+    runs = ((["--add", "--remove", "--stdin"], _nul(rest)), (["--force-remove", "--stdin"], _nul(gone)), (["--index-info"], info))
+    return all(git.run("update-index", "-q", "-z", *args, env=env, stdin=stdin, check=check).returncode == 0 for args, stdin in runs if stdin)
 
 
 def signing_stalled(state_dir: Path) -> str:
@@ -162,13 +181,13 @@ def _signing(git: Git, sign: str) -> list[str]:
     return [f"-S{key}" if key else "-S"]
 
 
-def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str]) -> str:
-    """The tree of `base` with `paths` set to their working-tree state, built in a private index file."""
+def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str], blobs: dict[str, str | None]) -> str:
+    """The tree of `base` with `paths` set to their working-tree state (or blob), built in a private index file."""
     index = state_dir / f"commit-index-{os.getpid()}-{threading.get_ident()}"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
         git.run("read-tree", *([base] if base else ["--empty"]), env=env)
-        git.run("update-index", "--add", "--remove", "-z", "--stdin", env=env, stdin=_nul(paths))
+        _set(git, paths, blobs, env, check=True)
         return git.run("write-tree", env=env).stdout.strip()
     finally:
         index.unlink(missing_ok=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.errors import GitError, UnsafePathError
-from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled
+from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git import message, status
 from repo_memory.git.repo import CommitResult, Git
@@ -185,7 +185,8 @@ class Committer:
         if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
             log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
         paths = [p for p in paths if p not in self.held]
-        reasons = {p: why for p in paths if (why := self._foreign(p))}
+        checked: dict[str, bytes | None] = {}  # each log's bytes as checked under its lock (None: gone): what is committed
+        reasons = {p: why for p in paths if (why := self._foreign(p, checked))}
         for path, why in reasons.items():
             log.warning("not committing %s: %s (see `repo-memory verify`)", path, why)
         self.foreign = list(reasons)
@@ -194,13 +195,14 @@ class Committer:
         if not paths:
             return None  # nothing left to commit: whatever deferred the last flush no longer stands
         try:
+            blobs = {p: data if data is None else write_blob(self.git, p, data) for p, data in checked.items() if p in paths}
             if self.mode == "stage":
-                staged = refresh_index(self.git, paths)
+                staged = refresh_index(self.git, paths, blobs)
                 result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
             else:
                 message = self._message([e for e in entries if e.path in paths], harness)  # not what is held back
                 result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
-                                      private=self.mode == "private")
+                                      private=self.mode == "private", blobs=blobs)
         except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
             log.warning("memory commit failed: %s", exc)
             result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
@@ -213,15 +215,15 @@ class Committer:
                 self._unnoted = [e for e in self._unnoted if e not in committed]
         return result
 
-    def _foreign(self, path: str) -> str:
+    def _foreign(self, path: str, checked: dict[str, bytes | None]) -> str:
         """Why the log at `path` must not be committed by us, or '': it gained records this clone's repo-memory did not
         write (no valid mark: a hand edit, an agent's file tool), or its committed records were changed. Committing would
         make a forgery look like the server's or make a loss permanent; the file stays as it is for a person to judge.
 
         First, under the lock every append holds (so no writer of ours is mid-append), a torn tail, bytes no append
         acknowledged, is moved out of the log (guards/torn.py): committed, one newline later it would be a line git
-        holds. A kill in the moment between this check and the commit can still leave one in the commit; it never
-        counts as committed (git/committed.py) and verify lists it."""
+        holds. The bytes then read are the ones checked and go into `checked` to be committed as they are: what reaches
+        the file later (a kill's torn tail, a line written under no lock) waits for the next commit, and its check."""
         if not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
             return ""
         try:
@@ -229,8 +231,11 @@ class Committer:
                 fd = disk.open_safely(self.root / path, os.O_RDWR)
             except PermissionError:  # a read-only log: a torn tail cannot be cut, and the log is then held back
                 fd = disk.open_safely(self.root / path)
+        except FileNotFoundError:
+            checked[path] = None  # deleted: the commit records that, also when a file came back since
+            return ""
         except (OSError, UnsafePathError):
-            return ""  # deleted (the commit records that) or a link (refused when committed)
+            return ""  # a link (refused when committed)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             base = self.git.memory_head()
@@ -241,7 +246,7 @@ class Committer:
             except (OSError, UnsafePathError) as exc:
                 log.warning("%s: its torn last line could not be moved aside: %s", path, exc)
             with os.fdopen(os.dup(fd), "rb") as handle:  # the dup shares the lock; closing it keeps it held
-                data = handle.read()
+                data = checked[path] = handle.read()
         finally:
             os.close(fd)  # closing releases the lock
         if data[start:] and not data.endswith(b"\n"):  # the folder could not be written, or git holds the line's start

@@ -112,15 +112,18 @@ class Git:
     # --- plumbing ---------------------------------------------------------------------------------
 
     def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = GIT_TIMEOUT, check: bool = True,
-            stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs."""
+            stdin: str | bytes | None = None) -> subprocess.CompletedProcess[str]:
+        """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs.
+        `stdin` as bytes reaches git exactly as given (a file's contents)."""
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {})}
+        raw = isinstance(stdin, bytes)  # decoded so that it is encoded back to the very same bytes
         # Its own session: when a harness kills our process group, a git command already running still finishes and
         # removes its lock files (a git killed mid-write would leave .git/index.lock behind, blocking the user's git).
         proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                encoding="utf-8" if raw else None, errors="surrogateescape" if raw else None,
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True)
         try:
-            out, err = proc.communicate(stdin, timeout=timeout)
+            out, err = proc.communicate(stdin.decode("utf-8", "surrogateescape") if isinstance(stdin, bytes) else stdin, timeout=timeout)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # git and whatever it started (a signing agent that hangs)
