@@ -113,10 +113,9 @@ class Git:
 
     def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = GIT_TIMEOUT, check: bool = True,
             stdin: str | bytes | None = None) -> subprocess.CompletedProcess[str]:
-        """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs.
-        `stdin` as bytes reaches git exactly as given (a file's contents)."""
+        """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs."""
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {})}
-        raw = isinstance(stdin, bytes)  # decoded so that it is encoded back to the very same bytes
+        raw = isinstance(stdin, bytes)  # a file's contents: decoded here and encoded back, git gets the very same bytes
         # Its own session: when a harness kills our process group, a git command already running still finishes and
         # removes its lock files (a git killed mid-write would leave .git/index.lock behind, blocking the user's git).
         proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
