@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -34,6 +35,7 @@ INFLIGHT = "inflight.json"
 SIGNING_STALLED = "signing-stalled.json"
 SIGNING_RETRY = 600.0  # seconds before memory commits try a signer that hung again
 PRIVATE_PREFIX = "refs/memory/"
+Blobs = dict[str, tuple[str, str] | None]  # path: (mode, blob id) to commit, None to delete; see write_blob
 
 
 def commit_lock(state_dir: Path) -> contextlib.AbstractContextManager[None]:
@@ -42,10 +44,11 @@ def commit_lock(state_dir: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, identity: dict[str, str], sign: str = "auto",
-                 private: bool = False, blobs: dict[str, str | None] | None = None) -> CommitResult:
+                 private: bool = False, blobs: Blobs | None = None, checked_on: str | None = None) -> CommitResult:
     """Commit the working-tree state of `paths` (added, changed or deleted) on top of the branch (or its private
     memory ref), or defer. The caller holds `commit_lock`. A path in `blobs` is committed as that blob (None: deleted)
-    whatever its file holds by then (see `write_blob`)."""
+    whatever its file holds by then (see `write_blob`), and only on a tip that holds it as `checked_on` did, where its
+    bytes were checked: a tip that took the path on since (a person's `git commit -a`) may hold more of it."""
     blobs = blobs or {}
     for _ in range(CAS_RETRIES):
         busy = git.operation_in_progress()
@@ -60,6 +63,9 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         old = head
         if private:
             old = git.run("rev-parse", "-q", "--verify", f"{ref}^{{commit}}", check=False).stdout.strip() or None
+        if blobs and old != checked_on and any(_entry(git, old, p) != _entry(git, checked_on, p) for p in blobs):
+            return CommitResult(deferred="the branch took a log with it while memory was being committed; the log is checked again "
+                                         "and committed on a later flush")
         tree = _tree_with(git, state_dir, old, paths, blobs)
         if old and tree == git.run("rev-parse", f"{old}^{{tree}}").stdout.strip():
             if not private and not refresh_index(git, paths, blobs):  # an earlier refresh may have lost a race with another git process
@@ -127,7 +133,7 @@ def staged_deletions(git: Git, paths: list[str]) -> list[str]:
     return [p for p in out.split("\0") if p and (git.root / p).is_file()]
 
 
-def refresh_index(git: Git, paths: list[str], blobs: dict[str, str | None] | None = None) -> bool:
+def refresh_index(git: Git, paths: list[str], blobs: Blobs | None = None) -> bool:
     """Point the user's index entries for `paths` at what was just committed, so `git status` stays clean: a path in
     `blobs` at that blob, never at bytes its file gained since (they show as a change not staged, as any write after a
     commit), with the file's state recorded when it holds just that blob.
@@ -135,25 +141,34 @@ def refresh_index(git: Git, paths: list[str], blobs: dict[str, str | None] | Non
     Another git process (even `git status`) may hold index.lock for a moment: retry for a bounded time, never break it.
     """
     deadline = time.monotonic() + INDEX_LOCK_WAIT
-    while not _set(git, paths, blobs or {}):
+    given = _nul([p for p, blob in (blobs or {}).items() if blob])
+    # `add --refresh` records the file's state (a cache: `git status` would, but plumbing that trusts it would not)
+    while not (_set(git, paths, blobs or {}) and (not given or git.run("--literal-pathspecs", "add", "--refresh",
+               "--pathspec-from-file=-", "--pathspec-file-nul", stdin=given, check=False).returncode == 0)):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.02)
-    if given := [p for p, blob in (blobs or {}).items() if blob]:  # a cache: `git status` would record it all the same
-        git.run("--literal-pathspecs", "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=_nul(given), check=False)
     return True
 
 
-def write_blob(git: Git, path: str, data: bytes) -> str:
-    """Write `data` as the blob git makes of the file `path` holding it (the path's filters applied); its id. A log is
-    committed as the bytes checked under its lock: git reading the file a moment later would take what came since."""
-    return git.run("hash-object", "-w", "--stdin", f"--path={path}", stdin=data).stdout.strip()
+def write_blob(git: Git, path: str, data: bytes, st_mode: int) -> tuple[str, str]:
+    """(mode, id) of the blob git makes of the file `path` holding `data` (the path's filters applied) with `st_mode`.
+    A log is committed as the bytes checked under its lock: git reading the file a moment later would take what came
+    since. The mode is the one `git add` gives: 100755 for an executable file, unless core.fileMode is false."""
+    mode = "100755" if st_mode & stat.S_IXUSR else "100644"
+    if mode == "100755" and git.run("config", "--type=bool", "core.fileMode", check=False).stdout.strip() == "false":
+        mode = "100644"  # git keeps an entry's mode then: a log is never committed executable by us
+    return mode, git.run("hash-object", "-w", "--stdin", f"--path={path}", stdin=data).stdout.strip()
 
 
-def _set(git: Git, paths: list[str], blobs: dict[str, str | None], env: dict[str, str] | None = None, check: bool = False) -> bool:
+def _entry(git: Git, commit: str | None, path: str) -> tuple[str, int] | None:
+    return git.entry(commit, path) if commit else None
+
+
+def _set(git: Git, paths: list[str], blobs: Blobs, env: dict[str, str] | None = None, check: bool = False) -> bool:
     """Set the index entries of `paths`: those in `blobs` to their blob (None: removed), the others to their files."""
     rest, gone = [p for p in paths if p not in blobs], [p for p, blob in blobs.items() if blob is None]
-    info = "".join(f"100644 {blob}\t{p}\0" for p, blob in blobs.items() if blob)
+    info = "".join(f"{blob[0]} {blob[1]}\t{p}\0" for p, blob in blobs.items() if blob)
     runs = ((["--add", "--remove", "--stdin"], _nul(rest)), (["--force-remove", "--stdin"], _nul(gone)), (["--index-info"], info))
     return all(git.run("update-index", "-q", "-z", *args, env=env, stdin=stdin, check=check).returncode == 0 for args, stdin in runs if stdin)
 
@@ -181,7 +196,7 @@ def _signing(git: Git, sign: str) -> list[str]:
     return [f"-S{key}" if key else "-S"]
 
 
-def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str], blobs: dict[str, str | None]) -> str:
+def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str], blobs: Blobs) -> str:
     """The tree of `base` with `paths` set to their working-tree state (or blob), built in a private index file."""
     index = state_dir / f"commit-index-{os.getpid()}-{threading.get_ident()}"
     env = {"GIT_INDEX_FILE": str(index)}

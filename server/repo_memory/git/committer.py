@@ -81,7 +81,7 @@ class Committer:
         self._unnoted: list[Pending] = []  # of those, what the pending list could not take (noted again with the next)
         self.unnoted = ""  # why, when the last write could not be noted ('' when it was)
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
-        self.foreign: list[str] = []  # pending logs kept out because they gained records repo-memory did not write
+        self.foreign: dict[str, str] = {}  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
 
     @property
@@ -185,24 +185,24 @@ class Committer:
         if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
             log.warning("not committing %s: it contains what looks like a secret (see `repo-memory doctor`)", ", ".join(self.held))
         paths = [p for p in paths if p not in self.held]
-        checked: dict[str, bytes | None] = {}  # each log's bytes as checked under its lock (None: gone): what is committed
-        reasons = {p: why for p in paths if (why := self._foreign(p, checked))}
-        for path, why in reasons.items():
+        checked: dict[str, tuple[bytes, int] | None] = {}  # each log's bytes and mode as checked under its lock (None: gone)
+        checked_on = self.git.memory_head()  # the tip the logs are checked against, and the one their blobs go on
+        self.foreign = {p: why for p in paths if (why := self._foreign(p, checked, checked_on))}
+        for path, why in self.foreign.items():
             log.warning("not committing %s: %s (see `repo-memory verify`)", path, why)
-        self.foreign = list(reasons)
         self.held += self.foreign
         paths = [p for p in paths if p not in self.foreign]
         if not paths:
             return None  # nothing left to commit: whatever deferred the last flush no longer stands
         try:
-            blobs = {p: data if data is None else write_blob(self.git, p, data) for p, data in checked.items() if p in paths}
+            blobs = {p: None if got is None else write_blob(self.git, p, *got) for p, got in checked.items() if p in paths}
             if self.mode == "stage":
                 staged = refresh_index(self.git, paths, blobs)
                 result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
             else:
                 message = self._message([e for e in entries if e.path in paths], harness)  # not what is held back
                 result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
-                                      private=self.mode == "private", blobs=blobs)
+                                      private=self.mode == "private", blobs=blobs, checked_on=checked_on)
         except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
             log.warning("memory commit failed: %s", exc)
             result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
@@ -215,7 +215,7 @@ class Committer:
                 self._unnoted = [e for e in self._unnoted if e not in committed]
         return result
 
-    def _foreign(self, path: str, checked: dict[str, bytes | None]) -> str:
+    def _foreign(self, path: str, checked: dict[str, tuple[bytes, int] | None], base: str | None) -> str:
         """Why the log at `path` must not be committed by us, or '': it gained records this clone's repo-memory did not
         write (no valid mark: a hand edit, an agent's file tool), or its committed records were changed. Committing would
         make a forgery look like the server's or make a loss permanent; the file stays as it is for a person to judge.
@@ -226,6 +226,8 @@ class Committer:
         the file later (a kill's torn tail, a line written under no lock) waits for the next commit, and its check."""
         if not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
             return ""
+        if os.path.realpath((self.root / path).parent) != os.path.join(os.path.realpath(self.root), os.path.dirname(path)):
+            return "it lies in a folder that is a symbolic link; repo-memory commits only logs it can check as this repository's"
         try:
             try:
                 fd = disk.open_safely(self.root / path, os.O_RDWR)
@@ -234,11 +236,10 @@ class Committer:
         except FileNotFoundError:
             checked[path] = None  # deleted: the commit records that, also when a file came back since
             return ""
-        except (OSError, UnsafePathError):
-            return ""  # a link (refused when committed)
+        except (OSError, UnsafePathError) as exc:  # a link lies partly outside what is checked; other errors git reports
+            return str(exc).split("; ")[0].replace(f"'{Path(path).name}' is", "it is", 1) if isinstance(exc, UnsafePathError) else ""
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            base = self.git.memory_head()
             entry = self.git.entry(base, path) if base else None
             start = entry[1] if entry else 0
             try:
@@ -246,7 +247,7 @@ class Committer:
             except (OSError, UnsafePathError) as exc:
                 log.warning("%s: its torn last line could not be moved aside: %s", path, exc)
             with os.fdopen(os.dup(fd), "rb") as handle:  # the dup shares the lock; closing it keeps it held
-                data = checked[path] = handle.read()
+                checked[path] = (data := handle.read(), os.fstat(fd).st_mode)
         finally:
             os.close(fd)  # closing releases the lock
         if data[start:] and not data.endswith(b"\n"):  # the folder could not be written, or git holds the line's start
@@ -326,8 +327,7 @@ class Committer:
         if last is not None and last.deferred and pending and "in progress" not in last.deferred and "detached" not in last.deferred:
             return f"deferred: {last.deferred}"
         if self.foreign:
-            return (f"not committed: {', '.join(self.foreign[:3])} holds records repo-memory did not write (see `repo-memory "
-                    "verify`)")
+            return f"not committed: {'; '.join(f'{p}: {why}' for p, why in list(self.foreign.items())[:2])} (see `repo-memory verify`)"
         if self.held:
             return f"not committed: {', '.join(self.held)} contains what looks like a secret; remove it (see `repo-memory doctor`)"
         if pending:
