@@ -18,9 +18,10 @@ def _serve_root(args: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
-def _payload(raw: str) -> dict:
+def payload_of(raw: bytes) -> dict:
+    """A hook's JSON from stdin; bytes that are not UTF-8 (tool output a harness passed on) read as U+FFFD."""
     try:
-        payload = json.loads(raw) if raw.strip() else {}
+        payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
     except ValueError:
         payload = {}
     return payload if isinstance(payload, dict) else {}
@@ -40,18 +41,13 @@ def main() -> None:
     if args == ["hook", "pre-tool"]:  # before every file and shell call: the lightest path there is
         from repo_memory.shells import pretool
 
-        print(json.dumps(pretool.handle(_payload(sys.stdin.read()))))
+        print(json.dumps(pretool.handle(payload_of(sys.stdin.buffer.read()))))
         return
     if len(args) == 2 and args[0] == "hook" and args[1] not in ("-h", "--help"):
         from repo_memory.shells import hooks
 
         if args[1] in hooks.HANDLERS:
-            raw = sys.stdin.read()
-            try:
-                payload = json.loads(raw) if raw.strip() else {}
-            except ValueError:
-                payload = {}
-            print(json.dumps(hooks.handle(args[1], payload if isinstance(payload, dict) else {})))
+            print(json.dumps(hooks.handle(args[1], payload_of(sys.stdin.buffer.read()))))
             return
     from repo_memory.shells.cli import main as cli_main
 

@@ -127,3 +127,25 @@ def test_a_hook_given_a_payload_of_the_wrong_shape_answers_and_never_fails_the_h
         done = subprocess.run([EXE, "hook", event], input=json.dumps(payload), capture_output=True, text=True, cwd=repo, timeout=60)
         assert done.returncode == 0 and "Traceback" not in done.stderr, (payload, done.stderr[-1500:])
         assert isinstance(json.loads(done.stdout), dict)
+
+
+@pytest.mark.parametrize("size", [40, 20_000], ids=["excerpt", "blob"])
+def test_a_tool_output_with_a_lone_surrogate_is_recorded_with_a_replacement_character_not_lost(repo: Path, size: int):
+    """A harness's JSON may carry a lone UTF-16 surrogate (`\\udcff`: a tool printed bytes that are not UTF-8, and
+    JavaScript's JSON.stringify escapes what it cannot pair). UTF-8 cannot hold one: the hook failed, the call went
+    unrecorded and an empty log was left behind. It is kept with U+FFFD in its place, in the record and its blob."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    base = {"session_id": "sur1", "cwd": str(repo)}
+    hook(repo, "session-start", {**base, "hook_event_name": "SessionStart", "source": "startup"})
+    output = "bad \udcff byte " + "y" * size
+    hook(repo, "post-tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {"command": "cat bin"},
+                             "tool_response": {"stdout": output, "stderr": "", "interrupted": False}})
+    hook(repo, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "exit"})
+    [log] = (repo / experience.EXPERIENCE_DIR).rglob("sur1*.jsonl")
+    [record] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if json.loads(line)["kind"] == "tool"]
+    assert "bad \ufffd byte" in record["data"]["output_excerpt"]
+    if "output_blob" in record["data"]:
+        blob = (repo / ".agents/experience/blobs" / record["data"]["output_blob"]).read_text(encoding="utf-8")
+        assert "bad \ufffd byte" in blob
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""

@@ -27,6 +27,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoun
 from repo_memory.formats import refs, when
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_lines,
-    seal,
+    scrub, seal,
 )
 from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number, part_of, segment, tail
 from repo_memory.guards import authorship, disk, paths, torn
@@ -253,6 +254,7 @@ class Journal:
             return tip.read()
 
     def _prepare(self, entry: Entry) -> dict[str, Any]:
+        entry = replace(entry, text=scrub(entry.text), data=scrub(entry.data), refs=scrub(entry.refs), source=scrub(entry.source))
         if entry.kind not in KINDS and not re.match(r"^loop\.[a-z_]+$", entry.kind):
             raise InvalidRecordError("record", [Problem(f"kind '{entry.kind}' is not one of {', '.join(KINDS)} (or loop.*)", field="kind")])
         if entry.text is None and entry.data is None:

@@ -86,6 +86,21 @@ def chosen(session: str) -> bool:
     return not _MADE.search(session)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # json.loads pairs what it can: any surrogate left in a str is alone
+
+
+def scrub(value: Any) -> Any:
+    """`value` with every lone UTF-16 surrogate in its strings (and keys) replaced by U+FFFD: a harness's JSON escapes
+    bytes that were not UTF-8 as one (`\\udcff`), which UTF-8, and so a log line, cannot hold. Unchanged otherwise."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub(v) for v in value]
+    return value
+
+
 def canonical(record: dict[str, Any]) -> bytes:
     """The bytes a record's hash covers and a log line holds."""
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

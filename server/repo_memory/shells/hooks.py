@@ -27,9 +27,10 @@ HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is 
 
 
 def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
-    """Answer one hook event; on any failure, the answer lets the harness carry on."""
+    """Answer one hook event; on any failure, the answer lets the harness carry on. A lone surrogate in the payload
+    (tool output that was not UTF-8, escaped by the harness's JSON) is recorded as U+FFFD, not lost with the call."""
     try:
-        return _handle(event, payload, root)
+        return _handle(event, experience.scrub(payload), root)
     except Exception as exc:  # the one top-level handler of a hook process: a harness is never blocked by our bug
         log.warning("hook %s failed (%s: %s); the harness carries on", event, type(exc).__name__, str(exc)[:300])
         return {}

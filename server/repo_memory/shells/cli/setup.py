@@ -72,13 +72,10 @@ def demo(keep: Path | None) -> None:
 @click.pass_context
 def hook(ctx: click.Context, event: str) -> None:
     """Handle a Claude Code / Codex hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
-    raw = sys.stdin.read()
-    try:
-        payload = json.loads(raw) if raw.strip() else {}
-    except ValueError:
-        payload = {}
+    from repo_memory.entry import payload_of  # the console script's short path reads a hook's JSON so too
+
     root = root_of(ctx)
-    click.echo(json.dumps(hooks.handle(event, payload if isinstance(payload, dict) else {}, str(root) if root else None)))
+    click.echo(json.dumps(hooks.handle(event, payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
 
 
 @click.group(name="setup")
