@@ -174,3 +174,29 @@ def test_after_a_compaction_the_briefing_still_gives_the_agents_last_checkpoint_
     finally:
         later.close()
     assert "Cache layer done: TTL 300 s" in briefing and "compacted its context" not in briefing, briefing
+
+
+@pytest.mark.slow
+def test_claude_codes_own_error_messages_are_not_imported_as_what_the_agent_said(repo: Path, tmp_path: Path):
+    """Claude Code writes its own errors into the transcript as assistant messages ("Not logged in · Please run
+    /login", "API Error: …", model `<synthetic>`, `isApiErrorMessage`). `log import --claude` took them for the agent's
+    words and committed them as its notes. Driven for real: `claude -p` with no login, then the import."""
+    import subprocess
+    import sys
+
+    from tests.conftest import git
+    from tests.harness.clis import base_env, cli_tool, records, run
+
+    home = tmp_path / "home"
+    home.mkdir()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    done = run([cli_tool("claude"), "-p", "Why does the docs build use tox?"], repo, base_env(home))
+    transcript = next((home / ".claude/projects").rglob("*.jsonl")).read_text(encoding="utf-8")
+    assert '"isApiErrorMessage":true' in transcript.replace(" ", ""), (done.stdout, transcript[-2000:])  # what the CLI wrote
+    env = {**base_env(home), "REPO_MEMORY_KEY_DIR": str(tmp_path / "keys")}
+    imported = subprocess.run([str(Path(sys.executable).parent / "repo-memory"), "log", "import", "--claude"], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=120)
+    assert imported.returncode == 0, imported.stderr
+    texts = [r.get("text", "") for r in records(repo)]
+    assert "Why does the docs build use tox?" in texts, texts  # what the person asked is kept
+    assert not [t for t in texts if "login" in t.lower() or "api error" in t.lower()], texts

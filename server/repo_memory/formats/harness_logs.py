@@ -10,7 +10,8 @@ grew, so an import can skip what an earlier one wrote. What the formats hold, as
   `uuid`, `parentUuid`, `sessionId`, `timestamp`, `cwd`, `isSidechain` and `message.content`: a string, or blocks
   `text`, `thinking`, `tool_use` {id, name, input} and `tool_result` {tool_use_id, content, is_error}. A streamed
   assistant message is written as one line per block. Other types (summary, system, attachment, queue-operation,
-  file-history-snapshot, last-prompt) are the harness's bookkeeping; in a session with hooks (2.1.3xx) the first line
+  file-history-snapshot, last-prompt) are the harness's bookkeeping, as are assistant lines of model `<synthetic>`
+  (`isApiErrorMessage`: "Not logged in · Please run /login"); in a session with hooks (2.1.3xx) the first line
   carrying `cwd` and `sessionId` is an `attachment` of a hook's result, written before the first prompt.
 - Codex writes `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session id>.jsonl` of `{timestamp, type, payload}` lines
   (RolloutLine / RolloutItem / ResponseItem in openai/codex's codex-rs/protocol). The first is `session_meta` {id,
@@ -128,8 +129,8 @@ def claude_code(lines: Iterable[bytes], name: str = "") -> Transcript:
         key, extra = str(obj.get("uuid") or _digest(raw)), {"sidechain": True} if obj.get("isSidechain") else {}
         content = obj["message"].get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content if isinstance(content, list) else []
-        if obj.get("isMeta"):
-            continue  # text the harness added for the model (command caveats), not something a person said
+        if obj.get("isMeta") or obj.get("isApiErrorMessage") or obj["message"].get("model") == "<synthetic>":
+            continue  # the harness's own text: caveats for the model, its errors ("Not logged in", "API Error: …")
         for n, block in enumerate(b for b in blocks if isinstance(b, dict)):
             item = _claude_block(block, obj, tools)
             if item is not None:
