@@ -18,15 +18,6 @@ def _serve_root(args: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
-def payload_of(raw: bytes) -> dict:
-    """A hook's JSON from stdin; bytes that are not UTF-8 (tool output a harness passed on) read as U+FFFD."""
-    try:
-        payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
-    except ValueError:
-        payload = {}
-    return payload if isinstance(payload, dict) else {}
-
-
 def main() -> None:
     """Run `repo-memory`."""
     args = sys.argv[1:]
@@ -40,11 +31,13 @@ def main() -> None:
         serve.run(root, wire)  # ends the process
     if args == ["hook", "pre-tool"]:  # before every file and shell call: the lightest path there is
         from repo_memory.shells import pretool
+        from repo_memory.shells.hookcalls import payload_of
 
         print(json.dumps(pretool.handle(payload_of(sys.stdin.buffer.read()))))
         return
     if len(args) == 2 and args[0] == "hook" and args[1] not in ("-h", "--help"):
         from repo_memory.shells import hooks
+        from repo_memory.shells.hookcalls import payload_of
 
         if args[1] in hooks.HANDLERS:
             print(json.dumps(hooks.handle(args[1], payload_of(sys.stdin.buffer.read()))))

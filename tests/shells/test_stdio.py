@@ -340,3 +340,23 @@ def test_a_repository_git_refuses_for_its_owner_is_reported_in_gits_words_with_t
     for said in (answer["content"][0]["text"], doctor.stderr):
         assert "dubious ownership" in said and f"git config --global --add safe.directory {repo}" in said, said
         assert "git init" not in said and "not inside a git repository" not in said, said
+
+
+def test_an_mcp_tool_hooks_tool_output_with_a_lone_surrogate_is_recorded_not_refused(repo: Path):
+    """Claude Code substitutes a tool's output into its `mcp_tool` hook as JSON text; output cut in the middle of a
+    surrogate pair (an emoji at a truncation point) holds a lone `\\ud83d` there. A long output is kept whole in a blob,
+    which failed to encode: the answer was still {}, and the call went unrecorded. It is kept with U+FFFD."""
+    from tests.shells.stdio_server import StdioServer
+
+    session = "7d1f0c2a-surrogate-session"
+    server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": session})
+    base = {"session_id": session, "cwd": str(repo), "tool_use_id": "toolu_01", "hook_event_name": "PostToolUse"}
+    answers, code = server.session(("hook_post_tool", {**base, "tool_name": "Bash", "tool_input": json.dumps({"command": "cat notes"}),
+                                                       "tool_response": json.dumps({"stdout": "launch day \ud83d " + "y" * 20_000})}))
+    assert code == 0 and answers[0] and not answers[0].get("isError"), answers
+    store = Store(Config.load(repo), session=session)
+    try:
+        [tool] = [ln.record for ln in store.lines(session) if ln.record and ln.record["kind"] == "tool"]
+    finally:
+        store.close()
+    assert "launch day \ufffd" in json.dumps(tool["data"], ensure_ascii=False)

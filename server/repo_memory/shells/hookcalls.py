@@ -26,6 +26,16 @@ JSON_FIELDS = ("tool_input", "tool_response")
 FIRST_VERSION = (2, 1, 118)  # the first Claude Code with `mcp_tool` hooks
 
 
+def payload_of(raw: bytes) -> dict[str, Any]:
+    """A command hook's input, the JSON on its stdin; bytes that are not UTF-8 (tool output a harness passed on) read
+    as U+FFFD. Anything but a JSON object is an empty input."""
+    try:
+        payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+    except ValueError:
+        payload = {}
+    return payload if isinstance(payload, dict) else {}
+
+
 def template(event: str) -> dict[str, str]:
     """The `input` of our `mcp_tool` hook for `event`: each field of the hook input, substituted by Claude Code."""
     return {"hook_event_name": event, **{name: f"${{{name}}}" for name in FIELDS[event]}}

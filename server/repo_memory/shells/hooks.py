@@ -27,10 +27,9 @@ HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is 
 
 
 def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
-    """Answer one hook event; on any failure, the answer lets the harness carry on. A lone surrogate in the payload
-    (tool output that was not UTF-8, escaped by the harness's JSON) is recorded as U+FFFD, not lost with the call."""
+    """Answer one hook event; on any failure, the answer lets the harness carry on."""
     try:
-        return _handle(event, experience.scrub(payload), root)
+        return _handle(event, payload, root)
     except Exception as exc:  # the one top-level handler of a hook process: a harness is never blocked by our bug
         log.warning("hook %s failed (%s: %s); the harness carries on", event, type(exc).__name__, str(exc)[:300])
         return {}
@@ -62,7 +61,10 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
 
 
 def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Answer `event` over an open Store: a hook process's own, or the running server's (shells/hookcalls.py)."""
+    """Answer `event` over an open Store: a hook process's own, or the running server's (shells/hookcalls.py). A lone
+    surrogate in the payload (tool output cut mid-pair or not UTF-8, escaped in the harness's JSON) becomes U+FFFD: a log
+    line cannot hold it, and the call is recorded all the same."""
+    payload = experience.scrub(payload)
     if event == "pre-tool":
         return pretool.answer(store.config, payload)
     try:

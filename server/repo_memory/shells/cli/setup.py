@@ -11,7 +11,7 @@ import click
 from repo_memory import layout
 from repo_memory.core import mirror
 from repo_memory.core.store import Store
-from repo_memory.shells import attach, hooks
+from repo_memory.shells import attach, hookcalls, hooks
 from repo_memory.shells.cli.base import root_of, store_of
 
 
@@ -72,10 +72,8 @@ def demo(keep: Path | None) -> None:
 @click.pass_context
 def hook(ctx: click.Context, event: str) -> None:
     """Handle a Claude Code / Codex hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
-    from repo_memory.entry import payload_of  # the console script's short path reads a hook's JSON so too
-
     root = root_of(ctx)
-    click.echo(json.dumps(hooks.handle(event, payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
+    click.echo(json.dumps(hooks.handle(event, hookcalls.payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
 
 
 @click.group(name="setup")
