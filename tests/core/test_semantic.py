@@ -384,3 +384,16 @@ def test_doctor_says_how_many_texts_have_no_vector_yet_and_what_embeds_them(memo
     assert CliRunner().invoke(cli, ["--root", str(memory), "reindex"]).exit_code == 0
     after = CliRunner().invoke(cli, ["--root", str(memory), "doctor"])
     assert "semantic recall:" not in after.output, after.output
+
+
+def test_doctors_embedding_estimate_is_in_seconds_for_a_few_texts_and_in_the_right_number(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """One text without a vector was "about 1 min of its time" (a floor of one minute; reindex embeds a few in under a
+    second) and "the other 1 are"."""
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "true")
+    store = Store(Config.load(repo))
+    store.remember("The staging database is read-only on Fridays.", session="notes")
+    store.close()
+    out = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+    line = next((x for x in out.splitlines() if "semantic recall:" in x), "")
+    assert "0 of 1 text has a vector" in line and "the one without is ranked by its words" in line, out
+    assert "under a second of its time" in line and "min" not in line, line

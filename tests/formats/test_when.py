@@ -57,3 +57,10 @@ def test_a_year_written_as_people_write_one_still_states_a_time(text: str):
 ])
 def test_a_question_that_asks_for_a_time_is_told_apart(question: str, asks: bool):
     assert when.asks_when(question) is asks
+
+
+@pytest.mark.parametrize(("seconds", "said"), [(0.03, "under a second"), (1.4, "about 1 s"), (42, "about 42 s"),
+                                               (89, "about 89 s"), (90, "about 2 min"), (3448, "about 57 min"),
+                                               (5400, "about 1.5 h"), (12 * 3600, "about 12 h")])
+def test_a_length_of_time_is_said_in_the_unit_a_person_would_use(seconds: float, said: str):
+    assert when.length(seconds) == said

@@ -18,7 +18,7 @@ from repo_memory.core import indexing, mirror, native_checks
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
-from repo_memory.formats import experience, loops, skills
+from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
 
@@ -38,8 +38,7 @@ EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how l
 
 
 def _index_damage(store: Store) -> list[Finding]:
-    """A full check of the index file; a damaged one is rebuilt from the memory files here and now (it is a cache). And
-    how many texts have no vector yet, when some have none."""
+    """A full check of the index file (a damaged one, a cache, is rebuilt now), and how many texts have no vector yet."""
     problem, rebuilt, embedded = store.index_health()
     if problem:
         store.repair_index(problem)
@@ -49,10 +48,12 @@ def _index_damage(store: Store) -> list[Finding]:
                      "the disk (`dmesg`, free space).") for why in [*rebuilt, *([problem] if problem else [])]]
     if embedded and embedded[0] < embedded[1]:  # a fresh clone's, or a week of short sessions': recall ranks them by words
         done, total = embedded
-        found.append(Finding("info", where, f"semantic recall: {done:,} of {total:,} texts have a vector; the other "
-                             f"{total - done:,} are ranked by their words alone until a running server embeds them in the background "
-                             f"(about {max(1, round((total - done) / EMBED_RATE / 60))} min of its time)",
-                             "Nothing to fix; `repo-memory reindex` embeds them all now, with a progress bar."))
+        one = total - done == 1
+        rest = ("the one without is ranked by its words alone until a running server embeds it" if one else
+                f"the {total - done:,} without are ranked by their words alone until a running server embeds them")
+        found.append(Finding("info", where, f"semantic recall: {done:,} of {total:,} {'text has' if total == 1 else 'texts have'}"
+                             f" a vector; {rest} in the background ({when.length((total - done) / EMBED_RATE)} of its time)",
+                             f"Nothing to fix; `repo-memory reindex` embeds {'it' if one else 'them all'} now, with a progress bar."))
     return found
 
 
@@ -178,9 +179,8 @@ def _broken(where: str, what: str, unmoved: dict[str, str]) -> Finding:
 
 
 def set_aside_torn(store: Store) -> dict[str, str]:
-    """`doctor --fix`: move every log's torn tail aside (guards/torn.py) under the lock every append holds; the only
-    mover for a log HEAD holds, which no append (its session goes on in the next file) or commit of ours touches.
-    Bytes git holds are never cut. Returns, per log whose tail stayed, why."""
+    """`doctor --fix`: move every log's torn tail aside (guards/torn.py) under the lock every append holds; nothing else
+    of ours touches a log HEAD holds. Bytes git holds are never cut. Returns, per log whose tail stayed, why."""
     unmoved: dict[str, str] = {}
     base = store.root / experience.EXPERIENCE_DIR
     logs = sorted(p for p in base.glob("*/*.jsonl") if p.parent.name != "blobs" and not p.is_symlink()) if base.is_dir() else []

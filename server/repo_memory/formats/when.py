@@ -108,6 +108,18 @@ def shown(ts: str, seconds: bool = True) -> str:
     return f"{ts[:19 if seconds else 16].replace('T', ' ')} UTC" if ts else ""
 
 
+def length(seconds: float) -> str:
+    """How long `seconds` is, in the unit a person would say it in: `under a second`, `about 42 s`, `about 57 min`."""
+    if seconds < 1:
+        return "under a second"
+    if seconds < 90:
+        return f"about {round(seconds)} s"
+    if seconds < 90 * 60:
+        return f"about {round(seconds / 60)} min"
+    hours = seconds / 3600
+    return f"about {hours:.1f} h".replace(".0 h", " h") if hours < 10 else f"about {round(hours)} h"
+
+
 def _forms() -> str:
     return "Use one of: " + ", ".join(FORMS) + "."
 
