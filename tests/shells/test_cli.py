@@ -455,6 +455,17 @@ def test_an_mcp_tools_name_typed_as_a_command_points_at_the_command_that_does_it
         assert result.exit_code == 2 and command in result.output, result.output
 
 
+def test_skill_accept_and_reject_typed_under_skill_point_at_the_commands_and_skill_help_names_them(repo: Path):
+    """`skill accept NAME` said only "No such command 'accept'" and `skill --help` named neither: accept and reject are
+    top-level commands, the ones a person reviewing an agent's draft needs."""
+    for typed, command in ((["skill", "accept", "x", "--sha", "abc"], "repo-memory accept NAME --sha SHA"),
+                           (["skill", "reject", "x"], "repo-memory reject NAME")):
+        proc = subprocess.run([sys.executable, "-m", "repo_memory", *typed], cwd=repo, capture_output=True, text=True)
+        assert proc.returncode == 2 and command in proc.stderr, proc.stderr
+    shown = subprocess.run([sys.executable, "-m", "repo_memory", "skill", "--help"], cwd=repo, capture_output=True, text=True).stdout
+    assert "repo-memory accept NAME --sha SHA" in shown and "repo-memory reject NAME" in shown, shown
+
+
 def test_setup_codex_and_doctor_say_when_the_command_the_hooks_call_by_name_is_not_on_path(runner: CliRunner, repo: Path,
                                                                                           tmp_path: Path, monkeypatch):
     """.mcp.json and the Codex hooks call `repo-memory` by name: without it on PATH Claude Code showed "Failed" and every

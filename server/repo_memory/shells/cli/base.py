@@ -19,17 +19,8 @@ from repo_memory.index.db import damage
 
 class Group(click.Group):
     """A click group that turns our errors into a one-line message and exit code 1, and runs a command again once
-    after rebuilding a damaged index from the memory files (a command that failed on it wrote nothing)."""
-
-    # The MCP tools' names, which people try as commands (the README names the tools), and the command doing that here
-    TOOLS = {"recall": "search", "remember": "log add", "read": "skill show NAME or log show SESSION", "skill_write": "skill new",
-             "skill-write": "skill new"}
-
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
-        if args and self.get_command(ctx, args[0]) is None and args[0] in self.TOOLS and ctx.parent is None:
-            raise click.UsageError(f"No such command '{args[0]}': that is an MCP tool's name; here it is "
-                                   f"`repo-memory {self.TOOLS[args[0]]}`.", ctx)
-        return super().resolve_command(ctx, args)
+    after rebuilding a damaged index from the memory files (a command that failed on it wrote nothing). A command no
+    group has is answered by `meant`."""
 
     def invoke(self, ctx: click.Context) -> Any:
         args, protected = list(ctx.args), list(ctx._protected_args)
@@ -44,12 +35,36 @@ class Group(click.Group):
                 store.repair_index(str(exc))
                 ctx.args, ctx._protected_args = args, protected
                 return super().invoke(ctx)
+        except click.exceptions.NoSuchCommand as exc:  # raised by this group or a group under it
+            raise meant(exc) from None
         except RepoMemoryError as exc:
             raise click.ClickException(str(exc)) from exc
         except OSError as exc:  # a file the file system refused (not a closed pipe): where, why, what to do
             if not refused_by_disk(exc):
                 raise
             raise click.ClickException(disk_refused(exc, "run it again")) from exc
+
+
+# What people type that is a command elsewhere, and that command: the MCP tools' names (the README names the tools),
+# and a review under `skill`, where `skill show` is
+MEANT = {"recall": "that is an MCP tool's name; here it is `repo-memory search`",
+         "remember": "that is an MCP tool's name; here it is `repo-memory log add`",
+         "read": "that is an MCP tool's name; here it is `repo-memory skill show NAME` or `repo-memory log show SESSION`",
+         "skill_write": "that is an MCP tool's name; here it is `repo-memory skill new`",
+         "skill-write": "that is an MCP tool's name; here it is `repo-memory skill new`",
+         "skill accept": "`accept` is `repo-memory accept NAME --sha SHA` (the sha `repo-memory skill show NAME` prints)",
+         "skill reject": "`reject` is `repo-memory reject NAME`"}
+
+
+def meant(exc: click.exceptions.NoSuchCommand) -> click.UsageError:
+    """The error for a command no group has: the command that does it, or click's own."""
+    words, ctx = [exc.command_name], exc.ctx
+    while ctx is not None and ctx.parent is not None:
+        words.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    if " ".join(words) in MEANT:
+        return click.UsageError(f"No such command '{exc.command_name}': {MEANT[' '.join(words)]}.", exc.ctx)
+    return exc
 
 
 def store_of(ctx: click.Context) -> Store:

@@ -15,7 +15,14 @@ from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sh
 
 @click.group()
 def skill() -> None:
-    """Create, list and show skills (.agents/skills/<name>/SKILL.md)."""
+    """Create, list and show skills (.agents/skills/<name>/SKILL.md).
+
+    \b
+    An agent's skill is a draft until you review it; accept and reject are top-level commands:
+      repo-memory skill show NAME          # prints the sha of what you read
+      repo-memory accept NAME --sha SHA
+      repo-memory reject NAME
+    """
 
 
 @skill.command(name="new")
