@@ -466,6 +466,15 @@ def test_skill_accept_and_reject_typed_under_skill_point_at_the_commands_and_ski
     assert "repo-memory accept NAME --sha SHA" in shown and "repo-memory reject NAME" in shown, shown
 
 
+def test_a_mistyped_command_suggests_the_closest_command_first(repo: Path):
+    """`unistall` suggested "'stale', 'uninstall'": click sorts its suggestions by name, not by closeness."""
+    for typed, first, other in ((["unistall"], "'uninstall'", "'stale'"), (["skill", "lsit"], "'list'", None)):
+        proc = subprocess.run([sys.executable, "-m", "repo_memory", *typed], cwd=repo, capture_output=True, text=True)
+        said = proc.stderr.partition("Did you mean")[2]
+        assert proc.returncode == 2 and re.findall(r"'[^']+'", said)[:1] == [first], proc.stderr
+        assert other is None or other in said, proc.stderr
+
+
 def test_setup_codex_and_doctor_say_when_the_command_the_hooks_call_by_name_is_not_on_path(runner: CliRunner, repo: Path,
                                                                                           tmp_path: Path, monkeypatch):
     """.mcp.json and the Codex hooks call `repo-memory` by name: without it on PATH Claude Code showed "Failed" and every

@@ -57,14 +57,17 @@ MEANT = {"recall": "that is an MCP tool's name; here it is `repo-memory search`"
 
 
 def meant(exc: click.exceptions.NoSuchCommand) -> click.UsageError:
-    """The error for a command no group has: the command that does it, or click's own."""
+    """The error for a command no group has: the command that does it, or the closest names first (click sorts its
+    suggestions by name, so `unistall` offered 'stale' before 'uninstall')."""
     words, ctx = [exc.command_name], exc.ctx
     while ctx is not None and ctx.parent is not None:
         words.insert(0, ctx.info_name or "")
         ctx = ctx.parent
     if " ".join(words) in MEANT:
         return click.UsageError(f"No such command '{exc.command_name}': {MEANT[' '.join(words)]}.", exc.ctx)
-    return exc
+    close = [f"'{name}'" for name in exc.possibilities or []]  # difflib's order: the closest first
+    listed = f"{', '.join(close[:-1])} or {close[-1]}" if len(close) > 1 else "".join(close)
+    return click.UsageError(f"No such command '{exc.command_name}'." + (f" Did you mean {listed}?" if close else ""), exc.ctx)
 
 
 def store_of(ctx: click.Context) -> Store:
