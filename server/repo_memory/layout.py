@@ -8,10 +8,12 @@ goes into shared files at all: the attribute rules go to `.git/info/attributes` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repo_memory.git.repo import Git
+from repo_memory.config import Config
+from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import disk
 
 FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
@@ -68,6 +70,15 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
         git.set_config("diff.repo-memory.textconv", TEXTCONV)
         done.changes.append("set the clone's git config diff.repo-memory.textconv (git diff/log -p/show render experience records)")
     return done
+
+
+def set_up(config: Config, commit: Callable[[list[str], str], CommitResult | None]) -> tuple[Setup, CommitResult | None]:
+    """`init` for `config`'s repository, and with commit = "auto" the commit of its shared files (`commit`: the Store's
+    commit_files), one memory commit: what `repo-memory init` does, and the demo's repository gets."""
+    done = init(config.root, config.common_dir, private=config.commit == "private")
+    if not done.files or config.commit != "auto":
+        return done, None
+    return done, commit(done.files, "memory: set up repo-memory (.agents/ layout, .gitattributes rules)")
 
 
 def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:  # git_dir: the common one (see init)

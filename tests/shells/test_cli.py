@@ -161,6 +161,15 @@ def test_demo_drives_a_real_client_and_prints_attach_lines(runner: CliRunner, tm
     assert (tmp_path / "demo/.agents/skills/debugging-flaky-tests/SKILL.md").is_file()
 
 
+def test_the_demo_commits_inits_scaffolding_as_init_does_and_leaves_nothing_untracked(runner: CliRunner, tmp_path: Path):
+    """The demo set up .agents/ without init's commit: its repository showed .agents/README.md, .agents/experience/,
+    .agents/loops/ and .gitattributes untracked, where README promises one commit for them."""
+    run(runner, tmp_path, "demo", "--keep", str(tmp_path / "demo"))
+    assert git(tmp_path / "demo", "status", "--porcelain", "--untracked-files=all") == ""
+    assert "memory: set up repo-memory" in git(tmp_path / "demo", "log", "--format=%s")
+    assert ".gitattributes" in git(tmp_path / "demo", "ls-files")
+
+
 def test_a_person_accepts_or_rejects_an_agents_draft(runner: CliRunner, repo: Path):
     from repo_memory.config import Config
     from repo_memory.core.store import Store

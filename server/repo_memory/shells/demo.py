@@ -44,10 +44,11 @@ SAMPLES = {
 
 
 def build_repo(path: Path) -> Store:
-    """A git repository at `path` with the memory layout and sample skills written by a person."""
+    """A git repository at `path` set up as `repo-memory init` sets one up (committed), with sample skills written by a
+    person."""
     gitrepo.init(path)
-    layout.init(path)
     store = Store(Config.load(path))
+    layout.set_up(store.config, store.commit_files)
     for name, (description, body, tags) in SAMPLES.items():
         store.write_skill(name, description, body, tags=tags, actor="human")
     return store
