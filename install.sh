@@ -68,5 +68,8 @@ if [ "$mode" = test ]; then
 fi
 
 echo "==> Demo: a throwaway repository driven through a real MCP client"
-.venv/bin/repo-memory demo
+demo=$(mktemp -d "${TMPDIR:-/tmp}/repo-memory-demo-XXXXXXXX")
+trap 'rm -rf "$demo"' EXIT  # one run, one throwaway repository, gone with the run (`repo-memory demo` builds one to keep)
+.venv/bin/repo-memory demo --keep "$demo"
+echo "(The demo repository above is removed when install.sh ends; \`repo-memory demo\` builds one that stays.)"
 echo "repo-memory is installed at $(pwd)/.venv/bin/repo-memory"

@@ -1,0 +1,46 @@
+"""install.sh as a new user runs it: what its output ends with, and what it leaves behind.
+
+The script runs for real in a copy of the checkout whose `.venv` is already there: its `python` is this test run's
+interpreter (pip installs nothing: the package is this checkout's, on PYTHONPATH) and its `repo-memory` runs
+`python -m repo_memory`, so no package index is asked and the project's own venv is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def checkout(tmp_path: Path) -> Path:
+    """A copy of install.sh beside a ready `.venv` (python, repo-memory) that runs this checkout's code."""
+    here = tmp_path / "repo-memory"
+    bin_dir = here / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    shutil.copy(ROOT / "install.sh", here / "install.sh")
+    (bin_dir / "python").write_text(f'#!/bin/sh\n[ "$1 $2" = "-m pip" ] && exit 0\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    (bin_dir / "repo-memory").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m repo_memory "$@"\n', encoding="utf-8")
+    for tool in bin_dir.iterdir():
+        tool.chmod(0o755)
+    return here
+
+
+def install(here: Path, tmp_path: Path, path: str = "/usr/bin:/bin") -> subprocess.CompletedProcess[str]:
+    (tmp_path / "home").mkdir(exist_ok=True)
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    env = {**os.environ, "PATH": path, "HOME": str(tmp_path / "home"), "TMPDIR": str(tmp_path / "tmp"),
+           "PYTHON": sys.executable, "PYTHONPATH": str(ROOT / "server")}
+    proc = subprocess.run(["bash", str(here / "install.sh")], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc
+
+
+def test_install_removes_the_demos_throwaway_repository(tmp_path: Path):
+    """Every run left a /tmp/repo-memory-demo-* repository behind."""
+    out = install(checkout(tmp_path), tmp_path).stdout
+    assert "→ recall(" in out  # the demo ran
+    assert list((tmp_path / "tmp").iterdir()) == []
