@@ -72,4 +72,15 @@ demo=$(mktemp -d "${TMPDIR:-/tmp}/repo-memory-demo-XXXXXXXX")
 trap 'rm -rf "$demo"' EXIT  # one run, one throwaway repository, gone with the run (`repo-memory demo` builds one to keep)
 .venv/bin/repo-memory demo --keep "$demo"
 echo "(The demo repository above is removed when install.sh ends; \`repo-memory demo\` builds one that stays.)"
-echo "repo-memory is installed at $(pwd)/.venv/bin/repo-memory"
+echo
+installed="$(pwd)/.venv/bin/repo-memory"
+echo "repo-memory is installed at $installed"
+if ! command -v repo-memory >/dev/null; then
+  # .mcp.json, the hooks and every command above call `repo-memory` by name
+  echo "It is not on your PATH yet, so \`repo-memory\` says \"command not found\". Link just it (not all of .venv/bin):"
+  echo "  mkdir -p ~/.local/bin && ln -s \"$installed\" ~/.local/bin/"
+  case ":$PATH:" in
+    *":$HOME/.local/bin:"*) ;;
+    *) echo "and put ~/.local/bin on your PATH: add export PATH=\"\$HOME/.local/bin:\$PATH\" to your shell's profile, then open a new shell." ;;
+  esac
+fi

@@ -39,6 +39,21 @@ def install(here: Path, tmp_path: Path, path: str = "/usr/bin:/bin") -> subproce
     return proc
 
 
+def test_install_ends_with_the_path_step_when_repo_memory_is_not_on_path(tmp_path: Path):
+    """install.sh ended with "Start here: `repo-memory init`", and `repo-memory` was not on PATH: "command not found"."""
+    here = checkout(tmp_path)
+    tail = install(here, tmp_path).stdout.strip().splitlines()[-4:]
+    step = f'mkdir -p ~/.local/bin && ln -s "{here}/.venv/bin/repo-memory" ~/.local/bin/'
+    assert any(line.strip() == step for line in tail), tail
+    assert any("~/.local/bin" in line and "PATH" in line and line.strip() != step for line in tail), tail  # not on PATH either
+
+
+def test_install_says_no_path_step_when_repo_memory_is_on_path(tmp_path: Path):
+    here = checkout(tmp_path)
+    out = install(here, tmp_path, path=f"{here / '.venv' / 'bin'}:/usr/bin:/bin").stdout
+    assert "ln -s" not in out and out.strip().splitlines()[-1].startswith("repo-memory is installed at"), out
+
+
 def test_install_removes_the_demos_throwaway_repository(tmp_path: Path):
     """Every run left a /tmp/repo-memory-demo-* repository behind."""
     out = install(checkout(tmp_path), tmp_path).stdout
