@@ -127,6 +127,7 @@ class Front:
         self.at_end: Callable[[], None] | None = None  # at end of input, before the calls in flight answer: stop what runs long
         self.cancelled: Callable[[Any], None] | None = None  # told the id of each request the client cancels, for the SDK's calls
         self._in_flight: set[str] = set()  # requests the SDK has and has not answered
+        self._cancelled: set[str] = set()  # requests the client cancelled: an answer the SDK still writes is dropped
         self._flight = threading.Condition()
         self.mismatches: list[str] = []
         self._thread = threading.Thread(target=self._read, name="repo-memory-front", daemon=True)
@@ -306,8 +307,10 @@ class Front:
             with self._flight:
                 if ident is not None:
                     self._in_flight.add(ident)
+                    self._cancelled.discard(ident)  # an id used again
                 elif cancels:
                     self._in_flight.discard(cancels)  # never answered now
+                    self._cancelled.add(cancels)
             if ident is None and cancels and self.cancelled is not None:
                 self.cancelled(asked)  # the SDK has the request by now: stop what its call runs
         return line
@@ -319,13 +322,17 @@ class Front:
             self._flight.wait_for(lambda: not self._in_flight, LAST_ANSWERS)
 
     def from_sdk(self, line: str) -> None:
-        """Write an SDK message, unless it answers a request the front answered (then compare the two answers)."""
+        """Write an SDK message, unless it answers a request the front answered (then compare the two answers) or one the
+        client cancelled (MCP: a cancelled request gets no answer)."""
         message = json.loads(line)
         ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
         if ident is not None:
             with self._flight:
                 self._in_flight.discard(ident)
                 self._flight.notify_all()
+                if ident in self._cancelled:  # its call ended as its steps were stopped, before the SDK took the cancel in
+                    self._cancelled.discard(ident)
+                    return
         if self._answered:
             if ident is not None and ident in self._answered:
                 ours = self._answered.pop(ident)
