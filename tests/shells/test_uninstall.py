@@ -332,3 +332,15 @@ def test_plain_uninstall_keeps_the_repo_memory_entries_a_person_wrote_in_team_fi
         assert "took repo-memory out" not in said and "would take" not in said and "setup wrote it" not in said, said
         assert all(f"{repo / name}: kept" in said for name in HAND_WRITTEN[case]), said
         assert "not what setup writes" in said and "uninstall --team" in said, said
+
+
+def test_uninstall_dry_run_says_of_the_exclude_line_setup_added_only_what_uninstall_does(repo: Path, tmp_path: Path):
+    """The dry run said it removed the line setup added, then that it left that line "as it is" (no mark said setup
+    added it: it read the line it had not removed), and that what is left in the personal file is the person's, when
+    uninstall removes that file (it holds only setup's)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    repo_memory(repo, home, "setup", "claude-code")
+    for said in (repo_memory(repo, home, "uninstall", "--dry-run"), repo_memory(repo, home, "uninstall")):
+        assert "removed the line /.claude/settings.local.json that setup added" in said and "left as it is" not in said, said
+        assert "what is left in that file is yours" not in said, said

@@ -41,19 +41,24 @@ def ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
     return [f"{exclude}: git now ignores /{relative} (your own file, in this clone only)" + (" (dry run, not written)" if dry_run else "")]
 
 
-def unignore(root: Path, dry_run: bool) -> list[str]:
-    """Take out the exclude line setup added (the one under its mark); a line the person wrote stays."""
+def _marked(lines: list[str]) -> int | None:
+    """Where the exclude line setup added starts in `lines` (its mark, then the line), None when there is none."""
+    bare = [line.rstrip("\r\n") for line in lines]
+    return next((i for i in range(len(bare) - 1) if bare[i] == MARK and bare[i + 1] == EXCLUDED), None)
+
+
+def unignore(root: Path, dry_run: bool, left: bool) -> list[str]:
+    """Take out the exclude line setup added (the one under its mark); a line the person wrote stays. `left`: whether
+    the personal settings file keeps anything (the person's own) once setup's entries are out of it."""
     with contextlib.suppress(OSError):
         exclude = gitrepo.discover(root)[2] / "info" / "exclude"
-        text = exclude.read_text(encoding="utf-8")
-        lines = text.splitlines(keepends=True)
-        at = next((i for i in range(len(lines) - 1) if lines[i].rstrip("\r\n") == MARK and lines[i + 1].rstrip("\r\n") == EXCLUDED), None)
-        if at is None:
+        lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
+        if (at := _marked(lines)) is None:
             return []
         if not dry_run:
             disk.write_atomic(exclude, "".join(lines[:at] + lines[at + 2:]).encode())
-        left = " (what is left in that file is yours: git sees it again)" if (root / LOCAL_FILE).exists() else ""
-        return [f"{exclude}: removed the line {EXCLUDED} that setup added{left}" + (" (dry run, not written)" if dry_run else "")]
+        yours = " (what is left in that file is yours: git sees it again)" if left else ""
+        return [f"{exclude}: removed the line {EXCLUDED} that setup added{yours}" + (" (dry run, not written)" if dry_run else "")]
     return []
 
 
@@ -136,10 +141,13 @@ def untrust_folder(root: Path, dry_run: bool) -> list[str]:
 
 def left_behind(root: Path) -> list[str]:
     """What uninstall leaves of what setup may have written: an exclude line without setup's mark (an older setup's,
-    or the person's own)."""
+    or the person's own). The marked one is not left: uninstall takes it out (a dry run only says so)."""
     with contextlib.suppress(OSError):
         exclude = gitrepo.discover(root)[2] / "info" / "exclude"
-        if EXCLUDED in exclude.read_text(encoding="utf-8").splitlines():
+        lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
+        if (at := _marked(lines)) is not None:
+            del lines[at:at + 2]
+        if EXCLUDED in (line.rstrip("\r\n") for line in lines):
             return [f"the line {EXCLUDED} in {exclude} (no mark says setup added it: yours, or an older setup's; it keeps "
                     "that file, your own settings, out of git)"]
     return []

@@ -337,7 +337,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if local and not remove:
         changes += personal.ignored(root, local_path, dry_run)
     if remove:  # what setup added for this person beyond the files: the exclude line, the folder trust
-        changes += personal.unignore(root, dry_run) + personal.untrust_folder(root, dry_run)
+        changes += personal.unignore(root, dry_run, bool(local)) + personal.untrust_folder(root, dry_run)
     if not remove and not dry_run:
         changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
     if not remove and (trust or not plugin):  # the plugin's server needs no approval of the folder's .mcp.json
