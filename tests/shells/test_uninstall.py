@@ -334,6 +334,23 @@ def test_plain_uninstall_keeps_the_repo_memory_entries_a_person_wrote_in_team_fi
         assert "not what setup writes" in said and "uninstall --team" in said, said
 
 
+def test_setup_remove_in_user_scope_leaves_nothing_of_setup_in_a_file_git_sees_again(repo: Path, tmp_path: Path):
+    """`--scope user --remove` said "hooks, tool permission and approval removed" and took out the exclude line, but left
+    the approval (`enabledMcpjsonServers`) the project setup wrote: `git status` showed the personal settings file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    repo_memory(repo, home, "setup", "claude-code")
+    git(repo, "add", ".mcp.json")
+    git(repo, "commit", "-q", "-m", "repo-memory for the team")
+    repo_memory(repo, home, "setup", "claude-code", "--scope", "user")
+    out = repo_memory(repo, home, "setup", "claude-code", "--scope", "user", "--remove")
+    assert "hooks, tool permission and approval removed" in out, out
+    assert not (repo / ".claude/settings.local.json").exists(), out
+    assert git(repo, "status", "--porcelain", "--untracked-files=all") == "", out
+    assert "settings.local.json" not in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
+
+
 def test_uninstall_dry_run_says_of_the_exclude_line_setup_added_only_what_uninstall_does(repo: Path, tmp_path: Path):
     """The dry run said it removed the line setup added, then that it left that line "as it is" (no mark said setup
     added it: it read the line it had not removed), and that what is left in the personal file is the person's, when

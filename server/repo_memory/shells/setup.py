@@ -310,7 +310,9 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             changes.append(f"ran `{' '.join(args)}`: {(done.stdout or done.stderr).strip()}")
         else:
             changes.append(f"run this to {'remove' if remove else 'register'} it for every project: {' '.join(args)}")
-    if scope == "project" and not plugin:  # approve the project server for this user, so it is Connected, not "Pending approval"
+    # approve the project server for this user, so it is Connected, not "Pending approval"; any undo takes the approval
+    # out (a project setup wrote it): left alone, it kept the personal file that loses its exclude line
+    if remove or scope == "project" and not plugin:
         approved = [s for s in local.get("enabledMcpjsonServers", []) if s != NAME] + ([] if remove else [NAME])
         local["enabledMcpjsonServers"] = approved
         if not approved:
