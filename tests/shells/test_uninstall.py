@@ -317,7 +317,7 @@ def test_plain_uninstall_keeps_the_repo_memory_entries_a_person_wrote_in_team_fi
                                                                                                       case: str):
     """A plain uninstall counted every team file git does not hold as setup's: it deleted a .mcp.json the person wrote
     (their own `uvx` entry for repo-memory), or took that entry out beside their other servers, saying "setup wrote
-    it", and git had no copy to give back. Only what setup writes, exactly, is setup's."""
+    it", and git had no copy to give back; `setup … --remove` did so too. Only what setup writes, exactly, is setup's."""
     home = tmp_path / "home"
     home.mkdir()
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
@@ -325,6 +325,9 @@ def test_plain_uninstall_keeps_the_repo_memory_entries_a_person_wrote_in_team_fi
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         (repo / name).write_text(text, encoding="utf-8")
     then = state(repo, home)
+    removed = repo_memory(repo, home, "setup", "claude-code", "--remove") + repo_memory(repo, home, "setup", "codex", "--remove")
+    assert changed(then, state(repo, home)) == [], removed  # `setup … --remove` took them out
+    assert all(f"{repo / name}: kept" in removed for name in HAND_WRITTEN[case]) and "--remove --team` takes it out" in removed, removed
     dry = repo_memory(repo, home, "uninstall", "--dry-run")
     out = repo_memory(repo, home, "uninstall")
     assert changed(then, state(repo, home)) == [], out
@@ -349,6 +352,27 @@ def test_setup_remove_in_user_scope_leaves_nothing_of_setup_in_a_file_git_sees_a
     assert not (repo / ".claude/settings.local.json").exists(), out
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == "", out
     assert "settings.local.json" not in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
+
+
+@pytest.mark.parametrize("harness,name", [("claude-code", ".mcp.json"), ("codex", ".codex/hooks.json")])
+def test_setup_remove_keeps_a_committed_team_file_as_uninstall_does_and_takes_it_out_with_team(repo: Path, tmp_path: Path,
+                                                                                             harness: str, name: str):
+    """`setup … --remove` deleted the team's committed .mcp.json (or .codex/hooks.json) while `uninstall` kept it: the
+    two undo paths now agree, and --team takes it out for everyone."""
+    home = tmp_path / "home"
+    home.mkdir()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    repo_memory(repo, home, "setup", harness)
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", "repo-memory for the team")
+    committed = (repo / name).read_bytes()
+    out = repo_memory(repo, home, "setup", harness, "--remove")
+    assert (repo / name).read_bytes() == committed and git(repo, "status", "--porcelain", "--untracked-files=all") == "", out
+    assert (f"kept {name}: your team's files (teammates keep repo-memory); `repo-memory setup {harness} --remove --team` "
+            "removes it there") in out, out
+    out = repo_memory(repo, home, "setup", harness, "--remove", "--team")
+    assert not (repo / name).exists(), out
+    assert f"Commit the team files it changed (git add {name} && git commit) to detach repo-memory for everyone." in out, out
 
 
 def test_uninstall_dry_run_says_of_the_exclude_line_setup_added_only_what_uninstall_does(repo: Path, tmp_path: Path):

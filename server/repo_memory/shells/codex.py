@@ -13,7 +13,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,9 @@ from tomlkit.toml_document import TOMLDocument
 
 from repo_memory.guards import disk
 from repo_memory.shells import attach
-from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, TEAM_FILES, _hooks_in, _load_json, _not_on_path, _ours,
-                                      _write_json, commit_note, kept, merge_hooks, on_path)
+from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, _hooks_in, _load_json, _not_on_path, _ours, _write_json,
+                                      merge_hooks, on_path)
+from repo_memory.shells.teamfiles import Undo, commit_note, kept
 
 # The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
 # uninstall takes back only the trust setup gave, and puts back what the person had
@@ -42,11 +43,11 @@ class ConfigTomlError(ValueError):
 
 
 def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = False, everywhere: bool = False,
-                 trust: bool = False, team_files: Collection[str] = TEAM_FILES, exact: Collection[str] = ()) -> list[str]:
+                 trust: bool = False, undo: Undo = Undo()) -> list[str]:
     """One `[mcp_servers.repo-memory]` in ~/.codex/config.toml for every repository; hooks in this repository's
     .codex/hooks.json; with `trust`, this project and exactly those hooks trusted in config.toml, as Codex's own
     "Trust all and continue" stores it. `remove` takes the hooks and their trust out (the hooks file, a team file, only
-    when `team_files` names it; with `exact` naming it too, only hooks exactly as setup writes them), and the project's
+    when `undo` edits it; when it edits it `exactly`, only hooks exactly as setup writes them), and the project's
     trust if setup added it; a config.toml setup made (MADE) goes once nothing else is left in it, and its folder when
     setup made that too and it is empty then (Codex reads no file as an empty one); an empty file of the person's stays."""
     changes: list[str] = []
@@ -65,11 +66,11 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     elif _table(doc, ("mcp_servers", NAME)) is not None:
         changes.append(f"{config}: kept {server}: it serves every repository (remove it with --global)")
     hooks_path = root / ".codex" / "hooks.json"
-    mine = remove and ".codex/hooks.json" in exact
+    mine = remove and undo.exactly(".codex/hooks.json")
     settings = merge_hooks(_load_json(hooks_path), CODEX_HOOKS, BY_NAME, remove, exact=mine)
     if mine and _hooks_in(settings):
-        changes.append(kept(hooks_path, "repo-memory's hooks"))
-    if not remove or ".codex/hooks.json" in team_files:
+        changes.append(kept(hooks_path, "repo-memory's hooks", undo.again))
+    if not remove or undo.edits(".codex/hooks.json"):
         _write_json(hooks_path, settings, dry_run, changes, "hooks removed" if remove else "hooks installed (by name)")
     if not remove and not dry_run:
         changes += commit_note(root, [".codex/hooks.json"])

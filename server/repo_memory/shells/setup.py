@@ -15,14 +15,12 @@ import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from repo_memory.git import repo as gitrepo
-from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.shells import attach, hookcalls, personal, settings_text
+from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
 
 HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
          ("Stop", "stop"), ("SessionEnd", "session-end"))
@@ -31,9 +29,7 @@ CODEX_HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("
 # PreToolUse runs only before tools that change files (Codex names its shell Bash and matches Write/Edit to apply_patch):
 # it refuses writes to what only repo-memory writes and notes when the call began (shells/pretool.py).
 MATCHERS = {"PostToolUse": "*", "PreToolUse": "Bash|Write|Edit|MultiEdit|NotebookEdit|apply_patch"}
-NAME = "repo-memory"
 BY_NAME = [NAME]  # how shared files call repo-memory
-TEAM_FILES = (".mcp.json", ".claude/settings.json", ".codex/hooks.json")  # what a team commits; setup edits them
 # what a setup's hooks miss when an older setup wrote them (missing_hooks' names), as doctor and the briefing say it
 COSTS = {"SessionStart": "no briefing when a session starts", "PreToolUse": "an agent's own file tools can write the logs unchecked",
          "PostToolUse": "tool calls are not recorded", "PreCompact": "compactions are not noted",
@@ -179,12 +175,6 @@ def written(event: str) -> list[dict[str, Any]]:
             for kind in ("command", "mcp") for command in (BY_NAME, attach.command()[:-1])] if handler else []
 
 
-def kept(path: Path, what: str) -> str:
-    """What uninstall says of repo-memory's entries it leaves in an uncommitted team file: not setup's, so the person's."""
-    return (f"{path}: kept {what}: not what setup writes, so yours (git holds no copy to give back); "
-            "`repo-memory uninstall --team` takes it out")
-
-
 def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[str], what: str) -> None:
     """Write `data` to `path` when it differs from what the file holds; an empty mapping removes the file (we never
     leave a `{}` behind). Only what changes is written, laid out as the text around it (shells/settings_text.py): a
@@ -264,22 +254,22 @@ def _grant(settings: dict[str, Any], remove: bool, exact: bool = False) -> dict[
 
 
 def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_run: bool = False, remove: bool = False,
-                trust: bool = False, home: Path | None = None, team_files: Collection[str] = TEAM_FILES, hooks: str = "command",
-                claude_dir: Path | None = None, exact: Collection[str] = ()) -> list[str]:
+                trust: bool = False, home: Path | None = None, undo: Undo = Undo(), hooks: str = "command",
+                claude_dir: Path | None = None) -> list[str]:
     """Register the server for Claude Code, approve it for this user, grant its tools, install the hooks, and say what
     changed. The hooks and the permission rule live in exactly one settings file: settings.local.json (this user), or
     settings.json with `shared` (the team); setting up in one takes them out of the other. `remove` takes out everything
-    of ours from this user's files, and from those of the team's files (.mcp.json, settings.json) in `team_files`; from
-    those also in `exact` (git holds no copy of them), only what is exactly as setup writes it (SERVER, `written`).
+    of ours from this user's files, and from the team's files (.mcp.json, settings.json) that `undo` edits; from those
+    it edits `exactly` (git holds no copy of them), only what is exactly as setup writes it (SERVER, `written`).
     `trust` answers the folder's trust dialog for this user as Claude Code stores it (~/.claude.json). With the
     repo-memory plugin enabled (`claude_dir`: ~/.claude), the plugin brings the server and the hooks: setup only
     allows its tools, and takes its own hooks out."""
     changes: list[str] = []
     home = home or Path.home()
     local_path, shared_path = root / LOCAL_FILE, root / ".claude" / "settings.json"
-    team = not remove or ".claude/settings.json" in team_files
+    team = not remove or undo.edits(".claude/settings.json")
     # every file is read (and refused when it cannot be edited) before any is written: no half-done setup
-    team_mcp = scope == "project" and (not remove or ".mcp.json" in team_files)
+    team_mcp = scope == "project" and (not remove or undo.edits(".mcp.json"))
     mcp = _load_json(root / ".mcp.json") if team_mcp else {}
     local, shared_settings = _load_json(local_path), _load_json(shared_path) if team else {}
     plugin = None if remove else plugin_enabled(root, claude_dir or home / ".claude")
@@ -290,8 +280,8 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if team_mcp and not plugin:
         servers = mcp.setdefault("mcpServers", {})
         older = {"type": "stdio", "command": attach.command()[0], "args": attach.command()[1:]}  # an older setup wrote its path
-        if remove and ".mcp.json" in exact and NAME in servers and servers[NAME] not in (SERVER, older):
-            changes.append(kept(root / ".mcp.json", "the repo-memory server entry"))
+        if remove and undo.exactly(".mcp.json") and NAME in servers and servers[NAME] not in (SERVER, older):
+            changes.append(kept(root / ".mcp.json", "the repo-memory server entry", undo.again))
         elif remove:
             servers.pop(NAME, None)
         else:
@@ -328,10 +318,10 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if team:
         in_shared = not remove and shared
         held = json.dumps(shared_settings)  # what the team's file holds, to leave it alone when nothing of ours changes
-        mine = remove and ".claude/settings.json" in exact
+        mine = remove and undo.exactly(".claude/settings.json")
         settings = _grant(merge_hooks(shared_settings, HOOKS, BY_NAME, not in_shared or bool(plugin), hooks, mine), not in_shared, mine)
         if mine and (_hooks_in(settings) or set(RULES) & set((settings.get("permissions") or {}).get("allow") or [])):
-            changes.append(kept(shared_path, "repo-memory's hooks or tool permission"))
+            changes.append(kept(shared_path, "repo-memory's hooks or tool permission", undo.again))
         if in_shared or json.dumps(settings) != held:
             _write_json(shared_path, settings, dry_run, changes, f"tools allowed, no hooks (the plugin {PLUGIN} brings them)"
                         if plugin and in_shared else "hooks installed and tools allowed (shared, by name)" if in_shared else
@@ -358,29 +348,3 @@ def tidy(root: Path) -> None:
     for folder in (root / ".claude" / "skills", root / ".claude", root / ".codex"):
         with contextlib.suppress(OSError):
             folder.rmdir()  # only an empty one
-
-
-def uncommitted(root: Path, names: Collection[str]) -> list[str]:
-    """Those of `names` (relative to `root`) that git does not hold as they are: untracked, changed or deleted."""
-    top, git_dir, _ = gitrepo.discover(root)
-    paths = [(root / name).relative_to(top).as_posix() for name in names]
-    # `--` so a path is never read as an option; untracked (??), changed and deleted files alike are listed
-    found = Git(top, git_dir).run("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).stdout if paths else ""
-    listed = {line[3:] for line in found.splitlines()}
-    return [path for path in paths if path in listed]
-
-
-def shared_with_team(root: Path) -> list[str]:
-    """The team files git holds with repo-memory in them (committed, or staged for a commit): teammates get it from
-    there. In a team file git does not hold so (untracked, or held without repo-memory), what setup wrote is this
-    clone's only, and a plain `uninstall` takes it back."""
-    top, git_dir, _ = gitrepo.discover(root)
-    held = [(name, Git(top, git_dir).run("show", f":{(root / name).relative_to(top).as_posix()}", check=False)) for name in TEAM_FILES]
-    return [name for name, shown in held if shown.returncode == 0 and NAME in shown.stdout]
-
-
-def commit_note(root: Path, names: list[str]) -> list[str]:
-    """A note saying to commit the team files among `names` (relative to `root`) that git does not hold as they are."""
-    waiting = uncommitted(root, [name for name in names if (root / name).is_file()])
-    return [f"note: commit {', '.join(waiting)} (`git add {' '.join(waiting)} && git commit`): a team file, so teammates' "
-            "clones get repo-memory too"] if waiting else []

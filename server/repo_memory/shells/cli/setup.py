@@ -11,7 +11,7 @@ import click
 from repo_memory import layout
 from repo_memory.core import mirror
 from repo_memory.core.store import Store
-from repo_memory.shells import attach, hookcalls, hooks
+from repo_memory.shells import attach, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
 
 
@@ -97,10 +97,13 @@ def setup() -> None:
               "(a GitHub owner/repo, a git URL, or a folder holding .claude-plugin/marketplace.json) and enables "
               "repo-memory@repo-memory; the raw registration (.mcp.json, our hooks) is taken out.")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
-@click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks and rules.")
+@click.option("--remove", is_flag=True, help="Undo: unregister the server and remove only our hooks and rules (a team file git "
+              "holds with repo-memory in it stays, for your teammates).")
+@click.option("--team", is_flag=True, help="With --remove: also take it out of the team files git holds (.mcp.json, "
+              ".claude/settings.json); commit that to detach it for everyone.")
 @click.pass_context
 def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hooks_kind: str, marketplace: str | None, dry_run: bool,
-                 remove: bool) -> None:
+                 remove: bool, team: bool) -> None:
     """Register the MCP server for Claude Code, allow its tools (mcp__repo-memory, and the plugin's), install the hooks
     (session briefing, tool capture, compaction summaries, loop driver, commit at session end), and mirror skills
     into .claude/skills.
@@ -112,6 +115,8 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     from repo_memory.shells.cli import memories
 
     store = store_of(ctx)
+    files = (".mcp.json", ".claude/settings.json") if scope == "project" else (".claude/settings.json",)
+    undo = _undo(store, files, remove, team, f"repo-memory setup claude-code{' --scope user' if scope == 'user' else ''} --remove")
     if marketplace is not None:
         from repo_memory.shells import personal, rollout
 
@@ -129,10 +134,10 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         click.echo(f"hooks: {kind} ({'--shared: teammates may run an older Claude Code; --hooks mcp to choose' if asked != hooks_kind else why})")
     try:
         changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind,
-                                        claude_dir=memories.homes().claude)
+                                        claude_dir=memories.homes().claude, undo=undo)
     except attaching.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
-    for change in changes:
+    for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
         click.echo(change)
     if remove and not dry_run:
         for name in mirror.unmirror(store.root, store.config.state_dir, git_dir=store.config.common_dir):
@@ -155,10 +160,13 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
 @click.option("--trust", is_flag=True, help="Also trust this project and exactly repo-memory's hooks in ~/.codex/config.toml, as "
               "answering Codex's 'Hooks need review' with 'Trust all and continue' would (without it, Codex runs no hook here).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
-@click.option("--remove", is_flag=True, help="Undo: remove our hooks from this repository (the server entry serves every repository and stays).")
+@click.option("--remove", is_flag=True, help="Undo: remove our hooks from this repository (the server entry serves every repository "
+              "and stays; a .codex/hooks.json git holds with them stays, for your teammates).")
 @click.option("--global", "everywhere", is_flag=True, help="With --remove: remove the server entry from ~/.codex/config.toml too.")
+@click.option("--team", is_flag=True, help="With --remove: also take them out of .codex/hooks.json when git holds it; commit that "
+              "to detach it for everyone.")
 @click.pass_context
-def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, everywhere: bool) -> None:
+def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, everywhere: bool, team: bool) -> None:
     """Add the MCP server to ~/.codex/config.toml (one entry for every repository) and hooks to .codex/hooks.json.
 
     The server serves the repository each Codex session runs in. Codex reads .agents/skills natively, so no mirror
@@ -168,16 +176,25 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
+    undo = _undo(store, (".codex/hooks.json",), remove, team, "repo-memory setup codex --remove")
     try:
-        changes = codex.attach_codex(store.root, Path.home(), dry_run, remove, everywhere, trust)
+        changes = codex.attach_codex(store.root, Path.home(), dry_run, remove, everywhere, trust, undo=undo)
     except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
-    for change in changes:
+    for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
         click.echo(change)
     if remove and not dry_run:
         attaching.tidy(store.root)
     if not remove:
         _diff_driver(store)
+
+
+def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
+    """What `setup … --remove` does to the team `files`: what `uninstall` does (a file git holds with repo-memory in it
+    stays unless --team)."""
+    if team and not remove:
+        raise click.UsageError("--team goes with --remove (setup writes the team files either way)")
+    return teamfiles.Undo.of(store.root, files, team, again) if remove else teamfiles.Undo()
 
 
 def _diff_driver(store: Store) -> None:
@@ -211,17 +228,15 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     root, git = store.root, Git(store.root, store.config.git_dir)
     # a team file git does not hold with repo-memory in it is this clone's only: what setup writes goes from it too (exactly
     # that: an entry of the person's own stays, as git has no copy to give back)
-    shared = [] if team else attaching.shared_with_team(root)
-    edited = [name for name in attaching.TEAM_FILES if name not in shared]
-    exact = [] if team else edited
+    undo = teamfiles.Undo.of(root, teamfiles.TEAM_FILES, team, "repo-memory uninstall")
     try:  # every settings file is checked before anything is changed
         attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
-        codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, team_files=edited)  # parses config.toml
-        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, team_files=edited, exact=exact)
+        codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, undo=undo)  # parses config.toml
+        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, undo=undo)
         if everywhere:
-            changes += attaching.claude_code(root, "user", False, dry_run, remove=True, team_files=())
-        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, team_files=edited,
-                                                  exact=exact) if not c.startswith("note:")]
+            changes += attaching.claude_code(root, "user", False, dry_run, remove=True, undo=teamfiles.Undo(files=()))
+        changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, undo=undo)
+                    if not c.startswith("note:")]
     except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"
@@ -233,21 +248,13 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         if "already" not in change and change not in shown:
             shown.append(change)
             click.echo(change)
-    kept = [name for name in shared if (root / name).is_file() and "repo-memory" in (root / name).read_text(errors="replace")]
-    if kept:
-        click.echo(f"kept {', '.join(kept)}: your team's files (teammates keep repo-memory); `repo-memory uninstall --team` removes it there")
-    written = [name for name in edited if any(change.startswith(f"{root / name}: ") and not change.startswith(f"{root / name}: kept")
-                                              for change in shown)]
-    if written and not team:
-        click.echo(f"{'would take' if dry_run else 'took'} repo-memory out of {', '.join(written)} too: git holds no copy "
-                   "with it in (setup wrote it, nobody committed it), so no teammate has it")
+    for note in undo.notes(root, shown, dry_run):
+        click.echo(note)
     if not dry_run:
         attaching.tidy(root)
     if left := personal.left_behind(root):
         click.echo(f"left as it is: {'; '.join(left)}")
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
-    elif team and (waiting := " ".join(attaching.uncommitted(root, written))):
-        click.echo(f"Commit the team files it changed (git add {waiting} && git commit) to detach repo-memory for everyone.")
     if not dry_run:
         click.echo("repo-memory is detached from this clone; .agents/ (your memory) and its git history stay.")
