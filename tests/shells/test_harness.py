@@ -656,3 +656,19 @@ def test_setup_codex_and_uninstall_stop_before_writing_anything_at_a_codex_hooks
         assert result.exit_code == 1 and isinstance(result.exception, SystemExit), (args, result.output, result.exception)
         assert f"{repo / '.codex/hooks.json'} is not valid JSON (line 1 column 14" in result.output, result.output
         assert files_of(repo) == before, args
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_setup_in_a_repository_init_never_ran_in_says_to_run_init(runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 harness: str):
+    """Setup in a fresh repository said nothing of init: an agent's logs were then committed with no union-merge rule,
+    and only doctor said "repo-memory init has not run here"."""
+    codex_home(tmp_path, monkeypatch)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    git(fresh, "init", "-q", "-b", "main")
+    out = run(runner, fresh, "setup", harness)
+    assert "`repo-memory init` has not run here" in out and "union-merge" in out, out
+    run(runner, fresh, "init")
+    assert "init" not in run(runner, fresh, "setup", harness)
+

@@ -149,7 +149,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         if note := mirror.beyond_note(report, store.config.mirror_limit):
             click.echo(note)
     if not remove:
-        _diff_driver(store)
+        _init_note(store)
         waiting = any("Pending approval" in change for change in changes)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
         click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then ✔ Connected)"
@@ -186,7 +186,7 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     if remove and not dry_run:
         attaching.tidy(store.root)
     if not remove:
-        _diff_driver(store)
+        _init_note(store)
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
@@ -197,9 +197,14 @@ def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again:
     return teamfiles.Undo.of(store.root, files, team, again) if remove else teamfiles.Undo()
 
 
-def _diff_driver(store: Store) -> None:
-    """Say so when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not .git/config."""
-    if layout.initialised(store.root, store.config.common_dir) and not layout.diff_driver_set(store.root, store.config.git_dir):
+def _init_note(store: Store) -> None:
+    """Say so when `init` has not run here (setup would work, and memory be committed without the union-merge rule), or
+    when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not .git/config."""
+    if not layout.initialised(store.root, store.config.common_dir):
+        click.echo("note: `repo-memory init` has not run here, so the experience logs agents commit have no union-merge rule "
+                   "(two branches' logs conflict when merged) and `git log -p` shows their raw JSON lines: run `repo-memory init` "
+                   "once (it creates .agents/ and those rules in .gitattributes)")
+    elif not layout.diff_driver_set(store.root, store.config.git_dir):
         click.echo("note: this clone has no diff driver for experience logs (git does not clone .git/config), so `git log -p` "
                    "shows their raw JSON lines: run `repo-memory init` here once (it changes nothing that is committed)")
 
