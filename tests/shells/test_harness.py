@@ -672,3 +672,16 @@ def test_setup_in_a_repository_init_never_ran_in_says_to_run_init(runner: CliRun
     run(runner, fresh, "init")
     assert "init" not in run(runner, fresh, "setup", harness)
 
+
+def test_setup_claude_code_without_repo_memory_on_path_says_what_to_do_before_it_connects(repo: Path, runner: CliRunner,
+                                                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """After its note that `repo-memory` is not on PATH, setup still said `claude mcp list` would show it Connected;
+    Claude Code said "Failed to connect" (ENOENT). And its `ln -s` failed without ~/.local/bin."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # git, and no repo-memory
+    out = run(runner, repo, "setup", "claude-code", "--trust")
+    assert "not on your PATH" in out and "`mkdir -p ~/.local/bin && ln -s " in out, out
+    [check] = [line for line in out.splitlines() if line.startswith("Check it")]
+    assert "Connected" not in check and "PATH" in check and "Failed to connect" in check, out
+

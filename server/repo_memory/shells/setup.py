@@ -223,9 +223,13 @@ def check(paths: list[Path]) -> None:
         _load_json(path)
 
 
+NOT_ON_PATH = "note: `repo-memory` is not on your PATH"
+
+
 def _not_on_path(consequence: str) -> str:
-    return (f"note: `repo-memory` is not on your PATH, so {consequence}: link it onto PATH, e.g. `ln -s {attach.command()[0]} "
-            "~/.local/bin/` (only the command: all of its folder would put repo-memory's own python and pip before yours)")
+    return (f"{NOT_ON_PATH}, so {consequence}: link it onto PATH, e.g. `mkdir -p ~/.local/bin && ln -s "
+            f"{shlex.quote(attach.command()[0])} ~/.local/bin/` (only the command: all of its folder would put repo-memory's own "
+            "python and pip before yours)")
 
 
 def on_path() -> str | None:

@@ -152,8 +152,12 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         _init_note(store)
         waiting = any("Pending approval" in change for change in changes)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
-        click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then ✔ Connected)"
-                                                                    if waiting else "✔ Connected)"))
+        if any(change.startswith(attaching.NOT_ON_PATH) for change in changes):  # Claude Code cannot start it: ENOENT
+            click.echo(f"Check it once `repo-memory` is on your PATH (the note above): claude mcp list   ({server}: ... "
+                       "✘ Failed to connect until then)")
+        else:
+            click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then "
+                                                                        "✔ Connected)" if waiting else "✔ Connected)"))
 
 
 @setup.command(name="codex")
