@@ -685,3 +685,15 @@ def test_setup_claude_code_without_repo_memory_on_path_says_what_to_do_before_it
     [check] = [line for line in out.splitlines() if line.startswith("Check it")]
     assert "Connected" not in check and "PATH" in check and "Failed to connect" in check, out
 
+
+def test_setup_codex_says_how_to_check_it_as_setup_claude_code_does(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch):
+    """`setup claude-code` ends with how to check it (`claude mcp list`); `setup codex` said nothing of `codex mcp list`."""
+    codex_home(tmp_path, monkeypatch)
+    out = run(runner, repo, "setup", "codex")
+    [check] = [line for line in out.splitlines() if line.startswith("Check it")]
+    assert "codex mcp list" in check and "enabled" in check and "Connected" not in check, out
+    listed = subprocess.run([cli_tool("codex"), "mcp", "list"], cwd=repo, env=claude_env(tmp_path / "home"), capture_output=True,
+                            text=True, timeout=120).stdout
+    assert any(ln.startswith("repo-memory") and "enabled" in ln.split() for ln in listed.splitlines()), listed  # as it says
+    assert "Check it" not in run(runner, repo, "setup", "codex", "--remove")

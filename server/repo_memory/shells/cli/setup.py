@@ -191,6 +191,8 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
         attaching.tidy(store.root)
     if not remove:
         _init_note(store)
+        command = attach.command()  # Codex starts the server by this path, so it is there without repo-memory on PATH
+        click.echo(f"Check it: codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)")
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
