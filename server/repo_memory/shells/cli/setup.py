@@ -38,11 +38,10 @@ def init(ctx: click.Context) -> None:
     """
     store = store_of(ctx)
     mode = store.config.commit
-    done = layout.init(store.root, store.config.common_dir, private=mode == "private")
+    done, result = layout.set_up(store.config, store.commit_files)  # the demo's repository is set up so too
     for change in done.changes:
         click.echo(change)
     if done.files and mode == "auto":
-        result = store.commit_files(done.files, "memory: set up repo-memory (.agents/ layout, .gitattributes rules)")
         if result is not None and result.sha:
             click.echo(f"committed {', '.join(done.files)} ({result.sha[:12]})")
         elif result is not None and result.deferred:
