@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,3 +161,29 @@ def test_an_initialize_the_sdk_refuses_is_refused_before_it_is_ready_too(repo: P
     assert refused["error"]["code"] == -32602, refused
     assert everything(server) == []
     assert "regenerate" not in server.stderr.decode(errors="replace")
+
+
+def test_a_cancel_of_a_request_the_front_answered_at_start_up_drops_no_later_answer(repo: Path):
+    """The front answers tools/list before the SDK is ready; a client that then cancels it and uses its id again (ids
+    are the client's to reuse once answered) got no answer to the new request, and a false "regenerate the manifest"
+    warning: the cancelled id's drop came before the front's own bookkeeping of what it answered."""
+    server = StdioServer(repo)
+    try:
+        server.send("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+        listed = server.send("tools/list")
+        server.send("notifications/cancelled", {"requestId": listed, "reason": "changed my mind"}, notify=True)
+        first = [server.answer(), server.answer()]
+        assert sorted(a["id"] for a in first) == [1, listed] and all("result" in a for a in first), first
+        server.send("notifications/initialized", notify=True)
+        server.send("prompts/list")
+        assert "prompts" in server.answer()["result"]
+        time.sleep(1)  # the SDK's own answer to the cancelled tools/list comes back meanwhile (the front writes none)
+        server._next = listed - 1
+        assert server.send("ping") == listed
+        again = server.answer(15)
+    finally:
+        server.close_input()
+        code = server.wait(30)
+    assert again["id"] == listed and again.get("result") == {}, again
+    stderr = server.stderr.decode(errors="replace")
+    assert code == 0 and "differently" not in stderr, stderr[-2000:]

@@ -326,13 +326,13 @@ class Front:
         client cancelled (MCP: a cancelled request gets no answer)."""
         message = json.loads(line)
         ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
+        cancelled = False
         if ident is not None:
             with self._flight:
                 self._in_flight.discard(ident)
                 self._flight.notify_all()
-                if ident in self._cancelled:  # its call ended as its steps were stopped, before the SDK took the cancel in
-                    self._cancelled.discard(ident)
-                    return
+                cancelled = ident in self._cancelled  # its call ended (steps stopped) before the SDK took the cancel in
+                self._cancelled.discard(ident)
         if self._answered:
             if ident is not None and ident in self._answered:
                 ours = self._answered.pop(ident)
@@ -348,7 +348,8 @@ class Front:
                         log.warning("the start-up manifest answered request %s differently from the server; regenerate it "
                                     "with `python -m repo_memory.shells.manifest`", ident)
                 return
-        self.write_line(line)
+        if not cancelled:
+            self.write_line(line)
 
     def stdout(self) -> SdkOut:
         """An async text file for the SDK's stdio transport, writing through `from_sdk`."""
