@@ -360,3 +360,27 @@ def test_an_mcp_tool_hooks_tool_output_with_a_lone_surrogate_is_recorded_not_ref
     finally:
         store.close()
     assert "launch day \ufffd" in json.dumps(tool["data"], ensure_ascii=False)
+
+
+def test_an_mcp_tool_hooks_plain_text_field_with_a_lone_surrogate_is_recorded_not_refused(repo: Path):
+    """A field Claude Code substitutes as plain text (a string tool output, the last assistant message) carries a lone
+    surrogate as itself, not inside JSON text: the wire refused the whole call as invalid params, and the call went
+    unrecorded with no one to read the error. A hook's call is taken with U+FFFD in its place; a model's own call
+    with a lone surrogate is still refused with the reason (tests/shells/test_hardening.py)."""
+    from tests.shells.stdio_server import StdioServer
+
+    session = "7d1f0c2a-plain-surrogate"
+    server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": session})
+    base = {"session_id": session, "cwd": str(repo), "tool_use_id": "toolu_01"}
+    answers, code = server.session(
+        ("hook_post_tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": json.dumps({"command": "cat a"}),
+                            "tool_response": "launch day \udcff"}),
+        ("hook_stop", {"session_id": session, "cwd": str(repo), "hook_event_name": "Stop", "last_assistant_message": "Done \ud83d",
+                       "stop_hook_active": "false"}))
+    assert code == 0 and all(a and not a.get("isError") for a in answers), answers
+    store = Store(Config.load(repo), session=session)
+    try:
+        [tool] = [ln.record for ln in store.lines(session) if ln.record and ln.record["kind"] == "tool"]
+    finally:
+        store.close()
+    assert "launch day \ufffd" in json.dumps(tool["data"], ensure_ascii=False)

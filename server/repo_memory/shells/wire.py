@@ -11,6 +11,7 @@ a line the SDK would accept passes through untouched; any other line is answered
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterable, AsyncIterator
 from typing import Any, cast
 
@@ -25,6 +26,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from repo_memory.errors import RepoMemoryError
+from repo_memory.formats import experience
 from repo_memory.index.db import damage
 from repo_memory.runner import verify
 from repo_memory.shells.front import MAX_DEPTH, Front, unusable
@@ -72,6 +74,25 @@ def problem(line: str) -> tuple[Any, int, str] | None:
     return None
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def hook_line(line: str) -> str:
+    """`line` with U+FFFD for each lone surrogate when it calls a hook's tool (shells/hookcalls.py): Claude Code passes
+    tool output cut mid-pair on as it is, and a refusal there would only lose the call, read by no one. A model's call
+    keeps its lone surrogate, and `problem` refuses it with the reason."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return line
+    params = message.get("params") if isinstance(message, dict) else None
+    if message.get("method") != "tools/call" or not isinstance(params, dict) or params.get("name") not in hookcalls.EVENTS:
+        return line
+    return json.dumps(experience.scrub(message))
+
+
 def answered(line: str) -> bool:
     """Whether a bad line gets an error: not when it is a notification or a response (nobody waits for an answer)."""
     try:
@@ -105,6 +126,7 @@ class Checked:
         async for line in self._source:
             if not line.strip():
                 continue
+            line = hook_line(line)
             found = problem(line)
             if found is None:
                 yield line
