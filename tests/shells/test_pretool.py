@@ -149,3 +149,12 @@ def test_a_tool_output_with_a_lone_surrogate_is_recorded_with_a_replacement_char
         blob = (repo / ".agents/experience/blobs" / record["data"]["output_blob"]).read_text(encoding="utf-8")
         assert "bad \ufffd byte" in blob
     assert git(repo, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+@pytest.mark.parametrize("stdin", ["[1, 2]", "null", "{}", '{"session_id": "s1"}'])
+def test_a_post_tool_hook_input_that_names_no_tool_records_nothing(repo: Path, stdin: str):
+    """Every PostToolUse a harness sends names its tool. Input that does not (not JSON, not an object, no tool_name)
+    made an empty `tool` record named "tool" in a new session file: noise in recall, and a file left pending."""
+    done = subprocess.run([EXE, "hook", "post-tool"], input=stdin, capture_output=True, text=True, cwd=repo, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout) == {}, done.stderr
+    assert list((repo / experience.EXPERIENCE_DIR).rglob("*.jsonl")) == []

@@ -225,7 +225,9 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
-    tool = str(payload.get("tool_name") or "tool")
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or not tool.strip():
+        return {}  # every PostToolUse names its tool: input that does not is not one, and an empty record is noise
     if harness_logs.unrecorded(tool):
         # The server recorded what its tools wrote, and what they read is memory already: a copy of a `remember` call,
         # or of a `recall` answer holding the decision's text, outranked the decision for its own words (as did the
