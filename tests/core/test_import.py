@@ -574,3 +574,24 @@ def test_a_transcript_whose_first_cwd_is_a_hook_attachment_is_found_and_joins_th
     assert not any(r["kind"] == "observation" and r["data"].get("call_id") == ok["id"] for r in records)
     assert any(r["kind"] == "error" and r["data"].get("call_id") == failed["id"] for r in records)
     assert "Imported 0 record(s)" in import_cli(repo, "--claude").output
+
+
+def test_a_line_holding_bytes_that_are_not_utf8_is_imported_with_replacement_characters(repo: Path, tmp_path: Path):
+    """A line with a byte that is not UTF-8 inside a string (a tool's output copied raw, a file cut and mended) was
+    "not a JSON object" in a records file and left out of a Claude Code transcript without a word: its JSON holds,
+    so it is read with U+FFFD in place of each such byte."""
+    records = tmp_path / "odd.jsonl"
+    records.write_bytes(b'{"kind": "note", "text": "latin-1 caf\xe9 in a note"}\n')
+    done = import_cli(repo, str(records))
+    assert done.exit_code == 0 and "Imported 1 record(s)" in done.output, done.output
+    session = "0f3c2a1b-7d4e-4f5a-9b8c-1d2e3f4a5b6c"
+    transcript = tmp_path / "claude" / f"{session}.jsonl"
+    transcript.parent.mkdir()
+    line = {"type": "user", "uuid": "u1", "sessionId": session, "cwd": str(repo), "timestamp": "2026-10-05T09:00:00.000Z",
+            "message": {"role": "user", "content": "Why does caf_PLACE fail?"}}
+    transcript.write_bytes(json.dumps(line).replace("_PLACE", "\\u00e9").encode() + b"\n"
+                           + json.dumps({**line, "uuid": "u2", "message": {"role": "user", "content": "and r_PLACE?"}}).encode()
+                           .replace(b"_PLACE", b"\xe9") + b"\n")
+    assert import_cli(repo, str(transcript)).exit_code == 0
+    texts = [json.loads(ln)["text"] for log in repo.glob(".agents/experience/*/*.jsonl") for ln in log.read_text(encoding="utf-8").splitlines()]
+    assert "latin-1 caf\ufffd in a note" in texts and "and r\ufffd?" in texts and "Why does caf\u00e9 fail?" in texts, texts

@@ -368,8 +368,8 @@ def _digest(raw: bytes) -> str:
 
 
 def _json(raw: bytes) -> dict[str, Any] | None:
-    try:
-        obj = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    try:  # a byte that is not UTF-8 (a tool's output copied raw) is read as U+FFFD: the line's JSON still holds
+        obj = json.loads(raw.decode("utf-8", "replace"))
+    except ValueError:
         return None  # a torn last line of a session still being written, or not JSON at all
     return obj if isinstance(obj, dict) else None
