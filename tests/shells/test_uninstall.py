@@ -385,3 +385,27 @@ def test_uninstall_dry_run_says_of_the_exclude_line_setup_added_only_what_uninst
     for said in (repo_memory(repo, home, "uninstall", "--dry-run"), repo_memory(repo, home, "uninstall")):
         assert "removed the line /.claude/settings.local.json that setup added" in said and "left as it is" not in said, said
         assert "what is left in that file is yours" not in said, said
+
+
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_setup_remove_keeps_the_approval_of_the_team_server_the_person_gave_themselves(repo: Path, tmp_path: Path, scope: str):
+    """The person approved the team's .mcp.json server in Claude Code (`enabledMcpjsonServers` in their
+    settings.local.json) before setup: `setup claude-code --remove` took their approval out with setup's entries, in
+    either scope (a user-scope setup writes no approval at all). Only an approval setup wrote (its note says so) goes."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (repo / ".mcp.json").write_text('{\n  "mcpServers": {\n    "repo-memory": {\n      "type": "stdio",\n      "command": '
+                                    '"repo-memory",\n      "args": [\n        "serve"\n      ]\n    }\n  }\n}\n', encoding="utf-8")
+    git(repo, "add", ".mcp.json")
+    git(repo, "commit", "-q", "-m", "team: repo-memory")
+    (repo / ".claude").mkdir()
+    theirs = '{\n  "enabledMcpjsonServers": [\n    "repo-memory"\n  ],\n  "permissions": {"allow": ["Bash(ls)"]}\n}\n'
+    (repo / ".claude/settings.local.json").write_text(theirs, encoding="utf-8")
+    then = state(repo, home)
+    scoped = ("--scope", "user") if scope == "user" else ()
+    repo_memory(repo, home, "setup", "claude-code", *scoped)
+    out = repo_memory(repo, home, "setup", "claude-code", *scoped, "--remove")
+    assert (repo / ".claude/settings.local.json").read_text(encoding="utf-8") == theirs, out
+    assert "approval removed" not in out, out
+    if scope == "project":  # a user-scope setup also changes Claude Code's own files in HOME (`claude mcp add`)
+        assert changed(then, state(repo, home)) == [], out

@@ -1,8 +1,8 @@
-"""What `setup claude-code` writes for this person outside the settings files it edits, and taking exactly that back:
-the line in .git/info/exclude that keeps `.claude/settings.local.json` out of git, and Claude Code's trust of the folder
-in ~/.claude.json. Setup marks what it added (a comment over the exclude line; a note in this checkout's state folder
-naming the trust it stored), so uninstall takes back only that: a line the person wrote, or a folder they trusted
-themselves, stays.
+"""What `setup claude-code` writes for this person beyond its hooks and rules, and taking exactly that back: the
+approval of the project's repo-memory server in `.claude/settings.local.json`, the line in .git/info/exclude that keeps
+that file out of git, and Claude Code's trust of the folder in ~/.claude.json. Setup marks what it added (a comment over
+the exclude line; a note in this checkout's state folder for the approval it wrote and the trust it stored), so an undo
+takes back only that: an approval the person gave, a line they wrote, or a folder they trusted themselves, stays.
 """
 
 from __future__ import annotations
@@ -23,6 +23,28 @@ LOCAL_FILE = ".claude/settings.local.json"
 EXCLUDED = f"/{LOCAL_FILE}"
 MARK = "# added by `repo-memory setup claude-code` (your own settings stay out of git); `repo-memory uninstall` takes it out"
 TRUST_NOTE = "claude-trust.json"  # in the checkout's state folder: the trust `setup claude-code --trust` stored
+APPROVAL_NOTE = "claude-approval.json"  # in the same folder: setup wrote the approval (the person had given none)
+NAME = "repo-memory"
+
+
+def approve(root: Path, settings: dict[str, Any], remove: bool, dry_run: bool) -> bool:
+    """Approve the project's repo-memory server in `settings` (the personal file's), so Claude Code starts it without
+    asking, noting that setup wrote it; with `remove`, take out the approval only when setup's note says it wrote it
+    (the person's own stays). Whether `settings` now approves it."""
+    note = Config.load(root).state_dir / APPROVAL_NOTE
+    approved = settings.get("enabledMcpjsonServers", [])
+    wrote = note.is_file()
+    if remove and wrote or not remove and NAME not in approved:
+        approved = [s for s in approved if s != NAME] + ([] if remove else [NAME])
+        if not dry_run:
+            if remove:
+                note.unlink()
+            else:
+                disk.write_atomic(note, b'{"approved": "repo-memory"}\n')
+    settings["enabledMcpjsonServers"] = approved
+    if not approved:
+        settings.pop("enabledMcpjsonServers")
+    return NAME in approved
 
 
 def ignored(root: Path, path: Path, dry_run: bool) -> list[str]:

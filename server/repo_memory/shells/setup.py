@@ -304,19 +304,17 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             changes.append(f"ran `{' '.join(args)}`: {(done.stdout or done.stderr).strip()}")
         else:
             changes.append(f"run this to {'remove' if remove else 'register'} it for every project: {' '.join(args)}")
-    # approve the project server for this user, so it is Connected, not "Pending approval"; any undo takes the approval
-    # out (a project setup wrote it): left alone, it kept the personal file that loses its exclude line
-    if remove or scope == "project" and not plugin:
-        approved = [s for s in local.get("enabledMcpjsonServers", []) if s != NAME] + ([] if remove else [NAME])
-        local["enabledMcpjsonServers"] = approved
-        if not approved:
-            local.pop("enabledMcpjsonServers")
+    # approve the project server for this user, so it is Connected, not "Pending approval"; any undo takes out the
+    # approval a project setup wrote (left, it kept the personal file that loses its exclude line), never the person's
+    approved = (remove or scope == "project" and not plugin) and personal.approve(root, local, remove, dry_run)
+    yours = remove and approved
     in_local = not remove and not shared
     local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local or bool(plugin), hooks), not in_local)
     what = (f"tools allowed, no hooks (the plugin {PLUGIN} brings them)" if plugin and in_local else
             "hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
             f"no hooks or tool permission (the plugin {PLUGIN} brings the hooks; the permission is in .claude/settings.json)"
             if plugin else "repo-memory approved for you (hooks and tool permission are in .claude/settings.json)" if not remove else
+            "hooks and tool permission removed (the approval of repo-memory is yours: kept)" if yours else
             "hooks, tool permission and approval removed")
     _write_json(local_path, local, dry_run, changes, what)
     if team:
