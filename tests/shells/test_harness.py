@@ -697,3 +697,22 @@ def test_setup_codex_says_how_to_check_it_as_setup_claude_code_does(repo: Path, 
                             text=True, timeout=120).stdout
     assert any(ln.startswith("repo-memory") and "enabled" in ln.split() for ln in listed.splitlines()), listed  # as it says
     assert "Check it" not in run(runner, repo, "setup", "codex", "--remove")
+
+
+def _as_done(lines: str) -> list[str]:
+    """A dry run's lines as the real run says them ("would remove" is "removed", no dry-run note)."""
+    return sorted(line.replace(" (dry run, not written)", "").replace("would remove", "removed").replace("would take", "took")
+                  for line in lines.splitlines())
+
+
+def test_setup_claude_code_remove_dry_run_says_everything_the_real_run_then_does(repo: Path, runner: CliRunner):
+    """`setup claude-code --remove --dry-run` said nothing of the .claude/skills mirror the real run then removed
+    ("removed the generated mirror .claude/skills/fmt"); `uninstall --dry-run` did."""
+    write_skill_file(repo, "fmt", "Format code.")
+    run(runner, repo, "setup", "claude-code", "--hooks", "command")
+    assert (repo / ".claude/skills/fmt/SKILL.md").exists()
+    dry = run(runner, repo, "setup", "claude-code", "--remove", "--dry-run")
+    assert (repo / ".claude/skills/fmt/SKILL.md").exists() and (repo / ".mcp.json").exists(), dry
+    done = run(runner, repo, "setup", "claude-code", "--remove")
+    assert "removed the generated mirror .claude/skills/fmt" in done, done
+    assert _as_done(dry) == _as_done(done), (dry, done)

@@ -138,10 +138,11 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         raise click.ClickException(str(exc)) from exc
     for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
         click.echo(change)
-    if remove and not dry_run:
-        for name in mirror.unmirror(store.root, store.config.state_dir, git_dir=store.config.common_dir):
-            click.echo(f"removed the generated mirror {mirror.TARGET}/{name}")
-        attaching.tidy(store.root)
+    if remove:  # a dry run names the copies it would remove, as uninstall's does
+        for name in mirror.unmirror(store.root, store.config.state_dir, dry_run=dry_run, git_dir=store.config.common_dir):
+            click.echo(f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}")
+        if not dry_run:
+            attaching.tidy(store.root)
     elif not dry_run:
         report = mirror.of(store)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
