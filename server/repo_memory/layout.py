@@ -33,7 +33,8 @@ Inspect every change with `git log -p .agents/`. Search with `repo-memory search
 
 @dataclass
 class Setup:
-    """What init changed, and the shared files a person should commit (empty when repo-memory commits them itself)."""
+    """What init changed, and the shared files it wrote doing so (none in private mode): to commit, and only those; a
+    file it left as it was is not its to commit (edits the person has under way in it stay theirs)."""
 
     changes: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
@@ -50,21 +51,20 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
             keep.parent.mkdir(parents=True, exist_ok=True)
             keep.touch()
             done.changes.append(f"created {folder}/")
-        done.files.append(f"{folder}/.gitkeep")
+            done.files.append(f"{folder}/.gitkeep")
     readme = root / ".agents" / "README.md"
     if not readme.exists():
         disk.write_atomic(readme, README.encode())
         done.changes.append("created .agents/README.md")
-    done.files.append(".agents/README.md")
+        done.files.append(".agents/README.md")
     attributes = git_dir / "info" / "attributes" if private else root / ".gitattributes"
     if add_lines(attributes, [UNION_LINE, DIFF_LINE]):
         done.changes.append(f"added the merge=union and diff=repo-memory rules for experience logs to {_shown(root, attributes)}")
+        done.files.append(".gitattributes")
     if private:
         if add_lines(git_dir / "info" / "exclude", [".agents/"]):
             done.changes.append("added .agents/ to .git/info/exclude (private mode: memory stays out of your branch)")
-        done.files = []
-    else:
-        done.files.append(".gitattributes")
+        done.files = []  # nothing of it is shared
     git = Git(root, git_dir)
     if git.config("diff.repo-memory.textconv") != TEXTCONV:
         git.set_config("diff.repo-memory.textconv", TEXTCONV)

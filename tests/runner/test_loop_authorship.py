@@ -41,7 +41,7 @@ def test_a_spec_a_person_accepts_is_committed_so_the_runs_receipts_cite_a_spec_t
     sha = hashlib.sha256((toy / ".agents/loops/fix-add.md").read_bytes()).hexdigest()
     accepted = runner.invoke(cli, ["--root", str(toy), "loop", "accept", "fix-add", "--sha", sha[:12]])
     assert accepted.exit_code == 0 and "Committed .agents/loops/fix-add.md" in accepted.output, accepted.output
-    assert git(toy, "status", "--porcelain", "--", ".agents/loops") == ""
+    assert git(toy, "status", "--porcelain", "--", ".agents/loops/fix-add.md") == ""  # (the fixture's scaffolding is no run's)
     assert git(toy, "log", "-1", "--format=%s", "--", ".agents/loops/fix-add.md").strip() == "memory(loop): accept fix-add"
     run = Engine(store).start("fix-add")["run"]
     Engine(store).abort(run)

@@ -34,6 +34,29 @@ def test_init_creates_the_layout_and_is_idempotent(runner: CliRunner, tmp_path: 
     assert (tmp_path / ".gitattributes").read_text(encoding="utf-8").count("merge=union") == 1
 
 
+def test_init_run_again_commits_nothing_of_the_persons_edits_and_says_nothing_changed(runner: CliRunner, tmp_path: Path):
+    """A second init (commit = "auto") committed the person's uncommitted edits to .gitattributes and .agents/README.md
+    as "memory: set up repo-memory", and said both "committed …" and "Already set up; nothing to change."."""
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "commit", "-q", "--allow-empty", "-m", "init")
+    assert "committed" in run(runner, tmp_path, "init")
+    head = git(tmp_path, "rev-parse", "HEAD")
+    with (tmp_path / ".gitattributes").open("a", encoding="utf-8") as out:
+        out.write("*.png binary\n")  # the person's work in progress
+    with (tmp_path / ".agents/README.md").open("a", encoding="utf-8") as out:
+        out.write("my half-written note\n")
+    again = run(runner, tmp_path, "init")
+    assert again == "Already set up; nothing to change.\n", again
+    assert git(tmp_path, "rev-parse", "HEAD") == head, again
+    assert sorted(git(tmp_path, "status", "--porcelain").splitlines()) == [" M .agents/README.md", " M .gitattributes"], again
+    (tmp_path / ".agents/loops/.gitkeep").unlink()
+    git(tmp_path, "commit", "-q", "-m", "no loops folder", "--", ".agents/loops/.gitkeep")
+    again = run(runner, tmp_path, "init")  # what it writes this run, and only that, it commits
+    assert "committed .agents/loops/.gitkeep (" in again and "Already set up" not in again, again
+    assert git(tmp_path, "show", "--name-only", "--format=", "HEAD").split() == [".agents/loops/.gitkeep"], again
+    assert sorted(git(tmp_path, "status", "--porcelain").splitlines()) == [" M .agents/README.md", " M .gitattributes"], again
+
+
 def test_skill_new_list_show_and_search(runner: CliRunner, repo: Path):
     out = run(runner, repo, "skill", "new", "release-checklist", "-d", "How we cut a release.", "--body", "1. Tag\n2. Publish", "-t", "release")
     assert "Created .agents/skills/release-checklist/SKILL.md (status active)" in out
@@ -325,7 +348,10 @@ def test_doctor_never_counts_the_generated_claude_skills_mirror_as_uncommitted_m
     assert "not committed" not in out and ".claude/skills" not in out, out
 
 
-def test_doctor_in_a_teammates_clone_without_the_diff_driver_says_to_run_init(runner: CliRunner, repo: Path, tmp_path: Path):
+def test_doctor_in_a_teammates_clone_without_the_diff_driver_says_to_run_init(runner: CliRunner, tmp_path: Path):
+    repo = tmp_path / "repo"  # init never ran in it: the `repo` fixture's scaffolding is not init's to commit
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
     git(repo, "commit", "-q", "--allow-empty", "-m", "start")
     run(runner, repo, "init")  # commits .agents/ and .gitattributes itself
     clone = tmp_path / "teammate"

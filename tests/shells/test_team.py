@@ -124,7 +124,10 @@ def test_shared_files_hold_no_path_of_this_machine(repo: Path, runner: CliRunner
     assert json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]["command"] == "repo-memory"
 
 
-def test_init_commits_its_scaffolding_so_gitattributes_is_never_left_untracked(repo: Path, runner: CliRunner):
+def test_init_commits_its_scaffolding_so_gitattributes_is_never_left_untracked(tmp_path: Path, runner: CliRunner):
+    repo = tmp_path / "fresh"  # init never ran in it (the `repo` fixture's scaffolding, written before, is not this run's)
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     out = run(runner, repo, "init")
     assert "committed" in out and ".gitattributes" in git(repo, "show", "--name-only", "--format=", "HEAD")

@@ -33,8 +33,8 @@ def serve(ctx: click.Context) -> None:
 def init(ctx: click.Context) -> None:
     """Create the .agents/ layout, the union-merge and diff rules for experience logs, and this clone's diff driver.
 
-    Safe to run again. With `commit = "auto"` (the default) the new files are committed as one memory commit;
-    otherwise init lists the files to commit with your code.
+    Safe to run again. With `commit = "auto"` (the default) the files it writes are committed as one memory commit
+    (only those: your own edits to them stay yours); otherwise init lists them to commit with your code.
     """
     store = store_of(ctx)
     mode = store.config.commit
