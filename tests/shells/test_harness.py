@@ -221,6 +221,42 @@ def test_setup_codex_run_again_keeps_the_trust_codex_stored_for_every_hook_still
     assert after.count("trusted_hash") == 1 and f'trusted_hash = "{digest}"' in after  # only the person's own hook stays trusted
 
 
+def _trust_of(hooks_path: Path, config: Path) -> dict[str, bool]:
+    """Each Stop hook's command in .codex/hooks.json, and whether config.toml trusts it there as Codex checks it."""
+    from repo_memory.shells.codex import codex_hook_hashes
+
+    settings = json.loads(hooks_path.read_text(encoding="utf-8"))
+    state = tomllib.loads(config.read_text(encoding="utf-8")).get("hooks", {}).get("state", {})
+    commands = [h["command"] for g in settings["hooks"]["Stop"] for h in g["hooks"]]
+    return {commands[int(key.split(":")[-2])]: (state.get(key) or {}).get("trusted_hash") == digest
+            for key, digest in codex_hook_hashes(hooks_path, settings, everyone=True).items() if ":stop:" in key}
+
+
+@pytest.mark.parametrize("then", ["setup codex", "setup codex --remove"])
+def test_a_codex_hook_the_person_added_after_setup_and_trusted_keeps_its_trust(repo: Path, runner: CliRunner, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch, then: str):
+    """A Stop hook of the person's own, added after `setup codex --trust` and trusted: a re-run swapped it with
+    repo-memory's and both lost their trust; --remove moved it from stop:1:0 to stop:0:0 and dropped its trust (a
+    trust was never moved onto a key that held one, even one being dropped)."""
+    from repo_memory.shells.codex import codex_hook_hashes
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    config = tmp_path / "home/.codex/config.toml"
+    hooks_path = repo / ".codex/hooks.json"
+    run(runner, repo, "setup", "codex", "--trust")
+    settings = json.loads(hooks_path.read_text(encoding="utf-8"))
+    settings["hooks"]["Stop"].append({"matcher": "", "hooks": [{"type": "command", "command": "echo mine", "timeout": 5}]})
+    hooks_path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    with config.open("a", encoding="utf-8") as out:  # the person trusts their hook in Codex's /hooks
+        for key, digest in codex_hook_hashes(hooks_path, settings, everyone=True).items():
+            out.write(f'\n[hooks.state.{json.dumps(key)}]\ntrusted_hash = "{digest}"\n' if ":stop:1:" in key else "")
+    assert _trust_of(hooks_path, config) == {"repo-memory hook stop": True, "echo mine": True}
+    run(runner, repo, *then.split())
+    expected = {"echo mine": True} if "--remove" in then else {"repo-memory hook stop": True, "echo mine": True}
+    assert _trust_of(hooks_path, config) == expected
+
+
 CLAUDE_SESSION = "8f1c2b7e-1d2a-4c3b-9e8f-0a1b2c3d4e5f"
 
 

@@ -244,14 +244,17 @@ def _kept_trust(doc: TOMLDocument, trusted: list[str], hashes: dict[str, str]) -
     among them, and Codex then skipped them without a word."""
     state = _table(doc, ("hooks", "state"))
     recorded = {key: str((state.get(key) or {}).get("trusted_hash", "")) for key in trusted}
-    moved = []
-    for key in trusted:
-        if recorded[key] and hashes.get(key) == recorded[key]:
-            continue  # the same hook at the same place: its entry stays as Codex wrote it
+    # the same hook at the same place: its entry stays as Codex wrote it; every other entry goes, all before any moves
+    # in, so a trust can move onto a key whose own entry goes (two hooks that swapped places, or one that moved up)
+    stays = [key for key in trusted if recorded[key] and hashes.get(key) == recorded[key]]
+    gone = [key for key in trusted if key not in stays]
+    for key in gone:
         _drop(doc, ("hooks", "state", key))
-        free = [k for k, digest in hashes.items() if digest == recorded[key] and k not in recorded and k not in moved]
+    taken = set(stays)
+    for key in gone:
+        free = [k for k, digest in hashes.items() if digest == recorded[key] and k not in taken]
         if recorded[key] and free:
-            moved.append(free[0])
+            taken.add(free[0])
             entry = tomlkit.table()
             entry["trusted_hash"] = recorded[key]
             _table(doc, ("hooks", "state"), create=True).append(free[0], entry)
