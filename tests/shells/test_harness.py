@@ -752,3 +752,22 @@ def test_setup_claude_code_remove_dry_run_says_everything_the_real_run_then_does
     done = run(runner, repo, "setup", "claude-code", "--remove")
     assert "removed the generated mirror .claude/skills/fmt" in done, done
     assert _as_done(dry) == _as_done(done), (dry, done)
+
+
+@pytest.mark.parametrize("harness,name", [("codex", ".codex/hooks.json"), ("claude-code", ".claude/settings.local.json")])
+def test_setup_run_again_leaves_the_hooks_where_they_are_when_the_person_added_one_after_setup(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, harness: str, name: str):
+    """A re-run took repo-memory's Stop hook out and put it back last, after a hook the person had added since: the
+    file changed on every run (a team's committed .codex/hooks.json showed modified), and Codex's trust, kept by place,
+    had to follow both hooks."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    path = repo / name
+    run(runner, repo, "setup", harness, *(("--hooks", "command") if harness == "claude-code" else ()))
+    settings = json.loads(path.read_text(encoding="utf-8"))
+    settings["hooks"]["Stop"].append({"matcher": "", "hooks": [{"type": "command", "command": "echo mine", "timeout": 5}]})
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    before = path.read_bytes()
+    out = run(runner, repo, "setup", harness, *(("--hooks", "command") if harness == "claude-code" else ()))
+    assert path.read_bytes() == before, out
+    assert f"{path}: already up to date" in out, out

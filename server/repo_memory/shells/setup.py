@@ -149,15 +149,14 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
     hooks = settings.setdefault("hooks", {})
     for event, handler in events:
         groups = [g for g in hooks.get(event, []) if isinstance(g, dict)]
-        for group in groups:
-            group["hooks"] = [h for h in group.get("hooks", []) if not (h in written(event) if exact and remove else _ours(h))]
+        mine = None if remove else _group(event, handler, command, kind)
+        at = next((i for i, g in enumerate(groups) if g == mine), None)  # already as setup writes it: stays in its place
+        for i, group in enumerate(groups):
+            if i != at:
+                group["hooks"] = [h for h in group.get("hooks", []) if not (h in written(event) if exact and remove else _ours(h))]
         groups = [g for g in groups if g.get("hooks")]
-        if not remove:
-            # A shell runs it: a path with a space (or quote) in it must be quoted, or the hook runs its first word
-            ours: dict[str, Any] = {"type": "command", "command": shlex.join([*command, "hook", handler])}
-            if kind == "mcp" and event in hookcalls.TOOLS:
-                ours = {"type": "mcp_tool", "server": NAME, "tool": hookcalls.TOOLS[event], "input": hookcalls.template(event)}
-            groups.append({"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]})
+        if mine is not None and at is None:
+            groups.append(mine)
         if groups:
             hooks[event] = groups
         else:
@@ -167,11 +166,20 @@ def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], c
     return settings
 
 
+def _group(event: str, handler: str, command: list[str], kind: str) -> dict[str, Any]:
+    """The hook group setup writes for `event`: repo-memory's one hook, of `kind`, calling `command`."""
+    # A shell runs it: a path with a space (or quote) in it must be quoted, or the hook runs its first word
+    ours: dict[str, Any] = {"type": "command", "command": shlex.join([*command, "hook", handler])}
+    if kind == "mcp" and event in hookcalls.TOOLS:
+        ours = {"type": "mcp_tool", "server": NAME, "tool": hookcalls.TOOLS[event], "input": hookcalls.template(event)}
+    return {"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]}
+
+
 def written(event: str) -> list[dict[str, Any]]:
     """The hooks setup writes for `event` into a team file, of either kind: by name, or (an older setup) by this
     install's path."""
     handler = dict(HOOKS + CODEX_HOOKS).get(event)
-    return [merge_hooks({}, ((event, handler),), command, False, kind)["hooks"][event][0]["hooks"][0]
+    return [_group(event, handler, command, kind)["hooks"][0]
             for kind in ("command", "mcp") for command in (BY_NAME, attach.command()[:-1])] if handler else []
 
 
