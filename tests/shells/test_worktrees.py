@@ -79,6 +79,24 @@ def test_setup_in_a_worktree_has_git_ignore_this_machines_settings(repo: Path):
     assert status == "?? .mcp.json\n", status  # the team's file to commit; this machine's settings.local.json is ignored
 
 
+def test_setup_remove_in_one_checkout_keeps_the_exclude_line_another_checkouts_settings_still_need(repo: Path):
+    """Setup in the main checkout and in a worktree both rely on one marked line in the common .git/info/exclude;
+    `setup --remove` in the main checkout took it out, and the worktree's settings.local.json (setup's hooks, this
+    machine's paths) showed up to git. The line goes with the last checkout's setup."""
+    tree = linked(repo, "wt", "wt")
+    exclude = repo / ".git/info/exclude"
+    before = exclude.read_bytes()
+    for checkout in (repo, tree):
+        done = repo_memory(checkout, "setup", "claude-code", "--hooks", "command")
+        assert done.returncode == 0, done.stdout + done.stderr
+    done = repo_memory(repo, "setup", "claude-code", "--remove")
+    assert done.returncode == 0 and "kept the line /.claude/settings.local.json" in done.stdout, done.stdout + done.stderr
+    assert git(tree, "status", "--porcelain", "--untracked-files=all") == "?? .mcp.json\n", done.stdout
+    done = repo_memory(tree, "setup", "claude-code", "--remove")
+    assert done.returncode == 0 and "removed the line /.claude/settings.local.json" in done.stdout, done.stdout + done.stderr
+    assert exclude.read_bytes() == before, done.stdout
+
+
 def test_a_loop_a_person_accepted_in_the_main_checkout_is_accepted_in_its_worktrees(repo: Path):
     tree = linked(repo, "wt", "wt")
     (repo / ".agents/loops/tests-pass.md").write_text(spec_text("tests-pass"), encoding="utf-8")

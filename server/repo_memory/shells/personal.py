@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,19 +70,38 @@ def _marked(lines: list[str]) -> int | None:
     return next((i for i in range(len(bare) - 1) if bare[i] == MARK and bare[i + 1] == EXCLUDED), None)
 
 
-def unignore(root: Path, dry_run: bool, left: bool) -> list[str]:
-    """Take out the exclude line setup added (the one under its mark); a line the person wrote stays. `left`: whether
-    the personal settings file keeps anything (the person's own) once setup's entries are out of it."""
+def unignore(root: Path, dry_run: bool, left: bool, holds: Callable[[Path], bool]) -> list[str]:
+    """Take out the exclude line setup added (the one under its mark) once no other checkout of the repository `holds`
+    setup's personal settings file (the line, in the common git dir, keeps them all out of git); a line the person
+    wrote stays. `left`: whether this checkout's file keeps anything (the person's own) once setup's entries are out."""
     with contextlib.suppress(OSError):
         exclude = gitrepo.discover(root)[2] / "info" / "exclude"
         lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
         if (at := _marked(lines)) is None:
             return []
+        if needing := [str(checkout) for checkout in other_checkouts(root) if holds(checkout)]:
+            return [f"{exclude}: kept the line {EXCLUDED} that setup added: setup's {LOCAL_FILE} in {', '.join(needing)} "
+                    "needs it (it goes with the last checkout's `repo-memory setup claude-code --remove`)"]
         if not dry_run:
             disk.write_atomic(exclude, "".join(lines[:at] + lines[at + 2:]).encode())
         yours = " (what is left in that file is yours: git sees it again)" if left else ""
         return [f"{exclude}: removed the line {EXCLUDED} that setup added{yours}" + (" (dry run, not written)" if dry_run else "")]
     return []
+
+
+def other_checkouts(root: Path) -> list[Path]:
+    """The repository's other checkouts (its main one and linked worktrees, as `git worktree list` has them)."""
+    top, git_dir, _ = gitrepo.discover(root)
+    listed = Git(top, git_dir).run("worktree", "list", "--porcelain", check=False).stdout
+    found = [Path(line.removeprefix("worktree ")) for line in listed.splitlines() if line.startswith("worktree ")]
+    return [path for path in found if path.resolve() != top.resolve()]
+
+
+def approved_by_setup(checkout: Path) -> bool:
+    """Whether setup wrote the approval in `checkout`'s personal settings file (its note says so)."""
+    with contextlib.suppress(OSError, ValueError):
+        return (Config.load(checkout).state_dir / APPROVAL_NOTE).is_file()
+    return False
 
 
 def claude_state(path: Path) -> dict[str, Any] | None:

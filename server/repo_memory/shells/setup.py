@@ -339,12 +339,23 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if local and not remove:
         changes += personal.ignored(root, local_path, dry_run)
     if remove:  # what setup added for this person beyond the files: the exclude line, the folder trust
-        changes += personal.unignore(root, dry_run, bool(local)) + personal.untrust_folder(root, dry_run)
+        changes += personal.unignore(root, dry_run, bool(local), _holds_ours) + personal.untrust_folder(root, dry_run)
     if not remove and not dry_run:
         changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
     if not remove and (trust or not plugin):  # the plugin's server needs no approval of the folder's .mcp.json
         changes += personal.trust_folder(root, home, trust, dry_run)
     return changes
+
+
+def _holds_ours(checkout: Path) -> bool:
+    """Whether `checkout`'s personal settings file holds what setup writes there: its hooks, tool rules or approval."""
+    try:
+        local = _load_json(checkout / LOCAL_FILE)
+        allow = set((local.get("permissions") or {}).get("allow") or [])
+        return bool(_hooks_in(local) or allow & set(RULES) or NAME in (local.get("enabledMcpjsonServers") or [])
+                    and personal.approved_by_setup(checkout))
+    except (OSError, SettingsError, AttributeError, TypeError):  # one it cannot read holds nothing setup could take out
+        return False
 
 
 def _user_scoped(home: Path) -> bool:
