@@ -661,6 +661,32 @@ def test_setup_then_uninstall_team_gives_back_team_files_written_with_objects_on
     assert git(repo, "status", "--porcelain", "--", ".mcp.json", ".claude/settings.json") == ""
 
 
+@pytest.mark.parametrize("undo", ["setup --remove", "uninstall"])
+def test_setup_then_undo_gives_back_team_files_written_all_on_one_line_as_git_holds_them(
+        repo: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, undo: str):
+    """Setup lays a file written on one line out afresh (its hooks on that line would be unreadable), and neither
+    undo laid it back: a team's committed one-line .mcp.json, .claude/settings.json and .codex/hooks.json came back
+    re-laid out (` M`, +29/-3)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    (repo / ".claude").mkdir()
+    (repo / ".codex").mkdir()
+    (repo / ".mcp.json").write_text('{"mcpServers": {"db": {"command": "db-mcp", "args": []}}}\n', encoding="utf-8")
+    (repo / ".claude/settings.json").write_text('{"permissions": {"allow": ["Bash(npm test)"]}}\n', encoding="utf-8")
+    (repo / ".codex/hooks.json").write_text('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "make lint"}]}]}}\n',
+                                            encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "team config")
+    run(runner, repo, "setup", "claude-code", "--hooks", "command", "--shared")
+    run(runner, repo, "setup", "codex")
+    assert "\n  " in (repo / ".mcp.json").read_text(encoding="utf-8")  # laid out afresh, one key a line
+    if undo == "uninstall":
+        out = run(runner, repo, "uninstall")
+    else:
+        out = run(runner, repo, "setup", "claude-code", "--remove") + run(runner, repo, "setup", "codex", "--remove")
+    assert git(repo, "status", "--porcelain", "--", ".mcp.json", ".claude", ".codex") == "", out
+
+
 VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
                       lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3), max_leaves=8)
 

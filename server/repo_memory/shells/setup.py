@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.guards import disk
-from repo_memory.shells import attach, hookcalls, personal, settings_text
+from repo_memory.shells import attach, hookcalls, personal, settings_text, teamfiles
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
 
 HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
@@ -200,7 +200,19 @@ def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[s
     found = re.search(r"^([ \t]+)\S", before or "", re.MULTILINE)
     indent = found.group(1) if found else 2
     after = settings_text.edited(before, data, indent) if before else None
-    disk.write_atomic(path, (after or json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode())
+    text = (after or json.dumps(data, indent=indent, ensure_ascii=False) + "\n").encode()
+    # a file on one line setup laid out afresh (settings_text.edited), once just what git holds again: as git holds it
+    copy = teamfiles.held(path) if path.parent.is_dir() else None
+    if copy is not None and b"\n" not in copy.strip() and _parsed(copy) == data:
+        text = copy
+    disk.write_atomic(path, text)
+
+
+def _parsed(text: bytes) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 class SettingsError(ValueError):

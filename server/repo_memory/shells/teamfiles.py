@@ -8,10 +8,12 @@ back.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from repo_memory.errors import WorkspaceError
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 
@@ -79,6 +81,19 @@ def shared_with_team(root: Path, names: Collection[str] = TEAM_FILES) -> list[st
     top, git_dir, _ = gitrepo.discover(root)
     held = [(name, Git(top, git_dir).run("show", f":{(root / name).relative_to(top).as_posix()}", check=False)) for name in names]
     return [name for name, shown in held if shown.returncode == 0 and NAME in shown.stdout]
+
+
+def held(path: Path) -> bytes | None:
+    """The bytes git would check `path` out as from its index (None when it holds none, or `path` is in no repository):
+    what an undo gives back when what is left of a file is just that."""
+    try:
+        top, _, _ = gitrepo.discover(path.parent)
+    except WorkspaceError:
+        return None
+    # the index's copy through the checkout's own filters (line endings, smudge), as `git checkout` would write it
+    shown = subprocess.run(["git", "cat-file", "--filters", f":{path.relative_to(top).as_posix()}"], cwd=top,
+                           capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    return shown.stdout if shown.returncode == 0 else None
 
 
 def commit_note(root: Path, names: list[str]) -> list[str]:
