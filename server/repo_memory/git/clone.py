@@ -1,4 +1,5 @@
-"""A clone's id: kept in its state folder, with a copy beside its key, and the id a linked worktree had of its own."""
+"""A clone's id (kept in its state folder, with a copy beside its key; the id a linked worktree had of its own), and
+its checkouts: the main one and its linked worktrees, which share what the clone's git dir holds (its info/exclude)."""
 
 from __future__ import annotations
 
@@ -56,3 +57,14 @@ def former_id(state_dir: Path) -> str:
         return ""
     found = known.get("id") if isinstance(known, dict) else None
     return found if isinstance(found, str) and re.fullmatch(r"[0-9a-f]{8}", found) else ""
+
+
+
+def other_checkouts(top: Path) -> list[Path]:
+    """The checkouts of `top`'s repository besides `top` (its main one and linked worktrees): what the common git dir
+    holds, a line of its info/exclude, serves them all."""
+    from repo_memory.git.repo import Git
+
+    listed = Git(top, top).run("worktree", "list", "--porcelain", check=False).stdout  # runs in `top`, reads no git dir
+    found = [Path(line.removeprefix("worktree ")) for line in listed.splitlines() if line.startswith("worktree ")]
+    return [path for path in found if path.resolve() != top.resolve()]

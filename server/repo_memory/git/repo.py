@@ -78,11 +78,11 @@ def committed_text(top: Path, rel: str) -> str | None:
     return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
 
 
-def init(path: Path) -> None:
-    """Create a git repository at `path` (for the demo and tests)."""
-    import git
-
-    git.Repo.init(path)
+def checked_out(top: Path, rel: str) -> bytes | None:
+    """The bytes `git checkout` would write for `rel` from the index (line endings, smudge), None when it holds none."""
+    out = subprocess.run(["git", "cat-file", "--filters", f":{rel}"], cwd=top, capture_output=True, timeout=10,
+                         stdin=subprocess.DEVNULL)  # `:` first: `rel` never passes for an option
+    return out.stdout if out.returncode == 0 else None
 
 
 @dataclass(frozen=True)
@@ -164,9 +164,6 @@ class Git:
         """Set a value in this repository's own config (.git/config)."""
         self.run("config", "--local", key, value)
 
-    def unset_config(self, key: str) -> None:
-        self.run("config", "--local", "--unset-all", key, check=False)
-
     def hooks_dir(self) -> Path:
         """The folder git runs hooks from (core.hooksPath respected)."""
         return (self.root / self.run("rev-parse", "--git-path", "hooks").stdout.strip()).resolve()
@@ -196,11 +193,9 @@ class Git:
                 self._repo = None
 
     def head(self) -> str | None:
-        """The commit HEAD points at (None on an unborn branch).
-
-        gitpython resolves it (~0.5 ms, validating each ref path); the answer is kept while HEAD, the branch's ref file
-        and packed-refs keep their inode, size and mtime — git replaces a ref file by renaming a new one over it, so
-        every update changes the inode."""
+        """The commit HEAD points at (None on an unborn branch), resolved by gitpython (~0.5 ms, validating each ref path)
+        and kept while HEAD, the branch's ref file and packed-refs keep their inode, size and mtime (git renames a new ref
+        file over the old one, so every update changes the inode)."""
         with self._lock:
             signature = self._ref_signature()
             if self._head is not None and self._head[0] == signature:

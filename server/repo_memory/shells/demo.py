@@ -12,7 +12,7 @@ import anyio
 from mcp import Client
 
 from repo_memory import layout
-from repo_memory.git import repo as gitrepo
+from repo_memory.git.repo import Git
 from repo_memory.shells import mcp as server
 from repo_memory.config import Config
 from repo_memory.core.store import Store
@@ -46,7 +46,8 @@ SAMPLES = {
 def build_repo(path: Path) -> Store:
     """A git repository at `path` set up as `repo-memory init` sets one up (committed), with sample skills written by a
     person."""
-    gitrepo.init(path)
+    path.mkdir(parents=True, exist_ok=True)
+    Git(path, path / ".git").run("init", "-q")
     store = Store(Config.load(path))
     layout.set_up(store.config, store.commit_files)
     for name, (description, body, tags) in SAMPLES.items():

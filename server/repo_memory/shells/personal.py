@@ -15,6 +15,7 @@ from typing import Any
 
 from repo_memory import layout
 from repo_memory.config import Config
+from repo_memory.git import clone
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -75,11 +76,12 @@ def unignore(root: Path, dry_run: bool, left: bool, holds: Callable[[Path], bool
     setup's personal settings file (the line, in the common git dir, keeps them all out of git); a line the person
     wrote stays. `left`: whether this checkout's file keeps anything (the person's own) once setup's entries are out."""
     with contextlib.suppress(OSError):
-        exclude = gitrepo.discover(root)[2] / "info" / "exclude"
+        top, _, common_dir = gitrepo.discover(root)
+        exclude = common_dir / "info" / "exclude"
         lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
         if (at := _marked(lines)) is None:
             return []
-        if needing := [str(checkout) for checkout in other_checkouts(root) if holds(checkout)]:
+        if needing := [str(checkout) for checkout in clone.other_checkouts(top) if holds(checkout)]:
             return [f"{exclude}: kept the line {EXCLUDED} that setup added: setup's {LOCAL_FILE} in {', '.join(needing)} "
                     "needs it (it goes with the last checkout's `repo-memory setup claude-code --remove`)"]
         if not dry_run:
@@ -87,14 +89,6 @@ def unignore(root: Path, dry_run: bool, left: bool, holds: Callable[[Path], bool
         yours = " (what is left in that file is yours: git sees it again)" if left else ""
         return [f"{exclude}: removed the line {EXCLUDED} that setup added{yours}" + (" (dry run, not written)" if dry_run else "")]
     return []
-
-
-def other_checkouts(root: Path) -> list[Path]:
-    """The repository's other checkouts (its main one and linked worktrees, as `git worktree list` has them)."""
-    top, git_dir, _ = gitrepo.discover(root)
-    listed = Git(top, git_dir).run("worktree", "list", "--porcelain", check=False).stdout
-    found = [Path(line.removeprefix("worktree ")) for line in listed.splitlines() if line.startswith("worktree ")]
-    return [path for path in found if path.resolve() != top.resolve()]
 
 
 def approved_by_setup(checkout: Path) -> bool:

@@ -8,7 +8,6 @@ back.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,10 +89,7 @@ def held(path: Path) -> bytes | None:
         top, _, _ = gitrepo.discover(path.parent)
     except WorkspaceError:
         return None
-    # the index's copy through the checkout's own filters (line endings, smudge), as `git checkout` would write it
-    shown = subprocess.run(["git", "cat-file", "--filters", f":{path.relative_to(top).as_posix()}"], cwd=top,
-                           capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
-    return shown.stdout if shown.returncode == 0 else None
+    return gitrepo.checked_out(top, path.relative_to(top).as_posix())
 
 
 def commit_note(root: Path, names: list[str]) -> list[str]:
