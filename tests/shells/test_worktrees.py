@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import git, write_skill_file
 from tests.runner.test_loops import spec_text
 from tests.shells.stdio_server import StdioServer
 
@@ -95,6 +95,23 @@ def test_setup_remove_in_one_checkout_keeps_the_exclude_line_another_checkouts_s
     done = repo_memory(tree, "setup", "claude-code", "--remove")
     assert done.returncode == 0 and "removed the line /.claude/settings.local.json" in done.stdout, done.stdout + done.stderr
     assert exclude.read_bytes() == before, done.stdout
+
+
+def test_setup_remove_in_one_checkout_keeps_the_exclude_lines_of_skill_copies_another_checkout_still_has(repo: Path):
+    """The lines that keep the generated .claude/skills copies out of git are in the common .git/info/exclude too:
+    `setup --remove` in the main checkout took them out, and the worktree's copies showed up to git."""
+    write_skill_file(repo, "fmt", "Format code.")
+    tree = linked(repo, "wt", "wt")
+    exclude = repo / ".git/info/exclude"
+    before = exclude.read_bytes()
+    for checkout in (repo, tree):
+        done = repo_memory(checkout, "setup", "claude-code", "--hooks", "command")
+        assert done.returncode == 0 and (checkout / ".claude/skills/fmt/SKILL.md").exists(), done.stdout + done.stderr
+    done = repo_memory(repo, "setup", "claude-code", "--remove")
+    assert done.returncode == 0 and "removed the generated mirror .claude/skills/fmt" in done.stdout, done.stdout + done.stderr
+    assert git(tree, "status", "--porcelain", "--untracked-files=all") == "?? .mcp.json\n", done.stdout
+    done = repo_memory(tree, "setup", "claude-code", "--remove")
+    assert done.returncode == 0 and exclude.read_bytes() == before, done.stdout + done.stderr
 
 
 def test_a_loop_a_person_accepted_in_the_main_checkout_is_accepted_in_its_worktrees(repo: Path):

@@ -15,6 +15,7 @@ from repo_memory.errors import UnsafePathError
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
 from repo_memory.formats import skills
+from repo_memory.git import clone
 from repo_memory.config import SKILLS_DIR
 
 if TYPE_CHECKING:
@@ -134,7 +135,10 @@ def _unexclude(root: Path, git_dir: Path, target: str, removed: list[str], gone:
     if not exclude.is_file() or not (removed or gone):
         return
     lines = exclude.read_text(encoding="utf-8").splitlines(keepends=True)
-    ours = {f"/{target}/{name}/" for name in removed}
+    # the line serves every checkout of the repository: it stays while another one still has its copy
+    elsewhere = {d.name for checkout in clone.other_checkouts(root) if (checkout / target).is_dir()
+                 for d in (checkout / target).iterdir() if (d / skills.MIRROR_MARKER).is_file()}
+    ours = {f"/{target}/{name}/" for name in removed if name not in elsewhere}
     prefix = f"/{target}/"
 
     def dropped(line: str) -> bool:
@@ -142,7 +146,7 @@ def _unexclude(root: Path, git_dir: Path, target: str, removed: list[str], gone:
         if text in ours:
             return True
         name = text[len(prefix):-1] if gone and text.startswith(prefix) and text.endswith("/") else ""
-        return bool(name) and "/" not in name and not (root / target / name).exists()
+        return bool(name) and "/" not in name and not (root / target / name).exists() and name not in elsewhere
 
     kept = [line for line in lines if not dropped(line)]
     if kept != lines:
