@@ -342,41 +342,23 @@ def test_a_repository_git_refuses_for_its_owner_is_reported_in_gits_words_with_t
         assert "git init" not in said and "not inside a git repository" not in said, said
 
 
-def test_an_mcp_tool_hooks_tool_output_with_a_lone_surrogate_is_recorded_not_refused(repo: Path):
-    """Claude Code substitutes a tool's output into its `mcp_tool` hook as JSON text; output cut in the middle of a
-    surrogate pair (an emoji at a truncation point) holds a lone `\\ud83d` there. A long output is kept whole in a blob,
-    which failed to encode: the answer was still {}, and the call went unrecorded. It is kept with U+FFFD."""
+@pytest.mark.parametrize("response", [json.dumps({"stdout": "launch day \ud83d " + "y" * 20_000}), "launch day \udcff"],
+                         ids=["json-text-to-a-blob", "plain-text"])
+def test_an_mcp_tool_hooks_call_with_a_lone_surrogate_is_recorded_not_refused(repo: Path, response: str):
+    """Claude Code substitutes a tool's output into its `mcp_tool` hook, as JSON text or as plain text (a string
+    output, the last assistant message); output cut in the middle of a surrogate pair (an emoji at a truncation point)
+    holds a lone surrogate there. A long JSON-text output is kept whole in a blob, which failed to encode (answered {},
+    unrecorded); a plain-text field's was refused by the wire as invalid params, read by no one. Both are kept with
+    U+FFFD; a model's own call with a lone surrogate is still refused with the reason (tests/shells/test_hardening.py)."""
     from tests.shells.stdio_server import StdioServer
 
     session = "7d1f0c2a-surrogate-session"
     server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": session})
-    base = {"session_id": session, "cwd": str(repo), "tool_use_id": "toolu_01", "hook_event_name": "PostToolUse"}
-    answers, code = server.session(("hook_post_tool", {**base, "tool_name": "Bash", "tool_input": json.dumps({"command": "cat notes"}),
-                                                       "tool_response": json.dumps({"stdout": "launch day \ud83d " + "y" * 20_000})}))
-    assert code == 0 and answers[0] and not answers[0].get("isError"), answers
-    store = Store(Config.load(repo), session=session)
-    try:
-        [tool] = [ln.record for ln in store.lines(session) if ln.record and ln.record["kind"] == "tool"]
-    finally:
-        store.close()
-    assert "launch day \ufffd" in json.dumps(tool["data"], ensure_ascii=False)
-
-
-def test_an_mcp_tool_hooks_plain_text_field_with_a_lone_surrogate_is_recorded_not_refused(repo: Path):
-    """A field Claude Code substitutes as plain text (a string tool output, the last assistant message) carries a lone
-    surrogate as itself, not inside JSON text: the wire refused the whole call as invalid params, and the call went
-    unrecorded with no one to read the error. A hook's call is taken with U+FFFD in its place; a model's own call
-    with a lone surrogate is still refused with the reason (tests/shells/test_hardening.py)."""
-    from tests.shells.stdio_server import StdioServer
-
-    session = "7d1f0c2a-plain-surrogate"
-    server = StdioServer(repo, env={"CLAUDE_CODE_SESSION_ID": session})
-    base = {"session_id": session, "cwd": str(repo), "tool_use_id": "toolu_01"}
+    base = {"session_id": session, "cwd": str(repo)}
     answers, code = server.session(
-        ("hook_post_tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": json.dumps({"command": "cat a"}),
-                            "tool_response": "launch day \udcff"}),
-        ("hook_stop", {"session_id": session, "cwd": str(repo), "hook_event_name": "Stop", "last_assistant_message": "Done \ud83d",
-                       "stop_hook_active": "false"}))
+        ("hook_post_tool", {**base, "tool_use_id": "toolu_01", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                            "tool_input": json.dumps({"command": "cat notes"}), "tool_response": response}),
+        ("hook_stop", {**base, "hook_event_name": "Stop", "last_assistant_message": "Done \ud83d", "stop_hook_active": "false"}))
     assert code == 0 and all(a and not a.get("isError") for a in answers), answers
     store = Store(Config.load(repo), session=session)
     try:
