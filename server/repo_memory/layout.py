@@ -75,10 +75,19 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
 def set_up(config: Config, commit: Callable[[list[str], str], CommitResult | None]) -> tuple[Setup, CommitResult | None]:
     """`init` for `config`'s repository, and with commit = "auto" the commit of its shared files (`commit`: the Store's
     commit_files), one memory commit: what `repo-memory init` does, and the demo's repository gets."""
+    # A file of the layout that already holds uncommitted work of the person's (their own .gitattributes edits) is not
+    # init's to commit: its rules are added, and the person commits it with their work.
+    status = Git(config.root, config.common_dir).run("status", "--porcelain", "-z", "--untracked-files=all", "--",
+                                                     ".gitattributes", ".agents", check=False).stdout if config.commit == "auto" else ""
+    theirs = {entry[3:] for entry in status.split("\0") if len(entry) > 3}
     done = init(config.root, config.common_dir, private=config.commit == "private")
     if not done.files or config.commit != "auto":
         return done, None
-    return done, commit(done.files, "memory: set up repo-memory (.agents/ layout, .gitattributes rules)")
+    if left := [f for f in done.files if f in theirs]:
+        done.changes.append(f"left {', '.join(left)} for you to commit with your work (it holds uncommitted edits of "
+                            f"yours): git add {' '.join(left)}")
+    done.files = [f for f in done.files if f not in theirs]  # what init committed
+    return done, commit(done.files, "memory: set up repo-memory (.agents/ layout, .gitattributes rules)") if done.files else None
 
 
 def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:  # git_dir: the common one (see init)

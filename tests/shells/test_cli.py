@@ -57,6 +57,27 @@ def test_init_run_again_commits_nothing_of_the_persons_edits_and_says_nothing_ch
     assert sorted(git(tmp_path, "status", "--porcelain").splitlines()) == [" M .agents/README.md", " M .gitattributes"], again
 
 
+def test_a_first_init_commits_no_uncommitted_edit_of_the_persons_gitattributes(runner: CliRunner, tmp_path: Path):
+    """init adds its rules to a .gitattributes the project already has; with the person's own edits in it, not yet
+    committed, the memory commit took those too. That file is left for the person to commit with their work, and init
+    says so; the rest of the layout is committed."""
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".gitattributes").write_text("*.sh text eol=lf\n", encoding="utf-8")
+    git(tmp_path, "add", ".gitattributes")
+    git(tmp_path, "commit", "-q", "-m", "init")
+    with (tmp_path / ".gitattributes").open("a", encoding="utf-8") as out:
+        out.write("*.png binary\n")  # the person's work in progress
+    said = run(runner, tmp_path, "init")
+    assert "*.png" not in git(tmp_path, "show", "HEAD:.gitattributes"), said
+    assert ".gitattributes" not in git(tmp_path, "show", "--name-only", "--format=", "HEAD").split(), said
+    assert ".agents/README.md" in git(tmp_path, "show", "--name-only", "--format=", "HEAD").split(), said
+    text = (tmp_path / ".gitattributes").read_text(encoding="utf-8")
+    assert "*.png binary" in text and "merge=union" in text
+    assert git(tmp_path, "status", "--porcelain").splitlines() == [" M .gitattributes"], said
+    assert "git add .gitattributes" in said and "committed .agents/skills/.gitkeep" in said, said
+    assert ".gitattributes (" not in said.split("committed ", 1)[1].split("\n")[0], said  # not named as committed
+
+
 def test_skill_new_list_show_and_search(runner: CliRunner, repo: Path):
     out = run(runner, repo, "skill", "new", "release-checklist", "-d", "How we cut a release.", "--body", "1. Tag\n2. Publish", "-t", "release")
     assert "Created .agents/skills/release-checklist/SKILL.md (status active)" in out
