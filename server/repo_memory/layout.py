@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo_memory.config import Config
+from repo_memory.git import status
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import disk
 
@@ -77,9 +78,10 @@ def set_up(config: Config, commit: Callable[[list[str], str], CommitResult | Non
     commit_files), one memory commit: what `repo-memory init` does, and the demo's repository gets."""
     # A file of the layout that already holds uncommitted work of the person's (their own .gitattributes edits) is not
     # init's to commit: its rules are added, and the person commits it with their work.
-    status = Git(config.root, config.common_dir).run("status", "--porcelain", "-z", "--untracked-files=all", "--",
-                                                     ".gitattributes", ".agents", check=False).stdout if config.commit == "auto" else ""
-    theirs = {entry[3:] for entry in status.split("\0") if len(entry) > 3}
+    theirs: set[str] = set()
+    if config.commit == "auto":
+        changed, deleted, conflicted = status.worktree(Git(config.root, config.common_dir), (".gitattributes", ".agents"))
+        theirs = {*changed, *deleted, *(path for path, _ in conflicted)}
     done = init(config.root, config.common_dir, private=config.commit == "private")
     if not done.files or config.commit != "auto":
         return done, None

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.errors import WorkspaceError
-from repo_memory.git import repo as gitrepo
+from repo_memory.git import repo as gitrepo, status
 from repo_memory.git.repo import Git
 
 NAME = "repo-memory"
@@ -67,9 +67,8 @@ def uncommitted(root: Path, names: Collection[str]) -> list[str]:
     """Those of `names` (relative to `root`) that git does not hold as they are: untracked, changed or deleted."""
     top, git_dir, _ = gitrepo.discover(root)
     paths = [(root / name).relative_to(top).as_posix() for name in names]
-    # `--` so a path is never read as an option; untracked (??), changed and deleted files alike are listed
-    found = Git(top, git_dir).run("status", "--porcelain", "--untracked-files=all", "--", *paths, check=False).stdout if paths else ""
-    listed = {line[3:] for line in found.splitlines()}
+    changed, deleted, conflicted = status.worktree(Git(top, git_dir), tuple(paths)) if paths else ([], [], [])
+    listed = {*changed, *deleted, *(path for path, _ in conflicted)}  # untracked, changed and deleted files alike
     return [path for path in paths if path in listed]
 
 
