@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,6 +192,19 @@ def _harness(env: Mapping[str, str]) -> str:
     if any(k.startswith("CODEX_") for k in env):
         return "codex"
     return "unknown"
+
+
+# What MCP clients call themselves in `initialize` (clientInfo.name), as the harness names records use.
+CLIENTS = {"claude-code": "claude-code", "codex-mcp-client": "codex", "cursor-vscode": "cursor", "visual-studio-code": "vscode",
+           "gemini-cli-mcp-client": "gemini-cli", "windsurf-client": "windsurf", "github-copilot-developer": "copilot-cli"}
+
+
+def client_harness(name: str) -> str:
+    """The harness a client's own name (MCP clientInfo) stands for: a known product's short name, else the name as a
+    lowercase slug ("My Agent/2" is my-agent-2), or "unknown" when nothing of it is usable. Records and commits said
+    "unknown" for every client but Claude Code and Codex, which the environment names (`_harness`)."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-.")[:40].strip("-.")
+    return CLIENTS.get(slug, slug) or "unknown"
 
 
 __all__ = ["CONFIG_FILE", "Config", "Problem"]

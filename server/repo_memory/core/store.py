@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
@@ -9,7 +10,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
-from repo_memory.config import SKILLS_DIR, Config
+from repo_memory.config import SKILLS_DIR, Config, client_harness
 from repo_memory.core import briefing
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal
@@ -65,6 +66,15 @@ class Store:
             log.warning("could not commit what an earlier process left pending: %s", exc)
         if db.rebuilt:  # the file was damaged and thrown away at open: index the memory files again now
             self.refresh()
+
+    def name_client(self, name: str) -> None:
+        """The MCP client's own name (clientInfo) names the harness of what this server writes and commits, unless the
+        environment already named one (Claude Code's and Codex's variables, REPO_MEMORY_HARNESS)."""
+        harness = client_harness(name)
+        if self.config.harness == "unknown" and harness != "unknown":
+            self.config = dataclasses.replace(self.config, harness=harness)
+            self._logs.harness = harness
+            self._committer.policy = dataclasses.replace(self._committer.policy, harness=harness)
 
     def close(self, commit: bool = True) -> None:
         self._index.semantic.stop()

@@ -22,6 +22,8 @@ import re  # json imports it already
 import sys
 import threading
 
+from repo_memory.shells.clientinfo import ClientName
+
 TYPE_CHECKING = False  # typing alone costs more than the handshake's budget allows
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -130,6 +132,7 @@ class Front:
         self._cancelled: set[str] = set()  # requests the client cancelled: an answer the SDK still writes is dropped
         self._flight = threading.Condition()
         self.mismatches: list[str] = []
+        self.client = ClientName()  # the name the client gives itself, for records when no harness variable names one
         self._thread = threading.Thread(target=self._read, name="repo-memory-front", daemon=True)
 
     @classmethod
@@ -186,6 +189,7 @@ class Front:
         try:
             for raw in self._reader:
                 line = raw.decode("utf-8", errors="replace")
+                self.client.see(raw, line)
                 taken = False
                 if self.manifest is not None and not self.handed_over.is_set():
                     try:

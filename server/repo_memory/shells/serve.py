@@ -167,6 +167,7 @@ def _serve(root: str | None, wire: Front | None) -> None:
                              "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
     served = Served(store, lifetime.attach(store) if store else None, None if unusable else opener, unusable=unusable)
+    wire.client.tell(served.name_client)
     wire.serve_calls(served if store is not None else None)  # tool calls are answered from here on, while the SDK loads
     wire.settle()
     from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile

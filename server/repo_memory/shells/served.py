@@ -39,16 +39,27 @@ class Served:
         self.unusable = unusable  # why the server's repository cannot be served (said on every call), or ''
         self._refused: set[str] = set()  # loops not served because their file is linked (warned once each)
         self._store: Store | None = None
+        self._client = ""  # the name the client gave itself (clientInfo): names the harness of records, as far as it can
         if store is not None:
             self._attach(store, watcher)
 
     def _attach(self, store: Store, watcher: Watcher | None) -> None:
         self._store, self.engine = store, Engine(store)
+        if self._client:
+            store.name_client(self._client)
         config = store.config
         self.limiter = WriteLimiter(config.writes_per_minute, config.write_bytes_per_minute, config.write_bytes_per_session)
         self._seen = self._state()
         if watcher is not None:
             watcher.listeners.append(self.check)
+
+    def name_client(self, name: str) -> None:
+        """The client named itself (shells/clientinfo.py): the Store, now or once open, names its harness by it. Not under
+        the lock `open` holds while it opens the Store (this runs on the thread that reads the client's lines): the
+        name is set before the Store is looked at here, the Store before the name is looked at in `_attach`."""
+        self._client = name
+        if self._store is not None:
+            self._store.name_client(name)
 
     @property
     def is_open(self) -> bool:
