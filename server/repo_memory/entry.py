@@ -8,13 +8,16 @@ import sys
 
 
 def _serve_root(args: list[str]) -> tuple[bool, str | None]:
-    """Whether `args` is exactly `[--root PATH] serve`, and the root it names."""
-    if args == ["serve"]:
-        return True, None
-    if len(args) == 3 and args[0] == "--root" and args[2] == "serve":
-        return True, args[1]
-    if len(args) == 2 and args[0].startswith("--root=") and args[1] == "serve":
-        return True, args[0].split("=", 1)[1]
+    """Whether `args` is exactly `serve` with at most a `--root PATH` (or `--root=PATH`) before or after it, and the
+    root it names: client configs put options after the command, the group's usage before it."""
+    rest = [a for a in args if a != "serve"]
+    if len(rest) == len(args) - 1 and args.index("serve") in (0, len(args) - 1):
+        if not rest:
+            return True, None
+        if len(rest) == 2 and rest[0] == "--root":
+            return True, rest[1]
+        if len(rest) == 1 and rest[0].startswith("--root="):
+            return True, rest[0].split("=", 1)[1]
     return False, None
 
 

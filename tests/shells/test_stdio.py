@@ -366,3 +366,20 @@ def test_an_mcp_tool_hooks_call_with_a_lone_surrogate_is_recorded_not_refused(re
     finally:
         store.close()
     assert "launch day \ufffd" in json.dumps(tool["data"], ensure_ascii=False)
+
+
+@pytest.mark.parametrize("args", [["serve", "--root", "{repo}"], ["serve", "--root={repo}"], ["--root", "{repo}", "serve"]])
+def test_serve_takes_the_repository_after_the_command_as_client_configs_write_it(seeded_repo: Path, tmp_path: Path, args: list[str]):
+    """VS Code, Cursor and Gemini CLI configs put options after the command (`"args": ["serve", "--root",
+    "${workspaceFolder}"]`); the server's own error says "pass --root PATH". It exited 2 with "No such option"."""
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "visual-studio-code", "version": "1.99"}}})
+    call = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "recall", "arguments": {"query": "publish a release"}}})
+    lines = "\n".join([hello, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), call]) + "\n"
+    proc = subprocess.run([*SERVE[:-1], *(a.format(repo=seeded_repo) for a in args)], cwd=tmp_path, input=lines,
+                          capture_output=True, text=True, timeout=60)
+    answers = {m["id"]: m for m in map(json.loads, proc.stdout.splitlines())}
+    assert proc.returncode == 0, proc.stderr
+    assert "skill:release-checklist" in json.dumps(answers[2]["result"])
+    helped = subprocess.run([*SERVE, "--help"], capture_output=True, text=True, timeout=60)
+    assert "--root" in helped.stdout

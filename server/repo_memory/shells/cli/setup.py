@@ -16,15 +16,19 @@ from repo_memory.shells.cli.base import root_of, store_of
 
 
 @click.command()
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Repository to serve (as `repo-memory --root PATH serve`; default: REPO_MEMORY_ROOT, $CLAUDE_PROJECT_DIR, "
+                   "else the working directory's repository, else one the client names as its MCP root).")
 @click.pass_context
-def serve(ctx: click.Context) -> None:
+def serve(ctx: click.Context, root: Path | None) -> None:
     """Run the MCP server over stdio (what Claude Code, Codex and other clients start).
 
-    stdout carries only MCP messages; logs go to stderr.
+    stdout carries only MCP messages; logs go to stderr. A client that starts servers in another folder:
+    `repo-memory serve --root ${workspaceFolder}` (VS Code, Cursor), or REPO_MEMORY_ROOT in the server's env.
     """
     from repo_memory.shells import serve as serving
 
-    root = root_of(ctx)
+    root = root or root_of(ctx)
     serving.run(str(root) if root else None)
 
 
