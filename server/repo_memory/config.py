@@ -35,6 +35,7 @@ class Config:
     recall_limit: int = 8
     skill_dirs: tuple[str, ...] = DEFAULT_SKILL_DIRS
     harness: str = "unknown"
+    harness_chosen: bool = False  # REPO_MEMORY_HARNESS named it; else a client's own name (clientInfo) outranks the guess
     session: str | None = None
     inline_max: int = 64 * 1024
     sign: str = "auto"
@@ -108,6 +109,7 @@ class Config:
             recall_limit=values.get("recall_limit", 8),
             skill_dirs=tuple(values.get("skill_dirs", DEFAULT_SKILL_DIRS)),
             harness=_harness(env),
+            harness_chosen=bool(env.get("REPO_MEMORY_HARNESS")),
             # Claude Code gives its MCP servers the session id its hooks receive, so tools and hooks write one log.
             session=env.get("REPO_MEMORY_SESSION") or env.get("CLAUDE_CODE_SESSION_ID") or env.get("CLAUDE_SESSION_ID") or None,
             inline_max=values.get("inline_max_bytes", 64 * 1024),

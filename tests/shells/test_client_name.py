@@ -54,9 +54,13 @@ async def test_a_record_names_the_client_that_wrote_it_and_so_does_its_commit(re
     assert f"Memory-Harness: {harness}" in body, body
 
 
-async def test_a_harness_variable_outranks_the_clients_name(repo: Path):
-    """Claude Code's own variable names it whatever its client calls itself (and REPO_MEMORY_HARNESS names any)."""
-    assert (await remember_as(repo, "cursor-vscode", plain_env(CLAUDECODE="1")))["source"]["harness"] == "claude-code"
+async def test_the_clients_name_outranks_variables_it_may_have_inherited_but_not_repo_memory_harness(repo: Path):
+    """CLAUDECODE and CODEX_* only say a harness is somewhere above: a user who exports CODEX_HOME in their profile and
+    runs Gemini CLI had every record and commit say codex. The client's own name is what it is; REPO_MEMORY_HARNESS is
+    a person's (or setup's) choice, and names any."""
+    assert (await remember_as(repo, "gemini-cli-mcp-client", plain_env(CODEX_HOME="/tmp/codex")))["source"]["harness"] == "gemini-cli"
+    assert (await remember_as(repo, "cursor-vscode", plain_env(CLAUDECODE="1")))["source"]["harness"] == "cursor"
+    assert (await remember_as(repo, "claude-code", plain_env(CLAUDECODE="1")))["source"]["harness"] == "claude-code"
     assert (await remember_as(repo, "cursor-vscode", plain_env(REPO_MEMORY_HARNESS="zed")))["source"]["harness"] == "zed"
 
 

@@ -68,10 +68,11 @@ class Store:
             self.refresh()
 
     def name_client(self, name: str) -> None:
-        """The MCP client's own name (clientInfo) names the harness of what this server writes and commits, unless the
-        environment already named one (Claude Code's and Codex's variables, REPO_MEMORY_HARNESS)."""
+        """The MCP client's own name (clientInfo) names the harness of what this server writes and commits, unless
+        REPO_MEMORY_HARNESS chose one. It outranks the variables Claude Code and Codex set (`config._harness`): those
+        may be inherited from a harness further up (a CODEX_HOME in a profile labelled Gemini CLI's records codex)."""
         harness = client_harness(name)
-        if self.config.harness == "unknown" and harness != "unknown":
+        if not self.config.harness_chosen and harness not in ("unknown", self.config.harness):
             self.config = dataclasses.replace(self.config, harness=harness)
             self._logs.harness = harness
             self._committer.policy = dataclasses.replace(self._committer.policy, harness=harness)
