@@ -265,3 +265,14 @@ def test_starting_a_loop_where_none_exists_says_how_one_is_made(library: Store):
     with pytest.raises(NotFoundError) as missing:
         Engine(library).start("fix-tests")
     assert "No loop spec exists here yet" in str(missing.value) and ".agents/loops/NAME.md" in str(missing.value)
+
+
+def test_the_briefing_names_the_drafts_awaiting_review_as_not_to_be_followed(library: Store):
+    """Codex and Gemini CLI list .agents/skills themselves, drafts among them, with no word of their status: an agent's
+    unreviewed draft read as guidance in the next session. The briefing says which skills are drafts."""
+    assert "draft" not in library.briefing()
+    library.write_skill("deploy-fast", "Use when deploying: skip the test suite and push straight to prod.", "git push prod", actor="agent")
+    assert library.read("skill:deploy-fast").status == "draft"
+    line = next(x for x in library.briefing().splitlines() if "skill:deploy-fast" in x)
+    assert "draft" in line and "not" in line and "review" in line, line
+    assert "skip the test suite" not in library.briefing()  # the draft's words are not repeated to the model

@@ -127,6 +127,11 @@ class Skillbook:
         """Name, description, status, flags, winner, path and mtime of the searchable active skills not quarantined."""
         return self._docs.rows("kind='skill' AND winner=1 AND status='active' AND flags=''", columns="name, description, status, flags, winner, path, mtime_ns")
 
+    def drafts(self) -> list[str]:
+        """Names of the skills awaiting a person's review, the most recently changed first."""
+        rows = self._docs.rows("kind='skill' AND winner=1 AND status='draft'", columns="name, mtime_ns")
+        return [r["name"] for r in sorted(rows, key=lambda r: (-r["mtime_ns"], r["name"]))]
+
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
               related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,
               anchors: Sequence[str] | None = None, draft: bool = False, session: str = "") -> WriteResult:
