@@ -40,15 +40,15 @@ fi
 if [ "$mode" = test ]; then
   node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
   if command -v npx >/dev/null && [ "$node_major" -ge 20 ]; then
-    echo "==> MCP Inspector CLI and the latest Claude Code and Codex CLIs (npm, into .tools/), used by the real-client tests"
+    echo "==> MCP Inspector CLI and the latest Claude Code, Codex and Gemini CLIs (npm, into .tools/), used by the real-client tests"
     [ "$node_major" -lt 22 ] && echo "    (Node.js $node_major: Claude Code asks for 22 and runs on 20; the tests run it as users of Node $node_major would)"
     npx -y @modelcontextprotocol/inspector --cli --help >/dev/null 2>&1 || echo "    (could not fetch the Inspector; its test will say why)"
     # @latest each time: a package.json left in .tools/ by an earlier run would otherwise pin the version it found then
-    npm install --prefix .tools --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@latest @openai/codex@latest >/dev/null 2>&1 \
-      || echo "    (could not install the claude/codex CLIs; their tests will say why)"
-    echo "    $(.tools/node_modules/.bin/claude --version 2>/dev/null || echo 'claude: not installed'); $(.tools/node_modules/.bin/codex --version 2>/dev/null || echo 'codex: not installed')"
+    npm install --prefix .tools --no-audit --no-fund --loglevel=error @anthropic-ai/claude-code@latest @openai/codex@latest \
+      @google/gemini-cli@latest >/dev/null 2>&1 || echo "    (could not install the claude/codex/gemini CLIs; their tests will say why)"
+    echo "    $(.tools/node_modules/.bin/claude --version 2>/dev/null || echo 'claude: not installed'); $(.tools/node_modules/.bin/codex --version 2>/dev/null || echo 'codex: not installed'); gemini $(.tools/node_modules/.bin/gemini --version 2>/dev/null || echo 'not installed')"
   else
-    echo "==> Node.js 20+ not found (have: ${node_major}): the MCP Inspector, Claude Code and Codex tests will be skipped, each saying why"
+    echo "==> Node.js 20+ not found (have: ${node_major}): the MCP Inspector, Claude Code, Codex and Gemini CLI tests will be skipped, each saying why"
   fi
   if ! command -v chromium >/dev/null && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
     echo "==> Chromium (Debian package), used to render the HTML report in its test"

@@ -1,4 +1,4 @@
-"""The real Claude Code and Codex CLIs, run offline against scripted model endpoints on loopback.
+"""The real Claude Code, Codex and Gemini CLIs, run offline against scripted model endpoints on loopback.
 
 Every run is bounded: its own process group, killed (with the MCP servers and hooks it started) on timeout.
 HOME is a temporary folder, so nothing of the developer's configuration leaks in or out.
@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,12 +35,22 @@ def cli_tool(name: str) -> str:
     pytest.skip(f"the {name} CLI is not installed (./install.sh --test installs it into .tools/ with npm)")
 
 
-def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 120, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run in its own process group; on timeout, or when it returns, the whole group goes (no stray MCP server)."""
+def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 120, stdin: str | None = None,
+        linger: float = 0.0) -> subprocess.CompletedProcess[str]:
+    """Run in its own process group; on timeout, or when it returns, the whole group goes (no stray MCP server).
+    `linger`: seconds the group's other processes (an MCP server the CLI closed) have to end by themselves first, as
+    they would for a user, whose servers nobody kills."""
     proc = subprocess.Popen(args, cwd=cwd, env=env, text=True, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
     try:
         out, err = proc.communicate(stdin, timeout=timeout)
+        deadline = time.monotonic() + linger
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
@@ -87,6 +98,21 @@ def codex(repo: Path, home: Path, prompt: str, *extra: str, timeout: float = 180
     set (hooks run only once trusted, as `repo-memory setup codex --trust` or Codex's own prompt stores it)."""
     args = [cli_tool("codex"), "exec", *extra, prompt]
     return run(args, repo, {**base_env(home), "FAKE_OPENAI_API_KEY": "sk-test"}, timeout)
+
+
+def gemini_home(home: Path, repo: Path) -> None:
+    """~/.gemini as a Gemini CLI user's is once they trusted `repo` (what the "Trust folder" dialog stores) and chose
+    an API key to sign in with (the key itself, and the scripted endpoint, are in `gemini`'s environment)."""
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(repo): "TRUST_FOLDER"}), encoding="utf-8")
+    (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}), encoding="utf-8")
+
+
+def gemini(repo: Path, home: Path, api_url: str, prompt: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """`gemini -p PROMPT` in `repo` with its default model, served by the scripted endpoint at `api_url`. The servers it
+    started are given a few seconds to end by themselves when it exits, as for a user (they commit on the way out)."""
+    env = {**base_env(home), "GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": api_url}
+    return run([cli_tool("gemini"), "-p", prompt], repo, env, timeout, linger=10.0)
 
 
 def records(repo: Path) -> list[dict]:
