@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
-from repo_memory.core.reading import Item
+from repo_memory.core.reading import Item, flagged
 from repo_memory.core.recall import RecallResult
 from repo_memory.core.skillbook import WriteResult
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
@@ -139,8 +139,9 @@ def read(call: Call, ref: Annotated[str, Field(description='A recall hit\'s id, 
                                                            'range ("…#10-20"), a session or loop run id.')],
          cursor: Cursor = None, as_of: AsOf = None) -> Item:
     """Read a memory item in full: a skill with the files beside it, a loop with its latest runs, experience records
-    each with `verified` (hash and chain checked). Long content is paged."""
-    item = call.store.read(ref, cursor, as_of)
+    each with `verified` (hash and chain checked). Long content is paged. stale=true (on a skill, loop or record): the
+    code it cites changed since it was written; stale_reason says what, check before relying on it."""
+    item = flagged(call.store.read(ref, cursor, as_of), call.store.stale)
     if item.kind == "skill":
         call.engine.note_read(item.name)
     return item

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from repo_memory.core import mirror
+from repo_memory.core.reading import flagged
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
@@ -80,7 +81,7 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """Print skill NAME exactly as stored (or NAME/FILE for a file beside it), and on stderr the sha that names this
     version of the skill's folder: `repo-memory accept NAME --sha SHA` accepts exactly what you read."""
     store = store_of(ctx)
-    item = store.read(name if name.startswith("skill:") else f"skill:{name}")
+    item = flagged(store.read(name if name.startswith("skill:") else f"skill:{name}"), store.stale)
     sha = store.fingerprint(item.name)
 
     def text() -> None:
@@ -91,6 +92,9 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
             show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
         else:  # nothing to accept: an active or deprecated skill
             click.echo(f"skill:{item.name}: sha {sha[:12]} ({item.status})", err=True)
+        if item.stale:  # on stderr too, beside the sha: stdout stays the skill as stored
+            click.echo(f"stale: {item.stale_reason}\n(if it still holds for the code as it is now: `repo-memory stale --pin "
+                       f"{item.name}`; else update the skill)", err=True)
 
     emit({**dataclasses.asdict(item), "review_sha": sha}, as_json, text)
 

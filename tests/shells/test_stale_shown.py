@@ -1,0 +1,80 @@
+"""A memory whose cited code changed is flagged in every view of it, not only in recall's hits: `read` of a skill and
+of a record (MCP), `repo-memory skill show`, `repo-memory search`'s text and the session briefing, which listed a stale
+skill among the skills to follow, unmarked (outside report 2026-12-06, finding 2)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client
+
+from repo_memory.core.store import Store
+from repo_memory.shells import mcp as server
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git
+
+ANCHOR = "pkg/store.py::Store.save"
+SOURCE = ('class Store:\n    def save(self, rows, batch_size=100):\n        if batch_size <= 0:\n'
+          '            raise ValueError("batch_size must be a positive integer.")\n        return rows\n')
+
+
+@pytest.fixture
+def anchored(store: Store, repo: Path) -> str:
+    """A skill and a record citing Store.save, committed with it; returns the record's id."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(SOURCE, encoding="utf-8")
+    git(repo, "add", "pkg")
+    git(repo, "commit", "-q", "-m", "add Store.save")
+    store.write_skill("store-save", "How Store.save validates batch_size; use when bulk saving.", "1. batch_size must be positive.",
+                      anchors=[ANCHOR], actor="human")
+    [record] = store.remember("Store.save rejects batch_size <= 0", refs=[ANCHOR])
+    store.refresh()
+    return str(record["id"])
+
+
+def change_the_code(repo: Path) -> None:
+    path = repo / "pkg/store.py"
+    path.write_text(path.read_text(encoding="utf-8").replace("positive integer.", "positive integer!"), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "change the message")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def read(store: Store, ref: str) -> dict[str, Any]:
+    async with Client(server.build(store)) as client:
+        result = await client.call_tool("read", {"ref": ref})
+    assert not result.is_error and result.structured_content is not None, result.content
+    return result.structured_content
+
+
+@pytest.mark.anyio
+async def test_a_read_of_a_skill_or_a_record_whose_code_changed_says_it_is_stale_and_why(store: Store, repo: Path, anchored: str):
+    skill, record = await read(store, "skill:store-save"), (await read(store, anchored))["records"][0]
+    assert "stale" not in skill and "stale_reason" not in skill, skill  # left out while the code is as it was
+    assert "stale" not in record, record
+    change_the_code(repo)
+    skill, item = await read(store, "skill:store-save"), await read(store, anchored)
+    assert skill["stale"] is True and skill["stale_reason"].startswith(f"{ANCHOR}: the code changed"), skill
+    [record] = item["records"]
+    assert record["stale"] is True and record["stale_reason"].startswith(f"{ANCHOR}: the code changed"), record
+    assert "stale" not in item, item  # each record says its own
+
+
+def test_skill_show_says_the_skill_is_stale_and_how_to_settle_it(store: Store, repo: Path, anchored: str, runner: CliRunner):
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "store-save"])
+    assert shown.exit_code == 0 and "stale" not in shown.stderr, shown.stderr
+    change_the_code(repo)
+    shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "store-save"])
+    assert shown.exit_code == 0 and shown.stdout.startswith("---"), shown.output  # stdout stays the skill as stored
+    assert f"stale: {ANCHOR}: the code changed" in shown.stderr and "stale --pin store-save" in shown.stderr, shown.stderr
+    as_json = json.loads(runner.invoke(cli, ["--root", str(repo), "skill", "show", "store-save", "--json"]).stdout)
+    assert as_json["stale"] is True and as_json["stale_reason"].startswith(ANCHOR)
+
