@@ -78,3 +78,16 @@ def test_skill_show_says_the_skill_is_stale_and_how_to_settle_it(store: Store, r
     as_json = json.loads(runner.invoke(cli, ["--root", str(repo), "skill", "show", "store-save", "--json"]).stdout)
     assert as_json["stale"] is True and as_json["stale_reason"].startswith(ANCHOR)
 
+
+
+def test_search_text_marks_stale_hits_and_says_how_a_hit_matched(store: Store, repo: Path, anchored: str, runner: CliRunner):
+    store.remember("The nightly e2e suite takes 41 minutes.")  # beside the record: found by its neighbour's words only
+    change_the_code(repo)
+    found = runner.invoke(cli, ["--root", str(repo), "search", "store", "save", "batch_size"])
+    assert found.exit_code == 0, found.output
+    lines = found.output.splitlines()
+    marked = {line.split()[1]: line for line in lines if not line.startswith(" " * 10)}
+    assert "stale" in marked["skill:store-save"] and "stale" in marked[anchored], found.output
+    assert sum(f"stale: {ANCHOR}: the code changed" in line for line in lines) == 2, found.output
+    beside = [line for hit, line in marked.items() if hit not in ("skill:store-save", anchored)]
+    assert beside and all("matched only in records beside it" in line and "stale" not in line for line in beside), found.output

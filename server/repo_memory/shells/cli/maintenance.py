@@ -35,10 +35,15 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
             title = hit.title or f"{hit.kind} in session {hit.session} at {when.shown(hit.ts, seconds=False)}"  # a record's: where and when
-            click.echo(f"{hit.score:8.3f}  {hit.id}  [{hit.status or 'recorded'}{'' if hit.committed else ', uncommitted'}]  {title[:90]}")
+            # what an agent's hit says besides its text: uncommitted, stale, found by its neighbours' words or by meaning
+            marks = [hit.status or "recorded", *(["uncommitted"] * (not hit.committed)), *(["stale"] * hit.stale),
+                     *([f"matched {hit.matched}"] if hit.matched else [])]
+            click.echo(f"{hit.score:8.3f}  {hit.id}  [{', '.join(marks)}]  {title[:90]}")
             said = " ".join(hit.snippet.replace("**", "").split())
             if said and said != title:
                 click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
+            if hit.stale:
+                click.echo(f"          stale: {hit.stale_reason[:300]}")
         if result.hits and "by meaning alone" in result.ranking:
             click.echo("(no word of the query is in any memory: these are only the nearest in meaning, and may be unrelated)")
 
