@@ -5,6 +5,9 @@ skill among the skills to follow, unmarked (outside report 2026-12-06, finding 2
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +82,6 @@ def test_skill_show_says_the_skill_is_stale_and_how_to_settle_it(store: Store, r
     assert as_json["stale"] is True and as_json["stale_reason"].startswith(ANCHOR)
 
 
-
 def test_search_text_marks_stale_hits_and_says_how_a_hit_matched(store: Store, repo: Path, anchored: str, runner: CliRunner):
     store.remember("The nightly e2e suite takes 41 minutes.")  # beside the record: found by its neighbour's words only
     change_the_code(repo)
@@ -91,3 +93,18 @@ def test_search_text_marks_stale_hits_and_says_how_a_hit_matched(store: Store, r
     assert sum(f"stale: {ANCHOR}: the code changed" in line for line in lines) == 2, found.output
     beside = [line for hit, line in marked.items() if hit not in ("skill:store-save", anchored)]
     assert beside and all("matched only in records beside it" in line and "stale" not in line for line in beside), found.output
+
+
+def test_the_session_briefing_marks_a_stale_skill(store: Store, repo: Path, anchored: str):
+    def briefing(session: str) -> str:
+        started = subprocess.run([str(Path(sys.executable).parent / "repo-memory"), "hook", "session-start"], cwd=repo, text=True,
+                                 input=json.dumps({"session_id": session, "cwd": str(repo), "hook_event_name": "SessionStart"}),
+                                 capture_output=True, env={**os.environ, "CLAUDECODE": "1"})
+        assert started.returncode == 0, started.stderr
+        return str(json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"])
+
+    skills = next(line for line in briefing("s-before").splitlines() if line.startswith("- skills:"))
+    assert "skill:store-save — How Store.save" in skills and "stale" not in skills, skills
+    change_the_code(repo)
+    skills = next(line for line in briefing("s-after").splitlines() if line.startswith("- skills:"))
+    assert "skill:store-save (stale: the code it cites changed) — How Store.save" in skills, skills

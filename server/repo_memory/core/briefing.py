@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 
+if TYPE_CHECKING:
+    from repo_memory.code.staleness import Stale
+
 BRIEFING_BYTES = 2000
 SKILLS_SHOWN = 6
 DRAFTS_SHOWN = 4
+STALE_MARK = " (stale: the code it cites changed)"  # what changed is the read's `stale_reason`: the briefing stays short
 
 
 QUIET_DAYS = 1  # a run nobody stepped for this long is no longer offered to step (it never ends on its own)
@@ -33,10 +37,11 @@ def quiet_since() -> str:
 
 def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
             summary: dict[str, Any] | None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None,
-            drafts: Sequence[str] = ()) -> str:
+            drafts: Sequence[str] = (), stale: Callable[[list[str]], list[Stale]] | None = None) -> str:
     """Live loop runs (and how many never ended but went quiet), active skills (recently used and useful first, then
-    the most recently changed: `changed([(path, mtime_ns)])`, core/ages.py), doubtful skills, the names of the drafts
-    awaiting review, the previous session's last checkpoint."""
+    the most recently changed: `changed([(path, mtime_ns)])`, core/ages.py) with those whose cited code changed
+    marked (`stale(["skill:NAME"])`), doubtful skills, the names of the drafts awaiting review, the previous session's
+    last checkpoint."""
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
     moving, quiet = live
     for run in moving:
@@ -51,7 +56,13 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
     ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0,
                                            -age.get(r["name"], 0), r["name"]))
     if ranked:
-        lines.append("- skills: " + "; ".join(f"skill:{r['name']} — {clipped(r['description'], 80)}" for r in ranked[:SKILLS_SHOWN]))
+        # A stale skill is marked where it ranks, not left out: Claude Code's mirror, Codex and Gemini CLI list it
+        # among the skills anyway, so leaving it out would not keep an agent from following it, only take away the
+        # one warning; and most of a skill often still holds (a read gives `stale_reason`, what changed).
+        shown = ranked[:SKILLS_SHOWN]
+        outdated = {s.memory.removeprefix("skill:") for s in stale([f"skill:{r['name']}" for r in shown])} if stale else set()
+        lines.append("- skills: " + "; ".join(f"skill:{r['name']}{STALE_MARK * (r['name'] in outdated)} — {clipped(r['description'], 80)}"
+                                               for r in shown))
     doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
     if doubtful:
         lines.append("- often misled or failed (a person may set status: deprecated): "
