@@ -49,11 +49,14 @@ class EarlyCalls:
         self.taken = 0
         self._idle = threading.Condition()
 
-    def take(self, message: dict[str, Any], line: str, era: str, version: str) -> bool:
-        """Run `message` (a tools/call) when its arguments are valid for the tool; False leaves it to the SDK."""
+    def take(self, message: dict[str, Any], line: str, era: str, version: str, roots: bool = False) -> bool:
+        """Run `message` (a tools/call) when its arguments are valid for the tool; False leaves it to the SDK. With the Store
+        not open yet, only a call from a client that offers no roots (`roots`) is run: the SDK asks the others for theirs."""
         params = message.get("params") or {}
         name, arguments = params.get("name"), params.get("arguments", {})
-        if not self._served.is_open or name not in tools.BY_NAME or not isinstance(arguments, dict) or set(params) - {"name", "arguments", "_meta"}:
+        if not (self._served.is_open or (self._served.opens_without_roots and not roots)):
+            return False
+        if name not in tools.BY_NAME or not isinstance(arguments, dict) or set(params) - {"name", "arguments", "_meta"}:
             return False
         if tools.unknown(name, arguments):
             return False  # the SDK's path refuses it, in its words

@@ -123,7 +123,8 @@ class Front:
         self._era: str | None = None  # "legacy" after an initialize, "modern" after an enveloped request
         self._version: str | None = None  # the protocol version initialize negotiated
         self._calls: Any = None  # shells/early.py's EarlyCalls, once the store is open
-        self._held: list[tuple[dict[str, Any], str, str, str]] | None = []  # tool calls that came before the store opened
+        self._held: list[tuple[dict[str, Any], str, str, str, bool]] | None = []  # tool calls that came before serve_calls
+        self._roots = False  # whether the client offers MCP roots (its initialize says; a modern request's envelope says)
         self._hold_lock = threading.Lock()
         self.handed_over = threading.Event()
         self.at_end: Callable[[], None] | None = None  # at end of input, before the calls in flight answer: stop what runs long
@@ -168,8 +169,8 @@ class Front:
 
                 self._calls = EarlyCalls(served, self.manifest,
                                          lambda ident, result: self._send({"jsonrpc": "2.0", "id": ident, "result": result}), self._lines.put)
-            for message, line, era, version in held or []:
-                if self._calls is None or not self._calls.take(message, line, era, version):
+            for message, line, era, version, roots in held or []:
+                if self._calls is None or not self._calls.take(message, line, era, version, roots):
                     self._lines.put(line)
 
     def settle(self, timeout: float = 1.0) -> None:
@@ -177,13 +178,13 @@ class Front:
         if self._calls is not None:
             self._calls.settle(timeout)
 
-    def _take(self, message: dict[str, Any], line: str, era: str, version: str) -> bool:
+    def _take(self, message: dict[str, Any], line: str, era: str, version: str, roots: bool) -> bool:
         """A tool call for the front: held until the store is open, then run (False: the SDK's to answer)."""
         with self._hold_lock:
             if self._held is not None:
-                self._held.append((message, line, era, version))
+                self._held.append((message, line, era, version, roots))
                 return True
-        return self._calls is not None and bool(self._calls.take(message, line, era, version))
+        return self._calls is not None and bool(self._calls.take(message, line, era, version, roots))
 
     def _read(self) -> None:
         try:
@@ -240,14 +241,16 @@ class Front:
             if method == "initialize" and _initialize_params(params):
                 requested = params["protocolVersion"]
                 self._version = requested if requested in self.manifest["legacy"] else self.manifest["latest_handshake"]
+                self._roots = params["capabilities"].get("roots") is not None
                 self._reply(ident, message["id"], self.manifest["legacy"][self._version]["initialize"])
                 return False
         if method == "tools/call":
             if self._era == "modern" and envelope is not None and isinstance(envelope.get(CAPABILITIES_KEY), dict):
-                version = envelope[MODERN_KEY]
-                return isinstance(version, str) and version in self.manifest["modern"] and self._take(message, line, "modern", version)
+                version, roots = envelope[MODERN_KEY], envelope[CAPABILITIES_KEY].get("roots") is not None
+                known = isinstance(version, str) and version in self.manifest["modern"]
+                return known and self._take(message, line, "modern", version, roots)
             if self._era == "legacy" and envelope is None and self._version is not None:
-                return self._take(message, line, "legacy", self._version)
+                return self._take(message, line, "legacy", self._version, self._roots)
             return False
         if not _plain(method, params):
             return False

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
-from mcp.types import ListRootsResult, ToolAnnotations
+from mcp.types import ClientCapabilities, ListRootsResult, ToolAnnotations
 
 from repo_memory import __version__
 from repo_memory.core.store import Store
@@ -82,21 +82,24 @@ class _Call:
 
     def __init__(self, ctx: Context, roots: ListRootsResult | None):
         self.served = cast(Served, ctx.request_context.lifespan_context)
-        self.store = self.served.open(paths(roots))
+        self.store = self.served.open(paths(roots), asked=roots is not None)
         self.engine = self.served.engine
         self.meta_session = tools.meta_session(ctx.request_context.meta or {}, self.store)
 
 
+def _asks_roots(served: Served, capabilities: ClientCapabilities | None) -> bool:
+    """Whether to ask the client for its roots before the request: the Store is not open yet and the client offers
+    roots (a repository found that cannot be served is not asked for: the call says why, whatever the roots)."""
+    return not (served.is_open or served.unusable or capabilities is None or capabilities.roots is None)
+
+
 def _roots_if_needed(ctx: Context) -> ListRoots | None:
-    """Ask the client for its roots only when the Store is not open yet and the client offers roots.
+    """Ask a tool call's client for its roots when `_asks_roots`.
 
     A resolver (not a direct request): the SDK sends it the way the negotiated protocol wants, a request in the middle
     of the call up to 2025-11-25, an input-required round trip from 2026-07-28."""
     served = cast(Served, ctx.request_context.lifespan_context)
-    capabilities = ctx.request_context.session.client_capabilities
-    if served.is_open or served.unusable or capabilities is None or capabilities.roots is None:
-        return None  # (a repository found that cannot be served: the call says why, whatever the roots)
-    return ListRoots()
+    return ListRoots() if _asks_roots(served, ctx.request_context.session.client_capabilities) else None
 
 
 Roots = Annotated[ListRootsResult | None, Resolve(_roots_if_needed)]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import anyio
 
+from repo_memory import layout
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
@@ -33,7 +34,7 @@ from repo_memory.git.pending import Journal
 from repo_memory.guards import secretscan
 from repo_memory.shells import finish, front
 from repo_memory.shells.front import Front
-from repo_memory.shells.served import Served
+from repo_memory.shells.served import Opener, Served
 
 if TYPE_CHECKING:
     from repo_memory.shells.watch import Watcher
@@ -112,9 +113,11 @@ class Lifetime:
 def run(root: str | None, wire: Front | None = None) -> NoReturn:
     """Serve MCP over stdio until the client goes away, then end the process.
 
-    The repository is `--root`, else REPO_MEMORY_ROOT, else CLAUDE_PROJECT_DIR, else the working directory's; a server
-    started outside any repository opens the one the client names as its MCP root at the first request. `wire` is the
-    front the console script started before importing anything heavy; without one, it starts here.
+    The repository is `--root`, else REPO_MEMORY_ROOT, else CLAUDE_PROJECT_DIR, else the working directory's; but the
+    working directory is only where the client started the server (a dotfiles repository in $HOME, say), so when it
+    is outside any repository, or in one `repo-memory init` never ran in, the Store opens at the first request that
+    needs it, in the repository the client names as its MCP root (`_opener`). `wire` is the front the console script
+    started before importing anything heavy; without one, it starts here.
 
     The process ends with os._exit once the exit commit is done: the interpreter's own shutdown would finalize stdin
     and stderr under daemon threads still using them (the front's reader, a tool call, the watcher's logging), which
@@ -142,33 +145,28 @@ def _serve(root: str | None, wire: Front | None) -> None:
     lifetime = Lifetime()
     lifetime.install()
     wire.at_end = lifetime.stop_steps
+    named = root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR")
     unusable = ""  # why the repository found cannot be served: every tool call answers it
-    here: WorkspaceError | None = None  # why the working directory holds no repository to serve
+    here: Config | WorkspaceError | None = None  # the working directory's repository, not opened yet, or why there is none
+    store: Store | None = None
     try:
-        store = _open(root)
+        config = _config(root)
+        if named or layout.initialised(config.root, config.common_dir):
+            store = Store(config)
+        else:
+            here = config  # init never ran in it: the client's root decides (_opener)
     except WorkspaceError as exc:
-        if root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR"):
+        if named:
             raise  # a repository was named and is not usable: say so now
-        store, here = None, exc
+        here = exc
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:  # the client is connected: it hears why on each call
-        store, unusable = None, _cannot_open(exc, root)
+        unusable = _cannot_open(exc, root)
         log.error("%s", unusable)
-
-    def opener(roots: list[Path]) -> tuple[Store, Watcher]:
-        for candidate in roots:
-            try:
-                opened = _open(candidate)
-            except WorkspaceError:
-                continue
-            return opened, lifetime.attach(opened)
-        if here is not None and "not inside a git repository" not in str(here):  # git refused the one here (its owner, say)
-            raise WorkspaceError(f"{here} (The client named no other repository as its root.)")
-        raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
-                             "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
-
-    served = Served(store, lifetime.attach(store) if store else None, None if unusable else opener, unusable=unusable)
+    opener = None if unusable else _opener(here, lifetime)
+    served = Served(store, lifetime.attach(store) if store else None, opener, unusable=unusable,
+                    opens_without_roots=isinstance(here, Config))
     wire.client.tell(served.name_client)
-    wire.serve_calls(served if store is not None else None)  # tool calls are answered from here on, while the SDK loads
+    wire.serve_calls(served if store is not None or served.opens_without_roots else None)  # calls answered while the SDK loads
     wire.settle()
     from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
 
@@ -181,15 +179,59 @@ def _serve(root: str | None, wire: Front | None) -> None:
         lifetime.end()
 
 
+def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
+    """What opens the Store at the first request when none opened at start: in the first of the client's MCP roots
+    inside a git repository (the client's workspace); else, for a client offering no roots (Codex), in `here`, the
+    working directory's repository, as before, with a warning that init never ran in it.
+
+    The roots are asked for whenever the client offers them (mcp.py: tool calls, resources, prompts, skills), and a
+    client that named its workspace is never served `here` instead: memory goes to no repository the client did not
+    name and init never ran in."""
+
+    def opener(roots: list[Path], asked: bool) -> tuple[Store, Watcher]:
+        for candidate in roots:
+            try:
+                opened = _open(candidate)
+            except WorkspaceError:
+                continue
+            return opened, lifetime.attach(opened)
+        if isinstance(here, Config) and asked:
+            named = ", ".join(str(r) for r in roots) or "none"
+            raise WorkspaceError(f"The client's MCP roots ({named}) are not inside a git repository, and {here.root}, the "
+                                 "repository the server was started in, is not one `repo-memory init` ran in: nothing was "
+                                 "read or written there. Open your project's repository in the client, run `repo-memory "
+                                 f"init` in {here.root} to keep memory there, or start the server with --root PATH.")
+        if isinstance(here, Config):
+            log.warning("serving %s, the repository of the working directory, where `repo-memory init` never ran (the "
+                        "client named no other repository as its MCP root): run `repo-memory init` there, or pass --root PATH",
+                        here.root)
+            try:
+                opened = Store(here)
+            except (RepoMemoryError, OSError, sqlite3.Error) as exc:
+                raise WorkspaceError(_cannot_open(exc, here.root)) from exc
+            return opened, lifetime.attach(opened)
+        if here is not None and "not inside a git repository" not in str(here):  # git refused the one here (its owner, say)
+            raise WorkspaceError(f"{here} (The client named no other repository as its root.)")
+        raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
+                             "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
+
+    return opener
+
+
 def _open(root: str | Path | None) -> Store:
-    """The Store of the repository at `root` (WorkspaceError when there is none there). A session id from the
-    environment that the secret scanner takes for a credential is never written: the server takes one of its own."""
+    """The Store of the repository at `root` (WorkspaceError when there is none there)."""
+    return Store(_config(root))
+
+
+def _config(root: str | Path | None) -> Config:
+    """The Config of the repository at `root`. A session id from the environment that the secret scanner takes for a
+    credential is never written: the server takes one of its own."""
     config = Config.load(root)
     if config.session and secretscan.scan(config.session):  # a guess, and a harness's id is no secret: serve all the same
         log.warning("the session id from the environment (REPO_MEMORY_SESSION or the harness's) looks like a credential to the "
                     "secret scanner, so it is not written anywhere: this server records under a session id of its own")
         config = dataclasses.replace(config, session=None)
-    return Store(config)
+    return config
 
 
 def _cannot_open(exc: Exception, root: str | Path | None) -> str:

@@ -1,7 +1,8 @@
 """What an MCP server serves: one repository's Store, its loop engine and write limiter, and change notifications.
 
-The Store is opened at start when the server runs inside a repository (or is told one); a server started elsewhere
-opens it at the first request, in a repository the client names as one of its MCP roots.
+The Store is opened at start when the server is told its repository, or runs inside one `repo-memory init` ran in; a
+server started elsewhere (outside any repository, or in one init never ran in, as a dotfiles repository in $HOME) opens
+it at the first request, in a repository the client names as one of its MCP roots (serve.py's `_opener`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("repo_memory")
 
-Opener = Callable[[list[Path]], "tuple[Store, Watcher | None]"]
+Opener = Callable[[list[Path], bool], "tuple[Store, Watcher | None]"]  # (the roots, whether the client was asked for them)
 Publish = Callable[[list[str], bool], None]  # (URIs that changed, whether the list of resources changed)
 
 
@@ -30,12 +31,14 @@ class Served:
     """What every tool call works on: the Store, its loop engine, the write limiter, and change notifications (sent
     through `publish`, which the MCP shell sets). Free of the MCP SDK, so the front serves calls with it too.
 
-    A server started outside any repository opens its Store at the first request, in the repository the client names
-    as its MCP root (`opener` gets the roots)."""
+    A server that did not open its Store at start opens it at the first request, in the repository the client names as
+    its MCP root (`opener` gets the roots: none when the client offers none)."""
 
-    def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None, unusable: str = ""):
+    def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None, unusable: str = "",
+                 opens_without_roots: bool = False):
         self.publish: Publish | None = None
         self._opener, self._lock = opener, threading.Lock()
+        self.opens_without_roots = opens_without_roots  # `opener` serves a client offering no roots (the working directory's)
         self.unusable = unusable  # why the server's repository cannot be served (said on every call), or ''
         self._refused: set[str] = set()  # loops not served because their file is linked (warned once each)
         self._store: Store | None = None
@@ -71,14 +74,15 @@ class Served:
         if self._store is not None:
             self.limiter.take(tool, size)
 
-    def open(self, roots: list[Path]) -> Store:
-        """The Store, opened on first use in a repository the client named as a root when the server started outside one."""
+    def open(self, roots: list[Path], asked: bool = False) -> Store:
+        """The Store, opened on first use in a repository the client named as a root (`asked`: `roots` is its answer) when
+        the server did not open one at start."""
         with self._lock:
             if self._store is None:
                 if self._opener is None:
                     raise WorkspaceError(self.unusable
                                          or "No repository to serve: start the server inside a git repository or pass --root.")
-                self._attach(*self._opener(roots))
+                self._attach(*self._opener(roots, asked))
             assert self._store is not None
             config = self._store.config
             if not config.root.is_dir() or not config.git_dir.is_dir():  # (a GIT_DIR set-up has no .git in the root)

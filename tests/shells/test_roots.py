@@ -1,0 +1,101 @@
+"""Which repository `repo-memory serve` serves when the client names its workspace as an MCP root: the real server as a
+child over stdio, the SDK's client answering `roots/list`, a home folder kept in git (dotfiles, where `repo-memory
+init` never ran) as the place a client starts its servers, and a project as the client's root."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.types import ListRootsResult, Root
+
+from tests.conftest import git, write_skill_file
+from tests.shells.stdio_server import StdioServer
+
+SERVE = [sys.executable, "-m", "repo_memory", "serve"]
+ACTIVE = "metadata:\n  status: active\n  origin: human\n"
+
+
+@pytest.fixture
+def dotfiles(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    git(home, "init", "-q", "-b", "main")
+    (home / ".bashrc").write_text("# my dotfiles\n", encoding="utf-8")
+    git(home, "add", ".bashrc")
+    git(home, "commit", "-q", "-m", "dotfiles")
+    return home
+
+
+@pytest.fixture
+def workspace(repo: Path) -> Path:
+    write_skill_file(repo, "release-checklist", "How we cut a release: bump, tag, publish.", "1. Tag\n2. Publish", extra=ACTIVE)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "project")
+    return repo
+
+
+def client(cwd: Path, root: Path | None, mode: str) -> Client:
+    async def roots(_context: object) -> ListRootsResult:
+        assert root is not None
+        return ListRootsResult(roots=[Root(uri=root.as_uri(), name="the project")])
+
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(cwd), env={**os.environ})
+    return Client(params, list_roots_callback=roots if root else None, mode=mode)
+
+
+def logged(repo: Path) -> str:
+    return "".join(p.read_text(encoding="utf-8") for p in sorted(repo.glob(".agents/experience/*/*.jsonl")))
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # 2025-11-25 (what Cursor, VS Code and Gemini CLI speak), or 2026-07-28
+def test_a_server_started_inside_another_repository_writes_to_the_root_the_client_names(dotfiles: Path, workspace: Path, mode: str):
+    """Started in a dotfiles repository, the server never asked for the client's roots: the first call was answered at
+    start-up from the dotfiles' store, and every later one too; the record was written and committed there."""
+    async def session() -> tuple[Any, Any]:
+        async with client(dotfiles, workspace, mode) as session:
+            written = await session.call_tool("remember", {"text": "deploys are blue/green"})  # at once: the start-up front's
+            found = await session.call_tool("recall", {"query": "cut a release"})
+            return written, found
+
+    written, found = anyio.run(session)
+    assert not written.is_error, written.content
+    assert found.structured_content["hits"][0]["id"] == "skill:release-checklist"
+    assert "blue/green" in logged(workspace)
+    assert not (dotfiles / ".agents").exists()
+    assert git(dotfiles, "log", "--format=%s") == "dotfiles\n"
+    assert git(dotfiles, "status", "--porcelain") == ""
+
+
+def test_a_client_whose_roots_hold_no_repository_is_not_served_the_one_it_was_started_in(dotfiles: Path, tmp_path: Path):
+    """The client names its workspace, a folder outside git: memory went to the dotfiles repository it never named."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+
+    async def session() -> Any:
+        async with client(dotfiles, notes, "legacy") as session:
+            return await session.call_tool("remember", {"text": "not for the dotfiles"})
+
+    refused = anyio.run(session)
+    text = " ".join(getattr(c, "text", "") for c in refused.content)
+    assert refused.is_error and str(notes) in text and "repo-memory init" in text and "--root" in text, text
+    assert not (dotfiles / ".agents").exists()
+    assert git(dotfiles, "status", "--porcelain") == ""
+
+
+def test_a_client_that_offers_no_roots_is_served_the_working_directorys_repository_and_told_init_never_ran_there(dotfiles: Path):
+    """Codex names no roots and starts the server in its session's folder: that folder's repository is the one served,
+    as before, its first call answered by the start-up front as before, and stderr says that init never ran in it."""
+    server = StdioServer(dotfiles)
+    (written,), code = server.session(("remember", {"text": "a note for the repository I was started in"}))
+    assert not written.get("isError"), written
+    assert code == 0
+    assert "a note for the repository" in logged(dotfiles)
+    stderr = server.stderr.decode(errors="replace")
+    assert "repo-memory init" in stderr and str(dotfiles) in stderr, stderr
+    assert "before the MCP SDK was ready" in stderr, stderr
