@@ -7,18 +7,30 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 from mcp.types import ListRootsResult, Root
+from mcp_types import PaginatedRequestParams, Request, Result
+from pydantic import ConfigDict
 
 from tests.conftest import git, write_skill_file
 from tests.shells.stdio_server import StdioServer
 
 SERVE = [sys.executable, "-m", "repo_memory", "serve"]
 ACTIVE = "metadata:\n  status: active\n  origin: human\n"
+
+
+class ListSkills(Request[PaginatedRequestParams, Literal["skills/list"]]):
+    method: Literal["skills/list"] = "skills/list"
+    params: PaginatedRequestParams
+
+
+class Answer(Result):
+    model_config = ConfigDict(extra="allow")
 
 
 @pytest.fixture
@@ -99,3 +111,43 @@ def test_a_client_that_offers_no_roots_is_served_the_working_directorys_reposito
     stderr = server.stderr.decode(errors="replace")
     assert "repo-memory init" in stderr and str(dotfiles) in stderr, stderr
     assert "before the MCP SDK was ready" in stderr, stderr
+
+
+@pytest.mark.parametrize("start", ["outside any repository", "inside another repository"])
+def test_before_any_tool_call_skills_resources_and_prompts_come_from_the_clients_root(dotfiles: Path, workspace: Path,
+                                                                                      tmp_path: Path, start: str):
+    """Only tool calls asked the client for its roots: skills/list, resources/read and prompts/get said "the client
+    named no repository as its root" (it was never asked), or read the dotfiles repository, until the first tool call."""
+    cwd = tmp_path / "elsewhere" if start == "outside any repository" else dotfiles
+    cwd.mkdir(exist_ok=True)
+
+    async def session() -> tuple[dict[str, Any], str, str]:
+        async with client(cwd, workspace, "legacy") as session:
+            listed = (await session.session.send_request(ListSkills(params=PaginatedRequestParams()), Answer)).model_extra or {}
+            read = await session.read_resource("skill://release-checklist")
+            prompt = await session.get_prompt("use-skill", {"name": "release-checklist"})
+            return listed, getattr(read.contents[0], "text", ""), getattr(prompt.messages[0].content, "text", "")
+
+    listed, read, prompt = anyio.run(session)
+    assert [s["frontmatter"]["name"] for s in listed["skills"]] == ["release-checklist"]
+    assert "1. Tag" in read
+    assert "1. Tag" in prompt and "could not be loaded" not in prompt
+
+
+def test_under_2026_07_28_resources_and_prompts_ask_for_the_roots_in_a_round_trip_as_tool_calls_do(workspace: Path, tmp_path: Path):
+    """The modern protocol has no request from server to client outside a round trip: resources/read and prompts/get ask
+    for the roots with an input-required result, as tool calls do; skills/list cannot, and says what to do."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    async def session() -> tuple[str, str, MCPError]:
+        async with client(elsewhere, workspace, "auto") as session:
+            with pytest.raises(MCPError) as refused:
+                await session.session.send_request(ListSkills(params=PaginatedRequestParams()), Answer)
+            read = await session.read_resource("skill://release-checklist")
+            prompt = await session.get_prompt("use-skill", {"name": "release-checklist"})
+            return getattr(read.contents[0], "text", ""), getattr(prompt.messages[0].content, "text", ""), refused.value
+
+    read, prompt, refused = anyio.run(session)
+    assert "1. Tag" in read and "1. Tag" in prompt
+    assert "named no repository" not in str(refused) and "roots" in str(refused) and "--root" in str(refused), str(refused)

@@ -15,11 +15,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 from urllib.parse import unquote, urlparse
 
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import Context, ListRoots, Resolve
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
-from mcp.types import ClientCapabilities, ListRootsResult, ToolAnnotations
+from mcp.types import ClientCapabilities, InputRequiredResult, ListRootsRequest, ListRootsResult, ToolAnnotations
+from mcp_types import INVALID_PARAMS
+from mcp_types.version import is_version_at_least
 
 from repo_memory import __version__
 from repo_memory.core.store import Store
@@ -102,6 +108,37 @@ def _roots_if_needed(ctx: Context) -> ListRoots | None:
     return ListRoots() if _asks_roots(served, ctx.request_context.session.client_capabilities) else None
 
 
+READS_STORE = frozenset({"resources/read", "prompts/get", "skills/list", "skills/get", "resources/directory/read"})
+ROUND_TRIPS = frozenset({"resources/read", "prompts/get"})  # besides tools/call, the requests 2026-07-28 lets ask the client
+ROUND_TRIP_VERSION = "2026-07-28"
+ROOTS_KEY = "roots"  # the name of our question in an input-required round trip
+
+
+async def _roots_first(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Before a request other than a tool call reads the Store, open it in the client's root, asking as a tool call asks
+    (`_roots_if_needed`): a roots/list request up to 2025-11-25, an input-required round trip from 2026-07-28. Without
+    this a skills-extension client, which lists skills first, heard that it named no root: it was never asked."""
+    served = cast(Served, ctx.lifespan_context)
+    if ctx.method not in READS_STORE or not _asks_roots(served, ctx.session.client_capabilities):
+        return await call_next(ctx)
+    if not is_version_at_least(ctx.protocol_version, ROUND_TRIP_VERSION):
+        roots = await ctx.session.send_request(ListRootsRequest(), ListRootsResult,
+                                               metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+    elif ctx.method not in ROUND_TRIPS:
+        raise MCPError(INVALID_PARAMS, f"The client offers MCP roots, and under protocol {ctx.protocol_version} {ctx.method} "
+                                       "cannot ask for them: call a tool (or read a resource) first, which opens the repository "
+                                       "the client names, or start the server with --root PATH.")
+    elif (answer := ((ctx.params or {}).get("inputResponses") or {}).get(ROOTS_KEY)) is None:
+        return InputRequiredResult(input_requests={ROOTS_KEY: ListRootsRequest()})
+    else:
+        roots = ListRootsResult.model_validate(answer)
+    try:
+        await anyio.to_thread.run_sync(lambda: served.open(paths(roots), asked=True))
+    except RepoMemoryError as exc:  # the client's to fix (its roots name no repository): invalid params, as resources answer
+        raise MCPError(INVALID_PARAMS, str(exc)) from exc
+    return await call_next(ctx)
+
+
 Roots = Annotated[ListRootsResult | None, Resolve(_roots_if_needed)]
 
 
@@ -164,6 +201,7 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
 
     server = wire.Server("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=bus, lifespan=lifespan,
                          writers=tools.WRITERS, extensions=[extension.Skills()])
+    server.middleware.append(_roots_first)
     for fn, effect in tools.TOOLS:
         server.tool(annotations=HINTS[effect], description=_doc(fn))(_for_sdk(fn))
 
