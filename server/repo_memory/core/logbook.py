@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from repo_memory.config import client_harness
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
@@ -39,6 +40,15 @@ class Logbook:
         self.root, self.harness, self.clone, self._provenance = root, harness, journal.clone, provenance
         self._journal, self._records, self._activity = journal, records, activity
         self._committer, self._committed, self._skills = committer, committed, skills
+
+    def name_client(self, name: str, chosen: bool) -> None:
+        """The MCP client's own name (clientInfo) names the harness of what this server writes and commits, unless
+        REPO_MEMORY_HARNESS `chosen` one. It outranks the variables Claude Code and Codex set (config._harness): those
+        may be inherited from a harness further up (a CODEX_HOME in a profile labelled Gemini CLI's records codex)."""
+        harness = client_harness(name)
+        if not chosen and harness not in ("unknown", self.harness):
+            self.harness = harness
+            self._committer.policy = dataclasses.replace(self._committer.policy, harness=harness)
 
     def source(self, actor: str, tool: str) -> dict[str, str]:
         """Provenance the server assigns to a record: who (human or agent), through which harness and tool."""

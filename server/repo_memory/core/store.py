@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
@@ -10,7 +9,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
-from repo_memory.config import SKILLS_DIR, Config, client_harness
+from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import briefing
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal
@@ -67,15 +66,8 @@ class Store:
         if db.rebuilt:  # the file was damaged and thrown away at open: index the memory files again now
             self.refresh()
 
-    def name_client(self, name: str) -> None:
-        """The MCP client's own name (clientInfo) names the harness of what this server writes and commits, unless
-        REPO_MEMORY_HARNESS chose one. It outranks the variables Claude Code and Codex set (`config._harness`): those
-        may be inherited from a harness further up (a CODEX_HOME in a profile labelled Gemini CLI's records codex)."""
-        harness = client_harness(name)
-        if not self.config.harness_chosen and harness not in ("unknown", self.config.harness):
-            self.config = dataclasses.replace(self.config, harness=harness)
-            self._logs.harness = harness
-            self._committer.policy = dataclasses.replace(self._committer.policy, harness=harness)
+    def name_client(self, name: str) -> None:  # the MCP client's own name names the harness (Logbook.name_client)
+        self._logs.name_client(name, self.config.harness_chosen)
 
     def close(self, commit: bool = True) -> None:
         self._index.semantic.stop()
