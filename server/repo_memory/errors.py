@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,7 +34,7 @@ class Problem:
         where = []
         if self.line is not None:
             where.append(f"line {self.line}")
-        if self.field:
+        if self.field and not re.match(rf"{re.escape(self.field)}\b", self.message):  # "text is empty" names its field
             where.append(f"field '{self.field}'")
         return f"{', '.join(where)}: {self.message}" if where else self.message
 

@@ -301,9 +301,9 @@ class Skillbook:
     def pin(self, cited: Sequence[str], field_name: str) -> dict[str, str]:
         """Each anchor's current code hash; refuses (naming every problem) when one does not resolve."""
         resolved = [self._code.resolve(a) for a in dict.fromkeys(cited)]
-        problems = [Problem(f"{r.anchor}: {r.problem}", field=field_name) for r in resolved if r.problem]
+        problems = [Problem(f"{r.anchor}: {r.problem}") for r in resolved if r.problem]
         if problems:
-            raise InvalidRecordError("the anchors", problems)
+            raise InvalidRecordError(f"'{field_name}'", problems)
         return {r.anchor: r.hash for r in resolved}
 
     def _existing(self, name: str) -> tuple[Path, str]:
