@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import errno
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 
@@ -77,10 +77,22 @@ class NotFoundError(RepoMemoryError):
 
     def __init__(self, message: str, suggestions: Sequence[str] = ()):
         self.suggestions = tuple(suggestions)
-        if self.suggestions:
-            quoted = ", ".join(f"'{s}'" for s in self.suggestions)
-            message = f"{message} Did you mean {quoted}?"
-        super().__init__(message)
+        super().__init__(message + did_you_mean(self.suggestions))
+
+
+def did_you_mean(suggestions: Sequence[str]) -> str:
+    """" Did you mean 'a', 'b'?" to end a message with ('' when there is nothing to suggest)."""
+    quoted = ", ".join(f"'{s}'" for s in suggestions)
+    return f" Did you mean {quoted}?" if suggestions else ""
+
+
+def nearest(text: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60, whole: bool = False) -> list[str]:
+    """The choices written most like `text`, best first, to suggest when it names nothing. `whole`: compare whole
+    strings (a misspelled symbol or file), not the best-matching part (a name that is part of a longer one)."""
+    from rapidfuzz import fuzz, process  # only when something was not found
+
+    scorer = fuzz.ratio if whole else fuzz.WRatio
+    return [m[0] for m in process.extract(text, list(choices), scorer=scorer, limit=limit, score_cutoff=cutoff)]
 
 
 class ConflictError(RepoMemoryError):

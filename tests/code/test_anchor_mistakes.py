@@ -52,3 +52,36 @@ def test_a_problem_whose_message_names_its_field_is_not_labelled_with_it_again(s
     with pytest.raises(InvalidRecordError) as raised:
         store.remember("   ")
     assert str(raised.value).startswith("record is invalid: text is empty")
+
+
+@pytest.mark.anyio
+async def test_a_misspelled_symbol_is_answered_with_the_nearest_definitions(store: Store, code: Path):
+    assert (await refused(store, "pkg/store.py::Store.sav")).endswith("no definition named Store.sav. Did you mean 'Store.save'?")
+    assert "Did you mean 'Store.save'" in await refused(store, "pkg/store.py::Stor.save")
+    assert "'Store.load'" in await refused(store, "pkg/store.py::Cache.load")  # the same method in another class
+    assert "Did you mean 'helper'" in await refused(store, "pkg/store.py::helpr")
+    assert not (code / ".agents/skills/probe").exists()
+
+
+@pytest.mark.anyio
+async def test_a_name_several_definitions_end_with_is_called_ambiguous_and_each_is_listed(store: Store, code: Path):
+    said = await refused(store, "pkg/store.py::save")
+    assert "has no definition named save" not in said  # it has two
+    assert "ambiguous" in said and said.count("Store.save") == 2 and said.count("Cache.save") == 1  # listed once, one in full
+    assert "Did you mean 'Store.load'" in await refused(store, "pkg/store.py::load")  # only one: that one
+
+
+@pytest.mark.anyio
+async def test_a_misspelled_file_is_answered_with_the_nearest_file_beside_it(store: Store, code: Path):
+    said = await refused(store, "pkg/stor.py::Store.save")
+    assert "the file does not exist" in said and "Did you mean 'pkg/store.py'" in said
+
+
+def test_an_ambiguous_name_lists_at_most_eight_of_the_definitions_it_could_mean(store: Store, code: Path):
+    (code / "pkg/compiler.py").write_text("".join(f"class C{i}:\n    def as_sql(self):\n        return {i}\n\n\n" for i in range(10)),
+                                          encoding="utf-8")
+    with pytest.raises(InvalidRecordError) as raised:
+        store.write_skill("probe", "Probe.", "1. Probe.", anchors=["pkg/compiler.py::as_sql"])
+    said = str(raised.value)
+    assert "10 definitions in pkg/compiler.py are named as_sql (C0.as_sql, C1.as_sql" in said and "C7.as_sql and 2 more" in said
+    assert "C8.as_sql" not in said and "e.g. pkg/compiler.py::C0.as_sql" in said

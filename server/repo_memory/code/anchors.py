@@ -28,6 +28,8 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
+from repo_memory.code import mistakes
+
 ANCHOR = re.compile(r"^(?P<path>[^\s:][^\s]*?\.[A-Za-z0-9]+)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 # Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
 MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|mts|cts|tsx|go|rs|java))(?![\w])`?")
@@ -64,6 +66,7 @@ CALLABLE_VALUES = {"arrow_function", "function_expression", "function", "class",
 MAX_FILE_BYTES = 2 * 1024 * 1024
 # What starts a problem that says nothing of the code's changes (a language not parsed, a file too big): not stale.
 UNCHECKED = "cannot be checked: "
+MISSING = "the file does not exist"
 
 
 @dataclass(frozen=True)
@@ -314,7 +317,7 @@ class Code:
                 self._files.pop(path, None)
                 if self._tree is not None and self._tree[0] == path:
                     self._tree = None
-                return "the file does not exist", None
+                return MISSING, None
             cached = self._files.get(path)
             if cached is not None and cached.stamp == now and not again:
                 self._files.move_to_end(path)
@@ -344,7 +347,7 @@ class Code:
                 return Resolved(text, problem=entry if isinstance(entry, str) else str(entry.spans))
             where = entry.spans.get(anchor.symbol)
             if not where:
-                return Resolved(text, problem=f"symbol not found: {anchor.path} has no definition named {anchor.symbol}")
+                return Resolved(text, problem=mistakes.unknown(anchor.path, anchor.symbol, entry.spans))
             with self._lock:
                 memo = entry.hashes.get(anchor.symbol)
                 if memo is None and tree is None and self._tree is not None and self._tree[:2] == (anchor.path, entry.stamp):
@@ -359,6 +362,16 @@ class Code:
             if memo is not None:
                 return Resolved(text, hash=memo[0], line=memo[1], legacy=memo[2])
         return Resolved(text, problem="the file changed while it was read; look again")
+
+    def near(self, text: str) -> list[str]:
+        """What anchor `text`, which resolves to nothing, may have meant: told to whoever writes it, not of a stale one."""
+        anchor = parse(text)
+        entry = self._parsed(anchor.path)[0] if anchor is not None and supported(anchor.path) else ""
+        if anchor is not None and entry == MISSING:
+            return mistakes.files_like(self._base, anchor.path, supported)
+        if anchor is None or isinstance(entry, str) or isinstance(entry.spans, str):
+            return []
+        return mistakes.definitions_like(anchor.symbol, entry.spans)
 
 
 def _hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, str]:

@@ -21,7 +21,8 @@ from repo_memory.core import rewrites
 from repo_memory.core.reading import Item, page
 from repo_memory.core.reviewing import reviewed, turn_down, unsaved
 from repo_memory.config import SKILLS_DIR
-from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError
+from repo_memory.errors import (ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError,
+                                did_you_mean, nearest)
 from repo_memory.formats import loops, skills
 from repo_memory.git.committer import Committer
 from repo_memory.git.committed import Committed, describe_skill
@@ -73,10 +74,7 @@ class Skillbook:
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
         """Existing skill names close to `text` (for did-you-mean)."""
-        from rapidfuzz import fuzz, process  # only when a name was not found
-
-        matches = process.extract(text.lower(), self._docs.names(), scorer=fuzz.WRatio, limit=limit, score_cutoff=60)
-        return [m[0] for m in matches]
+        return nearest(text.lower(), self._docs.names(), limit)
 
     def exists(self, name: str) -> bool:
         try:
@@ -301,7 +299,8 @@ class Skillbook:
     def pin(self, cited: Sequence[str], field_name: str) -> dict[str, str]:
         """Each anchor's current code hash; refuses (naming every problem) when one does not resolve."""
         resolved = [self._code.resolve(a) for a in dict.fromkeys(cited)]
-        problems = [Problem(f"{r.anchor}: {r.problem}") for r in resolved if r.problem]
+        problems = [Problem(f"{r.anchor}: {r.problem}" + (f".{did_you_mean(near)}" if (near := self._code.near(r.anchor)) else ""))
+                    for r in resolved if r.problem]
         if problems:
             raise InvalidRecordError(f"'{field_name}'", problems)
         return {r.anchor: r.hash for r in resolved}
