@@ -4,12 +4,14 @@ mean, the file nearest a misspelled path; and one piece of code is one anchor ho
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
 
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidRecordError
+from repo_memory.formats import skills
 from repo_memory.shells import mcp as server
 
 from tests.conftest import git
@@ -85,3 +87,27 @@ def test_an_ambiguous_name_lists_at_most_eight_of_the_definitions_it_could_mean(
     said = str(raised.value)
     assert "10 definitions in pkg/compiler.py are named as_sql (C0.as_sql, C1.as_sql" in said and "C7.as_sql and 2 more" in said
     assert "C8.as_sql" not in said and "e.g. pkg/compiler.py::C0.as_sql" in said
+
+
+def _anchors_of(repo: Path, name: str) -> list[str]:
+    raw = (repo / f".agents/skills/{name}/SKILL.md").read_bytes()
+    return list(skills.parse(raw, f".agents/skills/{name}/SKILL.md", ".agents/skills").anchors)
+
+
+def _recalled(store: Store, **query: Any) -> list[str]:
+    return sorted(h.id for h in store.recall("", **query).hits)
+
+
+def test_an_anchor_spelled_with_dot_slash_or_doubled_slashes_is_kept_in_its_one_canonical_form(store: Store, code: Path):
+    store.write_skill("plain-anchor", "Store save returns rows.", "1. Read it.", anchors=["pkg/store.py::Store.save"])
+    store.write_skill("dotted-anchor", "What Store save hands back.", "1. Read it.", anchors=["./pkg/store.py::Store.save"])
+    store.write_skill("doubled-anchor", "Store save, once more.", "1. Read it.",
+                      anchors=["pkg//store.py::Store.save", "./pkg/./store.py::Store.save"])
+    assert _anchors_of(code, "dotted-anchor") == _anchors_of(code, "doubled-anchor") == ["pkg/store.py::Store.save"]
+    written = store.remember("Store.save must not copy the rows", refs=["./pkg/store.py::Store.save"])[0]
+    assert written["refs"] == ["pkg/store.py::Store.save"] and list(written["anchors"]) == ["pkg/store.py::Store.save"]
+    store.refresh()
+    found = _recalled(store, symbol="pkg/store.py::Store.save")
+    skills_found = [f for f in found if f.startswith("skill:")]
+    assert skills_found == ["skill:dotted-anchor", "skill:doubled-anchor", "skill:plain-anchor"]
+    assert len(found) == 4 and store.stale() == []

@@ -91,11 +91,17 @@ class Resolved:
 
 @functools.lru_cache(maxsize=65536)
 def parse(text: str) -> Anchor | None:
-    """`path::Symbol` as an Anchor, or None when `text` is not one."""
+    """`path::Symbol` as an Anchor, its path spelled one way (`./a//b.py`: `a/b.py`); None when `text` is not one."""
     match = ANCHOR.match(text.strip())
     if not match or match["path"].startswith("/") or ".." in match["path"].split("/"):
         return None
-    return Anchor(match["path"], match["symbol"])
+    return Anchor("/".join(part for part in match["path"].split("/") if part not in ("", ".")), match["symbol"])
+
+
+def canonical(text: str) -> str:
+    """The one spelling of anchor `text` (what is stored and what to look up); `text` itself when it is not one."""
+    anchor = parse(text)
+    return str(anchor) if anchor is not None else text
 
 
 def suggest(text: str) -> list[str]:
@@ -338,6 +344,7 @@ class Code:
         anchor = parse(text)
         if anchor is None:
             return Resolved(text, problem="not an anchor: write path/to/file.py::Class.method (a path inside the repository)")
+        text = str(anchor)
         if not supported(anchor.path):
             return Resolved(text, problem=f"{UNCHECKED}{os.path.splitext(anchor.path)[1] or 'this file type'} files are not parsed "
                                           f"(anchors work in {', '.join(sorted(set(LANGUAGES)))} files)")

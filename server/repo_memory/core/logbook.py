@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from repo_memory.code.anchors import canonical
 from repo_memory.config import client_harness
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import part_of
@@ -101,6 +102,7 @@ class Logbook:
                 f"Records of kind '{kind}' are written only by the server: a loop run records its own verdicts and the skills it "
                 "used. To say whether a skill or record helped, misled or was outdated, use feedback(ref, outcome); for your "
                 "own records use note, decision, action, observation, error or tool.")
+        refs = [canonical(r) if "::" in r else r for r in refs]  # code cited one way: `./a.py::f` is `a.py::f`
         self._cited(refs)
         cited = [r for r in refs if "::" in r]
         entry = experience.Entry(kind=kind, text=text, data=data, refs=list(refs), source=self.source(actor, tool), ts=ts,
