@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import json
 import logging
 import os
 import threading
@@ -268,7 +267,7 @@ class Committer:
         """What a killed or terminated process left: its temporary index files, an interrupted index refresh, its
         pending writes. Cheap when there is nothing (a stat of two files)."""
         clean_temp_indexes(self.state_dir)
-        self._adopt_old_pending()
+        self.journal.adopt_old()
         self.repaired = repair(self.git, self.state_dir)
         if self.repaired:
             log.warning("restored the index entries of %s (a memory commit was interrupted)", ", ".join(self.repaired))
@@ -277,17 +276,6 @@ class Committer:
         if any(not alive(e.owner, e.started) for e in self.journal.read()):
             return self.flush()
         return None
-
-    def _adopt_old_pending(self) -> None:
-        """Paths an older version left in pending-commit.json join the journal, owned by no live process."""
-        old = self.state_dir / "pending-commit.json"
-        if old.is_file():
-            try:
-                listed = json.loads(old.read_text(encoding="utf-8"))
-            except ValueError:
-                listed = {}
-            self.journal.add([Pending(path, str(message), "experience" if "/experience/" in path else "doc") for path, message in listed.items()])
-            old.unlink(missing_ok=True)
 
     def waiting(self, path: str) -> bool:
         """Whether repo-memory wrote `path` (repository-relative) and its commit is still to come."""

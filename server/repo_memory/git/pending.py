@@ -174,6 +174,18 @@ class Journal:
                     left[left.index(old)] = new
             disk.write_atomic(self.path, "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in left).encode())
 
+    def adopt_old(self) -> None:
+        """Paths an older version left in pending-commit.json join the list, owned by no live process."""
+        old = self.state_dir / "pending-commit.json"
+        if old.is_file():
+            try:
+                listed = json.loads(old.read_text(encoding="utf-8"))
+            except ValueError:
+                listed = {}
+            self.add([Pending(path, str(message), "experience" if "/experience/" in path else "doc")
+                      for path, message in listed.items()])
+            old.unlink(missing_ok=True)
+
     def age(self) -> float:
         """Seconds since the journal last changed (0 when there is none)."""
         try:
