@@ -24,6 +24,7 @@ from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git import message, status
+from repo_memory.git.underway import Ending
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
 from repo_memory.formats import experience
@@ -73,6 +74,7 @@ class Committer:
         self._timer: threading.Timer | None = None
         self.last: CommitResult | None = None
         self._retries: set[tuple[str, str | None]] = set()  # (scope, session) of flushes deferred, for the timer to retry
+        self._ending = Ending(git, lambda: self._schedule(0, sooner=True))  # hears what deferred them end (underway.py)
         self._pending_seen: tuple[object, bool] = (None, False)  # (pending.jsonl's stat and the kind asked, the answer)
         # What this process recorded and has not committed: the pending list is in the state folder, which a person may
         # delete or a sandbox may make read-only, and this process commits its own writes all the same.
@@ -122,8 +124,11 @@ class Committer:
         if kind == "doc":
             self._schedule(self.window)
 
-    def _schedule(self, delay: float) -> None:
+    def _schedule(self, delay: float, sooner: bool = False) -> None:
         with self._lock:
+            if self._timer is not None and sooner:  # the timer waits longer than it now needs to
+                self._timer.cancel()
+                self._timer = None
             if self._timer is None:
                 self._timer = threading.Timer(delay, self._flush_from_timer)
                 self._timer.daemon = True
@@ -138,6 +143,10 @@ class Committer:
                 self.flush(scope, session)
             except (GitError, OSError) as exc:
                 log.warning("memory commit failed: %s", exc)
+        with self._lock:
+            waiting = bool(self._retries)
+        if not waiting:  # no deferred flush is left to land when an operation ends
+            self._ending.stop()
 
     def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
         if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
@@ -166,7 +175,9 @@ class Committer:
         if result is not None and result.deferred and not result.sha and not result.refused:
             with self._lock:
                 self._retries.add((scope, session))
-            self._schedule(self.window * 5)  # try again later; the operation in the way may be over by then
+            self._schedule(self.window * 5)  # try again later, or once the operation in the way is heard ending
+            if self.mode != "private":  # a private ref is never held up by an operation on the branch
+                self._ending.wait()
         return result
 
     def _listed(self) -> list[Pending]:
@@ -369,13 +380,13 @@ class Committer:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
-        if not commit:
-            return
-        try:
-            self.hand_over()
-            self.flush("final")
-        except (GitError, OSError) as exc:
-            log.warning("memory commit at close failed: %s", exc)
+        if commit:
+            try:
+                self.hand_over()
+                self.flush("final")
+            except (GitError, OSError) as exc:
+                log.warning("memory commit at close failed: %s", exc)
+        self._ending.stop()  # after the last flush, which may have started it: this process hears no more
 
     def _message(self, entries: list[Pending], harness: str | None = None) -> str:
         return message.compose(self.git, entries, harness, self.policy.harness)

@@ -1,0 +1,135 @@
+"""A memory commit deferred by a git operation lands as soon as the operation ends, with the server running: the answer
+said "lands when it is finished", and until it does a person's `git add -A && git commit` can sweep the memory into a
+code commit."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+from tests.shells.stdio_server import StdioServer
+
+pytestmark = pytest.mark.slow
+LANDS_WITHIN = 5.0  # the commit window is 2 s; a deferred commit used to be retried 10 s after it was deferred
+QUIET = {"GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"}
+
+
+def run(where: Path, *args: str, env: dict[str, str] | None = None, ok: bool = True) -> None:
+    env = {**os.environ, **QUIET, **(env or {})}
+    proc = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0 or not ok, f"git {' '.join(args)}: {proc.stderr}"
+
+
+def commit_file(where: Path, name: str, text: str) -> None:
+    (where / name).write_text(text, encoding="utf-8")
+    run(where, "add", name)
+    run(where, "commit", "-q", "-m", f"{name}: {text.strip()}")
+
+
+def stopped_rebase(where: Path, branch: str) -> Callable[[], None]:
+    """An interactive rebase stopped at an `edit` line; finishing it is `git rebase --continue`."""
+    commit_file(where, "b.txt", "b\n")
+    run(where, "rebase", "-q", "-i", "HEAD~1", env={"GIT_SEQUENCE_EDITOR": "sed -i 1s/^pick/edit/"})
+    assert (Path(git(where, "rev-parse", "--absolute-git-dir").strip()) / "rebase-merge").is_dir()
+    return lambda: run(where, "rebase", "--continue")
+
+
+def conflict(where: Path, branch: str) -> None:
+    """`app.py` changed one way on a new branch `topic`, another way on `branch`, which is checked out."""
+    run(where, "checkout", "-q", "-b", "topic")
+    commit_file(where, "app.py", "theirs\n")
+    run(where, "checkout", "-q", branch)
+    commit_file(where, "app.py", "ours\n")
+
+
+def conflicted_merge(where: Path, branch: str) -> Callable[[], None]:
+    """A merge stopped by a conflict in a code file; finishing it is resolving the file and `git commit`."""
+    conflict(where, branch)
+    run(where, "merge", "-q", "topic", ok=False)
+
+    def finish() -> None:
+        (where / "app.py").write_text("both\n", encoding="utf-8")
+        run(where, "add", "app.py")
+        run(where, "commit", "-q", "--no-edit")
+    return finish
+
+
+def conflicted_cherry_pick(where: Path, branch: str) -> Callable[[], None]:
+    """A cherry-pick stopped by a conflict; finishing it is resolving the file and `git cherry-pick --continue`."""
+    conflict(where, branch)
+    run(where, "cherry-pick", "topic", ok=False)
+
+    def finish() -> None:
+        (where / "app.py").write_text("both\n", encoding="utf-8")
+        run(where, "add", "app.py")
+        run(where, "cherry-pick", "--continue")
+    return finish
+
+
+def bisect(where: Path, branch: str) -> Callable[[], None]:
+    """A bisect under way (HEAD detached on the commit to test); finishing it is `git bisect reset`."""
+    commit_file(where, "b.txt", "b\n")
+    commit_file(where, "c.txt", "c\n")
+    run(where, "bisect", "start", "HEAD", "HEAD~2")
+    return lambda: run(where, "bisect", "reset")
+
+
+def detached(where: Path, branch: str) -> Callable[[], None]:
+    """HEAD detached; the commit lands once a branch is checked out."""
+    run(where, "checkout", "-q", "--detach")
+    return lambda: run(where, "checkout", "-q", branch)
+
+
+def watches(pid: int) -> int:
+    """How many inotify instances process `pid` holds (each watchdog observer has one); 0 where /proc has none."""
+    found = 0
+    for fd in Path(f"/proc/{pid}/fd").glob("*"):
+        with contextlib.suppress(FileNotFoundError):  # closed since it was listed
+            found += os.readlink(fd) == "anon_inode:inotify"
+    return found
+
+
+def untracked(where: Path) -> list[str]:
+    return [line for line in git(where, "status", "--porcelain", "--untracked-files=all").splitlines() if ".agents/" in line]
+
+
+@pytest.mark.parametrize("operation", [stopped_rebase, conflicted_merge, conflicted_cherry_pick, bisect, detached])
+@pytest.mark.parametrize("linked", [False, True], ids=["main worktree", "linked worktree"])
+def test_a_deferred_memory_commit_lands_soon_after_the_operation_ends(repo: Path, linked: bool,
+                                                                     operation: Callable[[Path, str], Callable[[], None]]):
+    commit_file(repo, "app.py", "base\n")
+    run(repo, "add", "-A")
+    run(repo, "commit", "-q", "-m", "repo-memory set up")
+    where, branch = repo, "main"
+    if linked:  # its HEAD, index and operation state are in a git dir of its own (.git/worktrees/linked)
+        where, branch = repo.parent / "linked", "linked"
+        run(repo, "worktree", "add", "-q", "-b", branch, str(where))
+    finish = operation(where, branch)
+    server = StdioServer(where)
+    try:
+        server.initialize()
+        recorded = server.call("remember", {"text": "Found mid-operation: the parser drops the last line."})
+        session = recorded["structuredContent"]["session"]
+        idle = watches(server.proc.pid)  # the memory folders' watch, kept for the server's life
+        answer = server.call("checkpoint", {"summary": "The parser bug, found mid-operation.", "covers": [f"{session}#1"]})
+        assert "deferred" in answer["structuredContent"]["commit"], answer
+        assert untracked(where), "the checkpoint should have waited for the operation"
+        finish()
+        ended = time.monotonic()
+        while untracked(where) and time.monotonic() - ended < LANDS_WITHIN:
+            time.sleep(0.02)  # `git status` in a tight loop (an editor's git panel may run it so) must not put it off
+        assert not untracked(where), f"the memory commit had not landed {LANDS_WITHIN:g} s after the operation ended"
+        assert ".agents/experience/" in git(where, "show", "--name-only", "--format=", "HEAD")
+        while watches(server.proc.pid) > idle and time.monotonic() - ended < LANDS_WITHIN:
+            time.sleep(0.05)
+        assert watches(server.proc.pid) == idle, "the git dir is still watched, though no commit waits any more"
+    finally:
+        server.close_input()
+        server.wait(30)
