@@ -17,7 +17,7 @@ hash of the code as it is now is taken as this code's: the translation is kept b
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,13 @@ from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
 from repo_memory.index.anchors import AnchorIndex, State
+from repo_memory.index.citations import Citations
 from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex
 
 BASELINES = "anchor-baselines.json"
+PIN_TOOL = "stale"  # the tool of the note `repo-memory stale --pin ID` writes: a person checked the record
+RETIRING = ("outdated", "misled")  # feedback that a record no longer holds
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class Stale:
     memory: str
     anchor: str
     reason: str
+    baseline: str = ""  # the hash of the code the memory was written against ('' when never seen)
+    settled: str = ""  # for a record: what retired it (a correction, feedback, a person's check); it is history then
 
 
 class Staleness:
@@ -46,7 +51,7 @@ class Staleness:
 
     def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None):
         self._db, self._code, self._state_dir, self._git_dir = db, code, state_dir, git_dir
-        self._docs, self._activity, self._anchors = DocIndex(db), Activity(db), AnchorIndex(db)
+        self._docs, self._activity, self._anchors, self._citations = DocIndex(db), Activity(db), AnchorIndex(db), Citations(db)
         self._last: tuple[Any, dict[str, str]] | None = None  # the index generation of the last check, the cited files' stamps
 
     def check(self) -> int:
@@ -98,12 +103,32 @@ class Staleness:
         self._last = None if deferred else (self._db.generation(), stamps)
         return len(changed) + len(gone)
 
-    def stale(self, memories: list[str] | None = None, check: bool = False, checkable: bool = True) -> list[Stale]:
+    def stale(self, memories: list[str] | None = None, check: bool = False, checkable: bool = True, settle: bool = False) -> list[Stale]:
         """Stale anchors of `memories` (all memories when None); `check`: look at the cited code files first. Not
-        `checkable`: the anchors whose code cannot be checked instead (a language not parsed, a file too big), never stale."""
+        `checkable`: the anchors whose code cannot be checked instead (a language not parsed, a file too big), never stale.
+        `settle`: say of each stale record what settled it, if anything did (`settled`)."""
         if check:
             self.check()
-        return [Stale(m, a, _reason(a, b, c, p)) for m, a, b, c, p in self._anchors.stale(memories) if p.startswith(UNCHECKED) != checkable]
+        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in self._anchors.stale(memories) if p.startswith(UNCHECKED) != checkable]
+        return self._settled(found) if settle else found
+
+    def _settled(self, found: list[Stale]) -> list[Stale]:
+        """A record cannot be edited, so a later one settles it: feedback that it is outdated or misled, or a record
+        citing it (a correction, or the note of a person's `stale --pin`). Not one that pins the same code the record
+        was written against: that is a follow-up written before the change, which corrects nothing."""
+        baselines: dict[str, dict[str, str]] = {}
+        for item in found:
+            if "#" in item.memory:  # a record id; skills and loops are edited or pinned instead
+                baselines.setdefault(item.memory, {})[item.anchor] = item.baseline
+        why: dict[str, str] = {}
+        for cited, citing, kind, outcome, tool, anchors in self._citations.of(list(baselines)):
+            if cited in why or kind == "outcome" and outcome not in RETIRING:
+                continue
+            if kind == "outcome":
+                why[cited] = f"reported {outcome} in {citing}"
+            elif not any(baselines[cited].get(a) == h for a, h in (json.loads(anchors) if anchors else {}).items() if h):
+                why[cited] = f"checked by a person in {citing}" if tool == PIN_TOOL else f"corrected by {citing}"
+        return [replace(item, settled=why.get(item.memory, "")) for item in found]
 
     def anchored_to(self, symbol: str) -> list[tuple[str, str]]:
         """(memory, anchor) for every memory citing `symbol`: `path::Class.method`, `Class.method` or a trailing part."""
@@ -113,6 +138,10 @@ class Staleness:
             if symbol in (anchor, name) or name.endswith(f".{symbol}") or (symbol.endswith(f"::{name}") and path.endswith(symbol.split("::")[0])):
                 out.append((memory, anchor))
         return out
+
+    def resolvable(self, memory: str) -> list[tuple[str, str]]:
+        """(anchor, hash of its code now) of each anchor of `memory` that resolves."""
+        return self._anchors.current(memory)
 
     def repin_first_seen(self, memory: str) -> list[str]:
         """A person checked `memory` (one without pinned hashes, like a loop) against the code: take the code as it is now."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import indexing, mirror, native_checks
+from repo_memory.core import indexing, mirror, native_checks, stale_checks
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
@@ -55,12 +55,6 @@ def _index_damage(store: Store) -> list[Finding]:
                              f" a vector; {rest} in the background ({when.length((total - done) / EMBED_RATE)} of its time)",
                              f"Nothing to fix; `repo-memory reindex` embeds {'it' if one else 'them all'} now, with a progress bar."))
     return found
-
-
-def _code_change(changes: dict[str, str], anchor: str) -> str:
-    """Which commit last changed the file an anchor cites (or that the change is not committed yet)."""
-    change = changes.get(anchor.partition("::")[0])
-    return f" ({change})" if change else ""
 
 
 def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, int], None] | None = None,
@@ -108,13 +102,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
                                 f"marks them draft; briefings and loops use only accepted skills): {_listed(drafts)}", "Read each with `repo-memory skill show "
                                 "NAME`, then `repo-memory accept NAME --sha SHA` or `repo-memory reject NAME`."))
-    stale = store.stale()
-    changes = store.code_changes({item.anchor.partition("::")[0] for item in stale})  # one git pass for them all
-    for item in stale:
-        findings.append(Finding("warning", item.memory, f"stale: {item.reason}{_code_change(changes, item.anchor)}",
-                                f"Check the memory against the code; update it, or run `repo-memory stale --pin {item.memory[6:]}` "
-                                "when it still holds." if item.memory.startswith("skill:") else
-                                "Records are append-only: remember a correction that cites the new code."))
+    findings += [Finding(n.level, n.path, n.message, n.fix) for n in stale_checks.notices(store)]  # summed up by cause
     for item in store.stale(checkable=False):
         findings.append(Finding("warning", item.memory, item.reason, "Nothing checks this anchor: cite a definition in a file "
                                 "that can be checked, or take the anchor out of the memory."))

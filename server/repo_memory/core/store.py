@@ -19,6 +19,7 @@ from repo_memory.core.past import Past
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
+from repo_memory.core.settling import Settling
 from repo_memory.core.skillbook import Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
 from repo_memory.errors import GitError, InvalidArgumentError
@@ -56,6 +57,8 @@ class Store:
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
+        self._settling = Settling(root=config.root, state_dir=config.state_dir, staleness=self._staleness, code=code, logs=self._logs,
+                                  docs=self._docs, committer=self._committer, changes=self._past.code_changes)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic, provenance)
@@ -166,7 +169,8 @@ class Store:
         return self._activity.forked()
 
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]:
-        return self._staleness.stale(memories, check=True, checkable=checkable)  # not checkable: a language not parsed, …
+        # not checkable: a language not parsed, …; each stale record says what settled it, if anything did
+        return self._staleness.stale(memories, check=True, checkable=checkable, settle=checkable)
 
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()
@@ -233,6 +237,9 @@ class Store:
 
     def repin(self, name: str) -> list[str]:  # a person checked `name` (a skill, or loop:NAME) against the code: its anchors' code is the baseline
         return self._staleness.repin_first_seen(name) if name.startswith("loop:") else self._skills.repin(name.removeprefix("skill:"))
+
+    def pin_record(self, record: str) -> tuple[list[str], str]:
+        return self._settling.pin_record(record, self.session)  # a note settling the record: (the code it cites, its id)
 
     # --- git ----------------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from repo_memory.code.staleness import Stale
 from repo_memory.core import doctor as checks
 from repo_memory.formats import when
 from repo_memory.shells.cli import memories
@@ -135,8 +136,8 @@ def report(ctx: click.Context, output: Path | None) -> None:
 
 
 @click.command(name="stale")
-@click.option("--pin", "pins", multiple=True, metavar="NAME",
-              help="You checked skill NAME (or loop:NAME) against the code: take the code as it is now as its baseline.")
+@click.option("--pin", "pins", multiple=True, metavar="NAME|ID",
+              help="You checked skill NAME (or loop:NAME, or record ID) against the code: it holds for the code as it is now.")
 @json_option
 @click.pass_context
 def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
@@ -144,29 +145,42 @@ def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
 
     A memory cites code with anchors like src/config.py::Config.load (a skill's metadata.anchors, a record's refs).
     Formatting and comment edits do not count; a changed body, a rename or a deletion does. Anchors into code that
-    cannot be checked (a language not parsed, a file over 2 MiB) are listed after, and do not set the exit code.
+    cannot be checked (a language not parsed, a file over 2 MiB) are listed after, and do not set the exit code. Nor
+    does a record that is settled: a later record cites it (a correction), `repo-memory feedback ID outdated` (or
+    misled) was given, or a person pinned it.
 
     \b
     Examples:
       repo-memory stale                          # what to re-check
       repo-memory stale --pin release-checklist  # it still holds: accept the new code as its baseline
+      repo-memory stale --pin 2026-12-02-a1b2c3#17   # a record still holds: a note of yours settles it
     """
     store = store_of(ctx)
     for name in pins:
+        if "#" in name:  # a record: append-only, so a note of the person's settles it
+            cited, note = store.pin_record(name)
+            click.echo(f"pinned {', '.join(cited) or 'nothing'} for {name} (your note {note} settles it)", err=True)
+            continue
         shown = name if name.startswith("loop:") else f"skill:{name.removeprefix('skill:')}"
         click.echo(f"pinned {', '.join(store.repin(name)) or 'nothing'} for {shown}", err=True)
     store.refresh()
     found, unchecked = store.stale(), store.stale(checkable=False)  # the second: code that cannot be checked, which exit 1 ignores
+    waiting, settled = [i for i in found if not i.settled], [i for i in found if i.settled]
+    listed = [*waiting, *unchecked, *settled]
+    emit([{"memory": i.memory, "anchor": i.anchor, "reason": i.reason, "checked": not len(waiting) <= n < len(waiting) + len(unchecked),
+           "settled": i.settled} for n, i in enumerate(listed)], as_json, lambda: _say_stale(listed, len(waiting), len(unchecked)))
+    ctx.exit(1 if waiting else 0)
 
-    def text() -> None:
-        if not found:
-            click.echo("Nothing stale: every anchored memory matches the code it cites"
-                       + (" (of the code that can be checked: not what follows)." if unchecked else "."))
-        for item in found + unchecked:
-            click.echo(f"{item.memory}  {item.reason}")
 
-    emit([{**dataclasses.asdict(item), "checked": i < len(found)} for i, item in enumerate(found + unchecked)], as_json, text)
-    ctx.exit(1 if found else 0)
+def _say_stale(shown: list[Stale], waiting: int, unchecked: int) -> None:
+    if not waiting:
+        click.echo("Nothing stale: every anchored memory matches the code it cites" + (", or is settled" if len(shown) > unchecked else "")
+                   + (" (of the code that can be checked: not what follows)." if unchecked else "."))
+    for item in shown[:waiting + unchecked]:
+        click.echo(f"{item.memory}  {item.reason}")
+    if settled := {item.memory for item in shown[waiting + unchecked:]}:
+        click.echo(f"({len(settled)} stale record(s) settled, not counted: corrected by a later record, reported outdated or "
+                   "misled, or pinned by a person; --json says by what)")
 
 
 @click.command(name="doctor")
