@@ -201,8 +201,8 @@ def doctor_cost(repo: Path, cited: int) -> None:
     found = [f for f in doctor.examine(store) if f.message.startswith("stale:")]
     took = time.perf_counter() - t
     store.close(commit=False)
-    print(f"  doctor after a move made all {cited} anchors stale: {took:.2f} s ({len(found)} stale findings, each naming "
-          f"the commit: {sum('move vendor to moved' in f.message for f in found)})")
+    print(f"  doctor after a move made all {cited} anchors stale: {took:.2f} s ({len(found)} stale finding(s), summed up by "
+          f"cause; naming the commit: {sum('move vendor to moved' in f.message for f in found)})")
 
 
 def main() -> None:

@@ -1,5 +1,6 @@
-"""A stale record has a way out: it is settled by a correction citing it, by feedback that it is outdated or
-misled, or by a person's `stale --pin ID`. All through the CLI, on real git repositories with real edits."""
+"""A stale memory has a way out: a record is settled by a correction citing it, by feedback that it is outdated or
+misled, or by a person's `stale --pin ID`; a move of the cited files is summarised, named, and followed by
+`stale --follow-renames`. All through the CLI, on real git repositories with real edits and renames."""
 
 from __future__ import annotations
 
@@ -100,3 +101,75 @@ def test_doctors_fix_for_a_stale_record_names_the_commands_that_settle_it(store:
     finding = next(f for f in json.loads(cli_run(repo, "doctor", "--json")[1]) if record in f["path"] + f["message"])
     assert f"repo-memory stale --pin {record}" in finding["fix"] and f"repo-memory feedback {record} outdated" in finding["fix"]
     assert f"-r {record}" in finding["fix"]  # a correction that cites it: `repo-memory log add TEXT -r ID -r PATH::SYMBOL`
+
+
+def _moved(store: Store, repo: Path, files: int = 12) -> None:
+    """Files pkg/mod*.py each cited by a record, and by two skills, then `git mv pkg lib` committed."""
+    (repo / "pkg").mkdir()
+    for i in range(files):
+        (repo / f"pkg/mod{i}.py").write_text(f"def func{i}(x):\n    return x + {i}\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the modules")
+    for i in range(files):
+        store.remember(f"func{i} adds {i}", refs=[f"pkg/mod{i}.py::func{i}"])
+    for k in range(2):
+        store.write_skill(f"area-{k}", f"Notes on area {k} helpers", "1. read them",
+                          anchors=[f"pkg/mod{i}.py::func{i}" for i in range(k, files, 2)], actor="human")
+    store.flush("all")
+    git(repo, "mv", "pkg", "lib")
+    git(repo, "commit", "-qm", "move pkg to lib")
+
+
+def test_doctor_sums_up_a_directory_move_in_one_warning_with_one_fix(store: Store, repo: Path):
+    """60 moved files made doctor print 184 lines: one warning per anchor, the same fix line 60 times."""
+    _moved(store, repo)
+    out = cli_run(repo, "doctor")[1]
+    stale = [line for line in out.splitlines() if "stale:" in line]
+    assert len(stale) == 1, out
+    assert "24 anchors of 14 memories" in stale[0] and "pkg/ moved to lib/" in stale[0] and "move pkg to lib" in stale[0]
+    assert "and 9 more" in stale[0]
+    assert out.count("--follow-renames") == 1 and "append-only" not in out
+
+
+def test_stale_says_where_a_moved_file_went(store: Store, repo: Path):
+    _moved(store, repo, files=3)
+    code, out = cli_run(repo, "stale")
+    assert code == 1
+    assert "pkg/mod0.py::func0: the file does not exist (moved to lib/mod0.py in " in out and "move pkg to lib)" in out
+    assert "--follow-renames" in out
+
+
+def test_pin_of_a_skill_whose_file_moved_names_the_new_path(store: Store, repo: Path):
+    _moved(store, repo, files=3)
+    code, out = cli_run(repo, "stale", "--pin", "area-0")
+    assert code == 1
+    assert "pkg/mod0.py::func0 moved to lib/mod0.py" in out and "--follow-renames" in out
+
+
+def test_follow_renames_re_anchors_skills_and_settles_records_whose_code_moved_unchanged(store: Store, repo: Path):
+    _moved(store, repo, files=6)
+    # one module also changed in the move: its skill is re-anchored but stays stale, its record is left to a person
+    (repo / "lib/mod1.py").write_text("def func1(x):\n    return x + 100\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "func1 adds 100")
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert code == 1, out
+    skill = (repo / ".agents/skills/area-0/SKILL.md").read_text(encoding="utf-8")
+    assert "pkg/" not in skill and "lib/mod0.py::func0" in skill and "lib/mod4.py::func4" in skill
+    assert git(repo, "show", "HEAD:.agents/skills/area-0/SKILL.md") == skill  # committed like any skill edit
+    listed = json.loads(cli_run(repo, "stale", "--json")[1])
+    counted = {(i["memory"], i["anchor"]) for i in listed if not i["settled"]}
+    func1 = next(memory for memory, anchor in counted if anchor == "pkg/mod1.py::func1")  # its record: left to a person
+    assert counted == {("skill:area-1", "lib/mod1.py::func1"), (func1, "pkg/mod1.py::func1")}, "the code changed: baseline kept"
+    assert sum(1 for i in listed if i["settled"]) == 5
+    assert cli_run(repo, "stale", "--pin", "area-1")[0] == 1  # the record of func1 still waits for a person
+    code, out = cli_run(repo, "stale", "--pin", func1)
+    assert code == 0 and f"pinned lib/mod1.py::func1 for {func1}" in out, out
+
+
+def test_follow_renames_follows_a_file_moved_twice_to_where_it_is_now(store: Store, repo: Path):
+    _moved(store, repo, files=2)
+    git(repo, "mv", "lib", "src")
+    git(repo, "commit", "-qm", "move lib to src")
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert code == 0, out
+    assert "src/mod0.py::func0" in (repo / ".agents/skills/area-0/SKILL.md").read_text(encoding="utf-8")

@@ -92,12 +92,12 @@ def test_doctor_asks_git_about_stale_anchors_in_one_pass_however_many(repo: Path
         return output, runs.read_text(encoding="utf-8").splitlines()
 
     few, few_runs = doctor()
-    assert few.count("move pkg to lib") == 2, few
+    assert few.count("move pkg to lib") == 1 and "2 anchors of 1 memory" in few, few  # one finding per cause
     write_skill_file(repo, "many", "Sixty functions.", "Read them.", extra=f"metadata:\n  anchors: {cited}\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "a skill citing sixty functions")
     many, many_runs = doctor()
-    assert many.count("move pkg to lib") == 62, many
+    assert many.count("move pkg to lib") == 1 and "62 anchors of 2 memories" in many, many
     assert len(many_runs) == len(few_runs), many_runs
 
 

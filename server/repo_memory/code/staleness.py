@@ -103,13 +103,15 @@ class Staleness:
         self._last = None if deferred else (self._db.generation(), stamps)
         return len(changed) + len(gone)
 
-    def stale(self, memories: list[str] | None = None, check: bool = False, checkable: bool = True, settle: bool = False) -> list[Stale]:
+    def stale(self, memories: list[str] | None = None, check: bool = False, checkable: bool = True,
+              settle: bool = False) -> list[Stale]:
         """Stale anchors of `memories` (all memories when None); `check`: look at the cited code files first. Not
         `checkable`: the anchors whose code cannot be checked instead (a language not parsed, a file too big), never stale.
         `settle`: say of each stale record what settled it, if anything did (`settled`)."""
         if check:
             self.check()
-        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in self._anchors.stale(memories) if p.startswith(UNCHECKED) != checkable]
+        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in self._anchors.stale(memories)
+                 if p.startswith(UNCHECKED) != checkable]
         return self._settled(found) if settle else found
 
     def _settled(self, found: list[Stale]) -> list[Stale]:

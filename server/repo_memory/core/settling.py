@@ -1,21 +1,28 @@
-"""A person's way out of staleness for a record, which cannot be edited: `stale --pin ID` says it was checked against
-the code. It writes a note (kind `note`, by the person, tool `stale`) citing the record and the code as it is now: the
-record is settled by it (code/staleness.py), the note is committed like any experience, and when that code changes
-again the note is what goes stale.
+"""A person's ways out of staleness besides editing: a record checked against the code (`stale --pin ID`), and the
+skills and records that follow the files git moved (`stale --follow-renames`).
+
+Records are append-only, so both write a note (kind `note`, by the person, tool `stale`) citing the record and the
+code as it is now: the record is settled by it (code/staleness.py), the note is committed like any experience, and
+when that code changes again the note is what goes stale. A skill's anchors are rewritten in its SKILL.md to the new
+path, keeping the hash of the code it was written against: a skill whose code also changed in the move stays stale.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import PIN_TOOL, Stale, Staleness
+from repo_memory.config import SKILLS_DIR
 from repo_memory.core.logbook import Logbook
 from repo_memory.errors import ConflictError, NotFoundError
-from repo_memory.formats import experience
+from repo_memory.formats import experience, skills
+from repo_memory.formats import refs as grammar
 from repo_memory.git.committer import Committer
+from repo_memory.guards import disk, paths
 from repo_memory.index.docs import DocIndex
 
 # Past.code_changes says "moved to NEW in HASH SUBJECT"; the path ends at the first " in <hash>" (a path holding that is
@@ -24,13 +31,34 @@ MOVED = re.compile(r"moved to (?P<new>.+?) in (?P<commit>[0-9a-f]{4,40})(?: |$)"
 HOPS = 5  # a file moved again after its move: followed this many times
 
 
+@dataclass(frozen=True)
+class Followed:
+    """What `stale --follow-renames` did: skills re-anchored (name -> [(old, new)]), records settled (record -> note),
+    and what it left to a person, one line each."""
+
+    skills: dict[str, list[tuple[str, str]]]
+    records: dict[str, str]
+    left: list[str]
+
+
 class Settling:
-    """Pins of records, for one repository."""
+    """Pins of records and renames followed, for one repository."""
 
     def __init__(self, *, root: Path, state_dir: Path, staleness: Staleness, code: Code, logs: Logbook, docs: DocIndex,
-                 committer: Committer, changes: Callable[[Collection[str]], dict[str, str]]):
+                 committer: Committer, changes: Callable[[Collection[str]], dict[str, str]],
+                 repin_skill: Callable[[str], list[str]]):
         self.root, self.state_dir, self._staleness, self._code, self._logs = root, state_dir, staleness, code, logs
-        self._docs, self._committer, self._changes = docs, committer, changes
+        self._docs, self._committer, self._changes, self._repin_skill = docs, committer, changes, repin_skill
+
+    def pin(self, name: str, session: str) -> tuple[list[str], str]:
+        """A person checked `name` (a skill, loop:NAME or a record id) against the code: the code as it is now is its
+        baseline. Returns the anchors pinned, and the id of the note that settles a record ('' for the others)."""
+        if name.startswith("loop:"):
+            return self._staleness.repin_first_seen(name), ""
+        if grammar.parse(name).kind == "record":
+            return self.pin_record(name, session)
+        self.refuse_moved(name.removeprefix("skill:"))  # its files moved: say where, not "does not exist" per anchor
+        return self._repin_skill(name.removeprefix("skill:")), ""
 
     def moves(self, files: Collection[str]) -> dict[str, str]:
         """Where git moved each of `files` that is gone: old path -> the path it has now (a move after a move followed)."""
@@ -54,6 +82,16 @@ class Settling:
                 out[item.anchor] = new
         return out
 
+    def refuse_moved(self, name: str) -> None:
+        """`stale --pin NAME` of a skill whose cited files moved would fail on each 'file does not exist': say where
+        they went and how to follow them."""
+        moved = self.moved_anchors(self._staleness.stale([f"skill:{name}"], check=True))
+        if moved:
+            listed = "; ".join(f"{old} moved to {new.partition('::')[0]}" for old, new in moved.items())
+            raise ConflictError(f"skill:{name} cites code that git moved: {listed}. Run `repo-memory stale "
+                                "--follow-renames` to re-anchor it to the new paths, then `repo-memory stale --pin "
+                                f"{name}` if its code also changed.")
+
     def pin_record(self, record: str, session: str) -> tuple[list[str], str]:
         """A person checked `record` against the code: a note citing it and the code as it is now (a moved file at its
         new path); returns the anchors cited and the note's id."""
@@ -66,9 +104,42 @@ class Settling:
         if not now and not stale:
             raise ConflictError(f"{record} cites no code (path/to/file.py::Name in its refs): there is nothing to pin.")
         lost = [s.anchor for s in stale if s.anchor not in now and s.anchor not in moved]
-        text = f"Checked against the code by a person: {record} still holds." + (f" It cites code that is gone: {', '.join(lost)}." if lost else "")
+        text = f"Checked against the code by a person: {record} still holds."
+        text += f" It cites code that is gone: {', '.join(lost)}." if lost else ""
         note = self._note(session, [(record, text, now)])[0]
         return list(now), note
+
+    def follow_renames(self, session: str) -> Followed:
+        """Re-anchor every skill citing a moved file to its new path; settle every record whose cited code moved
+        unchanged with a note citing it there. A record whose code also changed is left to a person."""
+        stale = [s for s in self._staleness.stale(check=True, settle=True) if not s.settled]
+        moved = self.moved_anchors(stale)
+        by_memory: dict[str, list[Stale]] = {}
+        for item in stale:
+            by_memory.setdefault(item.memory, []).append(item)
+        skilled: dict[str, list[tuple[str, str]]] = {}
+        notes: list[tuple[str, str, dict[str, str]]] = []
+        left: list[str] = []
+        for memory, items in by_memory.items():
+            follow = [s for s in items if s.anchor in moved]
+            if not follow:
+                continue
+            went = ", ".join(f"{s.anchor} -> {moved[s.anchor]}" for s in follow)
+            if memory.startswith("skill:"):
+                try:
+                    skilled[memory[6:]] = self._reanchor(memory[6:], {s.anchor: (moved[s.anchor], s.baseline) for s in follow})
+                except NotFoundError as exc:
+                    left.append(f"{memory}: {exc}")
+            elif "#" not in memory:  # a loop spec pins no hash to carry over (its baseline is this clone's): a person's edit
+                left.append(f"{memory}: edit its memory.anchors by hand ({went})")
+            elif len(follow) == len(items) and all(self._code.resolve(moved[s.anchor]).hash == s.baseline for s in follow):
+                notes.append((memory, f"The code {memory} cites moved unchanged ({went}): it still holds there.",
+                              {moved[s.anchor]: s.baseline for s in follow}))
+            else:
+                left.append(f"{memory}: its code moved and changed; check it, then `repo-memory stale --pin {memory}`")
+        settled = dict(zip((memory for memory, _, _ in notes), self._note(session, notes), strict=True)) if notes else {}
+        self._staleness.check()
+        return Followed(skilled, settled, left)
 
     def _note(self, session: str, notes: list[tuple[str, str, dict[str, str]]]) -> list[str]:
         """Append one note per (record, text, code it cites now) in one write; their ids."""
@@ -76,3 +147,24 @@ class Settling:
         entries = [experience.Entry(kind="note", text=text, refs=[record, *cited], source=source, anchors=cited or None)
                    for record, text, cited in notes]
         return [r["id"] for r in self._logs.append(session, entries)]
+
+    def _reanchor(self, name: str, moves: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
+        """Rewrite skill `name`'s anchors old -> new, each keeping the hash of the code it was written against."""
+        paths.check_name(name, "skill name")
+        rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+        path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        if not path.is_file():  # a skill in another folder (.claude/skills): its file is the person's to edit
+            raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/: edit the anchors of the skill of that name by hand.")
+        with disk.repo_lock(self.state_dir):
+            raw = disk.read_safely(path)
+            cited = skills.parse(raw, rel, SKILLS_DIR).anchors
+            anchors = [moves[a][0] if a in moves else a for a in cited]
+            pinned = {moves[a][0] if a in moves else a: moves[a][1] if a in moves else h for a, h in cited.items()}
+            hashes = {a: h for a, h in pinned.items() if h}
+            changes: dict[tuple[str, ...], object] = {("metadata", "anchors"): anchors}
+            if hashes or any(cited.values()):  # a skill with no pinned hash keeps none, but for the code it moved with
+                changes[("metadata", "anchor_hashes")] = hashes
+            disk.write_atomic(path, skills.edit(raw.decode("utf-8"), name, changes).encode("utf-8"))
+            self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
+        self._committer.record([rel], f"memory(skill): {name} re-anchored to code git moved", session=None)
+        return [(old, new) for old, (new, _) in moves.items()]

@@ -1,13 +1,20 @@
-"""What doctor says about memories whose cited code changed: what happened to each file (the commit that changed
-it, where git moved it), the fix that works for each kind of memory, and the records already settled."""
+"""What doctor and `repo-memory stale` say about memories whose cited code changed: what happened to each file (the
+commit that changed it, where git moved it), summed up by cause with one fix each, and the records already settled.
+
+A directory move makes every memory citing a file in it stale at once (1,030 lines of doctor on Django, one warning
+and one fix per anchor): one finding per cause says how many, names the first few and gives the one command that
+helps; `repo-memory stale` lists them all.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Protocol
 
 from repo_memory.code.staleness import Stale
+from repo_memory.core.settling import MOVED
 
 SHOWN = 5  # memories a finding names before "and N more"
 
@@ -37,14 +44,14 @@ def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
 
 
 def notices(store: Memory) -> list[Notice]:
-    """The stale memories not settled, one notice per anchor; the settled records in one line, as information."""
+    """The stale memories not settled, one notice per cause; the settled records in one line, as information."""
     found = store.stale()
     waiting = [item for item in found if not item.settled]
     happened = changes(store, waiting)
-    out = []
+    groups: dict[tuple[str, str], list[Stale]] = {}
     for item in waiting:
-        change = happened.get(item.anchor.partition("::")[0])
-        out.append(Notice("warning", item.memory, f"stale: {item.reason}" + (f" ({change})" if change else ""), _fix([item.memory])))
+        groups.setdefault(_cause(item, happened), []).append(item)
+    out = [_notice(cause, where, items, happened) for (cause, where), items in groups.items()]
     settled = sorted({item.memory for item in found if item.settled})
     if settled:
         out.append(Notice("info", ".agents/experience/", f"stale: {_count(len(settled), 'record')} settled: {_listed(settled)}: "
@@ -54,7 +61,54 @@ def notices(store: Memory) -> list[Notice]:
     return out
 
 
-def _fix(memories: list[str]) -> str:
+def _cause(item: Stale, happened: dict[str, str]) -> tuple[str, str]:
+    """(the words for what happened to the code, the folder it happened in) of one stale anchor."""
+    path = item.anchor.partition("::")[0]
+    change = happened.get(path, "")
+    if moved := MOVED.match(change):
+        old, new = _moved_folders(path, moved["new"])
+        return f"cite files moved in {change[moved.start('commit'):]} ({old} moved to {new})", old
+    if change.startswith("last changed in "):
+        return f"cite code changed in {change.removeprefix('last changed in ')}", ""
+    if change.startswith("uncommitted changes in "):
+        return "cite code with uncommitted changes", ""
+    return "cite code that changed or is gone", ""
+
+
+def _moved_folders(old: str, new: str) -> tuple[str, str]:
+    """The folders a move renamed (pkg/ and lib/ for pkg/a.py -> lib/a.py); the paths when the file name changed."""
+    a, b = old.split("/"), new.split("/")
+    same = 0
+    while same < min(len(a), len(b)) - 1 and a[-1 - same] == b[-1 - same]:
+        same += 1
+    if not same:
+        return old, new
+    return "/".join(a[:-same]) + "/", "/".join(b[:-same]) + "/"
+
+
+def _notice(cause: str, where: str, items: list[Stale], happened: dict[str, str]) -> Notice:
+    items = sorted(items, key=lambda item: ("#" in item.memory, item.memory))  # skills and loops named before records
+    memories = list(dict.fromkeys(item.memory for item in items))
+    if len(memories) == 1 and len(items) == 1:  # one anchor: its own words, as `repo-memory stale` shows it
+        change = happened.get(items[0].anchor.partition("::")[0])
+        said = f"stale: {items[0].reason}" + (f" ({change})" if change else "")
+        return Notice("warning", memories[0], said, _fix(cause, memories))
+    if len(memories) == 1:
+        named = f"{memories[0]}: {_listed([item.anchor for item in items])}"
+    else:
+        first: dict[str, str] = {}
+        for item in items:
+            first.setdefault(item.memory, item.anchor)
+        named = _listed([f"{memory} ({anchor})" for memory, anchor in first.items()])
+    path = memories[0] if len(memories) == 1 else where or _folder([item.anchor.partition("::")[0] for item in items])
+    counts = f"{_count(len(items), 'anchor')} of {_count(len(memories), 'memory', 'memories')}"
+    return Notice("warning", path, f"stale: {counts} {cause}: {named}", _fix(cause, memories))
+
+
+def _fix(cause: str, memories: list[str]) -> str:
+    if cause.startswith("cite files moved"):
+        return ("`repo-memory stale --follow-renames` re-anchors the skills to the new paths and settles the records whose "
+                "code moved unchanged; `repo-memory stale` then lists what is left to check.")
     skills = [m.removeprefix("skill:") for m in memories if m.startswith("skill:")]
     loops = [m for m in memories if m.startswith("loop:")]
     records = [m for m in memories if "#" in m]
@@ -83,3 +137,11 @@ def _count(n: int, one: str, many: str = "") -> str:
 
 def _listed(names: list[str]) -> str:
     return ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
+def _folder(files: list[str]) -> str:
+    """The deepest folder holding every one of `files` ('.' for the top of the repository)."""
+    common = os.path.commonpath(files) if files else ""
+    if common in files:
+        common = os.path.dirname(common)
+    return f"{common}/" if common else "."

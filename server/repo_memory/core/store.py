@@ -19,7 +19,7 @@ from repo_memory.core.past import Past
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
-from repo_memory.core.settling import Settling
+from repo_memory.core.settling import Followed, Settling
 from repo_memory.core.skillbook import Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
 from repo_memory.errors import GitError, InvalidArgumentError
@@ -58,7 +58,8 @@ class Store:
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
         self._settling = Settling(root=config.root, state_dir=config.state_dir, staleness=self._staleness, code=code, logs=self._logs,
-                                  docs=self._docs, committer=self._committer, changes=self._past.code_changes)
+                                  docs=self._docs, committer=self._committer, changes=self._past.code_changes,
+                                  repin_skill=self._skills.repin)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic, provenance)
@@ -169,8 +170,7 @@ class Store:
         return self._activity.forked()
 
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]:
-        # not checkable: a language not parsed, …; each stale record says what settled it, if anything did
-        return self._staleness.stale(memories, check=True, checkable=checkable, settle=checkable)
+        return self._staleness.stale(memories, check=True, checkable=checkable, settle=checkable)  # not checkable: not parsed, …
 
     def evidence(self) -> dict[str, Utility]:
         return self._evidence.all()
@@ -235,11 +235,11 @@ class Store:
     def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
         return self._skills.redraft(rels, via, since)  # the skills of `rels` and of files changed since `since` (ns)
 
-    def repin(self, name: str) -> list[str]:  # a person checked `name` (a skill, or loop:NAME) against the code: its anchors' code is the baseline
-        return self._staleness.repin_first_seen(name) if name.startswith("loop:") else self._skills.repin(name.removeprefix("skill:"))
+    def repin(self, name: str) -> tuple[list[str], str]:  # a person checked a skill, loop:NAME or a record against the code
+        return self._settling.pin(name, self.session)  # (the anchors pinned, the note that settles a record, else '')
 
-    def pin_record(self, record: str) -> tuple[list[str], str]:
-        return self._settling.pin_record(record, self.session)  # a note settling the record: (the code it cites, its id)
+    def follow_renames(self) -> Followed:
+        return self._settling.follow_renames(self.session)  # skills re-anchored, records whose code moved unchanged settled
 
     # --- git ----------------------------------------------------------------------------------------
 

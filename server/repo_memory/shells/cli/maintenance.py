@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from repo_memory.code.staleness import Stale
-from repo_memory.core import doctor as checks
+from repo_memory.core import doctor as checks, stale_checks
+from repo_memory.core.settling import Followed
 from repo_memory.formats import when
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, progress, store_of
@@ -138,49 +139,68 @@ def report(ctx: click.Context, output: Path | None) -> None:
 @click.command(name="stale")
 @click.option("--pin", "pins", multiple=True, metavar="NAME|ID",
               help="You checked skill NAME (or loop:NAME, or record ID) against the code: it holds for the code as it is now.")
+@click.option("--follow-renames", is_flag=True, help="Re-anchor skills citing files git moved to the new paths (a commit), and "
+              "settle records whose code moved unchanged (a note each).")
 @json_option
 @click.pass_context
-def stale(ctx: click.Context, pins: tuple[str, ...], as_json: bool) -> None:
+def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_json: bool) -> None:
     """List memories whose cited code changed or is gone since they were written (exit code 1 when there are any).
 
     A memory cites code with anchors like src/config.py::Config.load (a skill's metadata.anchors, a record's refs).
-    Formatting and comment edits do not count; a changed body, a rename or a deletion does. Anchors into code that
-    cannot be checked (a language not parsed, a file over 2 MiB) are listed after, and do not set the exit code. Nor
-    does a record that is settled: a later record cites it (a correction), `repo-memory feedback ID outdated` (or
-    misled) was given, or a person pinned it.
+    Formatting and comment edits do not count; a changed body, a rename or a deletion does; each says the commit that
+    changed the file, or where git moved it. Anchors into code that cannot be checked (a language not parsed, a file
+    over 2 MiB) are listed after, and do not set the exit code. Nor does a record that is settled: a later record cites
+    it (a correction), `repo-memory feedback ID outdated` (or misled) was given, or a person pinned it.
 
     \b
     Examples:
       repo-memory stale                          # what to re-check
       repo-memory stale --pin release-checklist  # it still holds: accept the new code as its baseline
       repo-memory stale --pin 2026-12-02-a1b2c3#17   # a record still holds: a note of yours settles it
+      repo-memory stale --follow-renames         # after a git mv: skills cite the new paths
     """
     store = store_of(ctx)
+    if follow_renames:
+        _say_followed(store.follow_renames())
     for name in pins:
-        if "#" in name:  # a record: append-only, so a note of the person's settles it
-            cited, note = store.pin_record(name)
-            click.echo(f"pinned {', '.join(cited) or 'nothing'} for {name} (your note {note} settles it)", err=True)
-            continue
-        shown = name if name.startswith("loop:") else f"skill:{name.removeprefix('skill:')}"
-        click.echo(f"pinned {', '.join(store.repin(name)) or 'nothing'} for {shown}", err=True)
+        cited, note = store.repin(name)  # a record is append-only: a note of yours settles it
+        shown = name if name.startswith("loop:") or note else f"skill:{name.removeprefix('skill:')}"
+        settles = f" (your note {note} settles it)" if note else ""
+        click.echo(f"pinned {', '.join(cited) or 'nothing'} for {shown}{settles}", err=True)
     store.refresh()
     found, unchecked = store.stale(), store.stale(checkable=False)  # the second: code that cannot be checked, which exit 1 ignores
     waiting, settled = [i for i in found if not i.settled], [i for i in found if i.settled]
-    listed = [*waiting, *unchecked, *settled]
-    emit([{"memory": i.memory, "anchor": i.anchor, "reason": i.reason, "checked": not len(waiting) <= n < len(waiting) + len(unchecked),
-           "settled": i.settled} for n, i in enumerate(listed)], as_json, lambda: _say_stale(listed, len(waiting), len(unchecked)))
+    happened = stale_checks.changes(store, waiting)
+    listed = [(item, happened.get(item.anchor.partition("::")[0], "")) for item in [*waiting, *unchecked, *settled]]
+    first_unchecked, first_settled = len(waiting), len(waiting) + len(unchecked)
+    emit([{"memory": i.memory, "anchor": i.anchor, "reason": i.reason, "checked": not first_unchecked <= n < first_settled,
+           "settled": i.settled, "change": change} for n, (i, change) in enumerate(listed)], as_json,
+         lambda: _say_stale(listed, len(waiting), len(unchecked)))
     ctx.exit(1 if waiting else 0)
 
 
-def _say_stale(shown: list[Stale], waiting: int, unchecked: int) -> None:
+def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int) -> None:
     if not waiting:
-        click.echo("Nothing stale: every anchored memory matches the code it cites" + (", or is settled" if len(shown) > unchecked else "")
+        or_settled = ", or is settled" if len(shown) > unchecked else ""
+        click.echo(f"Nothing stale: every anchored memory matches the code it cites{or_settled}"
                    + (" (of the code that can be checked: not what follows)." if unchecked else "."))
-    for item in shown[:waiting + unchecked]:
-        click.echo(f"{item.memory}  {item.reason}")
-    if settled := {item.memory for item in shown[waiting + unchecked:]}:
+    for item, change in shown[:waiting + unchecked]:
+        click.echo(f"{item.memory}  {item.reason}" + (f" ({change})" if change else ""))
+    if settled := {item.memory for item, _ in shown[waiting + unchecked:]}:
         click.echo(f"({len(settled)} stale record(s) settled, not counted: corrected by a later record, reported outdated or "
                    "misled, or pinned by a person; --json says by what)")
+    if moved := sum(1 for _, change in shown[:waiting] if change.startswith("moved to ")):
+        click.echo(f"({moved} of them cite files git moved: `repo-memory stale --follow-renames` follows them)")
+
+
+def _say_followed(followed: Followed) -> None:
+    for name, moves in followed.skills.items():
+        click.echo(f"re-anchored skill:{name}: {', '.join(f'{old} -> {new}' for old, new in moves)}", err=True)
+    if followed.records:
+        click.echo(f"settled {len(followed.records)} record(s) whose code moved unchanged, each with a note citing it at the new path",
+                   err=True)
+    for line in followed.left:
+        click.echo(f"left to you: {line}", err=True)
 
 
 @click.command(name="doctor")
