@@ -8,22 +8,19 @@ never returned by a search; doctor lists them. Every row is in the full-text ind
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from repo_memory.errors import InvalidRecordError, Problem, UnsafePathError
-from repo_memory.formats import loops, skills
-from repo_memory.guards import disk, markers, secretscan
+from repo_memory.formats import skills
 from repo_memory.index import fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
+from repo_memory.index.docfiles import Loaded, Progress, load_all, unchanged
 from repo_memory.index.hits import Hit
-from repo_memory.index.query import Query, parts
+from repo_memory.index.query import Query
 from repo_memory.index.vectors import QueryVectors, vkey
 
 # Weights of the FTS columns (name, description, tags, body, words) in BM25: a hit in a name says more than one in a
@@ -31,13 +28,8 @@ from repo_memory.index.vectors import QueryVectors, vkey
 # finds a skill that says RetryPolicy.maxAttempts; they count as the body does. (A record keeps them after its text in
 # its own full-text row; docs_fts reads its columns from `docs`, so they are a column of their own.)
 WEIGHTS = (10.0, 5.0, 4.0, 1.0, 1.0)
-RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
 CHECKPOINT_AFTER = 200  # rows changed by one sync
-PARALLEL_MIN = 2000  # below this, starting worker processes costs more than it saves
 KINDS = ("skill", "loop")
-BODY_WORDS = 20_000  # characters of a body scanned for camelCase names: bounded work for a huge file
-
-Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -55,98 +47,7 @@ class SyncReport:
         return self.added + self.updated + self.removed
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    """A file as read and parsed, with the stat it had when read."""
-
-    path: str
-    mtime_ns: int
-    size: int
-    doc: skills.Skill
-    words: str = ""  # the words of the camelCase names in its description and body (WEIGHTS says why)
-
-    def moved(self) -> bool:
-        """True when the file changed after it was read."""
-        if not self.path:
-            return False
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return True
-        return (st.st_mtime_ns, st.st_size) != (self.mtime_ns, self.size)
-
-
-def _unchanged(item: skills.Found, prev: tuple[Any, ...] | None) -> bool:
-    """True when `item` certainly matches its index row `prev`, judged by stat alone (git's racy-clean rule)."""
-    if prev is None or item.refused or prev[4] != item.rank:
-        return False
-    try:
-        st = os.stat(item.path)
-    except FileNotFoundError:
-        return False
-    return (prev[1], prev[2]) == (st.st_mtime_ns, st.st_size) and prev[3] - prev[1] > RACY_NS
-
-
-def loop_document(data: bytes, rel: str) -> skills.Skill:
-    """A loop spec as a searchable document: its goal, notes and the names of its checks."""
-    name = Path(rel).stem
-    digest = __import__("hashlib").sha256(data).hexdigest()
-    try:
-        spec = loops.parse(data, rel)
-    except InvalidRecordError as exc:
-        return skills.Skill(name=name, path=rel, source=loops.LOOPS_DIR, sha256=digest, problems=exc.problems)
-    text = "\n".join([spec.goal, spec.notes, *(f"check: {s.name}" for s in spec.steps)])
-    text, found = secretscan.redact(text)
-    return skills.Skill(name=name, path=rel, source=loops.LOOPS_DIR, sha256=digest, description=spec.description or spec.goal,
-                        status=spec.status, origin="", tags=(str(spec.trigger.get("on", "manual")),), body=text,
-                        flags=tuple([*(str(m) for m in markers.find(text)), *(f"secret: {f}" for f in found)]),
-                        anchors=dict.fromkeys(spec.anchors, ""))
-
-
-def _load(item: skills.Found) -> _Loaded | None:
-    """Read and parse one file (runs in worker processes too); None when it vanished."""
-    name = Path(item.rel).parent.name if item.kind == "skill" else Path(item.rel).stem
-    if item.refused:
-        return _Loaded("", 0, 0, skills.Skill(name=name, path=item.rel, source=item.source, sha256="", problems=(Problem(item.refused),)))
-    try:
-        with os.fdopen(disk.open_safely(Path(item.path)), "rb") as handle:
-            st = os.fstat(handle.fileno())
-            data = handle.read()
-    except FileNotFoundError:
-        return None
-    except UnsafePathError as exc:
-        return _Loaded("", 0, 0, skills.Skill(name=name, path=item.rel, source=item.source, sha256="", problems=(Problem(str(exc)),)))
-    doc = skills.parse(data, item.rel, item.source) if item.kind == "skill" else loop_document(data, item.rel)
-    return _Loaded(item.path, st.st_mtime_ns, st.st_size, doc, " ".join(parts(f"{doc.description}\n{doc.body[:BODY_WORDS]}")))
-
-
-def _load_all(items: list[skills.Found], progress: Progress | None, total: int) -> list[_Loaded | None]:
-    """Load `items`, on every core when there are many and forking is safe (no other threads to inherit)."""
-    cores = os.cpu_count() or 1
-    done = total - len(items)
-    if len(items) >= PARALLEL_MIN and cores > 1 and threading.active_count() == 1:
-        import multiprocessing  # only bulk loads use worker processes
-        from concurrent.futures import ProcessPoolExecutor
-
-        if "fork" in multiprocessing.get_all_start_methods():
-            with ProcessPoolExecutor(max_workers=min(cores, 8), mp_context=multiprocessing.get_context("fork")) as pool:
-                stream: Iterable[_Loaded | None] = pool.map(_load, items, chunksize=256)
-                return _with_progress(stream, progress, done, total)
-    return _with_progress(map(_load, items), progress, done, total)
-
-
-def _with_progress(stream: Iterable[_Loaded | None], progress: Progress | None, done: int, total: int) -> list[_Loaded | None]:
-    results = []
-    for number, loaded in enumerate(stream, start=done + 1):
-        results.append(loaded)
-        if progress and (number % 500 == 0 or number == total):
-            progress(number, total)
-    if progress and not results and total:
-        progress(total, total)
-    return results
-
-
-def _row(item: skills.Found, loaded: _Loaded, now: int) -> dict[str, Any]:
+def _row(item: skills.Found, loaded: Loaded, now: int) -> dict[str, Any]:
     doc = loaded.doc
     return {
         "path": item.rel, "kind": item.kind, "rank": item.rank, "name": doc.name, "source": item.source,
@@ -194,8 +95,8 @@ class DocIndex:
                 cursor = conn.execute(select)
             existing = {row[0]: row[1:] for row in cursor if wanted is None or row[0] in wanted}
         candidates = [(item, existing.pop(item.rel, None)) for item in found]
-        candidates = [(item, prev) for item, prev in candidates if not _unchanged(item, prev)]
-        loaded = _load_all([item for item, _ in candidates], progress, len(found))
+        candidates = [(item, prev) for item, prev in candidates if not unchanged(item, prev)]
+        loaded = load_all([item for item, _ in candidates], progress, len(found))
         rows: list[dict[str, Any]] = []
         touched: list[tuple[str, int, int]] = []
         added = updated = 0
