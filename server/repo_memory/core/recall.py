@@ -29,8 +29,9 @@ from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git.committed import Committed, describe, describe_loop, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.index import fts, query
+from repo_memory.index import cited, fts, query
 from repo_memory.index.activity import Activity
+from repo_memory.index.anchors import AnchorIndex
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.docs import DocIndex
 from repo_memory.index.hits import OMIT, Hit
@@ -43,6 +44,8 @@ DOC_KINDS = ("skill", "loop")
 COVER_CHARS = 4000  # characters of a best hit read for the share of the query it holds: 0.6 ms (20 kB: 2.6 ms)
 COVER_MIN = 600  # characters of a best skill read for it, at the least (its name, description and first steps)
 QUERY_CHARS = 2000  # characters of a query that are searched for (and, of those, semantic.TEXT_CHARS embedded): bounded work
+SYMBOL_FORMS = ("A symbol is path::Class.method, Class.method or a method's name; a file path (src/app.py) returns every "
+                "memory anchored in that file.")
 
 
 @dataclass(frozen=True)
@@ -116,6 +119,7 @@ class Recall:
         self.root, self.sources, self._git, self._semantic = root, sources, git, semantic
         self._provenance = provenance  # judges whether each experience hit was written by repo-memory
         self._db, self._docs, self._records, self._activity = db, DocIndex(db), records, Activity(db)
+        self._anchors = AnchorIndex(db)  # (memory, anchor) of every anchor, for recall by a file
         self._committed, self._staleness, self._evidence = committed, staleness, evidence
         self._half_life, self._default_limit, self._similar = half_life_days, default_limit, similar
         self.ages = SkillAges(committed, sources)  # when each skill last changed, for its decay (core/ages.py)
@@ -284,8 +288,10 @@ class Recall:
                 for span, record in zip(spans, self._provenance.lines(file, spans))}
 
     def _anchored(self, symbol: str, limit: int, offset: int) -> RecallResult:
-        """Every memory anchored to `symbol`, documents first."""
-        found = self._staleness.anchored_to(symbol)
+        """Every memory anchored to `symbol`, documents first: a symbol (`Class.method`, `path::Class.method`, a method's
+        name) or a file, anywhere in it (`path`, `path::`); a leading `./` is the same path."""
+        wanted, pairs = cited.plain(symbol), self._anchors.pairs()
+        found = list(dict.fromkeys([*self._staleness.anchored_to(wanted), *((m, a) for m, a in pairs if cited.in_file(a, wanted))]))
         memories = list(dict.fromkeys(m for m, _ in found))
         hits: list[Hit] = []
         for memory in memories[offset : offset + limit]:
@@ -302,7 +308,11 @@ class Recall:
                                 source={"actor": r["actor"], "harness": r["harness"], "tool": r["tool"]}, ts=when.stamp(r["ts"]), session=r["session"]))
         hits.sort(key=lambda h: (h.kind not in DOC_KINDS, h.id))
         more = len(memories) > offset + limit
-        return RecallResult(query=f"symbol:{symbol}", hits=self.framed(hits), next_cursor=f"offset:{offset + limit}" if more else None)
+        close = cited.near(wanted[:300], sorted({a for _, a in pairs})) if not memories else []
+        said = f"No memory cites '{wanted[:200]}'. {SYMBOL_FORMS}" if not memories else ""
+        said += f" Did you mean {' or '.join(close)}?" if close else ""
+        return RecallResult(query=f"symbol:{symbol}", hits=self.framed(hits), suggestions=close, note=f"{said} {DATA_NOTE}".lstrip(),
+                            next_cursor=f"offset:{offset + limit}" if more else None)
 
 
 _PAST: dict[tuple[str, str], DocIndex] = {}

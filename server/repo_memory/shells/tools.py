@@ -120,8 +120,9 @@ def recall(call: Call, query: Annotated[str, Field(json_schema_extra=_no_default
                                                                                             "in words. Needed unless symbol is given.")] = "",
            limit: Limit = 8, kinds: Kinds = None, session: Session = None, since: Since = None, until: Until = None, cursor: Cursor = None,
            as_of: AsOf = None,
-           symbol: Annotated[str | None, Field(description="A code symbol (Class.method or src/app.py::Class.method): every memory "
-                                                           "citing it, instead of a search.")] = None) -> RecallResult:
+           symbol: Annotated[str | None, Field(description="A code symbol (Class.method or src/app.py::Class.method) or a file "
+                                                           "(src/app.py): every memory citing it, or code in that file, instead of "
+                                                           "a search.")] = None) -> RecallResult:
     """Search this repository's memory (skills, loops and experience) in words; returns compact hits to `read` by id.
 
     Example: recall(query="how do we cut a release") -> hits like {"id": "skill:release-checklist", ...};
