@@ -12,7 +12,7 @@ from mcp import Client
 from repo_memory.core.store import Store
 from repo_memory.shells import mcp as server
 
-from tests.conftest import git, kept
+from tests.conftest import git, index_snapshot, kept
 
 STORE = ("class Store:\n    def save(self, rows, batch=100):\n        assert batch > 0\n        return len(rows)\n\n"
          "    def load(self, key):\n        return key\n\n\nclass Cache:\n    def save(self, key):\n        return key\n")
@@ -64,6 +64,41 @@ def test_a_symbol_no_memory_cites_says_so_and_offers_the_anchors_it_may_mean(sto
     assert misspelt.hits == [] and "pkg/store.py::Store.save" in misspelt.suggestions
     assert "Did you mean" in misspelt.note
     assert "No memory cites" not in store.recall("", symbol="pkg/store.py").note
+
+
+@pytest.mark.parametrize("asked", ["pkg/store.py", "what do we know about pkg/store.py?", "store.py"])
+def test_a_query_naming_a_file_finds_the_memories_anchored_in_it_before_one_that_mentions_it(store: Store, anchored: dict[str, str],
+                                                                                           asked: str):
+    """Anchors were not in the full-text index: the skill anchored to pkg/store.py::Store.save was not found at all,
+    and a note that only mentions the path ranked first."""
+    ids = [h.id for h in store.recall(asked, limit=20).hits]
+    assert anchored["skill"] in ids and anchored["record"] in ids, ids
+    assert max(ids.index(anchored["skill"]), ids.index(anchored["record"])) < ids.index(anchored["mention"]), ids
+
+
+def test_a_record_found_by_the_code_it_cites_says_so(store: Store, anchored: dict[str, str]):
+    """Its text holds no word of the query: without a word on why, an agent reads it as unrelated."""
+    hits = {h.id: h for h in store.recall("pkg/store.py", limit=20).hits}
+    assert hits[anchored["record"]].matched == "by the code it cites"
+    assert hits[anchored["mention"]].matched == ""
+
+
+def test_a_query_naming_a_symbol_finds_the_memories_anchored_to_it(store: Store, anchored: dict[str, str]):
+    assert [h.id for h in store.recall("Store.save").hits][:1] == [anchored["skill"]]
+    assert [h.id for h in store.recall("Store.load", kinds=["note"]).hits][:1] == [anchored["record"]]
+    assert [h.id for h in store.recall("pkg/store.py::Store.save").hits][:1] == [anchored["skill"]]
+
+
+def test_the_file_a_query_names_outranks_a_file_of_the_same_name_elsewhere(store: Store, anchored: dict[str, str]):
+    ids = [h.id for h in store.recall("pkg/sql/store.py", limit=20).hits]
+    assert ids[:1] == [anchored["elsewhere"]], ids
+
+
+def test_anchor_words_indexed_as_memory_is_written_are_those_a_rebuild_indexes(store: Store, anchored: dict[str, str]):
+    written, ranked = index_snapshot(store), [(h.id, h.score, h.matched) for h in store.recall("pkg/store.py", limit=20).hits]
+    store.reindex()
+    assert index_snapshot(store) == written
+    assert [(h.id, h.score, h.matched) for h in store.recall("pkg/store.py", limit=20).hits] == ranked
 
 
 @pytest.mark.anyio

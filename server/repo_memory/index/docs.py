@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repo_memory.formats import skills
-from repo_memory.index import fts, fusion
+from repo_memory.index import cited, fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.docfiles import Loaded, Progress, load_all, unchanged
 from repo_memory.index.hits import Hit
@@ -25,8 +25,9 @@ from repo_memory.index.vectors import QueryVectors, vkey
 
 # Weights of the FTS columns (name, description, tags, body, words) in BM25: a hit in a name says more than one in a
 # body. `words` holds the words of the camelCase names in the description and body (query.parts), so "retry policy"
-# finds a skill that says RetryPolicy.maxAttempts; they count as the body does. (A record keeps them after its text in
-# its own full-text row; docs_fts reads its columns from `docs`, so they are a column of their own.)
+# finds a skill that says RetryPolicy.maxAttempts, and the code it cites (index/cited.py); they count as the body does.
+# (A record keeps them after its text in its own full-text row; docs_fts reads its columns from `docs`, so they are a
+# column of their own.)
 WEIGHTS = (10.0, 5.0, 4.0, 1.0, 1.0)
 CHECKPOINT_AFTER = 200  # rows changed by one sync
 KINDS = ("skill", "loop")
@@ -163,7 +164,8 @@ class DocIndex:
                weigh: Callable[[dict[str, Any]], float] | None = None, sem: QueryVectors | None = None) -> list[Hit]:
         """Hits for `query` among searchable documents of `kinds` whose status is in `statuses`, best first.
 
-        Ranking is BM25 over the weighted columns with x1.5 when the query's words appear as a phrase — fused with
+        Ranking is BM25 over the weighted columns with x1.5 when the query's words appear as a phrase, x2 when it
+        names code the document cites (`_names`) — fused with
         the similarity of meaning when `sem` (the query's embedding) is given (fusion.py) — then first place for a
         document whose name is the query, and `weigh(row)` multiplies each score (a skill's utility and recency,
         see core/utility.py).
@@ -187,8 +189,7 @@ class DocIndex:
                     pool *= 4  # filters ate the pool; look deeper
                 if len(kept) >= limit:
                     break
-            lexical = {rowid: -rank * (1.5 if query.has_phrase(text := f"{rows[rowid]['name']} {rows[rowid]['description']} {rows[rowid]['body']}")
-                                       or query.holds_name(text) else 1.0) for rowid, rank in kept}
+            lexical = {rowid: -rank * _names(query, rows[rowid]) for rowid, rank in kept}
             scores = lexical
             if sem is not None:
                 sem.prefetch([rows[rowid]["vkey"] for rowid in lexical])  # while the query is still being embedded
@@ -247,7 +248,7 @@ class DocIndex:
         if not rowids:
             return {}
         cursor = conn.execute(
-            "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, vkey, description, body FROM docs "
+            "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, vkey, anchors, description, body FROM docs "
             f"WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
         cols = [c[0] for c in cursor.description]
         return {r[0]: dict(zip(cols, r, strict=True)) for r in cursor.fetchall()}
@@ -294,6 +295,14 @@ class DocIndex:
                 "FROM docs ORDER BY path"
             ).fetchall()
         return docs
+
+
+def _names(query: Query, row: dict[str, Any]) -> float:
+    """x1.5 for a document holding the query's words as a phrase or one of its code names as written; x2 for one
+    anchored to code the query names (index/cited.py)."""
+    if cited.named(query.names, cited.anchors(row["anchors"])):
+        return cited.CITED_BOOST
+    return 1.5 if query.has_phrase(text := f"{row['name']} {row['description']} {row['body']}") or query.holds_name(text) else 1.0
 
 
 def _title(description: str) -> str:

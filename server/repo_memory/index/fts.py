@@ -8,6 +8,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from repo_memory.index import cited
+
 SNIPPET_MAX = 20_000  # characters: FTS5's snippet() grows with the square of the matches in a text
 # Rows a first pass may score. FTS5 scores every row that matches any term (about 0.7 us each), so a question with a
 # word on half of 100k records cost 40-60 ms. Past this many, the first pass matches only the query's rarer words.
@@ -79,10 +81,12 @@ def whole_names(snippet: str) -> str:
 
 
 def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int) -> list[str]:
-    """The words of a document (kind, name) and of a record (id), each cut to `chars`, for `covered`."""
+    """The words of a document (kind, name) and of a record (id), each cut to `chars`, for `covered`; the code each cites
+    counts (a document's `words` hold it, a record's anchors are added: index/cited.py)."""
     found = conn.execute("SELECT name, description, tags, body, words FROM docs WHERE kind=? AND name=?", doc).fetchone()
-    record = conn.execute("SELECT text, speaker FROM records WHERE id=?", (record_id,)).fetchone()
-    return [" ".join(str(v or "").replace("-", " ") for v in found or ())[:chars], " ".join(str(v or "") for v in record or ())[:chars]]
+    record = conn.execute("SELECT text, speaker, anchors FROM records WHERE id=?", (record_id,)).fetchone()
+    said = [str(record[0] or ""), str(record[1] or ""), cited.words(cited.anchors(record[2]))] if record else []
+    return [" ".join(str(v or "").replace("-", " ") for v in found or ())[:chars], " ".join(said)[:chars]]
 
 
 def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str]) -> list[float]:

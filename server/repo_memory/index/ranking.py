@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repo_memory.formats import when
-from repo_memory.index import fts, fusion
+from repo_memory.index import cited, fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import MEANING, NEIGHBOURS, Hit
 from repo_memory.index.query import STOPWORDS, Query, words
@@ -65,7 +65,8 @@ ROUTINE = ("NOT (lower(replace(t.tool, '_', '')) IN ('hook:sessionstart', 'hook:
            "lower(replace(t.tool, '_', '')) IN ('hook:precompact', 'hook:postcompact') AND t.text LIKE 'The harness compacted its context%')")
 FAST = (UNFILTERED, f"{UNFILTERED} AND {ROUTINE}")  # conditions few rows fail: the best rows by words are ranked first
 PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
-_COLUMNS = "t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000)"
+_COLUMNS = ("t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000), "
+            "t.anchors")
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class RecordRanking:
             timely = when.asks_when(query.text)
             lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
                        * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0)
-                       * (NAME_BOOST if query.holds_name(str(r[12])) else 1.0)
+                       * _names(query, r)
                        * (QUOTE_BOOST if query.quotes(str(r[12])) else 1.0) for r in rows}
             found = {r[0]: r[:-2] for r in rows}
             own = {r[0]: -r[-2] for r in rows}  # ranked by their own words alone, not their neighbours' indexed with them
@@ -126,13 +127,21 @@ class RecordRanking:
             if missing:  # found by meaning, not by words: its opening stands in for an excerpt
                 excerpts |= dict(self._db.conn.execute(
                     f"SELECT rowid, substr(text, 1, 160) FROM records WHERE rowid IN ({','.join('?' * len(missing))})", missing).fetchall())
-            unworded = _unworded(self._db.conn, query, [(rowid, str(found[rowid][12])) for rowid, _ in page if own.get(rowid, 0.0) <= 0])
-        # A record holding no word of the query came back through its neighbours' words (indexed with it) or by meaning
-        # alone: the hit says so, or an agent reads an unrelated record as related (the ranking is not changed by it).
+            matched = self._matched(query, [found[rowid] for rowid, _ in page], own)
         return [Hit(id=r[1], kind=r[2], snippet=str(excerpts.get(rowid, "")), score=score, ts=when.stamp(r[3]), session=r[4],
                     source={"actor": r[5], "harness": r[6], "tool": r[7]}, covers=tuple(json.loads(r[8] or "[]")),
-                    matched="" if rowid not in unworded else NEIGHBOURS if rowid in own else MEANING)
-                for rowid, score in page if (r := found[rowid])]
+                    matched=matched.get(rowid, "")) for rowid, score in page if (r := found[rowid])]
+
+    def _matched(self, query: Query, rows: list[tuple[Any, ...]], own: dict[int, float]) -> dict[int, str]:
+        """`matched` of the records of a page (rowid -> why) whose text holds no word of the query: they came back
+        through the code they cite or their neighbours' words (both indexed with them), or by meaning alone. The hit
+        says so, or an agent reads an unrelated record as related (the ranking is not changed by it)."""
+        conn = self._db.conn
+        unworded = _unworded(conn, query, [(r[0], str(r[12])) for r in rows if own.get(r[0], 0.0) <= 0 or r[13]])
+        anchored = [(r[0], cited.words(cited.anchors(r[13]))) for r in rows if r[0] in unworded and r[13]]
+        through = {rowid for rowid, _ in anchored} - _unworded(conn, query, anchored)  # their anchors hold a word of it
+        return {r[0]: cited.CITES if r[0] in through else NEIGHBOURS if r[0] in own else MEANING
+                for r in rows if r[0] in unworded and (r[0] in through or own.get(r[0], 0.0) <= 0)}
 
     def _ranked(self, query: Query, where: str, params: list[Any], pool: int) -> list[tuple[Any, ...]]:
         """The best `pool` rows for the words of `query`, the first pass bounded (fts.Frequencies) in a large index;
@@ -202,7 +211,7 @@ class RecordRanking:
         # The question's named speaker is left out of its embedding (core/semantic.py), so the meaning half prefers
         # their records as the words half does.
         named = _named({str(r[9]).lower() for r in found.values()}, asked)
-        prefer = {rowid: (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0) * (NAME_BOOST if query.holds_name(str(r[12])) else 1.0)
+        prefer = {rowid: (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0) * _names(query, r)
                   for rowid, r in found.items()}  # not QUOTE_BOOST: in the meaning half it cost LoCoMo's hybrid 0.821 -> 0.816
         fused = fusion.fuse(lexical, semantic, floor, prefer, RECORDS_LEXICAL_WEIGHT)
         # With no vector among the candidates the ranking stays full-text's (the neighbourhood gains only beside meaning).
@@ -227,6 +236,14 @@ class RecordRanking:
                 f"WITH w(s, q) AS (VALUES {','.join(['(?, ?)'] * len(part))}) "
                 "SELECT r.session, r.seq, r.vkey FROM w JOIN records r ON r.session = w.s AND r.seq = w.q", [v for p in part for v in p])}
         return {(session, seq): [keys[(session, s)] for s in _around(seq) if (session, s) in keys] for session, seq in places}
+
+
+def _names(query: Query, row: tuple[Any, ...]) -> float:
+    """What a record gains for the code names of the query: more when it is anchored to that code (index/cited.py) than
+    when its text holds the name."""
+    if row[13] and cited.named(query.names, cited.anchors(row[13])):
+        return cited.CITED_BOOST
+    return NAME_BOOST if query.holds_name(str(row[12])) else 1.0
 
 
 def _unworded(conn: sqlite3.Connection, query: Query, texts: list[tuple[int, str]]) -> set[int]:
