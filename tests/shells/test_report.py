@@ -81,3 +81,29 @@ def test_report_refuses_a_target_that_is_not_a_regular_file_in_an_existing_folde
     assert result.exit_code != 0 and result.exception is None or isinstance(result.exception, SystemExit), result.output
     assert "Traceback" not in result.output and "Error:" in result.output
     assert not (repo / "missing").exists()  # no folder made for a mistyped path
+
+
+def test_the_report_counts_a_settled_stale_record_apart_from_the_stale_ones(store: Store, repo: Path, tmp_path: Path, runner: CliRunner):
+    """A record whose code changed, then reported outdated, is settled: `stale` and doctor count it apart, and the
+    report listed it among the stale memories as if nothing had been done."""
+    from tests.conftest import git
+
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text("class Store:\n    def save(self, rows):\n        return list(rows)\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    record = store.remember("Store.save keeps the rows in order", refs=["pkg/store.py::Store.save"])[0]["id"]
+    store.flush("all")
+    (repo / "pkg/store.py").write_text("class Store:\n    def save(self, rows):\n        return sorted(rows)\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "save sorts the rows")
+    out = tmp_path / "report.html"
+
+    def counted() -> tuple[str, str]:
+        assert runner.invoke(cli, ["--root", str(repo), "report", "-o", str(out)]).exit_code == 0
+        page = out.read_text(encoding="utf-8")
+        return re.findall(r'data-stale="(\d+)"', page)[0], page
+
+    assert counted()[0] == "1"
+    assert runner.invoke(cli, ["--root", str(repo), "feedback", record, "outdated"]).exit_code == 0
+    stale, page = counted()
+    assert stale == "0" and record in page and "Settled" in page

@@ -46,8 +46,12 @@ def build(store: Store) -> str:
     skills = [r for r in store.skills() if r["winner"]]
     evidence = store.evidence()
     stale: dict[str, list[str]] = {}
+    settled: dict[str, str] = {}  # records a correction, feedback or a person's check retired: history, as `stale` says
     for item in store.stale():
-        stale.setdefault(item.memory, []).append(item.reason)
+        if item.settled:
+            settled[item.memory] = item.settled
+        else:
+            stale.setdefault(item.memory, []).append(item.reason)
     runs = engine.status()
     days = store.per_day()
     total_records = sum(n for _, n in days)
@@ -69,7 +73,7 @@ def build(store: Store) -> str:
                 ("skills", counts["skills"], "skills"), ("drafts", counts["drafts"], "drafts to review"),
                 ("stale", counts["stale"], "stale memories"), ("runs", counts["runs"], "loop runs"),
                 ("records", counts["records"], "experience records"), ("sessions", counts["sessions"], "sessions"))) + "</div>",
-        _drafts(drafts), _skills(skills, evidence, stale), _runs(runs), _activity(days), _stale_list(stale),
+        _drafts(drafts), _skills(skills, evidence, stale), _runs(runs), _activity(days), _stale_list(stale, settled),
         "</main></body></html>",
     ]
     return "\n".join(parts)
@@ -142,8 +146,10 @@ def _activity(days: list[tuple[str, int]]) -> str:
             f"busiest: {top})</p><svg id=activity width={width} height={height} role=img aria-label='records per day'>{rects}{labels}</svg>")
 
 
-def _stale_list(stale: dict[str, list[str]]) -> str:
+def _stale_list(stale: dict[str, list[str]], settled: dict[str, str]) -> str:
+    done = ("<p class=muted>Settled (their code changed since; a later record or a person's check retired them): "
+            + ", ".join(f"{_e(m)} ({_e(why)})" for m, why in sorted(settled.items())) + "</p>") if settled else ""
     if not stale:
-        return "<h2>Stale memories</h2><p class=muted>None: every anchored memory matches the code it cites.</p>"
+        return f"<h2>Stale memories</h2><p class=muted>None: every anchored memory matches the code it cites.</p>{done}"
     rows = "".join(f"<tr><td>{_e(m)}</td><td>{'<br>'.join(_e(r) for r in reasons)}</td></tr>" for m, reasons in sorted(stale.items()))
-    return f"<h2>Stale memories</h2><table id=stale><tr><th>memory</th><th>what changed</th></tr>{rows}</table>"
+    return f"<h2>Stale memories</h2><table id=stale><tr><th>memory</th><th>what changed</th></tr>{rows}</table>{done}"
