@@ -28,7 +28,8 @@ ISSUE = "openai/codex#19663"  # with Codex's memories on, the agent skipped memo
 
 @dataclass(frozen=True)
 class Notice:
-    """One finding about a harness's memory, with what to do (core/doctor.py turns it into a Finding)."""
+    """One finding of a doctor check (a harness's memory, stale memories), with what to do (core/doctor.py turns it
+    into a Finding)."""
 
     level: str
     path: str

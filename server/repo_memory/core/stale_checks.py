@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Protocol
 
 from repo_memory.code.staleness import Stale
+from repo_memory.core.native_checks import Notice
 from repo_memory.core.settling import MOVED
 
 SHOWN = 5  # memories a finding names before "and N more"
@@ -25,16 +25,6 @@ class Memory(Protocol):
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]: ...
 
     def code_changes(self, paths: Collection[str]) -> dict[str, str]: ...
-
-
-@dataclass(frozen=True)
-class Notice:
-    """One finding about stale memories, with what to do (core/doctor.py turns it into a Finding)."""
-
-    level: str
-    path: str
-    message: str
-    fix: str
 
 
 def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
