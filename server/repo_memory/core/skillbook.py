@@ -126,8 +126,9 @@ class Skillbook:
         return self._docs.rows("kind='skill' AND winner=1 AND status='active' AND flags=''", columns="name, description, status, flags, winner, path, mtime_ns")
 
     def drafts(self) -> list[str]:
-        """Names of the skills awaiting a person's review, the most recently changed first."""
-        rows = self._docs.rows("kind='skill' AND winner=1 AND status='draft'", columns="name, mtime_ns")
+        """Names of the skills awaiting a person's review, the most recently changed first (not quarantined ones: their
+        names are an agent's words, and doctor lists them)."""
+        rows = self._docs.rows("kind='skill' AND winner=1 AND status='draft' AND flags=''", columns="name, mtime_ns")
         return [r["name"] for r in sorted(rows, key=lambda r: (-r["mtime_ns"], r["name"]))]
 
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
