@@ -10,6 +10,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from repo_memory.core.store import Store
+from repo_memory.formats import experience
 from repo_memory.shells.cli import cli
 
 from tests.conftest import git
@@ -52,6 +53,100 @@ def test_a_correction_citing_the_stale_record_and_the_new_code_settles_it(store:
     doctor = json.loads(cli_run(repo, "doctor", "--json")[1])
     assert not [f for f in doctor if f["level"] == "warning" and record in f["path"] + f["message"]]
     assert [f["level"] for f in doctor if "settled" in f["message"]] == ["info"]
+
+
+def test_an_agents_note_citing_only_the_stale_record_settles_nothing(store: Store, repo: Path):
+    """Any later record naming a stale one in its refs settled it, so an agent's plain `remember(text, refs=[ID])`
+    (a checkpoint-like note, no code, no correction) took it out of `stale`'s exit code and doctor's warnings."""
+    record = _stale_record(store, repo)
+    store.remember("Looked at the save path again, see the earlier note", refs=[record])
+    store.flush("all")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and f"{record}  {SAVE}" in out and "settled" not in out
+    doctor = json.loads(cli_run(repo, "doctor", "--json")[1])
+    assert [f for f in doctor if f["level"] == "warning" and record in f["path"] + f["message"]]
+
+
+def test_an_agents_record_citing_other_code_or_the_old_code_settles_nothing(store: Store, repo: Path):
+    """A record citing the stale one and code that is not its code as it is now corrects nothing: another symbol of
+    the same file (unchanged), or code pinned before the change (written against the old code)."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    record = store.remember("Store.save keeps the rows in order", refs=[SAVE])[0]["id"]
+    old = store.remember("load is the other half", refs=["pkg/store.py::Store.load", record])[0]["id"]
+    store.flush("all")
+    changed = CODE.replace("list(rows)", "sorted(rows)").replace("return key", "return str(key)")
+    (repo / "pkg/store.py").write_text(changed, encoding="utf-8")
+    git(repo, "commit", "-qam", "save sorts the rows, load returns a string")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and f"{record}  {SAVE}" in out and f"{old}  " in out and "settled" not in out
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
+    git(repo, "commit", "-qam", "load as it was")  # load is as `old` pinned it again: only the record is stale
+    other = store.remember("Store.load is unchanged", refs=["pkg/store.py::Store.load", record])[0]["id"]
+    store.flush("all")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and f"{record}  {SAVE}" in out and other not in out and "settled" not in out
+
+
+def test_an_agents_correction_citing_the_same_symbol_as_it_is_now_settles_it_while_that_code_holds(store: Store, repo: Path):
+    record = _stale_record(store, repo)
+    correction = store.remember("Store.save now sorts the rows", refs=[record, SAVE])[0]["id"]
+    store.flush("all")
+    code, out = cli_run(repo, "stale")
+    assert code == 0 and "1 stale record(s) settled" in out, out
+    assert json.loads(cli_run(repo, "stale", "--json")[1])[0]["settled"] == f"corrected by {correction}"
+    # the code changes again: the correction no longer describes it, so it settles nothing and is stale itself
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows, reverse=True)"), encoding="utf-8")
+    git(repo, "commit", "-qam", "save sorts the rows backwards")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and f"{record}  {SAVE}" in out and f"{correction}  {SAVE}" in out
+
+
+def test_a_correction_of_a_symbol_that_is_gone_cites_its_file_as_it_is_now(store: Store, repo: Path):
+    record = _stale_record(store, repo)
+    (repo / "pkg/store.py").write_text(CODE.replace("def save", "def persist"), encoding="utf-8")
+    git(repo, "commit", "-qam", "save is persist now")
+    assert cli_run(repo, "stale")[0] == 1
+    correction = store.remember("Store.save became Store.persist", refs=[record, "pkg/store.py::Store.persist"])[0]["id"]
+    store.flush("all")
+    code, out = cli_run(repo, "stale")
+    assert code == 0 and json.loads(cli_run(repo, "stale", "--json")[1])[0]["settled"] == f"corrected by {correction}"
+
+
+def test_a_persons_note_citing_the_stale_record_settles_it_and_a_forged_one_does_not(store: Store, repo: Path):
+    """`repo-memory log add TEXT -r ID` is a person's word (an agent's shell is refused the command, its tools write
+    as an agent); a line claiming to be one, appended by a file tool, carries no mark and settles nothing."""
+    record = _stale_record(store, repo)
+    log = next(p for p in (repo / experience.EXPERIENCE_DIR).rglob("*.jsonl") if record in p.read_text(encoding="utf-8"))
+    last = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+    forged = experience.seal({"id": f"{last['session']}#{last['seq'] + 1}", "ts": experience.now(), "session": last["session"],
+                              "seq": last["seq"] + 1, "kind": "note", "text": "checked it", "refs": [record],
+                              "prev": last["sha256"], "source": {"actor": "human", "harness": "generic", "tool": "cli"}})
+    with log.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(forged, sort_keys=True, separators=(",", ":")) + "\n")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and f"{record}  {SAVE}" in out and "settled" not in out
+    log.write_text("".join(log.read_text(encoding="utf-8").splitlines(keepends=True)[:-1]), encoding="utf-8")
+    code, note = cli_run(repo, "log", "add", "Checked: the order does not matter to any caller", "-r", record)
+    assert code == 0, note
+    code, out = cli_run(repo, "stale")
+    assert code == 0 and "1 stale record(s) settled" in out, out
+    assert json.loads(cli_run(repo, "stale", "--json")[1])[0]["settled"] == f"checked by a person in {note.strip()}"
+
+
+def test_a_persons_follow_up_written_against_the_old_code_settles_nothing(store: Store, repo: Path):
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    record = store.remember("Store.save keeps the rows in order", refs=[SAVE])[0]["id"]
+    store.flush("all")
+    assert cli_run(repo, "log", "add", "and callers rely on it", "-r", record, "-r", SAVE)[0] == 0
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and f"{record}  {SAVE}" in out and "settled" not in out
 
 
 def test_feedback_outdated_or_misled_settles_a_stale_record_and_helped_does_not(store: Store, repo: Path):

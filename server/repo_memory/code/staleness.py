@@ -17,6 +17,7 @@ hash of the code as it is now is taken as this code's: the translation is kept b
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,18 @@ from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
 from repo_memory.index.anchors import AnchorIndex, State
-from repo_memory.index.citations import Citations
+from repo_memory.index.citations import Citation, Citations
 from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex
 
 BASELINES = "anchor-baselines.json"
 PIN_TOOL = "stale"  # the tool of the note `repo-memory stale --pin ID` writes: a person checked the record
+PERSON_TOOLS = ("cli", PIN_TOOL)  # a person's commands that may settle a record: `log add`, `stale --pin` (not `log
+# import`: its file may claim any actor)
 RETIRING = ("outdated", "misled")  # feedback that a record no longer holds
+# The record at (log, offset, length) when it is authentic (marked by this clone or held by git) and sealed, else
+# None: core/provenance.py. Without one, no person's record settles anything.
+Vouch = Callable[[str, int, int], dict[str, Any] | None]
 
 
 @dataclass(frozen=True)
@@ -49,8 +55,8 @@ class Stale:
 class Staleness:
     """Anchor states of one repository's memories, recomputed only when the index or a cited file changed."""
 
-    def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None):
-        self._db, self._code, self._state_dir, self._git_dir = db, code, state_dir, git_dir
+    def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None, vouch: Vouch | None = None):
+        self._db, self._code, self._state_dir, self._git_dir, self._vouch = db, code, state_dir, git_dir, vouch
         self._docs, self._activity, self._anchors, self._citations = DocIndex(db), Activity(db), AnchorIndex(db), Citations(db)
         self._last: tuple[Any, dict[str, str]] | None = None  # the index generation of the last check, the cited files' stamps
 
@@ -110,27 +116,49 @@ class Staleness:
         `settle`: say of each stale record what settled it, if anything did (`settled`)."""
         if check:
             self.check()
-        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in self._anchors.stale(memories)
-                 if p.startswith(UNCHECKED) != checkable]
-        return self._settled(found) if settle else found
+        rows = [row for row in self._anchors.stale(memories) if row[4].startswith(UNCHECKED) != checkable]
+        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in rows]
+        return self._settled(found, {(m, a) for m, a, _, c, _ in rows if not c}) if settle else found
 
-    def _settled(self, found: list[Stale]) -> list[Stale]:
-        """A record cannot be edited, so a later one settles it: feedback that it is outdated or misled, or a record
-        citing it (a correction, or the note of a person's `stale --pin`). Not one that pins the same code the record
-        was written against: that is a follow-up written before the change, which corrects nothing."""
-        baselines: dict[str, dict[str, str]] = {}
+    def _settled(self, found: list[Stale], gone: set[tuple[str, str]]) -> list[Stale]:
+        """A record cannot be edited, so a later record citing it in its refs settles it, but only one of these:
+        - feedback that it is outdated or misled (the server writes it; an agent saying so only retires the record);
+        - a correction: it cites code of the record that changed, as that code is now (the hash it pinned is the
+          current one: `fresh`); for code that is gone (`gone`: its file or symbol no longer resolves), the same file
+          or the same symbol elsewhere. A record citing no code, other code, or the code as it was corrects nothing,
+          and a correction stops settling once the code changes again;
+        - a person's record: written by `repo-memory log add` or `stale --pin` (the MCP tools write as an agent, and an
+          agent's shell is refused `log add`), read back as repo-memory wrote it or as git holds it (`vouch`), and not
+          a follow-up pinning the very code the record was written against (written before the change).
+        One query per 500 stale records; a log line read per person's record that cites one."""
+        changed: dict[str, list[tuple[str, str, bool]]] = {}  # record id -> (anchor, baseline, gone) of its changed code
         for item in found:
             if "#" in item.memory:  # a record id; skills and loops are edited or pinned instead
-                baselines.setdefault(item.memory, {})[item.anchor] = item.baseline
+                changed.setdefault(item.memory, []).append((item.anchor, item.baseline, (item.memory, item.anchor) in gone))
         why: dict[str, str] = {}
-        for cited, citing, kind, outcome, tool, anchors in self._citations.of(list(baselines)):
-            if cited in why or kind == "outcome" and outcome not in RETIRING:
+        for c in self._citations.of(list(changed)):
+            if c.cited in why:
                 continue
-            if kind == "outcome":
-                why[cited] = f"reported {outcome} in {citing}"
-            elif not any(baselines[cited].get(a) == h for a, h in (json.loads(anchors) if anchors else {}).items() if h):
-                why[cited] = f"checked by a person in {citing}" if tool == PIN_TOOL else f"corrected by {citing}"
+            if c.kind == "outcome":
+                if c.outcome in RETIRING:
+                    why[c.cited] = f"reported {c.outcome} in {c.citing}"
+                continue
+            corrects = any(_corrects(anchor, changed[c.cited]) for anchor in c.fresh)
+            follow_up = any(c.pinned.get(anchor) == baseline for anchor, baseline, _ in changed[c.cited] if baseline)
+            if (c.tool == PIN_TOOL or not corrects) and not follow_up and self._persons(c):
+                why[c.cited] = f"checked by a person in {c.citing}"
+            elif corrects:
+                why[c.cited] = f"corrected by {c.citing}"
         return [replace(item, settled=why.get(item.memory, "")) for item in found]
+
+    def _persons(self, c: Citation) -> bool:
+        """Whether `c` is a person's record: says so, from a person's command, and is authentic as read back."""
+        if c.actor != "human" or c.tool not in PERSON_TOOLS or self._vouch is None:
+            return False
+        record = self._vouch(c.file, c.offset, c.length)
+        source = record.get("source") if record else None
+        return bool(record and record.get("id") == c.citing and isinstance(source, dict)
+                    and source.get("actor") == "human" and source.get("tool") in PERSON_TOOLS)
 
     def anchored_to(self, symbol: str) -> list[tuple[str, str]]:
         """(memory, anchor) for every memory citing `symbol`: `path::Class.method`, `Class.method` or a trailing part."""
@@ -171,6 +199,14 @@ def git_writing(git_dir: Path) -> bool:
     """Whether git may be writing the working tree now: a checkout, merge or reset holds index.lock throughout, and a
     merge, rebase, cherry-pick or bisect that stopped leaves its marker (the code on disk may be half old, half new)."""
     return any((git_dir / name).exists() for name in ("index.lock", *IN_PROGRESS))
+
+
+def _corrects(anchor: str, changed: list[tuple[str, str, bool]]) -> bool:
+    """Whether code cited as it is now (`anchor`) is code of a stale record ((anchor, baseline, gone) of each that
+    changed): the same anchor; or, for code that is gone, the same file (a symbol renamed) or symbol (a file moved)."""
+    path, _, symbol = anchor.partition("::")
+    return any(anchor == old or gone and (path == old.partition("::")[0] or symbol == old.partition("::")[2])
+               for old, _, gone in changed)
 
 
 def _reason(anchor: str, baseline: str, current: str, problem: str) -> str:

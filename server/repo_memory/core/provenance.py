@@ -53,6 +53,14 @@ class Provenance:
             return ""
         return OUTSIDE if "mac" in record else UNMARKED
 
+    def vouched(self, rel: str, offset: int, length: int) -> dict[str, Any] | None:
+        """The record at (offset, length) of log `rel` when it is authentic (`judge`) and its text matches its hash, else
+        None: a person's word read back (code/staleness.py) must be one repo-memory wrote, not a line a file tool added."""
+        record = self.lines(rel, [(offset, length)])[0]
+        if record is None or unsealed(record) or self.judge(record, rel, offset + length):
+            return None
+        return record
+
     def server_kind(self, record: dict[str, Any], rel: str, end: int, head: str | None | object = None) -> str:
         """Why a record of a server kind (loop.*, outcome, skill.used) does not count, or '' when it does: the server's
         tools wrote it (experience.untrusted) and it is authentic (`judge`). Other kinds always count ('')."""

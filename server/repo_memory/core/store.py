@@ -51,9 +51,9 @@ class Store:
         self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))
         self._committer = Committer(git, config.state_dir, policy, self.session, owner, self.key, config.clone_dir)  # owner: who commits what it writes
         committed, code = Committed(git), Code(config.root)
-        provenance = Provenance(config.root, self.key, committed)
+        provenance, self._evidence = Provenance(config.root, self.key, committed), Evidence(db)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
-        self._staleness, self._evidence = Staleness(db, code, config.state_dir, git_dir=config.git_dir), Evidence(db)
+        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
