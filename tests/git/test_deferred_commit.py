@@ -87,6 +87,13 @@ def detached(where: Path, branch: str) -> Callable[[], None]:
     return lambda: run(where, "checkout", "-q", branch)
 
 
+def held_index(where: Path, branch: str) -> Callable[[], None]:
+    """Another git process holding index.lock longer than a commit waits for it; finishing it is the lock going."""
+    lock = Path(git(where, "rev-parse", "--absolute-git-dir").strip()) / "index.lock"
+    lock.touch()
+    return lock.unlink
+
+
 def watches(pid: int) -> int:
     """How many inotify instances process `pid` holds (each watchdog observer has one); 0 where /proc has none."""
     found = 0
@@ -100,7 +107,10 @@ def untracked(where: Path) -> list[str]:
     return [line for line in git(where, "status", "--porcelain", "--untracked-files=all").splitlines() if ".agents/" in line]
 
 
-@pytest.mark.parametrize("operation", [stopped_rebase, conflicted_merge, conflicted_cherry_pick, bisect, detached])
+OPERATIONS = [stopped_rebase, conflicted_merge, conflicted_cherry_pick, bisect, detached, held_index]
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
 @pytest.mark.parametrize("linked", [False, True], ids=["main worktree", "linked worktree"])
 def test_a_deferred_memory_commit_lands_soon_after_the_operation_ends(repo: Path, linked: bool,
                                                                      operation: Callable[[Path, str], Callable[[], None]]):
@@ -130,6 +140,85 @@ def test_a_deferred_memory_commit_lands_soon_after_the_operation_ends(repo: Path
         while watches(server.proc.pid) > idle and time.monotonic() - ended < LANDS_WITHIN:
             time.sleep(0.05)
         assert watches(server.proc.pid) == idle, "the git dir is still watched, though no commit waits any more"
+    finally:
+        server.close_input()
+        server.wait(30)
+
+
+RETRY_AFTER = 10.0  # the ordinary retry of a deferred commit: 5 commit windows after the deferral
+
+
+def failing_signer(repo: Path) -> Path:
+    """Commits here are signed (commit.gpgSign) by a program that fails; returns the file it adds a line to per call."""
+    calls, program = repo.parent / "gpg-calls", repo.parent / "gpg-fails"
+    program.write_text(f"#!/bin/sh\necho x >> '{calls}'\nexit 2\n", encoding="utf-8")
+    program.chmod(0o755)
+    run(repo, "config", "commit.gpgSign", "true")
+    run(repo, "config", "gpg.program", str(program))
+    return calls
+
+
+def signed(calls: Path) -> int:
+    """How many times the signing program ran."""
+    return len(calls.read_text(encoding="utf-8").split()) if calls.exists() else 0
+
+
+def editor_activity(where: Path, seconds: float) -> None:
+    """What an editor's git panel does for `seconds`: `git status` again and again, and index.lock taken and dropped."""
+    lock = Path(git(where, "rev-parse", "--absolute-git-dir").strip()) / "index.lock"
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        git(where, "status", "--porcelain")
+        lock.touch()
+        lock.unlink()
+        time.sleep(0.1)
+
+
+def test_a_commit_deferred_by_failed_signing_is_retried_on_its_timer_not_on_each_git_event(repo: Path):
+    commit_file(repo, "app.py", "base\n")
+    run(repo, "add", "-A")
+    run(repo, "commit", "-q", "-m", "repo-memory set up")
+    calls = failing_signer(repo)
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        recorded = server.call("remember", {"text": "The parser drops the last line."})
+        idle = watches(server.proc.pid)
+        session = recorded["structuredContent"]["session"]
+        answer = server.call("checkpoint", {"summary": "The parser bug.", "covers": [f"{session}#1"]})
+        deferred = time.monotonic()
+        assert "signing failed" in answer["structuredContent"]["commit"], answer
+        tried = signed(calls)
+        assert tried >= 1
+        editor_activity(repo, RETRY_AFTER / 2)
+        assert signed(calls) == tried, "each git event retried the signed commit (a gpg prompt each time)"
+        assert watches(server.proc.pid) == idle, "the git dir is watched, though no git operation holds the commit up"
+        run(repo, "config", "commit.gpgSign", "false")  # signing works again (here: is no longer asked for)
+        while untracked(repo) and time.monotonic() - deferred < RETRY_AFTER + LANDS_WITHIN:
+            time.sleep(0.05)
+        assert not untracked(repo), "the deferred commit was not retried on its timer"
+    finally:
+        server.close_input()
+        server.wait(30)
+
+
+def test_an_operation_ending_brings_one_retry_however_many_git_events_follow(repo: Path):
+    commit_file(repo, "app.py", "base\n")
+    run(repo, "add", "-A")
+    run(repo, "commit", "-q", "-m", "repo-memory set up")
+    calls = failing_signer(repo)
+    finish = detached(repo, "main")
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        recorded = server.call("remember", {"text": "Found on a detached HEAD: the parser drops the last line."})
+        session = recorded["structuredContent"]["session"]
+        answer = server.call("checkpoint", {"summary": "The parser bug.", "covers": [f"{session}#1"]})
+        assert "detached" in answer["structuredContent"]["commit"], answer
+        assert signed(calls) == 0
+        finish()
+        editor_activity(repo, LANDS_WITHIN)  # well before the ordinary retry, 10 s after the retry that follows the end
+        assert signed(calls) == 1, "the operation's end should bring one retry (signing then fails), not one per git event"
     finally:
         server.close_input()
         server.wait(30)

@@ -24,7 +24,7 @@ from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git import message, status
-from repo_memory.git.underway import Ending
+from repo_memory.git.underway import Ending, held_by_git
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
 from repo_memory.formats import experience
@@ -143,10 +143,7 @@ class Committer:
                 self.flush(scope, session)
             except (GitError, OSError) as exc:
                 log.warning("memory commit failed: %s", exc)
-        with self._lock:
-            waiting = bool(self._retries)
-        if not waiting:  # no deferred flush is left to land when an operation ends
-            self._ending.stop()
+        self._ending.stop(idle=True)  # unless a flush waits for an operation to end (one the retries just began)
 
     def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
         if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
@@ -176,7 +173,7 @@ class Committer:
             with self._lock:
                 self._retries.add((scope, session))
             self._schedule(self.window * 5)  # try again later, or once the operation in the way is heard ending
-            if self.mode != "private":  # a private ref is never held up by an operation on the branch
+            if self.mode != "private" and held_by_git(result.deferred):  # a private ref waits on the timer
                 self._ending.wait()
         return result
 

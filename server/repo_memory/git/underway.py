@@ -6,7 +6,10 @@ memory stayed untracked for up to 10 s after the operation ended: long enough fo
 it into a code commit. Each of those ends with a change at the top of the worktree's own git dir (a linked worktree's is
 `.git/worktrees/<name>`): `rebase-merge/` or `rebase-apply/` removed, MERGE_HEAD, CHERRY_PICK_HEAD, REVERT_HEAD or
 BISECT_LOG deleted, HEAD rewritten (a branch checked out), index.lock removed or renamed. A watch on that folder
-(inotify through watchdog, not recursive) is held only while a commit waits; between events it costs nothing.
+(inotify through watchdog, not recursive) is held only while a commit such an operation deferred waits; between
+events it costs nothing. Its end brings one retry, however many events follow: a commit deferred for another reason
+(signing failed, a refusing file system) is retried on its timer, or every `git status` would retry it (and could
+ask for a gpg passphrase each time).
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ from repo_memory.git.repo import IN_PROGRESS, Git
 
 log = logging.getLogger("repo_memory")
 ENDINGS = frozenset({*IN_PROGRESS, "HEAD", "index.lock"})  # the names whose change can end what holds a commit up
+# How commit.py's deferrals for what `blocker` sees begin; its others (signing failed or stalled, the branch moving, a
+# hook) and the Committer's (a refusing file system, a failed commit) end unseen here and are retried on a timer.
+HELD_BY_GIT = ("HEAD is detached", *(f"{what} is in progress" for what in IN_PROGRESS.values()),
+               "another git process holds .git/index.lock", "committed, but .git/index stayed locked")
 
 
 def blocker(git: Git) -> str:
@@ -29,8 +36,13 @@ def blocker(git: Git) -> str:
     return git.operation_in_progress(quick=True) or ("the index lock" if (git.git_dir / "index.lock").exists() else "")
 
 
+def held_by_git(deferred: str) -> bool:
+    """Whether a commit was deferred for what `blocker` sees: a git operation, a detached HEAD, the index lock."""
+    return deferred.startswith(HELD_BY_GIT)
+
+
 class Ending:
-    """Calls `over` once what held a commit up (`blocker`) is gone, from the moment `wait` is called until `stop`."""
+    """Calls `over` once what held a commit up (`blocker`) is gone, once per `wait` (a commit deferred by it)."""
 
     def __init__(self, git: Git, over: Callable[[], None], delay: float = 0.1):
         self.git, self._over, self._delay = git, over, delay
@@ -40,9 +52,8 @@ class Ending:
         self._timer: threading.Timer | None = None
 
     def wait(self) -> None:
-        """Watch the git dir (again, if the watch died). The first call looks at once: the operation may have ended
-        between the commit's check and the watch (later ones do not, or a commit held up by something else would be
-        retried over and over)."""
+        """Watch the git dir (again, if the watch died) for a commit `held_by_git`. The first call since the last
+        `over` looks at once: the operation may have ended between the commit's check and the watch."""
         with self._lock:
             first, self._waiting = not self._waiting, True
             if self._observer is None or not self._observer.is_alive():
@@ -78,12 +89,19 @@ class Ending:
         with self._lock:
             self._timer = None
             waiting = self._waiting
-        if waiting and not blocker(self.git):
+        if not waiting or blocker(self.git):
+            return
+        with self._lock:  # one retry per end: the events after it (the retry's own, `git status`) find nothing waiting
+            over, self._waiting = self._waiting, False
+        if over:
             self._over()
 
-    def stop(self) -> None:
-        """Stop watching (nothing waits any more, or the process ends)."""
+    def stop(self, idle: bool = False) -> None:
+        """Stop watching: the process ends, or (`idle`) unless a commit waits for an operation to end (a `wait` since
+        the last `over`): the retry `over` brought landed, or was deferred for another reason."""
         with self._lock:
+            if idle and self._waiting:
+                return
             observer, self._observer, self._waiting = self._observer, None, False
             if self._timer is not None:
                 self._timer.cancel()
