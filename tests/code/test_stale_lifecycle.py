@@ -268,3 +268,37 @@ def test_follow_renames_follows_a_file_moved_twice_to_where_it_is_now(store: Sto
     code, out = cli_run(repo, "stale", "--follow-renames")
     assert code == 0, out
     assert "src/mod0.py::func0" in (repo / ".agents/skills/area-0/SKILL.md").read_text(encoding="utf-8")
+
+
+def test_follow_renames_keeps_a_persons_comments_and_layout_of_the_anchors(store: Store, repo: Path):
+    """The anchors block became a flow list, and the comments on its lines were lost."""
+    from repo_memory.code.anchors import Code
+
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    (repo / "main.py").write_text("def main():\n    return 0\n", encoding="utf-8")
+    saved, load = Code(repo).resolve(SAVE).hash, Code(repo).resolve("pkg/store.py::Store.load").hash
+    texts = {
+        "saving": ("---\n# Reviewed by Ana, 2026-01\nname: saving\ndescription: >-\n  How saving works here, folded\n"
+                   "  over two lines.\nmetadata:\n  status: active\n  tags: [storage, io]\n  anchors:\n"
+                   f"    - {SAVE}   # the entry point\n    - 'main.py::main'  # not moved\n---\nCall Store.save.\n"),
+        "pinned": ("---\nname: pinned\ndescription: Saving and loading, pinned by hand.\nmetadata:\n  anchors:\n"
+                   f"    - {SAVE}  # saves\n    - \"pkg/store.py::Store.load\"\n  anchor_hashes:  # checked by Ana\n"
+                   f"    {SAVE}: {saved}   # as of 1.2\n    'pkg/store.py::Store.load': {load}\n---\n\nBoth.\n"),
+    }
+    for name, text in texts.items():
+        (repo / f".agents/skills/{name}").mkdir(parents=True)
+        (repo / f".agents/skills/{name}/SKILL.md").write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "skills by a person")
+    assert cli_run(repo, "stale")[0] == 0  # the code as first seen: saving's baseline
+    git(repo, "mv", "pkg", "lib")
+    git(repo, "commit", "-qm", "move pkg to lib")
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert code == 0, out
+    pinned = (repo / ".agents/skills/pinned/SKILL.md").read_text(encoding="utf-8")
+    assert pinned == texts["pinned"].replace("pkg/store.py", "lib/store.py")
+    saving = (repo / ".agents/skills/saving/SKILL.md").read_text(encoding="utf-8").splitlines(keepends=True)
+    added = [line for line in saving if "anchor_hashes" in line]  # it had no hash: the one its code was written against
+    assert len(added) == 1 and saved in added[0]
+    assert "".join(line for line in saving if line not in added) == texts["saving"].replace("pkg/store.py", "lib/store.py")

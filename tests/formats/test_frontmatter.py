@@ -174,3 +174,22 @@ def test_the_fast_path_agrees_with_the_yaml_parser_whenever_it_answers(text):
     except yaml.YAMLError:
         raise AssertionError(f"fast path accepted YAML the parser rejects: {text!r} -> {fast!r}") from None
     assert repr(fast) == repr(slow or {}), text  # repr: NaN equals itself
+
+
+@settings(max_examples=300, deadline=None)
+@given(TEXT, st.booleans(), st.sampled_from(["", "'", '"']))
+def test_a_rename_replaces_only_the_named_items_and_keys_and_reads_back(new, block, quote):
+    """`stale --follow-renames` rewrote a person's anchors block as a flow list, and the comments on its lines went."""
+    old = f"{quote}a.py::f{quote}"
+    listed = (f"  anchors:\n    - {old}  # why\n    - b.py::g\n  anchor_hashes:\n    {old}: 12ab  # pinned\n" if block
+              else f"  anchors: [{old}, b.py::g]  # why\n  anchor_hashes: {{{old}: 12ab}}  # pinned\n")
+    fm = "name: x  # top\nmetadata:\n" + listed
+
+    def renamed(to: str) -> str:
+        return edits.rename(edits.rename(fm, ["metadata", "anchors"], {"a.py::f": to}), ["metadata", "anchor_hashes"], {"a.py::f": to})
+
+    assert renamed("c.py::h") == fm.replace("a.py::f", "c.py::h")  # quoted as it was, every other byte kept
+    out = renamed(new)
+    assert frontmatter.load(out, "t")["metadata"] == {"anchors": [new, "b.py::g"], "anchor_hashes": {new: "12ab"}}
+    comments = [line.partition("#")[2] for line in fm.splitlines()]
+    assert [line.partition("#")[2] for line in out.splitlines()] == comments or "#" in new

@@ -127,7 +127,8 @@ class Settling:
             went = ", ".join(f"{s.anchor} -> {moved[s.anchor]}" for s in follow)
             if memory.startswith("skill:"):
                 try:
-                    skilled[memory[6:]] = self._reanchor(memory[6:], {s.anchor: (moved[s.anchor], s.baseline) for s in follow})
+                    if done := self._reanchor(memory[6:], {s.anchor: (moved[s.anchor], s.baseline) for s in follow}):
+                        skilled[memory[6:]] = done
                 except NotFoundError as exc:
                     left.append(f"{memory}: {exc}")
             elif "#" not in memory:  # a loop spec pins no hash to carry over (its baseline is this clone's): a person's edit
@@ -149,7 +150,8 @@ class Settling:
         return [r["id"] for r in self._logs.append(session, entries)]
 
     def _reanchor(self, name: str, moves: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
-        """Rewrite skill `name`'s anchors old -> new, each keeping the hash of the code it was written against."""
+        """Rewrite skill `name`'s anchors old -> new in place (a person's comments and layout kept), each keeping the
+        hash of the code it was written against; the anchors renamed."""
         paths.check_name(name, "skill name")
         rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
         path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
@@ -158,13 +160,18 @@ class Settling:
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
             cited = skills.parse(raw, rel, SKILLS_DIR).anchors
-            anchors = [moves[a][0] if a in moves else a for a in cited]
-            pinned = {moves[a][0] if a in moves else a: moves[a][1] if a in moves else h for a, h in cited.items()}
-            hashes = {a: h for a, h in pinned.items() if h}
-            changes: dict[tuple[str, ...], object] = {("metadata", "anchors"): anchors}
-            if hashes or any(cited.values()):  # a skill with no pinned hash keeps none, but for the code it moved with
-                changes[("metadata", "anchor_hashes")] = hashes
-            disk.write_atomic(path, skills.edit(raw.decode("utf-8"), name, changes).encode("utf-8"))
+            renames = {old: new for old, (new, _) in moves.items() if old in cited}
+            if not renames:
+                return []
+            renamed: dict[tuple[str, ...], dict[str, str]] = {("metadata", "anchors"): renames}
+            changes: dict[tuple[str, ...], object] = {}
+            if all(cited[old] == moves[old][1] for old in renames):  # each pinned hash is the one kept: rename its key
+                renamed[("metadata", "anchor_hashes")] = renames
+            elif any(cited.values()) or any(moves[old][1] for old in renames):  # a hash to add or change: the whole map
+                pinned = {renames.get(a, a): moves[a][1] if a in renames else h for a, h in cited.items()}
+                changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
+            text = skills.edit(raw.decode("utf-8"), name, changes, renamed=renamed)
+            disk.write_atomic(path, text.encode("utf-8"))
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
         self._committer.record([rel], f"memory(skill): {name} re-anchored to code git moved", session=None)
-        return [(old, new) for old, (new, _) in moves.items()]
+        return list(renames.items())

@@ -6,6 +6,7 @@ Kept apart from `frontmatter` because ruamel costs ~30 ms to import and only wri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,21 +15,14 @@ from ruamel.yaml.error import YAMLError as RuamelError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from repo_memory.errors import InvalidRecordError, Problem
-from repo_memory.formats.frontmatter import render_scalar
+from repo_memory.formats.frontmatter import load, render_scalar
 
 
 def set_field(fm: str, path: Sequence[str], value: Any) -> str:
     """Return `fm` with the value at `path` (one or two keys deep) replaced, touching nothing else."""
     if not fm.endswith("\n"):
         fm += "\n"
-    try:
-        root = YAML().compose(fm)
-    except RuamelError as exc:
-        raise InvalidRecordError("frontmatter", [Problem(f"invalid YAML: {exc}")]) from None
-    if root is None:
-        root = MappingNode("tag:yaml.org,2002:map", [])
-    if not isinstance(root, MappingNode):
-        raise InvalidRecordError("frontmatter", [Problem("the frontmatter must be a mapping")])
+    root = _compose(fm)
     rendered = render_scalar(value)
     key, *rest = path
     pair = _find(root, key)
@@ -49,6 +43,57 @@ def set_field(fm: str, path: Sequence[str], value: Any) -> str:
     pos = _line_end(fm, _content_end(last_value)) + 1
     indent = " " * last_key.start_mark.column
     return fm[:pos] + f"{indent}{child}: {rendered}\n" + fm[pos:]
+
+
+def rename(fm: str, path: Sequence[str], renames: dict[str, str]) -> str:
+    """Return `fm` with each item of the list at `path` (or key of the mapping there) that `renames` names replaced
+    by its new text, quoted as the old one was where that reads back the same: a comment on its line, the other items
+    and the list's layout are kept."""
+    node: Node | None = _compose(fm)
+    for key in path:
+        node = pair[1] if isinstance(node, MappingNode) and (pair := _find(node, key)) else None
+    items = [k for k, _ in node.value] if isinstance(node, MappingNode) else []  # a mapping's keys
+    items = node.value if isinstance(node, SequenceNode) else items
+    named = sorted((s for s in items if isinstance(s, ScalarNode) and s.style not in ("|", ">") and s.value in renames),
+                   key=lambda s: s.start_mark.index, reverse=True)
+    wanted = [renames.get(v, v) if isinstance(v, str) else v for v in _items(fm, path)]
+    for quoted in (_as_before, lambda _, new: render_scalar(new)):  # the person's quoting; else what always reads back
+        out = fm
+        for s in named:
+            out = out[:s.start_mark.index] + quoted(s, renames[s.value]) + out[s.end_mark.index:]
+        try:
+            if _items(out, path) == wanted:
+                return out
+        except InvalidRecordError:  # the text did not parse as it stood there (a plain '[', say)
+            continue
+    raise InvalidRecordError("frontmatter", [Problem(f"could not rename the items of {'.'.join(path)}")])
+
+
+def _items(fm: str, path: Sequence[str]) -> list[Any]:
+    """The items of the list at `path` in `fm` (the keys of a mapping), as the frontmatter reader reads them."""
+    data: Any = load(fm, "frontmatter")
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return list(data) if isinstance(data, dict | list) else []
+
+
+def _as_before(old: ScalarNode, new: str) -> str:
+    """`new` quoted the way `old` was (a plain scalar stays plain); `rename` checks that it reads back as `new`."""
+    if old.style == "'":
+        return "'" + new.replace("'", "''") + "'"
+    return json.dumps(new, ensure_ascii=False) if old.style == '"' else new
+
+
+def _compose(fm: str) -> MappingNode:
+    try:
+        root = YAML().compose(fm)
+    except RuamelError as exc:
+        raise InvalidRecordError("frontmatter", [Problem(f"invalid YAML: {exc}")]) from None
+    if root is None:
+        return MappingNode("tag:yaml.org,2002:map", [])
+    if not isinstance(root, MappingNode):
+        raise InvalidRecordError("frontmatter", [Problem("the frontmatter must be a mapping")])
+    return root
 
 
 def _find(mapping: MappingNode, key: str) -> tuple[Node, Node] | None:

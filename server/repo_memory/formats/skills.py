@@ -158,12 +158,16 @@ def render(name: str, description: str, body: str, metadata: dict[str, Any]) -> 
     return text
 
 
-def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | None = None) -> str:
-    """Apply field `changes` (and a new body) to an existing SKILL.md, keeping every other byte."""
+def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | None = None,
+         renamed: dict[tuple[str, ...], dict[str, str]] | None = None) -> str:
+    """Apply field `changes` (and a new body) to an existing SKILL.md, keeping every other byte; `renamed` replaces
+    items of a list (or keys of a mapping) in place, old -> new, keeping the comments on their lines."""
     from repo_memory.formats import edits  # ruamel is imported only when something is edited
 
     doc = frontmatter.split(text, f"skill '{name}'")
     fm = doc.frontmatter.replace("\r\n", "\n")  # edited with LF, written back with the file's own line ending
+    for path, renames in (renamed or {}).items():
+        fm = edits.rename(fm, path, renames)
     for path, value in changes.items():
         fm = edits.set_field(fm, path, value)
     new_body = doc.body if body is None else f"\n{body.strip()}\n".replace("\r\n", "\n").replace("\n", doc.newline)
