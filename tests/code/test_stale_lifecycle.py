@@ -302,3 +302,49 @@ def test_follow_renames_keeps_a_persons_comments_and_layout_of_the_anchors(store
     added = [line for line in saving if "anchor_hashes" in line]  # it had no hash: the one its code was written against
     assert len(added) == 1 and saved in added[0]
     assert "".join(line for line in saving if line not in added) == texts["saving"].replace("pkg/store.py", "lib/store.py")
+
+
+WIP = "WIP: a half-written paragraph the person has not reviewed\n"
+
+
+def test_follow_renames_leaves_a_skill_holding_a_persons_uncommitted_edit_to_them_and_follows_the_rest(store: Store, repo: Path):
+    """Its memory commit took the person's unreviewed edit along with the re-anchoring."""
+    _moved(store, repo, files=2)
+    theirs = repo / ".agents/skills/area-0/SKILL.md"
+    with theirs.open("a", encoding="utf-8") as file:
+        file.write(WIP)
+    before = theirs.read_text(encoding="utf-8")
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert code == 1, out  # area-0 still cites pkg/
+    assert theirs.read_text(encoding="utf-8") == before, "the person's file is theirs until they commit it"
+    assert "WIP" not in git(repo, "log", "-p", "--format=%s", "--", ".agents/skills")
+    said = next(line for line in out.splitlines() if line.startswith("left to you: skill:area-0: "))
+    assert "git diff -- .agents/skills/area-0/SKILL.md" in said and "repo-memory stale --follow-renames` again" in said
+    assert "--follow-renames` follows them" not in out, "it just did not, for this one"
+    assert "lib/mod1.py::func1" in git(repo, "show", "HEAD:.agents/skills/area-1/SKILL.md")  # the other skill: followed
+    git(repo, "commit", "-qam", "my edit of area-0")
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert code == 0, out
+    assert git(repo, "show", "HEAD:.agents/skills/area-0/SKILL.md") == before.replace("pkg/", "lib/")
+
+
+def test_pin_of_a_skill_with_a_persons_uncommitted_edit_is_refused_and_commits_nothing(store: Store, repo: Path):
+    """`stale --pin NAME` committed the person's edit in progress as "checked against the code"."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    store.write_skill("saving", "How saving works", "Call Store.save.", anchors=[SAVE], actor="human")
+    store.flush("all")
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
+    git(repo, "commit", "-qam", "save sorts the rows")
+    theirs = repo / ".agents/skills/saving/SKILL.md"
+    with theirs.open("a", encoding="utf-8") as file:
+        file.write(WIP)
+    before, head = theirs.read_text(encoding="utf-8"), git(repo, "rev-parse", "HEAD")
+    code, out = cli_run(repo, "stale", "--pin", "saving")
+    assert code == 1 and "git diff -- .agents/skills/saving/SKILL.md" in out and "stale --pin saving` again" in out, out
+    assert theirs.read_text(encoding="utf-8") == before and git(repo, "rev-parse", "HEAD") == head
+    git(repo, "commit", "-qam", "my edit")
+    code, out = cli_run(repo, "stale", "--pin", "saving")
+    assert code == 0 and f"pinned {SAVE} for skill:saving" in out, out

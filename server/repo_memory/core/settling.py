@@ -5,6 +5,7 @@ Records are append-only, so both write a note (kind `note`, by the person, tool 
 code as it is now: the record is settled by it (code/staleness.py), the note is committed like any experience, and
 when that code changes again the note is what goes stale. A skill's anchors are rewritten in its SKILL.md to the new
 path, keeping the hash of the code it was written against: a skill whose code also changed in the move stays stale.
+Neither rewrites a SKILL.md holding a person's uncommitted edit: the memory commit would take it along.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import PIN_TOOL, Stale, Staleness
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core.logbook import Logbook
+from repo_memory.core.reviewing import unsaved
 from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.formats import experience, skills
 from repo_memory.formats import refs as grammar
+from repo_memory.git.committed import Committed
 from repo_memory.git.committer import Committer
 from repo_memory.guards import disk, paths
 from repo_memory.index.docs import DocIndex
@@ -29,6 +32,7 @@ from repo_memory.index.docs import DocIndex
 # not worth the doubt)
 MOVED = re.compile(r"moved to (?P<new>.+?) in (?P<commit>[0-9a-f]{4,40})(?: |$)")
 HOPS = 5  # a file moved again after its move: followed this many times
+FOLLOW = "repo-memory stale --follow-renames"
 
 
 @dataclass(frozen=True)
@@ -45,10 +49,11 @@ class Settling:
     """Pins of records and renames followed, for one repository."""
 
     def __init__(self, *, root: Path, state_dir: Path, staleness: Staleness, code: Code, logs: Logbook, docs: DocIndex,
-                 committer: Committer, changes: Callable[[Collection[str]], dict[str, str]],
+                 committer: Committer, committed: Committed, changes: Callable[[Collection[str]], dict[str, str]],
                  repin_skill: Callable[[str], list[str]]):
         self.root, self.state_dir, self._staleness, self._code, self._logs = root, state_dir, staleness, code, logs
-        self._docs, self._committer, self._changes, self._repin_skill = docs, committer, changes, repin_skill
+        self._docs, self._committer, self._committed = docs, committer, committed
+        self._changes, self._repin_skill = changes, repin_skill
 
     def pin(self, name: str, session: str) -> tuple[list[str], str]:
         """A person checked `name` (a skill, loop:NAME or a record id) against the code: the code as it is now is its
@@ -57,8 +62,12 @@ class Settling:
             return self._staleness.repin_first_seen(name), ""
         if grammar.parse(name).kind == "record":
             return self.pin_record(name, session)
-        self.refuse_moved(name.removeprefix("skill:"))  # its files moved: say where, not "does not exist" per anchor
-        return self._repin_skill(name.removeprefix("skill:")), ""
+        name = name.removeprefix("skill:")
+        self.refuse_moved(name)  # its files moved: say where, not "does not exist" per anchor
+        path, rel = self._skill_file(name)
+        if path.is_file():
+            self._refuse_unsaved(path, rel, "pinning it", f"repo-memory stale --pin {name}")
+        return self._repin_skill(name), ""
 
     def moves(self, files: Collection[str]) -> dict[str, str]:
         """Where git moved each of `files` that is gone: old path -> the path it has now (a move after a move followed)."""
@@ -111,7 +120,8 @@ class Settling:
 
     def follow_renames(self, session: str) -> Followed:
         """Re-anchor every skill citing a moved file to its new path; settle every record whose cited code moved
-        unchanged with a note citing it there. A record whose code also changed is left to a person."""
+        unchanged with a note citing it there. A record whose code also changed, and a skill holding a person's
+        uncommitted edit, are left to a person."""
         stale = [s for s in self._staleness.stale(check=True, settle=True) if not s.settled]
         moved = self.moved_anchors(stale)
         by_memory: dict[str, list[Stale]] = {}
@@ -129,7 +139,7 @@ class Settling:
                 try:
                     if done := self._reanchor(memory[6:], {s.anchor: (moved[s.anchor], s.baseline) for s in follow}):
                         skilled[memory[6:]] = done
-                except NotFoundError as exc:
+                except (NotFoundError, ConflictError) as exc:  # not ours to write, or a person's edit in progress
                     left.append(f"{memory}: {exc}")
             elif "#" not in memory:  # a loop spec pins no hash to carry over (its baseline is this clone's): a person's edit
                 left.append(f"{memory}: edit its memory.anchors by hand ({went})")
@@ -149,15 +159,25 @@ class Settling:
                    for record, text, cited in notes]
         return [r["id"] for r in self._logs.append(session, entries)]
 
+    def _skill_file(self, name: str) -> tuple[Path, str]:
+        paths.check_name(name, "skill name")
+        return paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE), f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+
+    def _refuse_unsaved(self, path: Path, rel: str, doing: str, again: str) -> None:
+        """Refuse to rewrite a SKILL.md holding a person's uncommitted edit (`reviewing.unsaved`), saying how to go on."""
+        try:
+            unsaved(self._committer, self._committed, path, rel, doing)
+        except ConflictError as exc:
+            raise ConflictError(f"{exc} Then run `{again}` again.") from None
+
     def _reanchor(self, name: str, moves: dict[str, tuple[str, str]]) -> list[tuple[str, str]]:
         """Rewrite skill `name`'s anchors old -> new in place (a person's comments and layout kept), each keeping the
         hash of the code it was written against; the anchors renamed."""
-        paths.check_name(name, "skill name")
-        rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
-        path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
+        path, rel = self._skill_file(name)
         if not path.is_file():  # a skill in another folder (.claude/skills): its file is the person's to edit
             raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/: edit the anchors of the skill of that name by hand.")
         with disk.repo_lock(self.state_dir):
+            self._refuse_unsaved(path, rel, "re-anchoring it", FOLLOW)
             raw = disk.read_safely(path)
             cited = skills.parse(raw, rel, SKILLS_DIR).anchors
             renames = {old: new for old, (new, _) in moves.items() if old in cited}

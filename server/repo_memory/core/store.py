@@ -58,8 +58,8 @@ class Store:
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
         self._settling = Settling(root=config.root, state_dir=config.state_dir, staleness=self._staleness, code=code, logs=self._logs,
-                                  docs=self._docs, committer=self._committer, changes=self._past.code_changes,
-                                  repin_skill=self._skills.repin)
+                                  docs=self._docs, committer=self._committer, committed=committed,
+                                  changes=self._past.code_changes, repin_skill=self._skills.repin)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic, provenance)

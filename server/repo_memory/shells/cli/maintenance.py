@@ -175,11 +175,11 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
     first_unchecked, first_settled = len(waiting), len(waiting) + len(unchecked)
     emit([{"memory": i.memory, "anchor": i.anchor, "reason": i.reason, "checked": not first_unchecked <= n < first_settled,
            "settled": i.settled, "change": change} for n, (i, change) in enumerate(listed)], as_json,
-         lambda: _say_stale(listed, len(waiting), len(unchecked)))
+         lambda: _say_stale(listed, len(waiting), len(unchecked), follow_renames))
     ctx.exit(1 if waiting else 0)
 
 
-def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int) -> None:
+def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, followed: bool) -> None:
     if not waiting:
         or_settled = ", or is settled" if len(shown) > unchecked else ""
         click.echo(f"Nothing stale: every anchored memory matches the code it cites{or_settled}"
@@ -189,7 +189,7 @@ def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int) -> 
     if settled := {item.memory for item, _ in shown[waiting + unchecked:]}:
         click.echo(f"({len(settled)} stale record(s) settled, not counted: corrected by a later record, reported outdated or "
                    "misled, or pinned by a person; --json says by what)")
-    if moved := sum(1 for _, change in shown[:waiting] if change.startswith("moved to ")):
+    if not followed and (moved := sum(1 for _, change in shown[:waiting] if change.startswith("moved to "))):
         click.echo(f"({moved} of them cite files git moved: `repo-memory stale --follow-renames` follows them)")
 
 
