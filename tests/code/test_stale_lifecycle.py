@@ -348,3 +348,20 @@ def test_pin_of_a_skill_with_a_persons_uncommitted_edit_is_refused_and_commits_n
     git(repo, "commit", "-qam", "my edit")
     code, out = cli_run(repo, "stale", "--pin", "saving")
     assert code == 0 and f"pinned {SAVE} for skill:saving" in out, out
+
+
+def test_follow_renames_goes_on_past_a_skill_it_cannot_rewrite_and_names_it(store: Store, repo: Path):
+    """A skill folder that is a link (repo-memory writes through none) stopped it halfway: skills after it were not
+    re-anchored and no record was settled."""
+    shown = repo / "docs/linked"
+    shown.mkdir(parents=True)
+    (shown / "SKILL.md").write_text("---\nname: linked\ndescription: A skill shown through a link.\nmetadata:\n"
+                                    "  anchors: [pkg/mod0.py::func0]\n---\n\nSteps.\n", encoding="utf-8")
+    (repo / ".agents/skills/linked").symlink_to(shown)
+    store.refresh()
+    _moved(store, repo, files=2)
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert "left to you: skill:linked: " in out and "symbolic link" in out, out
+    assert "re-anchored skill:area-0" in out and "re-anchored skill:area-1" in out
+    assert "settled 2 record(s)" in out
+    assert "pkg/mod0.py::func0" in shown.joinpath("SKILL.md").read_text(encoding="utf-8")

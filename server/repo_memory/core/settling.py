@@ -20,7 +20,7 @@ from repo_memory.code.staleness import PIN_TOOL, Stale, Staleness
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.reviewing import unsaved
-from repo_memory.errors import ConflictError, NotFoundError
+from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError, disk_refused, refused_by_disk
 from repo_memory.formats import experience, skills
 from repo_memory.formats import refs as grammar
 from repo_memory.git.committed import Committed
@@ -120,8 +120,8 @@ class Settling:
 
     def follow_renames(self, session: str) -> Followed:
         """Re-anchor every skill citing a moved file to its new path; settle every record whose cited code moved
-        unchanged with a note citing it there. A record whose code also changed, and a skill holding a person's
-        uncommitted edit, are left to a person."""
+        unchanged with a note citing it there. A record whose code also changed, and a skill that cannot be rewritten
+        (a person's uncommitted edit, a link), are left to a person: one refused stops no other."""
         stale = [s for s in self._staleness.stale(check=True, settle=True) if not s.settled]
         moved = self.moved_anchors(stale)
         by_memory: dict[str, list[Stale]] = {}
@@ -139,8 +139,12 @@ class Settling:
                 try:
                     if done := self._reanchor(memory[6:], {s.anchor: (moved[s.anchor], s.baseline) for s in follow}):
                         skilled[memory[6:]] = done
-                except (NotFoundError, ConflictError) as exc:  # not ours to write, or a person's edit in progress
+                except RepoMemoryError as exc:
                     left.append(f"{memory}: {exc}")
+                except OSError as exc:
+                    if not refused_by_disk(exc):
+                        raise
+                    left.append(f"{memory}: {disk_refused(exc, f'run `{FOLLOW}` again')}")
             elif "#" not in memory:  # a loop spec pins no hash to carry over (its baseline is this clone's): a person's edit
                 left.append(f"{memory}: edit its memory.anchors by hand ({went})")
             elif len(follow) == len(items) and all(self._code.resolve(moved[s.anchor]).hash == s.baseline for s in follow):
