@@ -365,3 +365,15 @@ def test_follow_renames_goes_on_past_a_skill_it_cannot_rewrite_and_names_it(stor
     assert "re-anchored skill:area-0" in out and "re-anchored skill:area-1" in out
     assert "settled 2 record(s)" in out
     assert "pkg/mod0.py::func0" in shown.joinpath("SKILL.md").read_text(encoding="utf-8")
+
+
+def test_follow_renames_follows_a_skill_the_index_had_not_seen_yet(store: Store, repo: Path):
+    """A skill a person wrote by hand (or a pull brought) before the move was not followed: the command read the index
+    as it was, and only the listing after it looked at the files again."""
+    (repo / ".agents/skills/late").mkdir(parents=True)
+    (repo / ".agents/skills/late/SKILL.md").write_text("---\nname: late\ndescription: Written by hand.\nmetadata:\n"
+                                                        "  anchors: [pkg/mod0.py::func0]\n---\n\nSteps.\n", encoding="utf-8")
+    _moved(store, repo, files=1)
+    code, out = cli_run(repo, "stale", "--follow-renames")
+    assert code == 0 and "re-anchored skill:late" in out, out
+    assert "lib/mod0.py::func0" in git(repo, "show", "HEAD:.agents/skills/late/SKILL.md")

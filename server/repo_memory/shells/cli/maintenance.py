@@ -160,6 +160,7 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
       repo-memory stale --follow-renames         # after a git mv: skills cite the new paths
     """
     store = store_of(ctx)
+    store.refresh()  # skills written or pulled since the index last looked: followed and listed too
     if follow_renames:
         _say_followed(store.follow_renames())
     for name in pins:
@@ -167,7 +168,6 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
         shown = name if name.startswith("loop:") or note else f"skill:{name.removeprefix('skill:')}"
         settles = f" (your note {note} settles it)" if note else ""
         click.echo(f"pinned {', '.join(cited) or 'nothing'} for {shown}{settles}", err=True)
-    store.refresh()
     found, unchecked = store.stale(), store.stale(checkable=False)  # the second: code that cannot be checked, which exit 1 ignores
     waiting, settled = [i for i in found if not i.settled], [i for i in found if i.settled]
     happened = stale_checks.changes(store, waiting)
