@@ -62,6 +62,9 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
         ("Bash", {"command": "cd /tmp && REPO=1 python3 -m repo_memory loop accept fix --sha 01234567"}),
         ("Bash", {"command": "repo-memory --root . feedback skill:deploy helped"}),
         ("Bash", {"command": "repo-memory log add 'a person decided this'"}),
+        ("Bash", {"command": "repo-memory stale --pin 2026-12-06-a1b2c3#4"}),  # a person's check settles a stale record
+        ("Bash", {"command": "repo-memory stale --pin=deploy"}),
+        ("Bash", {"command": "repo-memory stale --json --follow-renames"}),
     ]
     for tool, tool_input in refused:
         why = denied(hook(repo, "pre-tool", {"tool_name": tool, "tool_input": tool_input, "session_id": "s1"}))
@@ -75,6 +78,7 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
         ("Bash", {"command": "git log --stat -- .agents/experience 2>/dev/null | head -20"}),
         ("Bash", {"command": "grep -rn deploy .agents/experience > /dev/null && echo found"}),
         ("Bash", {"command": "repo-memory search deploy"}),
+        ("Bash", {"command": "repo-memory stale --json"}),
         ("Bash", {"command": "pytest -q tests"}),
         ("Read", {"file_path": str(logged)}),
     ]

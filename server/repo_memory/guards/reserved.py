@@ -6,7 +6,7 @@ command, and refuses the call when the answer is a reason:
 - the experience logs and blobs (append-only evidence: records go through `remember`/`checkpoint`),
 - `.agents/repo-memory.toml` (review and write limits are a person's settings),
 - `<git dir>/repo-memory/` (this clone's state: index, acceptances, pending commits) and the key folder,
-- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/uninstall` run through the agent's shell (a
+- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/uninstall/stale --pin` run through the agent's shell (a
   person's decisions, recorded as a person's).
 
 A shell command is read for the paths it names; one that names a reserved place is allowed only when every command in
@@ -37,6 +37,7 @@ READERS = frozenset({
 })
 GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "cat-file", "grep", "rev-parse", "shortlog"})
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
+PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
 WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -133,6 +134,9 @@ def _person_command(words: list[str]) -> str:
     for command in PERSON_COMMANDS:
         if tuple(args[: len(command)]) == command:
             return " ".join(command)
+    if args[:1] == ["stale"]:  # reading is the agent's too; pinning and following renames are a person's checks
+        done = [w.partition("=")[0] for w in rest[1:] if w.partition("=")[0] in PERSON_OPTIONS]
+        return f"stale {done[0]}" if done else ""
     return ""
 
 
