@@ -12,8 +12,9 @@ from typing import Any, Literal
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import ListRootsResult, Root
+from mcp.types import ErrorData, ListRootsResult, Root
 from mcp_types import PaginatedRequestParams, Request, Result
 from pydantic import ConfigDict
 
@@ -59,6 +60,21 @@ def client(cwd: Path, root: Path | None, mode: str) -> Client:
 
     params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(cwd), env={**os.environ})
     return Client(params, list_roots_callback=roots if root else None, mode=mode)
+
+
+def misbehaving(cwd: Path, answer: str, asked: list[str], errlog: Any) -> Client:
+    """A client that offers roots and answers roots/list with nothing (Claude Code did: anthropics/claude-code#3315), with
+    an error, or with no roots at all; `asked` gets each question, the server's stderr goes to `errlog`."""
+    async def roots(_context: object) -> ListRootsResult | ErrorData:
+        asked.append("roots/list")
+        if answer == "never":
+            await anyio.sleep_forever()
+        if answer == "error":
+            return ErrorData(code=-32601, message="Method not found")
+        return ListRootsResult(roots=[])
+
+    params = StdioServerParameters(command=SERVE[0], args=SERVE[1:], cwd=str(cwd), env={**os.environ})
+    return Client(stdio_client(params, errlog=errlog), list_roots_callback=roots, mode="legacy")
 
 
 def logged(repo: Path) -> str:
@@ -151,3 +167,67 @@ def test_under_2026_07_28_resources_and_prompts_ask_for_the_roots_in_a_round_tri
     read, prompt, refused = anyio.run(session)
     assert "1. Tag" in read and "1. Tag" in prompt
     assert "named no repository" not in str(refused) and "roots" in str(refused) and "--root" in str(refused), str(refused)
+
+
+@pytest.mark.parametrize(("answer", "why"), [("never", "did not answer"), ("error", "Method not found"), ("empty", "no folder")])
+def test_a_client_whose_roots_answer_names_no_folder_is_served_the_working_directorys_repository_at_once(
+        dotfiles: Path, tmp_path: Path, answer: str, why: str):
+    """roots/list was asked with no bound: a client that never answered got no answer to its tool call (150 s and more,
+    where the release before answered in 0.4 s); an error answer failed the call as "Method not found"; an empty list
+    refused it. The working directory's repository is served, as for a client that offers no roots, after one question."""
+    asked: list[str] = []
+
+    async def session() -> list[Any]:
+        with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
+            async with misbehaving(dotfiles, answer, asked, errlog) as session:
+                answers = []
+                for tool, arguments in (("remember", {"text": "a note kept where I was started"}), ("recall", {"query": "note"})):
+                    with anyio.fail_after(15):  # the old hang, failing here instead of the suite's timeout
+                        answers.append(await session.call_tool(tool, arguments))
+                return answers
+
+    written, found = anyio.run(session)
+    assert not written.is_error and not found.is_error, (written.content, found.content)
+    assert len(asked) == 1  # once per server: the second call was not asked again
+    assert "a note kept where I was started" in logged(dotfiles)
+    stderr = (tmp_path / "stderr").read_text(encoding="utf-8")
+    assert f"serving {dotfiles}" in stderr and why in stderr, stderr
+
+
+def test_a_client_that_never_answers_roots_outside_any_repository_hears_why_at_once_and_is_asked_once(tmp_path: Path):
+    """Started outside any repository, a client that never answered roots/list waited for ever on every call."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    asked: list[str] = []
+
+    async def session() -> list[Any]:
+        with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
+            async with misbehaving(elsewhere, "never", asked, errlog) as session:
+                answers = []
+                for _ in range(2):
+                    with anyio.fail_after(15):
+                        answers.append(await session.call_tool("remember", {"text": "nowhere to keep this"}))
+                return answers
+
+    for refused in anyio.run(session):
+        text = " ".join(getattr(c, "text", "") for c in refused.content)
+        assert refused.is_error and "not inside a git repository" in text and "--root" in text, text
+        assert "did not answer" in text, text
+    assert len(asked) == 1
+
+
+def test_skills_listed_first_by_a_client_that_never_answers_roots_come_from_the_working_directorys_repository(dotfiles: Path,
+                                                                                                           tmp_path: Path):
+    """A skills-extension client lists skills before any tool call: that request, too, waited for ever on roots/list."""
+    write_skill_file(dotfiles, "shell-setup", "How my shell is set up.", "1. Link", extra=ACTIVE)
+    asked: list[str] = []
+
+    async def session() -> dict[str, Any]:
+        with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
+            async with misbehaving(dotfiles, "never", asked, errlog) as session:
+                with anyio.fail_after(15):
+                    return (await session.session.send_request(ListSkills(params=PaginatedRequestParams()), Answer)).model_extra or {}
+
+    listed = anyio.run(session)
+    assert [s["frontmatter"]["name"] for s in listed["skills"]] == ["shell-setup"]
+    assert len(asked) == 1

@@ -11,6 +11,7 @@ import logging
 import typing
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 from urllib.parse import unquote, urlparse
@@ -24,8 +25,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ServerEvent
 from mcp.types import ClientCapabilities, InputRequiredResult, ListRootsRequest, ListRootsResult, ToolAnnotations
-from mcp_types import INVALID_PARAMS
+from mcp_types import INVALID_PARAMS, REQUEST_TIMEOUT
 from mcp_types.version import is_version_at_least
+from pydantic import ValidationError
 
 from repo_memory import __version__
 from repo_memory.core.store import Store
@@ -86,26 +88,65 @@ def _as_tool_error() -> Iterator[None]:
 class _Call:
     """The Store and the services of the server handling this tool call (tools.Call, for the SDK's calls)."""
 
-    def __init__(self, ctx: Context, roots: ListRootsResult | None):
+    def __init__(self, ctx: Context, roots: ListRootsResult | Named | None):
         self.served = cast(Served, ctx.request_context.lifespan_context)
-        self.store = self.served.open(paths(roots), asked=roots is not None)
+        named = roots if isinstance(roots, Named) else Named.of(roots) if roots is not None else Named([], "")
+        self.store = self.served.open(named.folders, named.why)
         self.engine = self.served.engine
         self.meta_session = tools.meta_session(ctx.request_context.meta or {}, self.store)
 
 
+@dataclass(frozen=True)
+class Named:
+    """The folders a client named as its MCP roots, or none and why (for the line saying which repository is served)."""
+
+    folders: list[Path]
+    why: str
+
+    @classmethod
+    def of(cls, roots: ListRootsResult) -> Named:
+        folders = paths(roots)
+        return cls(folders, "" if folders else "the client's answer to roots/list names no folder")
+
+
+# Seconds the client has to answer roots/list. It answers from memory (the folders it has open), in milliseconds; the
+# bound leaves a loaded machine ample room and keeps a client that never answers (Claude Code once advertised roots and
+# did not: anthropics/claude-code#3315) from holding its first call for longer than a harness waits on a first turn.
+ROOTS_WAIT = 2.0
+
+
+async def _ask_roots(ctx: ServerRequestContext[Any, Any]) -> Named:
+    """Ask the client for its roots, waiting at most ROOTS_WAIT. A client that does not answer in time, or answers
+    with an error, is asked no more (`Served.unanswered`): each later request is served as its first was."""
+    served = cast(Served, ctx.lifespan_context)
+    try:
+        roots = await ctx.session.send_request(ListRootsRequest(), ListRootsResult, request_read_timeout_seconds=ROOTS_WAIT,
+                                               metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+    except MCPError as exc:
+        served.unanswered = (f"the client did not answer roots/list within {ROOTS_WAIT:g} s" if exc.code == REQUEST_TIMEOUT
+                             else f"the client answered roots/list with an error ({exc.message[:200]})")
+    except ValidationError:
+        served.unanswered = "the client's answer to roots/list is not a list of roots"
+    else:
+        return Named.of(roots)
+    return Named([], served.unanswered)
+
+
 def _asks_roots(served: Served, capabilities: ClientCapabilities | None) -> bool:
-    """Whether to ask the client for its roots before the request: the Store is not open yet and the client offers
-    roots (a repository found that cannot be served is not asked for: the call says why, whatever the roots)."""
-    return not (served.is_open or served.unusable or capabilities is None or capabilities.roots is None)
+    """Whether to ask the client for its roots before the request: the Store is not open yet, the client offers roots
+    and has not failed to answer them (a repository found that cannot be served is not asked for: the call says why)."""
+    return not (served.is_open or served.unusable or served.unanswered or capabilities is None or capabilities.roots is None)
 
 
-def _roots_if_needed(ctx: Context) -> ListRoots | None:
-    """Ask a tool call's client for its roots when `_asks_roots`.
-
-    A resolver (not a direct request): the SDK sends it the way the negotiated protocol wants, a request in the middle
-    of the call up to 2025-11-25, an input-required round trip from 2026-07-28."""
+async def _roots_if_needed(ctx: Context) -> ListRoots | Named | None:
+    """A tool call's client's roots when `_asks_roots`: asked now (bounded) up to 2025-11-25; from 2026-07-28 a marker
+    for the SDK, which asks in an input-required round trip (the client answers with its retry: nothing waits here)."""
     served = cast(Served, ctx.request_context.lifespan_context)
-    return ListRoots() if _asks_roots(served, ctx.request_context.session.client_capabilities) else None
+    if not _asks_roots(served, ctx.request_context.session.client_capabilities):
+        return None
+    if is_version_at_least(ctx.request_context.protocol_version, ROUND_TRIP_VERSION):
+        return ListRoots()
+    return await _ask_roots(ctx.request_context)
 
 
 READS_STORE = frozenset({"resources/read", "prompts/get", "skills/list", "skills/get", "resources/directory/read"})
@@ -122,8 +163,7 @@ async def _roots_first(ctx: ServerRequestContext[Any, Any], call_next: CallNext)
     if ctx.method not in READS_STORE or not _asks_roots(served, ctx.session.client_capabilities):
         return await call_next(ctx)
     if not is_version_at_least(ctx.protocol_version, ROUND_TRIP_VERSION):
-        roots = await ctx.session.send_request(ListRootsRequest(), ListRootsResult,
-                                               metadata=ServerMessageMetadata(related_request_id=ctx.request_id))
+        named = await _ask_roots(ctx)
     elif ctx.method not in ROUND_TRIPS:
         raise MCPError(INVALID_PARAMS, f"The client offers MCP roots, and under protocol {ctx.protocol_version} {ctx.method} "
                                        "cannot ask for them: call a tool (or read a resource) first, which opens the repository "
@@ -131,20 +171,18 @@ async def _roots_first(ctx: ServerRequestContext[Any, Any], call_next: CallNext)
     elif (answer := ((ctx.params or {}).get("inputResponses") or {}).get(ROOTS_KEY)) is None:
         return InputRequiredResult(input_requests={ROOTS_KEY: ListRootsRequest()})
     else:
-        roots = ListRootsResult.model_validate(answer)
+        named = Named.of(ListRootsResult.model_validate(answer))
     try:
-        await anyio.to_thread.run_sync(lambda: served.open(paths(roots), asked=True))
+        await anyio.to_thread.run_sync(lambda: served.open(named.folders, named.why))
     except RepoMemoryError as exc:  # the client's to fix (its roots name no repository): invalid params, as resources answer
         raise MCPError(INVALID_PARAMS, str(exc)) from exc
     return await call_next(ctx)
 
 
-Roots = Annotated[ListRootsResult | None, Resolve(_roots_if_needed)]
+Roots = Annotated[ListRootsResult | Named | None, Resolve(_roots_if_needed)]
 
 
-def paths(roots: ListRootsResult | None) -> list[Path]:
-    if roots is None:
-        return []
+def paths(roots: ListRootsResult) -> list[Path]:
     return [Path(unquote(urlparse(str(r.uri)).path)) for r in roots.roots if str(r.uri).startswith("file:")]
 
 
@@ -158,7 +196,7 @@ def _for_sdk(body: Callable[..., Any]) -> Callable[..., Any]:
                inspect.Parameter("roots", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Roots)]
 
     @functools.wraps(body)
-    def tool(ctx: Context, roots: ListRootsResult | None, **given: Any) -> Any:
+    def tool(ctx: Context, roots: ListRootsResult | Named | None, **given: Any) -> Any:
         with _as_tool_error():
             return body(_Call(ctx, roots), **given)
 

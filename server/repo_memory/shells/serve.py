@@ -180,40 +180,43 @@ def _serve(root: str | None, wire: Front | None) -> None:
 
 
 def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
-    """What opens the Store at the first request when none opened at start: in the first of the client's MCP roots
-    inside a git repository (the client's workspace); else, for a client offering no roots (Codex), in `here`, the
-    working directory's repository, as before, with a warning that init never ran in it.
+    """What opens the Store at the first request when none opened at start: in the first of the folders the client named
+    as its MCP roots inside a git repository (the client's workspace); else, when it named none (it offers no roots, as
+    Codex; did not answer in time; answered an error or an empty list), in `here`, the working directory's repository,
+    as before, with a warning that says why and that init never ran there.
 
-    The roots are asked for whenever the client offers them (mcp.py: tool calls, resources, prompts, skills), and a
-    client that named its workspace is never served `here` instead: memory goes to no repository the client did not
+    A client that named its workspace is never served `here` instead: memory goes to no repository the client did not
     name and init never ran in."""
 
-    def opener(roots: list[Path], asked: bool) -> tuple[Store, Watcher]:
+    def opener(roots: list[Path], why: str) -> tuple[Store, Watcher]:
         for candidate in roots:
             try:
                 opened = _open(candidate)
             except WorkspaceError:
                 continue
             return opened, lifetime.attach(opened)
-        if isinstance(here, Config) and asked:
-            named = ", ".join(str(r) for r in roots) or "none"
+        if roots:
+            named = ", ".join(str(r) for r in roots)
+            if not isinstance(here, Config):
+                raise WorkspaceError(f"The client's MCP roots ({named}) are not inside a git repository, and {os.getcwd()}, "
+                                     "where the server was started, is in no repository it can serve: open your project's "
+                                     "repository in the client, or start the server with --root PATH.")
             raise WorkspaceError(f"The client's MCP roots ({named}) are not inside a git repository, and {here.root}, the "
                                  "repository the server was started in, is not one `repo-memory init` ran in: nothing was "
                                  "read or written there. Open your project's repository in the client, run `repo-memory "
                                  f"init` in {here.root} to keep memory there, or start the server with --root PATH.")
         if isinstance(here, Config):
-            log.warning("serving %s, the repository of the working directory, where `repo-memory init` never ran (the "
-                        "client named no other repository as its MCP root): run `repo-memory init` there, or pass --root PATH",
-                        here.root)
+            log.warning("serving %s, the repository of the working directory, where `repo-memory init` never ran (%s): run "
+                        "`repo-memory init` there, or pass --root PATH", here.root, why)
             try:
                 opened = Store(here)
             except (RepoMemoryError, OSError, sqlite3.Error) as exc:
                 raise WorkspaceError(_cannot_open(exc, here.root)) from exc
             return opened, lifetime.attach(opened)
         if here is not None and "not inside a git repository" not in str(here):  # git refused the one here (its owner, say)
-            raise WorkspaceError(f"{here} (The client named no other repository as its root.)")
-        raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and the client named no repository as its root: "
-                             "start the server inside a repository, or pass --root PATH (or set REPO_MEMORY_ROOT).")
+            raise WorkspaceError(f"{here} ({why[0].upper()}{why[1:]}.)")
+        raise WorkspaceError(f"{os.getcwd()} is not inside a git repository and {why}: start the server inside a repository, "
+                             "or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
     return opener
 

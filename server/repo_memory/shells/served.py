@@ -2,7 +2,8 @@
 
 The Store is opened at start when the server is told its repository, or runs inside one `repo-memory init` ran in; a
 server started elsewhere (outside any repository, or in one init never ran in, as a dotfiles repository in $HOME) opens
-it at the first request, in a repository the client names as one of its MCP roots (serve.py's `_opener`).
+it at the first request, in a repository the client names as one of its MCP roots, or in the working directory's when
+the client names none (serve.py's `_opener`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("repo_memory")
 
-Opener = Callable[[list[Path], bool], "tuple[Store, Watcher | None]"]  # (the roots, whether the client was asked for them)
+Opener = Callable[[list[Path], str], "tuple[Store, Watcher | None]"]  # (the folders the client named as roots, why none)
 Publish = Callable[[list[str], bool], None]  # (URIs that changed, whether the list of resources changed)
 
 
@@ -32,7 +33,7 @@ class Served:
     through `publish`, which the MCP shell sets). Free of the MCP SDK, so the front serves calls with it too.
 
     A server that did not open its Store at start opens it at the first request, in the repository the client names as
-    its MCP root (`opener` gets the roots: none when the client offers none)."""
+    its MCP root (`opener` gets the folders it named, or none and why: it offers no roots, did not answer, named none)."""
 
     def __init__(self, store: Store | None, watcher: Watcher | None = None, opener: Opener | None = None, unusable: str = "",
                  opens_without_roots: bool = False):
@@ -40,6 +41,7 @@ class Served:
         self._opener, self._lock = opener, threading.Lock()
         self.opens_without_roots = opens_without_roots  # `opener` serves a client offering no roots (the working directory's)
         self.unusable = unusable  # why the server's repository cannot be served (said on every call), or ''
+        self.unanswered = ""  # why the client's roots are not known, when it was asked and did not answer (it is not asked again)
         self._refused: set[str] = set()  # loops not served because their file is linked (warned once each)
         self._store: Store | None = None
         self._client = ""  # the name the client gave itself (clientInfo): names the harness of records, as far as it can
@@ -74,15 +76,15 @@ class Served:
         if self._store is not None:
             self.limiter.take(tool, size)
 
-    def open(self, roots: list[Path], asked: bool = False) -> Store:
-        """The Store, opened on first use in a repository the client named as a root (`asked`: `roots` is its answer) when
-        the server did not open one at start."""
+    def open(self, roots: list[Path], why: str = "") -> Store:
+        """The Store, opened on first use when the server did not open one at start: in a repository holding one of the
+        folders the client named as its roots, or when it named none (`why`), in the working directory's."""
         with self._lock:
             if self._store is None:
                 if self._opener is None:
                     raise WorkspaceError(self.unusable
                                          or "No repository to serve: start the server inside a git repository or pass --root.")
-                self._attach(*self._opener(roots, asked))
+                self._attach(*self._opener(roots, why or self.unanswered or "the client offers no MCP roots"))
             assert self._store is not None
             config = self._store.config
             if not config.root.is_dir() or not config.git_dir.is_dir():  # (a GIT_DIR set-up has no .git in the root)
