@@ -5,6 +5,7 @@ misled, or by a person's `stale --pin ID`; a move of the cited files is summaris
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -24,14 +25,16 @@ def cli_run(repo: Path, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def _stale_record(store: Store, repo: Path) -> str:
-    """A record citing Store.save, then a commit that changes Store.save: the record is stale."""
+def _stale_record(store: Store, repo: Path, meanwhile: Callable[[str], object] | None = None) -> str:
+    """A record citing Store.save, then (after `meanwhile(record)`) a commit that changes Store.save: the record is stale."""
     (repo / "pkg").mkdir()
     (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the store")
     record = store.remember("Store.save keeps the rows in order", refs=[SAVE])[0]["id"]
     store.flush("all")
+    if meanwhile is not None:
+        meanwhile(record)
     (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
     git(repo, "commit", "-qam", "save sorts the rows")
     code, out = cli_run(repo, "stale")
@@ -137,14 +140,7 @@ def test_a_persons_note_citing_the_stale_record_settles_it_and_a_forged_one_does
 
 
 def test_a_persons_follow_up_written_against_the_old_code_settles_nothing(store: Store, repo: Path):
-    (repo / "pkg").mkdir()
-    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "the store")
-    record = store.remember("Store.save keeps the rows in order", refs=[SAVE])[0]["id"]
-    store.flush("all")
-    assert cli_run(repo, "log", "add", "and callers rely on it", "-r", record, "-r", SAVE)[0] == 0
-    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
+    record = _stale_record(store, repo, lambda record: cli_run(repo, "log", "add", "and callers rely on it", "-r", record, "-r", SAVE))
     code, out = cli_run(repo, "stale")
     assert code == 1 and f"{record}  {SAVE}" in out and "settled" not in out
 

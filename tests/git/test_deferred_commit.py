@@ -174,11 +174,16 @@ def editor_activity(where: Path, seconds: float) -> None:
         time.sleep(0.1)
 
 
-def test_a_commit_deferred_by_failed_signing_is_retried_on_its_timer_not_on_each_git_event(repo: Path):
+def set_up_with_a_failing_signer(repo: Path) -> Path:
+    """A committed repository whose commits are to be signed by a program that fails; the file counting its calls."""
     commit_file(repo, "app.py", "base\n")
     run(repo, "add", "-A")
     run(repo, "commit", "-q", "-m", "repo-memory set up")
-    calls = failing_signer(repo)
+    return failing_signer(repo)
+
+
+def test_a_commit_deferred_by_failed_signing_is_retried_on_its_timer_not_on_each_git_event(repo: Path):
+    calls = set_up_with_a_failing_signer(repo)
     server = StdioServer(repo)
     try:
         server.initialize()
@@ -203,10 +208,7 @@ def test_a_commit_deferred_by_failed_signing_is_retried_on_its_timer_not_on_each
 
 
 def test_an_operation_ending_brings_one_retry_however_many_git_events_follow(repo: Path):
-    commit_file(repo, "app.py", "base\n")
-    run(repo, "add", "-A")
-    run(repo, "commit", "-q", "-m", "repo-memory set up")
-    calls = failing_signer(repo)
+    calls = set_up_with_a_failing_signer(repo)
     finish = detached(repo, "main")
     server = StdioServer(repo)
     try:
