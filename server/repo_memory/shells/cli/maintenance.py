@@ -149,8 +149,9 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
     A memory cites code with anchors like src/config.py::Config.load (a skill's metadata.anchors, a record's refs).
     Formatting and comment edits do not count; a changed body, a rename or a deletion does; each says the commit that
     changed the file, or where git moved it. Anchors into code that cannot be checked (a language not parsed, a file
-    over 2 MiB) are listed after, and do not set the exit code. Nor does a record that is settled: a later record cites
-    it (a correction), `repo-memory feedback ID outdated` (or misled) was given, or a person pinned it.
+    over 2 MiB) are listed after, and do not set the exit code. Nor does a record that is settled: a correction cites it
+    and its code as it is now, `repo-memory feedback ID outdated` (or misled) was given, or a person pinned it or noted
+    on it (`repo-memory log add TEXT -r ID`).
 
     \b
     Examples:
