@@ -62,13 +62,17 @@ def client(cwd: Path, root: Path | None, mode: str) -> Client:
     return Client(params, list_roots_callback=roots if root else None, mode=mode)
 
 
-def misbehaving(cwd: Path, answer: str, asked: list[str], errlog: Any) -> Client:
+def misbehaving(cwd: Path, answer: str, asked: list[str], errlog: Any, root: Path | None = None) -> Client:
     """A client that offers roots and answers roots/list with nothing (Claude Code did: anthropics/claude-code#3315), with
-    an error, or with no roots at all; `asked` gets each question, the server's stderr goes to `errlog`."""
+    an error, with no roots at all, or (`slow`) with `root` after 3 s; `asked` gets each question, the server's stderr
+    goes to `errlog`."""
     async def roots(_context: object) -> ListRootsResult | ErrorData:
         asked.append("roots/list")
         if answer == "never":
             await anyio.sleep_forever()
+        if answer == "slow" and root is not None:
+            await anyio.sleep(3)
+            return ListRootsResult(roots=[Root(uri=root.as_uri(), name="the project")])
         if answer == "error":
             return ErrorData(code=-32601, message="Method not found")
         return ListRootsResult(roots=[])
@@ -182,7 +186,7 @@ def test_a_client_whose_roots_answer_names_no_folder_is_served_the_working_direc
             async with misbehaving(dotfiles, answer, asked, errlog) as session:
                 answers = []
                 for tool, arguments in (("remember", {"text": "a note kept where I was started"}), ("recall", {"query": "note"})):
-                    with anyio.fail_after(15):  # the old hang, failing here instead of the suite's timeout
+                    with anyio.fail_after(30):  # the old hang, failing here instead of the suite's timeout
                         answers.append(await session.call_tool(tool, arguments))
                 return answers
 
@@ -231,3 +235,20 @@ def test_skills_listed_first_by_a_client_that_never_answers_roots_come_from_the_
     listed = anyio.run(session)
     assert [s["frontmatter"]["name"] for s in listed["skills"]] == ["shell-setup"]
     assert len(asked) == 1
+
+
+def test_a_client_slow_to_name_its_roots_is_served_the_repository_it_names(dotfiles: Path, workspace: Path, tmp_path: Path):
+    """With a 2 s bound, a client that named its workspace after 2.5 s had its whole session written and committed in
+    the dotfiles repository it was started in (init never ran there), and recall missed the workspace's memory."""
+    asked: list[str] = []
+
+    async def session() -> tuple[Any, Any]:
+        with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
+            async with misbehaving(dotfiles, "slow", asked, errlog, root=workspace) as session:
+                written = await session.call_tool("remember", {"text": "deploys are blue/green"})
+                return written, await session.call_tool("recall", {"query": "cut a release"})
+
+    written, found = anyio.run(session)
+    assert not written.is_error, written.content
+    assert found.structured_content["hits"][0]["id"] == "skill:release-checklist"
+    assert "blue/green" in logged(workspace) and not (dotfiles / ".agents").exists()

@@ -109,10 +109,13 @@ class Named:
         return cls(folders, "" if folders else "the client's answer to roots/list names no folder")
 
 
-# Seconds the client has to answer roots/list. It answers from memory (the folders it has open), in milliseconds; the
-# bound leaves a loaded machine ample room and keeps a client that never answers (Claude Code once advertised roots and
-# did not: anthropics/claude-code#3315) from holding its first call for longer than a harness waits on a first turn.
-ROOTS_WAIT = 2.0
+# Seconds the client has to answer roots/list. It answers from memory (the folders it has open), usually in
+# milliseconds; what the bound decides is where a session goes when it runs out: the working directory's repository,
+# one init never ran in (a dotfiles repository in $HOME, say). At 2 s a client that answered after 2.5 s had its whole
+# session written and committed there (tests/shells/test_roots.py), so the bound is generous: a client that never
+# answers (Claude Code once advertised roots and did not: anthropics/claude-code#3315) waits it once, on its first call,
+# within the minute harnesses give a tool call.
+ROOTS_WAIT = 10.0
 
 
 async def _ask_roots(ctx: ServerRequestContext[Any, Any]) -> Named:
