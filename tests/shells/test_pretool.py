@@ -65,6 +65,15 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
         ("Bash", {"command": "repo-memory stale --pin 2026-12-06-a1b2c3#4"}),  # a person's check settles a stale record
         ("Bash", {"command": "repo-memory stale --pin=deploy"}),
         ("Bash", {"command": "repo-memory stale --json --follow-renames"}),
+        # the same commands in ordinary shell syntax around them (a reviewer's bypasses)
+        ("Bash", {"command": "{ repo-memory stale --pin X; }"}),
+        ("Bash", {"command": "if true; then repo-memory stale --follow-renames; fi"}),
+        ("Bash", {"command": "for i in 1; do repo-memory log add 'a person decided'; done"}),
+        ("Bash", {"command": "bash -c 'repo-memory stale --pin X'"}),
+        ("Bash", {"command": "sh -lc \"cd . && repo-memory accept deploy --sha 0123456\""}),
+        ("Bash", {"command": "python3.11 -m repo_memory stale --pin X"}),
+        ("Bash", {"command": "python -m repo_memory.__main__ stale --pin X"}),
+        ("Bash", {"command": "! repo-memory reject deploy"}),
     ]
     for tool, tool_input in refused:
         why = denied(hook(repo, "pre-tool", {"tool_name": tool, "tool_input": tool_input, "session_id": "s1"}))

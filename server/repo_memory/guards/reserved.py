@@ -39,6 +39,10 @@ GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
 WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
+# Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
+KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _HARMLESS_TARGET = re.compile(r"^(?:&?\d*|/dev/null|/dev/stderr|/dev/stdout)$")
@@ -76,7 +80,7 @@ class Places:
         """Why an agent's shell may not run `text` ('' when it may)."""
         segments = _segments(text)
         for words in segments or []:
-            person = _person_command(words)
+            person = _person_command(words) or _inner_person_command(words)
             if person:
                 return f"`repo-memory {person}` {PERSON}"
         named = [n for n in self.names if n in text]
@@ -87,6 +91,7 @@ class Places:
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
             return f"the command names {place} and may change it; {why}"
         return ""
+
 
 
 def _segments(text: str) -> list[list[str]] | None:
@@ -110,8 +115,8 @@ def _segments(text: str) -> list[list[str]] | None:
 def _command_words(words: list[str]) -> list[str]:
     """`words` without leading variable assignments and wrappers (sudo, env, timeout 5, ...)."""
     rest = list(words)
-    while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in WRAPPERS or rest[0].startswith("-") and len(rest) > 1
-                    or rest[0].isdigit()):
+    while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in WRAPPERS or rest[0] in KEYWORDS or rest[0].startswith("-")
+                    and len(rest) > 1 or rest[0].isdigit()):
         rest = rest[1:]
     return rest
 
@@ -121,7 +126,7 @@ def _person_command(words: list[str]) -> str:
     if not rest:
         return ""
     program = rest[0].rsplit("/", 1)[-1]
-    if program in ("python", "python3") and rest[1:3] == ["-m", "repo_memory"]:
+    if _PYTHON.match(program) and rest[1:2] == ["-m"] and rest[2:3] in (["repo_memory"], ["repo_memory.__main__"]):
         rest, program = rest[2:], "repo-memory"
     if program not in ("repo-memory", "repo_memory"):
         return ""
@@ -137,6 +142,17 @@ def _person_command(words: list[str]) -> str:
     if args[:1] == ["stale"]:  # reading is the agent's too; pinning and following renames are a person's checks
         done = [w.partition("=")[0] for w in rest[1:] if w.partition("=")[0] in PERSON_OPTIONS]
         return f"stale {done[0]}" if done else ""
+    return ""
+
+
+def _inner_person_command(words: list[str]) -> str:
+    """The person's command a `bash -c '…'` (or sh, zsh…) line runs, if any."""
+    rest = _command_words(words)
+    if rest and rest[0].rsplit("/", 1)[-1] in SHELLS:
+        line = next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
+        for inner in _segments(line) or []:
+            if person := _person_command(inner) or _inner_person_command(inner):
+                return person
     return ""
 
 
