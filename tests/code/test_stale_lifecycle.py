@@ -373,3 +373,13 @@ def test_follow_renames_follows_a_skill_the_index_had_not_seen_yet(store: Store,
     code, out = cli_run(repo, "stale", "--follow-renames")
     assert code == 0 and "re-anchored skill:late" in out, out
     assert "lib/mod0.py::func0" in git(repo, "show", "HEAD:.agents/skills/late/SKILL.md")
+
+
+def test_stale_says_where_a_file_moved_twice_is_now(store: Store, repo: Path):
+    """After pkg -> lib -> src, `stale` said the file moved to lib/mod0.py, which no longer exists."""
+    _moved(store, repo, files=2)
+    git(repo, "mv", "lib", "src")
+    git(repo, "commit", "-qm", "move lib to src")
+    code, out = cli_run(repo, "stale")
+    assert code == 1
+    assert "pkg/mod0.py::func0: the file does not exist (moved to src/mod0.py in " in out and "move lib to src)" in out, out

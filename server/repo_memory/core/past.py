@@ -190,7 +190,7 @@ class Past:
             out.update(self._code_changes(wanted[start:start + PATHS_PER_RUN]))
         return out
 
-    def _code_changes(self, wanted: list[str]) -> dict[str, str]:
+    def _code_changes(self, wanted: list[str], hops: int = 4) -> dict[str, str]:
         # --literal-pathspecs: a cited path is a file name, never a pattern
         diff = self._git.run("--literal-pathspecs", "diff", "--name-only", "-z", "HEAD", "--", *wanted, check=False).stdout
         out = {path: f"uncommitted changes in {path}" for path in set(diff.split("\0")) & set(wanted)}
@@ -212,9 +212,15 @@ class Past:
                             deleted.setdefault(header, []).append(name)
             if len(commits) < RECENT:
                 break  # that was the whole history
+        moved: dict[str, str] = {}
         for header in list(deleted)[:MOVES_LOOKED_UP]:  # git's rename detection says where a deleted file went
             moves = self._moves(header.partition(" ")[0])
             out.update({path: f"moved to {moves[path]} in {header}" for path in deleted[header] if path in moves})
+            moved.update({path: moves[path] for path in deleted[header] if path in moves})
+        gone = sorted({new for new in moved.values() if not (self.root / new).exists()})
+        if gone and hops:  # moved again since (pkg -> lib -> src): say where it is now, as --follow-renames follows it
+            further = self._code_changes(gone, hops - 1)
+            out.update({path: further[new] for path, new in moved.items() if further.get(new, "").startswith("moved to ")})
         return out
 
     def _moves(self, commit: str) -> dict[str, str]:
