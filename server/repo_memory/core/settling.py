@@ -31,7 +31,6 @@ from repo_memory.index.docs import DocIndex
 # Past.code_changes says "moved to NEW in HASH SUBJECT"; the path ends at the first " in <hash>" (a path holding that is
 # not worth the doubt)
 MOVED = re.compile(r"moved to (?P<new>.+?) in (?P<commit>[0-9a-f]{4,40})(?: |$)")
-HOPS = 5  # a file moved again after its move: followed this many times
 FOLLOW = "repo-memory stale --follow-renames"
 
 
@@ -70,16 +69,10 @@ class Settling:
         return self._repin_skill(name), ""
 
     def moves(self, files: Collection[str]) -> dict[str, str]:
-        """Where git moved each of `files` that is gone: old path -> the path it has now (a move after a move followed)."""
-        out: dict[str, str] = {}
-        asked = {f: f for f in files if not (self.root / f).exists()}
-        for _ in range(HOPS):
-            found = {asked[f]: m["new"] for f, change in self._changes(list(asked)).items() if (m := MOVED.match(change))}
-            out.update(found)
-            asked = {new: old for old, new in found.items() if not (self.root / new).exists()}
-            if not asked:
-                break
-        return out
+        """Where git moved each of `files` that is gone: old path -> the path it has now (Past.code_changes follows a
+        move after a move)."""
+        gone = [f for f in files if not (self.root / f).exists()]
+        return {f: m["new"] for f, change in self._changes(gone).items() if (m := MOVED.match(change))} if gone else {}
 
     def moved_anchors(self, items: list[Stale]) -> dict[str, str]:
         """Stale anchor -> the same symbol at the path its file moved to, when it is found there."""
