@@ -55,6 +55,30 @@ def test_a_skill_write_becomes_one_structured_commit_and_leaves_the_users_work_a
     assert not [line for line in status if "release-checklist" in line], status
 
 
+def test_a_path_that_changed_kind_is_committed_as_it_is_now(work: Path):
+    """A folder now a link (and a link now a folder): git refuses the old entries beside the new one in one update
+    ("appears as both a file and as a directory", "beyond a symbolic link") unless they are taken out first."""
+    folder = work / ".agents/skills/tool/agents"
+    folder.mkdir(parents=True)
+    (folder / "openai.yaml").write_text("policy: {}\n", encoding="utf-8")
+    (work / "shared").mkdir()
+    git(work, "add", ".agents", "shared")
+    git(work, "commit", "-q", "-m", "a folder")
+    (folder / "openai.yaml").unlink()
+    folder.rmdir()
+    folder.symlink_to(work / "shared")
+    store = Store(Config.load(work))
+    assert store.commit_files([".agents/skills/tool/agents/openai.yaml", ".agents/skills/tool/agents"], "memory: a link now") is not None
+    assert git(work, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD", ".agents/skills/tool").splitlines() == ["120000 .agents/skills/tool/agents"]
+    folder.unlink()
+    folder.mkdir()
+    (folder / "openai.yaml").write_text("policy: {}\n", encoding="utf-8")
+    store.commit_files([".agents/skills/tool/agents", ".agents/skills/tool/agents/openai.yaml"], "memory: a folder again")
+    store.close()
+    assert git(work, "ls-tree", "-r", "--format=%(objectmode) %(path)", "HEAD", ".agents/skills/tool").splitlines() == ["100644 .agents/skills/tool/agents/openai.yaml"]
+    assert git(work, "status", "--porcelain", "--", ".agents") == ""
+
+
 def test_writes_coalesce_into_one_commit(work: Path):
     store = Store(Config.load(work))
     before = int(git(work, "rev-list", "--count", "HEAD"))

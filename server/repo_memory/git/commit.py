@@ -165,11 +165,24 @@ def _entry(git: Git, commit: str | None, path: str) -> tuple[str, int] | None:
     return git.entry(commit, path) if commit else None
 
 
+def _beyond_link(root: Path, path: str) -> bool:
+    """Whether a folder on the way to `path` is a link (or no folder at all): git no longer has a file there."""
+    parent = root
+    for part in path.split("/")[:-1]:
+        parent = parent / part
+        if parent.is_symlink() or not parent.is_dir():
+            return os.path.lexists(parent)
+    return False
+
+
 def _set(git: Git, paths: list[str], blobs: Blobs, env: dict[str, str] | None = None, check: bool = False) -> bool:
     """Set the index entries of `paths`: those in `blobs` to their blob (None: removed), the others to their files."""
     rest, gone = [p for p in paths if p not in blobs], [p for p, blob in blobs.items() if blob is None]
+    gone += [p for p in rest if _beyond_link(git.root, p)]  # a folder became a link: what was inside is gone (git: "beyond a symbolic link")
+    rest = [p for p in rest if p not in gone]
     info = "".join(f"{blob[0]} {blob[1]}\t{p}\0" for p, blob in blobs.items() if blob)
-    runs = ((["--add", "--remove", "--stdin"], _nul(rest)), (["--force-remove", "--stdin"], _nul(gone)), (["--index-info"], info))
+    # removals first, and --replace: a path that changed kind (a folder now a link or a file, or the reverse) takes the old entries' place
+    runs = ((["--force-remove", "--stdin"], _nul(gone)), (["--add", "--remove", "--replace", "--stdin"], _nul(rest)), (["--index-info"], info))
     return all(git.run("update-index", "-q", "-z", *args, env=env, stdin=stdin, check=check).returncode == 0 for args, stdin in runs if stdin)
 
 
