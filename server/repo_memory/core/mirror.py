@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory import layout
-from repo_memory.errors import UnsafePathError
+from repo_memory.core import offering
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
 from repo_memory.formats import skills
@@ -55,23 +55,6 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def _withheld(root: Path, name: str) -> str:
-    """Why skill `name` is not copied, or '' when it is served as is: Claude Code loads the copies itself, so a draft
-    (not reviewed yet), a deprecated, invalid or quarantined skill copied there would reach the model past the review."""
-    rel = f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
-    try:
-        skill = skills.parse(disk.read_safely(root / rel), rel, SKILLS_DIR)
-    except (OSError, UnsafePathError) as exc:
-        return f"unreadable ({exc})"
-    if not skill.valid:
-        return f"invalid: {skill.problems[0].message}"
-    if skill.flags:
-        return f"quarantined: {skill.flags[0]}"
-    if skill.status != "active":
-        return f"{skill.status}: copied once it is active (`repo-memory accept {name}`)" if skill.status == "draft" else skill.status
-    return ""
-
-
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
            worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
@@ -83,7 +66,7 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
     source_base = root / SKILLS_DIR
     names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
     for name in list(names):
-        if why := _withheld(root, name):
+        if why := offering.withheld(root, SKILLS_DIR, name):
             report.withheld[name] = why
             names.remove(name)
     if limit is not None and len(names) > limit:

@@ -17,7 +17,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import rewrites
+from repo_memory.core import offering, rewrites
 from repo_memory.core.reading import Item, page
 from repo_memory.core.reviewing import reviewed, turn_down, unsaved
 from repo_memory.config import SKILLS_DIR
@@ -173,8 +173,9 @@ class Skillbook:
                 return WriteResult(id=f"skill:{name}", path=rel, created=False, status=skills.parse(data, rel, SKILLS_DIR).status,
                                    sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."])
             disk.write_atomic(path, data)
+            offered = offering.settle(self.root, SKILLS_DIR, name)  # a draft: Codex must not list it by itself either
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
-        self._committer.record([rel], f"memory(skill): {'add' if created else 'update'} {name}", session=session)
+        self._committer.record([rel, *offered], f"memory(skill): {'add' if created else 'update'} {name}", session=session)
         if status == "draft":  # the commands that work outside a terminal too: accept asks for the version reviewed
             warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {name}`) and accepts this version "
                             f"with `repo-memory accept {name} --sha {self.fingerprint(name)[:12]}` (or `repo-memory reject {name}`)."
@@ -252,17 +253,21 @@ class Skillbook:
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
             current = skills.parse(raw, f"{source}/{name}/{skills.SKILL_FILE}", source)
-            if current.status == "draft" and current.origin == "agent":
-                return None
-            try:
-                text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
-            except (InvalidRecordError, UnicodeDecodeError):
-                return None  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
-            disk.write_atomic(path, text.encode("utf-8"))
-            self._docs.note([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))])
-        if source == SKILLS_DIR:
-            self._committer.record([f"{source}/{name}/{skills.SKILL_FILE}"], f"memory(skill): {name} edited by an agent ({via}), back to draft")
-        return name
+            text = None
+            if current.status != "draft" or current.origin != "agent":
+                try:
+                    text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
+                except (InvalidRecordError, UnicodeDecodeError):
+                    pass  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
+                else:
+                    disk.write_atomic(path, text.encode("utf-8"))
+                    self._docs.note([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))])
+            offered = offering.settle(self.root, source, name)  # also when it was a draft: the agent may have changed agents/
+        if source == SKILLS_DIR and (text is not None or offered):
+            changed = [f"{source}/{name}/{skills.SKILL_FILE}"] if text is not None else []
+            self._committer.record([*changed, *offered], f"memory(skill): {name} edited by an agent ({via}), back to draft"
+                                   if text is not None else f"memory(skill): {name} edited by an agent ({via}), kept from Codex's list")
+        return name if text is not None else None
 
     def touched_since(self, ns: int) -> list[str]:
         """SKILL.md of every skill folder (in any skill source) whose folder or files changed at or after time `ns`
@@ -316,8 +321,8 @@ class Skillbook:
     def fingerprint(self, name: str) -> str:
         """The sha256 of what a person reviews of skill `name`: its SKILL.md and every file beside it (path and bytes)."""
         path, _ = self._existing(name)
-        digest = hashlib.sha256()
-        for file in sorted(p for p in path.parent.rglob("*") if p.is_file() or p.is_symlink()):
+        digest, ours = hashlib.sha256(), offering.ours_in(path.parent)  # ours is no content of the skill's
+        for file in sorted(p for p in path.parent.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours):
             data = disk.read_safely(file) if not file.is_symlink() else b"link:" + os.readlink(file).encode()
             digest.update(f"{file.relative_to(path.parent).as_posix()}\0{len(data)}\0".encode() + data)
         return digest.hexdigest()
@@ -347,6 +352,7 @@ class Skillbook:
                                         f"set `status: deprecated` under metadata in {rel}.")
                 unsaved(self._committer, self._committed, path, rel, "rejecting it")
                 changed, message, done = turn_down(self._committer.git, self._committed, name, path, rel)
+            changed += offering.settle(self.root, SKILLS_DIR, name)  # served now, or gone: Codex's list follows
             self._docs.note(self._documents(), complete=True)
         self._committer.record(changed, message)
         return done
@@ -362,10 +368,9 @@ def _text(values: Sequence[str]) -> str:
 
 
 def _files(folder: Path) -> list[str]:
-    return sorted(
-        str(p.relative_to(folder)) for p in folder.rglob("*")
-        if p.is_file() and not p.is_symlink() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
-    )
+    ours = offering.ours_in(folder)
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
+                  and not any(part.startswith(".") for part in p.relative_to(folder).parts) and p not in ours)
 
 
 def _changed_since(folder: str, ns: int) -> bool:

@@ -13,6 +13,7 @@ from repo_memory.core import mirror
 from repo_memory.core.store import Store
 from repo_memory.shells import attach, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
+from repo_memory.shells.cli.skills import settle_codex
 
 
 @click.command()
@@ -178,7 +179,8 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     """Add the MCP server to ~/.codex/config.toml (one entry for every repository) and hooks to .codex/hooks.json.
 
     The server serves the repository each Codex session runs in. Codex reads .agents/skills natively, so no mirror
-    is needed.
+    is needed; a skill not to be served (a draft not reviewed yet, a deprecated or quarantined one) gets an
+    agents/openai.yaml that keeps it out of the skills Codex offers its model (`repo-memory sync` does the same).
     """
     from repo_memory.shells import codex
     from repo_memory.shells import setup as attaching
@@ -194,6 +196,9 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     if remove and not dry_run:
         attaching.tidy(store.root)
     if not remove:
+        if not dry_run:
+            for line in settle_codex(store):
+                click.echo(line)
         _init_note(store)
         command = attach.command()  # Codex starts the server by this path, so it is there without repo-memory on PATH
         click.echo(f"Check it: codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)")

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from repo_memory.core import mirror
+from repo_memory.config import SKILLS_DIR
+from repo_memory.core import mirror, offering
 from repo_memory.core.reading import flagged
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
+
+if TYPE_CHECKING:
+    from repo_memory.core.store import Store
 
 
 @click.group()
@@ -161,6 +165,23 @@ def sync(ctx: click.Context) -> None:
     if note := mirror.beyond_note(report, store.config.mirror_limit):
         click.echo(note)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
+    for line in settle_codex(store):
+        click.echo(line)
+
+
+def settle_codex(store: Store) -> list[str]:
+    """Keep every skill recall does not serve out of the list Codex offers its model by itself, and put back those it
+    serves again (core/offering.py), committed; says what changed."""
+    changed = offering.settle_all(store.root, store.config.state_dir, store.sources)
+    if ours := [p for p in changed if p.startswith(f"{SKILLS_DIR}/")]:
+        store.commit_files(ours, "memory(skill): Codex lists only the skills recall serves")
+    said = []
+    for source in store.sources:
+        for name in dict.fromkeys(p[len(source) + 1:].split("/", 1)[0] for p in changed if p.startswith(f"{source}/")):
+            out = offering.is_ours(store.root / source / name)
+            said.append(f"{'kept out of' if out else 'back in'} the skills Codex lists by itself: {source}/{name}"
+                        + (f" ({why})" if out and (why := offering.withheld(store.root, source, name)) else ""))
+    return said
 
 
 @click.command(name="feedback")

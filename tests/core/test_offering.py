@@ -1,0 +1,91 @@
+"""A skill recall does not serve is kept out of what Codex offers its model by itself (core/offering.py): whatever path
+made it a draft (an agent's write, an agent's file tools, a person's hand), and back once it is served again, with the
+skill's own Codex metadata as the person reviewed it. The Codex CLI itself: tests/shells/test_codex_drafts.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.core.offering import OURS
+from repo_memory.core.store import Store
+from repo_memory.shells import hooks
+from repo_memory.shells.cli import cli
+from tests.conftest import git, skill_row, write_skill_file
+
+ACTIVE = "metadata:\n  status: active\n  origin: human\n"
+OWN = "interface:\n  display_name: Deploy\npolicy:\n  allow_implicit_invocation: true\n"
+
+
+def post_tool(repo: Path, tool: str, tool_input: dict) -> dict:
+    return hooks.handle("post-tool", {"session_id": "edits", "cwd": str(repo), "hook_event_name": "PostToolUse",
+                                      "tool_name": tool, "tool_input": tool_input, "tool_response": "ok"})
+
+
+def test_an_agent_cannot_put_a_draft_in_codexs_list_with_a_metadata_file_of_its_own(store: Store, repo: Path):
+    folder = repo / ".agents/skills/deploy"
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    (folder / "agents").mkdir()
+    (folder / "agents/openai.yaml").write_text(OWN, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill, with its Codex metadata")
+    store.refresh()
+    forged = OWN.replace("Deploy", "Deploy now")
+    (folder / "agents/openai.yaml").write_text(forged, encoding="utf-8")  # the agent's Write, then its hook
+    post_tool(repo, "Write", {"file_path": str(folder / "agents/openai.yaml"), "content": forged})
+    assert skill_row(store, "deploy")["status"] == "draft"
+    assert (folder / "agents/openai.yaml").read_bytes() == OURS
+    assert (folder / "agents.held/openai.yaml").read_text(encoding="utf-8") == forged  # aside, as the agent left it
+
+    os.remove(folder / "agents/openai.yaml")  # taken away from the draft: put back at the next hook
+    post_tool(repo, "Bash", {"command": "rm .agents/skills/deploy/agents/openai.yaml"})
+    assert (folder / "agents/openai.yaml").read_bytes() == OURS
+    store.flush("docs")
+    assert git(repo, "status", "--porcelain", "--", ".agents/skills") == ""
+
+    store.review("deploy", accept=True, sha=store.fingerprint("deploy"))  # the folder the person read, the agent's file in it
+    assert (folder / "agents/openai.yaml").read_text(encoding="utf-8") == forged and not (folder / "agents.held").exists()
+    store.flush("docs")
+    assert git(repo, "status", "--porcelain", "--", ".agents/skills") == ""
+
+
+def test_a_draft_rejected_before_its_commit_goes_whole(store: Store, repo: Path):
+    store.write_skill("quick-draft", "A draft turned down at once.", "Steps.")
+    assert (repo / ".agents/skills/quick-draft/agents/openai.yaml").read_bytes() == OURS
+    assert "deleted" in store.review("quick-draft", accept=False)
+    assert not (repo / ".agents/skills/quick-draft").exists()
+
+
+def test_sync_keeps_drafts_written_before_out_of_codexs_list_and_lets_accepted_ones_back(repo: Path, tmp_path: Path):
+    write_skill_file(repo, "old-draft", "Written before repo-memory kept drafts from Codex.", "Steps.",
+                     extra="metadata:\n  status: draft\n  origin: agent\n")
+    write_skill_file(repo, "retired", "No longer how we work.", "Steps.", extra="metadata:\n  status: deprecated\n")
+    write_skill_file(repo, "served", "How we work.", "Steps.", extra=ACTIVE)
+    (repo / "elsewhere").mkdir()
+    (repo / "elsewhere/openai.yaml").write_text(OWN, encoding="utf-8")
+    (repo / ".agents/skills/retired/agents").symlink_to(repo / "elsewhere")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    runner = CliRunner()
+    doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert doctor.count("Codex offers this skill to its model by itself, and recall does not serve it") == 2, doctor
+    out = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False).output
+    assert "kept out of the skills Codex lists by itself: .agents/skills/old-draft (draft: not reviewed yet" in out
+    assert "kept out of the skills Codex lists by itself: .agents/skills/retired (deprecated)" in out and "served" not in out.split("removed.")[1]
+    for name in ("old-draft", "retired"):
+        assert (repo / ".agents/skills" / name / "agents/openai.yaml").read_bytes() == OURS
+    assert (repo / ".agents/skills/retired/agents.held").is_symlink() and (repo / "elsewhere/openai.yaml").read_text() == OWN
+    assert not (repo / ".agents/skills/served/agents").exists()
+    assert git(repo, "status", "--porcelain", "--", ".agents") == ""  # committed
+    assert runner.invoke(cli, ["--root", str(repo), "sync"]).output.count("Codex") == 0  # settled: nothing more to say
+    assert "Codex" not in runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+
+    path = repo / ".agents/skills/retired/SKILL.md"  # a person brings it back by hand
+    path.write_text(path.read_text().replace("deprecated", "active"), encoding="utf-8")
+    git(repo, "commit", "-qam", "back in use")
+    out = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False).output
+    assert "back in the skills Codex lists by itself: .agents/skills/retired" in out
+    assert (repo / ".agents/skills/retired/agents").is_symlink() and not (repo / ".agents/skills/retired/agents.held").exists()
+    assert git(repo, "status", "--porcelain", "--", ".agents") == ""
