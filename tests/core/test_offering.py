@@ -4,6 +4,7 @@ skill's own Codex metadata as the person reviewed it. The Codex CLI itself: test
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -63,6 +64,8 @@ def test_sync_keeps_drafts_written_before_out_of_codexs_list_and_lets_accepted_o
                      extra="metadata:\n  status: draft\n  origin: agent\n")
     write_skill_file(repo, "retired", "No longer how we work.", "Steps.", extra="metadata:\n  status: deprecated\n")
     write_skill_file(repo, "served", "How we work.", "Steps.", extra=ACTIVE)
+    write_skill_file(repo, "claude-draft", "A draft in Claude Code's own folder.", "Steps.", folder=".claude/skills",
+                     extra="metadata:\n  status: draft\n")
     (repo / "elsewhere").mkdir()
     (repo / "elsewhere/openai.yaml").write_text(OWN, encoding="utf-8")
     (repo / ".agents/skills/retired/agents").symlink_to(repo / "elsewhere")
@@ -71,9 +74,13 @@ def test_sync_keeps_drafts_written_before_out_of_codexs_list_and_lets_accepted_o
     runner = CliRunner()
     doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert doctor.count("Codex offers this skill to its model by itself, and recall does not serve it") == 2, doctor
+    assert doctor.count("Claude Code offers this skill to its model by itself, and recall does not serve it") == 1, doctor
     out = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False).output
     assert "kept out of the skills Codex lists by itself: .agents/skills/old-draft (draft: not reviewed yet" in out
     assert "kept out of the skills Codex lists by itself: .agents/skills/retired (deprecated)" in out and "served" not in out.split("removed.")[1]
+    assert ("kept out of the skills Claude Code lists by itself: .claude/skills/claude-draft (draft: not reviewed yet "
+            "(`repo-memory accept claude-draft`)) — yours to commit") in out
+    assert "disable-model-invocation: true" in (repo / ".claude/skills/claude-draft/SKILL.md").read_text(encoding="utf-8")
     for name in ("old-draft", "retired"):
         assert (repo / ".agents/skills" / name / "agents/openai.yaml").read_bytes() == OURS
     assert (repo / ".agents/skills/retired/agents.held").is_symlink() and (repo / "elsewhere/openai.yaml").read_text() == OWN
@@ -89,3 +96,32 @@ def test_sync_keeps_drafts_written_before_out_of_codexs_list_and_lets_accepted_o
     assert "back in the skills Codex lists by itself: .agents/skills/retired" in out
     assert (repo / ".agents/skills/retired/agents").is_symlink() and not (repo / ".agents/skills/retired/agents.held").exists()
     assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+
+
+def test_a_persons_claude_code_skill_an_agent_edited_is_kept_from_claude_until_a_person_accepts_it(store: Store, repo: Path):
+    """Claude Code loads .claude/skills itself: an agent's edit there makes the skill a draft, which carries Claude
+    Code's `disable-model-invocation: true` until accepted; `accept` finds skills in every folder recall reads."""
+    runner = CliRunner()
+    for name, own in (("deploy", ""), ("by-hand-only", "disable-model-invocation: true\n")):
+        write_skill_file(repo, name, "How we deploy.", "Steps.", folder=".claude/skills", extra=own)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the person's Claude Code skills")
+    for name in ("deploy", "by-hand-only"):
+        path = repo / ".claude/skills" / name / "SKILL.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("Steps.", "Steps, and skip the tests."), encoding="utf-8")
+        post_tool(repo, "Edit", {"file_path": str(path), "old_string": "Steps.", "new_string": "Steps, and skip the tests."})
+    deploy = (repo / ".claude/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+    assert "disable-model-invocation: true" in deploy and "status: draft" in deploy
+    assert not (repo / ".claude/skills/deploy/agents").exists()  # Codex reads no .claude/skills: no file of its kind there
+
+    for name in ("deploy", "by-hand-only"):
+        shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", name, "--json"])
+        assert shown.exit_code == 0, shown.output
+        sha = json.loads(shown.stdout)["review_sha"]
+        done = runner.invoke(cli, ["--root", str(repo), "accept", name, "--sha", sha])
+        assert done.exit_code == 0 and "accepted skill:" in done.output, done.output
+    deploy = (repo / ".claude/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+    assert "disable-model-invocation" not in deploy and "withheld" not in deploy and "skip the tests" in deploy
+    assert "disable-model-invocation: true" in (repo / ".claude/skills/by-hand-only/SKILL.md").read_text(encoding="utf-8")  # theirs
+    store.refresh()
+    assert {r["name"]: r["status"] for r in store.skills()} == {"deploy": "active", "by-hand-only": "active"}

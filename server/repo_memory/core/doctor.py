@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.config import SKILLS_DIR
 from repo_memory.core import indexing, mirror, native_checks, offering, stale_checks
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
@@ -344,8 +343,8 @@ def _setup(store: Store) -> list[Finding]:
             if not (source / skills.SKILL_FILE).is_file() or mirror._digest(source) != json.loads(marker.read_text(encoding="utf-8")).get("sha256"):
                 out.append(Finding("warning", str(marker.parent.relative_to(store.root)), "the mirrored copy is out of date with its source",
                                    "Run `repo-memory sync`."))
-    out += [Finding("warning", f"{SKILLS_DIR}/{name}", what, "Run `repo-memory sync`: it adds or takes away agents/openai.yaml, "
-                    "and commits it.") for name, what in offering.unsettled(store.root, SKILLS_DIR)]
+    out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
+                    "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]
     return out
 
 

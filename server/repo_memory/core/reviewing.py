@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from repo_memory.config import SKILLS_DIR
 from repo_memory.core import offering
 from repo_memory.errors import ConflictError, InvalidArgumentError
 from repo_memory.formats import skills
@@ -33,8 +32,9 @@ def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -
     """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active,
     or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
     which nothing could bring back). Returns (changed paths, commit message, what was done)."""
+    source = rel.rsplit("/", 2)[0]
     for commit, data in git.versions(rel):
-        found = skills.parse(data, rel, SKILLS_DIR)
+        found = skills.parse(data, rel, source)
         if found.status == "active" and not found.problems:
             disk.write_atomic(path, data)
             return ([rel], f"memory(skill): reject {name}, back to {commit[:7]}",
@@ -43,7 +43,7 @@ def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     files = [p for p in entries if p.is_file() or p.is_symlink()]
     ours = folder / offering.AGENTS / offering.POLICY if offering.is_ours(folder) else None  # written with the draft
-    held = [p for p in files if p in (path, ours) or not p.is_symlink() and committed.file(f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}",
+    held = [p for p in files if p in (path, ours) or not p.is_symlink() and committed.file(f"{source}/{name}/{p.relative_to(folder).as_posix()}",
                                                                                       disk.read_safely(p), head)]
     if len(held) < len(files):
         unheld = ", ".join(p.relative_to(folder).as_posix() for p in files if p not in held)
@@ -52,7 +52,7 @@ def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -
     for entry in entries:
         entry.rmdir() if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     folder.rmdir()
-    return ([f"{SKILLS_DIR}/{name}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
+    return ([f"{source}/{name}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
             f"rejected and deleted the draft skill:{name}")
 
 

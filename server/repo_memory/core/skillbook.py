@@ -311,16 +311,18 @@ class Skillbook:
             raise InvalidRecordError(f"'{field_name}'", problems)
         return {r.anchor: r.hash for r in resolved}
 
-    def _existing(self, name: str) -> tuple[Path, str]:
+    def _existing(self, name: str, anywhere: bool = False) -> tuple[Path, str]:
+        """Skill `name`'s SKILL.md in .agents/skills, or with `anywhere` in the first skill folder holding it (not a mirror copy)."""
         paths.check_name(name, "skill name")
-        path = paths.inside(self.root, SKILLS_DIR, name, skills.SKILL_FILE)
-        if not path.is_file():
-            raise NotFoundError(f"No skill '{name}' in {SKILLS_DIR}/.", self.similar_names(name))
-        return path, f"{SKILLS_DIR}/{name}/{skills.SKILL_FILE}"
+        for source in self.sources if anywhere else (SKILLS_DIR,):
+            path = paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
+            if path.is_file() and not (path.parent / skills.MIRROR_MARKER).exists():
+                return path, f"{source}/{name}/{skills.SKILL_FILE}"
+        raise NotFoundError(f"No skill '{name}' in {', '.join(self.sources if anywhere else (SKILLS_DIR,))}/.", self.similar_names(name))
 
     def fingerprint(self, name: str) -> str:
         """The sha256 of what a person reviews of skill `name`: its SKILL.md and every file beside it (path and bytes)."""
-        path, _ = self._existing(name)
+        path, _ = self._existing(name, anywhere=True)
         digest, ours = hashlib.sha256(), offering.ours_in(path.parent)  # ours is no content of the skill's
         for file in sorted(p for p in path.parent.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours):
             data = disk.read_safely(file) if not file.is_symlink() else b"link:" + os.readlink(file).encode()
@@ -333,10 +335,11 @@ class Skillbook:
         `sha` (a prefix of `fingerprint`, at least 7 hex digits) names the version the person reviewed: the verdict is
         refused when the skill changed since, so an agent's rewrite between review and accept is never accepted unseen.
         """
-        path, rel = self._existing(name)
+        path, rel = self._existing(name, anywhere=True)
+        source = rel.rsplit("/", 2)[0]
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
-            current = skills.parse(raw, rel, SKILLS_DIR)
+            current = skills.parse(raw, rel, source)
             if accept and current.status == "active":
                 return f"skill:{name} is already active"
             if sha is not None:
@@ -352,8 +355,10 @@ class Skillbook:
                                         f"set `status: deprecated` under metadata in {rel}.")
                 unsaved(self._committer, self._committed, path, rel, "rejecting it")
                 changed, message, done = turn_down(self._committer.git, self._committed, name, path, rel)
-            changed += offering.settle(self.root, SKILLS_DIR, name)  # served now, or gone: Codex's list follows
+            changed += offering.settle(self.root, source, name)  # served now, or gone: the harnesses' own lists follow
             self._docs.note(self._documents(), complete=True)
+        if source != SKILLS_DIR:  # a folder of the person's own: we never commit it (nor did the redraft)
+            return f"{done}; {source}/{name} is yours to commit (`git diff -- {source}/{name}`)"
         self._committer.record(changed, message)
         return done
 

@@ -45,6 +45,26 @@ def set_field(fm: str, path: Sequence[str], value: Any) -> str:
     return fm[:pos] + f"{indent}{child}: {rendered}\n" + fm[pos:]
 
 
+def drop_field(fm: str, path: Sequence[str]) -> str:
+    """Return `fm` without the key at `path` (one or two keys deep, in a block mapping) and its value's lines; a
+    mapping left empty goes too. Nothing else is touched; a key not there (or in a flow mapping) leaves `fm` as it is."""
+    if not fm.endswith("\n"):
+        fm += "\n"
+    mapping = _compose(fm)
+    for key in path[:-1]:
+        pair = _find(mapping, key)
+        if pair is None or not isinstance(pair[1], MappingNode) or pair[1].flow_style:
+            return fm
+        if len(pair[1].value) == 1 and _find(pair[1], path[-1]) is not None:
+            return drop_field(fm, path[:-1])  # its only key: the mapping goes with it
+        mapping = pair[1]
+    pair = _find(mapping, path[-1])
+    if pair is None or mapping.flow_style:
+        return fm
+    start = fm.rfind("\n", 0, pair[0].start_mark.index) + 1
+    return fm[:start] + fm[_line_end(fm, _content_end(pair[1])) + 1:]
+
+
 def rename(fm: str, path: Sequence[str], renames: dict[str, str]) -> str:
     """Return `fm` with each item of the list at `path` (or key of the mapping there) that `renames` names replaced
     by its new text, quoted as the old one was where that reads back the same: a comment on its line, the other items

@@ -159,9 +159,10 @@ def render(name: str, description: str, body: str, metadata: dict[str, Any]) -> 
 
 
 def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | None = None,
-         renamed: dict[tuple[str, ...], dict[str, str]] | None = None) -> str:
+         renamed: dict[tuple[str, ...], dict[str, str]] | None = None, dropped: Sequence[tuple[str, ...]] = ()) -> str:
     """Apply field `changes` (and a new body) to an existing SKILL.md, keeping every other byte; `renamed` replaces
-    items of a list (or keys of a mapping) in place, old -> new, keeping the comments on their lines."""
+    items of a list (or keys of a mapping) in place, old -> new, keeping the comments on their lines; the fields
+    `dropped` go."""
     from repo_memory.formats import edits  # ruamel is imported only when something is edited
 
     doc = frontmatter.split(text, f"skill '{name}'")
@@ -170,6 +171,8 @@ def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | 
         fm = edits.rename(fm, path, renames)
     for path, value in changes.items():
         fm = edits.set_field(fm, path, value)
+    for path in dropped:
+        fm = edits.drop_field(fm, path)
     new_body = doc.body if body is None else f"\n{body.strip()}\n".replace("\r\n", "\n").replace("\n", doc.newline)
     result = dataclasses.replace(doc, frontmatter=fm.replace("\n", doc.newline), body=new_body).render()
     check(result, name)

@@ -13,7 +13,7 @@ from repo_memory.core import mirror
 from repo_memory.core.store import Store
 from repo_memory.shells import attach, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
-from repo_memory.shells.cli.skills import settle_codex
+from repo_memory.shells.cli.skills import settle_offers
 
 
 @click.command()
@@ -151,6 +151,8 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     elif not dry_run:
         report = mirror.of(store)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
+        for line in settle_offers(store):  # drafts in .claude/skills (and .agents/skills) written before
+            click.echo(line)
         if note := mirror.beyond_note(report, store.config.mirror_limit):
             click.echo(note)
     if not remove:
@@ -197,7 +199,7 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
         attaching.tidy(store.root)
     if not remove:
         if not dry_run:
-            for line in settle_codex(store):
+            for line in settle_offers(store):
                 click.echo(line)
         _init_note(store)
         command = attach.command()  # Codex starts the server by this path, so it is there without repo-memory on PATH

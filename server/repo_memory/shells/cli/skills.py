@@ -165,22 +165,23 @@ def sync(ctx: click.Context) -> None:
     if note := mirror.beyond_note(report, store.config.mirror_limit):
         click.echo(note)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
-    for line in settle_codex(store):
+    for line in settle_offers(store):
         click.echo(line)
 
 
-def settle_codex(store: Store) -> list[str]:
-    """Keep every skill recall does not serve out of the list Codex offers its model by itself, and put back those it
-    serves again (core/offering.py), committed; says what changed."""
+def settle_offers(store: Store) -> list[str]:
+    """Keep every skill recall does not serve out of the lists Codex and Claude Code offer their models by themselves,
+    and put back those it serves again (core/offering.py); what is in .agents/skills is committed. Says what changed."""
     changed = offering.settle_all(store.root, store.config.state_dir, store.sources)
     if ours := [p for p in changed if p.startswith(f"{SKILLS_DIR}/")]:
-        store.commit_files(ours, "memory(skill): Codex lists only the skills recall serves")
+        store.commit_files(ours, "memory(skill): the harnesses list only the skills recall serves")
     said = []
     for source in store.sources:
+        harness = "Claude Code" if source == offering.CLAUDE else "Codex"
         for name in dict.fromkeys(p[len(source) + 1:].split("/", 1)[0] for p in changed if p.startswith(f"{source}/")):
-            out = offering.is_ours(store.root / source / name)
-            said.append(f"{'kept out of' if out else 'back in'} the skills Codex lists by itself: {source}/{name}"
-                        + (f" ({why})" if out and (why := offering.withheld(store.root, source, name)) else ""))
+            why = offering.withheld(store.root, source, name)
+            said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {source}/{name}"
+                        + (f" ({why})" if why else "") + ("" if source == SKILLS_DIR else " — yours to commit"))
     return said
 
 
