@@ -5,12 +5,14 @@ skill's own Codex metadata as the person reviewed it. The Codex CLI itself: test
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+import yaml
 
 from click.testing import CliRunner
 
-from repo_memory.core.offering import OURS
+from repo_memory.core import offering
+from repo_memory.core.codex_policy import OURS
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -25,11 +27,18 @@ def post_tool(repo: Path, tool: str, tool_input: dict) -> dict:
                                       "tool_name": tool, "tool_input": tool_input, "tool_response": "ok"})
 
 
+def allowed(folder: Path) -> object:
+    """What the skill's agents/openai.yaml says of implicit invocation, as Codex reads it (missing: True)."""
+    path = folder / "agents/openai.yaml"
+    return (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).get("policy", {}).get("allow_implicit_invocation", True) if path.exists() else True
+
+
 def test_an_agent_cannot_put_a_draft_in_codexs_list_with_a_metadata_file_of_its_own(store: Store, repo: Path):
     folder = repo / ".agents/skills/deploy"
     write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
     (folder / "agents").mkdir()
     (folder / "agents/openai.yaml").write_text(OWN, encoding="utf-8")
+    (folder / "agents/icon.svg").write_text("<svg/>", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a person's skill, with its Codex metadata")
     store.refresh()
@@ -37,19 +46,51 @@ def test_an_agent_cannot_put_a_draft_in_codexs_list_with_a_metadata_file_of_its_
     (folder / "agents/openai.yaml").write_text(forged, encoding="utf-8")  # the agent's Write, then its hook
     post_tool(repo, "Write", {"file_path": str(folder / "agents/openai.yaml"), "content": forged})
     assert skill_row(store, "deploy")["status"] == "draft"
-    assert (folder / "agents/openai.yaml").read_bytes() == OURS
-    assert (folder / "agents.held/openai.yaml").read_text(encoding="utf-8") == forged  # aside, as the agent left it
-
-    os.remove(folder / "agents/openai.yaml")  # taken away from the draft: put back at the next hook
-    post_tool(repo, "Bash", {"command": "rm .agents/skills/deploy/agents/openai.yaml"})
-    assert (folder / "agents/openai.yaml").read_bytes() == OURS
+    assert allowed(folder) is False and "Deploy now" in (folder / "agents/openai.yaml").read_text(encoding="utf-8")
+    (folder / "agents/openai.yaml").write_text(forged, encoding="utf-8")  # again, over ours: off again at the next hook
+    post_tool(repo, "Edit", {"file_path": str(folder / "agents/openai.yaml"), "old_string": "x", "new_string": "y"})
+    assert allowed(folder) is False
     store.flush("docs")
     assert git(repo, "status", "--porcelain", "--", ".agents/skills") == ""
 
     store.review("deploy", accept=True, sha=store.fingerprint("deploy"))  # the folder the person read, the agent's file in it
-    assert (folder / "agents/openai.yaml").read_text(encoding="utf-8") == forged and not (folder / "agents.held").exists()
+    assert (folder / "agents/openai.yaml").read_text(encoding="utf-8") == forged  # as the agent wrote it, now reviewed
+    assert (folder / "agents/icon.svg").exists() and sorted(p.name for p in folder.iterdir()) == ["SKILL.md", "agents"]
     store.flush("docs")
     assert git(repo, "status", "--porcelain", "--", ".agents/skills") == ""
+
+
+def test_a_rejected_draft_gives_back_the_persons_codex_metadata_byte_for_byte(store: Store, repo: Path):
+    folder = repo / ".agents/skills/deploy"
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    (folder / "agents").mkdir()
+    own = "# ours, with a comment\r\ninterface:\r\n  display_name: Deploy\r\n"  # CRLF, no policy at all
+    (folder / "agents/openai.yaml").write_bytes(own.encode())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill")
+    store.refresh()
+    store.write_skill("deploy", None, "Steps, faster.")  # an agent's update: a draft, off Codex's list
+    assert allowed(folder) is False
+    store.review("deploy", accept=False)
+    assert (folder / "agents/openai.yaml").read_bytes() == own.encode() and allowed(folder) is True
+
+
+def test_our_file_is_known_with_files_beside_it_and_in_a_checkout_that_writes_crlf(store: Store, repo: Path):
+    folder = repo / ".agents/skills/quick"
+    store.write_skill("quick", "A draft.", "Steps.")
+    (folder / "agents/.DS_Store").write_bytes(b"\0\1")
+    (folder / "agents/openai.yaml").write_bytes(OURS.replace(b"\n", b"\r\n"))  # as core.autocrlf=true checks it out
+    assert offering.unsettled(repo, ".agents/skills") == []
+    store.review("quick", accept=True)
+    assert allowed(folder) is True and not (folder / "agents/openai.yaml").exists() and (folder / "agents/.DS_Store").exists()
+
+
+def test_accepting_a_skill_a_person_made_active_by_hand_lets_codex_list_it(store: Store, repo: Path, runner: CliRunner):
+    store.write_skill("quick", "A draft.", "Steps.")
+    path = repo / ".agents/skills/quick/SKILL.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("status: draft", "status: active"), encoding="utf-8")
+    out = runner.invoke(cli, ["--root", str(repo), "accept", "quick"]).output
+    assert "already active" in out and allowed(repo / ".agents/skills/quick") is True
 
 
 def test_a_draft_rejected_before_its_commit_goes_whole(store: Store, repo: Path):
@@ -125,3 +166,22 @@ def test_a_persons_claude_code_skill_an_agent_edited_is_kept_from_claude_until_a
     assert "disable-model-invocation: true" in (repo / ".claude/skills/by-hand-only/SKILL.md").read_text(encoding="utf-8")  # theirs
     store.refresh()
     assert {r["name"]: r["status"] for r in store.skills()} == {"deploy": "active", "by-hand-only": "active"}
+
+
+def test_sync_commits_nothing_a_persons_uncommitted_edit_decided_and_doctor_names_linked_skills(repo: Path, runner: CliRunner):
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    write_skill_file(repo, "old-tool", "Retired.", "Steps.", folder=".claude/skills", extra="metadata:\n  status: deprecated\n")
+    write_skill_file(repo, "vendored", "A vendored skill.", "Steps.", folder="vendor/skills", extra="metadata:\n  status: deprecated\n")
+    (repo / ".agents/skills/vendored").symlink_to(repo / "vendor/skills/vendored")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    head = git(repo, "rev-parse", "HEAD")
+    path = repo / ".agents/skills/deploy/SKILL.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("status: active", "status: deprecated"), encoding="utf-8")  # trying it
+    out = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False).output
+    assert git(repo, "rev-parse", "HEAD") == head  # nothing committed on the strength of an edit no commit holds
+    assert ".agents/skills/deploy (deprecated) — not committed: commit it with your change to its SKILL.md" in out, out
+    assert allowed(repo / ".agents/skills/deploy") is False  # this checkout follows its files
+    assert not (repo / ".claude/skills/old-tool/agents").exists()  # Codex reads no .claude/skills: nothing of its kind there
+    doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "warning: .agents/skills/vendored: Codex offers this skill by itself through a link" in doctor, doctor

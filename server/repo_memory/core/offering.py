@@ -1,32 +1,27 @@
 """What a harness offers its model of a skill by itself, past recall: Codex lists every SKILL.md under .agents/skills
 in its prompt, Claude Code every one under .claude/skills, drafts included. A skill recall does not serve (a draft not
 reviewed yet, a deprecated, invalid or quarantined one) is kept out of those lists until it is served again:
-- in .agents/skills (and .codex/skills) by an `agents/openai.yaml` turning Codex's implicit invocation off, committed
-  with the skill; the skill's own `agents/` folder is held aside meanwhile as `agents.held/`, and comes back;
+- in .agents/skills by an `agents/openai.yaml` turning Codex's implicit invocation off (core/codex_policy.py),
+  committed with the skill;
 - in .claude/skills (a person's own folder; our mirror copies are active skills only) by Claude Code's
   `disable-model-invocation: true`, with `metadata.withheld: true` saying it is ours to take away; a person's own
-  `disable-model-invocation` stays.
+  `disable-model-invocation` stays. Left for the person to commit, as everything we change there.
 A person can still name a withheld skill (`$NAME` in Codex, `/NAME` in Claude Code): their choice, not the model's.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
+from repo_memory.config import SKILLS_DIR
+from repo_memory.core import codex_policy
 from repo_memory.errors import InvalidRecordError, UnsafePathError
 from repo_memory.formats import frontmatter, skills
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
 
-AGENTS, HELD, POLICY = "agents", "agents.held", "openai.yaml"
 CLAUDE = ".claude/skills"  # Claude Code's own folder (core/mirror.py TARGET)
 HIDDEN, OURS_TOO = ("disable-model-invocation",), ("metadata", "withheld")
-OURS = (b"# repo-memory wrote this file: this skill is not reviewed yet (a draft) or not served (deprecated, invalid or\n"
-        b"# quarantined), so Codex leaves it out of the skills it offers its model. `repo-memory accept NAME` takes the\n"
-        b"# file away, and puts back the skill's own agents/ folder, kept meanwhile as agents.held/.\n"
-        b"policy:\n  allow_implicit_invocation: false\n")
 
 
 def withheld(root: Path, source: str, name: str) -> str:
@@ -47,18 +42,21 @@ def withheld(root: Path, source: str, name: str) -> str:
 
 
 def settle(root: Path, source: str, name: str) -> list[str]:
-    """Make Codex's view of skill `name` match ours; returns the repository paths changed (to commit with the skill)."""
+    """Make the view of skill `name` of the harness that reads `source` itself match ours; returns the repository paths
+    changed (to commit with the skill)."""
     folder = guard.inside(root, *source.split("/"), name)
     if folder.is_symlink() or not (folder / skills.SKILL_FILE).is_file() or (folder / skills.MIRROR_MARKER).exists():
         return []
     served = not withheld(root, source, name)
-    if source == CLAUDE:
-        try:
+    try:
+        if source == CLAUDE:
             changed = [skills.SKILL_FILE] if _claude(folder / skills.SKILL_FILE, name, hide=not served) else []
-        except (InvalidRecordError, UnicodeDecodeError):
-            return []  # a file that does not parse cannot be edited in place: doctor names what is wrong with it
-    else:
-        changed = _release(folder) if served else _withhold(folder)
+        elif source == SKILLS_DIR:  # the folder Codex reads
+            changed = codex_policy.release(folder) if served else codex_policy.withhold(folder)
+        else:
+            return []
+    except (InvalidRecordError, UnicodeDecodeError):
+        return []  # a file that does not parse cannot be edited in place: doctor names what is wrong with it
     return [f"{source}/{name}/{p}" for p in dict.fromkeys(changed)]
 
 
@@ -99,10 +97,16 @@ def _settle_source(root: Path, source: str) -> list[str]:
 
 def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
     """(name, what is wrong) of each skill of `source` whose place in its harness's own list is not what recall serves."""
+    if source not in (SKILLS_DIR, CLAUDE):
+        return []
     base, out = root / source, []
     harness = "Claude Code" if source == CLAUDE else "Codex"
     for folder in sorted(base.iterdir()) if base.is_dir() and not base.is_symlink() else []:
-        if folder.is_dir() and not folder.is_symlink() and (folder / skills.SKILL_FILE).is_file() and not (folder / skills.MIRROR_MARKER).exists():
+        if folder.is_symlink() and source == SKILLS_DIR and (folder / skills.SKILL_FILE).is_file():
+            if (why := withheld(root, source, folder.name)) and codex_policy.state(folder) not in ("ours", "marked", "off"):
+                out.append((folder.name, f"Codex offers this skill by itself through a link, and recall does not serve it ({why}); "
+                                         "repo-memory writes nothing through links: make it a real folder"))
+        elif folder.is_dir() and not folder.is_symlink() and (folder / skills.SKILL_FILE).is_file() and not (folder / skills.MIRROR_MARKER).exists():
             why, kept_out = withheld(root, source, folder.name), _kept_out(folder, source)
             if why and not kept_out and not why.startswith(("invalid", "unreadable")):
                 out.append((folder.name, f"{harness} offers this skill to its model by itself, and recall does not serve it ({why})"))
@@ -114,7 +118,7 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
 def _kept_out(folder: Path, source: str) -> str:
     """'ours' when our mark keeps the skill in `folder` from its harness's list, 'theirs' when the person's does, else ''."""
     if source != CLAUDE:
-        return "ours" if is_ours(folder) else ""
+        return {"ours": "ours", "marked": "ours", "off": "theirs"}.get(codex_policy.state(folder), "")
     try:
         meta = frontmatter.load(frontmatter.split(disk.read_safely(folder / skills.SKILL_FILE).decode("utf-8"), "").frontmatter, "")
     except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
@@ -122,63 +126,3 @@ def _kept_out(folder: Path, source: str) -> str:
     if isinstance(meta.get("metadata"), dict) and meta["metadata"].get("withheld") is True:
         return "ours"
     return "theirs" if meta.get("disable-model-invocation") is True else ""
-
-
-def is_ours(folder: Path) -> bool:
-    """Whether `folder`/agents is exactly the file this module writes, and nothing else."""
-    agents = folder / AGENTS
-    try:
-        return (not agents.is_symlink() and agents.is_dir() and os.listdir(agents) == [POLICY]
-                and not (agents / POLICY).is_symlink() and (agents / POLICY).read_bytes() == OURS)
-    except OSError:
-        return False
-
-
-def ours_in(folder: Path) -> tuple[Path, ...]:
-    """Our file in skill `folder`, if it is there: not the skill's content, so not part of what a person reviews."""
-    return (folder / AGENTS / POLICY,) if is_ours(folder) else ()
-
-
-def _entries(path: Path, rel: str) -> list[str]:
-    """The files and links at `path` (a link is one entry, never followed), as paths under `rel`."""
-    if path.is_symlink() or not path.is_dir():
-        return [rel] if os.path.lexists(path) else []
-    return [f"{rel}/{Path(d, f).relative_to(path).as_posix()}" for d, _, files in os.walk(path) for f in files]
-
-
-def _remove(path: Path) -> None:
-    shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
-
-
-def _withhold(folder: Path) -> list[str]:
-    """Put our policy in place; a skill's own agents/ goes aside to agents.held/ (replacing one held before: that
-    one is in the commit that held it)."""
-    if is_ours(folder):
-        return []
-    agents, held = folder / AGENTS, folder / HELD
-    changed = []
-    if agents.is_dir() and not agents.is_symlink() and not _entries(agents, AGENTS):
-        shutil.rmtree(agents)  # empty folders only (our file taken away): nothing to hold, and what is held stays
-    if os.path.lexists(agents):
-        if os.path.lexists(held):
-            changed += _entries(held, HELD)
-            _remove(held)
-        changed += _entries(agents, AGENTS)
-        os.rename(agents, held)  # renames a link itself, never what it points to
-        changed += _entries(held, HELD)
-    disk.write_atomic(guard.inside(folder, AGENTS, POLICY), OURS)
-    return [*changed, f"{AGENTS}/{POLICY}"]
-
-
-def _release(folder: Path) -> list[str]:
-    """Take our policy away and put back what it held aside; a skill's own agents/ in place is left alone."""
-    agents, held = folder / AGENTS, folder / HELD
-    changed = []
-    if is_ours(folder):
-        _remove(agents)
-        changed.append(f"{AGENTS}/{POLICY}")
-    if os.path.lexists(held) and not os.path.lexists(agents):
-        changed += _entries(held, HELD)
-        os.rename(held, agents)
-        changed += _entries(agents, AGENTS)
-    return changed

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from repo_memory.core import offering
+from repo_memory.core import codex_policy
 from repo_memory.errors import ConflictError, InvalidArgumentError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
@@ -42,8 +42,8 @@ def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -
     folder, head = path.parent, committed.head()
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     files = [p for p in entries if p.is_file() or p.is_symlink()]
-    ours = folder / offering.AGENTS / offering.POLICY if offering.is_ours(folder) else None  # written with the draft
-    held = [p for p in files if p in (path, ours) or not p.is_symlink() and committed.file(f"{source}/{name}/{p.relative_to(folder).as_posix()}",
+    ours = codex_policy.ours_in(folder)  # written with the draft
+    held = [p for p in files if p == path or p in ours or not p.is_symlink() and committed.file(f"{source}/{name}/{p.relative_to(folder).as_posix()}",
                                                                                       disk.read_safely(p), head)]
     if len(held) < len(files):
         unheld = ", ".join(p.relative_to(folder).as_posix() for p in files if p not in held)

@@ -17,7 +17,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import offering, rewrites
+from repo_memory.core import codex_policy, offering, rewrites
 from repo_memory.core.reading import Item, page
 from repo_memory.core.reviewing import reviewed, turn_down, unsaved
 from repo_memory.config import SKILLS_DIR
@@ -323,28 +323,26 @@ class Skillbook:
     def fingerprint(self, name: str) -> str:
         """The sha256 of what a person reviews of skill `name`: its SKILL.md and every file beside it (path and bytes)."""
         path, _ = self._existing(name, anywhere=True)
-        digest, ours = hashlib.sha256(), offering.ours_in(path.parent)  # ours is no content of the skill's
+        digest, ours = hashlib.sha256(), codex_policy.ours_in(path.parent)  # ours is no content of the skill's
         for file in sorted(p for p in path.parent.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours):
             data = disk.read_safely(file) if not file.is_symlink() else b"link:" + os.readlink(file).encode()
             digest.update(f"{file.relative_to(path.parent).as_posix()}\0{len(data)}\0".encode() + data)
         return digest.hexdigest()
 
     def review(self, name: str, accept: bool, sha: str | None = None) -> str:
-        """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done.
-
-        `sha` (a prefix of `fingerprint`, at least 7 hex digits) names the version the person reviewed: the verdict is
-        refused when the skill changed since, so an agent's rewrite between review and accept is never accepted unseen.
-        """
+        """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done. `sha` (a
+        prefix of `fingerprint`) names the version the person reviewed: the verdict is refused when the skill changed
+        since, so an agent's rewrite between review and accept is never accepted unseen."""
         path, rel = self._existing(name, anywhere=True)
         source = rel.rsplit("/", 2)[0]
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
             current = skills.parse(raw, rel, source)
-            if accept and current.status == "active":
-                return f"skill:{name} is already active"
-            if sha is not None:
+            if sha is not None and not (accept and current.status == "active"):
                 reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}", current.sha256)
-            if accept:
+            if accept and current.status == "active":  # by a person's hand, maybe: the harnesses' lists follow it
+                changed, message, done = [], f"memory(skill): {name} is active", f"skill:{name} is already active"
+            elif accept:
                 refuse((rel, raw.decode("utf-8", errors="replace")))
                 text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "active"})
                 disk.write_atomic(path, text.encode("utf-8"))
@@ -357,9 +355,10 @@ class Skillbook:
                 changed, message, done = turn_down(self._committer.git, self._committed, name, path, rel)
             changed += offering.settle(self.root, source, name)  # served now, or gone: the harnesses' own lists follow
             self._docs.note(self._documents(), complete=True)
-        if source != SKILLS_DIR:  # a folder of the person's own: we never commit it (nor did the redraft)
-            return f"{done}; {source}/{name} is yours to commit (`git diff -- {source}/{name}`)"
-        self._committer.record(changed, message)
+        if source != SKILLS_DIR or not changed:  # a folder of the person's own: we never commit it (nor did the redraft)
+            return f"{done}; {source}/{name} is yours to commit (`git diff -- {source}/{name}`)" if changed else done
+        if rel in changed or self._committed.file(rel, raw):  # never on the strength of an edit no commit holds
+            self._committer.record(changed, message)
         return done
 
     def churning(self) -> list[tuple[str, int]]:
@@ -373,7 +372,7 @@ def _text(values: Sequence[str]) -> str:
 
 
 def _files(folder: Path) -> list[str]:
-    ours = offering.ours_in(folder)
+    ours = codex_policy.ours_in(folder)
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts) and p not in ours)
 

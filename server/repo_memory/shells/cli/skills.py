@@ -11,6 +11,7 @@ from repo_memory.config import SKILLS_DIR
 from repo_memory.core import mirror, offering
 from repo_memory.core.reading import flagged
 from repo_memory.core.utility import Utility
+from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import when
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
@@ -118,7 +119,7 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
     """
     store = store_of(ctx)
     if sha is None and store.read(f"skill:{name}").status == "active":
-        click.echo(f"skill:{name} is already active")  # nothing to review, so no version to name
+        click.echo(store.review(name, accept=True))  # nothing to review, so no version to name; the harnesses' lists follow
         return
 
     def show() -> None:
@@ -169,19 +170,30 @@ def sync(ctx: click.Context) -> None:
         click.echo(line)
 
 
+def _committed(store: Store, name: str) -> bool:
+    try:
+        return store.read(f"skill:{name}").committed
+    except RepoMemoryError:  # not readable as a skill (invalid): nothing of it is committed on its account
+        return False
+
+
 def settle_offers(store: Store) -> list[str]:
     """Keep every skill recall does not serve out of the lists Codex and Claude Code offer their models by themselves,
     and put back those it serves again (core/offering.py); what is in .agents/skills is committed. Says what changed."""
     changed = offering.settle_all(store.root, store.config.state_dir, store.sources)
-    if ours := [p for p in changed if p.startswith(f"{SKILLS_DIR}/")]:
-        store.commit_files(ours, "memory(skill): the harnesses list only the skills recall serves")
-    said = []
+    said, ours = [], []
     for source in store.sources:
         harness = "Claude Code" if source == offering.CLAUDE else "Codex"
         for name in dict.fromkeys(p[len(source) + 1:].split("/", 1)[0] for p in changed if p.startswith(f"{source}/")):
             why = offering.withheld(store.root, source, name)
+            # what a SKILL.md no commit holds decided (a person's edit in progress) is committed with it, by them
+            held = source == SKILLS_DIR and _committed(store, name)
+            ours += [p for p in changed if p.startswith(f"{source}/{name}/")] if held else []
             said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {source}/{name}"
-                        + (f" ({why})" if why else "") + ("" if source == SKILLS_DIR else " — yours to commit"))
+                        + (f" ({why})" if why else "") + ("" if held else " — yours to commit" if source != SKILLS_DIR
+                                                          else " — not committed: commit it with your change to its SKILL.md"))
+    if ours:
+        store.commit_files(ours, "memory(skill): the harnesses list only the skills recall serves")
     return said
 
 
