@@ -189,6 +189,8 @@ def _harness(env: Mapping[str, str]) -> str:
     """Name the harness that started us, from the variables each one sets."""
     if env.get("REPO_MEMORY_HARNESS"):
         return env["REPO_MEMORY_HARNESS"]
+    if env.get("GEMINI_PROJECT_DIR") or env.get("GEMINI_SESSION_ID"):  # before Claude's: Gemini CLI sets it too, for compatibility
+        return "gemini-cli"
     if env.get("CLAUDECODE") or env.get("CLAUDE_PROJECT_DIR"):
         return "claude-code"
     if any(k.startswith("CODEX_") for k in env):

@@ -43,7 +43,8 @@ from repo_memory.formats.refs import check_session
 
 CLAUDE, CODEX, RECORDS = "claude-code", "codex", "records"
 FORMATS = (CLAUDE, CODEX, RECORDS)
-OUR_TOOL = re.compile(r"mcp__(?:plugin_)?[\w.-]*repo[-_]memory[\w.-]*__(\w+)")  # as Claude Code and Codex name our MCP tools
+# as Claude Code and Codex name our MCP tools (mcp__repo-memory__recall), and Gemini CLI (mcp_repo-memory_recall)
+OUR_TOOL = re.compile(r"mcp__(?:plugin_)?[\w.-]*repo[-_]memory[\w.-]*__(\w+)|mcp_repo-memory_(\w+)")
 
 
 LOADING = frozenset({"ToolSearch", "tool_search"})  # the harness loading deferred tools' schemas: no work of the session's

@@ -215,10 +215,11 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     context = store.briefing() + ("\n- this clone's experience logs are being indexed for the first time (the server is doing it): "
                                   "recall may not find older records for a minute" if first_look else "")
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
-    if store.config.harness == "claude-code":  # an upgrade (`git pull && ./install.sh`) leaves the hooks an older setup wrote
+    ours = {"claude-code": ".claude", "gemini-cli": ".gemini"}.get(store.config.harness)
+    if ours:  # an upgrade (`git pull && ./install.sh`) leaves the hooks an older setup wrote
         from repo_memory.shells.setup import stale_hooks
 
-        if stale := [line for line in stale_hooks(store.root) if line.startswith(".claude")]:
+        if stale := [line for line in stale_hooks(store.root) if line.startswith(ours)]:
             answer["systemMessage"] = "repo-memory: " + " ".join(stale)
     return answer
 
@@ -303,11 +304,12 @@ def _memory_paths(store: Store, tool: str, tool_input: Any) -> list[str]:
 
 
 def _skill_read(store: Store, tool: str, tool_input: Any) -> str:
-    """The skill a harness tool call read (Claude Code's Skill tool, or a Read of a SKILL.md), or ''."""
+    """The skill a harness tool call read (Claude Code's Skill tool, Gemini CLI's activate_skill, or a Read of a
+    SKILL.md), or ''."""
     if not isinstance(tool_input, dict):
         return ""
-    if tool == "Skill" and isinstance(tool_input.get("skill"), str):
-        name = tool_input["skill"].rsplit(":", 1)[-1]
+    if tool in ("Skill", "activate_skill") and isinstance(tool_input.get("skill") or tool_input.get("name"), str):
+        name = str(tool_input.get("skill") or tool_input["name"]).rsplit(":", 1)[-1]  # Claude Code's, Gemini CLI's
     elif tool in ("Read", "read_file", "view") and isinstance(tool_input.get("file_path") or tool_input.get("path"), str):
         path = Path(tool_input.get("file_path") or tool_input["path"])
         parts = path.parts

@@ -1,5 +1,6 @@
-"""The PreToolUse hook: refuse an agent's file or shell tool call on what only repo-memory writes, and note when a
-call that may change files began, so the post-tool hook can tie every skill changed during it to a draft.
+"""The PreToolUse hook (Gemini CLI's BeforeTool): refuse an agent's file or shell tool call on what only repo-memory
+writes, and Gemini's activation of a skill recall does not serve; note when a call that may change files began, so the
+post-tool hook can tie every skill changed during it to a draft.
 
 It runs before every Write/Edit/apply_patch/shell call, so it stays light: no index, no git objects, no MCP SDK.
 """
@@ -15,12 +16,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repo_memory.config import Config
+from repo_memory.config import SKILLS_DIR, Config
+from repo_memory.core import offering
 from repo_memory.errors import RepoMemoryError
-from repo_memory.guards import authorship, reserved
+from repo_memory.guards import authorship, paths, reserved
 
 log = logging.getLogger("repo_memory")
-FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "apply_patch", "str_replace_based_edit_tool"}
+FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "replace", "apply_patch",
+              "str_replace_based_edit_tool"}
 SHELL_TOOLS = {"Bash", "shell", "exec_command", "local_shell", "run_shell_command"}
 PATCH_FILES = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$", re.MULTILINE)
 CALLS_DIR = "tool-calls"
@@ -52,7 +55,9 @@ def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
     named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
     cwd = Path(named) if named else config.root
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
-    why = refusal(places, tool, payload.get("tool_input"), cwd)
+    why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input"))
+    if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
+        return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
     if why:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}."}}
@@ -76,6 +81,23 @@ def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> s
         if inside and text.strip():
             return f"the shell's working directory is reserved; {inside}"
         return places.command(text)
+    return ""
+
+
+SKILL_TOOLS = {"activate_skill"}  # Gemini CLI loads a skill of .agents/skills by itself, drafts among them
+
+
+def unserved_skill(config: Config, tool: str, tool_input: Any) -> str:
+    """Why the skill a harness's own skill tool activates may not be followed ('' when recall serves it, or it is none
+    of ours): a draft, deprecated, invalid or quarantined skill reaches no model through recall."""
+    name = tool_input.get("name") if isinstance(tool_input, dict) and tool in SKILL_TOOLS else None
+    if not isinstance(name, str) or not paths.SLUG.match(name):
+        return ""
+    for source in (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR)):  # the first that holds it wins, as in recall
+        if (config.root / source / name / "SKILL.md").is_file():
+            why = offering.withheld(config.root, source, name)
+            return (f"skill {name} is not served by repo-memory ({why}): it is not reviewed as it stands, so do not follow "
+                    "it; recall serves the reviewed skills") if why else ""
     return ""
 
 
