@@ -189,7 +189,7 @@ def _harness(env: Mapping[str, str]) -> str:
     """Name the harness that started us, from the variables each one sets."""
     if env.get("REPO_MEMORY_HARNESS"):
         return env["REPO_MEMORY_HARNESS"]
-    if env.get("GEMINI_PROJECT_DIR") or env.get("GEMINI_SESSION_ID"):  # before Claude's: Gemini CLI sets it too, for compatibility
+    if env.get("GEMINI_PROJECT_DIR") or env.get("GEMINI_SESSION_ID"):  # first: Gemini CLI sets Claude's too, "for compatibility"
         return "gemini-cli"
     if env.get("CLAUDECODE") or env.get("CLAUDE_PROJECT_DIR"):
         return "claude-code"

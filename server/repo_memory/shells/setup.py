@@ -1,7 +1,8 @@
-"""Attach repo-memory to Claude Code and Codex, and detach it: idempotent, printing every change, undoable.
+"""Attach repo-memory to Claude Code and Codex (Gemini CLI: shells/gemini.py), and detach it: idempotent, printing
+every change, undoable.
 
-Files a team commits (`.mcp.json`, `.claude/settings.json` with `--shared`, `.codex/hooks.json`) call `repo-memory`
-by name, so they work on every machine that has it on its PATH; machine-specific paths go only to per-user places
+Files a team commits (`.mcp.json`, `.claude/settings.json` with `--shared`, `.codex/hooks.json`,
+`.gemini/settings.json`) call `repo-memory` by name, so they work on every machine that has it on its PATH; machine-specific paths go only to per-user places
 (`.claude/settings.local.json`, `~/.codex/config.toml`). One Codex entry serves every repository: the server finds
 the repository from the session (MCP roots, or the directory Codex starts it in), never from a path frozen here.
 """
@@ -15,6 +16,7 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +28,17 @@ HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostTo
          ("Stop", "stop"), ("SessionEnd", "session-end"))
 CODEX_HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("Stop", "stop"),
                ("SessionEnd", "session-end"))
+GEMINI_HOOKS = (("SessionStart", "session-start"), ("BeforeTool", "pre-tool"), ("AfterTool", "post-tool"), ("SessionEnd", "session-end"))
 # PreToolUse runs only before tools that change files (Codex names its shell Bash and matches Write/Edit to apply_patch):
 # it refuses writes to what only repo-memory writes and notes when the call began (shells/pretool.py).
 MATCHERS = {"PostToolUse": "*", "PreToolUse": "Bash|Write|Edit|MultiEdit|NotebookEdit|apply_patch"}
 BY_NAME = [NAME]  # how shared files call repo-memory
 # what a setup's hooks miss when an older setup wrote them (missing_hooks' names), as doctor and the briefing say it
 COSTS = {"SessionStart": "no briefing when a session starts", "PreToolUse": "an agent's own file tools can write the logs unchecked",
-         "PostToolUse": "tool calls are not recorded", "PreCompact": "compactions are not noted",
+         "PostToolUse": "tool calls are not recorded", "AfterTool": "tool calls are not recorded",
+         "PreCompact": "compactions are not noted",
          "Stop": "loop runs are not driven when the agent stops", "SessionEnd": "a session is committed only when the server exits",
+         "BeforeTool": "the agent's own file tools can write the logs unchecked, and it can activate a draft skill",
          "Stop (older input)": "its Stop hook passes no transcript_path",
          "PostToolUse (older input)": "a subagent's tool calls are recorded as the main thread's"}
 
@@ -66,7 +71,8 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     path, two stops with the same words were taken for one; before PostToolUse passed a subagent's id, its calls were
     recorded as the main thread's)."""
     out = []
-    for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS), (".codex/hooks.json", CODEX_HOOKS)):
+    for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS),
+                        (".codex/hooks.json", CODEX_HOOKS), (".gemini/settings.json", GEMINI_HOOKS)):
         ours = _our_hooks(root / rel)
         have = {event for event, _ in ours}
         older = sorted({event for event, h in ours if h.get("type") == "mcp_tool" and event in hookcalls.TOOLS  # passes fewer fields
@@ -83,8 +89,8 @@ def costs(lacking: list[str]) -> str:
 
 def stale_hooks(root: Path) -> list[str]:
     """One line per settings file whose repo-memory hooks an older setup wrote: what they lack, what it costs, the fix."""
-    return [f"{rel}: repo-memory's hooks here are an older setup's ({costs(lacking)}); "
-            f"run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again (it keeps your own hooks)"
+    return [f"{rel}: repo-memory's hooks here are an older setup's ({costs(lacking)}); run `repo-memory setup "
+            f"{ {'.codex': 'codex', '.gemini': 'gemini'}.get(rel.split('/')[0], 'claude-code')}` again (it keeps your own hooks)"
             for rel, lacking in missing_hooks(root)]
 
 
@@ -141,19 +147,25 @@ def hook_kind(asked: str, version: tuple[int, ...] | None) -> tuple[str, str]:
 TIMEOUTS = {"Stop": 60, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns on every run about more)
 
 
+Group = Callable[[str, str, list[str], str], dict[str, Any]]  # (event, handler, command, kind) -> the group setup writes
+
+
 def merge_hooks(settings: dict[str, Any], events: tuple[tuple[str, str], ...], command: list[str], remove: bool,
-                kind: str = "command", exact: bool = False) -> dict[str, Any]:
+                kind: str = "command", exact: bool = False, shape: Group | None = None) -> dict[str, Any]:
     """`settings` with our hooks added (or removed); every other hook is kept as it was. With `kind` "mcp", the events
     the running server can answer call its hidden hook tools (shells/hookcalls.py); the rest stay commands. With
-    `exact`, only a hook exactly as setup writes it into a team file (`written`) is removed."""
+    `exact`, only a hook exactly as setup writes it into a team file (`written`) is removed. `shape` makes a hook group
+    as the harness reads it (Claude Code's and Codex's form by default)."""
+    make = shape or _group
     hooks = settings.setdefault("hooks", {})
     for event, handler in events:
         groups = [g for g in hooks.get(event, []) if isinstance(g, dict)]
-        mine = None if remove else _group(event, handler, command, kind)
+        mine = None if remove else make(event, handler, command, kind)
         at = next((i for i, g in enumerate(groups) if g == mine), None)  # already as setup writes it: stays in its place
         for i, group in enumerate(groups):
             if i != at:
-                group["hooks"] = [h for h in group.get("hooks", []) if not (h in written(event) if exact and remove else _ours(h))]
+                group["hooks"] = [h for h in group.get("hooks", [])
+                                  if not (h in written(event, make, events) if exact and remove else _ours(h))]
         groups = [g for g in groups if g.get("hooks")]
         if mine is not None and at is None:
             groups.append(mine)
@@ -175,11 +187,11 @@ def _group(event: str, handler: str, command: list[str], kind: str) -> dict[str,
     return {"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]}
 
 
-def written(event: str) -> list[dict[str, Any]]:
+def written(event: str, shape: Group = _group, events: tuple[tuple[str, str], ...] = HOOKS + CODEX_HOOKS) -> list[dict[str, Any]]:
     """The hooks setup writes for `event` into a team file, of either kind: by name, or (an older setup) by this
-    install's path."""
-    handler = dict(HOOKS + CODEX_HOOKS).get(event)
-    return [_group(event, handler, command, kind)["hooks"][0]
+    install's path; `shape` and `events` as merge_hooks takes them."""
+    handler = dict(events).get(event)
+    return [shape(event, handler, command, kind)["hooks"][0]
             for kind in ("command", "mcp") for command in (BY_NAME, attach.command()[:-1])] if handler else []
 
 
@@ -377,7 +389,7 @@ def _user_scoped(home: Path) -> bool:
 
 
 def tidy(root: Path) -> None:
-    """Remove the folders setup's files lived in (.claude/skills, .claude, .codex) when nothing is left in them."""
-    for folder in (root / ".claude" / "skills", root / ".claude", root / ".codex"):
+    """Remove the folders setup's files lived in (.claude/skills, .claude, .codex, .gemini) when nothing is left in them."""
+    for folder in (root / ".claude" / "skills", root / ".claude", root / ".codex", root / ".gemini"):
         with contextlib.suppress(OSError):
             folder.rmdir()  # only an empty one

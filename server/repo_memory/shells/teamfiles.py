@@ -1,4 +1,4 @@
-"""The files a team commits (`.mcp.json`, `.claude/settings.json`, `.codex/hooks.json`) and what an undo does to them.
+"""The files a team commits (`.mcp.json`, `.claude/settings.json`, `.codex/hooks.json`, `.gemini/settings.json`) and what an undo does to them.
 
 Setup writes repo-memory into them by name. An undo (`setup … --remove`, `uninstall`) leaves those git holds with
 repo-memory in them to the team, as teammates get it from there, unless asked (`--team`); from the rest (git holds no
@@ -17,7 +17,7 @@ from repo_memory.git import repo as gitrepo, status
 from repo_memory.git.repo import Git
 
 NAME = "repo-memory"
-TEAM_FILES = (".mcp.json", ".claude/settings.json", ".codex/hooks.json")  # what a team commits; setup edits them
+TEAM_FILES = (".mcp.json", ".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json")  # what a team commits; setup edits them
 
 
 @dataclass(frozen=True)

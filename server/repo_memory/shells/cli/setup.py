@@ -1,4 +1,4 @@
-"""Getting started and attaching: init, demo, serve, hook handling, and setup for Claude Code and Codex."""
+"""Getting started and attaching: init, demo, serve, hook handling, and setup for Claude Code, Codex and Gemini CLI."""
 
 from __future__ import annotations
 
@@ -75,14 +75,14 @@ def demo(keep: Path | None) -> None:
 @click.argument("event", type=click.Choice(sorted(hooks.HANDLERS)))
 @click.pass_context
 def hook(ctx: click.Context, event: str) -> None:
-    """Handle a Claude Code / Codex hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
+    """Handle a Claude Code / Codex / Gemini CLI hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
     root = root_of(ctx)
     click.echo(json.dumps(hooks.handle(event, hookcalls.payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
 
 
 @click.group(name="setup")
 def setup() -> None:
-    """Attach repo-memory to Claude Code or Codex (idempotent; --remove undoes it)."""
+    """Attach repo-memory to Claude Code, Codex or Gemini CLI (idempotent; --remove undoes it)."""
 
 
 @setup.command(name="claude-code")
@@ -206,6 +206,36 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
         click.echo(f"Check it: codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)")
 
 
+@setup.command(name="gemini")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@click.option("--remove", is_flag=True, help="Undo: take the server and our hooks out of .gemini/settings.json (when git holds it "
+              "with them in, it stays, for your teammates).")
+@click.option("--team", is_flag=True, help="With --remove: also take them out of .gemini/settings.json when git holds it; commit "
+              "that to detach it for everyone.")
+@click.pass_context
+def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) -> None:
+    """Register the MCP server for Gemini CLI and install its hooks (session briefing, tool capture, the guard before
+    file, shell and skill tools, commit at session end), all in .gemini/settings.json, a team file calling repo-memory
+    by name. It replaces `gemini mcp add --trust repo-memory repo-memory serve`.
+    """
+    from repo_memory.shells import gemini
+    from repo_memory.shells import setup as attaching
+
+    store = store_of(ctx)
+    undo = _undo(store, (gemini.FILE,), remove, team, "repo-memory setup gemini --remove")
+    try:
+        changes = gemini.attach_gemini(store.root, dry_run, remove, undo=undo)
+    except attaching.SettingsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
+        click.echo(change)
+    if remove and not dry_run:
+        attaching.tidy(store.root)
+    if not remove:
+        _init_note(store)
+        click.echo("Check it: gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) - Connected)")
+
+
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
     """What `setup … --remove` does to the team `files`: what `uninstall` does (a file git holds with repo-memory in it
     stays unless --team)."""
@@ -228,7 +258,7 @@ def _init_note(store: Store) -> None:
 
 @click.command()
 @click.option("--team", is_flag=True, help="Also remove repo-memory from the files your team commits (.mcp.json, "
-              ".claude/settings.json, .codex/hooks.json); commit that to detach it for everyone.")
+              ".claude/settings.json, .codex/hooks.json, .gemini/settings.json); commit that to detach it for everyone.")
 @click.option("--global", "everywhere", is_flag=True, help="Also remove the entries that serve every repository (~/.codex, Claude's user scope).")
 @click.option("--dry-run", is_flag=True, help="List every change, once; change nothing.")
 @click.pass_context
@@ -243,7 +273,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     from repo_memory.core import mirror
     from repo_memory.git.repo import Git
     from repo_memory.runner import triggers
-    from repo_memory.shells import codex, personal
+    from repo_memory.shells import codex, gemini, personal
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx)
@@ -252,13 +282,15 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     # that: an entry of the person's own stays, as git has no copy to give back)
     undo = teamfiles.Undo.of(root, teamfiles.TEAM_FILES, team, "repo-memory uninstall")
     try:  # every settings file is checked before anything is changed
-        attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
+        attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json",
+                                                  gemini.FILE)])
         codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, undo=undo)  # parses config.toml
         changes = attaching.claude_code(root, "project", False, dry_run, remove=True, undo=undo)
         if everywhere:
             changes += attaching.claude_code(root, "user", False, dry_run, remove=True, undo=teamfiles.Undo(files=()))
         changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, undo=undo)
                     if not c.startswith("note:")]
+        changes += gemini.attach_gemini(root, dry_run, remove=True, undo=undo)
     except (codex.ConfigTomlError, attaching.SettingsError) as exc:
         raise click.ClickException(str(exc)) from exc
     changes += [f"{'would remove' if dry_run else 'removed'} the generated mirror {mirror.TARGET}/{name}"

@@ -1,0 +1,62 @@
+"""Attach repo-memory to Gemini CLI: the server entry and the hooks, both in `.gemini/settings.json`, a team file
+(like .mcp.json) that calls `repo-memory` by name.
+
+Gemini CLI's hooks are Claude Code's under other names (BeforeTool, AfterTool), with a timeout in milliseconds and a
+tool matcher that is a regular expression searched anywhere in the name. It runs a project's hooks only in a folder
+the person trusted, and warns once about hooks it has not seen before. PreCompress is not hooked: Gemini fires it
+several times even in a short headless session, and a summary record per firing would be noise.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+from repo_memory.shells.setup import BY_NAME, GEMINI_HOOKS, _hooks_in, _load_json, _not_on_path, _write_json, merge_hooks, on_path
+from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
+
+FILE = ".gemini/settings.json"
+SERVER = {"command": NAME, "args": ["serve"], "trust": True}  # as `gemini mcp add --trust repo-memory repo-memory serve` writes it
+# BeforeTool runs before the tools that change files or load a skill by themselves, anchored: Gemini searches the
+# pattern anywhere in a tool's name, so `replace` alone would match an MCP tool named `…_replace_all` too
+MATCHERS = {"BeforeTool": "^(write_file|replace|run_shell_command|activate_skill)$", "AfterTool": "*"}
+TIMEOUTS = {"SessionEnd": 30_000}  # milliseconds; Gemini does not wait for SessionEnd, so the commit has its time
+
+
+def hook_group(event: str, handler: str, command: list[str], kind: str) -> dict[str, Any]:
+    """The hook group setup writes for Gemini CLI's `event`: one named command hook (Gemini has no `mcp_tool` kind)."""
+    hook = {"type": "command", "command": shlex.join([*command, "hook", handler]), "name": f"{NAME} {handler}",
+            "timeout": TIMEOUTS.get(event, 10_000)}
+    return {"matcher": MATCHERS.get(event, ""), "hooks": [hook]}
+
+
+def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo: Undo = Undo()) -> list[str]:
+    """Write (or, with `remove`, take out) the server entry and our hooks in `.gemini/settings.json`, keeping every
+    other key; what changed. An undo edits the file only when `undo` does, and `exactly` only what setup writes."""
+    path, changes = root / FILE, list[str]()
+    if remove and not undo.edits(FILE):
+        return changes
+    settings = _load_json(path)
+    mine = remove and undo.exactly(FILE)
+    servers = settings.setdefault("mcpServers", {})
+    if mine and NAME in servers and servers[NAME] not in (SERVER, {k: v for k, v in SERVER.items() if k != "trust"}):
+        changes.append(kept(path, "the repo-memory server entry", undo.again))
+    elif remove:
+        servers.pop(NAME, None)
+    else:
+        servers[NAME] = dict(SERVER)
+    if not servers:
+        settings.pop("mcpServers")
+    settings = merge_hooks(settings, GEMINI_HOOKS, BY_NAME, remove, exact=mine, shape=hook_group)
+    if mine and _hooks_in(settings):
+        changes.append(kept(path, "repo-memory's hooks", undo.again))
+    _write_json(path, settings, dry_run, changes, "server and hooks removed" if remove else "server and hooks installed (by name)")
+    if not remove and not dry_run:
+        changes += commit_note(root, [FILE])
+    if not remove and not on_path():
+        changes.append(_not_on_path("Gemini CLI cannot start the server and its hooks fail (they call it by name)"))
+    if not remove:
+        changes.append("note: Gemini CLI starts a project's servers and runs its hooks only in a folder you trusted: open "
+                       "`gemini` here once and trust the folder (it then warns once about the new hooks and runs them)")
+    return changes

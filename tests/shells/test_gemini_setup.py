@@ -1,0 +1,147 @@
+"""`repo-memory setup gemini` and the hook handler speaking Gemini CLI's hooks: payloads as Gemini CLI 0.61 sends
+them (BeforeTool, AfterTool, its tool names), answers as it reads them (a top-level `decision`), driven through
+`hooks.handle` as a hook process is. The real Gemini CLI running these hooks: tests/shells/test_gemini_hooks.py."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.formats import experience
+from repo_memory.shells import hooks
+from repo_memory.shells.cli import cli
+from repo_memory.shells.setup import missing_hooks
+
+from tests.conftest import git, write_skill_file
+
+SESSION = "0f6d7c2e-3b1a-4c7e-9a51-6a2f0c1d9e84"  # Gemini CLI names a session by a UUID
+MCP_ADD = {"command": "repo-memory", "args": ["serve"], "trust": True}  # `gemini mcp add --trust repo-memory repo-memory serve`
+
+
+def before_tool(repo: Path, tool: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    return hooks.handle("pre-tool", {"session_id": SESSION, "cwd": str(repo), "hook_event_name": "BeforeTool",
+                                     "timestamp": "2026-12-06T08:00:00.000Z", "tool_name": tool, "tool_input": tool_input})
+
+
+def after_tool(repo: Path, tool: str, tool_input: dict[str, Any], response: Any = None) -> dict[str, Any]:
+    return hooks.handle("post-tool", {"session_id": SESSION, "cwd": str(repo), "hook_event_name": "AfterTool",
+                                      "timestamp": "2026-12-06T08:00:01.000Z", "tool_name": tool, "tool_input": tool_input,
+                                      "tool_response": response or {"llmContent": "ok", "returnDisplay": "ok"}})
+
+
+def session_records(repo: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for path in (repo / experience.EXPERIENCE_DIR).rglob(f"{SESSION}.jsonl")
+            for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture
+def logged(repo: Path) -> Path:
+    store = Store(Config.load(repo))
+    session = store.remember("deploys need a green main", session="s1")[0]["session"]
+    store.close()
+    return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
+
+
+@pytest.mark.parametrize("tool,args", [("write_file", {"content": "{}"}), ("replace", {"old_string": "a", "new_string": "b"})])
+def test_a_before_tool_call_on_an_experience_log_is_denied_the_way_gemini_reads_a_denial(repo: Path, logged: Path, tool: str,
+                                                                                       args: dict[str, Any]):
+    answer = before_tool(repo, tool, {"file_path": str(logged), **args})
+    assert answer.get("decision") == "deny" and "repo-memory refused" in answer.get("reason", ""), answer
+    assert "hookSpecificOutput" not in answer  # Gemini reads no permissionDecision: Claude's form would let the call run
+    claude = hooks.handle("pre-tool", {"session_id": "s2", "cwd": str(repo), "hook_event_name": "PreToolUse", "tool_name": "Write",
+                                       "tool_input": {"file_path": str(logged), "content": "{}"}})
+    assert claude["hookSpecificOutput"]["permissionDecision"] == "deny" and "decision" not in claude, claude  # as it was
+
+
+
+
+@pytest.mark.parametrize("status", ["draft", "deprecated"])
+def test_activating_a_skill_recall_does_not_serve_is_refused_and_an_active_one_passes(repo: Path, status: str):
+    write_skill_file(repo, "deploy", "How we deploy.", extra=f"metadata:\n  status: {status}\n")
+    write_skill_file(repo, "release", "How we release.")
+    refused = before_tool(repo, "activate_skill", {"name": "deploy"})
+    assert refused.get("decision") == "deny" and "not reviewed" in refused["reason"] and "do not follow" in refused["reason"], refused
+    assert before_tool(repo, "activate_skill", {"name": "release"}) == {}
+    assert before_tool(repo, "activate_skill", {"name": "not-ours"}) == {}  # a skill of Gemini's own folders: not ours to judge
+
+
+def test_a_replace_in_an_active_skill_puts_it_back_to_draft(repo: Path):
+    path = write_skill_file(repo, "deploy", "How we deploy.", "Run make deploy.")
+    path.write_text(path.read_text(encoding="utf-8").replace("make deploy", "make ship"), encoding="utf-8")  # what replace did
+    answer = after_tool(repo, "replace", {"file_path": str(path), "old_string": "make deploy", "new_string": "make ship"})
+    assert "draft again" in answer.get("hookSpecificOutput", {}).get("additionalContext", ""), answer
+    assert "status: draft" in path.read_text(encoding="utf-8")
+
+
+def test_geminis_calls_of_our_own_tools_are_not_echoed_as_records_and_its_other_calls_say_gemini_cli(
+        repo: Path, monkeypatch: pytest.MonkeyPatch):
+    # what Gemini CLI puts in a hook process's environment, Claude's variable "for compatibility" among them
+    for name, value in {"GEMINI_PROJECT_DIR": str(repo), "GEMINI_CWD": str(repo), "GEMINI_SESSION_ID": SESSION,
+                        "CLAUDE_PROJECT_DIR": str(repo)}.items():
+        monkeypatch.setenv(name, value)
+    after_tool(repo, "mcp_repo-memory_recall", {"query": "deploy"}, {"llmContent": "deploys need a green main"})
+    assert session_records(repo) == []
+    after_tool(repo, "run_shell_command", {"command": "make test"})
+    [record] = session_records(repo)
+    assert record["data"]["tool"] == "run_shell_command" and record["source"]["harness"] == "gemini-cli", record
+
+
+def setup_gemini(repo: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "gemini", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_setup_gemini_registers_the_server_as_gemini_mcp_add_does_and_our_hooks_by_name_keeping_yours(repo: Path):
+    settings = repo / ".gemini/settings.json"
+    settings.parent.mkdir()
+    mine = {"hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{"type": "command", "command": "./lint.sh"}]}]},
+            "ui": {"theme": "Dracula"}}
+    settings.write_text(json.dumps(mine), encoding="utf-8")
+    out = setup_gemini(repo)
+    written = json.loads(settings.read_text(encoding="utf-8"))
+    assert written["mcpServers"]["repo-memory"] == MCP_ADD and written["ui"] == {"theme": "Dracula"}
+    commands = {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in written["hooks"].items()}
+    assert commands == {"SessionStart": ["repo-memory hook session-start"], "SessionEnd": ["repo-memory hook session-end"],
+                        "BeforeTool": ["./lint.sh", "repo-memory hook pre-tool"], "AfterTool": ["repo-memory hook post-tool"]}
+    guarded = next(g["matcher"] for g in written["hooks"]["BeforeTool"] if "repo-memory" in g["hooks"][0]["command"])
+    for tool in ("write_file", "replace", "run_shell_command", "activate_skill"):
+        assert re.search(guarded, tool), (guarded, tool)
+    for tool in ("read_file", "mcp_repo-memory_remember", "mcp_other_replace_all"):
+        assert not re.search(guarded, tool), (guarded, tool)
+    assert "gemini mcp list" in out and "commit .gemini/settings.json" in out, out
+    assert missing_hooks(repo) == []
+
+    assert "already up to date" in setup_gemini(repo)
+    assert json.loads(settings.read_text(encoding="utf-8")) == written
+
+    setup_gemini(repo, "--remove")
+    assert json.loads(settings.read_text(encoding="utf-8")) == mine  # setup's, never committed: all of it goes, yours stays
+
+
+def test_doctor_names_a_gemini_settings_file_missing_some_of_our_hooks(repo: Path):
+    setup_gemini(repo)
+    settings = repo / ".gemini/settings.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    del data["hooks"]["BeforeTool"]
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    assert missing_hooks(repo) == [(".gemini/settings.json", ["BeforeTool"])]
+
+
+def test_uninstall_takes_setup_gemini_out_and_team_takes_it_out_of_a_committed_file(repo: Path, tmp_path: Path,
+                                                                                     monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    setup_gemini(repo)
+    git(repo, "add", ".gemini/settings.json")
+    git(repo, "commit", "-q", "-m", "gemini for the team")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    assert "kept .gemini/settings.json" in out and (repo / ".gemini/settings.json").exists(), out
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--team"], catch_exceptions=False).output
+    assert not (repo / ".gemini").exists(), out
