@@ -66,7 +66,8 @@ def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 120, s
 def base_env(home: Path) -> dict[str, str]:
     """A minimal environment with repo-memory and the CLIs on PATH; nothing of the real HOME or API keys."""
     path = os.pathsep.join([str(TOOLS), str(Path(sys.executable).parent), os.environ.get("PATH", "/usr/bin:/bin")])
-    keep = {k: v for k, v in os.environ.items() if k.startswith(("GIT_", "LANG", "LC_"))}
+    # PYTHONPATH: the servers and hooks the CLIs start run the repo-memory under test (a worktree's), not the installed one
+    keep = {k: v for k, v in os.environ.items() if k.startswith(("GIT_", "LANG", "LC_")) or k == "PYTHONPATH"}
     return {**keep, "PATH": path, "HOME": str(home), "LANG": "C.UTF-8"}
 
 
@@ -108,11 +109,13 @@ def gemini_home(home: Path, repo: Path) -> None:
     (home / ".gemini" / "settings.json").write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}), encoding="utf-8")
 
 
-def gemini(repo: Path, home: Path, api_url: str, prompt: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    """`gemini -p PROMPT` in `repo` with its default model, served by the scripted endpoint at `api_url`. The servers it
-    started are given a few seconds to end by themselves when it exits, as for a user (they commit on the way out)."""
+def gemini(repo: Path, home: Path, api_url: str, prompt: str, timeout: float = 180,
+           args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """`gemini -p PROMPT [ARGS]` in `repo` with its default model, served by the scripted endpoint at `api_url`. The
+    servers it started are given a few seconds to end by themselves when it exits, as for a user (they commit on the way
+    out)."""
     env = {**base_env(home), "GEMINI_API_KEY": "fake-key", "GOOGLE_GEMINI_BASE_URL": api_url}
-    return run([cli_tool("gemini"), "-p", prompt], repo, env, timeout, linger=10.0)
+    return run([cli_tool("gemini"), "-p", prompt, *args], repo, env, timeout, linger=10.0)
 
 
 def records(repo: Path) -> list[dict]:

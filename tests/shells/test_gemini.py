@@ -1,6 +1,6 @@
-"""Inside the real Gemini CLI, attached as docs/clients.md says: `gemini mcp add --trust repo-memory repo-memory serve`
-in the repository, the folder trusted. No `repo-memory setup` exists for it and no hooks run: what an agent gets there
-is the tools alone.
+"""Inside the real Gemini CLI, attached by hand: `gemini mcp add --trust repo-memory repo-memory serve` in the
+repository, the folder trusted, and no hooks: what an agent gets there is the tools alone (`repo-memory setup gemini`
+writes the same entry and adds the hooks: tests/shells/test_gemini_hooks.py).
 
 The model is a scripted Gemini API on loopback (tests/harness/fake_gemini.py); HOME is a tmp dir; the CLI's default
 model; nothing but loopback on the network.
