@@ -133,6 +133,8 @@ def test_doctor_names_a_gemini_settings_file_missing_some_of_our_hooks(repo: Pat
     del data["hooks"]["BeforeTool"]
     settings.write_text(json.dumps(data), encoding="utf-8")
     assert missing_hooks(repo) == [(".gemini/settings.json", ["BeforeTool"])]
+    doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"], catch_exceptions=False).output
+    assert "Run `repo-memory setup gemini` again" in doctor, doctor
 
 
 def test_uninstall_takes_setup_gemini_out_and_team_takes_it_out_of_a_committed_file(repo: Path, tmp_path: Path,

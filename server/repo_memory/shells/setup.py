@@ -89,9 +89,13 @@ def costs(lacking: list[str]) -> str:
 
 def stale_hooks(root: Path) -> list[str]:
     """One line per settings file whose repo-memory hooks an older setup wrote: what they lack, what it costs, the fix."""
-    return [f"{rel}: repo-memory's hooks here are an older setup's ({costs(lacking)}); run `repo-memory setup "
-            f"{ {'.codex': 'codex', '.gemini': 'gemini'}.get(rel.split('/')[0], 'claude-code')}` again (it keeps your own hooks)"
-            for rel, lacking in missing_hooks(root)]
+    return [f"{rel}: repo-memory's hooks here are an older setup's ({costs(lacking)}); "
+            f"run `repo-memory setup {harness_of(rel)}` again (it keeps your own hooks)" for rel, lacking in missing_hooks(root)]
+
+
+def harness_of(rel: str) -> str:
+    """The `setup` command that writes the settings file `rel` (one of missing_hooks')."""
+    return {".codex": "codex", ".gemini": "gemini"}.get(rel.split("/")[0], "claude-code")
 
 
 PLUGIN = f"{NAME}@{NAME}"  # the Claude Code plugin, from the marketplace of the same name (.claude-plugin/)

@@ -228,7 +228,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
 
     findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: "
                                 + attaching.costs(lacking),
-                                f"Run `repo-memory setup {'codex' if rel.startswith('.codex') else 'claude-code'}` again: it brings "
+                                f"Run `repo-memory setup {attaching.harness_of(rel)}` again: it brings "
                                 "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
     if doubled := attaching.doubled_hooks(store.root, memories.homes().claude):
         findings.append(checks.Finding("warning", doubled[1][0], f"repo-memory's hooks are in {', '.join(doubled[1])} and the "
