@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from click.testing import CliRunner
@@ -185,3 +186,57 @@ def test_sync_commits_nothing_a_persons_uncommitted_edit_decided_and_doctor_name
     assert not (repo / ".claude/skills/old-tool/agents").exists()  # Codex reads no .claude/skills: nothing of its kind there
     doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "warning: .agents/skills/vendored: Codex offers this skill by itself through a link" in doctor, doctor
+
+
+@pytest.mark.parametrize("policy", ["policy: null\n", "policy:\n", "policy: {}\n", "policy: {other: 1}\n", ""])
+def test_codex_lists_an_accepted_skill_again_whatever_shape_its_own_policy_had(store: Store, repo: Path, policy: str):
+    folder = repo / ".agents/skills/deploy"
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    (folder / "agents").mkdir()
+    (folder / "agents/openai.yaml").write_text(f"interface:\n  display_name: Deploy\n{policy}", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill")
+    store.refresh()
+    store.write_skill("deploy", None, "Steps, faster.")
+    assert allowed(folder) is False
+    text = (folder / "agents/openai.yaml").read_text(encoding="utf-8")
+    (folder / "agents/openai.yaml").write_text("# a person's note above ours\n" + text, encoding="utf-8")  # the mark off line 1
+    store.review("deploy", accept=True)
+    assert allowed(folder) is True and "repo-memory" not in (folder / "agents/openai.yaml").read_text(encoding="utf-8")
+    assert offering.unsettled(repo, ".agents/skills") == []
+
+
+def test_a_claude_code_skill_with_flow_metadata_is_hidden_again_when_an_agent_edits_it_after_accept(store: Store, repo: Path):
+    path = write_skill_file(repo, "deploy", "How we deploy.", "Steps.", folder=".claude/skills", extra="metadata: {author: me}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill")
+    for new in ("Steps!", "Steps!!"):  # two edits (the same hook payload twice within seconds counts once)
+        old = path.read_text(encoding="utf-8").split("\n---\n\n", 1)[1].strip()
+        path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+        post_tool(repo, "Edit", {"file_path": str(path), "old_string": old, "new_string": new})
+        assert "disable-model-invocation: true" in path.read_text(encoding="utf-8")
+        store.review("deploy", accept=True)
+        text = path.read_text(encoding="utf-8")
+        assert "disable-model-invocation" not in text and "withheld" not in text, text
+        git(repo, "commit", "-qam", "accepted")
+
+
+def test_a_claude_code_draft_can_be_rejected_back_to_the_committed_version(store: Store, repo: Path):
+    path = write_skill_file(repo, "deploy", "How we deploy.", "Steps.", folder=".claude/skills")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill")
+    before = path.read_bytes()
+    path.write_text(path.read_text(encoding="utf-8").replace("Steps.", "Skip the tests."), encoding="utf-8")
+    post_tool(repo, "Edit", {"file_path": str(path), "old_string": "Steps.", "new_string": "Skip the tests."})
+    assert "back to its last accepted version" in store.review("deploy", accept=False)
+    assert path.read_bytes() == before
+
+
+def test_sync_commits_what_keeps_an_invalid_committed_skill_out_of_codexs_list(repo: Path, runner: CliRunner):
+    path = write_skill_file(repo, "broken", "How we deploy.", "Steps.")
+    path.write_text(path.read_text(encoding="utf-8").replace("name: broken", "name: Broken Skill"), encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill, invalid")
+    out = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False).output
+    assert "kept out of the skills Codex lists by itself: .agents/skills/broken (invalid" in out and "not committed" not in out, out
+    assert git(repo, "status", "--porcelain", "--", ".agents") == ""

@@ -48,7 +48,7 @@ def state(folder: Path) -> str:
         return "odd"
     if found[0] == OURS.decode():
         return "ours"
-    if found[0].startswith(MARK):
+    if any(line.startswith(MARK) for line in found[0].split("\n")):  # wherever a person's edit moved it
         return "marked"
     try:
         policy = frontmatter.load(found[0], FILE).get("policy")
@@ -94,8 +94,9 @@ def release(folder: Path) -> list[str]:
             os.rmdir(folder / FOLDER)
     elif now == "marked":
         text, crlf = _text(path) or ("", False)
-        first, rest = text.split("\n", 1)
-        was = first.removeprefix(MARK)
+        lines = text.split("\n")
+        at = next(i for i, line in enumerate(lines) if line.startswith(MARK))
+        was, rest = lines[at].removeprefix(MARK), "\n".join(lines[:at] + lines[at + 1:])
         try:
             value = json.loads(was)
         except ValueError:  # "unset", or a mark someone edited: the key goes, as when there was none

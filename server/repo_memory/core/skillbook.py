@@ -351,7 +351,8 @@ class Skillbook:
                 if current.status != "draft":
                     raise ConflictError(f"skill:{name} is {current.status}, not a draft: reject is for drafts. To retire it, "
                                         f"set `status: deprecated` under metadata in {rel}.")
-                unsaved(self._committer, self._committed, path, rel, "rejecting it")
+                if source == SKILLS_DIR:  # elsewhere nothing is committed by us: the edit is the agent's, left as it was
+                    unsaved(self._committer, self._committed, path, rel, "rejecting it")
                 changed, message, done = turn_down(self._committer.git, self._committed, name, path, rel)
             changed += offering.settle(self.root, source, name)  # served now, or gone: the harnesses' own lists follow
             self._docs.note(self._documents(), complete=True)

@@ -46,21 +46,25 @@ def set_field(fm: str, path: Sequence[str], value: Any) -> str:
 
 
 def drop_field(fm: str, path: Sequence[str]) -> str:
-    """Return `fm` without the key at `path` (one or two keys deep, in a block mapping) and its value's lines; a
-    mapping left empty goes too. Nothing else is touched; a key not there (or in a flow mapping) leaves `fm` as it is."""
+    """Return `fm` without the key at `path` (one or two keys deep) and its value; a mapping left empty goes too.
+    Nothing else is touched; a key not there leaves `fm` as it is."""
     if not fm.endswith("\n"):
         fm += "\n"
-    mapping = _compose(fm)
+    mapping, nested = _compose(fm), False
     for key in path[:-1]:
-        pair = _find(mapping, key)
-        if pair is None or not isinstance(pair[1], MappingNode) or pair[1].flow_style:
+        parent = _find(mapping, key)
+        if parent is None or not isinstance(parent[1], MappingNode):
             return fm
-        if len(pair[1].value) == 1 and _find(pair[1], path[-1]) is not None:
-            return drop_field(fm, path[:-1])  # its only key: the mapping goes with it
-        mapping = pair[1]
+        mapping, nested = parent[1], True
     pair = _find(mapping, path[-1])
-    if pair is None or mapping.flow_style:
+    if pair is None:
         return fm
+    if nested and len(mapping.value) == 1:
+        return drop_field(fm, path[:-1])  # its only key: the mapping goes with it
+    if mapping.flow_style:  # {a: 1, b: 2}: written again from the other pairs' own text
+        rest = [f"{fm[k.start_mark.index:k.end_mark.index]}: {fm[v.start_mark.index:v.end_mark.index]}"
+                for k, v in mapping.value if k is not pair[0]]
+        return fm[:mapping.start_mark.index] + "{" + ", ".join(rest) + "}" + fm[mapping.end_mark.index:]
     start = fm.rfind("\n", 0, pair[0].start_mark.index) + 1
     return fm[:start] + fm[_line_end(fm, _content_end(pair[1])) + 1:]
 

@@ -11,7 +11,6 @@ from repo_memory.config import SKILLS_DIR
 from repo_memory.core import mirror, offering
 from repo_memory.core.reading import flagged
 from repo_memory.core.utility import Utility
-from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import when
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
@@ -171,10 +170,12 @@ def sync(ctx: click.Context) -> None:
 
 
 def _committed(store: Store, name: str) -> bool:
-    try:
-        return store.read(f"skill:{name}").committed
-    except RepoMemoryError:  # not readable as a skill (invalid): nothing of it is committed on its account
-        return False
+    """Whether skill `name`'s SKILL.md is as a commit holds it (git has it, and no edit of it waits): an invalid one too."""
+    from repo_memory.git.repo import Git
+
+    rel = f"{SKILLS_DIR}/{name}/SKILL.md"
+    return Git(store.root, store.config.git_dir).run("status", "--porcelain", "--", rel, check=False).stdout.strip() == "" \
+        and (store.root / rel).is_file()
 
 
 def settle_offers(store: Store) -> list[str]:
