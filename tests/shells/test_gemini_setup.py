@@ -72,6 +72,16 @@ def test_activating_a_skill_recall_does_not_serve_is_refused_and_an_active_one_p
     assert before_tool(repo, "activate_skill", {"name": "not-ours"}) == {}  # a skill of Gemini's own folders: not ours to judge
 
 
+def test_a_skill_is_judged_by_the_name_gemini_knows_it_by_not_only_its_folder(repo: Path):
+    """Gemini CLI names a skill by its frontmatter `name`: one that differs from its folder (so invalid, never served)
+    was activated past the guard under that name."""
+    write_skill_file(repo, "deploy", "How we deploy.", extra="metadata:\n  status: active\n")
+    path = repo / ".agents/skills/deploy/SKILL.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("name: deploy", "name: deploy-prod"), encoding="utf-8")
+    refused = before_tool(repo, "activate_skill", {"name": "deploy-prod"})
+    assert refused.get("decision") == "deny" and "invalid" in refused["reason"], refused
+
+
 def test_a_replace_in_an_active_skill_puts_it_back_to_draft(repo: Path):
     path = write_skill_file(repo, "deploy", "How we deploy.", "Run make deploy.")
     path.write_text(path.read_text(encoding="utf-8").replace("make deploy", "make ship"), encoding="utf-8")  # what replace did
@@ -147,3 +157,19 @@ def test_uninstall_takes_setup_gemini_out_and_team_takes_it_out_of_a_committed_f
     assert "kept .gemini/settings.json" in out and (repo / ".gemini/settings.json").exists(), out
     out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--team"], catch_exceptions=False).output
     assert not (repo / ".gemini").exists(), out
+
+
+def test_a_gemini_settings_file_with_comments_is_left_as_it_is_and_uninstall_goes_on(repo: Path):
+    """Gemini CLI reads comments in its settings (it strips them); a JSON writer would drop them, so repo-memory changes
+    nothing in such a file and says what to add by hand; uninstall, with nothing of ours in it, is not stopped by it."""
+    settings = repo / ".gemini/settings.json"
+    settings.parent.mkdir()
+    text = '{\n  // the team\'s theme\n  "ui": {"theme": "Dracula"} /* keep */\n}\n'
+    settings.write_text(text, encoding="utf-8")
+    runner = CliRunner()
+    done = runner.invoke(cli, ["--root", str(repo), "setup", "gemini"])
+    assert done.exit_code != 0 and "comments" in done.output and '"repo-memory hook pre-tool"' in done.output, done.output
+    assert settings.read_text(encoding="utf-8") == text
+    gone = runner.invoke(cli, ["--root", str(repo), "uninstall"])
+    assert gone.exit_code == 0, gone.output
+    assert settings.read_text(encoding="utf-8") == text

@@ -9,11 +9,14 @@ several times even in a short headless session, and a summary record per firing 
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from pathlib import Path
 from typing import Any
 
-from repo_memory.shells.setup import BY_NAME, GEMINI_HOOKS, _hooks_in, _load_json, _not_on_path, _write_json, merge_hooks, on_path
+from repo_memory.shells.setup import (BY_NAME, GEMINI_HOOKS, SettingsError, _hooks_in, _load_json, _not_on_path, _write_json,
+                                      merge_hooks, on_path)
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
 
 FILE = ".gemini/settings.json"
@@ -21,6 +24,7 @@ SERVER = {"command": NAME, "args": ["serve"], "trust": True}  # as `gemini mcp a
 # BeforeTool runs before the tools that change files or load a skill by themselves, anchored: Gemini searches the
 # pattern anywhere in a tool's name, so `replace` alone would match an MCP tool named `…_replace_all` too
 MATCHERS = {"BeforeTool": "^(write_file|replace|run_shell_command|activate_skill)$", "AfterTool": "*"}
+COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)  # a string (kept), or a comment
 TIMEOUTS = {"SessionEnd": 30_000}  # milliseconds; Gemini does not wait for SessionEnd, so the commit has its time
 
 
@@ -31,13 +35,31 @@ def hook_group(event: str, handler: str, command: list[str], kind: str) -> dict[
     return {"matcher": MATCHERS.get(event, ""), "hooks": [hook]}
 
 
+def load(path: Path) -> tuple[dict[str, Any], bool]:
+    """The settings in `path` and whether they hold comments (Gemini CLI strips `//` and `/* */` before it parses);
+    SettingsError when they are no JSON object even without them."""
+    try:
+        return _load_json(path), False
+    except SettingsError:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        bare = COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+        try:
+            data = json.loads(bare or "{}")
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or bare == text:
+            raise
+        return data, True
+
+
 def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo: Undo = Undo()) -> list[str]:
     """Write (or, with `remove`, take out) the server entry and our hooks in `.gemini/settings.json`, keeping every
     other key; what changed. An undo edits the file only when `undo` does, and `exactly` only what setup writes."""
     path, changes = root / FILE, list[str]()
     if remove and not undo.edits(FILE):
         return changes
-    settings = _load_json(path)
+    settings, commented = load(path)
+    before = json.loads(json.dumps(settings))
     mine = remove and undo.exactly(FILE)
     servers = settings.setdefault("mcpServers", {})
     if mine and NAME in servers and servers[NAME] not in (SERVER, {k: v for k, v in SERVER.items() if k != "trust"}):
@@ -51,7 +73,14 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
     settings = merge_hooks(settings, GEMINI_HOOKS, BY_NAME, remove, exact=mine, shape=hook_group)
     if mine and _hooks_in(settings):
         changes.append(kept(path, "repo-memory's hooks", undo.again))
-    _write_json(path, settings, dry_run, changes, "server and hooks removed" if remove else "server and hooks installed (by name)")
+    if commented and settings != before:  # Gemini reads comments; a JSON writer would drop them: the person edits it
+        wanted = {"mcpServers": {NAME: SERVER}, "hooks": {e: [hook_group(e, h, BY_NAME, "command")] for e, h in GEMINI_HOOKS}}
+        raise SettingsError(f"{path} has comments, which Gemini CLI reads but repo-memory would lose by writing it; nothing was "
+                            f"changed. {'Take out of it by hand' if remove else 'Add to it by hand'}: {json.dumps(wanted, indent=2)}")
+    if not commented:
+        _write_json(path, settings, dry_run, changes, "server and hooks removed" if remove else "server and hooks installed (by name)")
+    else:
+        changes.append(f"{path}: already up to date")
     if not remove and not dry_run:
         changes += commit_note(root, [FILE])
     if not remove and not on_path():

@@ -19,6 +19,7 @@ from typing import Any
 from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import offering
 from repo_memory.errors import RepoMemoryError
+from repo_memory.formats import frontmatter
 from repo_memory.guards import authorship, paths, reserved
 
 log = logging.getLogger("repo_memory")
@@ -91,13 +92,31 @@ def unserved_skill(config: Config, tool: str, tool_input: Any) -> str:
     """Why the skill a harness's own skill tool activates may not be followed ('' when recall serves it, or it is none
     of ours): a draft, deprecated, invalid or quarantined skill reaches no model through recall."""
     name = tool_input.get("name") if isinstance(tool_input, dict) and tool in SKILL_TOOLS else None
-    if not isinstance(name, str) or not paths.SLUG.match(name):
+    if not isinstance(name, str) or not name:
         return ""
     for source in (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR)):  # the first that holds it wins, as in recall
-        if (config.root / source / name / "SKILL.md").is_file():
-            why = offering.withheld(config.root, source, name)
+        if folder := _named(config.root / source, name):
+            why = offering.withheld(config.root, source, folder)
             return (f"skill {name} is not served by repo-memory ({why}): it is not reviewed as it stands, so do not follow "
                     "it; recall serves the reviewed skills") if why else ""
+    return ""
+
+
+def _named(base: Path, name: str) -> str:
+    """The folder under `base` whose SKILL.md Gemini CLI knows as `name`: by its frontmatter name (Gemini's own
+    spelling: `:\\/<>*?"|` become "-"), which may differ from the folder's (such a skill is invalid, so never served)."""
+    folders = [base / name] if paths.SLUG.match(name) else []
+    try:
+        folders += sorted(p for p in base.iterdir() if p.name != name)
+    except OSError:
+        return ""
+    for folder in folders:
+        try:
+            meta = frontmatter.load(frontmatter.split((folder / "SKILL.md").read_text(encoding="utf-8"), "").frontmatter, "")
+        except (OSError, ValueError, RepoMemoryError):
+            continue
+        if isinstance(meta.get("name"), str) and re.sub(r'[:\\/<>*?"|]', "-", meta["name"]) == name:
+            return folder.name
     return ""
 
 

@@ -282,8 +282,8 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     # that: an entry of the person's own stays, as git has no copy to give back)
     undo = teamfiles.Undo.of(root, teamfiles.TEAM_FILES, team, "repo-memory uninstall")
     try:  # every settings file is checked before anything is changed
-        attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json",
-                                                  gemini.FILE)])
+        attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
+        gemini.attach_gemini(root, True, remove=True, undo=undo)  # comments allowed, as Gemini CLI reads them; ours in one stops here
         codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, undo=undo)  # parses config.toml
         changes = attaching.claude_code(root, "project", False, dry_run, remove=True, undo=undo)
         if everywhere:
