@@ -240,3 +240,17 @@ def test_sync_commits_what_keeps_an_invalid_committed_skill_out_of_codexs_list(r
     out = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False).output
     assert "kept out of the skills Codex lists by itself: .agents/skills/broken (invalid" in out and "not committed" not in out, out
     assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+
+
+def test_a_persons_own_disable_model_invocation_false_comes_back_after_accept(store: Store, repo: Path):
+    path = write_skill_file(repo, "deploy", "How we deploy.", "Steps.", folder=".claude/skills",
+                            extra="disable-model-invocation: false  # the model may use it\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill")
+    before = path.read_text(encoding="utf-8")
+    path.write_text(before.replace("Steps.", "Steps!"), encoding="utf-8")
+    post_tool(repo, "Edit", {"file_path": str(path), "old_string": "Steps.", "new_string": "Steps!"})
+    assert "disable-model-invocation: true  # the model may use it" in path.read_text(encoding="utf-8")
+    store.review("deploy", accept=True)
+    assert "disable-model-invocation: false  # the model may use it" in path.read_text(encoding="utf-8")
+    assert "withheld" not in path.read_text(encoding="utf-8")

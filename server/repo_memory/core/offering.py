@@ -11,6 +11,7 @@ A person can still name a withheld skill (`$NAME` in Codex, `/NAME` in Claude Co
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
@@ -22,6 +23,7 @@ from repo_memory.guards import paths as guard
 
 CLAUDE = ".claude/skills"  # Claude Code's own folder (core/mirror.py TARGET)
 HIDDEN, OURS_TOO = ("disable-model-invocation",), ("metadata", "withheld")
+WAS = "was "  # metadata.withheld: true when the person had no disable-model-invocation, else "was <their value, JSON>"
 
 
 def withheld(root: Path, source: str, name: str) -> str:
@@ -64,15 +66,25 @@ def _claude(path: Path, name: str, hide: bool) -> bool:
     """Set (or take away) Claude Code's `disable-model-invocation: true` on the SKILL.md at `path`; whether it changed."""
     text = disk.read_safely(path).decode("utf-8")
     meta = frontmatter.load(frontmatter.split(text, str(path)).frontmatter, str(path))
-    ours = isinstance(meta.get("metadata"), dict) and meta["metadata"].get("withheld") is True
-    if hide and not ours and meta.get("disable-model-invocation") is not True:
-        text = skills.edit(text, name, {HIDDEN: True, OURS_TOO: True})
+    mark = meta["metadata"].get("withheld") if isinstance(meta.get("metadata"), dict) else None
+    ours = mark is True or isinstance(mark, str) and mark.startswith(WAS)
+    if hide and not ours and meta.get(HIDDEN[0]) is not True:  # a value of the person's is kept to put back
+        text = skills.edit(text, name, {HIDDEN: True, OURS_TOO: f"{WAS}{json.dumps(meta[HIDDEN[0]])}" if HIDDEN[0] in meta else True})
+    elif not hide and ours and isinstance(mark, str) and (was := _json(mark.removeprefix(WAS))) is not None:
+        text = skills.edit(text, name, {HIDDEN: was}, dropped=[OURS_TOO])
     elif not hide and ours:
         text = skills.edit(text, name, {}, dropped=[HIDDEN, OURS_TOO])
     else:
         return False
     disk.write_atomic(path, text.encode("utf-8"))
     return True
+
+
+def _json(text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:  # a mark someone edited: the key goes, as when there was none
+        return None
 
 
 def settle_all(root: Path, state_dir: Path, sources: tuple[str, ...]) -> list[str]:
@@ -123,6 +135,7 @@ def _kept_out(folder: Path, source: str) -> str:
         meta = frontmatter.load(frontmatter.split(disk.read_safely(folder / skills.SKILL_FILE).decode("utf-8"), "").frontmatter, "")
     except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
         return ""
-    if isinstance(meta.get("metadata"), dict) and meta["metadata"].get("withheld") is True:
+    mark = meta["metadata"].get("withheld") if isinstance(meta.get("metadata"), dict) else None
+    if mark is True or isinstance(mark, str) and mark.startswith(WAS):
         return "ours"
     return "theirs" if meta.get("disable-model-invocation") is True else ""
