@@ -12,8 +12,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from repo_memory.config import Config
-from repo_memory.core.store import Store
 from repo_memory.formats import experience
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -41,12 +39,6 @@ def session_records(repo: Path) -> list[dict[str, Any]]:
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-@pytest.fixture
-def logged(repo: Path) -> Path:
-    store = Store(Config.load(repo))
-    session = store.remember("deploys need a green main", session="s1")[0]["session"]
-    store.close()
-    return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
 
 
 @pytest.mark.parametrize("tool,args", [("write_file", {"content": "{}"}), ("replace", {"old_string": "a", "new_string": "b"})])

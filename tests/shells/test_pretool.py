@@ -34,13 +34,6 @@ def denied(answer: dict[str, Any]) -> str:
     return out.get("permissionDecisionReason", "") if out.get("permissionDecision") == "deny" else ""
 
 
-@pytest.fixture
-def logged(repo: Path) -> Path:
-    """A repository with one experience log, as a session leaves it."""
-    store = Store(Config.load(repo))
-    session = store.remember("deploys need a green main", session="s1")[0]["session"]
-    store.close()
-    return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
 
 
 def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: Path, logged: Path):
