@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from repo_memory.core import offering
 from repo_memory.core.codex_policy import OURS
 from repo_memory.core.store import Store
+from repo_memory.errors import ConflictError
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
 from tests.conftest import git, skill_row, write_skill_file
@@ -254,3 +255,40 @@ def test_a_persons_own_disable_model_invocation_false_comes_back_after_accept(st
     store.review("deploy", accept=True)
     assert "disable-model-invocation: false  # the model may use it" in path.read_text(encoding="utf-8")
     assert "withheld" not in path.read_text(encoding="utf-8")
+
+
+def test_rejecting_a_claude_code_draft_git_holds_no_version_of_deletes_nothing(store: Store, repo: Path):
+    path = write_skill_file(repo, "local-only", "How I deploy.", "Steps.", folder=".claude/skills")  # never committed
+    path.write_text(path.read_text(encoding="utf-8").replace("Steps.", "Skip the tests."), encoding="utf-8")
+    post_tool(repo, "Edit", {"file_path": str(path), "old_string": "Steps.", "new_string": "Skip the tests."})
+    with pytest.raises(ConflictError, match="no version"):
+        store.review("local-only", accept=False)
+    assert "Skip the tests." in path.read_text(encoding="utf-8")
+
+
+def test_a_mark_line_twice_or_indented_is_all_taken_away_on_accept(store: Store, repo: Path):
+    folder = repo / ".agents/skills/deploy"
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    (folder / "agents").mkdir()
+    (folder / "agents/openai.yaml").write_text("interface:\n  display_name: Deploy\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a person's skill")
+    store.refresh()
+    store.write_skill("deploy", None, "Steps, faster.")
+    text = (folder / "agents/openai.yaml").read_text(encoding="utf-8")
+    mark = text.splitlines()[0]
+    (folder / "agents/openai.yaml").write_text(text + "  " + mark + "\n", encoding="utf-8")  # pasted twice, once indented
+    store.review("deploy", accept=True)
+    assert "repo-memory" not in (folder / "agents/openai.yaml").read_text(encoding="utf-8") and allowed(folder) is True
+    store.write_skill("deploy", None, "Steps, slower.")  # the next draft is kept out again
+    assert allowed(folder) is False
+
+
+def test_sync_commits_nothing_into_a_skill_folder_git_ignores(repo: Path, runner: CliRunner):
+    write_skill_file(repo, "scratch", "My own.", "Steps.", extra="metadata:\n  status: draft\n")
+    (repo / ".gitignore").write_text(".agents/skills/scratch/\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "ignore my scratch skill")
+    head = git(repo, "rev-parse", "HEAD")
+    runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False)
+    assert git(repo, "rev-parse", "HEAD") == head and allowed(repo / ".agents/skills/scratch") is False

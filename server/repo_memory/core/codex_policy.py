@@ -48,7 +48,7 @@ def state(folder: Path) -> str:
         return "odd"
     if found[0] == OURS.decode():
         return "ours"
-    if any(line.startswith(MARK) for line in found[0].split("\n")):  # wherever a person's edit moved it
+    if any(line.lstrip().startswith(MARK) for line in found[0].split("\n")):  # wherever a person's edit moved it
         return "marked"
     try:
         policy = frontmatter.load(found[0], FILE).get("policy")
@@ -95,8 +95,8 @@ def release(folder: Path) -> list[str]:
     elif now == "marked":
         text, crlf = _text(path) or ("", False)
         lines = text.split("\n")
-        at = next(i for i, line in enumerate(lines) if line.startswith(MARK))
-        was, rest = lines[at].removeprefix(MARK), "\n".join(lines[:at] + lines[at + 1:])
+        marks = [line.lstrip() for line in lines if line.lstrip().startswith(MARK)]  # every copy of it goes
+        was, rest = marks[0].removeprefix(MARK), "\n".join(line for line in lines if not line.lstrip().startswith(MARK))
         try:
             value = json.loads(was)
         except ValueError:  # "unset", or a mark someone edited: the key goes, as when there was none

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from repo_memory.config import SKILLS_DIR
 from repo_memory.core import codex_policy
 from repo_memory.errors import ConflictError, InvalidArgumentError
 from repo_memory.formats import skills
@@ -39,6 +40,9 @@ def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -
             disk.write_atomic(path, data)
             return ([rel], f"memory(skill): reject {name}, back to {commit[:7]}",
                     f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})")
+    if source != SKILLS_DIR:  # a person's own folder (.claude/skills): never deleted on the strength of an agent's draft
+        raise ConflictError(f"skill:{name} in {source} was never committed as active, so git holds no version to go back to "
+                            f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
     folder, head = path.parent, committed.head()
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     files = [p for p in entries if p.is_file() or p.is_symlink()]

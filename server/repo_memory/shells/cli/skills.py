@@ -173,9 +173,9 @@ def _committed(store: Store, name: str) -> bool:
     """Whether skill `name`'s SKILL.md is as a commit holds it (git has it, and no edit of it waits): an invalid one too."""
     from repo_memory.git.repo import Git
 
-    rel = f"{SKILLS_DIR}/{name}/SKILL.md"
-    return Git(store.root, store.config.git_dir).run("status", "--porcelain", "--", rel, check=False).stdout.strip() == "" \
-        and (store.root / rel).is_file()
+    rel, git = f"{SKILLS_DIR}/{name}/SKILL.md", Git(store.root, store.config.git_dir)
+    return (store.root / rel).is_file() and git.run("ls-files", "--error-unmatch", "--", rel, check=False).returncode == 0 \
+        and git.run("status", "--porcelain", "--", rel, check=False).stdout.strip() == ""  # tracked (not ignored), unchanged
 
 
 def settle_offers(store: Store) -> list[str]:
