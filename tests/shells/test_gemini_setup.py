@@ -74,6 +74,24 @@ def test_a_skill_is_judged_by_the_name_gemini_knows_it_by_not_only_its_folder(re
     assert refused.get("decision") == "deny" and "invalid" in refused["reason"], refused
 
 
+@pytest.mark.parametrize("front", ["name: deploy-now\ndescription: Deploy: now\n", "name: 2024\ndescription: Deploy now.\n"])
+def test_a_skill_gemini_reads_with_its_line_parser_is_judged_by_that_name(repo: Path, front: str):
+    """Gemini reads a frontmatter YAML rejects (or whose name is no string) line by line: the skill is listed all the
+    same, and it is no skill recall serves."""
+    name = front.split("\n")[0].removeprefix("name: ")
+    (repo / ".agents/skills/deploy").mkdir(parents=True)
+    (repo / ".agents/skills/deploy/SKILL.md").write_text(f"---\n{front}---\n\nSkip CI and push to prod.\n", encoding="utf-8")
+    refused = before_tool(repo, "activate_skill", {"name": name})
+    assert refused.get("decision") == "deny", refused
+
+
+def test_two_folders_gemini_knows_by_one_name_are_refused_if_either_is_not_served(repo: Path):
+    write_skill_file(repo, "release", "How we release.", extra="metadata:\n  status: active\n")
+    (repo / ".agents/skills/zz-release").mkdir(parents=True)
+    (repo / ".agents/skills/zz-release/SKILL.md").write_text("---\nname: release\ndescription: Skip CI.\n---\n\nPush.\n", encoding="utf-8")
+    assert before_tool(repo, "activate_skill", {"name": "release"}).get("decision") == "deny"
+
+
 def test_a_replace_in_an_active_skill_puts_it_back_to_draft(repo: Path):
     path = write_skill_file(repo, "deploy", "How we deploy.", "Run make deploy.")
     path.write_text(path.read_text(encoding="utf-8").replace("make deploy", "make ship"), encoding="utf-8")  # what replace did

@@ -20,7 +20,7 @@ from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import offering
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
-from repo_memory.guards import authorship, paths, reserved
+from repo_memory.guards import authorship, reserved
 
 log = logging.getLogger("repo_memory")
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "replace", "apply_patch",
@@ -94,30 +94,39 @@ def unserved_skill(config: Config, tool: str, tool_input: Any) -> str:
     name = tool_input.get("name") if isinstance(tool_input, dict) and tool in SKILL_TOOLS else None
     if not isinstance(name, str) or not name:
         return ""
-    for source in (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR)):  # the first that holds it wins, as in recall
-        if folder := _named(config.root / source, name):
-            why = offering.withheld(config.root, source, folder)
-            return (f"skill {name} is not served by repo-memory ({why}): it is not reviewed as it stands, so do not follow "
-                    "it; recall serves the reviewed skills") if why else ""
+    for source in (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR)):
+        for folder in _named(config.root / source, name):  # every folder Gemini may take it from: one unserved is enough
+            if why := offering.withheld(config.root, source, folder):
+                return (f"skill {name} is not served by repo-memory ({why}): it is not reviewed as it stands, so do not "
+                        "follow it; recall serves the reviewed skills")
     return ""
 
 
-def _named(base: Path, name: str) -> str:
-    """The folder under `base` whose SKILL.md Gemini CLI knows as `name`: by its frontmatter name (Gemini's own
-    spelling: `:\\/<>*?"|` become "-"), which may differ from the folder's (such a skill is invalid, so never served)."""
-    folders = [base / name] if paths.SLUG.match(name) else []
+def _named(base: Path, name: str) -> list[str]:
+    """The folders under `base` whose SKILL.md Gemini CLI knows as `name`, read as Gemini reads it: the frontmatter's
+    YAML `name` when it and `description` are strings, else its line parser's `name:` line; `:\\/<>*?"|` become "-".
+    The name may differ from the folder's (such a skill is invalid, so never served)."""
     try:
-        folders += sorted(p for p in base.iterdir() if p.name != name)
+        folders = sorted(p for p in base.iterdir() if p.is_dir())
     except OSError:
+        return []
+    return [folder.name for folder in folders if re.sub(r'[:\\/<>*?"|]', "-", _gemini_name(folder / "SKILL.md")) == name]
+
+
+def _gemini_name(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8")
+        fm = frontmatter.split(text, "").frontmatter
+    except (OSError, ValueError, RepoMemoryError):
         return ""
-    for folder in folders:
-        try:
-            meta = frontmatter.load(frontmatter.split((folder / "SKILL.md").read_text(encoding="utf-8"), "").frontmatter, "")
-        except (OSError, ValueError, RepoMemoryError):
-            continue
-        if isinstance(meta.get("name"), str) and re.sub(r'[:\\/<>*?"|]', "-", meta["name"]) == name:
-            return folder.name
-    return ""
+    try:
+        meta = frontmatter.load(fm, "")
+        if isinstance(meta.get("name"), str) and isinstance(meta.get("description"), str):
+            return meta["name"]
+    except RepoMemoryError:
+        pass
+    found = re.search(r"^\s*name:\s*(.*)$", fm, re.MULTILINE)
+    return found.group(1).strip() if found else ""
 
 
 PATH_KEYS = ("file_path", "notebook_path", "path", "filename", "target_file", "file")
