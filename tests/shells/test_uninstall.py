@@ -409,3 +409,15 @@ def test_setup_remove_keeps_the_approval_of_the_team_server_the_person_gave_them
     assert "approval removed" not in out, out
     if scope == "project":  # a user-scope setup also changes Claude Code's own files in HOME (`claude mcp add`)
         assert changed(then, state(repo, home)) == [], out
+
+
+def test_uninstall_says_which_skills_stay_kept_out_of_what_codex_and_claude_code_offer(repo: Path, tmp_path: Path):
+    """A draft keeps its agents/openai.yaml (or disable-model-invocation) after uninstall: without repo-memory nobody
+    takes it away on accept, so uninstall names the skills and how to let the harnesses list them again."""
+    home = tmp_path / "home"
+    home.mkdir()
+    write_skill_file(repo, "deploy", "How we deploy.", extra="metadata:\n  status: draft\n")
+    write_skill_file(repo, "notes", "My notes.", folder=".claude/skills", extra="metadata:\n  status: draft\n")
+    repo_memory(repo, home, "sync")
+    out = repo_memory(repo, home, "uninstall")
+    assert ".agents/skills/deploy" in out and ".claude/skills/notes" in out and "repo-memory accept" in out, out

@@ -127,6 +127,13 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
     return out
 
 
+def kept_out(root: Path, sources: tuple[str, ...]) -> list[str]:
+    """The skill folders (repository paths) our mark keeps out of what Codex or Claude Code offer their models."""
+    return [f"{source}/{folder.name}" for source in sources if source in (SKILLS_DIR, CLAUDE) and (root / source).is_dir()
+            for folder in sorted((root / source).iterdir())
+            if folder.is_dir() and not folder.is_symlink() and _kept_out(folder, source) == "ours"]
+
+
 def _kept_out(folder: Path, source: str) -> str:
     """'ours' when our mark keeps the skill in `folder` from its harness's list, 'theirs' when the person's does, else ''."""
     if source != CLAUDE:

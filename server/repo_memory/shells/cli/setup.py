@@ -270,7 +270,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     \b
     Then remove the program itself: rm -rf <checkout>/.venv (or pipx uninstall repo-memory).
     """
-    from repo_memory.core import mirror
+    from repo_memory.core import mirror, offering
     from repo_memory.git.repo import Git
     from repo_memory.runner import triggers
     from repo_memory.shells import codex, gemini, personal
@@ -306,6 +306,10 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         click.echo(note)
     if not dry_run:
         attaching.tidy(root)
+    if held := offering.kept_out(root, store.sources):  # nobody takes the mark away on accept without repo-memory
+        click.echo(f"left as it is: {', '.join(held)} kept out of the skills Codex / Claude Code offer their models (not reviewed "
+                   "or not served): `repo-memory accept NAME` or `reject NAME` before you uninstall, or later delete "
+                   "agents/openai.yaml (or disable-model-invocation and metadata.withheld) by hand")
     if left := personal.left_behind(root):
         click.echo(f"left as it is: {'; '.join(left)}")
     if dry_run:
