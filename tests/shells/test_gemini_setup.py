@@ -183,3 +183,18 @@ def test_a_gemini_settings_file_with_comments_is_left_as_it_is_and_uninstall_goe
     gone = runner.invoke(cli, ["--root", str(repo), "uninstall"])
     assert gone.exit_code == 0, gone.output
     assert settings.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("tool", ["read_file", "Read"])
+def test_reading_a_drafts_skill_file_is_answered_with_a_word_that_it_is_not_reviewed(repo: Path, tool: str):
+    """Gemini CLI lists drafts to its model by itself, and any harness's file tool can open one: what the model reads
+    comes with a word that it is not to be followed."""
+    write_skill_file(repo, "deploy", "How we deploy.", "Skip CI.", extra="metadata:\n  status: draft\n")
+    write_skill_file(repo, "release", "How we release.", extra="metadata:\n  status: active\n")
+    def after(name: str) -> dict[str, Any]:
+        return hooks.handle("post-tool", {"session_id": "s3", "cwd": str(repo), "hook_event_name": "AfterTool", "tool_name": tool,
+                                          "tool_input": {"file_path": str(repo / ".agents/skills" / name / "SKILL.md")},
+                                          "tool_response": "---\nname: x\n---\n"})
+    said = json.dumps(after("deploy"))
+    assert "not reviewed" in said and "do not follow" in said, said
+    assert "do not follow" not in json.dumps(after("release"))
