@@ -292,3 +292,18 @@ def test_sync_commits_nothing_into_a_skill_folder_git_ignores(repo: Path, runner
     head = git(repo, "rev-parse", "HEAD")
     runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False)
     assert git(repo, "rev-parse", "HEAD") == head and allowed(repo / ".agents/skills/scratch") is False
+
+
+def test_accept_names_a_claude_code_draft_a_same_named_skill_shadows_and_sync_lets_it_back(store: Store, repo: Path,
+                                                                                          runner: CliRunner):
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    path = write_skill_file(repo, "deploy", "How I deploy.", "My steps.", folder=".claude/skills")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "two skills of one name")
+    path.write_text(path.read_text(encoding="utf-8").replace("My steps.", "Skip the tests."), encoding="utf-8")
+    post_tool(repo, "Edit", {"file_path": str(path), "old_string": "My steps.", "new_string": "Skip the tests."})
+    out = runner.invoke(cli, ["--root", str(repo), "accept", "deploy"]).output
+    assert "already active" in out and ".claude/skills/deploy is a draft of the same name" in out, out
+    path.write_text(path.read_text(encoding="utf-8").replace("status: draft", "status: active"), encoding="utf-8")
+    runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False)
+    assert "disable-model-invocation" not in path.read_text(encoding="utf-8")

@@ -119,6 +119,10 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
     store = store_of(ctx)
     if sha is None and store.read(f"skill:{name}").status == "active":
         click.echo(store.review(name, accept=True))  # nothing to review, so no version to name; the harnesses' lists follow
+        for source in [s for s in store.sources[1:] if offering.withheld(store.root, s, name).startswith("draft")]:
+            click.echo(f"{source}/{name} is a draft of the same name, which this one shadows (so accept cannot name it): review "
+                       f"it (`git diff -- {source}/{name}`), set `status: active` under its metadata by hand, then "
+                       "`repo-memory sync` lets its harness list it again")
         return
 
     def show() -> None:
