@@ -113,6 +113,9 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
         return []
     base, out = root / source, []
     harness = "Claude Code" if source == CLAUDE else "Codex"
+    if (base / skills.SKILL_FILE).is_file():
+        out.append((skills.SKILL_FILE, "a SKILL.md right in the skills folder: Gemini CLI loads it as a skill by itself, and "
+                                       "repo-memory reads no skill there, so never reviews it (move it into a folder of its own)"))
     for folder in sorted(base.iterdir()) if base.is_dir() and not base.is_symlink() else []:
         if folder.is_symlink() and source == SKILLS_DIR and (folder / skills.SKILL_FILE).is_file():
             if (why := withheld(root, source, folder.name)) and codex_policy.state(folder) not in ("ours", "marked", "off"):

@@ -278,10 +278,14 @@ def _unserved_read(store: Store, tool: str, tool_input: Any) -> list[str]:
     named = tool_input.get("file_path") or tool_input.get("path") if isinstance(tool_input, dict) and tool in READ_TOOLS else None
     if not isinstance(named, str) or not named.endswith("SKILL.md"):
         return []
+    path = Path(os.path.normpath(store.root / named))  # `..` taken out, links kept: a linked skill folder is read by its link
     try:
-        rel = (store.root / named).resolve().relative_to(store.root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return []
+        rel = path.relative_to(store.root).as_posix()
+    except ValueError:
+        try:
+            rel = path.resolve().relative_to(store.root.resolve()).as_posix()  # the repository by another path
+        except (ValueError, OSError):
+            return []
     source = next((s for s in store.sources if rel.startswith(f"{s}/") and rel.count("/") == s.count("/") + 2), None)
     why = offering.withheld(store.root, source, rel.split("/")[-2]) if source else ""
     return [f"repo-memory: {rel} is no skill repo-memory serves ({why}): it is not reviewed as it stands, so do not "

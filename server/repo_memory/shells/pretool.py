@@ -96,37 +96,41 @@ def unserved_skill(config: Config, tool: str, tool_input: Any) -> str:
         return ""
     for source in (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR)):
         for folder in _named(config.root / source, name):  # every folder Gemini may take it from: one unserved is enough
-            if why := offering.withheld(config.root, source, folder):
+            why = "a SKILL.md right in the skills folder, which repo-memory reads no skill from" if folder == "." else \
+                offering.withheld(config.root, source, folder)
+            if why:
                 return (f"skill {name} is not served by repo-memory ({why}): it is not reviewed as it stands, so do not "
                         "follow it; recall serves the reviewed skills")
     return ""
 
 
 def _named(base: Path, name: str) -> list[str]:
-    """The folders under `base` whose SKILL.md Gemini CLI knows as `name`, read as Gemini reads it: the frontmatter's
-    YAML `name` when it and `description` are strings, else its line parser's `name:` line; `:\\/<>*?"|` become "-".
-    The name may differ from the folder's (such a skill is invalid, so never served)."""
+    """The folders under `base` whose SKILL.md Gemini CLI may know as `name` (`.` for a SKILL.md right in `base`, which
+    Gemini loads too and repo-memory never reads). Gemini takes the YAML `name` when it and `description` are strings
+    to its YAML reader, else the last `name:` line as written (quotes, indented keys and all), and makes `:\\/<>*?"|`
+    "-"; our YAML reader is not Gemini's (a date is a string to one, a Date to the other), so both readings count."""
     try:
-        folders = sorted(p for p in base.iterdir() if p.is_dir())
+        folders = [base, *sorted(p for p in base.iterdir() if p.is_dir())]
     except OSError:
         return []
-    return [folder.name for folder in folders if re.sub(r'[:\\/<>*?"|]', "-", _gemini_name(folder / "SKILL.md")) == name]
+    return [folder.name if folder != base else "." for folder in folders
+            if name in {re.sub(r'[:\\/<>*?"|]', "-", n) for n in _gemini_names(folder / "SKILL.md")}]
 
 
-def _gemini_name(path: Path) -> str:
+def _gemini_names(path: Path) -> set[str]:
     try:
-        text = path.read_text(encoding="utf-8")
-        fm = frontmatter.split(text, "").frontmatter
+        fm = frontmatter.split(path.read_text(encoding="utf-8"), "").frontmatter
     except (OSError, ValueError, RepoMemoryError):
-        return ""
+        return set()
+    lines = re.findall(r"^\s*name:\s*(.*)$", fm, re.MULTILINE)
+    names = {lines[-1].strip()} if lines else set()
     try:
         meta = frontmatter.load(fm, "")
-        if isinstance(meta.get("name"), str) and isinstance(meta.get("description"), str):
-            return meta["name"]
+        if isinstance(meta.get("name"), str):
+            names.add(meta["name"])
     except RepoMemoryError:
         pass
-    found = re.search(r"^\s*name:\s*(.*)$", fm, re.MULTILINE)
-    return found.group(1).strip() if found else ""
+    return names
 
 
 PATH_KEYS = ("file_path", "notebook_path", "path", "filename", "target_file", "file")
