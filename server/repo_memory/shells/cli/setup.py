@@ -308,8 +308,10 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         attaching.tidy(root)
     if held := offering.kept_out(root, store.sources):  # nobody takes the mark away on accept without repo-memory
         click.echo(f"left as it is: {', '.join(held)} kept out of the skills Codex / Claude Code offer their models (not reviewed "
-                   "or not served): `repo-memory accept NAME` or `reject NAME` before you uninstall, or later delete "
-                   "agents/openai.yaml (or disable-model-invocation and metadata.withheld) by hand")
+                   "or not served): `repo-memory accept NAME` or `reject NAME` before you uninstall; later, by hand: an agents/openai.yaml "
+                   "repo-memory wrote says so in its comment (delete it), one of the skill's own carries a `# repo-memory:` line "
+                   "saying what allow_implicit_invocation was (put that back, drop the line); in .claude/skills, drop "
+                   "disable-model-invocation and metadata.withheld")
     if left := personal.left_behind(root):
         click.echo(f"left as it is: {'; '.join(left)}")
     if dry_run:
