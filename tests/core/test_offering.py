@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import anyio
 import pytest
 import yaml
 
@@ -307,3 +308,23 @@ def test_accept_names_a_claude_code_draft_a_same_named_skill_shadows_and_sync_le
     path.write_text(path.read_text(encoding="utf-8").replace("status: draft", "status: active"), encoding="utf-8")
     runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False)
     assert "disable-model-invocation" not in path.read_text(encoding="utf-8")
+
+
+def test_the_claude_code_copy_of_a_skill_follows_what_recall_serves_when_it_changes(store: Store, repo: Path, runner: CliRunner):
+    """Once `sync` copies skills into .claude/skills, a skill an agent turns back into a draft loses its copy (Claude
+    Code listed the old one while the briefing called the skill a draft), and one a person adds gets one."""
+    write_skill_file(repo, "deploy", "How we deploy.", "Steps.", extra=ACTIVE)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a skill")
+    runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False)
+    assert (repo / ".claude/skills/deploy/SKILL.md").is_file()
+    from repo_memory.shells import mcp as server
+    from mcp import Client
+
+    async def rewrite() -> None:
+        async with Client(server.build(store)) as client:
+            await client.call_tool("skill_write", {"name": "deploy", "body": "Steps, faster."})
+    anyio.run(rewrite)
+    assert not (repo / ".claude/skills/deploy").exists()  # a draft: no copy for Claude Code to list
+    runner.invoke(cli, ["--root", str(repo), "skill", "new", "release", "-d", "How we release.", "--body", "Tag."], catch_exceptions=False)
+    assert (repo / ".claude/skills/release/SKILL.md").is_file()

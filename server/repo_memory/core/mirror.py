@@ -147,6 +147,20 @@ def in_use(root: Path, state_dir: Path, target: str = TARGET) -> bool:
         (d / skills.MIRROR_MARKER).is_file() for d in base.iterdir() if d.is_dir() and not d.is_symlink())
 
 
+def withdraw(root: Path, state_dir: Path, names: list[str], target: str = TARGET) -> list[str]:
+    """Remove the generated copies of `names` that recall no longer serves (an agent's rewrite made a draft): Claude
+    Code lists every copy, so a draft's would be offered while the briefing calls it one. Returns those removed; the
+    next `sync` (or `accept`) copies what is served again."""
+    gone = []
+    with disk.repo_lock(state_dir):
+        for name in names:
+            dest = root / target / name
+            if (dest / skills.MIRROR_MARKER).is_file() and not dest.is_symlink() and offering.withheld(root, SKILLS_DIR, name):
+                shutil.rmtree(dest)
+                gone.append(name)
+    return gone
+
+
 def generated(root: Path, rel: str, target: str = TARGET) -> bool:
     """Whether repository-relative `rel` lies in a copy `mirror` generated (its folder carries the marker)."""
     prefix = f"{target}/"

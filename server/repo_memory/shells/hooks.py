@@ -19,7 +19,7 @@ from repo_memory.git.pending import SESSIONS_DIR, alive, harness_pid, note_sessi
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
-from repo_memory.core import offering
+from repo_memory.core import mirror, offering
 from repo_memory.shells import hookcalls, pretool
 
 log = logging.getLogger("repo_memory")
@@ -255,6 +255,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     redrafted = store.redraft(_memory_paths(store, tool, payload.get("tool_input")), tool, pretool.started(store.config.state_dir, payload))
     if redrafted:
         data["redrafted"] = redrafted
+        mirror.withdraw(store.root, store.config.state_dir, redrafted)  # Claude Code's copies of them go
     read = _skill_read(store, tool, payload.get("tool_input"))
     if read:  # the harness's own way of reading a skill: a live run of this session credits it as if read through us
         from repo_memory.runner.engine import Engine

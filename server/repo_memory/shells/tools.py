@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo_memory.core import mirror
 from repo_memory.core.reading import Item, flagged
 from repo_memory.core.recall import RecallResult
 from repo_memory.core.skillbook import WriteResult
@@ -214,6 +215,7 @@ def skill_write(call: Call, name: Annotated[str, Field(description='A slug, e.g.
     description and body; an update changes only the fields you pass and keeps the rest and its formatting."""
     result = call.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors,
                                     session=call.meta_session)
+    mirror.withdraw(call.store.root, call.store.config.state_dir, [name])  # a draft now: Claude Code's copy goes
     return dataclasses.replace(result, commit=call.store.commit_status())
 
 

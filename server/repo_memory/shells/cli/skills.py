@@ -52,6 +52,8 @@ def skill_new(ctx: click.Context, name: str, description: str, body: str | None,
     text = body if body is not None else (body_file.read() if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
     result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human")
     click.echo(f"Created {result.path} (status {result.status}).")
+    if mirror.in_use(store.root, store.config.state_dir) and name in mirror.of(store).written:  # Claude Code loads the copies
+        click.echo(f"copied to {mirror.TARGET}/{name} (Claude Code loads it from there)")
     for warning in result.warnings:
         click.echo(f"note: {warning}", err=True)
 
