@@ -328,3 +328,11 @@ def test_the_claude_code_copy_of_a_skill_follows_what_recall_serves_when_it_chan
     assert not (repo / ".claude/skills/deploy").exists()  # a draft: no copy for Claude Code to list
     runner.invoke(cli, ["--root", str(repo), "skill", "new", "release", "-d", "How we release.", "--body", "Tag."], catch_exceptions=False)
     assert (repo / ".claude/skills/release/SKILL.md").is_file()
+
+
+def test_an_agents_skill_write_of_a_name_a_persons_claude_code_skill_holds_says_where_it_is(store: Store, repo: Path):
+    write_skill_file(repo, "lint", "How we lint.", "Run ruff.", folder=".claude/skills")
+    store.refresh()
+    with pytest.raises(ConflictError, match=r"\.claude/skills/lint"):
+        store.write_skill("lint", "How we lint, faster.", "Run ruff --fix.")
+    assert not (repo / ".agents/skills/lint").exists()  # no draft of the same name to shadow the person's skill

@@ -134,14 +134,11 @@ class Skillbook:
     def write(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None,
               related: Sequence[str] | None = None, actor: str = "agent", new: bool = False,
               anchors: Sequence[str] | None = None, draft: bool = False, session: str = "") -> WriteResult:
-        """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required.
-        An update changes only what is given (None keeps the description, the body, the tags…); a new skill needs a
-        description and a body.
-
-        An agent creating a skill close to an existing one (similar name or description) is refused with the existing
-        skill, unless it says `new=True`; a person is only warned. An agent rewriting the same skill REWRITES_FLAGGED
-        times within REWRITE_WINDOW seconds (core/rewrites.py) is warned, and `doctor` lists the skill. `draft` keeps a new version a
-        draft whatever the review policy (proposals made from imported memories, core/drafts.py)."""
+        """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required. An
+        update changes only what is given (None keeps it); a new skill needs a description and a body. An agent creating
+        a skill close to an existing one is refused with it unless `new=True` (a person is only warned), and one named as
+        a skill in another skill folder is told where it is. Rewrites in quick succession are warned (core/rewrites.py).
+        `draft` keeps a new version a draft whatever the review policy (proposals, core/drafts.py)."""
         paths.check_name(name, "skill name")
         for other in related or ():
             paths.check_name(other, "related skill name")
@@ -155,6 +152,9 @@ class Skillbook:
         warnings: list[str] = []
         with disk.repo_lock(self.state_dir):
             created = not path.exists()
+            if created and actor == "agent" and (there := next((s for s in self.sources[1:] if self._held_in(s, name)), "")):
+                raise ConflictError(f"skill:{name} is {there}/{name}/{skills.SKILL_FILE}, a folder of the person's own: change that "
+                                    "file with your file tools (it becomes a draft for their review), or name this skill otherwise.")
             if created and (description is None or body is None):
                 missing = " and ".join(w for w, v in (("a description", description), ("a body", body)) if v is None)
                 raise NotFoundError(f"skill:{name} does not exist yet, so it needs {missing} to be created (an update of an "
@@ -235,9 +235,8 @@ class Skillbook:
         return text, pinned
 
     def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
-        """An agent changed files of skills with its own tools (`via`): the files `rels` it named, and, with `since`, every
-        skill file changed since that time (ns) while the call ran. While review is required, each of those skills goes
-        back to `draft` (origin agent). Returns the names whose status changed."""
+        """An agent changed skills' files with its own tools (`via`): those `rels` names, and with `since` (ns) every one
+        changed while the call ran go back to `draft` while review is required. Returns the names whose status changed."""
         touched = [*rels, *(self.touched_since(since) if since is not None else [])]
         return sorted({name for rel in touched if (name := self._redraft(rel, via))})
 
@@ -270,9 +269,8 @@ class Skillbook:
         return name if text is not None else None
 
     def touched_since(self, ns: int) -> list[str]:
-        """SKILL.md of every skill folder (in any skill source) whose folder or files changed at or after time `ns`
-        (status-change times, which a program cannot set back: copies, moves, in-place edits, archives unpacked with
-        their old times all count). Generated mirror copies are left out."""
+        """SKILL.md of every skill folder (any source; not mirror copies) whose folder or files changed at or after `ns`
+        (status-change times, which a program cannot set back)."""
         found = []
         for source in self.sources:
             try:
@@ -311,13 +309,15 @@ class Skillbook:
             raise InvalidRecordError(f"'{field_name}'", problems)
         return {r.anchor: r.hash for r in resolved}
 
+    def _held_in(self, source: str, name: str) -> bool:  # a skill of that name there, not a generated mirror copy
+        return (self.root / source / name / skills.SKILL_FILE).is_file() and not (self.root / source / name / skills.MIRROR_MARKER).exists()
+
     def _existing(self, name: str, anywhere: bool = False) -> tuple[Path, str]:
         """Skill `name`'s SKILL.md in .agents/skills, or with `anywhere` in the first skill folder holding it (not a mirror copy)."""
         paths.check_name(name, "skill name")
         for source in self.sources if anywhere else (SKILLS_DIR,):
-            path = paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
-            if path.is_file() and not (path.parent / skills.MIRROR_MARKER).exists():
-                return path, f"{source}/{name}/{skills.SKILL_FILE}"
+            if self._held_in(source, name):
+                return paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE), f"{source}/{name}/{skills.SKILL_FILE}"
         raise NotFoundError(f"No skill '{name}' in {', '.join(self.sources if anywhere else (SKILLS_DIR,))}/.", self.similar_names(name))
 
     def fingerprint(self, name: str) -> str:
