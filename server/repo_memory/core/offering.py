@@ -66,8 +66,8 @@ def _claude(path: Path, name: str, hide: bool) -> bool:
     """Set (or take away) Claude Code's `disable-model-invocation: true` on the SKILL.md at `path`; whether it changed."""
     text = disk.read_safely(path).decode("utf-8")
     meta = frontmatter.load(frontmatter.split(text, str(path)).frontmatter, str(path))
-    mark = meta["metadata"].get("withheld") if isinstance(meta.get("metadata"), dict) else None
-    ours = mark is True or isinstance(mark, str) and mark.startswith(WAS)
+    mark = _mark(meta)
+    ours = mark is not None
     if hide and not ours and meta.get(HIDDEN[0]) is not True:  # a value of the person's is kept to put back
         text = skills.edit(text, name, {HIDDEN: True, OURS_TOO: f"{WAS}{json.dumps(meta[HIDDEN[0]])}" if HIDDEN[0] in meta else True})
     elif not hide and ours and isinstance(mark, str) and (was := _json(mark.removeprefix(WAS))) is not None:
@@ -78,6 +78,20 @@ def _claude(path: Path, name: str, hide: bool) -> bool:
         return False
     disk.write_atomic(path, text.encode("utf-8"))
     return True
+
+
+def _mark(meta: dict) -> object:
+    """Our `metadata.withheld` in a SKILL.md's frontmatter (True, or "was <value>"), or None when there is none."""
+    mark = meta["metadata"].get("withheld") if isinstance(meta.get("metadata"), dict) else None
+    return mark if mark is True or isinstance(mark, str) and mark.startswith(WAS) else None
+
+
+def _folders(root: Path, source: str) -> list[Path]:
+    """The skill folders of `source` we may write in: real folders, not links, not generated mirror copies."""
+    base = root / source
+    if not base.is_dir() or base.is_symlink():
+        return []
+    return [f for f in sorted(base.iterdir()) if f.is_dir() and not f.is_symlink() and not (f / skills.MIRROR_MARKER).exists()]
 
 
 def _json(text: str) -> object:
@@ -95,15 +109,12 @@ def settle_all(root: Path, state_dir: Path, sources: tuple[str, ...]) -> list[st
 
 
 def _settle_source(root: Path, source: str) -> list[str]:
-    base, changed = root / source, []
-    if not base.is_dir() or base.is_symlink():
-        return []
-    for folder in sorted(base.iterdir()):
-        if folder.is_dir() and not folder.is_symlink() and not (folder / skills.MIRROR_MARKER).exists():
-            try:
-                changed += settle(root, source, folder.name)
-            except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
-                continue  # a folder we cannot write: doctor reports what it can of it
+    changed: list[str] = []
+    for folder in _folders(root, source):
+        try:
+            changed += settle(root, source, folder.name)
+        except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
+            continue  # a folder we cannot write: doctor reports what it can of it
     return changed
 
 
@@ -132,9 +143,8 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
 
 def kept_out(root: Path, sources: tuple[str, ...]) -> list[str]:
     """The skill folders (repository paths) our mark keeps out of what Codex or Claude Code offer their models."""
-    return [f"{source}/{folder.name}" for source in sources if source in (SKILLS_DIR, CLAUDE) and (root / source).is_dir()
-            for folder in sorted((root / source).iterdir())
-            if folder.is_dir() and not folder.is_symlink() and _kept_out(folder, source) == "ours"]
+    return [f"{source}/{folder.name}" for source in sources if source in (SKILLS_DIR, CLAUDE)
+            for folder in _folders(root, source) if _kept_out(folder, source) == "ours"]
 
 
 def _kept_out(folder: Path, source: str) -> str:
@@ -145,7 +155,6 @@ def _kept_out(folder: Path, source: str) -> str:
         meta = frontmatter.load(frontmatter.split(disk.read_safely(folder / skills.SKILL_FILE).decode("utf-8"), "").frontmatter, "")
     except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
         return ""
-    mark = meta["metadata"].get("withheld") if isinstance(meta.get("metadata"), dict) else None
-    if mark is True or isinstance(mark, str) and mark.startswith(WAS):
+    if _mark(meta) is not None:
         return "ours"
-    return "theirs" if meta.get("disable-model-invocation") is True else ""
+    return "theirs" if meta.get(HIDDEN[0]) is True else ""
