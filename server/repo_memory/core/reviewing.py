@@ -3,12 +3,13 @@ draft down undoes the agent's change, never the person's work."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core import codex_policy
-from repo_memory.errors import ConflictError, InvalidArgumentError
+from repo_memory.errors import ConflictError, InvalidArgumentError, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
 from repo_memory.git.committer import Committer
@@ -29,17 +30,23 @@ def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> N
                             f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")
 
 
-def turn_down(git: Git, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
+def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
     """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active,
     or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
     which nothing could bring back). Returns (changed paths, commit message, what was done)."""
-    source = rel.rsplit("/", 2)[0]
+    git, source = committer.git, rel.rsplit("/", 2)[0]
+    newer = None  # the next newer version's commit: the folder was as accepted until just before it
     for commit, data in git.versions(rel):
         found = skills.parse(data, rel, source)
         if found.status == "active" and not found.problems:
             disk.write_atomic(path, data)
-            return ([rel], f"memory(skill): reject {name}, back to {commit[:7]}",
-                    f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})")
+            target = git.run("rev-parse", f"{newer}^").stdout.strip() if newer else git.memory_head() or commit
+            beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
+            return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
+                    f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
+                    + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
+                    + (f"; kept {', '.join(kept)}: changes no commit holds (yours?), see `git diff -- {source}/{name}`" if kept else ""))
+        newer = commit
     if source != SKILLS_DIR:  # a person's own folder (.claude/skills): never deleted on the strength of an agent's draft
         raise ConflictError(f"skill:{name} in {source} was never committed as active, so git holds no version to go back to "
                             f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
@@ -66,3 +73,79 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
     if committer.mode in ("auto", "private") and not committed.file(rel, disk.read_safely(path)) and not committer.waiting(rel):
         raise ConflictError(f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in "
                             f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
+
+
+SETTLED = (codex_policy.FILE, codex_policy.ASIDE, codex_policy.FOLDER_ASIDE)  # what offering.settle puts right itself
+
+
+def beside(folder: Path) -> dict[str, Path]:
+    """The files and links in skill `folder` but its SKILL.md and Codex's file, by their path inside it."""
+    found = {}
+    for where, dirs, files in os.walk(folder):
+        for entry in [*files, *(d for d in dirs if os.path.islink(os.path.join(where, d)))]:
+            rel = Path(where, entry).relative_to(folder).as_posix()
+            if not _settled_elsewhere(rel):
+                found[rel] = Path(where, entry)
+    return found
+
+
+def agents_change(git: Git, committed: Committed, skill: str, named: set[str], since: int | None) -> list[str]:
+    """The files beside SKILL.md of `skill` (its folder's path) that an agent's tool call changed — named by the call, or
+    changed while it ran (status-change times; a removal changes its folder's) — and HEAD does not hold as they are:
+    committed with the draft, so that `git log -p` shows them and `reject` can give back what was accepted. Links are
+    left alone (nothing is written through one)."""
+    folder, head, found = git.root / skill, committed.head(), []
+    for rel, path in beside(folder).items():
+        full = f"{skill}/{rel}"
+        try:
+            touched = full in named or since is not None and os.lstat(path).st_ctime_ns >= since
+            if touched and not path.is_symlink() and not committed.file(full, disk.read_safely(path), head):
+                found.append(full)
+        except (OSError, UnsafePathError):
+            continue
+    for full in git.files_at(head, (skill,)) if head else []:
+        where = git.root / full
+        if not _settled_elsewhere(full[len(skill) + 1:]) and not os.path.lexists(where):
+            while not where.exists() and where != folder.parent:
+                where = where.parent  # the nearest folder still there: removing what it held changed it
+            if full in named or since is not None and where.exists() and os.lstat(where).st_ctime_ns >= since:
+                found.append(full)
+    return found
+
+
+def _give_back(committer: Committer, committed: Committed, skill: str, target: str) -> tuple[list[str], list[str]]:
+    """Put the files beside SKILL.md of `skill` back as commit `target` holds them: changed and added ones only when HEAD
+    holds them as they are or repo-memory's commit of them is to come (an agent's change, committed with its draft),
+    never what no commit holds (a person's work, which nothing could bring back). Returns (the paths changed, the files
+    kept as they are)."""
+    git = committer.git
+    folder, head = git.root / skill, committed.head()
+    then = {rel for full in git.files_at(target, (skill,)) if not _settled_elsewhere(rel := full[len(skill) + 1:])}
+    now = beside(folder)
+    changed, kept = [], []
+    for rel in sorted(then | set(now)):
+        full, path = f"{skill}/{rel}", folder / rel
+        old = git.blob(target, full) if rel in then else None
+        if rel in now:
+            data = None if path.is_symlink() else disk.read_safely(path)
+            if data is not None and data == old:
+                continue
+            if data is None or not committed.file(full, data, head) and not committer.waiting(full):
+                kept.append(rel)
+                continue
+        if old is None:
+            path.unlink()
+            while (path := path.parent) != folder and not any(path.iterdir()):
+                path.rmdir()  # a folder only the agent's files were in
+        else:
+            disk.write_atomic(path, old)
+            mode = os.stat(path).st_mode
+            executable = git.run("ls-tree", target, "--", full).stdout.startswith("100755")
+            os.chmod(path, mode | 0o111 if executable else mode & ~0o111)
+        changed.append(full)
+    return changed, kept
+
+
+def _settled_elsewhere(rel: str) -> bool:
+    """Whether `rel`, a path inside a skill folder, is its SKILL.md or Codex's file (offering.settle's)."""
+    return rel == skills.SKILL_FILE or rel.startswith(SETTLED)

@@ -17,9 +17,8 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import codex_policy, offering, rewrites
+from repo_memory.core import codex_policy, offering, reviewing, rewrites
 from repo_memory.core.reading import Item, page
-from repo_memory.core.reviewing import reviewed, turn_down, unsaved
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import (ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError,
                                 did_you_mean, nearest)
@@ -165,7 +164,7 @@ class Skillbook:
             else:
                 was = skills.parse(disk.read_safely(path), rel, SKILLS_DIR).status
                 if actor == "agent":
-                    unsaved(self._committer, self._committed, path, rel, "an agent's update")
+                    reviewing.unsaved(self._committer, self._committed, path, rel, "an agent's update")
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
@@ -238,9 +237,9 @@ class Skillbook:
         """An agent changed skills' files with its own tools (`via`): those `rels` names, and with `since` (ns) every one
         changed while the call ran go back to `draft` while review is required. Returns the names whose status changed."""
         touched = [*rels, *(self.touched_since(since) if since is not None else [])]
-        return sorted({name for rel in touched if (name := self._redraft(rel, via))})
+        return sorted({name for rel in touched if (name := self._redraft(rel, via, set(rels), since))})
 
-    def _redraft(self, rel: str, via: str) -> str | None:
+    def _redraft(self, rel: str, via: str, named: set[str], since: int | None) -> str | None:
         parts = rel.split("/")
         source = next((s for s in self.sources if rel.startswith(f"{s}/")), None)
         if source is None or self.review_policy != "required" or len(parts) <= len(source.split("/")) + 1:
@@ -262,10 +261,11 @@ class Skillbook:
                     disk.write_atomic(path, text.encode("utf-8"))
                     self._docs.note([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))])
             offered = offering.settle(self.root, source, name)  # also when it was a draft: the agent may have changed agents/
-        if source == SKILLS_DIR and (text is not None or offered):
+            beside = reviewing.agents_change(self._committer.git, self._committed, f"{source}/{name}", named, since) if source == SKILLS_DIR else []
+        if source == SKILLS_DIR and (text is not None or offered or beside):
             changed = [f"{source}/{name}/{skills.SKILL_FILE}"] if text is not None else []
-            self._committer.record([*changed, *offered], f"memory(skill): {name} edited by an agent ({via}), back to draft"
-                                   if text is not None else f"memory(skill): {name} edited by an agent ({via}), kept from Codex's list")
+            self._committer.record([*changed, *offered, *beside], f"memory(skill): {name} edited by an agent ({via}), " + (
+                "back to draft" if text is not None else "still a draft" if beside else "kept from Codex's list"))
         return name if text is not None else None
 
     def touched_since(self, ns: int) -> list[str]:
@@ -339,7 +339,7 @@ class Skillbook:
             raw = disk.read_safely(path)
             current = skills.parse(raw, rel, source)
             if sha is not None and not (accept and current.status == "active"):
-                reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}", current.sha256)
+                reviewing.reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}", current.sha256)
             if accept and current.status == "active":  # by a person's hand, maybe: the harnesses' lists follow it
                 changed, message, done = [], f"memory(skill): {name} is active", f"skill:{name} is already active"
             elif accept:
@@ -352,8 +352,8 @@ class Skillbook:
                     raise ConflictError(f"skill:{name} is {current.status}, not a draft: reject is for drafts. To retire it, "
                                         f"set `status: deprecated` under metadata in {rel}.")
                 if source == SKILLS_DIR:  # elsewhere nothing is committed by us: the edit is the agent's, left as it was
-                    unsaved(self._committer, self._committed, path, rel, "rejecting it")
-                changed, message, done = turn_down(self._committer.git, self._committed, name, path, rel)
+                    reviewing.unsaved(self._committer, self._committed, path, rel, "rejecting it")
+                changed, message, done = reviewing.turn_down(self._committer, self._committed, name, path, rel)
             changed += offering.settle(self.root, source, name)  # served now, or gone: the harnesses' own lists follow
             self._docs.note(self._documents(), complete=True)
         if source != SKILLS_DIR or not changed:  # a folder of the person's own: we never commit it (nor did the redraft)

@@ -31,7 +31,6 @@ from repo_memory.formats import experience
 from repo_memory.guards import authorship, disk, secretscan, torn
 
 log = logging.getLogger("repo_memory")
-SCANNED_AT_COMMIT = (".md", ".toml", ".yaml", ".yml", ".json", ".txt")  # files a person may edit; logs are scanned at append
 MODES = ("auto", "private", "stage", "off")
 
 
@@ -48,8 +47,9 @@ class Policy:
 
 
 def _holds_secret(path: Path) -> bool:
-    """Whether a memory file a person may have edited holds a secret (the last gate before a git object)."""
-    if path.suffix not in SCANNED_AT_COMMIT or "/experience/" in path.as_posix():
+    """Whether a memory file a person or an agent's own tools may have edited (a skill, a script beside it, a loop spec)
+    holds a secret: the last gate before a git object. Logs and their blobs are scanned as they are written."""
+    if "/experience/" in path.as_posix():
         return False
     try:
         text = disk.read_safely(path).decode("utf-8", errors="replace")
