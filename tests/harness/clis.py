@@ -94,6 +94,17 @@ def trust_project(home: Path, repo: Path) -> None:
         config.write(f'\n[projects."{repo}"]\ntrust_level = "trusted"\n')
 
 
+def codex_serves_code_under_test(home: Path) -> None:
+    """Pass PYTHONPATH to the server `repo-memory setup codex` configured: Codex hands an MCP server only a few
+    variables of its own environment, so without it a worktree's test would talk to the installed repo-memory.
+    (A user needs nothing of the kind: the installed repo-memory is the one under use.)"""
+    config = home / ".codex" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    assert "[mcp_servers.repo-memory]\n" in text, text
+    config.write_text(text.replace("[mcp_servers.repo-memory]\n", '[mcp_servers.repo-memory]\nenv_vars = ["PYTHONPATH"]\n', 1),
+                      encoding="utf-8")
+
+
 def codex(repo: Path, home: Path, prompt: str, *extra: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
     """`codex exec PROMPT` in `repo` with the default model, its provider the one `codex_home` configured; nothing else
     set (hooks run only once trusted, as `repo-memory setup codex --trust` or Codex's own prompt stores it)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from repo_memory.core.store import Store
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 from tests.conftest import git, write_skill_file
-from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records
+from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, codex_serves_code_under_test, records
 from tests.harness.fake_responses import FakeResponses, function_call, function_outputs, offered_namespaces, session_id
 
 pytestmark = pytest.mark.slow
@@ -117,3 +118,23 @@ def test_codex_apply_patch_into_an_experience_log_is_refused_by_the_hook_setup_i
     assert not (repo / target).exists() and log.read_bytes() == before
     outputs = [o["text"] for o in function_outputs(api.main_requests()[-1])]
     assert len(outputs) == 2 and all("repo-memory refused this" in o for o in outputs), outputs
+
+
+def test_set_up_by_default_codex_runs_no_hooks_yet_what_the_agent_remembers_is_committed_when_codex_exits(project: tuple[Path, Path]):
+    """Without --trust Codex runs no hooks: no SessionEnd commits the session. The server Codex kills at its exit (SIGTERM
+    to its group, SIGKILL ~50 ms later, reaped a while after) leaves that to its finisher, which must commit it."""
+    repo, home = project
+    turns = [function_call("remember", {"text": "Deploys need a green main."}, namespace=CODEX_NAMESPACE), "Noted."]
+    with FakeResponses(turns) as api:
+        codex_home(home, api)
+        result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "codex"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        codex_serves_code_under_test(home)
+        done = codex(repo, home, "Note it.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "Deploys need a green main." in [r.get("text") for r in records(repo)]  # the tool ran
+    deadline = time.monotonic() + 20
+    while git(repo, "status", "--porcelain", "--", ".agents/experience").strip() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert git(repo, "status", "--porcelain", "--", ".agents/experience").strip() == "", git(repo, "log", "--format=%s")
+    assert git(repo, "log", "-1", "--format=%s").startswith("memory(experience)")

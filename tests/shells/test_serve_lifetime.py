@@ -189,6 +189,23 @@ def test_ended_as_codex_ends_it_a_server_still_commits_what_it_wrote(repo: Path)
     assert wait_until(lambda: git(repo, "status", "--porcelain", "--untracked-files=no", "--", *written).strip() == "", 5), git(repo, "status", "--porcelain")
 
 
+def test_ended_as_codex_ends_it_and_left_a_zombie_for_a_while_a_server_still_commits_what_it_remembered(repo: Path):
+    """Codex reaps the server it killed only a while later: the exited, unreaped server must count as gone to the
+    finisher and to the commit policy alike, or neither commits what it remembered."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    server = StdioServer(repo, env={"REPO_MEMORY_HARNESS": "codex"})
+    server.initialize()
+    assert not server.call("remember", {"text": "Written just before Codex ended the session."}).get("isError")
+    os.killpg(server.proc.pid, signal.SIGTERM)
+    server.close_input()
+    time.sleep(0.05)
+    os.killpg(server.proc.pid, signal.SIGKILL)
+    time.sleep(2)  # the parent (Codex) reaps its killed server late: until then it is a zombie
+    assert server.wait(5) is not None
+    assert wait_until(lambda: bool(in_head(repo, ".agents/experience")), 20), git(repo, "status", "--porcelain")
+    assert git(repo, "status", "--porcelain", "--untracked-files=no", "--", ".agents/experience").strip() == ""
+
+
 def slow_loop(repo: Path, marker: Path) -> None:
     """An accepted loop `slow` whose verification writes its process id to `marker`, then sleeps for two minutes."""
     from repo_memory.config import Config

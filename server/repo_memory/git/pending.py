@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
+import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -38,17 +38,33 @@ class Pending:
     last: int = 0
 
 
-def start_time(pid: int) -> int:
-    """A process's start time in clock ticks since boot (0 when unknown, e.g. not Linux)."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (which may hold spaces), or None when it cannot be read."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
     except OSError:
-        return 0
-    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22, counted after the command name, which may hold spaces
+        return None
+    return stat.rsplit(")", 1)[1].split()
 
 
-def alive(pid: int, started: int) -> bool:
-    """Whether process `pid` is still the one that started at `started`."""
+def start_time(pid: int) -> int:
+    """A process's start time in clock ticks since boot (0 when unknown, e.g. not Linux)."""
+    fields = _stat(pid)
+    return int(fields[19]) if fields else 0  # field 22 of the stat line
+
+
+def ps_state(pid: int) -> str:
+    """A process's state letter as `ps` gives it, where there is no /proc ('' when it cannot tell)."""
+    try:
+        out = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return out.strip()[:1]
+
+
+def alive(pid: int, started: int = 0) -> bool:
+    """Whether process `pid` still runs and is the one that started at `started` (0: any). A zombie — exited, its
+    parent yet to reap it, as Codex leaves the server it killed for a second — is not: what it owes is to be taken over."""
     if pid <= 0:
         return False
     try:
@@ -57,7 +73,10 @@ def alive(pid: int, started: int) -> bool:
         return False
     except PermissionError:
         pass  # it exists, owned by someone else
-    return not started or not sys.platform.startswith("linux") or start_time(pid) == started
+    fields = _stat(pid)
+    if fields is None:  # no /proc (macOS, the BSDs), or not ours to read: ask ps
+        return ps_state(pid) != "Z"
+    return fields[0] != "Z" and (not started or int(fields[19]) == started)
 
 
 def harness_pid() -> int:

@@ -6,44 +6,32 @@ closing its stdin, and sending SIGKILL some 50 ms later: no server can commit in
 that holds pending writes starts this (`Lifetime.end`), outside its process group, before it tries to commit itself.
 If the server's own commit lands, there is nothing left here and this exits at once.
 
-    python -m repo_memory.shells.finish ROOT PID
+    python -m repo_memory.shells.finish ROOT PID [START-TIME]
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from repo_memory.git.pending import alive, start_time
 
 WAIT = 15.0  # seconds to wait for the server to be gone; a server that outlives it commits by itself
 
 
 def start(root: Path, pid: int) -> None:
     """Start the finisher for server `pid` of the repository at `root`, detached from its process group."""
-    subprocess.Popen([sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid)], start_new_session=True,
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
-
-
-def _gone(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    try:  # a zombie (exited, not reaped yet) is gone for our purpose
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
+    command = [sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid))]
+    subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, close_fds=True)
 
 
 def main(argv: list[str]) -> int:
-    root, pid = Path(argv[0]), int(argv[1])
+    root, pid, started = Path(argv[0]), int(argv[1]), int(argv[2]) if len(argv) > 2 else 0
     deadline = time.monotonic() + WAIT
-    while not _gone(pid):
+    while alive(pid, started):  # the commit policy's own test (a zombie is gone), or opening the Store would leave it pending
         if time.monotonic() > deadline:
             return 0
         time.sleep(0.02)
