@@ -6,6 +6,8 @@ The real Codex CLI, its model a scripted Responses API on loopback; HOME in a tm
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
 from tests.conftest import git, write_skill_file
-from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, records
+from tests.harness.clis import CODEX_NAMESPACE, base_env, codex, codex_home, records
 from tests.harness.fake_responses import FakeResponses, function_call, function_outputs
 
 pytestmark = pytest.mark.slow
@@ -54,3 +56,25 @@ def test_two_repositories_one_codex_entry_each_session_uses_its_own_memory(tmp_p
     config = (home / ".codex/config.toml").read_text(encoding="utf-8")
     assert config.count("[mcp_servers.repo-memory]") == 1 and "REPO_MEMORY_ROOT" not in config
     assert json.loads((alpha / ".codex/hooks.json").read_text(encoding="utf-8"))["hooks"]
+
+
+def test_uninstall_without_global_says_the_codex_entry_still_serves_this_clone_and_how_to_remove_it(tmp_path: Path):
+    """uninstall ended with "repo-memory is detached from this clone" while ~/.codex/config.toml still served it: the
+    next `codex exec` here had the tools and wrote .agents/ all the same."""
+    home, repo = tmp_path / "home", make_repo(tmp_path, "alpha", "deploy-alpha")
+    env = base_env(home)
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, env=env, text=True, capture_output=True,
+                              timeout=120, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done.stdout
+
+    run("setup", "codex")
+    last = run("uninstall").strip().splitlines()[-1]
+    assert "[mcp_servers.repo-memory]" in (home / ".codex/config.toml").read_text(encoding="utf-8")  # it still serves here
+    assert not last.startswith("repo-memory is detached"), last
+    assert all(s in last for s in ("[mcp_servers.repo-memory]", str(home / ".codex/config.toml"), "uninstall --global",
+                                   "setup codex --remove --global")), last
+    last = run("uninstall", "--global").strip().splitlines()[-1]
+    assert last.startswith("repo-memory is detached from this clone;"), last

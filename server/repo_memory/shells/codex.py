@@ -186,6 +186,16 @@ def codex_dir(home: Path) -> Path:
     return Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
 
 
+def serving_entry(home: Path) -> Path | None:
+    """config.toml when it holds the server entry, which serves every repository Codex runs in; None when it does not."""
+    config = codex_dir(home) / "config.toml"
+    try:
+        doc = _parsed(config.read_text(encoding="utf-8"), config)
+    except (OSError, ConfigTomlError):
+        return None
+    return config if _table(doc, ("mcp_servers", NAME)) is not None else None
+
+
 def untrusted_hooks(root: Path, codex_home: Path) -> str:
     """Why Codex will not run repo-memory's hooks in `root` ('' when it will, or when this user has no Codex config):
     the project is not trusted, or a hook's trust in config.toml is missing or no longer matches it (a hook added in

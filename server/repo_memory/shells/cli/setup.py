@@ -317,4 +317,25 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
     if not dry_run:
-        click.echo("repo-memory is detached from this clone; .agents/ (your memory) and its git history stay.")
+        click.echo(_detached(Path.home()) if not everywhere else DETACHED)
+
+
+DETACHED = "repo-memory is detached from this clone; .agents/ (your memory) and its git history stay."
+
+
+def _detached(home: Path) -> str:
+    """uninstall's last line: detached, unless an entry that serves every repository still serves this one."""
+    from repo_memory.shells import codex, personal
+
+    serving = []
+    if (config := codex.serving_entry(home)) is not None:
+        serving.append(f"[mcp_servers.{codex.NAME}] in {config} (Codex; or `repo-memory setup codex --remove --global`)")
+    state = personal.claude_state(home / ".claude.json")
+    if state and codex.NAME in (state.get("mcpServers") or {}):
+        serving.append(f"Claude Code's user-scope entry in {home / '.claude.json'} (or `repo-memory setup claude-code --scope "
+                       "user --remove`)")
+    if not serving:
+        return DETACHED
+    return (f"repo-memory still serves this clone through {' and '.join(serving)}, an entry that serves every repository: "
+            "sessions here still get its tools and write .agents/ here; `repo-memory uninstall --global` removes that too. "
+            "The rest is gone from this clone; .agents/ (your memory) and its git history stay.")
