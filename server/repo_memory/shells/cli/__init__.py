@@ -15,7 +15,8 @@ from repo_memory.shells.cli.base import Group
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), envvar="REPO_MEMORY_ROOT",
-              help="Repository to use (default: $CLAUDE_PROJECT_DIR, else the current directory's repository).")
+              help="Repository to use (default: $REPO_MEMORY_ROOT, else $CLAUDE_PROJECT_DIR, else the current directory's "
+                   "repository).")
 @click.version_option(package_name="repo-memory")
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None) -> None:
@@ -26,9 +27,11 @@ def cli(ctx: click.Context, root: Path | None) -> None:
     the MCP server (`repo-memory serve`); you edit them like any file and review them with git.
 
     \b
-    Start:   repo-memory init            create .agents/ in this repository
-             repo-memory skill new NAME  write your first skill
-             repo-memory demo            see what an agent sees, in a throwaway repository
+    Start:   repo-memory init                create .agents/ in this repository
+             repo-memory setup claude-code   give Claude Code the tools and hooks here
+             repo-memory setup codex         give Codex the tools (every repository) and hooks here
+             repo-memory skill new NAME      write your first skill
+             repo-memory demo                see what an agent sees, in a throwaway repository
     """
     ctx.obj = {"root": root}
 

@@ -187,6 +187,9 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     from repo_memory.shells import codex
     from repo_memory.shells import setup as attaching
 
+    if everywhere and not remove:  # setup always writes the one server entry: --global only widens what --remove takes out
+        raise click.UsageError("--global goes with --remove: `repo-memory setup codex --remove --global` takes out the server "
+                               "entry in ~/.codex/config.toml too; `repo-memory setup codex` alone sets it up for every repository")
     store = store_of(ctx)
     undo = _undo(store, (".codex/hooks.json",), remove, team, "repo-memory setup codex --remove")
     try:
