@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from repo_memory.config import Config
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -650,6 +650,25 @@ def test_accept_and_reject_of_a_skill_left_in_a_merge_conflict_say_to_settle_the
         result = runner.invoke(cli, ["--root", str(repo), *args])
         assert result.exit_code == 1 and "unmerged" in result.output and "finish the merge" in result.output, (args, result.output)
     assert path.is_file()
+
+
+def test_an_agents_skill_write_during_a_merge_conflict_says_to_settle_the_merge_not_to_discard_changes(repo: Path):
+    """It said the file had changes 'repo-memory did not write (a person's edit in progress?) … Commit or discard them
+    first': during a merge, discarding drops a teammate's version. `read` of the same skill explained the conflict."""
+    path = both_drafted(repo)
+    before = path.read_bytes()
+    store = Store(Config.load(repo))
+    try:
+        with pytest.raises(ConflictError, match="unresolved merge conflict") as refused:
+            store.write_skill("deploy", None, "1. Build.\n2. Ship.", actor="agent")
+        assert "Commit or discard" not in str(refused.value) and "finish the merge or rebase" in str(refused.value)
+        assert path.read_bytes() == before
+        write_skill_file(repo, "deploy", "How we deploy.", "1. Build.\n2. Ship with make.", extra="metadata:\n  status: draft\n")
+        with pytest.raises(ConflictError, match="unmerged") as refused:  # resolved by hand, not `git add`ed yet
+            store.write_skill("deploy", None, "1. Build.\n2. Ship.", actor="agent")
+        assert "Commit or discard" not in str(refused.value) and "finish the merge" in str(refused.value), refused.value
+    finally:
+        store.close()
 
 
 def test_accept_with_a_sha_checks_it_even_when_the_skill_is_already_active(repo: Path, runner: CliRunner):

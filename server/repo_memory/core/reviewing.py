@@ -133,6 +133,7 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
     """Refuse `doing` to a skill whose file holds what no commit has and repo-memory did not write: a person's edit in
     progress, which the memory commit would take as the agent's, or a rejection would lose."""
     if committer.mode in ("auto", "private") and not committed.file(rel, disk.read_safely(path)) and not committer.waiting(rel):
+        unmerge(committer.git, rel, f"{doing[0].upper()}{doing[1:]} is refused")  # a merge's changes: never to discard
         raise ConflictError(f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in "
                             f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
 

@@ -164,6 +164,8 @@ class Skillbook:
                 text = self._new(name, description, body, tags, related, pinned, status, actor, new, warnings)
             else:
                 was = skills.parse(disk.read_safely(path), rel, SKILLS_DIR)
+                if reviewing.conflicting(was.problems):  # before unsaved(): a merge's change is not to commit or discard
+                    raise ConflictError(reviewing.invalid(name, rel, was.problems, "written"))
                 if actor == "agent":
                     reviewing.unsaved(self._committer, self._committed, path, rel, "an agent's update")
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
