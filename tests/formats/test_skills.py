@@ -207,3 +207,20 @@ def test_an_edit_keeps_a_byte_order_mark_and_windows_line_endings_as_the_person_
     text = (folder / "SKILL.md").read_bytes()
     assert text.startswith("\ufeff---\r\n".encode()) and b"\n" not in text.replace(b"\r\n", b""), text
     assert b"tags: release\r\n" in text and text.endswith(b"\r\n1. Build.\r\n2. Test.\r\n3. Ship.\r\n"), text
+
+
+@pytest.mark.parametrize("text", [
+    "---\nname: my-skill\ndescription: x\nmetadata:\n  status: draft\n---\n\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> topic\n",
+    "---\nname: my-skill\ndescription: [unclosed\n---\n",  # the YAML does not load
+    "no frontmatter at all\n",
+])
+def test_a_file_whose_status_cannot_be_read_says_invalid_not_active(text):
+    """A SKILL.md in a merge conflict (or whose frontmatter does not load) was parsed as status 'active', and review
+    took it for an accepted skill: 'already active', with the --sha never checked."""
+    skill = parse_text(text)
+    assert not skill.valid and skill.status == "invalid"
+
+
+def test_an_invalid_file_whose_frontmatter_loads_gives_the_status_it_says():
+    skill = parse_text("---\nname: my-skill\ndescription: x\nmetadata:\n  status: draft\n  tags: 3\n---\nBody\n")
+    assert not skill.valid and skill.status == "draft"

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from repo_memory.config import Config
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -617,6 +617,72 @@ def test_a_skill_left_in_a_merge_conflict_is_not_served_or_rewritten_until_it_is
     assert "ops" not in (repo / ".agents/skills/deploy-steps/SKILL.md").read_text(encoding="utf-8")
     out = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     assert "unresolved merge conflict" in out, out
+
+
+def both_drafted(repo: Path) -> Path:
+    """Both clones' agents updated one draft: the merge stops with conflict markers in its SKILL.md, under `status: draft`."""
+    draft = "metadata:\n  status: draft\n  origin: agent\n"
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.", extra=draft)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memory(skill): add deploy")
+    conflicted(repo, lambda: write_skill_file(repo, "deploy", "How we deploy.", "1. Build.\n2. Ship with make.", extra=draft),
+               lambda: write_skill_file(repo, "deploy", "How we deploy.", "1. Build.\n2. Ship with deploy.sh.", extra=draft))
+    return repo / ".agents/skills/deploy/SKILL.md"
+
+
+def test_accept_and_reject_of_a_skill_left_in_a_merge_conflict_say_to_settle_the_merge_first(repo: Path, runner: CliRunner):
+    """`accept NAME --sha 0000000` said 'already active' with exit 0 (the sha never checked) and `reject` that it 'is
+    active, not a draft': the conflicted file was parsed as active. Both now say the merge is to settle, as `read`
+    does; also once the markers are gone but git still holds the file unmerged."""
+    path = both_drafted(repo)
+    before = path.read_bytes()
+    store = Store(Config.load(repo))
+    current = store.fingerprint("deploy")
+    store.close()
+    for args in (("accept", "deploy", "--sha", "0000000"), ("accept", "deploy", "--sha", current[:12]), ("reject", "deploy")):
+        result = runner.invoke(cli, ["--root", str(repo), *args])
+        assert result.exit_code == 1, (args, result.output)
+        assert "unresolved merge conflict" in result.output and "finish the merge or rebase" in result.output, (args, result.output)
+        assert "already active" not in result.output and "not a draft" not in result.output, (args, result.output)
+    assert path.read_bytes() == before
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.\n2. Ship with make.", extra="metadata:\n  status: draft\n")
+    for args in (("accept", "deploy", "--sha", "0000000"), ("reject", "deploy")):  # resolved by hand, not `git add`ed yet
+        result = runner.invoke(cli, ["--root", str(repo), *args])
+        assert result.exit_code == 1 and "unmerged" in result.output and "finish the merge" in result.output, (args, result.output)
+    assert path.is_file()
+
+
+def test_an_agents_skill_write_during_a_merge_conflict_says_to_settle_the_merge_not_to_discard_changes(repo: Path):
+    """It said the file had changes 'repo-memory did not write (a person's edit in progress?) … Commit or discard them
+    first': during a merge, discarding drops a teammate's version. `read` of the same skill explained the conflict."""
+    path = both_drafted(repo)
+    before = path.read_bytes()
+    store = Store(Config.load(repo))
+    try:
+        with pytest.raises(ConflictError, match="unresolved merge conflict") as refused:
+            store.write_skill("deploy", None, "1. Build.\n2. Ship.", actor="agent")
+        assert "Commit or discard" not in str(refused.value) and "finish the merge or rebase" in str(refused.value)
+        assert path.read_bytes() == before
+        write_skill_file(repo, "deploy", "How we deploy.", "1. Build.\n2. Ship with make.", extra="metadata:\n  status: draft\n")
+        with pytest.raises(ConflictError, match="unmerged") as refused:  # resolved by hand, not `git add`ed yet
+            store.write_skill("deploy", None, "1. Build.\n2. Ship.", actor="agent")
+        assert "Commit or discard" not in str(refused.value) and "finish the merge" in str(refused.value), refused.value
+    finally:
+        store.close()
+
+
+def test_accept_with_a_sha_checks_it_even_when_the_skill_is_already_active(repo: Path, runner: CliRunner):
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.")  # no status: active
+    result = runner.invoke(cli, ["--root", str(repo), "accept", "deploy", "--sha", "0000000"])
+    assert result.exit_code == 1 and "changed since the version you reviewed" in result.output, result.output
+
+
+def test_accept_and_reject_of_an_invalid_skill_say_what_is_wrong(repo: Path, runner: CliRunner):
+    write_skill_file(repo, "deploy", "How we deploy.", "1. Build.", extra="metadata:\n  tags: 3\n")  # active, and invalid
+    for args in (("accept", "deploy", "--sha", "0000000"), ("reject", "deploy")):
+        result = runner.invoke(cli, ["--root", str(repo), *args])
+        assert result.exit_code == 1 and "is invalid" in result.output and "put it in quotes" in result.output, (args, result.output)
+        assert "already active" not in result.output and "not a draft" not in result.output, (args, result.output)
 
 
 def test_right_after_a_pull_read_describes_the_bytes_it_returns_not_the_index_row_of_the_old_ones(repo: Path, tmp_path: Path):

@@ -1,20 +1,82 @@
 """A person's review of a skill or a loop spec counts for the content they read (named by its sha), and turning a
-draft down undoes the agent's change, never the person's work."""
+draft down undoes the agent's change, never the person's work. Neither, nor an agent's update, goes ahead on a skill
+that is invalid or that git left in a merge conflict: which version to keep is for a person to settle in git."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core import codex_policy
-from repo_memory.errors import ConflictError, InvalidArgumentError, UnsafePathError
+from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
 from repo_memory.git.committer import Committer
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
+
+
+SETTLE = "Settle the conflict and finish the merge or rebase (`repo-memory doctor` names each git step)"
+
+
+def invalid(name: str, rel: str, problems: Sequence[Problem], refused: str, person: bool = False) -> str:
+    """Why skill `name`, whose SKILL.md `rel` has `problems`, is not `refused` ("served", "accepted"…), and what to do:
+    a merge conflict is settled in git first, anything else fixed in the file (by a `person` reviewing it, then again)."""
+    said = "; ".join(p.message.rstrip(".") + (f" (line {p.line})" if p.line else "") for p in problems)
+    if conflicting(problems):
+        then = f"{SETTLE}, then review it again" if person else f"{SETTLE}; skill_write is refused until then"
+    else:
+        then = "Fix the file (`repo-memory doctor` lists every problem)" + (", then review it again" if person else
+                                                                           ", or write it again with skill_write")
+    return f"Skill '{name}' ({rel}) is invalid, so it is not {refused}: {said or 'it could not be read'}. {then}."
+
+
+def conflicting(problems: Sequence[Problem]) -> bool:
+    """Whether `problems` say the file holds a merge conflict's markers (formats/frontmatter.py)."""
+    return any("unresolved merge conflict" in p.message for p in problems)
+
+
+def usable(git: Git, skill: skills.Skill, doing: str) -> None:
+    """Refuse `doing` ("accepted", "rejected") to `skill` while its folder holds a path git left unmerged or SKILL.md
+    is invalid: its status cannot be trusted, and during a merge the version to keep is for a person to settle."""
+    if not conflicting(skill.problems):  # else its markers name the line to settle
+        unmerge(git, skill.path.rsplit("/", 1)[0], f"skill:{skill.name} is not {doing}")
+    if skill.problems:
+        raise ConflictError(invalid(skill.name, skill.path, skill.problems, doing, person=True))
+
+
+def unmerge(git: Git, where: str, refused: str) -> None:
+    """Raise, saying `refused`, when git left a path under `where` unmerged (in conflict, markers or not, until `git add`)."""
+    listed = git.run("ls-files", "-u", "-z", "--", where, check=False).stdout.split("\0")
+    unmerged = sorted({entry.partition("\t")[2] for entry in listed if entry})
+    if unmerged:
+        raise ConflictError(f"{refused}: git left {', '.join(unmerged)} unmerged, a merge conflict not settled yet. {SETTLE}; "
+                            "until then no version of it is to commit, accept or discard: each side is someone's work.")
+
+
+def fingerprint(folder: Path, skill_md: bytes | None = None) -> str:
+    """The sha256 of what a person reviews of the skill in `folder`: its SKILL.md (or `skill_md` in its place) and every
+    file beside it, path and bytes (Codex's file of ours is no content of the skill's)."""
+    digest, ours = hashlib.sha256(), codex_policy.ours_in(folder)
+    for file in sorted(p for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours):
+        if file.is_symlink():
+            data = b"link:" + os.readlink(file).encode()
+        else:
+            data = skill_md if skill_md is not None and file == folder / skills.SKILL_FILE else disk.read_safely(file)
+        digest.update(f"{file.relative_to(folder).as_posix()}\0{len(data)}\0".encode() + data)
+    return digest.hexdigest()
+
+
+def accepted_as(path: Path, raw: bytes, sha: str) -> bool:
+    """Whether `sha` names the draft that accept made the active skill whose SKILL.md (`raw`) is at `path`: accepting
+    that version again changes nothing, where any other sha names a version that is not the one active."""
+    name = path.parent.name
+    drafted = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft"}).encode("utf-8")
+    return len(sha) >= 7 and fingerprint(path.parent, drafted).startswith(sha.lower())
 
 
 def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> None:
@@ -71,6 +133,7 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
     """Refuse `doing` to a skill whose file holds what no commit has and repo-memory did not write: a person's edit in
     progress, which the memory commit would take as the agent's, or a rejection would lose."""
     if committer.mode in ("auto", "private") and not committed.file(rel, disk.read_safely(path)) and not committer.waiting(rel):
+        unmerge(committer.git, rel, f"{doing[0].upper()}{doing[1:]} is refused")  # a merge's changes: never to discard
         raise ConflictError(f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in "
                             f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
 

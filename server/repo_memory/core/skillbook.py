@@ -68,7 +68,8 @@ class Skillbook:
             bad = self._docs.rows("kind='skill' AND name=? AND valid=0", (name,), "path, problems")
             missing = (f"Nothing is named '{name}': no skill, loop or session. recall(query=...) finds memories by their "
                        "words." if bare else f"No skill '{name}'.")
-            raise NotFoundError(_invalid(name, bad[0]) if bad else missing, self.similar_names(name))
+            said = [Problem(**p) for p in json.loads(bad[0]["problems"] or "[]")] if bad else []
+            raise NotFoundError(reviewing.invalid(name, bad[0]["path"], said, "served") if bad else missing, self.similar_names(name))
         return row
 
     def similar_names(self, text: str, limit: int = 3) -> list[str]:
@@ -162,7 +163,9 @@ class Skillbook:
                 assert description is not None and body is not None
                 text = self._new(name, description, body, tags, related, pinned, status, actor, new, warnings)
             else:
-                was = skills.parse(disk.read_safely(path), rel, SKILLS_DIR).status
+                was = skills.parse(disk.read_safely(path), rel, SKILLS_DIR)
+                if reviewing.conflicting(was.problems):  # before unsaved(): a merge's change is not to commit or discard
+                    raise ConflictError(reviewing.invalid(name, rel, was.problems, "written"))
                 if actor == "agent":
                     reviewing.unsaved(self._committer, self._committed, path, rel, "an agent's update")
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
@@ -179,7 +182,7 @@ class Skillbook:
             warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {name}`) and accepts this version "
                             f"with `repo-memory accept {name} --sha {self.fingerprint(name)[:12]}` (or `repo-memory reject {name}`)."
                             + (" It was active: until then it is out of the session briefing, skills/list and loop "
-                               "bindings (git holds the version that was accepted)." if not created and was == "active" else ""))
+                               "bindings (git holds the version that was accepted)." if not created and was.status == "active" else ""))
         for other in [r for r in related or () if r != name and not self.exists(r)]:
             warnings.append(f"related: no skill '{other}' exists (yet)" + (f"; did you mean {m[0]}?" if (m := self.similar_names(other)) else "."))
         suggested = [a for a in suggest_anchors(f"{description or ''}\n{body or ''}") if a not in (pinned or {}) and self._code.resolve(a).hash]
@@ -321,13 +324,8 @@ class Skillbook:
         raise NotFoundError(f"No skill '{name}' in {', '.join(self.sources if anywhere else (SKILLS_DIR,))}/.", self.similar_names(name))
 
     def fingerprint(self, name: str) -> str:
-        """The sha256 of what a person reviews of skill `name`: its SKILL.md and every file beside it (path and bytes)."""
-        path, _ = self._existing(name, anywhere=True)
-        digest, ours = hashlib.sha256(), codex_policy.ours_in(path.parent)  # ours is no content of the skill's
-        for file in sorted(p for p in path.parent.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours):
-            data = disk.read_safely(file) if not file.is_symlink() else b"link:" + os.readlink(file).encode()
-            digest.update(f"{file.relative_to(path.parent).as_posix()}\0{len(data)}\0".encode() + data)
-        return digest.hexdigest()
+        """The sha256 of what a person reviews of skill `name` (reviewing.fingerprint)."""
+        return reviewing.fingerprint(self._existing(name, anywhere=True)[0].parent)
 
     def review(self, name: str, accept: bool, sha: str | None = None) -> str:
         """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done. `sha` (a
@@ -338,7 +336,8 @@ class Skillbook:
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
             current = skills.parse(raw, rel, source)
-            if sha is not None and not (accept and current.status == "active"):
+            reviewing.usable(self._committer.git, current, "accepted" if accept else "rejected")  # its status is trusted next
+            if sha is not None and not (accept and current.status == "active" and reviewing.accepted_as(path, raw, sha)):
                 reviewing.reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}", current.sha256)
             if accept and current.status == "active":  # by a person's hand, maybe: the harnesses' lists follow it
                 changed, message, done = [], f"memory(skill): {name} is active", f"skill:{name} is already active"
@@ -388,13 +387,3 @@ def _changed_since(folder: str, ns: int) -> bool:
             except OSError:
                 continue
     return False
-
-
-def _invalid(name: str, row: dict[str, Any]) -> str:
-    """Why skill `name`, whose file exists, is not served (an agent told "No skill" wrote it again)."""
-    problems = "; ".join(p["message"].rstrip(".") + (f" (line {p['line']})" if p.get("line") else "") for p in json.loads(row["problems"] or "[]"))
-    then = ("Settle the conflict and finish the merge or rebase (`repo-memory doctor` names each git step); skill_write is "
-            "refused until then" if "merge conflict" in problems else "Fix the file (`repo-memory doctor` lists every problem), or "
-            "write it again with skill_write")
-    return f"Skill '{name}' ({row['path']}) is invalid, so it is not served: {problems or 'it could not be read'}. {then}."
-

@@ -21,6 +21,7 @@ from repo_memory.formats.schema import validate
 SKILL_FILE = "SKILL.md"
 MIRROR_MARKER = ".repo-memory-generated"
 STATUSES = ("draft", "active", "deprecated")
+INVALID = "invalid"  # the status of a file whose frontmatter could not be read: it says none, so none is trusted
 MAX_SKILL_BYTES = 1024 * 1024
 
 
@@ -33,7 +34,7 @@ class Skill:
     source: str  # the skills folder it was found in, e.g. ".agents/skills"
     sha256: str
     description: str = ""
-    status: str = "active"
+    status: str = INVALID  # what the file says (no `metadata.status`: active), or INVALID when it could not be read
     origin: str = ""
     tags: tuple[str, ...] = ()
     related: tuple[str, ...] = ()
