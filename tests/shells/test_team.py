@@ -757,3 +757,18 @@ def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_
         for server in (one, two):
             if server.wait(0) is None:
                 server.kill()
+
+
+def test_doctor_right_after_a_pull_names_the_ids_the_union_merge_gave_two_records(repo: Path, runner: CliRunner, tmp_path: Path):
+    """Both clones wrote a harness's session before syncing (or an older release did) and `git pull` union-merged the
+    two logs: doctor said "All good: index matches the files", judging the logs by an index that lacked what the pull
+    brought, and named the forked ids only after some other command had indexed the logs."""
+    teammate = with_teammate(repo, tmp_path)
+    run(runner, teammate, "init")  # the diff driver: nothing else for doctor to say
+    run(runner, repo, "log", "add", "-s", SESSION, "Alice: tag releases on Tuesdays")
+    run(runner, teammate, "log", "add", "-s", SESSION, "Bob: freeze the branch on Fridays")
+    git(repo, "push", "-q", "origin", "main")
+    git(teammate, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    out = runner.invoke(cli, ["--root", str(teammate), "doctor"]).output
+    assert "two chains" in out and f"{SESSION}#1" in out, out
+    assert "All good" not in out, out

@@ -63,8 +63,8 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     keep their state on this machine), also about their own memories of it (core/native_checks.py). `progress` hears
     how many bytes of the logs are checked, the long part; `unmoved`, why `doctor --fix` left a log's torn line."""
     drift = _index_drift(store)
-    if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):  # judge the files as they are, not as last indexed
-        store.refresh()
+    store.refresh()  # judge the files as they are, not as last indexed: a pull brings log records no index row holds yet
+    if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):
         seen = [f.path for f in drift if f.fix.startswith("Run `repo-memory reindex`")]  # one line for them all (an upgrade: many)
         drift = [f for f in drift if not f.fix.startswith("Run `repo-memory reindex`")] + [Finding(
             "info", ".agents", f"{len(seen)} file(s) the index had not seen yet, indexed now: {', '.join(seen[:3])}"
