@@ -823,3 +823,53 @@ def test_a_checkpoint_says_up_to_date_though_another_window_on_the_checkout_has_
         for server in (one, two):
             if server.wait(0) is None:
                 server.kill()
+
+
+def test_doctor_right_after_a_pull_names_the_ids_the_union_merge_gave_two_records(repo: Path, runner: CliRunner, tmp_path: Path):
+    """Both clones wrote a harness's session before syncing (or an older release did) and `git pull` union-merged the
+    two logs: doctor said "All good: index matches the files", judging the logs by an index that lacked what the pull
+    brought, and named the forked ids only after some other command had indexed the logs."""
+    teammate = with_teammate(repo, tmp_path)
+    run(runner, teammate, "init")  # the diff driver: nothing else for doctor to say
+    run(runner, repo, "log", "add", "-s", SESSION, "Alice: tag releases on Tuesdays")
+    run(runner, teammate, "log", "add", "-s", SESSION, "Bob: freeze the branch on Fridays")
+    git(repo, "push", "-q", "origin", "main")
+    git(teammate, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    out = runner.invoke(cli, ["--root", str(teammate), "doctor"]).output
+    assert "two chains" in out and f"{SESSION}#1" in out, out
+    assert "All good" not in out, out
+
+
+def test_a_record_a_person_edited_before_its_commit_holds_its_log_back_says_so_once_and_says_what_works(repo: Path):
+    """A server was killed with a record pending and a person fixed a typo in it. Then every later `log add` to the
+    session printed an id and exited 0 while its record was never committed, with "not committing …" on stderr two or
+    three times; doctor said `doctor --fix` commits them (it did not) and to take the change out with `git diff`,
+    which shows nothing of an untracked log."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    script = ("import json, sys; from repo_memory.config import Config; from repo_memory.core.store import Store; "
+              "s = Store(Config.load(sys.argv[1])); print(json.dumps(s.remember('deploy uses teh blue pool', session='pend')[0])); "
+              "s.close(commit=False)")  # a process that ends with its record pending, as a killed server does
+    first = json.loads(subprocess.run([sys.executable, "-c", script, str(repo)], capture_output=True, text=True, check=True).stdout)
+    log = next((repo / ".agents/experience").rglob(f"{first['session']}.jsonl"))
+    rel = log.relative_to(repo).as_posix()
+    log.write_text(log.read_text(encoding="utf-8").replace("teh", "the"), encoding="utf-8")  # the person's fix
+
+    def cli_run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, capture_output=True, text=True)
+
+    added = cli_run("log", "add", "second note", "-s", "pend")
+    second = added.stdout.strip()
+    assert added.returncode == 0 and second == f"{first['session']}#2", added.stderr
+    assert rel not in git(repo, "ls-files")
+    warned = added.stderr
+    assert f"{second} is written but not committed" in warned and f"line 1 ({first['id']})" in warned, warned
+    assert warned.count(rel) == 1 and warned.endswith("\n"), warned  # said once, whole
+    doctor = cli_run("doctor", "--fix").stdout
+    assert "commits them now" not in doctor and "git diff" not in doctor, doctor
+    assert f"line 1 of {rel}" in doctor and "git does not hold" in doctor and f"git add {rel}" in doctor, doctor
+    git(repo, "add", rel)  # what doctor says keeps the person's edit
+    git(repo, "commit", "-q", "-m", "fix a typo in a memory")
+    third = cli_run("log", "add", "third note", "-s", "pend")
+    assert third.returncode == 0 and "not committed" not in third.stderr, third.stderr
+    assert "third note" in git(repo, "show", "HEAD"), git(repo, "log", "--stat", "-2")

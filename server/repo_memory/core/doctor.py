@@ -33,6 +33,7 @@ class Finding:
     fix: str
 
 
+HELD_NOT = ", which git does not hold yet"  # how verify ends the break of a line only the working tree has (core/logbook.py)
 SET_ASIDE = f".git/repo-memory/{torn.FOLDER}/"  # where torn lines go (the clone's state folder)
 EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how long the rest takes, roughly
 
@@ -63,8 +64,8 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     keep their state on this machine), also about their own memories of it (core/native_checks.py). `progress` hears
     how many bytes of the logs are checked, the long part; `unmoved`, why `doctor --fix` left a log's torn line."""
     drift = _index_drift(store)
-    if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):  # judge the files as they are, not as last indexed
-        store.refresh()
+    store.refresh()  # judge the files as they are, not as last indexed: a pull brings log records no index row holds yet
+    if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):
         seen = [f.path for f in drift if f.fix.startswith("Run `repo-memory reindex`")]  # one line for them all (an upgrade: many)
         drift = [f for f in drift if not f.fix.startswith("Run `repo-memory reindex`")] + [Finding(
             "info", ".agents", f"{len(seen)} file(s) the index had not seen yet, indexed now: {', '.join(seen[:3])}"
@@ -161,6 +162,12 @@ def _broken(where: str, what: str, unmoved: dict[str, str]) -> Finding:
                        "a hand edit, or a record an older repo-memory cut short and then ended with its next append. If git "
                        f"holds the line (`git log -p -- {rel}`) it stays; if not (`git status`), delete it. `repo-memory verify` "
                        "lists every break.")
+    if what.endswith(HELD_NOT):  # an edit of a line no commit holds: no `git diff` or `git checkout` reaches it
+        rel, session = what.rpartition(" of ")[2].removesuffix(HELD_NOT), where.rpartition("#")[0]
+        return Finding("error", where, f"experience log: {what}", f"Nothing of {rel} is committed (nor later records of its "
+                       "session) while this line differs from what repo-memory wrote; git has no copy of it. Put it back as it "
+                       f"was (`repo-memory verify` passes then) and log the correction: `repo-memory log add TEXT -s {session} -r "
+                       f"{where}`. Or keep the edit: `git add {rel} && git commit` (verify keeps naming it; the session goes on).")
     return Finding("error", where, f"experience log: {what}", "Logs are append-only: something other than repo-memory changed "
                    "this record. `git log -p` of its log shows whether a commit did; a change git does not hold yet can only "
                    "be taken out by hand (`git diff`). `repo-memory verify` lists every break.")
@@ -258,9 +265,13 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
     for path in health.at_risk:
         out.append(Finding("error", path, "staged for deletion although it is in HEAD and on disk: your next `git commit` would "
                            "delete this memory", f"Run `repo-memory doctor --fix` (or `git reset -q HEAD -- {path}`)."))
-    if health.pending:
+    if health.held:
+        out.append(Finding("warning", _folders(health.held), f"{len(health.held)} memory path(s) written are held back from "
+                           f"commits: {_listed(health.held)}", "Each holds what repo-memory did not write, or a secret: settle "
+                           "that (its own finding says how) and the next commit takes them."))
+    if health.pending > len(health.held):
         why = f" ({health.deferred})" if health.deferred else ""
-        out.append(Finding("warning", ".agents/", f"{health.pending} memory path(s) written but not committed yet{why}",
+        out.append(Finding("warning", ".agents/", f"{health.pending - len(health.held)} memory path(s) written but not committed yet{why}",
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
     if health.deleted:

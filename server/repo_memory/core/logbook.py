@@ -316,7 +316,7 @@ class Logbook:
             for line in lines:
                 if line.record is None:
                     breaks.append((f"{rel} at byte {line.offset}", line.problem))
-            rewritten = self._committed.rewritten(rel, disk.read_safely(path))
+            rewritten = self._committed.rewritten(rel, data := disk.read_safely(path))
             if rewritten:
                 breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
                                     "the last commit are then lost: copy them first)"))
@@ -324,7 +324,11 @@ class Logbook:
             for checked in experience.check_chain(lines, chain[1], self._journal.resumes(path)):
                 record = checked.line.record or {}
                 if not checked.verified:
-                    breaks.append((record.get("id", rel), checked.problem))
+                    end = checked.line.offset + len(checked.line.raw)
+                    unheld = not checked.hash_ok and not self._committed.record(rel, end, head)  # no `git diff` shows it
+                    number = data.count(b"\n", 0, end) + 1
+                    where = f"line {number} of {rel}, which git does not hold yet" if unheld else ""
+                    breaks.append((record.get("id", rel), f"{checked.problem}: {where}" if where else checked.problem))
                 elif not rewritten and (outside := self._provenance.judge(record, rel, checked.line.offset + len(checked.line.raw), head)):
                     breaks.append((record["id"], f"{outside}; if you or your own repo-memory wrote it, commit {rel} yourself "
                                                  "(`git add`, `git commit`), otherwise remove the line"))

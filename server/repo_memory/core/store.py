@@ -249,8 +249,8 @@ class Store:
     def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
         return self._committer.commit(paths, message)  # files repo-memory created besides memory writes (init's scaffolding)
 
-    def commit_status(self, kind: str = "doc") -> str:
-        return self._committer.describe(kind)  # one line for tool results: where the latest writes of `kind` stand with git
+    def commit_status(self, kind: str = "doc", session: str | None = None) -> str:
+        return self._committer.describe(kind, session)  # where the latest writes of `kind` stand with git (of `session`: held?)
 
     def git_health(self) -> Health:
         return self._committer.health((".agents", *self.sources[1:]))  # pending, repaired, at risk, uncommitted (doctor)

@@ -195,8 +195,8 @@ class Committer:
         checked: dict[str, tuple[bytes, int] | None] = {}  # each log's bytes and mode as checked under its lock (None: gone)
         checked_on = self.git.memory_head()  # the tip the logs are checked against, and the one their blobs go on
         self.foreign = {p: why for p in paths if (why := self._foreign(p, checked, checked_on))}
-        for path, why in self.foreign.items():
-            log.warning("not committing %s: %s (see `repo-memory verify`)", path, why)
+        for path, why in self.foreign.items():  # said where it matters: tool answers, `log add`, doctor; here for the log
+            log.info("not committing %s: %s (see `repo-memory doctor`)", path, why)
         self.held += self.foreign
         paths = [p for p in paths if p not in self.foreign]
         if not paths:
@@ -223,14 +223,11 @@ class Committer:
         return result
 
     def _foreign(self, path: str, checked: dict[str, tuple[bytes, int] | None], base: str | None) -> str:
-        """Why the log at `path` must not be committed by us, or '': it gained records this clone's repo-memory did not
-        write (no valid mark: a hand edit, an agent's file tool), or its committed records were changed. Committing would
-        make a forgery look like the server's or make a loss permanent; the file stays as it is for a person to judge.
+        """Why the log at `path` must not be committed by us, or '': it gained lines this clone's repo-memory did not write
+        as they stand (a hand edit, an agent's file tool) or its committed records changed; committing would pass a forgery
+        off as the server's or make a loss permanent, so the file stays as it is for a person to judge.
 
-        First, under the lock every append holds (so no writer of ours is mid-append), a torn tail, bytes no append
-        acknowledged, is moved out of the log (guards/torn.py): committed, one newline later it would be a line git
-        holds. The bytes then read are the ones checked and go into `checked` to be committed as they are: what reaches
-        the file later (a kill's torn tail, a line written under no lock) waits for the next commit, and its check."""
+        Under the lock every append holds, a torn tail goes first (guards/torn.py); the bytes then checked go into `checked`."""
         if not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
             return ""
         if os.path.realpath((self.root / path).parent) != os.path.join(os.path.realpath(self.root), os.path.dirname(path)):
@@ -263,13 +260,17 @@ class Committer:
             return ""
         if base and entry and (start > len(data) or self.git.blob(base, path) != data[:start]):
             return "its committed records were changed or removed"
-        for offset, raw, _ in experience.split_lines(data[start:], base=start):
+        held = data.count(b"\n", 0, start)  # lines git holds
+        for number, (offset, raw, _) in enumerate(experience.split_lines(data[start:], base=start), start=held + 1):
             if self.key.vouched(raw):
                 continue  # a line this process wrote
             line = experience.parse_line(raw, offset, check=False)  # the mark decides, not the schema
-            if line.record is None or not authorship.signed(line.record, self.key) or experience.seal(line.record)["sha256"] != line.record.get("sha256"):
-                return f"the line at byte {line.offset} was not written by repo-memory on this clone"
+            if line.record is None or not authorship.signed(line.record, self.key):
+                return f"line {number} (at byte {offset}) was not written by repo-memory on this clone"
+            if experience.seal(line.record)["sha256"] != line.record.get("sha256"):
+                return f"line {number} ({line.record.get('id')}) was changed after repo-memory wrote it (it no longer matches its sha256)"
         return ""
+
 
     def recover(self) -> CommitResult | None:
         """What a killed or terminated process left: its temporary index files, an interrupted index refresh, its
@@ -306,8 +307,11 @@ class Committer:
             self._pending_seen = (stamp, found)
         return self._pending_seen[1]
 
-    def describe(self, kind: str = "doc") -> str:
-        """One line for tool results: where the latest writes (of `kind`) stand with respect to git."""
+    def describe(self, kind: str = "doc", session: str | None = None) -> str:
+        """One line for tool results: where the latest writes (of `kind`) stand with git; of `session`: why its log is held."""
+        if session is not None:
+            paths = sorted({e.path for e in self._listed() if e.session == session}) if self.mode != "off" else []
+            return next((f"{p}: {why}" for p in paths if (why := self._foreign(p, {}, self.git.memory_head()))), "")
         if self.mode == "off":
             return "not committed (commit = off): commit .agents/ with your code"
         last = self.last
@@ -348,7 +352,8 @@ class Committer:
             uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted})
         deferred = last.deferred if last is not None and last.deferred else signing_stalled(self.state_dir) if pending else ""
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
-                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted else "")
+                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted else "",
+                      sorted(pending.intersection(self.held)))
 
     def heal(self, paths: list[str]) -> None:
         """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""

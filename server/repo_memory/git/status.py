@@ -25,6 +25,7 @@ class Health:
     deleted: list[str]  # memory files git holds that are gone from the working tree (not staged for deletion)
     conflicted: list[tuple[str, str]] = field(default_factory=list)  # (path, status code) of memory files left unmerged
     underway: str = ""  # the git operation under way ('a merge', 'a rebase', …), '' when none
+    held: list[str] = field(default_factory=list)  # of the pending paths, those the last flush held back (foreign, a secret)
 
 
 def worktree(git: Git, folders: tuple[str, ...]) -> tuple[list[str], list[str], list[tuple[str, str]]]:

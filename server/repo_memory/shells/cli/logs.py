@@ -44,8 +44,13 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
         raise click.UsageError("A summary cites the records it compresses: write it with covers, as `echo '{\"kind\": "
                                "\"summary\", \"text\": \"…\", \"covers\": [\"SESSION#1-20\"]}' | repo-memory log import -`.")
     data = speech.told(text, None, speaker, about)
-    record = store_of(ctx).remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
+    store = store_of(ctx)
+    record = store.remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
+    if held := store.commit_status("experience", session=record["session"]):  # kept, and waiting with the rest of its log
+        log_file, why = held.split(": ", 1)
+        click.echo(f"warning: {record['id']} is written but not committed: repo-memory commits nothing of {log_file} while "
+                   f"{why}; `repo-memory doctor` says how to settle it.", err=True)
 
 
 @log.command(name="tail")
