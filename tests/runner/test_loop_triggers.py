@@ -1,0 +1,35 @@
+"""Which loops `loop list` and `loop due` see: a spec with a bad file name is one invalid spec, not the end of every
+loop; and a spec no person accepted here is never due, so a cron tick or a git hook makes no run and no commit of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.core.store import Store
+from repo_memory.runner import triggers
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
+
+from tests.runner.conftest import spec_text
+
+
+def test_a_spec_whose_file_name_is_not_allowed_is_listed_invalid_and_the_other_loops_go_on(toy: Path, store: Store,
+                                                                                           runner: CliRunner):
+    """`Bad_Loop.md` made `loop list` and `loop due` exit 1 listing nothing, so no git hook or cron loop ran any more."""
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: git}"), encoding="utf-8")
+    (toy / ".agents/loops/Bad_Loop.md").write_text(spec_text("Bad_Loop"), encoding="utf-8")
+    Engine(store).accept("fix-add")
+    listed = runner.invoke(cli, ["--root", str(toy), "loop", "list"])
+    assert listed.exit_code == 0, listed.output
+    assert "Bad_Loop" in listed.output and "invalid  (repo-memory loop lint Bad_Loop)" in listed.output
+    assert "fix-add" in listed.output and "runnable" in listed.output
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--event", "post-commit"])
+    assert due.exit_code == 0 and "fix-add: due (git post-commit)" in due.output, due.output
+    assert [s.name for s, _ in triggers.due(Engine(store), "post-commit")] == ["fix-add"]
+    status = runner.invoke(cli, ["--root", str(toy), "loop", "status"])  # how to start a first run reads every spec too
+    assert status.exit_code == 0, status.output
+    linted = runner.invoke(cli, ["--root", str(toy), "loop", "lint"])
+    assert linted.exit_code == 1 and "Bad_Loop.md:1: The loop name 'Bad_Loop' is not allowed" in linted.output, linted.output
+
