@@ -3,6 +3,7 @@ loop; and a spec no person accepted here is never due, so a cron tick or a git h
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -12,6 +13,7 @@ from repo_memory.runner import triggers
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 
+from tests.conftest import git
 from tests.runner.conftest import spec_text
 
 
@@ -33,3 +35,22 @@ def test_a_spec_whose_file_name_is_not_allowed_is_listed_invalid_and_the_other_l
     linted = runner.invoke(cli, ["--root", str(toy), "loop", "lint"])
     assert linted.exit_code == 1 and "Bad_Loop.md:1: The loop name 'Bad_Loop' is not allowed" in linted.output, linted.output
 
+
+def test_a_scheduled_loop_nobody_accepted_here_is_not_due_and_makes_no_run_or_commit(toy: Path, store: Store, runner: CliRunner):
+    """Every cron tick of `loop due --run` opened a run of a teammate's unaccepted spec and committed it ending unverifiable."""
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: schedule, cron: '* * * * *'}"),
+                                                  encoding="utf-8")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "a teammate's loop")
+    head = git(toy, "rev-parse", "HEAD")
+    assert triggers.due(Engine(store), now=datetime.now(UTC)) == []
+    first = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--run"])
+    assert first.exit_code == 0, first.output
+    assert "fix-add: waiting for a person's accept" in first.output and "due (" not in first.output, first.output
+    assert "repo-memory loop accept fix-add" in first.output
+    again = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--run"])  # the next tick: told once, not at every tick
+    assert again.exit_code == 0 and "fix-add" not in again.output, again.output
+    assert "waiting for a person's accept" in runner.invoke(cli, ["--root", str(toy), "loop", "due"]).output  # a person asking
+    assert Engine(store).status() == [] and git(toy, "rev-parse", "HEAD") == head
+    Engine(store).accept("fix-add")
+    assert [s.name for s, _ in triggers.due(Engine(store), now=datetime.now(UTC))] == ["fix-add"]

@@ -202,12 +202,20 @@ def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) ->
 def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None) -> None:
     """List loops due now (schedule, changed paths, git event, CI failure) — for cron, CI and git hooks.
 
+    A loop whose trigger fired but whose spec no person accepted on this clone is not due: it is listed as waiting
+    (with --run, once per version of the spec) and nothing runs or is committed.
+
     \b
     Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
     Example CI step, run when the job failed:  repo-memory loop due --run --event ci-failure --agent 'claude -p'
     """
     engine = _engine(ctx)
-    for spec, reason in triggers.due(engine, event):
+    fired = triggers.fired(engine, event)
+    waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
+    for spec, reason in triggers.untold(engine, waiting) if run_them else waiting:  # a person asking is told every time
+        click.echo(f"{spec.name}: waiting for a person's accept, not run ({reason}): read it with `repo-memory loop show "
+                   f"{spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`")
+    for spec, reason in [(spec, reason) for spec, reason in fired if not engine.runnable(spec)]:
         click.echo(f"{spec.name}: due ({reason})")
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
