@@ -54,3 +54,14 @@ def test_a_scheduled_loop_nobody_accepted_here_is_not_due_and_makes_no_run_or_co
     assert Engine(store).status() == [] and git(toy, "rev-parse", "HEAD") == head
     Engine(store).accept("fix-add")
     assert [s.name for s, _ in triggers.due(Engine(store), now=datetime.now(UTC))] == ["fix-add"]
+
+
+def test_a_due_loop_whose_last_run_is_still_live_is_not_started_again(toy: Path, store: Store, runner: CliRunner):
+    """A cron tick while the last tick's run still goes (or one a killed driver left live) started a second run beside it."""
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: ci}"), encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("fix-add")
+    live = engine.start("fix-add")["run"]
+    ticked = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--run", "--event", "ci-failure", "--agent", "true"])
+    assert ticked.exit_code == 0 and f"not run: Loop fix-add already has a live run {live}" in ticked.output, ticked.output
+    assert [r["run"] for r in engine.status()] == [live]

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
 from repo_memory.formats import loops
-from repo_memory.errors import InvalidRecordError
+from repo_memory.errors import ConflictError, InvalidRecordError
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.runner import driver
@@ -152,9 +152,14 @@ def remove_git_hooks(git: Git, events: tuple[str, ...] = EVENTS, dry_run: bool =
 
 
 def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, echo: Callable[[str], None]) -> str:
-    """Run a due loop: drive it with `agent`, or, without one, one verification pass; returns how it ended."""
+    """Run a due loop: drive it with `agent`, or, without one, one verification pass; returns how it ended. A loop with a
+    live run (the last tick's, still going) is not started again."""
+    try:
+        driver.refuse_live(engine, spec.name)
+    except ConflictError as exc:
+        return f"not run: {exc}"
     if agent:
-        return driver.drive(engine, spec.name, agent, 1800, echo)
+        return driver.drive(engine, spec.name, agent, 1800, echo, new=True)
     started = engine.start(spec.name, actor="human")
     if started["state"] != "running":
         return f"{started['state']}: {started['instruction']}"

@@ -178,17 +178,22 @@ def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
 @click.argument("name")
 @click.option("--agent", "agent", required=True, help="Command that runs one round of a headless agent; it gets the instruction "
               "on stdin, in $REPO_MEMORY_INSTRUCTION, and in place of {instruction}. Exit 0 = it thinks it is done.")
-@click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take.")
+@click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take; then the "
+              "agent and what it started are stopped, and what it changed so far is verified.")
+@click.option("--new", is_flag=True, help="Start a run even though the loop has a live one.")
 @click.pass_context
-def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) -> None:
+def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float, new: bool) -> None:
     """Drive loop NAME with a headless agent round by round until a terminal state.
+
+    Refused while the loop has a live run (saying how to go on, or end it). Ctrl-C (or SIGTERM) stops the agent and
+    ends the run aborted, recorded and committed.
 
     \b
     Examples:
       repo-memory loop run fix-failing-tests --agent 'claude -p'
       repo-memory loop run fix-failing-tests --agent 'codex exec {instruction}'
     """
-    final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo)
+    final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo, new)
     if final not in ("succeeded", "no_op"):
         ctx.exit(1)
 
