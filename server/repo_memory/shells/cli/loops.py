@@ -1,4 +1,4 @@
-"""Loop specs: lint, list, accept, run with a headless agent, watch and stop runs, triggers and git hooks."""
+"""Loop specs: lint, list, show, accept; run with a headless agent, follow and abort runs; triggers and git hooks."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 @click.group(name="loop")
 def loop() -> None:
-    """Loop specs (.agents/loops/<name>.md): lint, accept, run, watch and stop runs."""
+    """Loop specs (.agents/loops/<name>.md): lint, list, show, accept, run, status, abort, due, hooks."""
 
 
 def _engine(ctx: click.Context) -> Engine:
