@@ -47,7 +47,8 @@ def test_every_end_of_loop_run_says_why(toy: Path, store: Store):
     Engine(store).accept("fix-add")
     lines: list[str] = []
     assert driver.drive(Engine(store), "fix-add", "true", 60, lines.append) == "unverifiable"
-    assert any(line.startswith("round 1: unverifiable — Step 'lint' cannot run") and "install the tool" in line for line in lines), lines
+    assert any(line.startswith("round 1: unverifiable — Step 'lint' cannot run") and "install the tool" in line
+               for line in lines), lines
     lines.clear()
     said = "echo looked around; echo 'BLOCKED: need the staging password'"
     assert driver.drive(Engine(store), "fix-add", said, 60, lines.append) == "blocked"
@@ -72,8 +73,9 @@ def test_an_interrupted_loop_run_ends_its_run_aborted_and_committed_and_its_agen
     git(toy, "add", "-A")
     git(toy, "commit", "-q", "-m", "toy")
     nap = f"304.{os.getpid()}{len(how)}"
-    proc = subprocess.Popen([PY, "-m", "repo_memory", "--root", str(toy), "loop", "run", "fix-add", "--agent", f"sleep {nap}"],
-                            start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ})
+    command = [PY, "-m", "repo_memory", "--root", str(toy), "loop", "run", "fix-add", "--agent", f"sleep {nap}"]
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ})
     try:
         assert wait_until(lambda: bool(sleeping(nap)), 30), "the agent never started"
         if how == "Ctrl-C":

@@ -17,10 +17,15 @@ from tests.conftest import git
 from tests.runner.conftest import spec_text
 
 
+def triggered(repo: Path, trigger: str) -> None:
+    """The toy's loop fix-add, asked for by `trigger` instead of by hand."""
+    (repo / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", trigger), encoding="utf-8")
+
+
 def test_a_spec_whose_file_name_is_not_allowed_is_listed_invalid_and_the_other_loops_go_on(toy: Path, store: Store,
                                                                                            runner: CliRunner):
     """`Bad_Loop.md` made `loop list` and `loop due` exit 1 listing nothing, so no git hook or cron loop ran any more."""
-    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: git}"), encoding="utf-8")
+    triggered(toy, "trigger: {on: git}")
     (toy / ".agents/loops/Bad_Loop.md").write_text(spec_text("Bad_Loop"), encoding="utf-8")
     Engine(store).accept("fix-add")
     listed = runner.invoke(cli, ["--root", str(toy), "loop", "list"])
@@ -38,8 +43,7 @@ def test_a_spec_whose_file_name_is_not_allowed_is_listed_invalid_and_the_other_l
 
 def test_a_scheduled_loop_nobody_accepted_here_is_not_due_and_makes_no_run_or_commit(toy: Path, store: Store, runner: CliRunner):
     """Every cron tick of `loop due --run` opened a run of a teammate's unaccepted spec and committed it ending unverifiable."""
-    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: schedule, cron: '* * * * *'}"),
-                                                  encoding="utf-8")
+    triggered(toy, "trigger: {on: schedule, cron: '* * * * *'}")
     git(toy, "add", "-A")
     git(toy, "commit", "-q", "-m", "a teammate's loop")
     head = git(toy, "rev-parse", "HEAD")
@@ -58,7 +62,7 @@ def test_a_scheduled_loop_nobody_accepted_here_is_not_due_and_makes_no_run_or_co
 
 def test_a_due_loop_whose_last_run_is_still_live_is_not_started_again(toy: Path, store: Store, runner: CliRunner):
     """A cron tick while the last tick's run still goes (or one a killed driver left live) started a second run beside it."""
-    (toy / ".agents/loops/fix-add.md").write_text(spec_text().replace("trigger: {on: manual}", "trigger: {on: ci}"), encoding="utf-8")
+    triggered(toy, "trigger: {on: ci}")
     engine = Engine(store)
     engine.accept("fix-add")
     live = engine.start("fix-add")["run"]

@@ -29,8 +29,8 @@ def test_the_loop_help_names_every_loop_command_and_no_other(runner: CliRunner):
 def test_an_empty_goal_is_told_it_is_empty_not_to_put_it_in_quotes(repo: Path, runner: CliRunner, goal: str, said: str):
     (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
     (repo / ".agents/loops/g.md").write_text(f"---\nname: g\nstatus: active\ntrigger: {{on: manual}}\n{goal}\nverify:\n"
-                                             "  - {level: 4, run: 'true'}\nstop: {max_iterations: 1}\nsuccess_requires_level: 4\n---\n",
-                                             encoding="utf-8")
+                                             "  - {level: 4, run: 'true'}\nstop: {max_iterations: 1}\n"
+                                             "success_requires_level: 4\n---\n", encoding="utf-8")
     result = runner.invoke(cli, ["--root", str(repo), "loop", "lint", "--json"])
     assert result.exit_code == 1
     assert [(p["line"], p["problem"]) for p in json.loads(result.output)] == [(5, said)]

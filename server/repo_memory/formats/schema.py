@@ -97,7 +97,7 @@ def _message(error: Any) -> str:
         return f"it is {len(error.instance)} characters; it must be {bound} {error.validator_value}"
     if error.validator == "pattern" and isinstance(error.instance, str):
         return f"{error.instance!r} does not match the required form {error.schema['pattern']}"
-    if error.validator == "type" and error.validator_value == "string" and error.instance is None:  # `goal:` with nothing after it
+    if error.validator == "type" and error.validator_value == "string" and error.instance is None:  # `goal:`, nothing after
         return "it is empty (YAML read nothing here): write the text"
     if error.validator == "type" and error.validator_value == "string" and type(error.instance) in YAML_TYPES:
         # YAML reads `3`, `true` or `no` unquoted as a number or a yes/no: the fix is quotes, not another word

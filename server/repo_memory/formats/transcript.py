@@ -13,7 +13,8 @@ from repo_memory.formats.experience import Line, check_chain
 def one_line(record: dict[str, Any]) -> str:
     """`time  id  kind  who  first line of text` (who: the actor, or the loop engine for its verdicts)."""
     text = (record.get("text") or json.dumps(record.get("data"), ensure_ascii=False) or "").replace("\n", " ")
-    return f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {experience.author(record['kind'], record['source'])}  {text[:100]}"
+    who = experience.author(record["kind"], record["source"])
+    return f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {who}  {text[:100]}"
 
 
 def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
