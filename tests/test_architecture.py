@@ -103,7 +103,10 @@ def test_modules_stay_small_and_the_store_is_wiring():
 def test_gitpython_reads_and_sqlite_utils_builds_the_schema():
     """The libraries the project is built on are used for their jobs, where the design says."""
     sources = {name: path.read_text(encoding="utf-8") for name, path in modules().items()}
-    assert "import git\n" in sources["repo_memory.git.repo"] and "git.Repo(" in sources["repo_memory.git.repo"]
+    # gitpython's Repo, its git processes in a session of their own (git/detached.py), is what git/repo.py reads through
+    assert "import git\n" in sources["repo_memory.git.detached"] and "(git.Repo)" in sources["repo_memory.git.detached"]
+    reader = sources["repo_memory.git.repo"]
+    assert "from repo_memory.git.detached import Repo" in reader and "Repo(" in reader
     assert "import sqlite_utils" in sources["repo_memory.index.db"] and "enable_fts(" in sources["repo_memory.index.db"]
     users_of_git = [n for n, s in sources.items() if "subprocess" in s and '"git"' in s]
     assert users_of_git == ["repo_memory.git.repo"]  # every git process starts in one place

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 
 from repo_memory.core.reading import Item, page
-from repo_memory.errors import InvalidRecordError, NotFoundError
+from repo_memory.errors import InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import loops
 from repo_memory.git.committed import Committed, describe_loop
 from repo_memory.guards import disk, paths
@@ -34,8 +34,15 @@ class Loopbook:
         return f"{loops.LOOPS_DIR}/{name}.md", disk.read_safely(path)
 
     def spec(self, name: str) -> loops.Loop:
-        """The current, valid spec `name` (InvalidRecordError lists every problem with its line)."""
-        rel, data = self.raw(name)
+        """The current, valid spec `name` (InvalidRecordError lists every problem with its line). A spec file that is
+        there but cannot be read as a spec (a name not allowed, a hard link) is an invalid spec like any other: whatever
+        lists the specs goes on past it."""
+        try:
+            rel, data = self.raw(name)
+        except UnsafePathError as exc:
+            if name not in self.names():  # a name that names no file here: the caller's argument is what is wrong
+                raise
+            raise InvalidRecordError(f"{loops.LOOPS_DIR}/{name}.md", [Problem(str(exc), "name", 1)]) from None
         return loops.parse(data, rel)
 
     def read(self, name: str, cursor: str | None = None) -> Item:

@@ -90,11 +90,15 @@ YAML_TYPES = {bool: "a yes/no value", int: "a number", float: "a number", type(N
 
 
 def _message(error: Any) -> str:
+    if error.validator == "minLength" and error.instance == "":
+        return "it must not be empty"
     if error.validator in ("maxLength", "minLength") and isinstance(error.instance, str):  # never the whole text back
         bound = "at most" if error.validator == "maxLength" else "at least"
         return f"it is {len(error.instance)} characters; it must be {bound} {error.validator_value}"
     if error.validator == "pattern" and isinstance(error.instance, str):
         return f"{error.instance!r} does not match the required form {error.schema['pattern']}"
+    if error.validator == "type" and error.validator_value == "string" and error.instance is None:  # `goal:`, nothing after
+        return "it is empty (YAML read nothing here): write the text"
     if error.validator == "type" and error.validator_value == "string" and type(error.instance) in YAML_TYPES:
         # YAML reads `3`, `true` or `no` unquoted as a number or a yes/no: the fix is quotes, not another word
         return f"YAML read this as {YAML_TYPES[type(error.instance)]} ({json.dumps(error.instance)}), not text: put it in quotes"

@@ -11,9 +11,10 @@ from repo_memory.formats.experience import Line, check_chain
 
 
 def one_line(record: dict[str, Any]) -> str:
-    """`time  id  kind  actor  first line of text`."""
+    """`time  id  kind  who  first line of text` (who: the actor, or the loop engine for its verdicts)."""
     text = (record.get("text") or json.dumps(record.get("data"), ensure_ascii=False) or "").replace("\n", " ")
-    return f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {record['source'].get('actor', '')}  {text[:100]}"
+    who = experience.author(record["kind"], record["source"])
+    return f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {who}  {text[:100]}"
 
 
 def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
@@ -29,7 +30,8 @@ def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
             continue
         src = record["source"]
         out.append(f'<a id="{record["id"]}"></a>\n### {record["id"]} · {record["kind"]}\n')
-        meta = f"*{when.shown(record['ts'])} · {src.get('actor', '?')}" + (f" via {src['harness']}" if src.get("harness") else "")
+        meta = f"*{when.shown(record['ts'])} · {experience.author(record['kind'], src)}" + (
+            f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else "")
         meta += (f" / {src['tool']}" if src.get("tool") else "") + "*"
         out.append(meta + "\n")
         if record.get("text"):

@@ -178,11 +178,11 @@ class Git:
     @property
     def repo(self) -> Any:
         if self._repo is None:
-            import git  # gitpython, on the first read
+            from repo_memory.git.detached import Repo  # gitpython, on the first read; its git out of reach of Ctrl-C
 
             # gitpython ignores GIT_DIR when given a path: a work tree without .git (GIT_DIR/GIT_WORK_TREE set apart) is
             # opened through the git dir `discover` found, whose work tree gitpython reads from GIT_WORK_TREE or core.worktree.
-            self._repo = git.Repo(self.root if (self.root / ".git").exists() else self.git_dir)
+            self._repo = Repo(self.root if (self.root / ".git").exists() else self.git_dir)
         return self._repo
 
     def close(self) -> None:

@@ -2,39 +2,120 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import signal
 import subprocess
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
-from repo_memory.runner import checklist
+from repo_memory.errors import ConflictError
+from repo_memory.formats import when
+from repo_memory.runner import checklist, verify
 from repo_memory.runner.engine import TERMINAL, Engine
 from repo_memory.runner.verify import CANNOT_RUN
 
 REPORT_CHARS = 8000
+AGENT_GRACE = 5.0  # seconds an agent told to stop (SIGTERM) gets to end, with what it started, before it is killed
+SIGNALS = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
 
 
 @dataclass(frozen=True)
 class Round:
-    """What one run of the agent command left: its report, the status it implies, its checklist answers, and why it
-    could not start ('' when it did)."""
+    """What one run of the agent command left: its report, the status it implies, its checklist answers, why it
+    could not start ('' when it did), and whether it timed out."""
 
     report: str
     status: str
     answers: dict[str, bool] | None = None
     not_started: str = ""
+    timed_out: bool = False
 
 
-def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[[str], None]) -> str:
-    """Run loop `name` with `agent` until a terminal state; return that state."""
-    started = engine.start(name, actor="human")
+class Stop:
+    """Ctrl-C or SIGTERM while `loop run` drives a run: the signal that came, and the agent round it ends."""
+
+    def __init__(self) -> None:
+        self.signal = 0
+        self.round = 1  # the round it came in
+        self.agent: subprocess.Popen[str] | None = None
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.signal:  # a second one: the person does not want to wait for the run's end to be recorded
+            raise KeyboardInterrupt
+        self.signal = signum
+        if self.agent is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.agent.pid, signal.SIGTERM)  # its own session: the terminal's Ctrl-C does not reach it
+        verify.end_all()  # a verification step in flight stops and judges nothing
+
+    @property
+    def said(self) -> str:
+        return SIGNALS.get(signal.Signals(self.signal), f"signal {self.signal}") if self.signal else ""
+
+
+@contextlib.contextmanager
+def stoppable() -> Iterator[Stop]:
+    """Catch SIGINT and SIGTERM (in the main thread) while a run is driven, so the run ends recorded, not left live."""
+    stop = Stop()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    before = {number: signal.signal(number, stop) for number in SIGNALS}
+    try:
+        yield stop
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def refuse_live(engine: Engine, name: str) -> None:
+    """ConflictError when loop `name` has a live run: a second one is started only on purpose (as loop_start does)."""
+    if live := engine.live(name):
+        run = live[0]
+        raise ConflictError(f"Loop {name} already has a live run {run.run} (started {when.shown(when.at(run.started))}, "
+                            f"{run.iterations} iteration(s)): an agent continues it with loop_step(run='{run.run}', …); "
+                            f"a person ends it with `repo-memory loop abort {run.run}`, or starts another beside it with "
+                            f"`repo-memory loop run {name} --new`.")
+
+
+def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[[str], None], new: bool = False) -> str:
+    """Run loop `name` with `agent` until a terminal state; return that state. Refused while the loop has a live run,
+    unless `new`. Ctrl-C or SIGTERM ends the agent and the run (aborted, recorded and committed), then KeyboardInterrupt."""
+    if not new:
+        refuse_live(engine, name)
+    with stoppable() as stop:
+        started = engine.start(name, actor="human")
+        run = started["run"]
+        echo(f"run {run}: {started['state']}")
+        if started["state"] != "running":
+            echo(started["instruction"])
+            return str(started["state"])
+        state = "running"
+        try:
+            state = _rounds(engine, name, started, agent, timeout, echo, stop)
+        except ConflictError:  # a verification step the signal stopped: it judged nothing
+            if not stop.signal:
+                raise
+        if stop.signal and state not in TERMINAL:
+            engine.abort(run, f"`loop run` was interrupted by {stop.said} in round {stop.round}; the agent was stopped")
+            echo(f"round {stop.round}: interrupted by {stop.said}: the agent was stopped and the run ends aborted")
+            state = "aborted"
+        echo(f"run {run} ended {state}; receipt and evidence: repo-memory log show {run}")
+        if stop.signal:
+            raise KeyboardInterrupt
+        return state
+
+
+def _rounds(engine: Engine, name: str, started: dict[str, Any], agent: str, timeout: float, echo: Callable[[str], None],
+            stop: Stop) -> str:
+    """The rounds of run `started` up to a terminal state or an interruption; the state they leave."""
     run = started["run"]
-    echo(f"run {run}: {started['state']}")
-    if started["state"] != "running":
-        echo(started["instruction"])
-        return str(started["state"])
     spec = engine.spec(name)
     ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
     # This round's agent answers in what it prints, not with loop_step: the driver steps the run when the round ends.
@@ -43,42 +124,93 @@ def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[
                    f"BLOCKED: <why> if you cannot proceed.\n{checklist.ask(started['checklist'])}").strip()
     state = "running"
     for number in range(1, spec.max_iterations + 2):
+        if stop.signal:
+            return state
+        stop.round = number
         echo(f"round {number}: running the agent…")
         before = engine.state(run).iterations
-        done = _round(agent, instruction, run, engine.store.root, timeout)
+        done = _round(agent, instruction, run, engine.store.root, timeout, stop)
+        if stop.signal:
+            return state
         if done.not_started:  # no work was done to judge: the run ends uncharged
             engine.abort(run, done.not_started)
             echo(f"round {number}: {done.not_started}. Check the --agent command (is it installed and on PATH?).")
-            state = "aborted"
-            break
+            return "aborted"
+        if done.timed_out:
+            echo(f"round {number}: the agent timed out after {timeout:g} s and was stopped; what it changed so far is verified")
         engine.store.refresh()
         now = engine.state(run)
         if now.iterations > before:  # the agent reported through loop_step itself: that step was this round's
             state = now.state if now.state in TERMINAL else "continue"
-            echo(f"round {number}: the agent stepped the run itself; {state}")
+            why = f" — {_decided(engine, run)}" if state in TERMINAL else ""
+            echo(f"round {number}: the agent stepped the run itself; {state}{why}")
             instruction = f"Goal: {started['goal']}\n\nThe run continues: your last loop_step answer says what failed. Fix that."
         else:
             result = engine.step(run, done.report, done.status, done.answers, in_words=True,
                                  then="Fix this; the checks run again when this round ends.")
             state = str(result["state"])
-            echo(f"round {number}: {state}" + (f" — {result['instruction'].splitlines()[0]}" if state == "continue" else ""))
+            echo(f"round {number}: {state} — {_why(result, done)}")
             instruction = f"Goal: {started['goal']}\n\n{result['instruction']}"
-        if state in TERMINAL:
-            break
-    echo(f"run {run} ended {state}; receipt and evidence: repo-memory log show {run}")
+        if state in TERMINAL or stop.signal:
+            return state
     return state
 
 
-def _round(agent: str, instruction: str, run: str, root: Path, timeout: float) -> Round:
-    """Run the agent command once with the instruction (stdin, $REPO_MEMORY_INSTRUCTION, `{instruction}`)."""
+def _why(result: dict[str, Any], done: Round) -> str:
+    """Why the round ended as it did, in a line: the agent's own BLOCKED: line, else the engine's reason."""
+    if result["state"] == "blocked":
+        said = next((ln.split("BLOCKED:", 1)[1].strip() for ln in done.report.splitlines() if "BLOCKED:" in ln), "")
+        return f"the agent says it cannot proceed: {said[:300]}"
+    why = str(result["instruction"]).removeprefix(f"Stop: the run ended {result['state']}. ")
+    return (why.splitlines() or [""])[0][:500]
+
+
+def _decided(engine: Engine, run: str) -> str:
+    """The reason of the run's last decision, as its loop.decision record says it."""
+    decisions = [str(r.get("text") or "") for r in engine.store.trusted(run) if r["kind"] == "loop.decision"]
+    return (decisions[-1].split(": ", 1)[-1].splitlines() or [""])[0][:500] if decisions else ""
+
+
+def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, stop: Stop) -> Round:
+    """Run the agent command once with the instruction (stdin, $REPO_MEMORY_INSTRUCTION, `{instruction}`). It runs in a
+    session of its own, ended with the round: at its timeout, on Ctrl-C, and whatever it left running when it exits."""
     command = agent.replace("{instruction}", shlex.quote(instruction))
+    proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=root, start_new_session=True,
+                            env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
+    stop.agent = proc
+    timed_out = False
     try:
-        proc = subprocess.run(command, shell=True, input=instruction, capture_output=True, text=True, timeout=timeout, cwd=root,
-                              env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
-    except subprocess.TimeoutExpired:
-        return Round(f"the agent round timed out after {timeout:g} s", "progress")
+        try:
+            out, err = proc.communicate(instruction, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            out, err = _end(proc)
+    finally:
+        stop.agent = None
+        if proc.poll() is None:  # interrupted twice: nothing waits for it, but it does not outlive the driver
+            _end(proc, grace=0)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)  # what the agent started and left behind ends with its round
+    if timed_out:
+        said = (out + err)[-REPORT_CHARS:]
+        return Round(f"the agent timed out after {timeout:g} s and was stopped" + (f"; it had printed:\n{said}" if said else ""),
+                     "progress", timed_out=True)
     if proc.returncode in CANNOT_RUN:  # the shell's "not executable" or "command not found"
         return Round("", "progress", not_started=f"the agent command could not be started (exit {proc.returncode}): "
-                                                 f"{proc.stderr.strip()[-300:] or agent}")
-    status = "blocked" if "BLOCKED:" in proc.stdout else ("done" if proc.returncode == 0 else "progress")
-    return Round((proc.stdout + proc.stderr)[-REPORT_CHARS:], status, checklist.answers(proc.stdout))
+                                                 f"{err.strip()[-300:] or agent}")
+    status = "blocked" if "BLOCKED:" in out else ("done" if proc.returncode == 0 else "progress")
+    return Round((out + err)[-REPORT_CHARS:], status, checklist.answers(out))
+
+
+def _end(proc: subprocess.Popen[str], grace: float = AGENT_GRACE) -> tuple[str, str]:
+    """Stop the agent's process group: SIGTERM, then after `grace` seconds SIGKILL; what it printed."""
+    for how, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, None)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, how)
+        try:
+            out, err = proc.communicate(timeout=wait)
+            return out or "", err or ""
+        except subprocess.TimeoutExpired:
+            continue
+    return "", ""

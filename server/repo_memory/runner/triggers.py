@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -10,8 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
 from repo_memory.formats import loops
-from repo_memory.errors import InvalidRecordError
+from repo_memory.errors import ConflictError, InvalidRecordError
 from repo_memory.git.repo import Git
+from repo_memory.guards import disk
 from repo_memory.runner import driver
 from repo_memory.runner.engine import Engine
 
@@ -19,10 +21,33 @@ EVENTS = ("post-commit", "pre-push")  # git's, each a hook `loop hooks install` 
 ASKED = (*EVENTS, "ci-failure")  # what `loop due --event` may say: a git hook, or a CI job that failed
 MARKER = "# added by repo-memory: run loops whose trigger is this git event"
 LOOKBACK = timedelta(hours=24)  # a schedule never run before counts as due if it fired in the last day
+TOLD_FILE = "loops-waiting-told.json"  # spec name -> the sha256 `loop due --run` last said waits for a person's accept
 
 
 def due(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
-    """Active, valid specs that are due now, each with the reason."""
+    """Active, valid specs a person accepted on this clone that are due now, each with the reason. A spec nobody accepted
+    here (a teammate's, just pulled) is not due: its run could verify nothing, and would only commit that it could not."""
+    return [(spec, reason) for spec, reason in fired(engine, event, now) if not engine.runnable(spec)]
+
+
+def untold(engine: Engine, waiting: list[tuple[loops.Loop, str]]) -> list[tuple[loops.Loop, str]]:
+    """Of the specs waiting for a person's accept, those `loop due --run` has not yet said so of in this version (cron
+    and git hooks ask often: each says it once); notes the rest as told."""
+    path = engine.store.config.clone_dir / TOLD_FILE
+    try:
+        told = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, ValueError):
+        told = {}
+    told = told if isinstance(told, dict) else {}
+    new = [(spec, reason) for spec, reason in waiting if told.get(spec.name) != spec.sha256]
+    if new:
+        told |= {spec.name: spec.sha256 for spec, _ in new}
+        disk.write_atomic(path, (json.dumps(told, indent=2, sort_keys=True) + "\n").encode())
+    return new
+
+
+def fired(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
+    """Active, valid specs whose trigger fired, accepted on this clone or not, each with the reason."""
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
     last = _last_starts(engine)
     out = []
@@ -127,9 +152,14 @@ def remove_git_hooks(git: Git, events: tuple[str, ...] = EVENTS, dry_run: bool =
 
 
 def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, echo: Callable[[str], None]) -> str:
-    """Run a due loop: drive it with `agent`, or, without one, one verification pass; returns how it ended."""
+    """Run a due loop: drive it with `agent`, or, without one, one verification pass; returns how it ended. A loop with a
+    live run (the last tick's, still going) is not started again."""
+    try:
+        driver.refuse_live(engine, spec.name)
+    except ConflictError as exc:
+        return f"not run: {exc}"
     if agent:
-        return driver.drive(engine, spec.name, agent, 1800, echo)
+        return driver.drive(engine, spec.name, agent, 1800, echo, new=True)
     started = engine.start(spec.name, actor="human")
     if started["state"] != "running":
         return f"{started['state']}: {started['instruction']}"

@@ -29,7 +29,7 @@ CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
 # Steps in flight in this process (process group -> token), so a server that ends takes them with it: a step runs in a
 # session of its own (a timeout kills its group, not the server), which a harness ending the server's group misses.
 _IN_FLIGHT: dict[int, str] = {}
-_IN_FLIGHT_LOCK = threading.Lock()
+_IN_FLIGHT_LOCK = threading.RLock()  # re-entrant: `loop run`'s signal handler ends the steps in the thread that may hold it
 _ENDING = threading.Event()
 
 

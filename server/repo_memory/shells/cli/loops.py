@@ -1,4 +1,4 @@
-"""Loop specs: lint, list, accept, run with a headless agent, watch and stop runs, triggers and git hooks."""
+"""Loop specs: lint, list, show, accept; run with a headless agent, follow and abort runs; triggers and git hooks."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 @click.group(name="loop")
 def loop() -> None:
-    """Loop specs (.agents/loops/<name>.md): lint, accept, run, watch and stop runs."""
+    """Loop specs (.agents/loops/<name>.md): lint, list, show, accept, run, status, abort, due, hooks."""
 
 
 def _engine(ctx: click.Context) -> Engine:
@@ -178,17 +178,22 @@ def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
 @click.argument("name")
 @click.option("--agent", "agent", required=True, help="Command that runs one round of a headless agent; it gets the instruction "
               "on stdin, in $REPO_MEMORY_INSTRUCTION, and in place of {instruction}. Exit 0 = it thinks it is done.")
-@click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take.")
+@click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take; then the "
+              "agent and what it started are stopped, and what it changed so far is verified.")
+@click.option("--new", is_flag=True, help="Start a run even though the loop has a live one.")
 @click.pass_context
-def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) -> None:
+def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float, new: bool) -> None:
     """Drive loop NAME with a headless agent round by round until a terminal state.
+
+    Refused while the loop has a live run (saying how to go on, or end it). Ctrl-C (or SIGTERM) stops the agent and
+    ends the run aborted, recorded and committed.
 
     \b
     Examples:
       repo-memory loop run fix-failing-tests --agent 'claude -p'
       repo-memory loop run fix-failing-tests --agent 'codex exec {instruction}'
     """
-    final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo)
+    final = driver.drive(_engine(ctx), name, agent, agent_timeout, click.echo, new)
     if final not in ("succeeded", "no_op"):
         ctx.exit(1)
 
@@ -202,12 +207,20 @@ def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float) ->
 def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None) -> None:
     """List loops due now (schedule, changed paths, git event, CI failure) — for cron, CI and git hooks.
 
+    A loop whose trigger fired but whose spec no person accepted on this clone is not due: it is listed as waiting
+    (with --run, once per version of the spec) and nothing runs or is committed.
+
     \b
     Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
     Example CI step, run when the job failed:  repo-memory loop due --run --event ci-failure --agent 'claude -p'
     """
     engine = _engine(ctx)
-    for spec, reason in triggers.due(engine, event):
+    fired = triggers.fired(engine, event)
+    waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
+    for spec, reason in triggers.untold(engine, waiting) if run_them else waiting:  # a person asking is told every time
+        click.echo(f"{spec.name}: waiting for a person's accept, not run ({reason}): read it with `repo-memory loop show "
+                   f"{spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`")
+    for spec, reason in [(spec, reason) for spec, reason in fired if not engine.runnable(spec)]:
         click.echo(f"{spec.name}: due ({reason})")
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")

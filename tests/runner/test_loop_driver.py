@@ -1,0 +1,110 @@
+"""`repo-memory loop run` as a person sees it: every end says why, a round that times out takes its agent with it, and
+Ctrl-C ends the run honestly instead of leaving it live for ever."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.runner import driver
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git
+from tests.runner.conftest import PY, spec_text
+from tests.runner.test_loop_processes import sleeping
+from tests.shells.test_serve_lifetime import wait_until
+
+
+def test_a_round_that_times_out_kills_the_agent_and_says_so(toy: Path, store: Store):
+    """Only the shell was killed: the agent behind `cd . && …` kept editing the repository after `loop run` returned."""
+    nap = f"303.{os.getpid()}"
+    Engine(store).accept("fix-add")
+    lines: list[str] = []
+    try:
+        state = driver.drive(Engine(store), "fix-add", f"cd . && sleep {nap}", 1, lines.append)
+        left = sleeping(nap)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "the agent of a timed-out round still runs"
+    assert state == "no_progress", lines
+    assert any(line.startswith("round 1: the agent timed out after 1 s") for line in lines), lines
+
+
+def test_every_end_of_loop_run_says_why(toy: Path, store: Store):
+    """`round 1: unverifiable` and `round 1: blocked` said nothing of why; the reason was only in the log."""
+    missing = '  - {level: 4, name: lint, run: "ruff-not-installed-here check .", expect: {exit: 0}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=missing), encoding="utf-8")
+    store.refresh()
+    Engine(store).accept("fix-add")
+    lines: list[str] = []
+    assert driver.drive(Engine(store), "fix-add", "true", 60, lines.append) == "unverifiable"
+    assert any(line.startswith("round 1: unverifiable — Step 'lint' cannot run") and "install the tool" in line
+               for line in lines), lines
+    lines.clear()
+    said = "echo looked around; echo 'BLOCKED: need the staging password'"
+    assert driver.drive(Engine(store), "fix-add", said, 60, lines.append) == "blocked"
+    assert any(line.startswith("round 1: blocked — ") and "need the staging password" in line for line in lines), lines
+
+
+def _live(repo: Path) -> list[dict]:
+    store = Store(Config.load(repo))
+    try:
+        return Engine(store).status()
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])
+def test_an_interrupted_loop_run_ends_its_run_aborted_and_committed_and_its_agent_with_it(toy: Path, store: Store,
+                                                                                         runner: CliRunner, how: str):
+    """Ctrl-C printed "Aborted!" and left the run `running` for ever (briefed as live, an agent's loop_start refused), and
+    git, hit by the same Ctrl-C, failed the commit with a broken pipe."""
+    assert runner.invoke(cli, ["--root", str(toy), "init"]).exit_code == 0
+    Engine(store).accept("fix-add")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "toy")
+    nap = f"304.{os.getpid()}{len(how)}"
+    command = [PY, "-m", "repo_memory", "--root", str(toy), "loop", "run", "fix-add", "--agent", f"sleep {nap}"]
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ})
+    try:
+        assert wait_until(lambda: bool(sleeping(nap)), 30), "the agent never started"
+        if how == "Ctrl-C":
+            os.killpg(proc.pid, signal.SIGINT)  # a terminal sends it to the whole foreground group
+        else:
+            os.kill(proc.pid, signal.SIGTERM)
+        output = proc.communicate(timeout=60)[0]
+        left = sleeping(nap)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+    assert left == [], "the interrupted round's agent still runs"
+    assert proc.returncode != 0 and "memory commit failed" not in output, output
+    (run,) = _live(toy)
+    assert run["state"] == "aborted", (run, output)
+    assert f"run {run['run']} ended aborted" in output and "interrupted" in output, output
+    assert git(toy, "status", "--porcelain", "--", ".agents/experience") == "", "the run's end was not committed"
+
+
+def test_loop_run_refuses_a_loop_with_a_live_run_and_says_how_to_go_on(toy: Path, store: Store, runner: CliRunner):
+    """A second `loop run` silently started another run beside the live one, where an agent's loop_start refuses."""
+    engine = Engine(store)
+    engine.accept("fix-add")
+    live = engine.start("fix-add")["run"]
+    refused = runner.invoke(cli, ["--root", str(toy), "loop", "run", "fix-add", "--agent", "true"])
+    assert refused.exit_code == 1, refused.output
+    assert live in refused.output and f"repo-memory loop abort {live}" in refused.output and "--new" in refused.output
+    assert [r["run"] for r in engine.status()] == [live]
+    again = runner.invoke(cli, ["--root", str(toy), "loop", "run", "fix-add", "--agent", "true", "--new"])
+    assert len(engine.status()) == 2 and "round 1:" in again.output, again.output
