@@ -64,5 +64,6 @@ def test_every_readme_command_works_when_pasted_into_a_fresh_repository(tmp_path
         assert re.search(r"repo-memory: .*Connected", out), out
     if (TOOLS / "codex").exists():
         assert re.search(r"^repo-memory\s.*enabled", out, re.MULTILINE), out
-    assert "detached" in out and not (repo / ".claude/settings.local.json").exists()
+    assert ("detached" in out or "The rest is gone from this clone" in out) and not (repo / ".claude/settings.local.json").exists()
+    # (the README's `setup codex` leaves Codex's entry for every repository in ~/.codex: uninstall says it still serves here)
     assert not (repo / ".mcp.json").exists()  # nobody committed it, so no teammate has it: uninstall takes it back too
