@@ -336,13 +336,8 @@ def _setup(store: Store) -> list[Finding]:
                            "`repo-memory`: the harness cannot start the server or run the hooks",
                            f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder "
                            "to PATH in your shell profile."))
-    mirror_base = store.root / mirror.TARGET
-    if mirror_base.is_dir():
-        for marker in mirror_base.glob(f"*/{skills.MIRROR_MARKER}"):
-            source = store.root / json.loads(marker.read_text(encoding="utf-8")).get("source", "")
-            if not (source / skills.SKILL_FILE).is_file() or mirror._digest(source) != json.loads(marker.read_text(encoding="utf-8")).get("sha256"):
-                out.append(Finding("warning", str(marker.parent.relative_to(store.root)), "the mirrored copy is out of date with its source",
-                                   "Run `repo-memory sync`."))
+    out += [Finding("warning", folder, what, "Run `repo-memory sync` (a running server, and the next session's start, do it "
+                    "by themselves).") for folder, what in mirror.drift(store)]
     out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
                     "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]
     return out
