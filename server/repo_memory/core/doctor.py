@@ -328,6 +328,11 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".git/config", "this clone has no diff driver for experience logs (a clone does not copy "
                            "it), so `git diff` and `git log -p` show raw JSON lines", "Run `repo-memory init` in this clone "
                            "(it changes nothing that is committed)."))
+    if store.config.commit == "private":  # each clone's ref starts a history of its own: no push, fetch or merge joins two
+        out.append(Finding("info", "refs/memory/", "commit = \"private\": memory history is this clone's own "
+                           "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",
+                           "To share memory with your team: set commit = \"auto\" in .agents/repo-memory.toml, take the "
+                           "`.agents/` line out of .git/info/exclude and commit .agents/; it then travels with the branch."))
     callers = [rel for rel in BY_NAME if (store.root / rel).is_file()
                and re.search(r'"command":\s*"repo-memory[ "]', (store.root / rel).read_text(encoding="utf-8", errors="replace"))]
     if callers and shutil.which("repo-memory") is None:
