@@ -873,3 +873,19 @@ def test_a_record_a_person_edited_before_its_commit_holds_its_log_back_says_so_o
     third = cli_run("log", "add", "third note", "-s", "pend")
     assert third.returncode == 0 and "not committed" not in third.stderr, third.stderr
     assert "third note" in git(repo, "show", "HEAD"), git(repo, "log", "--stat", "-2")
+
+
+def test_doctor_in_private_mode_says_the_memory_history_is_this_clones_own_and_how_a_team_shares_memory(
+        repo: Path, runner: CliRunner):
+    """Each clone's refs/memory/<branch> starts a history of its own: a teammate's cannot be pushed to the same ref,
+    fetched over it or merged, so nothing brings their records in. doctor says so, not just "All good"."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    (repo / ".agents/repo-memory.toml").write_text('commit = "private"\n', encoding="utf-8")
+    run(runner, repo, "init")
+    run(runner, repo, "log", "add", "a private note about otters")
+    said = json.loads(run(runner, repo, "doctor", "--json"))
+    private = [f for f in said if f["path"] == "refs/memory/"]
+    assert private and "this clone's own" in private[0]["message"], said
+    assert 'commit = "auto"' in private[0]["fix"]
+    (repo / ".agents/repo-memory.toml").write_text('commit = "auto"\n', encoding="utf-8")
+    assert not [f for f in json.loads(run(runner, repo, "doctor", "--json")) if f["path"] == "refs/memory/"]

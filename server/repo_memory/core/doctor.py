@@ -339,6 +339,11 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".git/config", "this clone has no diff driver for experience logs (a clone does not copy "
                            "it), so `git diff` and `git log -p` show raw JSON lines", "Run `repo-memory init` in this clone "
                            "(it changes nothing that is committed)."))
+    if store.config.commit == "private":  # each clone's ref starts a history of its own: no push, fetch or merge joins two
+        out.append(Finding("info", "refs/memory/", "commit = \"private\": memory history is this clone's own "
+                           "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",
+                           "To share memory with your team: set commit = \"auto\" in .agents/repo-memory.toml, take the "
+                           "`.agents/` line out of .git/info/exclude and commit .agents/; it then travels with the branch."))
     callers = [rel for rel in BY_NAME if (store.root / rel).is_file()
                and re.search(r'"command":\s*"repo-memory[ "]', (store.root / rel).read_text(encoding="utf-8", errors="replace"))]
     if callers and shutil.which("repo-memory") is None:
@@ -347,13 +352,8 @@ def _setup(store: Store) -> list[Finding]:
                            "`repo-memory`: the harness cannot start the server or run the hooks",
                            f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder "
                            "to PATH in your shell profile."))
-    mirror_base = store.root / mirror.TARGET
-    if mirror_base.is_dir():
-        for marker in mirror_base.glob(f"*/{skills.MIRROR_MARKER}"):
-            source = store.root / json.loads(marker.read_text(encoding="utf-8")).get("source", "")
-            if not (source / skills.SKILL_FILE).is_file() or mirror._digest(source) != json.loads(marker.read_text(encoding="utf-8")).get("sha256"):
-                out.append(Finding("warning", str(marker.parent.relative_to(store.root)), "the mirrored copy is out of date with its source",
-                                   "Run `repo-memory sync`."))
+    out += [Finding("warning", folder, what, "Run `repo-memory sync` (a running server, and the next session's start, do it "
+                    "by themselves).") for folder, what in mirror.drift(store)]
     out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
                     "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -27,7 +28,36 @@ TARGET = ".claude/skills"
 def of(store: Store) -> MirrorReport:
     """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first."""
     return mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir, limit=store.config.mirror_limit,
-                  worth={name: u.utility for name, u in store.evidence().items()}, changed=store.skill_changed)
+                  worth=_worth(store), changed=store.skill_changed)
+
+
+def _worth(store: Store) -> dict[str, float]:
+    return {name: u.utility for name, u in store.evidence().items()}  # what outcomes earned each skill
+
+
+def drift(store: Store) -> list[tuple[str, str]]:
+    """(folder, what is wrong) of each way .claude/skills is not what `of` makes it: a copy of a skill recall no longer
+    serves (Claude Code still loads it), a copy out of date, and where copies are in use, a served skill not copied."""
+    root, report, base = store.root, MirrorReport(), store.root / TARGET
+    names = _chosen(root, report, store.config.mirror_limit, _worth(store), store.skill_changed)
+    out = []
+    for copy in sorted(base.iterdir()) if base.is_dir() else []:
+        name, marker = copy.name, copy / skills.MIRROR_MARKER
+        if copy.is_symlink() or not marker.is_file():
+            continue
+        copied = json.loads(marker.read_text(encoding="utf-8")).get("sha256")
+        if name in names and _digest(root / SKILLS_DIR / name) != copied:
+            out.append((f"{TARGET}/{name}", "the mirrored copy is out of date with its source"))
+        elif name in report.beyond:
+            out.append((f"{TARGET}/{name}", f"a copy past mirror_limit ({store.config.mirror_limit}): Claude Code lists it on "
+                                            "every request, while recall serves it anyway"))
+        elif name not in names:
+            why = report.withheld.get(name) or f"no longer in {SKILLS_DIR}"
+            out.append((f"{TARGET}/{name}", f"a copy of a skill recall no longer serves ({why}): Claude Code still loads it"))
+    if in_use(root, store.config.state_dir):
+        out += [(f"{TARGET}/{name}", f"{SKILLS_DIR}/{name} is served and not copied here, so Claude Code does not "
+                 "load it by itself") for name in names if not os.path.lexists(base / name)]
+    return out
 
 
 def beyond_note(report: MirrorReport, limit: int) -> str:
@@ -55,14 +85,9 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
-def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
-           worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> MirrorReport:
-    """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
-    left alone); copies of skills no longer served are removed, with the lines that made git ignore them. Past `limit`
-    skills, the most useful (`worth`: their utility from outcomes), then the most recently changed
-    (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request."""
-    report = MirrorReport()
-    disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
+def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[str, float] | None,
+            changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None) -> list[str]:
+    """The skills `mirror` copies (sorted); those it does not go in `report` (withheld, or beyond the limit)."""
     source_base = root / SKILLS_DIR
     names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
     for name in list(names):
@@ -76,6 +101,19 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
         past = set(ranked[limit:])
         report.beyond = [n for n in names if n in past]
         names = sorted(ranked[:limit])
+    return names
+
+
+def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
+           worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> MirrorReport:
+    """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
+    left alone); copies of skills no longer served are removed, with the lines that made git ignore them. Past `limit`
+    skills, the most useful (`worth`: their utility from outcomes), then the most recently changed
+    (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request."""
+    report = MirrorReport()
+    disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
+    names = _chosen(root, report, limit, worth, changed)
+    source_base = root / SKILLS_DIR
     with disk.repo_lock(state_dir):
         for name in names:
             guard.check_name(name, "skill folder name")

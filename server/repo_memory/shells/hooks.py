@@ -19,7 +19,7 @@ from repo_memory.git.pending import SESSIONS_DIR, alive, harness_pid, note_sessi
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
-from repo_memory.core import mirror, offering
+from repo_memory.core import following, mirror, offering
 from repo_memory.shells import hookcalls, pretool
 
 log = logging.getLogger("repo_memory")
@@ -213,6 +213,7 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     # A fresh clone's first look at a year of logs takes longer than the harness waits for this hook, and the server
     # it is starting does it too: the logs are left to the server past FIRST_LOOK_BYTES, the briefing says so.
     first_look = store.refresh(budget=FIRST_LOOK_BYTES).looked == "skills and loops"
+    following.keep(store)  # a pull since the last session: what Claude Code and Codex load by themselves follows it
     context = store.briefing() + ("\n- this clone's experience logs are being indexed for the first time (the server is doing it): "
                                   "recall may not find older records for a minute" if first_look else "")
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import signal
@@ -59,11 +60,12 @@ class Lifetime:
         """Serve `store`: reconcile its index once, then re-index on every save."""
         from repo_memory.shells.watch import Watcher
 
-        from repo_memory.core import indexing
+        from repo_memory.core import following, indexing
 
         indexing.sweep(store.root)  # what writes killed with an earlier process left
         self.store, self.watcher = store, Watcher(store)
         self.watcher.start()
+        self.watcher.listeners.append(functools.partial(following.keep, store))  # a pull: the harnesses' own lists follow
         self.watcher.supervise()
         store.start_embedding()  # in the background: the model loads and new text is embedded without holding up a call
         return self.watcher

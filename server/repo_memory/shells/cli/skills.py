@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import mirror, offering
+from repo_memory.core import following, mirror, offering
 from repo_memory.core.reading import flagged
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
@@ -175,15 +175,6 @@ def sync(ctx: click.Context) -> None:
         click.echo(line)
 
 
-def _committed(store: Store, name: str) -> bool:
-    """Whether skill `name`'s SKILL.md is as a commit holds it (git has it, and no edit of it waits): an invalid one too."""
-    from repo_memory.git.repo import Git
-
-    rel, git = f"{SKILLS_DIR}/{name}/SKILL.md", Git(store.root, store.config.git_dir)
-    return (store.root / rel).is_file() and git.run("ls-files", "--error-unmatch", "--", rel, check=False).returncode == 0 \
-        and git.run("status", "--porcelain", "--", rel, check=False).stdout.strip() == ""  # tracked (not ignored), unchanged
-
-
 def settle_offers(store: Store) -> list[str]:
     """Keep every skill recall does not serve out of the lists Codex and Claude Code offer their models by themselves,
     and put back those it serves again (core/offering.py); what is in .agents/skills is committed. Says what changed."""
@@ -194,13 +185,13 @@ def settle_offers(store: Store) -> list[str]:
         for name in dict.fromkeys(p[len(source) + 1:].split("/", 1)[0] for p in changed if p.startswith(f"{source}/")):
             why = offering.withheld(store.root, source, name)
             # what a SKILL.md no commit holds decided (a person's edit in progress) is committed with it, by them
-            held = source == SKILLS_DIR and _committed(store, name)
+            held = source == SKILLS_DIR and following.committed(store.root, store.config.git_dir, f"{source}/{name}")
             ours += [p for p in changed if p.startswith(f"{source}/{name}/")] if held else []
             said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {source}/{name}"
                         + (f" ({why})" if why else "") + ("" if held else " — yours to commit" if source != SKILLS_DIR
                                                           else " — not committed: commit it with your change to its SKILL.md"))
     if ours:
-        store.commit_files(ours, "memory(skill): the harnesses list only the skills recall serves")
+        store.commit_files(ours, following.MESSAGE)
     return said
 
 
