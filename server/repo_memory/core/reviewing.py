@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import codex_policy
+from repo_memory.core import codex_policy, merges
 from repo_memory.errors import ConflictError, InvalidArgumentError, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
@@ -38,7 +38,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     newer = None  # the next newer version's commit: the folder was as accepted until just before it
     for commit, data in git.versions(rel):
         found = skills.parse(data, rel, source)
-        if found.status == "active" and not found.problems:
+        if found.status == "active" and not found.problems and not merges.joined(git, commit, rel):  # no person accepted that text
             disk.write_atomic(path, data)
             target = git.run("rev-parse", f"{newer}^").stdout.strip() if newer else git.memory_head() or commit
             beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
