@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo_memory.config import Config
-from repo_memory.git import status
+from repo_memory.git import skill_merge, status
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import disk
 
@@ -59,8 +59,9 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
         done.changes.append("created .agents/README.md")
         done.files.append(".agents/README.md")
     attributes = git_dir / "info" / "attributes" if private else root / ".gitattributes"
-    if add_lines(attributes, [UNION_LINE, DIFF_LINE]):
-        done.changes.append(f"added the merge=union and diff=repo-memory rules for experience logs to {_shown(root, attributes)}")
+    if add_lines(attributes, [UNION_LINE, DIFF_LINE, skill_merge.LINE]):
+        done.changes.append(f"added the merge=union and diff=repo-memory rules for experience logs and the merge={skill_merge.NAME} "
+                            f"rule for skills to {_shown(root, attributes)}")
         done.files.append(".gitattributes")
     if private:
         if add_lines(git_dir / "info" / "exclude", [".agents/"]):
@@ -70,6 +71,11 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
     if git.config("diff.repo-memory.textconv") != TEXTCONV:
         git.set_config("diff.repo-memory.textconv", TEXTCONV)
         done.changes.append("set the clone's git config diff.repo-memory.textconv (git diff/log -p/show render experience records)")
+    if git.config(f"merge.{skill_merge.NAME}.driver") != skill_merge.DRIVER:  # an agent's rewrite merged into an accepted skill stays a draft
+        git.set_config(f"merge.{skill_merge.NAME}.name", "repo-memory: a merged skill no person accepted stays a draft")
+        git.set_config(f"merge.{skill_merge.NAME}.driver", skill_merge.DRIVER)
+        done.changes.append(f"set the clone's git config merge.{skill_merge.NAME}.driver (a merge never makes a skill active "
+                            "with text no person accepted)")
     return done
 
 
@@ -102,7 +108,11 @@ def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:  # gi
         if not dry_run:
             git.run("config", "--local", "--remove-section", "diff.repo-memory", check=False)
         changes.append("removed the diff driver from .git/config" + note)
-    for path, lines in ((git_dir / "info" / "attributes", [UNION_LINE, DIFF_LINE]),
+    if git.config(f"merge.{skill_merge.NAME}.driver"):
+        if not dry_run:
+            git.run("config", "--local", "--remove-section", f"merge.{skill_merge.NAME}", check=False)
+        changes.append("removed the skill merge driver from .git/config" + note)
+    for path, lines in ((git_dir / "info" / "attributes", [UNION_LINE, DIFF_LINE, skill_merge.LINE]),
                         (git_dir / "info" / "exclude", [".agents/"])):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
@@ -133,8 +143,10 @@ def _shown(root: Path, path: Path) -> str:
 
 
 def diff_driver_set(root: Path, git_dir: Path | None = None) -> bool:
-    """Whether this clone's git config has the driver that renders experience logs (a clone does not copy .git/config)."""
-    return Git(root, git_dir or root / ".git").config("diff.repo-memory.textconv") == TEXTCONV
+    """Whether this clone's git config has the drivers init registers, the one that renders experience logs and the one
+    that merges skills (a clone does not copy .git/config)."""
+    git = Git(root, git_dir or root / ".git")
+    return git.config("diff.repo-memory.textconv") == TEXTCONV and git.config(f"merge.{skill_merge.NAME}.driver") == skill_merge.DRIVER
 
 
 def initialised(root: Path, git_dir: Path | None = None) -> bool:

@@ -336,8 +336,9 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
                            "Run `repo-memory init`."))
     elif not layout.diff_driver_set(store.root, store.config.git_dir):
-        out.append(Finding("warning", ".git/config", "this clone has no diff driver for experience logs (a clone does not copy "
-                           "it), so `git diff` and `git log -p` show raw JSON lines", "Run `repo-memory init` in this clone "
+        out.append(Finding("warning", ".git/config", "this clone lacks the diff driver for experience logs or the merge driver for "
+                           "skills (a clone does not copy them), so `git log -p` shows raw JSON lines and a merge may join an "
+                           "agent's draft to an accepted skill (repo-memory then takes it for a draft)", "Run `repo-memory init` in this clone "
                            "(it changes nothing that is committed)."))
     if store.config.commit == "private":  # each clone's ref starts a history of its own: no push, fetch or merge joins two
         out.append(Finding("info", "refs/memory/", "commit = \"private\": memory history is this clone's own "

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import codex_policy
+from repo_memory.core import codex_policy, merges
 from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
@@ -100,9 +100,10 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     newer = None  # the next newer version's commit: the folder was as accepted until just before it
     for commit, data in git.versions(rel):
         found = skills.parse(data, rel, source)
-        if found.status == "active" and not found.problems:
+        if found.status == "active" and not found.problems and not merges.joined(git, commit, rel):  # no person accepted that text
             disk.write_atomic(path, data)
-            target = git.run("rev-parse", f"{newer}^").stdout.strip() if newer else git.memory_head() or commit
+            parents = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
+            target = parents[0] if len(parents) == 1 else commit if newer else git.memory_head() or commit  # after a merge: as accepted
             beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
                     f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"

@@ -10,7 +10,7 @@ from typing import Any
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import briefing
+from repo_memory.core import briefing, merges
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal
 from repo_memory.core.logbook import Logbook
@@ -83,7 +83,7 @@ class Store:
     # --- the index ----------------------------------------------------------------------------------
 
     def refresh(self, progress: Progress | None = None, changed: Collection[str] | None = None, budget: int | None = None) -> SyncReport:
-        return self._index.refresh(progress, changed, budget)  # changed: the files events named; budget: bytes of logs (indexing.py)
+        return merges.after(self._index.refresh(progress, changed, budget), self._git, self._skills)  # indexing.py, merges.py
 
     def reindex(self, progress: Progress | None = None, embedding: Progress | None = None) -> SyncReport:
         return self._index.repair("a person asked for a rebuild", progress, embedding, damaged=False)

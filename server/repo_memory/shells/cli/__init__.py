@@ -38,7 +38,7 @@ def cli(ctx: click.Context, root: Path | None) -> None:
 
 for command in (
     setup.serve, setup.init, setup.demo, setup.hook, setup.setup, setup.uninstall,
-    skills.skill, skills.accept, skills.reject, skills.sync, skills.feedback, skills.stats,
+    skills.skill, skills.accept, skills.reject, skills.sync, skills.feedback, skills.stats, skills.merge_skill,
     logs.log, logs.timeline, logs.verify, logs.textconv,
     loops.loop,
     maintenance.search, maintenance.history, maintenance.reindex, maintenance.report, maintenance.stale, maintenance.doctor,

@@ -255,8 +255,9 @@ def _init_note(store: Store) -> None:
                    "(two branches' logs conflict when merged) and `git log -p` shows their raw JSON lines: run `repo-memory init` "
                    "once (it creates .agents/ and those rules in .gitattributes)")
     elif not layout.diff_driver_set(store.root, store.config.git_dir):
-        click.echo("note: this clone has no diff driver for experience logs (git does not clone .git/config), so `git log -p` "
-                   "shows their raw JSON lines: run `repo-memory init` here once (it changes nothing that is committed)")
+        click.echo("note: this clone lacks the diff driver for experience logs or the merge driver for skills (git does not "
+                   "clone .git/config), so `git log -p` shows their raw JSON lines and merges of skills are git's plain text "
+                   "merge: run `repo-memory init` here once (it changes nothing that is committed)")
 
 
 @click.command()

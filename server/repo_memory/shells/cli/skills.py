@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -244,3 +245,18 @@ def stats(ctx: click.Context, as_json: bool) -> None:
                        f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {when.shown(r['last_used'], seconds=False) or '-'}{flag}")
 
     emit(rows, as_json, text)
+
+
+@click.command(name="merge-skill")
+@click.argument("base", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("ours", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("theirs", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path")
+@click.argument("marker_size", type=int, default=7)
+@click.pass_context
+def merge_skill(ctx: click.Context, base: Path, ours: Path, theirs: Path, path: str, marker_size: int) -> None:
+    """Merge a SKILL.md for git (the merge driver `init` registers): git's own merge, but text no person accepted
+    joined to an accepted skill is written as a draft."""
+    from repo_memory.git import skill_merge
+
+    ctx.exit(skill_merge.merge(base, ours, theirs, path, marker_size))
