@@ -102,7 +102,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
         found = skills.parse(data, rel, source)
         if found.status == "active" and not found.problems and not merges.joined(git, commit, rel):  # no person accepted that text
             disk.write_atomic(path, data)
-            parents = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
+            parents: list[str] = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
             target = parents[0] if len(parents) == 1 else commit if newer else git.memory_head() or commit  # after a merge: as accepted
             beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
