@@ -399,7 +399,8 @@ def test_records_exported_from_one_clone_import_into_another_once_and_never_back
     elsewhere = Store(Config.load(other))
     moved = records_of(elsewhere, "ops")
     elsewhere.close()
-    assert [(r["id"], r["text"], r["ts"], r["source"]["actor"]) for r in moved] == [(r["id"], r["text"], r["ts"], "human") for r in native]
+    assert [(r["seq"], r["text"], r["ts"], r["source"]["actor"]) for r in moved] == [(r["seq"], r["text"], r["ts"], "human") for r in native]
+    assert moved[0]["session"] != native[0]["session"]  # the other clone's own ops.<clone>: its ids are its own to give
     assert moved[0]["data"]["source_id"] == f"{native[0]['id']}@{native[0]['sha256'][:12]}" and moved[0]["source"]["tool"] == "import"
     assert "Imported 0 record(s)" in import_cli(other, "-", input=exported).output
     assert run_import(store, write_jsonl(tmp_path / "back.jsonl", [json.loads(x) for x in exported.splitlines()])).added == 0

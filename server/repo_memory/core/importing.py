@@ -5,8 +5,10 @@ redacted rather than refused, the index flags injection markers, and the source 
 session are appended in large batches, one write and one index update per batch, and recorded as pending; the caller
 commits once at the end (`Store.flush("all")`). Each record keeps the key of what it came from under
 `data.source_id` (a transcript message's uuid, a rollout line's hash, a record's id and hash), so importing the same
-file again adds nothing, and a transcript that grew since adds only its new part. The formats are read by
-formats/harness_logs.py.
+file again adds nothing, and a transcript that grew since adds only its new part. A record another clone wrote (its
+source names that clone, or its session is that clone's `NAME.<clone>`) goes to this clone's own `NAME.<clone>`: under
+the other clone's name it took ids that clone's log holds, and a pull union-merged the two into one log of two chains.
+The formats are read by formats/harness_logs.py.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS, Item
 BATCH = 5000  # records per append: one write, one index update and one pending line each
 BUFFERED = 200_000  # records of a records file held at most before they are written
 SNIFF = 20  # lines read to tell a file's format
+KEPT = re.compile(r"(.+)\.([0-9a-f]{8})")  # NAME.<clone>: the log a clone keeps under a name (core/journal.py, Journal.owned)
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 
 
@@ -178,8 +181,10 @@ class Importer:
         self._memory, self._session, self._write = memory, session, write
         self._progress = progress or (lambda done, total: None)
         self._keys: dict[str, set[str]] = {}
+        self._families: dict[str, str] = {}  # a session written to -> the name whose logs hold what it has (_home)
         self._known: set[str] | None = None
         self._source = memory.source("human", "import")  # this clone and harness, as every record of this process names them
+        self._clone = self._source.get("clone", "")
 
     def run(self, found: Sequence[Source], checked: bool = False) -> Report:
         """Import every source, in order; records files are read as a stream, a transcript at a time. `checked`: `check`
@@ -207,7 +212,7 @@ class Importer:
             session = transcript.harness_id
             recorded = self._calls_of(session)
             items = [i for i in items if not (i.data.get("call_id") and i.data["call_id"] in recorded)]
-        report.sessions.append(self._append(session, items, source, transcript.harness))
+        report.sessions.append(self._append(session, session, items, source, transcript.harness))
 
     def _is_known(self, session: str) -> bool:
         if not session or harness_logs.session_problem(session):
@@ -238,7 +243,7 @@ class Importer:
             if isinstance(item, str):
                 report.skipped.append(f"{source.label}:{number}: {item}")
                 continue
-            session = item.session or ""
+            session, self._families[session] = self._home(item)
             held.setdefault(session, []).append(item)
             count += 1
             if len(held[session]) >= BATCH or count >= BUFFERED:
@@ -264,7 +269,7 @@ class Importer:
         for group in groups:
             with self._memory.batched():
                 for name in group:
-                    self._merge(results, self._append(name, held.pop(name), source, None))
+                    self._merge(results, self._append(name, self._families[name], held.pop(name), source, None))
             yield lines.bytes
 
     @staticmethod
@@ -276,9 +281,22 @@ class Importer:
         merged.added, merged.present = merged.added + done.added, merged.present + done.present
         merged.first, merged.last = merged.first or done.first, done.last or merged.last
 
-    def _append(self, session: str, items: Sequence[Item], source: Source, harness: str | None) -> Imported:
-        """Append the items `session` does not hold yet, a batch per write."""
-        keys = self._keys_of(session)
+    def _home(self, item: Item) -> tuple[str, str]:
+        """The session a record of a records file goes to, and the name whose logs (NAME and each NAME.<clone>) hold
+        what is already here: a record another clone wrote, or of a log another clone keeps, goes to this clone's
+        NAME.<clone>, so no two clones ever write one log (a session's ids are its writer's to give)."""
+        session = item.session or ""
+        kept = KEPT.fullmatch(session)
+        name = kept.group(1) if kept else session
+        theirs = kept.group(2) if kept and kept.group(2) != self._clone else item.writer
+        if not self._clone or theirs in ("", self._clone):
+            return session, name
+        return f"{name[: 127 - len(self._clone)]}.{self._clone}", name
+
+    def _append(self, session: str, family: str, items: Sequence[Item], source: Source, harness: str | None) -> Imported:
+        """Append the items `session` does not hold yet, a batch per write; `family` names the logs that say what is
+        already here (see _home)."""
+        keys = self._keys_of(family)
         new = []
         for item in items:
             if item.key not in keys:

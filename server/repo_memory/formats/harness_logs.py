@@ -79,6 +79,7 @@ class Item:
     covers: tuple[str, ...] | None = None
     session: str | None = None  # records name their own session; transcripts hold one
     harness: str | None = None
+    writer: str = ""  # the clone that wrote it, for a record exported from a clone's log (its source names it)
 
 
 @dataclass(frozen=True)
@@ -282,9 +283,10 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
         src: dict[str, Any] = obj["source"] if isinstance(obj.get("source"), dict) else {}
         actor = src.get("actor") or obj.get("actor") or "human"
         harness = src.get("harness") if isinstance(src.get("harness"), str) else None
+        writer = str(src["clone"]) if full and isinstance(src.get("clone"), str) else ""
         yield number, Item(key, kind, actor, obj.get("text"), _merge(data, {"source_id": key}), _ts(obj.get("ts")),
                            tuple(obj.get("refs") or ()), tuple(obj["covers"]) if obj.get("covers") is not None else None,
-                           str(obj.get("session") or session), harness)
+                           str(obj.get("session") or session), harness, writer)
 
 
 def problems(lines: Iterable[bytes]) -> Iterator[tuple[int, str]]:
