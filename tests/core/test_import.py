@@ -170,7 +170,7 @@ def write_jsonl(path: Path, lines: list[dict[str, Any]]) -> Path:
 def run_import(store: Store, *paths: Path, session: str | None = None) -> importing.Report:
     """What `repo-memory log import` does: read, check, import, one commit."""
     found = importing.sources(list(paths))
-    assert importing.check(found) == []
+    assert importing.check(found, store, session) == []
     report = importing.Importer(store, session).run(found, checked=True)
     store.flush("all")
     return report
@@ -378,7 +378,7 @@ def test_jsonl_entries_and_exported_records_import_with_their_sessions_and_times
     ops, notes = records_of(store, "ops-notes"), records_of(store, "import-notes")
     assert [(r["kind"], r["source"]["actor"], r["ts"][:19]) for r in ops] == [("decision", "human", "2026-11-02T10:00:00"),
                                                                             ("note", "agent", ops[1]["ts"][:19])]
-    assert ops[1]["refs"] == ["ops-notes#1"]
+    assert ops[1]["refs"] == [ops[0]["id"]]  # ops-notes#1, the file's first entry of ops-notes, is ops-notes.<clone>#1 here
     assert [r["kind"] for r in notes] == ["note", "note", "observation", "note"]
     assert notes[2]["ts"] == "2026-11-02T10:00:00.000000Z" and notes[2]["data"]["latency_ms"] == 41
     assert notes[3]["data"]["imported_kind"] == "outcome"  # an import never writes the server's verdicts

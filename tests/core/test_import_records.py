@@ -12,7 +12,7 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 
 from tests.conftest import git, records_of
-from tests.core.test_import import import_cli
+from tests.core.test_import import import_cli, run_import, write_jsonl
 
 
 def every_id(repo: Path) -> Counter[str]:
@@ -48,9 +48,47 @@ def test_records_another_clone_exported_go_to_this_clones_own_log_so_a_pull_fork
     copy = records_of(here, "team-x")  # the name a person typed reads this clone's own log
     assert copy[0]["session"] != summary["session"] and copy[0]["session"].startswith("team-x.")
     assert [r["text"] for r in copy] == ["team fact one", "team fact two", "two team facts"]
+    assert copy[2]["covers"] == [f"{copy[0]['session']}#1-2"]  # the summary cites the copies it came with
     here.close()
     assert "Imported 0 record(s)" in import_cli(mine, "-", input=exported).output
     pulled_first = cloned(repo, tmp_path / "pulled-first")  # their log is here already: the records are recognised
     assert "Imported 0 record(s)" in import_cli(pulled_first, "-", input=exported).output
     assert len(every_id(pulled_first)) == 3
+
+
+def test_refs_and_covers_citing_records_of_the_same_file_name_the_records_they_became(store: Store, repo: Path, tmp_path: Path):
+    """Entries of session "ops" become ops.<clone>: refs and covers still said ops#1, which names nothing."""
+    path = write_jsonl(tmp_path / "notes.jsonl", [
+        {"kind": "note", "text": "Migrations fail with permission denied on staging", "session": "ops"},
+        {"kind": "note", "text": "Staging DB is read-only on Fridays", "session": "ops", "refs": ["ops#1", "https://x.org/a#b"]},
+        {"kind": "note", "text": "unrelated", "session": "other"},
+        {"kind": "summary", "text": "Friday migration failures are the read-only staging DB", "covers": ["ops#1-2", "other#1"],
+         "session": "ops"}])
+    run_import(store, path)
+    ops, other = records_of(store, "ops"), records_of(store, "other")
+    session = ops[0]["session"]
+    assert session != "ops" and ops[1]["refs"] == [f"{session}#1", "https://x.org/a#b"]
+    assert ops[2]["covers"] == [f"{session}#1-2", other[0]["id"]]
+    assert [r.text for r in store.read(ops[2]["covers"][0]).records] == [ops[0]["text"], ops[1]["text"]]
+    assert run_import(store, path).added == 0
+    more = write_jsonl(tmp_path / "more.jsonl", [  # the same ids in another file name its own records, else memory's
+        {"kind": "note", "text": "later", "session": "ops"},
+        {"kind": "summary", "text": "cites the earlier import", "covers": [ops[1]["id"], "ops#1"], "session": "ops"}])
+    run_import(store, more)
+    assert records_of(store, "ops")[-1]["covers"] == [ops[1]["id"], f"{session}#4"]
+
+
+def test_a_ref_or_cover_naming_no_record_of_the_file_or_of_memory_is_refused_with_its_line(repo: Path, tmp_path: Path):
+    path = write_jsonl(tmp_path / "cites.jsonl", [
+        {"kind": "note", "text": "fine", "session": "ops"},
+        {"kind": "note", "text": "a typo'd id", "session": "notes", "refs": ["nosuch#5"]},
+        {"kind": "summary", "text": "covers a record after it", "covers": ["ops#1", "ops#3"], "session": "ops"},
+        {"kind": "note", "text": "the third", "session": "ops"}])
+    refused = import_cli(repo, str(path))
+    assert refused.exit_code == 1 and not list(repo.glob(".agents/experience/*/*.jsonl")), refused.output
+    assert "cites.jsonl:2: ref nosuch#5" in refused.output and "cites.jsonl:3: cover ops#3" in refused.output
+    assert "ops#3 does not exist" in refused.output  # an entry may cite only entries before it
+    skipped = import_cli(repo, str(path), "--skip-invalid")
+    assert skipped.exit_code == 0 and "Imported 2 record(s)" in skipped.output, skipped.output
+    assert "cites.jsonl:2: ref nosuch#5" in skipped.output
 

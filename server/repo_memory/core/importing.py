@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from repo_memory.core.reading import Item as ReadItem
+from repo_memory.core.renumbering import Renumbering
 from repo_memory.errors import NotFoundError
 from repo_memory.formats import harness_logs
 from repo_memory.formats.experience import HARD_CAP, Entry, Line
@@ -166,11 +167,19 @@ def default_session(source: Source) -> str:
     return f"import-{stem}"[:128]
 
 
-def check(found: Sequence[Source]) -> list[str]:
-    """Every line of the records files that cannot be imported, as `file:line: problem` (empty: all can)."""
+def check(found: Sequence[Source], memory: Memory | None = None, session: str | None = None) -> list[str]:
+    """Every line of the records files that cannot be imported, as `file:line: problem` (empty: all can): `session`
+    takes entries that name none (as Importer's), and a ref or cover must cite an earlier record of its file or one
+    `memory` holds (without `memory`, any id it does not hold is taken to be there)."""
     problems = []
     for source in (s for s in found if s.format == RECORDS):
-        problems += [f"{source.label}:{n}: {problem}" for n, problem in harness_logs.problems(source.lines())]
+        numbering = Renumbering(memory.lines if memory else None)
+        for n, item in harness_logs.records(source.lines(), session or default_session(source)):
+            cited = item if isinstance(item, str) else numbering.cite(item)
+            if isinstance(cited, str):
+                problems.append(f"{source.label}:{n}: {cited}")
+            else:
+                numbering.wrote(cited.origin, cited.origin)
     return problems
 
 
@@ -180,7 +189,8 @@ class Importer:
     def __init__(self, memory: Memory, session: str | None = None, progress: Progress | None = None, write: bool = True):
         self._memory, self._session, self._write = memory, session, write
         self._progress = progress or (lambda done, total: None)
-        self._keys: dict[str, set[str]] = {}
+        self._keys: dict[str, dict[str, str]] = {}  # per name (see _home): the key of each record its logs hold -> its id
+        self._numbering = Renumbering(memory.lines)
         self._families: dict[str, str] = {}  # a session written to -> the name whose logs hold what it has (_home)
         self._known: set[str] | None = None
         self._source = memory.source("human", "import")  # this clone and harness, as every record of this process names them
@@ -239,10 +249,16 @@ class Importer:
         count = 0
         results: dict[str, Imported] = {}
         lines = CountedLines(source.lines())
-        for number, item in harness_logs.records(lines, self._session or default_session(source), checked):
+        self._numbering = numbering = Renumbering(self._memory.lines)
+        for number, read in harness_logs.records(lines, self._session or default_session(source), checked):
+            if not isinstance(read, str) and numbering.waits(read):  # it cites records held: their ids come as written
+                count = 0
+                yield from self._append_all(list(held), held, source, results, lines)
+            item = read if isinstance(read, str) else numbering.cite(read)
             if isinstance(item, str):
                 report.skipped.append(f"{source.label}:{number}: {item}")
                 continue
+            numbering.hold(item.origin)
             session, self._families[session] = self._home(item)
             held.setdefault(session, []).append(item)
             count += 1
@@ -297,16 +313,20 @@ class Importer:
         """Append the items `session` does not hold yet, a batch per write; `family` names the logs that say what is
         already here (see _home)."""
         keys = self._keys_of(family)
-        new = []
+        new, fresh = [], []  # entries to write, and the items they are
         for item in items:
             if item.key not in keys:
-                keys.add(item.key)
+                keys[item.key] = ""  # its id once written
                 new.append(self._entry(item, harness))
+                fresh.append(item)
         result = Imported(session, source.label, source.format, added=len(new), present=len(items) - len(new))
         for start in range(0, len(new), BATCH) if self._write else ():
             written = self._memory.log(session, new[start : start + BATCH], captured=True)
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
             result.session = written[0]["session"]  # a chosen name's log is this clone's own (Journal.owned)
+            keys.update((item.key, record["id"]) for item, record in zip(fresh[start : start + BATCH], written))
+        for item in items:  # a dry run writes nothing: what cites it is taken to cite it
+            self._numbering.wrote(item.origin, keys[item.key] or item.origin)
         return result
 
     def _entry(self, item: Item, harness: str | None) -> Entry:
@@ -317,14 +337,15 @@ class Importer:
         return Entry(kind=item.kind, text=text, data={**item.data, "source_id": item.key}, refs=list(item.refs),
                      covers=list(item.covers) if item.covers is not None else None, source=source, ts=item.ts)
 
-    def _keys_of(self, session: str) -> set[str]:
-        """The keys of everything `session` holds (with the logs clones keep under its name, `<session>.<clone>`)."""
+    def _keys_of(self, session: str) -> dict[str, str]:
+        """The keys of everything `session` holds (with the logs clones keep under its name, `<session>.<clone>`), each
+        with the id of its record."""
         if session in self._keys:
             return self._keys[session]
         if self._known is None:  # every session on disk, indexed once: a new session is then known to hold nothing
             self._memory.refresh()
             self._known = {s[0] for s in self._memory.sessions()}
-        keys: set[str] = set()
+        keys: dict[str, str] = {}
         fork = re.compile(re.escape(session) + r"\.[0-9a-f]{8}")
         for name in (s for s in self._known if s == session or fork.fullmatch(s)):
             try:
@@ -332,7 +353,7 @@ class Importer:
             except NotFoundError:
                 continue
             for line in lines:
-                keys |= self._keys_in(line.record) if line.record else set()
+                keys.update(dict.fromkeys(self._keys_in(line.record), line.record["id"]) if line.record else {})
         self._keys[session] = keys
         return keys
 

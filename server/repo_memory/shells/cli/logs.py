@@ -120,7 +120,7 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     stdin = sys.stdin.buffer.read() if Path("-") in files else None
     claude_files, codex_files = _discovered(store.root, claude, codex)
     found = importing.sources(files, stdin, claude_files, codex_files)
-    problems = importing.check(found)
+    problems = importing.check(found, store, session)
     if problems and not skip_invalid:
         raise click.ClickException(f"{len(problems)} line(s) cannot be imported, so nothing was:\n  " + "\n  ".join(problems[:10])
                                    + "\nFix them, or pass --skip-invalid to import the other lines.")
