@@ -580,7 +580,7 @@ def test_a_transcript_whose_first_cwd_is_a_hook_attachment_is_found_and_joins_th
 def test_a_line_holding_bytes_that_are_not_utf8_is_imported_with_replacement_characters(repo: Path, tmp_path: Path):
     """A line with a byte that is not UTF-8 inside a string (a tool's output copied raw, a file cut and mended) was
     "not a JSON object" in a records file and left out of a Claude Code transcript without a word: its JSON holds,
-    so it is read with U+FFFD in place of each such byte."""
+    so it is read with U+FFFD in place of each such byte, and the import says which lines held such bytes."""
     records = tmp_path / "odd.jsonl"
     records.write_bytes(b'{"kind": "note", "text": "latin-1 caf\xe9 in a note"}\n')
     done = import_cli(repo, str(records))
@@ -593,6 +593,7 @@ def test_a_line_holding_bytes_that_are_not_utf8_is_imported_with_replacement_cha
     transcript.write_bytes(json.dumps(line).replace("_PLACE", "\\u00e9").encode() + b"\n"
                            + json.dumps({**line, "uuid": "u2", "message": {"role": "user", "content": "and r_PLACE?"}}).encode()
                            .replace(b"_PLACE", b"\xe9") + b"\n")
-    assert import_cli(repo, str(transcript)).exit_code == 0
+    done = import_cli(repo, str(transcript))
+    assert done.exit_code == 0 and "1 line(s) held 1 byte(s) that are not UTF-8" in done.output and f"{transcript}:2" in done.output
     texts = [json.loads(ln)["text"] for log in repo.glob(".agents/experience/*/*.jsonl") for ln in log.read_text(encoding="utf-8").splitlines()]
     assert "latin-1 caf\ufffd in a note" in texts and "and r\ufffd?" in texts and "Why does caf\u00e9 fail?" in texts, texts

@@ -92,3 +92,18 @@ def test_a_ref_or_cover_naming_no_record_of_the_file_or_of_memory_is_refused_wit
     assert skipped.exit_code == 0 and "Imported 2 record(s)" in skipped.output, skipped.output
     assert "cites.jsonl:2: ref nosuch#5" in skipped.output
 
+
+def test_a_bom_is_skipped_and_bytes_that_are_not_utf8_are_counted_in_the_report(repo: Path, tmp_path: Path):
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b'\xef\xbb\xbf{"kind": "note", "text": "saved by Notepad with a BOM", "session": "bom"}\n')
+    done = import_cli(repo, str(bom))
+    assert done.exit_code == 0 and "Imported 1 record(s)" in done.output, done.output
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(b'{"kind": "note", "text": "fine"}\n{"kind": "note", "text": "caf\xe9 au lait, r\xe9sum\xe9"}\n')
+    done = import_cli(repo, str(latin))
+    assert done.exit_code == 0 and "Imported 2 record(s)" in done.output, done.output
+    assert "1 line(s) held 3 byte(s) that are not UTF-8" in done.output and "latin1.jsonl:2" in done.output
+    latin.write_bytes(latin.read_bytes() + b'{"kind": "note", "text": "na\xefve"}\n')
+    report = json.loads(import_cli(repo, str(latin), "--json").output)
+    assert report["added"] == 1 and report["not_utf8"] == {"lines": 2, "bytes": 4, "where": [f"{latin}:2", f"{latin}:3"]}
+

@@ -13,15 +13,19 @@ The formats are read by formats/harness_logs.py.
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
+import itertools
 import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from repo_memory.core.intake import CountedLines, Imported, Report
 from repo_memory.core.reading import Item as ReadItem
 from repo_memory.core.renumbering import Renumbering
 from repo_memory.errors import NotFoundError
@@ -65,44 +69,19 @@ class Source:
 
     def lines(self) -> Iterator[bytes]:
         if self.content is not None:
-            yield from self.content.splitlines()
+            yield from _unmarked(iter(self.content.splitlines()))
             return
         assert self.path is not None
         with self.path.open("rb") as handle:
-            yield from handle
+            yield from _unmarked(handle)
+
+    def head(self) -> list[bytes]:
+        """The first lines, which tell the format."""
+        return list(itertools.islice(self.lines(), SNIFF))
 
     @property
     def size(self) -> int:
         return len(self.content) if self.content is not None else self.path.stat().st_size if self.path else 0
-
-
-@dataclass
-class Imported:
-    """What one session got from one file: records added, records it already held, and the new ids."""
-
-    session: str
-    source: str
-    format: str
-    added: int = 0
-    present: int = 0
-    first: str = ""
-    last: str = ""
-
-
-@dataclass
-class Report:
-    """The outcome of an import: per session and file, and the lines of record files that were skipped."""
-
-    sessions: list[Imported] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-
-    @property
-    def added(self) -> int:
-        return sum(s.added for s in self.sessions)
-
-    @property
-    def present(self) -> int:
-        return sum(s.present for s in self.sessions)
 
 
 def claude_transcripts(root: Path, claude_dir: Path) -> list[Path]:
@@ -150,15 +129,18 @@ def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[
     """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
     out = []
     for path in paths:
-        if str(path) == "-":
-            content = stdin or b""
-            out.append(Source("stdin", harness_logs.detect(content.splitlines()[:SNIFF]), content=content))
-            continue
-        with path.open("rb") as handle:
-            head = [handle.readline() for _ in range(SNIFF)]
-        out.append(Source(str(path), harness_logs.detect(head), path=path))
+        given = Source("stdin", RECORDS, content=stdin or b"") if str(path) == "-" else Source(str(path), RECORDS, path=path)
+        out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
     out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+
+
+def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines of a file without the byte order mark an editor (Notepad) may put before the first."""
+    first = next(lines, None)
+    if first is not None:
+        yield first.removeprefix(codecs.BOM_UTF8)
+        yield from lines
 
 
 def default_session(source: Source) -> str:
@@ -216,7 +198,9 @@ class Importer:
         repo-memory recorded live (its hooks and tools name it by the harness's id) gets what it lacks, the
         conversation, and no second copy of the tool calls its hooks recorded."""
         parse = harness_logs.claude_code if source.format == CLAUDE else harness_logs.codex
-        transcript = parse(source.lines(), source.path.stem if source.path else "")
+        lines = CountedLines(source.lines())
+        transcript = parse(lines, source.path.stem if source.path else "")
+        report.undecodable += [(source.label, number, count) for number, count in lines.undecodable]
         session, items = transcript.session, transcript.items
         if self._is_known(transcript.harness_id):
             session = transcript.harness_id
@@ -268,6 +252,7 @@ class Importer:
                 yield from self._append_all(names, held, source, results, lines)
         yield from self._append_all(list(held), held, source, results, lines)
         report.sessions += results.values()
+        report.undecodable += [(source.label, number, count) for number, count in lines.undecodable]
         yield lines.bytes
 
     def _append_all(self, names: list[str], held: dict[str, list[Item]], source: Source, results: dict[str, Imported],
@@ -368,15 +353,3 @@ class Importer:
             if isinstance(inner, dict) and isinstance(inner.get("source_id"), str):
                 found.add(inner["source_id"])
         return found
-
-
-class CountedLines:
-    """Lines of a file, counting the bytes read so far (for the progress bar)."""
-
-    def __init__(self, lines: Iterator[bytes]):
-        self._lines, self.bytes = lines, 0
-
-    def __iter__(self) -> Iterator[bytes]:
-        for raw in self._lines:
-            self.bytes += len(raw) + (0 if raw.endswith(b"\n") else 1)
-            yield raw

@@ -151,8 +151,11 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
     where = ("a dry run: nothing written" if dry_run else f"committed {commit.sha[:12]}" if commit and commit.sha
              else f"not committed yet: {commit.deferred}" if commit and commit.deferred else "nothing new to commit" if not report.added
              else "written; committed with your next memory commit")
+    odd = report.undecodable  # lines holding bytes that are not UTF-8, each such byte read as U+FFFD
+    odd_bytes, odd_lines = sum(n for _, _, n in odd), [f"{f}:{line}" for f, line, _ in odd[:100]]
     data = {"added": report.added, "present": report.present, "seconds": round(seconds, 3), "records_per_second": rate,
             "commit": commit.sha if commit else None, "dry_run": dry_run, "skipped": report.skipped,
+            "not_utf8": {"lines": len(odd), "bytes": odd_bytes, "where": odd_lines},
             "sessions": [dataclasses.asdict(s) for s in report.sessions]}
 
     def text() -> None:
@@ -164,6 +167,10 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
             click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
         for line in report.skipped[:10]:
             click.echo(f"skipped {line}", err=True)
+        if odd:
+            shown = ", ".join(_short(w) for w in odd_lines[:5]) + (", …" if len(odd) > 5 else "")
+            click.echo(f"warning: {len(odd)} line(s) held {odd_bytes} byte(s) that are not UTF-8 (a file saved as "
+                       f"Latin-1?), imported with U+FFFD in their place: {shown}", err=True)
         sessions = len({s.session for s in changed})
         speed = f" ({rate} records/s)" if seconds >= 1 else ""
         click.echo(f"{'Would import' if dry_run else 'Imported'} {report.added} record(s) into {sessions} session(s) in {seconds:.1f} s"
