@@ -107,3 +107,10 @@ def test_a_bom_is_skipped_and_bytes_that_are_not_utf8_are_counted_in_the_report(
     report = json.loads(import_cli(repo, str(latin), "--json").output)
     assert report["added"] == 1 and report["not_utf8"] == {"lines": 2, "bytes": 4, "where": [f"{latin}:2", f"{latin}:3"]}
 
+
+def test_an_empty_text_is_refused_as_remember_refuses_it(repo: Path, tmp_path: Path):
+    """An entry of "text": "" was imported, and timeline showed its bookkeeping ({"source_id": …}) as its text."""
+    path = write_jsonl(tmp_path / "e.jsonl", [{"kind": "note", "text": "fine"}, {"kind": "note", "text": "  ", "session": "e"}])
+    refused = import_cli(repo, str(path))
+    assert refused.exit_code == 1 and "e.jsonl:2: text is empty" in refused.output, refused.output
+

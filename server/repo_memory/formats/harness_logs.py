@@ -306,6 +306,8 @@ def _problem(obj: dict[str, Any]) -> str:
         return "text must be a string"
     if obj.get("text") is None and obj.get("data") is None and not (full and obj.get("blob")):
         return "give text or data"
+    if obj.get("data") is None and not (full and obj.get("blob")) and not obj["text"].strip():
+        return "text is empty: say what happened (or give data)"
     for name in ("refs", "covers"):
         value = obj.get(name)
         if value is not None and not (isinstance(value, list) and all(isinstance(r, str) for r in value)):
