@@ -8,11 +8,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.shells.cli import cli
 
 from tests.conftest import git, records_of
-from tests.core.test_import import import_cli, run_import, write_jsonl
+from tests.core.test_import import GITHUB_TOKEN, import_cli, run_import, write_jsonl
 
 
 def every_id(repo: Path) -> Counter[str]:
@@ -114,3 +117,13 @@ def test_an_empty_text_is_refused_as_remember_refuses_it(repo: Path, tmp_path: P
     refused = import_cli(repo, str(path))
     assert refused.exit_code == 1 and "e.jsonl:2: text is empty" in refused.output, refused.output
 
+
+def test_the_report_says_how_many_records_had_a_secret_redacted_and_shows_the_last_progress_line_once(repo: Path, tmp_path: Path):
+    lines = [{"kind": "note", "text": f"token {GITHUB_TOKEN}", "session": "s"},
+             {"kind": "observation", "text": "BIG " + "lorem ipsum " * 400_000, "session": "s"}]
+    result = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", str(write_jsonl(tmp_path / "big.jsonl", lines))])
+    assert result.exit_code == 0, result.output
+    assert "1 record(s) had a secret redacted" in result.stdout
+    assert result.stderr.count("Importing: 4.8/4.8 MB") == 1, result.stderr
+    again = write_jsonl(tmp_path / "more.jsonl", [{"kind": "note", "text": f"again {GITHUB_TOKEN}"}, {"kind": "note", "text": "no"}])
+    assert json.loads(import_cli(repo, str(again), "--json").output)["redacted"] == 1

@@ -135,6 +135,13 @@ def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
 
 
+def _redacted(entry: Entry, record: dict[str, Any]) -> bool:
+    """Whether writing `entry` redacted a secret (the write path lists the rules under data.redacted; a record exported
+    from another clone may list those that clone redacted)."""
+    data = record.get("data")
+    return isinstance(data, dict) and bool(data.get("redacted")) and data.get("redacted") != (entry.data or {}).get("redacted")
+
+
 def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:
     """The lines of a file without the byte order mark an editor (Notepad) may put before the first."""
     first = next(lines, None)
@@ -280,6 +287,7 @@ class Importer:
             return
         merged = results[done.session]
         merged.added, merged.present = merged.added + done.added, merged.present + done.present
+        merged.redacted += done.redacted
         merged.first, merged.last = merged.first or done.first, done.last or merged.last
 
     def _home(self, item: Item) -> tuple[str, str]:
@@ -310,6 +318,7 @@ class Importer:
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
             result.session = written[0]["session"]  # a chosen name's log is this clone's own (Journal.owned)
             keys.update((item.key, record["id"]) for item, record in zip(fresh[start : start + BATCH], written))
+            result.redacted += sum(_redacted(entry, record) for entry, record in zip(new[start : start + BATCH], written))
         for item in items:  # a dry run writes nothing: what cites it is taken to cite it
             self._numbering.wrote(item.origin, keys[item.key] or item.origin)
         return result

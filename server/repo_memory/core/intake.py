@@ -18,6 +18,7 @@ class Imported:
     present: int = 0
     first: str = ""
     last: str = ""
+    redacted: int = 0  # records written with a secret replaced by [REDACTED:<rule>]
 
 
 @dataclass
@@ -36,6 +37,10 @@ class Report:
     @property
     def present(self) -> int:
         return sum(s.present for s in self.sessions)
+
+    @property
+    def redacted(self) -> int:
+        return sum(s.redacted for s in self.sessions)
 
 
 class CountedLines:

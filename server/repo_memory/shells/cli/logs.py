@@ -153,7 +153,7 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
              else "written; committed with your next memory commit")
     odd = report.undecodable  # lines holding bytes that are not UTF-8, each such byte read as U+FFFD
     odd_bytes, odd_lines = sum(n for _, _, n in odd), [f"{f}:{line}" for f, line, _ in odd[:100]]
-    data = {"added": report.added, "present": report.present, "seconds": round(seconds, 3), "records_per_second": rate,
+    data = {"added": report.added, "present": report.present, "redacted": report.redacted, "seconds": round(seconds, 3), "records_per_second": rate,
             "commit": commit.sha if commit else None, "dry_run": dry_run, "skipped": report.skipped,
             "not_utf8": {"lines": len(odd), "bytes": odd_bytes, "where": odd_lines},
             "sessions": [dataclasses.asdict(s) for s in report.sessions]}
@@ -167,6 +167,9 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
             click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
         for line in report.skipped[:10]:
             click.echo(f"skipped {line}", err=True)
+        if report.redacted:
+            click.echo(f"{report.redacted} record(s) had a secret redacted: [REDACTED:<rule>] stands in its place, and the "
+                       "record's data.redacted names the rules.")
         if odd:
             shown = ", ".join(_short(w) for w in odd_lines[:5]) + (", …" if len(odd) > 5 else "")
             click.echo(f"warning: {len(odd)} line(s) held {odd_bytes} byte(s) that are not UTF-8 (a file saved as "
