@@ -88,7 +88,9 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     records as `log tail --json` prints them, or entries like
       {"kind": "decision", "text": "Chose pytest-postgresql", "ts": "2026-11-02T10:00:00Z", "session": "ops-notes"}
     (kind note, action, observation, tool, decision, error or summary; text or data; refs, ts, session and actor
-    human|agent optional).
+    human|agent optional). Refs and covers citing an earlier record of the file (an exported record's id, or SESSION#N,
+    the Nth entry of that session there) name the record it became; records another clone exported go to this
+    clone's own NAME.<clone>.
 
     \b
     --claude-memory and --codex-memories bring in the memories the harnesses keep outside the repository: each memory
