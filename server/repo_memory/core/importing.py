@@ -36,7 +36,7 @@ from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS, Item
 BATCH = 5000  # records per append: one write, one index update and one pending line each
 BUFFERED = 200_000  # records of a records file held at most before they are written
 SNIFF = 20  # lines read to tell a file's format
-KEPT = re.compile(r"(.+)\.([0-9a-f]{8})")  # NAME.<clone>: the log a clone keeps under a name (core/journal.py, Journal.owned)
+KEPT = re.compile(r"(.+)\.([0-9a-f]{8})")  # NAME.<clone>: a clone's log under a name (Journal.owned)
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 
 
@@ -129,7 +129,8 @@ def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[
     """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
     out = []
     for path in paths:
-        given = Source("stdin", RECORDS, content=stdin or b"") if str(path) == "-" else Source(str(path), RECORDS, path=path)
+        stdin_given = str(path) == "-"
+        given = Source("stdin", RECORDS, content=stdin or b"") if stdin_given else Source(str(path), RECORDS, path=path)
         out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
     out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
@@ -139,7 +140,8 @@ def _redacted(entry: Entry, record: dict[str, Any]) -> bool:
     """Whether writing `entry` redacted a secret (the write path lists the rules under data.redacted; a record exported
     from another clone may list those that clone redacted)."""
     data = record.get("data")
-    return isinstance(data, dict) and bool(data.get("redacted")) and data.get("redacted") != (entry.data or {}).get("redacted")
+    before = (entry.data or {}).get("redacted")
+    return isinstance(data, dict) and bool(data.get("redacted")) and data.get("redacted") != before
 
 
 def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:
@@ -178,7 +180,7 @@ class Importer:
     def __init__(self, memory: Memory, session: str | None = None, progress: Progress | None = None, write: bool = True):
         self._memory, self._session, self._write = memory, session, write
         self._progress = progress or (lambda done, total: None)
-        self._keys: dict[str, dict[str, str]] = {}  # per name (see _home): the key of each record its logs hold -> its id
+        self._keys: dict[str, dict[str, str]] = {}  # per name (_home): each key its logs hold -> the record's id
         self._numbering = Renumbering(memory.lines)
         self._families: dict[str, str] = {}  # a session written to -> the name whose logs hold what it has (_home)
         self._known: set[str] | None = None
@@ -318,7 +320,7 @@ class Importer:
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
             result.session = written[0]["session"]  # a chosen name's log is this clone's own (Journal.owned)
             keys.update((item.key, record["id"]) for item, record in zip(fresh[start : start + BATCH], written))
-            result.redacted += sum(_redacted(entry, record) for entry, record in zip(new[start : start + BATCH], written))
+            result.redacted += sum(map(_redacted, new[start : start + BATCH], written))
         for item in items:  # a dry run writes nothing: what cites it is taken to cite it
             self._numbering.wrote(item.origin, keys[item.key] or item.origin)
         return result

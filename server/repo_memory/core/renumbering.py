@@ -121,7 +121,8 @@ class Renumbering:
                 lines = self._lines(ref.session)
             except NotFoundError:
                 lines = []
-            self._seqs[ref.session] = {line.record["seq"] for line in lines if line.record and line.record.get("session") == ref.session}
+            records = (line.record for line in lines if line.record)
+            self._seqs[ref.session] = {r["seq"] for r in records if r.get("session") == ref.session}
         seqs = self._seqs[ref.session]
         absent = next((n for n in range(ref.start, ref.end + 1) if n not in seqs), 0)
         if not absent:
