@@ -170,7 +170,7 @@ def write_jsonl(path: Path, lines: list[dict[str, Any]]) -> Path:
 def run_import(store: Store, *paths: Path, session: str | None = None) -> importing.Report:
     """What `repo-memory log import` does: read, check, import, one commit."""
     found = importing.sources(list(paths))
-    assert importing.check(found) == []
+    assert importing.check(found, store, session) == []
     report = importing.Importer(store, session).run(found, checked=True)
     store.flush("all")
     return report
@@ -378,7 +378,7 @@ def test_jsonl_entries_and_exported_records_import_with_their_sessions_and_times
     ops, notes = records_of(store, "ops-notes"), records_of(store, "import-notes")
     assert [(r["kind"], r["source"]["actor"], r["ts"][:19]) for r in ops] == [("decision", "human", "2026-11-02T10:00:00"),
                                                                             ("note", "agent", ops[1]["ts"][:19])]
-    assert ops[1]["refs"] == ["ops-notes#1"]
+    assert ops[1]["refs"] == [ops[0]["id"]]  # ops-notes#1, the file's first entry of ops-notes, is ops-notes.<clone>#1 here
     assert [r["kind"] for r in notes] == ["note", "note", "observation", "note"]
     assert notes[2]["ts"] == "2026-11-02T10:00:00.000000Z" and notes[2]["data"]["latency_ms"] == 41
     assert notes[3]["data"]["imported_kind"] == "outcome"  # an import never writes the server's verdicts
@@ -399,7 +399,8 @@ def test_records_exported_from_one_clone_import_into_another_once_and_never_back
     elsewhere = Store(Config.load(other))
     moved = records_of(elsewhere, "ops")
     elsewhere.close()
-    assert [(r["id"], r["text"], r["ts"], r["source"]["actor"]) for r in moved] == [(r["id"], r["text"], r["ts"], "human") for r in native]
+    assert [(r["seq"], r["text"], r["ts"], r["source"]["actor"]) for r in moved] == [(r["seq"], r["text"], r["ts"], "human") for r in native]
+    assert moved[0]["session"] != native[0]["session"]  # the other clone's own ops.<clone>: its ids are its own to give
     assert moved[0]["data"]["source_id"] == f"{native[0]['id']}@{native[0]['sha256'][:12]}" and moved[0]["source"]["tool"] == "import"
     assert "Imported 0 record(s)" in import_cli(other, "-", input=exported).output
     assert run_import(store, write_jsonl(tmp_path / "back.jsonl", [json.loads(x) for x in exported.splitlines()])).added == 0
@@ -579,7 +580,7 @@ def test_a_transcript_whose_first_cwd_is_a_hook_attachment_is_found_and_joins_th
 def test_a_line_holding_bytes_that_are_not_utf8_is_imported_with_replacement_characters(repo: Path, tmp_path: Path):
     """A line with a byte that is not UTF-8 inside a string (a tool's output copied raw, a file cut and mended) was
     "not a JSON object" in a records file and left out of a Claude Code transcript without a word: its JSON holds,
-    so it is read with U+FFFD in place of each such byte."""
+    so it is read with U+FFFD in place of each such byte, and the import says which lines held such bytes."""
     records = tmp_path / "odd.jsonl"
     records.write_bytes(b'{"kind": "note", "text": "latin-1 caf\xe9 in a note"}\n')
     done = import_cli(repo, str(records))
@@ -592,6 +593,7 @@ def test_a_line_holding_bytes_that_are_not_utf8_is_imported_with_replacement_cha
     transcript.write_bytes(json.dumps(line).replace("_PLACE", "\\u00e9").encode() + b"\n"
                            + json.dumps({**line, "uuid": "u2", "message": {"role": "user", "content": "and r_PLACE?"}}).encode()
                            .replace(b"_PLACE", b"\xe9") + b"\n")
-    assert import_cli(repo, str(transcript)).exit_code == 0
+    done = import_cli(repo, str(transcript))
+    assert done.exit_code == 0 and "1 line(s) held 1 byte(s) that are not UTF-8" in done.output and f"{transcript}:2" in done.output
     texts = [json.loads(ln)["text"] for log in repo.glob(".agents/experience/*/*.jsonl") for ln in log.read_text(encoding="utf-8").splitlines()]
     assert "latin-1 caf\ufffd in a note" in texts and "and r\ufffd?" in texts and "Why does caf\u00e9 fail?" in texts, texts

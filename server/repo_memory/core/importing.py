@@ -5,22 +5,29 @@ redacted rather than refused, the index flags injection markers, and the source 
 session are appended in large batches, one write and one index update per batch, and recorded as pending; the caller
 commits once at the end (`Store.flush("all")`). Each record keeps the key of what it came from under
 `data.source_id` (a transcript message's uuid, a rollout line's hash, a record's id and hash), so importing the same
-file again adds nothing, and a transcript that grew since adds only its new part. The formats are read by
-formats/harness_logs.py.
+file again adds nothing, and a transcript that grew since adds only its new part. A record another clone wrote (its
+source names that clone, or its session is that clone's `NAME.<clone>`) goes to this clone's own `NAME.<clone>`: under
+the other clone's name it took ids that clone's log holds, and a pull union-merged the two into one log of two chains.
+The formats are read by formats/harness_logs.py.
 """
 
 from __future__ import annotations
 
+import codecs
+import dataclasses
+import itertools
 import json
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from repo_memory.core.intake import CountedLines, Imported, Report
 from repo_memory.core.reading import Item as ReadItem
+from repo_memory.core.renumbering import Renumbering
 from repo_memory.errors import NotFoundError
 from repo_memory.formats import harness_logs
 from repo_memory.formats.experience import HARD_CAP, Entry, Line
@@ -29,6 +36,7 @@ from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS, Item
 BATCH = 5000  # records per append: one write, one index update and one pending line each
 BUFFERED = 200_000  # records of a records file held at most before they are written
 SNIFF = 20  # lines read to tell a file's format
+KEPT = re.compile(r"(.+)\.([0-9a-f]{8})")  # NAME.<clone>: a clone's log under a name (Journal.owned)
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 
 
@@ -61,44 +69,19 @@ class Source:
 
     def lines(self) -> Iterator[bytes]:
         if self.content is not None:
-            yield from self.content.splitlines()
+            yield from _unmarked(iter(self.content.splitlines()))
             return
         assert self.path is not None
         with self.path.open("rb") as handle:
-            yield from handle
+            yield from _unmarked(handle)
+
+    def head(self) -> list[bytes]:
+        """The first lines, which tell the format."""
+        return list(itertools.islice(self.lines(), SNIFF))
 
     @property
     def size(self) -> int:
         return len(self.content) if self.content is not None else self.path.stat().st_size if self.path else 0
-
-
-@dataclass
-class Imported:
-    """What one session got from one file: records added, records it already held, and the new ids."""
-
-    session: str
-    source: str
-    format: str
-    added: int = 0
-    present: int = 0
-    first: str = ""
-    last: str = ""
-
-
-@dataclass
-class Report:
-    """The outcome of an import: per session and file, and the lines of record files that were skipped."""
-
-    sessions: list[Imported] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-
-    @property
-    def added(self) -> int:
-        return sum(s.added for s in self.sessions)
-
-    @property
-    def present(self) -> int:
-        return sum(s.present for s in self.sessions)
 
 
 def claude_transcripts(root: Path, claude_dir: Path) -> list[Path]:
@@ -146,15 +129,27 @@ def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[
     """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
     out = []
     for path in paths:
-        if str(path) == "-":
-            content = stdin or b""
-            out.append(Source("stdin", harness_logs.detect(content.splitlines()[:SNIFF]), content=content))
-            continue
-        with path.open("rb") as handle:
-            head = [handle.readline() for _ in range(SNIFF)]
-        out.append(Source(str(path), harness_logs.detect(head), path=path))
+        stdin_given = str(path) == "-"
+        given = Source("stdin", RECORDS, content=stdin or b"") if stdin_given else Source(str(path), RECORDS, path=path)
+        out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
     out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+
+
+def _redacted(entry: Entry, record: dict[str, Any]) -> bool:
+    """Whether writing `entry` redacted a secret (the write path lists the rules under data.redacted; a record exported
+    from another clone may list those that clone redacted)."""
+    data = record.get("data")
+    before = (entry.data or {}).get("redacted")
+    return isinstance(data, dict) and bool(data.get("redacted")) and data.get("redacted") != before
+
+
+def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines of a file without the byte order mark an editor (Notepad) may put before the first."""
+    first = next(lines, None)
+    if first is not None:
+        yield first.removeprefix(codecs.BOM_UTF8)
+        yield from lines
 
 
 def default_session(source: Source) -> str:
@@ -163,11 +158,19 @@ def default_session(source: Source) -> str:
     return f"import-{stem}"[:128]
 
 
-def check(found: Sequence[Source]) -> list[str]:
-    """Every line of the records files that cannot be imported, as `file:line: problem` (empty: all can)."""
+def check(found: Sequence[Source], memory: Memory | None = None, session: str | None = None) -> list[str]:
+    """Every line of the records files that cannot be imported, as `file:line: problem` (empty: all can): `session`
+    takes entries that name none (as Importer's), and a ref or cover must cite an earlier record of its file or one
+    `memory` holds (without `memory`, any id it does not hold is taken to be there)."""
     problems = []
     for source in (s for s in found if s.format == RECORDS):
-        problems += [f"{source.label}:{n}: {problem}" for n, problem in harness_logs.problems(source.lines())]
+        numbering = Renumbering(memory.lines if memory else None)
+        for n, item in harness_logs.records(source.lines(), session or default_session(source)):
+            cited = item if isinstance(item, str) else numbering.cite(item)
+            if isinstance(cited, str):
+                problems.append(f"{source.label}:{n}: {cited}")
+            else:
+                numbering.wrote(cited.origin, cited.origin)
     return problems
 
 
@@ -177,9 +180,12 @@ class Importer:
     def __init__(self, memory: Memory, session: str | None = None, progress: Progress | None = None, write: bool = True):
         self._memory, self._session, self._write = memory, session, write
         self._progress = progress or (lambda done, total: None)
-        self._keys: dict[str, set[str]] = {}
+        self._keys: dict[str, dict[str, str]] = {}  # per name (_home): each key its logs hold -> the record's id
+        self._numbering = Renumbering(memory.lines)
+        self._families: dict[str, str] = {}  # a session written to -> the name whose logs hold what it has (_home)
         self._known: set[str] | None = None
         self._source = memory.source("human", "import")  # this clone and harness, as every record of this process names them
+        self._clone = self._source.get("clone", "")
 
     def run(self, found: Sequence[Source], checked: bool = False) -> Report:
         """Import every source, in order; records files are read as a stream, a transcript at a time. `checked`: `check`
@@ -201,13 +207,15 @@ class Importer:
         repo-memory recorded live (its hooks and tools name it by the harness's id) gets what it lacks, the
         conversation, and no second copy of the tool calls its hooks recorded."""
         parse = harness_logs.claude_code if source.format == CLAUDE else harness_logs.codex
-        transcript = parse(source.lines(), source.path.stem if source.path else "")
+        lines = CountedLines(source.lines())
+        transcript = parse(lines, source.path.stem if source.path else "")
+        report.undecodable += [(source.label, number, count) for number, count in lines.undecodable]
         session, items = transcript.session, transcript.items
         if self._is_known(transcript.harness_id):
             session = transcript.harness_id
             recorded = self._calls_of(session)
             items = [i for i in items if not (i.data.get("call_id") and i.data["call_id"] in recorded)]
-        report.sessions.append(self._append(session, items, source, transcript.harness))
+        report.sessions.append(self._append(session, session, items, source, transcript.harness))
 
     def _is_known(self, session: str) -> bool:
         if not session or harness_logs.session_problem(session):
@@ -234,11 +242,17 @@ class Importer:
         count = 0
         results: dict[str, Imported] = {}
         lines = CountedLines(source.lines())
-        for number, item in harness_logs.records(lines, self._session or default_session(source), checked):
+        self._numbering = numbering = Renumbering(self._memory.lines)
+        for number, read in harness_logs.records(lines, self._session or default_session(source), checked):
+            if not isinstance(read, str) and numbering.waits(read):  # it cites records held: their ids come as written
+                count = 0
+                yield from self._append_all(list(held), held, source, results, lines)
+            item = read if isinstance(read, str) else numbering.cite(read)
             if isinstance(item, str):
                 report.skipped.append(f"{source.label}:{number}: {item}")
                 continue
-            session = item.session or ""
+            numbering.hold(item.origin)
+            session, self._families[session] = self._home(item)
             held.setdefault(session, []).append(item)
             count += 1
             if len(held[session]) >= BATCH or count >= BUFFERED:
@@ -247,6 +261,7 @@ class Importer:
                 yield from self._append_all(names, held, source, results, lines)
         yield from self._append_all(list(held), held, source, results, lines)
         report.sessions += results.values()
+        report.undecodable += [(source.label, number, count) for number, count in lines.undecodable]
         yield lines.bytes
 
     def _append_all(self, names: list[str], held: dict[str, list[Item]], source: Source, results: dict[str, Imported],
@@ -264,7 +279,7 @@ class Importer:
         for group in groups:
             with self._memory.batched():
                 for name in group:
-                    self._merge(results, self._append(name, held.pop(name), source, None))
+                    self._merge(results, self._append(name, self._families[name], held.pop(name), source, None))
             yield lines.bytes
 
     @staticmethod
@@ -274,21 +289,40 @@ class Importer:
             return
         merged = results[done.session]
         merged.added, merged.present = merged.added + done.added, merged.present + done.present
+        merged.redacted += done.redacted
         merged.first, merged.last = merged.first or done.first, done.last or merged.last
 
-    def _append(self, session: str, items: Sequence[Item], source: Source, harness: str | None) -> Imported:
-        """Append the items `session` does not hold yet, a batch per write."""
-        keys = self._keys_of(session)
-        new = []
+    def _home(self, item: Item) -> tuple[str, str]:
+        """The session a record of a records file goes to, and the name whose logs (NAME and each NAME.<clone>) hold
+        what is already here: a record another clone wrote, or of a log another clone keeps, goes to this clone's
+        NAME.<clone>, so no two clones ever write one log (a session's ids are its writer's to give)."""
+        session = item.session or ""
+        kept = KEPT.fullmatch(session)
+        name = kept.group(1) if kept else session
+        theirs = kept.group(2) if kept and kept.group(2) != self._clone else item.writer
+        if not self._clone or theirs in ("", self._clone):
+            return session, name
+        return f"{name[: 127 - len(self._clone)]}.{self._clone}", name
+
+    def _append(self, session: str, family: str, items: Sequence[Item], source: Source, harness: str | None) -> Imported:
+        """Append the items `session` does not hold yet, a batch per write; `family` names the logs that say what is
+        already here (see _home)."""
+        keys = self._keys_of(family)
+        new, fresh = [], []  # entries to write, and the items they are
         for item in items:
             if item.key not in keys:
-                keys.add(item.key)
+                keys[item.key] = ""  # its id once written
                 new.append(self._entry(item, harness))
+                fresh.append(item)
         result = Imported(session, source.label, source.format, added=len(new), present=len(items) - len(new))
         for start in range(0, len(new), BATCH) if self._write else ():
             written = self._memory.log(session, new[start : start + BATCH], captured=True)
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
             result.session = written[0]["session"]  # a chosen name's log is this clone's own (Journal.owned)
+            keys.update((item.key, record["id"]) for item, record in zip(fresh[start : start + BATCH], written))
+            result.redacted += sum(map(_redacted, new[start : start + BATCH], written))
+        for item in items:  # a dry run writes nothing: what cites it is taken to cite it
+            self._numbering.wrote(item.origin, keys[item.key] or item.origin)
         return result
 
     def _entry(self, item: Item, harness: str | None) -> Entry:
@@ -299,14 +333,15 @@ class Importer:
         return Entry(kind=item.kind, text=text, data={**item.data, "source_id": item.key}, refs=list(item.refs),
                      covers=list(item.covers) if item.covers is not None else None, source=source, ts=item.ts)
 
-    def _keys_of(self, session: str) -> set[str]:
-        """The keys of everything `session` holds (with the logs clones keep under its name, `<session>.<clone>`)."""
+    def _keys_of(self, session: str) -> dict[str, str]:
+        """The keys of everything `session` holds (with the logs clones keep under its name, `<session>.<clone>`), each
+        with the id of its record."""
         if session in self._keys:
             return self._keys[session]
         if self._known is None:  # every session on disk, indexed once: a new session is then known to hold nothing
             self._memory.refresh()
             self._known = {s[0] for s in self._memory.sessions()}
-        keys: set[str] = set()
+        keys: dict[str, str] = {}
         fork = re.compile(re.escape(session) + r"\.[0-9a-f]{8}")
         for name in (s for s in self._known if s == session or fork.fullmatch(s)):
             try:
@@ -314,7 +349,7 @@ class Importer:
             except NotFoundError:
                 continue
             for line in lines:
-                keys |= self._keys_in(line.record) if line.record else set()
+                keys.update(dict.fromkeys(self._keys_in(line.record), line.record["id"]) if line.record else {})
         self._keys[session] = keys
         return keys
 
@@ -329,15 +364,3 @@ class Importer:
             if isinstance(inner, dict) and isinstance(inner.get("source_id"), str):
                 found.add(inner["source_id"])
         return found
-
-
-class CountedLines:
-    """Lines of a file, counting the bytes read so far (for the progress bar)."""
-
-    def __init__(self, lines: Iterator[bytes]):
-        self._lines, self.bytes = lines, 0
-
-    def __iter__(self) -> Iterator[bytes]:
-        for raw in self._lines:
-            self.bytes += len(raw) + (0 if raw.endswith(b"\n") else 1)
-            yield raw

@@ -79,6 +79,8 @@ class Item:
     covers: tuple[str, ...] | None = None
     session: str | None = None  # records name their own session; transcripts hold one
     harness: str | None = None
+    writer: str = ""  # the clone that wrote it, for a record exported from a clone's log (its source names it)
+    origin: str = ""  # a record's id in its records file: its own, or an entry's SESSION#N (its session's Nth entry there)
 
 
 @dataclass(frozen=True)
@@ -252,6 +254,7 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
     `checked`: every line passed `problems` already.
     """
     seen: dict[str, int] = {}
+    entries: dict[str, int] = {}  # entries of each session so far: the Nth is SESSION#N to the file's refs and covers
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -282,19 +285,12 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
         src: dict[str, Any] = obj["source"] if isinstance(obj.get("source"), dict) else {}
         actor = src.get("actor") or obj.get("actor") or "human"
         harness = src.get("harness") if isinstance(src.get("harness"), str) else None
+        writer = str(src["clone"]) if full and isinstance(src.get("clone"), str) else ""
+        named = str(obj.get("session") or session)
+        entries[named] = entries.get(named, 0) + (not full)
         yield number, Item(key, kind, actor, obj.get("text"), _merge(data, {"source_id": key}), _ts(obj.get("ts")),
                            tuple(obj.get("refs") or ()), tuple(obj["covers"]) if obj.get("covers") is not None else None,
-                           str(obj.get("session") or session), harness)
-
-
-def problems(lines: Iterable[bytes]) -> Iterator[tuple[int, str]]:
-    """(line number, what is wrong) for each line of a JSONL records file that cannot be imported."""
-    for number, raw in enumerate(lines, start=1):
-        if raw.strip():
-            obj = _json(raw)
-            problem = "not a JSON object" if obj is None else _problem(obj)
-            if problem:
-                yield number, problem
+                           named, harness, writer, str(obj["id"]) if full else f"{named}#{entries[named]}")
 
 
 def _problem(obj: dict[str, Any]) -> str:
@@ -310,6 +306,8 @@ def _problem(obj: dict[str, Any]) -> str:
         return "text must be a string"
     if obj.get("text") is None and obj.get("data") is None and not (full and obj.get("blob")):
         return "give text or data"
+    if obj.get("data") is None and not (full and obj.get("blob")) and not obj["text"].strip():
+        return "text is empty: say what happened (or give data)"
     for name in ("refs", "covers"):
         value = obj.get(name)
         if value is not None and not (isinstance(value, list) and all(isinstance(r, str) for r in value)):

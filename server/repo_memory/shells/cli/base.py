@@ -104,11 +104,15 @@ def progress(label: str, unit: str = "files", least: int = 500) -> Callable[[int
 
 
 def megabytes(label: str, least: int = 4 << 20) -> Callable[[int, int], None]:
-    """A progress reporter for long work over bytes (an import read, logs checked), shown from `least` bytes, on stderr."""
+    """A progress reporter for long work over bytes (an import read, logs checked), shown from `least` bytes, on stderr;
+    a line the same as the one before is not shown again (the work reports its end more than once)."""
+    shown = [""]
 
     def report(done: int, total: int) -> None:
-        if total >= least:
-            click.echo(f"\r{label}: {done / 1e6:.1f}/{total / 1e6:.1f} MB", nl=done >= total, err=True)
+        line = f"\r{label}: {done / 1e6:.1f}/{total / 1e6:.1f} MB"
+        if total >= least and line != shown[0]:
+            click.echo(line, nl=done >= total, err=True)
+            shown[0] = line
 
     return report
 

@@ -93,7 +93,9 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     records as `log tail --json` prints them, or entries like
       {"kind": "decision", "text": "Chose pytest-postgresql", "ts": "2026-11-02T10:00:00Z", "session": "ops-notes"}
     (kind note, action, observation, tool, decision, error or summary; text or data; refs, ts, session and actor
-    human|agent optional).
+    human|agent optional). Refs and covers citing an earlier record of the file (an exported record's id, or SESSION#N,
+    the Nth entry of that session there) name the record it became; records another clone exported go to this
+    clone's own NAME.<clone>.
 
     \b
     --claude-memory and --codex-memories bring in the memories the harnesses keep outside the repository: each memory
@@ -125,7 +127,7 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     stdin = sys.stdin.buffer.read() if Path("-") in files else None
     claude_files, codex_files = _discovered(store.root, claude, codex)
     found = importing.sources(files, stdin, claude_files, codex_files)
-    problems = importing.check(found)
+    problems = importing.check(found, store, session)
     if problems and not skip_invalid:
         raise click.ClickException(f"{len(problems)} line(s) cannot be imported, so nothing was:\n  " + "\n  ".join(problems[:10])
                                    + "\nFix them, or pass --skip-invalid to import the other lines.")
@@ -156,8 +158,11 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
     where = ("a dry run: nothing written" if dry_run else f"committed {commit.sha[:12]}" if commit and commit.sha
              else f"not committed yet: {commit.deferred}" if commit and commit.deferred else "nothing new to commit" if not report.added
              else "written; committed with your next memory commit")
-    data = {"added": report.added, "present": report.present, "seconds": round(seconds, 3), "records_per_second": rate,
+    odd = report.undecodable  # lines holding bytes that are not UTF-8, each such byte read as U+FFFD
+    odd_bytes, odd_lines = sum(n for _, _, n in odd), [f"{f}:{line}" for f, line, _ in odd[:100]]
+    data = {"added": report.added, "present": report.present, "redacted": report.redacted, "seconds": round(seconds, 3), "records_per_second": rate,
             "commit": commit.sha if commit else None, "dry_run": dry_run, "skipped": report.skipped,
+            "not_utf8": {"lines": len(odd), "bytes": odd_bytes, "where": odd_lines},
             "sessions": [dataclasses.asdict(s) for s in report.sessions]}
 
     def text() -> None:
@@ -169,6 +174,13 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
             click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
         for line in report.skipped[:10]:
             click.echo(f"skipped {line}", err=True)
+        if report.redacted:
+            click.echo(f"{report.redacted} record(s) had a secret redacted: [REDACTED:<rule>] stands in its place, and the "
+                       "record's data.redacted names the rules.")
+        if odd:
+            shown = ", ".join(_short(w) for w in odd_lines[:5]) + (", …" if len(odd) > 5 else "")
+            click.echo(f"warning: {len(odd)} line(s) held {odd_bytes} byte(s) that are not UTF-8 (a file saved as "
+                       f"Latin-1?), imported with U+FFFD in their place: {shown}", err=True)
         sessions = len({s.session for s in changed})
         speed = f" ({rate} records/s)" if seconds >= 1 else ""
         click.echo(f"{'Would import' if dry_run else 'Imported'} {report.added} record(s) into {sessions} session(s) in {seconds:.1f} s"

@@ -1,0 +1,147 @@
+"""The ids a records file cites, and the records they became here.
+
+A records file cites its own records: an exported record by its id, an entry by SESSION#N, the Nth entry of that
+session in the file. Imported, a record takes the next id of the log this clone keeps for it (entries of `ops` become
+`ops.<clone>#4` when that log holds three records), so each ref and cover citing an earlier record of the file is
+rewritten to the id its record got; any other id must name a record here, as remember and checkpoint require.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.formats import refs as grammar
+from repo_memory.formats.experience import Line
+from repo_memory.formats.harness_logs import Item
+
+LOOKED = 10_000  # seqs of a cited range looked up one by one; a longer one waits for every held record of its session
+
+
+class Renumbering:
+    """Where the records of one file went: each one's id in the file -> its id here. `lines` reads a session's log
+    (Store.lines), to tell whether an id the file does not hold names a record here."""
+
+    def __init__(self, lines: Callable[[str], list[Line]] | None):
+        self._lines = lines
+        self._seqs: dict[str, set[int]] = {}  # per session read: the seqs of its records here
+        self._ids: dict[str, str] = {}
+        self._sessions: set[str] = set()  # sessions as the file names them, of records read so far
+        self._held: set[str] = set()  # ids in the file of records read and not written yet: their ids here are unknown
+
+    def hold(self, origin: str) -> None:
+        """A record that is read and waits to be written."""
+        if origin:
+            self._held.add(origin)
+            self._sessions.add(origin.rpartition("#")[0])
+
+    def wrote(self, origin: str, here: str) -> None:
+        """The record the file names `origin` is `here` now (written, or held already)."""
+        if origin:
+            self._ids[origin] = here
+            self._held.discard(origin)
+            self._sessions.add(origin.rpartition("#")[0])
+
+    def waits(self, item: Item) -> bool:
+        """Whether `item` cites a record of the file that is not written yet (write what is held first)."""
+        if not self._held:
+            return False
+        for ref in self._cited(item):
+            if ref.end - ref.start > LOOKED:
+                if any(held.rpartition("#")[0] == ref.session for held in self._held):
+                    return True
+            elif any(f"{ref.session}#{n}" in self._held for n in range(ref.start, ref.end + 1)):
+                return True
+        return False
+
+    def cite(self, item: Item) -> Item | str:
+        """`item` with each ref and cover naming the records it cites here, or what it cites that names no record."""
+        if not item.refs and not item.covers:
+            return item
+        cited: dict[str, list[str]] = {"ref": [], "cover": []}
+        for what, texts in (("ref", item.refs), ("cover", item.covers or ())):
+            for text in texts:
+                here, problem = self._rewrite(text, what)
+                if problem:
+                    return problem
+                cited[what] += here
+        covers = tuple(cited["cover"]) if item.covers is not None else None
+        return dataclasses.replace(item, refs=tuple(cited["ref"]), covers=covers)
+
+    def _cited(self, item: Item) -> Iterator[grammar.Ref]:
+        for text in (*item.refs, *(item.covers or ())):
+            try:
+                ref = grammar.parse(text)
+            except InvalidArgumentError:
+                continue
+            if ref.kind == "record" and not ref.fork and ref.session in self._sessions:
+                yield ref
+
+    def _rewrite(self, text: str, what: str) -> tuple[list[str], str]:
+        """The ids here that `text` cites, or why it cites none: a ref of another form (code, a skill, a URL) stays as
+        it is; a cover must be an id or a range."""
+        try:
+            ref = grammar.parse(text) if what == "ref" else grammar.record(text)
+        except InvalidArgumentError as exc:
+            return ([text], "") if what == "ref" else ([], f"cover {text}: {exc}")
+        if ref.kind != "record":
+            return [text], ""
+        if ref.fork or ref.session not in self._sessions:  # no record of the file: one here, or nothing
+            return self._here(text, str(ref), what)
+        here: list[str] = []
+        absent: list[int] = []  # seqs no record of the file had so far: records here, looked up a run at a time
+        for n in [*range(ref.start, ref.end + 1), 0]:  # 0: the end, which looks up the last run
+            found = self._ids.get(f"{ref.session}#{n}") if n else None
+            if absent and (found is not None or not n):
+                run = f"{ref.session}#{absent[0]}" + (f"-{absent[-1]}" if len(absent) > 1 else "")
+                kept, problem = self._here(text, run, what)
+                if problem:
+                    return [], problem
+                here += kept
+                absent = []
+            if found is not None:
+                here.append(found)
+            elif n:
+                absent.append(n)
+        return _ranges(here), ""
+
+    def _here(self, text: str, ref: str, what: str) -> tuple[list[str], str]:
+        problem = self._missing(grammar.record(ref))
+        if problem:
+            return [], f"{what} {text} cites a record neither earlier in this file nor in memory: {problem}"
+        return [ref], ""
+
+    def _missing(self, ref: grammar.Ref) -> str:
+        """Why `ref` names no record here ('' when it names one; without `lines`, every id is taken to name one)."""
+        if self._lines is None:
+            return ""
+        if ref.session not in self._seqs:
+            try:
+                lines = self._lines(ref.session)
+            except NotFoundError:
+                lines = []
+            records = (line.record for line in lines if line.record)
+            self._seqs[ref.session] = {r["seq"] for r in records if r.get("session") == ref.session}
+        seqs = self._seqs[ref.session]
+        absent = next((n for n in range(ref.start, ref.end + 1) if n not in seqs), 0)
+        if not absent:
+            return ""
+        if not seqs:
+            return f"{ref.session}#{absent} does not exist. Session '{ref.session}' has no records here."
+        nearest = min(seqs, key=lambda n: abs(n - absent))
+        return f"{ref.session}#{absent} does not exist. The nearest existing record is {ref.session}#{nearest}."
+
+
+def _ranges(ids: list[str]) -> list[str]:
+    """Ids as few refs as they make: consecutive records of one session as one range (`s#1-3`)."""
+    runs: list[tuple[str, int, int]] = []
+    for found in ids:
+        session, _, seq = found.rpartition("#")
+        if not seq.isdigit():  # a fork's id (s#3~hash8): itself
+            runs.append((found, 0, 0))
+        elif runs and runs[-1][0] == session and runs[-1][2] == int(seq) - 1:
+            runs[-1] = (session, runs[-1][1], int(seq))
+        else:
+            runs.append((session, int(seq), int(seq)))
+    return [s if a == 0 else f"{s}#{a}" + (f"-{b}" if b > a else "") for s, a, b in runs]

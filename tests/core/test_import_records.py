@@ -1,0 +1,129 @@
+"""Importing records files: records another clone exported land in this clone's own log, so a pull forks nothing;
+refs and covers citing records of the same file name the records they became, and a citation of nothing is refused;
+a BOM, bytes that are not UTF-8, empty texts and redacted secrets are each handled and reported."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git, records_of
+from tests.core.test_import import GITHUB_TOKEN, import_cli, run_import, write_jsonl
+
+
+def every_id(repo: Path) -> Counter[str]:
+    """How many records of all the logs in `repo`'s checkout carry each id."""
+    return Counter(json.loads(line)["id"] for log in repo.glob(".agents/experience/*/*.jsonl")
+                   for line in log.read_text(encoding="utf-8").splitlines())
+
+
+def cloned(origin: Path, into: Path) -> Path:
+    git(origin.parent, "clone", "-q", str(origin), str(into))
+    return into
+
+
+def test_records_another_clone_exported_go_to_this_clones_own_log_so_a_pull_forks_nothing(repo: Path, tmp_path: Path):
+    """README's `log tail --json SESSION | log import -  # from another clone` wrote the other clone's log name
+    (team-x.<that clone>) with new hashes here; after a pull git union-merged the two into one log of two chains."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    mine = cloned(repo, tmp_path / "mine")
+    theirs = Store(Config.load(repo))
+    for text in ("team fact one", "team fact two"):
+        theirs.remember(text, session="team-x", actor="human", tool="cli")
+    summary = theirs.checkpoint("two team facts", [f"{records_of(theirs, 'team-x')[0]['session']}#1-2"], session="team-x")
+    theirs.flush("all")
+    exported = "".join(line.raw.decode() + "\n" for line in theirs.lines("team-x"))
+    theirs.close()
+    done = import_cli(mine, "-", input=exported)
+    assert done.exit_code == 0 and "Imported 3 record(s)" in done.output, done.output
+    git(mine, "pull", "-q", "--no-rebase", "--no-edit")
+    ids = every_id(mine)
+    assert len(ids) == 6 and set(ids.values()) == {1}, ids  # their log and this clone's copy, no id twice
+    here = Store(Config.load(mine))
+    copy = records_of(here, "team-x")  # the name a person typed reads this clone's own log
+    assert copy[0]["session"] != summary["session"] and copy[0]["session"].startswith("team-x.")
+    assert [r["text"] for r in copy] == ["team fact one", "team fact two", "two team facts"]
+    assert copy[2]["covers"] == [f"{copy[0]['session']}#1-2"]  # the summary cites the copies it came with
+    here.close()
+    assert "Imported 0 record(s)" in import_cli(mine, "-", input=exported).output
+    pulled_first = cloned(repo, tmp_path / "pulled-first")  # their log is here already: the records are recognised
+    assert "Imported 0 record(s)" in import_cli(pulled_first, "-", input=exported).output
+    assert len(every_id(pulled_first)) == 3
+
+
+def test_refs_and_covers_citing_records_of_the_same_file_name_the_records_they_became(store: Store, repo: Path, tmp_path: Path):
+    """Entries of session "ops" become ops.<clone>: refs and covers still said ops#1, which names nothing."""
+    path = write_jsonl(tmp_path / "notes.jsonl", [
+        {"kind": "note", "text": "Migrations fail with permission denied on staging", "session": "ops"},
+        {"kind": "note", "text": "Staging DB is read-only on Fridays", "session": "ops", "refs": ["ops#1", "https://x.org/a#b"]},
+        {"kind": "note", "text": "unrelated", "session": "other"},
+        {"kind": "summary", "text": "Friday migration failures are the read-only staging DB", "covers": ["ops#1-2", "other#1"],
+         "session": "ops"}])
+    run_import(store, path)
+    ops, other = records_of(store, "ops"), records_of(store, "other")
+    session = ops[0]["session"]
+    assert session != "ops" and ops[1]["refs"] == [f"{session}#1", "https://x.org/a#b"]
+    assert ops[2]["covers"] == [f"{session}#1-2", other[0]["id"]]
+    assert [r.text for r in store.read(ops[2]["covers"][0]).records] == [ops[0]["text"], ops[1]["text"]]
+    assert run_import(store, path).added == 0
+    more = write_jsonl(tmp_path / "more.jsonl", [  # the same ids in another file name its own records, else memory's
+        {"kind": "note", "text": "later", "session": "ops"},
+        {"kind": "summary", "text": "cites the earlier import", "covers": [ops[1]["id"], "ops#1"], "session": "ops"}])
+    run_import(store, more)
+    assert records_of(store, "ops")[-1]["covers"] == [ops[1]["id"], f"{session}#4"]
+
+
+def test_a_ref_or_cover_naming_no_record_of_the_file_or_of_memory_is_refused_with_its_line(repo: Path, tmp_path: Path):
+    path = write_jsonl(tmp_path / "cites.jsonl", [
+        {"kind": "note", "text": "fine", "session": "ops"},
+        {"kind": "note", "text": "a typo'd id", "session": "notes", "refs": ["nosuch#5"]},
+        {"kind": "summary", "text": "covers a record after it", "covers": ["ops#1", "ops#3"], "session": "ops"},
+        {"kind": "note", "text": "the third", "session": "ops"}])
+    refused = import_cli(repo, str(path))
+    assert refused.exit_code == 1 and not list(repo.glob(".agents/experience/*/*.jsonl")), refused.output
+    assert "cites.jsonl:2: ref nosuch#5" in refused.output and "cites.jsonl:3: cover ops#3" in refused.output
+    assert "ops#3 does not exist" in refused.output  # an entry may cite only entries before it
+    skipped = import_cli(repo, str(path), "--skip-invalid")
+    assert skipped.exit_code == 0 and "Imported 2 record(s)" in skipped.output, skipped.output
+    assert "cites.jsonl:2: ref nosuch#5" in skipped.output
+
+
+def test_a_bom_is_skipped_and_bytes_that_are_not_utf8_are_counted_in_the_report(repo: Path, tmp_path: Path):
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b'\xef\xbb\xbf{"kind": "note", "text": "saved by Notepad with a BOM", "session": "bom"}\n')
+    done = import_cli(repo, str(bom))
+    assert done.exit_code == 0 and "Imported 1 record(s)" in done.output, done.output
+    latin = tmp_path / "latin1.jsonl"
+    latin.write_bytes(b'{"kind": "note", "text": "fine"}\n{"kind": "note", "text": "caf\xe9 au lait, r\xe9sum\xe9"}\n')
+    done = import_cli(repo, str(latin))
+    assert done.exit_code == 0 and "Imported 2 record(s)" in done.output, done.output
+    assert "1 line(s) held 3 byte(s) that are not UTF-8" in done.output and "latin1.jsonl:2" in done.output
+    latin.write_bytes(latin.read_bytes() + b'{"kind": "note", "text": "na\xefve"}\n')
+    report = json.loads(import_cli(repo, str(latin), "--json").output)
+    assert report["added"] == 1 and report["not_utf8"] == {"lines": 2, "bytes": 4, "where": [f"{latin}:2", f"{latin}:3"]}
+
+
+def test_an_empty_text_is_refused_as_remember_refuses_it(repo: Path, tmp_path: Path):
+    """An entry of "text": "" was imported, and timeline showed its bookkeeping ({"source_id": …}) as its text."""
+    path = write_jsonl(tmp_path / "e.jsonl", [{"kind": "note", "text": "fine"}, {"kind": "note", "text": "  ", "session": "e"}])
+    refused = import_cli(repo, str(path))
+    assert refused.exit_code == 1 and "e.jsonl:2: text is empty" in refused.output, refused.output
+
+
+def test_the_report_says_how_many_records_had_a_secret_redacted_and_shows_the_last_progress_line_once(repo: Path, tmp_path: Path):
+    lines = [{"kind": "note", "text": f"token {GITHUB_TOKEN}", "session": "s"},
+             {"kind": "observation", "text": "BIG " + "lorem ipsum " * 400_000, "session": "s"}]
+    result = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", str(write_jsonl(tmp_path / "big.jsonl", lines))])
+    assert result.exit_code == 0, result.output
+    assert "1 record(s) had a secret redacted" in result.stdout
+    assert result.stderr.count("Importing: 4.8/4.8 MB") == 1, result.stderr
+    again = write_jsonl(tmp_path / "more.jsonl", [{"kind": "note", "text": f"again {GITHUB_TOKEN}"}, {"kind": "note", "text": "no"}])
+    assert json.loads(import_cli(repo, str(again), "--json").output)["redacted"] == 1
