@@ -44,37 +44,39 @@ _WORDS = frozenset({"password", "passwd", "pass", "pwd", "pw", "secret", "passph
 class Program:
     """A program taking a password as an option's value, and how that value is written."""
 
-    literals: tuple[str, ...]  # found by substring search first, so a text naming none of them costs little
-    names: str  # the whole program word fullmatches this
+    literal: str  # found by substring search first (a text naming no program costs little), then the whole word
+    names: str  # the whole word fullmatches this
     options: tuple[str, ...]
     glued: bool = True  # `-pVALUE`, `--user=VALUE`
     spaced: bool = True  # `-p VALUE`
     user: str = ""  # the value is user<this>password
-    subcommand: str = ""  # the option is a password only after this word (`docker login -p`; `docker run -p` is a port)
     prefix: str = ""  # the value starts with this (openssl's `pass:…`)
     until_operand: bool = False  # options end at the first operand (sshpass runs the command after it)
     rule: str = "password-option"
 
 
-_REGISTRY_CLIENTS = ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl")
+# A registry client's `-p` is a password only in `login` (`docker run -p` publishes a port): found by that word.
+_REGISTRY_CLIENT = re.compile(r"(?<![\w.-])(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl)[ \t]")
 PROGRAMS = (
-    Program(("mysql",), r"mysql\w*", ("-p",), spaced=False),  # `mysql -p db` prompts, and db names the database
-    Program(("mariadb",), r"mariadb(?:-\w+)?", ("-p",), spaced=False),
-    Program(("sshpass",), "sshpass", ("-p",), until_operand=True),
-    Program(("redis-cli",), "redis-cli", ("-a",)),
-    Program(("mongo",), r"mongo(?:sh|dump|restore|export|import|stat|top|files)?", ("-p",)),
-    Program(("ldap",), r"ldap(?:search|add|modify|delete|modrdn|compare|whoami|passwd|exop)", ("-w",)),
-    Program(("sqlcmd", "bcp"), "sqlcmd|bcp", ("-P",)),
-    Program(("htpasswd",), "htpasswd", ()),  # `-b`: the password is an operand (see _htpasswd)
-    Program(("zip", "unzip", "zipcloak"), "zip|unzip|zipcloak", ("-P",)),
-    Program(("7z",), "7za?|7zz|7zr", ("-p",), spaced=False),
-    Program(("keytool",), "keytool", ("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass",
-                                      "-destkeypass", "-new"), glued=False),
-    Program(("openssl",), "openssl", ("-pass", "-passin", "-passout"), glued=False, prefix="pass:"),
-    Program(_REGISTRY_CLIENTS, "|".join(_REGISTRY_CLIENTS), ("-p",), subcommand="login"),
-    Program(("curl",), "curl", ("-u", "--user", "-U", "--proxy-user"), user=":", rule="user-password-option"),
-    Program(("smbclient",), "smbclient", ("-U", "--user"), user="%", rule="user-password-option"),
+    Program("mysql", r"mysql\w*", ("-p",), spaced=False),  # `mysql -p db` prompts, and db names the database
+    Program("mariadb", r"mariadb(?:-\w+)?", ("-p",), spaced=False),
+    Program("pass", "sshpass", ("-p",), until_operand=True),
+    Program("pass", "htpasswd", ()),  # `-b`: the password is an operand (see _htpasswd)
+    Program("redis", "redis-cli", ("-a",)),
+    Program("mongo", r"mongo(?:sh|dump|restore|export|import|stat|top|files)?", ("-p",)),
+    Program("ldap", r"ldap(?:search|add|modify|delete|modrdn|compare|whoami|passwd|exop)", ("-w",)),
+    Program("sqlcmd", "sqlcmd", ("-P",)),
+    Program("bcp", "bcp", ("-P",)),
+    Program("zip", "zip|unzip|zipcloak", ("-P",)),
+    Program("7z", "7za?|7zz|7zr", ("-p",), spaced=False),
+    Program("keytool", "keytool", ("-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass",
+                                   "-destkeypass", "-new"), glued=False),
+    Program("openssl", "openssl", ("-pass", "-passin", "-passout"), glued=False, prefix="pass:"),
+    Program("login", "login", ("-p",)),
+    Program("curl", "curl", ("-u", "--user", "-U", "--proxy-user"), user=":", rule="user-password-option"),
+    Program("smbclient", "smbclient", ("-U", "--user"), user="%", rule="user-password-option"),
 )
+_BY_LITERAL = {literal: [p for p in PROGRAMS if p.literal == literal] for literal in dict.fromkeys(p.literal for p in PROGRAMS)}
 
 
 def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
@@ -84,14 +86,17 @@ def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
         option = _LONG_START.search(lowered, max(0, m.start() - 64), m.start())
         if option and option.group(1).rstrip("-_") not in _SWITCHES:
             spans += _value(text, m.end(), "password-option", spaced=m.group(1) != "=")
-    for program in PROGRAMS:
-        for literal in program.literals:
-            at = lowered.find(literal)
-            while at >= 0:
-                end = _PROGRAM_END.match(text, at).end()  # type: ignore[union-attr]
-                if (at == 0 or text[at - 1] not in _WORD_CHARS) and re.fullmatch(program.names, text[at:end]):
-                    spans += _htpasswd(text, end) if program.literals == ("htpasswd",) else _options(text, end, program)
-                at = lowered.find(literal, end + 1)
+    for literal, programs in _BY_LITERAL.items():
+        at = lowered.find(literal)
+        while at >= 0:
+            start = at
+            while start and text[start - 1] in _WORD_CHARS:
+                start -= 1
+            end = _PROGRAM_END.match(text, at).end()  # type: ignore[union-attr]
+            for program in programs:
+                if re.fullmatch(program.names, text[start:end]):
+                    spans += _given_to(text, start, end, program)
+            at = lowered.find(literal, end + 1)
     for m in _ENV_NAME.finditer(text):
         start = m.start()
         while start and (text[start - 1].isupper() or text[start - 1].isdigit() or text[start - 1] == "_"):
@@ -102,6 +107,17 @@ def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
                 and _ENV_LEAD.fullmatch(text, line_start, start)):
             spans += _value(text, m.end(), "password-env", spaced=False)
     return spans
+
+
+def _given_to(text: str, start: int, end: int, program: Program) -> list[tuple[int, int, str]]:
+    """The passwords given to `program`, whose name is the word text[start:end]."""
+    if program.names == "htpasswd":
+        return _htpasswd(text, end)
+    if program.literal == "login":  # a registry client's, earlier in the same command
+        command_start = max(text.rfind(c, 0, start) for c in "\n;|&`(") + 1
+        if not _REGISTRY_CLIENT.search(text, command_start, start):
+            return []
+    return _options(text, end, program)
 
 
 def _words(text: str, at: int) -> list[tuple[int, int]]:
@@ -117,15 +133,13 @@ def _options(text: str, at: int, program: Program) -> list[tuple[int, int, str]]
     """The passwords given to one run of `program`, whose arguments start at `at`."""
     words = _words(text, at)
     found: list[tuple[int, int, str]] = []
-    in_subcommand = not program.subcommand
     n = 0
     while n < len(words):
         start, end = words[n]
         word = text[start:end]
-        in_subcommand = in_subcommand or word == program.subcommand
         if not word.startswith("-") and program.until_operand:
             break
-        if word.startswith("-") and in_subcommand:
+        if word.startswith("-"):
             if word in program.options and program.spaced and n + 1 < len(words):
                 n += 1
                 found += _literal(text, *words[n], program, spaced=True)
