@@ -73,14 +73,20 @@ FAKES: dict[str, str] = {
     "url-credentials": "s3cr3t-" + rand(B62, 10),
     "authorization-header": rand(B62, 40),
     "high-entropy-token": rand(B62, 40),
+    "password-option": "Pw" + rand(B62, 10),
+    "user-password-option": "Pw" + rand(B62, 10),
+    "password-env": "Pw" + rand(B62, 10),
 }
 CONTEXT = {
     "aws-secret-access-key": "aws_secret_access_key = {}",
     "azure-storage-key": "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={};EndpointSuffix=core.windows.net",
     "private-key": "{}\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
-    "secret-assignment": 'DB_PASSWORD="{}"',
+    "secret-assignment": 'DB_PASSWORD = "{}"',  # a shell's DB_PASSWORD=… at a line's start is password-env
     "url-credentials": "postgres://deploy:{}@db.internal:5432/app",
     "authorization-header": "Authorization: Bearer {}",
+    "password-option": "`mysql -u root -p{} prod`",
+    "user-password-option": "`curl -u admin:{} https://api.example.com/v1`",
+    "password-env": "`PGPASSWORD={} psql -h db`",
 }
 
 
@@ -90,6 +96,62 @@ def in_context(rule: str) -> str:
 
 def sample(rule: str) -> str:
     return f"Deploy notes.\nStep 2: {in_context(rule)} then restart.\n"
+
+
+# Credentials given on a command line, by family: (rule, the command with {} where the password goes).
+COMMAND_LINES: list[tuple[str, str]] = [
+    ("password-option", "mysql -u root -p{} prod"),
+    ("password-option", "mysqldump -uroot -p'{}' app > dump.sql"),
+    ("password-option", "mariadb -p\"{}\" -e 'select 1'"),
+    ("password-option", "mysql --password={} -h db app"),
+    ("password-option", "wget --http-user=ci --http-password={} https://files.internal/x.tgz"),
+    ("password-option", "podman login --username ci --password {} quay.io"),
+    ("password-option", "docker login -u ci -p {} registry.internal"),
+    ("password-option", "sudo docker login -u ci -p{} registry.internal"),
+    ("password-option", "sshpass -p {} ssh deploy@host uptime"),
+    ("password-option", "sshpass -p'{}' scp build.tgz deploy@host:"),
+    ("password-option", "redis-cli -h cache -a {} ping"),
+    ("password-option", "mongosh -u admin -p {} --host db"),
+    ("password-option", "htpasswd -b -c .htpasswd admin {}"),
+    ("password-option", "htpasswd -nbB admin {}"),
+    ("password-option", "ldapsearch -x -D cn=admin,dc=x -w {} -b dc=x"),
+    ("password-option", "openssl pkcs12 -export -in c.pem -passout pass:{} -out k.p12"),
+    ("password-option", "keytool -list -keystore k.jks -storepass {}"),
+    ("password-option", "sqlcmd -S db -U sa -P {} -Q 'select 1'"),
+    ("user-password-option", "curl -u admin:{} https://api.example.com/v1"),
+    ("user-password-option", "curl -s --user 'admin:{}' https://api.internal"),
+    ("user-password-option", "curl -uadmin:{} https://api.internal"),
+    ("user-password-option", "curl --proxy-user proxy:{} https://api.internal"),
+    ("user-password-option", "curl --user=admin:{} https://api.internal"),
+    ("user-password-option", "smbclient //srv/share -U admin%{}"),
+    ("password-env", "PGPASSWORD={} psql -h db -U app"),
+    ("password-env", "MYSQL_PWD='{}' mysql -u root"),
+    ("password-env", "SSHPASS={} sshpass -e ssh host"),
+    ("password-env", "cd app && DB_PASSWORD={} ./migrate up"),
+    ("password-env", "export REDISCLI_AUTH={}"),
+    ("password-env", "docker run -e POSTGRES_PASSWORD={} postgres:16"),
+]
+COMMAND_SECRETS = ["Pw" + rand(B62, 8) + "!" for _ in COMMAND_LINES]
+# What a command line holds that is not a password: these must stay clean.
+NOT_PASSWORDS = [
+    "mysql -u root -p prod", "mysql -p", "mysql -uroot -p -h db app", "curl -u root https://api.internal",
+    "curl -u admin: https://api.internal", "docker run -p 8080:80 nginx", "docker run -d -p 5432:5432 postgres:16",
+    "docker compose run -p 80:80 web", "ssh -p 22 deploy@host", "ssh -p 2222 -i key deploy@host", "python -m http.server -p 8000",
+    "scp -P 2222 f host:", "tar -xzpf build.tgz", "pytest -p no:cacheprovider", "mysql --password-file=/run/secrets/db app",
+    "docker login -u ci --password-stdin registry.internal < token.txt", "sshpass -f ~/.pw ssh host", "sshpass -e ssh host",
+    'curl -u "$USER:$PASS" https://api.internal', "curl -u admin:${API_PASSWORD} https://api.internal",
+    'mysql -p"$DB_PASS" app', 'mysql --password="$(cat /run/secrets/db)" app', "mysql --password=$MYSQL_PASSWORD app",
+    "PGPASSWORD=$PGPASS psql -h db", 'PGPASSWORD="$(pass show db)" psql', "PGPASSWORD=${PGPASS} psql",
+    "redis-cli -a <password> ping", "mysql -p<password> app", "mysql --password=*** app", "mysql -p'***' app",
+    "curl -u user:password https://api.internal", "curl -u admin:changeme https://api.internal",
+    "mysql --password=YOUR_PASSWORD app", "mysql --password PASSWORD app", "mysql -pPASSWORD app",
+    "psql --no-password -h db app", "use the --password option to pass it", "the --password flag is deprecated",
+    "redis-cli -h cache ping", "htpasswd -c .htpasswd admin", "htpasswd -B .htpasswd admin", "PWD=/tmp make",
+    "export PGPASSFILE=~/.pgpass", "PASSWORD_MIN_LENGTH=12 ./run", "sshpass -p is unsafe: use sshpass -e",
+    'parser.add_argument("--password", help="the password")', 'args = ["--password=" + password]',
+    'cmd = f"mysql -p{password} app"', '"--password=%s" % pw', "redis-cli -a $REDIS_PASSWORD ping",
+    "DB_PASSWORD= ./run", "kubectl port-forward svc/db 5432:5432",
+]
 
 
 def test_there_is_a_fixture_for_every_rule():
@@ -106,6 +168,22 @@ def test_each_rule_family_is_found_located_and_redacted(rule: str):
     assert FAKES[rule] not in clean and f"[REDACTED:{rule}]" in clean and secretscan.scan(clean) == []
     shifted = "İstanbul ünïcode " + text  # characters whose lower case is longer do not shift positions
     assert [f.rule for f in secretscan.scan(shifted)] == [rule] and FAKES[rule] not in secretscan.redact(shifted)[0]
+
+
+@pytest.mark.parametrize(("rule", "command", "secret"), [(*case, secret) for case, secret in zip(COMMAND_LINES, COMMAND_SECRETS)])
+def test_a_password_on_a_command_line_is_found_by_family_and_redacted(rule: str, command: str, secret: str):
+    text = f"Ran `{command.format(secret)}` to check.\n"
+    found = secretscan.scan(text)
+    assert [f.rule for f in found] == [rule], found
+    assert text[found[0].start:found[0].end] == secret
+    clean, _ = secretscan.redact(text)
+    assert secret not in clean and f"[REDACTED:{rule}]" in clean and secretscan.scan(clean) == []
+    assert [f.rule for f in secretscan.scan(command.format(secret))] == [rule]  # a command alone, at the start of the text
+
+
+@pytest.mark.parametrize("text", NOT_PASSWORDS)
+def test_what_a_command_line_holds_that_is_not_a_password_is_not_flagged(text: str):
+    assert secretscan.scan(text) == [] and secretscan.scan(f"Ran `{text}` to check.") == []
 
 
 def _benign_corpus() -> dict[str, list[str]]:
@@ -164,44 +242,62 @@ def _leaks(repo: Path, secrets: list[str]) -> list[str]:
     return [s for s in secrets if s.encode() in objects or s.encode() in index_bytes]
 
 
+def _write_path_cases() -> list[tuple[str, str, str]]:
+    """(rule, secret, the line holding it): one per rule family, then one per command-line family member."""
+    cases = [(rule, FAKES[rule], in_context(rule)) for rule in sorted(FAKES)]
+    cases += [(rule, secret, f"`{command.format(secret)}`") for (rule, command), secret in zip(COMMAND_LINES, COMMAND_SECRETS)]
+    return cases
+
+
 @pytest.mark.slow
-def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_path(repo: Path):
+def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_path(repo: Path, runner: CliRunner):
     import anyio
     from mcp import Client
 
     from repo_memory.shells import mcp as server
 
-    (repo / ".agents" / "repo-memory.toml").write_text("writes_per_minute = 0\n", encoding="utf-8")  # 130 writes in a few seconds
+    cases = _write_path_cases()
+    (repo / ".agents" / "repo-memory.toml").write_text("writes_per_minute = 0\n", encoding="utf-8")  # 300 writes in a few seconds
     store = Store(Config.load(repo))
     messages: list[str] = []
 
     async def agent() -> None:
         async with Client(server.build(store)) as client:
-            for i, rule in enumerate(sorted(FAKES)):
+            for i, (rule, _, line) in enumerate(cases):
+                text = f"Deploy notes.\nStep 2: {line} then restart.\n"
                 calls = [
-                    ("skill_write", {"name": f"deploy-{i}", "description": "How to deploy.", "body": sample(rule)}),  # skill body
-                    ("skill_write", {"name": f"tagged-{i}", "description": "How to deploy.", "body": "Steps.", "tags": ["ok", in_context(rule)]}),  # frontmatter
-                    ("skill_write", {"name": f"described-{i}", "description": f"Deploy with {in_context(rule)}.", "body": "Steps."}),
-                    ("remember", {"text": sample(rule)}),  # experience text
-                    ("remember", {"text": "config", "data": {"env": sample(rule)}}),  # experience data
+                    ("skill_write", {"name": f"deploy-{i}", "description": "How to deploy.", "body": text}),  # skill body
+                    ("skill_write", {"name": f"tagged-{i}", "description": "How to deploy.", "body": "Steps.",
+                                     "tags": ["ok", line]}),  # frontmatter
+                    ("skill_write", {"name": f"described-{i}", "description": f"Deploy with {line}.", "body": "Steps."}),
+                    ("remember", {"text": text}),  # experience text
+                    ("remember", {"text": "config", "data": {"env": text}}),  # experience data
                 ]
                 for tool, args in calls:
                     result = await client.call_tool(tool, args)
-                    text = result.content[0].text  # type: ignore[union-attr]
-                    assert result.is_error, (tool, rule)
-                    assert "secret" in text and rule in text and "line" in text
-                    messages.append(text)
+                    answer = result.content[0].text  # type: ignore[union-attr]
+                    assert result.is_error, (tool, rule, line)
+                    assert "secret" in answer and rule in answer and "line" in answer
+                    messages.append(answer)
 
     anyio.run(agent)
     store.write_skill("clean", "How to deploy.", "kubectl apply", actor="human")
     store.close()
     assert not any((repo / ".agents" / "skills").glob("deploy-*")) and not any((repo / ".agents" / "skills").glob("tagged-*"))
 
-    # captured tool output, through the real hook command: redacted, never refused
+    # a person's `log add`: refused, nothing written
+    for rule, _, line in cases:
+        out = runner.invoke(cli, ["--root", str(repo), "log", "add", f"Ran {line}", "-s", "by-hand"])
+        assert out.exit_code != 0 and rule in out.output, (rule, line)
+        messages.append(out.output)
+
+    # captured tool output and the command that made it, through the real hook command: redacted, never refused
     stderr = b""
-    for rule in sorted(FAKES):
+    for rule, _, line in cases:
+        command = line.strip("`") if line.startswith("`") else "cat .env"
         payload = {"session_id": "hooked", "cwd": str(repo), "hook_event_name": "PostToolUse", "tool_name": "Bash",
-                   "tool_input": {"command": "cat .env"}, "tool_response": {"stdout": sample(rule) + "z" * 3000, "stderr": ""}}
+                   "tool_input": {"command": command},
+                   "tool_response": {"stdout": f"Deploy notes.\nStep 2: {line} then restart.\n" + "z" * 3000, "stderr": ""}}
         proc = subprocess.run([sys.executable, "-m", "repo_memory", "hook", "post-tool"], input=json.dumps(payload).encode(),
                               capture_output=True, cwd=repo, env={**os.environ, "REPO_MEMORY_DEBUG": "1"})
         assert proc.returncode == 0
@@ -209,10 +305,10 @@ def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_
     after = Store(Config.load(repo))
     records = records_of(after, "hooked")
     after.close()
-    assert {r["data"]["redacted"][0] for r in records} == set(FAKES)
+    assert [r["data"]["redacted"] for r in records] == [[rule] for rule, _, _ in cases]
     assert all("[REDACTED:" in r["data"]["output_excerpt"] for r in records)
     git(repo, "log", "-1")  # commits landed
-    secrets = list(FAKES.values())
+    secrets = [secret for _, secret, _ in cases]
     assert _leaks(repo, secrets) == []
     on_disk = b"".join(p.read_bytes() for p in (repo / ".agents").rglob("*") if p.is_file())
     assert [s for s in secrets if s.encode() in on_disk] == []

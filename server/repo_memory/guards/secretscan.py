@@ -5,7 +5,8 @@ Two kinds of rule:
 - Provider formats: credentials whose shape is published by the issuer (an AWS access key id starts with `AKIA`,
   a GitHub token with `ghp_`, a private key with a PEM header, …). These have almost no false positives.
 - Generic: a secret-sounding key assigned a literal value (`password = "…"`, `api_key: …`), credentials inside a
-  URL (`https://user:pass@host`), and a high-entropy check for key-like tokens (mixed case and digits, 32+ chars).
+  URL (`https://user:pass@host`), a password given on a command line (`commandline.py`: `mysql -p…`, `curl -u
+  user:…`, `PGPASSWORD=… psql`), and a high-entropy check for key-like tokens (mixed case and digits, 32+ chars).
 
 Digests are not secrets: hex strings of any length (git SHAs, sha256, md5, Cargo and poetry checksums), UUIDs,
 and base64 digests introduced as such (`sha512-…` in package-lock/yarn/pnpm, `sha256=…` in wheel RECORD files,
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repo_memory.errors import SecretError
+from repo_memory.guards import commandline
 
 # Provider formats: rule -> (literals one of which a match contains, pattern). A rule's pattern runs only when one
 # of its literals occurs in the text (a substring search, like gitleaks' keywords), so a clean text costs little.
@@ -71,7 +73,8 @@ PROVIDERS: dict[str, tuple[tuple[str, ...], str]] = {
 # in a session id or a URL-encoded value); the other rules must start at a token boundary.
 GLUED = frozenset({"aws-access-key-id", "github-token", "gitlab-token", "slack-token", "slack-webhook", "stripe-key", "openai-key",
                    "anthropic-key", "google-api-key", "huggingface-token", "npm-token", "pypi-token", "jwt", "private-key"})
-GENERIC = ("authorization-header", "url-credentials", "secret-assignment", "high-entropy-token")
+GENERIC = ("authorization-header", "url-credentials", "password-option", "user-password-option", "password-env", "secret-assignment",
+           "high-entropy-token")  # a command-line rule names a password given to a program better than secret-assignment
 _PROVIDERS = [(rule, literals, re.compile(pattern)) for rule, (literals, pattern) in PROVIDERS.items()]
 # Every literal with the rule it stands for, looked for in one flat pass (a generator per rule cost twice as much).
 _LITERALS = [(literal, n) for n, (_, literals, _) in enumerate(_PROVIDERS) for literal in literals]
@@ -186,6 +189,7 @@ def scan(text: str) -> list[Finding]:
             if value and "::" not in key and "/" not in key and _literal(value.group(1)):
                 spans.append((value.start(1), value.end(1), "secret-assignment"))
             at = lowered.find(name, at + len(name))
+    spans += commandline.find(text, lowered)
     if "authorization" in lowered:
         spans += [(m.start(1), m.end(1), "authorization-header") for m in _AUTH_HEADER.finditer(text)]
     at = text.find("://")
