@@ -102,19 +102,25 @@ def test_without_the_merge_driver_the_merged_skill_is_taken_for_a_draft_and_reje
     assert "status: active" in text and "make deploy" in text and "curl" not in text, text
 
 
-def test_a_merge_driver_conflict_stays_a_conflict(tmp_path: Path, runner: CliRunner):
-    """Both sides changed the same line: the driver leaves git's markers and the merge stops."""
+def branched(tmp_path: Path, runner: CliRunner, skill: str) -> tuple[Path, Path]:
+    """A repository init ran in, holding SKILL.md `skill` committed on main, with branch `topic` checked out."""
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     run(runner, repo, "init")
     path = repo / SKILL
     path.parent.mkdir(parents=True)
-    text = "---\nname: deploy\ndescription: How we deploy.\nmetadata:\n  status: {}\n---\n\n{}\n"
-    path.write_text(text.format("active", "1. build"), encoding="utf-8")
+    path.write_text(skill, encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "skill")
     git(repo, "checkout", "-q", "-b", "topic")
+    return repo, path
+
+
+def test_a_merge_driver_conflict_stays_a_conflict(tmp_path: Path, runner: CliRunner):
+    """Both sides changed the same line: the driver leaves git's markers and the merge stops."""
+    text = "---\nname: deploy\ndescription: How we deploy.\nmetadata:\n  status: {}\n---\n\n{}\n"
+    repo, path = branched(tmp_path, runner, text.format("active", "1. build"))
     path.write_text(text.format("draft", "1. build with bazel"), encoding="utf-8")
     git(repo, "commit", "-q", "-am", "topic")
     git(repo, "checkout", "-q", "main")
@@ -127,17 +133,8 @@ def test_a_merge_driver_conflict_stays_a_conflict(tmp_path: Path, runner: CliRun
 @pytest.mark.parametrize("ours", ["active", "draft"])
 def test_the_merge_driver_keeps_a_clean_merge_of_accepted_changes_as_it_is(tmp_path: Path, runner: CliRunner, ours: str):
     """Only an unreviewed change joined to accepted text is made a draft: two accepted edits, or two drafts, merge as git does."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    run(runner, repo, "init")
-    path = repo / SKILL
-    path.parent.mkdir(parents=True)
     text = "---\nname: deploy\ndescription: {}\nmetadata:\n  status: {}\n---\n\n1. build\n2. test\n3. {}\n"
-    path.write_text(text.format("How we deploy.", ours, "ship"), encoding="utf-8")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "skill")
-    git(repo, "checkout", "-q", "-b", "topic")
+    repo, path = branched(tmp_path, runner, text.format("How we deploy.", ours, "ship"))
     path.write_text(text.format("How we deploy.", ours, "ship it"), encoding="utf-8")
     git(repo, "commit", "-q", "-am", "topic")
     git(repo, "checkout", "-q", "main")
