@@ -108,3 +108,41 @@ def test_loop_run_refuses_a_loop_with_a_live_run_and_says_how_to_go_on(toy: Path
     assert [r["run"] for r in engine.status()] == [live]
     again = runner.invoke(cli, ["--root", str(toy), "loop", "run", "fix-add", "--agent", "true", "--new"])
     assert len(engine.status()) == 2 and "round 1:" in again.output, again.output
+
+
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_ends_an_agent_that_ignores_sigterm_and_still_records_the_run(toy: Path, store: Store, runner: CliRunner,
+                                                                            tmp_path: Path, presses: int):
+    """An agent that ignored SIGTERM kept `loop run` silent for its whole --agent-timeout (1800 s by default); a second
+    Ctrl-C then left the run `running` for ever, nothing recorded or committed."""
+    assert runner.invoke(cli, ["--root", str(toy), "init"]).exit_code == 0
+    Engine(store).accept("fix-add")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "toy")
+    nap = f"305.{os.getpid()}{presses}"
+    said = tmp_path / "said.txt"
+    command = [PY, "-m", "repo_memory", "--root", str(toy), "loop", "run", "fix-add", "--agent", f"trap '' TERM; sleep {nap}"]
+    with said.open("w", encoding="utf-8") as out:
+        proc = subprocess.Popen(command, start_new_session=True, stdout=out, stderr=subprocess.STDOUT, env={**os.environ})
+    try:
+        assert wait_until(lambda: bool(sleeping(nap)), 30), "the agent never started"
+        os.killpg(proc.pid, signal.SIGINT)
+        told = wait_until(lambda: "stopping the agent" in said.read_text(encoding="utf-8"), 2)
+        assert told, f"the first Ctrl-C said nothing at once: {said.read_text(encoding='utf-8')!r}"
+        if presses == 2:
+            os.killpg(proc.pid, signal.SIGINT)
+            assert wait_until(lambda: not sleeping(nap), driver.AGENT_GRACE - 2), "a second Ctrl-C did not kill the agent at once"
+        proc.wait(timeout=driver.AGENT_GRACE + 20)
+        left = sleeping(nap)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+    output = said.read_text(encoding="utf-8")
+    assert left == [], "the agent still runs"
+    (run,) = _live(toy)
+    assert run["state"] == "aborted", (run, output)
+    assert f"run {run['run']} ended aborted" in output, output
+    assert git(toy, "status", "--porcelain", "--", ".agents/experience") == "", "the run's end was not committed"
+

@@ -38,31 +38,76 @@ class Round:
 
 
 class Stop:
-    """Ctrl-C or SIGTERM while `loop run` drives a run: the signal that came, and the agent round it ends."""
+    """Ctrl-C or SIGTERM while `loop run` drives a run. The first stops the agent (SIGTERM, then SIGKILL after AGENT_GRACE)
+    and any check in flight, a second kills the agent at once; either way the run then ends aborted, recorded and
+    committed. Only a third gives up recording it (KeyboardInterrupt), saying which run it leaves live."""
 
-    def __init__(self) -> None:
+    def __init__(self, echo: Callable[[str], None]) -> None:
+        self.echo = echo
         self.signal = 0
+        self.presses = 0
         self.round = 1  # the round it came in
+        self.run = ""
         self.agent: subprocess.Popen[str] | None = None
+        self._kill: threading.Timer | None = None
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
-        if self.signal:  # a second one: the person does not want to wait for the run's end to be recorded
+        self.presses += 1
+        said = _said(signum)
+        if self.presses > 2:  # the person will not wait even for the record: say what is left behind
+            left = f"run {self.run} stays live: end it with `repo-memory loop abort {self.run}`" if self.run else \
+                "the run may stay live: see `repo-memory loop status`"
+            self._tell(f"{said} a third time: not recording the run's end; {left}")
             raise KeyboardInterrupt
-        self.signal = signum
-        if self.agent is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.agent.pid, signal.SIGTERM)  # its own session: the terminal's Ctrl-C does not reach it
+        self.signal = self.signal or signum
+        agent = self.agent
+        if self.presses == 2:
+            self._tell(f"{said} again: " + ("killing the agent now; " if agent is not None else "") + "the run's end is "
+                       "still recorded and committed (a third interrupt leaves the run live)")
+            _signal(agent, signal.SIGKILL)
+        elif agent is None:
+            self._tell(f"{said}: stopping any check in flight; then the run ends aborted, recorded and committed")
+        else:
+            self._tell(f"{said}: stopping the agent (killed if it has not ended in {AGENT_GRACE:g} s; interrupt again to kill "
+                       "it at once) and any check in flight; then the run ends aborted, recorded and committed")
+            _signal(agent, signal.SIGTERM)  # its own session: the terminal's Ctrl-C does not reach it
+            # An agent may ignore SIGTERM: the person waits out the grace, not the whole --agent-timeout.
+            self._kill = threading.Timer(AGENT_GRACE, _signal, (agent, signal.SIGKILL))
+            self._kill.daemon = True
+            self._kill.start()
         verify.end_all()  # a verification step in flight stops and judges nothing
+
+    def watch(self, agent: subprocess.Popen[str] | None) -> None:
+        """The round's agent a signal ends (None: the round is over, and so is any kill still pending for it)."""
+        self.agent = agent
+        if agent is None and self._kill is not None:
+            self._kill.cancel()
+
+    def _tell(self, line: str) -> None:
+        # The main thread may be mid-write to the same stream, which a reentrant write refuses: the stop goes on unsaid.
+        with contextlib.suppress(RuntimeError):
+            self.echo(line)
 
     @property
     def said(self) -> str:
-        return SIGNALS.get(signal.Signals(self.signal), f"signal {self.signal}") if self.signal else ""
+        return _said(self.signal) if self.signal else ""
+
+
+def _said(signum: int) -> str:
+    return SIGNALS.get(signal.Signals(signum), f"signal {signum}")
+
+
+def _signal(agent: subprocess.Popen[str] | None, how: int) -> None:
+    """Send `how` to the agent's process group (a session of its own), if there is an agent and it is still there."""
+    if agent is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(agent.pid, how)
 
 
 @contextlib.contextmanager
-def stoppable() -> Iterator[Stop]:
+def stoppable(echo: Callable[[str], None]) -> Iterator[Stop]:
     """Catch SIGINT and SIGTERM (in the main thread) while a run is driven, so the run ends recorded, not left live."""
-    stop = Stop()
+    stop = Stop(echo)
     if threading.current_thread() is not threading.main_thread():
         yield stop
         return
@@ -86,12 +131,13 @@ def refuse_live(engine: Engine, name: str) -> None:
 
 def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[[str], None], new: bool = False) -> str:
     """Run loop `name` with `agent` until a terminal state; return that state. Refused while the loop has a live run,
-    unless `new`. Ctrl-C or SIGTERM ends the agent and the run (aborted, recorded and committed), then KeyboardInterrupt."""
+    unless `new`. Ctrl-C or SIGTERM (once or twice) ends the agent and the run (aborted, recorded and committed), then
+    KeyboardInterrupt; see Stop."""
     if not new:
         refuse_live(engine, name)
-    with stoppable() as stop:
+    with stoppable(echo) as stop:
         started = engine.start(name, actor="human")
-        run = started["run"]
+        run = stop.run = started["run"]
         echo(f"run {run}: {started['state']}")
         if started["state"] != "running":
             echo(started["instruction"])
@@ -178,7 +224,7 @@ def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, s
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=root, start_new_session=True,
                             env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
-    stop.agent = proc
+    stop.watch(proc)
     timed_out = False
     try:
         try:
@@ -187,8 +233,8 @@ def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, s
             timed_out = True
             out, err = _end(proc)
     finally:
-        stop.agent = None
-        if proc.poll() is None:  # interrupted twice: nothing waits for it, but it does not outlive the driver
+        stop.watch(None)
+        if proc.poll() is None:  # interrupted thrice: nothing waits for it, but it does not outlive the driver
             _end(proc, grace=0)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)  # what the agent started and left behind ends with its round

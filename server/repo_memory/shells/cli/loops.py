@@ -185,8 +185,8 @@ def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
 def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float, new: bool) -> None:
     """Drive loop NAME with a headless agent round by round until a terminal state.
 
-    Refused while the loop has a live run (saying how to go on, or end it). Ctrl-C (or SIGTERM) stops the agent and
-    ends the run aborted, recorded and committed.
+    Refused while the loop has a live run (saying how to go on, or end it). Ctrl-C (or SIGTERM) stops the agent (killed
+    after 5 s, or at a second Ctrl-C) and ends the run aborted, recorded and committed; a third leaves the run live.
 
     \b
     Examples:
