@@ -146,3 +146,11 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_and_still_records_the_run(toy
     assert f"run {run['run']} ended aborted" in output, output
     assert git(toy, "status", "--porcelain", "--", ".agents/experience") == "", "the run's end was not committed"
 
+
+def test_loop_status_says_how_to_end_a_live_run(toy: Path, store: Store, runner: CliRunner):
+    """A run a third Ctrl-C (or SIGKILL) left live was listed as `running`, with no word of how to end it."""
+    engine = Engine(store)
+    engine.accept("fix-add")
+    live = engine.start("fix-add")["run"]
+    listed = runner.invoke(cli, ["--root", str(toy), "loop", "status"])
+    assert listed.exit_code == 0 and f"repo-memory loop abort {live}" in listed.output, listed.output

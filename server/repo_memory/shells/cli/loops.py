@@ -11,7 +11,7 @@ from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryErro
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
-from repo_memory.runner.engine import Engine
+from repo_memory.runner.engine import TERMINAL, Engine
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
 T = TypeVar("T")
@@ -129,6 +129,10 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
                        "(when the run ends, or the server running it exits) and you pull.")
         for r in rows:
             click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {when.shown(r['started'])}")
+        for r in rows:  # one a Ctrl-C'd or killed `loop run` left behind is live too: say how it ends
+            if r["state"] not in TERMINAL:
+                click.echo(f"{r['run']} is live: an agent continues it with loop_step(run='{r['run']}', …); a person ends it "
+                           f"with `repo-memory loop abort {r['run']}`.")
 
     emit(rows, as_json, text)
 
