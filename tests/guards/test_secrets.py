@@ -130,6 +130,10 @@ COMMAND_LINES: list[tuple[str, str]] = [
     ("password-env", "cd app && DB_PASSWORD={} ./migrate up"),
     ("password-env", "export REDISCLI_AUTH={}"),
     ("password-env", "docker run -e POSTGRES_PASSWORD={} postgres:16"),
+    ("password-env", "DB_PASS={} ./migrate up"),
+    ("password-env", "export API_AUTH={}"),
+    ("password-env", "docker run -e MYSQL_ALLOW_EMPTY_PASSWORD=yes -e MYSQL_PASSWORD={} mysql:8"),
+    ("password-option", "docker exec -it mongo mongosh -u admin -p {}"),
 ]
 COMMAND_SECRETS = ["Pw" + rand(B62, 8) + "!" for _ in COMMAND_LINES]
 # What a command line holds that is not a password: these must stay clean.
@@ -151,6 +155,28 @@ NOT_PASSWORDS = [
     'parser.add_argument("--password", help="the password")', 'args = ["--password=" + password]',
     'cmd = f"mysql -p{password} app"', '"--password=%s" % pw', "redis-cli -a $REDIS_PASSWORD ping",
     "DB_PASSWORD= ./run", "kubectl port-forward svc/db 5432:5432",
+    # A password-named variable that is a switch, by its name or by its value; an AUTH or PASS one holding no secret.
+    "docker run -d -e MYSQL_ALLOW_EMPTY_PASSWORD=yes -p 3306:3306 mysql:8",
+    "docker run -d -e ALLOW_EMPTY_PASSWORD=yes bitnami/redis",
+    "docker run -e MYSQL_RANDOM_ROOT_PASSWORD=yes mysql:8", "docker run -e MARIADB_RANDOM_ROOT_PASSWORD=yes mariadb",
+    "docker run -e MARIADB_ALLOW_EMPTY_ROOT_PASSWORD=1 mariadb", "DISABLE_AUTH=yes npm run dev", "SKIP_AUTH=yes pytest",
+    "NO_AUTH=yes ./serve", "AUTH=off ./run.sh", "export AUTH=none", "docker compose run -e AUTH=basic web",
+    "HTTP_AUTH=basic ./serve", "docker run -e AUTH=bearer api", "BASIC_AUTH=no ./serve", "REQUIRE_AUTH=true ./serve",
+    "TEST_PASS=all make check", "TEST_PASS=3 make check", "CI_PWD=/builds/x make", "mysql --password=yes",
+    "mysqld --allow-empty-password=yes", "app --skip-password=true", "RAILS_ENV=test PASSWORD_RESET_TTL=10 bin/rails test",
+    "docker run -e POSTGRES_HOST_AUTH_METHOD=trust postgres:16", "export MONGO_INITDB_ROOT_PASSWORD_FILE=/run/secrets/pw",
+    # Defaults everyone knows: an image's documented password, or the user name again.
+    "docker run -e POSTGRES_PASSWORD=postgres -p 5432:5432 postgres:16", "PGPASSWORD=postgres psql -h localhost -U postgres",
+    "docker run -e MYSQL_ROOT_PASSWORD=root mysql:8", "docker run -e RABBITMQ_DEFAULT_PASS=guest rabbitmq:3",
+    "docker run -e GF_SECURITY_ADMIN_PASSWORD=admin grafana/grafana", "docker run -e MINIO_ROOT_PASSWORD=minioadmin minio/minio",
+    "mysql -uroot -proot -e 'show databases'", "curl --user admin:admin http://localhost:8080/api",
+    "curl -u guest:guest http://localhost:15672/api/overview", "curl -u $GITHUB_TOKEN:x-oauth-basic https://api.github.com/user",
+    "ldapsearch -x -D cn=admin,dc=example,dc=org -w admin", "sqlcmd -S localhost -U sa -P 'YourStrong@Passw0rd'",
+    # The same letters on the command lines agents run every day.
+    "docker run --name mongo -p 27017:27017 -d mongo:7", "docker run --name login -p 8080:80 nginx", "kubectl logs mongo -p",
+    "git add -p", "git log -p --follow src/auth/password.py", "pytest -p no:randomly -k password", "jest --passWithNoTests",
+    "app --pass-through --password-reset", "./manage.py --password-reset-timeout 3600", "ssh-keygen -p -f ~/.ssh/id_rsa",
+    "openssl enc -aes-256-cbc -pass env:PASS -in a -out b", "keytool -list -storepass:env STOREPASS -keystore k.jks",
 ]
 
 

@@ -7,8 +7,13 @@
 
 Not a password: no value (`mysql -p` prompts, `curl -u root`), a reference (`$VAR`, `${VAR}`, `"$(cat …)"`), a file or
 a stream (`--password-file`, `--password-stdin`, `sshpass -f`), a placeholder (`<password>`, `***`, `YOUR_PASSWORD`,
-`PASSWORD`, `changeme`: a default everyone knows), and an option of the same letter elsewhere (`docker run -p 8080:80`,
+`PASSWORD`), a default everyone knows (`changeme`, `postgres`, `guest`, the user name again: `admin:admin`), a switch's
+or a mode's value (`yes`, `off`, `all`, `basic`, a port mapping `27017:27017`), a switch's name (`--no-password`,
+`MYSQL_ALLOW_EMPTY_PASSWORD`, `DISABLE_AUTH`), and an option of the same letter elsewhere (`docker run -p 8080:80`,
 `ssh -p 22`). A value given after a space that is one lower-case word (`--password option`) reads as prose and is left.
+A variable named `…AUTH`, `…_PASS` or `…_PWD` is as often a mode or a directory (`AUTH=basic`, `TEST_PASS=all`,
+`CI_PWD=/builds/x`): it counts only with a value shaped like a secret (see `_secret_shaped`), unless a program reads
+its password from it (`SSHPASS`, `MYSQL_PWD`, `REDISCLI_AUTH`).
 """
 
 from __future__ import annotations
@@ -24,20 +29,33 @@ _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 # Found by the name's end (a literal the regex engine looks for quickly), then the option's `--` before it.
 _LONG = re.compile(r"pass(?:word|wd|phrase)(=|[ \t]+)")
 _LONG_START = re.compile(r"(?<![\w-])--((?:[a-z0-9]+[-_])*)\Z")
+# A word in the name before the password's says the option or variable is a switch (`--no-password`,
+# `MYSQL_ALLOW_EMPTY_PASSWORD=yes`, `DISABLE_AUTH=1`), not a password.
 _SWITCHES = frozenset({"no", "ask", "prompt", "skip", "use", "with", "without", "require", "reset", "change", "random",
-                       "generate", "show", "hide", "forgot", "empty", "force", "allow", "disable", "enable"})
+                       "generate", "show", "hide", "forgot", "empty", "force", "allow", "disable", "enable", "disabled",
+                       "enabled", "required", "ignore"})
 # Upper case, as environment variables are named: `password=…` at a line's start is more often a keyword argument.
 _ENV_NAME = re.compile(r"(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|AUTH)=")
 _ENV_FULL_NAME = re.compile(r"(?:[A-Z0-9_]*_|PG|SSH)?(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|AUTH)")
+_ENV_AMBIGUOUS = re.compile(r".*(?:PASS|PWD|AUTH)")  # ends in a word that often names no password
+_ENV_PROGRAMS = frozenset({"SSHPASS", "MYSQL_PWD", "REDISCLI_AUTH"})  # where a program reads its password from
 # What may stand before an assignment that the shell reads as one: a command's start, `export`/`env`/`sudo`, other
 # assignments; or docker's and kubectl's `-e`/`--env`.
 _ENV_LEAD = re.compile(r"(?:.*(?:[;&|`(]|\$\())?[ \t]*(?:[-*>$][ \t]+)?(?:(?:export|env|sudo|sudo -E|declare -x)[ \t]+)?"
                        r"(?:[A-Za-z_]\w*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"])*[ \t]+)*|.*(?<![\w-])(?:-e|--env)[ \t=]+")
 _REFERENCE = re.compile(r"\$[A-Za-z_{(]|`")
-_PLACEHOLDER = re.compile(r"(?i)example|sample|dummy|placeholder|changeme|change_me|your[_-]?pass|xxx|\*\*\*|\.\.\.|redacted"
-                          r"|^<|^%|^\{|\{\{")
+_PLACEHOLDER = re.compile(r"(?i)example|sample|dummy|placeholder|changeme|change_me|^your|your[_-]?pass|xxx|\*\*\*|\.\.\."
+                          r"|redacted|^<|^%|^\{|\{\{")
 _WORDS = frozenset({"password", "passwd", "pass", "pwd", "pw", "secret", "passphrase", "mypassword", "yourpassword", "mypass",
-                    "none", "null", "true", "false", "prompt", "stdin"})
+                    # a switch's or a mode's value
+                    "yes", "no", "true", "false", "on", "off", "all", "any", "none", "null", "nil", "empty", "random", "basic",
+                    "bearer", "digest", "token", "trust", "required", "optional", "enabled", "disabled", "enable", "disable",
+                    "skip", "ignore", "default", "auto", "unset", "prompt", "stdin",
+                    # defaults everyone knows: an image's or a tool's documented password
+                    "root", "admin", "postgres", "mysql", "guest", "test", "user", "demo", "changeit", "minioadmin",
+                    "x-oauth-basic"})
+_PORTS = re.compile(r"[\d.:]*\d:\d+(?:/(?:tcp|udp))?")  # `-p 27017:27017` publishes a port
+_WORDISH = re.compile(r"[a-z]+\d*(?:[-_.:][a-z]+\d*)*")  # words with a version: `kerberos5`, `basic-auth_v2`
 
 
 @dataclass(frozen=True)
@@ -84,7 +102,7 @@ def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
     spans: list[tuple[int, int, str]] = []
     for m in _LONG.finditer(lowered):
         option = _LONG_START.search(lowered, max(0, m.start() - 64), m.start())
-        if option and option.group(1).rstrip("-_") not in _SWITCHES:
+        if option and not _SWITCHES.intersection(re.split(r"[-_]", option.group(1))):
             spans += _value(text, m.end(), "password-option", spaced=m.group(1) != "=")
     for literal, programs in _BY_LITERAL.items():
         at = lowered.find(literal)
@@ -103,9 +121,11 @@ def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
             start -= 1
         name = text[start:m.end() - 1]
         line_start = text.rfind("\n", 0, start) + 1
-        if (name != "PWD" and _ENV_FULL_NAME.fullmatch(name) and (not start or text[start - 1] not in _WORD_CHARS | {"$"})
-                and _ENV_LEAD.fullmatch(text, line_start, start)):
-            spans += _value(text, m.end(), "password-env", spaced=False)
+        if (name != "PWD" and _ENV_FULL_NAME.fullmatch(name) and not _SWITCHES.intersection(name.lower().split("_")[:-1])
+                and (not start or text[start - 1] not in _WORD_CHARS | {"$"}) and _ENV_LEAD.fullmatch(text, line_start, start)):
+            shaped = bool(_ENV_AMBIGUOUS.fullmatch(name)) and name not in _ENV_PROGRAMS
+            spans += [span for span in _value(text, m.end(), "password-env", spaced=False)
+                      if not shaped or _secret_shaped(text[span[0]:span[1]])]
     return spans
 
 
@@ -174,7 +194,7 @@ def _literal(text: str, start: int, end: int, program: Program, spaced: bool) ->
         start += len(program.prefix)
     if program.user:
         at = text.find(program.user, start, end)
-        if at < 0:
+        if at < 0 or text[start:at] == text[at + 1:end]:  # `admin:admin`, `guest:guest`: a default everyone knows
             return []
         start, spaced = at + 1, False
     return [(start, end, program.rule)] if given(text[start:end], spaced) else []
@@ -198,6 +218,17 @@ def given(value: str, spaced: bool) -> bool:
     """Whether a value on a command line is a literal password, not a reference, a placeholder or a word of prose."""
     if len(value) < 3 or value.lower() in _WORDS or any(c.isspace() for c in value) or value.startswith("-"):
         return False
-    if _REFERENCE.search(value) or _PLACEHOLDER.search(value) or re.fullmatch(r"[A-Z][A-Z_]*", value):
+    if _REFERENCE.search(value) or _PLACEHOLDER.search(value) or re.fullmatch(r"[A-Z][A-Z_]*", value) or _PORTS.fullmatch(value):
         return False
     return not (spaced and re.fullmatch(r"[a-z]+", value))
+
+
+def _secret_shaped(value: str) -> bool:
+    """Whether a value looks like a secret: 8+ characters, not a path nor words with a version, holding three kinds of
+    character (lower case, upper case, digits, symbols), or two with digits among 8 different characters."""
+    if len(value) < 8 or value.startswith(("/", "./", "../", "~/")) or _WORDISH.fullmatch(value):
+        return False
+    digits = any(c.isdigit() for c in value)
+    kinds = (any(c.islower() for c in value), any(c.isupper() for c in value), digits,
+             any(not c.isalnum() and c not in "-_." for c in value))
+    return sum(kinds) >= 3 or (sum(kinds) == 2 and digits and len(set(value)) >= 8)
