@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import indexing, mirror, native_checks, offering, stale_checks
+from repo_memory.core import breaks, indexing, mirror, native_checks, offering, stale_checks
+from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
@@ -33,8 +34,6 @@ class Finding:
     fix: str
 
 
-HELD_NOT = ", which git does not hold yet"  # how verify ends the break of a line only the working tree has (core/logbook.py)
-SET_ASIDE = f".git/repo-memory/{torn.FOLDER}/"  # where torn lines go (the clone's state folder)
 EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how long the rest takes, roughly
 
 
@@ -133,44 +132,13 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 f"{session}`) and, where a record cites one, remember a note naming the record it meant by its ID~HASH. "
                                 "A session this version begins under a chosen name is kept per clone (NAME.<clone>) and cannot fork so."))
     for where, what in broken:
-        findings.append(_broken(where, what, unmoved or {}))
+        level, fix = breaks.advice(where, what, unmoved or {})
+        findings.append(Finding(level, where, f"experience log: {what}", fix))
     findings += _set_aside(store)
     if homes is not None:
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
         findings += [Finding(n.level, n.path, n.message, n.fix) for n in notices]
     return findings
-
-
-def _broken(where: str, what: str, unmoved: dict[str, str]) -> Finding:
-    """A break verify found, and the fix that holds for it: git can restore only what it holds."""
-    if what == experience.TORN:  # no break: bytes no append acknowledged (guards/torn.py)
-        rel = where.partition(" at byte ")[0]
-        if rel in unmoved:
-            return Finding("warning", where, f"experience log: {what}", f"`repo-memory doctor --fix` left it: {unmoved[rel]}.")
-        return Finding("warning", where, f"experience log: {what}", f"Run `repo-memory doctor --fix`: it moves the line to "
-                       f"{SET_ASIDE} (never committed); do not commit the log by hand meanwhile.")
-    if "written outside" in what:
-        return Finding("error", where, f"experience log: {what}", "As the line says: commit it if it is yours, or remove it.")
-    if "git checkout HEAD" in what:
-        return Finding("error", where, f"experience log: {what}", "Run that `git checkout`; `repo-memory verify` lists every break.")
-    if "blob" in what.lower():
-        return Finding("error", where, f"experience log: {what}", f"Bring it back with `git checkout HEAD -- {experience.BLOB_DIR}/` "
-                       "or a pull; a blob git never held cannot be restored. `repo-memory verify` lists every break.")
-    if " at byte " in where:  # a line that is no record (readers skip it)
-        rel = where.partition(" at byte ")[0]
-        return Finding("error", where, f"experience log: {what}", f"repo-memory does not commit {rel} while this line is there: "
-                       "a hand edit, or a record an older repo-memory cut short and then ended with its next append. If git "
-                       f"holds the line (`git log -p -- {rel}`) it stays; if not (`git status`), delete it. `repo-memory verify` "
-                       "lists every break.")
-    if what.endswith(HELD_NOT):  # an edit of a line no commit holds: no `git diff` or `git checkout` reaches it
-        rel, session = what.rpartition(" of ")[2].removesuffix(HELD_NOT), where.rpartition("#")[0]
-        return Finding("error", where, f"experience log: {what}", f"Nothing of {rel} is committed (nor later records of its "
-                       "session) while this line differs from what repo-memory wrote; git has no copy of it. Put it back as it "
-                       f"was (`repo-memory verify` passes then) and log the correction: `repo-memory log add TEXT -s {session} -r "
-                       f"{where}`. Or keep the edit: `git add {rel} && git commit` (verify keeps naming it; the session goes on).")
-    return Finding("error", where, f"experience log: {what}", "Logs are append-only: something other than repo-memory changed "
-                   "this record. `git log -p` of its log shows whether a commit did; a change git does not hold yet can only "
-                   "be taken out by hand (`git diff`). `repo-memory verify` lists every break.")
 
 
 def set_aside_torn(store: Store) -> dict[str, str]:

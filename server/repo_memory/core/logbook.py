@@ -14,6 +14,7 @@ from typing import Any
 
 from repo_memory.code.anchors import canonical
 from repo_memory.config import client_harness
+from repo_memory.core.breaks import account
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
@@ -299,7 +300,8 @@ class Logbook:
         files = list(self._journal.files())
         total = sum(_size(path) for path in files) if progress else 0
         done = 0
-        chain: tuple[str, dict[int, set[str]]] = ("", {})  # a session, the hashes of each seq in its files so far
+        # a session, the hashes of each seq in its files so far, and those of its files whose committed bytes differ
+        chain: tuple[str, dict[int, set[str]], list[str]] = ("", {}, [])
         for path in files:
             if progress:
                 progress(done, total)
@@ -307,7 +309,7 @@ class Logbook:
             rel = path.relative_to(self.root).as_posix()
             session, part = part_of(path)
             if part == 1 or chain[0] != session:  # a session's files come in order, one after the other
-                chain = (session, {})
+                chain = (session, {}, [])
             try:
                 lines = self._journal.lines(path)
             except UnsafePathError as exc:
@@ -318,17 +320,19 @@ class Logbook:
                     breaks.append((f"{rel} at byte {line.offset}", line.problem))
             rewritten = self._committed.rewritten(rel, data := disk.read_safely(path))
             if rewritten:
+                chain[2].append(rel)
                 breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
                                     "the last commit are then lost: copy them first)"))
             head = self._committed.head()
+            held: list[bytes] | None = None  # HEAD's lines of the log, read at its first break
             for checked in experience.check_chain(lines, chain[1], self._journal.resumes(path)):
-                record = checked.line.record or {}
+                record, line = checked.line.record or {}, checked.line
                 if not checked.verified:
-                    end = checked.line.offset + len(checked.line.raw)
-                    unheld = not checked.hash_ok and not self._committed.record(rel, end, head)  # no `git diff` shows it
-                    number = data.count(b"\n", 0, end) + 1
-                    where = f"line {number} of {rel}, which git does not hold yet" if unheld else ""
-                    breaks.append((record.get("id", rel), f"{checked.problem}: {where}" if where else checked.problem))
+                    held = self._committed.lines(rel, head) if held is None else held
+                    number = data.count(b"\n", 0, line.offset) + 1  # its place decides whether git holds it, not its bytes
+                    told = account(checked.problem, rel, number, line.raw, checked.hash_ok,
+                                   held[number - 1] if number <= len(held) else None, chain[2])
+                    breaks.append((record.get("id", rel), told))
                 elif not rewritten and (outside := self._provenance.judge(record, rel, checked.line.offset + len(checked.line.raw), head)):
                     breaks.append((record["id"], f"{outside}; if you or your own repo-memory wrote it, commit {rel} yourself "
                                                  "(`git add`, `git commit`), otherwise remove the line"))

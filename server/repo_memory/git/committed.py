@@ -81,6 +81,13 @@ class Committed:
         blob = self._entry(rel, at)  # type: ignore[arg-type]
         return blob is not None and blob[1] > end and self._prefix_intact(rel, at)  # type: ignore[arg-type]
 
+    def lines(self, rel: str, head: str | None) -> list[bytes]:
+        """The lines HEAD holds of log `rel`, in order, without their newlines ([] when it holds none): a line of the
+        file now is one git holds when its place is among them; its bytes may have moved since."""
+        if head is None or self._entry(rel, head) is None:
+            return []
+        return self.git.blob(head, rel).split(b"\n")[:-1]  # a torn last line is none
+
     def _prefix_intact(self, rel: str, head: str | None) -> bool:
         """Whether the log at `rel` starts with the bytes HEAD holds of it, remembered per (HEAD, size, mtime)."""
         try:

@@ -1,0 +1,73 @@
+"""A break in an experience log, told once: what verify says of it, and the fix doctor gives for it.
+
+Whether git holds a line is judged by the line's place among the lines HEAD holds of its log, never by byte offsets:
+a hand edit moves the bytes of every line after it, so an edited committed line can end past HEAD's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from repo_memory.formats import experience
+from repo_memory.guards import torn
+
+HELD_NOT = ", which git does not hold yet"  # a line only the working tree has
+COMMITTED = ", as a commit holds it"  # the break itself is committed: git keeps nothing older to restore it from
+NEVER_HELD = "; the record before it was removed or changed before any commit held it, so git has no copy of it"
+SET_ASIDE = f".git/repo-memory/{torn.FOLDER}/"  # where torn lines go (the clone's state folder)
+
+
+def account(problem: str, rel: str, number: int, raw: bytes, hash_ok: bool, held: bytes | None, changed: Sequence[str]) -> str:
+    """What verify says of the record on line `number` of `rel` that fails its hash or its chain (`hash_ok`): `held` is
+    the line HEAD holds at that place (None past HEAD's lines), `changed` the logs of its session so far whose committed
+    bytes differ (a checkout restores those)."""
+    where = f"line {number} of {rel}"
+    if hash_ok and changed:  # the record before it may be one of the committed ones changed
+        logs = " ".join(changed)
+        return f"{problem}: {where}, after committed records were changed; restore them with `git checkout HEAD -- {logs}`"
+    if held is not None and held != raw:
+        return f"{problem}: {where}, which differs from the line git holds there; restore it with `git checkout HEAD -- {rel}`"
+    if held is not None:
+        return f"{problem}: {where}{COMMITTED} (`git log -p -- {rel}` shows which)"
+    return f"{problem}: {where}{HELD_NOT}" if not hash_ok else f"{problem}: {where}{NEVER_HELD}"
+
+
+def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
+    """(level, fix) of a break verify found at `where`: the fix that holds for it, as git can restore only what it holds.
+    `unmoved`: why `doctor --fix` left the torn tail of a log."""
+    if what == experience.TORN:  # no break: bytes no append acknowledged (guards/torn.py)
+        rel = where.partition(" at byte ")[0]
+        if rel in unmoved:
+            return "warning", f"`repo-memory doctor --fix` left it: {unmoved[rel]}."
+        return "warning", (f"Run `repo-memory doctor --fix`: it moves the line to {SET_ASIDE} (never committed); do not commit "
+                           "the log by hand meanwhile.")
+    if "written outside" in what:
+        return "error", "As the line says: commit it if it is yours, or remove it."
+    if "git checkout HEAD" in what:
+        return "error", "Run that `git checkout`; `repo-memory verify` lists every break."
+    if "blob" in what.lower():
+        return "error", (f"Bring it back with `git checkout HEAD -- {experience.BLOB_DIR}/` or a pull; a blob git never held "
+                         "cannot be restored. `repo-memory verify` lists every break.")
+    if " at byte " in where:  # a line that is no record (readers skip it)
+        rel = where.partition(" at byte ")[0]
+        return "error", (f"repo-memory does not commit {rel} while this line is there: a hand edit, or a record an older "
+                         f"repo-memory cut short and then ended with its next append. If git holds the line (`git log -p -- "
+                         f"{rel}`) it stays; if not (`git status`), delete it. `repo-memory verify` lists every break.")
+    session = where.rpartition("#")[0]
+    if what.endswith(HELD_NOT):  # an edit of a line no commit holds: no `git diff` or `git checkout` reaches it
+        rel = what.rpartition(" of ")[2].removesuffix(HELD_NOT)
+        return "error", (f"Nothing of {rel} is committed (nor later records of its session) while this line differs from "
+                         "what repo-memory wrote; git has no copy of it. Put it back as it was (`repo-memory verify` passes "
+                         f"then) and log the correction: `repo-memory log add TEXT -s {session} -r {where}`. Or keep the edit: "
+                         f"`git add {rel} && git commit` (verify keeps naming it; the session goes on).")
+    if COMMITTED in what:
+        return "error", ("Logs are append-only and a commit holds this break, so it stays and verify keeps naming it; the "
+                         "commit (`git log -p`) shows what the record said if git ever held it as written. Say what it should "
+                         f"read as a record of your own: `repo-memory log add TEXT -s {session} -r {where}`.")
+    if what.endswith(NEVER_HELD):
+        return "error", ("Put it back if you kept a copy of it (`repo-memory verify` passes then). Otherwise the gap stays: "
+                         "the log is committed as it is and verify keeps naming this break; say what the lost record held "
+                         f"as a record of your own: `repo-memory log add TEXT -s {session}`.")
+    return "error", ("Logs are append-only: something other than repo-memory changed this record. `git log -p` of its log "
+                     "shows whether a commit did; a change git does not hold yet can only be taken out by hand (`git diff`). "
+                     "`repo-memory verify` lists every break.")

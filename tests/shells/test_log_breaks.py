@@ -1,0 +1,134 @@
+"""A log line changed or removed by hand: verify and doctor give one account of it, and the way out they give works."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import git
+
+WRITE = ("import sys; from repo_memory.config import Config; from repo_memory.core.store import Store\n"
+         "s = Store(Config.load(sys.argv[1]))\n"
+         "for text in ('deploys need a green main', 'staging is read-only on Fridays'): s.remember(text, session='ops')\n"
+         "s.flush('all')\n"
+         "for text in ('rollbacks use tools/rollback.sh', 'tag releases on Tuesdays'): s.remember(text, session='ops')\n"
+         "s.close(commit=False)")  # records 1-2 committed, 3-4 pending in the session's next file (a killed server's)
+
+
+def cli_run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, capture_output=True, text=True)
+
+
+def errors(repo: Path) -> list[dict[str, str]]:
+    return [f for f in json.loads(cli_run(repo, "doctor", "--json").stdout) if f["level"] == "error"]
+
+
+@pytest.fixture
+def logs(repo: Path) -> tuple[Path, Path]:
+    """The session's committed file and its pending one."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    subprocess.run([sys.executable, "-c", WRITE, str(repo)], check=True)
+    files = sorted((repo / ".agents/experience").rglob("ops.*.jsonl"), key=lambda p: "+" in p.name)
+    committed, pending = files
+    assert git(repo, "ls-files", "--", str(committed)) and not git(repo, "ls-files", "--", str(pending))
+    return committed, pending
+
+
+def change(path: Path, how: Callable[[list[str]], list[str]]) -> str:
+    """Apply `how` to the file's lines as a person's editor would; the bytes before, to put back."""
+    before = path.read_text(encoding="utf-8")
+    path.write_text("".join(how(before.splitlines(keepends=True))), encoding="utf-8")
+    return before
+
+
+EDITS: dict[str, Callable[[list[str]], list[str]]] = {
+    "longer": lambda lines: [lines[0].replace("green main", "green main, edited by hand"), *lines[1:]],
+    "shorter": lambda lines: [lines[0].replace("green main", "green"), *lines[1:]],
+    "same length": lambda lines: [lines[0].replace("green main", "green mane"), *lines[1:]],
+    "first removed": lambda lines: lines[1:],
+    "last removed": lambda lines: lines[:-1],
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_a_committed_line_changed_by_hand_is_one_git_holds_in_every_finding_and_their_checkout_restores_it(
+        repo: Path, logs: tuple[Path, Path], edit: str):
+    """A committed record whose line grew was said to be held by git (restore it with `git checkout`) and, in the next
+    finding, to be a line "git does not hold yet" of a log "nothing of" which is committed: judged by byte offsets of
+    the edited file, which had moved past what HEAD holds."""
+    committed, _ = logs
+    rel = committed.relative_to(repo).as_posix()
+    change(committed, EDITS[edit])
+    verify = cli_run(repo, "verify")
+    broken = verify.stdout.splitlines()[:-1]
+    assert verify.returncode == 1 and len(broken) == 2, verify.stdout
+    assert all(f"git checkout HEAD -- {rel}" in line and "does not hold" not in line for line in broken), verify.stdout
+    found = errors(repo)
+    assert len(found) == 2, found
+    for finding in found:
+        said = f"{finding['message']} {finding['fix']}"
+        assert f"git checkout HEAD -- {rel}" in said and "does not hold" not in said and "no copy" not in said, finding
+    git(repo, "checkout", "HEAD", "--", rel)  # the way out both give
+    assert cli_run(repo, "verify").returncode == 0 and errors(repo) == []
+
+
+def test_a_pending_line_edited_by_hand_is_one_git_has_no_copy_of_and_both_ways_out_doctor_gives_work(
+        repo: Path, logs: tuple[Path, Path]):
+    """Put back, verify passes; kept and committed, doctor no longer says git lacks it, nor to take it out with
+    `git diff` (which shows nothing of a committed change), but that a commit holds it."""
+    _, pending = logs
+    rel = pending.relative_to(repo).as_posix()
+    before = change(pending, lambda lines: [lines[0].replace("rollback.sh", "rollback.bash"), *lines[1:]])
+    (finding,) = errors(repo)
+    assert finding["path"].endswith("#3") and f"line 1 of {rel}, which git does not hold yet" in finding["message"], finding
+    assert "Put it back" in finding["fix"] and f"git add {rel} && git commit" in finding["fix"], finding
+    assert "git checkout" not in finding["fix"], finding
+    edited = pending.read_text(encoding="utf-8")
+    pending.write_text(before, encoding="utf-8")
+    assert cli_run(repo, "verify").returncode == 0
+    pending.write_text(edited, encoding="utf-8")
+    git(repo, "add", rel)
+    git(repo, "commit", "-q", "-m", "keep a hand edit")
+    (finding,) = errors(repo)
+    said = f"{finding['message']} {finding['fix']}"
+    assert "a commit holds" in said and f"git log -p -- {rel}" in said, finding
+    assert "does not hold" not in said and "git diff" not in said and "git checkout" not in said, finding
+
+
+def test_a_pending_line_removed_by_hand_is_committed_as_a_gap_a_commit_holds_not_one_to_take_out_with_git_diff(
+        repo: Path, logs: tuple[Path, Path]):
+    """Record 3, never committed, removed: the next repo-memory process commits the log as it stands, and record 4's
+    chain breaks for good. doctor said the change was one git does not hold, to be taken out with `git diff`."""
+    _, pending = logs
+    rel = pending.relative_to(repo).as_posix()
+    change(pending, lambda lines: lines[1:])
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 1 and f"line 1 of {rel}, as a commit holds it" in verify.stdout, verify.stdout
+    assert rel in git(repo, "ls-files")
+    (finding,) = errors(repo)
+    said = f"{finding['message']} {finding['fix']}"
+    assert finding["path"].endswith("#4") and f"git log -p -- {rel}" in said and "log add" in said, finding
+    assert "git diff" not in said and "git checkout" not in said and "does not hold" not in said, finding
+
+
+def test_a_pending_line_removed_by_hand_where_people_commit_is_one_git_has_no_copy_of_and_putting_it_back_works(
+        repo: Path, logs: tuple[Path, Path]):
+    """With `commit = "stage"` nothing commits the gap: the removed record is one git never held."""
+    (repo / ".agents/repo-memory.toml").write_text('commit = "stage"\n', encoding="utf-8")
+    _, pending = logs
+    rel = pending.relative_to(repo).as_posix()
+    before = change(pending, lambda lines: lines[1:])
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 1 and f"line 1 of {rel}" in verify.stdout, verify.stdout
+    (finding,) = errors(repo)
+    said = f"{finding['message']} {finding['fix']}"
+    assert finding["path"].endswith("#4") and "no copy" in said and "Put it back" in said, finding
+    assert "git diff" not in said and "git checkout" not in said and "a commit holds" not in said, finding
+    pending.write_text(before, encoding="utf-8")
+    assert cli_run(repo, "verify").returncode == 0 and errors(repo) == []
