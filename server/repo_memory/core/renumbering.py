@@ -3,20 +3,19 @@
 A records file cites its own records: an exported record by its id, an entry by SESSION#N, the Nth entry of that
 session in the file. Imported, a record takes the next id of the log this clone keeps for it (entries of `ops` become
 `ops.<clone>#4` when that log holds three records), so each ref and cover citing an earlier record of the file is
-rewritten to the id its record got; any other id must name a record here, as remember and checkpoint require.
+rewritten to the id its record gets (known before it is written: core/importing.py); any other id must name a record
+here, as remember and checkpoint require.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from repo_memory.errors import InvalidArgumentError, NotFoundError
 from repo_memory.formats import refs as grammar
 from repo_memory.formats.experience import Line
 from repo_memory.formats.harness_logs import Item
-
-LOOKED = 10_000  # seqs of a cited range looked up one by one; a longer one waits for every held record of its session
 
 
 class Renumbering:
@@ -28,32 +27,12 @@ class Renumbering:
         self._seqs: dict[str, set[int]] = {}  # per session read: the seqs of its records here
         self._ids: dict[str, str] = {}
         self._sessions: set[str] = set()  # sessions as the file names them, of records read so far
-        self._held: set[str] = set()  # ids in the file of records read and not written yet: their ids here are unknown
 
-    def hold(self, origin: str) -> None:
-        """A record that is read and waits to be written."""
-        if origin:
-            self._held.add(origin)
-            self._sessions.add(origin.rpartition("#")[0])
-
-    def wrote(self, origin: str, here: str) -> None:
-        """The record the file names `origin` is `here` now (written, or held already)."""
+    def became(self, origin: str, here: str) -> None:
+        """The record the file names `origin` is `here` (a record here already, or the id it takes when written)."""
         if origin:
             self._ids[origin] = here
-            self._held.discard(origin)
             self._sessions.add(origin.rpartition("#")[0])
-
-    def waits(self, item: Item) -> bool:
-        """Whether `item` cites a record of the file that is not written yet (write what is held first)."""
-        if not self._held:
-            return False
-        for ref in self._cited(item):
-            if ref.end - ref.start > LOOKED:
-                if any(held.rpartition("#")[0] == ref.session for held in self._held):
-                    return True
-            elif any(f"{ref.session}#{n}" in self._held for n in range(ref.start, ref.end + 1)):
-                return True
-        return False
 
     def cite(self, item: Item) -> Item | str:
         """`item` with each ref and cover naming the records it cites here, or what it cites that names no record."""
@@ -68,15 +47,6 @@ class Renumbering:
                 cited[what] += here
         covers = tuple(cited["cover"]) if item.covers is not None else None
         return dataclasses.replace(item, refs=tuple(cited["ref"]), covers=covers)
-
-    def _cited(self, item: Item) -> Iterator[grammar.Ref]:
-        for text in (*item.refs, *(item.covers or ())):
-            try:
-                ref = grammar.parse(text)
-            except InvalidArgumentError:
-                continue
-            if ref.kind == "record" and not ref.fork and ref.session in self._sessions:
-                yield ref
 
     def _rewrite(self, text: str, what: str) -> tuple[list[str], str]:
         """The ids here that `text` cites, or why it cites none: a ref of another form (code, a skill, a URL) stays as
