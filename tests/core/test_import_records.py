@@ -172,6 +172,31 @@ def test_records_citing_records_held_before_them_are_written_a_batch_per_session
     assert again.added == 0 and again.present == 599
 
 
+def test_an_exported_record_citing_records_not_in_the_file_keeps_its_refs_and_the_report_counts_them(repo: Path, tmp_path: Path):
+    """`log tail --json -n 1 SESSION | log import -` in a clone that cannot pull: the record cites its session's earlier
+    record, which is not in the export; the import was refused, and --skip-invalid dropped the record."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    mine = cloned(repo, tmp_path / "mine")
+    theirs = Store(Config.load(repo))
+    first = theirs.remember("Staging DB is read-only on Fridays", session="ops", actor="human", tool="cli")[0]
+    theirs.remember("Moved the migration to Thursday", refs=[first["id"]], session="ops", actor="human", tool="cli")
+    theirs.flush("all")
+    exported = theirs.lines("ops")[-1].raw.decode() + "\n"
+    theirs.close()
+    done = import_cli(mine, "-", input=exported)
+    assert done.exit_code == 0 and "Imported 1 record(s)" in done.output, done.output
+    assert "1 ref(s) or cover(s) name no record here" in done.output
+    here = Store(Config.load(mine))
+    assert records_of(here, "ops")[-1]["refs"] == [first["id"]]  # as it was: it names their record once pulled
+    here.close()
+    again = json.loads(import_cli(mine, "-", "--json", input=exported).output)
+    assert again["present"] == 1 and again["unresolved"] == 0  # counted for the records added
+    entry = write_jsonl(tmp_path / "e.jsonl", [{"kind": "note", "text": "an entry citing nothing", "refs": [f"{first['session']}#9"]}])
+    refused = import_cli(mine, str(entry))
+    assert refused.exit_code == 1 and "e.jsonl:1: ref " in refused.output, refused.output
+
+
 class CountedSlices(bytes):
     """Bytes counting the slices taken of them."""
 

@@ -252,6 +252,7 @@ class Importer:
         lines = CountedLines(source.lines())
         self._numbering = numbering = Renumbering(self._memory.lines)
         for number, read in harness_logs.records(lines, self._session or default_session(source), checked):
+            unresolved = numbering.unresolved
             item = read if isinstance(read, str) else numbering.cite(read)
             if isinstance(item, str):
                 report.skipped.append(f"{source.label}:{number}: {item}")
@@ -259,7 +260,8 @@ class Importer:
             named, family = self._home(item)
             session = self._target(named)
             self._families[session] = family
-            held.setdefault(session, []).append((item, self._plan(session, family, item)))
+            held.setdefault(session, []).append((item, new := self._plan(session, family, item)))
+            report.unresolved += (numbering.unresolved - unresolved) if new else 0
             count += 1
             if len(held[session]) >= BATCH or count >= BUFFERED:
                 names = [session] if len(held[session]) >= BATCH else list(held)

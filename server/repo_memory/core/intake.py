@@ -29,6 +29,7 @@ class Report:
     sessions: list[Imported] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     undecodable: list[tuple[str, int, int]] = field(default_factory=list)
+    unresolved: int = 0  # refs and covers of exported records added that name no record here, kept as they were
 
     @property
     def added(self) -> int:
