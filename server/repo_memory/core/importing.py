@@ -8,6 +8,8 @@ commits once at the end (`Store.flush("all")`). Each record keeps the key of wha
 file again adds nothing, and a transcript that grew since adds only its new part. A record another clone wrote (its
 source names that clone, or its session is that clone's `NAME.<clone>`) goes to this clone's own `NAME.<clone>`: under
 the other clone's name it took ids that clone's log holds, and a pull union-merged the two into one log of two chains.
+A record's id here is known when it is read (the next id of its session's log, which the append checks it takes), so
+what cites it is rewritten to that id without writing it first.
 The formats are read by formats/harness_logs.py.
 """
 
@@ -28,7 +30,7 @@ from typing import Any, Protocol
 from repo_memory.core.intake import CountedLines, Imported, Report
 from repo_memory.core.reading import Item as ReadItem
 from repo_memory.core.renumbering import Renumbering
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.formats import harness_logs
 from repo_memory.formats.experience import HARD_CAP, Entry, Line
 from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS, Item
@@ -43,7 +45,9 @@ Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 class Memory(Protocol):
     """What an import needs of the Store (core/store.py)."""
 
-    def log(self, session: str, entries: Sequence[Entry], captured: bool = False) -> list[dict[str, Any]]: ...
+    def log(self, session: str, entries: Sequence[Entry], captured: bool = False, first: str | None = None) -> list[dict[str, Any]]: ...
+
+    def following(self, session: str) -> str: ...
 
     def lines(self, session: str) -> list[Line]: ...
 
@@ -170,7 +174,7 @@ def check(found: Sequence[Source], memory: Memory | None = None, session: str | 
             if isinstance(cited, str):
                 problems.append(f"{source.label}:{n}: {cited}")
             else:
-                numbering.wrote(cited.origin, cited.origin)
+                numbering.became(cited.origin, cited.origin)
     return problems
 
 
@@ -180,9 +184,11 @@ class Importer:
     def __init__(self, memory: Memory, session: str | None = None, progress: Progress | None = None, write: bool = True):
         self._memory, self._session, self._write = memory, session, write
         self._progress = progress or (lambda done, total: None)
-        self._keys: dict[str, dict[str, str]] = {}  # per name (_home): each key its logs hold -> the record's id
+        self._keys: dict[str, dict[str, str]] = {}  # per name (_home): each key its logs hold or will -> the record's id
         self._numbering = Renumbering(memory.lines)
         self._families: dict[str, str] = {}  # a session written to -> the name whose logs hold what it has (_home)
+        self._targets: dict[str, str] = {}  # a session named -> the log this clone appends it to (Journal.owned)
+        self._next: dict[str, str] = {}  # a log written to -> the id its next record takes
         self._known: set[str] | None = None
         self._source = memory.source("human", "import")  # this clone and harness, as every record of this process names them
         self._clone = self._source.get("clone", "")
@@ -215,7 +221,9 @@ class Importer:
             session = transcript.harness_id
             recorded = self._calls_of(session)
             items = [i for i in items if not (i.data.get("call_id") and i.data["call_id"] in recorded)]
-        report.sessions.append(self._append(session, session, items, source, transcript.harness))
+        target = self._target(session)
+        planned = [(item, self._plan(target, session, item)) for item in items]
+        report.sessions.append(self._append(target, session, planned, source, transcript.harness))
 
     def _is_known(self, session: str) -> bool:
         if not session or harness_logs.session_problem(session):
@@ -237,23 +245,23 @@ class Importer:
 
         Items are held per session until a session has a batch (records of many sessions may be interleaved in the
         file, and a write per few records would cost a write, an index update and a pending line each), or until
-        BUFFERED items are held in all."""
-        held: dict[str, list[Item]] = {}
+        BUFFERED items are held in all. A held item's id here is known already (_plan): what cites it does not wait."""
+        held: dict[str, list[tuple[Item, bool]]] = {}
         count = 0
         results: dict[str, Imported] = {}
         lines = CountedLines(source.lines())
         self._numbering = numbering = Renumbering(self._memory.lines)
         for number, read in harness_logs.records(lines, self._session or default_session(source), checked):
-            if not isinstance(read, str) and numbering.waits(read):  # it cites records held: their ids come as written
-                count = 0
-                yield from self._append_all(list(held), held, source, results, lines)
+            unresolved = numbering.unresolved
             item = read if isinstance(read, str) else numbering.cite(read)
             if isinstance(item, str):
                 report.skipped.append(f"{source.label}:{number}: {item}")
                 continue
-            numbering.hold(item.origin)
-            session, self._families[session] = self._home(item)
-            held.setdefault(session, []).append(item)
+            named, family = self._home(item)
+            session = self._target(named)
+            self._families[session] = family
+            held.setdefault(session, []).append((item, new := self._plan(session, family, item)))
+            report.unresolved += (numbering.unresolved - unresolved) if new else 0
             count += 1
             if len(held[session]) >= BATCH or count >= BUFFERED:
                 names = [session] if len(held[session]) >= BATCH else list(held)
@@ -264,7 +272,7 @@ class Importer:
         report.undecodable += [(source.label, number, count) for number, count in lines.undecodable]
         yield lines.bytes
 
-    def _append_all(self, names: list[str], held: dict[str, list[Item]], source: Source, results: dict[str, Imported],
+    def _append_all(self, names: list[str], held: dict[str, list[tuple[Item, bool]]], source: Source, results: dict[str, Imported],
                     lines: CountedLines) -> Iterator[int]:
         """Append what is held of each session of `names`, the index updated in one transaction per BATCH records
         (one per session cost a commit of the index each: 6% of an import of short sessions)."""
@@ -304,25 +312,40 @@ class Importer:
             return session, name
         return f"{name[: 127 - len(self._clone)]}.{self._clone}", name
 
-    def _append(self, session: str, family: str, items: Sequence[Item], source: Source, harness: str | None) -> Imported:
-        """Append the items `session` does not hold yet, a batch per write; `family` names the logs that say what is
-        already here (see _home)."""
+    def _target(self, session: str) -> str:
+        """The log this clone appends `session`'s records to (read once: an import writes to it alone)."""
+        if session not in self._targets:
+            following = self._memory.following(session)
+            self._targets[session] = target = following.rpartition("#")[0]
+            self._next.setdefault(target, following)
+        return self._targets[session]
+
+    def _plan(self, session: str, family: str, item: Item) -> bool:
+        """Whether `session` (a log _target names) lacks `item` (its `family`'s logs do not hold it, see _home); a new
+        item takes the next id of the log now, so what cites it is rewritten before it is written."""
         keys = self._keys_of(family)
-        new, fresh = [], []  # entries to write, and the items they are
-        for item in items:
-            if item.key not in keys:
-                keys[item.key] = ""  # its id once written
-                new.append(self._entry(item, harness))
-                fresh.append(item)
-        result = Imported(session, source.label, source.format, added=len(new), present=len(items) - len(new))
+        new = item.key not in keys
+        if new:
+            keys[item.key] = taken = self._next[session]
+            name, _, seq = taken.rpartition("#")
+            self._next[session] = f"{name}#{int(seq) + 1}"
+        self._numbering.became(item.origin, keys[item.key])
+        return new
+
+    def _append(self, session: str, family: str, planned: Sequence[tuple[Item, bool]], source: Source, harness: str | None
+                ) -> Imported:
+        """Append the items _plan found new, a batch per write, each batch taking the ids _plan gave it."""
+        keys = self._keys_of(family)
+        fresh = [item for item, new in planned if new]
+        new = [self._entry(item, harness) for item in fresh]
+        result = Imported(session, source.label, source.format, added=len(new), present=len(planned) - len(new))
         for start in range(0, len(new), BATCH) if self._write else ():
-            written = self._memory.log(session, new[start : start + BATCH], captured=True)
+            try:
+                written = self._memory.log(session, new[start : start + BATCH], captured=True, first=keys[fresh[start].key])
+            except ConflictError as exc:
+                raise ConflictError(f"{exc} The import stopped there; run it again: it adds only what is missing.") from exc
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
-            result.session = written[0]["session"]  # a chosen name's log is this clone's own (Journal.owned)
-            keys.update((item.key, record["id"]) for item, record in zip(fresh[start : start + BATCH], written))
             result.redacted += sum(map(_redacted, new[start : start + BATCH], written))
-        for item in items:  # a dry run writes nothing: what cites it is taken to cite it
-            self._numbering.wrote(item.origin, keys[item.key] or item.origin)
         return result
 
     def _entry(self, item: Item, harness: str | None) -> Entry:

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
+from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import refs, when
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_lines,
@@ -168,8 +168,23 @@ class Journal:
         kept = self.kept(session)
         return kept[0] if len(kept) == 1 else session
 
-    def append(self, session: str, entries: Sequence[Entry]) -> tuple[Path, list[dict[str, Any]]]:
-        """Append `entries` to the session's log as one write under the file's lock; return the file and the records.
+    def following(self, session: str) -> str:
+        """The id the next record appended for `session` takes (in the log this clone keeps for it, see `owned`), read
+        without the lock: an append given it as `first` writes nothing if another writer took it meanwhile."""
+        name = self.owned(refs.check_session(session))
+        path, tip = self.path(name), self._tip(name)
+        last = tip[1] if tip else 0
+        if path is not None:
+            fd = disk.open_safely(path)
+            try:
+                last = max(last, tail(fd)[0])
+            finally:
+                os.close(fd)
+        return f"{name}#{last + 1}"
+
+    def append(self, session: str, entries: Sequence[Entry], first: str | None = None) -> tuple[Path, list[dict[str, Any]]]:
+        """Append `entries` to the session's log as one write under the file's lock; return the file and the records
+        (`first`: the id the first must take, else nothing is written: an import cited the ids before writing).
 
         A file HEAD holds is not appended to: the records begin the session's next file, written while the lock of the
         one before is held, and a writer that waited for a lock first checks that no newer file was begun meanwhile,
@@ -188,26 +203,26 @@ class Journal:
                     following = segment(path, session, number(path, session) + 1)
                     if begun(following, session):
                         continue  # another writer began the next file while this one waited for the lock
-                    written = self._append(fd, path, session, prepared, tip.read())
+                    written = self._append(fd, path, session, prepared, tip.read(), first)
                     if written[1]:
                         tip.keep(written[0].relative_to(self.root).as_posix(), written[1][-1])
                     return written
                 finally:
                     os.close(fd)  # closing releases the lock
 
-    def _append(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], tip: tuple[Path, int, str] | None
-                ) -> tuple[Path, list[dict[str, Any]]]:
+    def _append(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], tip: tuple[Path, int, str] | None,
+                first: str | None) -> tuple[Path, list[dict[str, Any]]]:
         last_seq, last_sha, clean_end, _ = tail(fd)
         if not clean_end and self.tips is not None and not (self.held and self.held(path.relative_to(self.root).as_posix())):
             clean_end = self._set_aside(fd, path)  # bytes no append acknowledged: out of the log, which goes on
         if tip is not None and tip[1] > last_seq:  # the session went further in files this checkout lacks
             if not last_seq and clean_end:  # a file begun for it here
-                return path, self._write(fd, path, session, prepared, tip[1], tip[2])
+                return path, self._write(fd, path, session, prepared, tip[1], tip[2], first)
             after = max(number(tip[0], session), number(path, session)) + 1
-            return self._begin(segment(path, session, after), session, prepared, tip[1], tip[2])
+            return self._begin(segment(path, session, after), session, prepared, tip[1], tip[2], first)
         if not clean_end or last_seq and self.held is not None and self.held(path.relative_to(self.root).as_posix()):
-            return self._begin(segment(path, session, number(path, session) + 1), session, prepared, last_seq, last_sha)
-        return path, self._write(fd, path, session, prepared, last_seq, last_sha)
+            return self._begin(segment(path, session, number(path, session) + 1), session, prepared, last_seq, last_sha, first)
+        return path, self._write(fd, path, session, prepared, last_seq, last_sha, first)
 
     def _set_aside(self, fd: int, path: Path) -> bool:
         """Move a torn tail out of the log (guards/torn.py); if it cannot be, it stays, and the session goes on in its
@@ -220,20 +235,23 @@ class Journal:
                         path, exc)
             return False
 
-    def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
-               ) -> tuple[Path, list[dict[str, Any]]]:
+    def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
+               first: str | None) -> tuple[Path, list[dict[str, Any]]]:
         fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._paths[session] = path
-            return path, self._write(fd, path, session, prepared, last_seq, last_sha)
+            return path, self._write(fd, path, session, prepared, last_seq, last_sha, first)
         finally:
             os.close(fd)
 
-    def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None
-               ) -> list[dict[str, Any]]:
+    def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
+               first: str | None) -> list[dict[str, Any]]:
         """Append the records under the lock the caller holds, to a file that ends with a newline: a torn line ended
         by a newline would be a complete line no one wrote, which keeps the log from being committed."""
+        if first is not None and first != f"{session}#{last_seq + 1}":
+            raise ConflictError(f"{first} was to be the id of the next record, but {session} got to #{last_seq} "
+                                "meanwhile (another writer appended to it): nothing was written.")
         records, chunks = [], []
         for offset, body in enumerate(prepared, start=1):
             seq = last_seq + offset

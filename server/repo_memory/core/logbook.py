@@ -67,8 +67,9 @@ class Logbook:
         self._records.sync(files)
         return True
 
-    def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
-        """Append records as one write and index them at once.
+    def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None
+               ) -> list[dict[str, Any]]:
+        """Append records as one write and index them at once (`first`: the id the first must take, see Journal.append).
 
         Secrets: content an agent wrote is refused; `captured` content (tool output a hook or a loop recorded) has each
         secret replaced by `[REDACTED:<rule>]` and the record's data lists the rules under `redacted`.
@@ -82,7 +83,7 @@ class Logbook:
             for number, e in enumerate(entries, start=1):
                 where = "the record" if len(entries) == 1 else f"record {number}"
                 secretscan.refuse((f"{where}'s text", e.text), (f"{where}'s data", e.data), (f"{where}'s refs", e.refs))
-        path, written = self._journal.append(session, entries)
+        path, written = self._journal.append(session, entries, first)
         self._records.note([path])
         span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
         self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}",

@@ -3,20 +3,20 @@
 A records file cites its own records: an exported record by its id, an entry by SESSION#N, the Nth entry of that
 session in the file. Imported, a record takes the next id of the log this clone keeps for it (entries of `ops` become
 `ops.<clone>#4` when that log holds three records), so each ref and cover citing an earlier record of the file is
-rewritten to the id its record got; any other id must name a record here, as remember and checkpoint require.
+rewritten to the id its record gets (known before it is written: core/importing.py). Any other id of an entry must
+name a record here, as remember and checkpoint require; an exported record's is kept as it is when it names none (it
+names a record of the clone that exported it, one outside the exported window or of another session), and counted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from repo_memory.errors import InvalidArgumentError, NotFoundError
 from repo_memory.formats import refs as grammar
 from repo_memory.formats.experience import Line
 from repo_memory.formats.harness_logs import Item
-
-LOOKED = 10_000  # seqs of a cited range looked up one by one; a longer one waits for every held record of its session
 
 
 class Renumbering:
@@ -28,32 +28,13 @@ class Renumbering:
         self._seqs: dict[str, set[int]] = {}  # per session read: the seqs of its records here
         self._ids: dict[str, str] = {}
         self._sessions: set[str] = set()  # sessions as the file names them, of records read so far
-        self._held: set[str] = set()  # ids in the file of records read and not written yet: their ids here are unknown
+        self.unresolved = 0  # refs and covers of exported records kept as they were, naming no record here
 
-    def hold(self, origin: str) -> None:
-        """A record that is read and waits to be written."""
-        if origin:
-            self._held.add(origin)
-            self._sessions.add(origin.rpartition("#")[0])
-
-    def wrote(self, origin: str, here: str) -> None:
-        """The record the file names `origin` is `here` now (written, or held already)."""
+    def became(self, origin: str, here: str) -> None:
+        """The record the file names `origin` is `here` (a record here already, or the id it takes when written)."""
         if origin:
             self._ids[origin] = here
-            self._held.discard(origin)
             self._sessions.add(origin.rpartition("#")[0])
-
-    def waits(self, item: Item) -> bool:
-        """Whether `item` cites a record of the file that is not written yet (write what is held first)."""
-        if not self._held:
-            return False
-        for ref in self._cited(item):
-            if ref.end - ref.start > LOOKED:
-                if any(held.rpartition("#")[0] == ref.session for held in self._held):
-                    return True
-            elif any(f"{ref.session}#{n}" in self._held for n in range(ref.start, ref.end + 1)):
-                return True
-        return False
 
     def cite(self, item: Item) -> Item | str:
         """`item` with each ref and cover naming the records it cites here, or what it cites that names no record."""
@@ -62,25 +43,22 @@ class Renumbering:
         cited: dict[str, list[str]] = {"ref": [], "cover": []}
         for what, texts in (("ref", item.refs), ("cover", item.covers or ())):
             for text in texts:
-                here, problem = self._rewrite(text, what)
+                here, problem = self._rewrite(text, what, item.exported)
                 if problem:
                     return problem
                 cited[what] += here
         covers = tuple(cited["cover"]) if item.covers is not None else None
         return dataclasses.replace(item, refs=tuple(cited["ref"]), covers=covers)
 
-    def _cited(self, item: Item) -> Iterator[grammar.Ref]:
-        for text in (*item.refs, *(item.covers or ())):
-            try:
-                ref = grammar.parse(text)
-            except InvalidArgumentError:
-                continue
-            if ref.kind == "record" and not ref.fork and ref.session in self._sessions:
-                yield ref
-
-    def _rewrite(self, text: str, what: str) -> tuple[list[str], str]:
+    def _rewrite(self, text: str, what: str, exported: bool) -> tuple[list[str], str]:
         """The ids here that `text` cites, or why it cites none: a ref of another form (code, a skill, a URL) stays as
-        it is; a cover must be an id or a range."""
+        it is; a cover must be an id or a range; ids naming nothing here stay as they are in an `exported` record."""
+        before = self.unresolved
+        here, problem = self._cited(text, what, exported)
+        self.unresolved = min(self.unresolved, before + 1)  # one per ref or cover, however many of its runs name nothing
+        return here, problem
+
+    def _cited(self, text: str, what: str, exported: bool) -> tuple[list[str], str]:
         try:
             ref = grammar.parse(text) if what == "ref" else grammar.record(text)
         except InvalidArgumentError as exc:
@@ -88,14 +66,14 @@ class Renumbering:
         if ref.kind != "record":
             return [text], ""
         if ref.fork or ref.session not in self._sessions:  # no record of the file: one here, or nothing
-            return self._here(text, str(ref), what)
+            return self._here(text, str(ref), what, exported)
         here: list[str] = []
         absent: list[int] = []  # seqs no record of the file had so far: records here, looked up a run at a time
         for n in [*range(ref.start, ref.end + 1), 0]:  # 0: the end, which looks up the last run
             found = self._ids.get(f"{ref.session}#{n}") if n else None
             if absent and (found is not None or not n):
                 run = f"{ref.session}#{absent[0]}" + (f"-{absent[-1]}" if len(absent) > 1 else "")
-                kept, problem = self._here(text, run, what)
+                kept, problem = self._here(text, run, what, exported)
                 if problem:
                     return [], problem
                 here += kept
@@ -106,9 +84,11 @@ class Renumbering:
                 absent.append(n)
         return _ranges(here), ""
 
-    def _here(self, text: str, ref: str, what: str) -> tuple[list[str], str]:
+    def _here(self, text: str, ref: str, what: str, exported: bool) -> tuple[list[str], str]:
         problem = self._missing(grammar.record(ref))
-        if problem:
+        if problem and exported:
+            self.unresolved += 1
+        elif problem:
             return [], f"{what} {text} cites a record neither earlier in this file nor in memory: {problem}"
         return [ref], ""
 

@@ -199,8 +199,12 @@ class Store:
     def source(self, actor: str, tool: str) -> dict[str, str]:
         return self._logs.source(actor, tool)
 
-    def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False) -> list[dict[str, Any]]:
-        return self._logs.append(session, entries, captured)  # one write; captured content redacted, an agent's refused if it holds a secret
+    def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None
+            ) -> list[dict[str, Any]]:
+        return self._logs.append(session, entries, captured, first)  # one write; captured content redacted, an agent's refused if it holds a secret
+
+    def following(self, session: str) -> str:
+        return self._journal.following(session)  # the id the next record of `session` takes (an import cites it first)
 
     def batched(self) -> AbstractContextManager[None]:
         return self._db.transaction()  # one index transaction around many `log` calls (an import), not one per write

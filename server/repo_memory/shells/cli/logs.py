@@ -95,7 +95,8 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     (kind note, action, observation, tool, decision, error or summary; text or data; refs, ts, session and actor
     human|agent optional). Refs and covers citing an earlier record of the file (an exported record's id, or SESSION#N,
     the Nth entry of that session there) name the record it became; records another clone exported go to this
-    clone's own NAME.<clone>.
+    clone's own NAME.<clone>, and their refs naming no record here are kept as they were (counted in the report;
+    an entry's are refused).
 
     \b
     --claude-memory and --codex-memories bring in the memories the harnesses keep outside the repository: each memory
@@ -162,7 +163,7 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
     odd_bytes, odd_lines = sum(n for _, _, n in odd), [f"{f}:{line}" for f, line, _ in odd[:100]]
     data = {"added": report.added, "present": report.present, "redacted": report.redacted, "seconds": round(seconds, 3), "records_per_second": rate,
             "commit": commit.sha if commit else None, "dry_run": dry_run, "skipped": report.skipped,
-            "not_utf8": {"lines": len(odd), "bytes": odd_bytes, "where": odd_lines},
+            "not_utf8": {"lines": len(odd), "bytes": odd_bytes, "where": odd_lines}, "unresolved": report.unresolved,
             "sessions": [dataclasses.asdict(s) for s in report.sessions]}
 
     def text() -> None:
@@ -177,6 +178,9 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
         if report.redacted:
             click.echo(f"{report.redacted} record(s) had a secret redacted: [REDACTED:<rule>] stands in its place, and the "
                        "record's data.redacted names the rules.")
+        if report.unresolved:
+            click.echo(f"{report.unresolved} ref(s) or cover(s) name no record here, kept as they were: they name records "
+                       "of the clone that exported them (pull from it to have them).")
         if odd:
             shown = ", ".join(_short(w) for w in odd_lines[:5]) + (", …" if len(odd) > 5 else "")
             click.echo(f"warning: {len(odd)} line(s) held {odd_bytes} byte(s) that are not UTF-8 (a file saved as "
