@@ -93,14 +93,17 @@ def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> N
 
 
 def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
-    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active,
-    or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
+    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active
+    (the whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
     which nothing could bring back). Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
     newer = None  # the next newer version's commit: the folder was as accepted until just before it
-    for commit, data in git.versions(rel):
-        found = skills.parse(data, rel, source)
-        if found.status == "active" and not found.problems and not merges.joined(git, commit, rel):  # no person accepted that text
+    usable: dict[str, bool] = {}  # blob id -> whether it reads as active and valid (an agent may write one text often)
+    for commit, blob, data in git.versions(rel):
+        if blob not in usable:
+            found = skills.parse(data, rel, source)
+            usable[blob] = found.status == "active" and not found.problems
+        if usable[blob] and not merges.joined(git, commit, rel):  # else no person accepted that text
             disk.write_atomic(path, data)
             parents: list[str] = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
             target = parents[0] if len(parents) == 1 else commit if newer else git.memory_head() or commit  # after a merge: as accepted
