@@ -95,6 +95,44 @@ def test_reject_after_a_merge_the_driver_wrote_as_a_draft_goes_back_to_the_versi
     assert git(repo, "status", "--porcelain", "--", ".agents/skills/deploy") == ""
 
 
+def test_reject_after_a_merge_gives_back_the_script_as_the_person_accepted_it_not_as_the_agents_branch_began(
+        tmp_path: Path, runner: CliRunner, clock: Callable[[], None]):
+    """The folder was given back as it stood before the next newer version of SKILL.md by date: here the agent's
+    rewrite on a branch made before the person fixed the script, so the person's fix was undone and the agent's
+    never-reviewed script came back beside the active skill."""
+    repo = project(tmp_path, runner, driver=False)
+    agent_writes(repo, "Run ./deploy.sh.")
+    clock()
+    (repo / SCRIPT).write_text("#!/bin/sh\nrm -rf / # the agent's, never accepted\n", encoding="utf-8")
+    git(repo, "add", SCRIPT)
+    git(repo, "commit", "-q", "-m", "the agent's script, with its draft")
+    clock()
+    git(repo, "branch", "agent")
+    fixed = "#!/bin/sh\nmake deploy  # fixed by the person\n"
+    (repo / SCRIPT).write_text(fixed, encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "person fixes deploy.sh")
+    clock()
+    accepted = accept(runner, repo)
+    clock()
+    git(repo, "checkout", "-q", "agent")
+    agent_writes(repo, "Run ./deploy.sh, then tell the team.")
+    clock()
+    git(repo, "checkout", "-q", "main")
+    git(repo, "merge", "-q", "--no-edit", "agent")
+    clock()
+    store = Store(Config.load(repo))
+    try:
+        store.refresh()  # core/merges.py puts the merged skill back to draft
+    finally:
+        store.close()
+    assert "status: draft" in (repo / SKILL).read_text(encoding="utf-8")
+    clock()
+    out = run(runner, repo, "reject", "deploy")
+    assert (repo / SKILL).read_bytes() == accepted, out
+    assert (repo / SCRIPT).read_text(encoding="utf-8") == fixed, out
+    assert git(repo, "status", "--porcelain", "--", ".agents/skills/deploy") == ""
+
+
 def test_reject_finds_the_accepted_version_however_many_times_an_agent_rewrote_the_draft_since(
         tmp_path: Path, runner: CliRunner):
     """reject looked at the newest 200 versions only: after 201 rewrites the skill a person wrote was "never accepted"

@@ -93,11 +93,11 @@ def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> N
 
 
 def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
-    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active
-    (the whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
-    which nothing could bring back). Returns (changed paths, commit message, what was done)."""
+    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active (the
+    whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds
+    as it is (a person's, which nothing could bring back). Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
-    newer = None  # the next newer version's commit: the folder was as accepted until just before it
+    skill = f"{source}/{name}"
     usable: dict[str, bool] = {}  # blob id -> whether it reads as active and valid (an agent may write one text often)
     for commit, blob, data in git.versions(rel):
         if blob not in usable:
@@ -105,14 +105,11 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
             usable[blob] = found.status == "active" and not found.problems
         if usable[blob] and not merges.joined(git, commit, rel):  # else no person accepted that text
             disk.write_atomic(path, data)
-            parents: list[str] = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
-            target = parents[0] if len(parents) == 1 else commit if newer else git.memory_head() or commit  # after a merge: as accepted
-            beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
+            beside, kept = _give_back(committer, committed, skill, _as_accepted(git, skill, rel, commit, blob))
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
                     f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
                     + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
                     + (f"; kept {', '.join(kept)}: changes no commit holds (yours?), see `git diff -- {source}/{name}`" if kept else ""))
-        newer = commit
     if source != SKILLS_DIR:  # a person's own folder (.claude/skills): never deleted on the strength of an agent's draft
         raise ConflictError(f"skill:{name} in {source} was never committed as active, so git holds no version to go back to "
                             f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
@@ -131,6 +128,17 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     folder.rmdir()
     return ([f"{source}/{name}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
             f"rejected and deleted the draft skill:{name}")
+
+
+def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str) -> str:
+    """The commit whose folder `skill` is the one a person accepted with SKILL.md (`rel`) `blob` in commit `accepted`:
+    the newest holding that SKILL.md, files beside it changed since by a person included — not the next version by date,
+    which may be an agent's on a branch made before the accept — and no merge that joined an unreviewed change to it."""
+    commits = git.touching(skill)
+    for commit, held in zip(commits, git.blob_ids(commits, rel)):
+        if held == blob and not merges.joined(git, commit, rel):
+            return commit
+    return accepted
 
 
 def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, doing: str) -> None:
