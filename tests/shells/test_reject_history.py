@@ -152,3 +152,36 @@ def test_reject_finds_the_accepted_version_however_many_times_an_agent_rewrote_t
     out = run(runner, repo, "reject", "deploy")
     assert "back to its last accepted version" in out, out
     assert (repo / SKILL).read_bytes() == accepted
+
+
+def test_reject_keeps_and_names_a_file_a_person_committed_beside_the_draft(tmp_path: Path, runner: CliRunner):
+    """A person's notes, added and committed beside the skill after an agent's rewrite, were deleted by reject (and the
+    deletion committed): no version a person accepted held them, and HEAD held them as they were."""
+    repo = project(tmp_path, runner)
+    run(runner, repo, "skill", "new", "deploy", "-d", "How to deploy the app", "--body", "Run make deploy.")
+    accepted = (repo / SKILL).read_bytes()
+    agent_writes(repo, "Run make deploy, then wait.")
+    notes = repo / ".agents/skills/deploy/NOTES.md"
+    notes.write_text("# Notes\nProduction needs VPN first.\n", encoding="utf-8")
+    git(repo, "add", str(notes))
+    git(repo, "commit", "-q", "-m", "my deploy notes")
+    out = run(runner, repo, "reject", "deploy")
+    assert (repo / SKILL).read_bytes() == accepted, out
+    assert notes.read_text(encoding="utf-8") == "# Notes\nProduction needs VPN first.\n", out
+    assert "NOTES.md" in out and "kept" in out, out
+    assert git(repo, "status", "--porcelain", "--", ".agents/skills/deploy") == ""
+
+
+def test_reject_of_a_skill_never_accepted_deletes_no_file_a_person_committed_beside_it(tmp_path: Path, runner: CliRunner):
+    """A skill never accepted is deleted, but not a person's committed file with it: reject says to move it first."""
+    repo = project(tmp_path, runner)
+    agent_writes(repo, "Run make deploy.")
+    notes = repo / ".agents/skills/deploy/NOTES.md"
+    notes.write_text("mine\n", encoding="utf-8")
+    git(repo, "add", str(notes))
+    git(repo, "commit", "-q", "-m", "my deploy notes")
+    refused = run(runner, repo, "reject", "deploy", code=1)
+    assert "NOTES.md" in refused and notes.is_file() and (repo / SKILL).is_file(), refused
+    git(repo, "rm", "-q", str(notes))
+    git(repo, "commit", "-q", "-m", "notes moved")
+    assert "deleted" in run(runner, repo, "reject", "deploy") and not (repo / ".agents/skills/deploy").exists()
