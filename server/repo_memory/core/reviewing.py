@@ -15,7 +15,7 @@ from repo_memory.core import codex_policy, merges
 from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
-from repo_memory.git import message
+from repo_memory.git import history, message
 from repo_memory.git.committer import Committer
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -100,7 +100,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     git, source = committer.git, rel.rsplit("/", 2)[0]
     skill = f"{source}/{name}"
     usable: dict[str, bool] = {}  # blob id -> whether it reads as active and valid (an agent may write one text often)
-    for commit, blob, data in git.versions(rel):
+    for commit, blob, data in history.versions(git, rel):
         if blob not in usable:
             found = skills.parse(data, rel, source)
             usable[blob] = found.status == "active" and not found.problems
@@ -133,8 +133,8 @@ def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str) -> st
     """The commit whose folder `skill` is the one a person accepted with SKILL.md (`rel`) `blob` in commit `accepted`:
     the newest holding that SKILL.md, files beside it changed since by a person included — not the next version by date,
     which may be an agent's on a branch made before the accept — and no merge that joined an unreviewed change to it."""
-    commits = git.touching(skill)
-    for commit, held in zip(commits, git.blob_ids(commits, rel)):
+    commits = history.touching(git, skill)
+    for commit, held in zip(commits, history.blob_ids(git, commits, rel)):
         if held == blob and not merges.joined(git, commit, rel):
             return commit
     return accepted

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -268,7 +267,12 @@ class Git:
                 raise NotFoundError(f"{path} did not exist at {commit[:12]}.")
             if found[1] != "blob":
                 raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
-            return bytes(self.repo.odb.stream(bytes.fromhex(found[0])).read())
+            return self.read(found[0])
+
+    def read(self, blob: str) -> bytes:
+        """The bytes of the blob whose id is `blob`."""
+        with self._lock:
+            return bytes(self.repo.odb.stream(bytes.fromhex(blob)).read())
 
     def _find(self, commit: str, path: str) -> tuple[str, str] | None:
         """(object id, type) of `path` at `commit`, or None. Every tree on the way is read once per id and kept (a
@@ -357,30 +361,6 @@ class Git:
                                        f"({rev}), so what it holds is not memory this branch committed. Give a time ({when.FORMS[0]}, "
                                        f"{when.FORMS[4]}) or a commit `git log {rev}` lists (HEAD~3, a tag, an id); to read another "
                                        "branch's memory, check it out.")
-
-    def versions(self, path: str) -> Iterator[tuple[str, str, bytes]]:
-        """Every committed version of `path` on the memory branch, newest first: (commit, blob id, the file's bytes)."""
-        commits = self.touching(path)
-        for commit, blob in zip(commits, self.blob_ids(commits, path)):
-            if blob:  # not the commit that deleted it
-                with self._lock:
-                    data = bytes(self.repo.odb.stream(bytes.fromhex(blob)).read())
-                yield commit, blob, data
-
-    def blob_ids(self, commits: list[str], path: str) -> list[str | None]:
-        """The blob id of the file at `path` in each of `commits` (None where there is none): one `git cat-file` for all,
-        where reading each commit's trees took seconds for a few thousand."""
-        asked = "".join(f"{commit}:{path}\n" for commit in commits)
-        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=asked).stdout.splitlines() if asked else []
-        return [line.split(" ", 1)[0] if line.endswith(" blob") else None for line in out]
-
-    def touching(self, path: str) -> list[str]:
-        """The commits of the memory branch that changed anything at `path`, newest first by commit date: the whole
-        history, every side of each merge (git's default walk follows only a side the merge holds `path` as, and misses
-        what the other side did). GitError when git cannot tell: a search cut short is no answer."""
-        if self.memory_head() is None:
-            return []  # an unborn branch, or a private ref not made yet
-        return self.run("rev-list", "--full-history", self.memory_rev(), "--", path).stdout.split()
 
     def log(self, paths: list[str], since: str | None = None, limit: int = 20) -> str:
         """`git log -p` of `paths` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
