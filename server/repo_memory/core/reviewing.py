@@ -15,6 +15,7 @@ from repo_memory.core import codex_policy, merges
 from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
+from repo_memory.git import history, message
 from repo_memory.git.committer import Committer
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -93,23 +94,23 @@ def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> N
 
 
 def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
-    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active,
-    or, when none was ever accepted, deleted — but never a file beside it that no commit holds as it is (a person's,
-    which nothing could bring back). Returns (changed paths, commit message, what was done)."""
+    """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active (the
+    whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds
+    as it is, or that a person committed (theirs). Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
-    newer = None  # the next newer version's commit: the folder was as accepted until just before it
-    for commit, data in git.versions(rel):
-        found = skills.parse(data, rel, source)
-        if found.status == "active" and not found.problems and not merges.joined(git, commit, rel):  # no person accepted that text
+    skill = f"{source}/{name}"
+    usable: dict[str, bool] = {}  # blob id -> whether it reads as active and valid (an agent may write one text often)
+    for commit, blob, data in history.versions(git, rel):
+        if blob not in usable:
+            found = skills.parse(data, rel, source)
+            usable[blob] = found.status == "active" and not found.problems
+        if usable[blob] and not merges.joined(git, commit, rel):  # else no person accepted that text
             disk.write_atomic(path, data)
-            parents: list[str] = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
-            target = parents[0] if len(parents) == 1 else commit if newer else git.memory_head() or commit  # after a merge: as accepted
-            beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
+            beside, kept = _give_back(committer, committed, skill, _as_accepted(git, skill, rel, commit, blob))
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
                     f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
                     + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
-                    + (f"; kept {', '.join(kept)}: changes no commit holds (yours?), see `git diff -- {source}/{name}`" if kept else ""))
-        newer = commit
+                    + (f"; kept as they are: {', '.join(kept)}, see `git log -p -- {skill}`" if kept else ""))
     if source != SKILLS_DIR:  # a person's own folder (.claude/skills): never deleted on the strength of an agent's draft
         raise ConflictError(f"skill:{name} in {source} was never committed as active, so git holds no version to go back to "
                             f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
@@ -117,17 +118,45 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     files = [p for p in entries if p.is_file() or p.is_symlink()]
     ours = codex_policy.ours_in(folder)  # written with the draft
-    held = [p for p in files if p == path or p in ours or not p.is_symlink() and committed.file(f"{source}/{name}/{p.relative_to(folder).as_posix()}",
-                                                                                      disk.read_safely(p), head)]
-    if len(held) < len(files):
-        unheld = ", ".join(p.relative_to(folder).as_posix() for p in files if p not in held)
-        raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but {unheld} beside it is in no commit "
-                            f"(a person's?). Move or delete it yourself, then run `repo-memory reject {name}` again.")
+    unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
+    if unheld:
+        raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "
+                            f"Move or delete it yourself, then run `repo-memory reject {name}` again.")
     for entry in entries:
         entry.rmdir() if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     folder.rmdir()
-    return ([f"{source}/{name}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
+    return ([f"{skill}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
             f"rejected and deleted the draft skill:{name}")
+
+
+def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str) -> str:
+    """The commit whose folder `skill` is the one a person accepted with SKILL.md (`rel`) `blob` in commit `accepted`:
+    the newest holding that SKILL.md, files beside it changed since by a person included — not the next version by date,
+    which may be an agent's on a branch made before the accept — and no merge that joined an unreviewed change to it."""
+    commits = history.touching(git, skill)
+    for commit, held in zip(commits, history.blob_ids(git, commits, rel)):
+        if held == blob and not merges.joined(git, commit, rel):
+            return commit
+    return accepted
+
+
+def _theirs(committer: Committer, committed: Committed, skill: str, path: Path, head: str | None) -> str:
+    """Why the file at `path` in the folder of `skill` is a person's, not to delete with a draft no one accepted: in
+    no commit as it is, or committed by a person ('' when it is the agent's)."""
+    full = f"{skill}/{path.relative_to(committer.git.root / skill).as_posix()}"
+    if path.is_symlink() or not committed.file(full, disk.read_safely(path), head):
+        return f"{full.rsplit('/', 1)[-1]}, in no commit (a person's?)"
+    persons = _persons(committer, head, full)
+    return f"{full.rsplit('/', 1)[-1]}, as your commit {persons} left it" if persons else ""
+
+
+def _persons(committer: Committer, head: str | None, full: str) -> str:
+    """The commit that made `full` as `head` holds it (git's walk follows the side of a merge it came from), when a
+    person committed it, not repo-memory; '' else, and where every commit is a person's (commit = "stage" or "off")."""
+    if committer.mode not in ("auto", "private") or head is None:
+        return ""
+    sha, _, who = committer.git.run("log", "-1", "--format=%h%x00%cn", head, "--", full).stdout.strip().partition("\0")
+    return sha if sha and who != message.COMMITTER else ""
 
 
 def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, doing: str) -> None:
@@ -178,10 +207,10 @@ def agents_change(git: Git, committed: Committed, skill: str, named: set[str], s
 
 
 def _give_back(committer: Committer, committed: Committed, skill: str, target: str) -> tuple[list[str], list[str]]:
-    """Put the files beside SKILL.md of `skill` back as commit `target` holds them: changed and added ones only when HEAD
-    holds them as they are or repo-memory's commit of them is to come (an agent's change, committed with its draft),
-    never what no commit holds (a person's work, which nothing could bring back). Returns (the paths changed, the files
-    kept as they are)."""
+    """Put the files beside SKILL.md of `skill` back as commit `target` holds them: changed, added and removed ones only
+    when HEAD holds them so and repo-memory committed that (an agent's change, committed with its draft) or its commit
+    of them is to come; never what no commit holds, nor what a person committed. Returns (the paths changed, the files
+    kept as they are, each with why)."""
     git = committer.git
     folder, head = git.root / skill, committed.head()
     then = {rel for full in git.files_at(target, (skill,)) if not _settled_elsewhere(rel := full[len(skill) + 1:])}
@@ -190,13 +219,16 @@ def _give_back(committer: Committer, committed: Committed, skill: str, target: s
     for rel in sorted(then | set(now)):
         full, path = f"{skill}/{rel}", folder / rel
         old = git.blob(target, full) if rel in then else None
-        if rel in now:
-            data = None if path.is_symlink() else disk.read_safely(path)
-            if data is not None and data == old:
-                continue
-            if data is None or not committed.file(full, data, head) and not committer.waiting(full):
-                kept.append(rel)
-                continue
+        data = None if rel not in now or path.is_symlink() else disk.read_safely(path)
+        if rel in now and data is not None and data == old:
+            continue
+        if rel in now and (data is None or not committed.file(full, data, head) and not committer.waiting(full)):
+            kept.append(f"{rel} (changes no commit holds: yours?)")
+            continue
+        held = committed.file(full, data, head) if data is not None else head is not None and not git.entry(head, full)
+        if held and (persons := _persons(committer, head, full)):  # HEAD holds it so, made by a person's commit
+            kept.append(f"{rel} (as your commit {persons} left it)")
+            continue
         if old is None:
             path.unlink()
             while (path := path.parent) != folder and not any(path.iterdir()):

@@ -397,4 +397,4 @@ class Committer:
         """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""
         name = self.policy.author_name or os.environ.get("GIT_AUTHOR_NAME") or self.git.config("user.name") or "repo-memory"
         email = self.policy.author_email or os.environ.get("GIT_AUTHOR_EMAIL") or self.git.config("user.email") or "repo-memory@localhost"
-        return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": "repo-memory", "GIT_COMMITTER_EMAIL": email}
+        return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": message.COMMITTER, "GIT_COMMITTER_EMAIL": email}

@@ -1,7 +1,9 @@
-"""Memory through time: the commits that changed a file, with their diffs, and a file as it stood at a date or commit."""
+"""Memory through time: the commits that changed a file, with their diffs, every version of it, and a file as it stood
+at a date or commit."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -49,3 +51,28 @@ def at(git: Git, path: str, as_of: str, rest: list[str] | None = None) -> tuple[
         if git.entry(commit, more) is not None:
             data += git.blob(commit, more)
     return commit, data
+
+
+def versions(git: Git, path: str) -> Iterator[tuple[str, str, bytes]]:
+    """Every committed version of `path` on the memory branch, newest first: (commit, blob id, the file's bytes)."""
+    commits = touching(git, path)
+    for commit, blob in zip(commits, blob_ids(git, commits, path)):
+        if blob:  # not the commit that deleted it
+            yield commit, blob, git.read(blob)
+
+
+def touching(git: Git, path: str) -> list[str]:
+    """The commits of the memory branch that changed anything at `path`, newest first by commit date: the whole
+    history, every side of each merge (git's default walk follows only a side the merge holds `path` as, and misses
+    what the other side did). GitError when git cannot tell: a search cut short is no answer."""
+    if git.memory_head() is None:
+        return []  # an unborn branch, or a private ref not made yet
+    return git.run("rev-list", "--full-history", git.memory_rev(), "--", path).stdout.split()
+
+
+def blob_ids(git: Git, commits: list[str], path: str) -> list[str | None]:
+    """The blob id of the file at `path` in each of `commits` (None where there is none): one `git cat-file` for all,
+    where reading each commit's trees took seconds for a few thousand."""
+    asked = "".join(f"{commit}:{path}\n" for commit in commits)
+    out = git.run("cat-file", "--batch-check=%(objectname) %(objecttype)", stdin=asked).stdout.splitlines() if asked else []
+    return [line.split(" ", 1)[0] if line.endswith(" blob") else None for line in out]

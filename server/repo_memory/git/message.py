@@ -11,6 +11,7 @@ from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 
 LISTED = 20  # changes and sessions a commit message names one by one (a bulk import touches thousands)
+COMMITTER = "repo-memory"  # the committer of every memory commit (its author is the person, committer.py)
 
 
 def compose(git: Git, entries: list[Pending], harness: str | None, default_harness: str) -> str:

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -268,7 +267,12 @@ class Git:
                 raise NotFoundError(f"{path} did not exist at {commit[:12]}.")
             if found[1] != "blob":
                 raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
-            return bytes(self.repo.odb.stream(bytes.fromhex(found[0])).read())
+            return self.read(found[0])
+
+    def read(self, blob: str) -> bytes:
+        """The bytes of the blob whose id is `blob`."""
+        with self._lock:
+            return bytes(self.repo.odb.stream(bytes.fromhex(blob)).read())
 
     def _find(self, commit: str, path: str) -> tuple[str, str] | None:
         """(object id, type) of `path` at `commit`, or None. Every tree on the way is read once per id and kept (a
@@ -357,19 +361,6 @@ class Git:
                                        f"({rev}), so what it holds is not memory this branch committed. Give a time ({when.FORMS[0]}, "
                                        f"{when.FORMS[4]}) or a commit `git log {rev}` lists (HEAD~3, a tag, an id); to read another "
                                        "branch's memory, check it out.")
-
-    def versions(self, path: str, limit: int = 200) -> Iterator[tuple[str, bytes]]:
-        """The committed versions of `path` on the memory branch, newest first: (commit, the file's bytes)."""
-        import git
-
-        with self._lock:
-            try:
-                commits = [str(c.hexsha) for c in self.repo.iter_commits(self.memory_rev(), paths=path, max_count=limit)]
-            except (git.GitCommandError, ValueError):
-                commits = []  # an unborn branch, or a private ref not made yet
-        for commit in commits:
-            if self.entry(commit, path):  # not the commit that deleted it
-                yield commit, self.blob(commit, path)
 
     def log(self, paths: list[str], since: str | None = None, limit: int = 20) -> str:
         """`git log -p` of `paths` (textconv applied), newest first, as one walk; each commit starts with a 0x1e line."""
