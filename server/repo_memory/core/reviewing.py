@@ -100,10 +100,12 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     newer = None  # the next newer version's commit: the folder was as accepted until just before it
     for commit, data in git.versions(rel):
         found = skills.parse(data, rel, source)
-        if found.status == "active" and not found.problems and not merges.joined(git, commit, rel):  # no person accepted that text
+        accepted = found.status == "active" and not found.problems
+        if accepted and not merges.joined(git, commit, f"{source}/{name}"):  # a merge made it active: no person accepted that
             disk.write_atomic(path, data)
             parents: list[str] = git.run("rev-list", "--parents", "-n1", newer).stdout.split()[1:] if newer else []
             target = parents[0] if len(parents) == 1 else commit if newer else git.memory_head() or commit  # after a merge: as accepted
+            target = merges.reviewed_side(git, target, f"{source}/{name}") or target  # not a merge's unreviewed folder
             beside, kept = _give_back(committer, committed, f"{source}/{name}", target)
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
                     f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
