@@ -1,11 +1,12 @@
 """The review gate after a merge git made without our driver (a clone whose .git/config lacks it, git/skill_merge.py).
 
-A merge commit that holds a SKILL.md neither parent held, reading as active while a parent held it as a draft, joined
-an agent's unreviewed change to text a person accepted: while it is the skill's current text, it goes back to draft
-(committed, as an agent's edit of a skill is), so recall, the briefing, skills/list and the mirror do not serve it and
-doctor lists it for a person's accept or reject. Each new commit is looked at once: when HEAD moves, the merges it
-brought (one `git log`, whose combined diff names just the files a merge took from neither parent); the first time in
-a clone, its whole history once.
+A merge commit that made a skill active with a folder (SKILL.md and the files beside it, what `accept --sha` covers)
+that no parent held active, while a parent held it as a draft, joined an agent's unreviewed change to what a person
+accepted: while the skill has not been a draft since, it goes back to draft (committed, as an agent's edit of a skill
+is), so recall, the briefing, skills/list and the mirror do not serve it and doctor lists it for a person's accept or
+reject. Git's rename detection follows a folder a side renamed. Each new commit is looked at once: when HEAD moves,
+the merges it brought (one `git log` of each merge's diff against each parent names the folders it touched; then only
+those are read, from git's objects); the first time in a clone, its whole history once.
 """
 
 from __future__ import annotations
@@ -15,17 +16,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory.errors import GitError, NotFoundError
+from repo_memory.core.codex_policy import ASIDE, FILE, FOLDER_ASIDE
 from repo_memory.formats import skills
 from repo_memory.git import underway
 from repo_memory.git.committed import Committed
 from repo_memory.git.repo import Git
-from repo_memory.git.skill_merge import unreviewed
 from repo_memory.guards import disk
 from repo_memory.index.docs import SyncReport
 
 if TYPE_CHECKING:
     from repo_memory.core.skillbook import Skillbook
 
+SETTLED = (FILE, ASIDE, FOLDER_ASIDE)  # in a skill folder: what offering.settle puts right itself
 SEEN = "merges-seen"  # in the state folder: the last HEAD whose merges were looked at
 
 
@@ -45,7 +47,7 @@ class Merges:
         self._redraft = redraft
 
     def check(self) -> list[str]:
-        """Back to draft every skill whose current text a new merge made active unreviewed; returns their names."""
+        """Back to draft every skill whose current folder a new merge made active unreviewed; returns their names."""
         head = self._committed.head()
         if self._review != "required" or head is None:
             return []
@@ -54,46 +56,96 @@ class Merges:
         if seen == head or underway.blocker(git) not in ("", "the index lock"):
             return []  # nothing new, or a rebase or merge under way: looked at once it is done
         known = seen and git.run("cat-file", "-e", f"{seen}^{{commit}}", check=False).returncode == 0
-        try:
-            found = git.run("log", "--merges", "-c", "--name-only", "--no-renames", "--format=%x1e%H",
+        try:  # each merge's diff against each parent, renames followed: every folder it took from some side
+            found = git.run("log", "--merges", "-m", "--name-status", "-z", "-M", "--format=%x1e%H %P",
                             f"{seen}..{head}" if known else head, "--", *self._sources).stdout
         except GitError:
             return []
         done: set[str] = set()
         names = []
-        for entry in found.split("\x1e")[1:]:
-            commit, *paths = entry.split()
-            for rel in [p for p in paths if p.endswith(f"/{skills.SKILL_FILE}") and p not in done]:
-                done.add(rel)  # newest first: an older merge's text is not current
-                if self._current(commit, rel) and joined(git, commit, rel):
-                    names += self._redraft([rel], f"merge {commit[:7]}, which no person reviewed")
+        for commit, parents, folders in _touched(found, self._sources):
+            for folder, renamed in folders.items():
+                if folder in done:
+                    continue
+                done.add(folder)  # newest first: an older merge's folder is not current
+                if joined(git, commit, folder, parents, renamed) and self._current(commit, folder):
+                    names += self._redraft([f"{folder}/{skills.SKILL_FILE}"], f"merge {commit[:7]}, which no person reviewed")
         disk.write_atomic(self._seen, head.encode())
         return names
 
-    def _current(self, commit: str, rel: str) -> bool:
-        """Whether the file at `rel` is, on disk and at HEAD, what merge `commit` made of it."""
+    def _current(self, commit: str, folder: str) -> bool:
+        """Whether the skill in `folder` is still what merge `commit` made it: SKILL.md on disk as HEAD holds it (never a
+        person's edit in progress to commit), and no commit since held it as a draft (a redraft a person then accepted)."""
+        git, rel = self._committed.git, f"{folder}/{skills.SKILL_FILE}"
         try:
-            data = disk.read_safely(self._committed.git.root / rel)
+            if not self._committed.file(rel, disk.read_safely(git.root / rel)):
+                return False
         except OSError:
             return False
-        made = self._committed.git.entry(commit, rel)
-        return made is not None and self._committed.file(rel, data) and self._committed.file(rel, data, commit)
+        head = self._committed.head()
+        if head is None or _folder_at(git, head, folder) == _folder_at(git, commit, folder):
+            return head is not None
+        since = git.run("log", "--format=%H", f"{commit}..{head}", "--", rel, check=False).stdout.split()
+        return all(_status_at(git, c, rel) not in ("draft", "") for c in since)
 
 
-def joined(git: Git, commit: str, rel: str) -> bool:
-    """Whether `commit` is a merge that made the SKILL.md at `rel` active from a parent's draft, with text no active
-    parent held (an unreviewed change joined to accepted text)."""
-    parents = git.run("rev-list", "--parents", "-n1", commit, check=False).stdout.split()[1:]
-    if len(parents) < 2:
+def _touched(found: str, sources: tuple[str, ...]) -> list[tuple[str, list[str], dict[str, set[str]]]]:
+    """From `git log -m --name-status -z -M` of merges: (merge, its parents, {skill folder: the folders it was renamed
+    from}), newest first."""
+    merges: dict[str, tuple[list[str], dict[str, set[str]]]] = {}
+    for entry in found.split("\x1e")[1:]:
+        header, *fields = entry.split("\0")
+        commit, *parents = header.split()
+        folders = merges.setdefault(commit, (parents, {}))[1]
+        fields = [f.strip("\n") for f in fields]
+        at = 0
+        while at < len(fields) and fields[at]:
+            paths = fields[at + 1:at + (3 if fields[at][0] in "RC" else 2)]
+            at += 1 + len(paths)
+            now, was = _folder(paths[-1], sources), _folder(paths[0], sources)
+            if now:
+                folders.setdefault(now, set()).update({was} if was and was != now else set())
+    return [(commit, parents, folders) for commit, (parents, folders) in merges.items()]
+
+
+def _folder(path: str, sources: tuple[str, ...]) -> str:
+    """The skill folder `path` is in ('' for none)."""
+    for source in sources:
+        if path.startswith(f"{source}/") and "/" in path[len(source) + 1:]:
+            return f"{source}/{path[len(source) + 1:].split('/', 1)[0]}"
+    return ""
+
+
+def joined(git: Git, commit: str, folder: str, parents: list[str] | None = None, renamed: set[str] | None = None) -> bool:
+    """Whether merge `commit` made the skill in `folder` active with a folder (SKILL.md and the files beside it, as a
+    person reviews it) that no parent held active, while a parent held it as a draft, or held files there but no
+    SKILL.md: an unreviewed change joined to what a person accepted. `renamed`: the folders git found it renamed from."""
+    if parents is None:
+        parents = git.run("rev-list", "--parents", "-n1", commit, check=False).stdout.split()[1:]
+    rel = f"{folder}/{skills.SKILL_FILE}"
+    if len(parents) < 2 or _status_at(git, commit, rel) != "active":
         return False
-    try:
-        merged = git.blob(commit, rel)
-    except NotFoundError:
-        return False
-    sides = []
+    merged, unreviewed, reviewed = _folder_at(git, commit, folder), False, []
     for parent in parents:
-        try:
-            sides.append(git.blob(parent, rel))
-        except NotFoundError:
-            sides.append(b"")
-    return unreviewed(merged, tuple(sides), rel)
+        held = next((f for f in (folder, *sorted(renamed or ())) if _folder_at(git, parent, f)), "")
+        status = _status_at(git, parent, f"{held}/{skills.SKILL_FILE}") if held else "none"
+        unreviewed = unreviewed or status in ("draft", "")
+        if status == "active":
+            reviewed.append(_folder_at(git, parent, held))
+    return unreviewed and merged not in reviewed
+
+
+def _status_at(git: Git, commit: str, rel: str) -> str:
+    """The status of the SKILL.md at `rel` at `commit` ('' when there is none)."""
+    try:
+        data = git.blob(commit, rel)
+    except NotFoundError:
+        return ""
+    return skills.parse(data, rel, rel.rsplit("/", 2)[0]).status  # no status at all reads as active
+
+
+def _folder_at(git: Git, commit: str, folder: str) -> frozenset[tuple[str, str]]:
+    """What a person reviews of the skill in `folder` at `commit`: each file's path in it and blob id, but Codex's file
+    (offering.settle's)."""
+    inside = [f for f in git.files_at(commit, (folder,)) if not f[len(folder) + 1:].startswith(SETTLED)]
+    return frozenset((f, entry[0]) for f in inside if (entry := git.entry(commit, f)))

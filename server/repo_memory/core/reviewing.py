@@ -104,7 +104,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
         if blob not in usable:
             found = skills.parse(data, rel, source)
             usable[blob] = found.status == "active" and not found.problems
-        if usable[blob] and not merges.joined(git, commit, rel):  # else no person accepted that text
+        if usable[blob] and not merges.joined(git, commit, skill):  # else no person accepted that text
             disk.write_atomic(path, data)
             beside, kept = _give_back(committer, committed, skill, _as_accepted(git, skill, rel, commit, blob))
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
@@ -135,7 +135,7 @@ def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str) -> st
     which may be an agent's on a branch made before the accept — and no merge that joined an unreviewed change to it."""
     commits = history.touching(git, skill)
     for commit, held in zip(commits, history.blob_ids(git, commits, rel)):
-        if held == blob and not merges.joined(git, commit, rel):
+        if held == blob and not merges.joined(git, commit, skill):
             return commit
     return accepted
 

@@ -17,20 +17,24 @@ from repo_memory.git.repo import Git
 
 NAME = "repo-memory-skill"
 LINE = f".agents/skills/*/{skills.SKILL_FILE} merge={NAME}"
-# git quotes each %-path for the shell; without repo-memory installed, git's own text merge
-DRIVER = ('f() { if command -v repo-memory >/dev/null 2>&1; then repo-memory merge-skill "$@"; '
-          'else git merge-file -L ours -L base -L theirs "$2" "$1" "$3"; fi; }; f %O %A %B %P %L')
+# git quotes each %-path for the shell. merge-skill exits 0 (clean) or 1 (git's markers written); a repo-memory that is
+# missing, or too old to know merge-skill (exit 2), or failing otherwise gets `ours` back as it was and git's own merge,
+# since git would take the file as it stands for a conflict's result: our side alone, no markers.
+DRIVER = ('f() { if command -v repo-memory >/dev/null 2>&1 && cp -p "$2" "$2.ours"; then repo-memory merge-skill "$@"; r=$?; '
+          'if [ $r -le 1 ]; then rm -f "$2.ours"; return $r; fi; mv -f "$2.ours" "$2"; fi; '
+          'git merge-file --marker-size="$5" -L ours -L base -L theirs "$2" "$1" "$3"; }; f %O %A %B %P %L')
 
 
 def merge(base: Path, ours: Path, theirs: Path, path: str, marker_size: int = 7) -> int:
     """Merge `theirs` into `ours` (rewritten in place, as git asks of a driver) from their common `base`; 0 when clean
-    (an unreviewed change joined to accepted text written as a draft), else what `git merge-file` said (conflicts)."""
+    (an unreviewed change joined to accepted text written as a draft), 1 on a conflict (git's markers written), 2 when
+    `git merge-file` failed (the driver line then runs git's merge itself)."""
     before, other = ours.read_bytes(), theirs.read_bytes()
     here = Path.cwd()  # git runs a driver at the top of the work tree, on temporary files
     done = Git(here, here / ".git").run("merge-file", f"--marker-size={marker_size}", "-L", "ours", "-L", "base", "-L", "theirs",
                                         "--", *(str(p.resolve()) for p in (ours, base, theirs)), check=False)
     if done.returncode != 0:
-        return done.returncode
+        return 1 if 0 < done.returncode < 128 else 2  # the number of conflicts, or an error: `ours` is then git's to merge
     merged = ours.read_bytes()
     if unreviewed(merged, (before, other), path):
         name = path.rsplit("/", 2)[-2] if path.count("/") >= 1 else ""
