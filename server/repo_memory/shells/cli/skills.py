@@ -157,7 +157,8 @@ def sync(ctx: click.Context) -> None:
     """Mirror .agents/skills into .claude/skills so Claude Code loads them natively.
 
     Only what recall serves is copied: active, valid skills (a draft is copied once accepted). Copies carry a
-    .repo-memory-generated marker; a hand-written skill folder there is never touched.
+    .repo-memory-generated marker; a hand-written skill folder there is never touched, nor a copy whose files a person
+    edited (git ignores the copies: nothing would bring the edit back). Delete such a copy to have it written again.
     """
     store = store_of(ctx)
     report = mirror.of(store)
@@ -167,6 +168,9 @@ def sync(ctx: click.Context) -> None:
         click.echo(f"removed stale mirror {name}")
     for name in report.kept_hand_written:
         click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
+    for name in report.kept_edited:
+        click.echo(f"kept {mirror.TARGET}/{name}: its files differ from what sync wrote (a hand edit, which git does not keep): move "
+                   f"the edit into {SKILLS_DIR}/{name}, or delete the copy to drop it, then sync again", err=True)
     for name, why in report.withheld.items():
         click.echo(f"not copied {name}: {why}")
     if note := mirror.beyond_note(report, store.config.mirror_limit):
