@@ -180,6 +180,10 @@ def test_the_follow_after_a_pull_leaves_a_skill_whose_codex_file_a_person_is_edi
     assert (repo / interface).read_text(encoding="utf-8") == mine
     output = runner.invoke(cli, ["--root", str(repo), "doctor"], catch_exceptions=False).output
     assert any(".agents/skills/deploy" in line and "Codex offers this skill" in line for line in output.splitlines()), output
+    # an explicit sync sets it in the person's file (they asked), and leaves it to them to commit with their edit
+    assert "not committed" in run(runner, repo, "sync")
+    assert git(repo, "rev-parse", "HEAD").strip() == before
+    assert "MY UNCOMMITTED EDIT" in (repo / interface).read_text(encoding="utf-8")
 
 
 def test_a_follow_after_one_skills_change_takes_the_others_as_the_index_has_them(repo: Path, runner: CliRunner):

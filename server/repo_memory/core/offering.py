@@ -86,7 +86,7 @@ def _mark(meta: dict) -> object:
     return mark if mark is True or isinstance(mark, str) and mark.startswith(WAS) else None
 
 
-def _folders(root: Path, source: str) -> list[Path]:
+def folders(root: Path, source: str) -> list[Path]:
     """The skill folders of `source` we may write in: real folders, not links, not generated mirror copies."""
     base = root / source
     if not base.is_dir() or base.is_symlink():
@@ -110,7 +110,7 @@ def settle_all(root: Path, state_dir: Path, sources: tuple[str, ...]) -> list[st
 
 def _settle_source(root: Path, source: str) -> list[str]:
     changed: list[str] = []
-    for folder in _folders(root, source):
+    for folder in folders(root, source):
         try:
             changed += settle(root, source, folder.name)
         except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
@@ -144,7 +144,7 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
 def kept_out(root: Path, sources: tuple[str, ...]) -> list[str]:
     """The skill folders (repository paths) our mark keeps out of what Codex or Claude Code offer their models."""
     return [f"{source}/{folder.name}" for source in sources if source in (SKILLS_DIR, CLAUDE)
-            for folder in _folders(root, source) if _kept_out(folder, source) == "ours"]
+            for folder in folders(root, source) if _kept_out(folder, source) == "ours"]
 
 
 def _kept_out(folder: Path, source: str) -> str:

@@ -183,18 +183,21 @@ def sync(ctx: click.Context) -> None:
 def settle_offers(store: Store) -> list[str]:
     """Keep every skill recall does not serve out of the lists Codex and Claude Code offer their models by themselves,
     and put back those it serves again (core/offering.py); what is in .agents/skills is committed. Says what changed."""
+    folders = [f"{SKILLS_DIR}/{folder.name}" for folder in offering.folders(store.root, SKILLS_DIR)]
+    clean, theirs = following.held(store.root, store.config.git_dir, folders)  # as they were before we wrote anything
     changed = offering.settle_all(store.root, store.config.state_dir, store.sources)
     said, ours = [], []
     for source in store.sources:
         harness = "Claude Code" if source == offering.CLAUDE else "Codex"
         for name in dict.fromkeys(p[len(source) + 1:].split("/", 1)[0] for p in changed if p.startswith(f"{source}/")):
-            why = offering.withheld(store.root, source, name)
-            # what a SKILL.md no commit holds decided (a person's edit in progress) is committed with it, by them
-            held = source == SKILLS_DIR and following.committed(store.root, store.config.git_dir, f"{source}/{name}")
-            ours += [p for p in changed if p.startswith(f"{source}/{name}/")] if held else []
-            said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {source}/{name}"
+            why, folder = offering.withheld(store.root, source, name), f"{source}/{name}"
+            # what a person's edit in progress decided (SKILL.md), or is in (agents/), is committed with it, by them
+            held = source == SKILLS_DIR and folder in clean and folder not in theirs
+            ours += [p for p in changed if p.startswith(f"{folder}/")] if held else []
+            said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {folder}"
                         + (f" ({why})" if why else "") + ("" if held else " — yours to commit" if source != SKILLS_DIR
-                                                          else " — not committed: commit it with your change to its SKILL.md"))
+                                                          else " — not committed: commit it with your change to its SKILL.md"
+                                                          if folder not in theirs else " — not committed: commit it with your edit of it"))
     if ours:
         store.commit_files(ours, following.MESSAGE)
     return said
