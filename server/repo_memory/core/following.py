@@ -57,13 +57,14 @@ def follow(store: Store) -> InStep | None:
     if now == seen:
         return None
     done, names = InStep(), sorted(n for n in now if not isinstance(seen, dict) or seen.get(n) != now[n])
+    view = offering.indexed(store.skill_states(SKILLS_DIR))  # the changed skills were just read: no SKILL.md is read again
     with disk.repo_lock(config.state_dir):
         clean, theirs = held(store.root, config.git_dir, [f"{SKILLS_DIR}/{name}" for name in names])
         for name in names:
             if f"{SKILLS_DIR}/{name}" in theirs:
                 continue  # a person is editing what we would write: never touched, never committed as ours
             try:
-                changed = offering.settle(store.root, SKILLS_DIR, name)
+                changed = offering.settle(store.root, SKILLS_DIR, name, view[name][0] if name in view else None)
             except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
                 continue  # a folder we cannot write: doctor reports what it can of it
             done.settled += changed
@@ -71,7 +72,7 @@ def follow(store: Store) -> InStep | None:
     if done.committed:
         store.commit_files(done.committed, MESSAGE)
     if mirror.in_use(store.root, config.state_dir):
-        done.mirrored = mirror.of(store)
+        done.mirrored = mirror.of(store, view)
     disk.write_atomic(path, json.dumps(now).encode("utf-8"))
     return done
 
