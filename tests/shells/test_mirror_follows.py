@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 import time
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from repo_memory.config import Config
+from repo_memory.core import following
+from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
 
@@ -101,3 +106,108 @@ def test_doctor_names_copies_no_longer_served_and_served_skills_not_copied(repo:
     run(runner, repo, "sync")
     after = runner.invoke(cli, ["--root", str(repo), "doctor"], catch_exceptions=False).output
     assert ".claude/skills/" not in after, after
+
+
+def pushed(repo: Path, runner: CliRunner, tmp_path: Path) -> Path:
+    """`repo` has an active deploy skill, mirrored (sync) and pushed; returns a teammate's clone of it."""
+    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    run(runner, repo, "skill", "new", "deploy", "-d", "How to deploy the app; use to deploy", "--body", "Run make deploy.")
+    assert "mirrored deploy" in run(runner, repo, "sync")
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "teammate"))
+    return tmp_path / "teammate"
+
+
+def start(repo: Path, session: str = SESSION) -> None:
+    hooks.handle("session-start", {"session_id": session, "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"})
+
+
+@pytest.mark.parametrize("teammate_does", ["edits the skill", "deprecates the skill"])
+def test_the_follow_after_a_pull_keeps_a_copy_a_person_edited_and_doctor_says_how_to_keep_the_edit(
+        repo: Path, runner: CliRunner, tmp_path: Path, teammate_does: str):
+    teammate = pushed(repo, runner, tmp_path)
+    copy = repo / ".claude/skills/deploy"
+    with (copy / "SKILL.md").open("a", encoding="utf-8") as f:
+        f.write("MY OWN LINE\n")
+    (copy / "checklist.md").write_text("my private checklist\n", encoding="utf-8")
+    skill = teammate / ".agents/skills/deploy/SKILL.md"
+    new = "Run make deploy, then check the dashboard." if teammate_does == "edits the skill" else "Run make deploy."
+    text = skill.read_text(encoding="utf-8").replace("Run make deploy.", new)
+    skill.write_text(text if teammate_does == "edits the skill" else text.replace("status: active", "status: deprecated"), encoding="utf-8")
+    git(teammate, "commit", "-q", "-am", teammate_does)
+    git(teammate, "push", "-q")
+    git(repo, "pull", "-q", "--no-rebase")
+    start(repo)  # git ignores the copies: what the follow deleted, nothing would bring back
+    assert "MY OWN LINE" in (copy / "SKILL.md").read_text(encoding="utf-8")
+    assert (copy / "checklist.md").read_text(encoding="utf-8") == "my private checklist\n"
+    output = runner.invoke(cli, ["--root", str(repo), "doctor"], catch_exceptions=False).output
+    said = [line for line in output.splitlines() if ".claude/skills/deploy" in line]
+    assert said and "differ from what repo-memory wrote" in output and "move" in output and ".agents/skills/deploy" in output, output
+    # an explicit sync keeps it too, and says so; once the person deletes the copy, sync makes it again (or not, if retired)
+    result = runner.invoke(cli, ["--root", str(repo), "sync"], catch_exceptions=False)
+    assert "MY OWN LINE" in (copy / "SKILL.md").read_text(encoding="utf-8") and "kept .claude/skills/deploy" in result.output
+    shutil.rmtree(copy)
+    run(runner, repo, "sync")
+    assert (copy / "SKILL.md").is_file() == (teammate_does == "edits the skill")
+    assert "MY OWN LINE" not in ((copy / "SKILL.md").read_text(encoding="utf-8") if copy.is_dir() else "")
+
+
+def test_the_follow_after_a_pull_leaves_a_skill_whose_codex_file_a_person_is_editing(repo: Path, runner: CliRunner, tmp_path: Path):
+    teammate = pushed(repo, runner, tmp_path)
+    interface = ".agents/skills/deploy/agents/openai.yaml"
+    (teammate / interface).parent.mkdir()
+    (teammate / interface).write_text('interface:\n  display_name: "Deploy"\n', encoding="utf-8")
+    git(teammate, "add", "-A")
+    git(teammate, "commit", "-q", "-m", "codex interface for deploy")
+    git(teammate, "push", "-q")
+    git(repo, "pull", "-q", "--no-rebase")
+    start(repo)
+    mine = 'interface:\n  display_name: "Deploy (MY UNCOMMITTED EDIT)"\n'
+    (repo / interface).write_text(mine, encoding="utf-8")
+    skill = teammate / ".agents/skills/deploy/SKILL.md"
+    skill.write_text(skill.read_text(encoding="utf-8").replace("status: active", "status: draft"), encoding="utf-8")
+    git(teammate, "commit", "-q", "-am", "memory(skill): deploy edited by an agent, back to draft")
+    git(teammate, "push", "-q")
+    git(repo, "pull", "-q", "--no-rebase")
+    before = git(repo, "rev-parse", "HEAD").strip()
+    start(repo, SESSION.replace("1", "9"))
+    assert git(repo, "rev-parse", "HEAD").strip() == before  # nothing of the person's is committed as repo-memory's
+    assert (repo / interface).read_text(encoding="utf-8") == mine
+    output = runner.invoke(cli, ["--root", str(repo), "doctor"], catch_exceptions=False).output
+    assert any(".agents/skills/deploy" in line and "Codex offers this skill" in line for line in output.splitlines()), output
+    # an explicit sync sets it in the person's file (they asked), and leaves it to them to commit with their edit
+    assert "not committed" in run(runner, repo, "sync")
+    assert git(repo, "rev-parse", "HEAD").strip() == before
+    assert "MY UNCOMMITTED EDIT" in (repo / interface).read_text(encoding="utf-8")
+
+
+def test_a_follow_after_one_skills_change_takes_the_others_as_the_index_has_them(repo: Path, runner: CliRunner):
+    """The follow reads the changed skills' files, not every SKILL.md (at 10k skills that took a second per change): a
+    skill whose file changed behind the index's back is followed once the index sees it."""
+    (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    for name in ("llama", "zebra"):
+        run(runner, repo, "skill", "new", name, "-d", f"{name.title()} care; use for {name}s", "--body", "1. feed")
+    run(runner, repo, "sync")
+    store = Store(Config.load(repo))
+    try:
+        store.refresh()
+        following.follow(store)
+        zebra, llama = repo / ".agents/skills/zebra/SKILL.md", repo / ".agents/skills/llama/SKILL.md"
+        zebra.write_text(zebra.read_text(encoding="utf-8").replace("status: active", "status: deprecated"), encoding="utf-8")
+        llama.write_text(llama.read_text(encoding="utf-8").replace("1. feed", "1. feed hay"), encoding="utf-8")
+        store.refresh(changed=[str(llama)])  # the watcher's event named llama alone
+        following.follow(store)
+        assert mirrored(repo) == {"llama": "status: active", "zebra": "status: active"}
+        assert "feed hay" in (repo / ".claude/skills/llama/SKILL.md").read_text(encoding="utf-8")
+        store.refresh()
+        following.follow(store)
+        assert mirrored(repo) == {"llama": "status: active"}
+    finally:
+        store.close()

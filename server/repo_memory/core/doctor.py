@@ -321,8 +321,7 @@ def _setup(store: Store) -> list[Finding]:
                            "`repo-memory`: the harness cannot start the server or run the hooks",
                            f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder "
                            "to PATH in your shell profile."))
-    out += [Finding("warning", folder, what, "Run `repo-memory sync` (a running server, and the next session's start, do it "
-                    "by themselves).") for folder, what in mirror.drift(store)]
+    out += [Finding("warning", folder, what, fix) for folder, what, fix in mirror.drift(store)]
     out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
                     "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]
     return out

@@ -6,7 +6,9 @@ A running server follows after each re-index (shells/serve.py), the session-star
 digests of the skills, kept in the state folder between processes, say what changed: a look costs one query when
 nothing did. Nothing is done while a git operation is under way (a merge stopped on a conflict, a pull writing the
 checkout): a later look does it. Commits are those `sync` makes: the copies are ignored by git, and a Codex file is
-committed with its skill only when that SKILL.md is as a commit holds it (a person's edit in progress is theirs).
+committed with its skill only when that SKILL.md is as a commit holds it. A person's edit in progress is theirs: a skill
+whose agents/ (what settling writes) holds a change no commit has is left alone (doctor names it), and a copy in
+.claude/skills a person edited is kept (core/mirror.py).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import mirror, offering
+from repo_memory.core import codex_policy, mirror, offering
+from repo_memory.formats.skills import SKILL_FILE
 from repo_memory.errors import InvalidRecordError, RepoMemoryError, UnsafePathError
 from repo_memory.git.repo import IN_PROGRESS, Git
 from repo_memory.guards import disk
@@ -53,19 +56,23 @@ def follow(store: Store) -> InStep | None:
         seen = None  # the first look here: everything
     if now == seen:
         return None
-    done = InStep()
+    done, names = InStep(), sorted(n for n in now if not isinstance(seen, dict) or seen.get(n) != now[n])
+    view = offering.indexed(store.skill_states(SKILLS_DIR))  # the changed skills were just read: no SKILL.md is read again
     with disk.repo_lock(config.state_dir):
-        for name in sorted(n for n in now if not isinstance(seen, dict) or seen.get(n) != now[n]):
+        clean, theirs = held(store.root, config.git_dir, [f"{SKILLS_DIR}/{name}" for name in names])
+        for name in names:
+            if f"{SKILLS_DIR}/{name}" in theirs:
+                continue  # a person is editing what we would write: never touched, never committed as ours
             try:
-                changed = offering.settle(store.root, SKILLS_DIR, name)
+                changed = offering.settle(store.root, SKILLS_DIR, name, view[name][0] if name in view else None)
             except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
                 continue  # a folder we cannot write: doctor reports what it can of it
             done.settled += changed
-            done.committed += changed if changed and committed(store.root, config.git_dir, f"{SKILLS_DIR}/{name}") else []
+            done.committed += changed if f"{SKILLS_DIR}/{name}" in clean else []
     if done.committed:
         store.commit_files(done.committed, MESSAGE)
     if mirror.in_use(store.root, config.state_dir):
-        done.mirrored = mirror.of(store)
+        done.mirrored = mirror.of(store, view)
     disk.write_atomic(path, json.dumps(now).encode("utf-8"))
     return done
 
@@ -78,8 +85,20 @@ def keep(store: Store) -> None:
         log.warning("could not bring the skills Claude Code and Codex load by themselves in step: %s", exc)
 
 
-def committed(root: Path, git_dir: Path, folder: str) -> bool:
-    """Whether the SKILL.md of skill `folder` (a repository path) is as a commit holds it: git has it, no edit waits."""
-    rel, git = f"{folder}/SKILL.md", Git(root, git_dir)
-    return (root / rel).is_file() and git.run("ls-files", "--error-unmatch", "--", rel, check=False).returncode == 0 \
-        and git.run("status", "--porcelain", "--", rel, check=False).stdout.strip() == ""  # tracked (not ignored), unchanged
+OURS = (codex_policy.FOLDER, codex_policy.FOLDER_ASIDE)  # what settling writes in a skill folder of .agents/skills
+
+
+def held(root: Path, git_dir: Path, folders: list[str]) -> tuple[set[str], set[str]]:
+    """Of skill folders `folders` (repository paths, in .agents/skills): those whose SKILL.md is as a commit holds it (git
+    has it, not ignored, no edit waits), and those where a change no commit has waits in what settling writes (OURS):
+    a person's edit in progress. Two git calls, whatever the number of folders."""
+    if not folders:
+        return set(), set()
+    git, depth = Git(root, git_dir), SKILLS_DIR.count("/") + 2
+    specs = folders if len(folders) <= 100 else [SKILLS_DIR]  # past that, one look at the whole folder is cheaper
+    tracked = set(git.run("ls-files", "-z", "--", *specs, check=False).stdout.split("\0"))
+    changed = [entry[3:].split("/") for entry in git.run("status", "--porcelain", "-z", "--no-renames", "--untracked-files=all",
+                                                         "--", *specs, check=False).stdout.split("\0") if entry]
+    dirty = {"/".join(parts[:depth]) for parts in changed if parts[depth:] == [SKILL_FILE]}
+    theirs = {"/".join(parts[:depth]) for parts in changed if len(parts) > depth and parts[depth] in OURS}
+    return {folder for folder in folders if f"{folder}/{SKILL_FILE}" in tracked and folder not in dirty}, theirs

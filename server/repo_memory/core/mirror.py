@@ -23,21 +23,27 @@ if TYPE_CHECKING:
     from repo_memory.core.store import Store
 
 TARGET = ".claude/skills"
+View = Mapping[str, offering.Indexed]  # each skill of .agents/skills as the index has it (offering.indexed)
 
 
-def of(store: Store) -> MirrorReport:
-    """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first."""
+def of(store: Store, view: View | None = None) -> MirrorReport:
+    """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first; with `view`
+    (offering.indexed), which are served is what the index says, not what reading every SKILL.md again would."""
     return mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir, limit=store.config.mirror_limit,
-                  worth=_worth(store), changed=store.skill_changed)
+                  worth=_worth(store), changed=store.skill_changed, view=view)
 
 
 def _worth(store: Store) -> dict[str, float]:
     return {name: u.utility for name, u in store.evidence().items()}  # what outcomes earned each skill
 
 
-def drift(store: Store) -> list[tuple[str, str]]:
-    """(folder, what is wrong) of each way .claude/skills is not what `of` makes it: a copy of a skill recall no longer
-    serves (Claude Code still loads it), a copy out of date, and where copies are in use, a served skill not copied."""
+SYNC = "Run `repo-memory sync` (a running server, and the next session's start, do it by themselves)."
+
+
+def drift(store: Store) -> list[tuple[str, str, str]]:
+    """(folder, what is wrong, what to do) of each way .claude/skills is not what `of` makes it: a copy a person edited
+    (kept as it is), a copy of a skill recall no longer serves (Claude Code still loads it), a copy out of date, and
+    where copies are in use, a served skill not copied."""
     root, report, base = store.root, MirrorReport(), store.root / TARGET
     names = _chosen(root, report, store.config.mirror_limit, _worth(store), store.skill_changed)
     out = []
@@ -45,18 +51,20 @@ def drift(store: Store) -> list[tuple[str, str]]:
         name, marker = copy.name, copy / skills.MIRROR_MARKER
         if copy.is_symlink() or not marker.is_file():
             continue
-        copied = json.loads(marker.read_text(encoding="utf-8")).get("sha256")
-        if name in names and _digest(root / SKILLS_DIR / name) != copied:
-            out.append((f"{TARGET}/{name}", "the mirrored copy is out of date with its source"))
+        if edited(copy):
+            out.append((f"{TARGET}/{name}", EDITED, f"To keep the edit, move it into {SKILLS_DIR}/{name} (the copy is made from "
+                        f"there; commit it to share it); then, or to drop it, delete {TARGET}/{name} and run `repo-memory sync`."))
+        elif name in names and _digest(root / SKILLS_DIR / name) != _copied(copy):
+            out.append((f"{TARGET}/{name}", "the mirrored copy is out of date with its source", SYNC))
         elif name in report.beyond:
             out.append((f"{TARGET}/{name}", f"a copy past mirror_limit ({store.config.mirror_limit}): Claude Code lists it on "
-                                            "every request, while recall serves it anyway"))
+                                            "every request, while recall serves it anyway", SYNC))
         elif name not in names:
             why = report.withheld.get(name) or f"no longer in {SKILLS_DIR}"
-            out.append((f"{TARGET}/{name}", f"a copy of a skill recall no longer serves ({why}): Claude Code still loads it"))
+            out.append((f"{TARGET}/{name}", f"a copy of a skill recall no longer serves ({why}): Claude Code still loads it", SYNC))
     if in_use(root, store.config.state_dir):
         out += [(f"{TARGET}/{name}", f"{SKILLS_DIR}/{name} is served and not copied here, so Claude Code does not "
-                 "load it by itself") for name in names if not os.path.lexists(base / name)]
+                 "load it by itself", SYNC) for name in names if not os.path.lexists(base / name)]
     return out
 
 
@@ -74,8 +82,29 @@ class MirrorReport:
     unchanged: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     kept_hand_written: list[str] = field(default_factory=list)
+    kept_edited: list[str] = field(default_factory=list)  # copies a person edited: left as they are (`drift` says why)
     withheld: dict[str, str] = field(default_factory=dict)  # name -> why it is not copied (not what recall serves)
     beyond: list[str] = field(default_factory=list)  # served, but past the limit of copies (config mirror_limit)
+
+
+EDITED = ("its files differ from what repo-memory wrote there (a hand edit, which git does not keep: the copies are ignored): "
+          "sync and the follow after a pull leave it as it is, so it no longer follows its source")
+
+
+def _copied(copy: Path, key: str = "sha256") -> str | None:
+    """The digest of what `mirror` wrote in `copy` (`key` skill_sha256: of its SKILL.md alone), as its marker keeps it
+    (None when the marker says none)."""
+    try:
+        found = json.loads((copy / skills.MIRROR_MARKER).read_text(encoding="utf-8")).get(key)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def edited(copy: Path) -> bool:
+    """Whether generated copy `copy` holds what `mirror` did not write (a person's edit): it is never overwritten or
+    deleted by a pass, since git ignores the copies and nothing would bring the edit back."""
+    return _digest(copy) != _copied(copy)
 
 
 def _digest(folder: Path) -> str:
@@ -86,16 +115,23 @@ def _digest(folder: Path) -> str:
 
 
 def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[str, float] | None,
-            changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None) -> list[str]:
+            changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None, view: View | None = None) -> list[str]:
     """The skills `mirror` copies (sorted); those it does not go in `report` (withheld, or beyond the limit)."""
     source_base = root / SKILLS_DIR
-    names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
-    for name in list(names):
-        if why := offering.withheld(root, SKILLS_DIR, name):
-            report.withheld[name] = why
-            names.remove(name)
+    if view is None:  # each SKILL.md read as it is now
+        names = sorted(p.name for p in source_base.iterdir() if p.is_dir() and not p.is_symlink() and (p / skills.SKILL_FILE).is_file()) if source_base.is_dir() else []
+        view = {n: offering.Indexed(offering.withheld(root, SKILLS_DIR, n), (source_base / n / skills.SKILL_FILE).stat().st_mtime_ns, "")
+                for n in names}
+    else:  # real folders (not links) the index has a SKILL.md of: one listing, no file read
+        real: set[str] = set()
+        if source_base.is_dir():
+            with os.scandir(source_base) as entries:
+                real = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
+        view = {n: v for n, v in view.items() if n in real}
+    report.withheld.update({n: v.why for n, v in sorted(view.items()) if v.why})
+    names = sorted(n for n, v in view.items() if not v.why)
     if limit is not None and len(names) > limit:
-        files = {n: (f"{SKILLS_DIR}/{n}/{skills.SKILL_FILE}", (source_base / n / skills.SKILL_FILE).stat().st_mtime_ns) for n in names}
+        files = {n: (f"{SKILLS_DIR}/{n}/{skills.SKILL_FILE}", view[n].mtime_ns) for n in names}
         ages = changed(list(files.values())) if changed else {}
         ranked = sorted(names, key=lambda n: (-(worth or {}).get(n, 1.0), -ages.get(files[n][0], files[n][1]), n))
         past = set(ranked[limit:])
@@ -105,14 +141,16 @@ def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[
 
 
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
-           worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None) -> MirrorReport:
-    """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there is
-    left alone); copies of skills no longer served are removed, with the lines that made git ignore them. Past `limit`
-    skills, the most useful (`worth`: their utility from outcomes), then the most recently changed
-    (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request."""
+           worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None,
+           view: View | None = None) -> MirrorReport:
+    """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there, and a
+    copy a person edited, are left alone); copies of skills no longer served are removed, with the lines that made git
+    ignore them. Past `limit` skills, the most useful (`worth`: their utility from outcomes), then the most recently
+    changed (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request.
+    With `view`, the skills are taken as the index has them: a copy whose SKILL.md it says is unchanged is not read."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
-    names = _chosen(root, report, limit, worth, changed)
+    names = _chosen(root, report, limit, worth, changed, view)
     source_base = root / SKILLS_DIR
     with disk.repo_lock(state_dir):
         for name in names:
@@ -123,16 +161,24 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             if dest.exists() and not marker.exists():
                 report.kept_hand_written.append(name)
                 continue
+            if view is not None and marker.exists() and _copied(dest, "skill_sha256") == view[name].sha256:
+                report.unchanged.append(name)  # its SKILL.md is as copied, says the index: not read again
+                continue
             digest = _digest(source)
-            if marker.exists() and json.loads(marker.read_text(encoding="utf-8")).get("sha256") == digest:
+            if marker.exists() and _copied(dest) == digest:
                 report.unchanged.append(name)
+                continue
+            if dest.exists() and edited(dest):
+                report.kept_edited.append(name)
                 continue
             if dest.exists():
                 shutil.rmtree(dest)
+            skill_sha = ""  # of its SKILL.md as copied: the index's digest of that file says whether it changed since
             for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
-                rel = path.relative_to(source)
-                disk.write_atomic(guard.inside(dest, *rel.parts), path.read_bytes())
-            note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest,
+                rel, data = path.relative_to(source), path.read_bytes()
+                disk.write_atomic(guard.inside(dest, *rel.parts), data)
+                skill_sha = hashlib.sha256(data).hexdigest() if rel.as_posix() == skills.SKILL_FILE else skill_sha
+            note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
                     "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
             disk.write_atomic(marker, (json.dumps(note, indent=2) + "\n").encode())
             report.written.append(name)
@@ -142,6 +188,9 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
         if base.is_dir():
             for dest in sorted(base.iterdir()):
                 if dest.is_dir() and not dest.is_symlink() and (dest / skills.MIRROR_MARKER).exists() and dest.name not in names:
+                    if edited(dest):
+                        report.kept_edited.append(dest.name)
+                        continue
                     shutil.rmtree(dest)
                     report.removed.append(dest.name)
         if git_dir is not None:
@@ -187,13 +236,14 @@ def in_use(root: Path, state_dir: Path, target: str = TARGET) -> bool:
 
 def withdraw(root: Path, state_dir: Path, names: list[str], target: str = TARGET) -> list[str]:
     """Remove the generated copies of `names` that recall no longer serves (an agent's rewrite made a draft): Claude
-    Code lists every copy, so a draft's would be offered while the briefing calls it one. Returns those removed; the
-    next `sync` (or `accept`) copies what is served again."""
+    Code lists every copy, so a draft's would be offered while the briefing calls it one (a copy a person edited stays:
+    doctor names it). Returns those removed; the next `sync` (or `accept`) copies what is served again."""
     gone = []
     with disk.repo_lock(state_dir):
         for name in names:
             dest = root / target / name
-            if (dest / skills.MIRROR_MARKER).is_file() and not dest.is_symlink() and offering.withheld(root, SKILLS_DIR, name):
+            if (dest / skills.MIRROR_MARKER).is_file() and not dest.is_symlink() and offering.withheld(root, SKILLS_DIR, name) \
+                    and not edited(dest):
                 shutil.rmtree(dest)
                 gone.append(name)
     return gone

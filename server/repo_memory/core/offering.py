@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core import codex_policy
@@ -34,22 +35,45 @@ def withheld(root: Path, source: str, name: str) -> str:
         skill = skills.parse(disk.read_safely(root / rel), rel, source)
     except (OSError, UnsafePathError) as exc:
         return f"unreadable ({exc})"
-    if not skill.valid:
-        return f"invalid: {skill.problems[0].message}"
-    if skill.flags:
-        return f"quarantined: {skill.flags[0]}"
-    if skill.status != "active":
-        return f"draft: not reviewed yet (`repo-memory accept {name}`)" if skill.status == "draft" else skill.status
+    return _why(name, skill.problems[0].message if skill.problems else "", skill.flags[0] if skill.flags else "", skill.status)
+
+
+def _why(name: str, problem: str, flag: str, status: str) -> str:
+    if problem:
+        return f"invalid: {problem}"
+    if flag:
+        return f"quarantined: {flag}"
+    if status != "active":
+        return f"draft: not reviewed yet (`repo-memory accept {name}`)" if status == "draft" else status
     return ""
 
 
-def settle(root: Path, source: str, name: str) -> list[str]:
-    """Make the view of skill `name` of the harness that reads `source` itself match ours; returns the repository paths
-    changed (to commit with the skill)."""
+class Indexed(NamedTuple):
+    """A skill file as the index last read it."""
+
+    why: str  # `withheld`: why it is not served, '' when it is
+    mtime_ns: int
+    sha256: str  # of the SKILL.md's bytes
+
+
+def indexed(rows: list[dict[str, Any]]) -> dict[str, Indexed]:
+    """{name: Indexed} of each skill of the index's `rows` of one source (Store.skill_states): what the files said when
+    the index last read them, without reading 10k files again (a second, at every change of one)."""
+    out = {}
+    for row in rows:
+        problem = json.loads(row["problems"])[0]["message"] if row["problems"] else ""
+        name = row["path"].rsplit("/", 2)[-2]
+        out[name] = Indexed(_why(name, problem, json.loads(row["flags"])[0] if row["flags"] else "", row["status"]), row["mtime_ns"], row["sha256"])
+    return out
+
+
+def settle(root: Path, source: str, name: str, why: str | None = None) -> list[str]:
+    """Make the view of skill `name` of the harness that reads `source` itself match ours (`why`: its `withheld`, when
+    the index says it already); returns the repository paths changed (to commit with the skill)."""
     folder = guard.inside(root, *source.split("/"), name)
     if folder.is_symlink() or not (folder / skills.SKILL_FILE).is_file() or (folder / skills.MIRROR_MARKER).exists():
         return []
-    served = not withheld(root, source, name)
+    served = not (withheld(root, source, name) if why is None else why)
     try:
         if source == CLAUDE:
             changed = [skills.SKILL_FILE] if _claude(folder / skills.SKILL_FILE, name, hide=not served) else []
@@ -86,7 +110,7 @@ def _mark(meta: dict) -> object:
     return mark if mark is True or isinstance(mark, str) and mark.startswith(WAS) else None
 
 
-def _folders(root: Path, source: str) -> list[Path]:
+def folders(root: Path, source: str) -> list[Path]:
     """The skill folders of `source` we may write in: real folders, not links, not generated mirror copies."""
     base = root / source
     if not base.is_dir() or base.is_symlink():
@@ -110,7 +134,7 @@ def settle_all(root: Path, state_dir: Path, sources: tuple[str, ...]) -> list[st
 
 def _settle_source(root: Path, source: str) -> list[str]:
     changed: list[str] = []
-    for folder in _folders(root, source):
+    for folder in folders(root, source):
         try:
             changed += settle(root, source, folder.name)
         except (OSError, UnsafePathError, InvalidRecordError, UnicodeDecodeError):
@@ -144,7 +168,7 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
 def kept_out(root: Path, sources: tuple[str, ...]) -> list[str]:
     """The skill folders (repository paths) our mark keeps out of what Codex or Claude Code offer their models."""
     return [f"{source}/{folder.name}" for source in sources if source in (SKILLS_DIR, CLAUDE)
-            for folder in _folders(root, source) if _kept_out(folder, source) == "ours"]
+            for folder in folders(root, source) if _kept_out(folder, source) == "ours"]
 
 
 def _kept_out(folder: Path, source: str) -> str:

@@ -127,6 +127,9 @@ class Store:
     def skill_digests(self) -> dict[str, str]:
         return self._docs.digests("skill")  # {name: content hash} of every searchable skill
 
+    def skill_states(self, source: str) -> list[dict[str, Any]]:  # what offering.indexed reads of the skills of `source`
+        return self._docs.rows("kind='skill' AND source=?", (source,), columns="path, problems, flags, status, mtime_ns, sha256")
+
     def documents(self) -> list[dict[str, Any]]:
         return self._docs.rows()  # every skill and loop file the index knows
 

@@ -157,7 +157,8 @@ def sync(ctx: click.Context) -> None:
     """Mirror .agents/skills into .claude/skills so Claude Code loads them natively.
 
     Only what recall serves is copied: active, valid skills (a draft is copied once accepted). Copies carry a
-    .repo-memory-generated marker; a hand-written skill folder there is never touched.
+    .repo-memory-generated marker; a hand-written skill folder there is never touched, nor a copy whose files a person
+    edited (git ignores the copies: nothing would bring the edit back). Delete such a copy to have it written again.
     """
     store = store_of(ctx)
     report = mirror.of(store)
@@ -167,6 +168,9 @@ def sync(ctx: click.Context) -> None:
         click.echo(f"removed stale mirror {name}")
     for name in report.kept_hand_written:
         click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
+    for name in report.kept_edited:
+        click.echo(f"kept {mirror.TARGET}/{name}: its files differ from what sync wrote (a hand edit, which git does not keep): move "
+                   f"the edit into {SKILLS_DIR}/{name}, or delete the copy to drop it, then sync again", err=True)
     for name, why in report.withheld.items():
         click.echo(f"not copied {name}: {why}")
     if note := mirror.beyond_note(report, store.config.mirror_limit):
@@ -179,18 +183,21 @@ def sync(ctx: click.Context) -> None:
 def settle_offers(store: Store) -> list[str]:
     """Keep every skill recall does not serve out of the lists Codex and Claude Code offer their models by themselves,
     and put back those it serves again (core/offering.py); what is in .agents/skills is committed. Says what changed."""
+    folders = [f"{SKILLS_DIR}/{folder.name}" for folder in offering.folders(store.root, SKILLS_DIR)]
+    clean, theirs = following.held(store.root, store.config.git_dir, folders)  # as they were before we wrote anything
     changed = offering.settle_all(store.root, store.config.state_dir, store.sources)
     said, ours = [], []
     for source in store.sources:
         harness = "Claude Code" if source == offering.CLAUDE else "Codex"
         for name in dict.fromkeys(p[len(source) + 1:].split("/", 1)[0] for p in changed if p.startswith(f"{source}/")):
-            why = offering.withheld(store.root, source, name)
-            # what a SKILL.md no commit holds decided (a person's edit in progress) is committed with it, by them
-            held = source == SKILLS_DIR and following.committed(store.root, store.config.git_dir, f"{source}/{name}")
-            ours += [p for p in changed if p.startswith(f"{source}/{name}/")] if held else []
-            said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {source}/{name}"
+            why, folder = offering.withheld(store.root, source, name), f"{source}/{name}"
+            # what a person's edit in progress decided (SKILL.md), or is in (agents/), is committed with it, by them
+            held = source == SKILLS_DIR and folder in clean and folder not in theirs
+            ours += [p for p in changed if p.startswith(f"{folder}/")] if held else []
+            said.append(f"{'kept out of' if why else 'back in'} the skills {harness} lists by itself: {folder}"
                         + (f" ({why})" if why else "") + ("" if held else " — yours to commit" if source != SKILLS_DIR
-                                                          else " — not committed: commit it with your change to its SKILL.md"))
+                                                          else " — not committed: commit it with your change to its SKILL.md"
+                                                          if folder not in theirs else " — not committed: commit it with your edit of it"))
     if ours:
         store.commit_files(ours, following.MESSAGE)
     return said
