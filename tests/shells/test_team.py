@@ -528,7 +528,9 @@ def test_a_checkpoint_deferred_by_a_merge_lands_once_the_merge_is_committed_and_
         git(repo, "add", "a.txt")
         git(repo, "commit", "-q", "--no-edit")
         answer = server.call("remember", {"text": "merged"})["structuredContent"]  # before the retry: no merge to name
-        assert answer["commit"].startswith("pending: committed within 10 s"), answer
+        # no merge to name; whether it says the retry's 10 s or the checkpoint depends on whether the retry, which the
+        # refresh after HEAD moved may run at once, has already begun: either way the commit lands below
+        assert answer["commit"].startswith("pending: committed") and "merge" not in answer["commit"], answer
         deadline = time.monotonic() + 20  # the retry comes 5 commit windows (10 s) after the deferral
         while time.monotonic() < deadline and not memory_commits(repo):
             time.sleep(0.2)
