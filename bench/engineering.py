@@ -38,6 +38,7 @@ from pathlib import Path
 from repo_memory import layout
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.errors import SecretError
 from repo_memory.formats import speech
 
 DEF = re.compile(r"^\+\s*(?:async\s+)?def\s+([A-Za-z_]\w*)|^\+\s*class\s+([A-Za-z_]\w*)")
@@ -208,7 +209,10 @@ def write_memory(root: Path, records: list[dict], history: Path, progress: bool 
     for n, r in enumerate(records):
         if r["text"] not in by_text:  # as the remember tool writes it: the time it is about is `when`, not the write time
             data = speech.told(r["text"], None, None, r["when"])
-            by_text[r["text"]] = {store.remember(r["text"], r["kind"], [], data, r["session"], actor="agent", tool="remember")[0]["id"]}
+            try:
+                by_text[r["text"]] = {store.remember(r["text"], r["kind"], [], data, r["session"], actor="agent", tool="remember")[0]["id"]}
+            except SecretError:  # a commit message quoting a credential (a secret rule's own example): refused, as for an agent
+                by_text[r["text"]] = set()
         keys[r["key"]] |= by_text[r["text"]]
         if progress and n % 500 == 0:
             print(f"  remembered {n:,} of {len(records):,} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
@@ -298,6 +302,10 @@ def main() -> None:
         started = time.monotonic()
         keys = write_memory(root, records, history)
         print(f"written through remember in {time.monotonic() - started:.1f} s")
+        kept = [r for r in records if keys.get(r["key"])]  # the texts refused as secrets are in neither system
+        if len(kept) < len(records):
+            print(f"{len(records) - len(kept)} records refused as holding a secret; the {len(asked) - sum(1 for q in asked if any(keys.get(k) for k in q[2]))} questions only they answer are left out")
+        records, asked = kept, [q for q in asked if any(keys.get(k) for k in q[2])]
         systems = {"recall, full-text": ranks(asked, recalled(root, asked, False), keys)}
         if args.hybrid:
             systems["recall, hybrid"] = ranks(asked, recalled(root, asked, True), keys)
