@@ -303,9 +303,11 @@ def main() -> None:
         keys = write_memory(root, records, history)
         print(f"written through remember in {time.monotonic() - started:.1f} s")
         kept = [r for r in records if keys.get(r["key"])]  # the texts refused as secrets are in neither system
+        answerable = [q for q in asked if any(keys.get(k) for k in q[2])]
         if len(kept) < len(records):
-            print(f"{len(records) - len(kept)} records refused as holding a secret; the {len(asked) - sum(1 for q in asked if any(keys.get(k) for k in q[2]))} questions only they answer are left out")
-        records, asked = kept, [q for q in asked if any(keys.get(k) for k in q[2])]
+            print(f"{len(records) - len(kept)} records refused as holding a secret; "
+                  f"the {len(asked) - len(answerable)} questions only they answer are left out")
+        records, asked = kept, answerable
         systems = {"recall, full-text": ranks(asked, recalled(root, asked, False), keys)}
         if args.hybrid:
             systems["recall, hybrid"] = ranks(asked, recalled(root, asked, True), keys)
