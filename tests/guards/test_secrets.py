@@ -207,6 +207,17 @@ def test_a_password_on_a_command_line_is_found_by_family_and_redacted(rule: str,
     assert [f.rule for f in secretscan.scan(command.format(secret))] == [rule]  # a command alone, at the start of the text
 
 
+@pytest.mark.parametrize("text", ["export DB_PASS=qwerty123", "export SMTP_PASS=welcome2024", "export DB_PWD=pa55word",
+                                  "export APP_AUTH=letmein123", "DB_PASS=hunter22 ./migrate up", "export GIT_PASS=ghp1234567",
+                                  "export ENABLE_PASSWORD='Xk9#mPq2'", "NO_PROXY_PASSWORD=S3cr3t!x make",
+                                  "REQUIRED_PASSWORD=Xk9mPq2z ./run"])
+def test_a_persons_password_in_a_variable_whose_name_or_words_also_name_switches_is_found(text: str):
+    """A word with digits is the commonest shape of a person's password: read as "a word with a version" it went
+    through in a PASS, PWD or AUTH variable, and a switch word anywhere in the name (NO_, REQUIRED_) let any value
+    through. A switch's values are its modes (`yes`, `1`, `off`), which are no password whatever the name."""
+    assert [f.rule for f in secretscan.scan(text)] == ["password-env"], text
+
+
 @pytest.mark.parametrize("text", NOT_PASSWORDS)
 def test_what_a_command_line_holds_that_is_not_a_password_is_not_flagged(text: str):
     assert secretscan.scan(text) == [] and secretscan.scan(f"Ran `{text}` to check.") == []

@@ -55,7 +55,6 @@ _WORDS = frozenset({"password", "passwd", "pass", "pwd", "pw", "secret", "passph
                     "root", "admin", "postgres", "mysql", "guest", "test", "user", "demo", "changeit", "minioadmin",
                     "x-oauth-basic"})
 _PORTS = re.compile(r"[\d.:]*\d:\d+(?:/(?:tcp|udp))?")  # `-p 27017:27017` publishes a port
-_WORDISH = re.compile(r"[a-z]+\d*(?:[-_.:][a-z]+\d*)*")  # words with a version: `kerberos5`, `basic-auth_v2`
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
             start -= 1
         name = text[start:m.end() - 1]
         line_start = text.rfind("\n", 0, start) + 1
-        if (name != "PWD" and _ENV_FULL_NAME.fullmatch(name) and not _SWITCHES.intersection(name.lower().split("_")[:-1])
+        if (name != "PWD" and _ENV_FULL_NAME.fullmatch(name)  # a switch's (ALLOW_EMPTY_PASSWORD) mode values are no literal
                 and (not start or text[start - 1] not in _WORD_CHARS | {"$"}) and _ENV_LEAD.fullmatch(text, line_start, start)):
             shaped = bool(_ENV_AMBIGUOUS.fullmatch(name)) and name not in _ENV_PROGRAMS
             spans += [span for span in _value(text, m.end(), "password-env", spaced=False)
@@ -224,11 +223,9 @@ def given(value: str, spaced: bool) -> bool:
 
 
 def _secret_shaped(value: str) -> bool:
-    """Whether a value looks like a secret: 8+ characters, not a path nor words with a version, holding three kinds of
-    character (lower case, upper case, digits, symbols), or two with digits among 8 different characters."""
-    if len(value) < 8 or value.startswith(("/", "./", "../", "~/")) or _WORDISH.fullmatch(value):
+    """Whether the value of a variable whose name often names no password (`TEST_PASS`, `AUTH`) looks like one: 6+
+    characters, not a path, a version or a word of one case alone (`all`, `unit`, `kerberos`): a word with digits
+    (`hunter22`, `welcome2024`) is the commonest shape of a person's password."""
+    if len(value) < 6 or value.startswith(("/", "./", "../", "~/")) or re.fullmatch(r"v?\d+(?:\.\d+)+", value):
         return False
-    digits = any(c.isdigit() for c in value)
-    kinds = (any(c.islower() for c in value), any(c.isupper() for c in value), digits,
-             any(not c.isalnum() and c not in "-_." for c in value))
-    return sum(kinds) >= 3 or (sum(kinds) == 2 and digits and len(set(value)) >= 8)
+    return not re.fullmatch(r"[a-z]+|[A-Z]+", value)
