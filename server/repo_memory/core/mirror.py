@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,18 +26,19 @@ TARGET = ".claude/skills"
 View = Mapping[str, offering.Indexed]  # each skill of .agents/skills as the index has it (offering.indexed)
 
 
-def of(store: Store, view: View | None = None) -> MirrorReport:
+def of(store: Store, view: View | None = None, recheck: Collection[str] = ()) -> MirrorReport:
     """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first; with `view`
-    (offering.indexed), which are served is what the index says, not what reading every SKILL.md again would."""
+    (offering.indexed), which are served is what the index says, not what reading every SKILL.md again would, and the
+    copies of `recheck` (whose source folders `stamps` says changed) are compared file by file."""
     return mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir, limit=store.config.mirror_limit,
-                  worth=_worth(store), changed=store.skill_changed, view=view)
+                  worth=_worth(store), changed=store.skill_changed, view=view, recheck=recheck)
 
 
 def _worth(store: Store) -> dict[str, float]:
     return {name: u.utility for name, u in store.evidence().items()}  # what outcomes earned each skill
 
 
-SYNC = "Run `repo-memory sync` (a running server, and the next session's start, do it by themselves)."
+SYNC = "Run `repo-memory sync` (a running server, and the next session's start, do it by themselves)."  # following.follow
 
 
 def drift(store: Store) -> list[tuple[str, str, str]]:
@@ -114,6 +115,32 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+def stamps(root: Path, target: str = TARGET, only: Collection[str] | None = None) -> dict[str, str]:
+    """{name: a digest of the names, sizes and times of the files beside the SKILL.md of its source} of each generated
+    copy in `target` (with `only`, of those names): that one changed, which the index (of SKILL.md files alone) does not
+    say, without reading a file; one folder per copy, at most mirror_limit of them."""
+    base, out = root / target, {}
+    try:
+        copies = [e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False) and (only is None or e.name in only)]
+    except OSError:
+        return {}
+    for name in sorted(copies):
+        if not os.path.isfile(base / name / skills.MIRROR_MARKER):
+            continue
+        h = hashlib.sha256()
+        source = root / SKILLS_DIR / name
+        for where, _, files in sorted(os.walk(source)):
+            for file in sorted(f for f in files if not (f == skills.SKILL_FILE and where == str(source))):
+                try:
+                    st = os.lstat(os.path.join(where, file))
+                except OSError:
+                    continue
+                rel = os.path.relpath(os.path.join(where, file), root)
+                h.update(f"{rel}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0".encode())
+        out[name] = h.hexdigest()
+    return out
+
+
 def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[str, float] | None,
             changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None, view: View | None = None) -> list[str]:
     """The skills `mirror` copies (sorted); those it does not go in `report` (withheld, or beyond the limit)."""
@@ -142,12 +169,13 @@ def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[
 
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
            worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None,
-           view: View | None = None) -> MirrorReport:
+           view: View | None = None, recheck: Collection[str] = ()) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there, and a
     copy a person edited, are left alone); copies of skills no longer served are removed, with the lines that made git
     ignore them. Past `limit` skills, the most useful (`worth`: their utility from outcomes), then the most recently
     changed (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request.
-    With `view`, the skills are taken as the index has them: a copy whose SKILL.md it says is unchanged is not read."""
+    With `view`, the skills are taken as the index has them: a copy whose SKILL.md it says is unchanged is not read,
+    unless it is one of `recheck` (a file beside its SKILL.md changed: `stamps`)."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     names = _chosen(root, report, limit, worth, changed, view)
@@ -161,8 +189,9 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             if dest.exists() and not marker.exists():
                 report.kept_hand_written.append(name)
                 continue
-            if view is not None and marker.exists() and _copied(dest, "skill_sha256") == view[name].sha256:
-                report.unchanged.append(name)  # its SKILL.md is as copied, says the index: not read again
+            if view is not None and name not in recheck and marker.exists() \
+                    and _copied(dest, "skill_sha256") == view[name].sha256:
+                report.unchanged.append(name)  # its SKILL.md is as copied, says the index, and nothing beside it changed
                 continue
             digest = _digest(source)
             if marker.exists() and _copied(dest) == digest:
