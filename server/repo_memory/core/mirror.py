@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -200,16 +201,7 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             if dest.exists() and edited(dest):
                 report.kept_edited.append(name)
                 continue
-            if dest.exists():
-                shutil.rmtree(dest)
-            skill_sha = ""  # of its SKILL.md as copied: the index's digest of that file says whether it changed since
-            for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
-                rel, data = path.relative_to(source), path.read_bytes()
-                disk.write_atomic(guard.inside(dest, *rel.parts), data)
-                skill_sha = hashlib.sha256(data).hexdigest() if rel.as_posix() == skills.SKILL_FILE else skill_sha
-            note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
-                    "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
-            disk.write_atomic(marker, (json.dumps(note, indent=2) + "\n").encode())
+            _write(source, dest, name, digest)
             report.written.append(name)
         if git_dir is not None:  # each clone makes its own copies from the committed source: git ignores them, here only
             layout.add_lines(git_dir / "info" / "exclude", [f"/{target}/{name}/" for name in names if name not in report.kept_hand_written])
@@ -225,6 +217,20 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
         if git_dir is not None:
             _unexclude(root, git_dir, target, report.removed)
     return report
+
+
+def _write(source: Path, dest: Path, name: str, digest: str) -> None:
+    """Make `dest` a copy of skill folder `source` (whose `_digest` is `digest`), with the marker saying so."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    skill_sha = ""  # of its SKILL.md as copied: the index's digest of that file says whether it changed since
+    for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel, data = path.relative_to(source), path.read_bytes()
+        disk.write_atomic(guard.inside(dest, *rel.parts), data)
+        skill_sha = hashlib.sha256(data).hexdigest() if rel.as_posix() == skills.SKILL_FILE else skill_sha
+    note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
+            "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
+    disk.write_atomic(dest / skills.MIRROR_MARKER, (json.dumps(note, indent=2) + "\n").encode())
 
 
 def _unexclude(root: Path, git_dir: Path, target: str, removed: list[str], gone: bool = False) -> None:
@@ -303,3 +309,80 @@ def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = 
     if git_dir is not None and not dry_run:
         _unexclude(root, git_dir, target, removed, gone=True)
     return removed
+
+
+ASIDE = "copy-edits"  # in the state folder: agents' edits of copies that could not go into their skill
+
+
+@dataclass(frozen=True)
+class Taken:
+    """An agent's edit of a generated copy, taken out of it: into its skill's folder, or kept `aside` (that path)."""
+
+    name: str
+    aside: str = ""
+
+    @property
+    def skill(self) -> str:
+        """The SKILL.md of the skill the edit went into ('' when it was kept aside)."""
+        return "" if self.aside else f"{SKILLS_DIR}/{self.name}/{skills.SKILL_FILE}"
+
+
+def take(root: Path, state_dir: Path, rels: Collection[str], since: int | None, target: str = TARGET) -> list[Taken]:
+    """Take an agent's edit out of the generated copies `rels` name, or whose files changed at or after `since` (ns):
+    Claude Code loads a copy as the skill, and neither sync nor the follow overwrites an edited one. When the copy was
+    made from its skill's folder as it is now, its files are the agent's change exactly: they go into that folder (an
+    agent's edit of the skill there, which Skillbook.redraft makes a draft) and the copy goes, until the skill is
+    served again (sync, or the next follow). Else the copy is kept aside in the state folder and made again."""
+    base, prefix = root / target, f"{target}/"
+    names = {rel[len(prefix):].split("/", 1)[0] for rel in rels if rel.startswith(prefix) and generated(root, rel, target)}
+    if since is not None and base.is_dir():
+        names |= {d.name for d in base.iterdir() if (d / skills.MIRROR_MARKER).is_file() and _touched(d, since)}
+    taken = []
+    with disk.repo_lock(state_dir):
+        for name in sorted(names):
+            dest, source = guard.inside(root, target, name), root / SKILLS_DIR / name
+            if dest.is_symlink() or not (dest / skills.MIRROR_MARKER).is_file() or not edited(dest):
+                continue
+            if source.is_dir() and not source.is_symlink() and _digest(source) == _copied(dest):
+                _carry(dest, source)
+                shutil.rmtree(dest)
+                taken.append(Taken(name))
+                continue
+            aside = state_dir / ASIDE / f"{name}-{time.time_ns()}"
+            shutil.copytree(dest, aside, symlinks=True)
+            (aside / skills.MIRROR_MARKER).unlink(missing_ok=True)
+            if (source / skills.SKILL_FILE).is_file() and not source.is_symlink() and not offering.withheld(root, SKILLS_DIR, name):
+                _write(source, dest, name, _digest(source))
+            else:
+                shutil.rmtree(dest)
+            taken.append(Taken(name, str(aside)))
+    return taken
+
+
+def _touched(folder: Path, since: int) -> bool:
+    try:
+        return any(os.lstat(p).st_ctime_ns >= since for p in (folder, *folder.rglob("*")))
+    except OSError:
+        return True  # changing under us: `take` looks at it
+
+
+def _carry(copy: Path, source: Path) -> None:
+    """Make skill folder `source` hold what generated `copy` holds (not links, nor the marker), files removed too."""
+    files = {p.relative_to(copy) for p in copy.rglob("*") if p.is_file() and not p.is_symlink() and p.name != skills.MIRROR_MARKER}
+    for path in [p for p in source.rglob("*") if p.is_file() and not p.is_symlink()]:
+        if path.relative_to(source) not in files:
+            path.unlink()
+    for rel in sorted(files):
+        data = (copy / rel).read_bytes()
+        there = guard.inside(source, *rel.parts)
+        if not there.is_file() or there.is_symlink() or there.read_bytes() != data:
+            disk.write_atomic(there, data)
+
+
+def told(taken: list[Taken], target: str = TARGET) -> list[str]:
+    """What the agent is told of the edits `take` took out of copies."""
+    return [f"repo-memory: {target}/{t.name} is a copy repo-memory generated of {SKILLS_DIR}/{t.name} (Claude Code loads it as "
+            + (f"the skill): your edit of it was moved into {SKILLS_DIR}/{t.name}, as an edit of skill:{t.name}, and the copy "
+               "taken away. Edit skills in .agents/skills, never their copies." if not t.aside else
+               f"the skill), and that skill changed since the copy was made: your edit was kept aside in {t.aside} (in no "
+               f"skill), and the copy made again. Edit {SKILLS_DIR}/{t.name} instead, never a copy.") for t in taken]
