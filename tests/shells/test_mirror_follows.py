@@ -211,3 +211,38 @@ def test_a_follow_after_one_skills_change_takes_the_others_as_the_index_has_them
         assert mirrored(repo) == {"llama": "status: active"}
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("with_other", [True, False], ids=["with another skill's SKILL.md", "alone"])
+def test_the_follow_after_a_pull_brings_a_changed_file_beside_skill_md_into_claude_codes_copy(
+        repo: Path, runner: CliRunner, tmp_path: Path, with_other: bool):
+    """The follow took a copy as unchanged when the index said its SKILL.md was, and never looked at the files beside it:
+    a pulled checklist.md stayed old in the copy Claude Code loads, at every later session's start, while doctor said
+    that start would bring it."""
+    teammate = pushed(repo, runner, tmp_path)
+    start(repo, SESSION.replace("1", "6"))
+    write_skill_file(teammate, "other", "Other care; use for others.", "1. other", extra="metadata:\n  status: active\n")
+    (teammate / ".agents/skills/deploy/checklist.md").write_text("- old step: restart by hand\n", encoding="utf-8")
+    git(teammate, "add", "-A")
+    git(teammate, "commit", "-q", "-m", "checklist and other")
+    git(teammate, "push", "-q")
+    git(repo, "pull", "-q", "--no-rebase")
+    start(repo)
+    copy = repo / ".claude/skills/deploy/checklist.md"
+    assert copy.read_text(encoding="utf-8") == "- old step: restart by hand\n"
+    (teammate / ".agents/skills/deploy/checklist.md").write_text("- new step: run scripts/rollout.sh --canary\n", encoding="utf-8")
+    if with_other:
+        with (teammate / ".agents/skills/other/SKILL.md").open("a", encoding="utf-8") as f:
+            f.write("2. more\n")
+    git(teammate, "commit", "-q", "-am", "new checklist")
+    git(teammate, "push", "-q")
+    git(repo, "pull", "-q", "--no-rebase")
+    start(repo, SESSION.replace("1", "8"))
+    assert copy.read_text(encoding="utf-8") == "- new step: run scripts/rollout.sh --canary\n"
+    assert ("2. more" in (repo / ".claude/skills/other/SKILL.md").read_text(encoding="utf-8")) == with_other
+    output = runner.invoke(cli, ["--root", str(repo), "doctor"], catch_exceptions=False).output
+    assert ".claude/skills/" not in output, output
+    # a copy deleted by hand comes back at the next start, as doctor's fix says
+    shutil.rmtree(repo / ".claude/skills/deploy")
+    start(repo, SESSION.replace("1", "7"))
+    assert copy.read_text(encoding="utf-8") == "- new step: run scripts/rollout.sh --canary\n"

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from repo_memory.core.store import Store
 
 log = logging.getLogger("repo_memory")
-SEEN = "followed.json"  # in the state folder: {skill name: digest} as the last look left the harnesses' lists
+SEEN = "followed.json"  # in the state folder: the skills' digests and the copies' stamps as the last look left them
 MESSAGE = "memory(skill): the harnesses list only the skills recall serves"
 
 
@@ -49,14 +49,20 @@ def follow(store: Store) -> InStep | None:
     config = store.config
     if any((config.git_dir / name).exists() for name in (*IN_PROGRESS, "index.lock")):
         return None  # the checkout is being written, or waits on a person: the files are not what they will be
-    now, path = store.skill_digests(), config.state_dir / SEEN
+    path, copying = config.state_dir / SEEN, mirror.in_use(store.root, config.state_dir)
+    # The index digests each SKILL.md; a file beside one (a checklist a pull changed) is seen in its copy's stamp.
+    skills_now, copies = store.skill_digests(), mirror.stamps(store.root) if copying else {}
+    now = {"skills": skills_now, "copies": copies, "limit": config.mirror_limit}
     try:
         seen = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         seen = None  # the first look here: everything
     if now == seen:
         return None
-    done, names = InStep(), sorted(n for n in now if not isinstance(seen, dict) or seen.get(n) != now[n])
+    if not isinstance(seen, dict) or not isinstance(seen.get("skills"), dict) or not isinstance(seen.get("copies"), dict):
+        seen = {"skills": {}, "copies": {}}  # the first look here (or one a version without stamps left): everything
+    done, names = InStep(), sorted(n for n, digest in skills_now.items() if seen["skills"].get(n) != digest)
+    recheck = {n for n, stamp in copies.items() if seen["copies"].get(n) != stamp}
     view = offering.indexed(store.skill_states(SKILLS_DIR))  # the changed skills were just read: no SKILL.md is read again
     with disk.repo_lock(config.state_dir):
         clean, theirs = held(store.root, config.git_dir, [f"{SKILLS_DIR}/{name}" for name in names])
@@ -71,8 +77,11 @@ def follow(store: Store) -> InStep | None:
             done.committed += changed if f"{SKILLS_DIR}/{name}" in clean else []
     if done.committed:
         store.commit_files(done.committed, MESSAGE)
-    if mirror.in_use(store.root, config.state_dir):
-        done.mirrored = mirror.of(store, view)
+    if copying:  # what settling wrote beside a SKILL.md is in the copies made now: not a change for the next look
+        copies.update(mirror.stamps(store.root, only={p[len(SKILLS_DIR) + 1:].split("/")[0] for p in done.settled}))
+        done.mirrored = mirror.of(store, view, recheck)
+        for name in done.mirrored.removed:
+            copies.pop(name, None)
     disk.write_atomic(path, json.dumps(now).encode("utf-8"))
     return done
 

@@ -6,7 +6,8 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,18 +27,19 @@ TARGET = ".claude/skills"
 View = Mapping[str, offering.Indexed]  # each skill of .agents/skills as the index has it (offering.indexed)
 
 
-def of(store: Store, view: View | None = None) -> MirrorReport:
+def of(store: Store, view: View | None = None, recheck: Collection[str] = ()) -> MirrorReport:
     """Mirror the skills of `store`'s repository, at most its `mirror_limit`, the most useful first; with `view`
-    (offering.indexed), which are served is what the index says, not what reading every SKILL.md again would."""
+    (offering.indexed), which are served is what the index says, not what reading every SKILL.md again would, and the
+    copies of `recheck` (whose source folders `stamps` says changed) are compared file by file."""
     return mirror(store.root, store.config.state_dir, git_dir=store.config.common_dir, limit=store.config.mirror_limit,
-                  worth=_worth(store), changed=store.skill_changed, view=view)
+                  worth=_worth(store), changed=store.skill_changed, view=view, recheck=recheck)
 
 
 def _worth(store: Store) -> dict[str, float]:
     return {name: u.utility for name, u in store.evidence().items()}  # what outcomes earned each skill
 
 
-SYNC = "Run `repo-memory sync` (a running server, and the next session's start, do it by themselves)."
+SYNC = "Run `repo-memory sync` (a running server, and the next session's start, do it by themselves)."  # following.follow
 
 
 def drift(store: Store) -> list[tuple[str, str, str]]:
@@ -114,6 +116,32 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+def stamps(root: Path, target: str = TARGET, only: Collection[str] | None = None) -> dict[str, str]:
+    """{name: a digest of the names, sizes and times of the files beside the SKILL.md of its source} of each generated
+    copy in `target` (with `only`, of those names): that one changed, which the index (of SKILL.md files alone) does not
+    say, without reading a file; one folder per copy, at most mirror_limit of them."""
+    base, out = root / target, {}
+    try:
+        copies = [e.name for e in os.scandir(base) if e.is_dir(follow_symlinks=False) and (only is None or e.name in only)]
+    except OSError:
+        return {}
+    for name in sorted(copies):
+        if not os.path.isfile(base / name / skills.MIRROR_MARKER):
+            continue
+        h = hashlib.sha256()
+        source = root / SKILLS_DIR / name
+        for where, _, files in sorted(os.walk(source)):
+            for file in sorted(f for f in files if not (f == skills.SKILL_FILE and where == str(source))):
+                try:
+                    st = os.lstat(os.path.join(where, file))
+                except OSError:
+                    continue
+                rel = os.path.relpath(os.path.join(where, file), root)
+                h.update(f"{rel}\0{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}\0".encode())
+        out[name] = h.hexdigest()
+    return out
+
+
 def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[str, float] | None,
             changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None, view: View | None = None) -> list[str]:
     """The skills `mirror` copies (sorted); those it does not go in `report` (withheld, or beyond the limit)."""
@@ -142,12 +170,13 @@ def _chosen(root: Path, report: MirrorReport, limit: int | None, worth: Mapping[
 
 def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | None = None, limit: int | None = None,
            worth: Mapping[str, float] | None = None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None,
-           view: View | None = None) -> MirrorReport:
+           view: View | None = None, recheck: Collection[str] = ()) -> MirrorReport:
     """Copy each active, valid skill folder to `target`, marking copies as generated (a hand-written folder there, and a
     copy a person edited, are left alone); copies of skills no longer served are removed, with the lines that made git
     ignore them. Past `limit` skills, the most useful (`worth`: their utility from outcomes), then the most recently
     changed (`changed([(path, mtime_ns)])`: core/ages.py), are copied: Claude Code lists every copy on every request.
-    With `view`, the skills are taken as the index has them: a copy whose SKILL.md it says is unchanged is not read."""
+    With `view`, the skills are taken as the index has them: a copy whose SKILL.md it says is unchanged is not read,
+    unless it is one of `recheck` (a file beside its SKILL.md changed: `stamps`)."""
     report = MirrorReport()
     disk.write_atomic(state_dir / IN_USE, b"")  # copies are in use here, even once none is left (core/mirror.py: in_use)
     names = _chosen(root, report, limit, worth, changed, view)
@@ -161,8 +190,9 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             if dest.exists() and not marker.exists():
                 report.kept_hand_written.append(name)
                 continue
-            if view is not None and marker.exists() and _copied(dest, "skill_sha256") == view[name].sha256:
-                report.unchanged.append(name)  # its SKILL.md is as copied, says the index: not read again
+            if view is not None and name not in recheck and marker.exists() \
+                    and _copied(dest, "skill_sha256") == view[name].sha256:
+                report.unchanged.append(name)  # its SKILL.md is as copied, says the index, and nothing beside it changed
                 continue
             digest = _digest(source)
             if marker.exists() and _copied(dest) == digest:
@@ -171,16 +201,7 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
             if dest.exists() and edited(dest):
                 report.kept_edited.append(name)
                 continue
-            if dest.exists():
-                shutil.rmtree(dest)
-            skill_sha = ""  # of its SKILL.md as copied: the index's digest of that file says whether it changed since
-            for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
-                rel, data = path.relative_to(source), path.read_bytes()
-                disk.write_atomic(guard.inside(dest, *rel.parts), data)
-                skill_sha = hashlib.sha256(data).hexdigest() if rel.as_posix() == skills.SKILL_FILE else skill_sha
-            note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
-                    "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
-            disk.write_atomic(marker, (json.dumps(note, indent=2) + "\n").encode())
+            _write(source, dest, name, digest)
             report.written.append(name)
         if git_dir is not None:  # each clone makes its own copies from the committed source: git ignores them, here only
             layout.add_lines(git_dir / "info" / "exclude", [f"/{target}/{name}/" for name in names if name not in report.kept_hand_written])
@@ -196,6 +217,20 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
         if git_dir is not None:
             _unexclude(root, git_dir, target, report.removed)
     return report
+
+
+def _write(source: Path, dest: Path, name: str, digest: str) -> None:
+    """Make `dest` a copy of skill folder `source` (whose `_digest` is `digest`), with the marker saying so."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    skill_sha = ""  # of its SKILL.md as copied: the index's digest of that file says whether it changed since
+    for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
+        rel, data = path.relative_to(source), path.read_bytes()
+        disk.write_atomic(guard.inside(dest, *rel.parts), data)
+        skill_sha = hashlib.sha256(data).hexdigest() if rel.as_posix() == skills.SKILL_FILE else skill_sha
+    note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
+            "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
+    disk.write_atomic(dest / skills.MIRROR_MARKER, (json.dumps(note, indent=2) + "\n").encode())
 
 
 def _unexclude(root: Path, git_dir: Path, target: str, removed: list[str], gone: bool = False) -> None:
@@ -274,3 +309,80 @@ def unmirror(root: Path, state_dir: Path, target: str = TARGET, dry_run: bool = 
     if git_dir is not None and not dry_run:
         _unexclude(root, git_dir, target, removed, gone=True)
     return removed
+
+
+ASIDE = "copy-edits"  # in the state folder: agents' edits of copies that could not go into their skill
+
+
+@dataclass(frozen=True)
+class Taken:
+    """An agent's edit of a generated copy, taken out of it: into its skill's folder, or kept `aside` (that path)."""
+
+    name: str
+    aside: str = ""
+
+    @property
+    def skill(self) -> str:
+        """The SKILL.md of the skill the edit went into ('' when it was kept aside)."""
+        return "" if self.aside else f"{SKILLS_DIR}/{self.name}/{skills.SKILL_FILE}"
+
+
+def take(root: Path, state_dir: Path, rels: Collection[str], since: int | None, target: str = TARGET) -> list[Taken]:
+    """Take an agent's edit out of the generated copies `rels` name, or whose files changed at or after `since` (ns):
+    Claude Code loads a copy as the skill, and neither sync nor the follow overwrites an edited one. When the copy was
+    made from its skill's folder as it is now, its files are the agent's change exactly: they go into that folder (an
+    agent's edit of the skill there, which Skillbook.redraft makes a draft) and the copy goes, until the skill is
+    served again (sync, or the next follow). Else the copy is kept aside in the state folder and made again."""
+    base, prefix = root / target, f"{target}/"
+    names = {rel[len(prefix):].split("/", 1)[0] for rel in rels if rel.startswith(prefix) and generated(root, rel, target)}
+    if since is not None and base.is_dir():
+        names |= {d.name for d in base.iterdir() if (d / skills.MIRROR_MARKER).is_file() and _touched(d, since)}
+    taken = []
+    with disk.repo_lock(state_dir):
+        for name in sorted(names):
+            dest, source = guard.inside(root, target, name), root / SKILLS_DIR / name
+            if dest.is_symlink() or not (dest / skills.MIRROR_MARKER).is_file() or not edited(dest):
+                continue
+            if source.is_dir() and not source.is_symlink() and _digest(source) == _copied(dest):
+                _carry(dest, source)
+                shutil.rmtree(dest)
+                taken.append(Taken(name))
+                continue
+            aside = state_dir / ASIDE / f"{name}-{time.time_ns()}"
+            shutil.copytree(dest, aside, symlinks=True)
+            (aside / skills.MIRROR_MARKER).unlink(missing_ok=True)
+            if (source / skills.SKILL_FILE).is_file() and not source.is_symlink() and not offering.withheld(root, SKILLS_DIR, name):
+                _write(source, dest, name, _digest(source))
+            else:
+                shutil.rmtree(dest)
+            taken.append(Taken(name, str(aside)))
+    return taken
+
+
+def _touched(folder: Path, since: int) -> bool:
+    try:
+        return any(os.lstat(p).st_ctime_ns >= since for p in (folder, *folder.rglob("*")))
+    except OSError:
+        return True  # changing under us: `take` looks at it
+
+
+def _carry(copy: Path, source: Path) -> None:
+    """Make skill folder `source` hold what generated `copy` holds (not links, nor the marker), files removed too."""
+    files = {p.relative_to(copy) for p in copy.rglob("*") if p.is_file() and not p.is_symlink() and p.name != skills.MIRROR_MARKER}
+    for path in [p for p in source.rglob("*") if p.is_file() and not p.is_symlink()]:
+        if path.relative_to(source) not in files:
+            path.unlink()
+    for rel in sorted(files):
+        data = (copy / rel).read_bytes()
+        there = guard.inside(source, *rel.parts)
+        if not there.is_file() or there.is_symlink() or there.read_bytes() != data:
+            disk.write_atomic(there, data)
+
+
+def told(taken: list[Taken], target: str = TARGET) -> list[str]:
+    """What the agent is told of the edits `take` took out of copies."""
+    return [f"repo-memory: {target}/{t.name} is a copy repo-memory generated of {SKILLS_DIR}/{t.name} (Claude Code loads it as "
+            + (f"the skill): your edit of it was moved into {SKILLS_DIR}/{t.name}, as an edit of skill:{t.name}, and the copy "
+               "taken away. Edit skills in .agents/skills, never their copies." if not t.aside else
+               f"the skill), and that skill changed since the copy was made: your edit was kept aside in {t.aside} (in no "
+               f"skill), and the copy made again. Edit {SKILLS_DIR}/{t.name} instead, never a copy.") for t in taken]

@@ -249,7 +249,7 @@ class Skillbook:
             return None
         name = parts[len(source.split("/"))]
         path = paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
-        if not path.is_file():
+        if not path.is_file() or (path.parent / skills.MIRROR_MARKER).exists():  # a generated copy: mirror.take
             return None
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)

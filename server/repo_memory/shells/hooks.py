@@ -253,7 +253,9 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     if found:
         data["redacted"] = sorted({f.rule for f in found})
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
-    redrafted = store.redraft(_memory_paths(store, tool, payload.get("tool_input")), tool, pretool.started(store.config.state_dir, payload))
+    named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
+    taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
+    redrafted = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since)
     if redrafted:
         data["redrafted"] = redrafted
         mirror.withdraw(store.root, store.config.state_dir, redrafted)  # Claude Code's copies of them go
@@ -270,7 +272,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
                  captured=True)
     notes = [f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
              "it is a draft again until a person runs `repo-memory accept`."] if redrafted else []
-    notes += _unserved_read(store, tool, payload.get("tool_input"))
+    notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
 
 
