@@ -58,8 +58,7 @@ class Store:
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
         self._settling = Settling(root=config.root, state_dir=config.state_dir, staleness=self._staleness, code=code, logs=self._logs,
-                                  docs=self._docs, committer=self._committer, committed=committed,
-                                  changes=self._past.code_changes, repin_skill=self._skills.repin)
+                                  docs=self._docs, committer=self._committer, committed=committed, changes=self._past.code_changes, repin_skill=self._skills.repin)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
         self._recall = Recall(config.root, self.sources, db, self._records, git, committed, self._staleness, self._evidence,
                               config.decay_half_life_days, config.recall_limit, self._skills.similar_names, self._index.semantic, provenance)
@@ -202,8 +201,7 @@ class Store:
     def source(self, actor: str, tool: str) -> dict[str, str]:
         return self._logs.source(actor, tool)
 
-    def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None
-            ) -> list[dict[str, Any]]:
+    def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None) -> list[dict[str, Any]]:
         return self._logs.append(session, entries, captured, first)  # one write; captured content redacted, an agent's refused if it holds a secret
 
     def following(self, session: str) -> str:
