@@ -20,6 +20,10 @@ from repo_memory.guards import disk
 FOLDERS = (".agents/skills", ".agents/loops", ".agents/experience")
 UNION_LINE = ".agents/experience/** merge=union"
 DIFF_LINE = ".agents/experience/**/*.jsonl diff=repo-memory"
+# git hands logs and blobs back with the bytes committed, whatever core.autocrlf says: a CRLF checkout is not what git holds
+EOL_LINE = ".agents/experience/**/*.jsonl text eol=lf"
+BLOB_LINE = ".agents/experience/blobs/** -text"
+RULES = [UNION_LINE, DIFF_LINE, EOL_LINE, BLOB_LINE, skill_merge.LINE]
 TEXTCONV = 'f() { repo-memory textconv "$1" 2>/dev/null || cat "$1"; }; f'  # the raw lines when repo-memory is not installed
 README = """\
 # .agents — this repository's memory (repo-memory)
@@ -59,9 +63,9 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
         done.changes.append("created .agents/README.md")
         done.files.append(".agents/README.md")
     attributes = git_dir / "info" / "attributes" if private else root / ".gitattributes"
-    if add_lines(attributes, [UNION_LINE, DIFF_LINE, skill_merge.LINE]):
-        done.changes.append(f"added the merge=union and diff=repo-memory rules for experience logs and the merge={skill_merge.NAME} "
-                            f"rule for skills to {_shown(root, attributes)}")
+    if add_lines(attributes, RULES):
+        done.changes.append(f"added the merge=union, diff=repo-memory and eol=lf rules for experience logs (-text for their "
+                            f"blobs) and the merge={skill_merge.NAME} rule for skills to {_shown(root, attributes)}")
         done.files.append(".gitattributes")
     if private:
         if add_lines(git_dir / "info" / "exclude", [".agents/"]):
@@ -112,7 +116,7 @@ def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:  # gi
         if not dry_run:
             git.run("config", "--local", "--remove-section", f"merge.{skill_merge.NAME}", check=False)
         changes.append("removed the skill merge driver from .git/config" + note)
-    for path, lines in ((git_dir / "info" / "attributes", [UNION_LINE, DIFF_LINE, skill_merge.LINE]),
+    for path, lines in ((git_dir / "info" / "attributes", RULES),
                         (git_dir / "info" / "exclude", [".agents/"])):
         if path.is_file():
             text = path.read_text(encoding="utf-8")
@@ -151,7 +155,21 @@ def diff_driver_set(root: Path, git_dir: Path | None = None) -> bool:
 
 def initialised(root: Path, git_dir: Path | None = None) -> bool:
     """True when init has run here (the union-merge rule is in place, shared or private; `git_dir`: the common one)."""
+    return _attributes(root, git_dir) is not None
+
+
+def missing_rules(root: Path, git_dir: Path | None = None) -> tuple[str, list[str]]:
+    """The attributes file init wrote its rules to, and those of today's rules it lacks (an older init's): ('', [])
+    when init has not run here."""
+    found = _attributes(root, git_dir)
+    if found is None:
+        return "", []
+    have = found[1].splitlines()
+    return _shown(root, found[0]), [rule for rule in RULES if rule not in have]
+
+
+def _attributes(root: Path, git_dir: Path | None) -> tuple[Path, str] | None:
     for attributes in (root / ".gitattributes", (git_dir or root / ".git") / "info" / "attributes"):
-        if attributes.exists() and UNION_LINE in attributes.read_text(encoding="utf-8").splitlines():
-            return True
-    return False
+        if attributes.exists() and UNION_LINE in (text := attributes.read_text(encoding="utf-8")).splitlines():
+            return attributes, text
+    return None

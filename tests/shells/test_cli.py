@@ -30,6 +30,7 @@ def test_init_creates_the_layout_and_is_idempotent(runner: CliRunner, tmp_path: 
     assert "created .agents/skills/" in first and "merge=union" in first
     assert (tmp_path / ".gitattributes").read_text(encoding="utf-8") == (
         "*.png binary\n.agents/experience/** merge=union\n.agents/experience/**/*.jsonl diff=repo-memory\n"
+        ".agents/experience/**/*.jsonl text eol=lf\n.agents/experience/blobs/** -text\n"
         ".agents/skills/*/SKILL.md merge=repo-memory-skill\n")
     assert "nothing to change" in run(runner, tmp_path, "init")
     assert (tmp_path / ".gitattributes").read_text(encoding="utf-8").count("merge=union") == 1

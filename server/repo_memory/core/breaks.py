@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repo_memory.formats import experience
+from repo_memory.git.committed import CRLF
 from repo_memory.guards import torn
 
 HELD_NOT = ", which git does not hold yet"  # a line only the working tree has
@@ -43,6 +44,8 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                            "the log by hand meanwhile.")
     if "written outside" in what:
         return "error", "As the line says: commit it if it is yours, or remove it."
+    if what.startswith(CRLF):
+        return "error", "Run `repo-memory init`, then the git commands the line gives (a `git checkout HEAD` alone writes the CRLF again)."
     if "git checkout HEAD" in what:
         return "error", "Run that `git checkout`; `repo-memory verify` lists every break."
     if "blob" in what.lower():

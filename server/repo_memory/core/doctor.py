@@ -303,7 +303,12 @@ def _setup(store: Store) -> list[Finding]:
     if not layout.initialised(store.root, store.config.common_dir):
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",
                            "Run `repo-memory init`."))
-    elif not layout.diff_driver_set(store.root, store.config.git_dir):
+    elif (rules := layout.missing_rules(store.root, store.config.common_dir))[1]:
+        eol = (" (without `text eol=lf` a clone with core.autocrlf=true checks logs out with CRLF, which is not what git holds, "
+               "and verify reports them)") if layout.EOL_LINE in rules[1] else ""
+        out.append(Finding("warning", rules[0], f"it lacks rules this version of init writes: {'; '.join(rules[1])}{eol}",
+                           "Run `repo-memory init` again (it adds only what is missing), and commit .gitattributes if it does not."))
+    if layout.initialised(store.root, store.config.common_dir) and not layout.diff_driver_set(store.root, store.config.git_dir):
         out.append(Finding("warning", ".git/config", "this clone lacks the diff driver for experience logs or the merge driver for "
                            "skills (a clone does not copy them), so `git log -p` shows raw JSON lines and a merge may join an "
                            "agent's draft to an accepted skill (repo-memory then takes it for a draft)", "Run `repo-memory init` in this clone "

@@ -26,7 +26,7 @@ from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoun
 from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
 from repo_memory.git.committer import Committer
-from repo_memory.git.committed import Committed, describe
+from repo_memory.git.committed import CRLF, Committed, describe
 from repo_memory.guards import disk, paths, secretscan
 from repo_memory.index.activity import Activity
 from repo_memory.index.records import RecordIndex
@@ -322,15 +322,20 @@ class Logbook:
             rewritten = self._committed.rewritten(rel, data := disk.read_safely(path))
             if rewritten:
                 chain[2].append(rel)
-                breaks.append((rel, f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records written since "
-                                    "the last commit are then lost: copy them first)"))
+                breaks.append((rel, f"{rewritten}; run `repo-memory init` (it adds the rule), then `git add {rel} && rm {rel} && "
+                                    f"git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept"
+                               if rewritten == CRLF else f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records "
+                                    "written since the last commit are then lost: copy them first)"))
             head = self._committed.head()
             held: list[bytes] | None = None  # HEAD's lines of the log, read at its first break
+            counted = (0, 1)  # (offset, number of the line there): lines come in order, so newlines are counted once
             for checked in experience.check_chain(lines, chain[1], self._journal.resumes(path)):
                 record, line = checked.line.record or {}, checked.line
                 if not checked.verified:
                     held = self._committed.lines(rel, head) if held is None else held
-                    number = data.count(b"\n", 0, line.offset) + 1  # its place decides whether git holds it, not its bytes
+                    start, before = counted if counted[0] <= line.offset else (0, 1)
+                    counted = (line.offset, before + data.count(b"\n", start, line.offset))
+                    number = counted[1]  # its place decides whether git holds it, not its bytes
                     told = account(checked.problem, rel, number, line.raw, checked.hash_ok,
                                    held[number - 1] if number <= len(held) else None, chain[2])
                     breaks.append((record.get("id", rel), told))

@@ -18,7 +18,10 @@ from repo_memory.formats import experience
 from repo_memory.guards import disk
 
 
-_NOW = object()  # "look HEAD up now" (None already means an unborn branch)
+_NOW = object()
+# a log git converted at checkout (core.autocrlf=true, no eol rule for logs: an older init's .gitattributes)
+CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, and no "
+        "`text eol=lf` rule for logs in .gitattributes); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
 
 
 class Committed:
@@ -68,7 +71,10 @@ class Committed:
         if entry[1] > len(data):
             return (f"it is shorter than its committed version ({len(data)} of {entry[1]} bytes): committed records were "
                     "removed")
-        if self.git.blob(head, rel) != data[:entry[1]]:
+        held = self.git.blob(head, rel)
+        if held != data[:entry[1]]:
+            if b"\r\n" in data and data.replace(b"\r\n", b"\n").startswith(held):
+                return CRLF
             return "its committed records were changed (the bytes git holds differ), even if its hash chain verifies"
         return ""
 

@@ -1,0 +1,102 @@
+"""A clone checked out with core.autocrlf=true: git must hand back a log's bytes as committed, and where an older
+.gitattributes lets it convert them, verify and doctor say that, with the fix, not that records were changed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from repo_memory import layout
+
+from tests.conftest import git
+
+
+def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, capture_output=True, text=True)
+
+
+def remember(repo: Path, session: str, *texts: str) -> None:
+    for text in texts:
+        assert cli(repo, "log", "add", text, "-s", session).returncode == 0
+
+
+def origin(tmp_path: Path, rules: list[str] | None = None) -> Path:
+    """A repository with memory committed; `rules`: the .gitattributes it commits instead of init's."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "a.txt").write_text("hi\n", encoding="utf-8")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "init")
+    assert cli(repo, "init").returncode == 0
+    if rules is not None:
+        (repo / ".gitattributes").write_text("".join(f"{r}\n" for r in rules), encoding="utf-8")
+        git(repo, "commit", "-q", "--allow-empty", "-am", "the rules an older init wrote")
+    remember(repo, "ops", "deploys need a green main", "staging is read-only on Fridays")
+    assert cli(repo, "commit").returncode == 0 or not git(repo, "status", "--porcelain")
+    assert not git(repo, "status", "--porcelain", "--", ".agents"), git(repo, "status", "--porcelain")
+    return repo
+
+
+def clone(repo: Path, name: str) -> Path:
+    there = repo.parent / name
+    git(repo.parent, "-c", "core.autocrlf=true", "clone", "-q", str(repo), str(there))
+    for key, value in (("core.autocrlf", "true"), ("user.email", "t@example.com"), ("user.name", "T")):
+        git(there, "config", key, value)
+    assert cli(there, "init").returncode == 0
+    return there
+
+
+def logs(repo: Path) -> list[Path]:
+    return sorted((repo / ".agents/experience").rglob("*.jsonl"))
+
+
+def test_a_clone_with_autocrlf_gets_the_logs_as_committed_and_two_clones_appends_union_merge(tmp_path: Path):
+    """init wrote no eol rule for logs: a clone with core.autocrlf=true checked them out with CRLF, and verify called
+    every committed log changed. Now they check out as committed, and a merge of two such clones' appends is clean."""
+    repo = origin(tmp_path)
+    alice, bob = clone(repo, "alice"), clone(repo, "bob")
+    assert all(b"\r\n" not in log.read_bytes() for log in logs(alice)), [log.read_bytes()[:80] for log in logs(alice)]
+    assert cli(alice, "verify").returncode == 0, cli(alice, "verify").stdout
+    shared = logs(alice)[0].relative_to(alice)
+    lines = (alice / shared).read_bytes().count(b"\n")
+    for there in (alice, bob):  # two clones append to one log: union merge joins them
+        with (there / shared).open("a", encoding="utf-8", newline="") as out:
+            out.write(json.dumps({"appended by": there.name}) + "\n")
+        git(there, "commit", "-q", "-am", f"{there.name} appends")
+    git(bob, "pull", "-q", "--no-rebase", "--no-edit", str(alice), "main")
+    merged = (bob / shared).read_bytes()
+    assert merged.count(b"\n") == lines + 2 and b"\r" not in merged and b"<<<<<<<" not in merged, merged
+    assert b'"appended by": "alice"' in merged and b'"appended by": "bob"' in merged, merged
+    assert not git(bob, "status", "--porcelain"), git(bob, "status", "--porcelain")
+
+def test_a_clone_without_the_eol_rule_is_told_its_logs_differ_only_by_line_endings_and_the_fix_given_works(tmp_path: Path):
+    """In a clone whose .gitattributes (an older init's) lets git convert logs, verify said "its committed records were
+    changed… restore it with `git checkout HEAD -- LOG`", and that checkout made the CRLF again: the finding never went."""
+    older = [layout.UNION_LINE, layout.DIFF_LINE, ".agents/skills/*/SKILL.md merge=repo-memory-skill"]
+    repo = origin(tmp_path, older)
+    there = tmp_path / "there"
+    git(tmp_path, "-c", "core.autocrlf=true", "clone", "-q", str(repo), str(there))
+    git(there, "config", "core.autocrlf", "true")
+    log = logs(there)[0]
+    rel = log.relative_to(there).as_posix()
+    assert b"\r\n" in log.read_bytes()  # what git does here without the rule
+    said = cli(there, "verify").stdout
+    assert "records were changed" not in said and "CRLF" in said and "repo-memory init" in said, said
+    fix = f"git add {rel} && rm {rel} && git checkout -- {rel}"
+    assert fix in said, said
+    doctor = json.loads(cli(there, "doctor", "--json").stdout)
+    missing = [f for f in doctor if f["path"] == ".gitattributes"]
+    assert missing and "eol=lf" in missing[0]["message"] and "repo-memory init" in missing[0]["fix"], doctor
+    assert all("records were changed" not in f["message"] for f in doctor), doctor
+    # the fix verify gives
+    assert cli(there, "init").returncode == 0
+    assert "text eol=lf" in (there / ".gitattributes").read_text(encoding="utf-8")
+    for each in logs(there):  # every log git converted, as verify names each
+        name = each.relative_to(there).as_posix()
+        assert subprocess.run(fix.replace(rel, name), shell=True, cwd=there).returncode == 0
+        assert b"\r\n" not in each.read_bytes()
+    assert cli(there, "verify").returncode == 0, cli(there, "verify").stdout
+    assert not [f for f in json.loads(cli(there, "doctor", "--json").stdout) if f["path"] == ".gitattributes"]
