@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -135,9 +134,10 @@ def test_a_pending_line_removed_by_hand_where_people_commit_is_one_git_has_no_co
     assert cli_run(repo, "verify").returncode == 0 and errors(repo) == []
 
 
-def test_verify_of_a_log_with_every_committed_line_edited_takes_linear_time(repo: Path):
+def test_verify_of_a_log_with_every_committed_line_edited_names_each_line(repo: Path):
     """verify counted the newlines from byte 0 of the log for every broken line to know its number: a sed over every
-    line of a committed 20,000-record log took 30 s (60,000 records: 288 s). It is now about as quick as an intact log."""
+    line of a committed 20,000-record log took 30 s (60,000 records: 288 s; 1.0 s now, /tmp repro in the commit ad3dcce
+    message: speed is measured there, not here). Counted as the lines are walked, each line's number is still right."""
     from repo_memory.config import Config
     from repo_memory.core.store import Store
     from repo_memory.formats import experience
@@ -152,16 +152,11 @@ def test_verify_of_a_log_with_every_committed_line_edited_takes_linear_time(repo
         log = next((repo / ".agents/experience").rglob("ops.*.jsonl"))
         assert git(repo, "ls-files", "--", str(log))
 
-        def timed() -> tuple[float, list[tuple[str, str]]]:
-            began = time.perf_counter()
-            found = store.verify()
-            return time.perf_counter() - began, found
-
-        intact, found = timed()
-        assert found == []
+        assert store.verify() == []
         log.write_bytes(log.read_bytes().replace(b"flaky test", b"flaky tests"))
-        broken, found = timed()
+        found = store.verify()
     finally:
         store.close(commit=False)
     assert len([f for f in found if "sha256" in f[1]]) == 6000, found[:3]
-    assert broken < 3 * intact + 0.5, (broken, intact)
+    records = [(ref, why) for ref, why in found if "#" in ref]  # (and one finding for the log as a whole)
+    assert len(records) == 6000 and all(f"line {int(ref.rsplit('#', 1)[1])} of " in why for ref, why in records), records[:3]
