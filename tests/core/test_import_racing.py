@@ -139,3 +139,10 @@ def test_log_import_finishes_in_one_run_while_another_process_appends_to_its_ses
     verified = CliRunner().invoke(cli, ["--root", str(repo), "verify"])
     assert verified.exit_code == 0, verified.output
 
+
+def test_the_report_of_one_record_added_to_a_session_names_its_one_id(store: Store, repo: Path, tmp_path: Path):
+    """It said `ops.<clone>#2-2: 1 new`."""
+    store.remember("before the import", session="ops", actor="human", tool="cli")
+    done = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", str(write_jsonl(tmp_path / "one.jsonl", [
+        {"kind": "note", "text": "the one", "session": "ops"}]))])
+    assert done.exit_code == 0 and f"{store.following('ops').rpartition('#')[0]}#2: 1 new," in done.output, done.output

@@ -169,7 +169,8 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
     def text() -> None:
         changed = [s for s in report.sessions if s.added]
         for s in changed[:SHOWN]:
-            ids = f"#{s.first.rpartition('#')[2]}-{s.last.rpartition('#')[2]}" if s.first else "(not written)"
+            first, last = s.first.rpartition("#")[2], s.last.rpartition("#")[2]
+            ids = f"#{first}" + (f"-{last}" if last != first else "") if s.first else "(not written)"
             click.echo(f"{s.session}{ids}: {s.added} new, {s.present} already there  <- {_short(s.source)}")
         if len(changed) > SHOWN:
             click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
