@@ -142,9 +142,9 @@ class CountedWrites:
     def __init__(self, store: Store):
         self._store, self.writes = store, 0
 
-    def log(self, session: str, entries: Sequence[Entry], captured: bool = False, first: int | None = None) -> list[dict[str, Any]]:
+    def log(self, session: str, entries: Sequence[Entry], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         self.writes += 1
-        return self._store.log(session, entries, captured, first)
+        return self._store.log(session, entries, *args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)
@@ -220,7 +220,8 @@ def test_an_append_told_the_id_its_first_record_takes_writes_nothing_when_anothe
     those citations name other records."""
     following = store.following("ops")
     store.remember("another writer's note", session="ops", actor="human", tool="cli")
-    with pytest.raises(ConflictError, match="another writer appended"):
+    taken = f"{following.rpartition('#')[0]}#2"  # it said "ops#1 was to be the id ..., but ops got to #1 meanwhile"
+    with pytest.raises(ConflictError, match=f"another writer appended to .*: its next record is {taken}. Nothing was written"):
         store.log("ops", [Entry("note", text="cites the id it was to take")], first=following)
     assert [r["text"] for r in records_of(store, "ops")] == ["another writer's note"]
     following = store.following("ops")

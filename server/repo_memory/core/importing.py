@@ -8,8 +8,9 @@ commits once at the end (`Store.flush("all")`). Each record keeps the key of wha
 file again adds nothing, and a transcript that grew since adds only its new part. A record another clone wrote (its
 source names that clone, or its session is that clone's `NAME.<clone>`) goes to this clone's own `NAME.<clone>`: under
 the other clone's name it took ids that clone's log holds, and a pull union-merged the two into one log of two chains.
-A record's id here is known when it is read (the next id of its session's log, which the append checks it takes), so
-what cites it is rewritten to that id without writing it first.
+A record's id here is known when it is read (the next id of its session's log), so what cites it is rewritten to that
+id without writing it first; if another writer (a running server) appended to the log meanwhile, the append renumbers
+the records not written yet under the log's lock, and what cites them, and goes on (_moved).
 The formats are read by formats/harness_logs.py.
 """
 
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import functools
+import graphlib
 import itertools
 import json
-import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -29,7 +31,8 @@ from typing import Any, Protocol
 
 from repo_memory.core.intake import CountedLines, Imported, Report
 from repo_memory.core.reading import Item as ReadItem
-from repo_memory.core.renumbering import Renumbering
+from repo_memory.core.journal import Moved
+from repo_memory.core.renumbering import Renumbering, Shift
 from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.formats import harness_logs
 from repo_memory.formats.experience import HARD_CAP, Entry, Line
@@ -45,7 +48,8 @@ Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 class Memory(Protocol):
     """What an import needs of the Store (core/store.py)."""
 
-    def log(self, session: str, entries: Sequence[Entry], captured: bool = False, first: str | None = None) -> list[dict[str, Any]]: ...
+    def log(self, session: str, entries: Sequence[Entry], captured: bool = False, first: str | None = None,
+            moved: Moved | None = None) -> list[dict[str, Any]]: ...
 
     def following(self, session: str) -> str: ...
 
@@ -88,47 +92,6 @@ class Source:
         return len(self.content) if self.content is not None else self.path.stat().st_size if self.path else 0
 
 
-def claude_transcripts(root: Path, claude_dir: Path) -> list[Path]:
-    """Claude Code transcripts of sessions that ran in `root` or a folder inside it (`claude_dir` is ~/.claude or
-    $CLAUDE_CONFIG_DIR). Folder names are lossy (every character but A-Z a-z 0-9 becomes '-'), so each candidate's
-    recorded cwd decides."""
-    prefix = harness_logs.project_dir(str(root))
-    projects = claude_dir / "projects"
-    folders = [p for p in sorted(projects.iterdir()) if p.name == prefix or p.name.startswith(prefix + "-")] if projects.is_dir() else []
-    return [path for folder in folders for path in sorted(folder.rglob("*.jsonl")) if _inside(_claude_cwd(path), root)]
-
-
-def codex_rollouts(root: Path, codex_dir: Path) -> list[Path]:
-    """Codex rollouts whose session ran in `root` or a folder inside it (`codex_dir` is ~/.codex or $CODEX_HOME); the
-    first line (session_meta) names the cwd."""
-    found = []
-    for folder in (codex_dir / "sessions", codex_dir / "archived_sessions"):
-        for path in sorted(folder.rglob("rollout-*.jsonl")) if folder.is_dir() else []:
-            with path.open("rb") as handle:
-                meta = harness_logs.codex(iter([handle.readline()]), path.stem)
-            if _inside(meta.cwd, root):
-                found.append(path)
-    return found
-
-
-def _claude_cwd(path: Path) -> str:
-    """The folder the session ran in, from the first line that names it (of any type: hooks' lines come first)."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle):
-            if b'"cwd"' in raw and (cwd := harness_logs.claude_code([raw]).cwd):
-                return cwd
-            if number > 200:
-                break
-    return ""
-
-
-def _inside(cwd: str, root: Path) -> bool:
-    if not cwd:
-        return False
-    here, top = os.path.realpath(cwd), os.path.realpath(root)
-    return here == top or here.startswith(top.rstrip(os.sep) + os.sep)
-
-
 def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[Path] = (), codex: Sequence[Path] = ()) -> list[Source]:
     """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
     out = []
@@ -138,6 +101,16 @@ def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[
         out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
     out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+
+
+def _cited_first(names: list[str], held: dict[str, list[tuple[Item, bool]]]) -> list[str]:
+    """`names` ordered so that the records of a session are written before those of another citing them, when no two
+    cite each other: a record written already that cites one not written yet could not follow it to other ids (_moved)."""
+    cited = {name: {t.rpartition("#")[0] for item, _ in held[name] for t in (*item.refs, *(item.covers or ()))} for name in names}
+    try:
+        return list(graphlib.TopologicalSorter({name: cited[name] & set(names) - {name} for name in names}).static_order())
+    except graphlib.CycleError:
+        return names
 
 
 def _redacted(entry: Entry, record: dict[str, Any]) -> bool:
@@ -189,6 +162,8 @@ class Importer:
         self._families: dict[str, str] = {}  # a session written to -> the name whose logs hold what it has (_home)
         self._targets: dict[str, str] = {}  # a session named -> the log this clone appends it to (Journal.owned)
         self._next: dict[str, str] = {}  # a log written to -> the id its next record takes
+        self._held: dict[str, list[tuple[Item, bool]]] = {}  # a log -> records of the file read, not written yet
+        self._cited: dict[str, int] = {}  # a log written to -> the highest seq of it that a written record of another cites
         self._known: set[str] | None = None
         self._source = memory.source("human", "import")  # this clone and harness, as every record of this process names them
         self._clone = self._source.get("clone", "")
@@ -246,7 +221,7 @@ class Importer:
         Items are held per session until a session has a batch (records of many sessions may be interleaved in the
         file, and a write per few records would cost a write, an index update and a pending line each), or until
         BUFFERED items are held in all. A held item's id here is known already (_plan): what cites it does not wait."""
-        held: dict[str, list[tuple[Item, bool]]] = {}
+        self._held = held = dict[str, list[tuple[Item, bool]]]()
         count = 0
         results: dict[str, Imported] = {}
         lines = CountedLines(source.lines())
@@ -278,7 +253,7 @@ class Importer:
         (one per session cost a commit of the index each: 6% of an import of short sessions)."""
         groups: list[list[str]] = []
         size = 0
-        for name in names:
+        for name in _cited_first(names, held):
             if not groups or size + len(held[name]) > BATCH:
                 groups.append([])
                 size = 0
@@ -340,13 +315,47 @@ class Importer:
         new = [self._entry(item, harness) for item in fresh]
         result = Imported(session, source.label, source.format, added=len(new), present=len(planned) - len(new))
         for start in range(0, len(new), BATCH) if self._write else ():
+            first, after = keys[fresh[start].key], min(start + BATCH, len(new))
             try:
-                written = self._memory.log(session, new[start : start + BATCH], captured=True, first=keys[fresh[start].key])
+                written = self._memory.log(session, new[start:after], captured=True, first=first,
+                                           moved=functools.partial(self._moved, session, first, new, after))
             except ConflictError as exc:
                 raise ConflictError(f"{exc} The import stopped there; run it again: it adds only what is missing.") from exc
+            self._note_cited(session, new[start:after])
             result.first, result.last = result.first or written[0]["id"], written[-1]["id"]
             result.redacted += sum(map(_redacted, new[start : start + BATCH], written))
         return result
+
+    def _moved(self, session: str, first: str, new: list[Entry], after: int, taken: str) -> Callable[[str], list[str]]:
+        """Another writer appended to `session` after its next ids were given out (the append calls this under the log's
+        lock): the records not written yet take the ids from `taken` on, and what cites them follows (the records held,
+        the entries of this append from `after` on, the ids kept per key and per record of the file); returns how a ref
+        or cover of the records being written reads now. A record written already that cites one cannot follow."""
+        start = int(first.rpartition("#")[2])
+        shift = Shift(session, start, int(self._next[session].rpartition("#")[2]), int(taken.rpartition("#")[2]) - start)
+        if self._cited.get(session, 0) >= start:
+            raise ConflictError(f"{first} was to be the id of the next record, but another writer appended to {session} "
+                                f"meanwhile, and a record imported already cites {session}#{self._cited[session]}"
+                                ": nothing more was written.")
+        self._next[session] = f"{session}#{shift.end + shift.by}"
+        for keys in self._keys.values():
+            keys.update({key: shift.id(here) for key, here in keys.items() if here.startswith(session + "#")})
+        self._numbering.moved(shift)
+        for held in self._held.values():
+            held[:] = [(shift.item(item), fresh) for item, fresh in held]
+        for n, entry in enumerate(new[after:], start=after):
+            covers = shift.texts(entry.covers) if entry.covers is not None else None
+            new[n] = dataclasses.replace(entry, refs=shift.texts(entry.refs), covers=covers)
+        return shift.cite
+
+    def _note_cited(self, session: str, written: list[Entry]) -> None:
+        """Note the highest seq of each other log this import writes to that the `written` records cite (one given out
+        to a record held, if another writer appends to that log, cannot move with it)."""
+        for text in (text for entry in written for text in (*entry.refs, *(entry.covers or ()))):
+            name, _, seqs = text.rpartition("#")
+            last = seqs.rpartition("-")[2]
+            if name != session and name in self._next and last.isdigit():
+                self._cited[name] = max(self._cited.get(name, 0), int(last))
 
     def _entry(self, item: Item, harness: str | None) -> Entry:
         text = item.text

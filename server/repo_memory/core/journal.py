@@ -42,6 +42,7 @@ from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number
 from repo_memory.guards import authorship, disk, paths, torn
 
 log = logging.getLogger("repo_memory")
+Moved = Callable[[str], Callable[[str], list[str]]]  # the id records take instead of theirs -> how a ref of theirs reads then
 TS_FORM = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z$")  # the experience schema's
 
 
@@ -182,15 +183,19 @@ class Journal:
                 os.close(fd)
         return f"{name}#{last + 1}"
 
-    def append(self, session: str, entries: Sequence[Entry], first: str | None = None) -> tuple[Path, list[dict[str, Any]]]:
+    def append(self, session: str, entries: Sequence[Entry], first: str | None = None, moved: Moved | None = None
+               ) -> tuple[Path, list[dict[str, Any]]]:
         """Append `entries` to the session's log as one write under the file's lock; return the file and the records
-        (`first`: the id the first must take, else nothing is written: an import cited the ids before writing).
+        (`first`: the id the first is to take, as an import cited the ids before writing; when another writer took it,
+        `moved`, called under the lock with the id they take instead, renumbers what cites them; without it nothing is
+        written).
 
         A file HEAD holds is not appended to: the records begin the session's next file, written while the lock of the
         one before is held, and a writer that waited for a lock first checks that no newer file was begun meanwhile,
         so one session's records never fork across files. Every writer of the clone (in any of its worktrees) first
         takes the lock of the session's tip, which says where the session got to when this checkout lacks its files."""
         prepared = [self._prepare(entry) for entry in entries]
+        planned = (first, moved) if first is not None else None
         with Tip(self.tips, session) as tip:
             while True:
                 path = self.path(session, create=True, started=prepared[0]["ts"] if prepared else None)
@@ -203,7 +208,7 @@ class Journal:
                     following = segment(path, session, number(path, session) + 1)
                     if begun(following, session):
                         continue  # another writer began the next file while this one waited for the lock
-                    written = self._append(fd, path, session, prepared, tip.read(), first)
+                    written = self._append(fd, path, session, prepared, tip.read(), planned)
                     if written[1]:
                         tip.keep(written[0].relative_to(self.root).as_posix(), written[1][-1])
                     return written
@@ -211,7 +216,7 @@ class Journal:
                     os.close(fd)  # closing releases the lock
 
     def _append(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], tip: tuple[Path, int, str] | None,
-                first: str | None) -> tuple[Path, list[dict[str, Any]]]:
+                first: tuple[str, Moved | None] | None) -> tuple[Path, list[dict[str, Any]]]:
         last_seq, last_sha, clean_end, _ = tail(fd)
         if not clean_end and self.tips is not None and not (self.held and self.held(path.relative_to(self.root).as_posix())):
             clean_end = self._set_aside(fd, path)  # bytes no append acknowledged: out of the log, which goes on
@@ -236,7 +241,7 @@ class Journal:
             return False
 
     def _begin(self, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
-               first: str | None) -> tuple[Path, list[dict[str, Any]]]:
+               first: tuple[str, Moved | None] | None) -> tuple[Path, list[dict[str, Any]]]:
         fd = disk.open_safely(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -246,12 +251,18 @@ class Journal:
             os.close(fd)
 
     def _write(self, fd: int, path: Path, session: str, prepared: list[dict[str, Any]], last_seq: int, last_sha: str | None,
-               first: str | None) -> list[dict[str, Any]]:
+               first: tuple[str, Moved | None] | None) -> list[dict[str, Any]]:
         """Append the records under the lock the caller holds, to a file that ends with a newline: a torn line ended
         by a newline would be a complete line no one wrote, which keeps the log from being committed."""
-        if first is not None and first != f"{session}#{last_seq + 1}":
-            raise ConflictError(f"{first} was to be the id of the next record, but {session} got to #{last_seq} "
-                                "meanwhile (another writer appended to it): nothing was written.")
+        taken = f"{session}#{last_seq + 1}"
+        if first is not None and first[0] != taken:
+            if first[1] is None:
+                raise ConflictError(f"{first[0]} was to be the id of the next record, but another writer appended to {session} "
+                                    f"meanwhile: its next record is {taken}. Nothing was written.")
+            cite = first[1](taken)  # under the lock, so no other writer takes `taken` before these records do
+            for body in prepared:
+                body.update({name: [moved for text in body[name] for moved in cite(text)]
+                             for name in ("refs", "covers") if name in body})
         records, chunks = [], []
         for offset, body in enumerate(prepared, start=1):
             seq = last_seq + offset

@@ -15,7 +15,7 @@ from typing import Any
 from repo_memory.code.anchors import canonical
 from repo_memory.config import client_harness
 from repo_memory.core.breaks import account
-from repo_memory.core.journal import Journal
+from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
@@ -67,9 +67,10 @@ class Logbook:
         self._records.sync(files)
         return True
 
-    def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None
-               ) -> list[dict[str, Any]]:
-        """Append records as one write and index them at once (`first`: the id the first must take, see Journal.append).
+    def append(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None,
+               moved: Moved | None = None) -> list[dict[str, Any]]:
+        """Append records as one write and index them at once (`first`, `moved`: the id the first is to take, and what
+        renumbers them when another writer took it, see Journal.append).
 
         Secrets: content an agent wrote is refused; `captured` content (tool output a hook or a loop recorded) has each
         secret replaced by `[REDACTED:<rule>]` and the record's data lists the rules under `redacted`.
@@ -83,7 +84,7 @@ class Logbook:
             for number, e in enumerate(entries, start=1):
                 where = "the record" if len(entries) == 1 else f"record {number}"
                 secretscan.refuse((f"{where}'s text", e.text), (f"{where}'s data", e.data), (f"{where}'s refs", e.refs))
-        path, written = self._journal.append(session, entries, first)
+        path, written = self._journal.append(session, entries, first, moved)
         self._records.note([path])
         span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
         self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}",

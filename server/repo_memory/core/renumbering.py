@@ -11,7 +11,7 @@ names a record of the clone that exported it, one outside the exported window or
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from repo_memory.errors import InvalidArgumentError, NotFoundError
 from repo_memory.formats import refs as grammar
@@ -35,6 +35,10 @@ class Renumbering:
         if origin:
             self._ids[origin] = here
             self._sessions.add(origin.rpartition("#")[0])
+
+    def moved(self, shift: Shift) -> None:
+        """The records `shift` moves take their new ids."""
+        self._ids = {origin: shift.id(here) for origin, here in self._ids.items()}
 
     def cite(self, item: Item) -> Item | str:
         """`item` with each ref and cover naming the records it cites here, or what it cites that names no record."""
@@ -125,3 +129,44 @@ def _ranges(ids: list[str]) -> list[str]:
         else:
             runs.append((session, int(seq), int(seq)))
     return [s if a == 0 else f"{s}#{a}" + (f"-{b}" if b > a else "") for s, a, b in runs]
+
+
+@dataclasses.dataclass(frozen=True)
+class Shift:
+    """Ids an import gave records it has not written yet, `session#start` to `session#end - 1`, each moved `by` seqs:
+    another writer appended to the session meanwhile (core/importing.py)."""
+
+    session: str
+    start: int
+    end: int
+    by: int
+
+    def id(self, here: str) -> str:
+        """One record's id as it reads after the shift."""
+        session, _, seq = here.rpartition("#")
+        moves = session == self.session and seq.isdigit() and self.start <= int(seq) < self.end
+        return f"{session}#{int(seq) + self.by}" if moves else here
+
+    def cite(self, text: str) -> list[str]:
+        """A ref or cover as it reads after the shift: the part of a range naming records that moved moves with them."""
+        if not text.startswith(self.session + "#"):
+            return [text]
+        try:
+            ref = grammar.record(text)
+        except InvalidArgumentError:
+            return [text]
+        if ref.fork or ref.session != self.session or ref.end < self.start or ref.start >= self.end:
+            return [text]
+        parts = ((ref.start, self.start - 1, 0), (max(ref.start, self.start), min(ref.end, self.end - 1), self.by),
+                 (self.end, ref.end, 0))
+        return _ranges([f"{self.session}#{n + by}" for first, last, by in parts for n in range(first, last + 1)])
+
+    def texts(self, texts: Iterable[str]) -> list[str]:
+        return [moved for text in texts for moved in self.cite(text)]
+
+    def item(self, item: Item) -> Item:
+        """`item` citing the records where they went."""
+        if not item.refs and not item.covers:
+            return item
+        covers = tuple(self.texts(item.covers)) if item.covers is not None else None
+        return dataclasses.replace(item, refs=tuple(self.texts(item.refs)), covers=covers)

@@ -12,7 +12,7 @@ from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import briefing, merges
 from repo_memory.core.indexing import Indexer
-from repo_memory.core.journal import Journal
+from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.loopbook import Loopbook
 from repo_memory.core.past import Past
@@ -201,8 +201,9 @@ class Store:
     def source(self, actor: str, tool: str) -> dict[str, str]:
         return self._logs.source(actor, tool)
 
-    def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None) -> list[dict[str, Any]]:
-        return self._logs.append(session, entries, captured, first)  # one write; captured content redacted, an agent's refused if it holds a secret
+    def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None,
+            moved: Moved | None = None) -> list[dict[str, Any]]:
+        return self._logs.append(session, entries, captured, first, moved)  # one write; captured content redacted, an agent's with a secret refused
 
     def following(self, session: str) -> str:
         return self._journal.following(session)  # the id the next record of `session` takes (an import cites it first)

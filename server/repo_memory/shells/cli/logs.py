@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from repo_memory.core import importing
+from repo_memory.core import importing, transcripts
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli import memories
@@ -144,8 +144,8 @@ def _discovered(root: Path, claude: bool, codex: bool) -> tuple[list[Path], list
     """The transcripts of this repository's past sessions each harness keeps (saying so on stderr when there are none)."""
     found: tuple[list[Path], list[Path]] = ([], [])
     homes: list[tuple[bool, str, str | None, str, Callable[[Path, Path], list[Path]]]] = [
-        (claude, "Claude Code", os.environ.get("CLAUDE_CONFIG_DIR"), ".claude", importing.claude_transcripts),
-        (codex, "Codex", os.environ.get("CODEX_HOME"), ".codex", importing.codex_rollouts)]
+        (claude, "Claude Code", os.environ.get("CLAUDE_CONFIG_DIR"), ".claude", transcripts.claude_transcripts),
+        (codex, "Codex", os.environ.get("CODEX_HOME"), ".codex", transcripts.codex_rollouts)]
     for (wanted, name, env, default, discover), into in zip(homes, found):
         if wanted:
             into += discover(root, Path(env) if env else Path.home() / default)
@@ -169,7 +169,8 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
     def text() -> None:
         changed = [s for s in report.sessions if s.added]
         for s in changed[:SHOWN]:
-            ids = f"#{s.first.rpartition('#')[2]}-{s.last.rpartition('#')[2]}" if s.first else "(not written)"
+            first, last = s.first.rpartition("#")[2], s.last.rpartition("#")[2]
+            ids = f"#{first}" + (f"-{last}" if last != first else "") if s.first else "(not written)"
             click.echo(f"{s.session}{ids}: {s.added} new, {s.present} already there  <- {_short(s.source)}")
         if len(changed) > SHOWN:
             click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
