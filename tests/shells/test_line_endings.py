@@ -94,6 +94,8 @@ def test_a_clone_without_the_eol_rule_is_told_its_logs_differ_only_by_line_endin
     # the fix verify gives
     assert cli(there, "init").returncode == 0
     assert "text eol=lf" in (there / ".gitattributes").read_text(encoding="utf-8")
+    again = cli(there, "verify").stdout  # the rule is there now: verify no longer sends the person back to init
+    assert fix in again and "repo-memory init" not in again, again
     for each in logs(there):  # every log git converted, as verify names each
         name = each.relative_to(there).as_posix()
         assert subprocess.run(fix.replace(rel, name), shell=True, cwd=there).returncode == 0

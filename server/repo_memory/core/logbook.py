@@ -323,7 +323,8 @@ class Logbook:
             rewritten = self._committed.rewritten(rel, data := disk.read_safely(path))
             if rewritten:
                 chain[2].append(rel)
-                breaks.append((rel, f"{rewritten}; run `repo-memory init` (it adds the rule), then `git add {rel} && rm {rel} && "
+                ruled = rewritten == CRLF and self._committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf")
+                breaks.append((rel, f"{rewritten}; {'' if ruled else 'run `repo-memory init` (it adds the rule), then '}`git add {rel} && rm {rel} && "
                                     f"git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept"
                                if rewritten == CRLF else f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records "
                                     "written since the last commit are then lost: copy them first)"))

@@ -20,8 +20,8 @@ from repo_memory.guards import disk
 
 _NOW = object()
 # a log git converted at checkout (core.autocrlf=true, no eol rule for logs: an older init's .gitattributes)
-CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, and no "
-        "`text eol=lf` rule for logs in .gitattributes); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
+CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, with no "
+        "`text eol=lf` rule for logs in .gitattributes at the time); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
 
 
 class Committed:
