@@ -146,11 +146,15 @@ def _shown(root: Path, path: Path) -> str:
         return str(path)
 
 
-def diff_driver_set(root: Path, git_dir: Path | None = None) -> bool:
-    """Whether this clone's git config has the drivers init registers, the one that renders experience logs and the one
-    that merges skills (a clone does not copy .git/config)."""
+def missing_drivers(root: Path, git_dir: Path | None = None) -> list[str]:
+    """The drivers init registers that this clone's git config lacks (a clone does not copy .git/config), each with what
+    its absence does: the one that renders experience logs, the one that merges skills."""
     git = Git(root, git_dir or root / ".git")
-    return git.config("diff.repo-memory.textconv") == TEXTCONV and git.config(f"merge.{skill_merge.NAME}.driver") == skill_merge.DRIVER
+    return ([] if git.config("diff.repo-memory.textconv") == TEXTCONV else
+            ["the diff driver for experience logs (without it `git log -p` shows their raw JSON lines)"]) + (
+        [] if git.config(f"merge.{skill_merge.NAME}.driver") == skill_merge.DRIVER else
+        ["the merge driver for skills (without it a merge of skills is git's plain text merge, which may join an agent's "
+         "draft to an accepted skill: repo-memory then takes it for a draft)"])
 
 
 def initialised(root: Path, git_dir: Path | None = None) -> bool:

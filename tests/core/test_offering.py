@@ -123,7 +123,7 @@ def test_sync_keeps_drafts_written_before_out_of_codexs_list_and_lets_accepted_o
     assert "kept out of the skills Codex lists by itself: .agents/skills/old-draft (draft: not reviewed yet" in out
     assert "kept out of the skills Codex lists by itself: .agents/skills/retired (deprecated)" in out and "served" not in out.split("removed.")[1]
     assert ("kept out of the skills Claude Code lists by itself: .claude/skills/claude-draft (draft: not reviewed yet "
-            "(`repo-memory accept claude-draft`)) — yours to commit") in out
+            "(`repo-memory skill show claude-draft`, then the accept line it prints)) — yours to commit") in out
     assert "disable-model-invocation: true" in (repo / ".claude/skills/claude-draft/SKILL.md").read_text(encoding="utf-8")
     for name in ("old-draft", "retired"):
         assert (repo / ".agents/skills" / name / "agents/openai.yaml").read_bytes() == OURS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -246,3 +247,26 @@ def test_the_follow_after_a_pull_brings_a_changed_file_beside_skill_md_into_clau
     shutil.rmtree(repo / ".claude/skills/deploy")
     start(repo, SESSION.replace("1", "7"))
     assert copy.read_text(encoding="utf-8") == "- new step: run scripts/rollout.sh --canary\n"
+
+
+def test_one_sync_after_a_person_made_a_draft_active_by_hand_leaves_the_copy_in_step(repo: Path, runner: CliRunner):
+    """sync copied the skill into .claude/skills, Codex's openai.yaml of the draft included, and only then took that
+    file out of the skill: doctor said the copy was out of date and to run sync, which a second sync fixed."""
+    run(runner, repo, "init")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    run(runner, repo, "sync")  # copies in use in this clone
+    store = Store(Config.load(repo))
+    try:
+        store.write_skill("db-migrate", "How to run db migrations; use when schema changes.", "1. alembic upgrade head")
+        store.flush("all")
+    finally:
+        store.close()
+    skill = repo / ".agents/skills/db-migrate"
+    assert (skill / "agents/openai.yaml").is_file()  # the draft is kept out of Codex's list
+    text = (skill / "SKILL.md").read_text(encoding="utf-8")
+    (skill / "SKILL.md").write_text(text.replace("status: draft", "status: active"), encoding="utf-8")  # as a merge's side gives it
+    git(repo, "commit", "-q", "-am", "db-migrate active")
+    run(runner, repo, "sync")
+    assert not (skill / "agents").exists() and not (repo / ".claude/skills/db-migrate/agents").exists()
+    assert not [f for f in json.loads(run(runner, repo, "doctor", "--json")) if f["path"].startswith(".claude/skills")]

@@ -166,6 +166,10 @@ def test_setup_in_a_teammates_clone_says_the_diff_driver_init_registers_is_missi
         assert "diff driver" in out and "repo-memory init" in out, out
     run(runner, teammate, "init")
     assert "diff driver" not in run(runner, teammate, "setup", "codex")
+    # a clone an older init set up has the diff driver, not the skills' merge driver: doctor names just that one
+    git(teammate, "config", "--unset", "merge.repo-memory-skill.driver")
+    found = [f for f in json.loads(run(runner, teammate, "doctor", "--json")) if f["path"] == ".git/config"]
+    assert len(found) == 1 and "merge driver for skills" in found[0]["message"] and "diff driver" not in found[0]["message"], found
 
 
 def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, runner: CliRunner):

@@ -308,11 +308,9 @@ def _setup(store: Store) -> list[Finding]:
                "and verify reports them)") if layout.EOL_LINE in rules[1] else ""
         out.append(Finding("warning", rules[0], f"it lacks rules this version of init writes: {'; '.join(rules[1])}{eol}",
                            "Run `repo-memory init` again (it adds only what is missing), and commit .gitattributes if it does not."))
-    if layout.initialised(store.root, store.config.common_dir) and not layout.diff_driver_set(store.root, store.config.git_dir):
-        out.append(Finding("warning", ".git/config", "this clone lacks the diff driver for experience logs or the merge driver for "
-                           "skills (a clone does not copy them), so `git log -p` shows raw JSON lines and a merge may join an "
-                           "agent's draft to an accepted skill (repo-memory then takes it for a draft)", "Run `repo-memory init` in this clone "
-                           "(it changes nothing that is committed)."))
+    if layout.initialised(store.root, store.config.common_dir) and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):
+        out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (a clone does not copy .git/config)",
+                           "Run `repo-memory init` in this clone (it changes nothing that is committed)."))
     if store.config.commit == "private":  # each clone's ref starts a history of its own: no push, fetch or merge joins two
         out.append(Finding("info", "refs/memory/", "commit = \"private\": memory history is this clone's own "
                            "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",

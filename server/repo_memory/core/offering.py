@@ -44,7 +44,7 @@ def _why(name: str, problem: str, flag: str, status: str) -> str:
     if flag:
         return f"quarantined: {flag}"
     if status != "active":
-        return f"draft: not reviewed yet (`repo-memory accept {name}`)" if status == "draft" else status
+        return f"draft: not reviewed yet (`repo-memory skill show {name}`, then the accept line it prints)" if status == "draft" else status
     return ""
 
 

@@ -149,9 +149,10 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         if not dry_run:
             attaching.tidy(store.root)
     elif not dry_run:
+        settled = settle_offers(store)  # drafts in .claude/skills (and .agents/skills) written before; then copied as settled
         report = mirror.of(store)
         click.echo(f"skills mirrored into {mirror.TARGET}: {len(report.written)} written, {len(report.unchanged)} unchanged")
-        for line in settle_offers(store):  # drafts in .claude/skills (and .agents/skills) written before
+        for line in settled:
             click.echo(line)
         if note := mirror.beyond_note(report, store.config.mirror_limit):
             click.echo(note)
@@ -254,10 +255,9 @@ def _init_note(store: Store) -> None:
         click.echo("note: `repo-memory init` has not run here, so the experience logs agents commit have no union-merge rule "
                    "(two branches' logs conflict when merged) and `git log -p` shows their raw JSON lines: run `repo-memory init` "
                    "once (it creates .agents/ and those rules in .gitattributes)")
-    elif not layout.diff_driver_set(store.root, store.config.git_dir):
-        click.echo("note: this clone lacks the diff driver for experience logs or the merge driver for skills (git does not "
-                   "clone .git/config), so `git log -p` shows their raw JSON lines and merges of skills are git's plain text "
-                   "merge: run `repo-memory init` here once (it changes nothing that is committed)")
+    elif lacks := layout.missing_drivers(store.root, store.config.git_dir):
+        click.echo(f"note: this clone lacks {' and '.join(lacks)} (git does not clone .git/config): run `repo-memory init` "
+                   "here once (it changes nothing that is committed)")
 
 
 @click.command()

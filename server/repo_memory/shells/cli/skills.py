@@ -161,6 +161,7 @@ def sync(ctx: click.Context) -> None:
     edited (git ignores the copies: nothing would bring the edit back). Delete such a copy to have it written again.
     """
     store = store_of(ctx)
+    settled = settle_offers(store)  # first: what is copied is the skill as Codex's list then wants it
     report = mirror.of(store)
     for name in report.written:
         click.echo(f"mirrored {name}")
@@ -176,7 +177,7 @@ def sync(ctx: click.Context) -> None:
     if note := mirror.beyond_note(report, store.config.mirror_limit):
         click.echo(note)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
-    for line in settle_offers(store):
+    for line in settled:
         click.echo(line)
 
 
