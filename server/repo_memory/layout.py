@@ -63,9 +63,13 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
         done.changes.append("created .agents/README.md")
         done.files.append(".agents/README.md")
     attributes = git_dir / "info" / "attributes" if private else root / ".gitattributes"
+    held = attributes.read_text(encoding="utf-8").splitlines() if attributes.exists() else []
     if add_lines(attributes, RULES):
-        done.changes.append(f"added the merge=union, diff=repo-memory and eol=lf rules for experience logs (-text for their "
-                            f"blobs) and the merge={skill_merge.NAME} rule for skills to {_shown(root, attributes)}")
+        added = [line for line in RULES if line not in held]
+        done.changes.append(f"added {'its rules' if len(added) == len(RULES) else 'the rules it lacked'} to "
+                            f"{_shown(root, attributes)}: " + "; ".join(f"`{line}`" for line in added)
+                            + (" (union merge, readable diffs and LF line endings for experience logs, -text for their blobs, "
+                               "the merge driver for skills)" if len(added) == len(RULES) else ""))
         done.files.append(".gitattributes")
     if private:
         if add_lines(git_dir / "info" / "exclude", [".agents/"]):

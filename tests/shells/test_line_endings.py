@@ -92,7 +92,9 @@ def test_a_clone_without_the_eol_rule_is_told_its_logs_differ_only_by_line_endin
     assert missing and "eol=lf" in missing[0]["message"] and "repo-memory init" in missing[0]["fix"], doctor
     assert all("records were changed" not in f["message"] for f in doctor), doctor
     # the fix verify gives
-    assert cli(there, "init").returncode == 0
+    done = cli(there, "init")
+    assert done.returncode == 0 and "the rules it lacked" in done.stdout and "eol=lf" in done.stdout, done.stdout
+    assert "merge=union" not in done.stdout, done.stdout  # it names what it added, not what was there already
     assert "text eol=lf" in (there / ".gitattributes").read_text(encoding="utf-8")
     again = cli(there, "verify").stdout  # the rule is there now: verify no longer sends the person back to init
     assert fix in again and "repo-memory init" not in again, again
