@@ -10,6 +10,8 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.formats import experience
 
+from tests.conftest import git
+
 
 @pytest.fixture
 def logged(repo: Path) -> Path:
@@ -18,3 +20,14 @@ def logged(repo: Path) -> Path:
     session = store.remember("deploys need a green main", session="s1")[0]["session"]
     store.close()
     return next((repo / experience.EXPERIENCE_DIR).rglob(f"{session}.jsonl"))
+
+
+def cloned(repo: Path, tmp_path: Path) -> Path:
+    """`repo`'s main pushed to a bare origin and cloned from there as a teammate's clone, which this returns."""
+    origin = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(repo, "remote", "add", "origin", str(origin))
+    git(repo, "push", "-q", "-u", "origin", "main")
+    teammate = tmp_path / "teammate"
+    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    return teammate

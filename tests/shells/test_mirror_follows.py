@@ -17,6 +17,7 @@ from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
 
 from tests.conftest import git, write_skill_file
+from tests.shells.conftest import cloned
 from tests.shells.stdio_server import StdioServer
 
 SESSION = "11111111-2222-3333-4444-555555555555"
@@ -44,12 +45,7 @@ def teammate_changes(repo: Path, runner: CliRunner, tmp_path: Path) -> Path:
     run(runner, repo, "skill", "new", "llama", "-d", "Llama care; use for llamas", "--body", "1. feed hay")
     run(runner, repo, "skill", "new", "zebra", "-d", "Zebra care; use for zebras", "--body", "1. brush")
     assert "mirrored llama" in run(runner, repo, "sync")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    git(repo, "remote", "add", "origin", str(origin))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    teammate = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(origin), str(teammate))
+    teammate = cloned(repo, tmp_path)
     llama = teammate / ".agents/skills/llama/SKILL.md"
     llama.write_text(llama.read_text(encoding="utf-8").replace("status: active", "status: deprecated"), encoding="utf-8")
     git(teammate, "rm", "-q", "-r", ".agents/skills/zebra")
@@ -116,12 +112,7 @@ def pushed(repo: Path, runner: CliRunner, tmp_path: Path) -> Path:
     git(repo, "commit", "-q", "-m", "init")
     run(runner, repo, "skill", "new", "deploy", "-d", "How to deploy the app; use to deploy", "--body", "Run make deploy.")
     assert "mirrored deploy" in run(runner, repo, "sync")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    git(repo, "remote", "add", "origin", str(origin))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    git(tmp_path, "clone", "-q", str(origin), str(tmp_path / "teammate"))
-    return tmp_path / "teammate"
+    return cloned(repo, tmp_path)
 
 
 def start(repo: Path, session: str = SESSION) -> None:

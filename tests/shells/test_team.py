@@ -20,6 +20,7 @@ from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
 
 from tests.conftest import conflicted, git, kept, write_skill_file
+from tests.shells.conftest import cloned
 
 SESSION = "5e1f0c2a-7b3d-4e8f-9a1b-2c3d4e5f6a7b"
 
@@ -43,13 +44,7 @@ def with_teammate(repo: Path, tmp_path: Path) -> Path:
     (repo / "app.py").write_text("x = 1\n", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "init")
-    origin = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
-    git(repo, "remote", "add", "origin", str(origin))
-    git(repo, "push", "-q", "-u", "origin", "main")
-    teammate = tmp_path / "teammate"
-    git(tmp_path, "clone", "-q", str(origin), str(teammate))
-    return teammate
+    return cloned(repo, tmp_path)
 
 
 def test_a_harness_session_lands_as_one_commit_at_its_end_not_one_per_tool_call(repo: Path):
