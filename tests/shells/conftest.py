@@ -31,3 +31,12 @@ def cloned(repo: Path, tmp_path: Path) -> Path:
     teammate = tmp_path / "teammate"
     git(tmp_path, "clone", "-q", str(origin), str(teammate))
     return teammate
+
+
+def agent_writes(repo: Path, body: str) -> None:
+    """An agent writes skill:deploy through the Store, which commits it as a draft (committer: repo-memory)."""
+    store = Store(Config.load(repo))
+    try:
+        assert store.write_skill("deploy", "How we deploy; use when deploying", body, actor="agent").status == "draft"
+    finally:
+        store.close()

@@ -15,6 +15,7 @@ from repo_memory.core.store import Store
 from repo_memory.shells.cli import cli
 
 from tests.conftest import git
+from tests.shells.conftest import agent_writes
 
 SKILL = ".agents/skills/deploy/SKILL.md"
 SCRIPT = ".agents/skills/deploy/deploy.sh"
@@ -52,15 +53,6 @@ def project(tmp_path: Path, runner: CliRunner, driver: bool = True) -> Path:
     if not driver:
         git(repo, "config", "--remove-section", "merge.repo-memory-skill")
     return repo
-
-
-def agent_writes(repo: Path, body: str) -> None:
-    """An agent writes skill:deploy through the Store, which commits it as a draft (committer: repo-memory)."""
-    store = Store(Config.load(repo))
-    try:
-        assert store.write_skill("deploy", "How we deploy; use when deploying", body, actor="agent").status == "draft"
-    finally:
-        store.close()
 
 
 def accept(runner: CliRunner, repo: Path) -> bytes:
