@@ -177,6 +177,10 @@ NOT_PASSWORDS = [
     "git add -p", "git log -p --follow src/auth/password.py", "pytest -p no:randomly -k password", "jest --passWithNoTests",
     "app --pass-through --password-reset", "./manage.py --password-reset-timeout 3600", "ssh-keygen -p -f ~/.ssh/id_rsa",
     "openssl enc -aes-256-cbc -pass env:PASS -in a -out b", "keytool -list -storepass:env STOREPASS -keystore k.jks",
+    # Vendors' own quick-start lines, as an agent notes what it ran: the documented placeholder or default.
+    'docker run -e "ACCEPT_EULA=Y" -e "MSSQL_SA_PASSWORD=YourStrong@Passw0rd" -p 1433:1433 mcr.microsoft.com/mssql/server:2022-latest',
+    "psql postgres://postgres:postgres@localhost:5432/app", "DATABASE_URL=postgresql://root:root@localhost/app ./migrate",
+    "amqp://guest:guest@localhost:5672/", "redis://default:password@localhost:6379",
 ]
 
 

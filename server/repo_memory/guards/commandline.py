@@ -213,6 +213,12 @@ def _unquoted(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def documented(value: str) -> bool:
+    """Whether a value is a placeholder or a default everyone knows (`YourStrong@Passw0rd`, `postgres`, `guest`): what a
+    vendor's quick start writes, which reveals nothing, wherever it is assigned."""
+    return value.lower() in _WORDS or bool(_PLACEHOLDER.search(value))
+
+
 def given(value: str, spaced: bool) -> bool:
     """Whether a value on a command line is a literal password, not a reference, a placeholder or a word of prose."""
     if len(value) < 3 or value.lower() in _WORDS or any(c.isspace() for c in value) or value.startswith("-"):

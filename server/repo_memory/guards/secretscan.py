@@ -186,7 +186,7 @@ def scan(text: str) -> list[Finding]:
                 key_start -= 1
             key = lowered[key_start:at + len(name)]
             # A path or a code anchor (src/auth.py::revoke_token) names code, not a credential.
-            if value and "::" not in key and "/" not in key and _literal(value.group(1)):
+            if value and "::" not in key and "/" not in key and _literal(value.group(1)) and not commandline.documented(value.group(1)):
                 spans.append((value.start(1), value.end(1), "secret-assignment"))
             at = lowered.find(name, at + len(name))
     spans += commandline.find(text, lowered)
@@ -195,7 +195,8 @@ def scan(text: str) -> list[Finding]:
     at = text.find("://")
     while at >= 0:
         cred = _URL_CREDENTIALS.match(text, at + 3)
-        if cred and not _PLACEHOLDER.search(cred.group(1)) and cred.group(1).lower() not in ("password", "pass", "pwd", "token", "secret"):
+        user = text[at + 3:cred.start(1) - 1] if cred else ""  # `postgres:postgres@`: the user name again, a default
+        if cred and not _PLACEHOLDER.search(cred.group(1)) and not commandline.documented(cred.group(1)) and cred.group(1) != user:
             spans.append((cred.start(1), cred.end(1), "url-credentials"))
         at = text.find("://", at + 3)
     for m in _TOKEN.finditer(text):
