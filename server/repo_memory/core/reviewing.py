@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import codex_policy, merges
+from repo_memory.core import agent_commits, codex_policy, merges
 from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
@@ -106,7 +106,8 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
             usable[blob] = found.status == "active" and not found.problems
         if usable[blob] and not merges.joined(git, commit, skill):  # else no person accepted that text
             disk.write_atomic(path, data)
-            beside, kept = _give_back(committer, committed, skill, _as_accepted(git, skill, rel, commit, blob))
+            target = _as_accepted(git, skill, rel, commit, blob, agent_commits.made(committer.state_dir))
+            beside, kept = _give_back(committer, committed, skill, target)
             return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
                     f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
                     + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
@@ -129,13 +130,14 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
             f"rejected and deleted the draft skill:{name}")
 
 
-def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str) -> str:
+def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str, agents: frozenset[str]) -> str:
     """The commit whose folder `skill` is the one a person accepted with SKILL.md (`rel`) `blob` in commit `accepted`:
     the newest holding that SKILL.md, files beside it changed since by a person included — not the next version by date,
-    which may be an agent's on a branch made before the accept — and no merge that joined an unreviewed change to it."""
+    which may be an agent's on a branch made before the accept — and no merge that joined an unreviewed change to it,
+    nor a commit an agent made itself (`agents`, core/agent_commits.py)."""
     commits = history.touching(git, skill)
     for commit, held in zip(commits, history.blob_ids(git, commits, rel)):
-        if held == blob and not merges.joined(git, commit, skill):
+        if held == blob and commit not in agents and not merges.joined(git, commit, skill):
             return commit
     return accepted
 
@@ -155,8 +157,8 @@ def _persons(committer: Committer, head: str | None, full: str) -> str:
     person committed it, not repo-memory; '' else, and where every commit is a person's (commit = "stage" or "off")."""
     if committer.mode not in ("auto", "private") or head is None:
         return ""
-    sha, _, who = committer.git.run("log", "-1", "--format=%h%x00%cn", head, "--", full).stdout.strip().partition("\0")
-    return sha if sha and who != message.COMMITTER else ""
+    sha, _, who = committer.git.run("log", "-1", "--format=%H%x00%cn", head, "--", full).stdout.strip().partition("\0")
+    return sha[:7] if sha and who != message.COMMITTER and sha not in agent_commits.made(committer.state_dir) else ""
 
 
 def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, doing: str) -> None:

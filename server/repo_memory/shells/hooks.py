@@ -254,6 +254,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         data["redacted"] = sorted({f.rule for f in found})
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
     named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
+    pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
     redrafted = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since)
     if redrafted:

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import offering
+from repo_memory.core import agent_commits, offering
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
+from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, reserved
 
 log = logging.getLogger("repo_memory")
@@ -63,7 +64,7 @@ def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}."}}
     try:
-        began(config.state_dir, payload)
+        began(config.state_dir, payload, agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else "")
     except OSError as exc:
         log.warning("hook pre-tool could not note the call's start: %s", exc)
     return {}
@@ -156,11 +157,25 @@ def _marker(state_dir: Path, payload: dict[str, Any]) -> Path:
     return state_dir / CALLS_DIR / hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def began(state_dir: Path, payload: dict[str, Any]) -> None:
-    """Note that this tool call starts now (read back by `started`)."""
+def began(state_dir: Path, payload: dict[str, Any], head: str = "") -> None:
+    """Note that this tool call starts now, and a shell call's HEAD (read back by `started` and `committed`)."""
     path = _marker(state_dir, payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(str(time.time_ns() - SLACK_NS), encoding="utf-8")
+    if head:
+        path.with_suffix(".head").write_text(head, encoding="utf-8")
+
+
+def committed(config: Config, payload: dict[str, Any]) -> list[str]:
+    """The commits the shell call of this PostToolUse payload made itself since the HEAD `began` noted, listed as the
+    agent's (core/agent_commits.py); forgets the note."""
+    path = _marker(config.state_dir, payload).with_suffix(".head")
+    try:
+        head = path.read_text(encoding="utf-8").strip()
+        path.unlink()
+    except OSError:
+        return []
+    return agent_commits.note(Git(config.root, config.git_dir), config.state_dir, head)
 
 
 def started(state_dir: Path, payload: dict[str, Any]) -> int | None:
