@@ -19,6 +19,7 @@ from repo_memory.formats import edits, frontmatter
 from repo_memory.guards import disk
 
 FILE, ASIDE, FOLDER, FOLDER_ASIDE = "agents/openai.yaml", "agents/openai.yaml.held", "agents", "agents.held"
+SETTLED = (FILE, ASIDE, FOLDER_ASIDE)  # in a skill folder: what offering.settle puts right itself, no content of the skill
 KEY = ("policy", "allow_implicit_invocation")
 OURS = (b"# repo-memory wrote this file: this skill is not reviewed yet (a draft) or not served (deprecated, invalid or\n"
         b"# quarantined), so Codex leaves it out of the skills it offers its model. `repo-memory accept NAME` takes it away.\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory.errors import GitError, NotFoundError
-from repo_memory.core.codex_policy import ASIDE, FILE, FOLDER_ASIDE
+from repo_memory.core.codex_policy import SETTLED
 from repo_memory.formats import skills
 from repo_memory.git import underway
 from repo_memory.git.committed import Committed
@@ -27,7 +27,6 @@ from repo_memory.index.docs import SyncReport
 if TYPE_CHECKING:
     from repo_memory.core.skillbook import Skillbook
 
-SETTLED = (FILE, ASIDE, FOLDER_ASIDE)  # in a skill folder: what offering.settle puts right itself
 SEEN = "merges-seen"  # in the state folder: the last HEAD whose merges were looked at
 
 

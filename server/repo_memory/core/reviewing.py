@@ -170,9 +170,6 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
                             f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
 
 
-SETTLED = (codex_policy.FILE, codex_policy.ASIDE, codex_policy.FOLDER_ASIDE)  # what offering.settle puts right itself
-
-
 def beside(folder: Path) -> dict[str, Path]:
     """The files and links in skill `folder` but its SKILL.md and Codex's file, by their path inside it."""
     found = {}
@@ -246,4 +243,4 @@ def _give_back(committer: Committer, committed: Committed, skill: str, target: s
 
 def _settled_elsewhere(rel: str) -> bool:
     """Whether `rel`, a path inside a skill folder, is its SKILL.md or Codex's file (offering.settle's)."""
-    return rel == skills.SKILL_FILE or rel.startswith(SETTLED)
+    return rel == skills.SKILL_FILE or rel.startswith(codex_policy.SETTLED)
