@@ -63,6 +63,14 @@ def _live(repo: Path) -> list[dict]:
         store.close()
 
 
+def _reap(proc: subprocess.Popen, nap: str) -> None:
+    """What a test's `loop run` left behind: agents sleeping `nap`, and the run itself."""
+    for pid in sleeping(nap):
+        os.kill(pid, signal.SIGKILL)
+    if proc.poll() is None:
+        proc.kill()
+
+
 @pytest.mark.parametrize("how", ["Ctrl-C", "SIGTERM"])
 def test_an_interrupted_loop_run_ends_its_run_aborted_and_committed_and_its_agent_with_it(toy: Path, store: Store,
                                                                                          runner: CliRunner, how: str):
@@ -85,10 +93,7 @@ def test_an_interrupted_loop_run_ends_its_run_aborted_and_committed_and_its_agen
         output = proc.communicate(timeout=60)[0]
         left = sleeping(nap)
     finally:
-        for pid in sleeping(nap):
-            os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
+        _reap(proc, nap)
     assert left == [], "the interrupted round's agent still runs"
     assert proc.returncode != 0 and "memory commit failed" not in output, output
     (run,) = _live(toy)
@@ -135,10 +140,7 @@ def test_ctrl_c_ends_an_agent_that_ignores_sigterm_and_still_records_the_run(toy
         proc.wait(timeout=driver.AGENT_GRACE + 20)
         left = sleeping(nap)
     finally:
-        for pid in sleeping(nap):
-            os.kill(pid, signal.SIGKILL)
-        if proc.poll() is None:
-            proc.kill()
+        _reap(proc, nap)
     output = said.read_text(encoding="utf-8")
     assert left == [], "the agent still runs"
     (run,) = _live(toy)
