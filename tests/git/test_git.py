@@ -46,7 +46,8 @@ def test_a_skill_write_becomes_one_structured_commit_and_leaves_the_users_work_a
     log = git(work, "log", "--format=%s|%an|%cn", "-n", "2").splitlines()
     assert log[0] == "memory: 2 changes|Test Person|repo-memory" or log[0].startswith("memory(skill): ")
     body = git(work, "log", "-1", "--format=%B")
-    assert f"Memory-Session: {kept(work, 's-test')}" in body and "Memory-Harness:" in body
+    assert f"Memory-Session: {kept(work, 's-test')}" in body
+    assert "Memory-Harness:" not in body  # no harness ran this process: the trailer names none rather than "unknown"
     changed = git(work, "show", "--name-only", "--format=", "HEAD").split()
     assert changed == [".agents/skills/release-checklist/SKILL.md"]
     assert git(work, "diff", "--cached", "--name-only").split() == ["app.py"]  # still staged, in no memory commit
@@ -487,3 +488,13 @@ def test_records_the_user_stashed_with_their_untracked_files_come_back_beside_th
     finally:
         store.close()
     assert texts == ["one", "the start", "three, then stashed", "four, while stashed"]
+
+
+def test_a_persons_note_from_a_terminal_names_no_harness_and_one_from_a_harness_names_it(repo: Path):
+    """A note typed at a terminal was committed with `Memory-Harness: unknown`: no harness ran it, so the trailer is
+    left out; a harness that names itself (REPO_MEMORY_HARNESS, as setup writes for Codex) is still named."""
+    assert CliRunner().invoke(cli, ["--root", str(repo), "log", "add", "we build docs with tox"]).exit_code == 0
+    assert "Memory-Harness" not in git(repo, "log", "-1", "--format=%B")
+    result = CliRunner(env={"REPO_MEMORY_HARNESS": "codex"}).invoke(cli, ["--root", str(repo), "log", "add", "and lint with ruff"])
+    assert result.exit_code == 0, result.output
+    assert git(repo, "log", "-1", "--format=%B").rstrip().endswith("Memory-Harness: codex")

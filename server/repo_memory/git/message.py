@@ -38,8 +38,9 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED])
     if len(sessions) > LISTED:
         trailers += f"Memory-Sessions: {len(sessions)}\n"
-    if sessions or harness:  # a commit of no session's writes (init's scaffolding) names none, nor a harness running one
-        trailers += f"Memory-Harness: {harness or default_harness}\n"
+    named = harness or default_harness
+    if (sessions or harness) and named != "unknown":  # init's scaffolding, and a note typed at a terminal, name none
+        trailers += f"Memory-Harness: {named}\n"
     return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
 
 
