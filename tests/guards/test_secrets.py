@@ -181,6 +181,11 @@ NOT_PASSWORDS = [
     'docker run -e "ACCEPT_EULA=Y" -e "MSSQL_SA_PASSWORD=YourStrong@Passw0rd" -p 1433:1433 mcr.microsoft.com/mssql/server:2022-latest',
     "psql postgres://postgres:postgres@localhost:5432/app", "DATABASE_URL=postgresql://root:root@localhost/app ./migrate",
     "amqp://guest:guest@localhost:5672/", "redis://default:password@localhost:6379",
+    # A default the variable's own name gives away: a word of the name, or `user/password` whose password is one, the
+    # user again or a known default.
+    "docker run -e WORDPRESS_DB_PASSWORD=wordpress wordpress:6", "export REDIS_PASSWORD=redis",
+    "docker run -e NEO4J_AUTH=neo4j/password neo4j:5", "docker run -e NEO4J_AUTH=neo4j/neo4j neo4j:5",
+    "docker run -e KEYCLOAK_ADMIN_PASSWORD=keycloak quay.io/keycloak/keycloak",
 ]
 
 
@@ -214,7 +219,8 @@ def test_a_password_on_a_command_line_is_found_by_family_and_redacted(rule: str,
 @pytest.mark.parametrize("text", ["export DB_PASS=qwerty123", "export SMTP_PASS=welcome2024", "export DB_PWD=pa55word",
                                   "export APP_AUTH=letmein123", "DB_PASS=hunter22 ./migrate up", "export GIT_PASS=ghp1234567",
                                   "export ENABLE_PASSWORD='Xk9#mPq2'", "NO_PROXY_PASSWORD=S3cr3t!x make",
-                                  "REQUIRED_PASSWORD=Xk9mPq2z ./run"])
+                                  "REQUIRED_PASSWORD=Xk9mPq2z ./run", "docker run -e NEO4J_AUTH=neo4j/Xk29fjs8aa neo4j:5",
+                                  "WORDPRESS_DB_PASSWORD=wordpress2024 ./run", "export REDIS_PASSWORD=redis-Xk9mPq2z"])
 def test_a_persons_password_in_a_variable_whose_name_or_words_also_name_switches_is_found(text: str):
     """A word with digits is the commonest shape of a person's password: read as "a word with a version" it went
     through in a PASS, PWD or AUTH variable, and a switch word anywhere in the name (NO_, REQUIRED_) let any value

@@ -124,7 +124,7 @@ def find(text: str, lowered: str) -> list[tuple[int, int, str]]:
                 and (not start or text[start - 1] not in _WORD_CHARS | {"$"}) and _ENV_LEAD.fullmatch(text, line_start, start)):
             shaped = bool(_ENV_AMBIGUOUS.fullmatch(name)) and name not in _ENV_PROGRAMS
             spans += [span for span in _value(text, m.end(), "password-env", spaced=False)
-                      if not shaped or _secret_shaped(text[span[0]:span[1]])]
+                      if (not shaped or _secret_shaped(text[span[0]:span[1]])) and not _named(text[span[0]:span[1]], name)]
     return spans
 
 
@@ -226,6 +226,13 @@ def given(value: str, spaced: bool) -> bool:
     if _REFERENCE.search(value) or _PLACEHOLDER.search(value) or re.fullmatch(r"[A-Z][A-Z_]*", value) or _PORTS.fullmatch(value):
         return False
     return not (spaced and re.fullmatch(r"[a-z]+", value))
+
+
+def _named(value: str, name: str) -> bool:
+    """Whether a variable's value is the default its own name gives away: a word of the name (`WORDPRESS_DB_PASSWORD=
+    wordpress`), or `user/password` whose password is one, the user again or a known default (`NEO4J_AUTH=neo4j/password`)."""
+    user, _, password = value.lower().rpartition("/")
+    return password in name.lower().split("_") or bool(user) and (password == user or documented(password))
 
 
 def _secret_shaped(value: str) -> bool:
