@@ -378,3 +378,27 @@ def test_a_loop_triggered_by_a_ci_failure_is_due_only_when_ci_says_it_failed(toy
     assert "fix-add" not in runner.invoke(cli, ["--root", str(toy), "loop", "due", "--event", "post-commit"]).output
     failed = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--event", "ci-failure", "--run"])
     assert "fix-add: due (CI failed)" in failed.output and "failed: " in failed.output, failed.output  # calc.py still subtracts
+
+
+def test_hooks_installed_into_a_hooks_folder_the_repository_tracks_say_so_and_can_be_taken_out(toy: Path, runner: CliRunner):
+    """With core.hooksPath at the team's tracked .githooks, `loop hooks install` rewrote the team's committed hook and
+    said only "installed": a person's next `git commit -a` shipped it to every teammate unawares."""
+    from tests.conftest import git
+
+    team = toy / ".githooks/post-commit"
+    team.parent.mkdir()
+    team.write_text("#!/bin/sh\necho team\n", encoding="utf-8")
+    team.chmod(0o755)
+    git(toy, "add", ".githooks")
+    git(toy, "commit", "-q", "-m", "team hooks")
+    git(toy, "config", "core.hooksPath", ".githooks")
+    result = runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"])
+    assert result.exit_code == 0, result.output
+    assert ".githooks" in result.output and "git tracks" in result.output and "loop hooks remove" in result.output
+    removed = runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "remove"])
+    assert removed.exit_code == 0 and "your own hook is back in place" in removed.output, removed.output
+    assert git(toy, "status", "--porcelain", ".githooks") == "" and team.read_text(encoding="utf-8") == "#!/bin/sh\necho team\n"
+    plain = runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"])
+    git(toy, "config", "--unset", "core.hooksPath")
+    assert "git tracks" in plain.output
+    assert "git tracks" not in runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).output  # .git/hooks

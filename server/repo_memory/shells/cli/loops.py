@@ -231,13 +231,21 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
 
 
 @loop.command(name="hooks")
-@click.argument("action", type=click.Choice(["install"]))
+@click.argument("action", type=click.Choice(["install", "remove"]))
 @click.pass_context
 def loop_hooks(ctx: click.Context, action: str) -> None:
-    """Install git post-commit and pre-push hooks that run loops with trigger on: git.
+    """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
-    An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first.
+    An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
+    With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """
     store = store_of(ctx)
-    for change in triggers.install_git_hooks(Git(store.root, store.config.git_dir)):
+    git = Git(store.root, store.config.git_dir)
+    changes = triggers.install_git_hooks(git) if action == "install" else triggers.remove_git_hooks(git)
+    for change in changes or ["no hooks of repo-memory to remove"]:
         click.echo(change)
+    folder, root = git.hooks_dir(), store.root.resolve()
+    if action == "install" and folder.is_relative_to(root) and not folder.is_relative_to(store.config.common_dir.resolve()):
+        click.echo(f"{folder.relative_to(root)}/ is in your work tree (core.hooksPath), so git tracks these hooks: `git status` "
+                   "shows them. Commit them to give the trigger to your team (a teammate's hook does nothing until "
+                   "repo-memory is installed there), or take them out with `repo-memory loop hooks remove`.")
