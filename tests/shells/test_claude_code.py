@@ -375,3 +375,38 @@ def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_th
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")
     undone = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--plugin", str(ROOT), "--remove"], catch_exceptions=False)
     assert "rollout removed" in undone.output and not (repo / ".claude/settings.json").exists()
+
+
+def test_uninstall_names_the_enabled_plugin_that_still_serves_the_clone_and_global_uninstalls_the_users(repo: Path, tmp_path: Path,
+                                                                                                        monkeypatch: pytest.MonkeyPatch):
+    """With the plugin installed as the README says, `uninstall` (even `--global`) ended "repo-memory is detached from this
+    clone" while `claude mcp list` showed plugin:repo-memory:repo-memory Connected and the next session recorded and
+    committed. Now its last line names the plugin and the command that removes it, and `--global` uninstalls the user's."""
+    from tests.harness.clis import ROOT, base_env, cli_tool, run as run_cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{TOOLS}{os.pathsep}{os.environ['PATH']}")  # `claude` on PATH, as for a user who has it
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    env = {**base_env(home), "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "repo-memory@repo-memory"]):
+        assert run_cli([cli_tool("claude"), *args], tmp_path, env).returncode == 0
+    CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--trust"], catch_exceptions=False)
+
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert "detached from this clone" not in last and "plugin repo-memory@repo-memory" in last, out
+    assert "`claude plugin uninstall repo-memory@repo-memory --scope user`" in last, last
+
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--global"], catch_exceptions=False).output
+    assert "ran `claude plugin uninstall repo-memory@repo-memory --scope user`" in out, out
+    assert out.strip().splitlines()[-1].startswith("repo-memory is detached from this clone"), out
+    assert "plugin:repo-memory" not in run_cli([cli_tool("claude"), "mcp", "list"], repo, env).stdout
+
+    # enabled for this clone only (`--scope local`): not an entry for every repository, so named, not taken out
+    assert run_cli([cli_tool("claude"), "plugin", "install", "--scope", "local", "repo-memory@repo-memory"], repo, env).returncode == 0
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--global"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert "`claude plugin uninstall repo-memory@repo-memory --scope local` in this folder" in last and "detached" not in last, out

@@ -890,3 +890,30 @@ def test_doctor_in_private_mode_says_the_memory_history_is_this_clones_own_and_h
     assert 'commit = "auto"' in private[0]["fix"]
     (repo / ".agents/repo-memory.toml").write_text('commit = "auto"\n', encoding="utf-8")
     assert not [f for f in json.loads(run(runner, repo, "doctor", "--json")) if f["path"] == "refs/memory/"]
+
+
+def test_a_teammates_plain_setup_leaves_the_teams_committed_hooks_and_copies_none_of_them(repo: Path, runner: CliRunner,
+                                                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The team committed `setup claude-code --shared`; a teammate's plain `setup claude-code` took the hooks and the tool
+    permission out of the tracked .claude/settings.json (deleting it: a `git commit -a` detached repo-memory for the
+    whole team) and moved them to settings.local.json. Now the team's file is left as git holds it, and the personal
+    file gets the approval only: Claude Code runs the hooks of both files, so a copy there would record every call twice."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    run(runner, repo, "init")
+    run(runner, repo, "setup", "claude-code")
+    personal_before = (repo / ".claude/settings.local.json").read_text(encoding="utf-8")  # this person's hooks, by path
+    run(runner, repo, "setup", "claude-code", "--shared")
+    teammate = with_teammate(repo, tmp_path)
+    (teammate / ".claude/settings.local.json").write_text(personal_before, encoding="utf-8")  # set up before the team did
+    run(runner, teammate, "init")
+
+    out = run(runner, teammate, "setup", "claude-code")
+    assert git(teammate, "status", "--porcelain", "--", ".claude/settings.json") == "", out
+    assert "settings.json: left as it is" in out and "the team's" in out, out
+    local = json.loads((teammate / ".claude/settings.local.json").read_text(encoding="utf-8"))
+    assert "hooks" not in local and "permissions" not in local, local  # one file, never both
+    assert local["enabledMcpjsonServers"] == ["repo-memory"]
+    assert "already up to date" in run(runner, teammate, "setup", "claude-code")  # a re-run changes nothing
+
+    out = run(runner, teammate, "setup", "claude-code", "--remove")  # the undo leaves the team's file too
+    assert git(teammate, "status", "--porcelain", "--", ".claude/settings.json") == "", out

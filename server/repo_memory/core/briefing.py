@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,11 @@ def clipped(text: str, chars: int) -> str:
     return cut.rstrip(",;:") + "…"
 
 
+def numbered(name: str) -> tuple[str | int, ...]:
+    """`name` as a sort key reading its digits as numbers: procedure-2 before procedure-10, as a person counts."""
+    return tuple(int(part) if i % 2 else part for i, part in enumerate(re.split(r"(\d+)", name)))  # text, digits, text, ...
+
+
 def quiet_since() -> str:
     """The records' time QUIET_DAYS ago: a run with no record since then has gone quiet."""
     return when.iso(datetime.now(UTC) - timedelta(days=QUIET_DAYS))
@@ -38,10 +44,10 @@ def quiet_since() -> str:
 def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
             summary: dict[str, Any] | None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None,
             drafts: Sequence[str] = (), stale: Callable[[list[str]], list[Stale]] | None = None) -> str:
-    """Live loop runs (and how many never ended but went quiet), active skills (recently used and useful first, then
-    the most recently changed: `changed([(path, mtime_ns)])`, core/ages.py) with those whose cited code changed
-    marked (`stale(["skill:NAME"])`), doubtful skills, the names of the drafts awaiting review, the previous session's
-    last checkpoint."""
+    """Live loop runs (and how many never ended but went quiet), the first SKILLS_SHOWN active skills and how many more
+    (recently used and useful first, then the most recently changed: `changed([(path, mtime_ns)])`, core/ages.py; ties in
+    name order, numbers as numbers) with those whose cited code changed marked (`stale(["skill:NAME"])`), doubtful
+    skills, the names of the drafts awaiting review, the previous session's last checkpoint."""
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
     moving, quiet = live
     for run in moving:
@@ -54,15 +60,17 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
     ages = changed([(r["path"], r["mtime_ns"]) for r in active]) if changed and len(active) > SKILLS_SHOWN else {}
     age = {r["name"]: ages.get(r["path"], r["mtime_ns"]) for r in active}
     ranked = sorted(active, key=lambda r: (r["name"] not in used, -worth[r["name"]], used.index(r["name"]) if r["name"] in used else 0,
-                                           -age.get(r["name"], 0), r["name"]))
+                                           -age.get(r["name"], 0), numbered(r["name"])))
     if ranked:
         # A stale skill is marked where it ranks, not left out: Claude Code's mirror, Codex and Gemini CLI list it
         # among the skills anyway, so leaving it out would not keep an agent from following it, only take away the
         # one warning; and most of a skill often still holds (a read gives `stale_reason`, what changed).
         shown = ranked[:SKILLS_SHOWN]
         outdated = {s.memory.removeprefix("skill:") for s in stale([f"skill:{r['name']}" for r in shown])} if stale else set()
+        more = (f"; and {len(ranked) - SKILLS_SHOWN} more: recall(query=\"what you are about to do\", kinds=[\"skill\"]) finds them"
+                if len(ranked) > SKILLS_SHOWN else "")
         lines.append("- skills: " + "; ".join(f"skill:{r['name']}{STALE_MARK * (r['name'] in outdated)} — {clipped(r['description'], 80)}"
-                                               for r in shown))
+                                               for r in shown) + more)
     doubtful = [u for u in evidence.values() if u.deprecate and u.name in worth][:3]
     if doubtful:
         lines.append("- often misled or failed (a person may set status: deprecated): "

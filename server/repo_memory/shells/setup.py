@@ -22,6 +22,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 from repo_memory.shells import attach, hookcalls, personal, settings_text, teamfiles
+from repo_memory.shells.plugin import PLUGIN, plugin_enabled
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
 
 HOOKS = (("SessionStart", "session-start"), ("PreToolUse", "pre-tool"), ("PostToolUse", "post-tool"), ("PreCompact", "pre-compact"),
@@ -95,23 +96,7 @@ def stale_hooks(root: Path) -> list[str]:
 
 def harness_of(rel: str) -> str:
     """The `setup` command that writes the settings file `rel` (one of missing_hooks')."""
-    return {".codex": "codex", ".gemini": "gemini"}.get(rel.split("/")[0], "claude-code")
-
-
-PLUGIN = f"{NAME}@{NAME}"  # the Claude Code plugin, from the marketplace of the same name (.claude-plugin/)
-
-
-def plugin_enabled(root: Path, claude_dir: Path) -> Path | None:
-    """The settings file that enables the repo-memory plugin here (None when none does): as in Claude Code, the most
-    specific file naming it decides (settings.local.json, then the project's settings.json, then the user's)."""
-    for path in (root / LOCAL_FILE, root / ".claude" / "settings.json", claude_dir / "settings.json"):
-        try:
-            enabled = json.loads(path.read_text(encoding="utf-8")).get("enabledPlugins")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(enabled, dict) and PLUGIN in enabled:
-            return path if enabled[PLUGIN] is True else None
-    return None
+    return "claude-code --shared" if rel == ".claude/settings.json" else {".codex": "codex", ".gemini": "gemini"}.get(rel.split("/")[0], "claude-code")
 
 
 def doubled_hooks(root: Path, claude_dir: Path) -> tuple[Path, list[str]] | None:
@@ -344,7 +329,8 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     # approval a project setup wrote (left, it kept the personal file that loses its exclude line), never the person's
     approved = (remove or scope == "project" and not plugin) and personal.approve(root, local, remove, dry_run)
     yours = remove and approved
-    in_local = not remove and not shared
+    teams = not remove and not shared and _team_holds_ours(shared_path)  # the team's choice: left, and not copied
+    in_local = not remove and not shared and not teams
     local = _grant(merge_hooks(local, HOOKS, attach.command()[:-1], not in_local or bool(plugin), hooks), not in_local)
     what = (f"tools allowed, no hooks (the plugin {PLUGIN} brings them)" if plugin and in_local else
             "hooks installed, tools allowed and repo-memory approved (for you)" if in_local else
@@ -353,7 +339,10 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             "hooks and tool permission removed (the approval of repo-memory is yours: kept)" if yours else
             "hooks, tool permission and approval removed")
     _write_json(local_path, local, dry_run, changes, what)
-    if team:
+    if teams:
+        changes.append(f"{shared_path}: left as it is: the team's (git holds repo-memory's hooks or tool permission in it), "
+                       "so none are copied to settings.local.json (Claude Code would run both)")
+    elif team:
         in_shared = not remove and shared
         held = json.dumps(shared_settings)  # what the team's file holds, to leave it alone when nothing of ours changes
         mine = remove and undo.exactly(".claude/settings.json")
@@ -373,6 +362,13 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     if not remove and (trust or not plugin):  # the plugin's server needs no approval of the folder's .mcp.json
         changes += personal.trust_folder(root, home, trust, dry_run)
     return changes
+
+
+def _team_holds_ours(path: Path) -> bool:
+    """Whether git holds the settings file `path` with repo-memory's hooks or tool rules in it (a team's `--shared`)."""
+    copy = teamfiles.held(path)
+    held = _parsed(copy) if copy is not None else None
+    return isinstance(held, dict) and bool(_hooks_in(held) or set(RULES) & set((held.get("permissions") or {}).get("allow") or []))
 
 
 def _holds_ours(checkout: Path) -> bool:

@@ -277,8 +277,9 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     from repo_memory.core import mirror, offering
     from repo_memory.git.repo import Git
     from repo_memory.runner import triggers
-    from repo_memory.shells import codex, gemini, personal
+    from repo_memory.shells import codex, gemini, personal, plugin
     from repo_memory.shells import setup as attaching
+    from repo_memory.shells.cli import memories
 
     store = store_of(ctx)
     root, git = store.root, Git(store.root, store.config.git_dir)
@@ -292,6 +293,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         changes = attaching.claude_code(root, "project", False, dry_run, remove=True, undo=undo)
         if everywhere:
             changes += attaching.claude_code(root, "user", False, dry_run, remove=True, undo=teamfiles.Undo(files=()))
+            changes += plugin.uninstall_user_scope(root, memories.homes().claude, dry_run)
         changes += [c for c in codex.attach_codex(root, Path.home(), dry_run, remove=True, everywhere=everywhere, undo=undo)
                     if not c.startswith("note:")]
         changes += gemini.attach_gemini(root, dry_run, remove=True, undo=undo)
@@ -321,17 +323,19 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
     if not dry_run:
-        click.echo(_detached(Path.home()) if not everywhere else DETACHED)
+        click.echo(_detached(Path.home(), root, memories.homes().claude))
 
 
 DETACHED = "repo-memory is detached from this clone; .agents/ (your memory) and its git history stay."
 
 
-def _detached(home: Path) -> str:
-    """uninstall's last line: detached, unless an entry that serves every repository still serves this one."""
-    from repo_memory.shells import codex, personal
+def _detached(home: Path, root: Path, claude_dir: Path) -> str:
+    """uninstall's last line: detached, unless something still serves this clone: an entry that serves every
+    repository, or the Claude Code plugin enabled for it."""
+    from repo_memory.shells import codex, personal, plugin
 
-    serving = []
+    serving = [f"{found} (or `repo-memory uninstall --global`)" if "--scope user" in found else found
+               for found in [plugin.serving(root, claude_dir)] if found]
     if (config := codex.serving_entry(home)) is not None:
         serving.append(f"[mcp_servers.{codex.NAME}] in {config} (Codex; or `repo-memory setup codex --remove --global`)")
     state = personal.claude_state(home / ".claude.json")
@@ -340,6 +344,6 @@ def _detached(home: Path) -> str:
                        "user --remove`)")
     if not serving:
         return DETACHED
-    return (f"repo-memory still serves this clone through {' and '.join(serving)}, an entry that serves every repository: "
-            "sessions here still get its tools and write .agents/ here; `repo-memory uninstall --global` removes that too. "
-            "The rest is gone from this clone; .agents/ (your memory) and its git history stay.")
+    return (f"repo-memory still serves this clone through {' and '.join(serving)}: sessions here still get its tools and "
+            "write .agents/ here; `repo-memory uninstall --global` removes an entry that serves every repository (the "
+            "commands named remove each). The rest is gone from this clone; .agents/ (your memory) and its git history stay.")
