@@ -108,20 +108,24 @@ class Engine:
             return f"no person has accepted the current content of {spec.path}: a person reviews it and runs `{command}`"
         return ""
 
+    def ready(self, name: str) -> loops.Loop:
+        """The spec `name` when it may run here; else ConflictError, saying why and what a person does about it."""
+        spec = self.spec(name)
+        if blocked := self.runnable(spec):
+            raise ConflictError(f"Loop {name} may not run on this clone, so nothing was started or recorded: {blocked}.")
+        return spec
+
     # --- runs --------------------------------------------------------------------------------
 
     def start(self, name: str, harness_session: str | None = None, actor: str = "agent", harness_pid: int = 0) -> dict[str, Any]:
-        """Open a run: record loop.start and return the goal, notes, bound skills and what earlier runs learned."""
-        spec = self.spec(name)
+        """Open a run: record loop.start and return the goal, notes, bound skills and what earlier runs learned. A spec
+        that may not run here is refused (ConflictError) before anything is recorded: such a run could verify nothing."""
+        spec = self.ready(name)
         run = f"{name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         earlier = self.receipts(name)
         start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
                              {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time(),  # a number: older versions read it as one (teammates share runs)
                               "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0})
-        blocked = self.runnable(spec)
-        if blocked:
-            receipt = self._end(self.state(run), spec, "unverifiable", f"Verification cannot run: {blocked}.", actor)
-            return {"run": run, "state": "unverifiable", "instruction": f"Stop: {blocked}.", "receipt": receipt["id"], "goal": spec.goal}
         skills, skipped = [], []
         for skill in spec.skills:
             try:
