@@ -79,5 +79,9 @@ def test_doctor_names_a_loop_accepted_before_the_upgrade_and_says_to_review_and_
     forged = {"fix-add": {"sha256": spec.sha256, "mac": "0" * 32}}  # another clone's mark, or one an agent made up
     (store.config.clone_dir / "accepted-loops.json").write_text(json.dumps(forged), encoding="utf-8")
     assert "fix-add" in runner.invoke(cli, ["--root", str(toy), "doctor"]).output
+    (toy / ".agents/loops/other.md").write_text(spec_text("other"), encoding="utf-8")
+    store.refresh()
+    Engine(store).accept("other")  # accepting another loop keeps the notice: the person has not reviewed this one
+    assert "fix-add" in runner.invoke(cli, ["--root", str(toy), "doctor"]).output
     Engine(store).accept("fix-add")
     assert "fix-add" not in runner.invoke(cli, ["--root", str(toy), "doctor"]).output
