@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import ConflictError, NotFoundError
 from repo_memory.shells.cli import cli
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
@@ -84,17 +84,18 @@ def test_a_hanging_verification_is_killed_at_its_timeout_and_reported(toy: Path,
     assert result["state"] == "budget_exhausted" and "timed out after 1 s" in result["instruction"]
 
 
-def test_an_unaccepted_spec_is_unverifiable_and_runs_no_command(toy: Path, store: Store):
+def test_an_unaccepted_spec_is_refused_and_runs_no_command(toy: Path, store: Store):
     canary = toy / "canary"
     verify = f'  - {{level: 3, run: "touch {canary}"}}'
     (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=verify, level=3), encoding="utf-8")
     engine = Engine(store)
-    started = engine.start("fix-add")
-    assert started["state"] == "unverifiable" and "repo-memory loop accept fix-add" in started["instruction"]
+    with pytest.raises(ConflictError, match="repo-memory loop accept fix-add"):
+        engine.start("fix-add")
     engine.accept("fix-add")
     (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=verify, level=3) + "\nedited by an agent\n", encoding="utf-8")
-    assert engine.start("fix-add")["state"] == "unverifiable"  # an edit after acceptance needs a new accept
-    assert not canary.exists()
+    with pytest.raises(ConflictError, match="no person has accepted the current content"):
+        engine.start("fix-add")  # an edit after acceptance needs a new accept
+    assert not canary.exists() and engine.runs() == []
     engine.accept("fix-add")
     run = engine.start("fix-add")["run"]
     assert engine.step(run, "done")["state"] == "succeeded" and canary.exists()
@@ -104,7 +105,8 @@ def test_a_draft_spec_does_not_run(toy: Path, store: Store):
     (toy / ".agents/loops/fix-add.md").write_text(spec_text(status="draft"), encoding="utf-8")
     engine = Engine(store)
     engine.accept("fix-add")
-    assert "not active" in engine.start("fix-add")["instruction"]
+    with pytest.raises(ConflictError, match="not active"):
+        engine.start("fix-add")
 
 
 def test_level_1_success_needs_the_spec_to_say_so(toy: Path, store: Store):

@@ -22,7 +22,7 @@ from repo_memory.shells import mcp as server
 from repo_memory.shells.cli import cli
 
 from tests.conftest import git, kept, write_skill_file
-from tests.shells.test_hardening import PY, accept, call, forge, loop_spec, reseal
+from tests.shells.test_hardening import PY, accept, call, error_text, forge, loop_spec, reseal
 from tests.shells.test_pretool import hook
 
 pytestmark = pytest.mark.anyio
@@ -124,8 +124,8 @@ async def test_acceptance_written_into_the_git_dir_does_not_let_a_spec_run(store
     for accepted in ({"sneaky": spec.sha256}, {"sneaky": {"sha256": spec.sha256, "mac": "0" * 32}}):
         (state / "accepted-loops.json").write_text(json.dumps(accepted), encoding="utf-8")
         async with Client(server.build(store)) as client:
-            started = await call(client, "loop_start", name="sneaky")
-        assert started["state"] == "unverifiable" and "accept" in started["instruction"], started
+            refused = await error_text(client, "loop_start", name="sneaky")
+        assert "repo-memory loop accept sneaky" in refused and "nothing was started or recorded" in refused, refused
     assert not marker.exists()
     accept(repo, "sneaky")  # a person's accept still works
     async with Client(server.build(store)) as client:

@@ -287,7 +287,7 @@ async def test_accept_refuses_a_skill_or_loop_that_changed_after_the_person_read
     assert runner.invoke(cli, ["--root", str(repo), "loop", "accept", "check"]).exit_code == 1
     store.refresh()
     async with Client(server.build(store)) as client:
-        assert (await call(client, "loop_start", name="check"))["state"] == "unverifiable"
+        assert "repo-memory loop accept check" in await error_text(client, "loop_start", name="check")
 
 
 # --- S6: identifiers an agent chooses are scanned like content ------------------------------------------
@@ -361,12 +361,13 @@ def test_every_malformed_request_over_stdio_gets_a_json_rpc_error(repo: Path):
 async def test_loop_start_and_every_writing_tool_share_the_write_limit(repo: Path):
     (repo / ".agents/repo-memory.toml").write_text("writes_per_minute = 10\n", encoding="utf-8")
     loop_spec(repo, "check", "true")
+    accept(repo, "check")  # a loop that may not run is refused before the limit is asked
     from repo_memory.config import Config
 
     store = Store(Config.load(repo))
     try:
         async with Client(server.build(store)) as client:
-            results = [await client.call_tool("loop_start", {"name": "check"}) for _ in range(30)]
+            results = [await client.call_tool("loop_start", {"name": "check", "new": True}) for _ in range(30)]
             refused = [r for r in results if r.is_error]
             assert len(refused) == 20 and all("retry_after_seconds" in str(r.content) for r in refused)
             assert (await client.call_tool("remember", {"text": "x"})).is_error  # the same bucket
@@ -607,17 +608,18 @@ async def test_time_filters_accept_the_documented_forms_and_refuse_the_rest(stor
 
 async def test_only_a_run_that_verified_judges_the_skills_it_used_and_only_skills_that_exist(store: Store, repo: Path):
     write_skill_file(repo, "running-checks", "Run the checks.", "make check")
-    loop_spec(repo, "never-accepted", "false", skills="[running-checks, no-such-skill]")
+    loop_spec(repo, "cannot-run", "no-such-command-here", skills="[running-checks, no-such-skill]")
     loop_spec(repo, "failing", "false", skills="[running-checks, no-such-skill]", stop="{max_iterations: 1}")
+    accept(repo, "cannot-run")
     accept(repo, "failing")
     store.refresh()
     async with Client(server.build(store)) as client:
-        unaccepted = await call(client, "loop_start", name="never-accepted")
-        assert unaccepted["state"] == "unverifiable"
+        unverified = (await call(client, "loop_start", name="cannot-run"))["run"]
+        assert (await call(client, "loop_step", run=unverified, report="tried", status="done"))["state"] == "unverifiable"
         run = (await call(client, "loop_start", name="failing"))["run"]
         ended = await call(client, "loop_step", run=run, report="tried", status="done")
         assert ended["state"] == "budget_exhausted"
-    credited = [r for r in (ln.record for ln in store.lines(unaccepted["run"])) if r and r["kind"] in ("outcome", "skill.used")]
+    credited = [r for r in (ln.record for ln in store.lines(unverified)) if r and r["kind"] in ("outcome", "skill.used")]
     assert credited == []  # a run that never verified says nothing about its skills
     outcomes = [r["data"]["skill"] for r in (ln.record for ln in store.lines(run)) if r and r["kind"] == "outcome"]
     assert outcomes == ["running-checks"]  # and a skill that does not exist is not credited

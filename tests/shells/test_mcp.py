@@ -12,6 +12,7 @@ from mcp import Client
 
 from repo_memory.shells import mcp as server
 from repo_memory.core.store import Store
+from repo_memory.runner.engine import Engine
 
 from tests.conftest import kept, records_of, write_skill_file
 
@@ -239,12 +240,14 @@ Rerun each flaky test twenty times before and after the fix.
 async def test_loops_are_memory_recall_finds_them_and_read_gives_the_spec_and_its_runs(seeded: Store, repo: Path):
     (repo / ".agents/loops/fix-flaky-tests.md").write_text(LOOP_SPEC, encoding="utf-8")
     seeded.refresh()
+    Engine(seeded).accept("fix-flaky-tests")  # a person's accept on this clone: its runs may start
     async with Client(server.build(seeded)) as client:
         found = await call(client, "recall", query="flaky payment tests")
         only_loops = await call(client, "recall", query="flaky tests", kinds=["loop"])
         spec = await call(client, "read", ref="loop:fix-flaky-tests")
         bare = await call(client, "read", ref="fix-flaky-tests")
         started = await call(client, "loop_start", name="fix-flaky-tests")
+        ended = await call(client, "loop_step", run=started["run"], report="reran them twenty times", status="done")
         again = await call(client, "read", ref="loop:fix-flaky-tests")
         missing = await error_text(client, "read", ref="loop:fix-flakey-tests")
     assert found["hits"][0]["id"] == "loop:fix-flaky-tests" and found["hits"][0]["kind"] == "loop"
@@ -252,8 +255,8 @@ async def test_loops_are_memory_recall_finds_them_and_read_gives_the_spec_and_it
     assert [h["kind"] for h in only_loops["hits"]] == ["loop"]
     assert spec["kind"] == "loop" and spec["content"] == LOOP_SPEC and spec["status"] == "active" and "runs" not in spec  # none yet: an empty field is left out
     assert bare["id"] == "loop:fix-flaky-tests"
-    assert started["state"] == "unverifiable"  # never accepted on this clone, so its command does not run
-    assert [r["id"] for r in again["runs"]] == [started["receipt"]] and "unverifiable" in again["runs"][0]["summary"]
+    assert ended["state"] == "succeeded"
+    assert [r["id"] for r in again["runs"]] == [ended["receipt"]] and "succeeded" in again["runs"][0]["summary"]
     assert "No loop 'fix-flakey-tests'" in missing and "fix-flaky-tests" in missing
 
 

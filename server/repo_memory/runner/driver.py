@@ -139,9 +139,6 @@ def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[
         started = engine.start(name, actor="human")
         run = stop.run = started["run"]
         echo(f"run {run}: {started['state']}")
-        if started["state"] != "running":
-            echo(started["instruction"])
-            return str(started["state"])
         state = "running"
         try:
             state = _rounds(engine, name, started, agent, timeout, echo, stop)

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from repo_memory.guards import disk
 from repo_memory.formats import experience, when
 from repo_memory.git.pending import start_time
 from repo_memory.formats import loops
@@ -22,13 +21,13 @@ from repo_memory.runner import runstate, verify
 from repo_memory.runner.runstate import RunState
 from repo_memory.runner.checklist import ask as ask_in_words
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, RepoMemoryError
+from repo_memory.core.acceptances import Acceptances
 from repo_memory.core.reviewing import reviewed
 from repo_memory.core.store import Store
 from repo_memory.core.utility import CREDITED
 
 TERMINAL = ("succeeded", "no_op", "blocked", "budget_exhausted", "no_progress", "unverifiable", "aborted")
 STATUSES = ("progress", "done", "no_op", "blocked")
-ACCEPTED_FILE = "accepted-loops.json"
 
 
 @dataclass(frozen=True)
@@ -70,22 +69,9 @@ class Engine:
         """The current, valid spec `name` (InvalidRecordError lists every problem with its line)."""
         return self.store.loop_spec(name)
 
-    def _accepted(self) -> dict[str, str]:
-        """Spec name -> the sha256 a person accepted on this clone. Each entry carries this clone's mark: the file sits in
-        the git dir, where an agent's file tools can write, so an entry without a valid mark (an older version's, or
-        one an agent wrote) accepts nothing."""
-        found: dict[str, Any] = {}
-        # A linked worktree's own folder first: versions before 2026-12-05 kept its acceptances there; the clone's win.
-        for folder in dict.fromkeys((self.store.config.state_dir, self.store.config.clone_dir)):
-            try:
-                more = json.loads((folder / ACCEPTED_FILE).read_text(encoding="utf-8")) if (folder / ACCEPTED_FILE).is_file() else {}
-            except (OSError, ValueError):
-                continue
-            found |= more if isinstance(more, dict) else {}
-        key = self.store.key
-        return {name: entry["sha256"] for name, entry in (found.items() if isinstance(found, dict) else [])
-                if isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
-                and key is not None and key.marked("loop-accept", f"{name}\0{entry['sha256']}", entry.get("mac"))}
+    def _acceptances(self) -> Acceptances:
+        """Who accepted what on this clone (core/acceptances.py: an entry counts only with this clone's mark)."""
+        return Acceptances(self.store.config.clone_dir, self.store.config.state_dir, self.store.key)
 
     def accept(self, name: str, sha: str | None = None) -> loops.Loop:
         """Record that a person accepted the spec's current content, so its commands may run on this clone. `sha` (a
@@ -93,10 +79,7 @@ class Engine:
         spec = self.spec(name)
         if sha is not None:
             reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}")
-        accepted = self._accepted() | {name: spec.sha256}
-        key = self.store.key
-        marked = {n: {"sha256": sha, "mac": key.mark("loop-accept", f"{n}\0{sha}") if key else ""} for n, sha in accepted.items()}
-        disk.write_atomic(self.store.config.clone_dir / ACCEPTED_FILE, (json.dumps(marked, indent=2, sort_keys=True) + "\n").encode())
+        self._acceptances().add(name, spec.sha256)
         return spec
 
     def runnable(self, spec: loops.Loop) -> str:
@@ -104,24 +87,32 @@ class Engine:
         command = f"repo-memory loop accept {spec.name}"
         if spec.status != "active":
             return f"the spec is '{spec.status}', not active: a person reviews {spec.path}, sets status: active, then runs `{command}`"
-        if self._accepted().get(spec.name) != spec.sha256:
-            return f"no person has accepted the current content of {spec.path}: a person reviews it and runs `{command}`"
+        acceptances = self._acceptances()
+        if acceptances.accepted().get(spec.name) != spec.sha256:
+            unmarked = (" (its acceptance carries no mark of this clone: an older version's, or another clone's)"
+                        if spec.name in acceptances.unmarked() else "")
+            return (f"no person has accepted the current content of {spec.path}{unmarked}: a person reviews it and runs "
+                    f"`{command}`")
         return ""
+
+    def ready(self, name: str) -> loops.Loop:
+        """The spec `name` when it may run here; else ConflictError, saying why and what a person does about it."""
+        spec = self.spec(name)
+        if blocked := self.runnable(spec):
+            raise ConflictError(f"Loop {name} may not run on this clone, so nothing was started or recorded: {blocked}.")
+        return spec
 
     # --- runs --------------------------------------------------------------------------------
 
     def start(self, name: str, harness_session: str | None = None, actor: str = "agent", harness_pid: int = 0) -> dict[str, Any]:
-        """Open a run: record loop.start and return the goal, notes, bound skills and what earlier runs learned."""
-        spec = self.spec(name)
+        """Open a run: record loop.start and return the goal, notes, bound skills and what earlier runs learned. A spec
+        that may not run here is refused (ConflictError) before anything is recorded: such a run could verify nothing."""
+        spec = self.ready(name)
         run = f"{name}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
         earlier = self.receipts(name)
         start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
                              {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time(),  # a number: older versions read it as one (teammates share runs)
                               "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0})
-        blocked = self.runnable(spec)
-        if blocked:
-            receipt = self._end(self.state(run), spec, "unverifiable", f"Verification cannot run: {blocked}.", actor)
-            return {"run": run, "state": "unverifiable", "instruction": f"Stop: {blocked}.", "receipt": receipt["id"], "goal": spec.goal}
         skills, skipped = [], []
         for skill in spec.skills:
             try:

@@ -154,15 +154,14 @@ def remove_git_hooks(git: Git, events: tuple[str, ...] = EVENTS, dry_run: bool =
 def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, echo: Callable[[str], None]) -> str:
     """Run a due loop: drive it with `agent`, or, without one, one verification pass; returns how it ended. A loop with a
     live run (the last tick's, still going) is not started again."""
-    try:
+    try:  # a live run, or a spec no longer accepted (edited or pulled since `due` looked): refused before any record
         driver.refuse_live(engine, spec.name)
+        engine.ready(spec.name)
     except ConflictError as exc:
         return f"not run: {exc}"
     if agent:
         return driver.drive(engine, spec.name, agent, 1800, echo, new=True)
     started = engine.start(spec.name, actor="human")
-    if started["state"] != "running":
-        return f"{started['state']}: {started['instruction']}"
     result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
     if result.get("awaiting") == "checklist":
         engine.abort(started["run"], "every command passed; the checklist needs an agent to answer it and none was given")

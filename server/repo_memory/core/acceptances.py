@@ -1,0 +1,56 @@
+"""Which loop spec contents a person accepted on this clone: `accepted-loops.json` in the git dir, each entry marked.
+
+The file sits where an agent's file tools can write, so an entry counts only with this clone's mark (guards/authorship.py).
+An entry without a valid mark (written before acceptances were marked, copied from another clone, or forged) accepts
+nothing; it is kept, so `doctor` can name its spec for a person to review and accept again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from repo_memory.guards import authorship, disk
+
+ACCEPTED_FILE = "accepted-loops.json"
+PURPOSE = "loop-accept"
+
+
+class Acceptances:
+    """The loop acceptances of one clone, kept in `clone_dir`; `state_dir` is a linked worktree's own folder."""
+
+    def __init__(self, clone_dir: Path, state_dir: Path, key: authorship.Key | None):
+        self.clone_dir, self.state_dir, self.key = clone_dir, state_dir, key
+
+    def accepted(self) -> dict[str, str]:
+        """Spec name -> the sha256 a person accepted on this clone (entries with a valid mark only)."""
+        return {name: entry["sha256"] for name, entry in self._stored().items() if self._marked(name, entry)}
+
+    def unmarked(self) -> list[str]:
+        """Spec names whose stored acceptance carries no valid mark of this clone, and so accepts nothing."""
+        return sorted(name for name, entry in self._stored().items() if not self._marked(name, entry))
+
+    def add(self, name: str, sha256: str) -> None:
+        """Record, marked, that a person accepted content `sha256` of spec `name`."""
+        kept = {n: entry for n, entry in self._stored().items() if n != name and not self._marked(n, entry)}
+        marked = {n: {"sha256": sha, "mac": self.key.mark(PURPOSE, f"{n}\0{sha}") if self.key else ""}
+                  for n, sha in (self.accepted() | {name: sha256}).items()}
+        text = json.dumps(kept | marked, indent=2, sort_keys=True) + "\n"
+        disk.write_atomic(self.clone_dir / ACCEPTED_FILE, text.encode())
+
+    def _stored(self) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        # A linked worktree's own folder first: versions before 2026-12-05 kept its acceptances there; the clone's win.
+        for folder in dict.fromkeys((self.state_dir, self.clone_dir)):
+            path = folder / ACCEPTED_FILE
+            try:
+                more = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            except (OSError, ValueError):
+                continue
+            found |= more if isinstance(more, dict) else {}
+        return found
+
+    def _marked(self, name: str, entry: object) -> bool:
+        return (isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and self.key is not None
+                and self.key.marked(PURPOSE, f"{name}\0{entry['sha256']}", entry.get("mac")))
