@@ -21,6 +21,7 @@ from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
+from repo_memory.git import sparse
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
 
@@ -313,6 +314,8 @@ BY_NAME = (".mcp.json", ".codex/hooks.json", ".claude/settings.json", ".claude/s
 
 
 def _setup(store: Store) -> list[Finding]:
+    if store.sparse.left_out():  # first of all: init and the rest cannot help while memory is not on disk
+        return [Finding("error", f"{sparse.MEMORY}/", sparse.LEFT_OUT, sparse.FIX)]
     out = []
     if not layout.initialised(store.root, store.config.common_dir):
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",

@@ -99,12 +99,13 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     as it is, or that a person committed (theirs). Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
     skill = f"{source}/{name}"
-    usable: dict[str, bool] = {}  # blob id -> whether it reads as active and valid (an agent may write one text often)
-    for commit, blob, data in history.versions(git, rel):
+    usable: dict[str, bytes | None] = {}  # blob id -> its text when it reads as active and valid (an agent may write one text often)
+    for commit, blob, _ in history.versions(git, rel):
         if blob not in usable:
-            found = skills.parse(data, rel, source)
-            usable[blob] = found.status == "active" and not found.problems
-        if usable[blob] and not merges.joined(git, commit, skill):  # else no person accepted that text
+            text = history.checked_out(git, rel, blob)  # the skill, where git may hold an LFS pointer
+            found = skills.parse(text, rel, source)
+            usable[blob] = text if found.status == "active" and not found.problems else None
+        if (data := usable[blob]) is not None and not merges.joined(git, commit, skill):  # else no person accepted that text
             disk.write_atomic(path, data)
             target = _as_accepted(git, skill, rel, commit, blob, agent_commits.made(committer.state_dir))
             beside, kept = _give_back(committer, committed, skill, target)
@@ -217,7 +218,8 @@ def _give_back(committer: Committer, committed: Committed, skill: str, target: s
     changed, kept = [], []
     for rel in sorted(then | set(now)):
         full, path = f"{skill}/{rel}", folder / rel
-        old = git.blob(target, full) if rel in then else None
+        then_held = git.entry(target, full) if rel in then else None
+        old = history.checked_out(git, full, then_held[0]) if then_held else None  # as a checkout writes it: never an LFS pointer
         data = None if rel not in now or path.is_symlink() else disk.read_safely(path)
         if rel in now and data is not None and data == old:
             continue

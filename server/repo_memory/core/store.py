@@ -29,6 +29,7 @@ from repo_memory.git.committer import Committer, Health, Policy
 from repo_memory.git.committed import Committed
 from repo_memory.git.history import Change
 from repo_memory.git.repo import CommitResult, Git
+from repo_memory.git.sparse import Sparse
 from repo_memory.index.activity import Activity
 from repo_memory.index.db import Database
 from repo_memory.index.docs import DocIndex, Progress, SyncReport
@@ -45,6 +46,7 @@ class Store:
         self.sources = (SKILLS_DIR, *(d for d in config.skill_dirs if d != SKILLS_DIR))  # skill folders, highest priority first
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
+        self.sparse = Sparse(git)  # memory left out of a sparse checkout is neither served nor written (git/sparse.py)
         policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
         self._journal = Journal.of_clone(config.root, config.common_dir, config.clone_dir, config.inline_max, config.key_dir, git.holds, config.state_dir)
         self.key = self._journal.key  # marks what this clone's repo-memory writes (guards/authorship.py)
@@ -100,12 +102,12 @@ class Store:
                as_of: str | None = None, include: Sequence[str] = ("active", "draft")) -> RecallResult:
         if as_of:  # memory as it stood then; otherwise one search over skills, loops and experience (core/recall.py)
             return self._recall.recall_at(text, as_of, limit or self.config.recall_limit, kinds)
-        return self._recall.recall(text, limit, include, kinds, session and self._journal.named(session), since, until, cursor, symbol)
+        return self.sparse.on_disk(self._recall).recall(text, limit, include, kinds, session and self._journal.named(session), since, until, cursor, symbol)
 
     def read(self, ref: str, cursor: str | None = None, as_of: str | None = None) -> Item:
         if as_of:  # any reference (formats/refs.py): a skill or a file beside it, a loop, records, a session
             return self._past.read_at(ref, as_of, cursor)
-        parsed = parse_ref(ref)
+        parsed = parse_ref(self.sparse.on_disk(ref))
         if parsed.kind == "record":
             return self._logs.read(ref, cursor)
         if parsed.kind == "loop" or parsed.kind == "name" and not parsed.inner and not self._skills.exists(parsed.name) \
@@ -203,7 +205,7 @@ class Store:
 
     def log(self, session: str, entries: Sequence[experience.Entry], captured: bool = False, first: str | None = None,
             moved: Moved | None = None) -> list[dict[str, Any]]:
-        return self._logs.append(session, entries, captured, first, moved)  # one write; captured content redacted, an agent's with a secret refused
+        return self.sparse.on_disk(self._logs).append(session, entries, captured, first, moved)  # one write; captured content redacted, an agent's with a secret refused
 
     def following(self, session: str) -> str:
         return self._journal.following(session)  # the id the next record of `session` takes (an import cites it first)
@@ -216,21 +218,21 @@ class Store:
 
     def remember(self, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None, session: str | None = None,
                  actor: str = "agent", tool: str = "remember", ts: str | None = None) -> list[dict[str, Any]]:
-        return self._logs.remember(session or self.session, text, kind, refs, data, actor, tool, ts)
+        return self.sparse.on_disk(self._logs).remember(session or self.session, text, kind, refs, data, actor, tool, ts)
 
     def checkpoint(self, summary: str, covers: Sequence[str], session: str | None = None, actor: str = "agent",
                    tool: str = "checkpoint") -> dict[str, Any]:
-        return self._logs.checkpoint(session or self.session, summary, covers, actor, tool)
+        return self.sparse.on_disk(self._logs).checkpoint(session or self.session, summary, covers, actor, tool)
 
     def feedback(self, ref: str, outcome: str, note: str | None = None, actor: str = "agent", tool: str = "feedback", session: str | None = None) -> dict[str, Any]:
-        return self._logs.feedback(session or self.session, ref, outcome, note, actor, tool)
+        return self.sparse.on_disk(self._logs).feedback(session or self.session, ref, outcome, note, actor, tool)
 
     def write_skill(self, name: str, description: str | None, body: str | None, tags: Sequence[str] | None = None, related: Sequence[str] | None = None,
                     actor: str = "agent", new: bool = False, anchors: Sequence[str] | None = None, draft: bool = False, session: str | None = None) -> WriteResult:
-        return self._skills.write(name, description, body, tags, related, actor, new, anchors, draft, session or "")
+        return self.sparse.on_disk(self._skills).write(name, description, body, tags, related, actor, new, anchors, draft, session or "")
 
     def review(self, name: str, accept: bool, sha: str | None = None) -> str:
-        return self._skills.review(name, accept, sha)
+        return self.sparse.on_disk(self._skills).review(name, accept, sha)
 
     def skill_exists(self, name: str) -> bool:
         return self._skills.exists(name)

@@ -34,6 +34,7 @@ class Committed:
         self._intact: dict[str, tuple[str | None, int, int, bool]] = {}  # log -> (head, size, mtime_ns, prefix intact)
         self._lock = threading.Lock()
         self._incoming: dict[tuple[str, str], frozenset[bytes]] = {}  # (commit, log) -> its lines, of a merge under way
+        self._clean: dict[tuple[str, str], str] = {}  # (path, id of its bytes) -> the id git's conversion gives them
 
     def head(self) -> str | None:
         """The commit HEAD points at now (None on an unborn branch); forgets what it knew of an older HEAD."""
@@ -56,9 +57,29 @@ class Committed:
         return found
 
     def file(self, rel: str, data: bytes, head: str | None | object = _NOW) -> bool:
-        """Whether `data`, the file at `rel` now, is exactly what HEAD holds (`head`: one `head()` for many calls)."""
+        """Whether `data`, the file at `rel` now, is what HEAD holds as `git status` means it (`head`: one `head()` for
+        many calls): its very bytes (no git process: recall asks this of every hit), or else what git's conversion
+        makes of them: a clone with core.autocrlf=true checks skills out with CRLF, an LFS filter commits a pointer."""
         blob = self._entry(rel, self.head() if head is _NOW else head)  # type: ignore[arg-type]
-        return blob is not None and blob[0] == hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
+        if blob is None:
+            return False
+        raw = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()  # noqa: S324 - git's object id
+        return blob[0] == raw or self._cleaned(rel, data, raw) == blob[0]
+
+    def _cleaned(self, rel: str, data: bytes, raw: str) -> str:
+        """The blob id `git add` would give `data` (whose own id is `raw`) at `rel`: after line-ending conversion and
+        clean filters, as `rel`'s attributes and the config say; asked of git once per content (a person's edit in
+        progress differs from HEAD whatever git converts)."""
+        with self._lock:
+            known = self._clean.get((rel, raw))
+        if known is None:
+            done = self.git.run("hash-object", "--stdin", f"--path={rel}", stdin=data, check=False)
+            known = done.stdout.strip() if done.returncode == 0 else raw  # a filter that fails: the bytes as they are
+            with self._lock:
+                if len(self._clean) > 4096:
+                    self._clean.clear()
+                self._clean[(rel, raw)] = known
+        return known
 
     def rewritten(self, rel: str, data: bytes) -> str:
         """How an append-only file on disk (`data`) departs from its committed version, or '' when the committed bytes

@@ -61,6 +61,14 @@ def versions(git: Git, path: str) -> Iterator[tuple[str, str, bytes]]:
             yield commit, blob, git.read(blob)
 
 
+def checked_out(git: Git, path: str, blob: str) -> bytes:
+    """The bytes `git checkout` writes of `blob` at `path`: its line endings and smudge filters applied as the
+    attributes and config say (git may hold an LFS pointer where the disk holds the skill); the blob's own bytes when
+    git cannot convert it (an LFS object this clone lacks)."""
+    done = git.run("cat-file", "--filters", f"--path={path}", blob, stdin=b"", check=False)  # bytes in: bytes back
+    return done.stdout.encode("utf-8", "surrogateescape") if done.returncode == 0 else git.read(blob)
+
+
 def touching(git: Git, path: str) -> list[str]:
     """The commits of the memory branch that changed anything at `path`, newest first by commit date: the whole
     history, every side of each merge (git's default walk follows only a side the merge holds `path` as, and misses

@@ -214,7 +214,7 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     # it is starting does it too: the logs are left to the server past FIRST_LOOK_BYTES, the briefing says so.
     first_look = store.refresh(budget=FIRST_LOOK_BYTES).looked == "skills and loops"
     following.keep(store)  # a pull since the last session: what Claude Code and Codex load by themselves follows it
-    context = store.briefing() + ("\n- this clone's experience logs are being indexed for the first time (the server is doing it): "
+    context = (store.sparse.said() or store.briefing()) + ("\n- this clone's experience logs are being indexed for the first time (the server is doing it): "
                                   "recall may not find older records for a minute" if first_look else "")
     answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
     ours = {"claude-code": ".claude", "gemini-cli": ".gemini"}.get(store.config.harness)

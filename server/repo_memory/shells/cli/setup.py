@@ -42,6 +42,7 @@ def init(ctx: click.Context) -> None:
     (only those: your own edits to them stay yours); otherwise init lists them to commit with your code.
     """
     store = store_of(ctx)
+    store.sparse.check()  # the layout would be written where the sparse checkout leaves memory out
     mode = store.config.commit
     done, result = layout.set_up(store.config, store.commit_files)  # the demo's repository is set up so too
     for change in done.changes:

@@ -1,0 +1,60 @@
+"""A sparse checkout that leaves `.agents/` out: the team's memory is not on disk, so repo-memory says so with the fix
+(`git sparse-checkout add .agents`) instead of answering "No matches" and "All good", and writes nothing there (a
+commit of it cleared the skip-worktree bit, a later `git sparse-checkout reapply` deleted the log mid-session, and
+verify called the session's chain broken)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import git
+
+FIX = "git sparse-checkout add .agents"
+
+
+def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, capture_output=True, text=True)
+
+
+def sparse_clone(tmp_path: Path) -> Path:
+    origin = tmp_path / "origin"
+    (origin / "src").mkdir(parents=True)
+    git(origin, "init", "-q", "-b", "main")
+    (origin / "src/app.py").write_text("code\n", encoding="utf-8")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "init")
+    assert cli(origin, "init").returncode == 0
+    assert cli(origin, "skill", "new", "deploy", "-d", "How we deploy the api; use when deploying", "--body", "1. make deploy").returncode == 0
+    assert cli(origin, "log", "add", "The staging DB is read-only on Fridays", "-s", "ops").returncode == 0
+    work = tmp_path / "work"
+    git(tmp_path, "clone", "-q", str(origin), str(work))
+    git(work, "sparse-checkout", "set", "src")  # cone mode: the root's files and src/
+    assert not (work / ".agents").exists()
+    return work
+
+
+def test_memory_left_out_of_a_sparse_checkout_is_named_with_the_fix_and_never_written(tmp_path: Path):
+    work = sparse_clone(tmp_path)
+    search = cli(work, "search", "deploy")
+    assert search.returncode != 0 and FIX in search.stdout + search.stderr, search
+    doctor = cli(work, "doctor")
+    assert FIX in doctor.stdout and "All good" not in doctor.stdout, doctor.stdout
+    start = subprocess.run([sys.executable, "-m", "repo_memory", "hook", "session-start"], cwd=work, capture_output=True, text=True,
+                           input=json.dumps({"cwd": str(work), "session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}))
+    assert FIX in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"], start  # what the agent is shown first
+    init = cli(work, "init")
+    assert init.returncode != 0 and FIX in init.stdout + init.stderr, init
+    added = cli(work, "log", "add", "first here", "-s", "mine")
+    assert added.returncode != 0 and FIX in added.stdout + added.stderr, added
+    assert all(line.startswith("S ") for line in git(work, "ls-files", "-t", "--", ".agents").splitlines())  # no bit cleared
+    git(work, "sparse-checkout", "reapply")
+    assert not (work / ".agents").exists() and not git(work, "status", "--porcelain")
+    # the fix given
+    git(work, "sparse-checkout", "add", ".agents")
+    found = cli(work, "search", "deploy")
+    assert found.returncode == 0 and "deploy" in found.stdout, found
+    assert cli(work, "log", "add", "first here", "-s", "mine").returncode == 0
+    assert cli(work, "verify").returncode == 0, cli(work, "verify").stdout
