@@ -622,14 +622,14 @@ def test_setup_with_the_claude_code_plugin_enabled_adds_no_second_server_or_hook
     (home / ".claude").mkdir(parents=True)
     (home / ".claude/settings.json").write_text(json.dumps({"enabledPlugins": {"repo-memory@repo-memory": True}}), encoding="utf-8")
     doctor = runner.invoke(cli, ["--root", str(repo), "doctor"]).output
-    assert "recorded twice" in doctor and "settings.local.json" in doctor, doctor
+    assert "every hook runs twice" in doctor and "settings.local.json" in doctor, doctor
     out = run(runner, repo, "setup", "claude-code")
     assert "plugin repo-memory@repo-memory" in out and "claude plugin disable repo-memory@repo-memory" in out, out
     assert "Pending approval" not in out and "(plugin:repo-memory:repo-memory: ... ✔ Connected)" in out  # no .mcp.json to approve
     settings = json.loads(local.read_text(encoding="utf-8"))
     assert "hooks" not in settings  # the plugin brings them
     assert "mcp__plugin_repo-memory_repo-memory" in settings["permissions"]["allow"]  # its tools are still allowed
-    assert "recorded twice" not in runner.invoke(cli, ["--root", str(repo), "doctor"]).output
+    assert "runs twice" not in runner.invoke(cli, ["--root", str(repo), "doctor"]).output
     (repo / ".mcp.json").unlink()
     out = run(runner, repo, "setup", "claude-code", "--shared")
     assert "approved" not in out and "no hooks or tool permission (the plugin" in out, out

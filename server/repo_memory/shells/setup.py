@@ -116,7 +116,7 @@ def plugin_enabled(root: Path, claude_dir: Path) -> Path | None:
 
 def doubled_hooks(root: Path, claude_dir: Path) -> tuple[Path, list[str]] | None:
     """(the file enabling the plugin, the settings files holding setup's hooks too) when both would run: the two sets
-    send different payloads, so every tool call is recorded twice."""
+    run every hook twice (a tool call is recorded once: shells/deliveries.py)."""
     plugin = plugin_enabled(root, claude_dir)
     holding = [rel for rel in (LOCAL_FILE, ".claude/settings.json") if _our_hooks(root / rel)]
     return (plugin, holding) if plugin and holding else None
@@ -315,7 +315,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     plugin = None if remove else plugin_enabled(root, claude_dir or home / ".claude")
     if plugin:
         changes.append(f"note: the Claude Code plugin {PLUGIN} is enabled ({plugin}): it brings the server and the hooks, so "
-                       "setup adds neither (two sets of hooks record every tool call twice) and only allows its tools. To use "
+                       "setup adds neither (two sets of hooks run every hook twice) and only allows its tools. To use "
                        f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
     if team_mcp and not plugin:
         servers = mcp.setdefault("mcpServers", {})
