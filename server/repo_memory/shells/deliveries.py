@@ -1,4 +1,6 @@
-"""Hook deliveries: one event a harness delivered twice (two registrations of our hooks) told from two events."""
+"""Hook deliveries: one event a harness delivered twice (two registrations of our hooks) told from two events, and
+the tool calls Claude Code never delivered (its `mcp_tool` hook skipped while the server was not connected), read back
+from its transcript."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,24 @@ def claude_transcript(session: str) -> Path | None:
     with contextlib.suppress(OSError):
         return next(iter(projects.glob(f"*/{session}.jsonl")), None)
     return None
+
+
+def undelivered(transcript: Path, recorded: set[str]) -> Iterator[dict[str, Any]]:
+    """The PostToolUse input of each main-thread call in Claude Code's `transcript` that succeeded (PostToolUse fires for
+    no other) and whose id is not in `recorded`: the calls whose hook Claude Code skipped."""
+    calls: dict[str, dict[str, Any]] = {}
+    with contextlib.suppress(OSError), transcript.open("rb") as lines:
+        for raw in lines:
+            with contextlib.suppress(ValueError):
+                line = json.loads(raw)
+                content = line.get("message", {}).get("content") if isinstance(line, dict) and not line.get("isSidechain") else None
+                for block in [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []:
+                    if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and block["id"] not in recorded:
+                        calls[block["id"]] = {"session_id": line.get("sessionId"), "cwd": line.get("cwd"), "tool_use_id": block["id"],
+                                              "tool_name": block.get("name"), "tool_input": block.get("input")}
+                    elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls and not block.get("is_error"):
+                        done = calls.pop(block["tool_use_id"])
+                        yield {**done, "tool_response": line.get("toolUseResult", block.get("content"))}
 
 
 def forget_old(state_dir: Path) -> None:

@@ -313,13 +313,17 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Close the session's log with an end record (only when it recorded something not yet committed), then commit its
-    experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
-    closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
+    """Record the tool calls Claude Code's hooks never delivered, close the session's log with an end record (only when
+    it recorded something not yet committed), then commit its experience. A session whose hooks ran through its server
+    (mcp hooks) was committed by that server as the harness closed it, just before this hook: an end record would begin
+    a file and a commit of its own, for one bookkeeping line."""
     try:
-        last = [ln.record["id"] for ln in store.lines(store.session) if ln.record][-1:]
+        lines = [ln.record for ln in store.lines(store.session) if ln.record]
     except NotFoundError:
-        last = []
+        lines = []
+    if store.config.harness == "claude-code" and _record_undelivered(store, payload, lines):
+        lines = [ln.record for ln in store.lines(store.session) if ln.record]
+    last = [record["id"] for record in lines][-1:]
     if last and not all(view.committed for view in store.read(last[0]).records):
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
@@ -327,6 +331,18 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     store.flush(session=store.session)
     deliveries.forget_old(store.config.state_dir)
     return {}
+
+
+def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> int:
+    """Record the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook is skipped
+    while its server is not connected: still starting, or failed to), as that hook would have; how many."""
+    named = payload.get("transcript_path")
+    transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
+    recorded = {r["data"]["call_id"] for r in records if isinstance(r.get("data"), dict) and isinstance(r["data"].get("call_id"), str)}
+    missed = list(deliveries.undelivered(transcript, recorded)) if transcript else []
+    for call in missed:
+        post_tool(store, {**call, "session_id": store.session, "hook_event_name": "SessionEnd"})
+    return len(missed)
 
 
 def _pre_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

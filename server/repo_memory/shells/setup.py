@@ -69,12 +69,12 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     hook passing fewer fields than this version reads (`Stop (older input)`): an older `setup` wrote it (before
     PreToolUse, an agent's file tools could write the logs unchecked; before the Stop hook passed the transcript's
     path, two stops with the same words were taken for one; before PostToolUse passed a subagent's id, its calls were
-    recorded as the main thread's)."""
+    recorded as the main thread's; while PreToolUse called the server, a call before it connected went unchecked)."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS),
                         (".codex/hooks.json", CODEX_HOOKS), (".gemini/settings.json", GEMINI_HOOKS)):
         ours = _our_hooks(root / rel)
-        have = {event for event, _ in ours}
+        have = {event for event, h in ours if not (event == "PreToolUse" and h.get("type") == "mcp_tool")}  # skipped unconnected
         older = sorted({event for event, h in ours if h.get("type") == "mcp_tool" and event in hookcalls.TOOLS  # passes fewer fields
                         and not set(hookcalls.template(event)) <= set(h.get("input") or {})})
         lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in older]
@@ -186,7 +186,7 @@ def _group(event: str, handler: str, command: list[str], kind: str) -> dict[str,
     """The hook group setup writes for `event`: repo-memory's one hook, of `kind`, calling `command`."""
     # A shell runs it: a path with a space (or quote) in it must be quoted, or the hook runs its first word
     ours: dict[str, Any] = {"type": "command", "command": shlex.join([*command, "hook", handler])}
-    if kind == "mcp" and event in hookcalls.TOOLS:
+    if kind == "mcp" and event in hookcalls.SERVED:
         ours = {"type": "mcp_tool", "server": NAME, "tool": hookcalls.TOOLS[event], "input": hookcalls.template(event)}
     return {"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]}
 
