@@ -568,6 +568,22 @@ def test_doctor_says_when_an_older_setup_left_hooks_out(runner: CliRunner, repo:
     assert "older `setup`" not in run(runner, repo, "doctor")
 
 
+def test_doctor_says_when_an_older_setup_made_the_guard_wait_on_the_server(runner: CliRunner, repo: Path):
+    """An older `setup --hooks mcp` made PreToolUse an `mcp_tool` hook, which Claude Code skips while the server is
+    not connected: the agent's file tools wrote the logs unchecked; setup again makes it a command."""
+    run(runner, repo, "setup", "claude-code", "--hooks", "mcp")
+    settings = repo / ".claude/settings.local.json"
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    pre = data["hooks"]["PreToolUse"][0]["hooks"][0]
+    assert pre["type"] == "command" and pre["command"].endswith("hook pre-tool")
+    data["hooks"]["PreToolUse"][0]["hooks"][0] = {"type": "mcp_tool", "server": "repo-memory", "tool": "hook_pre_tool", "input": {}}
+    settings.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    out = run(runner, repo, "doctor")
+    assert "PreToolUse: an agent's own file tools can write the logs unchecked" in out and "setup claude-code` again" in out, out
+    run(runner, repo, "setup", "claude-code", "--hooks", "mcp")
+    assert "older `setup`" not in run(runner, repo, "doctor")
+
+
 def test_doctor_says_when_an_older_setup_wrote_a_hook_that_passes_less_than_it_needs(runner: CliRunner, repo: Path):
     """An `mcp_tool` Stop hook from before it passed the transcript's path cannot tell two stops with the same words
     apart, so a loop run was left running for good; the settings still held every event, and doctor said nothing."""

@@ -4,7 +4,9 @@ and Claude Code refuses a model's call to them ("No such tool available"); only 
 
 Claude Code substitutes `${path}` templates from the hook's input into the tool's arguments, objects as JSON text;
 `payload` turns them back into the hook input the handlers in shells/hooks.py expect. SessionStart and SessionEnd stay
-command hooks: Claude Code runs them before the server is connected and after it is closed.
+command hooks: Claude Code runs them before the server is connected and after it is closed. So does PreToolUse (the
+guard): Claude Code skips an `mcp_tool` hook whose server is not connected (still starting, or failed) and runs the
+tool unchecked; `hook_pre_tool` stays for the hooks an older setup wrote.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 # event -> the hidden tool that answers it, and the hook input fields it is called with
 TOOLS = {"PreToolUse": "hook_pre_tool", "PostToolUse": "hook_post_tool", "Stop": "hook_stop"}
 EVENTS = {tool: event for event, tool in TOOLS.items()}
+SERVED = ("PostToolUse", "Stop")  # what setup's `mcp` hooks send the server; a call it misses is recorded at session end
 HANDLER = {"PreToolUse": "pre-tool", "PostToolUse": "post-tool", "Stop": "stop"}
 FIELDS = {
     "PreToolUse": ("session_id", "cwd", "tool_name", "tool_input", "tool_use_id"),

@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import logging
 import os
 import re
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.formats import experience, harness_logs, refs
-from repo_memory.git.pending import SESSIONS_DIR, alive, harness_pid, note_session
+from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering
-from repo_memory.shells import hookcalls, pretool
+from repo_memory.shells import deliveries, hookcalls, pretool
 
 log = logging.getLogger("repo_memory")
-DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
 HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
 
 
@@ -69,8 +65,8 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     if event == "pre-tool":
         return pretool.answer(store.config, payload)
     try:
-        if event != "stop" and not first_delivery(store.config.state_dir, event, payload):
-            return {}  # the same hook registered twice (say in settings.json and settings.local.json): record it once
+        if event != "stop" and not deliveries.first_delivery(store.config.state_dir, event, payload):
+            return {}  # our hooks registered twice (settings.local.json and the plugin, say): record it once
         return HANDLERS[event](store, payload)
     except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
         log.warning("hook %s failed, letting the harness continue: %s", event, exc)
@@ -95,65 +91,6 @@ def _session(store: Store, payload: dict[str, Any]) -> str:
     return named if isinstance(named, str) and refs.SESSION.match(named) and named != store.config.session else store.session
 
 
-def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool:
-    """Whether this is the first delivery of this exact event: a harness runs every registration of a hook with the same
-    payload at the same moment, so a marker named by the payload's hash, created exclusively, lets exactly one through.
-    A marker older than DUPLICATE_WINDOW seconds is a past event that happened to look the same, not a duplicate.
-    The transcript's size tells apart two events that look the same a turn apart (an agent saying the same words at
-    two stops): the harness writes each turn to it before it runs the hooks."""
-    grown = _size(payload.get("transcript_path"))
-    digest = hashlib.sha256(json.dumps([event, payload, grown], sort_keys=True, default=str).encode()).hexdigest()[:40]
-    folder = state_dir / "hook-events"
-    folder.mkdir(parents=True, exist_ok=True)
-    marker = folder / digest
-    for _ in range(2):
-        try:
-            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
-            return True
-        except FileExistsError:
-            try:
-                if time.time() - marker.stat().st_mtime < DUPLICATE_WINDOW:
-                    return False
-                marker.unlink()
-            except FileNotFoundError:
-                pass
-    return False
-
-
-def _size(path: object) -> int:
-    try:
-        return os.stat(path).st_size if isinstance(path, str) and path else -1
-    except OSError:
-        return -1
-
-
-def _claude_transcript(session: str) -> Path | None:
-    """Claude Code's transcript of `session` ($CLAUDE_CONFIG_DIR or ~/.claude, projects/<folder>/<session>.jsonl)."""
-    if not refs.SESSION.match(session):
-        return None
-    projects = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
-    with contextlib.suppress(OSError):
-        return next(iter(projects.glob(f"*/{session}.jsonl")), None)
-    return None
-
-
-def _forget_old_deliveries(state_dir: Path) -> None:
-    """Markers of events delivered, and of tool calls whose PostToolUse never came (refused by another hook), over an hour old."""
-    horizon = time.time() - 3600
-    with contextlib.suppress(OSError):  # the sessions noted for harness processes that have ended
-        for entry in os.scandir(state_dir / SESSIONS_DIR):
-            pid, _, started = entry.name.partition("-")
-            if not (pid.isdigit() and started.isdigit() and alive(int(pid), int(started))):
-                with contextlib.suppress(OSError):
-                    os.unlink(entry.path)
-    for folder in ("hook-events", pretool.CALLS_DIR):
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(state_dir / folder):
-                with contextlib.suppress(OSError):
-                    if entry.stat().st_mtime < horizon:
-                        os.unlink(entry.path)
-
-
 def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """The Stop-hook loop driver: while this session's run is live, verify and block the stop with the next instruction.
 
@@ -176,10 +113,10 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     # apart by the transcript's size. An older setup's Stop hook passes no transcript_path: Claude Code's file for the
     # session is found, and failing that, how far the run has got tells them apart.
     told = dict(payload)
-    if _size(told.get("transcript_path")) < 0:
-        found = _claude_transcript(session)
+    if deliveries.size(told.get("transcript_path")) < 0:
+        found = deliveries.claude_transcript(session)
         told.update({"transcript_path": str(found)} if found else {"run": [run, state.iterations]})
-    if not first_delivery(store.config.state_dir, "stop", told):
+    if not deliveries.first_delivery(store.config.state_dir, "stop", told):
         return {}
     try:
         spec = engine.spec(state.loop)
@@ -376,20 +313,36 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Close the session's log with an end record (only when it recorded something not yet committed), then commit its
-    experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
-    closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
+    """Record the tool calls Claude Code's hooks never delivered, close the session's log with an end record (only when
+    it recorded something not yet committed), then commit its experience. A session whose hooks ran through its server
+    (mcp hooks) was committed by that server as the harness closed it, just before this hook: an end record would begin
+    a file and a commit of its own, for one bookkeeping line."""
     try:
-        last = [ln.record["id"] for ln in store.lines(store.session) if ln.record][-1:]
+        lines = [ln.record for ln in store.lines(store.session) if ln.record]
     except NotFoundError:
-        last = []
+        lines = []
+    if store.config.harness == "claude-code" and _record_undelivered(store, payload, lines):
+        lines = [ln.record for ln in store.lines(store.session) if ln.record]
+    last = [record["id"] for record in lines][-1:]
     if last and not all(view.committed for view in store.read(last[0]).records):
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
     store.flush(session=store.session)
-    _forget_old_deliveries(store.config.state_dir)
+    deliveries.forget_old(store.config.state_dir)
     return {}
+
+
+def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> int:
+    """Record the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook is skipped
+    while its server is not connected: still starting, or failed to), as that hook would have; how many."""
+    named = payload.get("transcript_path")
+    transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
+    recorded = {r["data"]["call_id"] for r in records if isinstance(r.get("data"), dict) and isinstance(r["data"].get("call_id"), str)}
+    missed = list(deliveries.undelivered(transcript, recorded)) if transcript else []
+    for call in missed:
+        post_tool(store, {**call, "session_id": store.session, "hook_event_name": "SessionEnd"})
+    return len(missed)
 
 
 def _pre_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

@@ -70,12 +70,12 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
     hook passing fewer fields than this version reads (`Stop (older input)`): an older `setup` wrote it (before
     PreToolUse, an agent's file tools could write the logs unchecked; before the Stop hook passed the transcript's
     path, two stops with the same words were taken for one; before PostToolUse passed a subagent's id, its calls were
-    recorded as the main thread's)."""
+    recorded as the main thread's; while PreToolUse called the server, a call before it connected went unchecked)."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS),
                         (".codex/hooks.json", CODEX_HOOKS), (".gemini/settings.json", GEMINI_HOOKS)):
         ours = _our_hooks(root / rel)
-        have = {event for event, _ in ours}
+        have = {event for event, h in ours if not (event == "PreToolUse" and h.get("type") == "mcp_tool")}  # skipped unconnected
         older = sorted({event for event, h in ours if h.get("type") == "mcp_tool" and event in hookcalls.TOOLS  # passes fewer fields
                         and not set(hookcalls.template(event)) <= set(h.get("input") or {})})
         lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in older]
@@ -101,7 +101,7 @@ def harness_of(rel: str) -> str:
 
 def doubled_hooks(root: Path, claude_dir: Path) -> tuple[Path, list[str]] | None:
     """(the file enabling the plugin, the settings files holding setup's hooks too) when both would run: the two sets
-    send different payloads, so every tool call is recorded twice."""
+    run every hook twice (a tool call is recorded once: shells/deliveries.py)."""
     plugin = plugin_enabled(root, claude_dir)
     holding = [rel for rel in (LOCAL_FILE, ".claude/settings.json") if _our_hooks(root / rel)]
     return (plugin, holding) if plugin and holding else None
@@ -171,7 +171,7 @@ def _group(event: str, handler: str, command: list[str], kind: str) -> dict[str,
     """The hook group setup writes for `event`: repo-memory's one hook, of `kind`, calling `command`."""
     # A shell runs it: a path with a space (or quote) in it must be quoted, or the hook runs its first word
     ours: dict[str, Any] = {"type": "command", "command": shlex.join([*command, "hook", handler])}
-    if kind == "mcp" and event in hookcalls.TOOLS:
+    if kind == "mcp" and event in hookcalls.SERVED:
         ours = {"type": "mcp_tool", "server": NAME, "tool": hookcalls.TOOLS[event], "input": hookcalls.template(event)}
     return {"matcher": MATCHERS.get(event, ""), "hooks": [{**ours, "timeout": TIMEOUTS.get(event, 10)}]}
 
@@ -300,7 +300,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     plugin = None if remove else plugin_enabled(root, claude_dir or home / ".claude")
     if plugin:
         changes.append(f"note: the Claude Code plugin {PLUGIN} is enabled ({plugin}): it brings the server and the hooks, so "
-                       "setup adds neither (two sets of hooks record every tool call twice) and only allows its tools. To use "
+                       "setup adds neither (two sets of hooks run every hook twice) and only allows its tools. To use "
                        f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
     if team_mcp and not plugin:
         servers = mcp.setdefault("mcpServers", {})

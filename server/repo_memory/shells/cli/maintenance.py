@@ -232,8 +232,8 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
                                 "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
     if doubled := attaching.doubled_hooks(store.root, memories.homes().claude):
         findings.append(checks.Finding("warning", doubled[1][0], f"repo-memory's hooks are in {', '.join(doubled[1])} and the "
-                                       f"Claude Code plugin {attaching.PLUGIN} ({doubled[0]}) brings its own: every tool call is "
-                                       "recorded twice", "Run `repo-memory setup claude-code` again: with the plugin enabled it "
+                                       f"Claude Code plugin {attaching.PLUGIN} ({doubled[0]}) brings its own: every hook runs "
+                                       "twice", "Run `repo-memory setup claude-code` again: with the plugin enabled it "
                                        f"takes its own hooks out; or `claude plugin disable {attaching.PLUGIN}` to keep setup's."))
     from repo_memory.shells import codex
 

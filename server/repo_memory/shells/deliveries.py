@@ -1,0 +1,110 @@
+"""Hook deliveries: one event a harness delivered twice (two registrations of our hooks) told from two events, and
+the tool calls Claude Code never delivered (its `mcp_tool` hook skipped while the server was not connected), read back
+from its transcript."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from repo_memory.formats import refs
+from repo_memory.git.pending import SESSIONS_DIR, alive
+from repo_memory.shells import hookcalls, pretool
+
+DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
+EVENT_NAMES = {handler: event for event, handler in hookcalls.HANDLER.items()}
+
+
+def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool:
+    """Whether this is the first delivery of this event: a harness runs every registration of a hook at the same moment,
+    so a marker named by what identifies the event, created exclusively, lets exactly one through. A marker older than
+    DUPLICATE_WINDOW seconds is a past event that happened to look the same, not a duplicate."""
+    digest = hashlib.sha256(json.dumps(identity(event, payload), sort_keys=True, default=str).encode()).hexdigest()[:40]
+    folder = state_dir / "hook-events"
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / digest
+    for _ in range(2):
+        try:
+            os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - marker.stat().st_mtime < DUPLICATE_WINDOW:
+                    return False
+                marker.unlink()
+            except FileNotFoundError:
+                pass
+    return False
+
+
+def identity(event: str, payload: dict[str, Any]) -> list[Any]:
+    """What is the same in every registration's delivery of one event, and differs between two events. A command hook
+    gets the harness's whole input, an `mcp_tool` hook the fields it names (hookcalls.FIELDS): so a tool call is its
+    session and the harness's id of the call, and any other event those fields, plus the transcript's size, which tells
+    apart two events that look the same a turn apart (an agent saying the same words at two stops: the harness writes
+    each turn to it before it runs the hooks)."""
+    call = payload.get("tool_use_id")
+    if isinstance(call, str) and call:
+        return [event, payload.get("session_id"), call]
+    fields = hookcalls.FIELDS.get(EVENT_NAMES.get(event, ""))
+    shared = {k: v for k, v in payload.items() if fields is None or (k in fields and v not in ("", None)) or k == "run"}
+    return [event, shared, size(payload.get("transcript_path"))]
+
+
+def size(path: object) -> int:
+    """The size of the file at `path` (-1 when there is none)."""
+    try:
+        return os.stat(path).st_size if isinstance(path, str) and path else -1
+    except OSError:
+        return -1
+
+
+def claude_transcript(session: str) -> Path | None:
+    """Claude Code's transcript of `session` ($CLAUDE_CONFIG_DIR or ~/.claude, projects/<folder>/<session>.jsonl)."""
+    if not refs.SESSION.match(session):
+        return None
+    projects = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    with contextlib.suppress(OSError):
+        return next(iter(projects.glob(f"*/{session}.jsonl")), None)
+    return None
+
+
+def undelivered(transcript: Path, recorded: set[str]) -> Iterator[dict[str, Any]]:
+    """The PostToolUse input of each main-thread call in Claude Code's `transcript` that succeeded (PostToolUse fires for
+    no other) and whose id is not in `recorded`: the calls whose hook Claude Code skipped."""
+    calls: dict[str, dict[str, Any]] = {}
+    with contextlib.suppress(OSError), transcript.open("rb") as lines:
+        for raw in lines:
+            with contextlib.suppress(ValueError):
+                line = json.loads(raw)
+                content = line.get("message", {}).get("content") if isinstance(line, dict) and not line.get("isSidechain") else None
+                for block in [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []:
+                    if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and block["id"] not in recorded:
+                        calls[block["id"]] = {"session_id": line.get("sessionId"), "cwd": line.get("cwd"), "tool_use_id": block["id"],
+                                              "tool_name": block.get("name"), "tool_input": block.get("input")}
+                    elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls and not block.get("is_error"):
+                        done = calls.pop(block["tool_use_id"])
+                        yield {**done, "tool_response": line.get("toolUseResult", block.get("content"))}
+
+
+def forget_old(state_dir: Path) -> None:
+    """Markers of events delivered, and of tool calls whose PostToolUse never came (refused by another hook), over an hour old."""
+    horizon = time.time() - 3600
+    with contextlib.suppress(OSError):  # the sessions noted for harness processes that have ended
+        for entry in os.scandir(state_dir / SESSIONS_DIR):
+            pid, _, started = entry.name.partition("-")
+            if not (pid.isdigit() and started.isdigit() and alive(int(pid), int(started))):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+    for folder in ("hook-events", pretool.CALLS_DIR):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(state_dir / folder):
+                with contextlib.suppress(OSError):
+                    if entry.stat().st_mtime < horizon:
+                        os.unlink(entry.path)
