@@ -221,3 +221,19 @@ def test_reading_a_drafts_skill_file_is_answered_with_a_word_that_it_is_not_revi
     (repo / ".agents/skills/deploy").rename(repo / "vendor/deploy")
     (repo / ".agents/skills/deploy").symlink_to(repo / "vendor/deploy")  # a linked skill folder: read by the path of the link
     assert "do not follow" in json.dumps(after("deploy", "read again, through the link"))
+
+
+def test_setup_gemini_in_a_subfolder_says_gemini_reads_the_settings_only_where_it_starts(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """Gemini CLI reads `.gemini/settings.json` only in the folder it starts in (no walking up): started in `web/`, it
+    has no repo-memory, so setup run there must not promise that `gemini mcp list` there says Connected."""
+    (repo / "web").mkdir()
+    monkeypatch.chdir(repo / "web")
+    done = CliRunner().invoke(cli, ["setup", "gemini"], catch_exceptions=False)
+    assert done.exit_code == 0 and (repo / ".gemini/settings.json").is_file(), done.output
+    assert f"start `gemini` in {repo}" in done.output, done.output
+    assert f"Check it: cd {repo} && gemini mcp list" in done.output, done.output
+    assert "gemini mcp add --scope user" in done.output, done.output  # the way to have the tools in a subfolder
+    monkeypatch.chdir(repo)
+    at_root = setup_gemini(repo)
+    assert "Check it: gemini mcp list" in at_root and "start `gemini` in" in at_root, at_root
+

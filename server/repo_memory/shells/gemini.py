@@ -86,6 +86,7 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
     if not remove and not on_path():
         changes.append(_not_on_path("Gemini CLI cannot start the server and its hooks fail (they call it by name)"))
     if not remove:
-        changes.append("note: Gemini CLI starts a project's servers and runs its hooks only in a folder you trusted: open "
-                       "`gemini` here once and trust the folder (it then warns once about the new hooks and runs them)")
+        changes.append(f"note: Gemini CLI reads .gemini/settings.json only in the folder it starts in, and starts a project's "
+                       f"servers and runs its hooks only in a folder you trusted: start `gemini` in {root} (in a subfolder it "
+                       "has no repo-memory) and trust the folder once (it then warns once about the new hooks and runs them)")
     return changes

@@ -237,7 +237,13 @@ def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) ->
         attaching.tidy(store.root)
     if not remove:
         _init_note(store)
-        click.echo("Check it: gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) - Connected)")
+        here = Path.cwd().resolve() != store.root.resolve()  # Gemini CLI reads no project settings above where it starts
+        if here:
+            click.echo(f"note: started in {Path.cwd()}, Gemini CLI has no repo-memory. For the tools alone in any subfolder (no "
+                       "briefing, records or guard: those hooks live in the project's file): `gemini mcp add --scope user "
+                       "--trust repo-memory repo-memory serve` (it serves the repository of the folder gemini starts in)")
+        click.echo(f"Check it: {f'cd {store.root} && ' if here else ''}gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) "
+                   "- Connected)")
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
