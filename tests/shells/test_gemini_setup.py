@@ -237,3 +237,26 @@ def test_setup_gemini_in_a_subfolder_says_gemini_reads_the_settings_only_where_i
     at_root = setup_gemini(repo)
     assert "Check it: gemini mcp list" in at_root and "start `gemini` in" in at_root, at_root
 
+
+def test_uninstall_names_the_gemini_entries_that_still_start_repo_memory_here(repo: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    setup_gemini(repo)
+    git(repo, "add", ".gemini/settings.json")
+    git(repo, "commit", "-q", "-m", "gemini for the team")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert "detached from this clone" not in last and "still" in last and str(repo / ".gemini/settings.json") in last, out
+    assert "uninstall --team" in last, last
+    user = home / ".gemini/settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"mcpServers": {"repo-memory": MCP_ADD}}), encoding="utf-8")  # gemini mcp add --scope user
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--team", "--global"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert str(user) in last and "gemini mcp remove --scope user repo-memory" in last, out
+    assert str(repo / ".gemini") not in last, last
+    user.write_text("{}", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    assert out.strip().splitlines()[-1].startswith("repo-memory is detached from this clone"), out
+

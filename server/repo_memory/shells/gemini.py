@@ -90,3 +90,18 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
                        f"servers and runs its hooks only in a folder you trusted: start `gemini` in {root} (in a subfolder it "
                        "has no repo-memory) and trust the folder once (it then warns once about the new hooks and runs them)")
     return changes
+
+
+def still_serving(root: Path, home: Path) -> list[str]:
+    """The Gemini CLI settings that still start repo-memory in `root` after an undo, each with how to take it out: the
+    project's file (the team's, kept), and a user-scope entry (`gemini mcp add --scope user`, every folder)."""
+    serving = []
+    for path, how in ((root / FILE, "the team's file: `repo-memory uninstall --team` takes it out, commit that"),
+                      (home / FILE, f"`gemini mcp remove --scope user {NAME}`")):
+        try:
+            settings = load(path)[0]
+        except (OSError, SettingsError):
+            continue
+        if isinstance(servers := settings.get("mcpServers"), dict) and NAME in servers:
+            serving.append(f"the {NAME} entry{' and hooks' if _hooks_in(settings) else ''} in {path} ({how})")
+    return serving

@@ -327,25 +327,29 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
     if not dry_run:
-        click.echo(_detached(Path.home()) if not everywhere else DETACHED)
+        click.echo(_detached(Path.home(), everywhere, gemini.still_serving(root, Path.home())))
 
 
 DETACHED = "repo-memory is detached from this clone; .agents/ (your memory) and its git history stay."
 
 
-def _detached(home: Path) -> str:
-    """uninstall's last line: detached, unless an entry that serves every repository still serves this one."""
+def _detached(home: Path, everywhere: bool = False, gemini: list[str] | None = None) -> str:
+    """uninstall's last line: detached, unless an entry that serves every repository (none after --global), or a
+    Gemini CLI settings file (`gemini`: shells/gemini.still_serving), still serves this one."""
     from repo_memory.shells import codex, personal
 
     serving = []
-    if (config := codex.serving_entry(home)) is not None:
+    if not everywhere and (config := codex.serving_entry(home)) is not None:
         serving.append(f"[mcp_servers.{codex.NAME}] in {config} (Codex; or `repo-memory setup codex --remove --global`)")
-    state = personal.claude_state(home / ".claude.json")
+    state = None if everywhere else personal.claude_state(home / ".claude.json")
     if state and codex.NAME in (state.get("mcpServers") or {}):
         serving.append(f"Claude Code's user-scope entry in {home / '.claude.json'} (or `repo-memory setup claude-code --scope "
                        "user --remove`)")
-    if not serving:
+    said = [f"repo-memory still serves this clone through {' and '.join(serving)}, an entry that serves every repository: "
+            "sessions here still get its tools and write .agents/ here; `repo-memory uninstall --global` removes that too."
+            ] if serving else []
+    if gemini:  # with the hooks: the briefing, the records, a memory commit when a session ends
+        said.append(f"Gemini CLI sessions here still start repo-memory, through {' and '.join(gemini)}.")
+    if not said:
         return DETACHED
-    return (f"repo-memory still serves this clone through {' and '.join(serving)}, an entry that serves every repository: "
-            "sessions here still get its tools and write .agents/ here; `repo-memory uninstall --global` removes that too. "
-            "The rest is gone from this clone; .agents/ (your memory) and its git history stay.")
+    return " ".join(said) + " The rest is gone from this clone; .agents/ (your memory) and its git history stay."
