@@ -260,3 +260,29 @@ def test_uninstall_names_the_gemini_entries_that_still_start_repo_memory_here(re
     out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
     assert out.strip().splitlines()[-1].startswith("repo-memory is detached from this clone"), out
 
+
+def test_setup_gemini_keeps_what_you_set_in_your_own_entry_says_so_and_remove_puts_it_back(repo: Path):
+    """An entry made with `gemini mcp add -e … --timeout …` (a path, an env, a timeout): setup calls repo-memory by
+    name as a team file needs, keeps the env and timeout, says what it changed (also in a dry run), and `--remove`
+    puts the file back as it was before setup, byte for byte."""
+    settings = repo / ".gemini/settings.json"
+    settings.parent.mkdir()
+    yours = {"command": "/opt/rm/bin/repo-memory", "args": ["serve"], "env": {"REPO_MEMORY_ROOT": str(repo)}, "timeout": 30000,
+             "trust": True}
+    text = json.dumps({"mcpServers": {"repo-memory": yours}}, indent=2) + "\n"
+    settings.write_text(text, encoding="utf-8")
+    dry = setup_gemini(repo, "--dry-run")
+    assert "your repo-memory server entry" in dry and "/opt/rm/bin/repo-memory" in dry and "env, timeout" in dry, dry
+    assert settings.read_text(encoding="utf-8") == text
+    out = setup_gemini(repo)
+    assert "your repo-memory server entry" in out, out
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
+    assert entry == {**MCP_ADD, "env": yours["env"], "timeout": 30000}, entry
+    assert "your repo-memory server entry" not in setup_gemini(repo)  # nothing more to change
+    removed = setup_gemini(repo, "--remove")
+    assert "kept your own repo-memory server entry: put back as it was before setup" in removed, removed
+    assert "took repo-memory out" not in removed, removed
+    assert settings.read_text(encoding="utf-8") == text
+    setup_gemini(repo)
+    CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False)
+    assert settings.read_text(encoding="utf-8") == text  # uninstall puts it back too
