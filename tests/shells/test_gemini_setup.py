@@ -221,3 +221,68 @@ def test_reading_a_drafts_skill_file_is_answered_with_a_word_that_it_is_not_revi
     (repo / ".agents/skills/deploy").rename(repo / "vendor/deploy")
     (repo / ".agents/skills/deploy").symlink_to(repo / "vendor/deploy")  # a linked skill folder: read by the path of the link
     assert "do not follow" in json.dumps(after("deploy", "read again, through the link"))
+
+
+def test_setup_gemini_in_a_subfolder_says_gemini_reads_the_settings_only_where_it_starts(repo: Path, monkeypatch: pytest.MonkeyPatch):
+    """Gemini CLI reads `.gemini/settings.json` only in the folder it starts in (no walking up): started in `web/`, it
+    has no repo-memory, so setup run there must not promise that `gemini mcp list` there says Connected."""
+    (repo / "web").mkdir()
+    monkeypatch.chdir(repo / "web")
+    done = CliRunner().invoke(cli, ["setup", "gemini"], catch_exceptions=False)
+    assert done.exit_code == 0 and (repo / ".gemini/settings.json").is_file(), done.output
+    assert f"start `gemini` in {repo}" in done.output, done.output
+    assert f"Check it: cd {repo} && gemini mcp list" in done.output, done.output
+    assert "gemini mcp add --scope user" in done.output, done.output  # the way to have the tools in a subfolder
+    monkeypatch.chdir(repo)
+    at_root = setup_gemini(repo)
+    assert "Check it: gemini mcp list" in at_root and "start `gemini` in" in at_root, at_root
+
+
+def test_uninstall_names_the_gemini_entries_that_still_start_repo_memory_here(repo: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    setup_gemini(repo)
+    git(repo, "add", ".gemini/settings.json")
+    git(repo, "commit", "-q", "-m", "gemini for the team")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert "detached from this clone" not in last and "still" in last and str(repo / ".gemini/settings.json") in last, out
+    assert "uninstall --team" in last, last
+    user = home / ".gemini/settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"mcpServers": {"repo-memory": MCP_ADD}}), encoding="utf-8")  # gemini mcp add --scope user
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--team", "--global"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert str(user) in last and "gemini mcp remove --scope user repo-memory" in last, out
+    assert str(repo / ".gemini") not in last, last
+    user.write_text("{}", encoding="utf-8")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    assert out.strip().splitlines()[-1].startswith("repo-memory is detached from this clone"), out
+
+
+def test_setup_gemini_keeps_what_you_set_in_your_own_entry_says_so_and_remove_puts_it_back(repo: Path):
+    """An entry made with `gemini mcp add -e … --timeout …` (a path, an env, a timeout): setup calls repo-memory by
+    name as a team file needs, keeps the env and timeout, says what it changed (also in a dry run), and `--remove`
+    puts the file back as it was before setup, byte for byte."""
+    settings = repo / ".gemini/settings.json"
+    settings.parent.mkdir()
+    yours = {"command": "/opt/rm/bin/repo-memory", "args": ["serve"], "env": {"REPO_MEMORY_ROOT": str(repo)}, "timeout": 30000,
+             "trust": True}
+    text = json.dumps({"mcpServers": {"repo-memory": yours}}, indent=2) + "\n"
+    settings.write_text(text, encoding="utf-8")
+    dry = setup_gemini(repo, "--dry-run")
+    assert "your repo-memory server entry" in dry and "/opt/rm/bin/repo-memory" in dry and "env, timeout" in dry, dry
+    assert settings.read_text(encoding="utf-8") == text
+    out = setup_gemini(repo)
+    assert "your repo-memory server entry" in out, out
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
+    assert entry == {**MCP_ADD, "env": yours["env"], "timeout": 30000}, entry
+    assert "your repo-memory server entry" not in setup_gemini(repo)  # nothing more to change
+    removed = setup_gemini(repo, "--remove")
+    assert "kept your own repo-memory server entry: put back as it was before setup" in removed, removed
+    assert "took repo-memory out" not in removed, removed
+    assert settings.read_text(encoding="utf-8") == text
+    setup_gemini(repo)
+    CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False)
+    assert settings.read_text(encoding="utf-8") == text  # uninstall puts it back too

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -108,6 +110,18 @@ async def test_skill_write_creates_a_draft_that_recall_then_finds(seeded: Store,
         hits = (await call(client, "recall", query="flaky test"))["hits"]
     assert hits[0]["id"] == "skill:flaky-tests" and hits[0]["status"] == "draft"
     assert (repo / ".agents/skills/flaky-tests/SKILL.md").is_file()
+
+
+async def test_skill_write_names_the_sha_its_accept_line_wants_apart_from_the_files_hash(seeded: Store, repo: Path):
+    """The reply's `sha256` is SKILL.md's hash (as `read` gives it); the accept line it prints takes the folder's review
+    sha, which the reply names as `review_sha`: the person copying one sees which is which."""
+    async with Client(server.build(seeded)) as client:
+        written = await call(client, "skill_write", name="flaky-tests", description="Chase a flaky test.", body="Rerun it 20 times.")
+        again = await call(client, "skill_write", name="flaky-tests", description="Chase a flaky test.")  # unchanged
+    accept = re.search(r"repo-memory accept flaky-tests --sha ([0-9a-f]{12})", " ".join(written["warnings"]))
+    assert accept and written["review_sha"].startswith(accept.group(1)), written
+    assert written["review_sha"] == seeded.fingerprint("flaky-tests") == again["review_sha"] != written["sha256"]
+    assert written["sha256"] == hashlib.sha256((repo / ".agents/skills/flaky-tests/SKILL.md").read_bytes()).hexdigest()
 
 
 async def test_bad_input_is_an_error_result_that_says_what_to_do(seeded: Store, repo: Path):

@@ -34,7 +34,8 @@ ACTORS = ("human", "agent")
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What a skill write did."""
+    """What a skill write did: `sha256` is of SKILL.md's bytes (as `read` gives it), `review_sha` the version of the skill's
+    folder that `repo-memory accept NAME --sha` takes (its first 12 digits are enough)."""
 
     id: str
     path: str
@@ -43,6 +44,7 @@ class WriteResult:
     sha256: str
     warnings: list[str]
     commit: str = ""  # where the write stands with respect to git, filled in by the shell that reports it
+    review_sha: str = ""
 
 
 class Skillbook:
@@ -173,7 +175,8 @@ class Skillbook:
             data = text.encode("utf-8")
             if not created and data == disk.read_safely(path):  # nothing to write, commit or review
                 return WriteResult(id=f"skill:{name}", path=rel, created=False, status=skills.parse(data, rel, SKILLS_DIR).status,
-                                   sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."])
+                                   sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."],
+                                   review_sha=self.fingerprint(name))
             disk.write_atomic(path, data)
             offered = offering.settle(self.root, SKILLS_DIR, name)  # a draft: Codex must not list it by itself either
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
@@ -189,7 +192,7 @@ class Skillbook:
         if suggested:
             warnings.append(f"The text mentions code: pass anchors={suggested[:5]} to be told when it changes.")
         return WriteResult(id=f"skill:{name}", path=rel, created=created, status=status, sha256=hashlib.sha256(data).hexdigest(),
-                           warnings=warnings)
+                           warnings=warnings, review_sha=self.fingerprint(name))
 
     def _new(self, name: str, description: str, body: str, tags: Sequence[str] | None, related: Sequence[str] | None,
              pinned: dict[str, str] | None, status: str, actor: str, new: bool, warnings: list[str]) -> str:

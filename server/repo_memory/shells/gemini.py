@@ -15,6 +15,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from repo_memory.config import Config
+from repo_memory.guards import disk
 from repo_memory.shells.setup import (BY_NAME, GEMINI_HOOKS, SettingsError, _hooks_in, _load_json, _not_on_path, _write_json,
                                       merge_hooks, on_path)
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
@@ -24,6 +26,9 @@ SERVER = {"command": NAME, "args": ["serve"], "trust": True}  # as `gemini mcp a
 # BeforeTool runs before the tools that change files or load a skill by themselves, anchored: Gemini searches the
 # pattern anywhere in a tool's name, so `replace` alone would match an MCP tool named `…_replace_all` too
 MATCHERS = {"BeforeTool": "^(write_file|replace|run_shell_command|activate_skill)$", "AfterTool": "*"}
+BARE = {k: v for k, v in SERVER.items() if k != "trust"}  # as an older setup wrote it
+OWNED = {"command", "args", "trust", "url", "httpUrl", "tcp", "type"}  # how Gemini starts the server: setup's to say
+ENTRY_NOTE = "gemini-entry.json"  # in the checkout's state folder: the person's own entry setup changed, to put back
 COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)  # a string (kept), or a comment
 TIMEOUTS = {"SessionEnd": 30_000}  # milliseconds; Gemini does not wait for SessionEnd, so the commit has its time
 
@@ -62,12 +67,17 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
     before = json.loads(json.dumps(settings))
     mine = remove and undo.exactly(FILE)
     servers = settings.setdefault("mcpServers", {})
-    if mine and NAME in servers and servers[NAME] not in (SERVER, {k: v for k, v in SERVER.items() if k != "trust"}):
+    note = Config.load(root).state_dir / ENTRY_NOTE
+    noted = _noted(note) if remove else None
+    restored = noted is not None and servers.get(NAME) == noted["wrote"]
+    if noted and restored:
+        servers[NAME] = noted["was"]
+    elif mine and NAME in servers and servers[NAME] not in (SERVER, BARE):
         changes.append(kept(path, "the repo-memory server entry", undo.again))
     elif remove:
         servers.pop(NAME, None)
     else:
-        servers[NAME] = dict(SERVER)
+        changes += _entry(servers, path, note, dry_run)
     if not servers:
         settings.pop("mcpServers")
     settings = merge_hooks(settings, GEMINI_HOOKS, BY_NAME, remove, exact=mine, shape=hook_group)
@@ -77,8 +87,17 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
         wanted = {"mcpServers": {NAME: SERVER}, "hooks": {e: [hook_group(e, h, BY_NAME, "command")] for e, h in GEMINI_HOOKS}}
         raise SettingsError(f"{path} has comments, which Gemini CLI reads but repo-memory would lose by writing it; nothing was "
                             f"changed. {'Take out of it by hand' if remove else 'Add to it by hand'}: {json.dumps(wanted, indent=2)}")
-    if not commented:
-        _write_json(path, settings, dry_run, changes, "server and hooks removed" if remove else "server and hooks installed (by name)")
+    if noted and not dry_run:
+        note.unlink()
+    if noted and restored:
+        changes.append(f"{path}: kept your own repo-memory server entry: put back as it was before setup"
+                       + (" (dry run, not written)" if dry_run else ""))
+    if noted and restored and json.loads(noted["text"] or "{}") == settings:  # nothing else changed since: the file as it was
+        if not dry_run:
+            disk.write_atomic(path, noted["text"].encode())
+    elif not commented:
+        _write_json(path, settings, dry_run, changes, "hooks removed" if restored else "server and hooks removed" if remove
+                    else "server and hooks installed (by name)")
     else:
         changes.append(f"{path}: already up to date")
     if not remove and not dry_run:
@@ -86,6 +105,50 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
     if not remove and not on_path():
         changes.append(_not_on_path("Gemini CLI cannot start the server and its hooks fail (they call it by name)"))
     if not remove:
-        changes.append("note: Gemini CLI starts a project's servers and runs its hooks only in a folder you trusted: open "
-                       "`gemini` here once and trust the folder (it then warns once about the new hooks and runs them)")
+        changes.append(f"note: Gemini CLI reads .gemini/settings.json only in the folder it starts in, and starts a project's "
+                       f"servers and runs its hooks only in a folder you trusted: start `gemini` in {root} (in a subfolder it "
+                       "has no repo-memory) and trust the folder once (it then warns once about the new hooks and runs them)")
     return changes
+
+
+def _entry(servers: dict[str, Any], path: Path, note: Path, dry_run: bool) -> list[str]:
+    """Put setup's server entry in `servers`; in place of the person's own, keep what they set that setup does not own
+    (env, timeout, …) and note theirs, with the file, in `note` for an undo to put back. What it says it changed."""
+    yours = servers.get(NAME)
+    ours = {**SERVER, **{k: v for k, v in yours.items() if k not in OWNED}} if isinstance(yours, dict) else dict(SERVER)
+    servers[NAME] = ours
+    if not isinstance(yours, dict) or yours in (SERVER, BARE, ours):
+        return []
+    if not dry_run:
+        text = path.read_text(encoding="utf-8")
+        disk.write_atomic(note, (json.dumps({"was": yours, "wrote": ours, "text": text}, indent=2) + "\n").encode())
+    ran = shlex.join([str(yours.get("command") or yours.get("httpUrl") or yours.get("url")), *map(str, yours.get("args") or [])])
+    changed = ", ".join(sorted(k for k in OWNED if yours.get(k) != ours.get(k)))
+    keeping = ", ".join(k for k in ours if k not in OWNED)
+    return [f"{path}: your repo-memory server entry ran `{ran}`: setup set its {changed} to start `repo-memory serve` by "
+            f"name, as a team file must{f', and kept your {keeping}' if keeping else ''}; `repo-memory setup gemini --remove` "
+            "puts yours back" + (" (dry run, not written)" if dry_run else "")]
+
+
+def _noted(note: Path) -> dict[str, Any] | None:
+    """The person's own entry setup changed (`_entry`'s note), None when there is none."""
+    try:
+        noted = json.loads(note.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return noted if isinstance(noted, dict) and {"was", "wrote", "text"} <= noted.keys() else None
+
+
+def still_serving(root: Path, home: Path) -> list[str]:
+    """The Gemini CLI settings that still start repo-memory in `root` after an undo, each with how to take it out: the
+    project's file (the team's, kept), and a user-scope entry (`gemini mcp add --scope user`, every folder)."""
+    serving = []
+    for path, how in ((root / FILE, "the team's file: `repo-memory uninstall --team` takes it out, commit that"),
+                      (home / FILE, f"`gemini mcp remove --scope user {NAME}`")):
+        try:
+            settings = load(path)[0]
+        except (OSError, SettingsError):
+            continue
+        if isinstance(servers := settings.get("mcpServers"), dict) and NAME in servers:
+            serving.append(f"the {NAME} entry{' and hooks' if _hooks_in(settings) else ''} in {path} ({how})")
+    return serving

@@ -238,7 +238,13 @@ def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) ->
         attaching.tidy(store.root)
     if not remove:
         _init_note(store)
-        click.echo("Check it: gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) - Connected)")
+        here = Path.cwd().resolve() != store.root.resolve()  # Gemini CLI reads no project settings above where it starts
+        if here:
+            click.echo(f"note: started in {Path.cwd()}, Gemini CLI has no repo-memory. For the tools alone in any subfolder (no "
+                       "briefing, records or guard: those hooks live in the project's file): `gemini mcp add --scope user "
+                       "--trust repo-memory repo-memory serve` (it serves the repository of the folder gemini starts in)")
+        click.echo(f"Check it: {f'cd {store.root} && ' if here else ''}gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) "
+                   "- Connected)")
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
@@ -324,15 +330,15 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     if dry_run:
         click.echo("Dry run: nothing was changed." if shown else "Dry run: nothing to change.")
     if not dry_run:
-        click.echo(_detached(Path.home(), root, memories.homes().claude))
+        click.echo(_detached(Path.home(), root, memories.homes().claude, gemini.still_serving(root, Path.home())))
 
 
 DETACHED = "repo-memory is detached from this clone; .agents/ (your memory) and its git history stay."
 
 
-def _detached(home: Path, root: Path, claude_dir: Path) -> str:
+def _detached(home: Path, root: Path, claude_dir: Path, gemini: list[str] | None = None) -> str:
     """uninstall's last line: detached, unless something still serves this clone: an entry that serves every
-    repository, or the Claude Code plugin enabled for it."""
+    repository, the Claude Code plugin enabled for it, or a Gemini CLI settings file (`gemini`: gemini.still_serving)."""
     from repo_memory.shells import codex, personal, plugin
 
     serving = [f"{found} (or `repo-memory uninstall --global`)" if "--scope user" in found else found
@@ -343,8 +349,11 @@ def _detached(home: Path, root: Path, claude_dir: Path) -> str:
     if state and codex.NAME in (state.get("mcpServers") or {}):
         serving.append(f"Claude Code's user-scope entry in {home / '.claude.json'} (or `repo-memory setup claude-code --scope "
                        "user --remove`)")
-    if not serving:
-        return DETACHED
-    return (f"repo-memory still serves this clone through {' and '.join(serving)}: sessions here still get its tools and "
+    said = [f"repo-memory still serves this clone through {' and '.join(serving)}: sessions here still get its tools and "
             "write .agents/ here; `repo-memory uninstall --global` removes an entry that serves every repository (the "
-            "commands named remove each). The rest is gone from this clone; .agents/ (your memory) and its git history stay.")
+            "commands named remove each)."] if serving else []
+    if gemini:  # with the hooks: the briefing, the records, a memory commit when a session ends
+        said.append(f"Gemini CLI sessions here still start repo-memory, through {' and '.join(gemini)}.")
+    if not said:
+        return DETACHED
+    return " ".join(said) + " The rest is gone from this clone; .agents/ (your memory) and its git history stay."
