@@ -6,9 +6,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
-import shutil
-import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -295,9 +292,6 @@ def _folders(paths: list[str]) -> str:
     return " ".join(t for t in tops if not any(t.startswith(f"{o}/") for o in tops))
 
 
-BY_NAME = (".mcp.json", ".codex/hooks.json", ".claude/settings.json", ".claude/settings.local.json")  # files setup writes
-
-
 def _setup(store: Store) -> list[Finding]:
     out = []
     if not layout.initialised(store.root, store.config.common_dir):
@@ -316,14 +310,6 @@ def _setup(store: Store) -> list[Finding]:
                            "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",
                            "To share memory with your team: set commit = \"auto\" in .agents/repo-memory.toml, take the "
                            "`.agents/` line out of .git/info/exclude and commit .agents/; it then travels with the branch."))
-    callers = [rel for rel in BY_NAME if (store.root / rel).is_file()
-               and re.search(r'"command":\s*"repo-memory[ "]', (store.root / rel).read_text(encoding="utf-8", errors="replace"))]
-    if callers and shutil.which("repo-memory") is None:
-        here = Path(sys.executable).parent / "repo-memory"
-        out.append(Finding("warning", callers[0], f"{', '.join(callers)} call{'s' if len(callers) == 1 else ''} `repo-memory` by name, and this PATH has no "
-                           "`repo-memory`: the harness cannot start the server or run the hooks",
-                           f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder "
-                           "to PATH in your shell profile."))
     out += [Finding("warning", folder, what, fix) for folder, what, fix in mirror.drift(store)]
     out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
                     "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]

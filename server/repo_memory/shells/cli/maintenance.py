@@ -224,12 +224,14 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         if own:  # with the blobs their records cite: a log committed without them would cite what git lacks
             store.commit_files(own + blobs, f"memory(experience): {len(own)} log(s) whose commit was never noted")
     findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20), unmoved)
-    from repo_memory.shells import setup as attaching
+    from repo_memory.shells import programs, setup as attaching
 
     findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: "
                                 + attaching.costs(lacking),
                                 f"Run `repo-memory setup {attaching.harness_of(rel)}` again: it brings "
                                 "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
+    findings += [checks.Finding(d.level, d.path, d.message, d.fix)  # an older setup's path, repo-memory reinstalled elsewhere
+                 for d in programs.dead(store.root, memories.homes().home, memories.homes().codex)]
     if doubled := attaching.doubled_hooks(store.root, memories.homes().claude):
         findings.append(checks.Finding("warning", doubled[1][0], f"repo-memory's hooks are in {', '.join(doubled[1])} and the "
                                        f"Claude Code plugin {attaching.PLUGIN} ({doubled[0]}) brings its own: every tool call is "

@@ -1,0 +1,77 @@
+"""Upgrading from an older repo-memory: what an older install or setup left behind, as doctor and setup name it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.shells.cli import cli
+
+GONE = "/home/alice/old-repo-memory/.venv/bin/repo-memory"  # an install deleted since an older setup wrote its path
+
+
+def run(runner: CliRunner, repo: Path, *args: str, code: int = 0) -> str:
+    result = runner.invoke(cli, ["--root", str(repo), *args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def doctor(runner: CliRunner, repo: Path) -> tuple[int, list[dict[str, str]]]:
+    result = runner.invoke(cli, ["--root", str(repo), "doctor", "--json"], catch_exceptions=False)
+    return result.exit_code, json.loads(result.output)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    return tmp_path / "home"
+
+
+def test_doctor_names_every_harness_entry_whose_program_is_gone_and_setup_again_mends_them(runner: CliRunner, repo: Path,
+                                                                                          home: Path, tmp_path: Path):
+    """repo-memory reinstalled elsewhere: the hooks in settings.local.json and the server entries still named the old
+    install's path, so every hook exited 127 and Codex listed a server that cannot start, while doctor said "All good"."""
+    run(runner, repo, "setup", "claude-code", "--hooks", "command")
+    run(runner, repo, "setup", "codex", "--trust")
+    local, config = repo / ".claude/settings.local.json", home / ".codex/config.toml"
+    here = json.loads(local.read_text(encoding="utf-8"))["hooks"]["SessionStart"][0]["hooks"][0]["command"].split()[0]
+    local.write_text(local.read_text(encoding="utf-8").replace(here, GONE), encoding="utf-8")
+    config.write_text(config.read_text(encoding="utf-8").replace(f'command = "{here}"', f'command = "{GONE}"'), encoding="utf-8")
+    plain = tmp_path / "not-a-program"  # there, but not executable
+    plain.write_text("#!/bin/sh\n", encoding="utf-8")
+    mcp = json.loads((repo / ".mcp.json").read_text(encoding="utf-8"))
+    mcp["mcpServers"]["repo-memory"]["command"] = str(plain)  # an older setup wrote a path here too
+    (repo / ".mcp.json").write_text(json.dumps(mcp), encoding="utf-8")
+    (repo / ".codex").mkdir(exist_ok=True)
+    (repo / ".codex/config.toml").write_text(f'[mcp_servers.repo-memory]\ncommand = "{GONE}"\nargs = ["serve"]\n', encoding="utf-8")
+    code, found = doctor(runner, repo)
+    dead = {f["path"]: f for f in found if GONE in f["message"] or str(plain) in f["message"]}
+    assert code == 1 and set(dead) == {".claude/settings.local.json", ".mcp.json", "~/.codex/config.toml", ".codex/config.toml"}, found
+    assert all(f["level"] == "error" for f in dead.values()), dead
+    assert "SessionStart" in dead[".claude/settings.local.json"]["message"], dead
+    assert "setup claude-code" in dead[".claude/settings.local.json"]["fix"] and "setup claude-code" in dead[".mcp.json"]["fix"]
+    assert "not executable" in dead[".mcp.json"]["message"] and "does not exist" in dead["~/.codex/config.toml"]["message"], dead
+    assert "setup codex" in dead["~/.codex/config.toml"]["fix"] and "[mcp_servers.repo-memory]" in dead[".codex/config.toml"]["fix"]
+    run(runner, repo, "setup", "claude-code", "--hooks", "command")  # the fixes doctor gave
+    run(runner, repo, "setup", "codex", "--trust")
+    (repo / ".codex/config.toml").unlink()
+    code, found = doctor(runner, repo)
+    assert not [f for f in found if GONE in f["message"] or str(plain) in f["message"]], found
+
+
+def test_doctor_says_when_a_hook_calls_a_bare_name_not_on_path(runner: CliRunner, repo: Path, home: Path):
+    """A hook calling `uvx repo-memory …` (a person's) is checked as the harness runs it: its first word on PATH."""
+    run(runner, repo, "setup", "claude-code", "--hooks", "command")
+    local = repo / ".claude/settings.local.json"
+    data = json.loads(local.read_text(encoding="utf-8"))
+    data["hooks"]["Stop"][0]["hooks"][0]["command"] = "no-such-launcher-xyz repo-memory hook stop"
+    local.write_text(json.dumps(data), encoding="utf-8")
+    code, found = doctor(runner, repo)
+    named = [f for f in found if "no-such-launcher-xyz" in f["message"]]
+    assert named and "PATH" in named[0]["message"] and "Stop" in named[0]["message"], found
+
