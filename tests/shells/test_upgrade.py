@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
 
+from tests.conftest import git, write_skill_file
+
 GONE = "/home/alice/old-repo-memory/.venv/bin/repo-memory"  # an install deleted since an older setup wrote its path
 
 
@@ -74,4 +76,30 @@ def test_doctor_says_when_a_hook_calls_a_bare_name_not_on_path(runner: CliRunner
     code, found = doctor(runner, repo)
     named = [f for f in found if "no-such-launcher-xyz" in f["message"]]
     assert named and "PATH" in named[0]["message"] and "Stop" in named[0]["message"], found
+
+def test_doctor_and_setup_name_generated_skill_copies_git_tracks_and_the_command_that_untracks_them(runner: CliRunner, repo: Path,
+                                                                                                    home: Path):
+    """An older version left .claude/skills unignored and a `git add -A` committed the copies: every sync after a skill
+    change left them modified, and neither doctor nor setup said why (ignore rules cannot help a tracked file)."""
+    write_skill_file(repo, "release", "How we release; use when asked to release", "1. tag")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skill")
+    run(runner, repo, "sync")
+    git(repo, "add", "-f", ".claude/skills")  # what the older version's unignored folder let `git add -A` do
+    git(repo, "commit", "-q", "-m", "everything")
+    untrack = "git rm -r --cached .claude/skills/release"
+    code, found = doctor(runner, repo)
+    said = [f for f in found if f["path"].startswith(".claude/skills") and "tracks" in f["message"]]
+    assert said and "release" in said[0]["message"] and untrack in said[0]["fix"] and "commit" in said[0]["fix"], found
+    out = run(runner, repo, "setup", "claude-code", "--hooks", "command")
+    assert untrack in out, out
+    write_skill_file(repo, "release", "How we release; use when asked to release", "1. tag\n2. push tags")
+    git(repo, "commit", "-q", "-am", "edit release skill")
+    out = run(runner, repo, "sync")
+    assert untrack in out, out  # the sync that leaves them modified says why
+    assert git(repo, "ls-files", ".claude/skills").split() != [], "nothing untracks them but the person"
+    git(repo, "rm", "-q", "-r", "--cached", ".claude/skills/release")
+    git(repo, "commit", "-q", "-m", "untrack the generated copies")
+    assert not [f for f in doctor(runner, repo)[1] if "tracks" in f["message"]]
+    assert git(repo, "status", "--porcelain", "--", ".claude") == "", "the exclude line keeps the copies out of git now"
 

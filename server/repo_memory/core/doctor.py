@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import breaks, indexing, mirror, native_checks, offering, stale_checks
+from repo_memory.core import breaks, indexing, mirror, mirror_checks, native_checks, offering, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
@@ -310,7 +310,7 @@ def _setup(store: Store) -> list[Finding]:
                            "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",
                            "To share memory with your team: set commit = \"auto\" in .agents/repo-memory.toml, take the "
                            "`.agents/` line out of .git/info/exclude and commit .agents/; it then travels with the branch."))
-    out += [Finding("warning", folder, what, fix) for folder, what, fix in mirror.drift(store)]
+    out += [Finding("warning", folder, what, fix) for folder, what, fix in mirror_checks.drift(store)]
     out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
                     "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]
     return out
