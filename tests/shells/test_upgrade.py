@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,7 @@ def test_doctor_says_when_a_hook_calls_a_bare_name_not_on_path(runner: CliRunner
     named = [f for f in found if "no-such-launcher-xyz" in f["message"]]
     assert named and "PATH" in named[0]["message"] and "Stop" in named[0]["message"], found
 
+
 def test_doctor_and_setup_name_generated_skill_copies_git_tracks_and_the_command_that_untracks_them(runner: CliRunner, repo: Path,
                                                                                                     home: Path):
     """An older version left .claude/skills unignored and a `git add -A` committed the copies: every sync after a skill
@@ -103,3 +105,55 @@ def test_doctor_and_setup_name_generated_skill_copies_git_tracks_and_the_command
     assert not [f for f in doctor(runner, repo)[1] if "tracks" in f["message"]]
     assert git(repo, "status", "--porcelain", "--", ".claude") == "", "the exclude line keeps the copies out of git now"
 
+
+def older_codex_setup(runner: CliRunner, repo: Path, home: Path) -> None:
+    """What `setup codex --trust` of a version before the PreToolUse hook left: four hooks, each trusted."""
+    run(runner, repo, "setup", "codex", "--trust")
+    hooks_path, config = repo / ".codex/hooks.json", home / ".codex/config.toml"
+    data = json.loads(hooks_path.read_text(encoding="utf-8"))
+    del data["hooks"]["PreToolUse"]
+    hooks_path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(re.sub(r'\[hooks\.state\."[^"]*:pre_tool_use:0:0"\]\ntrusted_hash = "[^"]*"\n\n?', "", text), encoding="utf-8")
+    assert "pre_tool_use" not in config.read_text(encoding="utf-8")
+
+
+def test_after_an_upgrade_doctors_advice_for_a_trusted_codex_setup_brings_every_hook_to_run_in_one_step(
+        runner: CliRunner, repo: Path, home: Path):
+    """doctor said `setup codex`, which added the PreToolUse hook the earlier --trust does not cover; a second step,
+    `setup codex --trust`, was needed, and meanwhile setup and doctor said "tool calls are not recorded" though only
+    the new guard hook was skipped (PostToolUse, which records them, was still trusted)."""
+    older_codex_setup(runner, repo, home)
+    older = [f for f in doctor(runner, repo)[1] if f["path"] == ".codex/hooks.json"]
+    assert older and "`repo-memory setup codex --trust`" in older[0]["fix"], older
+    run(runner, repo, "setup", "codex", "--trust")
+    assert not [f for f in doctor(runner, repo)[1] if f["path"] == ".codex/hooks.json"]
+
+
+def test_setup_codex_without_trust_names_exactly_the_hooks_codex_skips_and_what_each_loses(runner: CliRunner, repo: Path,
+                                                                                          home: Path):
+    older_codex_setup(runner, repo, home)
+    out = run(runner, repo, "setup", "codex")
+    assert "PreToolUse" in out and "an agent's own file tools can write the logs unchecked" in out, out
+    assert "tool calls are not recorded" not in out and "setup codex --trust" in out, out
+    skipped = [f for f in doctor(runner, repo)[1] if f["path"] == ".codex/hooks.json"]
+    assert len(skipped) == 1 and "PreToolUse" in skipped[0]["message"], skipped
+    assert "file tools can write the logs unchecked" in skipped[0]["message"], skipped
+    assert "tool calls are not recorded" not in skipped[0]["message"], skipped
+    run(runner, repo, "setup", "codex", "--trust")
+    trusted = run(runner, repo, "setup", "codex")  # every hook trusted already: no word of hooks Codex skips
+    assert "Hooks need review" not in trusted and "skips" not in trusted, trusted
+
+
+def test_doctor_in_private_mode_says_the_attribute_rules_are_this_clones_own_not_to_commit(runner: CliRunner, repo: Path):
+    """With commit = "private" init writes its rules to .git/info/attributes; an older init's lacked today's, and
+    doctor's fix said "commit .gitattributes", a file private mode never writes."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    (repo / ".agents/repo-memory.toml").write_text('commit = "private"\n', encoding="utf-8")
+    (repo / ".gitattributes").unlink()
+    run(runner, repo, "init")
+    attributes = repo / ".git/info/attributes"
+    attributes.write_text("".join(line for line in attributes.read_text(encoding="utf-8").splitlines(keepends=True)
+                                  if "eol=lf" not in line), encoding="utf-8")
+    rules = [f for f in doctor(runner, repo)[1] if f["path"] == ".git/info/attributes"]
+    assert rules and ".gitattributes" not in rules[0]["fix"] and "repo-memory init" in rules[0]["fix"], rules

@@ -301,7 +301,8 @@ def _setup(store: Store) -> list[Finding]:
         eol = (" (without `text eol=lf` a clone with core.autocrlf=true checks logs out with CRLF, which is not what git holds, "
                "and verify reports them)") if layout.EOL_LINE in rules[1] else ""
         out.append(Finding("warning", rules[0], f"it lacks rules this version of init writes: {'; '.join(rules[1])}{eol}",
-                           "Run `repo-memory init` again (it adds only what is missing), and commit .gitattributes if it does not."))
+                           "Run `repo-memory init` again (it adds only what is missing)" + (", and commit .gitattributes if it "
+                           "does not." if rules[0] == ".gitattributes" else f": {rules[0]} is this clone's own, nothing to commit.")))
     if layout.initialised(store.root, store.config.common_dir) and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):
         out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (a clone does not copy .git/config)",
                            "Run `repo-memory init` in this clone (it changes nothing that is committed)."))
