@@ -6,16 +6,13 @@ import fcntl
 import hashlib
 import json
 import os
-import re
-import shutil
-import sys
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
 from repo_memory.core.acceptances import Acceptances
-from repo_memory.core import breaks, indexing, mirror, native_checks, offering, stale_checks
+from repo_memory.core import breaks, indexing, mirror, mirror_checks, native_checks, offering, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
@@ -310,9 +307,6 @@ def _folders(paths: list[str]) -> str:
     return " ".join(t for t in tops if not any(t.startswith(f"{o}/") for o in tops))
 
 
-BY_NAME = (".mcp.json", ".codex/hooks.json", ".claude/settings.json", ".claude/settings.local.json")  # files setup writes
-
-
 def _setup(store: Store) -> list[Finding]:
     if store.sparse.left_out():  # first of all: init and the rest cannot help while memory is not on disk
         return [Finding("error", f"{sparse.MEMORY}/", sparse.LEFT_OUT, sparse.FIX)]
@@ -324,7 +318,8 @@ def _setup(store: Store) -> list[Finding]:
         eol = (" (without `text eol=lf` a clone with core.autocrlf=true checks logs out with CRLF, which is not what git holds, "
                "and verify reports them)") if layout.EOL_LINE in rules[1] else ""
         out.append(Finding("warning", rules[0], f"it lacks rules this version of init writes: {'; '.join(rules[1])}{eol}",
-                           "Run `repo-memory init` again (it adds only what is missing), and commit .gitattributes if it does not."))
+                           "Run `repo-memory init` again (it adds only what is missing)" + (", and commit .gitattributes if it "
+                           "does not." if rules[0] == ".gitattributes" else f": {rules[0]} is this clone's own, nothing to commit.")))
     if layout.initialised(store.root, store.config.common_dir) and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):
         out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (a clone does not copy .git/config)",
                            "Run `repo-memory init` in this clone (it changes nothing that is committed)."))
@@ -333,15 +328,7 @@ def _setup(store: Store) -> list[Finding]:
                            "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",
                            "To share memory with your team: set commit = \"auto\" in .agents/repo-memory.toml, take the "
                            "`.agents/` line out of .git/info/exclude and commit .agents/; it then travels with the branch."))
-    callers = [rel for rel in BY_NAME if (store.root / rel).is_file()
-               and re.search(r'"command":\s*"repo-memory[ "]', (store.root / rel).read_text(encoding="utf-8", errors="replace"))]
-    if callers and shutil.which("repo-memory") is None:
-        here = Path(sys.executable).parent / "repo-memory"
-        out.append(Finding("warning", callers[0], f"{', '.join(callers)} call{'s' if len(callers) == 1 else ''} `repo-memory` by name, and this PATH has no "
-                           "`repo-memory`: the harness cannot start the server or run the hooks",
-                           f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder "
-                           "to PATH in your shell profile."))
-    out += [Finding("warning", folder, what, fix) for folder, what, fix in mirror.drift(store)]
+    out += [Finding("warning", folder, what, fix) for folder, what, fix in mirror_checks.drift(store)]
     out += [Finding("warning", f"{source}/{name}", what, "Run `repo-memory sync`: it sets or takes away what keeps it out "
                     "(core/offering.py)." ) for source in store.sources for name, what in offering.unsettled(store.root, source)]
     return out

@@ -39,37 +39,6 @@ def _worth(store: Store) -> dict[str, float]:
     return {name: u.utility for name, u in store.evidence().items()}  # what outcomes earned each skill
 
 
-SYNC = "Run `repo-memory sync` (a running server, and the next session's start, do it by themselves)."  # following.follow
-
-
-def drift(store: Store) -> list[tuple[str, str, str]]:
-    """(folder, what is wrong, what to do) of each way .claude/skills is not what `of` makes it: a copy a person edited
-    (kept as it is), a copy of a skill recall no longer serves (Claude Code still loads it), a copy out of date, and
-    where copies are in use, a served skill not copied."""
-    root, report, base = store.root, MirrorReport(), store.root / TARGET
-    names = _chosen(root, report, store.config.mirror_limit, _worth(store), store.skill_changed)
-    out = []
-    for copy in sorted(base.iterdir()) if base.is_dir() else []:
-        name, marker = copy.name, copy / skills.MIRROR_MARKER
-        if copy.is_symlink() or not marker.is_file():
-            continue
-        if edited(copy):
-            out.append((f"{TARGET}/{name}", EDITED, f"To keep the edit, move it into {SKILLS_DIR}/{name} (the copy is made from "
-                        f"there; commit it to share it); then, or to drop it, delete {TARGET}/{name} and run `repo-memory sync`."))
-        elif name in names and _digest(root / SKILLS_DIR / name) != _copied(copy):
-            out.append((f"{TARGET}/{name}", "the mirrored copy is out of date with its source", SYNC))
-        elif name in report.beyond:
-            out.append((f"{TARGET}/{name}", f"a copy past mirror_limit ({store.config.mirror_limit}): Claude Code lists it on "
-                                            "every request, while recall serves it anyway", SYNC))
-        elif name not in names:
-            why = report.withheld.get(name) or f"no longer in {SKILLS_DIR}"
-            out.append((f"{TARGET}/{name}", f"a copy of a skill recall no longer serves ({why}): Claude Code still loads it", SYNC))
-    if in_use(root, store.config.state_dir):
-        out += [(f"{TARGET}/{name}", f"{SKILLS_DIR}/{name} is served and not copied here, so Claude Code does not "
-                 "load it by itself", SYNC) for name in names if not os.path.lexists(base / name)]
-    return out
-
-
 def beyond_note(report: MirrorReport, limit: int) -> str:
     """What a person is told of the skills past the limit ('' when none)."""
     return (f"{len(report.beyond)} more active skill(s) not copied: beyond mirror_limit ({limit}), since Claude Code lists every "
@@ -87,10 +56,6 @@ class MirrorReport:
     kept_edited: list[str] = field(default_factory=list)  # copies a person edited: left as they are (`drift` says why)
     withheld: dict[str, str] = field(default_factory=dict)  # name -> why it is not copied (not what recall serves)
     beyond: list[str] = field(default_factory=list)  # served, but past the limit of copies (config mirror_limit)
-
-
-EDITED = ("its files differ from what repo-memory wrote there (a hand edit, which git does not keep: the copies are ignored): "
-          "sync and the follow after a pull leave it as it is, so it no longer follows its source")
 
 
 def _copied(copy: Path, key: str = "sha256") -> str | None:

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from tomlkit.toml_document import TOMLDocument
 from repo_memory.guards import disk
 from repo_memory.shells import attach
 from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, _hooks_in, _load_json, _not_on_path, _ours, _write_json,
-                                      merge_hooks, on_path)
+                                      costs, merge_hooks, on_path)
 from repo_memory.shells.teamfiles import Undo, commit_note, kept
 
 # The project's trust_level that `setup codex --trust` set carries this comment (and the level it replaced), so that
@@ -101,11 +101,26 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
             config.parent.mkdir(parents=True, exist_ok=True)
             disk.write_atomic(config, after.encode())
     if not remove and not trust:
-        changes.append("note: Codex runs a repository's hooks only once you trust them. Either open `codex` here and answer "
-                       "'Hooks need review' with 'Trust all and continue' (or review each in /hooks), or run "
-                       "`repo-memory setup codex --trust` to trust this project and exactly the hooks above. Until then tool "
-                       "calls are not recorded; what the agent remembers is still committed when the session ends.")
+        changes += _untrusted_note(doc, root, codex_hook_hashes(hooks_path, settings))
     return changes
+
+
+def _untrusted_note(doc: TOMLDocument, root: Path, ours: dict[str, str]) -> list[str]:
+    """What setup without --trust says of the hooks Codex will skip (nothing when it trusts them all already): those an
+    upgrade's setup added beside hooks trusted before, named with what each loses, or all of them."""
+    config = doc.unwrap()
+    stale = _events(_stale(config, ours))
+    if _project_level(config, root) == "trusted" and not stale:
+        return []
+    if _project_level(config, root) == "trusted" and len(stale) < len(_events(ours)):
+        return [f"note: Codex skips repo-memory's hooks here that no trust covers yet ({costs(stale)}); the other "
+                f"{len(_events(ours)) - len(stale)} stay trusted. `repo-memory setup codex --trust` trusts "
+                f"{'it' if len(stale) == 1 else 'them'} too, as the others were (or open `codex` here and answer 'Hooks need "
+                "review' with 'Trust all and continue')."]
+    return ["note: Codex runs a repository's hooks only once you trust them. Either open `codex` here and answer "
+            "'Hooks need review' with 'Trust all and continue' (or review each in /hooks), or run "
+            "`repo-memory setup codex --trust` to trust this project and exactly the hooks above. Until then tool "
+            "calls are not recorded; what the agent remembers is still committed when the session ends."]
 
 
 def _parsed(text: str, path: Path) -> TOMLDocument:
@@ -197,24 +212,53 @@ def serving_entry(home: Path) -> Path | None:
 
 
 def untrusted_hooks(root: Path, codex_home: Path) -> str:
-    """Why Codex will not run repo-memory's hooks in `root` ('' when it will, or when this user has no Codex config):
-    the project is not trusted, or a hook's trust in config.toml is missing or no longer matches it (a hook added in
-    front of ours moves its key; an edited one changes its hash). Codex skips such hooks without a word."""
+    """Why Codex will not run (some of) repo-memory's hooks in `root`, and what each skipped one loses ('' when it runs
+    them all, or when this user has no Codex config): the project is not trusted, or a hook's trust in config.toml is
+    missing or no longer matches it (a hook added in front of ours moves its key; an edited one changes its hash; an
+    upgrade's setup adds a hook no earlier trust covered). Codex skips such hooks without a word."""
+    found = _trust_state(root, codex_home)
+    if found is None or not found[2]:
+        return ""
+    level, ours, skipped = found
+    if level != "trusted":
+        return (f"Codex runs no hook here: this project is {'marked ' + level if level else 'not trusted'} in "
+                f"{codex_home}/config.toml ({costs(skipped)})")
+    return (f"Codex skips {len(skipped)} of repo-memory's {len(ours)} hooks here, as their trust in {codex_home}/config.toml "
+            f"is missing or was given to the file as it was before a change ({costs(skipped)}); the other "
+            f"{len(ours) - len(skipped)} run")
+
+
+def trusted_before(root: Path, codex_home: Path) -> bool:
+    """Whether this user trusted repo-memory's hooks here (the project, and one of them at least, as they are now)."""
+    found = _trust_state(root, codex_home)
+    return found is not None and found[0] == "trusted" and len(found[2]) < len(found[1])
+
+
+def _trust_state(root: Path, codex_home: Path) -> tuple[str | None, list[str], list[str]] | None:
+    """(the project's trust level, the events of repo-memory's hooks in .codex/hooks.json, those Codex skips), or
+    None when there are no hooks of ours or no Codex config here (a broken config.toml Codex itself reports)."""
     hooks_path = root / ".codex" / "hooks.json"
     try:
         ours = codex_hook_hashes(hooks_path, _load_json(hooks_path))
         config = tomllib.loads((codex_home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError, AttributeError):
-        return ""  # no hooks of ours, or no Codex here; a broken config.toml Codex itself reports
+        return None
+    if not ours:
+        return None
+    level = _project_level(config, root)
+    return level, _events(ours), _events(list(ours) if level != "trusted" else _stale(config, ours))
+
+
+def _project_level(config: dict[str, Any], root: Path) -> str | None:
+    """The trust level config.toml gives `root`: its own, or that of the nearest folder above it that has one."""
     levels = {Path(p): str(v.get("trust_level")) for p, v in (config.get("projects") or {}).items() if isinstance(v, dict)}
-    level = next((levels[p] for p in (root, *root.parents) if p in levels), None)
-    if not ours or level == "trusted" and not (stale := _stale(config, ours)):
-        return ""
-    if level != "trusted":
-        return f"Codex runs no hook here: this project is {'marked ' + level if level else 'not trusted'} in {codex_home}/config.toml"
-    events = sorted({key.split(":")[-3] for key in stale})
-    return (f"Codex skips {len(stale)} of repo-memory's hooks here ({', '.join(e.title().replace('_', '') for e in events)}): "
-            f"their trust in {codex_home}/config.toml is missing or was given to the file as it was before a change")
+    return next((levels[p] for p in (root, *root.parents) if p in levels), None)
+
+
+def _events(keys: Collection[str]) -> list[str]:
+    """The events (as hooks.json names them, in setup's order) of the `hooks.state` keys `keys`."""
+    named = {key.split(":")[-3] for key in keys}
+    return [event for event, _ in CODEX_HOOKS if CODEX_EVENTS[event] in named]
 
 
 def _stale(config: dict[str, Any], ours: dict[str, str]) -> list[str]:

@@ -224,21 +224,27 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
         if own:  # with the blobs their records cite: a log committed without them would cite what git lacks
             store.commit_files(own + blobs, f"memory(experience): {len(own)} log(s) whose commit was never noted")
     findings = checks.examine(store, memories.homes(), megabytes("Checking the logs", 8 << 20), unmoved)
-    from repo_memory.shells import setup as attaching
+    from repo_memory.shells import programs, setup as attaching
 
-    findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: "
-                                + attaching.costs(lacking),
-                                f"Run `repo-memory setup {attaching.harness_of(rel)}` again: it brings "
-                                "them up to date and keeps your own hooks.") for rel, lacking in attaching.missing_hooks(store.root)]
+    from repo_memory.shells import codex
+
+    trusted = codex.trusted_before(store.root, memories.homes().codex)  # then the hooks setup adds need trusting too
+    findings += [checks.Finding("warning", rel, "repo-memory's hooks here are an older `setup`'s: " + attaching.costs(lacking),
+                                f"Run `repo-memory setup {attaching.harness_of(rel)}` again: it brings them up to date and "
+                                "keeps your own hooks." if rel != ".codex/hooks.json" or not trusted else "Run `repo-memory "
+                                "setup codex --trust`: it brings them up to date, keeps your own hooks, and trusts the ones it "
+                                "adds as you trusted the others (Codex skips a hook no trust covers).")
+                 for rel, lacking in attaching.missing_hooks(store.root)]
+    findings += [checks.Finding(d.level, d.path, d.message, d.fix)  # an older setup's path, repo-memory reinstalled elsewhere
+                 for d in programs.dead(store.root, memories.homes().home, memories.homes().codex)]
     if doubled := attaching.doubled_hooks(store.root, memories.homes().claude):
         findings.append(checks.Finding("warning", doubled[1][0], f"repo-memory's hooks are in {', '.join(doubled[1])} and the "
                                        f"Claude Code plugin {attaching.PLUGIN} ({doubled[0]}) brings its own: every hook runs "
                                        "twice", "Run `repo-memory setup claude-code` again: with the plugin enabled it "
                                        f"takes its own hooks out; or `claude plugin disable {attaching.PLUGIN}` to keep setup's."))
-    from repo_memory.shells import codex
-
-    if why := codex.untrusted_hooks(store.root, memories.homes().codex):
-        findings.append(checks.Finding("warning", ".codex/hooks.json", f"{why}: tool calls are not recorded",
+    missing = any(rel == ".codex/hooks.json" for rel, _ in attaching.missing_hooks(store.root))  # its fix trusts them too
+    if not (missing and trusted) and (why := codex.untrusted_hooks(store.root, memories.homes().codex)):
+        findings.append(checks.Finding("warning", ".codex/hooks.json", why,
                                        "Run `repo-memory setup codex --trust`: it trusts this project and exactly "
                                        "repo-memory's hooks as they are now; or open `codex` here and answer 'Hooks need "
                                        "review' with 'Trust all and continue'."))

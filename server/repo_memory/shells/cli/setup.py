@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from repo_memory import layout
-from repo_memory.core import mirror
+from repo_memory.core import mirror, mirror_checks
 from repo_memory.core.store import Store
 from repo_memory.shells import attach, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
@@ -156,6 +156,8 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         for line in settled:
             click.echo(line)
         if note := mirror.beyond_note(report, store.config.mirror_limit):
+            click.echo(note)
+        if note := mirror_checks.tracked_note(store.root, store.config.git_dir):
             click.echo(note)
     if not remove:
         _init_note(store)

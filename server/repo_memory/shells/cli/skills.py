@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import following, mirror, offering
+from repo_memory.core import following, mirror, mirror_checks, offering
 from repo_memory.core.reading import flagged
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
@@ -177,6 +177,8 @@ def sync(ctx: click.Context) -> None:
     if note := mirror.beyond_note(report, store.config.mirror_limit):
         click.echo(note)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
+    if report.written and (note := mirror_checks.tracked_note(store.root, store.config.git_dir)):
+        click.echo(note)  # what it just wrote shows as modified
     for line in settled:
         click.echo(line)
 
