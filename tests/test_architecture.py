@@ -108,5 +108,5 @@ def test_gitpython_reads_and_sqlite_utils_builds_the_schema():
     reader = sources["repo_memory.git.repo"]
     assert "from repo_memory.git.detached import Repo" in reader and "Repo(" in reader
     assert "import sqlite_utils" in sources["repo_memory.index.db"] and "enable_fts(" in sources["repo_memory.index.db"]
-    users_of_git = [n for n, s in sources.items() if "subprocess" in s and '"git"' in s]
+    users_of_git = [n for n, s in sources.items() if "subprocess" in s and '["git"' in s]  # a command line git runs
     assert users_of_git == ["repo_memory.git.repo"]  # every git process starts in one place

@@ -94,6 +94,52 @@ def held_index(where: Path, branch: str) -> Callable[[], None]:
     return lock.unlink
 
 
+def waiter(where: Path) -> tuple[Path, Path, Path]:
+    """(a program that waits for a file (a minute at most), then writes a commit message to its argument if it has one;
+    the file; the file it touches when it starts)."""
+    go, started, program = (where.parent / f"{name}-{where.name}" for name in ("go", "started", "wait-for-go"))
+    program.write_text(f"#!/bin/sh\ntouch '{started}'\nfor _ in $(seq 3000); do [ -e '{go}' ] && break; sleep 0.02; done\n"
+                       "[ -z \"$1\" ] || echo 'feat: the change a person made' > \"$1\"\n", encoding="utf-8")
+    program.chmod(0o755)
+    return program, go, started
+
+
+def held_open(where: Path, flags: list[str], env: dict[str, str]) -> Callable[[], None]:
+    """A person's `git commit` (with `flags` and `env`) held open by `waiter`'s program, after git read the branch tip
+    and let go of index.lock; finishing it is the file appearing, and the person's commit must then succeed."""
+    (where / "app.py").write_text("a person's change\n", encoding="utf-8")
+    run(where, "add", "app.py")
+    _, go, started = waiter(where)
+    person = subprocess.Popen(["git", "commit", *flags], cwd=where, env={**os.environ, **env}, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 30
+    while not started.exists() and person.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert started.exists(), f"the person's commit did not get as far as its editor or hook: {person.communicate()[0]}"
+
+    def finish() -> None:
+        go.touch()
+        said, _ = person.communicate(timeout=30)
+        assert person.returncode == 0, f"the person's `git commit` failed: {said}"
+        assert "feat: the change a person made" in git(where, "log", "-2", "--format=%s"), "the person's commit is not there"
+    return finish
+
+
+def editor_open(where: Path, branch: str) -> Callable[[], None]:
+    """A plain `git commit` whose message editor is still open (the person is writing the message)."""
+    return held_open(where, [], {"GIT_EDITOR": str(waiter(where)[0])})
+
+
+def slow_pre_commit_hook(where: Path, branch: str) -> Callable[[], None]:
+    """`git commit -m` while a slow pre-commit hook runs (the pre-commit framework, husky + lint-staged)."""
+    hooks = where.parent / f"hooks-{where.name}"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text(f"#!/bin/sh\nexec '{waiter(where)[0]}'\n", encoding="utf-8")
+    (hooks / "pre-commit").chmod(0o755)
+    return held_open(where, ["-q", "-m", "feat: the change a person made"], {"GIT_CONFIG_COUNT": "1",
+                     "GIT_CONFIG_KEY_0": "core.hooksPath", "GIT_CONFIG_VALUE_0": str(hooks)})
+
+
 def watches(pid: int) -> int:
     """How many inotify instances process `pid` holds (each watchdog observer has one); 0 where /proc has none."""
     found = 0
@@ -107,7 +153,8 @@ def untracked(where: Path) -> list[str]:
     return [line for line in git(where, "status", "--porcelain", "--untracked-files=all").splitlines() if ".agents/" in line]
 
 
-OPERATIONS = [stopped_rebase, conflicted_merge, conflicted_cherry_pick, bisect, detached, held_index]
+OPERATIONS = [stopped_rebase, conflicted_merge, conflicted_cherry_pick, bisect, detached, held_index, editor_open,
+              slow_pre_commit_hook]
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)

@@ -2,8 +2,9 @@
 
 The user's index, staged changes, untracked files and index.lock are never touched, except that after a commit on
 the user's branch the index entries for exactly the committed memory paths are refreshed so `git status` stays clean.
-While a rebase, merge, cherry-pick, revert, bisect or am is under way, or HEAD is detached, files are still written
-but the commit is deferred and lands on a later flush. With a private ref (`commit = "private"`) memory is committed
+While a rebase, merge, cherry-pick, revert, bisect or am is under way, HEAD is detached, or a person's `git commit`
+(merge, …) runs in this worktree (its editor or hooks open, running.py), files are still written but the commit is
+deferred and lands on a later flush. With a private ref (`commit = "private"`) memory is committed
 to `refs/memory/<branch>` instead, and the user's branch and index are never touched at all.
 
 A crash between moving the branch and refreshing the index would leave the memory file staged for deletion (it is

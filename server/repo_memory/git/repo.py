@@ -21,6 +21,7 @@ from typing import Any
 
 from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError, WorkspaceError
 from repo_memory.formats import when
+from repo_memory.git import running
 
 GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
@@ -107,6 +108,7 @@ class Git:
         self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()  # tree id -> {name: (object id, type)}, see _find
         self._roots: OrderedDict[str, str] = OrderedDict()  # commit id -> its tree's id (objects never change: kept like trees)
         self._sizes: OrderedDict[str, int] = OrderedDict()  # blob id -> its size
+        self._builtins: frozenset[str] | None = None  # git's own commands, see alias
 
     # --- plumbing ---------------------------------------------------------------------------------
 
@@ -135,19 +137,27 @@ class Git:
         return result
 
     def operation_in_progress(self, quick: bool = False) -> str:
-        """The git operation under way ('a rebase', …), 'a detached HEAD', or '' when memory may be committed.
+        """The git operation under way ('a rebase', …), 'a detached HEAD', a person's git command that will move the
+        branch ("`git commit` (process 123)", see running.py), or '' when memory may be committed.
         `quick`: read the HEAD file instead of asking git (for a tool's answer, not for a commit)."""
         for name, what in IN_PROGRESS.items():
             if (self.git_dir / name).exists():
                 return what
         if quick:
             try:
-                return "" if (self.git_dir / "HEAD").read_bytes().startswith(b"ref:") else "a detached HEAD"
+                if not (self.git_dir / "HEAD").read_bytes().startswith(b"ref:"):
+                    return "a detached HEAD"
             except OSError:
                 return ""
-        if self.run("symbolic-ref", "-q", "HEAD", check=False).returncode != 0:
+        elif self.run("symbolic-ref", "-q", "HEAD", check=False).returncode != 0:
             return "a detached HEAD"
-        return ""
+        return running.under_way(self.root, self.alias)
+
+    def alias(self, name: str) -> str:
+        """What the git alias `name` stands for; '' when none, or when `name` is a git command (git ignores the alias)."""
+        if self._builtins is None:  # asked once: repo-memory's own `git cat-file` runs in the worktree all along
+            self._builtins = frozenset(self.run("--list-cmds=builtins", check=False).stdout.split())
+        return "" if name in self._builtins else self.config(f"alias.{name}")
 
     def branch(self) -> tuple[str, str | None]:
         """(the branch ref HEAD points at, its commit or None on an unborn branch), read by git itself under the commit lock."""

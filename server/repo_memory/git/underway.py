@@ -9,7 +9,8 @@ BISECT_LOG deleted, HEAD rewritten (a branch checked out), index.lock removed or
 (inotify through watchdog, not recursive) is held only while a commit such an operation deferred waits; between
 events it costs nothing. Its end brings one retry, however many events follow: a commit deferred for another reason
 (signing failed, a refusing file system) is retried on its timer, or every `git status` would retry it (and could
-ask for a gpg passphrase each time).
+ask for a gpg passphrase each time). A person's `git commit` (or merge, …; running.py) that holds a commit up ends
+without a trace there, so while one runs the look is repeated every POLL seconds.
 """
 
 from __future__ import annotations
@@ -20,14 +21,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from repo_memory.git import running
 from repo_memory.git.repo import IN_PROGRESS, Git
 
 log = logging.getLogger("repo_memory")
 ENDINGS = frozenset({*IN_PROGRESS, "HEAD", "index.lock"})  # the names whose change can end what holds a commit up
 # How commit.py's deferrals for what `blocker` sees begin; its others (signing failed or stalled, the branch moving, a
 # hook) and the Committer's (a refusing file system, a failed commit) end unseen here and are retried on a timer.
-HELD_BY_GIT = ("HEAD is detached", *(f"{what} is in progress" for what in IN_PROGRESS.values()),
+HELD_BY_GIT = ("HEAD is detached", *(f"{what} is in progress" for what in IN_PROGRESS.values()), running.HELD,
                "another git process holds .git/index.lock", "committed, but .git/index stayed locked")
+POLL = 0.25  # seconds between looks while a person's git command (running.py) runs: its end leaves nothing to hear
 
 
 def blocker(git: Git) -> str:
@@ -77,11 +80,11 @@ class Ending:
             return None
         return observer
 
-    def _heard(self) -> None:
+    def _heard(self, delay: float | None = None) -> None:
         with self._lock:  # a look `delay` after an event, and none more often: a steady stream (an editor's `git status`
             if self._timer is not None:  # every few ms) must not put the look off for ever
                 return
-            self._timer = threading.Timer(self._delay, self._look)
+            self._timer = threading.Timer(self._delay if delay is None else delay, self._look)
             self._timer.daemon = True
             self._timer.start()
 
@@ -89,7 +92,10 @@ class Ending:
         with self._lock:
             self._timer = None
             waiting = self._waiting
-        if not waiting or blocker(self.git):
+        held = blocker(self.git) if waiting else ""
+        if held.startswith(running.HELD):
+            self._heard(POLL)
+        if not waiting or held:
             return
         with self._lock:  # one retry per end: the events after it (the retry's own, `git status`) find nothing waiting
             over, self._waiting = self._waiting, False

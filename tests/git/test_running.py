@@ -1,0 +1,112 @@
+"""Which running git processes hold a memory commit up (git/running.py): a person's commit, merge, … in this worktree
+(its editor or hooks still open), and nothing else: not read-only commands, not another worktree, not a git command
+that runs repo-memory as its post-commit hook."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repo_memory.git import running
+from repo_memory.git.repo import Git, discover
+from tests.conftest import git
+
+
+@contextlib.contextmanager
+def open_commit(where: Path, *args: str, cwd: Path | None = None) -> Iterator[subprocess.Popen[str]]:
+    """`git ARGS` (a commit) run from `cwd`, held in its editor until the generator resumes; then it must succeed."""
+    go, started = where.parent / f"go-{where.name}", where.parent / f"started-{where.name}"
+    go.unlink(missing_ok=True)
+    started.unlink(missing_ok=True)
+    editor = where.parent / "editor"
+    editor.write_text(f"#!/bin/sh\ntouch '{started}'\nfor _ in $(seq 3000); do [ -e '{go}' ] && break; sleep 0.02; done\n"
+                      "echo 'feat: a person wrote this' > \"$1\"\n", encoding="utf-8")
+    editor.chmod(0o755)
+    (where / "app.py").write_text(f"changed by `git {' '.join(args)}`\n", encoding="utf-8")
+    git(where, "add", "app.py")
+    person = subprocess.Popen(["git", *args], cwd=cwd or where, env={**os.environ, "GIT_EDITOR": str(editor)}, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not started.exists() and person.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert started.exists(), person.communicate()[0]
+    try:
+        yield person
+    finally:
+        go.touch()
+        said, _ = person.communicate(timeout=30)
+        assert person.returncode == 0, said
+
+
+def held_up(where: Path) -> str:
+    root, git_dir, _ = discover(where)
+    return Git(root, git_dir).operation_in_progress()
+
+
+@pytest.fixture
+def committed(repo: Path) -> Path:
+    (repo / "app.py").write_text("base\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+def test_a_git_commit_in_its_editor_holds_up_its_worktree_however_it_was_started(committed: Path, tmp_path: Path):
+    for args, cwd in ((["commit"], committed), (["-C", str(committed), "commit", "-v"], tmp_path)):
+        with open_commit(committed, *args, cwd=cwd) as person:
+            assert held_up(committed) == f"`git commit` (process {person.pid})"
+            assert held_up(committed / ".agents") == held_up(committed)
+    assert held_up(committed) == ""
+
+
+def test_a_commit_in_another_worktree_holds_nothing_up_here(committed: Path):
+    linked = committed.parent / "linked"
+    git(committed, "worktree", "add", "-q", "-b", "linked", str(linked))
+    with open_commit(linked, "commit"):
+        assert held_up(linked).startswith("`git commit`")
+        assert held_up(committed) == ""
+
+
+def test_an_alias_of_git_commit_holds_up_the_worktree(committed: Path):
+    git(committed, "config", "alias.ci", "commit --verbose")
+    with open_commit(committed, "ci") as person:
+        assert held_up(committed) == f"`git ci` (process {person.pid})"
+
+
+def test_read_only_git_commands_hold_nothing_up(committed: Path):
+    reader = subprocess.Popen(["git", "cat-file", "--batch-check"], cwd=committed, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert reader.stdin is not None and reader.stdout is not None
+        reader.stdin.write(b"HEAD\n")
+        reader.stdin.flush()
+        assert b" commit " in reader.stdout.readline()  # it runs, in the worktree's top
+        assert held_up(committed) == ""
+    finally:
+        reader.communicate(b"", timeout=10)
+
+
+def test_a_git_commit_running_repo_memory_as_its_post_commit_hook_holds_nothing_up(committed: Path):
+    said = committed.parent / "post-commit-said"
+    hook = committed / ".git" / "hooks" / "post-commit"
+    hook.write_text(f"#!/bin/sh\n'{sys.executable}' -c 'from repo_memory.git.running import under_way; from pathlib import Path; "
+                    f"print(repr(under_way(Path(\".\"), lambda name: \"\")))' > '{said}'\n", encoding="utf-8")
+    hook.chmod(0o755)
+    (committed / "app.py").write_text("changed\n", encoding="utf-8")
+    git(committed, "commit", "-q", "-am", "feat: change")
+    assert said.read_text(encoding="utf-8").strip() == "''"  # its branch moved already, and it waits for the hook
+
+
+@pytest.mark.parametrize(("argv", "command"), [
+    (["git", "commit"], "commit"), (["/usr/bin/git", "-C", "sub dir", "-c", "a.b=c", "--no-pager", "merge", "x"], "merge"),
+    (["git", "--git-dir", "/r/.git", "--work-tree=/r", "cherry-pick", "-e", "abc"], "cherry-pick"),
+    (["/usr/lib/git-core/git-rebase", "-i"], "rebase"), (["git", "--version"], ""), (["git"], ""),
+])
+def test_the_command_of_a_git_command_line(argv: list[str], command: str):
+    assert running.subcommand(argv) == command
