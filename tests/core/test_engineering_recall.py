@@ -139,3 +139,16 @@ def test_a_snippet_highlights_whole_names_so_a_command_copied_from_it_is_right(s
     store.remember("make migrate-staging needs the STAGING_DATABASE_URL; bump __version__ after.", session="ops")
     snippet = store.recall("staging database url migrate version", kinds=["note"]).hits[0].snippet
     assert "**STAGING_DATABASE_URL**" in snippet and "**migrate-staging**" in snippet and "**__version__**" in snippet, snippet
+
+
+def test_a_long_skill_holding_the_query_in_its_last_step_outranks_a_record_holding_one_of_its_words(store: Store):
+    """A skill's share of the query was read over its first 600 characters: one holding `zanzibar-token` verbatim in its
+    last step held none of it there, and ranked below a record that holds only "token" (plain BM25 puts it first)."""
+    steps = "\n".join(f"{n}. Step number {n}: check the usual things in the service and move on." for n in range(1, 60))
+    store.write_skill("gateway-maintenance", "Routine maintenance of the API gateway.",
+                      f"{steps}\n60. Finally rotate the zanzibar-token in Vault and restart the gateway pods.", actor="human")
+    store.write_skill("cache-busting", "Bust the CDN cache after a frontend deploy.", "Run `make purge-cdn` with the Fastly token.",
+                      actor="human")
+    store.remember("API rate limit is 100 requests per minute per token.", session="api")
+    for asked in ("zanzibar-token", "zanzibar token vault"):
+        assert [h.id for h in store.recall(asked).hits][:1] == ["skill:gateway-maintenance"], asked
