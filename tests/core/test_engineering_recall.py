@@ -152,3 +152,15 @@ def test_a_long_skill_holding_the_query_in_its_last_step_outranks_a_record_holdi
     store.remember("API rate limit is 100 requests per minute per token.", session="api")
     for asked in ("zanzibar-token", "zanzibar token vault"):
         assert [h.id for h in store.recall(asked).hits][:1] == ["skill:gateway-maintenance"], asked
+
+
+def test_a_url_or_a_ticket_given_as_a_ref_finds_its_record(store: Store):
+    """`refs` take free text such as a URL or a ticket (docs/agent.md), but only code anchors were indexed: recall of
+    the pull request's URL found nothing, and the ticket only a record beside it, labelled as found through it."""
+    fill(store)
+    store.remember("Refunds are processed asynchronously by the worker.", kind="decision", session="pay",
+                   refs=["JIRA-1520", "https://github.com/acme/shop/pull/482", f"{kept(store, 'filler-1')}#2"])
+    store.remember("Ticket JIRA-1234 is about soft-deleted users.", session="pay")
+    for asked in ("JIRA-1520", "https://github.com/acme/shop/pull/482"):
+        hits = store.recall(asked).hits
+        assert [(h.id, h.matched) for h in hits][:1] == [(f"{kept(store, 'pay')}#1", "")], (asked, hits[:2])
