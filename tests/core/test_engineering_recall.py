@@ -164,3 +164,21 @@ def test_a_url_or_a_ticket_given_as_a_ref_finds_its_record(store: Store):
     for asked in ("JIRA-1520", "https://github.com/acme/shop/pull/482"):
         hits = store.recall(asked).hits
         assert [(h.id, h.matched) for h in hits][:1] == [(f"{kept(store, 'pay')}#1", "")], (asked, hits[:2])
+
+
+NOTICE = "本番環境のデプロイは金曜日に行わないこと。ロールバック手順は docs/runbook.md を参照。"
+
+
+def test_japanese_or_chinese_words_find_the_record_and_the_skill_that_hold_them(store: Store):
+    """The index's tokenizer makes a whole run of CJK characters one word, so a record holding 金曜日 in a sentence was
+    not found by 金曜日 at all. CJK text is now indexed and asked for as overlapping pairs of characters."""
+    fill(store)
+    store.remember(NOTICE, session="ops")
+    store.remember("The orders table has grown to 40 million rows.", session="ops")
+    store.write_skill("deploy-freeze", "When not to deploy.", "部署冻结期间不要发布到生产环境。", actor="human")
+    for asked in ("金曜日", "デプロイ 金曜日", "ロールバック手順", "金曜日にデプロイしてもいいですか"):
+        hits = store.recall(asked).hits
+        assert [h.id for h in hits][:1] == [f"{kept(store, 'ops')}#1"], (asked, hits[:2])
+        assert NOTICE[:20] in hits[0].snippet, hits[0].snippet  # the text as written, not its pairs of characters
+    assert [h.id for h in store.recall("冻结期间 生产环境").hits][:1] == ["skill:deploy-freeze"]
+
