@@ -182,3 +182,25 @@ def test_japanese_or_chinese_words_find_the_record_and_the_skill_that_hold_them(
         assert NOTICE[:20] in hits[0].snippet, hits[0].snippet  # the text as written, not its pairs of characters
     assert [h.id for h in store.recall("冻结期间 生产环境").hits][:1] == ["skill:deploy-freeze"]
 
+
+def test_a_skill_found_by_meaning_alone_says_so_as_a_record_does(repo, monkeypatch):
+    """With meaning fused in, a Japanese query found no word anywhere: recall said no word of it was in any memory,
+    and an unrelated skill tied the record that holds it and came first with no `matched: by meaning only`."""
+    from repo_memory.config import Config
+    from repo_memory.index.hits import MEANING
+
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "true")
+    store = Store(Config.load(repo))
+    try:
+        store.write_skill("nightly-export", "Operate the nightly orders export job: schedule, memory, retries.",
+                          "Runs 02:30 UTC; rerun with `make export DATE=YYYY-MM-DD`.", actor="human")
+        store.remember(NOTICE, session="ops")
+        store.remember("The orders table has grown to 40 million rows.", session="ops")
+        store.reindex(embedding=lambda done, total: None)
+        answer = store.recall("デプロイ 金曜日")
+        assert answer.hits[0].id == f"{kept(store, 'ops')}#1" and "no word" not in answer.ranking, answer
+        skill = [h for h in answer.hits if h.id == "skill:nightly-export"]
+        assert skill and skill[0].matched == MEANING, answer.hits
+        assert store.recall("nightly export").hits[0].matched == ""
+    finally:
+        store.close()
