@@ -92,3 +92,12 @@ def test_the_briefing_the_docs_show_spells_its_time_as_the_briefing_does(store):
 
     assert shapes(store.briefing()) == {"9999-99-99 99:99 UTC"}
     assert shapes((ROOT / "docs/agent-view.md").read_text(encoding="utf-8")) == shapes(store.briefing())
+
+
+def test_remember_is_described_as_returning_the_ids_list_it_returns(store):
+    """The tool's description and docs/agent.md said remember "returns its id"; it returns `ids`, a list."""
+    tool = next(t for t in anyio.run(server.build(store).list_tools) if t.name == "remember")
+    assert "ids" in (tool.output_schema or {}).get("properties", {})
+    row = next(line for line in DOCS.splitlines() if line.startswith("| `remember("))
+    for said in (tool.description or "", row):
+        assert "returns its id" not in said and "`ids`" in said, said

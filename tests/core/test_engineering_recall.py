@@ -139,3 +139,68 @@ def test_a_snippet_highlights_whole_names_so_a_command_copied_from_it_is_right(s
     store.remember("make migrate-staging needs the STAGING_DATABASE_URL; bump __version__ after.", session="ops")
     snippet = store.recall("staging database url migrate version", kinds=["note"]).hits[0].snippet
     assert "**STAGING_DATABASE_URL**" in snippet and "**migrate-staging**" in snippet and "**__version__**" in snippet, snippet
+
+
+def test_a_long_skill_holding_the_query_in_its_last_step_outranks_a_record_holding_one_of_its_words(store: Store):
+    """A skill's share of the query was read over its first 600 characters: one holding `zanzibar-token` verbatim in its
+    last step held none of it there, and ranked below a record that holds only "token" (plain BM25 puts it first)."""
+    steps = "\n".join(f"{n}. Step number {n}: check the usual things in the service and move on." for n in range(1, 60))
+    store.write_skill("gateway-maintenance", "Routine maintenance of the API gateway.",
+                      f"{steps}\n60. Finally rotate the zanzibar-token in Vault and restart the gateway pods.", actor="human")
+    store.write_skill("cache-busting", "Bust the CDN cache after a frontend deploy.", "Run `make purge-cdn` with the Fastly token.",
+                      actor="human")
+    store.remember("API rate limit is 100 requests per minute per token.", session="api")
+    for asked in ("zanzibar-token", "zanzibar token vault"):
+        assert [h.id for h in store.recall(asked).hits][:1] == ["skill:gateway-maintenance"], asked
+
+
+def test_a_url_or_a_ticket_given_as_a_ref_finds_its_record(store: Store):
+    """`refs` take free text such as a URL or a ticket (docs/agent.md), but only code anchors were indexed: recall of
+    the pull request's URL found nothing, and the ticket only a record beside it, labelled as found through it."""
+    fill(store)
+    store.remember("Refunds are processed asynchronously by the worker.", kind="decision", session="pay",
+                   refs=["JIRA-1520", "https://github.com/acme/shop/pull/482", f"{kept(store, 'filler-1')}#2"])
+    store.remember("Ticket JIRA-1234 is about soft-deleted users.", session="pay")
+    for asked in ("JIRA-1520", "https://github.com/acme/shop/pull/482"):
+        hits = store.recall(asked).hits
+        assert [(h.id, h.matched) for h in hits][:1] == [(f"{kept(store, 'pay')}#1", "")], (asked, hits[:2])
+
+
+NOTICE = "本番環境のデプロイは金曜日に行わないこと。ロールバック手順は docs/runbook.md を参照。"
+
+
+def test_japanese_or_chinese_words_find_the_record_and_the_skill_that_hold_them(store: Store):
+    """The index's tokenizer makes a whole run of CJK characters one word, so a record holding 金曜日 in a sentence was
+    not found by 金曜日 at all. CJK text is now indexed and asked for as overlapping pairs of characters."""
+    fill(store)
+    store.remember(NOTICE, session="ops")
+    store.remember("The orders table has grown to 40 million rows.", session="ops")
+    store.write_skill("deploy-freeze", "When not to deploy.", "部署冻结期间不要发布到生产环境。", actor="human")
+    for asked in ("金曜日", "デプロイ 金曜日", "ロールバック手順", "金曜日にデプロイしてもいいですか"):
+        hits = store.recall(asked).hits
+        assert [h.id for h in hits][:1] == [f"{kept(store, 'ops')}#1"], (asked, hits[:2])
+        assert NOTICE[:20] in hits[0].snippet, hits[0].snippet  # the text as written, not its pairs of characters
+    assert [h.id for h in store.recall("冻结期间 生产环境").hits][:1] == ["skill:deploy-freeze"]
+
+
+def test_a_skill_found_by_meaning_alone_says_so_as_a_record_does(repo, monkeypatch):
+    """With meaning fused in, a Japanese query found no word anywhere: recall said no word of it was in any memory,
+    and an unrelated skill tied the record that holds it and came first with no `matched: by meaning only`."""
+    from repo_memory.config import Config
+    from repo_memory.index.hits import MEANING
+
+    monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "true")
+    store = Store(Config.load(repo))
+    try:
+        store.write_skill("nightly-export", "Operate the nightly orders export job: schedule, memory, retries.",
+                          "Runs 02:30 UTC; rerun with `make export DATE=YYYY-MM-DD`.", actor="human")
+        store.remember(NOTICE, session="ops")
+        store.remember("The orders table has grown to 40 million rows.", session="ops")
+        store.reindex(embedding=lambda done, total: None)
+        answer = store.recall("デプロイ 金曜日")
+        assert answer.hits[0].id == f"{kept(store, 'ops')}#1" and "no word" not in answer.ranking, answer
+        skill = [h for h in answer.hits if h.id == "skill:nightly-export"]
+        assert skill and skill[0].matched == MEANING, answer.hits
+        assert store.recall("nightly export").hits[0].matched == ""
+    finally:
+        store.close()

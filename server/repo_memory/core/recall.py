@@ -43,6 +43,7 @@ DOC_KINDS = ("skill", "loop")
 
 COVER_CHARS = 4000  # characters of a best hit read for the share of the query it holds: 0.6 ms (20 kB: 2.6 ms)
 COVER_MIN = 600  # characters of a best skill read for it, at the least (its name, description and first steps)
+SKILL_COVER_CHARS = 20_000  # characters of a best skill searched for the whole query as a passage
 QUERY_CHARS = 2000  # characters of a query that are searched for (and, of those, semantic.TEXT_CHARS embedded): bounded work
 SYMBOL_FORMS = ("A symbol is path::Class.method, Class.method or a method's name; a file path (src/app.py) returns every "
                 "memory anchored in that file.")
@@ -65,6 +66,13 @@ def searched(text: str) -> str:
     """What of a query is searched for: all of it, or past QUERY_CHARS its opening and its end (a pasted traceback's
     error line, what tells it apart from others, is its last line)."""
     return text if len(text) <= QUERY_CHARS else f"{text[: QUERY_CHARS // 2]}\n…\n{text[-(QUERY_CHARS - QUERY_CHARS // 2 - 3):]}"
+
+
+def _may_hold(text: str, terms: Sequence[str]) -> bool:
+    """Whether `text` may hold every word of `terms` as the index stems them: each word's opening is in it (stemming
+    changes a word's end, never its first letters)."""
+    lowered = text.lower()
+    return all(w[: max(2, min(len(w) - 1, 4))] in lowered for w in query.words(" ".join(terms)))
 
 
 def _offset(cursor: str | None) -> int:
@@ -192,12 +200,16 @@ class Recall:
             return 1.0, 1.0
         kind, _, name = docs[0].id.partition(":")
         with self._db.lock:
-            texts = fts.best_texts(self._db.conn, (kind, name), records[0].id, COVER_CHARS)
+            texts = fts.best_texts(self._db.conn, (kind, name), records[0].id, COVER_CHARS, SKILL_COVER_CHARS)
             # Over as many characters of the skill as the record has (at least COVER_MIN): a 4,000-character page held
-            # most words of any question about its area, and outranked the one short record that answered it.
-            texts[0] = texts[0][: max(len(texts[1]), COVER_MIN)]
+            # most words of any question about its area, and outranked the one short record that answered it. But a
+            # skill holding the whole query in a passage (every word within twice the query's length) holds all of it,
+            # wherever: read in its opening only, one with the query verbatim in its last step held none of it.
+            opening = len(query.words(texts[0][: max(len(texts[1]), COVER_MIN)]))
+            if not _may_hold(texts[0], parsed.terms):  # tokenizing 20 kB costs 2-3 ms: only a skill that may hold it all
+                texts[0] = texts[0][: max(len(texts[1]), COVER_MIN)]
             texts[1] += " " + " ".join(query.parts(texts[1]))
-            shares = fts.covered(self._db.conn, TOKENIZE, parsed.terms, texts)
+            shares = fts.covered(self._db.conn, TOKENIZE, parsed.terms, texts, (opening,), max(2 * len(parsed.tokens), 4))
         return 0.5 + 0.5 * shares[0], 0.5 + 0.5 * shares[1]
 
     def close(self) -> None:

@@ -11,6 +11,7 @@ import json
 from collections.abc import Iterable, Sequence
 
 from repo_memory.errors import nearest
+from repo_memory.formats.refs import RECORD
 from repo_memory.index.query import parts
 
 # A memory anchored to code the query names outranks one that only holds the name in its text (NAME_BOOST, 1.5): an
@@ -38,6 +39,14 @@ def words(cited: Iterable[str]) -> str:
     name) and the words of the camelCase names in them (QuerySet: query, set)."""
     listed = " ".join(plain(a) for a in cited)
     return " ".join([listed, *parts(listed)]) if listed else ""
+
+
+def given(refs: str | None) -> str:
+    """The free text of a record's `refs` column (JSON: a list), a URL or a ticket it gives, as words it is found by:
+    not its code anchors (`words` has those) nor the ids of other memories (`skill:NAME`, `SESSION#SEQ`)."""
+    listed = json.loads(refs) if refs else []
+    return " ".join(r for r in listed if isinstance(r, str) and "::" not in r and not RECORD.match(r)
+                    and not r.startswith(("skill:", "loop:", "session:")))
 
 
 def in_file(anchor: str, path: str) -> bool:

@@ -19,7 +19,7 @@ from repo_memory.formats import skills
 from repo_memory.index import cited, fts, fusion
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.docfiles import Loaded, Progress, load_all, unchanged
-from repo_memory.index.hits import Hit
+from repo_memory.index.hits import MEANING, Hit
 from repo_memory.index.query import Query
 from repo_memory.index.vectors import QueryVectors, vkey
 
@@ -211,9 +211,11 @@ class DocIndex:
             scored.sort(key=lambda t: (-t[0], t[1]))
             top = scored[:limit]
             excerpts = fts.snippets(conn, "docs", "body", query.fts, [rowid for _, _, rowid in top], TOKENIZE) if query else {}
+            meaning = _unworded(conn, query, {r: rows[r] for _, _, r in top if r not in lexical})
         return [Hit(id=f"{rows[r]['kind']}:{rows[r]['name']}", kind=rows[r]["kind"], name=rows[r]["name"], title=_title(rows[r]["description"]),
                     snippet=excerpts.get(r) or rows[r]["body"].strip()[:160], score=score, status=rows[r]["status"],
-                    provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]}) for score, _, r in top]
+                    provenance={"origin": rows[r]["origin"] or "unknown", "path": rows[r]["path"]},
+                    matched=MEANING if r in meaning else "") for score, _, r in top]
 
     def generation(self) -> tuple[int, int]:
         """Changes whenever the documents may have changed, by this process or another, and when the index file was
@@ -248,7 +250,7 @@ class DocIndex:
         if not rowids:
             return {}
         cursor = conn.execute(
-            "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, vkey, anchors, description, body FROM docs "
+            "SELECT rowid, kind, name, status, origin, path, winner, flags, mtime_ns, vkey, anchors, tags, words, description, body FROM docs "
             f"WHERE rowid IN ({','.join('?' * len(rowids))})", rowids)
         cols = [c[0] for c in cursor.description]
         return {r[0]: dict(zip(cols, r, strict=True)) for r in cursor.fetchall()}
@@ -307,3 +309,15 @@ def _names(query: Query, row: dict[str, Any]) -> float:
 
 def _title(description: str) -> str:
     return description if len(description) <= 200 else description[:199] + "…"
+
+
+def _unworded(conn: sqlite3.Connection, query: Query, rows: dict[int, Any]) -> set[int]:
+    """Of `rows` (rowid -> row) that the query's words did not find, those holding none of its words at all: found by
+    meaning alone, which their hit says, as a record's does (a skill beyond the words' pool may hold some)."""
+    if not rows:
+        return set()
+    if not query:
+        return set(rows)
+    texts = [" ".join(str(row[c] or "") for c in ("name", "description", "tags", "words")) + f" {str(row['body'] or '')[:4000]}"
+             for row in rows.values()]
+    return {rowid for rowid, share in zip(rows, fts.covered(conn, TOKENIZE, query.terms, texts)) if share == 0.0}

@@ -5,10 +5,11 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from repo_memory.index import cited
+from repo_memory.index import cited, cjk
 
 SNIPPET_MAX = 20_000  # characters: FTS5's snippet() grows with the square of the matches in a text
 # Rows a first pass may score. FTS5 scores every row that matches any term (about 0.7 us each), so a question with a
@@ -80,39 +81,72 @@ def whole_names(snippet: str) -> str:
     return "".join(out) + text[done:]
 
 
-def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int) -> list[str]:
-    """The words of a document (kind, name) and of a record (id), each cut to `chars`, for `covered`; the code each cites
-    counts (a document's `words` hold it, a record's anchors are added: index/cited.py)."""
+def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int, doc_chars: int) -> list[str]:
+    """The words of a document (kind, name) cut to `doc_chars` and of a record (id) cut to `chars`, for `covered`; the
+    code each cites counts (a document's `words` hold it, a record's anchors are added: index/cited.py)."""
     found = conn.execute("SELECT name, description, tags, body, words FROM docs WHERE kind=? AND name=?", doc).fetchone()
     record = conn.execute("SELECT text, speaker, anchors FROM records WHERE id=?", (record_id,)).fetchone()
     said = [str(record[0] or ""), str(record[1] or ""), cited.words(cited.anchors(record[2]))] if record else []
-    return [" ".join(str(v or "").replace("-", " ") for v in found or ())[:chars], " ".join(said)[:chars]]
+    return [" ".join(str(v or "").replace("-", " ") for v in found or ())[:doc_chars], " ".join(said)[:chars]]
 
 
-def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str]) -> list[float]:
+def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str], openings: Sequence[int] = (),
+            passage: int = 0) -> list[float]:
     """For each of `texts`, the share of the query's `terms` it holds (a term of several words: all of them), words
-    compared as the index stems them (a scratch table with the same tokenizer, made once per connection)."""
+    compared as the index stems them (a scratch table with the same tokenizer, made once per connection). With
+    `openings`, text n's share is read over its first `openings[n]` tokens, unless `passage` tokens in a row anywhere
+    in it hold every term: then it holds the whole query."""
     if not terms or not texts:
         return [0.0] * len(texts)
-    stems = _stems(conn, "covered", tokenize, [*terms, *texts])
-    wanted = [found for n in range(len(terms)) if (found := stems.get(n))]
-    held = [stems.get(len(terms) + n, set()) for n in range(len(texts))]
-    return [sum(1 for w in wanted if w <= have) / len(wanted) if wanted else 0.0 for have in held]
+    placed = _instances(conn, "covered", tokenize, [*terms, *texts])
+    wanted = [{stem for _, stem in found} for n in range(len(terms)) if (found := placed.get(n))]
+    if not wanted:
+        return [0.0] * len(texts)
+    shares = []
+    for n in range(len(texts)):
+        found = placed.get(len(terms) + n, [])
+        if n < len(openings) and not (passage and _whole(wanted, found, passage)):
+            found = [(offset, stem) for offset, stem in found if offset < openings[n]]
+        have = {stem for _, stem in found}
+        shares.append(sum(1 for w in wanted if w <= have) / len(wanted))
+    return shares
+
+
+def _whole(wanted: list[set[str]], placed: list[tuple[int, str]], span: int) -> bool:
+    """Whether `span` tokens in a row of a text hold every one of `wanted` (each a term's stems), `placed` being the
+    text's (offset, stem) tokens."""
+    useful = set().union(*wanted)
+    found = sorted((offset, stem) for offset, stem in placed if stem in useful)
+    held, start = Counter[str](), 0
+    for offset, stem in found:  # the window ending at each token that holds a word of the query
+        held[stem] += 1
+        while found[start][0] <= offset - span:
+            held[found[start][1]] -= 1
+            start += 1
+        if all(held[s] for w in wanted for s in w):
+            return True
+    return False
 
 
 def _stems(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequence[str]) -> dict[int, set[str]]:
-    """The stems of each of `texts` (by position) as a full-text table with `tokenize` indexes them: the texts go into
-    the scratch table `scratch` (made once per connection) and its vocabulary is read back."""
+    """The stems of each of `texts` (by position) as a full-text table with `tokenize` indexes them."""
+    return {n: {stem for _, stem in found} for n, found in _instances(conn, scratch, tokenize, texts).items()}
+
+
+def _instances(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequence[str]) -> dict[int, list[tuple[int, str]]]:
+    """The (offset, stem) of every token of each of `texts` (by position) as a full-text table with `tokenize` indexes
+    them, CJK runs as their bigrams: the texts go into the scratch table `scratch` (made once per connection) and its
+    vocabulary is read back."""
     conn.execute(f"SAVEPOINT {scratch}")  # one write to the scratch table, not one per statement
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5(t, tokenize='{tokenize}')")
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch}_v USING fts5vocab(temp, {scratch}, instance)")
     conn.execute(f"DELETE FROM temp.{scratch}")
-    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", list(enumerate(texts)))
-    stems: dict[int, set[str]] = {}
-    for stem, doc in conn.execute(f"SELECT term, doc FROM temp.{scratch}_v"):
-        stems.setdefault(int(doc), set()).add(str(stem))
+    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", [(n, cjk.spaced(t)) for n, t in enumerate(texts)])
+    placed: dict[int, list[tuple[int, str]]] = {}
+    for stem, doc, offset in conn.execute(f"SELECT term, doc, offset FROM temp.{scratch}_v"):
+        placed.setdefault(int(doc), []).append((int(offset), str(stem)))
     conn.execute(f"RELEASE {scratch}")
-    return stems
+    return placed
 
 
 class Frequencies:

@@ -66,7 +66,7 @@ ROUTINE = ("NOT (lower(replace(t.tool, '_', '')) IN ('hook:sessionstart', 'hook:
 FAST = (UNFILTERED, f"{UNFILTERED} AND {ROUTINE}")  # conditions few rows fail: the best rows by words are ranked first
 PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
 _COLUMNS = ("t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000), "
-            "t.anchors")
+            "t.anchors, t.refs")
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,8 @@ class RecordRanking:
         through the code they cite or their neighbours' words (both indexed with them), or by meaning alone. The hit
         says so, or an agent reads an unrelated record as related (the ranking is not changed by it)."""
         conn = self._db.conn
-        unworded = _unworded(conn, query, [(r[0], str(r[12])) for r in rows if own.get(r[0], 0.0) <= 0 or r[13]])
+        said = [(r[0], f"{r[12]}\n{cited.given(r[14])}") for r in rows if own.get(r[0], 0.0) <= 0 or r[13] or r[14] != "[]"]
+        unworded = _unworded(conn, query, said)  # a record's words: its text and the free text of its refs
         anchored = [(r[0], cited.words(cited.anchors(r[13]))) for r in rows if r[0] in unworded and r[13]]
         through = {rowid for rowid, _ in anchored} - _unworded(conn, query, anchored)  # their anchors hold a word of it
         return {r[0]: cited.CITES if r[0] in through else NEIGHBOURS if r[0] in own else MEANING

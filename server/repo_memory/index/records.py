@@ -22,7 +22,7 @@ from typing import Any
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, schema, when
 from repo_memory.guards import disk, markers
-from repo_memory.index import cited, fts
+from repo_memory.index import cited, cjk, fts
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query, parts
@@ -113,12 +113,14 @@ def _text(record: dict[str, Any]) -> str:
     return text
 
 
-def _searched(text: str, anchors: str = "") -> str:
+def _searched(text: str, anchors: str = "", refs: str = "") -> str:
     """What the full-text index holds of a record's text: the text, then the words of the camelCase names in it
-    (query.parts) in its first 4,000 characters, then the code it cites (`anchors`, its column: index/cited.py).
+    (query.parts) in its first 4,000 characters, then the code it cites (`anchors`, its column: index/cited.py) and
+    the free text of its refs (a URL, a ticket: `refs`, its column); CJK runs as their bigrams (index/cjk.py).
     Excerpts are cut from the text itself (records table), never from this."""
     found = parts(text[:4000])  # the names a long tool output opens with; scanning all of it cost 1 ms per 16k characters
-    return "\n".join([text, *filter(None, [" ".join(found), cited.words(cited.anchors(anchors))])])
+    said = "\n".join([text, *filter(None, [" ".join(found), cited.words(cited.anchors(anchors)), cited.given(refs)])])
+    return cjk.spaced(said)
 
 
 # Why a record of a server kind does not count ('' when it does), given (record, log, end of its line): see
@@ -294,16 +296,17 @@ class RecordIndex:
     def _refresh_fts(self, session: str, first: int, last: int, dates: dict[str, str]) -> None:
         """Rewrite the search rows of records first..last of `session` (their neighbour windows changed)."""
         conn = self._db.conn
-        rows = conn.execute("SELECT rowid, id, seq, text, speaker, ts, anchors FROM records WHERE session=? AND seq BETWEEN ? AND ? "
+        rows = conn.execute("SELECT rowid, id, seq, text, speaker, ts, anchors, refs FROM records WHERE session=? AND seq BETWEEN ? AND ? "
                             "ORDER BY seq", (session, first - WINDOW, last + WINDOW)).fetchall()
         by_seq = {r[2]: r for r in rows}
         # The records already in the full-text index: those of the window not just added (their dates are read there).
         indexed = {r[0] for r in rows if first <= r[2] <= last and r[1] not in dates}
         fresh = []
-        for rowid, rid, seq, text, speaker, ts, anchors in rows:
+        for rowid, rid, seq, text, speaker, ts, anchors, refs in rows:
             if first <= seq <= last:
-                context = "\n".join(f"{by_seq[s][4]}: {_opening(by_seq[s][3])}" for s in range(seq - WINDOW, seq + WINDOW + 1) if s != seq and s in by_seq)
-                fresh.append((rowid, _searched(text, anchors), speaker, dates.get(rid) or self._date_of(rowid, ts), context))
+                context = cjk.spaced("\n".join(f"{by_seq[s][4]}: {_opening(by_seq[s][3])}" for s in range(seq - WINDOW, seq + WINDOW + 1)
+                                                if s != seq and s in by_seq))
+                fresh.append((rowid, _searched(text, anchors, refs), speaker, dates.get(rid) or self._date_of(rowid, ts), context))
         conn.executemany("DELETE FROM records_fts WHERE rowid=?", [(r[0],) for r in fresh if r[0] in indexed])
         conn.executemany("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", fresh)
 

@@ -167,7 +167,7 @@ def remember(call: Call, text: Annotated[str, Field(description="The record, sel
              data: Annotated[dict[str, Any] | None, Field(description="Structured details (ids, numbers) that read returns and recall "
                                                                       "does not search.")] = None,
              session: WriteSession = None, speaker: Speaker = None, when: About = None) -> Remembered:
-    """Append a record to this session's experience log (append-only, kept in git); returns its id.
+    """Append a record to this session's experience log (append-only, kept in git); returns `ids`, a list holding its id.
 
     Example: remember(text="Migrations must run before the app starts: the health check queries the new column.",
     kind="decision", refs=["2026-12-02-a1b2c3#12"]).

@@ -1,0 +1,43 @@
+"""Chinese, Japanese and Korean text as the words it is found by: overlapping pairs of characters.
+
+These scripts do not put spaces between words, and the index's tokenizer (unicode61) makes a whole run of their
+characters one token: a record holding 金曜日 in a sentence was not found by 金曜日. As the standard analyzers for
+them do (Lucene's CJKAnalyzer), each run is also indexed as its overlapping bigrams (金曜 曜日), and a query's runs
+are asked for as theirs; a lone character is its own word. Other text is tokenized as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Hiragana, Katakana (and its prolonged sound mark), CJK ideographs (with extension A and compatibility ones), Hangul
+# syllables and half-width Katakana.
+_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\uff66-\uff9f]+")
+
+
+def pairs(run: str) -> list[str]:
+    """The overlapping bigrams of a run of CJK characters (a lone character: itself)."""
+    return [run] if len(run) < 2 else [run[n : n + 2] for n in range(len(run) - 1)]
+
+
+def grams(text: str) -> str:
+    """The bigrams of every CJK run in `text`, space-separated, to index beside it ('' for text without any)."""
+    if text.isascii():
+        return ""
+    return " ".join(gram for run in _RUN.findall(text) for gram in pairs(run))
+
+
+def spaced(text: str) -> str:
+    """`text` with each CJK run written as its bigrams, where the run was (for an index that keeps its own copy of the
+    words, and for comparing words in place)."""
+    if text.isascii():
+        return text
+    return _RUN.sub(lambda run: f" {' '.join(pairs(run.group()))} ", text)
+
+
+def split(token: str) -> list[str]:
+    """A query's word as the words the index holds: its CJK runs as their bigrams, the rest of it as it is."""
+    if token.isascii() or not _RUN.search(token):
+        return [token]
+    return [piece for part in re.split(f"({_RUN.pattern})", token) if part
+            for piece in (pairs(part) if _RUN.fullmatch(part) else [part])]
