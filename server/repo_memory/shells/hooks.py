@@ -17,7 +17,7 @@ from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering
-from repo_memory.shells import deliveries, hookcalls, pretool
+from repo_memory.shells import deliveries, elsewhere, hookcalls, pretool
 
 log = logging.getLogger("repo_memory")
 HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
@@ -210,6 +210,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
                  captured=True)
     notes = [f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
              "it is a draft again until a person runs `repo-memory accept`."] if redrafted else []
+    notes += elsewhere.redraft(store, tool, payload)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
 

@@ -22,6 +22,7 @@ from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, reserved
+from repo_memory.shells import neighbours
 
 log = logging.getLogger("repo_memory")
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "replace", "apply_patch",
@@ -72,17 +73,20 @@ def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
 
 def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> str:
     """Why `tool` may not run with `tool_input` ('' when it may)."""
-    if tool in FILE_TOOLS:
+    if tool in FILE_TOOLS:  # each path by the rules of the repository it is in: a harness may reach several
         for name in named_files(tool_input):
             if why := places.path(name, cwd):
                 return f"{name}: {why}"
+            if why := neighbours.file_refusal(places, name, cwd):
+                return why
     if tool in SHELL_TOOLS:
         command = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
         text = " ".join(str(w) for w in command) if isinstance(command, list) else str(command or "")
+        cwd = neighbours.shell_dir(tool_input, cwd)
         inside = places.path(".", cwd)  # a shell already standing in a reserved folder names it with every relative path
         if inside and text.strip():
             return f"the shell's working directory is reserved; {inside}"
-        return places.command(text)
+        return places.command(text) or neighbours.shell_refusal(places, text, cwd)
     return ""
 
 
