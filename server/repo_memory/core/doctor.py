@@ -19,6 +19,8 @@ from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git import sparse
+from repo_memory.git.deferral import FINISH, held_up, next_step
+from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
 
@@ -249,11 +251,17 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
         out.append(Finding("warning", _folders(health.held), f"{len(health.held)} memory path(s) written are held back from "
                            f"commits: {_listed(health.held)}", "Each holds what repo-memory did not write, or a secret: settle "
                            "that (its own finding says how) and the next commit takes them."))
-    if health.pending > len(health.held):
-        why = f" ({health.deferred})" if health.deferred else ""
-        out.append(Finding("warning", ".agents/", f"{health.pending - len(health.held)} memory path(s) written but not committed yet{why}",
+    if health.pending > len(health.held):  # what holds them up, and its step; `doctor --fix` is named only where it commits
+        waits = health.deferred or held_up(health.underway, store.config.commit == "private")
+        out.append(Finding("warning", ".agents/", f"{health.pending - len(health.held)} memory path(s) written but not committed "
+                           f"yet{f' ({waits})' if waits else ''}", f"They are kept durably. {next_step(waits)}".strip() if waits else
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
-                           "`repo-memory doctor --fix` commits them now (a rebase or merge in progress must finish first)."))
+                           "`repo-memory doctor --fix` commits them now."))
+    if health.nameless and store.config.commit in ("auto", "private"):  # a fresh machine or CI: memory commits go on
+        out.append(Finding("warning", ".git/config", health.nameless, NAME_YOURSELF))
+    if health.staged:  # commit = "stage": where repo-memory leaves memory, for the person's own commit
+        out.append(Finding("info", _folders(health.staged), f"{len(health.staged)} memory file(s) staged for your next commit "
+                           f"(commit = \"stage\"): {_listed(health.staged)}", "Nothing to fix: your next `git commit` takes them."))
     if health.deleted:
         folders = _folders(health.deleted)
         out.append(Finding("warning", folders, f"{len(health.deleted)} memory file(s) git holds were deleted from the working "
@@ -293,8 +301,6 @@ UNMERGED = {
     "UU": ("both modified", "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`"),
     "AA": ("both added", "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`"),
 }
-FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a rebase or am": "`git rebase --continue` (or `git am "
-          "--continue`)", "a cherry-pick": "`git cherry-pick --continue`", "a revert": "`git revert --continue`"}
 
 
 def _listed(paths: list[str]) -> str:

@@ -74,12 +74,13 @@ class Store:
     def name_client(self, name: str) -> None:  # the MCP client's own name names the harness (Logbook.name_client)
         self._logs.name_client(name, self.config.harness_chosen)
 
-    def close(self, commit: bool = True) -> None:
+    def close(self, commit: bool = True) -> str:  # why what this process wrote still waits for a commit, or ''
         self._index.semantic.stop()
         self._recall.close()
         self._committer.close(commit)  # commits what is pending (with commit=False it stays recorded for the next flush)
         self._git.close()
         self._db.close()
+        return self._committer.waits()
 
     # --- the index ----------------------------------------------------------------------------------
 

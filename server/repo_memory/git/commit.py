@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from repo_memory.git.deferral import held_up
 from repo_memory.git.pending import alive, start_time
 from repo_memory.errors import GitError
 from repo_memory.git.repo import INDEX_LOCK_WAIT, SIGN_TIMEOUT, CommitResult, Git
@@ -52,11 +53,8 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
     bytes were checked: a tip that took the path on since (a person's `git commit -a`) may hold more of it."""
     blobs = blobs or {}
     for _ in range(CAS_RETRIES):
-        busy = git.operation_in_progress()
-        if busy == "a detached HEAD":
-            return CommitResult(deferred="HEAD is detached; the memory commit lands once a branch is checked out")
-        if busy and not private:
-            return CommitResult(deferred=f"{busy} is in progress; the memory commit lands when it is finished")
+        if waits := held_up(git.operation_in_progress(), private):
+            return CommitResult(deferred=waits)
         if not private and not _wait_for_index_lock(git.git_dir):
             return CommitResult(deferred="another git process holds .git/index.lock; the memory commit will be retried")
         branch, head = git.branch()

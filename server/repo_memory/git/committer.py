@@ -66,7 +66,7 @@ class Committer:
         self.git, self.state_dir, self.policy, self.session = git, state_dir, policy, session
         self.clone_dir = clone_dir or state_dir  # the clone's state folder (one for its worktrees): torn tails go there
         self.key = key  # with a key, a log is committed only when every record it gained carries this clone's mark
-        self.root, self.window = git.root, policy.window
+        self.root, self.window, self.mode = git.root, policy.window, policy.mode  # the mode never changes (the harness may)
         self.journal = Journal(state_dir)
         self.owner = owner or os.getpid()
         self._started = start_time(self.owner)
@@ -84,10 +84,6 @@ class Committer:
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: dict[str, str] = {}  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
-
-    @property
-    def mode(self) -> str:
-        return self.policy.mode
 
     def commit(self, paths: list[str], message: str) -> CommitResult | None:
         """Note `paths` as changed documents of no session (init's scaffolding, an accepted loop) and commit them now."""
@@ -207,8 +203,8 @@ class Committer:
                 staged = refresh_index(self.git, paths, blobs)
                 result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
             else:
-                message = self._message([e for e in entries if e.path in paths], harness)  # not what is held back
-                result = commit_paths(self.git, self.state_dir, paths, message, self._identity(), self.policy.sign,
+                text, identity = self._commit_of([e for e in entries if e.path in paths], harness)  # not what is held back
+                result = commit_paths(self.git, self.state_dir, paths, text, identity, self.policy.sign,
                                       private=self.mode == "private", blobs=blobs, checked_on=checked_on)
         except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
             log.warning("memory commit failed: %s", exc)
@@ -340,7 +336,7 @@ class Committer:
     def health(self, folders: tuple[str, ...]) -> Health:
         """Pending writes, repairs, files at risk of deletion and uncommitted memory files under `folders`."""
         pending = {e.path for e in self._listed()}
-        last = self.last
+        staged: set[str] = set()
         at_risk: list[str] = []
         uncommitted: list[str] = []
         deleted: list[str] = []
@@ -349,11 +345,13 @@ class Committer:
             out = self.git.run("diff", "--cached", "--name-only", "-z", "--diff-filter=D", "HEAD", "--", *folders, check=False).stdout
             at_risk = [p for p in out.split("\0") if p and (self.root / p).is_file()]
             changed, deleted, conflicted = status.worktree(self.git, folders)
-            uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted})
-        deferred = last.deferred if last is not None and last.deferred else signing_stalled(self.state_dir) if pending else ""
+            staged = status.staged(self.git, folders) if self.mode == "stage" else set()  # there for the person's commit
+            uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted} - staged)
+        deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if pending else "")
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
-                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted else "",
-                      sorted(pending.intersection(self.held)))
+                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
+                      sorted(pending.intersection(self.held)), sorted(staged - pending),
+                      message.nameless(self.git, self.policy.author_name, self.policy.author_email))
 
     def heal(self, paths: list[str]) -> None:
         """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
@@ -390,11 +388,12 @@ class Committer:
                 log.warning("memory commit at close failed: %s", exc)
         self._ending.stop()  # after the last flush, which may have started it: this process hears no more
 
-    def _message(self, entries: list[Pending], harness: str | None = None) -> str:
-        return message.compose(self.git, entries, harness, self.policy.harness)
+    def _commit_of(self, entries: list[Pending], harness: str | None) -> tuple[str, dict[str, str]]:
+        """The message of a commit of `entries` and its environment (the author is the person, the committer repo-memory)."""
+        return (message.compose(self.git, entries, harness, self.policy.harness),
+                message.identity(self.git, self.policy.author_name, self.policy.author_email))
 
-    def _identity(self) -> dict[str, str]:
-        """The author is the person (the config's `author`, else who git says they are); the committer is repo-memory."""
-        name = self.policy.author_name or os.environ.get("GIT_AUTHOR_NAME") or self.git.config("user.name") or "repo-memory"
-        email = self.policy.author_email or os.environ.get("GIT_AUTHOR_EMAIL") or self.git.config("user.email") or "repo-memory@localhost"
-        return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": message.COMMITTER, "GIT_COMMITTER_EMAIL": email}
+    def waits(self) -> str:
+        """Why what this process wrote still waits for a commit after its last flush ('' when none of it does)."""
+        last = self.last
+        return last.deferred if self._own and last is not None and last.deferred and not last.sha else ""

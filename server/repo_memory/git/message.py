@@ -4,6 +4,7 @@ sessions and the harness; a session's line gives the span of records the commit 
 from __future__ import annotations
 
 import json
+import os
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.git.pending import Pending
@@ -12,6 +13,31 @@ from repo_memory.guards import disk
 
 LISTED = 20  # changes and sessions a commit message names one by one (a bulk import touches thousands)
 COMMITTER = "repo-memory"  # the committer of every memory commit (its author is the person, committer.py)
+NOBODY = ("repo-memory", "repo-memory@localhost")  # the author when nothing names the person (a fresh machine, a CI container)
+NAME_YOURSELF = ('Set who you are: `git config --global user.name "Your Name"` and `git config --global user.email '
+                 'you@example.com`, or name the author of memory commits in .agents/repo-memory.toml: '
+                 '`author = {name = "...", email = "..."}`.')
+
+
+def author(git: Git, name: str | None, email: str | None) -> tuple[str, str]:
+    """The author of memory commits: the config's `author`, else who git says the person is, else NOBODY's parts."""
+    return (name or os.environ.get("GIT_AUTHOR_NAME") or git.config("user.name") or NOBODY[0],
+            email or os.environ.get("GIT_AUTHOR_EMAIL") or git.config("user.email") or NOBODY[1])
+
+
+def identity(git: Git, name: str | None, email: str | None) -> dict[str, str]:
+    """A memory commit's environment: the author is the person (`author`); the committer is repo-memory."""
+    name, email = author(git, name, email)
+    return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": COMMITTER, "GIT_COMMITTER_EMAIL": email}
+
+
+def nameless(git: Git, name: str | None, email: str | None) -> str:
+    """What to tell a person whose memory commits name no one (no `author`, user.name or user.email), else ''."""
+    who = author(git, name, email)
+    if who[0] != NOBODY[0] and who[1] != NOBODY[1]:
+        return ""
+    return (f"memory commits are authored as {who[0]} <{who[1]}>, no person: no git identity (user.name, user.email) "
+            "is set here")
 
 
 def compose(git: Git, entries: list[Pending], harness: str | None, default_harness: str) -> str:

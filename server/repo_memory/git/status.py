@@ -26,6 +26,8 @@ class Health:
     conflicted: list[tuple[str, str]] = field(default_factory=list)  # (path, status code) of memory files left unmerged
     underway: str = ""  # the git operation under way ('a merge', 'a rebase', …), '' when none
     held: list[str] = field(default_factory=list)  # of the pending paths, those the last flush held back (foreign, a secret)
+    staged: list[str] = field(default_factory=list)  # with commit = "stage": memory files staged whole, for the person's commit
+    nameless: str = ""  # what to say when memory commits would name no person as their author (no git identity), else ''
 
 
 def worktree(git: Git, folders: tuple[str, ...]) -> tuple[list[str], list[str], list[tuple[str, str]]]:
@@ -37,6 +39,12 @@ def worktree(git: Git, folders: tuple[str, ...]) -> tuple[list[str], list[str], 
     deleted = {path for code, path, _ in settled if code[1] == "D"}
     renamed = {source for code, _, source in settled if source and "R" in code}  # gone from its old path: part of the change
     return sorted(({path for _, path, _ in settled} | renamed) - deleted), sorted(deleted), conflicted
+
+
+def staged(git: Git, folders: tuple[str, ...]) -> set[str]:
+    """Memory files under `folders` staged whole: the index differs from HEAD and the working tree from neither."""
+    status = git.run("status", "--porcelain", "-z", "--untracked-files=no", "--", *folders, check=False).stdout
+    return {path for code, path, _ in entries_of(status) if code[0] in "AMR" and code[1] == " "}
 
 
 def entries_of(porcelain: str) -> list[tuple[str, str, str]]:

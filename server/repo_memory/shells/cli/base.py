@@ -14,6 +14,7 @@ import click
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
+from repo_memory.git.deferral import next_step
 from repo_memory.index.db import damage
 
 
@@ -75,9 +76,17 @@ def store_of(ctx: click.Context) -> Store:
     obj = ctx.find_root().obj
     if "store" not in obj:
         obj["store"] = Store(Config.load(obj["root"]))
-        ctx.call_on_close(obj["store"].close)
+        ctx.call_on_close(lambda: closed(obj["store"]))
     store: Store = obj["store"]
     return store
+
+
+def closed(store: Store) -> None:
+    """Close `store`, committing what this invocation wrote; when that commit waits, say so on stderr: why, and the
+    step that lets it land (the answer an MCP write gives, and what doctor says)."""
+    if waits := store.close():
+        said = f"repo-memory: written, but not committed yet: {waits.rstrip('.')}. {next_step(waits)}"
+        click.echo(said.rstrip(), err=True)
 
 
 def root_of(ctx: click.Context) -> Path | None:

@@ -11,6 +11,7 @@ import click
 from repo_memory import layout
 from repo_memory.core import mirror, mirror_checks
 from repo_memory.core.store import Store
+from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.shells import attach, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
 from repo_memory.shells.cli.skills import settle_offers
@@ -48,12 +49,13 @@ def init(ctx: click.Context) -> None:
     for change in done.changes:
         click.echo(change)
     if done.files and mode == "auto":
-        if result is not None and result.sha:
+        if result is not None and result.sha:  # a deferral is said as the command ends (cli/base.py), with its next step
             click.echo(f"committed {', '.join(done.files)} ({result.sha[:12]})")
-        elif result is not None and result.deferred:
-            click.echo(f"not committed yet: {result.deferred}")
     elif done.files:
         click.echo(f"Commit these with your code: git add {' '.join(done.files)}")
+    # no git identity: said once, as the clone is set up (doctor says it after); memory commits go on, naming no one
+    if done.changes and mode in ("auto", "private") and (nameless := store.git_health().nameless):
+        click.echo(f"note: {nameless}. {NAME_YOURSELF}")
     click.echo("Already set up; nothing to change." if not done.changes else f"repo-memory is set up in {store.root} (commit = {mode}).")
 
 

@@ -1,0 +1,44 @@
+"""What lets a deferred memory commit land: the next step for each reason commit.py and committer.py give for waiting.
+
+Said by the CLI after a write whose commit waits and by doctor's finding on pending memory; `repo-memory doctor --fix`
+is named only where it can commit, i.e. once the step is done.
+"""
+
+from __future__ import annotations
+
+# how a person finishes each git operation under way that holds memory commits (and merge conflicts) up
+FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a rebase or am": "`git rebase --continue` (or `git am "
+          "--continue`)", "a cherry-pick": "`git cherry-pick --continue`", "a revert": "`git revert --continue`"}
+THEN = "the next repo-memory command (or `repo-memory doctor --fix`) commits it"
+SIGNING = ("Make signing work (`git commit --allow-empty -m test` shows git's own error: the gpg agent, user.signingkey), "
+           "or set `sign = \"never\"` in .agents/repo-memory.toml to commit memory unsigned; then " + THEN + ".")
+
+
+def held_up(busy: str, private: bool = False) -> str:
+    """Why a memory commit waits while `busy` (Git.operation_in_progress) is under way, or '' when it need not wait:
+    a private ref waits only for a branch to be checked out."""
+    if busy == "a detached HEAD":
+        return "HEAD is detached; the memory commit lands once a branch is checked out"
+    return f"{busy} is in progress; the memory commit lands when it is finished" if busy and not private else ""
+
+
+def next_step(deferred: str) -> str:
+    """The step that lets a commit deferred for `deferred` (a CommitResult's reason) land, in one or two sentences."""
+    if deferred.startswith("HEAD is detached"):
+        return f"Check out a branch (`git switch BRANCH`, or `git switch -c NAME` to keep what was committed here); then {THEN}."
+    if " is in progress" in deferred:
+        busy = deferred.partition(" is in progress")[0]
+        if finish := FINISH.get(busy) or ("`git bisect reset`" if busy == "a bisect" else ""):
+            return f"Finish {busy} with {finish} (or abort it); then {THEN}."
+        return f"It lands once {busy} ends; if it was left running, {THEN} after it."  # a person's `git commit` (running.py)
+    if "signing" in deferred:  # failed now, or hung earlier (commit.signing_stalled's reason names the step itself)
+        return "" if deferred.startswith("commit signing hung") else SIGNING
+    if "index.lock" in deferred:
+        return ("It is retried by itself; if no git command is running, a crashed one left the lock: remove .git/index.lock, "
+                f"then {THEN}.")
+    if deferred.startswith("a git hook refused"):
+        return ("Let the reference-transaction hook pass memory commits, or set `commit = \"stage\"` in .agents/repo-memory.toml "
+                f"(memory is then staged for your own commits); then {THEN}.")
+    if deferred.startswith("the file system refused"):
+        return f"Make it writable (free space, permissions); then {THEN}."
+    return f"{THEN[0].upper()}{THEN[1:]}."

@@ -1,0 +1,118 @@
+"""What a person is told when memory cannot be committed as usual: a deferred commit, `commit = "stage"`, no git identity."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from repo_memory.shells.cli import cli
+
+from tests.conftest import git
+
+
+def invoke(repo: Path, *args: str) -> Result:
+    result = CliRunner().invoke(cli, ["--root", str(repo), *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def committed(repo: Path) -> Path:
+    """A repository with one commit of the person's, set up by `repo-memory init`."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("hi\n", encoding="utf-8")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "init")
+    invoke(repo, "init")
+    return repo
+
+
+def failing_signer(repo: Path) -> None:
+    """commit.gpgSign on, with a signing program that fails (no usable key)."""
+    program = repo.parent / "gpg-fails"
+    program.write_text("#!/bin/sh\necho 'gpg: signing failed: No secret key' >&2\nexit 2\n", encoding="utf-8")
+    program.chmod(0o755)
+    git(repo, "config", "commit.gpgSign", "true")
+    git(repo, "config", "gpg.program", str(program))
+
+
+def pending_finding(repo: Path) -> str:
+    """doctor's finding (and fix) about memory written but not committed."""
+    out = invoke(repo, "doctor", "--fix").output
+    return next(line + "\n" + nxt for line, nxt in zip(out.splitlines(), out.splitlines()[1:]) if "not committed yet" in line)
+
+
+def test_a_cli_write_whose_commit_signing_fails_says_so_on_stderr_with_the_way_out(tmp_path: Path):
+    repo = committed(tmp_path / "repo")
+    failing_signer(repo)
+    head = git(repo, "rev-parse", "HEAD")
+    made = invoke(repo, "skill", "new", "deploy", "-d", "How to deploy; use when deploying", "--body", "1. make deploy")
+    assert made.stdout.startswith("Created .agents/skills/deploy/SKILL.md"), made.output
+    assert "not committed yet" in made.stderr and "signing failed" in made.stderr, made.stderr
+    assert 'sign = "never"' in made.stderr, made.stderr
+    added = invoke(repo, "log", "add", "a decision", "-s", "ops")
+    assert "not committed yet" in added.stderr and 'sign = "never"' in added.stderr, added.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+    finding = pending_finding(repo)  # --fix cannot commit while signing fails: its fix does not say it does
+    assert 'sign = "never"' in finding and "doctor --fix` commits them now" not in finding, finding
+    (repo / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
+    assert "not committed yet" not in invoke(repo, "doctor", "--fix").output  # the way out it names works
+    assert git(repo, "rev-parse", "HEAD") != head
+
+
+def test_a_cli_write_on_a_detached_head_says_to_check_out_a_branch(tmp_path: Path):
+    repo = committed(tmp_path / "repo")
+    git(repo, "checkout", "-q", "--detach")
+    added = invoke(repo, "log", "add", "a note", "-s", "ops")
+    assert "not committed yet" in added.stderr and "HEAD is detached" in added.stderr, added.stderr
+    assert "git switch" in added.stderr, added.stderr
+    finding = pending_finding(repo)
+    assert "git switch" in finding and "doctor --fix` commits them now" not in finding, finding
+
+
+def test_a_cli_write_that_commits_says_nothing_on_stderr(tmp_path: Path):
+    repo = committed(tmp_path / "repo")
+    assert invoke(repo, "log", "add", "a note", "-s", "ops").stderr == ""
+
+
+def test_in_stage_mode_memory_staged_for_the_persons_commit_is_no_alarm(tmp_path: Path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".agents").mkdir()
+    (repo / ".agents/repo-memory.toml").write_text('commit = "stage"\n', encoding="utf-8")
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "memory is staged here")
+    invoke(repo, "init")
+    git(repo, "add", ".agents", ".gitattributes")  # what init says to commit with your code
+    git(repo, "commit", "-q", "-m", "repo-memory set up")
+    invoke(repo, "log", "add", "a note", "-s", "ops")
+    out = invoke(repo, "doctor").output
+    assert "warning" not in out and "never committed" not in out and "--fix" not in out, out
+    assert "staged for your next commit" in out, out
+
+
+@pytest.fixture
+def nobody(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A fresh machine or CI container: no user.name or user.email anywhere."""
+    for var in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "empty-gitconfig").write_text("", encoding="utf-8")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "empty-gitconfig"))
+
+
+def test_without_a_git_identity_memory_still_commits_and_init_and_doctor_say_as_whom(tmp_path: Path, nobody: None):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    setup = invoke(repo, "init")
+    assert git(repo, "log", "--format=%an <%ae>").strip() == "repo-memory <repo-memory@localhost>"  # loops in CI go on
+    assert "git config --global user.name" in setup.output, setup.output
+    assert setup.output.count("repo-memory@localhost") == 1, setup.output
+    out = invoke(repo, "doctor").output
+    assert "repo-memory@localhost" in out and "git config --global user.email" in out and "author" in out, out
+    git(repo, "config", "user.name", "Pat")
+    git(repo, "config", "user.email", "pat@example.com")
+    assert "repo-memory@localhost" not in invoke(repo, "doctor").output
