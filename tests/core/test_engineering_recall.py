@@ -183,6 +183,21 @@ def test_japanese_or_chinese_words_find_the_record_and_the_skill_that_hold_them(
     assert [h.id for h in store.recall("冻结期间 生产环境").hits][:1] == ["skill:deploy-freeze"]
 
 
+def test_a_one_character_cjk_word_finds_the_record_and_the_skill_that_hold_it(store: Store):
+    """A single character is a whole word in Chinese (锁 'lock', 表 'table'), but a run of two or more was indexed only
+    as its pairs, so 锁 found nothing though a record said 订单表被锁了. Runs are now indexed as their single characters
+    too; a query's longer runs are still asked for as pairs (precise), a lone character as itself."""
+    fill(store)
+    store.remember("迁移时订单表被锁了十分钟,要先在低峰期执行。", session="lock")
+    store.remember(NOTICE, session="ops")
+    store.write_skill("deploy-freeze", "When not to deploy.", "部署冻结期间不要发布到生产环境。", actor="human")
+    for asked, found in (("锁", f"{kept(store, 'lock')}#1"), ("表", f"{kept(store, 'lock')}#1"),
+                         ("金", f"{kept(store, 'ops')}#1"), ("冻", "skill:deploy-freeze"), ("被锁", f"{kept(store, 'lock')}#1")):
+        hits = store.recall(asked).hits
+        assert [h.id for h in hits][:1] == [found], (asked, hits[:2])
+    assert not store.recall("锁金").hits  # a run of two is still one pair: no record holds 锁金
+
+
 def test_a_skill_found_by_meaning_alone_says_so_as_a_record_does(repo, monkeypatch):
     """With meaning fused in, a Japanese query found no word anywhere: recall said no word of it was in any memory,
     and an unrelated skill tied the record that holds it and came first with no `matched: by meaning only`."""

@@ -410,3 +410,34 @@ def test_uninstall_names_the_enabled_plugin_that_still_serves_the_clone_and_glob
     out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--global"], catch_exceptions=False).output
     last = out.strip().splitlines()[-1]
     assert "`claude plugin uninstall repo-memory@repo-memory --scope local` in this folder" in last and "detached" not in last, out
+
+
+def test_the_plugin_enabled_for_the_user_and_this_clone_is_named_at_both_and_global_uninstalls_the_users(
+        repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Installed at user scope (every repository) and with `--scope local` here: uninstall's last line named only the
+    local scope, and `--global` (its dry run too) left the user's, so the plugin still served every repository. Now the
+    last line names both, and `--global` uninstalls the user's whenever the user's settings enable it."""
+    from tests.harness.clis import ROOT, base_env, cli_tool, run as run_cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{TOOLS}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    env = {**base_env(home), "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "repo-memory@repo-memory"],
+                 ["plugin", "install", "--scope", "local", "repo-memory@repo-memory"]):
+        assert run_cli([cli_tool("claude"), *args], repo, env).returncode == 0
+
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
+    last = out.strip().splitlines()[-1]
+    assert "--scope local` in this folder" in last and "--scope user`" in last, last
+
+    dry = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--global", "--dry-run"], catch_exceptions=False).output
+    assert "would run `claude plugin uninstall repo-memory@repo-memory --scope user`" in dry, dry
+    out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall", "--global"], catch_exceptions=False).output
+    assert "ran `claude plugin uninstall repo-memory@repo-memory --scope user`" in out, out
+    assert "repo-memory@repo-memory" not in (home / ".claude/settings.json").read_text(encoding="utf-8")
+    last = out.strip().splitlines()[-1]
+    assert "--scope local` in this folder" in last and "--scope user" not in last, last

@@ -286,3 +286,49 @@ def test_setup_gemini_keeps_what_you_set_in_your_own_entry_says_so_and_remove_pu
     setup_gemini(repo)
     CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False)
     assert settings.read_text(encoding="utf-8") == text  # uninstall puts it back too
+
+
+def test_remove_puts_back_your_own_entry_also_after_you_edited_it_since_setup_keeping_the_edit(repo: Path):
+    """Setup owns only what it changed in your entry (how it starts): after you add a timeout to the entry and run
+    setup again, `--remove` puts your command back and keeps the timeout, says so, and the note goes only then."""
+    settings = repo / ".gemini/settings.json"
+    settings.parent.mkdir()
+    yours = {"command": "/opt/rm/bin/repo-memory", "args": ["serve"], "env": {"RM_DEBUG": "1"}}
+    settings.write_text(json.dumps({"mcpServers": {"repo-memory": yours}}), encoding="utf-8")
+    setup_gemini(repo)
+    edited = json.loads(settings.read_text(encoding="utf-8"))
+    edited["mcpServers"]["repo-memory"]["timeout"] = 30000
+    settings.write_text(json.dumps(edited), encoding="utf-8")
+    setup_gemini(repo)
+    dry = setup_gemini(repo, "--remove", "--dry-run")
+    assert "put back" in dry and "kept the repo-memory server entry" not in dry, dry
+    removed = setup_gemini(repo, "--remove")
+    assert "put back" in removed and "timeout" in removed and "not what setup writes" not in removed, removed
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
+    assert entry == {**yours, "timeout": 30000}, entry
+    assert "repo-memory" in setup_gemini(repo, "--remove")  # nothing of setup's is left to take out: yours stays
+    assert json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["repo-memory"] == {**yours, "timeout": 30000}
+
+
+def test_remove_leaves_a_command_you_changed_since_setup_and_puts_back_only_what_setup_still_holds(repo: Path):
+    """You changed the command setup wrote (your own binary again) but left setup's `trust`: `--remove` leaves your
+    command and takes out only the `trust` setup added."""
+    settings = repo / ".gemini/settings.json"
+    settings.parent.mkdir()
+    yours = {"command": "/opt/rm/bin/repo-memory", "args": ["serve"]}
+    settings.write_text(json.dumps({"mcpServers": {"repo-memory": yours}}), encoding="utf-8")
+    setup_gemini(repo)
+    edited = json.loads(settings.read_text(encoding="utf-8"))
+    edited["mcpServers"]["repo-memory"]["command"] = "/usr/local/bin/repo-memory"
+    settings.write_text(json.dumps(edited), encoding="utf-8")
+    setup_gemini(repo, "--remove")
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
+    assert entry == {**yours, "command": "/usr/local/bin/repo-memory"}, entry
+    setup_gemini(repo)  # and setup once more with that edit in: the undo still gives back yours, now with your edit
+    edited = json.loads(settings.read_text(encoding="utf-8"))
+    edited["mcpServers"]["repo-memory"]["command"] = "/usr/bin/repo-memory"
+    settings.write_text(json.dumps(edited), encoding="utf-8")
+    setup_gemini(repo)
+    setup_gemini(repo, "--remove")
+    entry = json.loads(settings.read_text(encoding="utf-8"))["mcpServers"]["repo-memory"]
+    assert entry == {**yours, "command": "/usr/bin/repo-memory"}, entry

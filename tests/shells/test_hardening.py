@@ -685,6 +685,23 @@ async def test_skill_write_updates_only_what_is_given(store: Store, repo: Path):
         assert len(too_long) < 400 and "2000 characters" in too_long and "at most 1024" in too_long, too_long
 
 
+async def test_writing_what_an_active_skill_already_says_leaves_it_active_and_says_unchanged(store: Store, repo: Path):
+    """An identical skill_write of an accepted skill made it a draft again (out of the briefing until a person accepted
+    it once more); it changes nothing and says so, while a real change still goes back to review."""
+    body, skill = "1. Run `make deploy`\n2. Check the dashboard", repo / ".agents/skills/deploy-steps/SKILL.md"
+    async with Client(server.build(store)) as client:
+        written = await call(client, "skill_write", name="deploy-steps", description="How to deploy the app.", body=body)
+        accepted = CliRunner().invoke(cli, ["--root", str(repo), "accept", "deploy-steps", "--sha", written["review_sha"][:12]])
+        assert accepted.exit_code == 0, accepted.output
+        before = skill.read_text(encoding="utf-8")
+        for again in ({"body": body}, {"description": "How to deploy the app.", "body": body}):
+            same = await call(client, "skill_write", name="deploy-steps", **again)
+            assert same["status"] == "active" and same["warnings"] == ["Unchanged: skill:deploy-steps already says this."], same
+            assert skill.read_text(encoding="utf-8") == before
+        changed = await call(client, "skill_write", name="deploy-steps", body=body + "\n3. Tell the team")
+        assert changed["status"] == "draft" and "status: draft" in skill.read_text(encoding="utf-8"), changed
+
+
 async def test_huge_numbers_in_ids_cursors_and_ranges_get_a_clear_answer(store: Store):
     huge = "9" * 400
     async with Client(server.build(store)) as client:

@@ -218,8 +218,6 @@ class Skillbook:
                  related: Sequence[str] | None, pinned: dict[str, str] | None, status: str, actor: str,
                  warnings: list[str]) -> tuple[str, dict[str, str] | None]:
         changes: dict[tuple[str, ...], Any] = {("description",): description} if description is not None else {}
-        if actor == "agent":
-            changes[("metadata", "status")] = status
         if tags is not None:
             changes[("metadata", "tags")] = _text(tags)
         if related is not None:
@@ -234,6 +232,10 @@ class Skillbook:
             changes[("metadata", "anchors")] = list(pinned)
             changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
         text = skills.edit(current, name, changes, body)
+        if text == current:  # it already says this: no new version to review, an active skill stays in the briefing
+            return text, pinned
+        if actor == "agent":
+            text = skills.edit(text, name, {("metadata", "status"): status})
         if actor == "agent" and (count := rewrites.note(self.state_dir, name)) >= rewrites.REWRITES_FLAGGED:
             warnings.append(f"skill:{name} was rewritten {count} times in the last {rewrites.REWRITE_WINDOW // 60} minutes; settle "
                             "its content before writing again (doctor lists skills rewritten this often).")

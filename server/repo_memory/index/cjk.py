@@ -3,7 +3,10 @@
 These scripts do not put spaces between words, and the index's tokenizer (unicode61) makes a whole run of their
 characters one token: a record holding 金曜日 in a sentence was not found by 金曜日. As the standard analyzers for
 them do (Lucene's CJKAnalyzer), each run is also indexed as its overlapping bigrams (金曜 曜日), and a query's runs
-are asked for as theirs; a lone character is its own word. Other text is tokenized as before.
+are asked for as theirs. A single character is a word too (锁 'lock', 表 'table'), so each run is indexed as its
+characters as well, between its pairs (as CJKAnalyzer's outputUnigrams does): a query's lone character is asked for
+as itself, its longer runs still as pairs, which hold the order of the characters (precise). Other text is
+tokenized as before.
 """
 
 from __future__ import annotations
@@ -20,19 +23,24 @@ def pairs(run: str) -> list[str]:
     return [run] if len(run) < 2 else [run[n : n + 2] for n in range(len(run) - 1)]
 
 
+def indexed(run: str) -> list[str]:
+    """The words a run of CJK characters is indexed as: each character, and between each two their pair."""
+    return [gram for n, char in enumerate(run) for gram in (char, run[n : n + 2])][:-1] if len(run) > 1 else [run]
+
+
 def grams(text: str) -> str:
-    """The bigrams of every CJK run in `text`, space-separated, to index beside it ('' for text without any)."""
+    """The words of every CJK run in `text` (`indexed`), space-separated, to index beside it ('' for text without any)."""
     if text.isascii():
         return ""
-    return " ".join(gram for run in _RUN.findall(text) for gram in pairs(run))
+    return " ".join(gram for run in _RUN.findall(text) for gram in indexed(run))
 
 
 def spaced(text: str) -> str:
-    """`text` with each CJK run written as its bigrams, where the run was (for an index that keeps its own copy of the
-    words, and for comparing words in place)."""
+    """`text` with each CJK run written as its words (`indexed`), where the run was (for an index that keeps its own
+    copy of the words, and for comparing words in place)."""
     if text.isascii():
         return text
-    return _RUN.sub(lambda run: f" {' '.join(pairs(run.group()))} ", text)
+    return _RUN.sub(lambda run: f" {' '.join(indexed(run.group()))} ", text)
 
 
 def split(token: str) -> list[str]:

@@ -69,9 +69,9 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
     servers = settings.setdefault("mcpServers", {})
     note = Config.load(root).state_dir / ENTRY_NOTE
     noted = _noted(note) if remove else None
-    restored = noted is not None and servers.get(NAME) == noted["wrote"]
-    if noted and restored:
-        servers[NAME] = noted["was"]
+    restored = noted is not None
+    if noted:
+        servers[NAME], back = _put_back(servers.get(NAME), noted)
     elif mine and NAME in servers and servers[NAME] not in (SERVER, BARE):
         changes.append(kept(path, "the repo-memory server entry", undo.again))
     elif remove:
@@ -89,9 +89,8 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
                             f"changed. {'Take out of it by hand' if remove else 'Add to it by hand'}: {json.dumps(wanted, indent=2)}")
     if noted and not dry_run:
         note.unlink()
-    if noted and restored:
-        changes.append(f"{path}: kept your own repo-memory server entry: put back as it was before setup"
-                       + (" (dry run, not written)" if dry_run else ""))
+    if noted:
+        changes.append(_said_back(path, servers[NAME], noted["was"], back) + (" (dry run, not written)" if dry_run else ""))
     if noted and restored and json.loads(noted["text"] or "{}") == settings:  # nothing else changed since: the file as it was
         if not dry_run:
             disk.write_atomic(path, noted["text"].encode())
@@ -114,13 +113,15 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
 def _entry(servers: dict[str, Any], path: Path, note: Path, dry_run: bool) -> list[str]:
     """Put setup's server entry in `servers`; in place of the person's own, keep what they set that setup does not own
     (env, timeout, …) and note theirs, with the file, in `note` for an undo to put back. What it says it changed."""
-    yours = servers.get(NAME)
+    yours, earlier = servers.get(NAME), _noted(note)
     ours = {**SERVER, **{k: v for k, v in yours.items() if k not in OWNED}} if isinstance(yours, dict) else dict(SERVER)
+    if isinstance(yours, dict) and earlier and yours != ours:  # changed since an earlier setup: theirs is what undoing gives
+        yours = _put_back(yours, earlier)[0]
     servers[NAME] = ours
     if not isinstance(yours, dict) or yours in (SERVER, BARE, ours):
         return []
     if not dry_run:
-        text = path.read_text(encoding="utf-8")
+        text = earlier["text"] if earlier else path.read_text(encoding="utf-8")
         disk.write_atomic(note, (json.dumps({"was": yours, "wrote": ours, "text": text}, indent=2) + "\n").encode())
     ran = shlex.join([str(yours.get("command") or yours.get("httpUrl") or yours.get("url")), *map(str, yours.get("args") or [])])
     changed = ", ".join(sorted(k for k in OWNED if yours.get(k) != ours.get(k)))
@@ -128,6 +129,32 @@ def _entry(servers: dict[str, Any], path: Path, note: Path, dry_run: bool) -> li
     return [f"{path}: your repo-memory server entry ran `{ran}`: setup set its {changed} to start `repo-memory serve` by "
             f"name, as a team file must{f', and kept your {keeping}' if keeping else ''}; `repo-memory setup gemini --remove` "
             "puts yours back" + (" (dry run, not written)" if dry_run else "")]
+
+
+def _put_back(entry: Any, noted: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`entry` with what setup changed in the person's own (`noted`) put back, where it still holds setup's value: what
+    the person set since stays theirs; an entry taken out since is theirs again whole. The entry, and the keys put back."""
+    was, wrote = noted["was"], noted["wrote"]
+    if not isinstance(entry, dict):
+        return dict(was), sorted(k for k in OWNED if was.get(k) != wrote.get(k))
+    back, out = [], dict(entry)
+    for key in sorted(OWNED):
+        if was.get(key) != wrote.get(key) and entry.get(key) == wrote.get(key):
+            back.append(key)
+            if key in was:
+                out[key] = was[key]
+            else:
+                out.pop(key, None)
+    return out, back
+
+
+def _said_back(path: Path, entry: dict[str, Any], was: dict[str, Any], back: list[str]) -> str:
+    """What an undo says it did with the person's own entry: put back whole, or setup's keys in it only."""
+    if entry == was:
+        return f"{path}: kept your own repo-memory server entry: put back as it was before setup"
+    since = ", ".join(k for k in sorted({*entry, *was}) if entry.get(k) != was.get(k))
+    return (f"{path}: kept your own repo-memory server entry: put back {', '.join(back) or 'nothing'} as before setup, "
+            f"and kept what you changed in it since ({since})")
 
 
 def _noted(note: Path) -> dict[str, Any] | None:

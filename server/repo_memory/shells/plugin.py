@@ -24,16 +24,32 @@ def settings_files(root: Path, claude_dir: Path) -> tuple[tuple[str, Path], ...]
     return (("local", root / personal.LOCAL_FILE), ("project", root / ".claude" / "settings.json"), ("user", claude_dir / "settings.json"))
 
 
+def enablings(root: Path, claude_dir: Path) -> list[tuple[str, Path]]:
+    """(scope, file) of every settings file enabling the plugin in `root`, the most specific first, up to one that
+    disables it there: each must go before the plugin stops serving `root`."""
+    found = []
+    for scope, path in settings_files(root, claude_dir):
+        enabled = _enabled(path)
+        if PLUGIN in enabled:
+            if enabled[PLUGIN] is not True:
+                break
+            found.append((scope, path))
+    return found
+
+
 def enabling(root: Path, claude_dir: Path) -> tuple[str, Path] | None:
     """(scope, file) of the settings file that enables the plugin in `root` (None when none does)."""
-    for scope, path in settings_files(root, claude_dir):
-        try:
-            enabled = json.loads(path.read_text(encoding="utf-8")).get("enabledPlugins")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if isinstance(enabled, dict) and PLUGIN in enabled:
-            return (scope, path) if enabled[PLUGIN] is True else None
-    return None
+    found = enablings(root, claude_dir)
+    return found[0] if found else None
+
+
+def _enabled(path: Path) -> dict[str, object]:
+    """The `enabledPlugins` of the settings file at `path` ({} when it has none or cannot be read)."""
+    try:
+        enabled = json.loads(path.read_text(encoding="utf-8")).get("enabledPlugins")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return enabled if isinstance(enabled, dict) else {}
 
 
 def plugin_enabled(root: Path, claude_dir: Path) -> Path | None:
@@ -49,20 +65,15 @@ def removal(scope: str) -> str:
     return f"`claude plugin uninstall {PLUGIN} --scope {scope}`" + (" in this folder" if scope == "local" else "")
 
 
-def serving(root: Path, claude_dir: Path) -> str | None:
-    """How uninstall names the plugin when it still serves `root`, with the command that removes it (None when not)."""
-    found = enabling(root, claude_dir)
-    if found is None:
-        return None
-    scope, path = found
-    return f"the Claude Code plugin {PLUGIN}, enabled in {path} ({removal(scope)})"
+def serving(root: Path, claude_dir: Path) -> list[str]:
+    """How uninstall names the plugin at each scope that still enables it for `root`, with the command that removes it."""
+    return [f"the Claude Code plugin {PLUGIN}, enabled in {path} ({removal(scope)})" for scope, path in enablings(root, claude_dir)]
 
 
 def uninstall_user_scope(root: Path, claude_dir: Path, dry_run: bool) -> list[str]:
-    """Uninstall the plugin when the user's settings enable it (it serves every repository), as `--global` asks; one
-    enabled only for this project or clone is named by uninstall's last line instead (not an every-repository entry)."""
-    found = enabling(root, claude_dir)
-    if found is None or found[0] != "user":
+    """Uninstall the plugin when the user's settings enable it (it serves every repository, whatever a project or clone
+    says), as `--global` asks; one enabled only for this project or clone is named by uninstall's last line instead."""
+    if _enabled(claude_dir / "settings.json").get(PLUGIN) is not True:
         return []
     args = ["claude", "plugin", "uninstall", PLUGIN, "--scope", "user"]
     if dry_run or not shutil.which("claude"):

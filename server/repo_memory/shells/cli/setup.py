@@ -346,7 +346,7 @@ def _detached(home: Path, root: Path, claude_dir: Path, gemini: list[str] | None
     from repo_memory.shells import codex, personal, plugin
 
     serving = [f"{found} (or `repo-memory uninstall --global`)" if "--scope user" in found else found
-               for found in [plugin.serving(root, claude_dir)] if found]
+               for found in plugin.serving(root, claude_dir)]
     if (config := codex.serving_entry(home)) is not None:
         serving.append(f"[mcp_servers.{codex.NAME}] in {config} (Codex; or `repo-memory setup codex --remove --global`)")
     state = personal.claude_state(home / ".claude.json")
