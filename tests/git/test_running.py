@@ -197,3 +197,31 @@ def test_a_memory_write_in_a_pre_commit_framework_post_commit_hook_is_committed(
     assert git(repo, "status", "--porcelain") == ""  # the record the hook wrote is committed, not left untracked
     assert "noted by a post-commit hook" in git(repo, "log", "-p", "-1")
 
+
+def test_a_memory_write_in_a_pre_commit_hook_waits_for_the_next_repo_memory_command_without_hanging(tmp_path: Path):
+    repo = memory_repo(tmp_path)
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh -e\nrepo-memory log add 'noted by a pre-commit hook' -s hook\n", encoding="utf-8")
+    hook.chmod(0o755)
+    (repo / "app.py").write_text("a person's change\n", encoding="utf-8")
+    head = git(repo, "rev-parse", "HEAD")
+    person = subprocess.run(["git", "commit", "-q", "-am", "feat: a person's change"], cwd=repo, capture_output=True,
+                            text=True, timeout=60)  # the write does not wait for the commit that waits for it
+    assert person.returncode == 0, person.stderr
+    assert git(repo, "rev-parse", "HEAD~1") == head  # the person's commit went in, on the branch as it was
+    said = person.stderr  # what it says is what happens: this process ends, and nothing lands by itself
+    assert "not committed yet" in said and "the next repo-memory command" in said and "lands when" not in said, said
+    assert "lands once" not in said, said
+    assert git(repo, "status", "--porcelain") != ""
+    hook.unlink()
+    subprocess.run(["repo-memory", "search", "anything"], cwd=repo, capture_output=True, check=True)
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_skill_written_while_a_persons_commit_is_open_says_the_next_repo_memory_command_commits_it(tmp_path: Path):
+    repo = memory_repo(tmp_path)
+    with open_commit(repo, "commit"):
+        made = subprocess.run(["repo-memory", "skill", "new", "deploy", "-d", "How to deploy", "--body", "1. make deploy"],
+                              cwd=repo, capture_output=True, text=True, check=True)
+    assert "not committed yet" in made.stderr and "the next repo-memory command" in made.stderr, made.stderr
+    assert "lands when" not in made.stderr and "lands once" not in made.stderr, made.stderr  # this process ends first
