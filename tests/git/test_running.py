@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -110,3 +111,117 @@ def test_a_git_commit_running_repo_memory_as_its_post_commit_hook_holds_nothing_
 ])
 def test_the_command_of_a_git_command_line(argv: list[str], command: str):
     assert running.subcommand(argv) == command
+
+
+PROBE = ("import sys\nfrom pathlib import Path\nfrom repo_memory.git.running import under_way\n"
+         "Path(sys.argv[1]).write_text(repr(under_way(Path.cwd(), lambda name: '')), encoding='utf-8')\n")
+# How a hook may run what it runs: a shell with an option in its shebang, a Python script, a program the hook `exec`s
+# whose command line no longer names the hook but in an option (the pre-commit framework's `python -mpre_commit
+# hook-impl --hook-type=post-commit …`)
+HOOKS = {
+    "sh -e": "#!/bin/sh -e\n'{python}' '{probe}' '{said}'\n",
+    "python": "#!{python} -u\n" + PROBE.replace("sys.argv[1]", "'{said}'"),
+    "exec": "#!/usr/bin/env bash\nexec '{python}' '{probe}' '{said}' hook-impl --config=.pre-commit-config.yaml "
+            "--hook-type={name} --hook-dir \"$(dirname \"$0\")\" -- \"$@\"\n",
+}
+
+
+def probing(repo: Path, name: str, kind: str) -> Path:
+    """The hook `name`, written the way `kind` says, saying what `under_way` answers in it; the file it says it in."""
+    probe, said = repo.parent / "probe.py", repo.parent / f"{name}-said"
+    probe.write_text(PROBE, encoding="utf-8")
+    said.unlink(missing_ok=True)
+    hook = repo / ".git" / "hooks" / name
+    hook.write_text(HOOKS[kind].format(python=sys.executable, probe=probe, said=said, name=name), encoding="utf-8")
+    hook.chmod(0o755)
+    return said
+
+
+def person_commits(repo: Path, name: str) -> None:
+    """What makes git run the hook `name`: a commit, an amend (post-rewrite), a merge of another branch (post-merge)."""
+    if name == "post-merge":
+        git(repo, "checkout", "-q", "-b", "topic")
+        (repo / "other.py").write_text("theirs\n", encoding="utf-8")
+        git(repo, "add", "other.py")
+        git(repo, "commit", "-q", "-m", "feat: other")
+        git(repo, "checkout", "-q", "main")
+        git(repo, "merge", "-q", "--no-ff", "--no-edit", "topic")
+        return
+    (repo / "app.py").write_text(f"changed for {name}\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "feat: change")
+    if name == "post-rewrite":
+        git(repo, "commit", "-q", "--amend", "-m", "feat: a change, amended")
+
+
+@pytest.mark.parametrize("kind", HOOKS)
+@pytest.mark.parametrize("name", ["post-commit", "post-merge", "post-rewrite"])
+def test_a_hook_git_runs_once_the_branch_moved_holds_nothing_up_however_it_is_written(committed: Path, name: str, kind: str):
+    said = probing(committed, name, kind)
+    person_commits(committed, name)
+    assert said.read_text(encoding="utf-8") == "''"  # its branch moved already, and it waits for the hook
+
+
+@pytest.mark.parametrize("kind", HOOKS)
+@pytest.mark.parametrize("name", ["pre-commit", "prepare-commit-msg", "commit-msg", "reference-transaction"])
+def test_a_hook_git_runs_before_the_branch_moves_holds_the_memory_commit_up(committed: Path, name: str, kind: str):
+    said = probing(committed, name, kind)  # a memory commit now would make the person's commit fail (HEAD moved)
+    person_commits(committed, name)
+    assert said.read_text(encoding="utf-8").startswith("'`git commit` (process "), said.read_text(encoding="utf-8")
+
+
+def memory_repo(tmp_path: Path) -> Path:
+    """A repository set up by `repo-memory init`, the person's commits made on it."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "app.py").write_text("base\n", encoding="utf-8")
+    subprocess.run(["repo-memory", "init"], cwd=repo, capture_output=True, check=True)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
+@pytest.mark.skipif(not shutil.which("pre-commit"), reason="the pre-commit framework is not installed")
+def test_a_memory_write_in_a_pre_commit_framework_post_commit_hook_is_committed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PRE_COMMIT_HOME", str(tmp_path / "pre-commit-home"))
+    repo = memory_repo(tmp_path)
+    (repo / ".pre-commit-config.yaml").write_text(
+        "repos:\n- repo: local\n  hooks:\n  - id: memory\n    name: memory\n"
+        "    entry: repo-memory log add \"noted by a post-commit hook\" -s hook\n    language: system\n"
+        "    stages: [post-commit]\n    always_run: true\n    pass_filenames: false\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "pre-commit set up")
+    subprocess.run(["pre-commit", "install", "--hook-type", "post-commit"], cwd=repo, capture_output=True, check=True)
+    (repo / "app.py").write_text("a person's change\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "feat: a person's change")
+    assert git(repo, "status", "--porcelain") == ""  # the record the hook wrote is committed, not left untracked
+    assert "noted by a post-commit hook" in git(repo, "log", "-p", "-1")
+
+
+def test_a_memory_write_in_a_pre_commit_hook_waits_for_the_next_repo_memory_command_without_hanging(tmp_path: Path):
+    repo = memory_repo(tmp_path)
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh -e\nrepo-memory log add 'noted by a pre-commit hook' -s hook\n", encoding="utf-8")
+    hook.chmod(0o755)
+    (repo / "app.py").write_text("a person's change\n", encoding="utf-8")
+    head = git(repo, "rev-parse", "HEAD")
+    person = subprocess.run(["git", "commit", "-q", "-am", "feat: a person's change"], cwd=repo, capture_output=True,
+                            text=True, timeout=60)  # the write does not wait for the commit that waits for it
+    assert person.returncode == 0, person.stderr
+    assert git(repo, "rev-parse", "HEAD~1") == head  # the person's commit went in, on the branch as it was
+    said = person.stderr  # what it says is what happens: this process ends, and nothing lands by itself
+    assert "not committed yet" in said and "the next repo-memory command" in said and "lands when" not in said, said
+    assert "lands once" not in said, said
+    assert git(repo, "status", "--porcelain") != ""
+    hook.unlink()
+    subprocess.run(["repo-memory", "search", "anything"], cwd=repo, capture_output=True, check=True)
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_skill_written_while_a_persons_commit_is_open_says_the_next_repo_memory_command_commits_it(tmp_path: Path):
+    repo = memory_repo(tmp_path)
+    with open_commit(repo, "commit"):
+        made = subprocess.run(["repo-memory", "skill", "new", "deploy", "-d", "How to deploy", "--body", "1. make deploy"],
+                              cwd=repo, capture_output=True, text=True, check=True)
+    assert "not committed yet" in made.stderr and "the next repo-memory command" in made.stderr, made.stderr
+    assert "lands when" not in made.stderr and "lands once" not in made.stderr, made.stderr  # this process ends first

@@ -19,7 +19,7 @@ from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git import sparse
-from repo_memory.git.deferral import FINISH, held_up, next_step
+from repo_memory.git.deferral import FINISH, held_up, next_step, why
 from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
@@ -253,8 +253,9 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            "that (its own finding says how) and the next commit takes them."))
     if health.pending > len(health.held):  # what holds them up, and its step; `doctor --fix` is named only where it commits
         waits = health.deferred or held_up(health.underway, store.config.commit == "private")
+        said = f" ({why(waits)})" if waits else ""
         out.append(Finding("warning", ".agents/", f"{health.pending - len(health.held)} memory path(s) written but not committed "
-                           f"yet{f' ({waits})' if waits else ''}", f"They are kept durably. {next_step(waits)}".strip() if waits else
+                           f"yet{said}", f"They are kept durably. {next_step(waits)}".strip() if waits else
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now."))
     if health.nameless and store.config.commit in ("auto", "private"):  # a fresh machine or CI: memory commits go on

@@ -1,7 +1,8 @@
 """What lets a deferred memory commit land: the next step for each reason commit.py and committer.py give for waiting.
 
-Said by the CLI after a write whose commit waits and by doctor's finding on pending memory; `repo-memory doctor --fix`
-is named only where it can commit, i.e. once the step is done.
+Said by the CLI after a write whose commit waits and by doctor's finding on pending memory, processes that end: what
+they defer is committed by the next repo-memory process (or a running server), so they say that, never that it lands
+by itself. `repo-memory doctor --fix` is named only where it can commit, i.e. once the step is done.
 """
 
 from __future__ import annotations
@@ -14,12 +15,21 @@ SIGNING = ("Make signing work (`git commit --allow-empty -m test` shows git's ow
            "or set `sign = \"never\"` in .agents/repo-memory.toml to commit memory unsigned; then " + THEN + ".")
 
 
+LANDS = "; the memory commit lands when it is finished"  # true for a server, which watches for the end; not at exit
+
+
 def held_up(busy: str, private: bool = False) -> str:
     """Why a memory commit waits while `busy` (Git.operation_in_progress) is under way, or '' when it need not wait:
     a private ref waits only for a branch to be checked out."""
     if busy == "a detached HEAD":
         return "HEAD is detached; the memory commit lands once a branch is checked out"
-    return f"{busy} is in progress; the memory commit lands when it is finished" if busy and not private else ""
+    return f"{busy} is in progress{LANDS}" if busy and not private else ""
+
+
+def why(deferred: str) -> str:
+    """`deferred` (a CommitResult's reason) as a process that ends now says it: without what would land by itself, as
+    nothing does once it has ended; `next_step` says what commits it."""
+    return deferred.replace(LANDS, "")
 
 
 def next_step(deferred: str) -> str:
@@ -30,7 +40,7 @@ def next_step(deferred: str) -> str:
         busy = deferred.partition(" is in progress")[0]
         if finish := FINISH.get(busy) or ("`git bisect reset`" if busy == "a bisect" else ""):
             return f"Finish {busy} with {finish} (or abort it); then {THEN}."
-        return f"It lands once {busy} ends; if it was left running, {THEN} after it."  # a person's `git commit` (running.py)
+        return f"Once {busy} ends (finish or abort it if it was left open), {THEN}."  # a person's `git commit` (running.py)
     if "signing" in deferred:  # failed now, or hung earlier (commit.signing_stalled's reason names the step itself)
         return "" if deferred.startswith("commit signing hung") else SIGNING
     if "index.lock" in deferred:

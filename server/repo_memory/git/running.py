@@ -10,7 +10,12 @@ process whose working folder is this worktree's top and whose command is one of 
 On Linux /proc is read: the program of each process (a readlink, about 2 µs), and the command line of the git processes
 working in this folder. Elsewhere (macOS) `ps` lists the processes and `lsof` tells a git process's folder. Read-only
 commands and repo-memory's own plumbing (commit-tree, update-ref) are not among MOVERS. Nor is a git command running
-this process as one of its post- hooks (post-commit loops): its branch moved already, and it waits for this process.
+this process in a hook it runs once its branch moved (AFTER: post-commit loops): it waits for this process. Git tells a
+hook nothing of which it is (2.39 gives pre-commit and post-commit the same variables), so the processes between that
+git process and this one say it: the name the kernel gives a process that runs a script (comm: `post-commit` for
+`#!/bin/sh -e`), or a word of a command line (`sh .git/hooks/post-commit`, pre-commit's `--hook-type=post-commit`).
+A hook before the branch moves (pre-commit, commit-msg, reference-transaction …) or one not told holds the commit up:
+it is deferred, not waited for (the git command waits for the hook), and the next repo-memory process commits it.
 """
 
 from __future__ import annotations
@@ -22,7 +27,12 @@ from pathlib import Path
 
 MOVERS = frozenset({"commit", "merge", "rebase", "cherry-pick", "revert", "am"})  # `git pull` runs merge or rebase
 HELD = "`git "  # how a deferral for one of them begins: "`git commit` (process 123) is in progress; …"
-_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"})  # take the next word
+# the hooks git runs once the branch moved, and those it runs before (reference-transaction's "committed" may be
+# ORIG_HEAD's, written before a merge commit)
+AFTER = frozenset({"post-commit", "post-merge", "post-rewrite", "post-checkout", "post-applypatch"})
+BEFORE = frozenset({"pre-commit", "pre-merge-commit", "prepare-commit-msg", "commit-msg", "applypatch-msg", "pre-applypatch",
+                    "pre-rebase", "reference-transaction", "post-index-change"})
+_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"})  # + next word
 PROC = Path("/proc")
 
 
@@ -94,17 +104,36 @@ def _ps_git_processes(top: str) -> Iterator[tuple[int, list[str]]]:
 
 
 def _runs_us_after(pid: int) -> bool:
-    """Whether git process `pid` runs this process (through a shell or a few) as a post- hook (post-commit,
-    post-merge, post-rewrite): its ref has moved, and it waits for us."""
-    at = os.getpid()
+    """Whether git process `pid` runs this process (through a shell or a few) in a hook among AFTER: the processes
+    below the git process nearest above us are the hook it runs (`git pull` runs `git merge`, which runs the hook)."""
+    at, hook, above_git = os.getpid(), [os.getpid()], False
     for _ in range(64):  # the chain of parents up to init
-        parent = _parent(at)
-        if parent == pid:
-            return any(os.path.basename(word).startswith("post-") for word in _argv(at)[:2])
-        if parent <= 1:
+        at = _parent(at)
+        if at == pid:
+            return _hook(hook) in AFTER
+        if at <= 1:
             return False
-        at = parent
+        if os.path.basename(next(iter(_argv(at)), "")).split("-")[0] == "git":
+            above_git = True
+        elif above_git:  # the hook of a git command further up, which ran the git commands below
+            hook, above_git = [at], False
+        else:
+            hook.append(at)
     return False
+
+
+def _hook(chain: list[int]) -> str:
+    """Which git hook the processes `chain` (from this one up) run: the first name of one, from the top."""
+    for pid in reversed(chain):
+        try:
+            names = [Path(f"/proc/{pid}/comm").read_text(encoding="utf-8", errors="replace").strip()] \
+                if (PROC / "self").is_dir() else []
+        except OSError:
+            names = []
+        names += (os.path.basename(word.rpartition("=")[2]) for word in _argv(pid))
+        if hook := next((name for name in names if name in AFTER or name in BEFORE), ""):
+            return hook
+    return ""
 
 
 def _parent(pid: int) -> int:

@@ -14,7 +14,7 @@ import click
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
-from repo_memory.git.deferral import next_step
+from repo_memory.git.deferral import next_step, why
 from repo_memory.index.db import damage
 
 
@@ -85,7 +85,7 @@ def closed(store: Store) -> None:
     """Close `store`, committing what this invocation wrote; when that commit waits, say so on stderr: why, and the
     step that lets it land (the answer an MCP write gives, and what doctor says)."""
     if waits := store.close():
-        said = f"repo-memory: written, but not committed yet: {waits.rstrip('.')}. {next_step(waits)}"
+        said = f"repo-memory: written, but not committed yet: {why(waits).rstrip('.')}. {next_step(waits)}"
         click.echo(said.rstrip(), err=True)
 
 
