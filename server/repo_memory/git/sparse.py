@@ -53,7 +53,9 @@ class Sparse:
     def _ask(self) -> bool:
         if self.git.config("core.sparseCheckout").lower() != "true":
             return False
-        tagged = self.git.run("ls-files", "-t", "--", MEMORY, check=False).stdout.splitlines()
+        # --sparse: a sparse index answers as it is (`S .agents/`, one entry for a folder left out); without it git
+        # expands the whole index first, 0.8 s at 400,000 files, in every process and again after every memory commit
+        tagged = self.git.run("ls-files", "--sparse", "-t", "--", MEMORY, check=False).stdout.splitlines()
         if tagged:
             return any(line.startswith("S ") for line in tagged)
         if self.git.config("core.sparseCheckoutCone").lower() == "false":
