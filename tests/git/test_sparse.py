@@ -6,6 +6,8 @@ verify called the session's chain broken)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +78,21 @@ def test_the_check_never_expands_a_sparse_index(tmp_path: Path, monkeypatch: pyt
     assert not Sparse(Git(work, work / ".git")).left_out()
     assert trace.exists() and "ensure_full_index" not in trace.read_text(encoding="utf-8")
 
+
+def test_memory_partly_left_out_by_non_cone_patterns_names_the_part_and_a_fix_that_works(tmp_path: Path):
+    """Non-cone patterns `/* !/big/ !/.agents/experience/` kept the skills on disk, yet every command said "the team's
+    memory is not on disk", and `git sparse-checkout add .agents` (the fix it named) left `!/.agents/experience/`
+    excluding the logs: the same refusal came back."""
+    work = sparse_clone(tmp_path)
+    git(work, "sparse-checkout", "set", "--no-cone", "/*", "!/.agents/experience/")
+    assert (work / ".agents/skills/deploy/SKILL.md").exists() and not (work / ".agents/experience").exists()
+    refused = cli(work, "search", "deploy")
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and ".agents/experience/ is outside" in said, said
+    assert "the team's memory is not on disk" not in said, said  # the skills are
+    fix = re.search(r"Run `(git sparse-checkout [^`]+)`", said)
+    assert fix, said
+    git(work, *shlex.split(fix.group(1))[1:])  # exactly the fix named
+    found = cli(work, "search", "deploy")
+    assert found.returncode == 0 and "deploy" in found.stdout, found
+    assert (work / ".agents/experience").is_dir() and cli(work, "log", "add", "now here", "-s", "mine").returncode == 0
