@@ -66,6 +66,22 @@ def test_memory_left_out_of_a_sparse_checkout_is_named_with_the_fix_and_never_wr
     assert cli(work, "verify").returncode == 0, cli(work, "verify").stdout
 
 
+def test_every_command_that_reads_memory_names_the_fix_instead_of_an_empty_answer(tmp_path: Path):
+    """`skill list` said "No skills yet. Create one" (then refused), `loop list` printed nothing, `stale` said "Nothing
+    stale" and `report` wrote a page of no memory, each with exit 0, while the team's memory was not on disk."""
+    work = sparse_clone(tmp_path)
+    for command in (["skill", "list"], ["skill", "show", "deploy"], ["loop", "list"], ["stale"], ["report"], ["timeline"],
+                    ["log", "tail"], ["stats"], ["verify"], ["reindex"], ["sync"], ["history", "skill:deploy"], ["loop", "due"]):
+        said = cli(work, *command)
+        assert said.returncode != 0 and FIX in said.stdout + said.stderr, (command, said)
+    assert not (work / ".git/repo-memory/report.html").exists()
+    for command in (["doctor"], ["uninstall", "--dry-run"], ["loop", "hooks", "install"],  # these need no memory on disk
+                    ["loop", "due", "--run", "--event", "post-commit"]):  # a git hook: it would say so at every commit
+        said = cli(work, *command)
+        assert "Error" not in said.stderr, (command, said)
+    assert not (work / ".agents").exists()
+
+
 def test_the_check_never_expands_a_sparse_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """`git ls-files -t -- .agents` expanded the sparse index of a cone-mode checkout holding `.agents` (0.7-0.8 s at
     400,000 files) in every repo-memory process, and again in the server after every memory commit."""
