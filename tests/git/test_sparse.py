@@ -6,10 +6,16 @@ verify called the session's chain broken)."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from repo_memory.git.repo import Git
+from repo_memory.git.sparse import Sparse
 from tests.conftest import git
 
 FIX = "git sparse-checkout add .agents"
@@ -58,3 +64,51 @@ def test_memory_left_out_of_a_sparse_checkout_is_named_with_the_fix_and_never_wr
     assert found.returncode == 0 and "deploy" in found.stdout, found
     assert cli(work, "log", "add", "first here", "-s", "mine").returncode == 0
     assert cli(work, "verify").returncode == 0, cli(work, "verify").stdout
+
+
+def test_every_command_that_reads_memory_names_the_fix_instead_of_an_empty_answer(tmp_path: Path):
+    """`skill list` said "No skills yet. Create one" (then refused), `loop list` printed nothing, `stale` said "Nothing
+    stale" and `report` wrote a page of no memory, each with exit 0, while the team's memory was not on disk."""
+    work = sparse_clone(tmp_path)
+    for command in (["skill", "list"], ["skill", "show", "deploy"], ["loop", "list"], ["stale"], ["report"], ["timeline"],
+                    ["log", "tail"], ["stats"], ["verify"], ["reindex"], ["sync"], ["history", "skill:deploy"], ["loop", "due"]):
+        said = cli(work, *command)
+        assert said.returncode != 0 and FIX in said.stdout + said.stderr, (command, said)
+    assert not (work / ".git/repo-memory/report.html").exists()
+    for command in (["doctor"], ["uninstall", "--dry-run"], ["loop", "hooks", "install"],  # these need no memory on disk
+                    ["loop", "due", "--run", "--event", "post-commit"]):  # a git hook: it would say so at every commit
+        said = cli(work, *command)
+        assert "Error" not in said.stderr, (command, said)
+    assert not (work / ".agents").exists()
+
+
+def test_the_check_never_expands_a_sparse_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """`git ls-files -t -- .agents` expanded the sparse index of a cone-mode checkout holding `.agents` (0.7-0.8 s at
+    400,000 files) in every repo-memory process, and again in the server after every memory commit."""
+    work = sparse_clone(tmp_path)
+    git(work, "sparse-checkout", "set", "--cone", "--sparse-index", "src")
+    assert Sparse(Git(work, work / ".git")).left_out()  # `.agents` collapsed into one sparse-directory entry
+    git(work, "sparse-checkout", "set", "--cone", "--sparse-index", "src", ".agents")
+    trace = tmp_path / "trace2.json"
+    monkeypatch.setenv("GIT_TRACE2_EVENT", str(trace))
+    assert not Sparse(Git(work, work / ".git")).left_out()
+    assert trace.exists() and "ensure_full_index" not in trace.read_text(encoding="utf-8")
+
+
+def test_memory_partly_left_out_by_non_cone_patterns_names_the_part_and_a_fix_that_works(tmp_path: Path):
+    """Non-cone patterns `/* !/big/ !/.agents/experience/` kept the skills on disk, yet every command said "the team's
+    memory is not on disk", and `git sparse-checkout add .agents` (the fix it named) left `!/.agents/experience/`
+    excluding the logs: the same refusal came back."""
+    work = sparse_clone(tmp_path)
+    git(work, "sparse-checkout", "set", "--no-cone", "/*", "!/.agents/experience/")
+    assert (work / ".agents/skills/deploy/SKILL.md").exists() and not (work / ".agents/experience").exists()
+    refused = cli(work, "search", "deploy")
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and ".agents/experience/ is outside" in said, said
+    assert "the team's memory is not on disk" not in said, said  # the skills are
+    fix = re.search(r"Run `(git sparse-checkout [^`]+)`", said)
+    assert fix, said
+    git(work, *shlex.split(fix.group(1))[1:])  # exactly the fix named
+    found = cli(work, "search", "deploy")
+    assert found.returncode == 0 and "deploy" in found.stdout, found
+    assert (work / ".agents/experience").is_dir() and cli(work, "log", "add", "now here", "-s", "mine").returncode == 0

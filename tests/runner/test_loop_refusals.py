@@ -85,3 +85,19 @@ def test_doctor_names_a_loop_accepted_before_the_upgrade_and_says_to_review_and_
     assert "fix-add" in runner.invoke(cli, ["--root", str(toy), "doctor"]).output
     Engine(store).accept("fix-add")
     assert "fix-add" not in runner.invoke(cli, ["--root", str(toy), "doctor"]).output
+
+
+def test_a_refused_loop_names_the_review_then_the_accept_with_its_sha_which_works_outside_a_terminal(toy: Path, store: Store,
+                                                                                                     runner: CliRunner):
+    """The refusal said `repo-memory loop accept fix-add`, which outside a terminal (an agent's shell, a hook) only
+    answers "Name the version of loop fix-add you reviewed"."""
+    accepted_before_upgrade(store)
+    with pytest.raises(ConflictError) as refused:
+        Engine(store).ready("fix-add")
+    said = str(refused.value)
+    show, accept = said.find("`repo-memory loop show fix-add`"), said.find("`repo-memory loop accept fix-add --sha SHA`")
+    assert 0 <= show < accept, said
+    sha = store.loop_spec("fix-add").sha256[:12]  # what `loop show` prints
+    accepted = runner.invoke(cli, ["--root", str(toy), "loop", "accept", "fix-add", "--sha", sha])
+    assert accepted.exit_code == 0, accepted.output
+    assert Engine(store).ready("fix-add").name == "fix-add"

@@ -316,7 +316,7 @@ def _folders(paths: list[str]) -> str:
 
 def _setup(store: Store) -> list[Finding]:
     if store.sparse.left_out():  # first of all: init and the rest cannot help while memory is not on disk
-        return [Finding("error", f"{sparse.MEMORY}/", sparse.LEFT_OUT, sparse.FIX)]
+        return [Finding("error", f"{sparse.MEMORY}/", store.sparse.why(), store.sparse.fix())]
     out = []
     if not layout.initialised(store.root, store.config.common_dir):
         out.append(Finding("warning", ".gitattributes", "repo-memory init has not run here (no union-merge rule for experience logs)",

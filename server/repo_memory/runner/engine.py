@@ -84,15 +84,15 @@ class Engine:
 
     def runnable(self, spec: loops.Loop) -> str:
         """Why the spec's commands may not run, or '' when they may."""
-        command = f"repo-memory loop accept {spec.name}"
+        # outside a terminal (an agent's shell, a hook) accept needs the sha of what was reviewed, which `show` prints
+        command = f"`repo-memory loop show {spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`"
         if spec.status != "active":
-            return f"the spec is '{spec.status}', not active: a person reviews {spec.path}, sets status: active, then runs `{command}`"
+            return f"the spec is '{spec.status}', not active: a person reviews {spec.path}, sets status: active, then runs {command}"
         acceptances = self._acceptances()
         if acceptances.accepted().get(spec.name) != spec.sha256:
             unmarked = (" (its acceptance carries no mark of this clone: an older version's, or another clone's)"
                         if spec.name in acceptances.unmarked() else "")
-            return (f"no person has accepted the current content of {spec.path}{unmarked}: a person reviews it and runs "
-                    f"`{command}`")
+            return f"no person has accepted the current content of {spec.path}{unmarked}: a person reviews it with {command}"
         return ""
 
     def ready(self, name: str) -> loops.Loop:

@@ -31,7 +31,6 @@ from repo_memory import layout
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
-from repo_memory.git import sparse
 from repo_memory.git.pending import Journal
 from repo_memory.guards import secretscan
 from repo_memory.shells import finish, front
@@ -157,7 +156,7 @@ def _serve(root: str | None, wire: Front | None) -> None:
         if named or layout.initialised(config.root, config.common_dir):
             store = Store(config)
             if store.sparse.left_out():  # said at start too: every tool call that needs memory answers it
-                log.warning("%s. %s", sparse.LEFT_OUT, sparse.FIX)
+                log.warning("%s. %s", store.sparse.why(), store.sparse.fix())
         else:
             here = config  # init never ran in it: the client's root decides (_opener)
     except WorkspaceError as exc:

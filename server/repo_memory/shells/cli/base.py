@@ -71,13 +71,19 @@ def meant(exc: click.exceptions.NoSuchCommand) -> click.UsageError:
     return click.UsageError(f"No such command '{exc.command_name}'." + (f" Did you mean {listed}?" if close else ""), exc.ctx)
 
 
-def store_of(ctx: click.Context) -> Store:
-    """The Store of the repository this invocation works on, opened once and closed (committing) at exit."""
+def store_of(ctx: click.Context, memory: bool = True) -> Store:
+    """The Store of the repository this invocation works on, opened once and closed (committing) at exit.
+
+    With `memory` (what reads or writes memory) it is refused, naming the fix, while a sparse checkout leaves memory
+    off disk: a listing would read as empty ("No skills yet", nothing stale, a report of nothing).
+    """
     obj = ctx.find_root().obj
     if "store" not in obj:
         obj["store"] = Store(Config.load(obj["root"]))
         ctx.call_on_close(lambda: closed(obj["store"]))
     store: Store = obj["store"]
+    if memory:
+        store.sparse.check()
     return store
 
 

@@ -218,6 +218,8 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
     Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
     Example CI step, run when the job failed:  repo-memory loop due --run --event ci-failure --agent 'claude -p'
     """
+    if event in triggers.EVENTS and store_of(ctx, memory=False).sparse.left_out():
+        return  # a git hook (hooks folders are shared) where memory is off disk: every commit would say so on stderr
     engine = _engine(ctx)
     fired = triggers.fired(engine, event)
     waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
@@ -239,7 +241,7 @@ def loop_hooks(ctx: click.Context, action: str) -> None:
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """
-    store = store_of(ctx)
+    store = store_of(ctx, memory=False)  # git hooks, not memory
     git = Git(store.root, store.config.git_dir)
     changes = triggers.install_git_hooks(git) if action == "install" else triggers.remove_git_hooks(git)
     for change in changes or ["no hooks of repo-memory to remove"]:

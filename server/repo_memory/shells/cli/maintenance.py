@@ -213,7 +213,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
 
     Exit code 1 when an error is found; every finding says how to fix it.
     """
-    store = store_of(ctx)
+    store = store_of(ctx, memory=False)  # it says what the sparse checkout leaves out, first
     unmoved: dict[str, str] = {}
     if fix:
         unmoved = checks.set_aside_torn(store)  # a log HEAD holds: no append or commit of ours would move its torn tail

@@ -42,8 +42,7 @@ def init(ctx: click.Context) -> None:
     Safe to run again. With `commit = "auto"` (the default) the files it writes are committed as one memory commit
     (only those: your own edits to them stay yours); otherwise init lists them to commit with your code.
     """
-    store = store_of(ctx)
-    store.sparse.check()  # the layout would be written where the sparse checkout leaves memory out
+    store = store_of(ctx)  # refused where the sparse checkout leaves memory out: the layout would be written there
     mode = store.config.commit
     done, result = layout.set_up(store.config, store.commit_files)  # the demo's repository is set up so too
     for change in done.changes:
@@ -121,7 +120,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
     from repo_memory.shells import setup as attaching
     from repo_memory.shells.cli import memories
 
-    store = store_of(ctx)
+    store = store_of(ctx, memory=not remove)  # it mirrors skills
     files = (".mcp.json", ".claude/settings.json") if scope == "project" else (".claude/settings.json",)
     undo = _undo(store, files, remove, team, f"repo-memory setup claude-code{' --scope user' if scope == 'user' else ''} --remove")
     if marketplace is not None:
@@ -196,7 +195,7 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
     if everywhere and not remove:  # setup always writes the one server entry: --global only widens what --remove takes out
         raise click.UsageError("--global goes with --remove: `repo-memory setup codex --remove --global` takes out the server "
                                "entry in ~/.codex/config.toml too; `repo-memory setup codex` alone sets it up for every repository")
-    store = store_of(ctx)
+    store = store_of(ctx, memory=not remove)  # it settles skills
     undo = _undo(store, (".codex/hooks.json",), remove, team, "repo-memory setup codex --remove")
     try:
         changes = codex.attach_codex(store.root, Path.home(), dry_run, remove, everywhere, trust, undo=undo)
@@ -230,7 +229,7 @@ def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) ->
     from repo_memory.shells import gemini
     from repo_memory.shells import setup as attaching
 
-    store = store_of(ctx)
+    store = store_of(ctx, memory=not remove)
     undo = _undo(store, (gemini.FILE,), remove, team, "repo-memory setup gemini --remove")
     try:
         changes = gemini.attach_gemini(store.root, dry_run, remove, undo=undo)
@@ -292,7 +291,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     from repo_memory.shells import setup as attaching
     from repo_memory.shells.cli import memories
 
-    store = store_of(ctx)
+    store = store_of(ctx, memory=False)  # detaching needs no memory on disk
     root, git = store.root, Git(store.root, store.config.git_dir)
     # a team file git does not hold with repo-memory in it is this clone's only: what setup writes goes from it too (exactly
     # that: an entry of the person's own stays, as git has no copy to give back)
