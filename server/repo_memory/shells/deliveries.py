@@ -18,6 +18,9 @@ from repo_memory.git.pending import SESSIONS_DIR, alive
 from repo_memory.shells import hookcalls, pretool
 
 DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
+# Kept whatever the event: what a harness without call ids puts in every registration's copy of one event, and differs
+# between two identical calls (Gemini CLI's time of the event, in ms; Claude Code sends none), and our loop run's id.
+MARKS = ("timestamp", "run")
 EVENT_NAMES = {handler: event for event, handler in hookcalls.HANDLER.items()}
 
 
@@ -46,14 +49,14 @@ def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool
 def identity(event: str, payload: dict[str, Any]) -> list[Any]:
     """What is the same in every registration's delivery of one event, and differs between two events. A command hook
     gets the harness's whole input, an `mcp_tool` hook the fields it names (hookcalls.FIELDS): so a tool call is its
-    session and the harness's id of the call, and any other event those fields, plus the transcript's size, which tells
-    apart two events that look the same a turn apart (an agent saying the same words at two stops: the harness writes
-    each turn to it before it runs the hooks)."""
+    session and the harness's id of the call, and any other event those fields and MARKS, plus the transcript's size,
+    which tells apart two events that look the same a turn apart (an agent saying the same words at two stops: the
+    harness writes each turn to it before it runs the hooks)."""
     call = payload.get("tool_use_id")
     if isinstance(call, str) and call:
         return [event, payload.get("session_id"), call]
     fields = hookcalls.FIELDS.get(EVENT_NAMES.get(event, ""))
-    shared = {k: v for k, v in payload.items() if fields is None or (k in fields and v not in ("", None)) or k == "run"}
+    shared = {k: v for k, v in payload.items() if fields is None or (k in fields and v not in ("", None)) or k in MARKS}
     return [event, shared, size(payload.get("transcript_path"))]
 
 
