@@ -321,28 +321,37 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         lines = [ln.record for ln in store.lines(store.session) if ln.record]
     except NotFoundError:
         lines = []
-    if store.config.harness == "claude-code" and _record_undelivered(store, payload, lines):
-        lines = [ln.record for ln in store.lines(store.session) if ln.record]
+    left = ""
+    if store.config.harness == "claude-code":
+        added, left = _record_undelivered(store, payload, lines)
+        lines = [ln.record for ln in store.lines(store.session) if ln.record] if added else lines
     last = [record["id"] for record in lines][-1:]
     if last and not all(view.committed for view in store.read(last[0]).records):
-        store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
+        store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
+    elif left:
+        log.warning("session end:%s", left)
     store.flush(session=store.session)
     deliveries.forget_old(store.config.state_dir)
     return {}
 
 
-def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> int:
+def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> tuple[int, str]:
     """Record the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook is skipped
-    while its server is not connected: still starting, or failed to), as that hook would have; how many."""
+    while its server is not connected: still starting, or failed to) and no log of this repository holds, as that hook
+    would have: how many, and what the end record says of the transcript."""
     named = payload.get("transcript_path")
     transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
-    recorded = {r["data"]["call_id"] for r in records if isinstance(r.get("data"), dict) and isinstance(r["data"].get("call_id"), str)}
-    missed = list(deliveries.undelivered(transcript, recorded)) if transcript else []
+    if transcript is None:
+        return 0, ""
+    back = deliveries.undelivered(transcript, store.session)
+    # Call ids are unique: a call this session's log, or a log of the conversation it resumed, holds is recorded
+    recorded = deliveries.recorded(records) | deliveries.recorded_in(store, back.others)
+    missed = [call for call in back.calls if call["tool_use_id"] not in recorded]
     for call in missed:
         post_tool(store, {**call, "session_id": store.session, "hook_event_name": "SessionEnd"})
-    return len(missed)
+    return len(missed), back.said()
 
 
 def _pre_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
