@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from repo_memory.shells.setup import TIMEOUTS
+
 from tests.conftest import git
 from tests.harness.clis import records
 
@@ -60,4 +62,24 @@ def test_a_transcript_line_that_cannot_be_read_is_skipped_and_the_session_still_
     ours = [r for r in records(repo) if r["session"] == SESSION]
     assert [r["data"]["call_id"] for r in ours if r["kind"] == "tool"] == ["toolu_00000000", "toolu_00000001", "toolu_00000002"]
     assert "Session ended" in ours[-1]["text"] and "could not be read" in ours[-1]["text"], ours[-1]
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
+
+
+def test_session_end_records_hundreds_of_missed_calls_well_within_claude_codes_timeout(repo: Path, tmp_path: Path):
+    done, took = session_end(repo, transcript(tmp_path / "t.jsonl", repo, 500, "x" * 3000))
+    assert done.returncode == 0, done.stderr
+    assert took < TIMEOUTS["SessionEnd"], took
+    assert sum(r["kind"] == "tool" for r in records(repo)) == 500
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
+
+
+def test_a_transcript_too_long_to_read_back_in_time_still_ends_the_session_committed_saying_what_was_left(
+        repo: Path, tmp_path: Path):
+    done, took = session_end(repo, transcript(tmp_path / "t.jsonl", repo, 2000, "x" * 20_000))
+    assert done.returncode == 0, done.stderr
+    assert took < TIMEOUTS["SessionEnd"], took
+    ours = [r for r in records(repo) if r["session"] == SESSION]
+    recorded = sum(r["kind"] == "tool" for r in ours)
+    assert 0 < recorded < 2000 and "Session ended" in ours[-1]["text"], (recorded, ours[-1])
+    assert f"{2000 - recorded} tool call(s)" in ours[-1]["text"], ours[-1]["text"]
     assert not git(repo, "status", "--porcelain", "--", ".agents")

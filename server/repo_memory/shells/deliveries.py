@@ -88,19 +88,28 @@ class Readback:
     calls: list[dict[str, Any]] = field(default_factory=list)  # the PostToolUse input of each call, in order
     others: set[str] = field(default_factory=set)  # the other sessions its lines name (a resumed or forked conversation's)
     unreadable: int = 0  # lines that are no JSON object, or hold a message of another shape
+    cut: bool = False  # the deadline came before the end of the file
 
-    def said(self) -> str:
-        """What the session's end record adds: the lines not read."""
-        return f" {self.unreadable} transcript line(s) could not be read." if self.unreadable else ""
+    def said(self, left: int, transcript: Path) -> str:
+        """What the session's end record adds: the calls `left` unrecorded, the lines not read."""
+        notes = [f"{left} tool call(s) its hooks missed were not recorded (time ran out)" if left else "",
+                 "the transcript was not read to its end (time ran out)" if self.cut else "",
+                 f"{self.unreadable} transcript line(s) could not be read" if self.unreadable else ""]
+        told = "; ".join(filter(None, notes))
+        more = f": `repo-memory log import {transcript}` adds what is missing" if left or self.cut else ""
+        return f" {told[0].upper()}{told[1:]}{more}." if told else ""
 
 
-def undelivered(transcript: Path, session: str) -> Readback:
-    """Each main-thread call of `session` in Claude Code's `transcript` that succeeded (PostToolUse fires for no other).
-    A call made in another session is that session's: `--fork-session` copies the earlier conversation into the new
-    transcript, each copied request naming its session (`requestSessionId`)."""
+def undelivered(transcript: Path, session: str, deadline: float) -> Readback:
+    """Each main-thread call of `session` in Claude Code's `transcript` that succeeded (PostToolUse fires for no other),
+    read until `deadline` (time.monotonic). A call made in another session is that session's: `--fork-session` copies
+    the earlier conversation into the new transcript, each copied request naming its session (`requestSessionId`)."""
     back, calls = Readback(), dict[str, dict[str, Any]]()
     with contextlib.suppress(OSError), transcript.open("rb") as lines:
-        for raw in lines:
+        for number, raw in enumerate(lines):
+            if number % 256 == 0 and time.monotonic() > deadline:
+                back.cut = True
+                break
             try:
                 _read(json.loads(raw), session, calls, back)
             except (ValueError, TypeError, AttributeError, KeyError):
