@@ -4,9 +4,9 @@
         ...  # Gemini CLI with GOOGLE_GEMINI_BASE_URL=api.url, GEMINI_API_KEY set, auth type gemini-api-key
     api.main_requests()  # the bodies of the requests that offered tools, in order
 
-A turn is a str (one text answer) or a (function name, arguments) pair (one functionCall part). Requests that offer
-tools are the session's own and take the next turn; the CLI's side requests (choosing a model, asking who speaks
-next) offer none and get `side_text`. When the script runs out, `final_text` answers. The CLI sends a tool's result
+A turn is a str (one text answer), a (function name, arguments) pair (one functionCall part), or a list of pairs (the
+calls the model makes at once, in one answer). Requests that offer tools are the session's own and take the next turn;
+the CLI's side requests (choosing a model, asking who speaks next) offer none and get `side_text`. When the script runs out, `final_text` answers. The CLI sends a tool's result
 back in the next request as a `functionResponse` part. Only the standard library is used.
 """
 
@@ -17,7 +17,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
 
-Turn = Union[str, tuple[str, dict[str, Any]]]
+Call = tuple[str, dict[str, Any]]
+Turn = Union[str, Call, list[Call]]
 # One answer for every side request: the model router's complexity rating and the next-speaker check.
 SIDE = json.dumps({"complexity_reasoning": "a scripted session", "complexity_score": 10, "next_speaker": "user", "reasoning": "done"})
 
@@ -40,7 +41,7 @@ class FakeGemini:
                     fake.requests.append((self.path, body))
                 if ":countTokens" in self.path:
                     return self._send({"totalTokens": 10})
-                answer = {"candidates": [{"content": {"role": "model", "parts": [fake._part(body)]}, "finishReason": "STOP", "index": 0}],
+                answer = {"candidates": [{"content": {"role": "model", "parts": fake._parts(body)}, "finishReason": "STOP", "index": 0}],
                           "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1, "totalTokenCount": 6}}
                 if ":streamGenerateContent" in self.path:
                     data = b"data: " + json.dumps(answer).encode() + b"\r\n\r\n"
@@ -66,15 +67,15 @@ class FakeGemini:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def _part(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _parts(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         if not body.get("tools"):
-            return {"text": self.side_text}
+            return [{"text": self.side_text}]
         done = sum(1 for c in body.get("contents", []) if c.get("role") == "model"
                    and any("functionCall" in p for p in c.get("parts", [])))
         turn = self.script[done] if done < len(self.script) else self.final_text
-        if isinstance(turn, tuple):
-            return {"functionCall": {"name": turn[0], "args": turn[1]}}
-        return {"text": turn}
+        if isinstance(turn, str):
+            return [{"text": turn}]
+        return [{"functionCall": {"name": name, "args": args}} for name, args in (turn if isinstance(turn, list) else [turn])]
 
     def main_requests(self) -> list[dict[str, Any]]:
         with self._lock:

@@ -58,3 +58,21 @@ def test_setup_then_the_plugin_records_each_tool_call_once(project: tuple[Path, 
     calls = [r["data"] for r in records(repo) if r["_log"] == session and r["kind"] == "tool"]
     assert sorted(Path(c["input"]["file_path"]).name for c in calls) == [".gitattributes", "SKILL.md"], calls
     assert len({c["call_id"] for c in calls}) == 2
+
+
+def test_a_forked_session_records_only_its_own_calls_at_its_end(project: tuple[Path, Path]):  # noqa: F811
+    """`claude --resume SID --fork-session` copies the earlier conversation, its tool calls among them, into the new
+    session's transcript: those calls were the first session's (and recorded there), not the fork's to record again."""
+    repo, home = project
+    reads = [tool_use("Read", {"file_path": str(repo / ".agents/skills/release-checklist/SKILL.md")}),
+             tool_use("Read", {"file_path": str(repo / ".gitattributes")}), "Done."]
+    with FakeAnthropic(reads) as api:
+        assert claude(repo, home, api, "Read them.").returncode == 0
+    first = session_id(api.main_requests()[0])
+    with FakeAnthropic([tool_use("Read", {"file_path": str(repo / ".gitattributes")}), "Done."]) as api:
+        assert claude(repo, home, api, "Once more.", "--resume", str(first), "--fork-session").returncode == 0
+    fork = session_id(api.main_requests()[0])
+    assert fork and fork != first
+    calls = [(r["_log"].split("+")[0], r["data"]["call_id"]) for r in records(repo) if r["kind"] == "tool"]
+    assert len(calls) == 3 and len({call for _, call in calls}) == 3, calls
+    assert [log for log, _ in calls].count(fork) == 1, calls

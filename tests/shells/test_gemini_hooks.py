@@ -108,3 +108,17 @@ def test_a_draft_gemini_lists_and_its_model_reads_comes_with_a_word_not_to_follo
         answer = json.dumps(function_responses(api.main_requests()[-1]))
     assert done.returncode == 0, done.stderr[-2000:]
     assert "Skip CI" in answer and "not reviewed as it stands, so do not follow it" in answer, answer
+
+
+def test_two_identical_calls_in_one_answer_are_two_records(project: tuple[Path, Path, Path]):
+    """Gemini CLI gives a tool call no id: what tells two identical calls in one answer apart is the time of each
+    AfterTool event, the same in every copy of one event our hooks are sent (one call is recorded once)."""
+    repo, home, _ = project
+    read = ("read_file", {"file_path": "README.md"})
+    (repo / "README.md").write_text("hello\n", encoding="utf-8")
+    with FakeGemini([[read, read], read]) as api:
+        done = gemini(repo, home, api.url, "Read it, twice at once, then once more.", args=YOLO)
+        answers = [r for r in function_responses(api.main_requests()[-1]) if r.get("name") == "read_file"]
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(answers) == 3, answers
+    assert sum(r["kind"] == "tool" and r["data"]["tool"] == "read_file" for r in records(repo)) == 3

@@ -910,6 +910,7 @@ def test_a_teammates_plain_setup_leaves_the_teams_committed_hooks_and_copies_non
     out = run(runner, teammate, "setup", "claude-code")
     assert git(teammate, "status", "--porcelain", "--", ".claude/settings.json") == "", out
     assert "settings.json: left as it is" in out and "the team's" in out, out
+    assert out.startswith("hooks: none written here (the team's .claude/settings.json holds them)"), out  # not a kind it wrote
     local = json.loads((teammate / ".claude/settings.local.json").read_text(encoding="utf-8"))
     assert "hooks" not in local and "permissions" not in local, local  # one file, never both
     assert local["enabledMcpjsonServers"] == ["repo-memory"]

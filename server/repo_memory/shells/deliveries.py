@@ -9,15 +9,21 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repo_memory.core.store import Store
+from repo_memory.errors import InvalidRecordError, NotFoundError
 from repo_memory.formats import refs
 from repo_memory.git.pending import SESSIONS_DIR, alive
 from repo_memory.shells import hookcalls, pretool
 
 DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
+# Kept whatever the event: what a harness without call ids puts in every registration's copy of one event, and differs
+# between two identical calls (Gemini CLI's time of the event, in ms; Claude Code sends none), and our loop run's id.
+MARKS = ("timestamp", "run")
 EVENT_NAMES = {handler: event for event, handler in hookcalls.HANDLER.items()}
 
 
@@ -46,14 +52,14 @@ def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool
 def identity(event: str, payload: dict[str, Any]) -> list[Any]:
     """What is the same in every registration's delivery of one event, and differs between two events. A command hook
     gets the harness's whole input, an `mcp_tool` hook the fields it names (hookcalls.FIELDS): so a tool call is its
-    session and the harness's id of the call, and any other event those fields, plus the transcript's size, which tells
-    apart two events that look the same a turn apart (an agent saying the same words at two stops: the harness writes
-    each turn to it before it runs the hooks)."""
+    session and the harness's id of the call, and any other event those fields and MARKS, plus the transcript's size,
+    which tells apart two events that look the same a turn apart (an agent saying the same words at two stops: the
+    harness writes each turn to it before it runs the hooks)."""
     call = payload.get("tool_use_id")
     if isinstance(call, str) and call:
         return [event, payload.get("session_id"), call]
     fields = hookcalls.FIELDS.get(EVENT_NAMES.get(event, ""))
-    shared = {k: v for k, v in payload.items() if fields is None or (k in fields and v not in ("", None)) or k == "run"}
+    shared = {k: v for k, v in payload.items() if fields is None or (k in fields and v not in ("", None)) or k in MARKS}
     return [event, shared, size(payload.get("transcript_path"))]
 
 
@@ -75,22 +81,74 @@ def claude_transcript(session: str) -> Path | None:
     return None
 
 
-def undelivered(transcript: Path, recorded: set[str]) -> Iterator[dict[str, Any]]:
-    """The PostToolUse input of each main-thread call in Claude Code's `transcript` that succeeded (PostToolUse fires for
-    no other) and whose id is not in `recorded`: the calls whose hook Claude Code skipped."""
-    calls: dict[str, dict[str, Any]] = {}
+@dataclass
+class Readback:
+    """What Claude Code's transcript of a session holds that its PostToolUse hooks may not have delivered."""
+
+    calls: list[dict[str, Any]] = field(default_factory=list)  # the PostToolUse input of each call, in order
+    others: set[str] = field(default_factory=set)  # the other sessions its lines name (a resumed or forked conversation's)
+    unreadable: int = 0  # lines that are no JSON object, or hold a message of another shape
+    cut: bool = False  # the deadline came before the end of the file
+
+    def said(self, left: int, transcript: Path) -> str:
+        """What the session's end record adds: the calls `left` unrecorded, the lines not read."""
+        notes = [f"{left} tool call(s) its hooks missed were not recorded (time ran out)" if left else "",
+                 "the transcript was not read to its end (time ran out)" if self.cut else "",
+                 f"{self.unreadable} transcript line(s) could not be read" if self.unreadable else ""]
+        told = "; ".join(filter(None, notes))
+        more = f": `repo-memory log import {transcript}` adds what is missing" if left or self.cut else ""
+        return f" {told[0].upper()}{told[1:]}{more}." if told else ""
+
+
+def undelivered(transcript: Path, session: str, deadline: float) -> Readback:
+    """Each main-thread call of `session` in Claude Code's `transcript` that succeeded (PostToolUse fires for no other),
+    read until `deadline` (time.monotonic). A call made in another session is that session's: `--fork-session` copies
+    the earlier conversation into the new transcript, each copied request naming its session (`requestSessionId`)."""
+    back, calls = Readback(), dict[str, dict[str, Any]]()
     with contextlib.suppress(OSError), transcript.open("rb") as lines:
-        for raw in lines:
-            with contextlib.suppress(ValueError):
-                line = json.loads(raw)
-                content = line.get("message", {}).get("content") if isinstance(line, dict) and not line.get("isSidechain") else None
-                for block in [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []:
-                    if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and block["id"] not in recorded:
-                        calls[block["id"]] = {"session_id": line.get("sessionId"), "cwd": line.get("cwd"), "tool_use_id": block["id"],
-                                              "tool_name": block.get("name"), "tool_input": block.get("input")}
-                    elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls and not block.get("is_error"):
-                        done = calls.pop(block["tool_use_id"])
-                        yield {**done, "tool_response": line.get("toolUseResult", block.get("content"))}
+        for number, raw in enumerate(lines):
+            if number % 256 == 0 and time.monotonic() > deadline:
+                back.cut = True
+                break
+            try:
+                _read(json.loads(raw), session, calls, back)
+            except (ValueError, TypeError, AttributeError, KeyError):
+                back.unreadable += 1  # a line cut short, or of a shape this version of repo-memory does not know
+    return back
+
+
+def recorded(records: Iterable[dict[str, Any] | None]) -> set[str]:
+    """The tool-call ids `records` name (hooks record each call with its id)."""
+    return {r["data"]["call_id"] for r in records if r and isinstance(r.get("data"), dict) and isinstance(r["data"].get("call_id"), str)}
+
+
+def recorded_in(store: Store, sessions: Iterable[str]) -> set[str]:
+    """The tool-call ids the logs of `sessions` here name (a few: the ones a transcript's lines name)."""
+    found: set[str] = set()
+    for session in sorted(s for s in sessions if refs.SESSION.match(s))[:20]:
+        with contextlib.suppress(NotFoundError, InvalidRecordError):
+            found |= recorded(line.record for line in store.lines(session))
+    return found
+
+
+def _read(line: Any, session: str, calls: dict[str, dict[str, Any]], back: Readback) -> None:
+    if not isinstance(line, dict):
+        raise TypeError("not an object")
+    made_in = line.get("requestSessionId") or line.get("sessionId")
+    if isinstance(made_in, str) and made_in and made_in != session:
+        back.others.add(made_in)
+    message = line.get("message")
+    if "message" in line and not isinstance(message, dict):
+        raise TypeError("a message that is no object")
+    content = message.get("content") if message and not line.get("isSidechain") else None
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue  # a block of another shape in a line Claude Code wrote: its other blocks still count
+        if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and made_in in (session, None, ""):
+            calls[block["id"]] = {"session_id": session, "cwd": line.get("cwd"), "tool_use_id": block["id"],
+                                  "tool_name": block.get("name"), "tool_input": block.get("input")}
+        elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls and not block.get("is_error"):
+            back.calls.append({**calls.pop(block["tool_use_id"]), "tool_response": line.get("toolUseResult", block.get("content"))})
 
 
 def forget_old(state_dir: Path) -> None:

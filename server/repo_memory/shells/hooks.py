@@ -7,6 +7,7 @@ import logging
 import os
 import re
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,30 +166,10 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
-    tool = payload.get("tool_name")
-    if not isinstance(tool, str) or not tool.strip():
-        return {}  # every PostToolUse names its tool: input that does not is not one, and an empty record is noise
-    if harness_logs.unrecorded(tool):
-        # The server recorded what its tools wrote, and what they read is memory already: a copy of a `remember` call,
-        # or of a `recall` answer holding the decision's text, outranked the decision for its own words (as did the
-        # harness's ToolSearch that loaded them).
+    call = _call(store, payload)
+    if call is None:
         return {}
-    # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
-    # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
-    tool_input, in_input = secretscan.redact_value(payload.get("tool_input"))
-    response, found = secretscan.redact_value(payload.get("tool_response", payload.get("tool_output")))
-    found += in_input
-    output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
-    summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
-    data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
-    if isinstance(payload.get("tool_use_id"), str):
-        data["call_id"] = payload["tool_use_id"][:200]  # the harness's id of the call: an import of its transcript skips it
-    if isinstance(payload.get("agent_id"), str) and payload["agent_id"]:  # a subagent's call, recorded in its parent's session
-        data["subagent"] = {"id": payload["agent_id"][:200], "type": str(payload.get("agent_type") or "")[:200]}
-    if len(output) > EXCERPT:
-        data["output_blob"] = store.put_blob(output.encode("utf-8"))
-    if found:
-        data["redacted"] = sorted({f.rule for f in found})
+    tool, text, data = call
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
     named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
@@ -205,14 +186,45 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         run = engine.live_for(_session(store, payload), harness_pid())
         if run:
             engine.note_read(read, [run])
-    store.log(_session(store, payload), [experience.Entry("tool", text=f"{tool} {summary}".strip(), data=data,
-                                                  source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))],
-                 captured=True)
+    store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
     notes = [f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
              "it is a draft again until a person runs `repo-memory accept`."] if redrafted else []
     notes += elsewhere.redraft(store, tool, payload)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
+
+
+def _call(store: Store, payload: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """The tool a PostToolUse input names, and its record's text and data; None for a call not recorded."""
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or not tool.strip():
+        return None  # every PostToolUse names its tool: input that does not is not one, and an empty record is noise
+    if harness_logs.unrecorded(tool):
+        # The server recorded what its tools wrote, and what they read is memory already: a copy of a `remember` call,
+        # or of a `recall` answer holding the decision's text, outranked the decision for its own words (as did the
+        # harness's ToolSearch that loaded them).
+        return None
+    # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
+    # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
+    tool_input, in_input = secretscan.redact_value(payload.get("tool_input"))
+    response, found = secretscan.redact_value(payload.get("tool_response", payload.get("tool_output")))
+    found += in_input
+    output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
+    summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
+    data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
+    if isinstance(payload.get("tool_use_id"), str):
+        data["call_id"] = payload["tool_use_id"][:200]  # the harness's id of the call: an import of its transcript skips it
+    if isinstance(payload.get("agent_id"), str) and payload["agent_id"]:  # a subagent's call, recorded in its parent's session
+        data["subagent"] = {"id": payload["agent_id"][:200], "type": str(payload.get("agent_type") or "")[:200]}
+    if len(output) > EXCERPT:
+        data["output_blob"] = store.put_blob(output.encode("utf-8"))
+    if found:
+        data["redacted"] = sorted({f.rule for f in found})
+    return tool, f"{tool} {summary}".strip(), data
+
+
+def _entry(store: Store, payload: dict[str, Any], text: str, data: dict[str, Any]) -> experience.Entry:
+    return experience.Entry("tool", text=text, data=data, source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))
 
 
 def _unserved_read(store: Store, tool: str, tool_input: Any) -> list[str]:
@@ -313,37 +325,61 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+BACKFILL_SECONDS = 1.0  # of the 3 s Claude Code gives SessionEnd (setup.TIMEOUTS): the end record and commit come after
+
+
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Record the tool calls Claude Code's hooks never delivered, close the session's log with an end record (only when
-    it recorded something not yet committed), then commit its experience. A session whose hooks ran through its server
-    (mcp hooks) was committed by that server as the harness closed it, just before this hook: an end record would begin
-    a file and a commit of its own, for one bookkeeping line."""
+    """Record the tool calls Claude Code's hooks never delivered (as many as BACKFILL_SECONDS allow), close the session's
+    log with an end record (only when it recorded something not yet committed) saying what was left, then commit its
+    experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
+    closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
     try:
         lines = [ln.record for ln in store.lines(store.session) if ln.record]
     except NotFoundError:
         lines = []
-    if store.config.harness == "claude-code" and _record_undelivered(store, payload, lines):
-        lines = [ln.record for ln in store.lines(store.session) if ln.record]
+    left = ""
+    if store.config.harness == "claude-code":
+        added, left = _record_undelivered(store, payload, lines)
+        lines = [ln.record for ln in store.lines(store.session) if ln.record] if added else lines
     last = [record["id"] for record in lines][-1:]
     if last and not all(view.committed for view in store.read(last[0]).records):
-        store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).",
+        store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
+    elif left:
+        log.warning("session end:%s", left)
     store.flush(session=store.session)
     deliveries.forget_old(store.config.state_dir)
     return {}
 
 
-def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> int:
-    """Record the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook is skipped
-    while its server is not connected: still starting, or failed to), as that hook would have; how many."""
+def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> tuple[int, str]:
+    """Record, in one write, the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook
+    is skipped while its server is not connected: still starting, or failed to) and no log of this repository holds, as
+    that hook would have: how many, and what the end record says of the rest."""
+    deadline = time.monotonic() + BACKFILL_SECONDS
     named = payload.get("transcript_path")
     transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
-    recorded = {r["data"]["call_id"] for r in records if isinstance(r.get("data"), dict) and isinstance(r["data"].get("call_id"), str)}
-    missed = list(deliveries.undelivered(transcript, recorded)) if transcript else []
+    if transcript is None:
+        return 0, ""
+    back = deliveries.undelivered(transcript, store.session, deadline)
+    # Call ids are unique: a call this session's log, or a log of the conversation it resumed, holds is recorded
+    recorded = deliveries.recorded(records) | deliveries.recorded_in(store, back.others)
+    missed = [call for call in back.calls if call["tool_use_id"] not in recorded]
+    entries, touched, done = [], dict[str, list[str]](), 0  # tool -> memory files its calls named
     for call in missed:
-        post_tool(store, {**call, "session_id": store.session, "hook_event_name": "SessionEnd"})
-    return len(missed)
+        if time.monotonic() > deadline:
+            break
+        done += 1
+        if made := _call(store, {**call, "hook_event_name": "SessionEnd"}):
+            entries.append(_entry(store, {"hook_event_name": "SessionEnd"}, made[1], made[2]))
+            touched.setdefault(made[0], []).extend(_memory_paths(store, made[0], call.get("tool_input")))
+    if entries:
+        store.log(store.session, entries, captured=True)
+    for tool, rels in touched.items():
+        if rels:  # a skill an agent's tool changed is a draft again, as the PostToolUse hook would have made it
+            store.redraft(rels, tool)
+    return len(entries), back.said(len(missed) - done, transcript)
 
 
 def _pre_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

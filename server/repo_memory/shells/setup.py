@@ -121,18 +121,20 @@ def claude_version(cli: str | None = None) -> tuple[int, ...] | None:
 
 
 def hook_kind(asked: str, version: tuple[int, ...] | None) -> tuple[str, str]:
-    """(kind, why): `mcp` — PreToolUse, PostToolUse and Stop call the running server (no process per tool call) — when
-    asked, or when `auto` finds a Claude Code that has `mcp_tool` hooks; else `command` hooks."""
+    """(kind, why): `mcp` — PostToolUse and Stop call the running server (no process after each tool call; the guard,
+    PreToolUse, stays a command) — when asked, or when `auto` finds a Claude Code that has `mcp_tool` hooks; else `command`."""
     if asked != "auto":
         return asked, f"--hooks {asked}"
     if version is None:
         return "command", "no `claude` on PATH to ask its version, so command hooks (they work in every version)"
     shown = ".".join(map(str, version))
     if version >= hookcalls.FIRST_VERSION:
-        return "mcp", f"Claude Code {shown} calls the running server for tool and stop hooks: no process per tool call"
+        return "mcp", (f"Claude Code {shown} calls the running server after each tool call and at stops; the guard before "
+                       "file and shell calls stays a process")
     return "command", f"Claude Code {shown} predates mcp_tool hooks (2.1.118), so command hooks"
 
 
+PLUGIN_NOTE, TEAMS_LEFT = "note: the Claude Code plugin", "left as it is: the team's"  # setup wrote no hooks: who brings them
 TIMEOUTS = {"Stop": 60, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns on every run about more)
 
 
@@ -299,7 +301,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
     local, shared_settings = _load_json(local_path), _load_json(shared_path) if team else {}
     plugin = None if remove else plugin_enabled(root, claude_dir or home / ".claude")
     if plugin:
-        changes.append(f"note: the Claude Code plugin {PLUGIN} is enabled ({plugin}): it brings the server and the hooks, so "
+        changes.append(f"{PLUGIN_NOTE} {PLUGIN} is enabled ({plugin}): it brings the server and the hooks, so "
                        "setup adds neither (two sets of hooks run every hook twice) and only allows its tools. To use "
                        f"setup's instead: `claude plugin disable {PLUGIN}`, then run this again.")
     if team_mcp and not plugin:
@@ -340,7 +342,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
             "hooks, tool permission and approval removed")
     _write_json(local_path, local, dry_run, changes, what)
     if teams:
-        changes.append(f"{shared_path}: left as it is: the team's (git holds repo-memory's hooks or tool permission in it), "
+        changes.append(f"{shared_path}: {TEAMS_LEFT} (git holds repo-memory's hooks or tool permission in it), "
                        "so none are copied to settings.local.json (Claude Code would run both)")
     elif team:
         in_shared = not remove and shared

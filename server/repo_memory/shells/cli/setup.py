@@ -95,7 +95,8 @@ def setup() -> None:
 @click.option("--trust", is_flag=True, help="Also answer Claude Code's 'Do you trust the files in this folder?' for you (in "
               "~/.claude.json), so the server is Connected without opening `claude` first.")
 @click.option("--hooks", "hooks_kind", type=click.Choice(["auto", "mcp", "command"]), default="auto", show_default=True,
-              help="mcp: tool and stop hooks call the running server (Claude Code 2.1.118+, no process per tool call); "
+              help="mcp: PostToolUse and Stop hooks call the running server (Claude Code 2.1.118+: no process after each "
+              "tool call; the guard before file and shell calls stays one); "
               "command: a `repo-memory hook` process each time (every version). auto: mcp when the `claude` on PATH has "
               "it, except with --shared (teammates' versions are unknown).")
 @click.option("--plugin", "marketplace", metavar="SOURCE",
@@ -136,13 +137,14 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         return
     asked = "command" if hooks_kind == "auto" and shared else hooks_kind
     kind, why = attaching.hook_kind(asked, attaching.claude_version() if asked == "auto" else None)
-    if not remove:
-        click.echo(f"hooks: {kind} ({'--shared: teammates may run an older Claude Code; --hooks mcp to choose' if asked != hooks_kind else why})")
     try:
         changes = attaching.claude_code(store.root, scope, shared, dry_run, remove, trust=trust, hooks=kind,
                                         claude_dir=memories.homes().claude, undo=undo)
     except attaching.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
+    if not remove:
+        click.echo(_hooks_line(changes, kind, '--shared: teammates may run an older Claude Code; --hooks mcp to choose'
+                               if asked != hooks_kind else why))
     for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
         click.echo(change)
     if remove:  # a dry run names the copies it would remove, as uninstall's does
@@ -170,6 +172,17 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         else:
             click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then "
                                                                         "✔ Connected)" if waiting else "✔ Connected)"))
+
+
+def _hooks_line(changes: list[str], kind: str, why: str) -> str:
+    """The kind of hooks setup wrote, or that it wrote none and who brings them."""
+    from repo_memory.shells import setup as attaching
+
+    if any(change.startswith(attaching.PLUGIN_NOTE) for change in changes):
+        return f"hooks: none written here (the plugin {attaching.PLUGIN} brings them)"
+    if any(attaching.TEAMS_LEFT in change for change in changes):
+        return "hooks: none written here (the team's .claude/settings.json holds them)"
+    return f"hooks: {kind} ({why})"
 
 
 @setup.command(name="codex")

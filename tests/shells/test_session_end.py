@@ -1,0 +1,85 @@
+"""Claude Code's SessionEnd hook (`repo-memory hook session-end`, a real process) over transcripts written here: the
+tool calls no PostToolUse hook delivered are recorded from the transcript, and the session's end is recorded and
+committed whatever the transcript holds and however long it is (Claude Code kills the hook at its timeout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repo_memory.shells.setup import TIMEOUTS
+
+from tests.conftest import git
+from tests.harness.clis import records
+
+SESSION = "11111111-2222-3333-4444-555555555555"
+
+
+@pytest.fixture
+def repo(repo: Path) -> Path:
+    """The repository, its memory folders committed (only what the hook writes is left to commit)."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def transcript(path: Path, repo: Path, calls: int, output: str = "print(1)\n") -> Path:
+    """Claude Code's transcript of `calls` successful Reads, the result of each `output`."""
+    with path.open("w", encoding="utf-8") as out:
+        for n in range(calls):
+            line = {"sessionId": SESSION, "cwd": str(repo), "isSidechain": False}
+            out.write(json.dumps({**line, "type": "assistant", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": f"toolu_{n:08d}", "name": "Read", "input": {"file_path": f"{repo}/app.py"}}]}}) + "\n")
+            out.write(json.dumps({**line, "type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"toolu_{n:08d}", "content": output}]},
+                "toolUseResult": {"type": "text", "file": {"filePath": f"{repo}/app.py", "content": output}}}) + "\n")
+    return path
+
+
+def session_end(repo: Path, path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+    hook = {"session_id": SESSION, "cwd": str(repo), "transcript_path": str(path), "hook_event_name": "SessionEnd", "reason": "other"}
+    began = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "repo_memory", "hook", "session-end"], cwd=repo, input=json.dumps(hook),
+                          capture_output=True, text=True, env={**os.environ, "CLAUDECODE": "1"}, timeout=120)
+    return done, time.monotonic() - began
+
+
+def test_a_transcript_line_that_cannot_be_read_is_skipped_and_the_session_still_ends_committed(repo: Path, tmp_path: Path):
+    path = transcript(tmp_path / "t.jsonl", repo, 3)
+    with path.open("a", encoding="utf-8") as out:  # lines Claude Code never writes, or a future one might
+        for odd in ({"type": "assistant", "sessionId": SESSION, "message": None}, {"type": "user", "message": {"content": "text"}},
+                    {"type": "assistant", "message": {"content": [None, "x", {"type": "tool_use", "id": 7}]}}, [1, 2], "text"):
+            out.write(json.dumps(odd) + "\n")
+        out.write("{not json\n")
+    done, _ = session_end(repo, path)
+    assert done.returncode == 0 and "failed" not in done.stderr, done.stderr
+    ours = [r for r in records(repo) if r["session"] == SESSION]
+    assert [r["data"]["call_id"] for r in ours if r["kind"] == "tool"] == ["toolu_00000000", "toolu_00000001", "toolu_00000002"]
+    assert "Session ended" in ours[-1]["text"] and "could not be read" in ours[-1]["text"], ours[-1]
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
+
+
+def test_session_end_records_hundreds_of_missed_calls_well_within_claude_codes_timeout(repo: Path, tmp_path: Path):
+    done, took = session_end(repo, transcript(tmp_path / "t.jsonl", repo, 500, "x" * 3000))
+    assert done.returncode == 0, done.stderr
+    assert took < TIMEOUTS["SessionEnd"], took
+    assert sum(r["kind"] == "tool" for r in records(repo)) == 500
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
+
+
+def test_a_transcript_too_long_to_read_back_in_time_still_ends_the_session_committed_saying_what_was_left(
+        repo: Path, tmp_path: Path):
+    done, took = session_end(repo, transcript(tmp_path / "t.jsonl", repo, 2000, "x" * 20_000))
+    assert done.returncode == 0, done.stderr
+    assert took < TIMEOUTS["SessionEnd"], took
+    ours = [r for r in records(repo) if r["session"] == SESSION]
+    recorded = sum(r["kind"] == "tool" for r in ours)
+    assert 0 < recorded < 2000 and "Session ended" in ours[-1]["text"], (recorded, ours[-1])
+    assert f"{2000 - recorded} tool call(s)" in ours[-1]["text"], ours[-1]["text"]
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
