@@ -702,6 +702,27 @@ async def test_writing_what_an_active_skill_already_says_leaves_it_active_and_sa
         assert changed["status"] == "draft" and "status: draft" in skill.read_text(encoding="utf-8"), changed
 
 
+async def test_writing_what_a_hand_written_skill_already_says_is_unchanged_whatever_its_layout(store: Store, repo: Path):
+    """A person's SKILL.md in another layout than ours (body right after `---`, a quoted description, tags as a YAML
+    list) went back to draft on an identical skill_write: the bytes the writer would produce differed, not what it says."""
+    skill = repo / ".agents/skills/deploy/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text('---\nname: deploy\ndescription: "How to deploy; use when deploying"\nmetadata:\n  status: active\n'
+                     "  tags: [ops, release]\n---\n1. Build.\n2. Ship.\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a hand-written skill")
+    store.refresh()
+    before = skill.read_bytes()
+    async with Client(server.build(store)) as client:
+        for body in ("1. Build.\n2. Ship.\n", "1. Build.\n2. Ship.\n\n", "\n1. Build.\n2. Ship."):
+            same = await call(client, "skill_write", name="deploy", description="How to deploy; use when deploying", body=body,
+                              tags=["ops", "release"])
+            assert same["status"] == "active" and same["warnings"] == ["Unchanged: skill:deploy already says this."], same
+            assert skill.read_bytes() == before and not (skill.parent / "agents").exists()
+        changed = await call(client, "skill_write", name="deploy", tags=["ops"])
+        assert changed["status"] == "draft" and "status: draft" in skill.read_text(encoding="utf-8"), changed
+
+
 async def test_huge_numbers_in_ids_cursors_and_ranges_get_a_clear_answer(store: Store):
     huge = "9" * 400
     async with Client(server.build(store)) as client:

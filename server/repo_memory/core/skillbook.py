@@ -232,8 +232,8 @@ class Skillbook:
             changes[("metadata", "anchors")] = list(pinned)
             changes[("metadata", "anchor_hashes")] = {a: h for a, h in pinned.items() if h}
         text = skills.edit(current, name, changes, body)
-        if text == current:  # it already says this: no new version to review, an active skill stays in the briefing
-            return text, pinned
+        if skills.says(text, name) == skills.says(current, name):  # no new version to review: the file stays as it is
+            return current, pinned  # (and an active skill in the briefing), whatever layout a person wrote it in
         if actor == "agent":
             text = skills.edit(text, name, {("metadata", "status"): status})
         if actor == "agent" and (count := rewrites.note(self.state_dir, name)) >= rewrites.REWRITES_FLAGGED:

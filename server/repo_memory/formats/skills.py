@@ -180,6 +180,14 @@ def edit(text: str, name: str, changes: dict[tuple[str, ...], Any], body: str | 
     return result
 
 
+def says(text: str, name: str) -> tuple[Any, ...]:
+    """What SKILL.md `text` says in the fields a write sets, its body as a write leaves it (stripped, LF line ends) and
+    whether it is valid: equal for two files that differ only in layout (quoting, list style, blank lines)."""
+    skill = parse(text.encode("utf-8"), f".agents/skills/{name}/{SKILL_FILE}", ".agents/skills")
+    body = skill.body.replace("\r\n", "\n").strip()
+    return skill.description, skill.tags, skill.related, skill.anchors, body, skill.valid
+
+
 def check(text: str, name: str) -> None:
     """Raise InvalidRecordError naming every problem if `text` is not a valid SKILL.md for `name`."""
     skill = parse(text.encode("utf-8"), f".agents/skills/{name}/{SKILL_FILE}", ".agents/skills")
