@@ -71,7 +71,7 @@ def test_every_command_that_reads_memory_names_the_fix_instead_of_an_empty_answe
     stale" and `report` wrote a page of no memory, each with exit 0, while the team's memory was not on disk."""
     work = sparse_clone(tmp_path)
     for command in (["skill", "list"], ["skill", "show", "deploy"], ["loop", "list"], ["stale"], ["report"], ["timeline"],
-                    ["log", "tail"], ["stats"], ["verify"], ["reindex"], ["sync"], ["history", "skill:deploy"], ["loop", "due"]):
+                    ["log", "tail"], ["stats"], ["verify"], ["reindex"], ["sync"], ["history", "ops"], ["loop", "due"]):
         said = cli(work, *command)
         assert said.returncode != 0 and FIX in said.stdout + said.stderr, (command, said)
     assert not (work / ".git/repo-memory/report.html").exists()
@@ -80,6 +80,20 @@ def test_every_command_that_reads_memory_names_the_fix_instead_of_an_empty_answe
         said = cli(work, *command)
         assert "Error" not in said.stderr, (command, said)
     assert not (work / ".agents").exists()
+
+
+def test_history_of_a_skill_is_read_from_git_while_memory_is_left_out(tmp_path: Path):
+    """`history skill:NAME` was refused in a sparse clone, although it reads only git's commits; a session's history
+    is still refused with the fix (its files are found on disk), as is a name not found (it may be only off disk)."""
+    work = sparse_clone(tmp_path)
+    for ref in ("skill:deploy", "deploy"):
+        shown = cli(work, "history", ref)
+        assert shown.returncode == 0 and "add deploy" in shown.stdout and "make deploy" in shown.stdout, shown
+    old = cli(work, "history", "skill:deploy", "--as-of", "HEAD")
+    assert old.returncode == 0 and "make deploy" in old.stdout, old
+    for ref in ("ops", "session:ops", "no-such-thing"):
+        refused = cli(work, "history", ref)
+        assert refused.returncode != 0 and FIX in refused.stdout + refused.stderr, (ref, refused)
 
 
 def test_the_check_never_expands_a_sparse_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

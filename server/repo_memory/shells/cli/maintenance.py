@@ -69,7 +69,7 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
       repo-memory history release-checklist
       repo-memory history release-checklist --as-of 2026-11-01
     """
-    store = store_of(ctx)
+    store = store_of(ctx, memory=False)  # read from git's commits: the Store refuses what needs memory on disk
     if as_of:
         item = store.read(ref, as_of=as_of)
         if as_json:
