@@ -96,6 +96,19 @@ def test_history_of_a_skill_is_read_from_git_while_memory_is_left_out(tmp_path: 
         assert refused.returncode != 0 and FIX in refused.stdout + refused.stderr, (ref, refused)
 
 
+@pytest.mark.parametrize("event", ["post-tool", "pre-compact", "stop", "session-end"])
+def test_a_hook_stays_quiet_while_memory_is_left_out(tmp_path: Path, event: str):
+    """Every `hook post-tool` printed "hook post-tool failed…" on stderr in a sparse clone, which a harness shows at
+    every tool call; the session's start tells the agent once (test above), the other hooks say nothing."""
+    work = sparse_clone(tmp_path)
+    payload = {"cwd": str(work), "session_id": "s1", "hook_event_name": event, "tool_name": "Bash",
+               "tool_input": {"command": "ls"}, "tool_response": "ok", "tool_use_id": "t1"}
+    done = subprocess.run([sys.executable, "-m", "repo_memory", "hook", event], cwd=work, capture_output=True, text=True,
+                          input=json.dumps(payload))
+    assert done.returncode == 0 and done.stderr == "" and json.loads(done.stdout or "{}") == {}, done
+    assert not (work / ".agents").exists()
+
+
 def test_the_check_never_expands_a_sparse_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """`git ls-files -t -- .agents` expanded the sparse index of a cone-mode checkout holding `.agents` (0.7-0.8 s at
     400,000 files) in every repo-memory process, and again in the server after every memory commit."""

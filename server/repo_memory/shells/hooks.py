@@ -65,6 +65,8 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     payload = experience.scrub(payload)
     if event == "pre-tool":
         return pretool.answer(store.config, payload)
+    if event != "session-start" and store.sparse.left_out():
+        return {}  # memory is not on disk to write: the session's start told the agent once, not at every tool call
     try:
         if event != "stop" and not deliveries.first_delivery(store.config.state_dir, event, payload):
             return {}  # our hooks registered twice (settings.local.json and the plugin, say): record it once
