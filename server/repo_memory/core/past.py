@@ -6,7 +6,7 @@ import hashlib
 import json
 from collections.abc import Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import SEGMENT, number, part_of, segment
@@ -17,6 +17,7 @@ from repo_memory.formats import experience, loops, refs, skills
 from repo_memory.git import history
 from repo_memory.git.committed import describe, describe_loop, describe_skill
 from repo_memory.git.repo import Git
+from repo_memory.git.sparse import Sparse
 from repo_memory.guards import paths, secretscan
 from repo_memory.index.activity import Activity
 from repo_memory.index.docs import DocIndex
@@ -25,13 +26,16 @@ PATHS_PER_RUN = 2000  # paths on one git command line (at most ~256 KB of argume
 RECENT = 50  # commits the first look through history covers
 MOVES_LOOKED_UP = 3  # commits that deleted cited files whose renames are looked for (one git process each)
 RUNS = 5  # a loop's latest runs a read gives (index/activity.py's receipts)
+T = TypeVar("T")
 
 
 class Past:
     """History and time travel over one repository's memory files, read from git objects."""
 
-    def __init__(self, root: Path, git: Git, docs: DocIndex, journal: Journal, activity: Activity, similar: Callable[[str], list[str]]):
+    def __init__(self, root: Path, git: Git, docs: DocIndex, journal: Journal, activity: Activity, similar: Callable[[str], list[str]],
+                 sparse: Sparse):
         self.root, self._git, self._docs, self._journal, self._activity, self._similar = root, git, docs, journal, activity, similar
+        self._sparse = sparse
 
     def path_of(self, ref: str) -> str:
         """The repository path behind a reference: a skill, a loop, a session or an experience id."""
@@ -68,6 +72,25 @@ class Past:
 
     def changes(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[history.Change]]:
         """(path, the commits that changed it newest first, each with its diff)."""
+        return self._from_git(ref, lambda: self._changes(ref, since, limit))
+
+    def read_at(self, ref: str, as_of: str, cursor: str | None = None) -> Item:
+        """`ref` as it stood at `as_of` (a date or a commit), in the shape a live read gives it: a skill or a file beside
+        it, a loop with the runs recorded by then, or the records of an id, a range or a whole session."""
+        return self._from_git(ref, lambda: self._read_at(ref, as_of, cursor))
+
+    def _from_git(self, ref: str, answer: Callable[[], T]) -> T:
+        """`answer`, read from git's objects, which a sparse checkout leaves in place: a session's files are found on
+        disk, and a name found nowhere may be only off disk, so those are refused with the fix while memory is left out."""
+        if refs.parse(ref).kind in ("record", "session"):
+            self._sparse.check()
+        try:
+            return answer()
+        except NotFoundError:
+            self._sparse.check()
+            raise
+
+    def _changes(self, ref: str, since: str | None, limit: int) -> tuple[str, list[history.Change]]:
         path = self.path_of(ref)
         found = history.changes(self._git, self._files(path), since, limit)
         if not found and not since and not (self.root / path).exists():
@@ -76,9 +99,7 @@ class Past:
                                 "ever was committed.", self._similar(name))
         return path, found
 
-    def read_at(self, ref: str, as_of: str, cursor: str | None = None) -> Item:
-        """`ref` as it stood at `as_of` (a date or a commit), in the shape a live read gives it: a skill or a file beside
-        it, a loop with the runs recorded by then, or the records of an id, a range or a whole session."""
+    def _read_at(self, ref: str, as_of: str, cursor: str | None) -> Item:
         path = self.path_of(ref)
         parsed = refs.parse(ref)
         if path.endswith(".jsonl"):  # records, a session or a loop run, by whichever name: every file of the session

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, TypeVar
+from typing import Any
 
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
@@ -22,7 +22,7 @@ from repo_memory.core.recall import RecallResult, Recall
 from repo_memory.core.settling import Followed, Settling
 from repo_memory.core.skillbook import Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
-from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError
+from repo_memory.errors import GitError, InvalidArgumentError
 from repo_memory.formats import experience, loops
 from repo_memory.formats.refs import check_session, parse as parse_ref
 from repo_memory.git.committer import Committer, Health, Policy
@@ -36,7 +36,6 @@ from repo_memory.index.docs import DocIndex, Progress, SyncReport
 from repo_memory.index.records import RecordIndex
 
 log = logging.getLogger("repo_memory")
-T = TypeVar("T")
 
 
 class Store:
@@ -59,7 +58,7 @@ class Store:
         self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
-        self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names)
+        self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names, self.sparse)
         self._settling = Settling(root=config.root, state_dir=config.state_dir, staleness=self._staleness, code=code, logs=self._logs,
                                   docs=self._docs, committer=self._committer, committed=committed, changes=self._past.code_changes, repin_skill=self._skills.repin)
         self._index = Indexer(config, self.sources, db, self._docs, self._records, self._logs, self._staleness)
@@ -108,7 +107,7 @@ class Store:
 
     def read(self, ref: str, cursor: str | None = None, as_of: str | None = None) -> Item:
         if as_of:  # any reference (formats/refs.py): a skill or a file beside it, a loop, records, a session
-            return self._from_git(ref, lambda: self._past.read_at(ref, as_of, cursor))
+            return self._past.read_at(ref, as_of, cursor)
         parsed = parse_ref(self.sparse.on_disk(ref))
         if parsed.kind == "record":
             return self._logs.read(ref, cursor)
@@ -122,18 +121,7 @@ class Store:
         return self._skills.read(parsed.name, parsed.inner, cursor, parsed.kind == "name")
 
     def history(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[Change]]:
-        return self._from_git(ref, lambda: self._past.changes(ref, since, limit))  # (path, its commits newest first, with diffs)
-
-    def _from_git(self, ref: str, answer: Callable[[], T]) -> T:
-        """`answer`, read from git's objects, which a sparse checkout leaves in place: a session's files are found on
-        disk, and a name found nowhere may be only off disk, so those are refused with the fix while memory is left out."""
-        if parse_ref(ref).kind in ("record", "session"):
-            self.sparse.check()
-        try:
-            return answer()
-        except NotFoundError:
-            self.sparse.check()
-            raise
+        return self._past.changes(ref, since, limit)  # (path, the commits that changed it, newest first, with diffs)
 
     def skills(self) -> list[dict[str, Any]]:
         return self._skills.rows()  # every skill file the index knows, valid or not, with where it came from
