@@ -94,6 +94,26 @@ def test_in_stage_mode_memory_staged_for_the_persons_commit_is_no_alarm(tmp_path
     assert "staged for your next commit" in out, out
 
 
+def test_memory_written_while_commit_is_off_is_the_persons_to_commit_not_a_lost_note(tmp_path: Path):
+    """A log written while `commit = "off"` was reported, once commits were back on, as "never committed (the note
+    that they await a commit was lost)", and while commits were off doctor said nothing of it at all."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".agents").mkdir()
+    (repo / ".agents/repo-memory.toml").write_text('commit = "off"\n', encoding="utf-8")
+    invoke(repo, "init")
+    git(repo, "add", ".agents", ".gitattributes")
+    git(repo, "commit", "-q", "-m", "repo-memory set up, commits off")
+    invoke(repo, "log", "add", "a note", "-s", "ops")
+    for commit in ("off", "auto"):  # while off, and once a person turned commits back on
+        (repo / ".agents/repo-memory.toml").write_text(f'commit = "{commit}"\n', encoding="utf-8")
+        git(repo, "commit", "-q", "--allow-empty", "-am", f"commit = {commit}")
+        out = invoke(repo, "doctor").output
+        assert "warning" not in out and "lost" not in out, (commit, out)
+        assert 'written while commit = "off"' in out and "yours to commit" in out and "ops." in out, (commit, out)
+
+
 @pytest.fixture
 def nobody(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A fresh machine or CI container: no user.name or user.email anywhere."""

@@ -19,7 +19,7 @@ from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git import sparse
-from repo_memory.git.deferral import FINISH, held_up, next_step, why
+from repo_memory.git.deferral import FINISH, held_up, left, next_step, why
 from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
@@ -276,6 +276,12 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            f"{settle.format(path=path)}, then finish the {underway.removeprefix('a ')} with {finish}."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
+    noted = left(store.config.state_dir) if store.config.commit != "off" else set(uncommitted)  # off: nothing is committed
+    if yours := [p for p in uncommitted if p in noted]:  # not deferred, nor a lost note: left to the person
+        out.append(Finding("info", _folders(yours), f"{len(yours)} memory file(s) written while commit = \"off\" are not "
+                           f"committed: {_listed(yours)}", f"Nothing to fix: they are yours to commit (`git add {_folders(yours)} "
+                           "&& git commit`) when you want them in git."))
+        uncommitted = [p for p in uncommitted if p not in noted]
     own, blobs = own_logs(store, uncommitted) if health.underway not in FINISH else ([], [])
     if own:
         cite = f", with the {len(blobs)} blob(s) their records cite" if blobs else ""

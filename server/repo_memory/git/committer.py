@@ -23,7 +23,7 @@ from pathlib import Path
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
-from repo_memory.git import message, status
+from repo_memory.git import deferral, message, status
 from repo_memory.git.underway import Ending, held_by_git
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
@@ -95,7 +95,7 @@ class Committer:
         """Note changed memory paths, durably; documents are committed within the window, experience at its session's end.
         `session`: the one whose write this is ('': this process's; None: none, a person's command)."""
         if self.mode == "off":
-            return
+            return deferral.leave(self.state_dir, paths)  # the person's to commit: doctor says so (git/deferral.py)
         session = "" if session is None else session or self.session or ""
         entries = [Pending(path, message, kind, session, self.owner, self._started, first, last) for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
@@ -341,7 +341,7 @@ class Committer:
         uncommitted: list[str] = []
         deleted: list[str] = []
         conflicted: list[tuple[str, str]] = []
-        if self.mode in ("auto", "stage") and self.git.head() is not None:
+        if self.mode in ("auto", "stage", "off") and self.git.head() is not None:
             out = self.git.run("diff", "--cached", "--name-only", "-z", "--diff-filter=D", "HEAD", "--", *folders, check=False).stdout
             at_risk = [p for p in out.split("\0") if p and (self.root / p).is_file()]
             changed, deleted, conflicted = status.worktree(self.git, folders)

@@ -2,10 +2,15 @@
 
 Said by the CLI after a write whose commit waits and by doctor's finding on pending memory, processes that end: what
 they defer is committed by the next repo-memory process (or a running server), so they say that, never that it lands
-by itself. `repo-memory doctor --fix` is named only where it can commit, i.e. once the step is done.
+by itself. `repo-memory doctor --fix` is named only where it can commit, i.e. once the step is done. Memory written
+while `commit = "off"` is not deferred but left to the person: `leave` notes it, so doctor says so, not that a note
+that it awaits a commit was lost.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
 
 # how a person finishes each git operation under way that holds memory commits (and merge conflicts) up
 FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a rebase or am": "`git rebase --continue` (or `git am "
@@ -52,3 +57,28 @@ def next_step(deferred: str) -> str:
     if deferred.startswith("the file system refused"):
         return f"Make it writable (free space, permissions); then {THEN}."
     return f"{THEN[0].upper()}{THEN[1:]}."
+
+
+LEFT = "left-while-off"  # in the state folder: memory paths written while `commit = "off"`, one a line
+
+
+def leave(state_dir: Path, paths: Iterable[str]) -> None:
+    """Note `paths`, written while `commit = "off"`: the person's to commit, whatever the mode is when doctor runs."""
+    noted = left(state_dir)
+    new = [p for p in dict.fromkeys(paths) if p not in noted]
+    if not new:
+        return
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        with open(state_dir / LEFT, "a", encoding="utf-8") as f:
+            f.write("".join(f"{p}\n" for p in new))
+    except OSError:
+        pass  # only what doctor says of them depends on it: never a reason to fail the write itself
+
+
+def left(state_dir: Path) -> set[str]:
+    """The memory paths `leave` noted."""
+    try:
+        return set((state_dir / LEFT).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return set()
