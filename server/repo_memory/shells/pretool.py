@@ -86,7 +86,7 @@ def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> s
         inside = places.path(".", cwd)  # a shell already standing in a reserved folder names it with every relative path
         if inside and text.strip():
             return f"the shell's working directory is reserved; {inside}"
-        return places.command(text) or neighbours.shell_refusal(places, text, cwd)
+        return places.command(text, cwd) or neighbours.shell_refusal(places, text, cwd)
     return ""
 
 
