@@ -200,3 +200,51 @@ def test_a_shell_line_naming_another_repositorys_skill_leaves_it_a_draft_there(t
         assert "status: active" in skill.read_text(encoding="utf-8")
         said = json.dumps(hook(a, "post-tool", {**payload, "tool_response": "ok"}))
         assert "status: draft" in skill.read_text(encoding="utf-8") and "skill:deploy" in said, said
+
+
+def active_release(b: Path) -> Path:
+    skill = write_skill_file(b, "release", "How to release; use when releasing", "1. tag it",
+                             extra="metadata:\n  status: active\n  origin: human\n")
+    git(b, "add", "-A")
+    git(b, "commit", "-q", "-m", "release skill")
+    return skill
+
+
+def test_a_shell_line_only_reading_another_repositorys_active_skill_leaves_it_active(two: tuple[Path, Path, Path]):
+    """Codex given `--add-dir B` reads B's files with `cat`: B's active skill stays active, B's history and worktree
+    untouched."""
+    a, b, _ = two
+    skill = active_release(b)
+    head, before = git(b, "rev-parse", "HEAD"), skill.read_bytes()
+    payload = {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": f"cat {skill} && ls {skill.parent}"}}
+    assert not denied(hook(a, "pre-tool", payload))
+    said = json.dumps(hook(a, "post-tool", {**payload, "tool_response": "1. tag it"}))
+    assert skill.read_bytes() == before and "skill:release" not in said, said
+    assert git(b, "rev-parse", "HEAD") == head and not git(b, "status", "--porcelain")
+
+
+def test_another_repository_mid_rebase_is_never_written_by_a_sessions_hooks(two: tuple[Path, Path, Path]):
+    """B's owner is rebasing: a read leaves B's worktree as it was (so `git rebase --continue` goes on), and an agent's
+    real edit of B's skill is named to the agent, not redrafted into the rebase under way."""
+    a, b, _ = two
+    skill = active_release(b)
+    git(b, "checkout", "-q", "-b", "side")
+    (b / "f.txt").write_text("side\n", encoding="utf-8")
+    git(b, "commit", "-qam", "side")
+    git(b, "checkout", "-q", "main")
+    (b / "f.txt").write_text("main\n", encoding="utf-8")
+    git(b, "commit", "-qam", "main")
+    assert subprocess.run(["git", "rebase", "side"], cwd=b, capture_output=True).returncode != 0  # stopped on f.txt
+    status = git(b, "status", "--porcelain")
+    read = {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": f"cat {skill}"}}
+    assert not denied(hook(a, "pre-tool", read))
+    hook(a, "post-tool", {**read, "tool_response": "1. tag it"})
+    assert git(b, "status", "--porcelain") == status
+    edit = {"tool_name": "Bash", "tool_use_id": "t2", "tool_input": {"command": f"sed -i 's/tag it/tag it twice/' {skill}"}}
+    assert not denied(hook(a, "pre-tool", edit))
+    subprocess.run(edit["tool_input"]["command"], shell=True, check=True)
+    said = json.dumps(hook(a, "post-tool", {**edit, "tool_response": ""}))
+    assert "rebase" in said and "skill:release" in said and str(b) in said, said
+    text = skill.read_text(encoding="utf-8")
+    assert "status: active" in text and "twice" in text  # left as the agent's edit made it, and named to it instead
+    assert not (b / ".agents/skills/release/agents").exists()

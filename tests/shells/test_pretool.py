@@ -309,3 +309,21 @@ def test_an_agents_own_git_commit_in_its_shell_call_is_the_agents_when_reject_gi
     assert done.returncode == 0, done.stderr
     assert (folder / "scripts/deploy.sh").read_bytes() == accepted, done.stdout
     assert "status: active" in (folder / "SKILL.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("noted", [True, False], ids=["pre-tool noted the call", "no pre-tool hook"])
+def test_an_agent_reading_an_active_skill_through_its_shell_leaves_it_active(repo: Path, noted: bool):
+    """Codex reads every file through its shell (`cat`): naming a skill's file is no edit of it. Only a change of the
+    folder's content during the call makes it a draft; without a pre-tool note, what HEAD holds is the version before."""
+    write_skill_file(repo, "deploy", "How we deploy.", "1. run it", extra="metadata:\n  status: active\n  origin: human\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deploy skill")
+    payload = {"tool_name": "Bash", "session_id": "s1", "tool_use_id": "toolu_1",
+               "tool_input": {"command": "cat .agents/skills/deploy/SKILL.md; ls -la .agents/skills/deploy/"}}
+    if noted:
+        assert hook(repo, "pre-tool", payload) == {}
+    answer = hook(repo, "post-tool", {**payload, "hook_event_name": "PostToolUse", "tool_response": {"stdout": "1. run it"}})
+    hook(repo, "session-end", {"session_id": "s1", "hook_event_name": "SessionEnd", "reason": "exit"})
+    assert "status: active" in (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+    assert "draft" not in json.dumps(answer), answer
+    assert "edited by an agent" not in git(repo, "log", "--format=%s")

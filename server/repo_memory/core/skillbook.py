@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import codex_policy, offering, reviewing, rewrites
+from repo_memory.core import codex_policy, offering, reviewing, rewrites, skill_changes
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import (ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError,
@@ -241,11 +241,16 @@ class Skillbook:
                             "its content before writing again (doctor lists skills rewritten this often).")
         return text, pinned
 
-    def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
-        """An agent changed skills' files with its own tools (`via`): those `rels` names, and with `since` (ns) every one
-        changed while the call ran go back to `draft` while review is required. Returns the names whose status changed."""
-        touched = [*rels, *(self.touched_since(since) if since is not None else [])]
-        return sorted({name for rel in touched if (name := self._redraft(rel, via, set(rels), since))})
+    def redraft(self, rels: Sequence[str], via: str, since: int | None = None,
+                before: Mapping[str, str] | None = None) -> list[str]:
+        """Skills' files changed by `via` (an agent's tool call, a merge): those `rels` names — of a tool call (`before`
+        given), only those whose folder changed during it (core/skill_changes.py: a read is no change) — and with
+        `since` (ns) every one changed while the call ran go back to `draft` while review is required. Returns the
+        names whose status changed."""
+        named = [rel for rel in rels if before is None or (folder := skill_changes.skill_of(rel, self.sources)) is None
+                 or skill_changes.changed(self.root / folder, folder, before, self._committed)]
+        touched = [*named, *(self.touched_since(since) if since is not None else [])]
+        return sorted({name for rel in touched if (name := self._redraft(rel, via, set(named), since))})
 
     def _redraft(self, rel: str, via: str, named: set[str], since: int | None) -> str | None:
         parts = rel.split("/")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -241,8 +241,8 @@ class Store:
     def fingerprint(self, name: str) -> str:
         return self._skills.fingerprint(name)
 
-    def redraft(self, rels: Sequence[str], via: str, since: int | None = None) -> list[str]:
-        return self._skills.redraft(rels, via, since)  # the skills of `rels` and of files changed since `since` (ns)
+    def redraft(self, rels: Sequence[str], via: str, since: int | None = None, before: Mapping[str, str] | None = None) -> list[str]:
+        return self._skills.redraft(rels, via, since, before)  # of `rels`, those changed (from `before`); changed since `since`
 
     def repin(self, name: str) -> tuple[list[str], str]:  # a person checked a skill, loop:NAME or a record against the code
         return self._settling.pin(name, self.session)  # (the anchors pinned, the note that settles a record, else '')

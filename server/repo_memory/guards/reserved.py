@@ -10,8 +10,9 @@ command, and refuses the call when the answer is a reason:
   person's decisions, recorded as a person's).
 
 A shell command is read for the paths it names; one that names a reserved place is allowed only when every command in
-it only reads (cat, grep, git log...) and nothing is redirected into a file. This raises the bar; it does not make a
-shell safe: a program can reach any path without naming it (docs/security.md says what stops that: the marks).
+it only reads (cat, grep, git log...) and no redirect or `tee` writes into a reserved place (or somewhere it cannot
+tell: `> "$F"`, a relative file after a `cd`). This raises the bar; it does not make a shell safe: a program can reach
+any path without naming it (docs/security.md says what stops that: the marks).
 """
 
 from __future__ import annotations
@@ -34,8 +35,13 @@ READERS = frozenset({
     "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "jq", "wc", "ls", "stat", "file", "du", "diff",
     "cmp", "sha256sum", "sha1sum", "md5sum", "sort", "uniq", "cut", "tr", "column", "xxd", "od", "hexdump", "strings", "nl",
     "realpath", "readlink", "basename", "dirname", "echo", "printf", "true", "test", "[", "cd", "pwd", "tree", "zcat", "bat",
+    "tee",  # writes only the files it names, which Places.command judges as it does a redirect's
 })
 GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "cat-file", "grep", "rev-parse", "shortlog"})
+GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"})
+# `git -c KEY=…` settings that run a program (a pager, a filter, an editor…): a reader with one is a reader no more.
+_GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hookspath|filter|askpass|helper",
+                       re.IGNORECASE)
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
 WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
@@ -45,7 +51,9 @@ SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_HARMLESS_TARGET = re.compile(r"^(?:&?\d*|/dev/null|/dev/stderr|/dev/stdout)$")
+_HARMLESS_TARGET = re.compile(r"^(?:&-?\d*-?|/dev/null|/dev/stderr|/dev/stdout)$")
+_REDIRECT = re.compile(r"(?<![<>])(?:\d*|&)>>?\|?\s*([^\s;|&()<>]*(?:&-?\d*-?)?)")
+_MOVES = frozenset({"cd", "pushd", "popd"})
 
 
 class Places:
@@ -76,8 +84,8 @@ class Places:
                 return why
         return ""
 
-    def command(self, text: str) -> str:
-        """Why an agent's shell may not run `text` ('' when it may)."""
+    def command(self, text: str, cwd: Path | None = None) -> str:
+        """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may)."""
         segments = _segments(text)
         for words in segments or []:
             person = _person_command(words) or _inner_person_command(words)
@@ -86,12 +94,26 @@ class Places:
         named = [n for n in self.names if n in text]
         if not named:
             return ""
-        if segments is None or not all(_reads_only(words) for words in segments) or _redirects_into_a_file(text):
+        if segments is None or not all(_reads_only(words) for words in segments) or self._writes_into(text, segments, cwd):
             place = named[0]
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
             return f"the command names {place} and may change it; {why}"
         return ""
 
+    def _writes_into(self, text: str, segments: list[list[str]], cwd: Path | None) -> bool:
+        """Whether a redirect or a `tee` of `text` writes into a reserved place, or a file it cannot tell is not one."""
+        targets = [m.group(1).strip("'\"") for m in _REDIRECT.finditer(text)]
+        targets += [w for words in segments if (rest := _command_words(words)) and rest[0].rsplit("/", 1)[-1] == "tee"
+                    for w in rest[1:] if not w.startswith("-")]
+        moved = any((rest := _command_words(words)) and rest[0] in _MOVES for words in segments)
+        for target in targets:
+            if _HARMLESS_TARGET.match(target):
+                continue
+            if not target or "$" in target or "`" in target or moved and not target.startswith(("/", "~")):
+                return True  # where it writes is not known before the shell runs
+            if any(name in target for name in self.names) or self.path(target, cwd):
+                return True
+        return False
 
 
 def _segments(text: str) -> list[list[str]] | None:
@@ -162,8 +184,7 @@ def _reads_only(words: list[str]) -> bool:
         return True
     program = rest[0].rsplit("/", 1)[-1]
     if program == "git":
-        sub = next((w for w in rest[1:] if not w.startswith("-")), "")
-        return sub in GIT_READERS
+        return _git_reads_only(rest[1:])
     if program == "find":
         return not any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls") for w in rest)
     if program == "sed":
@@ -171,9 +192,19 @@ def _reads_only(words: list[str]) -> bool:
     return program in READERS
 
 
-def _redirects_into_a_file(text: str) -> bool:
-    """Whether `text` redirects output into a file (`>`, `>>`, `>|`, `&>`), not merely to /dev/null or another fd."""
-    for match in re.finditer(r"(?<![<>])(\d*|&)>>?\|?\s*(\S*)", text):
-        if not _HARMLESS_TARGET.match(match.group(2).strip("'\"")):
-            return True
-    return False
+def _git_reads_only(args: list[str]) -> bool:
+    """Whether `git ARGS` only reads: its subcommand, past git's own options (`-C DIR`, `-c KEY=VALUE`, `--no-pager`),
+    is a reader, no setting given runs a program, and no `--output=FILE` writes."""
+    skip = False
+    for n, word in enumerate(args):
+        if skip:
+            skip = False
+            if args[n - 1] == "-c" and _GIT_RUNS.search(word.partition("=")[0]):
+                return False
+        elif word in GIT_VALUED:
+            skip = True
+        elif word.startswith("-c") and _GIT_RUNS.search(word[2:].partition("=")[0]):
+            return False
+        elif not word.startswith("-"):
+            return word in GIT_READERS and not any(w.startswith("--output") for w in args[n + 1:])
+    return True

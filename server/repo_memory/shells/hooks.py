@@ -174,9 +174,10 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     tool, text, data = call
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
     named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
+    before = pretool.noted(store.config.state_dir, payload)  # the named skill folders' fingerprints: a read is no edit
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
-    redrafted = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since)
+    redrafted = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since, before)
     if redrafted:
         data["redrafted"] = redrafted
         mirror.withdraw(store.root, store.config.state_dir, redrafted)  # Claude Code's copies of them go
@@ -191,7 +192,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
     notes = [f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
              "it is a draft again until a person runs `repo-memory accept`."] if redrafted else []
-    notes += elsewhere.redraft(store, tool, payload)  # a skill of another repository the harness reaches: a draft there
+    notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
 
@@ -380,7 +381,7 @@ def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dic
         store.log(store.session, entries, captured=True)
     for tool, rels in touched.items():
         if rels:  # a skill an agent's tool changed is a draft again, as the PostToolUse hook would have made it
-            store.redraft(rels, tool)
+            store.redraft(rels, tool, before={})  # no note of the folders before the call: a change is from HEAD
     return len(entries), back.said(len(missed) - done, transcript)
 
 

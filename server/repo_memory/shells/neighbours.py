@@ -89,7 +89,7 @@ def shell_refusal(own: reserved.Places, text: str, cwd: Path) -> str:
         return f"the shell's working directory is {in_repository(top)}reserved; {inside}"
     tops = dict.fromkeys(t for t in [top, *(other(own, p) for p in path_words(text, cwd))] if t is not None)
     for top in tops:
-        if why := places(top, own.keys).command(text):
+        if why := places(top, own.keys).command(text, cwd):
             return f"{in_repository(top)}{why}"
     return ""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import agent_commits, offering
+from repo_memory.core import agent_commits, offering, skill_changes
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
 from repo_memory.git.repo import Git
@@ -65,7 +65,8 @@ def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}."}}
     try:
-        began(config.state_dir, payload, agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else "")
+        head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
+        began(config.state_dir, payload, head, skill_changes.note(named_paths(tool, payload.get("tool_input"), cwd)))
     except OSError as exc:
         log.warning("hook pre-tool could not note the call's start: %s", exc)
     return {}
@@ -80,13 +81,11 @@ def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> s
             if why := neighbours.file_refusal(places, name, cwd):
                 return why
     if tool in SHELL_TOOLS:
-        command = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
-        text = " ".join(str(w) for w in command) if isinstance(command, list) else str(command or "")
-        cwd = neighbours.shell_dir(tool_input, cwd)
+        text, cwd = shell_text(tool_input), neighbours.shell_dir(tool_input, cwd)
         inside = places.path(".", cwd)  # a shell already standing in a reserved folder names it with every relative path
         if inside and text.strip():
             return f"the shell's working directory is reserved; {inside}"
-        return places.command(text) or neighbours.shell_refusal(places, text, cwd)
+        return places.command(text, cwd) or neighbours.shell_refusal(places, text, cwd)
     return ""
 
 
@@ -138,6 +137,21 @@ def _gemini_names(path: Path) -> set[str]:
     return names
 
 
+def shell_text(tool_input: Any) -> str:
+    """The line a shell tool runs (Codex may give it as a list of words)."""
+    command = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
+    return " ".join(str(w) for w in command) if isinstance(command, list) else str(command or "")
+
+
+def named_paths(tool: str, tool_input: Any, cwd: Path) -> list[Path]:
+    """The paths (resolved) a file tool's call writes or a shell line names, in any repository."""
+    if tool in FILE_TOOLS:
+        return [p for name in named_files(tool_input) if (p := neighbours.resolved(name, cwd)) is not None]
+    if tool in SHELL_TOOLS:
+        return neighbours.path_words(shell_text(tool_input), neighbours.shell_dir(tool_input, cwd))
+    return []
+
+
 PATH_KEYS = ("file_path", "notebook_path", "path", "filename", "target_file", "file")
 
 
@@ -161,13 +175,28 @@ def _marker(state_dir: Path, payload: dict[str, Any]) -> Path:
     return state_dir / CALLS_DIR / hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
-def began(state_dir: Path, payload: dict[str, Any], head: str = "") -> None:
-    """Note that this tool call starts now, and a shell call's HEAD (read back by `started` and `committed`)."""
+def began(state_dir: Path, payload: dict[str, Any], head: str = "", skills: dict[str, str] | None = None) -> None:
+    """Note that this tool call starts now, a shell call's HEAD, and the fingerprints of the skill folders it names (read
+    back by `started`, `committed` and `noted`)."""
     path = _marker(state_dir, payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(str(time.time_ns() - SLACK_NS), encoding="utf-8")
     if head:
         path.with_suffix(".head").write_text(head, encoding="utf-8")
+    if skills:
+        path.with_suffix(".skills").write_text(json.dumps(skills), encoding="utf-8")
+
+
+def noted(state_dir: Path, payload: dict[str, Any]) -> dict[str, str]:
+    """The fingerprints of the skill folders the call of this PostToolUse payload named, as they were before it ran
+    (skill folder -> core.reviewing.fingerprint); forgets the note."""
+    path = _marker(state_dir, payload).with_suffix(".skills")
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def committed(config: Config, payload: dict[str, Any]) -> list[str]:

@@ -1,0 +1,62 @@
+"""The shell lines an agent may run on the places only repo-memory writes (guards/reserved.py): reading them is fine,
+wherever the output goes; writing into them, by a command, a redirect or a tee, is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repo_memory.guards import reserved
+
+LOG = ".agents/experience/2026-01/s1.jsonl"
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> reserved.Places:
+    root = tmp_path / "repo"
+    (root / ".agents/experience/2026-01").mkdir(parents=True)
+    (root / LOG).write_text("{}\n", encoding="utf-8")
+    return reserved.Places(root, root / ".git", tmp_path / "keys")
+
+
+@pytest.mark.parametrize("line", [
+    "git -C {root} log --oneline -- .agents/experience",
+    "git -c core.quotepath=off log -- .agents/experience",
+    "git --git-dir={root}/.git log --oneline -- .agents/experience",
+    "git --git-dir {root}/.git --work-tree {root} log -- .agents/experience",
+    "git --no-pager -C . show HEAD -- .agents/experience",
+    "ls {root}/.agents/experience/ > /tmp/list.txt",
+    "cat {root}/" + LOG + " >/tmp/out.jsonl 2>&1",
+    "grep -rn note {root}/.agents/experience | tee /tmp/notes.txt",
+    "grep -rn note .agents/experience 2>&1 | tee -a /tmp/notes.txt | head -3",
+])
+def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places: reserved.Places, line: str):
+    assert places.command(line.format(root=places.root)) == ""
+
+
+@pytest.mark.parametrize("line", [
+    "echo x >> " + LOG,
+    "ls > .agents/experience/list.txt",
+    "cat /tmp/x > {root}/" + LOG,
+    "echo x | tee -a " + LOG,
+    "echo x | tee /tmp/a {root}/" + LOG,
+    "echo x | tee --append=x " + LOG,
+    "cd .agents/experience && ls > list.txt",
+    "grep x .agents/experience -r > \"$OUT\"",
+    "sed -i s/a/b/ " + LOG,
+    "git -C {root} checkout -- .agents/experience/2026-01",
+    "git -c core.quotepath=off checkout -- .agents/experience",
+    "git --git-dir={root}/.git --work-tree={root} restore .agents/experience",
+    "git -c core.pager='tee -a .agents/experience/x' log",
+    "git log --output=.agents/experience/x",
+    "cat > .agents/repo-memory.toml <<'EOF'\nreview = \"optional\"\nEOF",
+])
+def test_a_line_that_writes_the_logs_is_refused(places: reserved.Places, line: str):
+    assert "may change it" in places.command(line.format(root=places.root))
+
+
+def test_a_redirect_through_a_link_into_the_logs_is_a_write(places: reserved.Places, tmp_path: Path):
+    link = tmp_path / "innocent.txt"
+    link.symlink_to(places.root / LOG)
+    assert "may change it" in places.command(f"cat {places.root}/{LOG} >> {link}")
