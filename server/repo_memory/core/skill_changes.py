@@ -3,7 +3,7 @@ file) is no edit, and only an edit puts an active skill back to draft (Skillbook
 
 The pre-tool hook notes the fingerprint of each skill folder a call names (`note`); the post-tool hook compares
 (`changed`). A call no pre-tool hook saw (an older setup, a call recorded from a transcript) is compared with what HEAD
-holds instead.
+holds instead. Folders a call changed without naming them are found by their status-change times (`touched_since`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from repo_memory.errors import UnsafePathError
-from repo_memory.formats.skills import SKILL_FILE
+from repo_memory.formats.skills import MIRROR_MARKER, SKILL_FILE
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
@@ -71,3 +71,32 @@ def skill_of(rel: str, sources: Iterable[str]) -> str | None:
         if rel.startswith(f"{source}/") and (name := rel[len(source) + 1:].split("/")[0]):
             return f"{source}/{name}"
     return None
+
+
+def touched_since(root: Path, sources: Iterable[str], ns: int) -> list[str]:
+    """SKILL.md of every skill folder in `sources` (not mirror copies) whose folder or files changed at or after `ns`
+    (status-change times, which a program cannot set back)."""
+    found = []
+    for source in sources:
+        try:
+            folders = [e for e in os.scandir(root / source) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for folder in folders:
+            if os.path.exists(os.path.join(folder.path, MIRROR_MARKER)):
+                continue
+            if _changed_since(folder.path, ns):
+                found.append(f"{source}/{folder.name}/{SKILL_FILE}")
+    return found
+
+
+def _changed_since(folder: str, ns: int) -> bool:
+    """Whether `folder` or anything in it has a status-change time at or after `ns` (links are not followed)."""
+    for where, dirs, files in os.walk(folder):
+        for name in (".", *dirs, *files):
+            try:
+                if os.lstat(os.path.join(where, name)).st_ctime_ns >= ns:
+                    return True
+            except OSError:
+                continue
+    return False

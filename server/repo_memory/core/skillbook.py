@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,7 +248,7 @@ class Skillbook:
         names whose status changed."""
         named = [rel for rel in rels if before is None or (folder := skill_changes.skill_of(rel, self.sources)) is None
                  or skill_changes.changed(self.root / folder, folder, before, self._committed)]
-        touched = [*named, *(self.touched_since(since) if since is not None else [])]
+        touched = [*named, *(skill_changes.touched_since(self.root, self.sources, since) if since is not None else [])]
         return sorted({name for rel in touched if (name := self._redraft(rel, via, set(named), since))})
 
     def _redraft(self, rel: str, via: str, named: set[str], since: int | None) -> str | None:
@@ -280,22 +279,6 @@ class Skillbook:
             self._committer.record([*changed, *offered, *beside], f"memory(skill): {name} edited by an agent ({via}), " + (
                 "back to draft" if text is not None else "still a draft" if beside else "kept from Codex's list"))
         return name if text is not None else None
-
-    def touched_since(self, ns: int) -> list[str]:
-        """SKILL.md of every skill folder (any source; not mirror copies) whose folder or files changed at or after `ns`
-        (status-change times, which a program cannot set back)."""
-        found = []
-        for source in self.sources:
-            try:
-                folders = [e for e in os.scandir(self.root / source) if e.is_dir(follow_symlinks=False)]
-            except OSError:
-                continue
-            for folder in folders:
-                if os.path.exists(os.path.join(folder.path, skills.MIRROR_MARKER)):
-                    continue
-                if _changed_since(folder.path, ns):
-                    found.append(f"{source}/{folder.name}/{skills.SKILL_FILE}")
-        return found
 
     def repin(self, name: str) -> list[str]:
         """A person checked skill `name` against the code: pin its anchors' current hashes; returns the anchors pinned."""
@@ -385,15 +368,3 @@ def _files(folder: Path) -> list[str]:
     ours = codex_policy.ours_in(folder)
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
                   and not any(part.startswith(".") for part in p.relative_to(folder).parts) and p not in ours)
-
-
-def _changed_since(folder: str, ns: int) -> bool:
-    """Whether `folder` or anything in it has a status-change time at or after `ns` (links are not followed)."""
-    for where, dirs, files in os.walk(folder):
-        for name in (".", *dirs, *files):
-            try:
-                if os.lstat(os.path.join(where, name)).st_ctime_ns >= ns:
-                    return True
-            except OSError:
-                continue
-    return False
