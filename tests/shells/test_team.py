@@ -918,3 +918,64 @@ def test_a_teammates_plain_setup_leaves_the_teams_committed_hooks_and_copies_non
 
     out = run(runner, teammate, "setup", "claude-code", "--remove")  # the undo leaves the team's file too
     assert git(teammate, "status", "--porcelain", "--", ".claude/settings.json") == "", out
+
+
+def test_two_servers_creating_one_skill_at_once_make_one_creator_and_tell_the_other_to_read_it_first(repo: Path):
+    """Both answered success: one `created: true`, the other `created: false` for a skill it never read, its write over
+    the first; the file (and the commit) held the second's words while the first agent held a sha and an accept line
+    for content that no longer existed, and nobody was told. Or the other was told of 'a person's edit in progress' to
+    commit or discard: the first write was listed for its commit only after the lock was let go."""
+    from tests.shells.stdio_server import StdioServer
+
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    env = {"REPO_MEMORY_COMMIT_WINDOW_SECONDS": "60"}  # one window: neither write is committed before the other lands
+    servers, names, won = [StdioServer(repo, env), StdioServer(repo, env)], [f"shared-skill-{n}" for n in range(8)], {}
+    try:
+        for server in servers:
+            server.initialize()
+        for name in names:  # several races: the order in which the two land differs from one to the next
+            for way, server in zip("AB", servers):
+                server.send("tools/call", {"name": "skill_write", "arguments": {
+                    "name": name, "description": f"Deploy the {way} way; use when deploying", "body": f"1. The {way} way",
+                    "new": True}})  # the skills of all eight names say the same: not refused as near-duplicates
+            answers = [server.answer(60)["result"] for server in servers]
+            wins = [a["structuredContent"] for a in answers if not a.get("isError")]
+            told = [a["content"][0]["text"] for a in answers if a.get("isError")]
+            assert len(wins) == 1 and wins[0]["created"] is True, answers
+            assert len(told) == 1 and "another session" in told[0] and "read it" in told[0], told
+            won[name] = wins[0]["sha256"]
+        for server in servers:
+            server.close_input()
+            assert server.wait(30) == 0
+    finally:
+        for server in servers:
+            if server.wait(0) is None:
+                server.kill()
+    for name in names:
+        held = git(repo, "show", f"HEAD:.agents/skills/{name}/SKILL.md")
+        assert hashlib.sha256(held.encode()).hexdigest() == won[name]
+        history = git(repo, "log", "-p", "--format=%s", "--", f".agents/skills/{name}")
+        assert ("The A way" in history) != ("The B way" in history), history  # the loser's words were never written
+
+
+def test_an_agents_update_of_a_version_another_session_wrote_and_no_commit_holds_waits_for_a_read(repo: Path):
+    """The ordinary path stays open: a session updates what it wrote itself, or what it read, without a word."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    config = Config.load(repo, env={**os.environ, "REPO_MEMORY_COMMIT_WINDOW_SECONDS": "60"})
+    first, second = Store(config, session="first-session"), Store(config, session="second-session")
+    try:
+        first.write_skill("deploy", "How we deploy; use when shipping.", "1. Build.", actor="agent")
+        first.write_skill("deploy", None, "1. Build.\n2. Ship.", actor="agent")  # its own version: no read needed
+        with pytest.raises(ConflictError, match="another session") as refused:
+            second.write_skill("deploy", None, "1. Build it my way.", actor="agent")
+        assert "skill:deploy" in str(refused.value) and "read it" in str(refused.value)
+        assert "2. Ship." in (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+        second.read("skill:deploy")
+        assert second.write_skill("deploy", None, "1. Build.\n2. Ship.\n3. Tag.", actor="agent").created is False
+        with pytest.raises(ConflictError, match="another session"):  # and now the first has not seen the second's
+            first.write_skill("deploy", None, "1. Build.", actor="agent")
+        first.flush()  # once a commit holds the version, an update is an ordinary one: git keeps what it replaces
+        assert first.write_skill("deploy", None, "1. Build.", actor="agent").created is False
+    finally:
+        first.close()
+        second.close()
