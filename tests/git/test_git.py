@@ -498,3 +498,32 @@ def test_a_persons_note_from_a_terminal_names_no_harness_and_one_from_a_harness_
     result = CliRunner(env={"REPO_MEMORY_HARNESS": "codex"}).invoke(cli, ["--root", str(repo), "log", "add", "and lint with ruff"])
     assert result.exit_code == 0, result.output
     assert git(repo, "log", "-1", "--format=%B").rstrip().endswith("Memory-Harness: codex")
+
+
+def test_a_commits_subject_names_the_records_it_holds_though_more_were_appended_while_it_was_made(work: Path):
+    """The log is committed as the bytes checked under its lock, but the subject's span was read from the file again
+    later: records appended meanwhile (calls in flight at a checkpoint or a signal) were claimed by a commit that did not
+    hold them (`#1-13` for 6 lines added, the next commit `#7-17`). A clean filter appends one, as a writer would, while
+    git makes the log's blob."""
+    late = work / ".git" / "late"
+    script = work.parent / "append-late.py"
+    script.write_text("import json, os, sys\nsys.stdout.buffer.write(sys.stdin.buffer.read())\n"
+                      f"if os.path.exists({str(late)!r}):\n    os.remove({str(late)!r})\n"
+                      "    last = json.loads(open(sys.argv[1], 'rb').read().splitlines()[-1])\n"
+                      "    with open(sys.argv[1], 'a', encoding='utf-8') as log:\n"
+                      "        log.write(json.dumps({**last, 'seq': last['seq'] + 1, 'text': 'late'}) + '\\n')\n",
+                      encoding="utf-8")
+    git(work, "config", "filter.late.clean", f"{sys.executable} {script} %f")
+    (work / ".git" / "info" / "attributes").write_text("*.jsonl filter=late\n", encoding="utf-8")
+    store = Store(Config.load(work), session="s1")
+    try:
+        store.remember("found the cause")
+        late.touch()
+        store.checkpoint("summary", [f"{store.session}#1"])
+        assert not late.exists()  # the filter ran, and a record came after the bytes committed
+    finally:
+        git(work, "config", "--unset", "filter.late.clean")
+        store.close(commit=False)
+    subject = git(work, "log", "-1", "--format=%s").strip()
+    added = git(work, "show", "--numstat", "--format=", "HEAD").split()[0]
+    assert subject == f"memory(experience): {store.session}#1-{added}", (subject, added)

@@ -18,8 +18,8 @@ SERVE = [sys.executable, "-m", "repo_memory", "serve"]
 class StdioServer:
     """One server process; `call` sends a tool call and waits (bounded) for its answer."""
 
-    def __init__(self, repo: Path, env: dict[str, str] | None = None):
-        self.proc = subprocess.Popen(SERVE, cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    def __init__(self, repo: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
+        self.proc = subprocess.Popen([*SERVE, *args], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      env={**os.environ, **(env or {})}, start_new_session=True)
         self._answers: queue.Queue[dict[str, Any]] = queue.Queue()
         self._next = 0

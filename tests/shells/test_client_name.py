@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -66,3 +67,21 @@ async def test_the_clients_name_outranks_variables_it_may_have_inherited_but_not
 
 async def test_a_client_with_no_usable_name_is_unknown(repo: Path):
     assert (await remember_as(repo, "  ", plain_env()))["source"]["harness"] == "unknown"
+
+
+def test_what_a_server_left_pending_is_committed_by_the_next_process_under_the_clients_name(repo: Path):
+    """A server ended by a signal commits what it holds, but records its calls in flight add after that commit are
+    committed once it is gone, by the finisher (shells/finish.py) or the next repo-memory process: those commits had no
+    Memory-Harness trailer, for neither knows the name the client gave the server."""
+    from tests.shells.stdio_server import StdioServer
+
+    server = StdioServer(repo, env=plain_env())
+    server.initialize()  # as the client "test"
+    assert not server.call("remember", {"text": "The nightly build runs on the arm runners."}).get("isError")
+    server.kill()  # nothing of it committed: the next process does that
+    server.wait(30)
+    finished = subprocess.run([sys.executable, "-m", "repo_memory.shells.finish", str(repo), str(server.proc.pid)],
+                              cwd=repo, env=plain_env(), capture_output=True, text=True, timeout=60)
+    assert finished.returncode == 0, finished.stderr
+    body = git(repo, "log", "-1", "--format=%B")
+    assert body.startswith("memory(experience): ") and "Memory-Harness: test" in body, body

@@ -45,14 +45,32 @@ async def test_serve_over_stdio_answers_recall_and_keeps_stdout_for_mcp(seeded_r
     assert result.structured_content["hits"][0]["id"] == "skill:release-checklist"
 
 
-def test_a_named_repository_that_is_not_one_fails_at_start_clearly(tmp_path: Path):
-    proc = subprocess.run([*SERVE], cwd=tmp_path, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
-                          env={**os.environ, "REPO_MEMORY_ROOT": str(tmp_path)})
-    assert proc.returncode == 1
-    assert proc.stdout == ""
-    assert "not inside a git repository" in proc.stderr and "git init" in proc.stderr
-    assert "Traceback" not in proc.stderr  # a sentence that says what to do, not a stack
-    assert proc.stderr.startswith("repo-memory: ")
+NAMED = {  # a --root or REPO_MEMORY_ROOT the server cannot open, and the words the agent must be shown
+    "a folder outside any repository": ("plain", "git init"),
+    "a folder that does not exist": ("gone", "does not exist"),
+    "a client variable left unexpanded": ("${workspaceFolder}", "did not expand"),
+}
+
+
+@pytest.mark.parametrize("how", ["--root", "REPO_MEMORY_ROOT"])
+@pytest.mark.parametrize("case", NAMED)
+def test_a_named_root_the_server_cannot_open_is_said_on_every_tool_call_and_the_server_stays(tmp_path: Path, case: str,
+                                                                                                 how: str):
+    """The front answered initialize and tools/list, then the process exited 1 at the first tool call: the client saw
+    "Connection closed" and the reason went to stderr only."""
+    from tests.shells.stdio_server import StdioServer
+
+    folder, said = NAMED[case]
+    (tmp_path / "plain").mkdir()
+    named = folder if folder.startswith("$") else str(tmp_path / folder)
+    args, env = (("--root", named), {}) if how == "--root" else ((), {"REPO_MEMORY_ROOT": named})
+    server = StdioServer(tmp_path, env=env, args=args)
+    answers, code = server.session(("recall", {"query": "release"}), ("remember", {"text": "a note"}))
+    stderr = server.stderr.decode(errors="replace")
+    for answer in answers:
+        text = answer["content"][0]["text"]
+        assert answer["isError"] and folder in text and said in text, text
+    assert code == 0 and "Traceback" not in stderr and said in stderr, stderr[-2000:]
 
 
 async def test_started_outside_a_repository_the_server_serves_the_clients_root_or_says_what_to_do(seeded_repo: Path, tmp_path: Path):

@@ -203,7 +203,10 @@ class Committer:
                 staged = refresh_index(self.git, paths, blobs)
                 result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
             else:
-                text, identity = self._commit_of([e for e in entries if e.path in paths], harness)  # not what is held back
+                logs = {p: None if got is None else got[0] for p, got in checked.items()}  # the bytes committed
+                text = message.compose(self.git, [e for e in entries if e.path in paths], harness, self.policy.harness,
+                                       logs, checked_on)  # not what is held back
+                identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
                 result = commit_paths(self.git, self.state_dir, paths, text, identity, self.policy.sign,
                                       private=self.mode == "private", blobs=blobs, checked_on=checked_on)
         except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
@@ -387,11 +390,6 @@ class Committer:
             except (GitError, OSError) as exc:
                 log.warning("memory commit at close failed: %s", exc)
         self._ending.stop()  # after the last flush, which may have started it: this process hears no more
-
-    def _commit_of(self, entries: list[Pending], harness: str | None) -> tuple[str, dict[str, str]]:
-        """The message of a commit of `entries` and its environment (the author is the person, the committer repo-memory)."""
-        return (message.compose(self.git, entries, harness, self.policy.harness),
-                message.identity(self.git, self.policy.author_name, self.policy.author_email))
 
     def waits(self) -> str:
         """Why what this process wrote still waits for a commit after its last flush ('' when none of it does)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.git.pending import Pending
@@ -40,20 +42,24 @@ def nameless(git: Git, name: str | None, email: str | None) -> str:
             "is set here")
 
 
-def compose(git: Git, entries: list[Pending], harness: str | None, default_harness: str) -> str:
-    """The message of a commit of `entries`; `harness` names the harness(es) when not this process's (an import)."""
+def compose(git: Git, entries: list[Pending], harness: str | None, default_harness: str,
+            logs: Mapping[str, bytes | None], base: str | None) -> str:
+    """The message of a commit of `entries` onto `base`, the logs in `logs` committed as those bytes (None: deleted).
+    The harness named is `harness` (an import's), else the one(s) the records it adds name, else this process's: a
+    process committing what another left (a server's finisher, the next command) does not know the client's name."""
     first: dict[str, str] = {}
     for e in entries:
         if e.kind == "doc":
             first.setdefault(e.path, e.message)  # a skill added then updated in one commit was added
     messages = list(dict.fromkeys(first.values()))
-    base = git.memory_head()
     sessions = list(dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session))
+    wrote: set[str] = set()  # the harnesses the records this commit adds name
     for n, session in enumerate(sessions):
-        logs = sorted({e.path for e in entries if e.session == session and e.path.endswith(".jsonl")})
-        spans = [span for path in logs if (span := _span(git, base, path))] if n < LISTED else []
-        low, high = min((a for a, _, _ in spans), default=0), max((b for _, b, _ in spans), default=0)
-        ended = next((state for _, _, state in spans if state), "")  # a loop run's commit says how it ended
+        paths = sorted({e.path for e in entries if e.session == session and e.path.endswith(".jsonl")})
+        spans = [span for path in paths if (span := _span(git, base, path, logs))] if n < LISTED else []
+        low, high = min((s.first for s in spans), default=0), max((s.last for s in spans), default=0)
+        ended = next((s.ended for s in spans if s.ended), "")  # a loop run's commit says how it ended
+        wrote.update(*(s.harnesses for s in spans))
         messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else "")
                         + (f", run ended {ended}" if ended else ""))
     messages = list(dict.fromkeys(messages)) or ["memory: update"]
@@ -64,25 +70,38 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED])
     if len(sessions) > LISTED:
         trailers += f"Memory-Sessions: {len(sessions)}\n"
-    named = harness or default_harness
+    named = harness or ", ".join(sorted(wrote - {"unknown"})) or default_harness
     if (sessions or harness) and named != "unknown":  # init's scaffolding, and a note typed at a terminal, name none
         trailers += f"Memory-Harness: {named}\n"
     return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
 
 
-def _span(git: Git, base: str | None, path: str) -> tuple[int, int, str] | None:
-    """(first, last) seq of the records the log at `path` holds beyond its committed version (what this commit adds),
-    and how the loop run they end ended ('' when they end none)."""
+@dataclass(frozen=True)
+class Span:
+    """The records a commit adds to one log: their first and last seq, how the loop run they end ended ('' when they
+    end none), and the harnesses they name."""
+
+    first: int
+    last: int
+    ended: str
+    harnesses: frozenset[str]
+
+
+def _span(git: Git, base: str | None, path: str, logs: Mapping[str, bytes | None]) -> Span | None:
+    """The records the log at `path` holds as committed (`logs`: the bytes checked under its lock, which the commit
+    holds; the file itself has what came since) beyond its version in `base`."""
     try:
-        data = disk.read_safely(git.root / path)
+        data = logs[path] if path in logs else disk.read_safely(git.root / path)  # a log never checked: as it is now
     except (OSError, UnsafePathError):
         return None
+    if data is None:
+        return None  # deleted
     now = _last_seq(data)
     if base and git.entry(base, path):
-        before = _last_seq(git.blob(base, path))
-        return (before + 1, now, _ended(data, before + 1)) if now > before else None
-    first = _last_seq(data, first=True)  # a new file: a session's next (core/journal.py) begins past #1
-    return (first, now, _ended(data, first)) if now else None
+        first = _last_seq(git.blob(base, path)) + 1
+    else:
+        first = _last_seq(data, first=True)  # a new file: a session's next (core/journal.py) begins past #1
+    return Span(first, now, _ended(data, first), _harnesses(data, first)) if now >= first and now else None
 
 
 def _last_seq(log: bytes, first: bool = False) -> int:
@@ -95,6 +114,22 @@ def _last_seq(log: bytes, first: bool = False) -> int:
         if isinstance(seq, int):
             return seq
     return 0
+
+
+def _harnesses(log: bytes, first: int) -> frozenset[str]:
+    """The harnesses the records from seq `first` on name in their `source`."""
+    named: set[str] = set()
+    for line in reversed(log.splitlines()):
+        try:
+            record = json.loads(line)
+            seq, harness = record.get("seq"), record.get("source", {}).get("harness")
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(seq, int) and seq < first:
+            break
+        if isinstance(harness, str) and harness:
+            named.add(harness)
+    return frozenset(named)
 
 
 def _ended(log: bytes, first: int) -> str:

@@ -16,6 +16,7 @@ import dataclasses
 import functools
 import logging
 import os
+import re
 import signal
 import sqlite3
 import sys
@@ -160,11 +161,11 @@ def _serve(root: str | None, wire: Front | None) -> None:
         else:
             here = config  # init never ran in it: the client's root decides (_opener)
     except WorkspaceError as exc:
-        if named:
-            raise  # a repository was named and is not usable: say so now
-        here = exc
-    except (RepoMemoryError, OSError, sqlite3.Error) as exc:  # the client is connected: it hears why on each call
+        here = exc  # the client's root decides (_opener); but a repository named is the one served, or none
+        unusable = _cannot_open(exc, root) if named else ""
+    except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         unusable = _cannot_open(exc, root)
+    if unusable:  # the client is connected (the front answered it): it hears why on each call, and the server stays
         log.error("%s", unusable)
     opener = None if unusable else _opener(here, lifetime)
     served = Served(store, lifetime.attach(store) if store else None, opener, unusable=unusable,
@@ -250,6 +251,10 @@ def _cannot_open(exc: Exception, root: str | Path | None) -> str:
     elif isinstance(exc, sqlite3.Error):  # the index of a clone used before, made read-only since
         why = (f"its index (index.sqlite in the repository's git directory, under repo-memory/) cannot be used: {exc}. Make it "
                f"and its folder writable for your user, or delete it (it is rebuilt from the memory files), then {again}.")
+    elif unexpanded := re.search(r"\$\{[^}]*\}|\$[A-Za-z_]\w*", str(where)):  # `--root ${workspaceFolder}` taken literally
+        why = (f"{unexpanded[0]} in it is a variable the MCP client did not expand (not every client expands "
+               f"{unexpanded[0]}, nor in every setting), so no such folder was found. Write the repository's path in the "
+               f"server's --root (or REPO_MEMORY_ROOT) instead, then {again}.")
     else:
         why = f"{secretscan.redact(str(exc))[0]} Then {again}."  # a value echoed back may be a credential
     return f"repo-memory cannot serve {where}: {why}"
