@@ -30,6 +30,8 @@ def places(tmp_path: Path) -> reserved.Places:
     "cat {root}/" + LOG + " >/tmp/out.jsonl 2>&1",
     "grep -rn note {root}/.agents/experience | tee /tmp/notes.txt",
     "grep -rn note .agents/experience 2>&1 | tee -a /tmp/notes.txt | head -3",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.quotepath GIT_CONFIG_VALUE_0=off git log -- .agents/experience",
+    "Q=off git --config-env=core.quotepath=Q log -- .agents/experience",
 ])
 def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places: reserved.Places, line: str):
     assert places.command(line.format(root=places.root)) == ""
@@ -51,6 +53,15 @@ def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places
     "git -c core.pager='tee -a .agents/experience/x' log",
     "git log --output=.agents/experience/x",
     "cat > .agents/repo-memory.toml <<'EOF'\nreview = \"optional\"\nEOF",
+    "echo '{{}}' 1<>" + LOG,
+    "cat <>" + LOG,
+    "EVIL='sed -i s/a/b/ " + LOG + "' git --config-env=core.fsmonitor=EVIL status -- .agents/experience",
+    "git --config-env core.fsmonitor=EVIL status -- .agents/experience",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='sed -i s/a/b/ x' git status -- .agents/experience",
+    "env GIT_CONFIG_PARAMETERS=\"'core.fsmonitor'='sed -i s/a/b/ x'\" git status -- .agents/experience",
+    "GIT_CONFIG_GLOBAL=/tmp/evil git status -- .agents/experience",
+    "git -c include.path=/tmp/evil status -- .agents/experience",
+    "GIT_EXTERNAL_DIFF=/tmp/run git diff -- .agents/experience",
 ])
 def test_a_line_that_writes_the_logs_is_refused(places: reserved.Places, line: str):
     assert "may change it" in places.command(line.format(root=places.root))

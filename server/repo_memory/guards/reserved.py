@@ -39,9 +39,11 @@ READERS = frozenset({
 })
 GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "cat-file", "grep", "rev-parse", "shortlog"})
 GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"})
-# `git -c KEY=…` settings that run a program (a pager, a filter, an editor…): a reader with one is a reader no more.
-_GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hookspath|filter|askpass|helper",
+# Git settings that run a program (a pager, a filter, an editor…) or read more settings from a file (include.path):
+# given on the command line (-c, --config-env) or through the environment, they make a reader a reader no more.
+_GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hook|filter|askpass|helper|include",
                        re.IGNORECASE)
+_GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
 WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
@@ -52,7 +54,7 @@ _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _HARMLESS_TARGET = re.compile(r"^(?:&-?\d*-?|/dev/null|/dev/stderr|/dev/stdout)$")
-_REDIRECT = re.compile(r"(?<![<>])(?:\d*|&)>>?\|?\s*([^\s;|&()<>]*(?:&-?\d*-?)?)")
+_REDIRECT = re.compile(r"(?:(?<![<>])(?:\d*|&)>>?\|?|\d*<>)\s*([^\s;|&()<>]*(?:&-?\d*-?)?)")  # `<>` opens to write too
 _MOVES = frozenset({"cd", "pushd", "popd"})
 
 
@@ -180,6 +182,8 @@ def _inner_person_command(words: list[str]) -> str:
 
 def _reads_only(words: list[str]) -> bool:
     rest = _command_words(words)
+    if any(_ASSIGNMENT.match(w) and _git_setting_runs(w) for w in words[: len(words) - len(rest)]):
+        return False
     if not rest:
         return True
     program = rest[0].rsplit("/", 1)[-1]
@@ -192,19 +196,31 @@ def _reads_only(words: list[str]) -> bool:
     return program in READERS
 
 
+def _git_setting_runs(assignment: str) -> bool:
+    """Whether a variable set for a command makes git run a program: a setting given as GIT_CONFIG_KEY_n or in
+    GIT_CONFIG_PARAMETERS that runs one, a settings file (GIT_CONFIG_GLOBAL…), or git's own GIT_PAGER, GIT_EXTERNAL_DIFF…"""
+    name, _, value = assignment.partition("=")
+    if name in _GIT_CONFIG_FILES:
+        return True
+    if name.startswith("GIT_CONFIG_KEY_") or name == "GIT_CONFIG_PARAMETERS":
+        return bool(_GIT_RUNS.search(value))
+    return name.startswith("GIT_") and bool(_GIT_RUNS.search(name))
+
+
 def _git_reads_only(args: list[str]) -> bool:
     """Whether `git ARGS` only reads: its subcommand, past git's own options (`-C DIR`, `-c KEY=VALUE`, `--no-pager`),
-    is a reader, no setting given runs a program, and no `--output=FILE` writes."""
+    is a reader, no setting given (`-c KEY=…`, `--config-env KEY=VAR`) runs a program, and no `--output=FILE` writes."""
     skip = False
     for n, word in enumerate(args):
         if skip:
             skip = False
-            if args[n - 1] == "-c" and _GIT_RUNS.search(word.partition("=")[0]):
+            if args[n - 1] in ("-c", "--config-env") and _GIT_RUNS.search(word.partition("=")[0]):
                 return False
         elif word in GIT_VALUED:
             skip = True
-        elif word.startswith("-c") and _GIT_RUNS.search(word[2:].partition("=")[0]):
-            return False
+        elif word.startswith(("-c", "--config-env=")):  # -cKEY=VALUE, --config-env=KEY=VAR
+            if _GIT_RUNS.search(word.removeprefix("--config-env=").removeprefix("-c").partition("=")[0]):
+                return False
         elif not word.startswith("-"):
             return word in GIT_READERS and not any(w.startswith("--output") for w in args[n + 1:])
     return True
