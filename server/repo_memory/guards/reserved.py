@@ -10,9 +10,9 @@ command, and refuses the call when the answer is a reason:
   person's decisions, recorded as a person's).
 
 A shell command is read for the paths it names; one that names a reserved place is allowed only when every command in
-it only reads (cat, grep, git log...) and no redirect or `tee` writes into a reserved place (or somewhere it cannot
-tell: `> "$F"`, a relative file after a `cd`). This raises the bar; it does not make a shell safe: a program can reach
-any path without naming it (docs/security.md says what stops that: the marks).
+it only reads (cat, grep, git log...: guards/readers.py) and no redirect, `tee`, `sort -o`, sed `w`... writes into a
+reserved place (or somewhere it cannot tell: `> "$F"`, a relative file after a `cd`). This raises the bar; it does not
+make a shell safe: a program can reach any path without naming it (docs/security.md says what stops that: the marks).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import Path
+
+from repo_memory.guards import readers
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -30,13 +32,6 @@ STATE = "this clone's repo-memory state (index, acceptances, pending commits, ke
 PERSON = ("is a person's decision, recorded as a person's: ask the user to run it in their own terminal (for feedback, "
           "use the feedback tool)")
 
-# Commands that only read what they are given (a shell command naming a reserved place may run them).
-READERS = frozenset({
-    "cat", "head", "tail", "less", "more", "grep", "egrep", "fgrep", "rg", "ag", "jq", "wc", "ls", "stat", "file", "du", "diff",
-    "cmp", "sha256sum", "sha1sum", "md5sum", "sort", "uniq", "cut", "tr", "column", "xxd", "od", "hexdump", "strings", "nl",
-    "realpath", "readlink", "basename", "dirname", "echo", "printf", "true", "test", "[", "cd", "pwd", "tree", "zcat", "bat",
-    "tee",  # writes only the files it names, which Places.command judges as it does a redirect's
-})
 GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "cat-file", "grep", "rev-parse", "shortlog"})
 GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"})
 # Git settings that run a program (a pager, a filter, an editor…) or read more settings from a file (include.path):
@@ -103,10 +98,11 @@ class Places:
         return ""
 
     def _writes_into(self, text: str, segments: list[list[str]], cwd: Path | None) -> bool:
-        """Whether a redirect or a `tee` of `text` writes into a reserved place, or a file it cannot tell is not one."""
+        """Whether a redirect or a reader (`tee`, `sort -o`…) of `text` writes into a reserved place, or a file it cannot
+        tell is not one."""
         targets = [m.group(1).strip("'\"") for m in _REDIRECT.finditer(text)]
-        targets += [w for words in segments if (rest := _command_words(words)) and rest[0].rsplit("/", 1)[-1] == "tee"
-                    for w in rest[1:] if not w.startswith("-")]
+        targets += [file for words in segments if (rest := _command_words(words))
+                    for file in readers.writes(rest[0].rsplit("/", 1)[-1], rest[1:]) or []]
         moved = any((rest := _command_words(words)) and rest[0] in _MOVES for words in segments)
         for target in targets:
             if _HARMLESS_TARGET.match(target):
@@ -191,9 +187,7 @@ def _reads_only(words: list[str]) -> bool:
         return _git_reads_only(rest[1:])
     if program == "find":
         return not any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls") for w in rest)
-    if program == "sed":
-        return not any(w.startswith("-i") or w == "--in-place" or w.startswith("--in-place=") for w in rest)
-    return program in READERS
+    return readers.writes(program, rest[1:]) is not None  # what a reader writes, _writes_into judges
 
 
 def _git_setting_runs(assignment: str) -> bool:
