@@ -71,6 +71,7 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
     for tool, tool_input in refused:
         why = denied(hook(repo, "pre-tool", {"tool_name": tool, "tool_input": tool_input, "session_id": "s1"}))
         assert why.startswith(f"repo-memory refused this {tool} call:"), (tool, tool_input, why)
+        assert not why.endswith("."), why  # Codex appends ". Command: …" of its own
     inside = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": "echo x >> s1.jsonl"}}, cwd=logged.parent))
     assert "reserved" in inside
     allowed = [

@@ -59,11 +59,12 @@ def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
     cwd = Path(named) if named else config.root
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
     why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input"))
+    why = why.rstrip(".")
     if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
         return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
-    if why:
+    if why:  # no closing period: Codex writes "<reason>. Command: <the command>" after it
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                       "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}."}}
+                                       "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}"}}
     try:
         head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
         began(config.state_dir, payload, head, skill_changes.note(named_paths(tool, payload.get("tool_input"), cwd)))
