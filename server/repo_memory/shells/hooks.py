@@ -64,7 +64,7 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     line cannot hold it, and the call is recorded all the same."""
     payload = experience.scrub(payload)
     if event == "pre-tool":
-        return pretool.answer(store.config, payload)
+        return pretool.answer(store.config, payload, lambda: store.flush("all"))
     if event != "session-start" and store.sparse.left_out():
         return {}  # memory is not on disk to write: the session's start told the agent once, not at every tool call
     try:
