@@ -71,6 +71,7 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
     for tool, tool_input in refused:
         why = denied(hook(repo, "pre-tool", {"tool_name": tool, "tool_input": tool_input, "session_id": "s1"}))
         assert why.startswith(f"repo-memory refused this {tool} call:"), (tool, tool_input, why)
+        assert not why.endswith("."), why  # Codex appends ". Command: …" of its own
     inside = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": "echo x >> s1.jsonl"}}, cwd=logged.parent))
     assert "reserved" in inside
     allowed = [
@@ -327,3 +328,34 @@ def test_an_agent_reading_an_active_skill_through_its_shell_leaves_it_active(rep
     assert "status: active" in (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
     assert "draft" not in json.dumps(answer), answer
     assert "edited by an agent" not in git(repo, "log", "--format=%s")
+
+
+@pytest.mark.parametrize("command", ["echo x > notes.txt && git add -A && git commit -qm 'agent: add notes'",
+                                     "echo x > notes.txt; git -C . add notes.txt .agents && git commit -qam 'agent: add notes'"])
+def test_an_agents_own_git_commit_finds_the_memory_pending_before_it_already_committed(repo: Path, command: str):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    store = Store(Config.load(repo), owner=os.getpid())  # a live server's writes, waiting for their commit
+    store.remember("Cache warm takes 2 minutes.", session="s1")
+    store.write_skill("cache-warm", "How to warm the cache after a deploy", "1. hit /warm")
+    store.close(commit=False)
+    assert git(repo, "status", "--porcelain", "--", ".agents")
+    call = {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "tool_use_id": "t1"}
+    assert not denied(hook(repo, "pre-tool", call))
+    subprocess.run(command, shell=True, cwd=repo, check=True)  # the call itself, as the harness runs it
+    hook(repo, "post-tool", {**call, "tool_response": {"stdout": ""}})
+    agents = git(repo, "show", "--name-only", "--format=", "HEAD")
+    assert agents.split() == ["notes.txt"], agents  # the agent's commit holds its own change, no memory
+    memory = git(repo, "log", "--format=%s%n%b", "-1", "HEAD~1")
+    assert memory.startswith("memory") and "Memory-Session: s1" in memory, memory
+
+
+def test_a_shell_call_that_commits_nothing_leaves_memory_to_its_checkpoint(repo: Path):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    store = Store(Config.load(repo), owner=os.getpid())
+    store.remember("Cache warm takes 2 minutes.", session="s1")
+    store.close(commit=False)
+    for command in ("git status --short", "git log -1", "echo 'git commit' > notes.txt"):
+        hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"})
+    assert git(repo, "status", "--porcelain", "--", ".agents")

@@ -318,8 +318,7 @@ class Committer:
         busy = self.git.operation_in_progress(quick=True) if pending and self.mode != "private" else ""
         if busy:  # what defers the next commit, also before one was tried; a session's records wait for its checkpoint anyway
             then = "when it is finished" if kind == "doc" or self._retries else "at the next checkpoint or session end after it"
-            return f"deferred: {busy} is in progress; the memory commit lands {then}" if busy != "a detached HEAD" \
-                else "deferred: HEAD is detached; the memory commit lands once a branch is checked out"
+            return deferral.lands(busy, then)
         if self.unnoted and pending:
             return (f"not committed yet: it could not be noted for commit ({self.unnoted}); this process keeps it and "
                     "commits it once that can be written (at the latest when it ends)")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from repo_memory.git import running
+
 # how a person finishes each git operation under way that holds memory commits (and merge conflicts) up
 FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a rebase or am": "`git rebase --continue` (or `git am "
           "--continue`)", "a cherry-pick": "`git cherry-pick --continue`", "a revert": "`git revert --continue`"}
@@ -21,6 +23,17 @@ SIGNING = ("Make signing work (`git commit --allow-empty -m test` shows git's ow
 
 
 LANDS = "; the memory commit lands when it is finished"  # true for a server, which watches for the end; not at exit
+# a server hears the end of what a person must finish only while it runs; of a git command that runs, its finisher
+# waits for the end too (shells/finish.py)
+AFTER_EXIT = ", or by the next repo-memory command if this session has ended by then"
+
+
+def lands(busy: str, then: str) -> str:
+    """What a server's tool answers while `busy` (Git.operation_in_progress) holds its memory commit up; `then` says
+    when it lands ("when it is finished")."""
+    if busy == "a detached HEAD":
+        return f"deferred: HEAD is detached; the memory commit lands once a branch is checked out{AFTER_EXIT}"
+    return f"deferred: {busy} is in progress; the memory commit lands {then}{'' if busy.startswith(running.HELD) else AFTER_EXIT}"
 
 
 def held_up(busy: str, private: bool = False) -> str:

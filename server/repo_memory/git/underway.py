@@ -31,12 +31,26 @@ ENDINGS = frozenset({*IN_PROGRESS, "HEAD", "index.lock"})  # the names whose cha
 HELD_BY_GIT = ("HEAD is detached", *(f"{what} is in progress" for what in IN_PROGRESS.values()), running.HELD,
                "another git process holds .git/index.lock", "committed, but .git/index stayed locked")
 POLL = 0.25  # seconds between looks while a person's git command (running.py) runs: its end leaves nothing to hear
+# Of those, the deferrals for what ends by itself (a git command that runs, the index lock it holds): worth a process's
+# wait once its server is gone (shells/finish.py). A rebase, merge, … left open, or a detached HEAD, waits for a person.
+PASSING = (running.HELD, "another git process holds .git/index.lock", "committed, but .git/index stayed locked")
 
 
 def blocker(git: Git) -> str:
     """What holds a memory commit on the branch up now: the operation under way ('a rebase', 'a detached HEAD'),
     'the index lock', or ''. Stats and one small read: cheap enough for every event."""
     return git.operation_in_progress(quick=True) or ("the index lock" if (git.git_dir / "index.lock").exists() else "")
+
+
+def passing(deferred: str) -> bool:
+    """Whether a commit was deferred for what ends by itself, without anyone's step: a git command that runs."""
+    return deferred.startswith(PASSING)
+
+
+def still_passing(git: Git) -> bool:
+    """Whether what `blocker` sees now is such a thing (a git command running here, the index lock)."""
+    held = blocker(git)
+    return held.startswith(running.HELD) or held == "the index lock"
 
 
 def held_by_git(deferred: str) -> bool:

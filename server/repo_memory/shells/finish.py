@@ -4,7 +4,10 @@ be gone, then commits what it left pending.
 Codex ends a stdio server by sending SIGTERM to its whole process group (the git processes of an exit commit too),
 closing its stdin, and sending SIGKILL some 50 ms later: no server can commit in that time. So at its end a server
 that holds pending writes starts this (`Lifetime.end`), outside its process group, before it tries to commit itself.
-If the server's own commit lands, there is nothing left here and this exits at once.
+If the server's own commit lands, there is nothing left here and this exits at once. A commit deferred by what ends by
+itself (a person's `git commit` in its editor, the index lock: underway.passing) is retried here when that ends, looking
+every POLL seconds for up to PATIENCE; one that waits for a person's step (a rebase left open, a detached HEAD, signing
+that fails) is left pending for the next repo-memory process.
 
     python -m repo_memory.shells.finish ROOT PID [START-TIME]
 """
@@ -15,10 +18,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from repo_memory.git.pending import alive, start_time
 
+if TYPE_CHECKING:
+    from repo_memory.core.store import Store
+    from repo_memory.git.repo import Git
+
 WAIT = 15.0  # seconds to wait for the server to be gone; a server that outlives it commits by itself
+POLL = 0.5  # seconds between looks at a git command that holds the commit up (a scan of /proc)
+PATIENCE = 600.0  # seconds to wait for it; past that, the next repo-memory process commits what is left
 
 
 def start(root: Path, pid: int) -> None:
@@ -37,9 +47,27 @@ def main(argv: list[str]) -> int:
         time.sleep(0.02)
     from repo_memory.config import Config
     from repo_memory.core.store import Store
+    from repo_memory.git.repo import Git
 
-    Store(Config.load(root)).close(commit=False)  # opening a Store commits what a dead process left pending
+    config = Config.load(root)
+    store = Store(config)  # opening a Store commits what a dead process left pending
+    try:
+        land(store, Git(config.root, config.git_dir))
+    finally:
+        store.close(commit=False)
     return 0
+
+
+def land(store: Store, git: Git) -> None:
+    """Commit what is pending, waiting while what defers the commit ends by itself (underway.passing)."""
+    from repo_memory.git import underway
+
+    deadline = time.monotonic() + PATIENCE
+    while (result := store.flush()) is not None and result.deferred and not result.sha and underway.passing(result.deferred):
+        while underway.still_passing(git):
+            if time.monotonic() > deadline:
+                return
+            time.sleep(POLL)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering
-from repo_memory.shells import deliveries, elsewhere, hookcalls, pretool
+from repo_memory.git import underway
+from repo_memory.shells import deliveries, elsewhere, finish, hookcalls, pretool
 
 log = logging.getLogger("repo_memory")
 HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
@@ -64,7 +65,7 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     line cannot hold it, and the call is recorded all the same."""
     payload = experience.scrub(payload)
     if event == "pre-tool":
-        return pretool.answer(store.config, payload)
+        return pretool.answer(store.config, payload, lambda: store.flush("all"))
     if event != "session-start" and store.sparse.left_out():
         return {}  # memory is not on disk to write: the session's start told the agent once, not at every tool call
     try:
@@ -351,7 +352,9 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
     elif left:
         log.warning("session end:%s", left)
-    store.flush(session=store.session)
+    done = store.flush(session=store.session)
+    if done is not None and done.deferred and not done.sha and underway.passing(done.deferred):
+        finish.start(store.root, harness_pid())  # the harness ends now: its finisher commits once that git command ends
     deliveries.forget_old(store.config.state_dir)
     return {}
 

@@ -12,7 +12,9 @@ import json
 import logging
 import os
 import re
+import shlex
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,8 @@ from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import agent_commits, offering, skill_changes
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
+from repo_memory.git import running
+from repo_memory.git.pending import Journal
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, reserved
 from repo_memory.shells import neighbours
@@ -52,24 +56,64 @@ def _handle(payload: dict[str, Any], root: str | None) -> dict[str, Any]:
     return answer(config, payload)
 
 
-def answer(config: Config, payload: dict[str, Any]) -> dict[str, Any]:
-    """The PreToolUse answer for `payload` in the repository of `config` (a hook process's, or the running server's)."""
+def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object] | None = None) -> dict[str, Any]:
+    """The PreToolUse answer for `payload` in the repository of `config` (a hook process's, or the running server's);
+    `commit` commits all pending memory, called before a shell call that `sweeps`."""
     tool = str(payload.get("tool_name") or "")
     named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
     cwd = Path(named) if named else config.root
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
     why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input"))
+    why = why.rstrip(".")
     if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
         return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
-    if why:
+    if why:  # no closing period: Codex writes "<reason>. Command: <the command>" after it
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                       "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}."}}
+                                       "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}"}}
+    if tool in SHELL_TOOLS and sweeps(shell_text(payload.get("tool_input"))):
+        (commit or (lambda: commit_pending(config)))()  # memory first: the agent's `git add -A` then finds it committed
     try:
         head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
         began(config.state_dir, payload, head, skill_changes.note(named_paths(tool, payload.get("tool_input"), cwd)))
     except OSError as exc:
         log.warning("hook pre-tool could not note the call's start: %s", exc)
     return {}
+
+
+SWEEPING = frozenset({"commit", "add", "stash"})  # git commands that take what is pending in the worktree (or put it away)
+SEPARATORS = re.compile(r"^[;&|()<>]+$")
+
+
+def sweeps(text: str) -> bool:
+    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . commit -a`)."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # an unclosed quote: the words as they stand
+        words = text.split()
+    for at, word in enumerate(words):
+        if os.path.basename(word).split("-")[0] == "git":
+            rest = next((words[at:end] for end in range(at + 1, len(words)) if SEPARATORS.match(words[end])), words[at:])
+            if running.subcommand(rest) in SWEEPING:
+                return True
+    return False
+
+
+def commit_pending(config: Config) -> None:
+    """Commit all memory pending in the repository of `config`, from a hook process (which has no Store open)."""
+    try:
+        if not Journal(config.state_dir).path.stat().st_size:
+            return
+    except OSError:
+        return  # nothing pending
+    from repo_memory.core.store import Store  # only before a sweeping git command: every other call stays light
+
+    store = Store(config)
+    try:
+        store.flush("all")
+    finally:
+        store.close(commit=False)
 
 
 def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> str:
