@@ -119,7 +119,11 @@ class Skillbook:
         return Item(id=f"skill:{name}" + (f"/{inner}" if inner else ""), kind="skill", name=name, path=rel,
                     status="quarantined" if held else row["status"], origin=row["origin"], description=row["description"], sha256=hashlib.sha256(data).hexdigest(), content=text,
                     files=_files(folder), next_cursor=next_cursor, committed=committed,
-                    recorded=held + describe_skill(row["origin"], row["status"], committed))
+                    recorded=held + describe_skill(row["origin"], row["status"], committed, self._edited(rel, committed)))
+
+    def _edited(self, rel: str, committed: bool) -> bool:
+        """Whether file `rel`, which HEAD holds otherwise, holds an edit repo-memory did not write (a person's)."""
+        return not committed and not self._committer.waiting(rel) and self._committer.git.holds(rel)
 
     def rows(self) -> list[dict[str, Any]]:
         """Every skill file the index knows, valid or not, with where it came from."""
@@ -171,7 +175,7 @@ class Skillbook:
                 if reviewing.conflicting(was.problems):  # before unsaved(): a merge's change is not to commit or discard
                     raise ConflictError(reviewing.invalid(name, rel, was.problems, "written"))
                 if actor == "agent":
-                    reviewing.unsaved(self._committer, self._committed, path, rel, "an agent's update")
+                    reviewing.unsaved(self._committer, self._committed, path, rel, "your update", agent=True)
                     reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name))
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
