@@ -761,3 +761,24 @@ async def test_an_agents_draft_names_the_commands_that_accept_it_and_an_update_s
         store.refresh()
         updated = await call(client, "skill_write", name="deploy", tags=["ops"])
         assert any("was active" in w and "briefing" in w for w in updated["warnings"]), updated["warnings"]
+
+
+async def test_an_agents_update_over_a_persons_uncommitted_edit_says_leave_it_and_read_says_so(store: Store, repo: Path):
+    """The refusal told the agent to "Commit or discard them first" (the person's work in progress, `git checkout` away),
+    and `read` said the skill was "not committed yet" as if the agent's own write were waiting, while the commit was
+    there and only the person's edit was not."""
+    skill = write_skill_file(repo, "release", "How we cut a release.", "1. Bump\n2. Tag",
+                             extra="metadata:\n  status: active\n  origin: human\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "release skill")
+    skill.write_text(skill.read_text(encoding="utf-8").replace("2. Tag", "2. Tag (sign it!)"), encoding="utf-8")
+    async with Client(server.build(store)) as client:
+        for _ in range(2):  # reading it first changes nothing: the edit is the person's to commit
+            refused = await error_text(client, "skill_write", name="release", body="1. Bump\n2. Tag\n3. Publish")
+            assert "Commit or discard" not in refused and "do not commit, discard" in refused, refused
+            assert "tell the person" in refused, refused
+            assert "(sign it!)" in skill.read_text(encoding="utf-8")
+            read = await call(client, "read", ref="skill:release")
+            recorded = read["recorded"]
+            assert "written by a person" in recorded and "not committed yet" not in recorded, recorded
+            assert "a person's edit in progress that no commit holds" in recorded, recorded

@@ -359,3 +359,81 @@ def test_a_shell_call_that_commits_nothing_leaves_memory_to_its_checkpoint(repo:
     for command in ("git status --short", "git log -1", "echo 'git commit' > notes.txt"):
         hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"})
     assert git(repo, "status", "--porcelain", "--", ".agents")
+
+
+def active_deploy(repo: Path, status: str = "active", origin: str = "human") -> Path:
+    skill = write_skill_file(repo, "deploy", "How we deploy.", "1. run it",
+                             extra=f"metadata:\n  status: {status}\n  origin: {origin}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deploy skill")
+    return skill
+
+
+def shell_call(repo: Path, command: str, during: Any = None, call: str = "toolu_9") -> dict[str, Any]:
+    """A shell call as a harness makes it: pre-tool hook, the command (then `during`, what happens while it runs),
+    post-tool hook; returns the post-tool answer."""
+    payload = {"tool_name": "Bash", "session_id": "s9", "tool_use_id": call, "tool_input": {"command": command}}
+    assert hook(repo, "pre-tool", payload) == {}
+    subprocess.run(["bash", "-c", command], cwd=repo, check=True)
+    if during is not None:
+        during()
+    return hook(repo, "post-tool", {**payload, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}})
+
+
+NO_CHANGE = {
+    "touch, named": "touch .agents/skills/deploy/SKILL.md",
+    "touch, unnamed": "find .agents -name SKILL.md -exec touch {} +",
+    "same bytes written again": "for f in .agents/skills/*/SKILL.md; do cp \"$f\" ../same; cat ../same > \"$f\"; done",
+    "a file beside it written as it was":
+        "find .agents/skills -name run.sh -exec sh -c 'cat \"$1\" > \"$1.n\" && mv \"$1.n\" \"$1\"' _ {} \\;",
+}
+
+
+@pytest.mark.parametrize("command", NO_CHANGE.values(), ids=NO_CHANGE.keys())
+def test_a_shell_call_that_changes_no_skills_content_leaves_an_active_skill_active(repo: Path, command: str):
+    """A skill's files touched or written again with the bytes they held are no edit: the skill stays active, and no
+    commit says an agent edited it."""
+    skill = active_deploy(repo)
+    (skill.parent / "run.sh").write_text("make deploy\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deploy script")
+    answer = shell_call(repo, command)
+    assert "status: active" in skill.read_text(encoding="utf-8") and "draft" not in json.dumps(answer), answer
+    assert "edited by an agent" not in git(repo, "log", "--format=%s")
+
+
+def test_a_persons_accept_while_an_agents_shell_call_runs_is_not_undone(repo: Path):
+    """A person accepts a draft while the agent's `sleep` runs: the accept's commit holds the skill as it is, so the
+    agent's call, which changed nothing, does not put it back to draft in the agent's name."""
+    skill = active_deploy(repo, "draft", "agent")
+
+    def accept() -> None:
+        shown = subprocess.run([EXE, "skill", "show", "deploy", "--json"], capture_output=True, text=True, cwd=repo, timeout=60)
+        done = subprocess.run([EXE, "accept", "deploy", "--sha", json.loads(shown.stdout)["review_sha"]], capture_output=True,
+                              text=True, cwd=repo, timeout=60)
+        assert done.returncode == 0, done.stderr
+
+    answer = shell_call(repo, "sleep 0.1", during=accept)
+    assert "status: active" in skill.read_text(encoding="utf-8") and "draft" not in json.dumps(answer), answer
+    assert "edited by an agent" not in git(repo, "log", "--format=%s")
+
+
+def test_a_touch_of_a_skill_a_person_is_editing_leaves_it_active(repo: Path):
+    """The person's edit is not committed yet, so the folder is not what HEAD holds; SKILL.md is what the index saw
+    before the call, so the call changed nothing."""
+    skill = active_deploy(repo)
+    skill.write_text(skill.read_text(encoding="utf-8").replace("1. run it", "1. run it (a person's edit)"), encoding="utf-8")
+    subprocess.run([EXE, "skill", "list"], capture_output=True, cwd=repo, timeout=60, check=True)  # the index sees it
+    answer = shell_call(repo, "find .agents -name SKILL.md -exec touch {} +")
+    assert "status: active" in skill.read_text(encoding="utf-8") and "draft" not in json.dumps(answer), answer
+
+
+@pytest.mark.parametrize("command", ["find .agents -name SKILL.md -exec sed -i 's/run it/run it twice/' {} +",
+                                     "find .agents/skills -name run.sh -delete"], ids=["SKILL.md edited", "a file deleted"])
+def test_an_agents_shell_change_of_a_skill_it_does_not_name_makes_it_a_draft(repo: Path, command: str):
+    skill = active_deploy(repo)
+    (skill.parent / "run.sh").write_text("make deploy\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deploy script")
+    answer = shell_call(repo, command)
+    assert "status: draft" in skill.read_text(encoding="utf-8") and "skill:deploy" in json.dumps(answer), answer

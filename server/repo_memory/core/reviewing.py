@@ -162,13 +162,18 @@ def _persons(committer: Committer, head: str | None, full: str) -> str:
     return sha[:7] if sha and who != message.COMMITTER and sha not in agent_commits.made(committer.state_dir) else ""
 
 
-def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, doing: str) -> None:
+def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, doing: str, agent: bool = False) -> None:
     """Refuse `doing` to a skill whose file holds what no commit has and repo-memory did not write: a person's edit in
-    progress, which the memory commit would take as the agent's, or a rejection would lose."""
+    progress, which the memory commit would take as the agent's, or a rejection would lose. An `agent` is told to
+    leave that edit alone and tell the person: only the person may commit or drop their own work."""
     if committer.mode in ("auto", "private") and not committed.file(rel, disk.read_safely(path)) and not committer.waiting(rel):
         unmerge(committer.git, rel, f"{doing[0].upper()}{doing[1:]} is refused")  # a merge's changes: never to discard
-        raise ConflictError(f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in "
-                            f"progress?); {doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
+        said = f"{rel} has changes that no commit holds and repo-memory did not write (a person's edit in progress?); "
+        if agent:
+            raise ConflictError(said + f"{doing} would commit them as yours, so it is refused. Leave that edit as it is (do "
+                                "not commit, discard, stash or check out the file) and tell the person: once they commit "
+                                "their edit, write again.")
+        raise ConflictError(said + f"{doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
 
 
 def overtaken(committed: Committed, name: str, rel: str, data: bytes, seen: str | None) -> None:

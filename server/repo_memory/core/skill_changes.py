@@ -3,11 +3,13 @@ file) is no edit, and only an edit puts an active skill back to draft (Skillbook
 
 The pre-tool hook notes the fingerprint of each skill folder a call names (`note`); the post-tool hook compares
 (`changed`). A call no pre-tool hook saw (an older setup, a call recorded from a transcript) is compared with what HEAD
-holds instead. Folders a call changed without naming them are found by their status-change times (`touched_since`).
+holds instead. Folders a call changed without naming them are found by their status-change times (`touched_since`)
+and then compared the same way: a touch or the same bytes written again changes a time, not the content.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -46,9 +48,10 @@ def note(paths: Iterable[Path]) -> dict[str, str]:
     return found
 
 
-def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed: Committed) -> bool:
+def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed: Committed, indexed: str = "") -> bool:
     """Whether the skill in `folder` (at `rel` in its repository) changed during the call: against its fingerprint noted
-    `before` it, else against HEAD (a file HEAD does not hold as it is now is a change)."""
+    `before` it, else against HEAD (a file HEAD does not hold as it is now, or one it holds that is gone, is a change),
+    except that SKILL.md as `indexed` (its sha256 as the index saw it before the call) is none: a person's edit in progress."""
     from repo_memory.core import codex_policy, reviewing
 
     if not folder.is_dir():
@@ -59,10 +62,17 @@ def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed:
     head, ours = committed.head(), codex_policy.ours_in(folder)  # Codex's file as offering.settle wrote it is no edit
     files = [Path(where, name) for where, _, names in os.walk(folder) for name in names]
     try:
-        return not all(committed.file(f"{rel}/{path.relative_to(folder).as_posix()}", disk.read_safely(path), head)
-                       for path in files if not path.is_symlink() and path not in ours)
+        held = committed.git.files_at(head, (rel,)) if head else []
+        if any(not os.path.lexists(folder / f[len(rel) + 1:]) and f != f"{rel}/{codex_policy.FILE}" for f in held):
+            return True
+        for path in (p for p in files if not p.is_symlink() and p not in ours):
+            data = disk.read_safely(path)
+            if not committed.file(f"{rel}/{path.relative_to(folder).as_posix()}", data, head) and not (
+                    indexed and path == folder / SKILL_FILE and hashlib.sha256(data).hexdigest() == indexed):
+                return True
     except (OSError, UnsafePathError):
         return True
+    return False
 
 
 def skill_of(rel: str, sources: Iterable[str]) -> str | None:

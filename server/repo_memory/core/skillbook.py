@@ -119,7 +119,11 @@ class Skillbook:
         return Item(id=f"skill:{name}" + (f"/{inner}" if inner else ""), kind="skill", name=name, path=rel,
                     status="quarantined" if held else row["status"], origin=row["origin"], description=row["description"], sha256=hashlib.sha256(data).hexdigest(), content=text,
                     files=_files(folder), next_cursor=next_cursor, committed=committed,
-                    recorded=held + describe_skill(row["origin"], row["status"], committed))
+                    recorded=held + describe_skill(row["origin"], row["status"], committed, self._edited(rel, committed)))
+
+    def _edited(self, rel: str, committed: bool) -> bool:
+        """Whether file `rel`, which HEAD holds otherwise, holds an edit repo-memory did not write (a person's)."""
+        return not committed and not self._committer.waiting(rel) and self._committer.git.holds(rel)
 
     def rows(self) -> list[dict[str, Any]]:
         """Every skill file the index knows, valid or not, with where it came from."""
@@ -171,7 +175,7 @@ class Skillbook:
                 if reviewing.conflicting(was.problems):  # before unsaved(): a merge's change is not to commit or discard
                     raise ConflictError(reviewing.invalid(name, rel, was.problems, "written"))
                 if actor == "agent":
-                    reviewing.unsaved(self._committer, self._committed, path, rel, "an agent's update")
+                    reviewing.unsaved(self._committer, self._committed, path, rel, "your update", agent=True)
                     reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name))
                 text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
@@ -251,12 +255,22 @@ class Skillbook:
                 before: Mapping[str, str] | None = None) -> list[str]:
         """Skills' files changed by `via` (an agent's tool call, a merge): those `rels` names — of a tool call (`before`
         given), only those whose folder changed during it (core/skill_changes.py: a read is no change) — and with
-        `since` (ns) every one changed while the call ran go back to `draft` while review is required. Returns the
-        names whose status changed."""
+        `since` (ns) every one whose files' change times fall in the call and whose content changed go back to `draft`
+        while review is required. Returns the names whose status changed."""
         named = [rel for rel in rels if before is None or (folder := skill_changes.skill_of(rel, self.sources)) is None
                  or skill_changes.changed(self.root / folder, folder, before, self._committed)]
-        touched = [*named, *(skill_changes.touched_since(self.root, self.sources, since) if since is not None else [])]
+        timed = skill_changes.touched_since(self.root, self.sources, since) if since is not None else []
+        touched = [*named, *(rel for rel in timed if rel in named or self._changed_during(rel, before, since))]
         return sorted({name for rel in touched if (name := self._redraft(rel, via, set(named), since))})
+
+    def _changed_during(self, rel: str, before: Mapping[str, str] | None, since: int | None) -> bool:
+        """Whether the skill whose SKILL.md is `rel`, touched while a call ran, has content other than before it: as
+        noted before it, else as HEAD holds it (a person's accept or a redraft is committed at once; a touch or the same
+        bytes written again is no change), SKILL.md also as the index saw it before the call (a person's edit in progress)."""
+        seen = self._docs.rows("path=?", (rel,), "sha256, checked_ns")
+        indexed = seen[0]["sha256"] if seen and since is not None and seen[0]["checked_ns"] < since else ""
+        folder = rel.rsplit("/", 1)[0]
+        return skill_changes.changed(self.root / folder, folder, before, self._committed, indexed)
 
     def _redraft(self, rel: str, via: str, named: set[str], since: int | None) -> str | None:
         parts = rel.split("/")

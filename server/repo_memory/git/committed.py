@@ -160,9 +160,14 @@ class Committed:
         return False
 
 
-def describe_skill(origin: str, status: str, committed: bool) -> str:
-    """The framing of a skill: who wrote it, its review status, and when HEAD does not hold it, that it is not committed."""
-    return f"skill written by {describe(origin, True).removeprefix('recorded by ')}; status {status}{_pending(committed)}"
+def describe_skill(origin: str, status: str, committed: bool, edited: bool = False) -> str:
+    """The framing of a skill: who wrote it, its review status, and when HEAD does not hold it, that it is not committed
+    (`edited`: HEAD holds a version, and the file holds an edit repo-memory did not write beyond it)."""
+    written = f"skill written by {describe(origin, True).removeprefix('recorded by ')}; status {status}"
+    if edited:
+        return written + ("; the file holds a person's edit in progress that no commit holds: leave it as it is, and tell "
+                          "the person before you write this skill")
+    return written + _pending(committed)
 
 
 def describe_loop(status: str, committed: bool) -> str:
