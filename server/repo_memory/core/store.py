@@ -238,6 +238,9 @@ class Store:
     def skill_exists(self, name: str) -> bool:
         return self._skills.exists(name)
 
+    def saw(self, rels: Sequence[str]) -> None:  # the skills of memory files this session's own tools read or changed
+        self._skills.saw(rels)
+
     def fingerprint(self, name: str) -> str:
         return self._skills.fingerprint(name)
 
