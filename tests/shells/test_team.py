@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from repo_memory.config import Config
-from repo_memory.errors import ConflictError, NotFoundError
+from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -1009,5 +1009,30 @@ def test_a_skill_this_servers_own_hook_redrafted_after_the_agents_edit_is_seen_b
         with pytest.raises(ConflictError, match="another session") as refused:
             store.write_skill("hooked", None, None, tags=["ship"], actor="agent")
         assert "file tools" in str(refused.value), refused.value
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("mode", ["off", "stage"])
+def test_an_invalid_skill_no_commit_holds_can_be_written_again_by_the_agent_it_is_refused_to(repo: Path, mode: str):
+    """With commits off (or staged), a SKILL.md broken by hand and not committed: read said "is invalid … or write it
+    again with skill_write", skill_write said "read it first": a loop. An invalid version is no other session's write
+    (skill_write never writes one), so it does not stop an update; a person's edit in commit = auto is still refused."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text(f'commit = "{mode}"\n', encoding="utf-8")
+    config = Config.load(repo)
+    Store(config, session="first").write_skill("rel-check", "How to cut a release", "1. Tag.", actor="agent")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the person commits memory with code")
+    path = repo / ".agents/skills/rel-check/SKILL.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("description: ", "description: [unclosed "), encoding="utf-8")
+    store = Store(config, session="second")
+    try:
+        with pytest.raises(NotFoundError, match="write it again with skill_write"):
+            store.read("skill:rel-check")
+        with pytest.raises(InvalidArgumentError, match="description and body"):  # no field of it to change alone
+            store.write_skill("rel-check", None, None, tags=["release"], actor="agent")
+        assert store.write_skill("rel-check", "How to cut a release", "1. Tag.", actor="agent").created is False
+        assert "[unclosed" not in path.read_text(encoding="utf-8") and store.read("skill:rel-check").status == "draft"
     finally:
         store.close()

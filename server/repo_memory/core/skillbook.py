@@ -182,7 +182,13 @@ class Skillbook:
                 if actor == "agent":
                     reviewing.unsaved(self._committer, self._committed, path, rel, "an agent's update")
                     reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name))
-                text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
+                if not was.valid and (description is None or body is None):  # nothing in the file to edit a field of
+                    raise InvalidArgumentError(reviewing.invalid(name, rel, was.problems, "updated field by field")
+                                               + " Write it whole again: skill_write with its description and body.")
+                if not was.valid:  # what read asks for: the whole skill again, in place of a file that cannot be parsed
+                    text = self._new(name, str(description), str(body), tags, related, pinned, status, actor, True, warnings)
+                else:
+                    text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
             if not created and data == raw:  # nothing to write, commit or review
