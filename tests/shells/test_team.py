@@ -981,34 +981,34 @@ def test_an_agents_update_of_a_version_another_session_wrote_and_no_commit_holds
         second.close()
 
 
-def test_a_skill_this_servers_own_hook_redrafted_after_the_agents_edit_is_seen_by_its_next_update(repo: Path):
+@pytest.mark.parametrize("served", [True, False])
+def test_a_skill_this_servers_own_hook_redrafted_after_the_agents_edit_is_seen_by_its_next_update(repo: Path, served: bool):
     """The agent read skill:deploy, changed it with its Edit tool (the server's hook_post_tool made it a draft, not yet
     committed), then set its tags with skill_write: refused as "written by another session (or a person)". The hooks a
     server answers itself (`hooks: mcp`) are its own session's: the version its redraft leaves is one the session saw.
     A hook process cannot tell the server, so the refusal there names the agent's own file-tool edit too."""
-    for name in ("served", "hooked"):
-        write_skill_file(repo, name, f"How we deploy {name}; use when shipping.", "1. run deploy",
-                         extra="metadata:\n  status: active\n")
+    path = write_skill_file(repo, "deploy", "How we deploy; use when shipping.", "1. run deploy",
+                            extra="metadata:\n  status: active\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "skills")
     store = Store(Config.load(repo, env={**os.environ, "REPO_MEMORY_COMMIT_WINDOW_SECONDS": "60"}), session=SESSION)
     try:
-        for name in ("served", "hooked"):
-            path = repo / f".agents/skills/{name}/SKILL.md"
-            store.read(f"skill:{name}")
-            call = {"session_id": SESSION, "cwd": str(repo), "tool_name": "Edit", "tool_use_id": f"e-{name}",
-                    "tool_input": {"file_path": str(path), "old_string": "1. run", "new_string": "1. run --prod"}}
-            answer = hooks.run if name == "served" else (lambda _store, event, payload: hooks.handle(event, payload))
-            answer(store, "pre-tool", {**call, "hook_event_name": "PreToolUse"})
-            path.write_text(path.read_text(encoding="utf-8").replace("1. run", "1. run --prod"), encoding="utf-8")
-            told = answer(store, "post-tool", {**call, "hook_event_name": "PostToolUse", "tool_response": {}})
-            assert "draft" in json.dumps(told), told
-        assert store.write_skill("served", None, None, tags=["deploy", "prod"], actor="agent").created is False
-        said = (repo / ".agents/skills/served/SKILL.md").read_text(encoding="utf-8")
-        assert "run --prod" in said and "prod" in said.split("---")[1], said
-        with pytest.raises(ConflictError, match="another session") as refused:
-            store.write_skill("hooked", None, None, tags=["ship"], actor="agent")
-        assert "file tools" in str(refused.value), refused.value
+        store.read("skill:deploy")
+        call = {"session_id": SESSION, "cwd": str(repo), "tool_name": "Edit", "tool_use_id": "e1",
+                "tool_input": {"file_path": str(path), "old_string": "1. run", "new_string": "1. run --prod"}}
+        answer = hooks.run if served else (lambda _store, event, payload: hooks.handle(event, payload))
+        answer(store, "pre-tool", {**call, "hook_event_name": "PreToolUse"})
+        path.write_text(path.read_text(encoding="utf-8").replace("1. run", "1. run --prod"), encoding="utf-8")
+        told = answer(store, "post-tool", {**call, "hook_event_name": "PostToolUse", "tool_response": {}})
+        assert "draft" in json.dumps(told), told
+        if served:
+            assert store.write_skill("deploy", None, None, tags=["deploy", "prod"], actor="agent").created is False
+            said = path.read_text(encoding="utf-8")
+            assert "run --prod" in said and "prod" in said.split("---")[1], said
+        else:
+            with pytest.raises(ConflictError, match="another session") as refused:
+                store.write_skill("deploy", None, None, tags=["ship"], actor="agent")
+            assert "file tools" in str(refused.value), refused.value
     finally:
         store.close()
 

@@ -85,14 +85,16 @@ class Skillbook:
             return False
         return True
 
-    def saw(self, rels: Sequence[str]) -> None:
-        """Note the skills holding memory files `rels` as this session sees them now: what its own file tools read or
-        changed, as the hooks its server answers say, is no other session's write (reviewing.overtaken)."""
+    def saw(self, rels: Sequence[str], names: list[str]) -> list[str]:
+        """`names` (redrafted), after noting them and the skills of `rels` as this session sees them now: what an agent's
+        own tool call named or changed (a server answering its own hooks hears of it) is no other session's write
+        (reviewing.overtaken)."""
         depth = len(SKILLS_DIR.split("/"))
-        for bits in (rel.split("/") for rel in rels if rel.startswith(f"{SKILLS_DIR}/")):
+        for bits in (rel.split("/") for rel in [*rels, *(f"{SKILLS_DIR}/{n}/" for n in names)] if rel.startswith(f"{SKILLS_DIR}/")):
             path = self.root / SKILLS_DIR / bits[depth] / skills.SKILL_FILE
             if len(bits) > depth + 1 and paths.SLUG.match(bits[depth]) and path.is_file():
                 self._seen[bits[depth]] = hashlib.sha256(disk.read_safely(path)).hexdigest()
+        return names
 
     def read(self, name: str, inner: str = "", cursor: str | None = None, bare: bool = False) -> Item:
         """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""

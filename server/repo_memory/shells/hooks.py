@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from repo_memory.config import SKILLS_DIR, Config
+from repo_memory.config import Config
 from repo_memory.formats import experience, harness_logs, refs
 from repo_memory.git import sparse
 from repo_memory.git.pending import harness_pid, note_session
@@ -185,7 +185,6 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     if redrafted:
         data["redrafted"] = redrafted
         mirror.withdraw(store.root, store.config.state_dir, redrafted)  # Claude Code's copies of them go
-    store.saw([*named, *(f"{SKILLS_DIR}/{n}/" for n in redrafted)])  # this session's own tools read or changed them
     read = _skill_read(store, tool, payload.get("tool_input"))
     if read:  # the harness's own way of reading a skill: a live run of this session credits it as if read through us
         from repo_memory.runner.engine import Engine
