@@ -527,3 +527,25 @@ def test_a_commits_subject_names_the_records_it_holds_though_more_were_appended_
     subject = git(work, "log", "-1", "--format=%s").strip()
     added = git(work, "show", "--numstat", "--format=", "HEAD").split()[0]
     assert subject == f"memory(experience): {store.session}#1-{added}", (subject, added)
+
+
+def test_a_persons_deferred_note_committed_later_by_a_harness_process_names_no_harness(repo: Path):
+    """A note typed at a terminal while git was busy (index.lock held) was committed later by a Codex server, and the
+    commit said `Memory-Harness: codex`: the trailer fell back to the committing process's harness for records naming
+    none. It names the harnesses the committed records name; the process's own only for a commit of no records."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    lock = repo / ".git" / "index.lock"
+    lock.touch()
+    assert CliRunner().invoke(cli, ["--root", str(repo), "log", "add", "the person's note", "-s", "pnote"]).exit_code == 0
+    lock.unlink()
+    assert "pnote" not in git(repo, "log", "--format=%B")
+    store = Store(Config.load(repo, env={**os.environ, "REPO_MEMORY_HARNESS": "codex"}), session="codex-session")
+    try:
+        store.flush("all")  # the CLI ran in this process: its owner is alive, so `all` takes its note over
+        body = git(repo, "log", "-1", "--format=%B")
+        assert "Memory-Session: pnote" in body and "Memory-Harness" not in body, body
+        store.write_skill("deploy", "How we deploy; use when shipping.", "1. Ship.", actor="agent")
+        store.flush()
+        assert git(repo, "log", "-1", "--format=%B").rstrip().endswith("Memory-Harness: codex")  # no records: its own
+    finally:
+        store.close()

@@ -136,3 +136,27 @@ def test_without_a_git_identity_memory_still_commits_and_init_and_doctor_say_as_
     git(repo, "config", "user.name", "Pat")
     git(repo, "config", "user.email", "pat@example.com")
     assert "repo-memory@localhost" not in invoke(repo, "doctor").output
+
+
+def test_a_skill_written_while_commit_was_off_and_committed_since_is_warned_of_like_any_other_when_changed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The note of what was written while `commit = "off"` was never pruned: once the person committed those files and
+    commits were back on, a later hand edit of such a skill was info ("yours to commit … Nothing to fix"), while the
+    same edit of any other skill was the warning "changed but not committed". The note keeps only what is still
+    uncommitted from the off period."""
+    repo = committed(tmp_path / "repo")
+    monkeypatch.setenv("REPO_MEMORY_COMMIT", "off")
+    invoke(repo, "skill", "new", "deploy-one", "--description", "How to deploy the first service", "--body", "1. go")
+    invoke(repo, "skill", "new", "deploy-kept", "--description", "How to deploy the kept service", "--body", "1. go")
+    git(repo, "add", ".agents/skills/deploy-one")
+    git(repo, "commit", "-q", "-m", "the person commits one with their code")
+    monkeypatch.delenv("REPO_MEMORY_COMMIT")
+    invoke(repo, "skill", "new", "deploy-two", "--description", "How to deploy the second service", "--body", "1. go")
+    for name in ("deploy-one", "deploy-two"):
+        with open(repo / f".agents/skills/{name}/SKILL.md", "a", encoding="utf-8") as f:
+            f.write("3. hand edit\n")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+    warned = next(line for line in out.splitlines() if "changed but not committed" in line)
+    assert "deploy-one" in warned and "deploy-two" in warned, out
+    yours = next(line for line in out.splitlines() if 'written while commit = "off"' in line)
+    assert "deploy-kept" in yours and "deploy-one" not in yours, out  # still uncommitted from the off period

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from repo_memory.config import Config
-from repo_memory.errors import ConflictError, NotFoundError
+from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.core.store import Store
 from repo_memory.shells import hooks
 from repo_memory.shells.cli import cli
@@ -979,3 +979,60 @@ def test_an_agents_update_of_a_version_another_session_wrote_and_no_commit_holds
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.parametrize("served", [True, False])
+def test_a_skill_this_servers_own_hook_redrafted_after_the_agents_edit_is_seen_by_its_next_update(repo: Path, served: bool):
+    """The agent read skill:deploy, changed it with its Edit tool (the server's hook_post_tool made it a draft, not yet
+    committed), then set its tags with skill_write: refused as "written by another session (or a person)". The hooks a
+    server answers itself (`hooks: mcp`) are its own session's: the version its redraft leaves is one the session saw.
+    A hook process cannot tell the server, so the refusal there names the agent's own file-tool edit too."""
+    path = write_skill_file(repo, "deploy", "How we deploy; use when shipping.", "1. run deploy",
+                            extra="metadata:\n  status: active\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    store = Store(Config.load(repo, env={**os.environ, "REPO_MEMORY_COMMIT_WINDOW_SECONDS": "60"}), session=SESSION)
+    try:
+        store.read("skill:deploy")
+        call = {"session_id": SESSION, "cwd": str(repo), "tool_name": "Edit", "tool_use_id": "e1",
+                "tool_input": {"file_path": str(path), "old_string": "1. run", "new_string": "1. run --prod"}}
+        answer = hooks.run if served else (lambda _store, event, payload: hooks.handle(event, payload))
+        answer(store, "pre-tool", {**call, "hook_event_name": "PreToolUse"})
+        path.write_text(path.read_text(encoding="utf-8").replace("1. run", "1. run --prod"), encoding="utf-8")
+        told = answer(store, "post-tool", {**call, "hook_event_name": "PostToolUse", "tool_response": {}})
+        assert "draft" in json.dumps(told), told
+        if served:
+            assert store.write_skill("deploy", None, None, tags=["deploy", "prod"], actor="agent").created is False
+            said = path.read_text(encoding="utf-8")
+            assert "run --prod" in said and "prod" in said.split("---")[1], said
+        else:
+            with pytest.raises(ConflictError, match="another session") as refused:
+                store.write_skill("deploy", None, None, tags=["ship"], actor="agent")
+            assert "file tools" in str(refused.value), refused.value
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("mode", ["off", "stage"])
+def test_an_invalid_skill_no_commit_holds_can_be_written_again_by_the_agent_it_is_refused_to(repo: Path, mode: str):
+    """With commits off (or staged), a SKILL.md broken by hand and not committed: read said "is invalid … or write it
+    again with skill_write", skill_write said "read it first": a loop. An invalid version is no other session's write
+    (skill_write never writes one), so it does not stop an update; a person's edit in commit = auto is still refused."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text(f'commit = "{mode}"\n', encoding="utf-8")
+    config = Config.load(repo)
+    Store(config, session="first").write_skill("rel-check", "How to cut a release", "1. Tag.", actor="agent")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the person commits memory with code")
+    path = repo / ".agents/skills/rel-check/SKILL.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("description: ", "description: [unclosed "), encoding="utf-8")
+    store = Store(config, session="second")
+    try:
+        with pytest.raises(NotFoundError, match="write it again with skill_write"):
+            store.read("skill:rel-check")
+        with pytest.raises(InvalidArgumentError, match="description and body"):  # no field of it to change alone
+            store.write_skill("rel-check", None, None, tags=["release"], actor="agent")
+        assert store.write_skill("rel-check", "How to cut a release", "1. Tag.", actor="agent").created is False
+        assert "[unclosed" not in path.read_text(encoding="utf-8") and store.read("skill:rel-check").status == "draft"
+    finally:
+        store.close()

@@ -85,6 +85,17 @@ class Skillbook:
             return False
         return True
 
+    def saw(self, rels: Sequence[str], names: list[str]) -> list[str]:
+        """`names` (redrafted), after noting them and the skills of `rels` as this session sees them now: what an agent's
+        own tool call named or changed (a server answering its own hooks hears of it) is no other session's write
+        (reviewing.overtaken)."""
+        depth = len(SKILLS_DIR.split("/"))
+        for bits in (rel.split("/") for rel in [*rels, *(f"{SKILLS_DIR}/{n}/" for n in names)] if rel.startswith(f"{SKILLS_DIR}/")):
+            path = self.root / SKILLS_DIR / bits[depth] / skills.SKILL_FILE
+            if len(bits) > depth + 1 and paths.SLUG.match(bits[depth]) and path.is_file():
+                self._seen[bits[depth]] = hashlib.sha256(disk.read_safely(path)).hexdigest()
+        return names
+
     def read(self, name: str, inner: str = "", cursor: str | None = None, bare: bool = False) -> Item:
         """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""
         row = self._row(name, bare and not inner)
@@ -177,7 +188,13 @@ class Skillbook:
                 if actor == "agent":
                     reviewing.unsaved(self._committer, self._committed, path, rel, "your update", agent=True)
                     reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name))
-                text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
+                if not was.valid and (description is None or body is None):  # nothing in the file to edit a field of
+                    raise InvalidArgumentError(reviewing.invalid(name, rel, was.problems, "updated field by field")
+                                               + " Write it whole again: skill_write with its description and body.")
+                if not was.valid:  # what read asks for: the whole skill again, in place of a file that cannot be parsed
+                    text = self._new(name, str(description), str(body), tags, related, pinned, status, actor, True, warnings)
+                else:
+                    text, pinned = self._updated(path, name, description, body, tags, related, pinned, status, actor, warnings)
             refuse((rel, text))  # what a person left in the file counts too
             data = text.encode("utf-8")
             if not created and data == raw:  # nothing to write, commit or review

@@ -279,6 +279,8 @@ class Committer:
         self.repaired = repair(self.git, self.state_dir)
         if self.repaired:
             log.warning("restored the index entries of %s (a memory commit was interrupted)", ", ".join(self.repaired))
+        if self.mode != "off":  # commits resumed: what the person has committed since is no longer theirs from then
+            deferral.prune(self.git, self.state_dir)
         if self.mode == "off" or not self.journal.path.exists():
             return None
         if any(not alive(e.owner, e.started) for e in self.journal.read()):

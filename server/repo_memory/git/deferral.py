@@ -4,7 +4,7 @@ Said by the CLI after a write whose commit waits and by doctor's finding on pend
 they defer is committed by the next repo-memory process (or a running server), so they say that, never that it lands
 by itself. `repo-memory doctor --fix` is named only where it can commit, i.e. once the step is done. Memory written
 while `commit = "off"` is not deferred but left to the person: `leave` notes it, so doctor says so, not that a note
-that it awaits a commit was lost.
+that it awaits a commit was lost; `prune` forgets what a commit has since taken as it is.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from repo_memory.git import running
+from repo_memory.git import running, status
+from repo_memory.git.repo import Git
+from repo_memory.guards import disk
 
 # how a person finishes each git operation under way that holds memory commits (and merge conflicts) up
 FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a rebase or am": "`git rebase --continue` (or `git am "
@@ -95,3 +97,21 @@ def left(state_dir: Path) -> set[str]:
         return set((state_dir / LEFT).read_text(encoding="utf-8").splitlines())
     except (OSError, UnicodeDecodeError):
         return set()
+
+
+def prune(git: Git, state_dir: Path) -> set[str]:
+    """Forget the noted paths a commit holds as they are now (the person committed them): a later change of one is a
+    change like any other, not the off period's. Returns what is still noted (a git status only while anything is)."""
+    noted = left(state_dir)
+    if not noted:
+        return noted
+    changed, deleted, conflicted = status.worktree(git, tuple(sorted(noted)))
+    kept = noted & {*changed, *deleted, *(path for path, _ in conflicted)}
+    try:
+        if not kept:
+            (state_dir / LEFT).unlink()
+        elif kept != noted:
+            disk.write_atomic(state_dir / LEFT, "".join(f"{p}\n" for p in sorted(kept)).encode("utf-8"))
+    except OSError:
+        pass  # noted again the next time: only what doctor says of them depends on it
+    return kept

@@ -45,8 +45,8 @@ def nameless(git: Git, name: str | None, email: str | None) -> str:
 def compose(git: Git, entries: list[Pending], harness: str | None, default_harness: str,
             logs: Mapping[str, bytes | None], base: str | None) -> str:
     """The message of a commit of `entries` onto `base`, the logs in `logs` committed as those bytes (None: deleted).
-    The harness named is `harness` (an import's), else the one(s) the records it adds name, else this process's: a
-    process committing what another left (a server's finisher, the next command) does not know the client's name."""
+    The harness named is `harness` (an import's), else the one(s) the records it adds name (none: a person's note typed
+    at a terminal, whichever process commits it), else, for a commit of no records, this process's."""
     first: dict[str, str] = {}
     for e in entries:
         if e.kind == "doc":
@@ -54,12 +54,14 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     messages = list(dict.fromkeys(first.values()))
     sessions = list(dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session))
     wrote: set[str] = set()  # the harnesses the records this commit adds name
+    spanned = False  # whether it adds records at all
     for n, session in enumerate(sessions):
         paths = sorted({e.path for e in entries if e.session == session and e.path.endswith(".jsonl")})
         spans = [span for path in paths if (span := _span(git, base, path, logs))] if n < LISTED else []
         low, high = min((s.first for s in spans), default=0), max((s.last for s in spans), default=0)
         ended = next((s.ended for s in spans if s.ended), "")  # a loop run's commit says how it ended
         wrote.update(*(s.harnesses for s in spans))
+        spanned = spanned or bool(spans)
         messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else "")
                         + (f", run ended {ended}" if ended else ""))
     messages = list(dict.fromkeys(messages)) or ["memory: update"]
@@ -70,8 +72,8 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED])
     if len(sessions) > LISTED:
         trailers += f"Memory-Sessions: {len(sessions)}\n"
-    named = harness or ", ".join(sorted(wrote - {"unknown"})) or default_harness
-    if (sessions or harness) and named != "unknown":  # init's scaffolding, and a note typed at a terminal, name none
+    named = harness or ", ".join(sorted(wrote - {"unknown"})) or ("" if spanned else default_harness)
+    if (sessions or harness) and named not in ("", "unknown"):  # init's scaffolding, and a note typed at a terminal, name none
         trailers += f"Memory-Harness: {named}\n"
     return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
 

@@ -36,6 +36,12 @@ class Sparse:
         file: one stat)."""
         return bool(self._asked()[0])
 
+    def holds(self, part: str) -> bool:
+        """Whether `part` of memory (`.agents/experience/`, or `.agents/` for any of it) is on disk: the patterns leave
+        out neither it nor all of memory."""
+        parts = self._asked()[0]
+        return f"{MEMORY}/" not in parts and part not in parts
+
     def why(self) -> str:
         """What is not on disk ('' when nothing is): all of memory, or the parts of it the patterns leave out."""
         parts = self._asked()[0]

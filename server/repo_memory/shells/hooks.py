@@ -13,9 +13,10 @@ from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.formats import experience, harness_logs, refs
+from repo_memory.git import sparse
 from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
-from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
+from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering
 from repo_memory.git import underway
@@ -61,17 +62,19 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
 
 def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Answer `event` over an open Store: a hook process's own, or the running server's (shells/hookcalls.py). A lone
-    surrogate in the payload (tool output cut mid-pair or not UTF-8, escaped in the harness's JSON) becomes U+FFFD: a log
-    line cannot hold it, and the call is recorded all the same."""
+    surrogate in the payload (tool output cut mid-pair, escaped in the harness's JSON) becomes U+FFFD, as a log holds."""
     payload = experience.scrub(payload)
     if event == "pre-tool":
         return pretool.answer(store.config, payload, lambda: store.flush("all"))
-    if event != "session-start" and store.sparse.left_out():
+    if event != "session-start" and not store.sparse.holds(f"{sparse.MEMORY}/"):
         return {}  # memory is not on disk to write: the session's start told the agent once, not at every tool call
     try:
         if event != "stop" and not deliveries.first_delivery(store.config.state_dir, event, payload):
             return {}  # our hooks registered twice (settings.local.json and the plugin, say): record it once
         return HANDLERS[event](store, payload)
+    except WorkspaceError as exc:  # a part of memory off disk (the logs): what goes there is not written, quietly
+        (log.debug if store.sparse.left_out() else log.warning)("hook %s failed, letting the harness continue: %s", event, exc)
+        return {}
     except (RepoMemoryError, OSError, sqlite3.Error, KeyError, ValueError) as exc:
         log.warning("hook %s failed, letting the harness continue: %s", event, exc)
         return {}
@@ -190,7 +193,8 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         run = engine.live_for(_session(store, payload), harness_pid())
         if run:
             engine.note_read(read, [run])
-    store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
+    if store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # logs a sparse checkout leaves out: the skills still count
+        store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
     notes = [f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
              "it is a draft again until a person runs `repo-memory accept`."] if redrafted else []
     notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
@@ -220,7 +224,7 @@ def _call(store: Store, payload: dict[str, Any]) -> tuple[str, str, dict[str, An
         data["call_id"] = payload["tool_use_id"][:200]  # the harness's id of the call: an import of its transcript skips it
     if isinstance(payload.get("agent_id"), str) and payload["agent_id"]:  # a subagent's call, recorded in its parent's session
         data["subagent"] = {"id": payload["agent_id"][:200], "type": str(payload.get("agent_type") or "")[:200]}
-    if len(output) > EXCERPT:
+    if len(output) > EXCERPT and store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # blobs are in the logs' folder
         data["output_blob"] = store.put_blob(output.encode("utf-8"))
     if found:
         data["redacted"] = sorted({f.rule for f in found})
