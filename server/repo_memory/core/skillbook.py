@@ -89,11 +89,8 @@ class Skillbook:
         """`names` (redrafted), after noting them and the skills of `rels` as this session sees them now: what an agent's
         own tool call named or changed (a server answering its own hooks hears of it) is no other session's write
         (reviewing.overtaken)."""
-        depth = len(SKILLS_DIR.split("/"))
-        for bits in (rel.split("/") for rel in [*rels, *(f"{SKILLS_DIR}/{n}/" for n in names)] if rel.startswith(f"{SKILLS_DIR}/")):
-            path = self.root / SKILLS_DIR / bits[depth] / skills.SKILL_FILE
-            if len(bits) > depth + 1 and paths.SLUG.match(bits[depth]) and path.is_file():
-                self._seen[bits[depth]] = hashlib.sha256(disk.read_safely(path)).hexdigest()
+        for name, path in skill_changes.skill_files(self.root, SKILLS_DIR, [*rels, *(f"{SKILLS_DIR}/{n}/" for n in names)]).items():
+            self._seen[name] = hashlib.sha256(disk.read_safely(path)).hexdigest()
         return names
 
     def read(self, name: str, inner: str = "", cursor: str | None = None, bare: bool = False) -> Item:
@@ -225,9 +222,9 @@ class Skillbook:
              pinned: dict[str, str] | None, status: str, actor: str, new: bool, warnings: list[str]) -> str:
         metadata: dict[str, Any] = {"status": status, "origin": actor}
         if tags:
-            metadata["tags"] = _text(tags)
+            metadata["tags"] = skills.listed(tags)
         if related:
-            metadata["related"] = _text(related)
+            metadata["related"] = skills.listed(related)
         if pinned:
             metadata["anchors"], metadata["anchor_hashes"] = list(pinned), pinned
         text = skills.render(name, description, body, metadata)
@@ -246,9 +243,9 @@ class Skillbook:
                  warnings: list[str]) -> tuple[str, dict[str, str] | None]:
         changes: dict[tuple[str, ...], Any] = {("description",): description} if description is not None else {}
         if tags is not None:
-            changes[("metadata", "tags")] = _text(tags)
+            changes[("metadata", "tags")] = skills.listed(tags)
         if related is not None:
-            changes[("metadata", "related")] = _text(related)
+            changes[("metadata", "related")] = skills.listed(related)
         current = disk.read_safely(path).decode("utf-8")
         same = False
         if pinned is None:  # rewritten against the code as it is now: re-pin the anchors it already had
@@ -376,6 +373,7 @@ class Skillbook:
                 refuse((rel, raw.decode("utf-8", errors="replace")))
                 text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "active"})
                 disk.write_atomic(path, text.encode("utf-8"))
+                self._seen[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()  # this process's write, no other's
                 changed, message, done = [rel], f"memory(skill): accept {name}", f"accepted skill:{name} (status: active)"
             else:
                 if current.status != "draft":
@@ -394,12 +392,6 @@ class Skillbook:
 
     def churning(self) -> list[tuple[str, int]]:
         return rewrites.churning(self.state_dir)  # skills an agent keeps rewriting (core/rewrites.py)
-
-
-def _text(values: Sequence[str]) -> str:
-    """A list as one line of text (`release, ci`): the Agent Skills format allows only text under `metadata`, and
-    formats/skills.py reads it back as a list."""
-    return ", ".join(values)
 
 
 def _files(folder: Path) -> list[str]:

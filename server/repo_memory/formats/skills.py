@@ -62,6 +62,12 @@ def _as_list(value: Any) -> tuple[str, ...]:
     return (str(value),)  # `tags: 3`: invalid, reported, and still no reason to fail the whole sync
 
 
+def listed(values: Sequence[str]) -> str:
+    """A list as one line of text (`release, ci`): the Agent Skills format allows only text under `metadata`, and
+    `parse` reads it back as a list (`_as_list`)."""
+    return ", ".join(values)
+
+
 def parse(data: bytes, path: str, source: str) -> Skill:
     """Parse a SKILL.md file's bytes; never raises, recording what is wrong in `problems` instead."""
     folder = path.rsplit("/", 2)[-2] if path.count("/") >= 1 else ""
