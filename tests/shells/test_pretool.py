@@ -428,12 +428,33 @@ def test_a_touch_of_a_skill_a_person_is_editing_leaves_it_active(repo: Path):
     assert "status: active" in skill.read_text(encoding="utf-8") and "draft" not in json.dumps(answer), answer
 
 
-@pytest.mark.parametrize("command", ["find .agents -name SKILL.md -exec sed -i 's/run it/run it twice/' {} +",
-                                     "find .agents/skills -name run.sh -delete"], ids=["SKILL.md edited", "a file deleted"])
+UNNAMED_CHANGE = {
+    "SKILL.md edited": "find .agents -name SKILL.md -exec sed -i 's/run it/run it twice/' {} +",
+    "a file deleted": "find .agents/skills -name run.sh -delete",
+    "a file replaced by a link": "ln -sf /tmp/elsewhere.sh $(find .agents/skills -name run.sh)",
+    "a link added": "ln -s /tmp/elsewhere.sh $(dirname $(find .agents/skills -name run.sh))/post.sh",
+    "a link to a folder added": "ln -s /tmp $(dirname $(find .agents/skills -name run.sh))/lib",
+}
+
+
+@pytest.mark.parametrize("command", UNNAMED_CHANGE.values(), ids=UNNAMED_CHANGE.keys())
 def test_an_agents_shell_change_of_a_skill_it_does_not_name_makes_it_a_draft(repo: Path, command: str):
+    """Whatever the review sha counts (a link as git stores it: its target) is content: changing it is an edit."""
     skill = active_deploy(repo)
     (skill.parent / "run.sh").write_text("make deploy\n", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "deploy script")
     answer = shell_call(repo, command)
     assert "status: draft" in skill.read_text(encoding="utf-8") and "skill:deploy" in json.dumps(answer), answer
+
+
+def test_a_touch_of_a_skill_holding_committed_links_leaves_it_active(repo: Path):
+    """Links a commit holds as they are (a file's and a folder's, one made again with the same target) are no change."""
+    skill = active_deploy(repo)
+    (skill.parent / "run.sh").write_text("make deploy\n", encoding="utf-8")
+    (skill.parent / "post.sh").symlink_to("run.sh")
+    (skill.parent / "lib").symlink_to("../../..")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deploy script and links")
+    answer = shell_call(repo, "find .agents -name SKILL.md -exec touch {} + && ln -sfn run.sh $(find .agents -name post.sh)")
+    assert "status: active" in skill.read_text(encoding="utf-8") and "draft" not in json.dumps(answer), answer

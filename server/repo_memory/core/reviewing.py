@@ -62,14 +62,21 @@ def unmerge(git: Git, where: str, refused: str) -> None:
 def fingerprint(folder: Path, skill_md: bytes | None = None) -> str:
     """The sha256 of what a person reviews of the skill in `folder`: its SKILL.md (or `skill_md` in its place) and every
     file beside it, path and bytes (Codex's file of ours is no content of the skill's)."""
-    digest, ours = hashlib.sha256(), codex_policy.ours_in(folder)
-    for file in sorted(p for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours):
+    digest = hashlib.sha256()
+    for file in reviewed_files(folder):
         if file.is_symlink():
             data = b"link:" + os.readlink(file).encode()
         else:
             data = skill_md if skill_md is not None and file == folder / skills.SKILL_FILE else disk.read_safely(file)
         digest.update(f"{file.relative_to(folder).as_posix()}\0{len(data)}\0".encode() + data)
     return digest.hexdigest()
+
+
+def reviewed_files(folder: Path) -> list[Path]:
+    """What `fingerprint` counts of skill `folder`, sorted: every file and link (to a folder too, not followed), but Codex's
+    file of ours."""
+    ours = codex_policy.ours_in(folder)
+    return sorted(p for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours)
 
 
 def accepted_as(path: Path, raw: bytes, sha: str) -> bool:

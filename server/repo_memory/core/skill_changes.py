@@ -20,6 +20,7 @@ from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 from repo_memory.guards.paths import SLUG
 
+LINK = 0o120000  # a symbolic link's mode in git
 MAX_UP = 8  # folders looked up from a named path for its skill's SKILL.md (a script deep in the skill's folder)
 
 
@@ -51,8 +52,8 @@ def note(paths: Iterable[Path]) -> dict[str, str]:
 
 def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed: Committed, indexed: str = "") -> bool:
     """Whether the skill in `folder` (at `rel` in its repository) changed during the call: against its fingerprint noted
-    `before` it, else against HEAD (a file HEAD does not hold as it is now, or one it holds that is gone, is a change),
-    except that SKILL.md as `indexed` (its sha256 as the index saw it before the call) is none: a person's edit in progress."""
+    `before` it, else against HEAD (a file or link HEAD does not hold as it is now, or one it holds that is gone, is a
+    change: whatever the review sha counts, a link as git keeps it, by its target), except that SKILL.md as `indexed` (its sha256 as the index saw it before the call) is none: a person's edit in progress."""
     from repo_memory.core import codex_policy, reviewing
 
     if not folder.is_dir():
@@ -60,15 +61,15 @@ def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed:
     noted = (before or {}).get(str(folder.resolve()))
     if noted is not None:
         return reviewing.fingerprint(folder) != noted
-    head, ours = committed.head(), codex_policy.ours_in(folder)  # Codex's file as offering.settle wrote it is no edit
-    files = [Path(where, name) for where, _, names in os.walk(folder) for name in names]
+    head = committed.head()
     try:
-        held = committed.git.files_at(head, (rel,)) if head else []
+        held = committed.git.modes_at(head, (rel,)) if head else {}
         if any(not os.path.lexists(folder / f[len(rel) + 1:]) and f != f"{rel}/{codex_policy.FILE}" for f in held):
             return True
-        for path in (p for p in files if not p.is_symlink() and p not in ours):
-            data = disk.read_safely(path)
-            if not committed.file(f"{rel}/{path.relative_to(folder).as_posix()}", data, head) and not (
+        for path in reviewing.reviewed_files(folder):  # what the review sha counts (Codex's file as settled is no edit)
+            at, link = f"{rel}/{path.relative_to(folder).as_posix()}", path.is_symlink()
+            data = os.fsencode(os.readlink(path)) if link else disk.read_safely(path)  # a link as git holds it: its target
+            if (held.get(at) == LINK) != link or not committed.file(at, data, head) and not (
                     indexed and path == folder / SKILL_FILE and hashlib.sha256(data).hexdigest() == indexed):
                 return True
     except (OSError, UnsafePathError):

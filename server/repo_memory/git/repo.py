@@ -320,9 +320,13 @@ class Git:
 
     def files_at(self, commit: str, folders: tuple[str, ...]) -> list[str]:
         """Paths of every file under `folders` at `commit`."""
+        return list(self.modes_at(commit, folders))
+
+    def modes_at(self, commit: str, folders: tuple[str, ...]) -> dict[str, int]:
+        """The mode (0o100644, 0o120000 for a symbolic link…) of every file under `folders` at `commit`, by path."""
         import git
 
-        out = []
+        out: dict[str, int] = {}
         with self._lock:
             tree = self.repo.commit(commit).tree
             for folder in folders:
@@ -330,7 +334,7 @@ class Git:
                     sub = tree / folder
                 except KeyError:
                     continue
-                out += [str(item.path) for item in sub.traverse() if isinstance(item, git.Blob)]
+                out.update((str(item.path), int(item.mode)) for item in sub.traverse() if isinstance(item, git.Blob))
         return out
 
     def resolve(self, as_of: str) -> tuple[str, str]:
