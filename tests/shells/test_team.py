@@ -1036,3 +1036,32 @@ def test_an_invalid_skill_no_commit_holds_can_be_written_again_by_the_agent_it_i
         assert "[unclosed" not in path.read_text(encoding="utf-8") and store.read("skill:rel-check").status == "draft"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("command", ["ls -l {p}", "stat {p} >/dev/null", "test -f {p}", "git log --oneline -- {p}", "cat {p}"])
+def test_a_shell_call_that_only_names_a_skill_another_session_changed_does_not_count_as_seeing_it(repo: Path, command: str):
+    """Session A read skill:deploy, session B rewrote it (commit = off: no commit holds B's version), then A's shell call
+    named SKILL.md without changing it, its server answering the hooks (`hooks: mcp`). What the call did not change is
+    not a version A's session saw: its next update is refused until it reads B's, as with no call in between."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text('commit = "off"\n', encoding="utf-8")
+    path = write_skill_file(repo, "deploy", "How we deploy; use when shipping.", "1. run it",
+                            extra="metadata:\n  status: active\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    config = Config.load(repo)
+    first, second = Store(config, session="sA"), Store(config, session="sB")
+    try:
+        first.read("skill:deploy")
+        second.write_skill("deploy", None, "1. run it\n2. warm the cache (B's step)", actor="agent")
+        shell = command.format(p=path.relative_to(repo).as_posix())
+        call = {"session_id": "sA", "cwd": str(repo), "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": shell}}
+        hooks.run(first, "pre-tool", {**call, "hook_event_name": "PreToolUse"})
+        subprocess.run(["bash", "-c", shell], cwd=repo, capture_output=True, check=True)
+        hooks.run(first, "post-tool", {**call, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}})
+        with pytest.raises(ConflictError, match="changed since this session last read"):
+            first.write_skill("deploy", None, "1. run it with --fast (A's step)", actor="agent")
+        assert "B's step" in path.read_text(encoding="utf-8")
+    finally:
+        first.close()
+        second.close()

@@ -18,7 +18,6 @@ from repo_memory.errors import UnsafePathError
 from repo_memory.formats.skills import MIRROR_MARKER, SKILL_FILE
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
-from repo_memory.guards.paths import SLUG
 
 LINK = 0o120000  # a symbolic link's mode in git
 MAX_UP = 8  # folders looked up from a named path for its skill's SKILL.md (a script deep in the skill's folder)
@@ -113,12 +112,3 @@ def _changed_since(folder: str, ns: int) -> bool:
                 continue
     return False
 
-
-def skill_files(root: Path, skills_dir: str, rels: Iterable[str]) -> dict[str, Path]:
-    """The skills (name: its SKILL.md on disk) that the repository-relative paths `rels` fall in, below `skills_dir`."""
-    depth, found = len(skills_dir.split("/")), {}
-    for bits in (rel.split("/") for rel in rels if rel.startswith(f"{skills_dir}/")):
-        path = root / skills_dir / bits[depth] / SKILL_FILE
-        if len(bits) > depth + 1 and SLUG.match(bits[depth]) and path.is_file():
-            found[bits[depth]] = path
-    return found

@@ -85,14 +85,6 @@ class Skillbook:
             return False
         return True
 
-    def saw(self, rels: Sequence[str], names: list[str]) -> list[str]:
-        """`names` (redrafted), after noting them and the skills of `rels` as this session sees them now: what an agent's
-        own tool call named or changed (a server answering its own hooks hears of it) is no other session's write
-        (reviewing.overtaken)."""
-        for name, path in skill_changes.skill_files(self.root, SKILLS_DIR, [*rels, *(f"{SKILLS_DIR}/{n}/" for n in names)]).items():
-            self._seen[name] = hashlib.sha256(disk.read_safely(path)).hexdigest()
-        return names
-
     def read(self, name: str, inner: str = "", cursor: str | None = None, bare: bool = False) -> Item:
         """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""
         row = self._row(name, bare and not inner)
@@ -304,8 +296,9 @@ class Skillbook:
                     text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
                 except (InvalidRecordError, UnicodeDecodeError):
                     pass  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
-                else:
+                else:  # this process's write, after its session's own tool call changed the skill: a version it saw
                     disk.write_atomic(path, text.encode("utf-8"))
+                    self._seen[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
                     self._docs.note([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))])
             offered = offering.settle(self.root, source, name)  # also when it was a draft: the agent may have changed agents/
             beside = reviewing.agents_change(self._committer.git, self._committed, f"{source}/{name}", named, since) if source == SKILLS_DIR else []

@@ -242,7 +242,7 @@ class Store:
         return self._skills.fingerprint(name)
 
     def redraft(self, rels: Sequence[str], via: str, since: int | None = None, before: Mapping[str, str] | None = None) -> list[str]:
-        return self._skills.saw(rels, self._skills.redraft(rels, via, since, before))  # drafts again, seen by this session
+        return self._skills.redraft(rels, via, since, before)  # drafts again, seen by this session (only those)
 
     def repin(self, name: str) -> tuple[list[str], str]:  # a person checked a skill, loop:NAME or a record against the code
         return self._settling.pin(name, self.session)  # (the anchors pinned, the note that settles a record, else '')
