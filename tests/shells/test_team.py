@@ -1065,3 +1065,28 @@ def test_a_shell_call_that_only_names_a_skill_another_session_changed_does_not_c
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.parametrize("mode", ["off", "stage"])
+def test_a_persons_half_typed_skill_no_commit_holds_is_not_replaced_by_an_agent_that_did_not_read_it(repo: Path, mode: str):
+    """The agent read skill:deploy; then a person, mid-edit, left its description's quote open and added a step (no
+    commit holds it: commits off or staged). The agent's whole skill_write would replace what the person typed unseen:
+    it is refused until the agent reads it; read answers that it is invalid, and then the write goes ahead."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text(f'commit = "{mode}"\n', encoding="utf-8")
+    path = write_skill_file(repo, "deploy", "How we deploy.", "1. run it", extra="metadata:\n  status: active\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    store = Store(Config.load(repo), session="sA")
+    try:
+        store.read("skill:deploy")
+        text = path.read_text(encoding="utf-8").replace('"How we deploy."', '"How we deploy, with the canary', 1)
+        path.write_text(text + "2. PERSON'S STEP: watch the canary\n", encoding="utf-8")
+        with pytest.raises(ConflictError, match="changed since this session last read"):
+            store.write_skill("deploy", "How we deploy", "1. run it\n2. the agent's step", actor="agent")
+        assert "PERSON'S STEP" in path.read_text(encoding="utf-8")
+        with pytest.raises(NotFoundError, match="invalid"):
+            store.read("skill:deploy")
+        assert store.write_skill("deploy", "How we deploy", "1. run it\n2. the agent's step", actor="agent").created is False
+    finally:
+        store.close()

@@ -186,9 +186,9 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
 def overtaken(committed: Committed, name: str, rel: str, data: bytes, seen: str | None) -> None:
     """Refuse an agent's update of skill `name` over a version that its session neither read nor wrote (`seen`: the
     sha256 it last had) and no commit holds: another session's write of a moment ago, say two servers creating one
-    skill at once, which the update would replace unseen and no commit would keep. A committed version is git's to keep,
-    and an invalid one no session wrote (skill_write writes none): read refuses it, asking for this very write."""
-    if seen != hashlib.sha256(data).hexdigest() and not committed.file(rel, data) and skills.parse(data, rel, SKILLS_DIR).valid:
+    skill at once, which the update would replace unseen and no commit would keep. A committed version is git's to keep.
+    An invalid one (a person's edit half typed) is no exception: `read`, answering that it is invalid, counts as seeing it."""
+    if seen != hashlib.sha256(data).hexdigest() and not committed.file(rel, data):
         raise ConflictError(f"skill:{name} changed since this session last read or wrote it through repo-memory (your own "
                             "file tools' edit, another session's write or a person's), and no commit holds that version yet: "
                             f"read it (read(ref='skill:{name}')), then write again.")

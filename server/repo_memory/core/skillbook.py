@@ -59,15 +59,17 @@ class Skillbook:
         """Every document the index holds, skills and loop specs alike (a complete sync drops whatever is missing)."""
         return [*skills.scan(self.root, self.sources), *loops.scan(self.root)]
 
-    def _row(self, name: str, bare: bool = False) -> dict[str, Any]:
+    def _row(self, name: str, bare: bool = False, read: bool = False) -> dict[str, Any]:
         """The index row of skill `name`, looking at the disk again once before saying it does not exist (`bare`: the
-        name was given alone, and no loop or session has it either)."""
+        name was given alone, and no loop or session has it either); an invalid skill `read` is told of is seen as it is."""
         row = self._docs.get(name)
         if row is None:
             self._docs.sync(self._documents())
             row = self._docs.get(name)
         if row is None:
-            bad = self._docs.rows("kind='skill' AND name=? AND valid=0", (name,), "path, problems")
+            bad = self._docs.rows("kind='skill' AND name=? AND valid=0", (name,), "path, problems, sha256")
+            if bad and read:  # the session is told it is invalid: a whole skill_write replacing it is no unseen overwrite
+                self._seen[name] = bad[0]["sha256"]
             missing = (f"Nothing is named '{name}': no skill, loop or session. recall(query=...) finds memories by their "
                        "words." if bare else f"No skill '{name}'.")
             said = [Problem(**p) for p in json.loads(bad[0]["problems"] or "[]")] if bad else []
@@ -87,10 +89,10 @@ class Skillbook:
 
     def read(self, name: str, inner: str = "", cursor: str | None = None, bare: bool = False) -> Item:
         """Skill `name`'s SKILL.md, or the file `inner` beside it, with its review status and whether it is committed."""
-        row = self._row(name, bare and not inner)
+        row = self._row(name, bare and not inner, read=not inner)
         if not inner and not (self.root / row["path"]).is_file():  # moved or deleted since it was indexed: look again
             self._docs.sync(self._documents())
-            row = self._row(name)
+            row = self._row(name, read=not inner)
         folder = self.root / Path(row["path"]).parent
         target = paths.inside(folder, *inner.split("/")) if inner else folder / skills.SKILL_FILE
         if not target.is_file():
@@ -100,7 +102,7 @@ class Skillbook:
             if inner or hashlib.sha256(data).hexdigest() == row["sha256"]:
                 break
             self._docs.sync(self._documents())  # changed since it was indexed: a pull, an edit
-            row = self._row(name)
+            row = self._row(name, read=not inner)
             folder, target = self.root / Path(row["path"]).parent, self.root / row["path"]
             data = disk.read_safely(target)
         else:
