@@ -38,6 +38,13 @@ GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "
 # given on the command line (-c, --config-env) or through the environment, they make a reader a reader no more.
 _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hook|filter|askpass|helper|include",
                        re.IGNORECASE)
+# A pager git runs (PAGER, GIT_PAGER, core.pager, pager.<command>) is harmless when it is a plain one: cat, less or more
+# with flags only, none of which writes a file or reads commands (less's -o/-O log file, -k key file); any other makes
+# git a writer. LESS gives less its flags; LESSOPEN and LESSCLOSE run a program of their own.
+PAGERS = frozenset({"cat", "less", "more"})
+_PAGER_VARIABLES = frozenset({"PAGER", "GIT_PAGER", "LESS"})
+_PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
+READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
@@ -94,7 +101,7 @@ class Places:
         if segments is None or not all(_reads_only(words) for words in segments) or self._writes_into(text, segments, cwd):
             place = named[0]
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
-            return f"the command names {place} and may change it; {why}"
+            return f"the command names {place} and may change it; {why}{READ_HINT}"
         return ""
 
     def _writes_into(self, text: str, segments: list[list[str]], cwd: Path | None) -> bool:
@@ -178,16 +185,39 @@ def _inner_person_command(words: list[str]) -> str:
 
 def _reads_only(words: list[str]) -> bool:
     rest = _command_words(words)
-    if any(_ASSIGNMENT.match(w) and _git_setting_runs(w) for w in words[: len(words) - len(rest)]):
+    program = rest[0].rsplit("/", 1)[-1] if rest else ""
+    paged = program != "git" or not any(w in ("--no-pager", "-P") for w in _git_options(rest[1:]))
+    if any(_ASSIGNMENT.match(w) and _setting_runs(w, paged) for w in words[: len(words) - len(rest)]):
         return False
     if not rest:
         return True
-    program = rest[0].rsplit("/", 1)[-1]
     if program == "git":
-        return _git_reads_only(rest[1:])
+        return _git_reads_only(rest[1:], paged)
     if program == "find":
         return not any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls") for w in rest)
     return readers.writes(program, rest[1:]) is not None  # what a reader writes, _writes_into judges
+
+
+def _plain_pager(value: str) -> bool:
+    """Whether the pager `value` names is a plain one (PAGERS, flags only), or none ('', git's `false` for pager.<cmd>)."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return False
+    if not words or value.strip().lower() in ("false", "true", "no", "yes", "off", "on", "0", "1"):
+        return True
+    return words[0].rsplit("/", 1)[-1] in PAGERS and all(w.startswith("-") and not set(w) & set("oOk") for w in words[1:])
+
+
+def _setting_runs(assignment: str, paged: bool) -> bool:
+    """Whether a variable set for a command makes it run a program: a pager that is no plain one (unless nothing is
+    paged: `git --no-pager`), LESSOPEN/LESSCLOSE, or a git setting (_git_setting_runs)."""
+    name, _, value = assignment.partition("=")
+    if name in _PAGER_VARIABLES:
+        return paged and not _plain_pager(f"less {value}" if name == "LESS" else value)
+    if name in ("LESSOPEN", "LESSCLOSE"):
+        return paged and bool(value)
+    return _git_setting_runs(assignment)
 
 
 def _git_setting_runs(assignment: str) -> bool:
@@ -201,19 +231,35 @@ def _git_setting_runs(assignment: str) -> bool:
     return name.startswith("GIT_") and bool(_GIT_RUNS.search(name))
 
 
-def _git_reads_only(args: list[str]) -> bool:
+def _git_options(args: list[str]) -> list[str]:
+    """git's own options at the start of `git ARGS`, before its subcommand."""
+    for n, word in enumerate(args):
+        if not word.startswith("-") and (not n or args[n - 1] not in GIT_VALUED):
+            return args[:n]
+    return args
+
+
+def _git_option_runs(setting: str, env: bool, paged: bool) -> bool:
+    """Whether git's `-c KEY=VALUE` (`--config-env KEY=VAR` when `env`: a value not known here) runs a program."""
+    key, _, value = setting.partition("=")
+    if _PAGER_KEY.fullmatch(key):
+        return paged and (env or not _plain_pager(value))
+    return bool(_GIT_RUNS.search(key))
+
+
+def _git_reads_only(args: list[str], paged: bool = True) -> bool:
     """Whether `git ARGS` only reads: its subcommand, past git's own options (`-C DIR`, `-c KEY=VALUE`, `--no-pager`),
     is a reader, no setting given (`-c KEY=…`, `--config-env KEY=VAR`) runs a program, and no `--output=FILE` writes."""
     skip = False
     for n, word in enumerate(args):
         if skip:
             skip = False
-            if args[n - 1] in ("-c", "--config-env") and _GIT_RUNS.search(word.partition("=")[0]):
+            if args[n - 1] in ("-c", "--config-env") and _git_option_runs(word, args[n - 1] != "-c", paged):
                 return False
         elif word in GIT_VALUED:
             skip = True
         elif word.startswith(("-c", "--config-env=")):  # -cKEY=VALUE, --config-env=KEY=VAR
-            if _GIT_RUNS.search(word.removeprefix("--config-env=").removeprefix("-c").partition("=")[0]):
+            if _git_option_runs(word.removeprefix("--config-env=").removeprefix("-c"), word.startswith("--"), paged):
                 return False
         elif not word.startswith("-"):
             return word in GIT_READERS and not any(w.startswith("--output") for w in args[n + 1:])
