@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 from repo_memory.guards import readers
@@ -172,15 +173,31 @@ def _person_command(words: list[str]) -> str:
     return ""
 
 
+def _shell_line(rest: list[str]) -> str:
+    """The line `bash -c '…'` (or sh, zsh…) runs, when `rest` is such a command ('' else)."""
+    if not rest or rest[0].rsplit("/", 1)[-1] not in SHELLS:
+        return ""
+    return next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
+
+
 def _inner_person_command(words: list[str]) -> str:
     """The person's command a `bash -c '…'` (or sh, zsh…) line runs, if any."""
-    rest = _command_words(words)
-    if rest and rest[0].rsplit("/", 1)[-1] in SHELLS:
-        line = next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
-        for inner in _segments(line) or []:
-            if person := _person_command(inner) or _inner_person_command(inner):
-                return person
+    for inner in _segments(_shell_line(_command_words(words))) or []:
+        if person := _person_command(inner) or _inner_person_command(inner):
+            return person
     return ""
+
+
+def commands(text: str, depth: int = 0) -> Iterator[list[str]]:
+    """The simple commands the shell line `text` runs, each as its words past assignments and wrappers, those of a line
+    `bash -c '…'` (sh, zsh…) runs among them; a line that cannot be read (an open quote) as its words split at spaces."""
+    for words in _segments(text) or [text.split()]:
+        rest = _command_words(words)
+        line = _shell_line(rest) if depth < 8 else ""
+        if line:
+            yield from commands(line, depth + 1)
+        elif rest:
+            yield rest
 
 
 def _reads_only(words: list[str]) -> bool:
