@@ -91,3 +91,29 @@ def test_a_redirect_through_a_link_into_the_logs_is_a_write(places: reserved.Pla
     link = tmp_path / "innocent.txt"
     link.symlink_to(places.root / LOG)
     assert "may change it" in places.command(f"cat {places.root}/{LOG} >> {link}")
+
+
+@pytest.mark.parametrize("line", [
+    "PAGER='tee -a " + LOG + "' git log -1 -- .agents/experience",
+    "env PAGER='sh -c x' git log -- .agents/experience",
+    "git -c core.pager='tee -a x' log -- .agents/experience",
+    "git -c pager.log='tee -a x' log -- .agents/experience",
+    "GIT_PAGER='less -o x' git log -- .agents/experience",
+    "LESSOPEN='|tee -a x %s' git log -- .agents/experience",
+    "LESS=-ox git log -- .agents/experience",
+])
+def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_how_to_read(places: reserved.Places, line: str):
+    why = places.command(line)
+    assert "may change it" in why and "git --no-pager" in why, why
+
+
+@pytest.mark.parametrize("line", [
+    "GIT_PAGER=cat git log -- .agents/experience",
+    "PAGER='less -R' git log -- .agents/experience",
+    "git -c core.pager=cat log -- .agents/experience",
+    "git -c core.pager='more -d' log -- .agents/experience",
+    "LESS=-FRX git log -- .agents/experience",
+    "PAGER='tee -a x' git --no-pager log -- .agents/experience",
+])
+def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line: str):
+    assert places.command(line) == ""

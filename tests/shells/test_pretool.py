@@ -331,8 +331,13 @@ def test_an_agent_reading_an_active_skill_through_its_shell_leaves_it_active(rep
 
 
 @pytest.mark.parametrize("command", ["echo x > notes.txt && git add -A && git commit -qm 'agent: add notes'",
-                                     "echo x > notes.txt; git -C . add notes.txt .agents && git commit -qam 'agent: add notes'"])
+                                     "echo x > notes.txt; git -C . add notes.txt .agents && git commit -qam 'agent: add notes'",
+                                     "echo x > notes.txt && bash -c \"git add -A && git commit -qm 'agent: add notes'\"",
+                                     "git ci -qm 'agent: add notes'",
+                                     "echo x > notes.txt && git sh-ci"])
 def test_an_agents_own_git_commit_finds_the_memory_pending_before_it_already_committed(repo: Path, command: str):
+    git(repo, "config", "alias.ci", "commit")
+    git(repo, "config", "alias.sh-ci", "!git add -A && git commit -qm 'agent: add notes'")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "base")
     store = Store(Config.load(repo), owner=os.getpid())  # a live server's writes, waiting for their commit
@@ -340,6 +345,8 @@ def test_an_agents_own_git_commit_finds_the_memory_pending_before_it_already_com
     store.write_skill("cache-warm", "How to warm the cache after a deploy", "1. hit /warm")
     store.close(commit=False)
     assert git(repo, "status", "--porcelain", "--", ".agents")
+    (repo / "notes.txt").write_text("x\n", encoding="utf-8")
+    git(repo, "add", "notes.txt")  # staged earlier, for an alias of `git commit` alone
     call = {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "tool_use_id": "t1"}
     assert not denied(hook(repo, "pre-tool", call))
     subprocess.run(command, shell=True, cwd=repo, check=True)  # the call itself, as the harness runs it
@@ -348,6 +355,55 @@ def test_an_agents_own_git_commit_finds_the_memory_pending_before_it_already_com
     assert agents.split() == ["notes.txt"], agents  # the agent's commit holds its own change, no memory
     memory = git(repo, "log", "--format=%s%n%b", "-1", "HEAD~1")
     assert memory.startswith("memory") and "Memory-Session: s1" in memory, memory
+
+
+def pending_memory(repo: Path) -> None:
+    """The session's records written by a live server, their commit still to come."""
+    store = Store(Config.load(repo), owner=os.getpid())
+    store.remember("Cache warm takes 2 minutes.", session="s1")
+    store.close(commit=False)
+    assert git(repo, "status", "--porcelain", "--", ".agents")
+
+
+@pytest.mark.parametrize("command", ["git clean -fdq", "git checkout -- . && git clean -fdq", "git restore . && git clean -fdxq",
+                                     "git reset -q --hard && git clean -fdq", "git switch -qc topic && git clean -fdq"])
+def test_an_agents_discard_of_its_changes_finds_the_memory_pending_before_it_committed_and_leaves_it(repo: Path, command: str):
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    pending_memory(repo)
+    call = {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "tool_use_id": "t1"}
+    assert not denied(hook(repo, "pre-tool", call))
+    subprocess.run(command, shell=True, cwd=repo, check=True)
+    assert "Memory-Session: s1" in git(repo, "log", "--format=%b"), git(repo, "log", "--format=%s")
+    assert "Cache warm takes 2 minutes." in git(repo, "grep", "-h", "Cache warm", "HEAD", "--", ".agents")
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
+
+
+def stopped_rebase(repo: Path) -> None:
+    """A rebase stopped on a conflict in app.py, for the agent to resolve."""
+    (repo / "app.py").write_text("base\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    for branch, text in (("topic", "topic\n"), ("main", "main\n")):
+        git(repo, "checkout", "-q", "-B", branch) if branch == "topic" else git(repo, "checkout", "-q", branch)
+        (repo / "app.py").write_text(text, encoding="utf-8")
+        git(repo, "commit", "-q", "-am", f"{branch} change")
+    git(repo, "checkout", "-q", "topic")
+    assert subprocess.run(["git", "rebase", "main"], cwd=repo, capture_output=True).returncode
+    (repo / "app.py").write_text("resolved\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("command", ["git add -A && GIT_EDITOR=true git rebase --continue", "git add . && git rebase --continue",
+                                     "bash -c 'git add --all'", "git commit -qam resolved", "git add -u"])
+def test_a_whole_tree_git_add_during_a_stopped_rebase_with_memory_pending_is_refused(repo: Path, command: str):
+    stopped_rebase(repo)
+    pending_memory(repo)
+    why = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
+    assert "rebase" in why and "by name" in why, why
+    named = "git add app.py && GIT_EDITOR=true git rebase --continue"
+    assert not denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": named}, "session_id": "s1"}))
+    subprocess.run(named, shell=True, cwd=repo, check=True, capture_output=True)
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
 
 
 def test_a_shell_call_that_commits_nothing_leaves_memory_to_its_checkpoint(repo: Path):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterator
 from pathlib import Path
 
 from repo_memory.guards import readers
@@ -38,6 +39,13 @@ GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "
 # given on the command line (-c, --config-env) or through the environment, they make a reader a reader no more.
 _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hook|filter|askpass|helper|include",
                        re.IGNORECASE)
+# A pager git runs (PAGER, GIT_PAGER, core.pager, pager.<command>) is harmless when it is a plain one: cat, less or more
+# with flags only, none of which writes a file or reads commands (less's -o/-O log file, -k key file); any other makes
+# git a writer. LESS gives less its flags; LESSOPEN and LESSCLOSE run a program of their own.
+PAGERS = frozenset({"cat", "less", "more"})
+_PAGER_VARIABLES = frozenset({"PAGER", "GIT_PAGER", "LESS"})
+_PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
+READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
@@ -94,7 +102,7 @@ class Places:
         if segments is None or not all(_reads_only(words) for words in segments) or self._writes_into(text, segments, cwd):
             place = named[0]
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
-            return f"the command names {place} and may change it; {why}"
+            return f"the command names {place} and may change it; {why}{READ_HINT}"
         return ""
 
     def _writes_into(self, text: str, segments: list[list[str]], cwd: Path | None) -> bool:
@@ -165,29 +173,68 @@ def _person_command(words: list[str]) -> str:
     return ""
 
 
+def _shell_line(rest: list[str]) -> str:
+    """The line `bash -c '…'` (or sh, zsh…) runs, when `rest` is such a command ('' else)."""
+    if not rest or rest[0].rsplit("/", 1)[-1] not in SHELLS:
+        return ""
+    return next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
+
+
 def _inner_person_command(words: list[str]) -> str:
     """The person's command a `bash -c '…'` (or sh, zsh…) line runs, if any."""
-    rest = _command_words(words)
-    if rest and rest[0].rsplit("/", 1)[-1] in SHELLS:
-        line = next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
-        for inner in _segments(line) or []:
-            if person := _person_command(inner) or _inner_person_command(inner):
-                return person
+    for inner in _segments(_shell_line(_command_words(words))) or []:
+        if person := _person_command(inner) or _inner_person_command(inner):
+            return person
     return ""
+
+
+def commands(text: str, depth: int = 0) -> Iterator[list[str]]:
+    """The simple commands the shell line `text` runs, each as its words past assignments and wrappers, those of a line
+    `bash -c '…'` (sh, zsh…) runs among them; a line that cannot be read (an open quote) as its words split at spaces."""
+    for words in _segments(text) or [text.split()]:
+        rest = _command_words(words)
+        line = _shell_line(rest) if depth < 8 else ""
+        if line:
+            yield from commands(line, depth + 1)
+        elif rest:
+            yield rest
 
 
 def _reads_only(words: list[str]) -> bool:
     rest = _command_words(words)
-    if any(_ASSIGNMENT.match(w) and _git_setting_runs(w) for w in words[: len(words) - len(rest)]):
+    program = rest[0].rsplit("/", 1)[-1] if rest else ""
+    paged = program != "git" or not any(w in ("--no-pager", "-P") for w in _git_options(rest[1:]))
+    if any(_ASSIGNMENT.match(w) and _setting_runs(w, paged) for w in words[: len(words) - len(rest)]):
         return False
     if not rest:
         return True
-    program = rest[0].rsplit("/", 1)[-1]
     if program == "git":
-        return _git_reads_only(rest[1:])
+        return _git_reads_only(rest[1:], paged)
     if program == "find":
         return not any(w in ("-delete", "-exec", "-execdir", "-ok", "-fprint", "-fprintf", "-fls") for w in rest)
     return readers.writes(program, rest[1:]) is not None  # what a reader writes, _writes_into judges
+
+
+def _plain_pager(value: str) -> bool:
+    """Whether the pager `value` names is a plain one (PAGERS, flags only), or none ('', git's `false` for pager.<cmd>)."""
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return False
+    if not words or value.strip().lower() in ("false", "true", "no", "yes", "off", "on", "0", "1"):
+        return True
+    return words[0].rsplit("/", 1)[-1] in PAGERS and all(w.startswith("-") and not set(w) & set("oOk") for w in words[1:])
+
+
+def _setting_runs(assignment: str, paged: bool) -> bool:
+    """Whether a variable set for a command makes it run a program: a pager that is no plain one (unless nothing is
+    paged: `git --no-pager`), LESSOPEN/LESSCLOSE, or a git setting (_git_setting_runs)."""
+    name, _, value = assignment.partition("=")
+    if name in _PAGER_VARIABLES:
+        return paged and not _plain_pager(f"less {value}" if name == "LESS" else value)
+    if name in ("LESSOPEN", "LESSCLOSE"):
+        return paged and bool(value)
+    return _git_setting_runs(assignment)
 
 
 def _git_setting_runs(assignment: str) -> bool:
@@ -201,19 +248,35 @@ def _git_setting_runs(assignment: str) -> bool:
     return name.startswith("GIT_") and bool(_GIT_RUNS.search(name))
 
 
-def _git_reads_only(args: list[str]) -> bool:
+def _git_options(args: list[str]) -> list[str]:
+    """git's own options at the start of `git ARGS`, before its subcommand."""
+    for n, word in enumerate(args):
+        if not word.startswith("-") and (not n or args[n - 1] not in GIT_VALUED):
+            return args[:n]
+    return args
+
+
+def _git_option_runs(setting: str, env: bool, paged: bool) -> bool:
+    """Whether git's `-c KEY=VALUE` (`--config-env KEY=VAR` when `env`: a value not known here) runs a program."""
+    key, _, value = setting.partition("=")
+    if _PAGER_KEY.fullmatch(key):
+        return paged and (env or not _plain_pager(value))
+    return bool(_GIT_RUNS.search(key))
+
+
+def _git_reads_only(args: list[str], paged: bool = True) -> bool:
     """Whether `git ARGS` only reads: its subcommand, past git's own options (`-C DIR`, `-c KEY=VALUE`, `--no-pager`),
     is a reader, no setting given (`-c KEY=…`, `--config-env KEY=VAR`) runs a program, and no `--output=FILE` writes."""
     skip = False
     for n, word in enumerate(args):
         if skip:
             skip = False
-            if args[n - 1] in ("-c", "--config-env") and _GIT_RUNS.search(word.partition("=")[0]):
+            if args[n - 1] in ("-c", "--config-env") and _git_option_runs(word, args[n - 1] != "-c", paged):
                 return False
         elif word in GIT_VALUED:
             skip = True
         elif word.startswith(("-c", "--config-env=")):  # -cKEY=VALUE, --config-env=KEY=VAR
-            if _GIT_RUNS.search(word.removeprefix("--config-env=").removeprefix("-c").partition("=")[0]):
+            if _git_option_runs(word.removeprefix("--config-env=").removeprefix("-c"), word.startswith("--"), paged):
                 return False
         elif not word.startswith("-"):
             return word in GIT_READERS and not any(w.startswith("--output") for w in args[n + 1:])

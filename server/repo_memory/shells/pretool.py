@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -63,14 +63,17 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
     cwd = Path(named) if named else config.root
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
-    why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input"))
+    text = shell_text(payload.get("tool_input")) if tool in SHELL_TOOLS else ""
+    alias = Git(config.root, config.git_dir).alias if "git" in text else lambda _: ""
+    why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input")) \
+        or (held_add(config, text, alias) if text else "")
     why = why.rstrip(".")
     if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
         return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
     if why:  # no closing period: Codex writes "<reason>. Command: <the command>" after it
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}"}}
-    if tool in SHELL_TOOLS and sweeps(shell_text(payload.get("tool_input"))):
+    if text and sweeps(text, alias):
         (commit or (lambda: commit_pending(config)))()  # memory first: the agent's `git add -A` then finds it committed
     try:
         head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
@@ -80,24 +83,73 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     return {}
 
 
-SWEEPING = frozenset({"commit", "add", "stash"})  # git commands that take what is pending in the worktree (or put it away)
-SEPARATORS = re.compile(r"^[;&|()<>]+$")
+# Git commands that take what is pending in the worktree, put it away, or throw it away (`git clean -fd`, `git checkout
+# -- .`): memory committed first is tracked and clean, so none of them takes or loses it.
+SWEEPING = frozenset({"commit", "add", "stash", "clean", "checkout", "restore", "switch", "reset"})
+UNALIASED = SWEEPING | reserved.GIT_READERS | running.MOVERS | {"push", "pull", "fetch", "branch", "tag", "config"}
+OPERATIONS = (("rebase-merge", "rebase"), ("rebase-apply", "rebase"), ("MERGE_HEAD", "merge"),
+              ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"))
+WHOLE_TREE = frozenset({"-A", "--all", "-u", "--update", ".", "./", ":/", "*"})
+Alias = Callable[[str], str]
 
 
-def sweeps(text: str) -> bool:
-    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . commit -a`)."""
-    lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    try:
-        words = list(lexer)
-    except ValueError:  # an unclosed quote: the words as they stand
-        words = text.split()
-    for at, word in enumerate(words):
-        if os.path.basename(word).split("-")[0] == "git":
-            rest = next((words[at:end] for end in range(at + 1, len(words)) if SEPARATORS.match(words[end])), words[at:])
-            if running.subcommand(rest) in SWEEPING:
-                return True
+def git_commands(text: str, alias: Alias, depth: int = 0) -> Iterator[list[str]]:
+    """The git commands the shell line `text` runs (`bash -c '…'` and git aliases looked into: `git ci` may be `git
+    commit`, `!git add -A && git commit` a line of its own), each as its words from `git` on."""
+    for words in reserved.commands(text):
+        if os.path.basename(words[0]).split("-")[0] != "git":
+            continue
+        command = running.subcommand(words)
+        plain = os.path.basename(words[0]) == "git" and command in words and command not in UNALIASED
+        stands_for = alias(command) if plain and depth < 8 else ""
+        if stands_for.startswith("!"):
+            yield from git_commands(stands_for[1:], alias, depth + 1)
+        elif stands_for:
+            at = words.index(command)
+            yield from git_commands(shlex.join([*words[:at], *shlex.split(stands_for), *words[at + 1:]]), alias, depth + 1)
+        else:
+            yield words
+
+
+def _arguments(words: list[str]) -> list[str]:
+    command = running.subcommand(words)
+    return words[words.index(command) + 1:] if command in words else []
+
+
+def sweeps(text: str, alias: Alias = lambda _: "") -> bool:
+    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . clean -fd`); not a
+    `git reset` to another commit, which would take the memory commit away with the agent's."""
+    for words in git_commands(text, alias):
+        command = running.subcommand(words)
+        args = _arguments(words)
+        operands = [w for w in args[: args.index("--") if "--" in args else len(args)] if not w.startswith("-")]
+        if command in SWEEPING and (command != "reset" or all(w == "HEAD" for w in operands)):
+            return True
     return False
+
+
+def _whole_tree(words: list[str]) -> bool:
+    """Whether a git command stages the whole tree: `git add -A` (`.`, `-u`…), `git commit -a` (`-qam x`)."""
+    command, args = running.subcommand(words), _arguments(words)
+    if command == "add":
+        return any(w in WHOLE_TREE or w[:1] == "-" and w[1:2] != "-" and set(w[1:]) & set("Au") for w in args)
+    return command == "commit" and any(w in ("-a", "--all") or w[:1] == "-" and w[1:2] != "-" and
+                                       "a" in re.split(r"[mFcCt]", w[1:])[0] for w in args)
+
+
+def held_add(config: Config, text: str, alias: Alias) -> str:
+    """Why the shell line `text` may not stage the whole tree now ('' when it may): a rebase, merge or cherry-pick is
+    in progress, which holds memory commits up, and memory is pending, which the agent's commit would take."""
+    operation = next((name for file, name in OPERATIONS if (config.git_dir / file).exists()), "")
+    try:
+        pending = operation and Journal(config.state_dir).path.stat().st_size > 0
+    except OSError:
+        pending = False
+    if not pending or not any(_whole_tree(words) for words in git_commands(text, alias)):
+        return ""
+    return (f"a {operation} is in progress, so repo-memory cannot commit the session's pending records (.agents/) before "
+            "your commit, and staging the whole tree (`git add -A`, `.`, `-u`, `commit -a`) would put them into it: add "
+            f"your own files by name (`git add path/to/file`); repo-memory commits its records once the {operation} ends")
 
 
 def commit_pending(config: Config) -> None:
