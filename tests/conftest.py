@@ -68,6 +68,19 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
+def initialised(tmp_path: Path, name: str = "origin") -> Path:
+    """A repository with one commit of a person's file, set up by `repo-memory init` run as a person runs it."""
+    path = tmp_path / name
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "a.txt").write_text("hi\n", encoding="utf-8")
+    git(path, "add", "a.txt")
+    git(path, "commit", "-q", "-m", "init")
+    done = subprocess.run([sys.executable, "-m", "repo_memory", "init"], cwd=path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return path
+
+
 @pytest.fixture
 def store(repo: Path) -> Iterator[Store]:
     s = Store(Config.load(repo))

@@ -14,7 +14,7 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import ConflictError
 
-from tests.conftest import git
+from tests.conftest import git, initialised
 
 BUILD = ".agents/skills/build/SKILL.md"
 
@@ -25,13 +25,7 @@ def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def origin(tmp_path: Path, attributes: str = "") -> Path:
     """A repository with a person's skill `build` and an agent's draft `zebra-feeding`, both committed."""
-    repo = tmp_path / "origin"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("hi\n", encoding="utf-8")
-    git(repo, "add", "a.txt")
-    git(repo, "commit", "-q", "-m", "init")
-    assert cli(repo, "init").returncode == 0
+    repo = initialised(tmp_path)
     if attributes:
         git(repo, "lfs", "install", "--local")
         with (repo / ".gitattributes").open("a", encoding="utf-8") as out:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from repo_memory import layout
 
-from tests.conftest import git
+from tests.conftest import git, initialised
 
 
 def cli(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -24,13 +24,7 @@ def remember(repo: Path, session: str, *texts: str) -> None:
 
 def origin(tmp_path: Path, rules: list[str] | None = None) -> Path:
     """A repository with memory committed; `rules`: the .gitattributes it commits instead of init's."""
-    repo = tmp_path / "origin"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "a.txt").write_text("hi\n", encoding="utf-8")
-    git(repo, "add", "a.txt")
-    git(repo, "commit", "-q", "-m", "init")
-    assert cli(repo, "init").returncode == 0
+    repo = initialised(tmp_path)
     if rules is not None:
         (repo / ".gitattributes").write_text("".join(f"{r}\n" for r in rules), encoding="utf-8")
         git(repo, "commit", "-q", "--allow-empty", "-am", "the rules an older init wrote")
