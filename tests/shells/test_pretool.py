@@ -514,3 +514,28 @@ def test_a_touch_of_a_skill_holding_committed_links_leaves_it_active(repo: Path)
     git(repo, "commit", "-q", "-m", "deploy script and links")
     answer = shell_call(repo, "find .agents -name SKILL.md -exec touch {} + && ln -sfn run.sh $(find .agents -name post.sh)")
     assert "status: active" in skill.read_text(encoding="utf-8") and "draft" not in json.dumps(answer), answer
+
+
+@pytest.mark.parametrize("command", ["git clean -fdx", "git clean -fd && git status", "git stash -u"])
+def test_a_discard_of_untracked_files_during_a_stopped_rebase_with_memory_pending_is_refused(repo: Path, command: str):
+    """Memory commits wait while a rebase is stopped, so committing the records first cannot help: `git clean -fdx`
+    deleted the pending log for good (review helper-141). The refusal says how to keep .agents/ out of it."""
+    stopped_rebase(repo)
+    pending_memory(repo)
+    why = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
+    assert "rebase" in why and "-e .agents" in why, why
+    kept = "git clean -fdx -e .agents"
+    assert not denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": kept}, "session_id": "s1"}))
+    subprocess.run(kept, shell=True, cwd=repo, check=True, capture_output=True)
+    assert git(repo, "status", "--porcelain", "--", ".agents")  # the pending records are still there
+
+
+@pytest.mark.parametrize("command", ["git add -A src/", "git add --all -- src", "git add -u src/x.py"])
+def test_an_add_limited_to_paths_during_a_stopped_rebase_is_not_whole_tree(repo: Path, command: str):
+    """`-A`/`-u` with a pathspec stage only those paths: refusing them refused what the refusal itself told the agent
+    to do (add its own files by name)."""
+    stopped_rebase(repo)
+    pending_memory(repo)
+    assert not denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
+    assert denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": "git add src/x.py .agents"},
+                                          "session_id": "s1"}))

@@ -89,6 +89,7 @@ SWEEPING = frozenset({"commit", "add", "stash", "clean", "checkout", "restore", 
 UNALIASED = SWEEPING | reserved.GIT_READERS | running.MOVERS | {"push", "pull", "fetch", "branch", "tag", "config"}
 OPERATIONS = (("rebase-merge", "rebase"), ("rebase-apply", "rebase"), ("MERGE_HEAD", "merge"),
               ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"))
+MEMORY = ".agents"  # what a pending record lives under
 WHOLE_TREE = frozenset({"-A", "--all", "-u", "--update", ".", "./", ":/", "*"})
 Alias = Callable[[str], str]
 
@@ -131,8 +132,12 @@ def sweeps(text: str, alias: Alias = lambda _: "") -> bool:
 def _whole_tree(words: list[str]) -> bool:
     """Whether a git command stages the whole tree: `git add -A` (`.`, `-u`…), `git commit -a` (`-qam x`)."""
     command, args = running.subcommand(words), _arguments(words)
-    if command == "add":
-        return any(w in WHOLE_TREE or w[:1] == "-" and w[1:2] != "-" and set(w[1:]) & set("Au") for w in args)
+    if command == "add":  # `-A src/`, `-u file` stage those paths only; `.`, `:/` or .agents itself as a path do not
+        cut = args.index("--") if "--" in args else len(args)
+        flags, paths = [w for w in args[:cut] if w[:1] == "-"], [w for w in args[:cut] if w[:1] != "-"] + args[cut + 1:]
+        if any(w in WHOLE_TREE or _under_memory(w) for w in paths):
+            return True
+        return not paths and any(w in WHOLE_TREE or w[1:2] != "-" and set(w[1:]) & set("Au") for w in flags)
     return command == "commit" and any(w in ("-a", "--all") or w[:1] == "-" and w[1:2] != "-" and
                                        "a" in re.split(r"[mFcCt]", w[1:])[0] for w in args)
 
@@ -145,11 +150,33 @@ def held_add(config: Config, text: str, alias: Alias) -> str:
         pending = operation and Journal(config.state_dir).path.stat().st_size > 0
     except OSError:
         pending = False
-    if not pending or not any(_whole_tree(words) for words in git_commands(text, alias)):
+    commands = list(git_commands(text, alias)) if pending else []
+    if any(_discards_untracked(words) for words in commands):
+        return (f"a {operation} is in progress, so repo-memory cannot commit the session's pending records (.agents/) "
+                f"first, and this would delete them: keep them out (`git clean -fdx -e {MEMORY}`), or finish the "
+                f"{operation} first; repo-memory commits its records once it ends")
+    if not any(_whole_tree(words) for words in commands):
         return ""
     return (f"a {operation} is in progress, so repo-memory cannot commit the session's pending records (.agents/) before "
             "your commit, and staging the whole tree (`git add -A`, `.`, `-u`, `commit -a`) would put them into it: add "
             f"your own files by name (`git add path/to/file`); repo-memory commits its records once the {operation} ends")
+
+
+def _under_memory(path: str) -> bool:
+    """Whether a path or pattern as written (`.agents`, `./.agents/`, `/.agents/experience`) is memory or in it."""
+    return path.removeprefix("./").lstrip("/").split("/")[0] == MEMORY
+
+
+def _discards_untracked(words: list[str]) -> bool:
+    """Whether a git command deletes untracked files, as pending records are: `git clean -f…` (not a dry run, not one
+    keeping .agents out with `-e .agents`), `git stash -u`/`--include-untracked`/`-a`."""
+    command, args = running.subcommand(words), _arguments(words)
+    short = "".join(w[1:] for w in args if w[:1] == "-" and w[1:2] != "-")
+    if command == "clean":
+        kept = any(_under_memory(w.removeprefix("--exclude=").removeprefix("-e"))
+                   for w in [*args, *(f"-e{b}" for a, b in zip(args, args[1:]) if a in ("-e", "--exclude"))])
+        return "n" not in short and "--dry-run" not in args and not kept
+    return command == "stash" and (bool(set(short) & set("ua")) or bool({"--include-untracked", "--all"} & set(args)))
 
 
 def commit_pending(config: Config) -> None:
