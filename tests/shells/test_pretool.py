@@ -379,6 +379,11 @@ def test_an_agents_discard_of_its_changes_finds_the_memory_pending_before_it_com
     assert not git(repo, "status", "--porcelain", "--", ".agents")
 
 
+def refusal(repo: Path, command: str) -> str:
+    """Why the pre-tool hook refuses the shell line `command` of session s1 ('' when it lets it run)."""
+    return denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
+
+
 def stopped_rebase(repo: Path) -> None:
     """A rebase stopped on a conflict in app.py, for the agent to resolve."""
     (repo / "app.py").write_text("base\n", encoding="utf-8")
@@ -398,10 +403,10 @@ def stopped_rebase(repo: Path) -> None:
 def test_a_whole_tree_git_add_during_a_stopped_rebase_with_memory_pending_is_refused(repo: Path, command: str):
     stopped_rebase(repo)
     pending_memory(repo)
-    why = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
+    why = refusal(repo, command)
     assert "rebase" in why and "by name" in why, why
     named = "git add app.py && GIT_EDITOR=true git rebase --continue"
-    assert not denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": named}, "session_id": "s1"}))
+    assert not refusal(repo, named)
     subprocess.run(named, shell=True, cwd=repo, check=True, capture_output=True)
     assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["app.py"]
 
@@ -522,10 +527,10 @@ def test_a_discard_of_untracked_files_during_a_stopped_rebase_with_memory_pendin
     deleted the pending log for good (review helper-141). The refusal says how to keep .agents/ out of it."""
     stopped_rebase(repo)
     pending_memory(repo)
-    why = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
+    why = refusal(repo, command)
     assert "rebase" in why and "-e .agents" in why, why
     kept = "git clean -fdx -e .agents"
-    assert not denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": kept}, "session_id": "s1"}))
+    assert not refusal(repo, kept)
     subprocess.run(kept, shell=True, cwd=repo, check=True, capture_output=True)
     assert git(repo, "status", "--porcelain", "--", ".agents")  # the pending records are still there
 
@@ -536,6 +541,5 @@ def test_an_add_limited_to_paths_during_a_stopped_rebase_is_not_whole_tree(repo:
     to do (add its own files by name)."""
     stopped_rebase(repo)
     pending_memory(repo)
-    assert not denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
-    assert denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": "git add src/x.py .agents"},
-                                          "session_id": "s1"}))
+    assert not refusal(repo, command)
+    assert refusal(repo, "git add src/x.py .agents")
