@@ -157,3 +157,23 @@ def test_doctor_in_private_mode_says_the_attribute_rules_are_this_clones_own_not
                                   if "eol=lf" not in line), encoding="utf-8")
     rules = [f for f in doctor(runner, repo)[1] if f["path"] == ".git/info/attributes"]
     assert rules and ".gitattributes" not in rules[0]["fix"] and "repo-memory init" in rules[0]["fix"], rules
+
+
+def test_doctor_names_a_claude_code_local_scope_entry_whose_program_is_gone(runner: CliRunner, repo: Path, home: Path):
+    """`claude mcp add --scope local` keeps an entry in ~/.claude.json under the project's path, and it wins over the
+    project's .mcp.json: an older install's path there left Claude Code listing a server that cannot start, while doctor
+    checked only the user scope and said nothing. The entry is written by the real CLI, as a person's would be."""
+    from tests.harness.clis import base_env, cli_tool
+    from tests.harness.clis import run as run_cli
+
+    home.mkdir(parents=True, exist_ok=True)
+    run(runner, repo, "setup", "claude-code")
+    added = run_cli([cli_tool("claude"), "mcp", "add", "--scope", "local", "repo-memory", GONE, "serve"], repo, base_env(home))
+    assert added.returncode == 0, added.stderr
+    code, found = doctor(runner, repo)
+    said = [f for f in found if GONE in f["message"]]
+    assert code == 1 and said and said[0]["level"] == "error" and "local" in said[0]["path"], found
+    assert "claude mcp remove --scope local repo-memory" in said[0]["fix"], said
+    removed = run_cli([cli_tool("claude"), "mcp", "remove", "--scope", "local", "repo-memory"], repo, base_env(home))
+    assert removed.returncode == 0, removed.stderr
+    assert not [f for f in doctor(runner, repo)[1] if GONE in f["message"]]

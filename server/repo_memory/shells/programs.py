@@ -1,7 +1,7 @@
 """The programs the harnesses' files name to run repo-memory (hooks, server entries), and which of them are not there.
 
 An older setup wrote this install's absolute path into a person's files (settings.local.json's hooks, ~/.codex/config.toml,
-Claude Code's user scope); once repo-memory is reinstalled elsewhere every hook fails with exit 127 and the harness
+Claude Code's user and local scopes); once repo-memory is reinstalled elsewhere every hook fails with exit 127 and the harness
 lists a server that cannot start, without a word. Each program is checked as the harness runs it: a path must be an
 executable file; a bare name must be on PATH (this process's PATH: the harness's own may differ, so that is a warning).
 """
@@ -33,6 +33,7 @@ class Dead:
 
 HOOK_FILES = (".claude/settings.json", ".claude/settings.local.json", ".codex/hooks.json", ".gemini/settings.json")
 SERVER_FILES = (".mcp.json", ".gemini/settings.json")  # a JSON file's mcpServers.repo-memory
+LOCAL = "~/.claude.json (local scope)"
 
 
 def dead(root: Path, home: Path, codex_home: Path) -> list[Dead]:
@@ -50,6 +51,9 @@ def dead(root: Path, home: Path, codex_home: Path) -> list[Dead]:
     user = (state.get("mcpServers") or {}).get(NAME) if isinstance(state.get("mcpServers"), dict) else None
     if isinstance(user, dict) and isinstance(user.get("command"), str):
         named.setdefault("~/.claude.json", []).append(("the user-scope server entry", user["command"]))
+    local = _local_entry(state, root)  # `claude mcp add --scope local`: kept under the project's path, it wins over .mcp.json
+    if isinstance(local.get("command"), str):
+        named.setdefault(LOCAL, []).append(("the local-scope server entry", local["command"]))
     for config, shown in ((codex_home / "config.toml", _short(codex_home / "config.toml", home)), (root / ".codex/config.toml", ".codex/config.toml")):
         entry = _toml(config).get("mcp_servers", {}).get(NAME)
         if isinstance(entry, dict) and isinstance(entry.get("command"), str):
@@ -109,12 +113,26 @@ def _fix(shown: str, by_path: bool, codex_home: Path, home: Path) -> str:
     if shown == ".codex/config.toml":
         return ("setup writes only ~/.codex/config.toml, and this project's file overrides it: take [mcp_servers.repo-memory] "
                 "out of .codex/config.toml, or set its `command` to `repo-memory` (or this install's path).")
+    if shown == LOCAL:
+        return (f"Run `claude mcp remove --scope local {NAME}` in this repository: the project's .mcp.json, which setup "
+                "keeps current, then starts the server.")
     if shown == "~/.claude.json":
         return f"Run `claude mcp remove --scope user {NAME}`, then `repo-memory setup claude-code --scope user`."
     harness = "codex" if shown == _short(codex_home / "config.toml", home) else harness_of(shown)
     shared = " --shared" if shown == ".claude/settings.json" else ""
     return (f"Run `repo-memory setup {harness}{shared}` again: it rewrites repo-memory's entries with this install's "
             "command and keeps everything else in the file.")
+
+
+def _local_entry(state: dict[str, Any], root: Path) -> dict[str, Any]:
+    """This repository's local-scope entry in ~/.claude.json (projects, keyed by the repository's path), or {}."""
+    projects = state.get("projects")
+    for key in dict.fromkeys((str(root), str(root.resolve()))):
+        project = projects.get(key) if isinstance(projects, dict) else None
+        entry = ((project.get("mcpServers") or {}) if isinstance(project, dict) else {}).get(NAME)
+        if isinstance(entry, dict):
+            return entry
+    return {}
 
 
 def _short(path: Path, home: Path) -> str:
