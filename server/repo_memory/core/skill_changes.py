@@ -1,10 +1,12 @@
 """Whether an agent's tool call that named a skill's files changed them: a read (`cat`, the way Codex reads every
 file) is no edit, and only an edit puts an active skill back to draft (Skillbook.redraft).
 
-The pre-tool hook notes the fingerprint of each skill folder a call names (`note`); the post-tool hook compares
-(`changed`). A call no pre-tool hook saw (an older setup, a call recorded from a transcript) is compared with what HEAD
-holds instead. Folders a call changed without naming them are found by their status-change times (`touched_since`)
-and then compared the same way: a touch or the same bytes written again changes a time, not the content.
+The pre-tool hook notes the fingerprint of each skill folder a call names, and its SKILL.md's sha256 (`note`); the
+post-tool hook compares (`changed`), and counts what the call left as seen by its session when it changed a version
+the session could update (`own`). A call no pre-tool hook saw (an older setup, a call recorded from a transcript) is
+compared with what HEAD holds instead. Folders a call changed without naming them are found by their status-change
+times (`touched_since`) and then compared the same way: a touch or the same bytes written again changes a time, not the
+content.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from repo_memory.errors import UnsafePathError
+from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats.skills import MIRROR_MARKER, SKILL_FILE
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
@@ -37,13 +39,14 @@ def folders(paths: Iterable[Path]) -> list[Path]:
 
 
 def note(paths: Iterable[Path]) -> dict[str, str]:
-    """The fingerprint of each skill folder `paths` name, by its resolved path."""
+    """The fingerprint of each skill folder `paths` name, by its resolved path, and its SKILL.md's sha256, by that file's."""
     from repo_memory.core import reviewing  # only when a call names a skill: the pre-tool hook stays light
 
     found = {}
     for folder in folders(paths):
         try:
             found[str(folder)] = reviewing.fingerprint(folder)
+            found[str(folder / SKILL_FILE)] = hashlib.sha256(disk.read_safely(folder / SKILL_FILE)).hexdigest()
         except (OSError, UnsafePathError):
             continue  # not noted: compared with HEAD after the call
     return found
@@ -74,6 +77,21 @@ def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed:
     except (OSError, UnsafePathError):
         return True
     return False
+
+
+def own(folder: Path, rel: str, before: Mapping[str, str] | None, seen: str | None, committed: Committed) -> bool:
+    """Whether the call that changed skill `folder` (its SKILL.md at `rel`) changed a version its session could update
+    unseen: the one it last read or wrote (`seen`, a sha256) or one HEAD holds, as noted before the call (`note`). What
+    it leaves is then the session's own; a call over another session's write or a person's edit is no reading of it,
+    and a call no pre-tool hook noted tells nothing of the version it found."""
+    was = (before or {}).get(str(folder.resolve() / SKILL_FILE))
+    if was is None or was == seen:
+        return was is not None
+    head = committed.head()
+    try:
+        return head is not None and hashlib.sha256(committed.git.blob(head, rel)).hexdigest() == was
+    except NotFoundError:
+        return False  # HEAD has no such file: the version was on disk only, and not the one the session had
 
 
 def skill_of(rel: str, sources: Iterable[str]) -> str | None:

@@ -269,7 +269,7 @@ class Skillbook:
                  or skill_changes.changed(self.root / folder, folder, before, self._committed)]
         timed = skill_changes.touched_since(self.root, self.sources, since) if since is not None else []
         touched = [*named, *(rel for rel in timed if rel in named or self._changed_during(rel, before, since))]
-        return sorted({name for rel in touched if (name := self._redraft(rel, via, set(named), since))})
+        return sorted({name for rel in touched if (name := self._redraft(rel, via, set(named), since, before))})
 
     def _changed_during(self, rel: str, before: Mapping[str, str] | None, since: int | None) -> bool:
         """Whether the skill whose SKILL.md is `rel`, touched while a call ran, has content other than before it: as
@@ -280,34 +280,39 @@ class Skillbook:
         folder = rel.rsplit("/", 1)[0]
         return skill_changes.changed(self.root / folder, folder, before, self._committed, indexed)
 
-    def _redraft(self, rel: str, via: str, named: set[str], since: int | None) -> str | None:
+    def _redraft(self, rel: str, via: str, named: set[str], since: int | None, before: Mapping[str, str] | None) -> str | None:
         parts = rel.split("/")
         source = next((s for s in self.sources if rel.startswith(f"{s}/")), None)
-        if source is None or self.review_policy != "required" or len(parts) <= len(source.split("/")) + 1:
+        if source is None or len(parts) <= len(source.split("/")) + 1:
             return None
-        name = parts[len(source.split("/"))]
-        path = paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
+        name, required = parts[len(source.split("/"))], self.review_policy == "required"
+        md, path = f"{source}/{name}/{skills.SKILL_FILE}", paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
         if not path.is_file() or (path.parent / skills.MIRROR_MARKER).exists():  # a generated copy: mirror.take
             return None
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
-            current = skills.parse(raw, f"{source}/{name}/{skills.SKILL_FILE}", source)
+            current = skills.parse(raw, md, source)
             text = None
-            if current.status != "draft" or current.origin != "agent":
+            if required and (current.status != "draft" or current.origin != "agent"):
                 try:
                     text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
                 except (InvalidRecordError, UnicodeDecodeError):
                     pass  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
-                else:  # this process's write, after its session's own tool call changed the skill: a version it saw
+                else:
                     disk.write_atomic(path, text.encode("utf-8"))
-                    self._seen[name] = hashlib.sha256(text.encode("utf-8")).hexdigest()
-                    self._docs.note([skills.Found(str(path), f"{source}/{name}/{skills.SKILL_FILE}", source, self.sources.index(source))])
+                    self._docs.note([skills.Found(str(path), md, source, self.sources.index(source))])
+            if source == SKILLS_DIR and skill_changes.own(path.parent, md, before, self._seen.get(name), self._committed):
+                self._seen[name] = hashlib.sha256(raw if text is None else text.encode("utf-8")).hexdigest()  # its own edit
+            if not required:  # nothing to review: the agent's edit is its work on the files, as with code
+                return None
+            # its edit of the draft HEAD holds is the agent's, committed as such: not a person's edit in progress (unsaved)
+            mine = [md] if text is not None or source == SKILLS_DIR and not self._committed.file(md, raw) \
+                and skill_changes.own(path.parent, md, before, None, self._committed) else []
             offered = offering.settle(self.root, source, name)  # also when it was a draft: the agent may have changed agents/
             beside = reviewing.agents_change(self._committer.git, self._committed, f"{source}/{name}", named, since) if source == SKILLS_DIR else []
-        if source == SKILLS_DIR and (text is not None or offered or beside):
-            changed = [f"{source}/{name}/{skills.SKILL_FILE}"] if text is not None else []
-            self._committer.record([*changed, *offered, *beside], f"memory(skill): {name} edited by an agent ({via}), " + (
-                "back to draft" if text is not None else "still a draft" if beside else "kept from Codex's list"))
+        if source == SKILLS_DIR and (mine or offered or beside):
+            self._committer.record([*mine, *offered, *beside], f"memory(skill): {name} edited by an agent ({via}), " + (
+                "back to draft" if text is not None else "still a draft" if mine or beside else "kept from Codex's list"))
         return name if text is not None else None
 
     def repin(self, name: str) -> list[str]:
