@@ -16,7 +16,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import codex_policy, offering, reviewing, rewrites, skill_changes
+from repo_memory.core import offering, reviewing, rewrites, skill_changes, skill_files
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import (ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError,
@@ -286,9 +286,11 @@ class Skillbook:
         if source is None or self.review_policy != "required" or len(parts) <= len(source.split("/")) + 1:
             return None
         name = parts[len(source.split("/"))]
-        path = paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
+        path = paths.inside(self.root, *source.split("/"), name) / skills.SKILL_FILE  # a link there is told apart below
         if not path.is_file() or (path.parent / skills.MIRROR_MARKER).exists():  # a generated copy: mirror.take
             return None
+        if path.is_symlink():  # never written through: in .agents/skills it is no longer served (skills.LINKED_SKILL_FILE)
+            return name if source == SKILLS_DIR else None
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
             current = skills.parse(raw, f"{source}/{name}/{skills.SKILL_FILE}", source)
@@ -389,7 +391,6 @@ class Skillbook:
         return rewrites.churning(self.state_dir)  # skills an agent keeps rewriting (core/rewrites.py)
 
 
+
 def _files(folder: Path) -> list[str]:
-    ours = codex_policy.ours_in(folder)
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts) and p not in ours)
+    return [entry.shown for entry in skill_files.walk(folder)]  # what the review sha counts (core/skill_files.py)
