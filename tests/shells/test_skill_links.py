@@ -129,3 +129,16 @@ def test_skill_show_lists_every_file_and_link_the_review_sha_counts(repo: Path):
     assert "part of the reviewed version: .pre.sh, lib -> /, run.sh" in done.stderr, done.stderr
     assert "status: draft" in skill.read_text(encoding="utf-8")
 
+
+def test_claude_codes_copy_of_a_skill_holds_its_links_as_links(repo: Path):
+    """The copy in .claude/skills left links out: Claude Code loaded another folder than the one reviewed. A relative
+    target holds there as well (the copy lies as deep below the repository as its skill)."""
+    skill = deploy_with_script(repo)
+    (skill.parent / "readme.md").symlink_to("../../../README.md")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "readme link")
+    done = cli(repo, "sync")
+    assert done.returncode == 0 and "mirrored deploy" in done.stdout, done.stdout + done.stderr
+    copy = repo / ".claude/skills/deploy/readme.md"
+    assert copy.is_symlink() and copy.read_text(encoding="utf-8") == "hi\n"
+    assert "edited" not in cli(repo, "doctor").stdout
