@@ -354,7 +354,7 @@ def _index_drift(store: Store) -> list[Finding]:
         known = indexed.pop(found.rel, None)
         if found.refused:
             if known is None:
-                out.append(Finding("error", found.rel, found.refused, "Replace the link with a real folder inside the repository."))
+                out.append(Finding("error", found.rel, found.refused, _fix_for(found.refused, found.rel)))
             continue
         digest = hashlib.sha256(Path(found.path).read_bytes()).hexdigest()
         if known is None:
@@ -379,6 +379,8 @@ def _fix_for(message: str, path: str) -> str:
         return f"Re-save {path} as UTF-8 text (e.g. `iconv -f latin1 -t utf-8`), or remove it."
     if "binary" in message:
         return f"Remove {path} or replace it with a markdown SKILL.md."
+    if "SKILL.md is a link" in message:  # the file is the link, not its folder
+        return f"Replace the link with a real SKILL.md file (`cp --remove-destination \"$(readlink -f {path})\" {path}`), then review it."
     if "link" in message:
         return "Replace the link with a real folder inside the repository."
     if "merge conflict" in message:  # the merge is what it needs, not the schema: its step is the conflict's finding

@@ -146,5 +146,5 @@ def _status_at(git: Git, commit: str, rel: str) -> str:
 def _folder_at(git: Git, commit: str, folder: str) -> frozenset[tuple[str, str]]:
     """What a person reviews of the skill in `folder` at `commit`: each file's path in it and blob id, but Codex's file
     (offering.settle's)."""
-    inside = [f for f in git.files_at(commit, (folder,)) if not f[len(folder) + 1:].startswith(SETTLED)]
+    inside = [f for f in git.modes_at(commit, (folder,)) if not f[len(folder) + 1:].startswith(SETTLED)]
     return frozenset((f, entry[0]) for f in inside if (entry := git.entry(commit, f)))

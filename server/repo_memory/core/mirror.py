@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory import layout
-from repo_memory.core import offering
+from repo_memory.core import offering, skill_files
+from repo_memory.errors import UnsafePathError
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
 from repo_memory.formats import skills
@@ -75,10 +76,15 @@ def edited(copy: Path) -> bool:
 
 
 def _digest(folder: Path) -> str:
+    """Of what a copy holds of skill `folder`: what its review sha counts (core/skill_files.py), a link by its target."""
     h = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink() and p.name != skills.MIRROR_MARKER):
-        h.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for entry in _entries(folder):
+        h.update(os.fsencode(entry.rel) + b"\0" + (b"link:" if entry.link else b"") + entry.data() + b"\0")
     return h.hexdigest()
+
+
+def _entries(folder: Path) -> list[skill_files.Entry]:
+    return [e for e in skill_files.walk(folder) if e.rel != skills.MIRROR_MARKER]  # the marker is no content of the skill
 
 
 def stamps(root: Path, target: str = TARGET, only: Collection[str] | None = None) -> dict[str, str]:
@@ -159,7 +165,11 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
                     and _copied(dest, "skill_sha256") == view[name].sha256:
                 report.unchanged.append(name)  # its SKILL.md is as copied, says the index, and nothing beside it changed
                 continue
-            digest = _digest(source)
+            try:
+                digest = _digest(source)
+            except UnsafePathError as exc:  # a hard-linked file, say: no review sha either (reviewing.fingerprint)
+                report.withheld[name] = str(exc)
+                continue
             if marker.exists() and _copied(dest) == digest:
                 report.unchanged.append(name)
                 continue
@@ -189,10 +199,14 @@ def _write(source: Path, dest: Path, name: str, digest: str) -> None:
     if dest.exists():
         shutil.rmtree(dest)
     skill_sha = ""  # of its SKILL.md as copied: the index's digest of that file says whether it changed since
-    for path in sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()):
-        rel, data = path.relative_to(source), path.read_bytes()
-        disk.write_atomic(guard.inside(dest, *rel.parts), data)
-        skill_sha = hashlib.sha256(data).hexdigest() if rel.as_posix() == skills.SKILL_FILE else skill_sha
+    for entry in _entries(source):
+        there, data = guard.inside(dest, *entry.rel.split("/")), entry.data()
+        if entry.link:  # as git would check it out: the same depth below the repository, so a relative target holds
+            there.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(entry.path.readlink(), there)
+        else:
+            disk.write_atomic(there, data)
+        skill_sha = hashlib.sha256(data).hexdigest() if entry.rel == skills.SKILL_FILE else skill_sha
     note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
             "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
     disk.write_atomic(dest / skills.MIRROR_MARKER, (json.dumps(note, indent=2) + "\n").encode())
@@ -332,16 +346,18 @@ def _touched(folder: Path, since: int) -> bool:
 
 
 def _carry(copy: Path, source: Path) -> None:
-    """Make skill folder `source` hold what generated `copy` holds (not links, nor the marker), files removed too."""
-    files = {p.relative_to(copy) for p in copy.rglob("*") if p.is_file() and not p.is_symlink() and p.name != skills.MIRROR_MARKER}
-    for path in [p for p in source.rglob("*") if p.is_file() and not p.is_symlink()]:
-        if path.relative_to(source) not in files:
-            path.unlink()
-    for rel in sorted(files):
-        data = (copy / rel).read_bytes()
-        there = guard.inside(source, *rel.parts)
-        if not there.is_file() or there.is_symlink() or there.read_bytes() != data:
-            disk.write_atomic(there, data)
+    """Make skill folder `source` hold what generated `copy` holds (but the marker), links as links, files removed too."""
+    wanted = {e.rel: e for e in _entries(copy)}
+    for entry in _entries(source):
+        if entry.rel not in wanted or entry.link or wanted[entry.rel].link:
+            entry.path.unlink()  # gone, or a link: made again below (a link itself, never what it leads to)
+    for rel, entry in sorted(wanted.items()):
+        there = guard.inside(source, *rel.split("/"))
+        if entry.link:
+            there.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(entry.path.readlink(), there)
+        elif not there.is_file() or there.read_bytes() != entry.data():
+            disk.write_atomic(there, entry.data())
 
 
 def told(taken: list[Taken], target: str = TARGET) -> list[str]:

@@ -336,7 +336,7 @@ def docs_at(git: Git, root: Path, sources: tuple[str, ...], commit: str) -> DocI
     if key not in _PAST:
         with tempfile.TemporaryDirectory(prefix="repo-memory-as-of-") as tmp:
             base = Path(tmp)
-            for rel in git.files_at(commit, (*sources, loops.LOOPS_DIR)):
+            for rel in git.modes_at(commit, (*sources, loops.LOOPS_DIR)):
                 if rel.endswith(f"/{skills.SKILL_FILE}") and rel.count("/") >= 3 or rel.startswith(f"{loops.LOOPS_DIR}/") and rel.endswith(".md"):
                     target = base / rel
                     target.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import agent_commits, codex_policy, merges
+from repo_memory.core import agent_commits, codex_policy, merges, skill_files
 from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
@@ -60,23 +60,16 @@ def unmerge(git: Git, where: str, refused: str) -> None:
 
 
 def fingerprint(folder: Path, skill_md: bytes | None = None) -> str:
-    """The sha256 of what a person reviews of the skill in `folder`: its SKILL.md (or `skill_md` in its place) and every
-    file beside it, path and bytes (Codex's file of ours is no content of the skill's)."""
+    """The sha256 of what a person reviews of the skill in `folder` (core/skill_files.py): its SKILL.md (or `skill_md` in
+    its place) and every file and link beside it, path and bytes (a link's: its target)."""
     digest = hashlib.sha256()
-    for file in reviewed_files(folder):
-        if file.is_symlink():
-            data = b"link:" + os.readlink(file).encode()
+    for entry in skill_files.walk(folder):
+        if entry.link:
+            data = b"link:" + entry.data()
         else:
-            data = skill_md if skill_md is not None and file == folder / skills.SKILL_FILE else disk.read_safely(file)
-        digest.update(f"{file.relative_to(folder).as_posix()}\0{len(data)}\0".encode() + data)
+            data = skill_md if skill_md is not None and entry.rel == skills.SKILL_FILE else entry.data()
+        digest.update(os.fsencode(entry.rel) + f"\0{len(data)}\0".encode() + data)
     return digest.hexdigest()
-
-
-def reviewed_files(folder: Path) -> list[Path]:
-    """What `fingerprint` counts of skill `folder`, sorted: every file and link (to a folder too, not followed), but Codex's
-    file of ours."""
-    ours = codex_policy.ours_in(folder)
-    return sorted(p for p in folder.rglob("*") if (p.is_file() or p.is_symlink()) and p not in ours)
 
 
 def accepted_as(path: Path, raw: bytes, sha: str) -> bool:
@@ -125,8 +118,8 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
                             f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
     folder, head = path.parent, committed.head()
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
-    files = [p for p in entries if p.is_file() or p.is_symlink()]
     ours = codex_policy.ours_in(folder)  # written with the draft
+    files = sorted([*(e.path for e in skill_files.walk(folder)), *ours], reverse=True)
     unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
     if unheld:
         raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "
@@ -153,8 +146,9 @@ def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str, agent
 def _theirs(committer: Committer, committed: Committed, skill: str, path: Path, head: str | None) -> str:
     """Why the file at `path` in the folder of `skill` is a person's, not to delete with a draft no one accepted: in
     no commit as it is, or committed by a person ('' when it is the agent's)."""
-    full = f"{skill}/{path.relative_to(committer.git.root / skill).as_posix()}"
-    if path.is_symlink() or not committed.file(full, disk.read_safely(path), head):
+    git, rel = committer.git, path.relative_to(committer.git.root / skill).as_posix()
+    full, entry = f"{skill}/{rel}", skill_files.Entry(rel, path, path.is_symlink())
+    if not skill_files.held(committed, full, entry, git.modes_at(head, (skill,)) if head else {}, head, git.links_kept()):
         return f"{full.rsplit('/', 1)[-1]}, in no commit (a person's?)"
     persons = _persons(committer, head, full)
     return f"{full.rsplit('/', 1)[-1]}, as your commit {persons} left it" if persons else ""
@@ -194,32 +188,27 @@ def overtaken(committed: Committed, name: str, rel: str, data: bytes, seen: str 
                             f"read it (read(ref='skill:{name}')), then write again.")
 
 
-def beside(folder: Path) -> dict[str, Path]:
-    """The files and links in skill `folder` but its SKILL.md and Codex's file, by their path inside it."""
-    found = {}
-    for where, dirs, files in os.walk(folder):
-        for entry in [*files, *(d for d in dirs if os.path.islink(os.path.join(where, d)))]:
-            rel = Path(where, entry).relative_to(folder).as_posix()
-            if not _settled_elsewhere(rel):
-                found[rel] = Path(where, entry)
-    return found
+def beside(folder: Path) -> dict[str, skill_files.Entry]:
+    """The files and links of skill `folder` (core/skill_files.py) but its SKILL.md and Codex's file, by their path in it."""
+    return {entry.rel: entry for entry in skill_files.walk(folder) if not _settled_elsewhere(entry.rel)}
 
 
 def agents_change(git: Git, committed: Committed, skill: str, named: set[str], since: int | None) -> list[str]:
-    """The files beside SKILL.md of `skill` (its folder's path) that an agent's tool call changed — named by the call, or
-    changed while it ran (status-change times; a removal changes its folder's) — and HEAD does not hold as they are:
-    committed with the draft, so that `git log -p` shows them and `reject` can give back what was accepted. Links are
-    left alone (nothing is written through one)."""
+    """The files and links beside SKILL.md of `skill` (its folder's path) that an agent's tool call changed — named by
+    the call, or changed while it ran (status-change times; a removal changes its folder's) — and HEAD does not hold as
+    they are: committed with the draft, so that `git log -p` shows them and `reject` can give back what was accepted. A
+    name that is no UTF-8 stays uncommitted (reject names it)."""
     folder, head, found = git.root / skill, committed.head(), []
-    for rel, path in beside(folder).items():
+    modes, kept = git.modes_at(head, (skill,)) if head else {}, git.links_kept()
+    for rel, entry in beside(folder).items():
         full = f"{skill}/{rel}"
         try:
-            touched = full in named or since is not None and os.lstat(path).st_ctime_ns >= since
-            if touched and not path.is_symlink() and not committed.file(full, disk.read_safely(path), head):
+            touched = full in named or since is not None and os.lstat(entry.path).st_ctime_ns >= since
+            if touched and skill_files.committable(full) and not skill_files.held(committed, full, entry, modes, head, kept):
                 found.append(full)
         except (OSError, UnsafePathError):
             continue
-    for full in git.files_at(head, (skill,)) if head else []:
+    for full in modes:
         where = git.root / full
         if not _settled_elsewhere(full[len(skill) + 1:]) and not os.path.lexists(where):
             while not where.exists() and where != folder.parent:
@@ -235,33 +224,35 @@ def _give_back(committer: Committer, committed: Committed, skill: str, target: s
     of them is to come; never what no commit holds, nor what a person committed. Returns (the paths changed, the files
     kept as they are, each with why)."""
     git = committer.git
-    folder, head = git.root / skill, committed.head()
-    then = {rel for full in git.files_at(target, (skill,)) if not _settled_elsewhere(rel := full[len(skill) + 1:])}
-    now = beside(folder)
+    folder, head, links_kept = git.root / skill, committed.head(), git.links_kept()
+    then = {rel: mode for full, mode in git.modes_at(target, (skill,)).items() if not _settled_elsewhere(rel := full[len(skill) + 1:])}
+    heads, now = git.modes_at(head, (skill,)) if head else {}, beside(folder)
     changed, kept = [], []
-    for rel in sorted(then | set(now)):
-        full, path = f"{skill}/{rel}", folder / rel
+    for rel in sorted(set(then) | set(now)):
+        full, path, entry = f"{skill}/{rel}", folder / rel, now.get(rel)
         then_held = git.entry(target, full) if rel in then else None
         old = history.checked_out(git, full, then_held[0]) if then_held else None  # as a checkout writes it: never an LFS pointer
-        data = None if rel not in now or path.is_symlink() else disk.read_safely(path)
-        if rel in now and data is not None and data == old:
+        if entry is not None and old is not None and skill_files.same_kind(entry, then[rel], links_kept) and entry.data() == old:
             continue
-        if rel in now and (data is None or not committed.file(full, data, head) and not committer.waiting(full)):
+        held = skill_files.held(committed, full, entry, heads, head, links_kept) if entry else head is not None and not git.entry(head, full)
+        if entry is not None and not held and not committer.waiting(full):
             kept.append(f"{rel} (changes no commit holds: yours?)")
             continue
-        held = committed.file(full, data, head) if data is not None else head is not None and not git.entry(head, full)
         if held and (persons := _persons(committer, head, full)):  # HEAD holds it so, made by a person's commit
             kept.append(f"{rel} (as your commit {persons} left it)")
             continue
+        as_link = old is not None and then[rel] == skill_files.LINK and links_kept
+        if entry is not None and (entry.link or old is None or as_link):
+            path.unlink()  # the link itself, never what it leads to
         if old is None:
-            path.unlink()
             while (path := path.parent) != folder and not any(path.iterdir()):
                 path.rmdir()  # a folder only the agent's files were in
+        elif as_link:
+            os.symlink(os.fsdecode(old), path)
         else:
             disk.write_atomic(path, old)
             mode = os.stat(path).st_mode
-            executable = git.run("ls-tree", target, "--", full).stdout.startswith("100755")
-            os.chmod(path, mode | 0o111 if executable else mode & ~0o111)
+            os.chmod(path, mode | 0o111 if then[rel] == 0o100755 else mode & ~0o111)
         changed.append(full)
     return changed, kept
 

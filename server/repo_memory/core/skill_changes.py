@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import NotFoundError, UnsafePathError
-from repo_memory.formats.skills import MIRROR_MARKER, SKILL_FILE
+from repo_memory.formats.skills import LINKED_SKILL_FILE, MIRROR_MARKER, SKILL_FILE
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
-LINK = 0o120000  # a symbolic link's mode in git
 MAX_UP = 8  # folders looked up from a named path for its skill's SKILL.md (a script deep in the skill's folder)
 
 
@@ -54,25 +54,26 @@ def note(paths: Iterable[Path]) -> dict[str, str]:
 
 def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed: Committed, indexed: str = "") -> bool:
     """Whether the skill in `folder` (at `rel` in its repository) changed during the call: against its fingerprint noted
-    `before` it, else against HEAD (a file or link HEAD does not hold as it is now, or one it holds that is gone, is a
-    change: whatever the review sha counts, a link as git keeps it, by its target), except that SKILL.md as `indexed` (its sha256 as the index saw it before the call) is none: a person's edit in progress."""
-    from repo_memory.core import codex_policy, reviewing
+    `before` it, else against HEAD (a file or link HEAD does not hold as it is now, as `git status` sees it, or one it
+    holds that is gone, is a change: core/skill_files.py), except that SKILL.md as `indexed` (its sha256 as the index saw
+    it before the call) is none: a person's edit in progress."""
+    from repo_memory.core import codex_policy, reviewing, skill_files
 
     if not folder.is_dir():
         return True  # gone: nothing to read, and the redraft finds nothing to change either
     noted = (before or {}).get(str(folder.resolve()))
     if noted is not None:
         return reviewing.fingerprint(folder) != noted
-    head = committed.head()
+    head, git = committed.head(), committed.git
     try:
-        held = committed.git.modes_at(head, (rel,)) if head else {}
+        held = git.modes_at(head, (rel,)) if head else {}
         if any(not os.path.lexists(folder / f[len(rel) + 1:]) and f != f"{rel}/{codex_policy.FILE}" for f in held):
             return True
-        for path in reviewing.reviewed_files(folder):  # what the review sha counts (Codex's file as settled is no edit)
-            at, link = f"{rel}/{path.relative_to(folder).as_posix()}", path.is_symlink()
-            data = os.fsencode(os.readlink(path)) if link else disk.read_safely(path)  # a link as git holds it: its target
-            if (held.get(at) == LINK) != link or not committed.file(at, data, head) and not (
-                    indexed and path == folder / SKILL_FILE and hashlib.sha256(data).hexdigest() == indexed):
+        kept = git.links_kept()
+        for entry in skill_files.walk(folder):  # what the review sha counts (Codex's file as settled is no edit)
+            at = f"{rel}/{entry.rel}"
+            if not skill_files.held(committed, at, entry, held, head, kept) and not (
+                    indexed and entry.rel == SKILL_FILE and hashlib.sha256(entry.data()).hexdigest() == indexed):
                 return True
     except (OSError, UnsafePathError):
         return True
@@ -92,6 +93,17 @@ def own(folder: Path, rel: str, before: Mapping[str, str] | None, seen: str | No
         return head is not None and hashlib.sha256(committed.git.blob(head, rel)).hexdigest() == was
     except NotFoundError:
         return False  # HEAD has no such file: the version was on disk only, and not the one the session had
+
+
+def told(root: Path, names: Sequence[str]) -> list[str]:
+    """What an agent is told of the skills its tool call changed (`names`, from Skillbook.redraft): drafts again, or
+    broken where SKILL.md is a link now."""
+    linked = [n for n in names if (root / SKILLS_DIR / n / SKILL_FILE).is_symlink()]
+    drafts = ", ".join(f"skill:{n}" for n in names if n not in linked)
+    return ([f"repo-memory: {drafts} changed by this session's file edits, so it is a draft again until a person runs "
+             "`repo-memory accept`."] if drafts else []) + [
+        f"repo-memory: skill:{n} is broken: {LINKED_SKILL_FILE}. Put a real SKILL.md file back in its place (`repo-memory "
+        "doctor` says how); a person reviews it then." for n in linked]
 
 
 def skill_of(rel: str, sources: Iterable[str]) -> str | None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import codex_policy, offering, reviewing, rewrites, skill_changes
+from repo_memory.core import offering, reviewing, rewrites, skill_changes, skill_files
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import (ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError,
@@ -136,8 +136,7 @@ class Skillbook:
         return self._docs.rows("kind='skill' AND winner=1 AND status='active' AND flags=''", columns="name, description, status, flags, winner, path, mtime_ns")
 
     def drafts(self) -> list[str]:
-        """Names of the skills awaiting a person's review, the most recently changed first (not quarantined ones: their
-        names are an agent's words, and doctor lists them)."""
+        """Names of the skills awaiting a person's review, newest first (not quarantined ones: doctor lists those)."""
         rows = self._docs.rows("kind='skill' AND winner=1 AND status='draft' AND flags=''", columns="name, mtime_ns")
         return [r["name"] for r in sorted(rows, key=lambda r: (-r["mtime_ns"], r["name"]))]
 
@@ -286,9 +285,11 @@ class Skillbook:
         if source is None or len(parts) <= len(source.split("/")) + 1:
             return None
         name, required = parts[len(source.split("/"))], self.review_policy == "required"
-        md, path = f"{source}/{name}/{skills.SKILL_FILE}", paths.inside(self.root, *source.split("/"), name, skills.SKILL_FILE)
+        md, path = f"{source}/{name}/{skills.SKILL_FILE}", paths.inside(self.root, *source.split("/"), name) / skills.SKILL_FILE
         if not path.is_file() or (path.parent / skills.MIRROR_MARKER).exists():  # a generated copy: mirror.take
             return None
+        if path.is_symlink():  # never written through: in .agents/skills it is no longer served (skills.LINKED_SKILL_FILE)
+            return name if source == SKILLS_DIR else None
         with disk.repo_lock(self.state_dir):
             raw = disk.read_safely(path)
             current = skills.parse(raw, md, source)
@@ -394,7 +395,6 @@ class Skillbook:
         return rewrites.churning(self.state_dir)  # skills an agent keeps rewriting (core/rewrites.py)
 
 
+
 def _files(folder: Path) -> list[str]:
-    ours = codex_policy.ours_in(folder)
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and not p.is_symlink()
-                  and not any(part.startswith(".") for part in p.relative_to(folder).parts) and p not in ours)
+    return [entry.shown for entry in skill_files.walk(folder)]  # what the review sha counts (core/skill_files.py)

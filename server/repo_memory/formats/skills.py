@@ -273,6 +273,9 @@ def find(root: Path, sources: Sequence[str], path: str) -> tuple[bool, Found | N
     return (False, None) if found is not None and found.linked else (True, found)
 
 
+LINKED_SKILL_FILE = "SKILL.md is a link: repo-memory neither writes nor reviews a skill through one, so it is not served"
+
+
 def _look(root: Path, source: str, rank: int, name: str, is_link: bool, is_dir: bool, links: list[str] | None = None) -> Found | None:
     """The SKILL.md of skill folder `name` in `source`, if scan reads it (refused when a link leads outside or nowhere)."""
     try:
@@ -303,6 +306,8 @@ def _look_at(root: Path, source: str, rank: int, name: str, is_link: bool, is_di
         links.append(skill_file)
     if stat.S_ISLNK(mode) and not resolves_inside(root, Path(skill_file)):
         return Found(skill_file, rel, source, rank, refused="SKILL.md is a link that leads outside the repository", linked=True)
+    if stat.S_ISLNK(mode) and rank == 0:  # .agents/skills: nothing is written through a link, so no draft, no accept either
+        return Found(skill_file, rel, source, rank, refused=LINKED_SKILL_FILE, linked=True)
     if stat.S_ISREG(mode) or (stat.S_ISLNK(mode) and os.path.isfile(skill_file)):
         return Found(skill_file, rel, source, rank, linked=linked)
     return None

@@ -318,12 +318,12 @@ class Git:
         self._trees.move_to_end(sha)  # most recently used last
         return entries
 
-    def files_at(self, commit: str, folders: tuple[str, ...]) -> list[str]:
-        """Paths of every file under `folders` at `commit`."""
-        return list(self.modes_at(commit, folders))
+    def links_kept(self) -> bool:
+        """Whether a checkout here writes a committed link as a link (core.symlinks; false: a file holding its target)."""
+        return bool(self.repo.config_reader().get_value("core", "symlinks", True))  # config files: no cat-file, no lock
 
     def modes_at(self, commit: str, folders: tuple[str, ...]) -> dict[str, int]:
-        """The mode (0o100644, 0o120000 for a symbolic link…) of every file under `folders` at `commit`, by path."""
+        """The mode (0o100644, 0o120000 for a link…) of every file under `folders` at `commit`, by path (its keys: the paths)."""
         import git
 
         out: dict[str, int] = {}

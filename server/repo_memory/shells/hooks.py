@@ -18,7 +18,7 @@ from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
-from repo_memory.core import following, mirror, offering
+from repo_memory.core import following, mirror, offering, skill_changes
 from repo_memory.git import underway
 from repo_memory.shells import deliveries, elsewhere, finish, hookcalls, pretool
 
@@ -102,8 +102,7 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """The Stop-hook loop driver: while this session's run is live, verify and block the stop with the next instruction.
 
     `stop_hook_active` (the harness is already continuing because of a stop hook) does not end a live run early —
-    driving several rounds is the point — but every run is bounded by its spec's budget and by HARD_CAP blocks.
-    """
+    driving several rounds is the point — but every run is bounded by its spec's budget and by HARD_CAP blocks."""
     from repo_memory.runner import checklist  # only the stop and start hooks need the loop engine
     from repo_memory.runner.engine import Engine
 
@@ -146,7 +145,6 @@ EXCERPT = 2000
 FIRST_LOOK_BYTES = 4 << 20  # of logs the session-start hook indexes itself (about a second); more is left to the server
 
 
-
 def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """A short briefing: live loop runs, active skills, and the last summary of the previous session — each with ids to read.
 
@@ -181,7 +179,10 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     before = pretool.noted(store.config.state_dir, payload)  # the named skill folders' fingerprints: a read is no edit
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
-    redrafted = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since, before)
+    try:  # the call is recorded below whatever befalls a skill it changed
+        redrafted, failed = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since, before), []
+    except (RepoMemoryError, OSError) as exc:
+        redrafted, failed = [], [f"repo-memory: the skills this call changed were not checked ({exc}); `repo-memory doctor` lists them."]
     if redrafted:
         data["redrafted"] = redrafted
         mirror.withdraw(store.root, store.config.state_dir, redrafted)  # Claude Code's copies of them go
@@ -195,8 +196,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
             engine.note_read(read, [run])
     if store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # logs a sparse checkout leaves out: the skills still count
         store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
-    notes = [f"repo-memory: {', '.join(f'skill:{n}' for n in redrafted)} changed by this session's file edits, so "
-             "it is a draft again until a person runs `repo-memory accept`."] if redrafted else []
+    notes = failed + skill_changes.told(store.root, redrafted)
     notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}

@@ -1,0 +1,77 @@
+"""What a skill folder holds as part of its reviewed version: the one walk that the review sha, `skill show` and MCP
+`read`'s list, a redraft's commit, `reject`, the check of what a tool call changed and the Claude Code copy all take.
+
+Every file and every link under the folder counts, hidden ones too (git commits them and a clone gets them), but
+Codex's file of ours (core/codex_policy.py). A link counts as a link, as git keeps it: its target, never followed (a
+link to a folder too). Names and targets are the bytes the file system gives (os.fsencode), UTF-8 or not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from repo_memory.core import codex_policy
+from repo_memory.git.committed import Committed
+from repo_memory.guards import disk
+
+LINK = 0o120000  # a symbolic link's mode in git
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file or link of a skill folder: `rel` its path inside the folder (posix, undecodable bytes escaped)."""
+
+    rel: str
+    path: Path
+    link: bool
+
+    def data(self) -> bytes:
+        """What git holds of it: a file's bytes, a link's target."""
+        return os.fsencode(os.readlink(self.path)) if self.link else disk.read_safely(self.path)
+
+    @property
+    def shown(self) -> str:
+        """How a person or an agent is told of it: its name (bytes that are no UTF-8 escaped), a link with its target."""
+        name = _printable(self.rel)
+        return f"{name} -> {_printable(os.readlink(self.path))}" if self.link else name
+
+
+def walk(folder: Path) -> list[Entry]:
+    """Every file and link of skill `folder` that is part of its reviewed version, in the review sha's order."""
+    ours, found = codex_policy.ours_in(folder), []
+    for where, dirs, files in os.walk(folder):  # a link to a folder is listed among `dirs`, and not followed
+        for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(where, d)))]:
+            path = Path(where, name)
+            if path not in ours:
+                found.append(Entry(path.relative_to(folder).as_posix(), path, path.is_symlink()))
+    return sorted(found, key=lambda e: e.path)
+
+
+def same_kind(entry: Entry, mode: int | None, links_kept: bool = True) -> bool:
+    """Whether `entry` is of the kind git holds (`mode`; None: not held, which its content tells) as `git status` sees
+    it: where the checkout writes no links (core.symlinks false), a committed link is a file holding its target."""
+    held_link = mode == LINK
+    return mode is None or entry.link == held_link or not links_kept and held_link and not entry.link
+
+
+def held(committed: Committed, full: str, entry: Entry, modes: Mapping[str, int], head: str | None,
+         links_kept: bool = True) -> bool:
+    """Whether commit `head`, whose files under the skill have `modes` (Git.modes_at), holds `entry` (at `full` in the
+    repository) as it is now, as `git status` sees it: its kind and its bytes."""
+    return same_kind(entry, modes.get(full), links_kept) and committed.file(full, entry.data(), head)
+
+
+def committable(full: str) -> bool:
+    """Whether repository path `full` can go to git through the commit plumbing, whose paths are UTF-8 text."""
+    try:
+        full.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _printable(text: str) -> str:
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
