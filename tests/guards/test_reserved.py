@@ -101,6 +101,24 @@ def test_a_redirect_through_a_link_into_the_logs_is_a_write(places: reserved.Pla
     "GIT_PAGER='less -o x' git log -- .agents/experience",
     "LESSOPEN='|tee -a x %s' git log -- .agents/experience",
     "LESS=-ox git log -- .agents/experience",
+    # less's options that write a file or run a command, in any spelling less takes
+    "GIT_PAGER='less -R -o x' git log -- .agents/experience",
+    "GIT_PAGER='less --log-file=x' git log -- .agents/experience",
+    "GIT_PAGER='less --LOG-FILE x' git log -- .agents/experience",
+    "GIT_PAGER='less --Log x' git log -- .agents/experience",
+    "GIT_PAGER='less -R--log-file=x' git log -- .agents/experience",
+    "LESS='-x4 -ox' git log -- .agents/experience",
+    "LESS='--lesskey-src x' git log -- .agents/experience",
+    "git -c core.pager='less --lesskey-content=x' log -- .agents/experience",
+    "LESS='--cmd=!id' git log -- .agents/experience",
+    "LESS=-R+!id git log -- .agents/experience",
+    "GIT_PAGER='less -b-O x' git log -- .agents/experience",
+    "GIT_PAGER='less -P -x -ox' git log -- .agents/experience",
+    "LESSKEYIN=/tmp/keys git log -- .agents/experience",
+    "LESSGLOBALTAGS=/tmp/run GIT_PAGER='less -tmain' git log -- .agents/experience",
+    # the shell git runs its pager with reads a command or an expansion in it
+    "GIT_PAGER='less -R;id' git log -- .agents/experience",
+    "GIT_PAGER='less -R$(id)' git log -- .agents/experience",
 ])
 def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_how_to_read(places: reserved.Places, line: str):
     why = places.command(line)
@@ -114,6 +132,13 @@ def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_
     "git -c core.pager='more -d' log -- .agents/experience",
     "LESS=-FRX git log -- .agents/experience",
     "PAGER='tee -a x' git --no-pager log -- .agents/experience",
+    "GIT_PAGER='less --no-init' git log -- .agents/experience",
+    "LESS=--RAW-CONTROL-CHARS git log -- .agents/experience",
+    "GIT_PAGER='less --quit-if-one-screen' git log -- .agents/experience",
+    "LESS=FRX git log -- .agents/experience",
+    "LESS='-R --use-color -Dd+r --Quit-at-eof' git log -- .agents/experience",
+    "git -c core.pager='less -+S --shift=.5 -x4,8 --tabs 4 -P prompt --pattern foo' log -- .agents/experience",
+    "GIT_PAGER='more --silent' git log -- .agents/experience",
 ])
 def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line: str):
     assert places.command(line) == ""

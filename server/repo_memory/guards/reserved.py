@@ -22,7 +22,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from repo_memory.guards import readers
+from repo_memory.guards import pagers, readers
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -39,11 +39,8 @@ GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "
 # given on the command line (-c, --config-env) or through the environment, they make a reader a reader no more.
 _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hook|filter|askpass|helper|include",
                        re.IGNORECASE)
-# A pager git runs (PAGER, GIT_PAGER, core.pager, pager.<command>) is harmless when it is a plain one: cat, less or more
-# with flags only, none of which writes a file or reads commands (less's -o/-O log file, -k key file); any other makes
-# git a writer. LESS gives less its flags; LESSOPEN and LESSCLOSE run a program of their own.
-PAGERS = frozenset({"cat", "less", "more"})
-_PAGER_VARIABLES = frozenset({"PAGER", "GIT_PAGER", "LESS"})
+# A pager git runs (PAGER, GIT_PAGER, core.pager, pager.<command>) is harmless when it is a plain one (guards/pagers.py:
+# cat, less or more with options that write no file and run no command); any other makes git a writer.
 _PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
 READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
@@ -215,24 +212,14 @@ def _reads_only(words: list[str]) -> bool:
     return readers.writes(program, rest[1:]) is not None  # what a reader writes, _writes_into judges
 
 
-def _plain_pager(value: str) -> bool:
-    """Whether the pager `value` names is a plain one (PAGERS, flags only), or none ('', git's `false` for pager.<cmd>)."""
-    try:
-        words = shlex.split(value)
-    except ValueError:
-        return False
-    if not words or value.strip().lower() in ("false", "true", "no", "yes", "off", "on", "0", "1"):
-        return True
-    return words[0].rsplit("/", 1)[-1] in PAGERS and all(w.startswith("-") and not set(w) & set("oOk") for w in words[1:])
-
-
 def _setting_runs(assignment: str, paged: bool) -> bool:
-    """Whether a variable set for a command makes it run a program: a pager that is no plain one (unless nothing is
-    paged: `git --no-pager`), LESSOPEN/LESSCLOSE, or a git setting (_git_setting_runs)."""
+    """Whether a variable set for a command makes it run a program: a pager, or flags for less (LESS), that are no plain
+    ones, or a variable less runs or reads a program by (LESSOPEN…), unless nothing is paged (`git --no-pager`); or a git
+    setting (_git_setting_runs)."""
     name, _, value = assignment.partition("=")
-    if name in _PAGER_VARIABLES:
-        return paged and not _plain_pager(f"less {value}" if name == "LESS" else value)
-    if name in ("LESSOPEN", "LESSCLOSE"):
+    if name in ("PAGER", "GIT_PAGER", "LESS"):
+        return paged and not (pagers.plain_flags(value) if name == "LESS" else pagers.plain(value))
+    if pagers.RUNS.fullmatch(name):
         return paged and bool(value)
     return _git_setting_runs(assignment)
 
@@ -260,7 +247,7 @@ def _git_option_runs(setting: str, env: bool, paged: bool) -> bool:
     """Whether git's `-c KEY=VALUE` (`--config-env KEY=VAR` when `env`: a value not known here) runs a program."""
     key, _, value = setting.partition("=")
     if _PAGER_KEY.fullmatch(key):
-        return paged and (env or not _plain_pager(value))
+        return paged and (env or not pagers.plain(value))
     return bool(_GIT_RUNS.search(key))
 
 
