@@ -38,6 +38,10 @@ def places(tmp_path: Path) -> reserved.Places:
     "sed -n 'w /dev/stdout' " + LOG,
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.quotepath GIT_CONFIG_VALUE_0=off git log -- .agents/experience",
     "Q=off git --config-env=core.quotepath=Q log -- .agents/experience",
+    "env -S 'cat " + LOG + "'",
+    "env -u HOME -S'grep -c x' " + LOG,
+    "env -C {root} git log -- .agents/experience",
+    "sudo -u root cat " + LOG,
 ])
 def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places: reserved.Places, line: str):
     assert places.command(line.format(root=places.root)) == ""
@@ -82,6 +86,10 @@ def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places
     "GIT_CONFIG_GLOBAL=/tmp/evil git status -- .agents/experience",
     "git -c include.path=/tmp/evil status -- .agents/experience",
     "GIT_EXTERNAL_DIFF=/tmp/run git diff -- .agents/experience",
+    "env -S 'sed -i s/a/b/ " + LOG + "'",
+    "env -S'sed\\_-i\\_s/a/b/' " + LOG,
+    "env -S \"GIT_PAGER='tee -a x' git log -- .agents/experience\"",
+    "env -C .agents/experience/2026-01 sed -i s/a/b/ s1.jsonl",
 ])
 def test_a_line_that_writes_the_logs_is_refused(places: reserved.Places, line: str):
     assert "may change it" in places.command(line.format(root=places.root))
@@ -142,3 +150,28 @@ def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_
 ])
 def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line: str):
     assert places.command(line) == ""
+
+
+@pytest.mark.parametrize("line", [
+    "env -S 'repo-memory accept deploy'",
+    "env --split-string='repo-memory reject deploy'",
+    "env --split 'repo-memory feedback skill:deploy helped'",
+    "env -S\"repo-memory stale --pin X\"",
+    "env -S'-u HOME repo-memory accept deploy'",
+    "env -S 'repo-memory\\_accept deploy'",
+    "env -S 'bash -c \"repo-memory accept deploy\"'",
+    "env -u HOME repo-memory accept deploy",
+    "env -iu HOME repo-memory accept deploy",
+    "env --unset HOME repo-memory accept deploy",
+    "env -C /tmp repo-memory accept deploy",
+    "env --chdir /tmp repo-memory accept deploy",
+    "env -P /usr/bin repo-memory accept deploy",
+    "env --default-signal repo-memory accept deploy",
+    "sudo -u root repo-memory accept deploy",
+    "timeout 5s repo-memory accept deploy",
+    "timeout -s KILL 5 repo-memory accept deploy",
+    "stdbuf -o L repo-memory accept deploy",
+    "exec -a name repo-memory accept deploy",
+])
+def test_a_persons_command_behind_a_wrapper_and_its_options_is_refused(places: reserved.Places, line: str):
+    assert reserved.PERSON in places.command(line)

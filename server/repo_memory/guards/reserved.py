@@ -22,7 +22,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from repo_memory.guards import pagers, readers
+from repo_memory.guards import pagers, readers, wrappers
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -46,7 +46,9 @@ READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager l
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
-WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
+# Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
+# and numbers are skipped to the command.
+WRAPPERS = frozenset({"time", "xargs"})
 # Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
 KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
@@ -108,7 +110,8 @@ class Places:
         targets = [m.group(1).strip("'\"") for m in _REDIRECT.finditer(text)]
         targets += [file for words in segments if (rest := _command_words(words))
                     for file in readers.writes(rest[0].rsplit("/", 1)[-1], rest[1:]) or []]
-        moved = any((rest := _command_words(words)) and rest[0] in _MOVES for words in segments)
+        unwrapped = [_unwrap(words) for words in segments]
+        moved = any(moves or rest and rest[0] in _MOVES for _, rest, moves in unwrapped)
         for target in targets:
             if _HARMLESS_TARGET.match(target):
                 continue
@@ -137,13 +140,26 @@ def _segments(text: str) -> list[list[str]] | None:
     return [words for words in out if words]
 
 
+def _unwrap(words: list[str]) -> tuple[list[str], list[str], bool]:
+    """`words` as the variables assigned for the command, its words past them and past wrappers (`env -u NAME`, `sudo`,
+    `timeout 5s`…, env's -S string unfolded), and whether a wrapper runs it in another folder (`env -C DIR`)."""
+    assignments: list[str] = []
+    rest, moves = list(words), False
+    while rest:
+        head, unwrapped = rest[0], wrappers.unwrap(rest[0], rest[1:])
+        if unwrapped is not None:
+            rest, moves = unwrapped[0], moves or unwrapped[1]
+        elif _ASSIGNMENT.match(head):
+            assignments, rest = [*assignments, head], rest[1:]
+        elif head in WRAPPERS or head in KEYWORDS or head.startswith("-") and len(rest) > 1 or head.isdigit():
+            rest = rest[1:]
+        else:
+            break
+    return assignments, rest, moves
+
+
 def _command_words(words: list[str]) -> list[str]:
-    """`words` without leading variable assignments and wrappers (sudo, env, timeout 5, ...)."""
-    rest = list(words)
-    while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in WRAPPERS or rest[0] in KEYWORDS or rest[0].startswith("-")
-                    and len(rest) > 1 or rest[0].isdigit()):
-        rest = rest[1:]
-    return rest
+    return _unwrap(words)[1]
 
 
 def _person_command(words: list[str]) -> str:
@@ -198,10 +214,10 @@ def commands(text: str, depth: int = 0) -> Iterator[list[str]]:
 
 
 def _reads_only(words: list[str]) -> bool:
-    rest = _command_words(words)
+    assignments, rest, _ = _unwrap(words)
     program = rest[0].rsplit("/", 1)[-1] if rest else ""
     paged = program != "git" or not any(w in ("--no-pager", "-P") for w in _git_options(rest[1:]))
-    if any(_ASSIGNMENT.match(w) and _setting_runs(w, paged) for w in words[: len(words) - len(rest)]):
+    if any(_setting_runs(w, paged) for w in assignments):
         return False
     if not rest:
         return True
