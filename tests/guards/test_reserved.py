@@ -38,6 +38,10 @@ def places(tmp_path: Path) -> reserved.Places:
     "sed -n 'w /dev/stdout' " + LOG,
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.quotepath GIT_CONFIG_VALUE_0=off git log -- .agents/experience",
     "Q=off git --config-env=core.quotepath=Q log -- .agents/experience",
+    "env -S 'cat " + LOG + "'",
+    "env -u HOME -S'grep -c x' " + LOG,
+    "env -C {root} git log -- .agents/experience",
+    "sudo -u root cat " + LOG,
 ])
 def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places: reserved.Places, line: str):
     assert places.command(line.format(root=places.root)) == ""
@@ -82,6 +86,10 @@ def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places
     "GIT_CONFIG_GLOBAL=/tmp/evil git status -- .agents/experience",
     "git -c include.path=/tmp/evil status -- .agents/experience",
     "GIT_EXTERNAL_DIFF=/tmp/run git diff -- .agents/experience",
+    "env -S 'sed -i s/a/b/ " + LOG + "'",
+    "env -S'sed\\_-i\\_s/a/b/' " + LOG,
+    "env -S \"GIT_PAGER='tee -a x' git log -- .agents/experience\"",
+    "env -C .agents/experience/2026-01 sed -i s/a/b/ s1.jsonl",
 ])
 def test_a_line_that_writes_the_logs_is_refused(places: reserved.Places, line: str):
     assert "may change it" in places.command(line.format(root=places.root))
@@ -101,6 +109,24 @@ def test_a_redirect_through_a_link_into_the_logs_is_a_write(places: reserved.Pla
     "GIT_PAGER='less -o x' git log -- .agents/experience",
     "LESSOPEN='|tee -a x %s' git log -- .agents/experience",
     "LESS=-ox git log -- .agents/experience",
+    # less's options that write a file or run a command, in any spelling less takes
+    "GIT_PAGER='less -R -o x' git log -- .agents/experience",
+    "GIT_PAGER='less --log-file=x' git log -- .agents/experience",
+    "GIT_PAGER='less --LOG-FILE x' git log -- .agents/experience",
+    "GIT_PAGER='less --Log x' git log -- .agents/experience",
+    "GIT_PAGER='less -R--log-file=x' git log -- .agents/experience",
+    "LESS='-x4 -ox' git log -- .agents/experience",
+    "LESS='--lesskey-src x' git log -- .agents/experience",
+    "git -c core.pager='less --lesskey-content=x' log -- .agents/experience",
+    "LESS='--cmd=!id' git log -- .agents/experience",
+    "LESS=-R+!id git log -- .agents/experience",
+    "GIT_PAGER='less -b-O x' git log -- .agents/experience",
+    "GIT_PAGER='less -P -x -ox' git log -- .agents/experience",
+    "LESSKEYIN=/tmp/keys git log -- .agents/experience",
+    "LESSGLOBALTAGS=/tmp/run GIT_PAGER='less -tmain' git log -- .agents/experience",
+    # the shell git runs its pager with reads a command or an expansion in it
+    "GIT_PAGER='less -R;id' git log -- .agents/experience",
+    "GIT_PAGER='less -R$(id)' git log -- .agents/experience",
 ])
 def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_how_to_read(places: reserved.Places, line: str):
     why = places.command(line)
@@ -114,6 +140,38 @@ def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_
     "git -c core.pager='more -d' log -- .agents/experience",
     "LESS=-FRX git log -- .agents/experience",
     "PAGER='tee -a x' git --no-pager log -- .agents/experience",
+    "GIT_PAGER='less --no-init' git log -- .agents/experience",
+    "LESS=--RAW-CONTROL-CHARS git log -- .agents/experience",
+    "GIT_PAGER='less --quit-if-one-screen' git log -- .agents/experience",
+    "LESS=FRX git log -- .agents/experience",
+    "LESS='-R --use-color -Dd+r --Quit-at-eof' git log -- .agents/experience",
+    "git -c core.pager='less -+S --shift=.5 -x4,8 --tabs 4 -P prompt --pattern foo' log -- .agents/experience",
+    "GIT_PAGER='more --silent' git log -- .agents/experience",
 ])
 def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line: str):
     assert places.command(line) == ""
+
+
+@pytest.mark.parametrize("line", [
+    "env -S 'repo-memory accept deploy'",
+    "env --split-string='repo-memory reject deploy'",
+    "env --split 'repo-memory feedback skill:deploy helped'",
+    "env -S\"repo-memory stale --pin X\"",
+    "env -S'-u HOME repo-memory accept deploy'",
+    "env -S 'repo-memory\\_accept deploy'",
+    "env -S 'bash -c \"repo-memory accept deploy\"'",
+    "env -u HOME repo-memory accept deploy",
+    "env -iu HOME repo-memory accept deploy",
+    "env --unset HOME repo-memory accept deploy",
+    "env -C /tmp repo-memory accept deploy",
+    "env --chdir /tmp repo-memory accept deploy",
+    "env -P /usr/bin repo-memory accept deploy",
+    "env --default-signal repo-memory accept deploy",
+    "sudo -u root repo-memory accept deploy",
+    "timeout 5s repo-memory accept deploy",
+    "timeout -s KILL 5 repo-memory accept deploy",
+    "stdbuf -o L repo-memory accept deploy",
+    "exec -a name repo-memory accept deploy",
+])
+def test_a_persons_command_behind_a_wrapper_and_its_options_is_refused(places: reserved.Places, line: str):
+    assert reserved.PERSON in places.command(line)

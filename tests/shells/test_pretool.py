@@ -334,7 +334,8 @@ def test_an_agent_reading_an_active_skill_through_its_shell_leaves_it_active(rep
                                      "echo x > notes.txt; git -C . add notes.txt .agents && git commit -qam 'agent: add notes'",
                                      "echo x > notes.txt && bash -c \"git add -A && git commit -qm 'agent: add notes'\"",
                                      "git ci -qm 'agent: add notes'",
-                                     "echo x > notes.txt && git sh-ci"])
+                                     "echo x > notes.txt && git sh-ci",
+                                     "echo x > notes.txt && env -S 'git add -A' && env -S\"git commit -qm 'agent: add notes'\""])
 def test_an_agents_own_git_commit_finds_the_memory_pending_before_it_already_committed(repo: Path, command: str):
     git(repo, "config", "alias.ci", "commit")
     git(repo, "config", "alias.sh-ci", "!git add -A && git commit -qm 'agent: add notes'")

@@ -22,7 +22,7 @@ import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
-from repo_memory.guards import readers
+from repo_memory.guards import pagers, readers, wrappers
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -39,17 +39,16 @@ GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "
 # given on the command line (-c, --config-env) or through the environment, they make a reader a reader no more.
 _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hook|filter|askpass|helper|include",
                        re.IGNORECASE)
-# A pager git runs (PAGER, GIT_PAGER, core.pager, pager.<command>) is harmless when it is a plain one: cat, less or more
-# with flags only, none of which writes a file or reads commands (less's -o/-O log file, -k key file); any other makes
-# git a writer. LESS gives less its flags; LESSOPEN and LESSCLOSE run a program of their own.
-PAGERS = frozenset({"cat", "less", "more"})
-_PAGER_VARIABLES = frozenset({"PAGER", "GIT_PAGER", "LESS"})
+# A pager git runs (PAGER, GIT_PAGER, core.pager, pager.<command>) is harmless when it is a plain one (guards/pagers.py:
+# cat, less or more with options that write no file and run no command); any other makes git a writer.
 _PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
 READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
-WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
+# Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
+# and numbers are skipped to the command.
+WRAPPERS = frozenset({"time", "xargs"})
 # Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
 KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
@@ -111,7 +110,8 @@ class Places:
         targets = [m.group(1).strip("'\"") for m in _REDIRECT.finditer(text)]
         targets += [file for words in segments if (rest := _command_words(words))
                     for file in readers.writes(rest[0].rsplit("/", 1)[-1], rest[1:]) or []]
-        moved = any((rest := _command_words(words)) and rest[0] in _MOVES for words in segments)
+        unwrapped = [_unwrap(words) for words in segments]
+        moved = any(moves or rest and rest[0] in _MOVES for _, rest, moves in unwrapped)
         for target in targets:
             if _HARMLESS_TARGET.match(target):
                 continue
@@ -140,13 +140,26 @@ def _segments(text: str) -> list[list[str]] | None:
     return [words for words in out if words]
 
 
+def _unwrap(words: list[str]) -> tuple[list[str], list[str], bool]:
+    """`words` as the variables assigned for the command, its words past them and past wrappers (`env -u NAME`, `sudo`,
+    `timeout 5s`…, env's -S string unfolded), and whether a wrapper runs it in another folder (`env -C DIR`)."""
+    assignments: list[str] = []
+    rest, moves = list(words), False
+    while rest:
+        head, unwrapped = rest[0], wrappers.unwrap(rest[0], rest[1:])
+        if unwrapped is not None:
+            rest, moves = unwrapped[0], moves or unwrapped[1]
+        elif _ASSIGNMENT.match(head):
+            assignments, rest = [*assignments, head], rest[1:]
+        elif head in WRAPPERS or head in KEYWORDS or head.startswith("-") and len(rest) > 1 or head.isdigit():
+            rest = rest[1:]
+        else:
+            break
+    return assignments, rest, moves
+
+
 def _command_words(words: list[str]) -> list[str]:
-    """`words` without leading variable assignments and wrappers (sudo, env, timeout 5, ...)."""
-    rest = list(words)
-    while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in WRAPPERS or rest[0] in KEYWORDS or rest[0].startswith("-")
-                    and len(rest) > 1 or rest[0].isdigit()):
-        rest = rest[1:]
-    return rest
+    return _unwrap(words)[1]
 
 
 def _person_command(words: list[str]) -> str:
@@ -201,10 +214,10 @@ def commands(text: str, depth: int = 0) -> Iterator[list[str]]:
 
 
 def _reads_only(words: list[str]) -> bool:
-    rest = _command_words(words)
+    assignments, rest, _ = _unwrap(words)
     program = rest[0].rsplit("/", 1)[-1] if rest else ""
     paged = program != "git" or not any(w in ("--no-pager", "-P") for w in _git_options(rest[1:]))
-    if any(_ASSIGNMENT.match(w) and _setting_runs(w, paged) for w in words[: len(words) - len(rest)]):
+    if any(_setting_runs(w, paged) for w in assignments):
         return False
     if not rest:
         return True
@@ -215,24 +228,14 @@ def _reads_only(words: list[str]) -> bool:
     return readers.writes(program, rest[1:]) is not None  # what a reader writes, _writes_into judges
 
 
-def _plain_pager(value: str) -> bool:
-    """Whether the pager `value` names is a plain one (PAGERS, flags only), or none ('', git's `false` for pager.<cmd>)."""
-    try:
-        words = shlex.split(value)
-    except ValueError:
-        return False
-    if not words or value.strip().lower() in ("false", "true", "no", "yes", "off", "on", "0", "1"):
-        return True
-    return words[0].rsplit("/", 1)[-1] in PAGERS and all(w.startswith("-") and not set(w) & set("oOk") for w in words[1:])
-
-
 def _setting_runs(assignment: str, paged: bool) -> bool:
-    """Whether a variable set for a command makes it run a program: a pager that is no plain one (unless nothing is
-    paged: `git --no-pager`), LESSOPEN/LESSCLOSE, or a git setting (_git_setting_runs)."""
+    """Whether a variable set for a command makes it run a program: a pager, or flags for less (LESS), that are no plain
+    ones, or a variable less runs or reads a program by (LESSOPEN…), unless nothing is paged (`git --no-pager`); or a git
+    setting (_git_setting_runs)."""
     name, _, value = assignment.partition("=")
-    if name in _PAGER_VARIABLES:
-        return paged and not _plain_pager(f"less {value}" if name == "LESS" else value)
-    if name in ("LESSOPEN", "LESSCLOSE"):
+    if name in ("PAGER", "GIT_PAGER", "LESS"):
+        return paged and not (pagers.plain_flags(value) if name == "LESS" else pagers.plain(value))
+    if pagers.RUNS.fullmatch(name):
         return paged and bool(value)
     return _git_setting_runs(assignment)
 
@@ -260,7 +263,7 @@ def _git_option_runs(setting: str, env: bool, paged: bool) -> bool:
     """Whether git's `-c KEY=VALUE` (`--config-env KEY=VAR` when `env`: a value not known here) runs a program."""
     key, _, value = setting.partition("=")
     if _PAGER_KEY.fullmatch(key):
-        return paged and (env or not _plain_pager(value))
+        return paged and (env or not pagers.plain(value))
     return bool(_GIT_RUNS.search(key))
 
 

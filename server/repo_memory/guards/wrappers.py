@@ -1,0 +1,134 @@
+"""The command a wrapper runs (`env`, `sudo`, `timeout 5s`, `nice -n 5`…), found past the wrapper's options as it reads
+them, so that the value of one (`env -u NAME`, `sudo -u USER`, `--chdir DIR`) does not pass for the command, with env's
+split string (`-S 'cmd args'`, `-S"…"`, `--split-string=…`) unfolded into the words GNU env makes of it.
+
+Options are read as getopt_long reads them for these programs: short ones cluster (`-iu NAME`), a value is the rest of
+the word or the next word, a long option is any unambiguous abbreviation (`--split`), and one with an optional value
+(`--default-signal`) takes it only after `=`. The first word that is no option is the command (after `timeout`'s
+DURATION). `time` and `xargs` are not read here: what follows their options is not known (`time -o FILE`, `xargs -I`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Options(NamedTuple):
+    """How a wrapper reads its options."""
+
+    valued: str  # short options taking a value
+    longs: dict[str, bool]  # long options: whether each requires a value
+    operands: int = 0  # operands before the command (timeout's DURATION)
+    moves: tuple[str, ...] = ()  # options that run the command in another folder
+
+
+def _longs(valued: str, flags: str) -> dict[str, bool]:
+    return {**dict.fromkeys(flags.split(), False), **dict.fromkeys(valued.split(), True)}
+
+
+_HELP = "help version"
+WRAPPERS: dict[str, Options] = {
+    # GNU env, and BSD env's -P ALTPATH and -L USER
+    "env": Options("aCLPSu", _longs("argv0 env0-from unset chdir split-string", f"ignore-environment null default-signal "
+                                    f"ignore-signal block-signal list-signal-handling debug {_HELP}"), moves=("-C", "--chdir")),
+    "sudo": Options("aCcDgpRrTtUu", _longs("auth-type close-from login-class chdir group host prompt chroot role "
+                                           "command-timeout type other-user user",
+                                           f"askpass background bell edit preserve-env set-home login remove-timestamp "
+                                           f"reset-timestamp list non-interactive preserve-groups shell stdin validate {_HELP}"),
+                    moves=("-D", "--chdir")),
+    "timeout": Options("ks", _longs("kill-after signal", f"foreground preserve-status verbose {_HELP}"), operands=1),
+    "nice": Options("n", _longs("adjustment", _HELP)),
+    "ionice": Options("cnpPu", _longs("class classdata pid pgid uid", f"ignore {_HELP}")),
+    "stdbuf": Options("ioe", _longs("input output error", _HELP)),
+    "nohup": Options("", _longs("", _HELP)),
+    "command": Options("", {}),
+    "exec": Options("a", {}),  # bash's exec -a NAME
+}
+_SPLIT = ("-S", "--split-string")
+_ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", '"': '"', "#": "#", "$": "$", "'": "'", "\\": "\\"}
+
+
+def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
+    """The words of the command `program ARGS` runs, from the command on, and whether it runs it in another folder; None
+    when `program` is no wrapper read here."""
+    options = WRAPPERS.get(program)
+    if options is None:
+        return None
+    args, moves, n = list(args), False, 0
+    while n < len(args):
+        word, n = args[n], n + 1
+        found: list[tuple[str, str]] = []
+        if word == "--":
+            break
+        if word.startswith("--"):
+            name, eq, value = word[2:].partition("=")
+            full = _long(name, options.longs)
+            if options.longs.get(full) and not eq and n < len(args):
+                value, n = args[n], n + 1
+            found.append(("--" + full, value))
+        elif word.startswith("-") and len(word) > 1:
+            for at, letter in enumerate(word[1:], 2):
+                value = word[at:] if letter in options.valued else ""
+                if letter in options.valued and not value and n < len(args):
+                    value, n = args[n], n + 1
+                found.append(("-" + letter, value))
+                if letter in options.valued:
+                    break
+        else:
+            n -= 1
+            break
+        for name, value in found:
+            moves |= name in options.moves
+            if program == "env" and name in _SPLIT:  # env reads the words of the string as its own arguments, options too
+                args, n = (split_string(value) or [value]) + args[n:], 0
+    return args[n + options.operands:], moves
+
+
+def _long(name: str, longs: dict[str, bool]) -> str:
+    """The long option `name` stands for: itself, or the one it abbreviates ('' when none or several)."""
+    if name in longs:
+        return name
+    found = [full for full in longs if full.startswith(name)]
+    return found[0] if len(found) == 1 else ""
+
+
+def split_string(text: str) -> list[str] | None:
+    """The words GNU env's -S makes of `text` (env.c build_argv): split at blanks, quoted with '…' or "…", backslash
+    escapes (`\\_` a blank between words, `\\c` the end), a `#` opening a word the end; `${NAME}` kept as written, its
+    value not known here. None where env stops with an error (an open quote, an escape it does not know)."""
+    words: list[str] = []
+    word: str | None = None  # None between words
+    single = double = False
+    n = 0
+    while n < len(text):
+        char, n = text[n], n + 1
+        if char == "'" and not double or char == '"' and not single:
+            single, double = single != (char == "'"), double != (char == '"')
+            word = word or ""
+            continue
+        if char in " \t\n\v\f\r" and not (single or double):
+            words += [word] if word is not None else []
+            word = None
+            continue
+        if char == "#" and word is None:
+            return words
+        if char == "\\" and not (single and text[n:n + 1] not in ("\\", "'")):
+            char, n = text[n:n + 1], n + 1
+            if char == "_" and not double:
+                words += [word] if word is not None else []
+                word = None
+                continue
+            if char == "c" and not double:
+                return words + ([word] if word is not None else [])
+            if char not in _ESCAPES and char != "_" or not char:
+                return None
+            char = " " if char == "_" else _ESCAPES[char]
+        elif char == "$" and not single:
+            close = text.find("}", n)
+            if text[n:n + 1] != "{" or close < 0:
+                return None
+            char, n = text[n - 1:close + 1], close + 1
+        word = (word or "") + char
+    if single or double:
+        return None
+    return words + ([word] if word is not None else [])
