@@ -148,23 +148,7 @@ def _serve(root: str | None, wire: Front | None) -> None:
     lifetime = Lifetime()
     lifetime.install()
     wire.at_end = lifetime.stop_steps
-    named = root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR")
-    unusable = ""  # why the repository found cannot be served: every tool call answers it
-    here: Config | WorkspaceError | None = None  # the working directory's repository, not opened yet, or why there is none
-    store: Store | None = None
-    try:
-        config = _config(root)
-        if named or layout.initialised(config.root, config.common_dir):
-            store = Store(config)
-            if store.sparse.left_out():  # said at start too: every tool call that needs memory answers it
-                log.warning("%s. %s", store.sparse.why(), store.sparse.fix())
-        else:
-            here = config  # init never ran in it: the client's root decides (_opener)
-    except WorkspaceError as exc:
-        here = exc  # the client's root decides (_opener); but a repository named is the one served, or none
-        unusable = _cannot_open(exc, root) if named else ""
-    except (RepoMemoryError, OSError, sqlite3.Error) as exc:
-        unusable = _cannot_open(exc, root)
+    store, here, unusable = _found(root)
     if unusable:  # the client is connected (the front answered it): it hears why on each call, and the server stays
         log.error("%s", unusable)
     opener = None if unusable else _opener(here, lifetime)
@@ -184,11 +168,36 @@ def _serve(root: str | None, wire: Front | None) -> None:
         lifetime.end()
 
 
+def _found(root: str | None) -> tuple[Store | None, Config | WorkspaceError | None, str]:
+    """What start-up finds: the Store opened (the repository named, or the working directory's where init ran), else the
+    working directory's repository to open at the first request (`_opener`) or why there is none; and why what was found
+    cannot be served ('' when it can: every tool call answers it otherwise)."""
+    if root is not None and not root.strip():  # `--root ${workspaceFolder}` with no folder open: not `.`, which click made it
+        return None, None, _EMPTY_ROOT
+    named = root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR")
+    try:
+        config = _config(root)
+        if not named and not layout.initialised(config.root, config.common_dir):
+            if _holds_home(config.root):
+                log.warning("%s", _unchosen(config.root, "a client naming its project as an MCP root is served that project, "
+                                                         "one naming none is refused"))
+            return None, config, ""  # init never ran in it: the client's root decides (_opener)
+        store = Store(config)
+        if store.sparse.left_out():  # said at start too: every tool call that needs memory answers it
+            log.warning("%s. %s", store.sparse.why(), store.sparse.fix())
+        return store, None, ""
+    except WorkspaceError as exc:  # the client's root decides (_opener); but a repository named is the one served, or none
+        return None, exc, _cannot_open(exc, root) if named else ""
+    except (RepoMemoryError, OSError, sqlite3.Error) as exc:
+        return None, None, _cannot_open(exc, root)
+
+
 def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
     """What opens the Store at the first request when none opened at start: in the first of the folders the client named
     as its MCP roots inside a git repository (the client's workspace); else, when it named none (it offers no roots, as
     Codex; did not answer in time; answered an error or an empty list), in `here`, the working directory's repository,
-    as before, with a warning that says why and that init never ran there.
+    as before, with a warning that says why and that init never ran there; but never when `here` holds the home folder
+    (`_holds_home`): a client started in $HOME is refused on every call, with what to do.
 
     A client that named its workspace is never served `here` instead: memory goes to no repository the client did not
     name and init never ran in."""
@@ -211,6 +220,8 @@ def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
                                  "read or written there. Open your project's repository in the client, run `repo-memory "
                                  f"init` in {here.root} to keep memory there, or start the server with --root PATH.")
         if isinstance(here, Config):
+            if _holds_home(here.root):  # a dotfiles repository nobody chose for memory: refused, on every call
+                raise WorkspaceError(_unchosen(here.root, f"nothing was read or written, as {why}"))
             log.warning("serving %s, the repository of the working directory, where `repo-memory init` never ran (%s): run "
                         "`repo-memory init` there, or pass --root PATH", here.root, why)
             try:
@@ -224,6 +235,31 @@ def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
                              "or pass --root PATH (or set REPO_MEMORY_ROOT).")
 
     return opener
+
+
+def _holds_home(root: Path) -> bool:
+    """Whether the repository at `root` holds the whole home folder: a dotfiles repository (or a stray `git init ~`),
+    which no client starting the server there names as a project; every project is a folder below it, or elsewhere."""
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, OSError):  # no home to tell
+        return False
+    return root.resolve() == home or root.resolve() in home.parents
+
+
+def _unchosen(root: Path, served: str) -> str:
+    """Why the home folder's repository is not served to a client naming no project as its root, and what to do."""
+    return (f"repo-memory does not keep memory in {root}: it is the repository holding your home folder (dotfiles, say), "
+            f"found only because the MCP client started the server in {os.getcwd()}, and `repo-memory init` never ran there; "
+            f"{served}. Name the project's repository in the client's config for this server: `repo-memory serve --root "
+            "/path/to/repo` (or REPO_MEMORY_ROOT=/path/to/repo in its env), then start the server again (reconnect it, or start "
+            f"a new session). If memory really belongs in {root}, run `repo-memory init` there.")
+
+
+_EMPTY_ROOT = ("repo-memory cannot serve: --root is empty. A client expands `--root ${workspaceFolder}` to nothing when no "
+               "folder is open (or an unknown variable to ''), so no repository was named, and none is guessed: nothing was "
+               "read or written. Open the project's folder in the client, or write the repository's path in the server's "
+               "--root (or REPO_MEMORY_ROOT) instead, then start the MCP server again (reconnect it, or start a new session).")
 
 
 def _open(root: str | Path | None) -> Store:

@@ -3,7 +3,7 @@
 The Store is opened at start when the server is told its repository, or runs inside one `repo-memory init` ran in; a
 server started elsewhere (outside any repository, or in one init never ran in, as a dotfiles repository in $HOME) opens
 it at the first request, in a repository the client names as one of its MCP roots, or in the working directory's when
-the client names none (serve.py's `_opener`).
+the client names none, unless that one holds the home folder (serve.py's `_opener`).
 """
 
 from __future__ import annotations

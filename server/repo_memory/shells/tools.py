@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
+from repo_memory import layout
 from repo_memory.core import mirror
 from repo_memory.core.reading import Item, flagged
 from repo_memory.core.recall import RecallResult
@@ -175,8 +176,17 @@ def remember(call: Call, text: Annotated[str, Field(description="The record, sel
     data = speech.told(text, data, speaker, when)
     written = call.store.remember(text, kind, refs or [], data, session or call.meta_session, actor="agent", tool="remember")
     blob = written[0].get("blob")
+    notes = [BLOB_NOTE.format(size=blob["bytes"]) if blob and blob.get("field") == "text" else "", _where(call.store)]
     return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"),
-                      note=BLOB_NOTE.format(size=blob["bytes"]) if blob and blob.get("field") == "text" else None)
+                      note=" ".join(n for n in notes if n) or None)
+
+
+def _where(store: Store) -> str:
+    """Which repository a record went to, when the server may have been started in one nobody chose: init never ran in it."""
+    if layout.initialised(store.root, store.config.common_dir):
+        return ""
+    return (f"Written to the repository at {store.root}, where `repo-memory init` never ran: if that is not the project you "
+            "work in, tell the person to name the repository in this server's config (--root /path/to/repo).")
 
 
 def feedback(call: Call, ref: Annotated[str, Field(description='The skill ("skill:NAME") or record id you used.')],

@@ -18,11 +18,11 @@ from repo_memory.shells.cli.skills import settle_offers
 
 
 @click.command()
-@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--root", type=click.Path(file_okay=False), default=None,  # a str: `--root ""` is refused, not taken as `.`
               help="Repository to serve (as `repo-memory --root PATH serve`; default: REPO_MEMORY_ROOT, $CLAUDE_PROJECT_DIR, "
                    "else the working directory's repository, else one the client names as its MCP root).")
 @click.pass_context
-def serve(ctx: click.Context, root: Path | None) -> None:
+def serve(ctx: click.Context, root: str | None) -> None:
     """Run the MCP server over stdio (what Claude Code, Codex and other clients start).
 
     stdout carries only MCP messages; logs go to stderr. A client that starts servers in another folder:
@@ -30,8 +30,8 @@ def serve(ctx: click.Context, root: Path | None) -> None:
     """
     from repo_memory.shells import serve as serving
 
-    root = root or root_of(ctx)
-    serving.run(str(root) if root else None)
+    named = root if root is not None else root_of(ctx)
+    serving.run(str(named) if named is not None else None)
 
 
 @click.command()
