@@ -228,24 +228,26 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
 
 
 @setup.command(name="gemini")
+@click.option("--trust", is_flag=True, help="Also trust this folder for Gemini CLI (in ~/.gemini/trustedFolders.json), as "
+              "choosing to trust it in Gemini's dialog would (without it, Gemini starts no server and runs no hook here).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--remove", is_flag=True, help="Undo: take the server and our hooks out of .gemini/settings.json (when git holds it "
               "with them in, it stays, for your teammates).")
 @click.option("--team", is_flag=True, help="With --remove: also take them out of .gemini/settings.json when git holds it; commit "
               "that to detach it for everyone.")
 @click.pass_context
-def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) -> None:
+def setup_gemini(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, team: bool) -> None:
     """Register the MCP server for Gemini CLI and install its hooks (session briefing, tool capture, the guard before
     file, shell and skill tools, commit at session end), all in .gemini/settings.json, a team file calling repo-memory
     by name. It replaces `gemini mcp add --trust repo-memory repo-memory serve`.
     """
-    from repo_memory.shells import gemini
+    from repo_memory.shells import gemini, gemini_trust
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx, memory=not remove)
     undo = _undo(store, (gemini.FILE,), remove, team, "repo-memory setup gemini --remove")
     try:
-        changes = gemini.attach_gemini(store.root, dry_run, remove, undo=undo)
+        changes = gemini.attach_gemini(store.root, dry_run, remove, undo=undo, trust=trust, home=Path.home())
     except attaching.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
     for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
@@ -259,8 +261,10 @@ def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) ->
             click.echo(f"note: started in {Path.cwd()}, Gemini CLI has no repo-memory. For the tools alone in any subfolder (no "
                        "briefing, records or guard: those hooks live in the project's file): `gemini mcp add --scope user "
                        "--trust repo-memory repo-memory serve` (it serves the repository of the folder gemini starts in)")
-        click.echo(f"Check it: {f'cd {store.root} && ' if here else ''}gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) "
-                   "- Connected)")
+        waiting = any(change.startswith(gemini_trust.UNTRUSTED) for change in changes)
+        click.echo(f"Check it: {f'cd {store.root} && ' if here else ''}gemini mcp list   (" + ("○ repo-memory: repo-memory serve "
+                   "(stdio) - Disabled until you trust the folder, then ✓ … Connected)" if waiting else
+                   "✓ repo-memory: repo-memory serve (stdio) - Connected)"))
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
