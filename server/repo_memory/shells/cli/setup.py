@@ -12,7 +12,7 @@ from repo_memory import layout
 from repo_memory.core import mirror, mirror_checks
 from repo_memory.core.store import Store
 from repo_memory.git.message import NAME_YOURSELF
-from repo_memory.shells import attach, hookcalls, hooks, teamfiles
+from repo_memory.shells import attach, harnesses, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
 from repo_memory.shells.cli.skills import settle_offers
 
@@ -82,9 +82,13 @@ def hook(ctx: click.Context, event: str) -> None:
     click.echo(json.dumps(hooks.handle(event, hookcalls.payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
 
 
-@click.group(name="setup")
-def setup() -> None:
-    """Attach repo-memory to Claude Code, Codex or Gemini CLI (idempotent; --remove undoes it)."""
+@click.group(name="setup", invoke_without_command=True)
+@click.pass_context
+def setup(ctx: click.Context) -> None:
+    """Attach repo-memory to Claude Code, Codex or Gemini CLI (idempotent; --remove undoes it). Alone: which of them
+    this machine has, and the command for each."""
+    if ctx.invoked_subcommand is None:
+        click.echo(harnesses.overview())
 
 
 @setup.command(name="claude-code")
@@ -167,11 +171,11 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         waiting = any("Pending approval" in change for change in changes)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
         if any(change.startswith(attaching.NOT_ON_PATH) for change in changes):  # Claude Code cannot start it: ENOENT
-            click.echo(f"Check it once `repo-memory` is on your PATH (the note above): claude mcp list   ({server}: ... "
-                       "✘ Failed to connect until then)")
+            click.echo(harnesses.check("claude", f"claude mcp list   ({server}: ... ✘ Failed to connect until then)",
+                                       "`repo-memory` is on your PATH (the note above)"))
         else:
-            click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then "
-                                                                        "✔ Connected)" if waiting else "✔ Connected)"))
+            click.echo(harnesses.check("claude", f"claude mcp list   ({server}: ... " + (
+                "⏸ Pending approval until you trust the folder, then ✔ Connected)" if waiting else "✔ Connected)")))
 
 
 def _hooks_line(changes: list[str], kind: str, why: str) -> str:
@@ -224,7 +228,7 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
                 click.echo(line)
         _init_note(store)
         command = attach.command()  # Codex starts the server by this path, so it is there without repo-memory on PATH
-        click.echo(f"Check it: codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)")
+        click.echo(harnesses.check("codex", f"codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)"))
 
 
 @setup.command(name="gemini")
@@ -262,9 +266,9 @@ def setup_gemini(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, t
                        "briefing, records or guard: those hooks live in the project's file): `gemini mcp add --scope user "
                        "--trust repo-memory repo-memory serve` (it serves the repository of the folder gemini starts in)")
         waiting = any(change.startswith(gemini_trust.UNTRUSTED) for change in changes)
-        click.echo(f"Check it: {f'cd {store.root} && ' if here else ''}gemini mcp list   (" + ("○ repo-memory: repo-memory serve "
-                   "(stdio) - Disabled until you trust the folder, then ✓ … Connected)" if waiting else
-                   "✓ repo-memory: repo-memory serve (stdio) - Connected)"))
+        click.echo(harnesses.check("gemini", f"{f'cd {store.root} && ' if here else ''}gemini mcp list   (" + (
+            "○ repo-memory: repo-memory serve (stdio) - Disabled until you trust the folder, then ✓ … Connected)" if waiting
+            else "✓ repo-memory: repo-memory serve (stdio) - Connected)")))
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
