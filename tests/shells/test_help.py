@@ -73,3 +73,21 @@ def test_setup_without_the_harness_cli_says_it_is_not_on_path_and_how_to_install
         assert done.returncode == 0, done.stdout + done.stderr
         check = next(line for line in done.stdout.splitlines() if line.startswith("Check it"))
         assert f"`{cli}` is not on your PATH" in check and f"npm install -g {package}" in check, done.stdout
+
+
+def test_the_start_lines_and_demos_help_name_gemini_cli_too(tmp_path: Path):
+    """`setup gemini` exists, but the root help's "Start:" list and `demo --help` named only Claude Code and Codex."""
+    start = repo_memory(tmp_path, tmp_path, "--help").stdout.split("Start:", 1)[1].split("Options:", 1)[0]
+    assert "repo-memory setup gemini" in start, start
+    assert "Gemini CLI" in " ".join(repo_memory(tmp_path, tmp_path, "demo", "--help").stdout.split())
+
+
+def test_the_demos_attach_text_names_gemini_and_tells_other_clients_to_name_the_repository(tmp_path: Path):
+    """"Any MCP client: run `…/repo-memory serve` over stdio in the repository": editors start servers in folders of
+    their own choosing (docs/clients.md), so a server started as told served no repository; and Gemini was missing."""
+    out = repo_memory(tmp_path, tmp_path, "demo", "--keep", str(tmp_path / "demo")).stdout
+    assert "setup gemini --trust" in out, out
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "MCP client" in line)
+    other = " ".join(lines[at:at + 2])  # the paragraph
+    assert "serve --root" in other and "docs/clients.md" in other, other

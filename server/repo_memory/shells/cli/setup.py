@@ -60,16 +60,23 @@ def init(ctx: click.Context) -> None:
 
 @click.command(name="demo")
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Build the demo repository here instead of a temporary folder.")
-def demo(keep: Path | None) -> None:
+@click.option("--throwaway", is_flag=True, hidden=True, help="Remove the demo repository when done (install.sh's run).")
+def demo(keep: Path | None, throwaway: bool) -> None:
     """Build a throwaway repository with sample skills and drive it through a real MCP client.
 
     Prints every tool call and result exactly as the agent receives it, then how to attach
-    repo-memory to Claude Code and Codex.
+    repo-memory to Claude Code, Codex, Gemini CLI and other MCP clients.
     """
+    import shutil
+
     from repo_memory.shells import demo as demo_shell  # imports the MCP SDK
 
     path = demo_shell.run(click.echo, keep)
-    click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
+    if throwaway:
+        shutil.rmtree(path, ignore_errors=True)
+        click.echo("The demo repository is removed now; `repo-memory demo` builds one that stays (`--keep DIR`: there).\n")
+    else:
+        click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
     click.echo(attach.instructions())
 
 
