@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install repo-memory into ./.venv and show it working; with --test, install the test tools and run the suite.
 #
-#   ./install.sh          install, run `repo-memory demo`, print how to attach it to Claude Code and Codex
+#   ./install.sh          install, run `repo-memory demo`, print how to attach it to Claude Code, Codex, Gemini CLI and others
 #   ./install.sh --test   install with test extras, fetch the MCP Inspector CLI, lint, type-check, run pytest
 #
 # Safe to run again: it reuses .venv and only installs what is missing or changed.
@@ -70,8 +70,7 @@ fi
 echo "==> Demo: a throwaway repository driven through a real MCP client"
 demo=$(mktemp -d "${TMPDIR:-/tmp}/repo-memory-demo-XXXXXXXX")
 trap 'rm -rf "$demo"' EXIT  # one run, one throwaway repository, gone with the run (`repo-memory demo` builds one to keep)
-.venv/bin/repo-memory demo --keep "$demo"
-echo "(The demo repository above is removed when install.sh ends; \`repo-memory demo\` builds one that stays.)"
+.venv/bin/repo-memory demo --keep "$demo" --throwaway  # it says so, and names no folder that is gone
 echo
 installed="$(pwd)/.venv/bin/repo-memory"
 echo "repo-memory is installed at $installed"

@@ -59,3 +59,10 @@ def test_install_removes_the_demos_throwaway_repository(tmp_path: Path):
     out = install(checkout(tmp_path), tmp_path).stdout
     assert "→ recall(" in out  # the demo ran
     assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_install_points_at_no_demo_repository_it_removes(tmp_path: Path):
+    """install.sh printed the demo's "look inside: git -C /tmp/repo-memory-demo-…" for a folder it removed when it ended."""
+    out = install(checkout(tmp_path), tmp_path).stdout
+    assert "→ recall(" in out and "repo-memory-demo-" not in out and "look inside" not in out, out
+    assert "repo-memory demo" in out  # how to build one that stays

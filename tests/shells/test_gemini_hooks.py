@@ -122,3 +122,20 @@ def test_two_identical_calls_in_one_answer_are_two_records(project: tuple[Path, 
     assert done.returncode == 0, done.stderr[-2000:]
     assert len(answers) == 3, answers
     assert sum(r["kind"] == "tool" and r["data"]["tool"] == "read_file" for r in records(repo)) == 3
+
+
+def test_gemini_lists_the_server_disabled_after_setup_alone_and_connected_after_setup_trust(repo: Path, tmp_path: Path):
+    """What each setup's check line says is what the real `gemini mcp list` prints: Disabled in a folder not trusted
+    (setup promised Connected), Connected once `setup gemini --trust` stored the trust as Gemini's dialog does."""
+    home = tmp_path / "home"
+    home.mkdir()
+    said = {}
+    for args in ((), ("--trust",)):
+        setup = run([EXE, "setup", "gemini", *args], repo, base_env(home))
+        assert setup.returncode == 0, setup.stdout + setup.stderr
+        said[args] = next(line for line in setup.stdout.splitlines() if line.startswith("Check it"))
+        listed = run([cli_tool("gemini"), "mcp", "list"], repo, base_env(home))
+        shown = listed.stdout + listed.stderr
+        state = "Connected" if args else "Disabled"
+        assert f"repo-memory: repo-memory serve (stdio) - {state}" in shown, shown
+        assert state in said[args] and ("Disabled" not in said[args] if args else True), said

@@ -231,11 +231,13 @@ def test_setup_gemini_in_a_subfolder_says_gemini_reads_the_settings_only_where_i
     done = CliRunner().invoke(cli, ["setup", "gemini"], catch_exceptions=False)
     assert done.exit_code == 0 and (repo / ".gemini/settings.json").is_file(), done.output
     assert f"start `gemini` in {repo}" in done.output, done.output
-    assert f"Check it: cd {repo} && gemini mcp list" in done.output, done.output
+    check = next(line for line in done.output.splitlines() if line.startswith("Check it"))
+    assert f": cd {repo} && gemini mcp list" in check, done.output  # (after saying how to install gemini, where it is not)
     assert "gemini mcp add --scope user" in done.output, done.output  # the way to have the tools in a subfolder
     monkeypatch.chdir(repo)
     at_root = setup_gemini(repo)
-    assert "Check it: gemini mcp list" in at_root and "start `gemini` in" in at_root, at_root
+    check = next(line for line in at_root.splitlines() if line.startswith("Check it"))
+    assert ": gemini mcp list" in check and "start `gemini` in" in at_root, at_root
 
 
 def test_uninstall_names_the_gemini_entries_that_still_start_repo_memory_here(repo: Path, tmp_path: Path,

@@ -17,15 +17,17 @@ def command() -> list[str]:
 
 
 def instructions() -> str:
-    """Text telling a person how to attach repo-memory to Claude Code and Codex."""
+    """Text telling a person how to attach repo-memory to Claude Code, Codex, Gemini CLI and other MCP clients."""
     cmd = command()
     args = ", ".join(f'"{a}"' for a in cmd[1:])
+    exe = cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"
     return f"""\
 Attach repo-memory to your agent, inside the repository whose memory it should use:
 
   One command (registers the server, installs the hooks, prints every change; --remove undoes it):
-    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup claude-code --trust
-    {cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"} setup codex --trust
+    {exe} setup claude-code --trust
+    {exe} setup codex --trust
+    {exe} setup gemini --trust
   (--trust answers the harness's "do you trust this folder" for you; leave it out to answer it yourself)
 
   Or by hand — Claude Code:
@@ -37,6 +39,7 @@ Attach repo-memory to your agent, inside the repository whose memory it should u
     args = [{args}]
     startup_timeout_sec = 20
 
-  Any MCP client: run `{' '.join(cmd)}` over stdio in the repository.
+  Any other MCP client (VS Code, Cursor, Windsurf, Zed): have it start `{' '.join(cmd)} --root REPOSITORY` over stdio,
+  naming the repository (clients start servers in folders of their own choosing): docs/clients.md says how, per client.
   Start here: `repo-memory init` in your repository, then `repo-memory skill new NAME`.
 """

@@ -17,6 +17,7 @@ from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.guards import disk
+from repo_memory.shells import gemini_trust
 from repo_memory.shells.setup import (BY_NAME, GEMINI_HOOKS, SettingsError, _hooks_in, _load_json, _not_on_path, _write_json,
                                       merge_hooks, on_path)
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
@@ -57,10 +58,14 @@ def load(path: Path) -> tuple[dict[str, Any], bool]:
         return data, True
 
 
-def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo: Undo = Undo()) -> list[str]:
+def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo: Undo = Undo(), trust: bool = False,
+                  home: Path | None = None) -> list[str]:
     """Write (or, with `remove`, take out) the server entry and our hooks in `.gemini/settings.json`, keeping every
-    other key; what changed. An undo edits the file only when `undo` does, and `exactly` only what setup writes."""
+    other key; what changed. An undo edits the file only when `undo` does, and `exactly` only what setup writes; it
+    takes back the folder's trust `trust` stored either way (shells/gemini_trust.py: it is this person's)."""
     path, changes = root / FILE, list[str]()
+    if remove:
+        changes += gemini_trust.untrust_folder(root, dry_run)
     if remove and not undo.edits(FILE):
         return changes
     settings, commented = load(path)
@@ -104,9 +109,9 @@ def attach_gemini(root: Path, dry_run: bool = False, remove: bool = False, undo:
     if not remove and not on_path():
         changes.append(_not_on_path("Gemini CLI cannot start the server and its hooks fail (they call it by name)"))
     if not remove:
-        changes.append(f"note: Gemini CLI reads .gemini/settings.json only in the folder it starts in, and starts a project's "
-                       f"servers and runs its hooks only in a folder you trusted: start `gemini` in {root} (in a subfolder it "
-                       "has no repo-memory) and trust the folder once (it then warns once about the new hooks and runs them)")
+        changes.append(f"note: Gemini CLI reads .gemini/settings.json only in the folder it starts in: start `gemini` in {root} "
+                       "(in a subfolder it has no repo-memory)")
+        changes += gemini_trust.trust_folder(root, home or Path.home(), trust, dry_run)
     return changes
 
 

@@ -30,6 +30,7 @@ def cli(ctx: click.Context, root: Path | None) -> None:
     Start:   repo-memory init                create .agents/ in this repository
              repo-memory setup claude-code   give Claude Code the tools and hooks here
              repo-memory setup codex         give Codex the tools (every repository) and hooks here
+             repo-memory setup gemini        give Gemini CLI the tools and hooks here
              repo-memory skill new NAME      write your first skill
              repo-memory demo                see what an agent sees, in a throwaway repository
     """

@@ -12,7 +12,7 @@ from repo_memory import layout
 from repo_memory.core import mirror, mirror_checks
 from repo_memory.core.store import Store
 from repo_memory.git.message import NAME_YOURSELF
-from repo_memory.shells import attach, hookcalls, hooks, teamfiles
+from repo_memory.shells import attach, harnesses, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
 from repo_memory.shells.cli.skills import settle_offers
 
@@ -60,16 +60,23 @@ def init(ctx: click.Context) -> None:
 
 @click.command(name="demo")
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path), help="Build the demo repository here instead of a temporary folder.")
-def demo(keep: Path | None) -> None:
+@click.option("--throwaway", is_flag=True, hidden=True, help="Remove the demo repository when done (install.sh's run).")
+def demo(keep: Path | None, throwaway: bool) -> None:
     """Build a throwaway repository with sample skills and drive it through a real MCP client.
 
     Prints every tool call and result exactly as the agent receives it, then how to attach
-    repo-memory to Claude Code and Codex.
+    repo-memory to Claude Code, Codex, Gemini CLI and other MCP clients.
     """
+    import shutil
+
     from repo_memory.shells import demo as demo_shell  # imports the MCP SDK
 
     path = demo_shell.run(click.echo, keep)
-    click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
+    if throwaway:
+        shutil.rmtree(path, ignore_errors=True)
+        click.echo("The demo repository is removed now; `repo-memory demo` builds one that stays (`--keep DIR`: there).\n")
+    else:
+        click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
     click.echo(attach.instructions())
 
 
@@ -82,9 +89,13 @@ def hook(ctx: click.Context, event: str) -> None:
     click.echo(json.dumps(hooks.handle(event, hookcalls.payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
 
 
-@click.group(name="setup")
-def setup() -> None:
-    """Attach repo-memory to Claude Code, Codex or Gemini CLI (idempotent; --remove undoes it)."""
+@click.group(name="setup", invoke_without_command=True)
+@click.pass_context
+def setup(ctx: click.Context) -> None:
+    """Attach repo-memory to Claude Code, Codex or Gemini CLI (idempotent; --remove undoes it). Alone: which of them
+    this machine has, and the command for each."""
+    if ctx.invoked_subcommand is None:
+        click.echo(harnesses.overview())
 
 
 @setup.command(name="claude-code")
@@ -167,11 +178,11 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         waiting = any("Pending approval" in change for change in changes)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
         if any(change.startswith(attaching.NOT_ON_PATH) for change in changes):  # Claude Code cannot start it: ENOENT
-            click.echo(f"Check it once `repo-memory` is on your PATH (the note above): claude mcp list   ({server}: ... "
-                       "✘ Failed to connect until then)")
+            click.echo(harnesses.check("claude", f"claude mcp list   ({server}: ... ✘ Failed to connect until then)",
+                                       "`repo-memory` is on your PATH (the note above)"))
         else:
-            click.echo(f"Check it: claude mcp list   ({server}: ... " + ("⏸ Pending approval until you trust the folder, then "
-                                                                        "✔ Connected)" if waiting else "✔ Connected)"))
+            click.echo(harnesses.check("claude", f"claude mcp list   ({server}: ... " + (
+                "⏸ Pending approval until you trust the folder, then ✔ Connected)" if waiting else "✔ Connected)")))
 
 
 def _hooks_line(changes: list[str], kind: str, why: str) -> str:
@@ -224,28 +235,30 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
                 click.echo(line)
         _init_note(store)
         command = attach.command()  # Codex starts the server by this path, so it is there without repo-memory on PATH
-        click.echo(f"Check it: codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)")
+        click.echo(harnesses.check("codex", f"codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)"))
 
 
 @setup.command(name="gemini")
+@click.option("--trust", is_flag=True, help="Also trust this folder for Gemini CLI (in ~/.gemini/trustedFolders.json), as "
+              "choosing to trust it in Gemini's dialog would (without it, Gemini starts no server and runs no hook here).")
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--remove", is_flag=True, help="Undo: take the server and our hooks out of .gemini/settings.json (when git holds it "
               "with them in, it stays, for your teammates).")
 @click.option("--team", is_flag=True, help="With --remove: also take them out of .gemini/settings.json when git holds it; commit "
               "that to detach it for everyone.")
 @click.pass_context
-def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) -> None:
+def setup_gemini(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, team: bool) -> None:
     """Register the MCP server for Gemini CLI and install its hooks (session briefing, tool capture, the guard before
     file, shell and skill tools, commit at session end), all in .gemini/settings.json, a team file calling repo-memory
     by name. It replaces `gemini mcp add --trust repo-memory repo-memory serve`.
     """
-    from repo_memory.shells import gemini
+    from repo_memory.shells import gemini, gemini_trust
     from repo_memory.shells import setup as attaching
 
     store = store_of(ctx, memory=not remove)
     undo = _undo(store, (gemini.FILE,), remove, team, "repo-memory setup gemini --remove")
     try:
-        changes = gemini.attach_gemini(store.root, dry_run, remove, undo=undo)
+        changes = gemini.attach_gemini(store.root, dry_run, remove, undo=undo, trust=trust, home=Path.home())
     except attaching.SettingsError as exc:
         raise click.ClickException(str(exc)) from exc
     for change in changes + (undo.notes(store.root, changes, dry_run) if remove else []):
@@ -259,8 +272,10 @@ def setup_gemini(ctx: click.Context, dry_run: bool, remove: bool, team: bool) ->
             click.echo(f"note: started in {Path.cwd()}, Gemini CLI has no repo-memory. For the tools alone in any subfolder (no "
                        "briefing, records or guard: those hooks live in the project's file): `gemini mcp add --scope user "
                        "--trust repo-memory repo-memory serve` (it serves the repository of the folder gemini starts in)")
-        click.echo(f"Check it: {f'cd {store.root} && ' if here else ''}gemini mcp list   (✓ repo-memory: repo-memory serve (stdio) "
-                   "- Connected)")
+        waiting = any(change.startswith(gemini_trust.UNTRUSTED) for change in changes)
+        click.echo(harnesses.check("gemini", f"{f'cd {store.root} && ' if here else ''}gemini mcp list   (" + (
+            "○ repo-memory: repo-memory serve (stdio) - Disabled until you trust the folder, then ✓ … Connected)" if waiting
+            else "✓ repo-memory: repo-memory serve (stdio) - Connected)")))
 
 
 def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again: str) -> teamfiles.Undo:
