@@ -71,6 +71,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         return f"git {event}" if event in wanted else ""
     if on == "ci":
         return "CI failed" if event == "ci-failure" else ""
+    if event:  # a git hook or a CI job asks for its own loops only: schedules and changed paths are cron's to ask
+        return ""
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now

@@ -221,6 +221,8 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
     if event in triggers.EVENTS and store_of(ctx, memory=False).sparse.left_out():
         return  # a git hook (hooks folders are shared) where memory is off disk: every commit would say so on stderr
     engine = _engine(ctx)
+    if event == "pre-push":  # the push has taken its tip: a commit now would leave the branch ahead of what it pushed
+        engine.commit_ends, ctx.find_root().obj["leave_pending"] = False, True
     fired = triggers.fired(engine, event)
     waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
     for spec, reason in triggers.untold(engine, waiting) if run_them else waiting:  # a person asking is told every time
@@ -230,6 +232,9 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         click.echo(f"{spec.name}: due ({reason})")
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
+            if not engine.commit_ends:
+                click.echo("  the run's record waits for the next memory commit (any repo-memory command makes it): "
+                           "committed now, it would land after the tip this push sends")
 
 
 @loop.command(name="hooks")
@@ -238,6 +243,8 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
 def loop_hooks(ctx: click.Context, action: str) -> None:
     """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
+    They run only those (a schedule or change loop is cron's). The record of a run a pre-push hook made is not committed
+    then, which would leave the branch ahead of the tip being pushed: the next memory commit takes it.
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """
