@@ -73,3 +73,20 @@ def test_a_run_a_pre_push_hook_made_leaves_the_branch_at_the_tip_it_pushed(toy: 
     assert [(r["loop"], r["state"]) for r in Engine(store).status()] == [("fix-add", "aborted")]
     assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
     assert "run ended aborted" in git(toy, "log", "-1", "--format=%s"), git(toy, "log", "--oneline", "-3")
+
+
+def test_a_commit_on_a_branch_that_lacks_an_earlier_runs_log_still_runs_its_loop(toy: Path, store: Store, runner: CliRunner):
+    """`loop due` read the runs the index listed without looking at the files: on a branch made before the commit that
+    holds a run's log, the hook failed with "No loop run '…'. loop_status() lists the runs" (an MCP tool, at a terminal)."""
+    triggered(toy, "trigger: {on: git, events: [post-commit]}")
+    Engine(store).accept("fix-add")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    base = git(toy, "rev-parse", "HEAD").strip()
+    committed(toy, "first")  # the hook's run, its log committed after "first"
+    assert len(Engine(store).status()) == 1
+    git(toy, "checkout", "-q", "-b", "feature", base)
+    second = committed(toy, "second")
+    assert "Error" not in second.stderr and "loop_status()" not in second.stderr, second.stderr
+    assert "fix-add: due (git post-commit)" in second.stderr, second.stderr

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
 from repo_memory.formats import loops
-from repo_memory.errors import ConflictError, InvalidRecordError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.runner import driver
@@ -49,6 +49,7 @@ def untold(engine: Engine, waiting: list[tuple[loops.Loop, str]]) -> list[tuple[
 def fired(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
     """Active, valid specs whose trigger fired, accepted on this clone or not, each with the reason."""
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
+    engine.store.refresh()  # the runs on disk now: a branch switched since the last look may lack a run's log
     last = _last_starts(engine)
     out = []
     for name in engine.store.loop_names():
@@ -97,7 +98,10 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
 def _last_starts(engine: Engine) -> dict[str, datetime]:
     out: dict[str, datetime] = {}
     for run in engine.runs():  # newest first
-        state = engine.state(run)
+        try:
+            state = engine.state(run)
+        except NotFoundError:  # its log left the tree since the index listed it (a checkout, a reset)
+            continue
         out.setdefault(state.loop, datetime.fromtimestamp(state.started, UTC))
     return out
 
