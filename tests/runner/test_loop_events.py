@@ -90,3 +90,20 @@ def test_a_commit_on_a_branch_that_lacks_an_earlier_runs_log_still_runs_its_loop
     second = committed(toy, "second")
     assert "Error" not in second.stderr and "loop_status()" not in second.stderr, second.stderr
     assert "fix-add: due (git post-commit)" in second.stderr, second.stderr
+
+
+def test_a_change_loop_that_never_ran_waits_for_a_change_after_its_accept(toy: Path, store: Store, runner: CliRunner):
+    """With no run yet the cut-off was the start of time: the loop was due at once, "calc.py changed", though nobody had
+    touched calc.py since it was committed."""
+    triggered(toy, "trigger: {on: change, paths: ['calc.py']}")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    past = (toy / "calc.py").stat().st_mtime - 60
+    os.utime(toy / "calc.py", (past, past))  # written a minute before the accept, as in any repository
+    engine = Engine(store)
+    engine.accept("fix-add")
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
+    assert due.exit_code == 0 and "fix-add" not in due.output, due.output
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
+    assert "fix-add: due (calc.py changed since the loop was accepted)" in due.output, due.output

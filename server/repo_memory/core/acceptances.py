@@ -8,6 +8,7 @@ nothing; it is kept, so `doctor` can name its spec for a person to review and ac
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +32,20 @@ class Acceptances:
         """Spec names whose stored acceptance carries no valid mark of this clone, and so accepts nothing."""
         return sorted(name for name, entry in self._stored().items() if not self._marked(name, entry))
 
+    def accepted_at(self, name: str) -> float | None:
+        """When a person accepted the content of spec `name` they accepted last (seconds since 1970); None when no marked
+        acceptance of it says (none, or one made before acceptances kept their time). The time is outside the mark: it
+        only tells a change loop where to start looking (runner/triggers.py), never whether a spec may run."""
+        entry = self._stored().get(name)
+        at = entry.get("at") if isinstance(entry, dict) and self._marked(name, entry) else None
+        return float(at) if isinstance(at, (int, float)) else None
+
     def add(self, name: str, sha256: str) -> None:
-        """Record, marked, that a person accepted content `sha256` of spec `name`."""
-        kept = {n: entry for n, entry in self._stored().items() if n != name and not self._marked(n, entry)}
+        """Record, marked, that a person accepted content `sha256` of spec `name` now."""
+        stored = self._stored()
+        kept = {n: entry for n, entry in stored.items() if n != name and not self._marked(n, entry)}
         marked = {n: {"sha256": sha, "mac": self.key.mark(PURPOSE, f"{n}\0{sha}") if self.key else ""}
+                  | ({"at": time.time()} if n == name else {"at": stored[n]["at"]} if "at" in stored[n] else {})
                   for n, sha in (self.accepted() | {name: sha256}).items()}
         text = json.dumps(kept | marked, indent=2, sort_keys=True) + "\n"
         disk.write_atomic(self.clone_dir / ACCEPTED_FILE, text.encode())

@@ -96,6 +96,11 @@ class Engine:
             return f"no person has accepted the current content of {spec.path}{unmarked}: a person reviews it with {command}"
         return ""
 
+    def accepted_at(self, spec: loops.Loop) -> float:
+        """When a person accepted the spec here (seconds since 1970; before acceptances kept it, when its file last changed)."""
+        at = self._acceptances().accepted_at(spec.name)
+        return at if at is not None else (self.store.root / spec.path).stat().st_mtime
+
     def ready(self, name: str) -> loops.Loop:
         """The spec `name` when it may run here; else ConflictError, saying why and what a person does about it."""
         spec = self.spec(name)

@@ -84,12 +84,13 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
             moment -= timedelta(minutes=1)
         return ""
     if on == "change":
-        since = last.timestamp() if last else 0.0
+        # never run: what changed before a person accepted the loop is what they accepted it over, not news
+        since, then = (last.timestamp(), "the last run") if last else (engine.accepted_at(spec), "the loop was accepted")
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
                     if os.stat(engine.store.root / rel).st_mtime > since:
-                        return f"{rel} changed" + (" since the last run" if last else "")
+                        return f"{rel} changed since {then}"
                 except FileNotFoundError:
                     continue
     return ""
