@@ -7,11 +7,15 @@ nothing; it is kept, so `doctor` can name its spec for a person to review and ac
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.formats.loops import LOOPS_DIR
+from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk
 
 ACCEPTED_FILE = "accepted-loops.json"
@@ -65,3 +69,21 @@ class Acceptances:
     def _marked(self, name: str, entry: object) -> bool:
         return (isinstance(entry, dict) and isinstance(entry.get("sha256"), str) and self.key is not None
                 and self.key.marked(PURPOSE, f"{name}\0{entry['sha256']}", entry.get("mac")))
+
+
+def trusted_at(git: Git, rev: str, names: list[str]) -> tuple[str, dict[str, str]]:
+    """For a CI checkout, where no person accepts: the commit `rev` names, and spec name -> the sha256 of that spec as
+    the commit holds it. A person names `rev` in the CI job (`loop due --trust-specs-at`), never an agent's command."""
+    if rev.startswith("-"):  # never let a value become an option of git's
+        raise InvalidArgumentError(f"--trust-specs-at takes a commit (a sha, or a ref such as HEAD), not {rev[:40]!r}.")
+    found = git.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).stdout.strip()
+    if not found:
+        raise NotFoundError(f"--trust-specs-at {rev[:40]}: no such commit in this clone (a shallow CI checkout lacks older "
+                            "commits: fetch it, e.g. `git fetch --depth=1 origin SHA`, or name the commit checked out).")
+    specs = {}
+    for name in names:
+        try:
+            specs[name] = hashlib.sha256(git.blob(found, f"{LOOPS_DIR}/{name}.md")).hexdigest()
+        except NotFoundError:
+            continue  # not in that commit: nothing of it is trusted
+    return found, specs
