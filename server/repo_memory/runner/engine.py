@@ -7,6 +7,7 @@ own session (its id is the run id), so a receipt cites its evidence by id and th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import time
@@ -15,7 +16,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from repo_memory.formats import experience, when
+from repo_memory.git import history
 from repo_memory.git.pending import start_time
+from repo_memory.git.repo import Git
 from repo_memory.formats import loops
 from repo_memory.runner import runstate, verify
 from repo_memory.runner.runstate import RunState
@@ -80,7 +83,8 @@ class Engine:
         prefix of the spec's sha256) names the version the person read: refused when the spec changed since."""
         spec = self.spec(name)
         if sha is not None:
-            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}")
+            versions = [hashlib.sha256(data).hexdigest() for _, _, data in history.versions(Git(self.store.root, self.store.config.git_dir), spec.path)]
+            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}", versions=versions)
         self._acceptances().add(name, spec.sha256)
         return spec
 

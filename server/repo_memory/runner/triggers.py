@@ -172,8 +172,15 @@ def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, ec
     result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
     if result.get("awaiting") == "checklist":
         engine.abort(started["run"], "every command passed; the checklist needs an agent to answer it and none was given")
-        return f"not judged: every command passed, but its checklist needs an agent (run {started['run']} aborted; rerun with --agent)"
+        return (f"not judged: every command passed, but its checklist needs an agent (run {started['run']} aborted); to have "
+                f"an agent answer it: {_with_agent(spec.name)}")
     if result["state"] == "continue":
         engine.abort(started["run"], "verification failed on a trigger and no agent was given to continue")
-        return f"failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted; rerun with --agent)"
+        return (f"failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted); to have an agent fix it: "
+                f"{_with_agent(spec.name)}")
     return str(result["state"])
+
+
+def _with_agent(name: str) -> str:
+    """The command that runs loop `name` again with an agent to work on it."""
+    return f"`repo-memory loop run {name} --agent '<command>'` (e.g. --agent 'claude -p')"

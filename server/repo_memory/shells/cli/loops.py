@@ -143,7 +143,7 @@ def _first_run(engine: Engine) -> str:
     specs = [spec for name in engine.store.loop_names() if (spec := _spec(engine, name)) is not None]
     ready = next((s.name for s in specs if not engine.runnable(s)), None)
     if ready or not specs:
-        return f"Start one: repo-memory loop run {ready or 'NAME'} --agent '<command>'"
+        return f"Start one: `repo-memory loop run {ready or 'NAME'} --agent '<command>'`."
     name = specs[0].name
     return (f"No loop is accepted on this clone, so a run would end unverifiable: read one (`repo-memory loop show {name}`), "
             f"then `repo-memory loop accept {name} --sha SHA`.")
