@@ -156,3 +156,16 @@ def test_loop_status_says_how_to_end_a_live_run(toy: Path, store: Store, runner:
     live = engine.start("fix-add")["run"]
     listed = runner.invoke(cli, ["--root", str(toy), "loop", "status"])
     assert listed.exit_code == 0 and f"repo-memory loop abort {live}" in listed.output, listed.output
+
+
+def test_a_run_a_person_aborts_while_loop_run_drives_it_ends_saying_so(toy: Path, store: Store, runner: CliRunner):
+    """The driver stepped the ended run and died with "Error: Run … already ended: aborted. Start a new run with
+    loop_start('fix-add')": an MCP tool, to a person at a terminal."""
+    Engine(store).accept("fix-add")
+    aborts = (f"{PY} -m repo_memory loop abort \"$REPO_MEMORY_RUN\" --reason 'changed my mind' >/dev/null; "
+              "cat >/dev/null; echo done")
+    result = runner.invoke(cli, ["--root", str(toy), "loop", "run", "fix-add", "--agent", aborts])
+    assert result.exit_code == 1, result.output
+    assert "Error" not in result.output and "loop_start" not in result.output, result.output
+    assert "round 1: the run was aborted meanwhile by a person (`repo-memory loop abort`): changed my mind" in result.output
+    assert [r["state"] for r in Engine(store).status()] == ["aborted"]

@@ -15,6 +15,8 @@ from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 from repo_memory.shells.cli.loops import loop
 
+from tests.conftest import git
+
 
 def test_the_loop_help_names_every_loop_command_and_no_other(runner: CliRunner):
     """It offered `watch`, which does not exist."""
@@ -54,3 +56,35 @@ def test_log_tail_and_log_show_say_the_verdicts_are_the_loop_engines(toy: Path, 
     heads = re.findall(r"### \S+ · (\S+)\n+\*[^·]+· ([^*]+)\*", shown)
     assert heads and all(who.startswith("repo-memory's loop engine, in a run driven by a person") for kind, who in heads
                          if kind in ("loop.verify", "loop.decision", "loop.end")), heads
+
+
+def test_loop_due_gives_the_whole_command_that_reruns_a_failed_loop_with_an_agent(toy: Path, store: Store, runner: CliRunner):
+    """It said "rerun with --agent", leaving the person to guess which command takes it."""
+    (toy / ".agents/loops/fix-add.md").write_text((toy / ".agents/loops/fix-add.md").read_text(encoding="utf-8").replace(
+        "trigger: {on: manual}", "trigger: {on: ci}"), encoding="utf-8")
+    Engine(store).accept("fix-add")
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--run", "--event", "ci-failure"])
+    assert "to have an agent fix it: `repo-memory loop run fix-add --agent '<command>'`" in due.output, due.output
+
+
+def test_accept_with_a_sha_of_no_version_says_so_and_shows_the_current_one(toy: Path, store: Store, runner: CliRunner):
+    """A typo read "changed since the version you reviewed", sending the person to look for a change there was none of."""
+    current = Engine(store).spec("fix-add").sha256
+    typo = runner.invoke(cli, ["--root", str(toy), "loop", "accept", "fix-add", "--sha", "0123456789ab"])
+    assert typo.exit_code == 1 and "changed since" not in typo.output, typo.output
+    assert f"--sha 0123456789ab matches no version of loop:fix-add; the current one is {current[:12]}" in typo.output
+    older = Engine(store).spec("fix-add")  # a version git holds, then changed: that one still reads as a change
+    Engine(store).accept("fix-add")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "spec")
+    spec = toy / ".agents/loops/fix-add.md"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("Fix calc.py", "Fix calc.py now"), encoding="utf-8")
+    changed = runner.invoke(cli, ["--root", str(toy), "loop", "accept", "fix-add", "--sha", older.sha256[:12]])
+    assert changed.exit_code == 1 and "changed since the version you reviewed" in changed.output, changed.output
+
+
+def test_no_loop_runs_yet_reads_as_sentences(toy: Path, store: Store, runner: CliRunner):
+    """"Start one: repo-memory loop run fix-add --agent '<command>' Runs of other clones…" ran two sentences together."""
+    Engine(store).accept("fix-add")
+    said = runner.invoke(cli, ["--root", str(toy), "loop", "status"]).output
+    assert "Start one: `repo-memory loop run fix-add --agent '<command>'`. Runs of other clones" in said, said

@@ -276,8 +276,10 @@ def test_schedules_and_changed_paths_make_loops_due(toy: Path, store: Store):
     assert "nightly" not in due_at(last + timedelta(minutes=10))  # its last firing was before the last run
 
     (loops_dir / "on-calc.md").write_text(spec_text("on-calc").replace("trigger: {on: manual}", "trigger: {on: change, paths: ['calc*.py']}"), encoding="utf-8")
-    assert "on-calc" in due_at(datetime.now(UTC))  # never run, and its path exists
+    assert "on-calc" not in due_at(datetime.now(UTC))  # never run, and its path unchanged since the spec was written
     engine.accept("on-calc")
+    os.utime(toy / "calc.py", (time.time() + 5, time.time() + 5))
+    assert "on-calc" in due_at(datetime.now(UTC))  # never run, and its path changed since the accept
     os.utime(toy / "calc.py", (time.time() - 60, time.time() - 60))
     engine.abort(engine.start("on-calc")["run"])
     assert "on-calc" not in due_at(datetime.now(UTC))  # nothing changed since that run

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
@@ -80,14 +80,18 @@ def accepted_as(path: Path, raw: bytes, sha: str) -> bool:
     return len(sha) >= 7 and fingerprint(path.parent, drafted).startswith(sha.lower())
 
 
-def reviewed(what: str, sha: str, current: str, show: str, other: str = "") -> None:
+def reviewed(what: str, sha: str, current: str, show: str, other: str = "", versions: Collection[str] | None = None) -> None:
     """Raise unless `sha` (7+ hex digits) is a prefix of `current`: the content a person reviewed is the content now.
-    `other`, a skill file's own sha256 (which `read` and `skill_write` give), is named as such, not as a change."""
+    `other`, a skill file's own sha256 (which `read` and `skill_write` give), is named as such, not as a change; a sha
+    none of `versions` (the shas it ever had, when known) starts with is named as matching none, not as a change."""
     if not re.fullmatch(r"[0-9a-f]{7,64}", sha.lower()):
         raise InvalidArgumentError(f"--sha takes the hash `{show}` printed (7 to 64 hex digits), not {sha[:70]!r}.")
     if other and other.startswith(sha.lower()) and not current.startswith(sha.lower()):
         raise InvalidArgumentError(f"{sha[:12]} is the sha256 of {what}'s SKILL.md file; --sha takes the sha of the whole reviewed "
                                    f"folder, which `{show}` prints (now {current[:12]}). Nothing was accepted.")
+    if versions is not None and not any(v.startswith(sha.lower()) for v in (current, *versions)):
+        raise InvalidArgumentError(f"--sha {sha[:12]} matches no version of {what}; the current one is {current[:12]}. "
+                                   f"Nothing was accepted. Check the sha `{show}` printed.")
     if not current.startswith(sha.lower()):
         raise ConflictError(f"{what} changed since the version you reviewed (sha {sha[:12]}; now {current[:12]}). "
                             f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")

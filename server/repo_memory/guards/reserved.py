@@ -6,7 +6,7 @@ command, and refuses the call when the answer is a reason:
 - the experience logs and blobs (append-only evidence: records go through `remember`/`checkpoint`),
 - `.agents/repo-memory.toml` (review and write limits are a person's settings),
 - `<git dir>/repo-memory/` (this clone's state: index, acceptances, pending commits) and the key folder,
-- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/uninstall/stale --pin` run through the agent's shell (a
+- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/loop due --trust-specs-at/uninstall/stale --pin` run through the agent's shell (a
   person's decisions, recorded as a person's).
 
 A shell command is read for the paths it names; one that names a reserved place is allowed only when every command in
@@ -180,6 +180,8 @@ def _person_command(words: list[str]) -> str:
     for command in PERSON_COMMANDS:
         if tuple(args[: len(command)]) == command:
             return " ".join(command)
+    if args[:2] == ["loop", "due"] and any(w.partition("=")[0] == "--trust-specs-at" for w in rest[1:]):
+        return "loop due --trust-specs-at"  # which committed specs run unaccepted: a person's setting of a CI job
     if args[:1] == ["stale"]:  # reading is the agent's too; pinning and following renames are a person's checks
         done = [w.partition("=")[0] for w in rest[1:] if w.partition("=")[0] in PERSON_OPTIONS]
         return f"stale {done[0]}" if done else ""

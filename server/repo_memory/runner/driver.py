@@ -183,6 +183,9 @@ def _rounds(engine: Engine, name: str, started: dict[str, Any], agent: str, time
             echo(f"round {number}: the agent timed out after {timeout:g} s and was stopped; what it changed so far is verified")
         engine.store.refresh()
         now = engine.state(run)
+        if now.state in TERMINAL and now.iterations == before:  # ended meanwhile, not by a step: `loop abort`, here or elsewhere
+            echo(f"round {number}: the run was aborted meanwhile {_aborted_by(engine, run)}: {_decided(engine, run)}")
+            return now.state
         if now.iterations > before:  # the agent reported through loop_step itself: that step was this round's
             state = now.state if now.state in TERMINAL else "continue"
             why = f" — {_decided(engine, run)}" if state in TERMINAL else ""
@@ -212,6 +215,14 @@ def _decided(engine: Engine, run: str) -> str:
     """The reason of the run's last decision, as its loop.decision record says it."""
     decisions = [str(r.get("text") or "") for r in engine.store.trusted(run) if r["kind"] == "loop.decision"]
     return (decisions[-1].split(": ", 1)[-1].splitlines() or [""])[0][:500] if decisions else ""
+
+
+def _aborted_by(engine: Engine, run: str) -> str:
+    """Who ended the run without a step, as its last decision's record says."""
+    decisions = [r for r in engine.store.trusted(run) if r["kind"] == "loop.decision"]
+    source = decisions[-1].get("source") if decisions else None
+    actor = source.get("actor") if isinstance(source, dict) else None
+    return "by a person (`repo-memory loop abort`)" if actor in (None, "human") else f"by {actor}"
 
 
 def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, stop: Stop) -> Round:

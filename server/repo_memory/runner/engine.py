@@ -7,6 +7,7 @@ own session (its id is the run id), so a receipt cites its evidence by id and th
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import time
@@ -15,7 +16,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from repo_memory.formats import experience, when
+from repo_memory.git import history
 from repo_memory.git.pending import start_time
+from repo_memory.git.repo import Git
 from repo_memory.formats import loops
 from repo_memory.runner import runstate, verify
 from repo_memory.runner.runstate import RunState
@@ -44,9 +47,11 @@ class Checked:
 class Engine:
     """Starts, steps, reports on and aborts loop runs over one Store."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, trusted: dict[str, str] | None = None):
         self.store = store
+        self.trusted = trusted or {}  # spec name -> sha256 a CI job trusts as committed (`loop due --trust-specs-at`)
         self._read_during: dict[str, set[str]] = {}  # live runs started here -> skills read through this engine's server
+        self.commit_ends = True  # False: a run's end stays pending for the next memory commit (a pre-push hook's runs)
 
     def note_read(self, skill: str, runs: list[str] | None = None) -> None:
         """A skill was read while runs were live (those started through this engine, or `runs`): each records it as a
@@ -78,7 +83,8 @@ class Engine:
         prefix of the spec's sha256) names the version the person read: refused when the spec changed since."""
         spec = self.spec(name)
         if sha is not None:
-            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}")
+            versions = [hashlib.sha256(data).hexdigest() for _, _, data in history.versions(Git(self.store.root, self.store.config.git_dir), spec.path)]
+            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}", versions=versions)
         self._acceptances().add(name, spec.sha256)
         return spec
 
@@ -89,11 +95,16 @@ class Engine:
         if spec.status != "active":
             return f"the spec is '{spec.status}', not active: a person reviews {spec.path}, sets status: active, then runs {command}"
         acceptances = self._acceptances()
-        if acceptances.accepted().get(spec.name) != spec.sha256:
+        if acceptances.accepted().get(spec.name) != spec.sha256 and self.trusted.get(spec.name) != spec.sha256:
             unmarked = (" (its acceptance carries no mark of this clone: an older version's, or another clone's)"
                         if spec.name in acceptances.unmarked() else "")
             return f"no person has accepted the current content of {spec.path}{unmarked}: a person reviews it with {command}"
         return ""
+
+    def accepted_at(self, spec: loops.Loop) -> float:
+        """When a person accepted the spec here (seconds since 1970; before acceptances kept it, when its file last changed)."""
+        at = self._acceptances().accepted_at(spec.name)
+        return at if at is not None else (self.store.root / spec.path).stat().st_mtime
 
     def ready(self, name: str) -> loops.Loop:
         """The spec `name` when it may run here; else ConflictError, saying why and what a person does about it."""
@@ -318,7 +329,8 @@ class Engine:
                                             refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
             self.store.log(current.run, entries, captured=True)
-        self.store.flush(session=receipt["session"])  # a run's end is its log's commit point (RUN.<clone>, ended elsewhere)
+        if self.commit_ends:  # a run's end is its log's commit point (RUN.<clone>, ended elsewhere)
+            self.store.flush(session=receipt["session"])
         return receipt
 
     def _active(self, skill: str) -> bool:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
 from repo_memory.formats import loops
-from repo_memory.errors import ConflictError, InvalidRecordError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.runner import driver
@@ -49,6 +49,7 @@ def untold(engine: Engine, waiting: list[tuple[loops.Loop, str]]) -> list[tuple[
 def fired(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
     """Active, valid specs whose trigger fired, accepted on this clone or not, each with the reason."""
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
+    engine.store.refresh()  # the runs on disk now: a branch switched since the last look may lack a run's log
     last = _last_starts(engine)
     out = []
     for name in engine.store.loop_names():
@@ -71,6 +72,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         return f"git {event}" if event in wanted else ""
     if on == "ci":
         return "CI failed" if event == "ci-failure" else ""
+    if event:  # a git hook or a CI job asks for its own loops only: schedules and changed paths are cron's to ask
+        return ""
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now
@@ -81,12 +84,13 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
             moment -= timedelta(minutes=1)
         return ""
     if on == "change":
-        since = last.timestamp() if last else 0.0
+        # never run: what changed before a person accepted the loop is what they accepted it over, not news
+        since, then = (last.timestamp(), "the last run") if last else (engine.accepted_at(spec), "the loop was accepted")
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
                     if os.stat(engine.store.root / rel).st_mtime > since:
-                        return f"{rel} changed" + (" since the last run" if last else "")
+                        return f"{rel} changed since {then}"
                 except FileNotFoundError:
                     continue
     return ""
@@ -95,7 +99,10 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
 def _last_starts(engine: Engine) -> dict[str, datetime]:
     out: dict[str, datetime] = {}
     for run in engine.runs():  # newest first
-        state = engine.state(run)
+        try:
+            state = engine.state(run)
+        except NotFoundError:  # its log left the tree since the index listed it (a checkout, a reset)
+            continue
         out.setdefault(state.loop, datetime.fromtimestamp(state.started, UTC))
     return out
 
@@ -165,8 +172,15 @@ def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, ec
     result = engine.step(started["run"], f"verification pass triggered by {reason}", "done", actor="human")
     if result.get("awaiting") == "checklist":
         engine.abort(started["run"], "every command passed; the checklist needs an agent to answer it and none was given")
-        return f"not judged: every command passed, but its checklist needs an agent (run {started['run']} aborted; rerun with --agent)"
+        return (f"not judged: every command passed, but its checklist needs an agent (run {started['run']} aborted); to have "
+                f"an agent answer it: {_with_agent(spec.name)}")
     if result["state"] == "continue":
         engine.abort(started["run"], "verification failed on a trigger and no agent was given to continue")
-        return f"failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted; rerun with --agent)"
+        return (f"failed: {result['instruction'].splitlines()[0]} (run {started['run']} aborted); to have an agent fix it: "
+                f"{_with_agent(spec.name)}")
     return str(result["state"])
+
+
+def _with_agent(name: str) -> str:
+    """The command that runs loop `name` again with an agent to work on it."""
+    return f"`repo-memory loop run {name} --agent '<command>'` (e.g. --agent 'claude -p')"

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from repo_memory.core import acceptances
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
@@ -142,7 +143,7 @@ def _first_run(engine: Engine) -> str:
     specs = [spec for name in engine.store.loop_names() if (spec := _spec(engine, name)) is not None]
     ready = next((s.name for s in specs if not engine.runnable(s)), None)
     if ready or not specs:
-        return f"Start one: repo-memory loop run {ready or 'NAME'} --agent '<command>'"
+        return f"Start one: `repo-memory loop run {ready or 'NAME'} --agent '<command>'`."
     name = specs[0].name
     return (f"No loop is accepted on this clone, so a run would end unverifiable: read one (`repo-memory loop show {name}`), "
             f"then `repo-memory loop accept {name} --sha SHA`.")
@@ -207,29 +208,61 @@ def loop_run(ctx: click.Context, name: str, agent: str, agent_timeout: float, ne
 @click.option("--event", type=click.Choice(triggers.ASKED), help="What asks: a git hook's event (trigger on: git), or "
               "ci-failure from a CI job that failed (trigger on: ci).")
 @click.option("--agent", help="Headless agent command for --run (as in `loop run`).")
+@click.option("--trust-specs-at", "trust", metavar="COMMIT", help="For a CI checkout, where no person accepts: run the loop "
+              "specs whose content is what COMMIT holds as if accepted here. Set by a person in the CI job, never by an agent.")
 @click.pass_context
-def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None) -> None:
+def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str | None, trust: str | None) -> None:
     """List loops due now (schedule, changed paths, git event, CI failure) — for cron, CI and git hooks.
 
     A loop whose trigger fired but whose spec no person accepted on this clone is not due: it is listed as waiting
-    (with --run, once per version of the spec) and nothing runs or is committed.
+    (with --run, once per version of the spec) and nothing runs or is committed. A CI checkout is a new clone, where
+    no person accepted anything: its job names the commit whose specs it trusts with --trust-specs-at, and a CI
+    failure whose loop cannot run exits 1.
 
     \b
     Example crontab line:  */15 * * * * cd /repo && repo-memory loop due --run --agent 'claude -p'
-    Example CI step, run when the job failed:  repo-memory loop due --run --event ci-failure --agent 'claude -p'
+    Example CI step, run when the job failed:
+      repo-memory loop due --run --event ci-failure --trust-specs-at "$GITHUB_SHA" --agent 'claude -p'
     """
     if event in triggers.EVENTS and store_of(ctx, memory=False).sparse.left_out():
         return  # a git hook (hooks folders are shared) where memory is off disk: every commit would say so on stderr
     engine = _engine(ctx)
+    commit, engine.trusted = accepted_at_commit(engine, trust) if trust else ("", {})
+    if event == "pre-push":  # the push has taken its tip: a commit now would leave the branch ahead of what it pushed
+        engine.commit_ends, ctx.find_root().obj["leave_pending"] = False, True
     fired = triggers.fired(engine, event)
     waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
-    for spec, reason in triggers.untold(engine, waiting) if run_them else waiting:  # a person asking is told every time
-        click.echo(f"{spec.name}: waiting for a person's accept, not run ({reason}): read it with `repo-memory loop show "
-                   f"{spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`")
+    for spec, reason in triggers.untold(engine, waiting) if run_them and not trust and event != "ci-failure" else waiting:
+        click.echo(_waiting(spec, reason, event, commit, engine.trusted))
     for spec, reason in [(spec, reason) for spec, reason in fired if not engine.runnable(spec)]:
-        click.echo(f"{spec.name}: due ({reason})")
+        trusted = f"; its spec as commit {commit[:12]} holds it (--trust-specs-at)" if spec.name in engine.trusted else ""
+        click.echo(f"{spec.name}: due ({reason}){trusted}")
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
+            if not engine.commit_ends:
+                click.echo("  the run's record waits for the next memory commit (any repo-memory command makes it): "
+                           "committed now, it would land after the tip this push sends")
+    if waiting and (trust or event == "ci-failure"):
+        ctx.exit(1)  # a CI job asked for a loop that could not run: its log should say so, not pass
+
+
+def accepted_at_commit(engine: Engine, rev: str) -> tuple[str, dict[str, str]]:
+    """The commit `--trust-specs-at` names, and the loop specs as it holds them."""
+    return acceptances.trusted_at(Git(engine.store.root, engine.store.config.git_dir), rev, engine.store.loop_names())
+
+
+def _waiting(spec: loops.Loop, reason: str, event: str | None, commit: str, trusted: dict[str, str]) -> str:
+    """What `loop due` says of a fired loop that may not run here, and what lets it run."""
+    if commit:
+        what = "is not in that commit" if spec.name not in trusted else "changed since that commit"
+        return (f"{spec.name}: not run ({reason}): its spec {what}, so --trust-specs-at {commit[:12]} does not cover it; "
+                f"a person reviews it (`repo-memory loop show {spec.name}`) and the job names a commit that holds it")
+    if event == "ci-failure":
+        return (f"{spec.name}: not run ({reason}): no person accepted it in this checkout, and a CI checkout (a new clone) "
+                "never has such an accept; the CI job names the commit whose loop specs it trusts: `repo-memory loop due "
+                "--run --event ci-failure --trust-specs-at COMMIT --agent '<command>'` (docs/memory.md, Loops)")
+    return (f"{spec.name}: waiting for a person's accept, not run ({reason}): read it with `repo-memory loop show "
+            f"{spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`")
 
 
 @loop.command(name="hooks")
@@ -238,6 +271,8 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
 def loop_hooks(ctx: click.Context, action: str) -> None:
     """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
+    They run only those (a schedule or change loop is cron's). The record of a run a pre-push hook made is not committed
+    then, which would leave the branch ahead of the tip being pushed: the next memory commit takes it.
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """

@@ -1,0 +1,109 @@
+"""What asks `loop due`, through real git hooks: a git hook runs only the loops whose trigger is that git event, a run a
+pre-push hook made leaves the branch where it was pushed, a run whose log another branch lacks breaks no later hook,
+and a change loop that never ran waits for a change after its accept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.core.store import Store
+from repo_memory.runner import triggers
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
+
+from tests.conftest import GIT_ENV, git
+from tests.runner.conftest import FIXED
+from tests.runner.test_loop_triggers import triggered
+
+
+def committed(repo: Path, message: str) -> subprocess.CompletedProcess[str]:
+    """A person's `git commit` of a new file, its hooks run by git; what git and the hooks printed."""
+    (repo / f"{message}.txt").write_text(message, encoding="utf-8")
+    git(repo, "add", f"{message}.txt")
+    done = subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_a_commit_runs_no_scheduled_or_change_loop_from_the_git_hooks(toy: Path, store: Store, runner: CliRunner):
+    """`loop hooks install` says its hooks run loops with trigger on: git; a plain `git commit` ran a cron loop and a
+    change loop too, waited for their checks, and committed their receipts after the person's commit."""
+    triggered(toy, "trigger: {on: schedule, cron: '* * * * *'}")
+    (toy / ".agents/loops/on-change.md").write_text((toy / ".agents/loops/fix-add.md").read_text(encoding="utf-8").replace(
+        "name: fix-add", "name: on-change").replace("trigger: {on: schedule, cron: '* * * * *'}",
+                                                    "trigger: {on: change, paths: ['*.py']}"), encoding="utf-8")
+    engine = Engine(store)
+    engine.accept("fix-add")
+    engine.accept("on-change")
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")  # a change after the accept: cron would run on-change
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    committed(toy, "mine")
+    assert git(toy, "log", "-1", "--format=%s").strip() == "mine"
+    assert Engine(store).status() == []
+    asked = {spec.name for spec, _ in triggers.fired(engine)}  # cron asks with no event: both are its to run
+    assert asked == {"fix-add", "on-change"}, asked
+
+
+def test_a_run_a_pre_push_hook_made_leaves_the_branch_at_the_tip_it_pushed(toy: Path, store: Store, runner: CliRunner,
+                                                                          tmp_path: Path):
+    """The run's record was committed after the tip the push had taken: after every push the branch was "ahead by 1"."""
+    triggered(toy, "trigger: {on: git, events: [pre-push]}")
+    Engine(store).accept("fix-add")
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    git(toy, "remote", "add", "origin", str(remote))
+    git(toy, "push", "-q", "-u", "origin", "main")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    committed(toy, "mine")
+    pushed = subprocess.run(["git", "push", "-q"], cwd=toy, capture_output=True, text=True, env={**os.environ, **GIT_ENV},
+                            timeout=120)
+    assert pushed.returncode == 0, pushed.stderr
+    assert "fix-add: due (git pre-push)" in pushed.stderr, pushed.stderr
+    assert git(toy, "rev-parse", "HEAD") == git(toy, "rev-parse", "origin/main"), git(toy, "log", "--oneline", "-3")
+    assert "the run's record waits for the next memory commit" in pushed.stderr, pushed.stderr
+    assert [(r["loop"], r["state"]) for r in Engine(store).status()] == [("fix-add", "aborted")]
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
+    assert "run ended aborted" in git(toy, "log", "-1", "--format=%s"), git(toy, "log", "--oneline", "-3")
+
+
+def test_a_commit_on_a_branch_that_lacks_an_earlier_runs_log_still_runs_its_loop(toy: Path, store: Store, runner: CliRunner):
+    """`loop due` read the runs the index listed without looking at the files: on a branch made before the commit that
+    holds a run's log, the hook failed with "No loop run '…'. loop_status() lists the runs" (an MCP tool, at a terminal)."""
+    triggered(toy, "trigger: {on: git, events: [post-commit]}")
+    Engine(store).accept("fix-add")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    base = git(toy, "rev-parse", "HEAD").strip()
+    committed(toy, "first")  # the hook's run, its log committed after "first"
+    assert len(Engine(store).status()) == 1
+    git(toy, "checkout", "-q", "-b", "feature", base)
+    second = committed(toy, "second")
+    assert "Error" not in second.stderr and "loop_status()" not in second.stderr, second.stderr
+    assert "fix-add: due (git post-commit)" in second.stderr, second.stderr
+
+
+def test_a_change_loop_that_never_ran_waits_for_a_change_after_its_accept(toy: Path, store: Store, runner: CliRunner):
+    """With no run yet the cut-off was the start of time: the loop was due at once, "calc.py changed", though nobody had
+    touched calc.py since it was committed."""
+    triggered(toy, "trigger: {on: change, paths: ['calc.py']}")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    past = (toy / "calc.py").stat().st_mtime - 60
+    os.utime(toy / "calc.py", (past, past))  # written a minute before the accept, as in any repository
+    engine = Engine(store)
+    engine.accept("fix-add")
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
+    assert due.exit_code == 0 and "fix-add" not in due.output, due.output
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
+    assert "fix-add: due (calc.py changed since the loop was accepted)" in due.output, due.output
