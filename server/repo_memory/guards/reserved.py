@@ -49,7 +49,15 @@ READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager l
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
-WRAPPERS = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf", "xargs"})
+WRAPPERS = frozenset({"sudo", "doas", "env", "command", "exec", "nohup", "time", "nice", "ionice", "timeout", "stdbuf",
+                      "xargs"})
+# A wrapper's options that take the next word as their value: `sudo -u USER git …` runs git, not USER.
+_WRAPPER_VALUED = {"sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "-U", "-R", "--user", "--group",
+                                      "--chdir", "--prompt", "--host", "--role", "--type", "--other-user", "--chroot"}),
+                   "doas": frozenset({"-u", "-C"}), "env": frozenset({"-u", "-C", "--unset", "--chdir"}),
+                   "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}), "nice": frozenset({"-n", "--adjustment"}),
+                   "ionice": frozenset({"-c", "-n", "-p"}), "stdbuf": frozenset({"-i", "-o", "-e"}),
+                   "xargs": frozenset({"-I", "-n", "-P", "-L", "-d", "-E", "-s", "-a", "--arg-file", "--delimiter"})}
 # Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
 KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
@@ -142,10 +150,11 @@ def _segments(text: str) -> list[list[str]] | None:
 
 def _command_words(words: list[str]) -> list[str]:
     """`words` without leading variable assignments and wrappers (sudo, env, timeout 5, ...)."""
-    rest = list(words)
+    rest, wrapper = list(words), ""
     while rest and (_ASSIGNMENT.match(rest[0]) or rest[0] in WRAPPERS or rest[0] in KEYWORDS or rest[0].startswith("-")
                     and len(rest) > 1 or rest[0].isdigit()):
-        rest = rest[1:]
+        wrapper = rest[0] if rest[0] in WRAPPERS else wrapper
+        rest = rest[2:] if rest[0] in _WRAPPER_VALUED.get(wrapper, ()) and len(rest) > 2 else rest[1:]
     return rest
 
 
@@ -174,7 +183,9 @@ def _person_command(words: list[str]) -> str:
 
 
 def _shell_line(rest: list[str]) -> str:
-    """The line `bash -c '…'` (or sh, zsh…) runs, when `rest` is such a command ('' else)."""
+    """The line `bash -c '…'` (or sh, zsh…) or `eval '…'` runs, when `rest` is such a command ('' else)."""
+    if rest[:1] == ["eval"]:  # eval joins its words and runs them as a line
+        return " ".join(rest[1:])
     if not rest or rest[0].rsplit("/", 1)[-1] not in SHELLS:
         return ""
     return next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
@@ -190,7 +201,8 @@ def _inner_person_command(words: list[str]) -> str:
 
 def commands(text: str, depth: int = 0) -> Iterator[list[str]]:
     """The simple commands the shell line `text` runs, each as its words past assignments and wrappers, those of a line
-    `bash -c '…'` (sh, zsh…) runs among them; a line that cannot be read (an open quote) as its words split at spaces."""
+    `bash -c '…'` (sh, zsh…) or `eval '…'` runs among them; a line that cannot be read (an open quote) as its words
+    split at spaces."""
     for words in _segments(text) or [text.split()]:
         rest = _command_words(words)
         line = _shell_line(rest) if depth < 8 else ""

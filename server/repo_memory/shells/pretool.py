@@ -12,9 +12,8 @@ import json
 import logging
 import os
 import re
-import shlex
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from repo_memory.git import running
 from repo_memory.git.pending import Journal
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, reserved
-from repo_memory.shells import neighbours
+from repo_memory.shells import gitline, neighbours
 
 log = logging.getLogger("repo_memory")
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "replace", "apply_patch",
@@ -86,30 +85,11 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
 # Git commands that take what is pending in the worktree, put it away, or throw it away (`git clean -fd`, `git checkout
 # -- .`): memory committed first is tracked and clean, so none of them takes or loses it.
 SWEEPING = frozenset({"commit", "add", "stash", "clean", "checkout", "restore", "switch", "reset"})
-UNALIASED = SWEEPING | reserved.GIT_READERS | running.MOVERS | {"push", "pull", "fetch", "branch", "tag", "config"}
 OPERATIONS = (("rebase-merge", "rebase"), ("rebase-apply", "rebase"), ("MERGE_HEAD", "merge"),
               ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"))
 MEMORY = ".agents"  # what a pending record lives under
 WHOLE_TREE = frozenset({"-A", "--all", "-u", "--update", ".", "./", ":/", "*"})
-Alias = Callable[[str], str]
-
-
-def git_commands(text: str, alias: Alias, depth: int = 0) -> Iterator[list[str]]:
-    """The git commands the shell line `text` runs (`bash -c '…'` and git aliases looked into: `git ci` may be `git
-    commit`, `!git add -A && git commit` a line of its own), each as its words from `git` on."""
-    for words in reserved.commands(text):
-        if os.path.basename(words[0]).split("-")[0] != "git":
-            continue
-        command = running.subcommand(words)
-        plain = os.path.basename(words[0]) == "git" and command in words and command not in UNALIASED
-        stands_for = alias(command) if plain and depth < 8 else ""
-        if stands_for.startswith("!"):
-            yield from git_commands(stands_for[1:], alias, depth + 1)
-        elif stands_for:
-            at = words.index(command)
-            yield from git_commands(shlex.join([*words[:at], *shlex.split(stands_for), *words[at + 1:]]), alias, depth + 1)
-        else:
-            yield words
+Alias = gitline.Alias
 
 
 def _arguments(words: list[str]) -> list[str]:
@@ -120,7 +100,8 @@ def _arguments(words: list[str]) -> list[str]:
 def sweeps(text: str, alias: Alias = lambda _: "") -> bool:
     """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . clean -fd`); not a
     `git reset` to another commit, which would take the memory commit away with the agent's."""
-    for words in git_commands(text, alias):
+    for call in gitline.git_calls(text, alias, scripts=True):  # a script's git line too: an early commit costs nothing
+        words = list(call.words)
         command = running.subcommand(words)
         args = _arguments(words)
         operands = [w for w in args[: args.index("--") if "--" in args else len(args)] if not w.startswith("-")]
@@ -150,7 +131,7 @@ def held_add(config: Config, text: str, alias: Alias) -> str:
         pending = operation and Journal(config.state_dir).path.stat().st_size > 0
     except OSError:
         pending = False
-    commands = list(git_commands(text, alias)) if pending else []
+    commands = [list(call.words) for call in gitline.git_calls(text, alias)] if pending else []
     if any(_discards_untracked(words) for words in commands):
         return (f"a {operation} is in progress, so repo-memory cannot commit the session's pending records (.agents/) "
                 f"first, and this would delete them: keep them out (`git clean -fdx -e {MEMORY}`), or finish the "
