@@ -3,6 +3,7 @@ is pending finds the session's memory committed first, however the line spells i
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,63 @@ def test_a_whole_tree_add_or_clean_behind_eval_sudo_or_a_line_alias_during_a_sto
     stopped_rebase(repo)
     pending_memory(repo)
     assert "rebase" in refusal(repo, command), command
+
+
+def src_in_a_stopped_rebase(repo: Path) -> None:
+    stopped_rebase(repo)
+    (repo / "src").mkdir()
+    (repo / "src/x.py").write_text("x = 1\n", encoding="utf-8")
+    pending_memory(repo)
+
+
+IN_A_FOLDER = {
+    "cd": "cd src && git add .",
+    "cd; add -A .": "cd src; git add -A .",
+    "pushd": "pushd src >/dev/null && git add . && popd >/dev/null",
+    "git -C": "git -C src add .",
+    "a glob after cd": "cd src && git add *",
+    "cd in a subshell": "(cd src && git add .)",
+    "cd in bash -c": "bash -c 'cd src && git add .'",
+    "clean after cd": "cd src && git clean -fdxq",
+}
+
+
+@pytest.mark.parametrize("command", IN_A_FOLDER.values(), ids=IN_A_FOLDER.keys())
+def test_an_add_or_clean_of_the_folder_a_cd_moved_to_during_a_stopped_rebase_is_not_whole_tree(repo: Path, command: str):
+    """`cd src && git add .` stages src/ only, yet was refused as a whole-tree add: the hook read `.` as the root."""
+    src_in_a_stopped_rebase(repo)
+    assert not refusal(repo, command)
+    subprocess.run(["bash", "-c", command], cwd=repo, check=True)
+    assert not git(repo, "diff", "--cached", "--name-only", "--", ".agents")  # memory is neither staged
+    assert git(repo, "status", "--porcelain", "--", ".agents")  # nor deleted: still pending
+
+
+STILL_WHOLE = {
+    "the root from src": "cd src && git add ..",
+    "the root by magic": "cd src && git add :/",
+    "memory itself": "cd .agents && git add .",
+    "memory by -C": "git -C .agents add .",
+    "back up": "cd src && cd .. && git add .",
+    "back up by -C": "cd src && git -C .. add .",
+    "after the subshell": "(cd src && git add x.py) && git add .",
+    "after popd": "pushd src && popd && git add .",
+    "a folder not known": 'cd "$DIR" && git add .',
+    "no pathspec": "cd src && git add -A",
+    "clean of the root": "cd src && git -C .. clean -fdx",
+}
+
+
+@pytest.mark.parametrize("command", STILL_WHOLE.values(), ids=STILL_WHOLE.keys())
+def test_an_add_or_clean_that_still_takes_memory_after_a_cd_is_refused(repo: Path, command: str):
+    src_in_a_stopped_rebase(repo)
+    assert "rebase" in refusal(repo, command), command
+
+
+def test_a_whole_tree_add_in_another_repository_is_that_repositorys_own(repo: Path, tmp_path: Path):
+    """A cd into another repository: its index is not this session's, so nothing of this session's memory is taken."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    src_in_a_stopped_rebase(repo)
+    assert not refusal(repo, f"cd {other} && git add -A . && git -C {other} clean -fdx")
+    assert "rebase" in refusal(repo, f"cd {other} && git add . && cd {repo} && git add .")

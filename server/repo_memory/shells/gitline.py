@@ -1,6 +1,7 @@
 """The git commands an agent's shell line runs, as the pre-tool hook reads them before it runs: past wrappers and inner
 lines (`sudo -u X`, `timeout 5`, `bash -c '…'`, `eval '…'`: guards/reserved.py), through git aliases (the repository's,
-and one the line gives itself: `git -c alias.wipe='add -A' wipe`), and the git command lines an inline script (`python3 -c '…os.system("git add -A")'`) runs."""
+and one the line gives itself: `git -c alias.wipe='add -A' wipe`), each with the folder it runs in (`cd`, `pushd`, `git
+-C DIR` followed), and the git command lines an inline script (`python3 -c '…os.system("git add -A")'`) runs."""
 
 from __future__ import annotations
 
@@ -38,23 +39,24 @@ class GitCall:
 def git_calls(text: str, alias: Alias, cwd: Path | None = None, scripts: bool = False, depth: int = 0) -> Iterator[GitCall]:
     """The git commands the shell line `text` (run in `cwd`) runs: `git ci` may be `git commit`, `!git add -A && git
     commit` a line of its own; with `scripts`, also those an inline script names in a string it may run."""
-    for words in reserved.commands(text):
+    for words, here in reserved.located(text, cwd):
         if scripts and depth < 8:
             for line in inline_lines(words):
-                yield from git_calls(line, alias, cwd, scripts, depth + 1)
+                yield from git_calls(line, alias, here, scripts, depth + 1)
         if os.path.basename(words[0]).split("-")[0] != "git":
             continue
         command = running.subcommand(words)
         plain = os.path.basename(words[0]) == "git" and command in words and command not in UNALIASED
         stands_for = (given_alias(words, command) or alias(command)) if plain and depth < 8 else ""
+        folder = _folder(words, here)
         if stands_for.startswith("!"):  # git runs a shell alias at the top of the worktree: a folder not known here
-            yield from git_calls(stands_for[1:], alias, cwd, scripts, depth + 1)
+            yield from git_calls(stands_for[1:], alias, None, scripts, depth + 1)
         elif stands_for:
             at = words.index(command)
             line = shlex.join([*words[:at], *shlex.split(stands_for), *words[at + 1:]])
-            yield from git_calls(line, alias, cwd, scripts, depth + 1)
+            yield from git_calls(line, alias, here, scripts, depth + 1)
         else:
-            yield GitCall(tuple(words), cwd)
+            yield GitCall(tuple(words), folder)
 
 
 def options(words: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
@@ -76,6 +78,14 @@ def given_alias(words: list[str], command: str) -> str:
     given = [value.split("=", 1)[1] for option, value in options(words) if option == "-c" and "=" in value
              and value.split("=", 1)[0].lower() == f"alias.{command}".lower()]
     return given[-1] if given else ""  # the last one given counts
+
+
+def _folder(words: list[str], here: Path | None) -> Path | None:
+    """The folder a git command works in: where its shell stands, moved by each `-C DIR` (None when not known)."""
+    for option, value in options(words):
+        if option == "-C" and here is not None:
+            here = None if "$" in value or "`" in value else Path(os.path.normpath(here / Path(value).expanduser()))
+    return here
 
 
 def inline_lines(words: list[str]) -> list[str]:
