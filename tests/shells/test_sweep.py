@@ -3,10 +3,14 @@ is pending finds the session's memory committed first, however the line spells i
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
 
 from tests.conftest import git
 from tests.shells.test_pretool import pending_memory, refusal, stopped_rebase
@@ -126,3 +130,68 @@ def test_a_whole_tree_add_in_another_repository_is_that_repositorys_own(repo: Pa
     src_in_a_stopped_rebase(repo)
     assert not refusal(repo, f"cd {other} && git add -A . && git -C {other} clean -fdx")
     assert "rebase" in refusal(repo, f"cd {other} && git add . && cd {repo} && git add .")
+
+
+def memory_in_head(repo: Path) -> bool:
+    done = subprocess.run(["git", "grep", "-q", "Cache warm", "HEAD", "--", ".agents"], cwd=repo)
+    return done.returncode == 0
+
+
+def memory_on_disk(repo: Path) -> bool:
+    return any("Cache warm" in p.read_text(encoding="utf-8") for p in (repo / ".agents").rglob("*.jsonl"))
+
+
+@pytest.mark.parametrize("command", ["git reset --hard @", "git reset -q --hard 'HEAD^{commit}'", "git reset -q --hard main",
+                                     "git read-tree -u --reset HEAD"])
+def test_a_discard_to_head_spelled_otherwise_commits_pending_records_a_git_add_staged_first(repo: Path, command: str):
+    """A person's `git add -A` staged the pending records; a reset to HEAD that the hook did not know for one (`@`, the
+    branch's name) deleted them, and they were in no commit."""
+    based(repo)
+    pending_memory(repo)
+    git(repo, "add", "-A")
+    assert not refusal(repo, command)
+    subprocess.run(command, shell=True, cwd=repo, check=True, capture_output=True)
+    assert memory_in_head(repo), git(repo, "log", "--format=%s")
+
+
+def agents_commit(repo: Path) -> None:
+    (repo / "x.txt").write_text("x\n", encoding="utf-8")
+    git(repo, "add", "x.txt")
+    git(repo, "commit", "-q", "-m", "agent: x")
+
+
+@pytest.mark.parametrize("mode", ["--hard", "--merge", "--keep"])
+def test_a_reset_past_a_memory_commit_is_refused_with_the_line_that_keeps_it(repo: Path, mode: str):
+    """Resetting the branch to a commit before a memory commit threw the session's records off the branch (and off
+    disk). The refusal names the line that resets and puts the memory commits back, and that line runs."""
+    based(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    pending_memory(repo)
+    store = Store(Config.load(repo))
+    store.flush("all")
+    store.close()
+    memory = git(repo, "rev-parse", "--short", "HEAD").strip()
+    agents_commit(repo)
+    why = refusal(repo, f"git reset {mode} {base[:10]}")
+    assert memory in why and "cherry-pick" in why, why
+    line = re.search(r"run `([^`]+)`", why)
+    assert line, why
+    assert not refusal(repo, line.group(1)), line.group(1)
+    subprocess.run(line.group(1), shell=True, cwd=repo, check=True, capture_output=True)
+    assert memory_in_head(repo) and not (repo / "x.txt").exists(), git(repo, "log", "--format=%h %s")
+
+
+@pytest.mark.parametrize("staged", [True, False], ids=["staged by a git add", "untracked"])
+@pytest.mark.parametrize("command", ["git reset -q --hard HEAD~1", "git reset -q --merge HEAD~1"])
+def test_a_reset_to_another_commit_keeps_the_pending_records_on_disk(repo: Path, command: str, staged: bool):
+    """Pending records live in files git does not track; once a `git add` staged them, a `git reset --hard` to another
+    commit deleted them. The hook takes them out of the index first (the reset empties it anyway), so they stay."""
+    based(repo)
+    agents_commit(repo)
+    pending_memory(repo)
+    if staged:
+        git(repo, "add", "-A")
+    assert not refusal(repo, command)
+    subprocess.run(command, shell=True, cwd=repo, check=True, capture_output=True)
+    assert memory_on_disk(repo) and not (repo / "x.txt").exists()
+    assert not memory_in_head(repo)  # no memory commit was made for the reset to throw away

@@ -25,7 +25,7 @@ from repo_memory.git import running
 from repo_memory.git.pending import Journal
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, reserved
-from repo_memory.shells import gitline, neighbours
+from repo_memory.shells import gitline, neighbours, resets
 
 log = logging.getLogger("repo_memory")
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "replace", "apply_patch",
@@ -64,16 +64,20 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
     text = shell_text(payload.get("tool_input")) if tool in SHELL_TOOLS else ""
     alias = Git(config.root, config.git_dir).alias if "git" in text else lambda _: ""
+    resolver = resets.resolver_for(config) if "git" in text else None
     why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input")) \
-        or (held_add(config, text, alias, neighbours.shell_dir(payload.get("tool_input"), cwd)) if text else "")
+        or (held_add(config, text, alias, neighbours.shell_dir(payload.get("tool_input"), cwd)) if text else "") \
+        or (resets.dropped(text, alias, resolver) if resolver else "")
     why = why.rstrip(".")
     if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
         return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
     if why:  # no closing period: Codex writes "<reason>. Command: <the command>" after it
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}"}}
-    if text and sweeps(text, alias):
+    if resolver is not None and sweeps(text, alias, resolver):
         (commit or (lambda: commit_pending(config)))()  # memory first: the agent's `git add -A` then finds it committed
+    if resolver is not None:
+        resets.keep_pending(config, text, alias, resolver)
     try:
         head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
         began(config.state_dir, payload, head, skill_changes.note(named_paths(tool, payload.get("tool_input"), cwd)))
@@ -97,15 +101,15 @@ def _arguments(words: list[str]) -> list[str]:
     return words[words.index(command) + 1:] if command in words else []
 
 
-def sweeps(text: str, alias: Alias = lambda _: "") -> bool:
-    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . clean -fd`); not a
-    `git reset` to another commit, which would take the memory commit away with the agent's."""
+def sweeps(text: str, alias: Alias, resolver: resets.Resolver) -> bool:
+    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . clean -fd`, `git reset
+    --hard @`), and no `git reset` to another commit, which would take a memory commit made first away."""
+    if resets.moves_branch(text, alias, resolver):
+        return False
     for call in gitline.git_calls(text, alias, scripts=True):  # a script's git line too: an early commit costs nothing
-        words = list(call.words)
-        command = running.subcommand(words)
-        args = _arguments(words)
-        operands = [w for w in args[: args.index("--") if "--" in args else len(args)] if not w.startswith("-")]
-        if command in SWEEPING and (command != "reset" or all(w == "HEAD" for w in operands)):
+        command = running.subcommand(list(call.words))
+        tree = resets.reset_of(list(call.words), resolver) if command == "read-tree" else None
+        if command in SWEEPING or tree is not None and tree.commit == resolver.head():  # `read-tree -u --reset HEAD`
             return True
     return False
 
