@@ -17,6 +17,7 @@ make a shell safe: a program can reach any path without naming it (docs/security
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Iterator
@@ -122,18 +123,29 @@ class Places:
         return False
 
 
-def _segments(text: str) -> list[list[str]] | None:
-    """The simple commands of a shell line, each as its words (None when it cannot be read, e.g. an open quote)."""
+def _tokens(text: str) -> list[str] | None:
+    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote)."""
     try:
         lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n")
         lexer.whitespace = " \t\r"
         lexer.whitespace_split = True
-        tokens = list(lexer)
+        return list(lexer)
     except ValueError:
+        return None
+
+
+def _operator(token: str) -> bool:
+    return token in SEPARATORS or set(token) <= set(";&|()\n")
+
+
+def _segments(text: str) -> list[list[str]] | None:
+    """The simple commands of a shell line, each as its words (None when it cannot be read, e.g. an open quote)."""
+    tokens = _tokens(text)
+    if tokens is None:
         return None
     out: list[list[str]] = [[]]
     for token in tokens:
-        if token in SEPARATORS or set(token) <= set(";&|()\n"):
+        if _operator(token):
             out.append([])
         else:
             out[-1].append(token)
@@ -189,7 +201,9 @@ def _person_command(words: list[str]) -> str:
 
 
 def _shell_line(rest: list[str]) -> str:
-    """The line `bash -c '…'` (or sh, zsh…) runs, when `rest` is such a command ('' else)."""
+    """The line `bash -c '…'` (or sh, zsh…) or `eval '…'` runs, when `rest` is such a command ('' else)."""
+    if rest[:1] == ["eval"]:  # eval joins its words and runs them as a line
+        return " ".join(rest[1:])
     if not rest or rest[0].rsplit("/", 1)[-1] not in SHELLS:
         return ""
     return next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
@@ -203,16 +217,51 @@ def _inner_person_command(words: list[str]) -> str:
     return ""
 
 
-def commands(text: str, depth: int = 0) -> Iterator[list[str]]:
+def commands(text: str) -> Iterator[list[str]]:
     """The simple commands the shell line `text` runs, each as its words past assignments and wrappers, those of a line
-    `bash -c '…'` (sh, zsh…) runs among them; a line that cannot be read (an open quote) as its words split at spaces."""
-    for words in _segments(text) or [text.split()]:
-        rest = _command_words(words)
-        line = _shell_line(rest) if depth < 8 else ""
+    `bash -c '…'` (sh, zsh…) or `eval '…'` runs among them; a line that cannot be read (an open quote) as its words split
+    at spaces."""
+    return (words for words, _ in located(text, None))
+
+
+def located(text: str, cwd: Path | None, depth: int = 0) -> Iterator[tuple[list[str], Path | None]]:
+    """The simple commands of `text` (as `commands`), each with the folder it runs in when the line starts in `cwd`:
+    `cd DIR`, `pushd DIR` and `popd` followed, a subshell `( … )` keeping its own; None where that is not known."""
+    here, pushed, outer, words = cwd, list[Path | None](), list[Path | None](), list[str]()
+    for token in [*(_tokens(text) or text.split()), ";"]:
+        if not _operator(token):
+            words.append(token)
+            continue
+        rest, words = _command_words(words), []
+        line = _shell_line(rest) if depth < 8 and rest else ""
         if line:
-            yield from commands(line, depth + 1)
+            yield from located(line, here, depth + 1)  # a shell of its own: its `cd` stays in it
         elif rest:
-            yield rest
+            yield rest, here
+            here = _moved(rest, here, pushed) if rest[0] in _MOVES else here
+        for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
+            if char == "(":
+                outer.append(here)
+            elif char == ")":
+                here = outer.pop() if outer else None
+
+
+def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
+    """The folder `cd`/`pushd`/`popd` (`rest`) moves the shell to from `here` (None when not known: `cd`, `cd -`, `$DIR`)."""
+    if rest[0] == "popd":
+        return pushed.pop() if pushed else None
+    named, words = [], iter(rest[1:])
+    for word in words:
+        if re.match(r"\d*[<>]", word):  # a redirect, its target glued on (`>/dev/null`) or the next word
+            if re.fullmatch(r"\d*[<>]+&?", word):
+                next(words, None)
+        elif word == "-" or not word.startswith("-"):
+            named.append(word)
+    if rest[0] == "pushd":
+        pushed.append(here)
+    if here is None or len(named) != 1 or named[0] == "-" or "$" in named[0] or "`" in named[0]:
+        return None
+    return Path(os.path.normpath(here / Path(named[0]).expanduser()))
 
 
 def _reads_only(words: list[str]) -> bool:

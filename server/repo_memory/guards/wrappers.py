@@ -36,6 +36,7 @@ WRAPPERS: dict[str, Options] = {
                                            f"askpass background bell edit preserve-env set-home login remove-timestamp "
                                            f"reset-timestamp list non-interactive preserve-groups shell stdin validate {_HELP}"),
                     moves=("-D", "--chdir")),
+    "doas": Options("uC", {}),  # OpenBSD's doas: -u USER, -C CONFIG
     "timeout": Options("ks", _longs("kill-after signal", f"foreground preserve-status verbose {_HELP}"), operands=1),
     "nice": Options("n", _longs("adjustment", _HELP)),
     "ionice": Options("cnpPu", _longs("class classdata pid pgid uid", f"ignore {_HELP}")),

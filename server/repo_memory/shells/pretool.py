@@ -12,9 +12,8 @@ import json
 import logging
 import os
 import re
-import shlex
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from repo_memory.git import running
 from repo_memory.git.pending import Journal
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, reserved
-from repo_memory.shells import neighbours
+from repo_memory.shells import gitline, neighbours, resets
 
 log = logging.getLogger("repo_memory")
 FILE_TOOLS = {"Write", "Edit", "MultiEdit", "NotebookEdit", "write_file", "edit_file", "replace", "apply_patch",
@@ -65,16 +64,20 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
     text = shell_text(payload.get("tool_input")) if tool in SHELL_TOOLS else ""
     alias = Git(config.root, config.git_dir).alias if "git" in text else lambda _: ""
+    resolver = resets.resolver_for(config) if "git" in text else None
     why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input")) \
-        or (held_add(config, text, alias) if text else "")
+        or (held_add(config, text, alias, neighbours.shell_dir(payload.get("tool_input"), cwd)) if text else "") \
+        or (resets.dropped(text, alias, resolver) if resolver else "")
     why = why.rstrip(".")
     if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
         return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
     if why:  # no closing period: Codex writes "<reason>. Command: <the command>" after it
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}"}}
-    if text and sweeps(text, alias):
+    if resolver is not None and sweeps(text, alias, resolver):
         (commit or (lambda: commit_pending(config)))()  # memory first: the agent's `git add -A` then finds it committed
+    if resolver is not None:
+        resets.keep_pending(config, text, alias, resolver)
     try:
         head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
         began(config.state_dir, payload, head, skill_changes.note(named_paths(tool, payload.get("tool_input"), cwd)))
@@ -86,30 +89,11 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
 # Git commands that take what is pending in the worktree, put it away, or throw it away (`git clean -fd`, `git checkout
 # -- .`): memory committed first is tracked and clean, so none of them takes or loses it.
 SWEEPING = frozenset({"commit", "add", "stash", "clean", "checkout", "restore", "switch", "reset"})
-UNALIASED = SWEEPING | reserved.GIT_READERS | running.MOVERS | {"push", "pull", "fetch", "branch", "tag", "config"}
 OPERATIONS = (("rebase-merge", "rebase"), ("rebase-apply", "rebase"), ("MERGE_HEAD", "merge"),
               ("CHERRY_PICK_HEAD", "cherry-pick"), ("REVERT_HEAD", "revert"))
 MEMORY = ".agents"  # what a pending record lives under
 WHOLE_TREE = frozenset({"-A", "--all", "-u", "--update", ".", "./", ":/", "*"})
-Alias = Callable[[str], str]
-
-
-def git_commands(text: str, alias: Alias, depth: int = 0) -> Iterator[list[str]]:
-    """The git commands the shell line `text` runs (`bash -c '…'` and git aliases looked into: `git ci` may be `git
-    commit`, `!git add -A && git commit` a line of its own), each as its words from `git` on."""
-    for words in reserved.commands(text):
-        if os.path.basename(words[0]).split("-")[0] != "git":
-            continue
-        command = running.subcommand(words)
-        plain = os.path.basename(words[0]) == "git" and command in words and command not in UNALIASED
-        stands_for = alias(command) if plain and depth < 8 else ""
-        if stands_for.startswith("!"):
-            yield from git_commands(stands_for[1:], alias, depth + 1)
-        elif stands_for:
-            at = words.index(command)
-            yield from git_commands(shlex.join([*words[:at], *shlex.split(stands_for), *words[at + 1:]]), alias, depth + 1)
-        else:
-            yield words
+Alias = gitline.Alias
 
 
 def _arguments(words: list[str]) -> list[str]:
@@ -117,32 +101,60 @@ def _arguments(words: list[str]) -> list[str]:
     return words[words.index(command) + 1:] if command in words else []
 
 
-def sweeps(text: str, alias: Alias = lambda _: "") -> bool:
-    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . clean -fd`); not a
-    `git reset` to another commit, which would take the memory commit away with the agent's."""
-    for words in git_commands(text, alias):
-        command = running.subcommand(words)
-        args = _arguments(words)
-        operands = [w for w in args[: args.index("--") if "--" in args else len(args)] if not w.startswith("-")]
-        if command in SWEEPING and (command != "reset" or all(w == "HEAD" for w in operands)):
+def sweeps(text: str, alias: Alias, resolver: resets.Resolver) -> bool:
+    """Whether the shell line `text` runs one of SWEEPING (`git add -A && git commit -m x`, `git -C . clean -fd`, `git reset
+    --hard @`), and no `git reset` to another commit, which would take a memory commit made first away."""
+    if resets.moves_branch(text, alias, resolver):
+        return False
+    for call in gitline.git_calls(text, alias, scripts=True):  # a script's git line too: an early commit costs nothing
+        command = running.subcommand(list(call.words))
+        tree = resets.reset_of(list(call.words), resolver) if command == "read-tree" else None
+        if command in SWEEPING or tree is not None and tree.commit == resolver.head():  # `read-tree -u --reset HEAD`
             return True
     return False
 
 
-def _whole_tree(words: list[str]) -> bool:
-    """Whether a git command stages the whole tree: `git add -A` (`.`, `-u`…), `git commit -a` (`-qam x`)."""
+def _whole_tree(words: list[str], at: str = "") -> bool:
+    """Whether a git command run in the folder `at` (relative to the root) stages the whole tree: `git add -A` (`.`,
+    `-u`…), `git commit -a` (`-qam x`); `git add .` in src/ stages src/ only."""
     command, args = running.subcommand(words), _arguments(words)
     if command == "add":  # `-A src/`, `-u file` stage those paths only; `.`, `:/` or .agents itself as a path do not
         cut = args.index("--") if "--" in args else len(args)
         flags, paths = [w for w in args[:cut] if w[:1] == "-"], [w for w in args[:cut] if w[:1] != "-"] + args[cut + 1:]
-        if any(w in WHOLE_TREE or _under_memory(w) for w in paths):
+        if any(_covers_memory(_reached(at, w)) for w in paths):
             return True
         return not paths and any(w in WHOLE_TREE or w[1:2] != "-" and set(w[1:]) & set("Au") for w in flags)
     return command == "commit" and any(w in ("-a", "--all") or w[:1] == "-" and w[1:2] != "-" and
                                        "a" in re.split(r"[mFcCt]", w[1:])[0] for w in args)
 
 
-def held_add(config: Config, text: str, alias: Alias) -> str:
+def _reached(at: str, path: str) -> str:
+    """A path or pattern as a git command run in `at` reads it, from the root (`..` from src/ is `.`, `:/x` is `x`)."""
+    if path.startswith(":/"):
+        return path[2:] or "."
+    if path.startswith(":"):  # other pathspec magic (`:!x`): as written
+        return path
+    return os.path.normpath(os.path.join(at, path))
+
+
+def _covers_memory(path: str) -> bool:
+    """Whether a root-relative path or pattern takes in memory: the whole tree (`.`, `*`, above the root) or .agents."""
+    return path in WHOLE_TREE or path == ".." or path.startswith("../") or _under_memory(path)
+
+
+def _folder(config: Config, folder: Path | None) -> str | None:
+    """Where a git command runs, relative to the root ('' at the root or where not known; None outside the repository:
+    another repository's index and files are not this session's)."""
+    if folder is None:
+        return ""
+    try:
+        rel = folder.resolve().relative_to(config.root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
+        return None
+    return "" if rel == "." else rel
+
+
+def held_add(config: Config, text: str, alias: Alias, cwd: Path | None = None) -> str:
     """Why the shell line `text` may not stage the whole tree now ('' when it may): a rebase, merge or cherry-pick is
     in progress, which holds memory commits up, and memory is pending, which the agent's commit would take."""
     operation = next((name for file, name in OPERATIONS if (config.git_dir / file).exists()), "")
@@ -150,12 +162,13 @@ def held_add(config: Config, text: str, alias: Alias) -> str:
         pending = operation and Journal(config.state_dir).path.stat().st_size > 0
     except OSError:
         pending = False
-    commands = list(git_commands(text, alias)) if pending else []
-    if any(_discards_untracked(words) for words in commands):
+    calls = gitline.git_calls(text, alias, cwd) if pending else iter(())
+    commands = [(list(call.words), at) for call in calls if (at := _folder(config, call.folder)) is not None]
+    if any(_discards_untracked(words, at) for words, at in commands):
         return (f"a {operation} is in progress, so repo-memory cannot commit the session's pending records (.agents/) "
                 f"first, and this would delete them: keep them out (`git clean -fdx -e {MEMORY}`), or finish the "
                 f"{operation} first; repo-memory commits its records once it ends")
-    if not any(_whole_tree(words) for words in commands):
+    if not any(_whole_tree(words, at) for words, at in commands):
         return ""
     return (f"a {operation} is in progress, so repo-memory cannot commit the session's pending records (.agents/) before "
             "your commit, and staging the whole tree (`git add -A`, `.`, `-u`, `commit -a`) would put them into it: add "
@@ -167,11 +180,15 @@ def _under_memory(path: str) -> bool:
     return path.removeprefix("./").lstrip("/").split("/")[0] == MEMORY
 
 
-def _discards_untracked(words: list[str]) -> bool:
-    """Whether a git command deletes untracked files, as pending records are: `git clean -f…` (not a dry run, not one
-    keeping .agents out with `-e .agents`), `git stash -u`/`--include-untracked`/`-a`."""
+def _discards_untracked(words: list[str], at: str = "") -> bool:
+    """Whether a git command run in `at` deletes untracked files, as pending records are: `git clean -f…` (not a dry run,
+    not one keeping .agents out with `-e .agents`, not one of a folder memory is not in), `git stash -u`/`-a`."""
     command, args = running.subcommand(words), _arguments(words)
     short = "".join(w[1:] for w in args if w[:1] == "-" and w[1:2] != "-")
+    valued = {b for a, b in zip(args, args[1:]) if a in ("-e", "--exclude")}
+    paths = [_reached(at, w) for w in args if w[:1] != "-" and w not in valued]
+    if command == "clean" and not any(_covers_memory(p) for p in paths or [at or "."]):
+        return False  # `cd src && git clean -fdx` cleans src/ only
     if command == "clean":
         kept = any(_under_memory(w.removeprefix("--exclude=").removeprefix("-e"))
                    for w in [*args, *(f"-e{b}" for a, b in zip(args, args[1:]) if a in ("-e", "--exclude"))])
