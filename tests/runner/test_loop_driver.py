@@ -156,3 +156,17 @@ def test_loop_status_says_how_to_end_a_live_run(toy: Path, store: Store, runner:
     live = engine.start("fix-add")["run"]
     listed = runner.invoke(cli, ["--root", str(toy), "loop", "status"])
     assert listed.exit_code == 0 and f"repo-memory loop abort {live}" in listed.output, listed.output
+
+
+def test_a_process_the_agent_left_running_in_a_session_of_its_own_ends_with_its_round(toy: Path, store: Store):
+    """Only the agent's process group was killed: a `setsid sleep &` of the agent's outlived its round and the run."""
+    nap = f"306.{os.getpid()}"
+    Engine(store).accept("fix-add")
+    agent = f"cat >/dev/null; setsid sleep {nap} >/dev/null 2>&1 </dev/null & echo done"
+    try:
+        driver.drive(Engine(store), "fix-add", agent, 60, lambda line: None)
+        left = sleeping(nap)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "what the agent left running outlived its round"

@@ -31,6 +31,7 @@ CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
 _IN_FLIGHT: dict[int, str] = {}
 _IN_FLIGHT_LOCK = threading.RLock()  # re-entrant: `loop run`'s signal handler ends the steps in the thread that may hold it
 _ENDING = threading.Event()
+TOKEN = "REPO_MEMORY_VERIFY"  # the variable a step's (or a `loop run` round's) processes carry its token in
 
 
 @dataclass
@@ -136,7 +137,7 @@ def run(step: Step, root: Path, token: str | None = None) -> Outcome:
     with _IN_FLIGHT_LOCK:
         _interrupted()
         proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": token})
+                                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, TOKEN: token})
         _IN_FLIGHT[proc.pid] = token
         if (caller := _CALL.get()) is not None:
             caller.steps[proc.pid] = token
@@ -203,7 +204,7 @@ def end_everything(group: int, token: str) -> None:
 def end_leftovers(token: str) -> None:
     """Kill every process carrying `token` (found through /proc, so on Linux): what a step whose server was killed
     (SIGKILL leaves no time to end it) still runs."""
-    mark = f"REPO_MEMORY_VERIFY={token}".encode()
+    mark = f"{TOKEN}={token}".encode()
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
