@@ -374,6 +374,6 @@ class Engine:
         """What earlier runs of loop `name` ended with (their loop.end receipts), newest first."""
         return self.store.receipts(name, limit)
 
-    def live_for(self, harness_session: str, harness_pid: int = 0) -> str | None:
-        """The live run this harness session started, if any (see runstate.live_for)."""
+    def live_for(self, harness_session: str, harness_pid: int = 0) -> list[str]:
+        """The live runs this harness session started, newest first (see runstate.live_for)."""
         return runstate.live_for(self.store, harness_session, harness_pid)
