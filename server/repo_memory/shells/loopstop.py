@@ -8,8 +8,10 @@ several rounds is the point — but every run is bounded by its spec's budget an
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
+from repo_memory.formats import loops
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.git.pending import harness_pid
 from repo_memory.shells import deliveries
@@ -30,6 +32,7 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     session = payload.get("session_id")
     if not isinstance(session, str) or not session:
         return {}
+    deadline = time.monotonic() + loops.STOP_BUDGET  # the harness kills the hook at setup's STOP_TIMEOUT: answer before
     engine = Engine(store)
     store.refresh()
     states = {run: engine.state(run) for run in reversed(engine.live_for(session, harness_pid()))}  # oldest first
@@ -48,7 +51,7 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     ended: list[str] = []
     for run, state in states.items():
         try:
-            goes_on, said = _verified(engine, run, state, payload)
+            goes_on, said = _verified(engine, run, state, payload, deadline)
         except RepoMemoryError as exc:  # this run cannot be stepped now: the others still are; it does not hold the agent
             log.warning("stop hook: run %s: %s", run, exc)
             continue
@@ -58,7 +61,7 @@ def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {"systemMessage": " ".join(ended)} if ended else {}
 
 
-def _verified(engine: Engine, run: str, state: RunState, payload: dict[str, Any]) -> tuple[bool, str]:
+def _verified(engine: Engine, run: str, state: RunState, payload: dict[str, Any], deadline: float) -> tuple[bool, str]:
     """Step run `run` with the agent's last message: whether it goes on (the stop is blocked), and what to say of it."""
     from repo_memory.runner import checklist
 
@@ -73,7 +76,13 @@ def _verified(engine: Engine, run: str, state: RunState, payload: dict[str, Any]
     report = str(payload.get("last_assistant_message") or "(the agent stopped; the hook payload carried no message)")
     # The agent answers the checklist in its last message (the block reason asked it to, in words).
     result = engine.step(run, report[-8000:], "done", checklist.answers(report), in_words=True,
-                         then="Fix this; when you stop, the checks run again.")
+                         then="Fix this; when you stop, the checks run again.", deadline=deadline)
+    cut = f" {result['cut_off']}" if result.get("cut_off") else ""
     if result["state"] == "continue":
-        return True, f"[repo-memory loop {run}] {result['instruction']}"
-    return False, f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']})."
+        return True, f"[repo-memory loop {run}] {result['instruction']}{cut}"
+    return False, f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']}): {_why(result)}{cut}"
+
+
+def _why(result: dict[str, Any]) -> str:
+    """The reason of a run's end, in a line."""
+    return (str(result["instruction"]).removeprefix(f"Stop: the run ended {result['state']}. ").splitlines() or [""])[0][:500]
