@@ -169,3 +169,17 @@ def test_a_run_a_person_aborts_while_loop_run_drives_it_ends_saying_so(toy: Path
     assert "Error" not in result.output and "loop_start" not in result.output, result.output
     assert "round 1: the run was aborted meanwhile by a person (`repo-memory loop abort`): changed my mind" in result.output
     assert [r["state"] for r in Engine(store).status()] == ["aborted"]
+
+
+def test_a_process_the_agent_left_running_in_a_session_of_its_own_ends_with_its_round(toy: Path, store: Store):
+    """Only the agent's process group was killed: a `setsid sleep &` of the agent's outlived its round and the run."""
+    nap = f"306.{os.getpid()}"
+    Engine(store).accept("fix-add")
+    agent = f"cat >/dev/null; setsid sleep {nap} >/dev/null 2>&1 </dev/null & echo done"
+    try:
+        driver.drive(Engine(store), "fix-add", agent, 60, lambda line: None)
+        left = sleeping(nap)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+    assert left == [], "what the agent left running outlived its round"

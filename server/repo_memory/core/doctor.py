@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -16,7 +17,7 @@ from repo_memory.core import breaks, indexing, mirror, mirror_checks, native_che
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
-from repo_memory.errors import UnsafePathError
+from repo_memory.errors import RepoMemoryError, UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git import sparse
 from repo_memory.git.deferral import FINISH, held_up, left, next_step, why
@@ -103,7 +104,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
                                 f"marks them draft; briefings and loops use only accepted skills): {_listed(drafts)}", "Read each with `repo-memory skill show "
                                 "NAME`, then `repo-memory accept NAME --sha SHA` or `repo-memory reject NAME`."))
-    findings += _unmarked_acceptances(store)
+    findings += _unmarked_acceptances(store) + _long_ladders(store)
     findings += [Finding(n.level, n.path, n.message, n.fix) for n in stale_checks.notices(store)]  # summed up by cause
     for item in store.stale(checkable=False):
         findings.append(Finding("warning", item.memory, item.reason, "Nothing checks this anchor: cite a definition in a file "
@@ -141,6 +142,17 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
         findings += [Finding(n.level, n.path, n.message, n.fix) for n in notices]
     return findings
+
+
+def _long_ladders(store: Store) -> list[Finding]:
+    """Loop specs whose checks may take longer than the Stop hook has for them."""
+    out = []
+    for name in store.loop_names():
+        with contextlib.suppress(RepoMemoryError):  # an invalid spec is reported as such
+            if why := loops.outlasts_stop(store.loop_spec(name)):
+                out.append(Finding("warning", f"{loops.LOOPS_DIR}/{name}.md", why, f"Drive it with `repo-memory loop run {name}`, "
+                                   "or lower its steps' timeouts."))
+    return out
 
 
 def _unmarked_acceptances(store: Store) -> list[Finding]:

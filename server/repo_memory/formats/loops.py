@@ -17,6 +17,11 @@ from repo_memory.formats.schema import validate
 
 LOOPS_DIR = ".agents/loops"
 DEFAULT_TIMEOUT = 300.0
+# Seconds setup gives the Stop hook, which runs a session's checks itself; a harness kills a hook past its timeout, so
+# the checks get STOP_BUDGET of them (the rest starts the hook and records the verdict), and a ladder that may take
+# longer is flagged by `loop lint`.
+STOP_TIMEOUT = 1800
+STOP_BUDGET = STOP_TIMEOUT - 60
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,13 @@ def parse(data: bytes, path: str) -> Loop:
         trigger=dict(meta.get("trigger", {"on": "manual"})), skills=tuple(memory.get("skills", ())), recall=memory.get("recall"),
         description=meta.get("description", ""), anchors=tuple(memory.get("anchors", ())),
     )
+
+
+def outlasts_stop(loop: Loop) -> str:
+    """Why `loop`'s checks may outlast the time the Stop hook has for them (its commands' timeouts added up), or ''."""
+    took = sum(step.timeout for step in loop.steps if step.run)
+    return (f"its checks may take {took:g} s, more than the {STOP_BUDGET} s the Stop hook has for them: at an agent's "
+            "stop, a check still running then is killed and the run ends unverifiable") if took > STOP_BUDGET else ""
 
 
 def _semantics(meta: dict[str, Any], name: str, fm: str) -> list[Problem]:

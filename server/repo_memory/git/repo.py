@@ -115,10 +115,11 @@ class Git:
     def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = GIT_TIMEOUT, check: bool = True,
             stdin: str | bytes | None = None) -> subprocess.CompletedProcess[str]:
         """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs."""
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {})}
         raw = isinstance(stdin, bytes)  # a file's contents: decoded here and encoded back, git gets the very same bytes
-        # Its own session: when a harness kills our process group, a git command already running still finishes and
-        # removes its lock files (a git killed mid-write would leave .git/index.lock behind, blocking the user's git).
+        # Its own session, and no token of a step or `loop run` round (runner/verify.py): when a harness kills our process
+        # group, or a step ends, a git command already running still finishes and removes its lock files (a git killed
+        # mid-write would leave .git/index.lock behind, blocking the user's git).
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {}), "REPO_MEMORY_VERIFY": ""}
         proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 encoding="utf-8" if raw else None, errors="surrogateescape" if raw else None,
                                 stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True)
@@ -179,8 +180,7 @@ class Git:
 
     def files(self) -> list[str]:
         """Tracked and untracked-but-not-ignored files of the work tree."""
-        out = self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout
-        return [p for p in out.split("\0") if p]
+        return [p for p in self.run("ls-files", "-z", "--cached", "--others", "--exclude-standard").stdout.split("\0") if p]
 
     # --- reads through gitpython --------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shlex
 import signal
 import subprocess
@@ -227,11 +228,13 @@ def _aborted_by(engine: Engine, run: str) -> str:
 
 def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, stop: Stop) -> Round:
     """Run the agent command once with the instruction (stdin, $REPO_MEMORY_INSTRUCTION, `{instruction}`). It runs in a
-    session of its own, ended with the round: at its timeout, on Ctrl-C, and whatever it left running when it exits."""
+    session of its own, ended with the round: at its timeout, on Ctrl-C, and whatever it left running when it exits
+    (in its group, or carrying the round's token, as a verification step's processes do: one that called setsid)."""
     command = agent.replace("{instruction}", shlex.quote(instruction))
+    token = secrets.token_hex(8)  # not the run's own token: a loop_step of the agent's ends that one's leftovers
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=root, start_new_session=True,
-                            env={**os.environ, "REPO_MEMORY_RUN": run, "REPO_MEMORY_INSTRUCTION": instruction})
+                            cwd=root, start_new_session=True, env={**os.environ, "REPO_MEMORY_RUN": run,
+                                                                   "REPO_MEMORY_INSTRUCTION": instruction, verify.TOKEN: token})
     stop.watch(proc)
     timed_out = False
     try:
@@ -244,8 +247,7 @@ def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, s
         stop.watch(None)
         if proc.poll() is None:  # interrupted thrice: nothing waits for it, but it does not outlive the driver
             _end(proc, grace=0)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)  # what the agent started and left behind ends with its round
+        verify.end_everything(proc.pid, token)  # what the agent started and left behind ends with its round
     if timed_out:
         said = (out + err)[-REPORT_CHARS:]
         return Round(f"the agent timed out after {timeout:g} s and was stopped" + (f"; it had printed:\n{said}" if said else ""),

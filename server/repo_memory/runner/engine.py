@@ -153,9 +153,10 @@ class Engine:
 
     def step(self, run: str, report: str, status: str = "done", checklist: dict[str, bool] | None = None,
              skills: list[str] | None = None, actor: str = "agent", then: str = "Fix this, then call loop_step again.",
-             in_words: bool = False) -> dict[str, Any]:
+             in_words: bool = False, deadline: float | None = None) -> dict[str, Any]:
         """Record the agent's report, verify cheapest first, decide, and answer the next instruction or a terminal state.
-        `in_words`: the driver reads the checklist from the agent's words (checklist.ask), not from a loop_step call."""
+        `in_words`: the driver reads the checklist from the agent's words (checklist.ask), not from a loop_step call;
+        `deadline` (time.monotonic()): when the driver must have its answer (a hook the harness kills past its timeout)."""
         if status not in STATUSES:
             raise InvalidArgumentError(f"status must be one of {', '.join(STATUSES)}")
         # One step at a time per run, across processes: parallel calls (or two servers) each verified and ended it.
@@ -166,6 +167,7 @@ class Engine:
             # A blocked report needs no spec: a run whose spec went away can still be ended by the agent.
             spec = self._spec_if_any(current.loop) if status == "blocked" else self._spec_of_live(current)
             iteration = current.iterations + 1
+            cut = self._cut_off(run)
             self._append(run, "loop.report", report or "(no report)", actor, "loop_step",
                          {"iteration": iteration, "status": status, "checklist": checklist or {}, "skills": skills or []})
             if status == "blocked":
@@ -174,21 +176,34 @@ class Engine:
             blocked = self.runnable(spec)
             if blocked:
                 return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
-            checked = self._verify(run, spec, iteration, status, checklist or {}, actor)
+            checked = self._verify(run, spec, iteration, status, checklist or {}, actor, deadline)
             state, why, signature = self._conclude(current, spec, checked, status, then, in_words)
             answer = self._decide(run, spec, iteration, state, why, signature, actor, skills)
+            if cut:
+                answer["cut_off"] = cut
             if state == "continue" and checked.failed is None and checked.unanswered and checked.unanswered.step.level == 2:
                 answer["awaiting"] = "checklist"  # every command passed: only the agent's answers are missing
             return answer
 
-    def _verify(self, run: str, spec: loops.Loop, iteration: int, status: str, checklist: dict[str, bool], actor: str) -> Checked:
+    def _cut_off(self, run: str) -> str:
+        """What to say of a check of `run` that began and never decided, or ''. Called holding the run's lock, so no
+        other check is under way."""
+        records = self.store.trusted(run)
+        if not records or records[-1]["kind"] not in ("loop.report", "loop.verify"):
+            return ""
+        began = next(r for r in reversed(records) if r["kind"] == "loop.report")
+        return (f"The check of run {run} that began at {began['ts']} was cut off before it decided (stopped from outside: "
+                "a hook killed at its harness's timeout, a cancelled call, a crash); it ran again now.")
+
+    def _verify(self, run: str, spec: loops.Loop, iteration: int, status: str, checklist: dict[str, bool], actor: str,
+                deadline: float | None = None) -> Checked:
         """Run the ladder cheapest first, recording each outcome, up to the first failure of the work."""
         unanswered: verify.Outcome | None = None
         reached = 0
         token = verify.run_token(run)
         verify.end_leftovers(token)  # we hold the run's lock: a step still running is one a killed server left
         for step in spec.steps:
-            outcome = self._check(step, status, checklist, token)
+            outcome = self._check(step, status, checklist, token, deadline)
             self._record_outcome(run, iteration, outcome, actor)
             if outcome.cannot_run or (not outcome.passed and not outcome.unanswered):
                 return Checked(iteration, outcome, unanswered, reached)
@@ -265,7 +280,8 @@ class Engine:
         # The agent still working ('progress' at level 1) is no failure to see repeated; only the budget bounds it.
         return "" if failed.unanswered and failed.step.level == 1 else failed.signature
 
-    def _check(self, step: loops.Step, status: str, checklist: dict[str, bool], token: str) -> verify.Outcome:
+    def _check(self, step: loops.Step, status: str, checklist: dict[str, bool], token: str,
+               deadline: float | None = None) -> verify.Outcome:
         if step.level == 1:
             ok = status in ("done", "no_op")
             return verify.Outcome(step, ok, "the agent reports the goal met" if ok else f"the agent reports status '{status}'",
@@ -275,7 +291,7 @@ class Engine:
             denied = [item for item in missing if checklist.get(item) is False]
             return verify.Outcome(step, not missing, "every checklist item answered yes" if not missing
                                   else "checklist items not answered yes: " + "; ".join(missing), unanswered=bool(missing) and not denied)
-        return verify.run(step, self.store.root, token)
+        return verify.run(step, self.store.root, token, deadline)
 
     def _record_outcome(self, run: str, iteration: int, outcome: verify.Outcome, actor: str) -> None:
         # outcome.output is already redacted and capped (verify.run): nothing unredacted reaches a blob or a record.
@@ -386,6 +402,6 @@ class Engine:
         """What earlier runs of loop `name` ended with (their loop.end receipts), newest first."""
         return self.store.receipts(name, limit)
 
-    def live_for(self, harness_session: str, harness_pid: int = 0) -> str | None:
-        """The live run this harness session started, if any (see runstate.live_for)."""
+    def live_for(self, harness_session: str, harness_pid: int = 0) -> list[str]:
+        """The live runs this harness session started, newest first (see runstate.live_for)."""
         return runstate.live_for(self.store, harness_session, harness_pid)

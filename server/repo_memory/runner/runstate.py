@@ -64,19 +64,19 @@ def _started(start: dict[str, Any]) -> float:
         return when.timestamp(start["ts"])
 
 
-def live_for(store: Store, harness_session: str, harness_pid: int = 0) -> str | None:
-    """The live run this harness session started, if any: by the session id its MCP server knew (Claude Code gives
-    it to the server; Codex sends it with each tool call), else by the harness process that ran both the server
+def live_for(store: Store, harness_session: str, harness_pid: int = 0) -> list[str]:
+    """The live runs this harness session started, newest first: by the session id its MCP server knew (Claude Code
+    gives it to the server; Codex sends it with each tool call), else by the harness process that ran both the server
     and the hook."""
+    out = []
     for rid in store.runs():
         s = read(store, rid)
         if s.state != "running":
             continue
-        if s.harness_session == harness_session:
-            return rid
-        if harness_pid and s.harness_pid == harness_pid and start_time(harness_pid) == s.harness_started and not s.harness_session:
-            return rid
-    return None
+        if s.harness_session == harness_session or (harness_pid and s.harness_pid == harness_pid and not s.harness_session
+                                                    and start_time(harness_pid) == s.harness_started):
+            out.append(rid)
+    return out
 
 
 @contextmanager

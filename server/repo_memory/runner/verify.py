@@ -31,6 +31,7 @@ CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
 _IN_FLIGHT: dict[int, str] = {}
 _IN_FLIGHT_LOCK = threading.RLock()  # re-entrant: `loop run`'s signal handler ends the steps in the thread that may hold it
 _ENDING = threading.Event()
+TOKEN = "REPO_MEMORY_VERIFY"  # the variable a step's (or a `loop run` round's) processes carry its token in
 
 
 @dataclass
@@ -120,30 +121,31 @@ def run_token(run_id: str) -> str:
     return hashlib.sha256(f"repo-memory loop run {run_id}".encode()).hexdigest()[:16]
 
 
-def run(step: Step, root: Path, token: str | None = None) -> Outcome:
+def run(step: Step, root: Path, token: str | None = None, deadline: float | None = None) -> Outcome:
     """Run a level 3-5 step's command and judge it against its `expect`.
 
-    The whole step is bounded by its timeout plus a short grace for reading what is left, whatever the command's
-    children do (a daemon that keeps the output pipe open is left behind, not waited for). The output kept is its
-    head and tail (OUTPUT_KEEP bytes each, the total size recorded), with every secret redacted, before anything
-    else sees it.
+    The whole step is bounded by its timeout (or what is left before `deadline`, a time.monotonic() its caller must
+    answer by: a hook's) plus a short grace for reading what is left, whatever the command's children do (a daemon
+    that keeps the output pipe open is left behind, not waited for). The output kept is its head and tail
+    (OUTPUT_KEEP bytes each, the total size recorded), with every secret redacted, before anything else sees it.
     """
     assert step.run is not None
     started = time.monotonic()
+    limit = step.timeout if deadline is None else max(0.0, min(step.timeout, deadline - started))
     # A new session makes the command the leader of its own process group; and every process it starts inherits a
     # token in its environment, which finds the ones that left the group (setsid, a daemon) when the step ends.
     token = token or secrets.token_hex(8)
     with _IN_FLIGHT_LOCK:
         _interrupted()
         proc = subprocess.Popen(step.run, shell=True, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "REPO_MEMORY_VERIFY": token})
+                                stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, TOKEN: token})
         _IN_FLIGHT[proc.pid] = token
         if (caller := _CALL.get()) is not None:
             caller.steps[proc.pid] = token
     assert proc.stdout is not None
     try:
         capture = Capture()
-        timed_out = not capture.read(proc, started + step.timeout)
+        timed_out = not capture.read(proc, started + limit)
         if timed_out:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -162,6 +164,11 @@ def run(step: Step, root: Path, token: str | None = None) -> Outcome:
     output, found = secretscan.redact(capture.text())
     kept = functools.partial(Outcome, step, seconds=seconds, output=output, output_bytes=capture.total,
                              redacted=tuple(sorted({f.rule for f in found})))
+    if timed_out and limit < step.timeout:  # not the work's failure: the ladder is longer than its driver may wait
+        return kept(False, f"was still running when the {limit:.0f} s the Stop hook had left ran out (the step allows "
+                           f"{step.timeout:g} s), and was killed; drive a loop whose checks take this long with `repo-memory "
+                           "loop run`, or lower its steps' timeouts (`repo-memory loop lint` names such loops)",
+                    timed_out=True, cannot_run=True)
     if timed_out:
         return kept(False, f"timed out after {step.timeout:g} s and was killed", timed_out=True)
     if code in CANNOT_RUN:
@@ -203,7 +210,7 @@ def end_everything(group: int, token: str) -> None:
 def end_leftovers(token: str) -> None:
     """Kill every process carrying `token` (found through /proc, so on Linux): what a step whose server was killed
     (SIGKILL leaves no time to end it) still runs."""
-    mark = f"REPO_MEMORY_VERIFY={token}".encode()
+    mark = f"{TOKEN}={token}".encode()
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue

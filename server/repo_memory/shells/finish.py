@@ -14,6 +14,7 @@ that fails) is left pending for the next repo-memory process.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -34,8 +35,10 @@ PATIENCE = 600.0  # seconds to wait for it; past that, the next repo-memory proc
 def start(root: Path, pid: int) -> None:
     """Start the finisher for server `pid` of the repository at `root`, detached from its process group."""
     command = [sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid))]
+    # It outlives the server on purpose: not ended with a `loop run` round (runner/verify.py's token) either.
+    env = {k: v for k, v in os.environ.items() if k != "REPO_MEMORY_VERIFY"}
     subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, close_fds=True)
+                     stderr=subprocess.DEVNULL, close_fds=True, env=env)
 
 
 def main(argv: list[str]) -> int:

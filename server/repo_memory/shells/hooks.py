@@ -16,14 +16,14 @@ from repo_memory.formats import experience, harness_logs, refs
 from repo_memory.git import sparse
 from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
-from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, WorkspaceError
+from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering, skill_changes
 from repo_memory.git import underway
 from repo_memory.shells import deliveries, elsewhere, finish, hookcalls, pretool
+from repo_memory.shells.loopstop import stop
 
 log = logging.getLogger("repo_memory")
-HARD_CAP = 25  # stop-hook blocks per run, whatever the spec says: a session is never trapped
 
 
 def handle(event: str, payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
@@ -98,49 +98,6 @@ def _session(store: Store, payload: dict[str, Any]) -> str:
     return named if isinstance(named, str) and refs.SESSION.match(named) and named != store.config.session else store.session
 
 
-def stop(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """The Stop-hook loop driver: while this session's run is live, verify and block the stop with the next instruction.
-
-    `stop_hook_active` (the harness is already continuing because of a stop hook) does not end a live run early —
-    driving several rounds is the point — but every run is bounded by its spec's budget and by HARD_CAP blocks."""
-    from repo_memory.runner import checklist  # only the stop and start hooks need the loop engine
-    from repo_memory.runner.engine import Engine
-
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not session:
-        return {}
-    engine = Engine(store)
-    store.refresh()
-    run = engine.live_for(session, harness_pid())
-    if run is None:
-        return {}
-    state = engine.state(run)
-    # Two registrations' copies of one stop are one event; an agent saying the same words at two stops is two, told
-    # apart by the transcript's size. An older setup's Stop hook passes no transcript_path: Claude Code's file for the
-    # session is found, and failing that, how far the run has got tells them apart.
-    told = dict(payload)
-    if deliveries.size(told.get("transcript_path")) < 0:
-        found = deliveries.claude_transcript(session)
-        told.update({"transcript_path": str(found)} if found else {"run": [run, state.iterations]})
-    if not deliveries.first_delivery(store.config.state_dir, "stop", told):
-        return {}
-    try:
-        spec = engine.spec(state.loop)
-    except (NotFoundError, InvalidRecordError) as exc:  # nothing can verify it again: end it, uncharged, not leave it live
-        engine.abort(run, f"its loop spec cannot be read: {exc}")
-        return {"systemMessage": f"repo-memory: loop run {run} ended aborted: its loop spec cannot be read ({exc})."}
-    if state.iterations >= HARD_CAP or (payload.get("stop_hook_active") and state.iterations >= spec.max_iterations):
-        engine.abort(run, f"the stop-hook cap was reached after {state.iterations} iterations")
-        return {"systemMessage": f"repo-memory: loop run {run} stopped at the hook's cap."}
-    report = payload.get("last_assistant_message") or "(the agent stopped; the hook payload carried no message)"
-    # The agent answers the checklist in its last message (the block reason asked it to, in words).
-    result = engine.step(run, str(report)[-8000:], "done", checklist.answers(str(report)), in_words=True,
-                         then="Fix this; when you stop, the checks run again.")
-    if result["state"] == "continue":
-        return {"decision": "block", "reason": f"[repo-memory loop {run}] {result['instruction']}"}
-    return {"systemMessage": f"repo-memory: loop run {run} ended {result['state']} ({result['receipt']})."}
-
-
 EXCERPT = 2000
 FIRST_LOOK_BYTES = 4 << 20  # of logs the session-start hook indexes itself (about a second); more is left to the server
 
@@ -191,9 +148,8 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         from repo_memory.runner.engine import Engine
 
         engine = Engine(store)
-        run = engine.live_for(_session(store, payload), harness_pid())
-        if run:
-            engine.note_read(read, [run])
+        if runs := engine.live_for(_session(store, payload), harness_pid()):
+            engine.note_read(read, runs)
     if store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # logs a sparse checkout leaves out: the skills still count
         store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
     notes = failed + skill_changes.told(store.root, redrafted)

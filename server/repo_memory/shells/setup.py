@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from repo_memory.formats import loops
 from repo_memory.guards import disk
 from repo_memory.shells import attach, hookcalls, personal, settings_text, teamfiles
 from repo_memory.shells.plugin import PLUGIN, plugin_enabled
@@ -41,6 +42,7 @@ COSTS = {"SessionStart": "no briefing when a session starts", "PreToolUse": "an 
          "Stop": "loop runs are not driven when the agent stops", "SessionEnd": "a session is committed only when the server exits",
          "BeforeTool": "the agent's own file tools can write the logs unchecked, and it can activate a draft skill",
          "Stop (older input)": "its Stop hook passes no transcript_path",
+         "Stop (short timeout)": "the harness kills its Stop hook mid-check, leaving a loop run live with no verdict",
          "PostToolUse (older input)": "a subagent's tool calls are recorded as the main thread's"}
 
 
@@ -66,11 +68,9 @@ def _hooks_in(settings: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
-    """(settings file, what it lacks) of each file holding repo-memory's hooks but not all of them, or an `mcp_tool`
-    hook passing fewer fields than this version reads (`Stop (older input)`): an older `setup` wrote it (before
-    PreToolUse, an agent's file tools could write the logs unchecked; before the Stop hook passed the transcript's
-    path, two stops with the same words were taken for one; before PostToolUse passed a subagent's id, its calls were
-    recorded as the main thread's; while PreToolUse called the server, a call before it connected went unchecked)."""
+    """(settings file, what it lacks) of each file holding repo-memory's hooks but not all of them, an `mcp_tool` hook
+    passing fewer fields than this version reads (`Stop (older input)`), or a Stop hook with less time than loop checks
+    may take (`Stop (short timeout)`): an older `setup` wrote it. COSTS says what each costs."""
     out = []
     for rel, events in ((".claude/settings.json", HOOKS), (".claude/settings.local.json", HOOKS),
                         (".codex/hooks.json", CODEX_HOOKS), (".gemini/settings.json", GEMINI_HOOKS)):
@@ -79,6 +79,8 @@ def missing_hooks(root: Path) -> list[tuple[str, list[str]]]:
         older = sorted({event for event, h in ours if h.get("type") == "mcp_tool" and event in hookcalls.TOOLS  # passes fewer fields
                         and not set(hookcalls.template(event)) <= set(h.get("input") or {})})
         lacking = [event for event, _ in events if event not in have] + [f"{event} (older input)" for event in older]
+        waits = [t for e, h in ours if e == "Stop" and isinstance(t := h.get("timeout", 600), int | float)]  # 600: the default
+        lacking += ["Stop (short timeout)"] if waits and min(waits) < loops.STOP_TIMEOUT else []
         out += [(rel, lacking)] if have and lacking else []
     return out
 
@@ -135,7 +137,7 @@ def hook_kind(asked: str, version: tuple[int, ...] | None) -> tuple[str, str]:
 
 
 PLUGIN_NOTE, TEAMS_LEFT = "note: the Claude Code plugin", "left as it is: the team's"  # setup wrote no hooks: who brings them
-TIMEOUTS = {"Stop": 60, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns on every run about more)
+TIMEOUTS = {"Stop": loops.STOP_TIMEOUT, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns about more)
 
 
 Group = Callable[[str, str, list[str], str], dict[str, Any]]  # (event, handler, command, kind) -> the group setup writes
@@ -182,8 +184,9 @@ def written(event: str, shape: Group = _group, events: tuple[tuple[str, str], ..
     """The hooks setup writes for `event` into a team file, of either kind: by name, or (an older setup) by this
     install's path; `shape` and `events` as merge_hooks takes them."""
     handler = dict(events).get(event)
-    return [shape(event, handler, command, kind)["hooks"][0]
-            for kind in ("command", "mcp") for command in (BY_NAME, attach.command()[:-1])] if handler else []
+    hooks = [shape(event, handler, command, kind)["hooks"][0] for kind in ("command", "mcp")
+             for command in (BY_NAME, attach.command()[:-1])] if handler else []
+    return hooks + [{**h, "timeout": 60} for h in hooks if event == "Stop"]  # as an older setup gave the Stop hook 60 s
 
 
 def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[str], what: str) -> None:

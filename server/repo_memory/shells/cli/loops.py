@@ -40,6 +40,9 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
         path = f"{loops.LOOPS_DIR}/{name}.md"
         try:
             spec = store.loop_spec(name)
+            if why := loops.outlasts_stop(spec):  # a warning: `loop run` drives it well
+                click.echo(f"{path}:1: warning: {why}; drive it with `repo-memory loop run {name}`, or lower its steps' "
+                           "timeouts", err=True)
             spec_lines = store.read(f"loop:{name}").content.splitlines()
             for skill in spec.skills:
                 if not store.skill_exists(skill):

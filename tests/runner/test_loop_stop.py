@@ -1,0 +1,108 @@
+"""The Stop hook as a loop driver: every live run of the session is verified at each stop, and a check longer than the
+hook may run is neither killed mid-way nor left silently live."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.core.store import Store
+from repo_memory.formats import loops
+from repo_memory.runner import verify
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
+
+from tests.runner.conftest import FIXED, PY, hook, spec_text
+from tests.runner.test_loop_processes import sleeping
+from tests.shells.test_serve_lifetime import wait_until
+
+
+def test_every_live_run_of_the_session_is_verified_at_stop_and_each_failing_one_is_named(toy: Path, store: Store):
+    """Only the session's newest run was verified: the agent was let go with an older, failing run live and never checked."""
+    passing = spec_text("always", verify='  - {level: 4, name: always, run: "true", expect: {exit: 0}, timeout: 30}')
+    (toy / ".agents/loops/always.md").write_text(passing, encoding="utf-8")
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("fix-add")
+    engine.accept("always")
+    session = "two-loops-session"
+    failing = engine.start("fix-add", harness_session=session)["run"]
+    newest = engine.start("always", harness_session=session)["run"]
+    payload = {"session_id": session, "cwd": str(toy), "hook_event_name": "Stop", "stop_hook_active": False,
+               "last_assistant_message": "Done with both."}
+    first = hook(toy, payload)
+    assert first.get("decision") == "block", first
+    assert failing in first["reason"] and "exit code 1" in first["reason"], first
+    assert f"{newest} ended succeeded" in first["reason"], first  # the agent hears of the run that ended too
+    store.refresh()
+    assert engine.state(newest).state == "succeeded" and engine.state(failing).state == "running"
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    second = hook(toy, {**payload, "stop_hook_active": True, "last_assistant_message": "Fixed the sign."})
+    assert "decision" not in second and f"{failing} ended succeeded" in second.get("systemMessage", ""), second
+    assert hook(toy, {**payload, "last_assistant_message": "Nothing left."}) == {}
+
+
+def test_a_check_still_running_when_the_hooks_time_runs_out_ends_the_run_unverifiable_saying_what_to_do(toy: Path):
+    """The hook ran a 900-s step inline past the time its harness gives it, and was killed with nothing recorded."""
+    step = loops.Step(index=0, level=4, name="tests", run="sleep 30", timeout=900)
+    started = time.monotonic()
+    outcome = verify.run(step, toy, deadline=started + 1)
+    assert time.monotonic() - started < 10, "the step ran past the deadline"
+    assert outcome.cannot_run and not outcome.passed, outcome  # the ladder is too long for the hook, not the work wrong
+    assert "Stop hook" in outcome.reason and "repo-memory loop run" in outcome.reason, outcome.reason
+
+
+def test_a_run_whose_stop_hook_was_killed_mid_check_is_checked_again_at_the_next_stop_and_says_so(toy: Path, store: Store):
+    """The harness killed the hook mid-check: the run stayed live with no word of the check that never decided."""
+    nap = f"307.{os.getpid()}"
+    slow = f'  - {{level: 4, name: check, run: "sleep {nap}; {PY} check.py", expect: {{exit: 0}}, timeout: 600}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=slow), encoding="utf-8")
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add", harness_session="killed-hook")["run"]
+    payload = {"session_id": "killed-hook", "cwd": str(toy), "hook_event_name": "Stop", "stop_hook_active": False,
+               "last_assistant_message": "Done."}
+    proc = subprocess.Popen([PY, "-m", "repo_memory", "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=toy, text=True, start_new_session=True)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload))
+        proc.stdin.close()
+        assert wait_until(lambda: bool(sleeping(nap)), 30), "the check never started"
+        os.killpg(proc.pid, signal.SIGKILL)  # what a harness does to a hook past its timeout
+        proc.wait(10)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(), encoding="utf-8")
+    store.refresh()
+    engine.accept("fix-add")
+    answer = hook(toy, {**payload, "last_assistant_message": "Done, again."})
+    assert answer.get("decision") == "block" and run in answer["reason"], answer
+    assert "cut off" in answer["reason"], answer
+
+
+def test_doctor_and_lint_name_a_stop_hook_and_a_ladder_that_cannot_finish_in_time(toy: Path, runner: CliRunner):
+    """An older setup's 60-s Stop hook and a ladder of 900-s steps were "All good" to doctor and `loop lint`."""
+    assert runner.invoke(cli, ["--root", str(toy), "setup", "claude-code", "--hooks", "command"]).exit_code == 0
+    settings = toy / ".claude/settings.local.json"
+    written = json.loads(settings.read_text(encoding="utf-8"))
+    assert [h["timeout"] for g in written["hooks"]["Stop"] for h in g["hooks"]] == [loops.STOP_TIMEOUT]
+    for group in written["hooks"]["Stop"]:
+        for stop_hook in group["hooks"]:
+            stop_hook["timeout"] = 60  # as an older setup wrote it
+    settings.write_text(json.dumps(written), encoding="utf-8")
+    long = "\n".join(f'  - {{level: {n}, name: s{n}, run: "true", expect: {{exit: 0}}, timeout: 900}}' for n in (3, 4, 5))
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=long), encoding="utf-8")
+    said = runner.invoke(cli, ["--root", str(toy), "doctor"]).output
+    assert "Stop (short timeout)" in said and "repo-memory setup claude-code" in said, said
+    assert "fix-add.md" in said and "2700 s" in said and "repo-memory loop run fix-add" in said, said
+    linted = runner.invoke(cli, ["--root", str(toy), "loop", "lint", "fix-add"])
+    assert linted.exit_code == 0 and "warning: its checks may take 2700 s" in linted.output, linted.output

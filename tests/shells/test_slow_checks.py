@@ -1,0 +1,81 @@
+"""Inside the real Claude Code and Codex: a loop check longer than a minute runs to its verdict at the agent's stop.
+
+setup gave the Stop hook 60 s, and the hook runs the checks itself: the harness killed it mid-check, the agent was let
+go and the run stayed `running` with no iteration and no word said. See also tests/runner/test_loop_stop.py.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.runner.engine import Engine
+from repo_memory.shells.cli import cli
+from tests.conftest import git
+from tests.harness.clis import CODEX_NAMESPACE, TOOLS, claude, codex, codex_home
+from tests.harness.fake_anthropic import FakeAnthropic, tool_use
+from tests.harness.fake_responses import FakeResponses, function_call
+
+pytestmark = pytest.mark.slow
+PY = sys.executable
+CHECK_SECONDS = 65  # longer than the 60 s an older setup gave the Stop hook
+
+
+@pytest.fixture
+def slow_loop(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A repository with an accepted loop whose one check passes after CHECK_SECONDS (its timeout allows 900)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
+    monkeypatch.setenv("PATH", f"{TOOLS}{os.pathsep}{os.environ['PATH']}")
+    (repo / "check.py").write_text("print('ok')\n", encoding="utf-8")
+    (repo / ".agents/loops/slow.md").write_text(
+        "---\nname: slow\nstatus: active\ntrigger: {on: manual}\ngoal: Keep check.py passing.\n"
+        f'verify:\n  - {{level: 4, name: tests, run: "sleep {CHECK_SECONDS}; {PY} check.py", expect: {{exit: 0}}, timeout: 900}}\n'
+        "stop: {max_iterations: 2}\nsuccess_requires_level: 4\n---\nThe suite is slow.\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    store = Store(Config.load(repo))
+    store.refresh()
+    Engine(store).accept("slow")
+    store.close()
+    return repo, home
+
+
+def only_run(repo: Path) -> dict:
+    store = Store(Config.load(repo))
+    try:
+        (run,) = Engine(store).status()
+    finally:
+        store.close()
+    return run
+
+
+def test_a_check_longer_than_a_minute_ends_the_run_at_claude_codes_stop(slow_loop: tuple[Path, Path]):
+    repo, home = slow_loop
+    assert CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code"], catch_exceptions=False).exit_code == 0
+    turns = [tool_use("mcp__repo-memory__loop_start", {"name": "slow"}), "Done: the goal is met."] + ["Still done."] * 3
+    with FakeAnthropic(turns) as api:
+        done = claude(repo, home, api, "Run the slow loop.", timeout=CHECK_SECONDS + 240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = only_run(repo)
+    assert run["state"] == "succeeded" and run["iterations"] == 1, (run, done.stdout[-1000:], done.stderr[-1000:])
+
+
+def test_a_check_longer_than_a_minute_ends_the_run_at_codexs_stop(slow_loop: tuple[Path, Path]):
+    repo, home = slow_loop
+    turns = [function_call("loop_start", {"name": "slow"}, namespace=CODEX_NAMESPACE)] + ["Done."] * 4
+    with FakeResponses(turns, limit=20) as api:
+        codex_home(home, api)
+        assert CliRunner().invoke(cli, ["--root", str(repo), "setup", "codex", "--trust"], catch_exceptions=False).exit_code == 0
+        done = codex(repo, home, "Run the slow loop.", timeout=CHECK_SECONDS + 240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    run = only_run(repo)
+    assert run["state"] == "succeeded" and run["iterations"] == 1, (run, done.stdout[-1000:], done.stderr[-1000:])
