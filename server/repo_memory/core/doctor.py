@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import hashlib
 import json
@@ -12,12 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core.acceptances import Acceptances
-from repo_memory.core import breaks, indexing, mirror, mirror_checks, native_checks, offering, stale_checks
+from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
-from repo_memory.errors import RepoMemoryError, UnsafePathError
+from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git import sparse
 from repo_memory.git.deferral import FINISH, held_up, left, next_step, why
@@ -104,7 +102,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
                                 f"marks them draft; briefings and loops use only accepted skills): {_listed(drafts)}", "Read each with `repo-memory skill show "
                                 "NAME`, then `repo-memory accept NAME --sha SHA` or `repo-memory reject NAME`."))
-    findings += _unmarked_acceptances(store) + _long_ladders(store)
+    findings += [Finding(n.level, n.path, n.message, n.fix) for n in loop_checks.notices(store)]
     findings += [Finding(n.level, n.path, n.message, n.fix) for n in stale_checks.notices(store)]  # summed up by cause
     for item in store.stale(checkable=False):
         findings.append(Finding("warning", item.memory, item.reason, "Nothing checks this anchor: cite a definition in a file "
@@ -142,29 +140,6 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
         notices = native_checks.notices(store, store.root, store.config.git_dir, homes)
         findings += [Finding(n.level, n.path, n.message, n.fix) for n in notices]
     return findings
-
-
-def _long_ladders(store: Store) -> list[Finding]:
-    """Loop specs whose checks may take longer than the Stop hook has for them."""
-    out = []
-    for name in store.loop_names():
-        with contextlib.suppress(RepoMemoryError):  # an invalid spec is reported as such
-            if why := loops.outlasts_stop(store.loop_spec(name)):
-                out.append(Finding("warning", f"{loops.LOOPS_DIR}/{name}.md", why, f"Drive it with `repo-memory loop run {name}`, "
-                                   "or lower its steps' timeouts."))
-    return out
-
-
-def _unmarked_acceptances(store: Store) -> list[Finding]:
-    """Loop specs whose acceptance has no mark of this clone: after an upgrade from a version before acceptances were
-    marked they read "not accepted" with no word why. Never trusted again here: the file is one an agent can write."""
-    names = set(store.loop_names())
-    acceptances = Acceptances(store.config.clone_dir, store.config.state_dir, store.key)
-    return [Finding("warning", f"{loops.LOOPS_DIR}/{name}.md", "the loop is not accepted on this clone: its acceptance carries "
-                    "no mark of this clone (made by a version before acceptances were marked, or by another clone), so its "
-                    "runs are refused", f"Read it (`repo-memory loop show {name}`); if its commands are what you want run here, "
-                    f"accept it again: `repo-memory loop accept {name} --sha SHA`.")
-            for name in acceptances.unmarked() if name in names]
 
 
 def set_aside_torn(store: Store) -> dict[str, str]:

@@ -167,7 +167,7 @@ class Engine:
             # A blocked report needs no spec: a run whose spec went away can still be ended by the agent.
             spec = self._spec_if_any(current.loop) if status == "blocked" else self._spec_of_live(current)
             iteration = current.iterations + 1
-            cut = self._cut_off(run)
+            cut = runstate.cut_off(self.store, run)
             self._append(run, "loop.report", report or "(no report)", actor, "loop_step",
                          {"iteration": iteration, "status": status, "checklist": checklist or {}, "skills": skills or []})
             if status == "blocked":
@@ -184,16 +184,6 @@ class Engine:
             if state == "continue" and checked.failed is None and checked.unanswered and checked.unanswered.step.level == 2:
                 answer["awaiting"] = "checklist"  # every command passed: only the agent's answers are missing
             return answer
-
-    def _cut_off(self, run: str) -> str:
-        """What to say of a check of `run` that began and never decided, or ''. Called holding the run's lock, so no
-        other check is under way."""
-        records = self.store.trusted(run)
-        if not records or records[-1]["kind"] not in ("loop.report", "loop.verify"):
-            return ""
-        began = next(r for r in reversed(records) if r["kind"] == "loop.report")
-        return (f"The check of run {run} that began at {began['ts']} was cut off before it decided (stopped from outside: "
-                "a hook killed at its harness's timeout, a cancelled call, a crash); it ran again now.")
 
     def _verify(self, run: str, spec: loops.Loop, iteration: int, status: str, checklist: dict[str, bool], actor: str,
                 deadline: float | None = None) -> Checked:

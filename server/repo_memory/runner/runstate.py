@@ -90,3 +90,14 @@ def turn(store: Store, run: str) -> Iterator[None]:
         yield
         if read(store, run).state != "running":
             (folder / f"{run}.lock").unlink(missing_ok=True)
+
+
+def cut_off(store: Store, run: str) -> str:
+    """What to say of a check of `run` that began and never decided, or ''. Called holding the run's lock (`turn`), so
+    no other check is under way."""
+    records = store.trusted(run)
+    if not records or records[-1]["kind"] not in ("loop.report", "loop.verify"):
+        return ""
+    began = next(r for r in reversed(records) if r["kind"] == "loop.report")
+    return (f"The check of run {run} that began at {began['ts']} was cut off before it decided (stopped from outside: "
+            "a hook killed at its harness's timeout, a cancelled call, a crash); it ran again now.")
