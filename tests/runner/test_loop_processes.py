@@ -3,15 +3,19 @@ that is told to stop, takes the step's processes with it; and the run stays live
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.formats.loops import Step
+from repo_memory.runner import verify
 from repo_memory.runner.engine import Engine
 
 from tests.conftest import git
@@ -92,3 +96,28 @@ def test_a_step_left_running_by_a_killed_server_is_ended_before_its_run_is_verif
         if server.proc.poll() is None:
             server.kill()
         store.close()
+
+
+def test_a_process_a_step_left_is_gone_not_dying_when_the_step_ends(tmp_path: Path):
+    """The step's leftovers were sent SIGKILL and the step ended at once: a process that had left the step's session was
+    still exiting (freeing its memory, holding its files, locks and ports) when the next step could start."""
+    escapee = tmp_path / "escapee.py"  # holds memory, whose freeing makes its exit take a while, and says its pid
+    escapee.write_text("import os, time\nheld = bytearray(512 << 20)\n"
+                       f"with open({str(tmp_path / 'ready')!r}, 'w') as fifo:\n    fifo.write(str(os.getpid()))\ntime.sleep(300)\n",
+                       encoding="utf-8")
+    script = tmp_path / "leave.sh"
+    script.write_text(f"#!/bin/sh\nmkfifo ready\nsetsid {sys.executable} {escapee} </dev/null >/dev/null 2>&1 &\n"
+                      "read pid < ready\necho \"$pid\" > escaped.pid\n", encoding="utf-8")
+    script.chmod(0o755)
+    outcome = verify.run(Step(index=0, level=4, name="leave", run=str(script), expect={"exit": 0}, timeout=60), tmp_path)
+    pid = int((tmp_path / "escaped.pid").read_text(encoding="utf-8"))
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        stat = "gone) X"  # reaped already
+    try:
+        assert outcome.passed, outcome.reason
+        assert stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"), f"the step ended while what it started still ran: {stat}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

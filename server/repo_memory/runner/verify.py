@@ -25,6 +25,8 @@ from repo_memory.guards import secretscan
 EXCERPT_CHARS = 2000
 OUTPUT_KEEP = 256 * 1024  # bytes of a command's output kept from its start, and again from its end
 EXIT_GRACE = 1.0  # seconds a command's leftover children may keep its output open after it exits
+KILL_PATIENCE = 10.0  # seconds ending a step's processes waits for them to be gone
+PF_KTHREAD = 0x00200000  # a kernel thread, in /proc/PID/stat flags: never a step's
 CANNOT_RUN = (126, 127)  # the shell's "not executable" and "command not found"
 # Steps in flight in this process (process group -> token), so a server that ends takes them with it: a step runs in a
 # session of its own (a timeout kills its group, not the server), which a harness ending the server's group misses.
@@ -201,25 +203,58 @@ def _interrupted() -> None:
 
 def end_everything(group: int, token: str) -> None:
     """Kill what a step left running: its process group, and any process carrying its token (one that started a
-    session of its own; found through /proc, so on Linux). A step's work ends with the step."""
+    session of its own; found through /proc, so on Linux). A step's work ends with the step: this returns once they
+    are gone."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)
-    end_leftovers(token)
+    end_leftovers(token, group)
 
 
-def end_leftovers(token: str) -> None:
-    """Kill every process carrying `token` (found through /proc, so on Linux): what a step whose server was killed
-    (SIGKILL leaves no time to end it) still runs."""
+def end_leftovers(token: str, group: int | None = None) -> None:
+    """Kill every process carrying `token` (found through /proc, so on Linux), or in process group `group`, and return
+    once none is left alive (or after KILL_PATIENCE seconds): what a step whose server was killed (SIGKILL leaves no
+    time to end it) still runs, or what a step that ended left. A killed process still holds its files, locks and ports
+    until its exit is done; and a process caught in an exec has no environment to read for a moment: one look misses it."""
     mark = f"{TOKEN}={token}".encode()
+    deadline = time.monotonic() + KILL_PATIENCE
+    while True:
+        ours, unread = _left(mark, group)
+        for pid in ours:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        if not (ours or unread) or time.monotonic() >= deadline:
+            return
+        time.sleep(0.01)  # a killed process is gone once its exit is done; an exec is over in a moment
+
+
+def _left(mark: bytes, group: int | None) -> tuple[list[int], list[int]]:
+    """The live processes carrying environment entry `mark` or in `group`; and those whose environment cannot be read
+    yet (in an exec, or exiting), which may carry it: looked at again. Zombies are dead; what is not ours to read is
+    not a step's."""
+    ours, unread = [], []
     for entry in os.scandir("/proc") if os.path.isdir("/proc") else []:
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
+            with open(f"/proc/{entry.name}/stat", "rb") as handle:
+                stat = handle.read().rsplit(b")", 1)[1].split()
+            state, pgrp, flags, env = stat[0], int(stat[2]), int(stat[6]), stat[47:49]  # proc(5): fields 3, 5, 9, 50-51
+        except (OSError, ValueError, IndexError):
+            continue  # gone already
+        if state in (b"Z", b"X") or flags & PF_KTHREAD:
+            continue
+        try:
             with open(f"/proc/{entry.name}/environ", "rb") as handle:
-                if mark in handle.read().split(b"\0"):
-                    os.kill(int(entry.name), signal.SIGKILL)
-        except (OSError, ValueError):
+                environ = handle.read()
+        except ProcessLookupError:  # no memory left to read (Linux 6 says so): exiting
+            environ, env = b"", []
+        except OSError:
             continue  # gone already, or not ours to read
+        if pgrp == group or mark in environ.split(b"\0"):
+            ours.append(int(entry.name))
+        elif not environ and not (len(env) == 2 and env[0] == env[1] != b"0"):  # an empty one has env_start == env_end
+            unread.append(int(entry.name))
+    return ours, unread
 
 
 class Capture:
