@@ -127,6 +127,20 @@ def test_a_redirect_through_a_link_into_the_logs_is_a_write(places: reserved.Pla
     # the shell git runs its pager with reads a command or an expansion in it
     "GIT_PAGER='less -R;id' git log -- .agents/experience",
     "GIT_PAGER='less -R$(id)' git log -- .agents/experience",
+    # ...or expands a glob (`-?` is `-O` beside a file named so), a brace or a tilde in it
+    "GIT_PAGER='less -? -P.agents/repo-memory.toml' git log",
+    "GIT_PAGER='less -[O] -Px' git log -- .agents/experience",
+    "GIT_PAGER='less -* -Px' git log -- .agents/experience",
+    "git -c core.pager='less -{O,R} -Px' log -- .agents/experience",
+    "GIT_PAGER='less -P~/x' git log -- .agents/experience",
+    # a control character in a search pattern is a key less obeys (backspace ends the search, `!` runs a command)
+    "GIT_PAGER='less -p\b!id' git log -- .agents/experience",
+    "LESS='-p\b!id' git log -- .agents/experience",
+    # less writes its search history where these say
+    "LESSHISTFILE=.agents/experience/x GIT_PAGER='less -pfoo' git log -- .agents/experience",
+    "XDG_DATA_HOME=.agents/experience git log -- .agents/experience",
+    "XDG_STATE_HOME=.agents/experience git log -- .agents/experience",
+    "HOME=.agents/experience git log -- .agents/experience",
 ])
 def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_how_to_read(places: reserved.Places, line: str):
     why = places.command(line)
@@ -147,6 +161,9 @@ def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_
     "LESS='-R --use-color -Dd+r --Quit-at-eof' git log -- .agents/experience",
     "git -c core.pager='less -+S --shift=.5 -x4,8 --tabs 4 -P prompt --pattern foo' log -- .agents/experience",
     "GIT_PAGER='more --silent' git log -- .agents/experience",
+    "GIT_PAGER='less -pfoo --pattern=bar' git log -- .agents/experience",
+    "GIT_PAGER='less -P\"?f%f:stdin.\"' git log -- .agents/experience",
+    "LESSHISTFILE=- git --no-pager log -- .agents/experience",
 ])
 def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line: str):
     assert places.command(line) == ""
