@@ -50,6 +50,7 @@ class Config:
     semantic: bool = True
     key_dir: Path | None = None  # where this user's per-clone keys live (guards/authorship.py); None: the default place
     extra: Mapping[str, Any] = field(default_factory=dict)
+    problem: str = ""  # why the settings could not be read (`load(lenient=True)`), and what stands in for them
 
     @property
     def state_dir(self) -> Path:
@@ -75,27 +76,21 @@ class Config:
         root: str | os.PathLike[str] | None = None,
         overrides: Mapping[str, Any] | None = None,
         env: Mapping[str, str] | None = None,
+        lenient: bool = False,
     ) -> Config:
-        """Find the workspace and merge defaults, the config file, the environment and `overrides`."""
+        """Find the workspace and merge defaults, the config file, the environment and `overrides`. `lenient` (the hooks:
+        a typo must not turn the guard off nor lose a record): settings that cannot be read give way to those HEAD
+        commits, else the defaults, and `problem` says so, instead of a ConfigError."""
         env = os.environ if env is None else env
         start = Path(root or env.get("REPO_MEMORY_ROOT") or env.get("CLAUDE_PROJECT_DIR") or os.getcwd())
         top, git_dir, common_dir = gitrepo.discover(start)
-        values: dict[str, Any] = dict(_read_file(top / CONFIG_FILE))
-        if values.get("review") == "optional" and _committed_review(top) != "optional":
-            # Loosening review lets an agent's next skill be active unseen, and an agent's file tools can write this
-            # file: the looser setting counts once a person committed it (a tighter one counts at once).
-            values["review"] = "required"
-            log.warning("review = \"optional\" in %s is not committed, so skills agents write stay drafts; commit the file "
-                        "to make it count", CONFIG_FILE)
-        values.update(_from_env(env))
-        values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-        problems = validate("config", values)
-        if problems:
-            raise ConfigError(
-                f"{CONFIG_FILE} (or a REPO_MEMORY_* variable) is invalid: "
-                + "; ".join(str(p) for p in problems)
-                + ". See schemas/config.schema.json for the allowed keys."
-            )
+        try:
+            values, problem = _settings(top, env, overrides), ""
+        except ConfigError as exc:
+            if not lenient:
+                raise
+            values, problem = _fallback(top, env), f"{exc} Until then the settings HEAD commits (else the defaults) stand in."
+            log.warning("%s", problem)
         known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
                  "writes_per_minute", "write_bytes_per_minute", "write_bytes_per_session", "decay_half_life_days", "semantic",
                  "mirror_limit"}
@@ -125,7 +120,41 @@ class Config:
             semantic=bool(values.get("semantic", True)),
             key_dir=authorship.key_dir(env),
             extra={k: v for k, v in values.items() if k not in known},
+            problem=problem,
         )
+
+
+def _settings(top: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The config file's settings, then the environment's, then `overrides`; a ConfigError when any cannot be read."""
+    values: dict[str, Any] = dict(_read_file(top / CONFIG_FILE))
+    if values.get("review") == "optional" and _committed(top).get("review") != "optional":
+        # Loosening review lets an agent's next skill be active unseen, and an agent's file tools can write this
+        # file: the looser setting counts once a person committed it (a tighter one counts at once).
+        values["review"] = "required"
+        log.warning("review = \"optional\" in %s is not committed, so skills agents write stay drafts; commit the file "
+                    "to make it count", CONFIG_FILE)
+    values.update(_from_env(env))
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    problems = validate("config", values)
+    if problems:
+        raise ConfigError(
+            f"{CONFIG_FILE} (or a REPO_MEMORY_* variable) is invalid: "
+            + "; ".join(str(p) for p in problems)
+            + ". See schemas/config.schema.json for the allowed keys."
+        )
+    return values
+
+
+def _fallback(top: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """What stands in for settings that cannot be read: the config file as HEAD holds it when valid, with the
+    REPO_MEMORY_* variables when they can be read."""
+    values = _committed(top)
+    values = {} if validate("config", values) else values
+    try:
+        values.update(_from_env(env))
+    except ConfigError:
+        pass
+    return values
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -139,18 +168,17 @@ def _read_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}. Fix the file or delete it to use defaults.") from exc
 
 
-def _committed_review(top: Path) -> str | None:
-    """The `review` setting of the config file as HEAD holds it."""
+def _committed(top: Path) -> dict[str, Any]:
+    """The config file as HEAD holds it ({} when it holds none, or none that is TOML)."""
     text = gitrepo.committed_text(top, CONFIG_FILE)
     if text is None:
-        return None
+        return {}
     import tomllib
 
     try:
-        found = tomllib.loads(text).get("review")
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        return None
-    return found if isinstance(found, str) else None
+        return {}
 
 
 _BOOLS = {"true": True, "1": True, "yes": True, "on": True, "false": False, "0": False, "no": False, "off": False}

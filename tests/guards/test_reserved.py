@@ -90,6 +90,8 @@ def test_a_line_that_only_reads_the_logs_may_run_wherever_its_output_goes(places
     "env -S'sed\\_-i\\_s/a/b/' " + LOG,
     "env -S \"GIT_PAGER='tee -a x' git log -- .agents/experience\"",
     "env -C .agents/experience/2026-01 sed -i s/a/b/ s1.jsonl",
+    "/usr/bin/env -C .agents/experience/2026-01 sed -i s/a/b/ s1.jsonl",
+    "unshare -w .agents/experience/2026-01 sed -i s/a/b/ s1.jsonl",
 ])
 def test_a_line_that_writes_the_logs_is_refused(places: reserved.Places, line: str):
     assert "may change it" in places.command(line.format(root=places.root))
@@ -127,6 +129,20 @@ def test_a_redirect_through_a_link_into_the_logs_is_a_write(places: reserved.Pla
     # the shell git runs its pager with reads a command or an expansion in it
     "GIT_PAGER='less -R;id' git log -- .agents/experience",
     "GIT_PAGER='less -R$(id)' git log -- .agents/experience",
+    # ...or expands a glob (`-?` is `-O` beside a file named so), a brace or a tilde in it
+    "GIT_PAGER='less -? -P.agents/repo-memory.toml' git log",
+    "GIT_PAGER='less -[O] -Px' git log -- .agents/experience",
+    "GIT_PAGER='less -* -Px' git log -- .agents/experience",
+    "git -c core.pager='less -{O,R} -Px' log -- .agents/experience",
+    "GIT_PAGER='less -P~/x' git log -- .agents/experience",
+    # a control character in a search pattern is a key less obeys (backspace ends the search, `!` runs a command)
+    "GIT_PAGER='less -p\b!id' git log -- .agents/experience",
+    "LESS='-p\b!id' git log -- .agents/experience",
+    # less writes its search history where these say
+    "LESSHISTFILE=.agents/experience/x GIT_PAGER='less -pfoo' git log -- .agents/experience",
+    "XDG_DATA_HOME=.agents/experience git log -- .agents/experience",
+    "XDG_STATE_HOME=.agents/experience git log -- .agents/experience",
+    "HOME=.agents/experience git log -- .agents/experience",
 ])
 def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_how_to_read(places: reserved.Places, line: str):
     why = places.command(line)
@@ -147,6 +163,9 @@ def test_a_pager_that_is_no_plain_pager_makes_git_a_writer_and_the_refusal_says_
     "LESS='-R --use-color -Dd+r --Quit-at-eof' git log -- .agents/experience",
     "git -c core.pager='less -+S --shift=.5 -x4,8 --tabs 4 -P prompt --pattern foo' log -- .agents/experience",
     "GIT_PAGER='more --silent' git log -- .agents/experience",
+    "GIT_PAGER='less -pfoo --pattern=bar' git log -- .agents/experience",
+    "GIT_PAGER='less -P\"?f%f:stdin.\"' git log -- .agents/experience",
+    "LESSHISTFILE=- git --no-pager log -- .agents/experience",
 ])
 def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line: str):
     assert places.command(line) == ""
@@ -172,6 +191,29 @@ def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line
     "timeout -s KILL 5 repo-memory accept deploy",
     "stdbuf -o L repo-memory accept deploy",
     "exec -a name repo-memory accept deploy",
+    # an env -S string that splits into no words leaves the command after it
+    "env -S ' ' repo-memory accept deploy",
+    "env -S '#' repo-memory accept deploy",
+    "env -S'\\c' repo-memory stale --pin X",
+    "env --split-string= repo-memory accept deploy",
+    # a wrapper named by its path, and wrappers that run the command they are given
+    "/usr/bin/env repo-memory accept deploy",
+    "/usr/bin/env -u HOME /usr/bin/timeout 5 repo-memory accept deploy",
+    "/usr/bin/time -p repo-memory accept deploy",
+    "setsid repo-memory accept deploy",
+    "setsid -f -w repo-memory accept deploy",
+    "chrt 5 repo-memory accept deploy",
+    "chrt -b -T 10 0 repo-memory accept deploy",
+    "taskset 0x1 repo-memory accept deploy",
+    "taskset -c 0,1 repo-memory accept deploy",
+    "flock /tmp/lock repo-memory accept deploy",
+    "flock -w 5 /tmp/lock repo-memory accept deploy",
+    "flock /tmp/lock -c 'repo-memory accept deploy'",
+    "unshare -r repo-memory accept deploy",
+    "unshare --mount=/tmp/ns -S 0 repo-memory accept deploy",
+    "chroot / repo-memory accept deploy",
+    "chroot --userspec=1:1 / repo-memory accept deploy",
+    "doas -u root repo-memory accept deploy",
 ])
 def test_a_persons_command_behind_a_wrapper_and_its_options_is_refused(places: reserved.Places, line: str):
     assert reserved.PERSON in places.command(line)

@@ -7,7 +7,10 @@ word as far as its characters go (`-x4,8`, `-oFILE`), or the next word when none
 any unambiguous abbreviation of its name, a first capital standing for either case (`--LOG-FILE`, `--log`), its value
 after `=` or in the next word. Refused in any spelling: a log file (-o, -O, --log-file, --LOG-FILE), key bindings that
 can set LESSOPEN (-k, --lesskey-file, --lesskey-src, --lesskey-content), commands (--cmd, `+cmd`), an option less does
-not know, and the variables that make less run or read such things (LESSOPEN, LESSCLOSE, LESSKEY…, LESSGLOBALTAGS).
+not know, and the variables that make less run or read such things (LESSOPEN, LESSCLOSE, LESSKEY…, LESSGLOBALTAGS) or
+write its search history somewhere (LESSHISTFILE, XDG_STATE_HOME, XDG_DATA_HOME, HOME). A pager command the shell would
+expand (a glob: `-?` is `-O` beside a file named so; a brace, a tilde) is no plain one, nor one holding a control
+character: less takes an option's value (`-p PATTERN`) as keys typed, and a backspace then `!cmd` runs a command.
 """
 
 from __future__ import annotations
@@ -16,11 +19,15 @@ import re
 import shlex
 
 PAGERS = frozenset({"cat", "less", "more"})
-RUNS = re.compile(r"LESSOPEN|LESSCLOSE|LESSGLOBALTAGS|LESSKEY\w*")  # an input filter, a tags program, a key file
+# An input filter, a tags program, a key file; where less writes its history (less 590 reads XDG_DATA_HOME, 643 on
+# XDG_STATE_HOME, both HOME/.lesshst last)
+RUNS = re.compile(r"LESSOPEN|LESSCLOSE|LESSGLOBALTAGS|LESSKEY\w*|LESSHISTFILE|XDG_STATE_HOME|XDG_DATA_HOME|HOME")
 _GIT_BOOLEANS = frozenset({"false", "true", "no", "yes", "off", "on", "0", "1"})  # pager.<cmd>=false: no pager
 # The shell git runs a pager with reads these as a command or an expansion; LESS (read by less, not a shell) holds no
 # `$` (the end of a string option) nor a backslash either, so a value's end is where this reading puts it.
 _SHELL = frozenset("$`\\;&|<>()\n\r")
+_EXPANDS = frozenset("?*[{~")  # unquoted, the shell makes other words of them: a file's name, `-{O,R}` two options
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # a tab is a blank; the others are keys to less
 _WRITES_SHORT = "oOk"
 _WRITES_LONG = ("log-file", "lesskey-file", "lesskey-src", "lesskey-content", "cmd")  # LOG-FILE: log-file in capitals
 # What an option's value may hold: "#" a number ("#-" a negative one too), "" anything to the end, "s" anything to a
@@ -53,12 +60,14 @@ def plain(command: str) -> bool:
     """Whether the pager `command` is a plain one (PAGERS, options only), or none ('', git's `false` for pager.<cmd>)."""
     if command.strip().lower() in _GIT_BOOLEANS:
         return True
+    if set(command) & _SHELL or _CONTROL.search(command) or _expands(command):
+        return False
     try:
-        words = shlex.split(command) if not set(command) & _SHELL else None
+        words = shlex.split(command)
     except ValueError:
         return False
     if not words:
-        return words is not None
+        return True
     program = words[0].rsplit("/", 1)[-1]
     if program == "cat":
         return all(word.startswith("-") for word in words[1:])
@@ -68,9 +77,22 @@ def plain(command: str) -> bool:
 def plain_flags(flags: str) -> bool:
     """Whether LESS=`flags` gives less only options that write no file and run no command."""
     try:
-        return not set(flags) & _SHELL and _options(flags) is not None
+        return not set(flags) & _SHELL and not _CONTROL.search(flags) and _options(flags) is not None
     except _NotPlain:
         return False
+
+
+def _expands(command: str) -> bool:
+    """Whether the shell expands a character of `command` outside quotes (it holds no backslash nor `$`: _SHELL)."""
+    quote = ""
+    for char in command:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in _EXPANDS:
+            return True
+    return False
 
 
 def _arguments(words: list[str]) -> bool:

@@ -177,8 +177,9 @@ READERS = frozenset({
 
 
 def writes(program: str, args: list[str]) -> list[str] | None:
-    """The files `program ARGS` writes ([] for a reader that writes none), None when it is no reader or may write
-    anything."""
+    """The files `program ARGS` (a name or a path) writes ([] for a reader that writes none), None when it is no reader
+    or may write anything."""
+    program = program.rsplit("/", 1)[-1]
     if program not in READERS:
         return None
     rule = WRITES.get(program)

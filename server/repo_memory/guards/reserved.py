@@ -163,7 +163,7 @@ def _unwrap(words: list[str]) -> tuple[list[str], list[str], bool]:
             rest, moves = unwrapped[0], moves or unwrapped[1]
         elif _ASSIGNMENT.match(head):
             assignments, rest = [*assignments, head], rest[1:]
-        elif head in WRAPPERS or head in KEYWORDS or head.startswith("-") and len(rest) > 1 or head.isdigit():
+        elif head.rsplit("/", 1)[-1] in WRAPPERS or head in KEYWORDS or head.startswith("-") and len(rest) > 1 or head.isdigit():
             rest = rest[1:]
         else:
             break

@@ -1,11 +1,14 @@
-"""The command a wrapper runs (`env`, `sudo`, `timeout 5s`, `nice -n 5`…), found past the wrapper's options as it reads
-them, so that the value of one (`env -u NAME`, `sudo -u USER`, `--chdir DIR`) does not pass for the command, with env's
-split string (`-S 'cmd args'`, `-S"…"`, `--split-string=…`) unfolded into the words GNU env makes of it.
+"""The command a wrapper runs (`env`, `sudo`, `timeout 5s`, `setsid`, `flock FILE`, `chroot DIR`…), found past the
+wrapper's options as it reads them, so that the value of one (`env -u NAME`, `sudo -u USER`, `--chdir DIR`) does not pass
+for the command, with env's split string (`-S 'cmd args'`, `-S"…"`, `--split-string=…`) unfolded into the words GNU env
+makes of it (none at all for `-S ' '`: the command is what follows). A wrapper is known by its name in any folder
+(`/usr/bin/env`).
 
 Options are read as getopt_long reads them for these programs: short ones cluster (`-iu NAME`), a value is the rest of
 the word or the next word, a long option is any unambiguous abbreviation (`--split`), and one with an optional value
-(`--default-signal`) takes it only after `=`. The first word that is no option is the command (after `timeout`'s
-DURATION). `time` and `xargs` are not read here: what follows their options is not known (`time -o FILE`, `xargs -I`).
+(`--default-signal`) takes it only after `=`. The first word that is no option is the command, past the operands
+before it (timeout's DURATION, taskset's MASK, flock's FILE, chroot's NEWROOT, a number for chrt's PRIORITY);
+`flock FILE -c LINE` runs LINE with `sh -c`. `time` and `xargs` are not read here: what follows their options is not known (`time -o FILE`, `xargs -I`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ class Options(NamedTuple):
     longs: dict[str, bool]  # long options: whether each requires a value
     operands: int = 0  # operands before the command (timeout's DURATION)
     moves: tuple[str, ...] = ()  # options that run the command in another folder
+    number: bool = False  # an operand before the command when it is a number (chrt's PRIORITY, optional for some policies)
+    shell: tuple[str, ...] = ()  # after the operands, what makes the next word a line `sh -c` runs (flock FILE -c LINE)
+    elsewhere: bool = False  # the command runs under another root (chroot): every relative path is another place
 
 
 def _longs(valued: str, flags: str) -> dict[str, bool]:
@@ -36,7 +42,6 @@ WRAPPERS: dict[str, Options] = {
                                            f"askpass background bell edit preserve-env set-home login remove-timestamp "
                                            f"reset-timestamp list non-interactive preserve-groups shell stdin validate {_HELP}"),
                     moves=("-D", "--chdir")),
-    "doas": Options("uC", {}),  # OpenBSD's doas: -u USER, -C CONFIG
     "timeout": Options("ks", _longs("kill-after signal", f"foreground preserve-status verbose {_HELP}"), operands=1),
     "nice": Options("n", _longs("adjustment", _HELP)),
     "ionice": Options("cnpPu", _longs("class classdata pid pgid uid", f"ignore {_HELP}")),
@@ -44,6 +49,19 @@ WRAPPERS: dict[str, Options] = {
     "nohup": Options("", _longs("", _HELP)),
     "command": Options("", {}),
     "exec": Options("a", {}),  # bash's exec -a NAME
+    "doas": Options("aCu", {}),
+    # util-linux's
+    "setsid": Options("", _longs("", f"ctty fork wait {_HELP}")),
+    "chrt": Options("DPT", _longs("sched-runtime sched-period sched-deadline", f"all-tasks batch deadline ext fifo idle max "
+                                  f"other pid reset-on-fork rr verbose {_HELP}"), number=True),
+    "taskset": Options("", _longs("", f"all-tasks cpu-list pid {_HELP}"), operands=1),
+    "flock": Options("wE", _longs("timeout wait conflict-exit-code", f"shared exclusive nonblock nb close no-fork unlock "
+                                  f"verbose {_HELP}"), operands=1, shell=("-c", "--command")),
+    "unshare": Options("RwSGl", _longs("map-user map-users map-group map-groups propagation setgroups setuid setgid root wd "
+                                       "monotonic boottime load-interp",  # the namespaces take a file only after `=`
+                                       f"mount uts ipc net pid user cgroup time fork kill-child mount-proc map-auto "
+                                       f"map-root-user map-current-user keep-caps {_HELP}"), moves=("-R", "--root", "-w", "--wd")),
+    "chroot": Options("", _longs("groups userspec", f"skip-chdir {_HELP}"), operands=1, elsewhere=True),
 }
 _SPLIT = ("-S", "--split-string")
 _ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", '"': '"', "#": "#", "$": "$", "'": "'", "\\": "\\"}
@@ -51,7 +69,8 @@ _ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", '"': '"', "#"
 
 def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
     """The words of the command `program ARGS` runs, from the command on, and whether it runs it in another folder; None
-    when `program` is no wrapper read here."""
+    when `program` (a name or a path) is no wrapper read here."""
+    program = program.rsplit("/", 1)[-1]
     options = WRAPPERS.get(program)
     if options is None:
         return None
@@ -81,8 +100,12 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
         for name, value in found:
             moves |= name in options.moves
             if program == "env" and name in _SPLIT:  # env reads the words of the string as its own arguments, options too
-                args, n = (split_string(value) or [value]) + args[n:], 0
-    return args[n + options.operands:], moves
+                words = split_string(value)
+                args, n = ([value] if words is None else words) + args[n:], 0
+    n += options.operands + (options.number and args[n:n + 1] != [] and args[n].isdigit())
+    if options.shell and args[n:n + 1] and args[n] in options.shell:
+        return ["sh", "-c", *args[n + 1:n + 2]], moves
+    return args[n:], moves or options.elsewhere
 
 
 def _long(name: str, longs: dict[str, bool]) -> str:

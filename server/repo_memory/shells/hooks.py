@@ -45,9 +45,8 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
     session = payload.get("session_id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     try:
-        # Records land in the harness's own session log, so one harness session is one log file.
-        # The harness, not this short-lived process, answers for what its hooks write (git/pending.py).
-        store = Store(Config.load(root or cwd or None), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
+        # One harness session, one log; the harness, not this process, answers for what its hooks write (git/pending.py)
+        store = Store(Config.load(root or cwd or None, lenient=True), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
                       owner=harness_pid())
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         log.warning("hook %s: %s", event, exc)
@@ -115,14 +114,15 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     following.keep(store)  # a pull since the last session: what Claude Code and Codex load by themselves follows it
     context = (store.sparse.said() or store.briefing()) + ("\n- this clone's experience logs are being indexed for the first time (the server is doing it): "
                                   "recall may not find older records for a minute" if first_look else "")
-    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+    told = [store.config.problem] if store.config.problem else []  # settings it cannot read: said, to agent and person
+    answer: dict[str, Any] = {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                                     "additionalContext": "\n- ".join([context, *told])}}
     ours = {"claude-code": ".claude", "gemini-cli": ".gemini"}.get(store.config.harness)
     if ours:  # an upgrade (`git pull && ./install.sh`) leaves the hooks an older setup wrote
         from repo_memory.shells.setup import stale_hooks
 
-        if stale := [line for line in stale_hooks(store.root) if line.startswith(ours)]:
-            answer["systemMessage"] = "repo-memory: " + " ".join(stale)
-    return answer
+        told += [line for line in stale_hooks(store.root) if line.startswith(ours)]
+    return {**answer, "systemMessage": "repo-memory: " + " ".join(told)} if told else answer
 
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

@@ -47,8 +47,8 @@ def handle(payload: dict[str, Any], root: str | None = None) -> dict[str, Any]:
 
 def _handle(payload: dict[str, Any], root: str | None) -> dict[str, Any]:
     named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
-    try:
-        config = Config.load(root or named)
+    try:  # the reserved places need the root and git dir only: settings that cannot be read leave the guard standing
+        config = Config.load(root or named, lenient=True)
     except (RepoMemoryError, OSError) as exc:
         log.warning("hook pre-tool: %s", exc)
         return {}
@@ -68,7 +68,7 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input")) \
         or (held_add(config, text, alias, neighbours.shell_dir(payload.get("tool_input"), cwd)) if text else "") \
         or (resets.dropped(text, alias, resolver) if resolver else "")
-    why = why.rstrip(".")
+    why = (f"{why.rstrip('.')}. Note: {config.problem}" if why and config.problem else why).rstrip(".")
     if why and payload.get("hook_event_name") == "BeforeTool":  # Gemini CLI reads a top-level decision, not Claude's form
         return {"decision": "deny", "reason": f"repo-memory refused this {tool} call: {why}."}
     if why:  # no closing period: Codex writes "<reason>. Command: <the command>" after it
