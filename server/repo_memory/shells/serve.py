@@ -120,8 +120,8 @@ def run(root: str | None, wire: Front | None = None) -> NoReturn:
     working directory is only where the client started the server (a dotfiles repository in $HOME, say), so when it
     is outside any repository, or in one `repo-memory init` never ran in, the Store opens at the first request that
     needs it, in the repository the client names as its MCP root (`_opener`); so does a CLAUDE_PROJECT_DIR (where
-    Claude Code was started) in a repository holding the home folder, where init never ran. `wire` is the front the console script
-    started before importing anything heavy; without one, it starts here.
+    Claude Code was started) in a repository holding the home folder, where init never ran. `wire` is the front the
+    console script started before importing anything heavy; without one, it starts here.
 
     The process ends with os._exit once the exit commit is done: the interpreter's own shutdown would finalize stdin
     and stderr under daemon threads still using them (the front's reader, a tool call, the watcher's logging), which
@@ -182,8 +182,8 @@ def _found(root: str | None) -> tuple[Store | None, Config | WorkspaceError | No
         # CLAUDE_PROJECT_DIR is only the folder Claude Code was started in: there, ~ is no more a project than a cwd is
         if unchosen and (not named or _holds_home(config.root)):
             if _holds_home(config.root):
-                log.warning("%s", _unchosen(config.root, _found_from(), "a client naming its project's repository as an "
-                                                                        "MCP root is served that project, one naming none is refused"))
+                log.warning("%s", _unchosen(config.root, _found_from(), "a client naming its project's repository as "
+                                            "an MCP root is served that project, one naming none is refused"))
             return None, config, ""  # init never ran in it: the client's root decides (_opener)
         store = Store(config)
         if store.sparse.left_out():  # said at start too: every tool call that needs memory answers it
@@ -220,9 +220,10 @@ def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
             return opened, lifetime.attach(opened)
         if in_home:
             folders = ", ".join(str(candidate) for candidate, _ in in_home)
-            raise WorkspaceError(_unchosen(in_home[0][1].root, f"found only because the client named {folders} as its MCP "
-                                           "root (the home folder, or a folder of it with no repository of its own)", "nothing was read or written. "
-                                           "Open the project's own repository in the client instead"))
+            found = (f"found only because the client named {folders} as its MCP root (the home folder, or a folder of it "
+                     "with no repository of its own)")
+            raise WorkspaceError(_unchosen(in_home[0][1].root, found, "nothing was read or written. Open the project's "
+                                           "own repository in the client instead"))
         if roots:
             named = ", ".join(str(r) for r in roots)
             if not isinstance(here, Config):
@@ -263,11 +264,11 @@ def _holds_home(root: Path) -> bool:
 
 def _unchosen(root: Path, found: str, served: str) -> str:
     """Why the home folder's repository, `found` as said, is not served to a client naming no project, and what to do."""
-    return (f"repo-memory does not keep memory in {root}: it is the repository holding your home folder (dotfiles, say), "
-            f"{found}, and `repo-memory init` never ran there; {served}. Name the project's repository in the client's config "
-            "for this server: `repo-memory serve --root /path/to/repo` (or REPO_MEMORY_ROOT=/path/to/repo in its env), then "
-            f"start the server again (reconnect it, or start a new session). If memory really belongs in {root}, run "
-            "`repo-memory init` there.")
+    return (f"repo-memory does not keep memory in {root}: it is the repository holding your home folder (dotfiles, "
+            f"say), {found}, and `repo-memory init` never ran there; {served}. Name the project's repository in the "
+            "client's config for this server: `repo-memory serve --root /path/to/repo` (or REPO_MEMORY_ROOT=/path/to/repo "
+            "in its env), then start the server again (reconnect it, or start a new session). If memory really belongs in "
+            f"{root}, run `repo-memory init` there.")
 
 
 def _chosen(root: str | None) -> bool:
