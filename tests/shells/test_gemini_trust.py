@@ -6,6 +6,8 @@ reading what setup stored: tests/shells/test_gemini_hooks.py."""
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,13 +15,16 @@ from click.testing import CliRunner
 
 from repo_memory.shells.cli import cli
 
+from tests.harness.clis import base_env, cli_tool
+from tests.harness.clis import run as run_cli
+
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     monkeypatch.setenv("HOME", str(path))
-    for name in ("GEMINI_CLI_HOME", "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "GEMINI_CLI_TRUST_WORKSPACE"):
+    for name in ("GEMINI_CLI_HOME", "GEMINI_CLI_TRUSTED_FOLDERS_PATH", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_RESTRICTED_MODE"):
         monkeypatch.delenv(name, raising=False)
     return path
 
@@ -80,3 +85,105 @@ def test_a_folder_you_trusted_yourself_is_left_trusted_by_uninstall(repo: Path, 
     assert "Connected" in check_line(out) and json.loads(folders.read_text(encoding="utf-8")) == {str(repo.parent): "TRUST_FOLDER"}
     run(repo, "uninstall")
     assert json.loads(folders.read_text(encoding="utf-8")) == {str(repo.parent): "TRUST_FOLDER"}
+
+
+EXE = str(Path(sys.executable).parent / "repo-memory")
+COMMENTED = """{
+  // the folders I trust
+  "/srv/other": "TRUST_FOLDER", /* work */
+  "/srv/old": "DO_NOT_TRUST" // never again
+}
+"""
+
+
+def gemini_lists(repo: Path, home: Path, **env: str) -> str:
+    """What the real `gemini mcp list` says of repo-memory in `repo` (it prints the list, or its error, on stderr)."""
+    listed = run_cli([cli_tool("gemini"), "mcp", "list"], repo, {**base_env(home), **env})
+    return listed.stdout + listed.stderr
+
+
+def setup_gemini(repo: Path, home: Path, *args: str, **env: str) -> str:
+    done = run_cli([EXE, "setup", "gemini", *args], repo, {**base_env(home), **env})
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def uncommented(text: str) -> dict[str, str]:
+    """The rules as Gemini CLI reads them: whole-line and trailing comments left out (none holds a quote or a slash)."""
+    return json.loads(re.sub(r"//[^\n]*|/\*.*?\*/", "", text, flags=re.S))
+
+
+@pytest.mark.slow
+def test_a_trust_file_with_comments_is_read_as_gemini_reads_it_and_trust_keeps_the_comments(repo: Path, home: Path):
+    """Gemini CLI strips comments from trustedFolders.json before it parses it; setup called such a file "not a JSON
+    object (Gemini CLI refuses it too)" and --trust refused to store the trust."""
+    folders = home / ".gemini/trustedFolders.json"
+    folders.parent.mkdir()
+    folders.write_text(COMMENTED, encoding="utf-8")
+    out = setup_gemini(repo, home)
+    assert "Disabled" in check_line(out) and "not a JSON object" not in out, out
+    assert "repo-memory serve (stdio) - Disabled" in gemini_lists(repo, home)
+    out = setup_gemini(repo, home, "--trust")
+    text = folders.read_text(encoding="utf-8")
+    assert uncommented(text) == {"/srv/other": "TRUST_FOLDER", "/srv/old": "DO_NOT_TRUST", str(repo): "TRUST_FOLDER"}, text
+    for comment in ("// the folders I trust", "/* work */", "// never again"):
+        assert comment in text, text
+    assert "Connected" in check_line(out) and "Disabled" not in check_line(out), out
+    assert "repo-memory serve (stdio) - Connected" in gemini_lists(repo, home)
+    out = setup_gemini(repo, home, "--remove")
+    assert folders.read_text(encoding="utf-8") == COMMENTED, out
+    assert "took back the trust" in out, out
+
+
+@pytest.mark.slow
+def test_a_trust_file_with_comments_that_trusts_the_folder_is_connected(repo: Path, home: Path):
+    folders = home / ".gemini/trustedFolders.json"
+    folders.parent.mkdir()
+    folders.write_text(COMMENTED.replace('"/srv/other"', json.dumps(str(repo))), encoding="utf-8")
+    out = setup_gemini(repo, home)
+    assert "Connected" in check_line(out) and "Disabled" not in check_line(out), out
+    assert "repo-memory serve (stdio) - Connected" in gemini_lists(repo, home)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("content", ['{"/srv/other": "TRUST_ME"}', '{"/srv/other": "TRUST_FOLDER",}', ""])
+def test_a_trust_file_gemini_refuses_is_said_so_and_left_as_it_is(repo: Path, home: Path, content: str):
+    """An unknown trust level makes Gemini CLI stop with "Error in …trustedFolders.json"; --trust wrote the file and
+    said "trusted …" with a check line promising Connected."""
+    folders = home / ".gemini/trustedFolders.json"
+    folders.parent.mkdir()
+    folders.write_text(content, encoding="utf-8")
+    out = setup_gemini(repo, home, "--trust")
+    assert folders.read_text(encoding="utf-8") == content
+    assert "refuses" in out and str(folders) in out and "fix" in out, out
+    assert "TRUST_ME" in out if "TRUST_ME" in content else True, out
+    assert "Connected" not in check_line(out) and str(folders) in check_line(out), out
+    assert f"Error in {folders}" in gemini_lists(repo, home)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variable", ["GEMINI_RESTRICTED_MODE", "GEMINI_CLI_TRUST_WORKSPACE"])
+def test_a_trusted_folder_is_disabled_while_the_environment_distrusts_every_folder(repo: Path, home: Path, variable: str):
+    """Gemini CLI trusts no folder while GEMINI_RESTRICTED_MODE=true (or GEMINI_CLI_TRUST_WORKSPACE=false), whatever
+    trustedFolders.json says; setup said the folder trusted and promised Connected."""
+    env = {variable: "true" if variable == "GEMINI_RESTRICTED_MODE" else "false"}
+    folders = home / ".gemini/trustedFolders.json"
+    folders.parent.mkdir()
+    folders.write_text(json.dumps({str(repo): "TRUST_FOLDER"}), encoding="utf-8")
+    out = setup_gemini(repo, home, "--trust", **env)
+    assert "Disabled" in check_line(out) and variable in out, out
+    assert "repo-memory serve (stdio) - Disabled" in gemini_lists(repo, home, **env)
+
+
+def test_remove_keeps_the_trust_it_cannot_take_back_from_a_file_gone_bad_and_says_why(repo: Path, home: Path):
+    """A file made unreadable after --trust: the undo took nothing back yet deleted setup's note, so the trust it stored
+    could never be taken back."""
+    folders = home / ".gemini/trustedFolders.json"
+    run(repo, "setup", "gemini", "--trust")
+    folders.write_text(folders.read_text(encoding="utf-8").rstrip().rstrip("}") + ',\n  "/srv/half": \n}', encoding="utf-8")
+    out = run(repo, "setup", "gemini", "--remove")
+    assert str(folders) in out and "not taken back" in out and str(repo) in out, out
+    folders.write_text(json.dumps({str(repo): "TRUST_FOLDER", "/srv/mine": "TRUST_FOLDER"}), encoding="utf-8")
+    out = run(repo, "setup", "gemini", "--remove")
+    assert json.loads(folders.read_text(encoding="utf-8")) == {"/srv/mine": "TRUST_FOLDER"}, out
+    assert "took back the trust" in out, out

@@ -33,12 +33,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def calls(cwd: Path, args: list[str], errlog: Path, root: Path | None = None) -> list[Any]:
-    """`remember` then `recall` from a client that starts `repo-memory serve ARGS` in `cwd` (offering `root` as its MCP
-    root, or no roots); the server's stderr goes to `errlog`."""
+def calls(cwd: Path, args: list[str], errlog: Path, root: Path | list[Path] | None = None) -> list[Any]:
+    """`remember` then `recall` from a client that starts `repo-memory serve ARGS` in `cwd` (offering `root`, or each
+    root of a list, as its MCP roots, or no roots); the server's stderr goes to `errlog`."""
     async def roots(_context: object) -> ListRootsResult:
         assert root is not None
-        return ListRootsResult(roots=[Root(uri=root.as_uri(), name="the project")])
+        named = root if isinstance(root, list) else [root]
+        return ListRootsResult(roots=[Root(uri=r.as_uri(), name=r.name) for r in named])
 
     async def session() -> list[Any]:
         params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], *args], cwd=str(cwd), env={**os.environ})
@@ -49,6 +50,15 @@ def calls(cwd: Path, args: list[str], errlog: Path, root: Path | None = None) ->
                         await client.call_tool("recall", {"query": "deploys"})]
 
     return anyio.run(session)
+
+
+def refused(home: Path, answers: list[Any]) -> None:
+    """Each answer an error naming the home folder's repository and what to do; nothing read or written there."""
+    for answer in answers:
+        said = text(answer)
+        assert answer.is_error, said
+        assert str(home) in said and "--root /path/to/repo" in said and "repo-memory init" in said, said
+    untouched(home)
 
 
 def text(result: Any) -> str:
@@ -123,3 +133,63 @@ def test_an_empty_root_is_refused_at_start_as_a_workspace_variable_expanded_to_n
     assert not list(repo.glob(".agents/experience/*/*.jsonl"))
     stderr = (tmp_path / "stderr").read_text(encoding="utf-8")
     assert "${workspaceFolder}" in stderr, stderr
+
+
+@pytest.mark.parametrize("named", ["a plain folder of home", "home itself"])
+def test_a_client_naming_a_folder_of_the_home_repository_as_its_root_is_refused_not_served_the_dotfiles(
+        home: Path, tmp_path: Path, named: str):
+    """A client whose MCP root was ~/notes (a folder opened in an editor, no repository of its own) or ~ was served the
+    repository holding ~: memory went into ~/.agents and was committed on the dotfiles' branch, while stderr said a
+    client naming its project as an MCP root is served that project."""
+    root = home / "notes" if named == "a plain folder of home" else home
+    root.mkdir(exist_ok=True)
+    written, found = calls(root, [], tmp_path / "stderr", root=root)
+    refused(home, [written, found])
+    assert f"named {root}" in text(written) or f"({root})" in text(written), text(written)
+
+
+def test_a_project_root_named_after_a_plain_folder_of_home_is_the_one_served(home: Path, tmp_path: Path, repo: Path):
+    project = home / "src" / "project"
+    project.parent.mkdir()
+    repo.rename(project)
+    (home / "notes").mkdir()
+    written, found = calls(home, [], tmp_path / "stderr", root=[home / "notes", project])
+    assert not written.is_error and "VPN" in text(found), (text(written), text(found))
+    assert list(project.glob(".agents/experience/*/*.jsonl"))
+    untouched(home)
+
+
+def test_a_client_naming_home_as_its_root_is_served_it_once_init_ran_there(home: Path, tmp_path: Path):
+    layout.init(home)
+    git(home, "add", "-A")
+    git(home, "commit", "-q", "-m", "repo-memory init")
+    (home / "notes").mkdir()
+    written, found = calls(home / "notes", [], tmp_path / "stderr", root=home / "notes")
+    assert not written.is_error and "VPN" in text(found), (text(written), text(found))
+    assert list(home.glob(".agents/experience/*/*.jsonl"))
+
+
+@pytest.mark.parametrize("folder", ["home", "a plain folder of home"])
+def test_claude_code_started_in_home_is_refused_as_a_client_started_there(home: Path, tmp_path: Path, repo: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch, folder: str):
+    """CLAUDE_PROJECT_DIR is the folder Claude Code was started in, not a repository the person chose: in ~ it named
+    the dotfiles repository, which was served (memory committed on the dotfiles' branch) from wherever the server ran."""
+    project_dir = home if folder == "home" else home / "notes"
+    project_dir.mkdir(exist_ok=True)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project_dir))
+    written, found = calls(repo, [], tmp_path / "stderr")
+    refused(home, [written, found])
+    assert "CLAUDE_PROJECT_DIR" in text(written), text(written)
+    assert not list(repo.glob(".agents/experience/*/*.jsonl"))
+
+
+def test_claude_code_started_in_a_project_of_home_is_served_that_project(home: Path, tmp_path: Path, repo: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    project = home / "src" / "project"
+    project.parent.mkdir()
+    repo.rename(project)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    written, found = calls(home, [], tmp_path / "stderr")
+    assert not written.is_error and "VPN" in text(found), (text(written), text(found))
+    assert list(project.glob(".agents/experience/*/*.jsonl"))
+    untouched(home)

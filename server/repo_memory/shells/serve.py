@@ -119,8 +119,9 @@ def run(root: str | None, wire: Front | None = None) -> NoReturn:
     The repository is `--root`, else REPO_MEMORY_ROOT, else CLAUDE_PROJECT_DIR, else the working directory's; but the
     working directory is only where the client started the server (a dotfiles repository in $HOME, say), so when it
     is outside any repository, or in one `repo-memory init` never ran in, the Store opens at the first request that
-    needs it, in the repository the client names as its MCP root (`_opener`). `wire` is the front the console script
-    started before importing anything heavy; without one, it starts here.
+    needs it, in the repository the client names as its MCP root (`_opener`); so does a CLAUDE_PROJECT_DIR (where
+    Claude Code was started) in a repository holding the home folder, where init never ran. `wire` is the front the
+    console script started before importing anything heavy; without one, it starts here.
 
     The process ends with os._exit once the exit commit is done: the interpreter's own shutdown would finalize stdin
     and stderr under daemon threads still using them (the front's reader, a tool call, the watcher's logging), which
@@ -177,10 +178,12 @@ def _found(root: str | None) -> tuple[Store | None, Config | WorkspaceError | No
     named = root or os.environ.get("REPO_MEMORY_ROOT") or os.environ.get("CLAUDE_PROJECT_DIR")
     try:
         config = _config(root)
-        if not named and not layout.initialised(config.root, config.common_dir):
+        unchosen = not _chosen(root) and not layout.initialised(config.root, config.common_dir)
+        # CLAUDE_PROJECT_DIR is only the folder Claude Code was started in: there, ~ is no more a project than a cwd is
+        if unchosen and (not named or _holds_home(config.root)):
             if _holds_home(config.root):
-                log.warning("%s", _unchosen(config.root, "a client naming its project as an MCP root is served that project, "
-                                                         "one naming none is refused"))
+                log.warning("%s", _unchosen(config.root, _found_from(), "a client naming its project's repository as "
+                                            "an MCP root is served that project, one naming none is refused"))
             return None, config, ""  # init never ran in it: the client's root decides (_opener)
         store = Store(config)
         if store.sparse.left_out():  # said at start too: every tool call that needs memory answers it
@@ -196,19 +199,31 @@ def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
     """What opens the Store at the first request when none opened at start: in the first of the folders the client named
     as its MCP roots inside a git repository (the client's workspace); else, when it named none (it offers no roots, as
     Codex; did not answer in time; answered an error or an empty list), in `here`, the working directory's repository,
-    as before, with a warning that says why and that init never ran there; but never when `here` holds the home folder
-    (`_holds_home`): a client started in $HOME is refused on every call, with what to do.
+    as before, with a warning that says why and that init never ran there. A repository holding the home folder
+    (`_holds_home`) where init never ran is no project, named as a root or found as `here`: refused on every call, with
+    what to do (a client that opened ~/notes, or was started in ~, is not served the dotfiles).
 
     A client that named its workspace is never served `here` instead: memory goes to no repository the client did not
     name and init never ran in."""
 
     def opener(roots: list[Path], why: str) -> tuple[Store, Watcher]:
+        in_home: list[tuple[Path, Config]] = []
         for candidate in roots:
             try:
-                opened = _open(candidate)
+                config = _config(candidate)
             except WorkspaceError:
                 continue
+            if _holds_home(config.root) and not layout.initialised(config.root, config.common_dir):
+                in_home.append((candidate, config))  # ~ or a plain folder of it: no project, whatever the client opened
+                continue
+            opened = Store(config)
             return opened, lifetime.attach(opened)
+        if in_home:
+            folders = ", ".join(str(candidate) for candidate, _ in in_home)
+            found = (f"found only because the client named {folders} as its MCP root (the home folder, or a folder of it "
+                     "with no repository of its own)")
+            raise WorkspaceError(_unchosen(in_home[0][1].root, found, "nothing was read or written. Open the project's "
+                                           "own repository in the client instead"))
         if roots:
             named = ", ".join(str(r) for r in roots)
             if not isinstance(here, Config):
@@ -221,7 +236,7 @@ def _opener(here: Config | WorkspaceError | None, lifetime: Lifetime) -> Opener:
                                  f"init` in {here.root} to keep memory there, or start the server with --root PATH.")
         if isinstance(here, Config):
             if _holds_home(here.root):  # a dotfiles repository nobody chose for memory: refused, on every call
-                raise WorkspaceError(_unchosen(here.root, f"nothing was read or written, as {why}"))
+                raise WorkspaceError(_unchosen(here.root, _found_from(), f"nothing was read or written, as {why}"))
             log.warning("serving %s, the repository of the working directory, where `repo-memory init` never ran (%s): run "
                         "`repo-memory init` there, or pass --root PATH", here.root, why)
             try:
@@ -247,24 +262,31 @@ def _holds_home(root: Path) -> bool:
     return root.resolve() == home or root.resolve() in home.parents
 
 
-def _unchosen(root: Path, served: str) -> str:
-    """Why the home folder's repository is not served to a client naming no project as its root, and what to do."""
-    return (f"repo-memory does not keep memory in {root}: it is the repository holding your home folder (dotfiles, say), "
-            f"found only because the MCP client started the server in {os.getcwd()}, and `repo-memory init` never ran there; "
-            f"{served}. Name the project's repository in the client's config for this server: `repo-memory serve --root "
-            "/path/to/repo` (or REPO_MEMORY_ROOT=/path/to/repo in its env), then start the server again (reconnect it, or start "
-            f"a new session). If memory really belongs in {root}, run `repo-memory init` there.")
+def _unchosen(root: Path, found: str, served: str) -> str:
+    """Why the home folder's repository, `found` as said, is not served to a client naming no project, and what to do."""
+    return (f"repo-memory does not keep memory in {root}: it is the repository holding your home folder (dotfiles, "
+            f"say), {found}, and `repo-memory init` never ran there; {served}. Name the project's repository in the "
+            "client's config for this server: `repo-memory serve --root /path/to/repo` (or REPO_MEMORY_ROOT=/path/to/repo "
+            "in its env), then start the server again (reconnect it, or start a new session). If memory really belongs in "
+            f"{root}, run `repo-memory init` there.")
+
+
+def _chosen(root: str | None) -> bool:
+    """Whether the person named the repository (--root, REPO_MEMORY_ROOT): served though it holds the home folder."""
+    return bool(root or os.environ.get("REPO_MEMORY_ROOT"))
+
+
+def _found_from() -> str:
+    """How the repository the server found at start was found, when nobody chose it (`_chosen`)."""
+    if claude := os.environ.get("CLAUDE_PROJECT_DIR"):
+        return f"found only from CLAUDE_PROJECT_DIR ({claude}), the folder Claude Code was started in"
+    return f"found only because the MCP client started the server in {os.getcwd()}"
 
 
 _EMPTY_ROOT = ("repo-memory cannot serve: --root is empty. A client expands `--root ${workspaceFolder}` to nothing when no "
                "folder is open (or an unknown variable to ''), so no repository was named, and none is guessed: nothing was "
                "read or written. Open the project's folder in the client, or write the repository's path in the server's "
                "--root (or REPO_MEMORY_ROOT) instead, then start the MCP server again (reconnect it, or start a new session).")
-
-
-def _open(root: str | Path | None) -> Store:
-    """The Store of the repository at `root` (WorkspaceError when there is none there)."""
-    return Store(_config(root))
 
 
 def _config(root: str | Path | None) -> Config:

@@ -273,7 +273,9 @@ def setup_gemini(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, t
                        "briefing, records or guard: those hooks live in the project's file): `gemini mcp add --scope user "
                        "--trust repo-memory repo-memory serve` (it serves the repository of the folder gemini starts in)")
         waiting = any(change.startswith(gemini_trust.UNTRUSTED) for change in changes)
+        refused = any(change.startswith(gemini_trust.REFUSED) for change in changes)
         click.echo(harnesses.check("gemini", f"{f'cd {store.root} && ' if here else ''}gemini mcp list   (" + (
+            f"Error in {gemini_trust.folders_file(Path.home())} until you fix that file)" if refused else
             "○ repo-memory: repo-memory serve (stdio) - Disabled until you trust the folder, then ✓ … Connected)" if waiting
             else "✓ repo-memory: repo-memory serve (stdio) - Connected)")))
 
