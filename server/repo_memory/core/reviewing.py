@@ -97,6 +97,28 @@ def reviewed(what: str, sha: str, current: str, show: str, other: str = "", vers
                             f"Nothing was accepted. Review it again: `{show}` (or `git diff`), then accept with its new sha.")
 
 
+SHOWN = "shown-shas"  # in the state folder: the shas `show` printed on this clone, the newest last
+SHOWN_KEPT = 200
+
+
+def note_shown(state_dir: Path, sha: str) -> None:
+    """Keep `sha`, which a `show` just printed, so that an accept naming it after the content changed reads as a change,
+    not as a sha of no version (uncommitted versions are in no history). Local wording help, never a permission."""
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        kept = [line for line in shown(state_dir) if line != sha][-(SHOWN_KEPT - 1):]
+        disk.write_atomic(state_dir / SHOWN, "".join(f"{line}\n" for line in [*kept, sha]).encode("ascii"))
+    except (OSError, UnsafePathError):
+        pass  # a read-only state folder: the accept's wording is all that is lost
+
+
+def shown(state_dir: Path) -> list[str]:
+    try:
+        return [line for line in (state_dir / SHOWN).read_text(encoding="ascii", errors="replace").split() if line]
+    except OSError:
+        return []
+
+
 def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
     """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active (the
     whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds

@@ -25,7 +25,7 @@ from repo_memory.runner.runstate import RunState
 from repo_memory.runner.checklist import ask as ask_in_words
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.acceptances import Acceptances
-from repo_memory.core.reviewing import reviewed
+from repo_memory.core.reviewing import reviewed, shown
 from repo_memory.core.store import Store
 from repo_memory.core.utility import CREDITED
 
@@ -84,6 +84,7 @@ class Engine:
         spec = self.spec(name)
         if sha is not None:
             versions = [hashlib.sha256(data).hexdigest() for _, _, data in history.versions(Git(self.store.root, self.store.config.git_dir), spec.path)]
+            versions += shown(self.store.config.state_dir)  # versions `loop show` printed here, committed or not
             reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}", versions=versions)
         self._acceptances().add(name, spec.sha256)
         return spec

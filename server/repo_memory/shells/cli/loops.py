@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from repo_memory.core import acceptances
+from repo_memory.core import acceptances, reviewing
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
@@ -88,7 +88,9 @@ def loop_show(ctx: click.Context, name: str) -> None:
     """Print loop spec NAME exactly as stored, and on stderr the sha `repo-memory loop accept NAME --sha SHA` takes."""
     store = store_of(ctx)
     click.echo(store.read(f"loop:{name}").content, nl=False)
-    show_sha(f"loop:{name}", _engine(ctx).spec(name).sha256, f"repo-memory loop accept {name}")
+    sha = _engine(ctx).spec(name).sha256
+    show_sha(f"loop:{name}", sha, f"repo-memory loop accept {name}")
+    reviewing.note_shown(store.config.state_dir, sha)
 
 
 @loop.command(name="accept")
