@@ -217,3 +217,76 @@ def test_a_plain_pager_or_none_leaves_git_a_reader(places: reserved.Places, line
 ])
 def test_a_persons_command_behind_a_wrapper_and_its_options_is_refused(places: reserved.Places, line: str):
     assert reserved.PERSON in places.command(line)
+
+
+TRUST = "loop due --run --event ci-failure --trust-specs-at HEAD --agent x"
+
+
+@pytest.mark.parametrize("line", [
+    # the interpreter's own options before -m, a script named repo-memory, an inline script importing the package
+    f"python -I -m repo_memory {TRUST}",
+    f"python3.11 -u -X dev -W ignore -E -s -B -O -m repo_memory {TRUST}",
+    f"/usr/bin/python3 -Wignore -Xutf8 -IsB -m repo_memory {TRUST}",
+    f"/work/.venv/bin/python -mrepo_memory {TRUST}",
+    f"python -m repo_memory.entry {TRUST}",
+    f"python -c 'from repo_memory.shells.cli import cli; cli()' {TRUST}",
+    f"python $(command -v repo-memory) {TRUST}",
+    f"python `which repo-memory` {TRUST}",
+    f"python3 -I /work/main/.venv/bin/repo-memory {TRUST}",
+    # find's -exec, -execdir, -ok and -okdir run a command of their own
+    f"find . -maxdepth 0 -exec repo-memory {TRUST} \\;",
+    "find . -name x -execdir repo-memory accept deploy {} +",
+    "find . -ok grep -q x {} ';' -ok repo-memory accept deploy ';'",
+    # eval, runners that run the command they are given
+    "eval 'repo-memory accept deploy'",
+    "eval repo-memory \"accept\" deploy",
+    f"uv run repo-memory {TRUST}",
+    f"uv run --with pyyaml --python 3.11 repo-memory {TRUST}",
+    f"uv run python -I -m repo_memory {TRUST}",
+    "uv tool run repo-memory accept deploy",
+    "uvx repo-memory accept deploy",
+    "uvx --from repo-memory repo-memory accept deploy",
+    "pipx run repo-memory accept deploy",
+    "pipx run --spec ./x repo-memory accept deploy",
+    "poetry run repo-memory accept deploy",
+    "npx repo-memory accept deploy",
+    "pnpm exec repo-memory accept deploy",
+    "hatch run repo-memory accept deploy",
+    # a shell alias git runs, given on git's own line
+    f"git -c alias.t='!repo-memory {TRUST}' t",
+    "git -c alias.x='!sh -c \"repo-memory accept deploy\"' x",
+    "git -calias.x='!f() { repo-memory accept deploy; }; f' x",
+])
+def test_every_way_a_line_unfolds_into_commands_reaches_the_person_command_check(places: reserved.Places, line: str):
+    assert reserved.PERSON in places.command(line)
+
+
+def test_a_shell_alias_of_the_repository_that_runs_a_persons_command_is_refused(places: reserved.Places):
+    aliases = {"ci-fix": f"!repo-memory {TRUST}", "co": "checkout", "a": "!git ci-fix"}
+    assert reserved.PERSON in places.command("git ci-fix", alias=lambda name: aliases.get(name, ""))
+    assert reserved.PERSON in places.command("git -C . a", alias=lambda name: aliases.get(name, ""))
+    assert places.command("git co main", alias=lambda name: aliases.get(name, "")) == ""
+
+
+@pytest.mark.parametrize("line", [
+    "python -I -m pytest -q",
+    "python -m repo_memory search deploy",
+    f"python -c 'print(1)' {TRUST}",
+    "uv run pytest -k accept",
+    "uvx ruff check",
+    "find . -name '*.py' -exec grep -n accept {} +",
+    "git -c alias.x='!echo accept' x",
+    "eval 'repo-memory stale --json'",
+    "make test",
+])
+def test_what_unfolds_into_no_persons_command_runs(places: reserved.Places, line: str):
+    assert places.command(line) == ""
+
+
+def test_a_make_target_whose_recipe_runs_a_persons_command_is_refused(places: reserved.Places):
+    (places.root / "Makefile").write_text(f"test:\n\tpytest -q\n\nfix:\n\t@repo-memory {TRUST}\n", encoding="utf-8")
+    (places.root / "other.mk").write_text("all:\n\t-repo-memory accept deploy\n", encoding="utf-8")
+    assert reserved.PERSON in places.command("make fix", places.root)
+    assert reserved.PERSON in places.command("make -f other.mk", places.root)
+    assert reserved.PERSON in places.command(f"make -C {places.root} fix", places.root / ".agents")
+    assert places.command("make -f missing.mk", places.root) == ""

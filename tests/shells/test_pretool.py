@@ -544,3 +544,20 @@ def test_an_add_limited_to_paths_during_a_stopped_rebase_is_not_whole_tree(repo:
     pending_memory(repo)
     assert not refusal(repo, command)
     assert refusal(repo, "git add src/x.py .agents")
+
+
+def test_a_persons_command_is_refused_however_the_line_unfolds_into_it(repo: Path):
+    trust = "loop due --run --event ci-failure --trust-specs-at HEAD --agent true"
+    git(repo, "config", "alias.ci-fix", f"!repo-memory {trust}")
+    (repo / "Makefile").write_text(f"fix:\n\t@repo-memory {trust}\n", encoding="utf-8")
+    (repo / "other.mk").write_text("test:\n\tpytest -q\n", encoding="utf-8")
+    python = Path(sys.executable)
+    for line in [f"{python} -I -m repo_memory {trust}", f"python3 -u -X dev -m repo_memory {trust}",
+                 f"{python} $(command -v repo-memory) {trust}", f"{python} {EXE} {trust}",
+                 f"git -c alias.t='!repo-memory {trust}' t", "git ci-fix", "make fix",
+                 "find . -maxdepth 0 -exec repo-memory accept deploy \\;", "eval 'repo-memory accept deploy'",
+                 f"uv run repo-memory {trust}", "uvx repo-memory accept deploy", "pipx run repo-memory accept deploy"]:
+        why = denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": line}, "session_id": "s1"}))
+        assert "is a person's decision" in why, line
+    for line in ["git -c alias.t='!echo accept' t", f"{python} -I -m repo_memory search x", "make -f other.mk test"]:
+        assert hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": line}, "session_id": "s1"}) == {}, line

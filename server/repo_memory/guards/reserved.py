@@ -6,8 +6,9 @@ command, and refuses the call when the answer is a reason:
 - the experience logs and blobs (append-only evidence: records go through `remember`/`checkpoint`),
 - `.agents/repo-memory.toml` (review and write limits are a person's settings),
 - `<git dir>/repo-memory/` (this clone's state: index, acceptances, pending commits) and the key folder,
-- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/loop due --trust-specs-at/uninstall/stale --pin` run through the agent's shell (a
-  person's decisions, recorded as a person's).
+- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/loop due --trust-specs-at/uninstall/stale --pin`
+  (a person's decisions, recorded as a person's) in any command the agent's shell line unfolds into (guards/unfolding.py:
+  `bash -c`, eval, find -exec, `uv run`, a git shell alias, a make recipe…), repo-memory run by Python too.
 
 A shell command is read for the paths it names; one that names a reserved place is allowed only when every command in
 it only reads (cat, grep, git log...: guards/readers.py) and no redirect, `tee`, `sort -o`, sed `w`... writes into a
@@ -17,13 +18,11 @@ make a shell safe: a program can reach any path without naming it (docs/security
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
-from repo_memory.guards import pagers, readers, wrappers
+from repo_memory.guards import pagers, readers
+from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, command_words, located, segments, unwrap
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -35,7 +34,6 @@ PERSON = ("is a person's decision, recorded as a person's: ask the user to run i
           "use the feedback tool)")
 
 GIT_READERS = frozenset({"log", "show", "diff", "status", "blame", "ls-files", "ls-tree", "cat-file", "grep", "rev-parse", "shortlog"})
-GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"})
 # Git settings that run a program (a pager, a filter, an editor…) or read more settings from a file (include.path):
 # given on the command line (-c, --config-env) or through the environment, they make a reader a reader no more.
 _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|program|alias\.|hook|filter|askpass|helper|include",
@@ -47,18 +45,11 @@ READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager l
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
-# Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
-# and numbers are skipped to the command.
-WRAPPERS = frozenset({"time", "xargs"})
-# Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
-KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
-_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
-SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_NAMES = frozenset({"repo-memory", "repo_memory"})
+_EXPANDED = re.compile(r"[$`]")  # a word the shell makes something else of before the command sees it (`$OPT`)
+_PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
 _HARMLESS_TARGET = re.compile(r"^(?:&-?\d*-?|/dev/null|/dev/stderr|/dev/stdout)$")
 _REDIRECT = re.compile(r"(?:(?<![<>])(?:\d*|&)>>?\|?|\d*<>)\s*([^\s;|&()<>]*(?:&-?\d*-?)?)")  # `<>` opens to write too
-_MOVES = frozenset({"cd", "pushd", "popd"})
 
 
 class Places:
@@ -89,17 +80,17 @@ class Places:
                 return why
         return ""
 
-    def command(self, text: str, cwd: Path | None = None) -> str:
-        """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may)."""
-        segments = _segments(text)
-        for words in segments or []:
-            person = _person_command(words) or _inner_person_command(words)
-            if person:
+    def command(self, text: str, cwd: Path | None = None, alias: Alias | None = None) -> str:
+        """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may); `alias` tells what a git
+        alias of the repository stands for."""
+        for words, _ in located(text, cwd or self.root, alias):  # every command the line unfolds into
+            if person := _person_command(words):
                 return f"`repo-memory {person}` {PERSON}"
         named = [n for n in self.names if n in text]
         if not named:
             return ""
-        if segments is None or not all(_reads_only(words) for words in segments) or self._writes_into(text, segments, cwd):
+        parts = segments(text)
+        if parts is None or not all(_reads_only(words) for words in parts) or self._writes_into(text, parts, cwd):
             place = named[0]
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
             return f"the command names {place} and may change it; {why}{READ_HINT}"
@@ -109,10 +100,10 @@ class Places:
         """Whether a redirect or a reader (`tee`, `sort -o`…) of `text` writes into a reserved place, or a file it cannot
         tell is not one."""
         targets = [m.group(1).strip("'\"") for m in _REDIRECT.finditer(text)]
-        targets += [file for words in segments if (rest := _command_words(words))
+        targets += [file for words in segments if (rest := command_words(words))
                     for file in readers.writes(rest[0].rsplit("/", 1)[-1], rest[1:]) or []]
-        unwrapped = [_unwrap(words) for words in segments]
-        moved = any(moves or rest and rest[0] in _MOVES for _, rest, moves in unwrapped)
+        unwrapped = [unwrap(words) for words in segments]
+        moved = any(moves or rest and rest[0] in MOVES for _, rest, moves in unwrapped)
         for target in targets:
             if _HARMLESS_TARGET.match(target):
                 continue
@@ -123,65 +114,12 @@ class Places:
         return False
 
 
-def _tokens(text: str) -> list[str] | None:
-    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote)."""
-    try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n")
-        lexer.whitespace = " \t\r"
-        lexer.whitespace_split = True
-        return list(lexer)
-    except ValueError:
-        return None
-
-
-def _operator(token: str) -> bool:
-    return token in SEPARATORS or set(token) <= set(";&|()\n")
-
-
-def _segments(text: str) -> list[list[str]] | None:
-    """The simple commands of a shell line, each as its words (None when it cannot be read, e.g. an open quote)."""
-    tokens = _tokens(text)
-    if tokens is None:
-        return None
-    out: list[list[str]] = [[]]
-    for token in tokens:
-        if _operator(token):
-            out.append([])
-        else:
-            out[-1].append(token)
-    return [words for words in out if words]
-
-
-def _unwrap(words: list[str]) -> tuple[list[str], list[str], bool]:
-    """`words` as the variables assigned for the command, its words past them and past wrappers (`env -u NAME`, `sudo`,
-    `timeout 5s`…, env's -S string unfolded), and whether a wrapper runs it in another folder (`env -C DIR`)."""
-    assignments: list[str] = []
-    rest, moves = list(words), False
-    while rest:
-        head, unwrapped = rest[0], wrappers.unwrap(rest[0], rest[1:])
-        if unwrapped is not None:
-            rest, moves = unwrapped[0], moves or unwrapped[1]
-        elif _ASSIGNMENT.match(head):
-            assignments, rest = [*assignments, head], rest[1:]
-        elif head.rsplit("/", 1)[-1] in WRAPPERS or head in KEYWORDS or head.startswith("-") and len(rest) > 1 or head.isdigit():
-            rest = rest[1:]
-        else:
-            break
-    return assignments, rest, moves
-
-
-def _command_words(words: list[str]) -> list[str]:
-    return _unwrap(words)[1]
-
-
-def _person_command(words: list[str]) -> str:
-    rest = _command_words(words)
-    if not rest:
-        return ""
-    program = rest[0].rsplit("/", 1)[-1]
-    if _PYTHON.match(program) and rest[1:2] == ["-m"] and rest[2:3] in (["repo_memory"], ["repo_memory.__main__"]):
-        rest, program = rest[2:], "repo-memory"
-    if program not in ("repo-memory", "repo_memory"):
+def _person_command(rest: list[str]) -> str:
+    """The person's command `rest` (a command past its wrappers) runs ('' when none): `repo-memory ARGS`, or repo-memory
+    run by Python (`python -I -m repo_memory`, `python path/to/repo-memory`, `python -c '…repo_memory…'`)."""
+    program = rest[0].rsplit("/", 1)[-1] if rest else ""
+    rest = _interpreted(rest) if _PYTHON.match(program) else rest
+    if not rest or rest[0].rsplit("/", 1)[-1] not in _NAMES:
         return ""
     args, skip = [], False
     for word in rest[1:]:
@@ -189,83 +127,46 @@ def _person_command(words: list[str]) -> str:
             skip = word == "--root"  # the one global option that takes a value
             continue
         args.append(word)
+    if args and _EXPANDED.search(args[0]):
+        return f"{args[0]} (a command the shell names only when it runs)"
     for command in PERSON_COMMANDS:
         if tuple(args[: len(command)]) == command:
             return " ".join(command)
-    if args[:2] == ["loop", "due"] and any(w.partition("=")[0] == "--trust-specs-at" for w in rest[1:]):
+    options = [w.partition("=")[0] for w in rest[1:]]
+    if args[:2] == ["loop", "due"] and any(w == "--trust-specs-at" or _EXPANDED.search(w) for w in options):
         return "loop due --trust-specs-at"  # which committed specs run unaccepted: a person's setting of a CI job
     if args[:1] == ["stale"]:  # reading is the agent's too; pinning and following renames are a person's checks
-        done = [w.partition("=")[0] for w in rest[1:] if w.partition("=")[0] in PERSON_OPTIONS]
+        done = [w for w in options if w in PERSON_OPTIONS or _EXPANDED.search(w)]
         return f"stale {done[0]}" if done else ""
     return ""
 
 
-def _shell_line(rest: list[str]) -> str:
-    """The line `bash -c '…'` (or sh, zsh…) or `eval '…'` runs, when `rest` is such a command ('' else)."""
-    if rest[:1] == ["eval"]:  # eval joins its words and runs them as a line
-        return " ".join(rest[1:])
-    if not rest or rest[0].rsplit("/", 1)[-1] not in SHELLS:
-        return ""
-    return next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
-
-
-def _inner_person_command(words: list[str]) -> str:
-    """The person's command a `bash -c '…'` (or sh, zsh…) line runs, if any."""
-    for inner in _segments(_shell_line(_command_words(words))) or []:
-        if person := _person_command(inner) or _inner_person_command(inner):
-            return person
-    return ""
-
-
-def commands(text: str) -> Iterator[list[str]]:
-    """The simple commands the shell line `text` runs, each as its words past assignments and wrappers, those of a line
-    `bash -c '…'` (sh, zsh…) or `eval '…'` runs among them; a line that cannot be read (an open quote) as its words split
-    at spaces."""
-    return (words for words, _ in located(text, None))
-
-
-def located(text: str, cwd: Path | None, depth: int = 0) -> Iterator[tuple[list[str], Path | None]]:
-    """The simple commands of `text` (as `commands`), each with the folder it runs in when the line starts in `cwd`:
-    `cd DIR`, `pushd DIR` and `popd` followed, a subshell `( … )` keeping its own; None where that is not known."""
-    here, pushed, outer, words = cwd, list[Path | None](), list[Path | None](), list[str]()
-    for token in [*(_tokens(text) or text.split()), ";"]:
-        if not _operator(token):
-            words.append(token)
-            continue
-        rest, words = _command_words(words), []
-        line = _shell_line(rest) if depth < 8 and rest else ""
-        if line:
-            yield from located(line, here, depth + 1)  # a shell of its own: its `cd` stays in it
-        elif rest:
-            yield rest, here
-            here = _moved(rest, here, pushed) if rest[0] in _MOVES else here
-        for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
-            if char == "(":
-                outer.append(here)
-            elif char == ")":
-                here = outer.pop() if outer else None
-
-
-def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
-    """The folder `cd`/`pushd`/`popd` (`rest`) moves the shell to from `here` (None when not known: `cd`, `cd -`, `$DIR`)."""
-    if rest[0] == "popd":
-        return pushed.pop() if pushed else None
-    named, words = [], iter(rest[1:])
-    for word in words:
-        if re.match(r"\d*[<>]", word):  # a redirect, its target glued on (`>/dev/null`) or the next word
-            if re.fullmatch(r"\d*[<>]+&?", word):
-                next(words, None)
-        elif word == "-" or not word.startswith("-"):
-            named.append(word)
-    if rest[0] == "pushd":
-        pushed.append(here)
-    if here is None or len(named) != 1 or named[0] == "-" or "$" in named[0] or "`" in named[0]:
-        return None
-    return Path(os.path.normpath(here / Path(named[0]).expanduser()))
+def _interpreted(rest: list[str]) -> list[str]:
+    """`repo-memory ARGS` when the Python command `rest` runs repo-memory, read past the interpreter's options (`-I`,
+    `-X dev`, `-Wignore`…): its module (`-m repo_memory…`), a script named repo-memory, or `-c CODE` naming repo_memory."""
+    n = 1
+    while n < len(rest):
+        word, n = rest[n], n + 1
+        if word == "--check-hash-based-pycs":
+            n += 1
+        elif word == "-" or not word.startswith("-"):  # the script, its arguments after it
+            return ["repo-memory", *rest[n:]] if word.rsplit("/", 1)[-1] in _NAMES else []
+        elif not word.startswith("--"):
+            for at, letter in enumerate(word[1:], 2):
+                if letter in "mcWX":
+                    value = word[at:] or (rest[n] if n < len(rest) else "")
+                    n += not word[at:]
+                    if letter == "m" and (value == "repo_memory" or value.startswith("repo_memory.")) or \
+                            letter == "c" and "repo_memory" in value:
+                        return ["repo-memory", *rest[n:]]
+                    if letter in "mc":
+                        return []
+                    break
+    return []
 
 
 def _reads_only(words: list[str]) -> bool:
-    assignments, rest, _ = _unwrap(words)
+    assignments, rest, _ = unwrap(words)
     program = rest[0].rsplit("/", 1)[-1] if rest else ""
     paged = program != "git" or not any(w in ("--no-pager", "-P") for w in _git_options(rest[1:]))
     if any(_setting_runs(w, paged) for w in assignments):

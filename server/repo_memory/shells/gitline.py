@@ -1,5 +1,5 @@
 """The git commands an agent's shell line runs, as the pre-tool hook reads them before it runs: past wrappers and inner
-lines (`sudo -u X`, `timeout 5`, `bash -c '…'`, `eval '…'`: guards/reserved.py), through git aliases (the repository's,
+lines (`sudo -u X`, `timeout 5`, `bash -c '…'`, `eval '…'`, `find -exec`, `uv run`…: guards/unfolding.py), through git aliases (the repository's,
 and one the line gives itself: `git -c alias.wipe='add -A' wipe`), each with the folder it runs in (`cd`, `pushd`, `git
 -C DIR` followed), and the git command lines an inline script (`python3 -c '…os.system("git add -A")'`) runs."""
 
@@ -8,14 +8,15 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.git import running
-from repo_memory.guards import reserved
+from repo_memory.guards import reserved, unfolding
+from repo_memory.guards.unfolding import given_alias
 
-Alias = Callable[[str], str]
+Alias = unfolding.Alias
 # Git commands no alias can stand for (git runs its own command), with those whose aliases are never looked up here.
 UNALIASED = frozenset({"commit", "add", "stash", "clean", "checkout", "restore", "switch", "reset", "read-tree", "push", "pull",
                        "fetch", "branch", "tag", "config", "cherry-pick"}) | reserved.GIT_READERS | running.MOVERS
@@ -39,7 +40,7 @@ class GitCall:
 def git_calls(text: str, alias: Alias, cwd: Path | None = None, scripts: bool = False, depth: int = 0) -> Iterator[GitCall]:
     """The git commands the shell line `text` (run in `cwd`) runs: `git ci` may be `git commit`, `!git add -A && git
     commit` a line of its own; with `scripts`, also those an inline script names in a string it may run."""
-    for words, here in reserved.located(text, cwd):
+    for words, here in unfolding.located(text, cwd, alias, depth):  # a shell alias's commands among them
         if scripts and depth < 8:
             for line in inline_lines(words):
                 yield from git_calls(line, alias, here, scripts, depth + 1)
@@ -49,9 +50,9 @@ def git_calls(text: str, alias: Alias, cwd: Path | None = None, scripts: bool = 
         plain = os.path.basename(words[0]) == "git" and command in words and command not in UNALIASED
         stands_for = (given_alias(words, command) or alias(command)) if plain and depth < 8 else ""
         folder = _folder(words, here)
-        if stands_for.startswith("!"):  # git runs a shell alias at the top of the worktree: a folder not known here
-            yield from git_calls(stands_for[1:], alias, None, scripts, depth + 1)
-        elif stands_for:
+        if stands_for.startswith("!"):  # its commands came from `located`, a folder not known here
+            continue
+        if stands_for:
             at = words.index(command)
             line = shlex.join([*words[:at], *shlex.split(stands_for), *words[at + 1:]])
             yield from git_calls(line, alias, here, scripts, depth + 1)
@@ -59,30 +60,9 @@ def git_calls(text: str, alias: Alias, cwd: Path | None = None, scripts: bool = 
             yield GitCall(tuple(words), folder)
 
 
-def options(words: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
-    """git's own options before its command, each with its value (`-C DIR` -> ("-C", "DIR"); `-cK=V` -> ("-c", "K=V"))."""
-    out, rest = [], list(words[1:])
-    while rest and rest[0].startswith("-"):
-        word = rest.pop(0)
-        if word in reserved.GIT_VALUED and rest:
-            out.append((word, rest.pop(0)))
-        elif word.startswith("-c") and word != "-c" or word.startswith("-C") and word != "-C":
-            out.append((word[:2], word[2:]))
-        else:
-            out.append(tuple(word.split("=", 1)) if "=" in word else (word, ""))  # type: ignore[arg-type]
-    return out
-
-
-def given_alias(words: list[str], command: str) -> str:
-    """What `command` stands for by an alias the line itself gives (`git -c alias.wipe='add -A' wipe`), '' when none."""
-    given = [value.split("=", 1)[1] for option, value in options(words) if option == "-c" and "=" in value
-             and value.split("=", 1)[0].lower() == f"alias.{command}".lower()]
-    return given[-1] if given else ""  # the last one given counts
-
-
 def _folder(words: list[str], here: Path | None) -> Path | None:
     """The folder a git command works in: where its shell stands, moved by each `-C DIR` (None when not known)."""
-    for option, value in options(words):
+    for option, value in unfolding.git_options(words):
         if option == "-C" and here is not None:
             here = None if "$" in value or "`" in value else Path(os.path.normpath(here / Path(value).expanduser()))
     return here

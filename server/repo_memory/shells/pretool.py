@@ -7,6 +7,7 @@ It runs before every Write/Edit/apply_patch/shell call, so it stays light: no in
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -63,9 +64,9 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     cwd = Path(named) if named else config.root
     places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
     text = shell_text(payload.get("tool_input")) if tool in SHELL_TOOLS else ""
-    alias = Git(config.root, config.git_dir).alias if "git" in text else lambda _: ""
+    alias = functools.cache(Git(config.root, config.git_dir).alias) if "git" in text else lambda _: ""
     resolver = resets.resolver_for(config) if "git" in text else None
-    why = refusal(places, tool, payload.get("tool_input"), cwd) or unserved_skill(config, tool, payload.get("tool_input")) \
+    why = refusal(places, tool, payload.get("tool_input"), cwd, alias) or unserved_skill(config, tool, payload.get("tool_input")) \
         or (held_add(config, text, alias, neighbours.shell_dir(payload.get("tool_input"), cwd)) if text else "") \
         or (resets.dropped(text, alias, resolver) if resolver else "")
     why = (f"{why.rstrip('.')}. Note: {config.problem}" if why and config.problem else why).rstrip(".")
@@ -212,8 +213,8 @@ def commit_pending(config: Config) -> None:
         store.close(commit=False)
 
 
-def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> str:
-    """Why `tool` may not run with `tool_input` ('' when it may)."""
+def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path, alias: Alias | None = None) -> str:
+    """Why `tool` may not run with `tool_input` ('' when it may); `alias` tells what a git alias stands for."""
     if tool in FILE_TOOLS:  # each path by the rules of the repository it is in: a harness may reach several
         for name in named_files(tool_input):
             if why := places.path(name, cwd):
@@ -225,7 +226,7 @@ def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path) -> s
         inside = places.path(".", cwd)  # a shell already standing in a reserved folder names it with every relative path
         if inside and text.strip():
             return f"the shell's working directory is reserved; {inside}"
-        return places.command(text, cwd) or neighbours.shell_refusal(places, text, cwd)
+        return places.command(text, cwd, alias) or neighbours.shell_refusal(places, text, cwd)
     return ""
 
 

@@ -1,0 +1,260 @@
+"""How a shell line unfolds into the commands it runs, as the pre-tool hook reads it before it runs: one reading that
+the person-command check (guards/reserved.py) and the sweep (shells/gitline.py) both take.
+
+A line is split at its operators into simple commands, each read past assignments, compound-command keywords and
+wrappers (`env -u NAME`, `sudo -u USER`, `timeout 5s`…: guards/wrappers.py). A command that runs commands of its own is
+unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, the command of find's `-exec`/`-execdir`/`-ok`/
+`-okdir`, the command a runner runs (`uv run`, `uvx`, `pipx run`, `npx`, `poetry run`…: its options are not read, so
+each word past them that may be the command is taken as one), the shell alias git runs (`git -c alias.x='!…' x`, or
+one of the repository's own, when the caller can tell what an alias stands for), and the recipe lines of the makefile a
+`make` reads (`-f FILE`, `-C DIR`, else GNUmakefile, makefile, Makefile: every recipe, whatever the target, as written,
+variables not expanded). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from repo_memory.guards import wrappers
+
+Alias = Callable[[str], str]  # what a git alias of the repository stands for ('' for none)
+# Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
+# and numbers are skipped to the command.
+WRAPPERS = frozenset({"time", "xargs"})
+# Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
+KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
+SEPARATORS = frozenset({";", "&&", "||", "|", "&", "\n", "(", ")", "|&"})
+MOVES = frozenset({"cd", "pushd", "popd"})
+GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix", "--attr-source"})
+FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# A runner, and the words after which it runs the command it is given ((): right after the runner's name).
+RUNNERS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "uv": (("run",), ("tool", "run")), "uvx": ((),), "pipx": (("run",),), "npx": ((),), "bunx": ((),),
+    "pnpm": (("exec",), ("dlx",)), "yarn": (("exec",), ("dlx",)), "npm": (("exec",),), "poetry": (("run",),),
+    "pdm": (("run",),), "hatch": (("run",),), "rye": (("run",),), "pipenv": (("run",),), "conda": (("run",),),
+    "mamba": (("run",),), "micromamba": (("run",),), "pixi": (("run",), ("exec",))}
+MAKES = frozenset({"make", "gmake"})
+_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# A command substitution that names a program's path: it stands for the program.
+_LOOKUP = re.compile(r"""\$\(\s*(?:command\s+-v|which|type\s+-[pP]|realpath|readlink\s+-f)\s+['"]?([^\s()`$;|&'"]+)['"]?\s*\)"""
+                     r"""|`\s*(?:command\s+-v|which|type\s+-[pP])\s+([^\s()`$;|&]+)\s*`""")
+_DEPTH = 8
+
+
+def tokens(text: str) -> list[str] | None:
+    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote)."""
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n")
+        lexer.whitespace = " \t\r"
+        lexer.whitespace_split = True
+        return list(lexer)
+    except ValueError:
+        return None
+
+
+def operator(token: str) -> bool:
+    return token in SEPARATORS or set(token) <= set(";&|()\n")
+
+
+def segments(text: str) -> list[list[str]] | None:
+    """The simple commands of a shell line, each as its words (None when it cannot be read, e.g. an open quote)."""
+    found = tokens(text)
+    if found is None:
+        return None
+    out: list[list[str]] = [[]]
+    for token in found:
+        if operator(token):
+            out.append([])
+        else:
+            out[-1].append(token)
+    return [words for words in out if words]
+
+
+def unwrap(words: list[str]) -> tuple[list[str], list[str], bool]:
+    """`words` as the variables assigned for the command, its words past them and past wrappers (`env -u NAME`, `sudo`,
+    `timeout 5s`…, env's -S string unfolded), and whether a wrapper runs it in another folder (`env -C DIR`)."""
+    assignments: list[str] = []
+    rest, moves = list(words), False
+    while rest:
+        head, unwrapped = rest[0], wrappers.unwrap(rest[0], rest[1:])
+        if unwrapped is not None:
+            rest, moves = unwrapped[0], moves or unwrapped[1]
+        elif _ASSIGNMENT.match(head):
+            assignments, rest = [*assignments, head], rest[1:]
+        elif head.rsplit("/", 1)[-1] in WRAPPERS or head in KEYWORDS or head.startswith("-") and len(rest) > 1 or head.isdigit():
+            rest = rest[1:]
+        else:
+            break
+    return assignments, rest, moves
+
+
+def command_words(words: list[str]) -> list[str]:
+    return unwrap(words)[1]
+
+
+def shell_line(rest: list[str]) -> str:
+    """The line `bash -c '…'` (or sh, zsh…) or `eval '…'` runs, when `rest` is such a command ('' else)."""
+    if rest[:1] == ["eval"]:  # eval joins its words and runs them as a line
+        return " ".join(rest[1:])
+    if not rest or rest[0].rsplit("/", 1)[-1] not in SHELLS:
+        return ""
+    return next((rest[n + 1] for n, w in enumerate(rest[:-1]) if w.startswith("-") and "c" in w.lstrip("-")), "")
+
+
+def commands(text: str) -> Iterator[list[str]]:
+    """The simple commands the shell line `text` runs, unfolded as `located` does, without folders."""
+    return (words for words, _ in located(text, None))
+
+
+def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0) -> Iterator[tuple[list[str], Path | None]]:
+    """The simple commands the shell line `text` runs (see the module's docstring), each with the folder it runs in when
+    the line starts in `cwd`: `cd DIR`, `pushd DIR` and `popd` followed, a subshell `( … )` keeping its own; None where
+    that is not known. A command that runs others is given too, before them, except a shell's or eval's; a line that
+    cannot be read (an open quote) is taken as its words split at spaces."""
+    for _ in range(4):  # $(realpath $(which x)): the inner one first
+        text = _LOOKUP.sub(lambda m: shlex.quote(m.group(1) or m.group(2)), text)
+    here, pushed, outer, words = cwd, list[Path | None](), list[Path | None](), list[str]()
+    for token in [*(tokens(text) or text.split()), ";"]:
+        if not operator(token):
+            words.append(token)
+            continue
+        rest, words = command_words(words), []
+        line = shell_line(rest) if depth < _DEPTH and rest else ""
+        if line:
+            yield from located(line, here, alias, depth + 1)  # a shell of its own: its `cd` stays in it
+        elif rest:
+            yield rest, here
+            if depth < _DEPTH:
+                for inner, folder in _runs(rest, here, alias):
+                    yield from located(inner, folder, alias, depth + 1)
+            here = _moved(rest, here, pushed) if rest[0] in MOVES else here
+        for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
+            if char == "(":
+                outer.append(here)
+            elif char == ")":
+                here = outer.pop() if outer else None
+
+
+def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[tuple[str, Path | None]]:
+    """The lines the command `rest`, run in `here`, runs of its own, each with the folder it runs in."""
+    program = rest[0].rsplit("/", 1)[-1]
+    if program == "find":
+        yield from ((shlex.join(words), None) for words in _find_commands(rest))
+    elif program in RUNNERS:
+        yield from ((shlex.join(words), here) for words in _runner_commands(rest, RUNNERS[program]))
+    elif program == "git" and (stands_for := _git_alias(rest, alias)).startswith("!"):
+        yield stands_for[1:], None  # git runs a shell alias at the top of the worktree: a folder not known here
+    elif program in MAKES:
+        yield from ((line, None) for line in _recipes(rest, here))
+
+
+def _runner_commands(rest: list[str], verbs: tuple[tuple[str, ...], ...]) -> list[list[str]]:
+    """What the runner `rest` may run past one of its `verbs`: each word there with no dash opens a command, its options
+    not being read (`uv run --with x pytest` would be taken for `x pytest` and `pytest`)."""
+    out: list[list[str]] = []
+    for verb in verbs:
+        found = [n + len(verb) for n in range(1, len(rest)) if tuple(rest[n:n + len(verb)]) == verb]
+        at = 1 if not verb else found[0] if found else len(rest)
+        out += [rest[n:] for n in range(at, min(len(rest), at + 16)) if not rest[n].startswith("-")]
+    return out
+
+
+def _find_commands(rest: list[str]) -> list[list[str]]:
+    """The commands find's `-exec CMD … ;` (`-execdir`, `-ok`, `-okdir`; or up to `+`) run."""
+    out: list[list[str]] = []
+    words: list[str] | None = None
+    for word in rest[1:]:
+        if word in FIND_RUNS:
+            words = []
+            out.append(words)
+        elif words is not None and words and word in (";", "+"):
+            words = None
+        elif words is not None:
+            words.append(word)
+    return [words for words in out if words]
+
+
+def git_options(words: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
+    """git's own options before its command, each with its value (`-C DIR` -> ("-C", "DIR"); `-cK=V` -> ("-c", "K=V"))."""
+    out, rest = [], list(words[1:])
+    while rest and rest[0].startswith("-"):
+        word = rest.pop(0)
+        if word in GIT_VALUED and rest:
+            out.append((word, rest.pop(0)))
+        elif word.startswith("-c") and word != "-c" or word.startswith("-C") and word != "-C":
+            out.append((word[:2], word[2:]))
+        else:
+            out.append(tuple(word.split("=", 1)) if "=" in word else (word, ""))  # type: ignore[arg-type]
+    return out
+
+
+def given_alias(words: list[str] | tuple[str, ...], command: str) -> str:
+    """What `command` stands for by an alias the line itself gives (`git -c alias.wipe='add -A' wipe`), '' when none."""
+    given = [value.split("=", 1)[1] for option, value in git_options(words) if option == "-c" and "=" in value
+             and value.split("=", 1)[0].lower() == f"alias.{command}".lower()]
+    return given[-1] if given else ""  # the last one given counts
+
+
+def _git_alias(rest: list[str], alias: Alias | None) -> str:
+    """What the command of `git …` stands for: an alias the line gives, else the repository's ('' when none)."""
+    command, words = "", iter(rest[1:])
+    for word in words:
+        if word in GIT_VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            command = word
+            break
+    return (given_alias(rest, command) or (alias(command) if alias else "")) if command else ""
+
+
+def _recipes(rest: list[str], here: Path | None) -> list[str]:
+    """The recipe lines of the makefiles `make ARGS` run in `here` reads (as written, `@`, `-`, `+` taken off)."""
+    files, folder, args = list[str](), here, iter(rest[1:])
+    for word in args:
+        if word in ("-f", "--file", "--makefile", "-C", "--directory"):
+            value = next(args, "")
+        elif word.startswith(("-f", "-C")) and not word.startswith("--"):
+            value = word[2:]
+        elif word.startswith(("--file=", "--makefile=", "--directory=")):
+            value = word.split("=", 1)[1]
+        else:
+            continue
+        if word.startswith(("-f", "--file", "--makefile")):
+            files.append(value)
+        else:
+            moved = Path(value).expanduser()
+            folder = folder / moved if folder is not None else moved if moved.is_absolute() else None
+    if folder is None:
+        return []
+    lines: list[str] = []
+    for name in files or _MAKEFILES:
+        try:
+            text = (folder / Path(name).expanduser()).read_text(encoding="utf-8", errors="replace")[:1_000_000]
+        except OSError:  # not there, or a stream (`-f <(…)`) not read here
+            continue
+        lines += [line.lstrip("\t").lstrip("@-+ ") for line in text.splitlines() if line.startswith("\t")]
+    return lines
+
+
+def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
+    """The folder `cd`/`pushd`/`popd` (`rest`) moves the shell to from `here` (None when not known: `cd`, `cd -`, `$DIR`)."""
+    if rest[0] == "popd":
+        return pushed.pop() if pushed else None
+    named, words = [], iter(rest[1:])
+    for word in words:
+        if re.match(r"\d*[<>]", word):  # a redirect, its target glued on (`>/dev/null`) or the next word
+            if re.fullmatch(r"\d*[<>]+&?", word):
+                next(words, None)
+        elif word == "-" or not word.startswith("-"):
+            named.append(word)
+    if rest[0] == "pushd":
+        pushed.append(here)
+    if here is None or len(named) != 1 or named[0] == "-" or "$" in named[0] or "`" in named[0]:
+        return None
+    return Path(os.path.normpath(here / Path(named[0]).expanduser()))
