@@ -1,6 +1,6 @@
 """What asks `loop due`, through real git hooks: a git hook runs only the loops whose trigger is that git event, a run a
-pre-push hook made leaves the branch where it was pushed, a run whose log another branch lacks breaks no later hook,
-and a change loop that never ran waits for a change after its accept."""
+pre-push hook made leaves the branch where it was pushed and its record waits for that branch, a run whose log another
+branch lacks breaks no later hook, and a change loop waits for a change after its accept, also one a teammate ran."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
 
 from tests.conftest import GIT_ENV, git
-from tests.runner.conftest import FIXED
+from tests.runner.conftest import BUGGY, FIXED
 from tests.runner.test_loop_triggers import triggered
 
 
@@ -106,4 +106,61 @@ def test_a_change_loop_that_never_ran_waits_for_a_change_after_its_accept(toy: P
     assert due.exit_code == 0 and "fix-add" not in due.output, due.output
     (toy / "calc.py").write_text(FIXED, encoding="utf-8")
     due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
+    assert "fix-add: due (calc.py changed since the loop was accepted)" in due.output, due.output
+
+
+def test_a_pre_push_runs_record_waits_for_its_branch_when_the_person_switches_away(toy: Path, store: Store,
+                                                                                  runner: CliRunner, tmp_path: Path):
+    """The record a pre-push run left for the next memory commit was committed by the next repo-memory command on
+    whatever branch was checked out then: after `git push` and `git switch feature`, main's run landed on feature."""
+    triggered(toy, "trigger: {on: git, events: [pre-push]}")
+    Engine(store).accept("fix-add")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    git(toy, "branch", "feature")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "remote.git"))
+    git(toy, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    committed(toy, "mine")
+    pushed = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=toy, capture_output=True, text=True,
+                            env={**os.environ, **GIT_ENV}, timeout=120)
+    assert "the run's record waits for the next memory commit on main" in pushed.stderr, pushed.stderr
+    feature = git(toy, "rev-parse", "feature")
+    git(toy, "switch", "-q", "feature")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
+    assert git(toy, "rev-parse", "HEAD") == feature, git(toy, "log", "--oneline", "-3")
+    (record,) = git(toy, "ls-files", "--others", "--", ".agents/experience").split()  # still on disk, for main
+    due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
+    assert f"{record} waits for branch main" in due.output, due.output
+    doctor = runner.invoke(cli, ["--root", str(toy), "doctor"])
+    assert "1 memory path(s) wait for branch main" in doctor.output, doctor.output
+    git(toy, "switch", "-q", "main")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0
+    assert "run ended aborted" in git(toy, "log", "-1", "--format=%s"), git(toy, "log", "--oneline", "-3")
+    assert git(toy, "log", "-1", "--format=%H", "--", record).strip() == git(toy, "rev-parse", "HEAD").strip()
+    assert git(toy, "rev-parse", "feature") == feature
+
+
+def test_a_change_loop_a_teammate_ran_waits_for_a_change_after_the_accept_on_a_new_clone(
+        toy: Path, store: Store, runner: CliRunner, tmp_path: Path):
+    """The cut-off was the teammate's run, older than the clone: every file a checkout writes is newer, so the loop was due
+    at once after the accept, "calc.py changed since the last run", though nobody had touched calc.py since."""
+    triggered(toy, "trigger: {on: change, paths: ['calc.py']}")
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    Engine(store).accept("fix-add")
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    ran = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--run"])  # the teammate's run, committed
+    assert "fix-add: due (calc.py changed since the loop was accepted)" in ran.output, ran.output
+    git(toy, "commit", "-q", "-am", "fixed")
+    clone = tmp_path / "mine"
+    git(tmp_path, "clone", "-q", str(toy), str(clone))
+    sha = Engine(store).spec("fix-add").sha256
+    accepted = runner.invoke(cli, ["--root", str(clone), "loop", "accept", "fix-add", "--sha", sha])
+    assert accepted.exit_code == 0, accepted.output
+    assert runner.invoke(cli, ["--root", str(clone), "loop", "status"]).output.count("fix-add-") == 1  # the teammate's run
+    due = runner.invoke(cli, ["--root", str(clone), "loop", "due"])
+    assert due.exit_code == 0 and "fix-add" not in due.output, due.output
+    (clone / "calc.py").write_text(BUGGY, encoding="utf-8")
+    due = runner.invoke(cli, ["--root", str(clone), "loop", "due"])
     assert "fix-add: due (calc.py changed since the loop was accepted)" in due.output, due.output

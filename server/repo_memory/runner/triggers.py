@@ -84,8 +84,11 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
             moment -= timedelta(minutes=1)
         return ""
     if on == "change":
-        # never run: what changed before a person accepted the loop is what they accepted it over, not news
-        since, then = (last.timestamp(), "the last run") if last else (engine.accepted_at(spec), "the loop was accepted")
+        # what changed before a person accepted the loop here is what they accepted it over, not news: also after another
+        # clone's run, older than this clone's checkout, whose every file is newer than that run
+        since, then = engine.accepted_at(spec), "the loop was accepted"
+        if last and last.timestamp() > since:
+            since, then = last.timestamp(), "the last run"
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
