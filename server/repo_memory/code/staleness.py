@@ -9,8 +9,8 @@ old code for the skill's. The state of every anchor lives in the index, with the
 file it was read from; `check` brings it up to date, re-parsing only cited files whose stamp changed, also in a
 process that has parsed nothing yet (a server starting, `repo-memory stale`, doctor).
 
-Releases before 2026-12 hashed a definition without its decorators (code/anchors.py). A baseline equal to that older
-hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
+Releases before 2026-12 hashed a definition without its decorators, and before 2026-12-06 without Python's blocks
+(code/anchors.py). A baseline equal to such an older hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
 (`memory|anchor|old hash` -> new hash), so nothing turns stale on upgrade and a decorator changed later is seen.
 """
 
@@ -82,14 +82,14 @@ class Staleness:
             # by file, so that one syntax tree serves every anchor into it.
             todo = sorted({a for _, pins in decoded for a in pins if a not in known or known[a][2] != stamps[a.partition("::")[0]]})
             resolved = {a: (r.hash, r.problem, r.legacy) for a in todo if (r := self._code.resolve(a))}
-        resolved = {**{a: (c, p, "") for a, (c, p, _) in known.items() if a not in resolved}, **resolved}
+        resolved = {**{a: (c, p, ()) for a, (c, p, _) in known.items() if a not in resolved}, **resolved}
         for memory, pins in decoded:
             for anchor, pinned in pins.items():
                 current, problem, legacy = resolved[anchor]
                 baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
                 older = f"{memory}|{anchor}|{baseline}"
                 baseline = first_seen.get(older, baseline)  # an older release's hash form, translated when first met
-                if baseline and baseline == legacy:  # pinned by an older release, and only the hash form changed since
+                if baseline and baseline in legacy:  # pinned by an older release, and only the hash form changed since
                     baseline = first_seen[older] = current
                     learned = True
                 elif not baseline and current and unsettled:  # not this code's baseline, maybe: no alarm, nothing learned
