@@ -383,3 +383,21 @@ def test_stale_says_where_a_file_moved_twice_is_now(store: Store, repo: Path):
     code, out = cli_run(repo, "stale")
     assert code == 1
     assert "pkg/mod0.py::func0: the file does not exist (moved to src/mod0.py in " in out and "move lib to src)" in out, out
+
+
+def test_stale_and_doctor_name_the_commit_that_changed_the_cited_definition_not_the_files_last(store: Store, repo: Path):
+    """A commit that changed a sibling of the cited definition, after the one that changed it, is not the one to blame."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    record = store.remember("Store.save keeps the rows in order", refs=[SAVE])[0]["id"]
+    store.flush("all")
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
+    git(repo, "commit", "-qam", "A: save sorts the rows")
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)").replace("return key", "return key or 0"), encoding="utf-8")
+    git(repo, "commit", "-qam", "B: load only")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and record in out and "A: save sorts the rows" in out and "B: load only" not in out, out
+    _, said = cli_run(repo, "doctor")
+    assert "A: save sorts the rows" in said and "B: load only" not in said, said

@@ -289,8 +289,7 @@ class Code:
 
     def held(self) -> tuple[int, int]:
         """(files whose definitions are kept, syntax trees kept): what the cache costs."""
-        with self._lock:
-            return len(self._files), int(self._tree is not None)
+        return len(self._files), int(self._tree is not None)
 
     def stamp(self, path: str) -> str:
         """The file's stamp on disk now (see `stamp`)."""
@@ -371,7 +370,7 @@ class Code:
             if memo is None and tree is not None:
                 # Parsed a second time for another symbol: every definition is hashed now, so this is the last time.
                 wanted = entry.spans if again else {anchor.symbol: where}
-                hashes = {name: _hashed(tree, places) for name, places in wanted.items()}
+                hashes = {name: hashed(tree, places) for name, places in wanted.items()}
                 with self._lock:
                     entry.hashes.update(hashes)
                 memo = hashes[anchor.symbol]
@@ -390,7 +389,7 @@ class Code:
         return mistakes.definitions_like(anchor.symbol, entry.spans)
 
 
-def _hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, tuple[str, ...]]:
+def hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, tuple[str, ...]]:
     """(hash, line, the hashes older releases gave it) of the definition at `places` in `tree`."""
     nodes = [_node_at(tree, start, end) for start, end, _ in places]
     full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]

@@ -24,13 +24,15 @@ class Memory(Protocol):
 
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]: ...
 
-    def code_changes(self, paths: Collection[str]) -> dict[str, str]: ...
+    def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]: ...
 
 
 def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
-    """What happened to each file `items` cite: "last changed in HASH SUBJECT", "moved to PATH in HASH SUBJECT" or
-    "uncommitted changes in PATH" (one git pass for them all)."""
-    return store.code_changes({item.anchor.partition("::")[0] for item in items})
+    """What happened to the code each of `items` cites, by anchor: "moved to PATH in HASH SUBJECT" or "uncommitted
+    changes in PATH" (of the file; one git pass for them all), else what the file's history says of the definition:
+    "last changed in HASH SUBJECT", "removed or renamed in HASH SUBJECT", or that it was never defined."""
+    said = store.code_changes({item.anchor.partition("::")[0] for item in items}, {item.anchor for item in items})
+    return {item.anchor: said.get(item.anchor) or said.get(item.anchor.partition("::")[0], "") for item in items}
 
 
 def notices(store: Memory) -> list[Notice]:
@@ -54,12 +56,14 @@ def notices(store: Memory) -> list[Notice]:
 def _cause(item: Stale, happened: dict[str, str]) -> tuple[str, str]:
     """(the words for what happened to the code, the folder it happened in) of one stale anchor."""
     path = item.anchor.partition("::")[0]
-    change = happened.get(path, "")
+    change = happened.get(item.anchor, "")
     if moved := MOVED.match(change):
         old, new = _moved_folders(path, moved["new"])
         return f"cite files moved in {change[moved.start('commit'):]} ({old} moved to {new})", old
     if change.startswith("last changed in "):
         return f"cite code changed in {change.removeprefix('last changed in ')}", ""
+    if change.startswith("removed or renamed in "):
+        return f"cite code {change}", ""
     if change.startswith("uncommitted changes in "):
         return "cite code with uncommitted changes", ""
     return "cite code that changed or is gone", ""
@@ -80,7 +84,7 @@ def _notice(cause: str, where: str, items: list[Stale], happened: dict[str, str]
     items = sorted(items, key=lambda item: ("#" in item.memory, item.memory))  # skills and loops named before records
     memories = list(dict.fromkeys(item.memory for item in items))
     if len(memories) == 1 and len(items) == 1:  # one anchor: its own words, as `repo-memory stale` shows it
-        change = happened.get(items[0].anchor.partition("::")[0])
+        change = happened.get(items[0].anchor)
         said = f"stale: {items[0].reason}" + (f" ({change})" if change else "")
         return Notice("warning", memories[0], said, _fix(cause, memories))
     if len(memories) == 1:
