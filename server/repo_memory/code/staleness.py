@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.code.anchors import UNCHECKED, Code
+from repo_memory.errors import did_you_mean
 from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
@@ -50,6 +51,7 @@ class Stale:
     reason: str
     baseline: str = ""  # the hash of the code the memory was written against ('' when never seen)
     settled: str = ""  # for a record: what retired it (a correction, feedback, a person's check); it is history then
+    gone: bool = False  # the anchor names no code now (renamed, deleted, misspelled): edit it, pinning cannot help
 
 
 class Staleness:
@@ -117,7 +119,11 @@ class Staleness:
         if check:
             self.check()
         rows = [row for row in self._anchors.stale(memories) if row[4].startswith(UNCHECKED) != checkable]
-        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in rows]
+        near: dict[str, str] = {}  # what an anchor that names nothing may have meant (a person's typo, a rename)
+        for _, a, _, c, p in rows:
+            if not c and not p.startswith(UNCHECKED) and a not in near:
+                near[a] = f".{said}" if (said := did_you_mean(self._code.near(a))) else ""
+        found = [Stale(m, a, _reason(a, b, c, p) + near.get(a, ""), b, gone=not c) for m, a, b, c, p in rows]
         return self._settled(found, {(m, a) for m, a, _, c, _ in rows if not c}) if settle else found
 
     def _settled(self, found: list[Stale], gone: set[tuple[str, str]]) -> list[Stale]:
