@@ -438,6 +438,12 @@ def test_an_anchor_that_never_resolved_is_reported_as_such_with_the_nearest_defi
     assert code == 1 and "Did you mean 'Store.save'?" in out and "memory.anchors" in out, out
 
 
+def test_pin_of_a_loop_that_does_not_exist_is_an_error_with_the_names_it_may_mean(repo: Path):
+    _typo(repo)
+    code, out = cli_run(repo, "stale", "--pin", "loop:fix-sav")
+    assert code == 1 and "pinned nothing" not in out and "fix-save" in out, out
+
+
 def test_loop_lint_reports_an_anchor_that_names_no_definition(repo: Path):
     _typo(repo)
     code, out = cli_run(repo, "loop", "lint")

@@ -20,7 +20,7 @@ from repo_memory.code.staleness import PIN_TOOL, Stale, Staleness
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.reviewing import unsaved
-from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError, disk_refused, refused_by_disk
+from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError, disk_refused, nearest, refused_by_disk
 from repo_memory.formats import experience, skills
 from repo_memory.formats import refs as grammar
 from repo_memory.git.committed import Committed
@@ -59,6 +59,9 @@ class Settling:
         baseline. Returns the anchors pinned, and the id of the note that settles a record ('' for the others)."""
         if name.startswith("loop:"):
             loop = name.removeprefix("loop:")
+            if self._docs.get(loop, "loop") is None:
+                raise NotFoundError(f"No loop '{loop}'; `repo-memory loop list` names them.",
+                                    [f"loop:{n}" for n in nearest(loop, self._docs.names("loop"))])
             self._refuse_unresolved(name, f"memory.anchors in .agents/loops/{loop}.md")
             return self._staleness.repin_first_seen(name), ""
         if grammar.parse(name).kind == "record":
