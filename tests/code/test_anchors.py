@@ -209,3 +209,31 @@ def test_commonjs_typescript_files_are_parsed_like_their_es_module_twins(repo: P
     code = anchors.Code(repo)
     assert code.resolve("lib.cts::add").hash == code.resolve("lib.mts::add").hash == code.resolve("lib.ts::add").hash
     assert anchors.suggest("See `add` in src/lib.cts.") == ["src/lib.cts::add"]
+
+
+def test_moving_a_python_statement_out_of_its_block_is_a_change_and_re_indenting_the_whole_is_not(store: Store, repo: Path):
+    """Python says with indentation alone which statements an `if` guards: a statement dedented out of the block
+    changes what the code does, while re-indenting the whole definition (two spaces for four) does not."""
+    source = 'def deploy(env):\n    if env == "prod":\n        backup()\n        migrate()\n    restart()\n'
+    (repo / "deploy.py").write_text(source, encoding="utf-8")
+    store.remember("deploy only migrates in prod", refs=["deploy.py::deploy"])
+    store.refresh()
+    assert store.stale() == []
+    (repo / "deploy.py").write_text(source.replace("    ", "  "), encoding="utf-8")
+    assert store.stale() == [], "re-indenting is not a change"
+    (repo / "deploy.py").write_text(source.replace("        migrate()", "    migrate()"), encoding="utf-8")
+    assert [s.reason.split(" (")[0] for s in store.stale()] == ["deploy.py::deploy: the code changed since the memory was written"]
+
+
+def test_a_python_hash_pinned_before_blocks_counted_still_matches_and_a_later_dedent_is_seen(store: Store, repo: Path):
+    """Releases before this one hashed a Python definition's tokens only: such a pin is taken as the code it was
+    pinned against on upgrade, and from then on a statement moved out of a block is seen."""
+    source = 'def deploy(env):\n    if env == "prod":\n        backup()\n        migrate()\n    restart()\n'
+    (repo / "deploy.py").write_text(source, encoding="utf-8")
+    old = anchors.body_hash(anchors.definitions(source.encode(), ".py")["deploy"], structure=False)
+    write_skill_file(repo, "deploying", "How deploy works.", "Read it.",
+                     extra=f"metadata:\n  anchors: [deploy.py::deploy]\n  anchor_hashes: {{deploy.py::deploy: {old}}}\n")
+    store.refresh()
+    assert store.stale() == []
+    (repo / "deploy.py").write_text(source.replace("        migrate()", "    migrate()"), encoding="utf-8")
+    assert [s.anchor for s in store.stale()] == ["deploy.py::deploy"]

@@ -383,3 +383,68 @@ def test_stale_says_where_a_file_moved_twice_is_now(store: Store, repo: Path):
     code, out = cli_run(repo, "stale")
     assert code == 1
     assert "pkg/mod0.py::func0: the file does not exist (moved to src/mod0.py in " in out and "move lib to src)" in out, out
+
+
+def test_stale_and_doctor_name_the_commit_that_changed_the_cited_definition_not_the_files_last(store: Store, repo: Path):
+    """A commit that changed a sibling of the cited definition, after the one that changed it, is not the one to blame."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    record = store.remember("Store.save keeps the rows in order", refs=[SAVE])[0]["id"]
+    store.flush("all")
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)"), encoding="utf-8")
+    git(repo, "commit", "-qam", "A: save sorts the rows")
+    (repo / "pkg/store.py").write_text(CODE.replace("list(rows)", "sorted(rows)").replace("return key", "return key or 0"), encoding="utf-8")
+    git(repo, "commit", "-qam", "B: load only")
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and record in out and "A: save sorts the rows" in out and "B: load only" not in out, out
+    _, said = cli_run(repo, "doctor")
+    assert "A: save sorts the rows" in said and "B: load only" not in said, said
+
+
+def _typo(repo: Path) -> None:
+    """A skill and a loop a person wrote with a misspelled anchor (Store.lod), after an unrelated commit to the file."""
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text(CODE, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the store")
+    (repo / "pkg/store.py").write_text(CODE + "# unrelated\n", encoding="utf-8")
+    git(repo, "commit", "-qam", "an unrelated comment")
+    folder = repo / ".agents/skills/typo"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: typo\ndescription: Saving the store\nmetadata:\n  status: active\n"
+                                     "  anchors: [pkg/store.py::Store.sve]\n---\nbody\n", encoding="utf-8")
+    (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+    (repo / ".agents/loops/fix-save.md").write_text(
+        "---\nname: fix-save\ndescription: fix save\nstatus: active\ntrigger: {on: manual}\ngoal: g\nverify:\n"
+        "  - {level: 4, run: \"true\", expect: {exit: 0}, timeout: 60}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n"
+        "memory: {anchors: [pkg/store.py::Store.sve]}\n---\nn\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "skill and loop")
+
+
+def test_an_anchor_that_never_resolved_is_reported_as_such_with_the_nearest_definitions_and_a_fix_that_works(repo: Path):
+    _typo(repo)
+    code, out = cli_run(repo, "stale")
+    assert code == 1 and "Did you mean 'Store.save'?" in out and "unrelated comment" not in out, out
+    assert "never defined" in out, out
+    _, said = cli_run(repo, "doctor")
+    assert "unrelated comment" not in said and "Did you mean 'Store.save'?" in said, said
+    assert "--pin typo" not in said and "metadata.anchors" in said and "memory.anchors" in said, said
+    code, out = cli_run(repo, "stale", "--pin", "typo")
+    assert code == 1 and "Did you mean 'Store.save'?" in out and ".agents/skills/typo/SKILL.md" in out, out
+    code, out = cli_run(repo, "stale", "--pin", "loop:fix-save")
+    assert code == 1 and "Did you mean 'Store.save'?" in out and "memory.anchors" in out, out
+
+
+def test_pin_of_a_loop_that_does_not_exist_is_an_error_with_the_names_it_may_mean(repo: Path):
+    _typo(repo)
+    code, out = cli_run(repo, "stale", "--pin", "loop:fix-sav")
+    assert code == 1 and "pinned nothing" not in out and "fix-save" in out, out
+
+
+def test_loop_lint_reports_an_anchor_that_names_no_definition(repo: Path):
+    _typo(repo)
+    code, out = cli_run(repo, "loop", "lint")
+    assert code == 1 and ".agents/loops/fix-save.md:" in out and "Did you mean 'Store.save'?" in out and "1 problem(s)" in out, out

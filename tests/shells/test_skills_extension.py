@@ -305,3 +305,37 @@ def test_skills_repo_memory_writes_and_the_bundled_ones_are_servable(repo: Path,
     assert listed["release-checklist"]["frontmatter"]["metadata"] == {"status": "active", "origin": "human", "tags": "release, ci",
                                                                        "related": "writing-skills"}
     assert next(r for r in store.skills() if r["name"] == "release-checklist")["tags"] == "release ci"  # still two tags
+
+
+def test_a_skill_anchored_to_code_is_served_with_its_anchors_as_text(repo: Path):
+    """`metadata.anchors` (a list) and `metadata.anchor_hashes` (a map, written by `stale --pin` and skill_write) are
+    repo-memory's own fields, which the Agent Skills format has no list or map for: they are served as one line of
+    text each, so a skill anchored to code is listed and gettable like any other."""
+    import json
+
+    (repo / "pkg").mkdir()
+    (repo / "pkg/store.py").write_text("def save(x):\n    return x\n\n\ndef load():\n    return 1\n", encoding="utf-8")
+    write_skill_file(repo, "store-save", "How save works; use when changing persistence", "Call save with a dict.",
+                     extra="metadata:\n  status: active\n  anchors: [pkg/store.py::save, pkg/store.py::load]\n")
+    write_skill_file(repo, "pinned", "Saving, checked against the code", "Steps.",
+                     extra="metadata:\n  status: active\n  anchors: [pkg/store.py::save]\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skills")
+    pin = subprocess.run([sys.executable, "-m", "repo_memory", "stale", "--pin", "pinned"], cwd=repo, capture_output=True, text=True)
+    assert pin.returncode == 0, pin.stderr
+    assert "anchor_hashes" in (repo / ".agents/skills/pinned/SKILL.md").read_text(encoding="utf-8")
+
+    async def session() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "repo_memory", "serve"], cwd=str(repo), env=dict(os.environ))
+        async with Client(params) as client:
+            listed = await all_skills(client)
+            return listed, await get_skill(client, "skill://pinned/SKILL.md")
+
+    listed, pinned = anyio.run(session)
+    served = {s["frontmatter"]["name"]: s["frontmatter"]["metadata"] for s in listed}
+    assert served["store-save"]["anchors"] == "pkg/store.py::save, pkg/store.py::load"
+    assert all(isinstance(v, str) for m in served.values() for v in m.values())
+    hashes = json.loads(pinned["frontmatter"]["metadata"]["anchor_hashes"])
+    on_disk = yaml.safe_load((repo / ".agents/skills/pinned/SKILL.md").read_text(encoding="utf-8").split("---\n")[1])
+    assert hashes == on_disk["metadata"]["anchor_hashes"] and list(hashes) == ["pkg/store.py::save"]
+    assert pinned["frontmatter"]["metadata"]["anchors"] == "pkg/store.py::save"

@@ -2,10 +2,12 @@
 
 Each cited file is parsed with tree-sitter (grammars from the per-language wheels, never downloaded). An anchor
 resolves to the definition with that qualified name, and its hash is taken over the definition's tokens with
-comments left out, so re-indenting, re-wrapping or editing a comment changes nothing while any change to the code
-does. The tokens include what the grammars keep beside the definition: Python and TypeScript decorators, Rust
-attributes, TypeScript overload signatures (releases before 2026-12 left these out: `Resolved.legacy` is that hash). A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or the symbol
-is gone, the memory is stale.
+comments left out, and where a block is delimited by indentation alone (Python), its start and end: re-indenting,
+re-wrapping or editing a comment changes nothing while any change to the code, a statement moved out of an `if`
+included, does. The tokens include what the grammars keep beside the definition: Python and TypeScript decorators,
+Rust attributes, TypeScript overload signatures. `Resolved.legacy` holds the hashes older releases gave the same code
+(before 2026-12 without these; before 2026-12-06 without Python's blocks). A memory stores the hashes of its anchors
+when it is written; when a hash no longer matches, or the symbol is gone, the memory is stale.
 
 Qualified names: nested definitions joined by dots — `Class.method` (Python, JavaScript, TypeScript, Java),
 `Type.Method` for Go methods (the receiver's type), `Type.method` for Rust functions in `impl Type` blocks,
@@ -86,7 +88,7 @@ class Resolved:
     hash: str = ""
     line: int = 0
     problem: str = ""
-    legacy: str = ""  # the hash an older release gave it, without decorations and signatures; only when it differs
+    legacy: tuple[str, ...] = ()  # the hashes older releases gave it (see the module docstring), those that differ
 
 
 @functools.lru_cache(maxsize=65536)
@@ -200,17 +202,24 @@ def parse_tree(source: bytes, suffix: str) -> tuple[Any, dict[str, list[Any]]]:
     return tree, found
 
 
-def body_hash(nodes: list[Any]) -> str:
-    """A hash of the definitions' tokens, comments left out: formatting and comment edits do not change it."""
+def body_hash(nodes: list[Any], structure: bool = True) -> str:
+    """A hash of the definitions' tokens, comments left out, and (`structure`) of where each indented block starts and
+    ends: formatting and comment edits do not change it. Without `structure`: the hash releases before 2026-12-06 gave."""
     digest = hashlib.sha256()
-    stack = list(reversed(nodes))
+    stack: list[Any] = list(reversed(nodes))
     while stack:
         node = stack.pop()
-        if "comment" in node.type:
+        if node is None:
+            digest.update(b"\x01}")
+        elif "comment" in node.type:
             continue  # and nothing inside it (Rust's doc comments have children)
-        if node.child_count == 0:
+        elif node.child_count == 0:
             digest.update(node.text)
             digest.update(b"\x00")
+        elif structure and node.type == "block" and node.children[0].type != "{":
+            digest.update(b"\x01{")
+            stack.append(None)  # the block's end, once its children are hashed
+            stack.extend(reversed(node.children))
         else:
             stack.extend(reversed(node.children))
     return digest.hexdigest()[:16]
@@ -246,7 +255,7 @@ class _Parsed:
 
     stamp: str
     spans: Spans | str
-    hashes: dict[str, tuple[str, int, str]] = field(default_factory=dict)  # name -> (hash, line, legacy hash)
+    hashes: dict[str, tuple[str, int, tuple[str, ...]]] = field(default_factory=dict)  # name -> (hash, line, legacy hashes)
 
 
 def stamp(st: os.stat_result | None) -> str:
@@ -280,8 +289,7 @@ class Code:
 
     def held(self) -> tuple[int, int]:
         """(files whose definitions are kept, syntax trees kept): what the cache costs."""
-        with self._lock:
-            return len(self._files), int(self._tree is not None)
+        return len(self._files), int(self._tree is not None)
 
     def stamp(self, path: str) -> str:
         """The file's stamp on disk now (see `stamp`)."""
@@ -362,7 +370,7 @@ class Code:
             if memo is None and tree is not None:
                 # Parsed a second time for another symbol: every definition is hashed now, so this is the last time.
                 wanted = entry.spans if again else {anchor.symbol: where}
-                hashes = {name: _hashed(tree, places) for name, places in wanted.items()}
+                hashes = {name: hashed(tree, places) for name, places in wanted.items()}
                 with self._lock:
                     entry.hashes.update(hashes)
                 memo = hashes[anchor.symbol]
@@ -381,8 +389,10 @@ class Code:
         return mistakes.definitions_like(anchor.symbol, entry.spans)
 
 
-def _hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, str]:
-    """(hash, line, the hash an older release gave it or '') of the definition at `places` in `tree`."""
+def hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, tuple[str, ...]]:
+    """(hash, line, the hashes older releases gave it) of the definition at `places` in `tree`."""
     nodes = [_node_at(tree, start, end) for start, end, _ in places]
     full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
-    return body_hash(full), places[0][2], body_hash(older) if older and older != full else ""
+    now = body_hash(full)
+    legacy = [body_hash(full, structure=False), *([body_hash(older, structure=False)] if older and older != full else [])]
+    return now, places[0][2], tuple(h for h in dict.fromkeys(legacy) if h != now)

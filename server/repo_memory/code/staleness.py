@@ -9,8 +9,8 @@ old code for the skill's. The state of every anchor lives in the index, with the
 file it was read from; `check` brings it up to date, re-parsing only cited files whose stamp changed, also in a
 process that has parsed nothing yet (a server starting, `repo-memory stale`, doctor).
 
-Releases before 2026-12 hashed a definition without its decorators (code/anchors.py). A baseline equal to that older
-hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
+Releases before 2026-12 hashed a definition without its decorators, and before 2026-12-06 without Python's blocks
+(code/anchors.py). A baseline equal to such an older hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
 (`memory|anchor|old hash` -> new hash), so nothing turns stale on upgrade and a decorator changed later is seen.
 """
 
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.code.anchors import UNCHECKED, Code
+from repo_memory.errors import did_you_mean
 from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
@@ -50,6 +51,7 @@ class Stale:
     reason: str
     baseline: str = ""  # the hash of the code the memory was written against ('' when never seen)
     settled: str = ""  # for a record: what retired it (a correction, feedback, a person's check); it is history then
+    gone: bool = False  # the anchor names no code now (renamed, deleted, misspelled): edit it, pinning cannot help
 
 
 class Staleness:
@@ -82,14 +84,14 @@ class Staleness:
             # by file, so that one syntax tree serves every anchor into it.
             todo = sorted({a for _, pins in decoded for a in pins if a not in known or known[a][2] != stamps[a.partition("::")[0]]})
             resolved = {a: (r.hash, r.problem, r.legacy) for a in todo if (r := self._code.resolve(a))}
-        resolved = {**{a: (c, p, "") for a, (c, p, _) in known.items() if a not in resolved}, **resolved}
+        resolved = {**{a: (c, p, ()) for a, (c, p, _) in known.items() if a not in resolved}, **resolved}
         for memory, pins in decoded:
             for anchor, pinned in pins.items():
                 current, problem, legacy = resolved[anchor]
                 baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
                 older = f"{memory}|{anchor}|{baseline}"
                 baseline = first_seen.get(older, baseline)  # an older release's hash form, translated when first met
-                if baseline and baseline == legacy:  # pinned by an older release, and only the hash form changed since
+                if baseline and baseline in legacy:  # pinned by an older release, and only the hash form changed since
                     baseline = first_seen[older] = current
                     learned = True
                 elif not baseline and current and unsettled:  # not this code's baseline, maybe: no alarm, nothing learned
@@ -117,7 +119,11 @@ class Staleness:
         if check:
             self.check()
         rows = [row for row in self._anchors.stale(memories) if row[4].startswith(UNCHECKED) != checkable]
-        found = [Stale(m, a, _reason(a, b, c, p), b) for m, a, b, c, p in rows]
+        near: dict[str, str] = {}  # what an anchor that names nothing may have meant (a person's typo, a rename)
+        for _, a, _, c, p in rows:
+            if not c and not p.startswith(UNCHECKED) and a not in near:
+                near[a] = f".{said}" if (said := did_you_mean(self._code.near(a))) else ""
+        found = [Stale(m, a, _reason(a, b, c, p) + near.get(a, ""), b, gone=not c) for m, a, b, c, p in rows]
         return self._settled(found, {(m, a) for m, a, _, c, _ in rows if not c}) if settle else found
 
     def _settled(self, found: list[Stale], gone: set[tuple[str, str]]) -> list[Stale]:

@@ -28,6 +28,9 @@ from repo_memory.guards import disk, markers, paths, secretscan
 MAX_FILES = 512  # the extension's limits per skill: hosts must accept up to these, servers should not serve beyond
 MAX_BYTES = 16 * 1024 * 1024
 STRING_FIELDS = ("license", "compatibility", "allowed-tools")  # Agent Skills: these are text when present
+# repo-memory's own metadata with no text form in skill.schema.json: served as one line of text each (anchors joined by
+# ", ", hashes as JSON), so a skill anchored to code is served; the SKILL.md resource keeps them as written.
+AS_TEXT: dict[str, Callable[[Any], str]] = {"anchors": lambda v: ", ".join(v), "anchor_hashes": lambda v: json.dumps(v)}
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,7 @@ def _content_problem(rel: str, data: bytes) -> str:
 def _frontmatter(name: str, data: bytes) -> dict[str, Any]:
     """The frontmatter of SKILL.md as a JSON object, when it keeps to the Agent Skills format (which the extension
     requires of every skill served, and strict clients check): the fields that are text are text, and `metadata` maps
-    text to text."""
+    text to text (our own `AS_TEXT` fields written as text here)."""
     what = f"skill:{name}"
     try:
         meta = frontmatter.load(frontmatter.split(data.decode("utf-8"), what).frontmatter, what)
@@ -200,6 +203,8 @@ def _frontmatter(name: str, data: bytes) -> dict[str, Any]:
     if not isinstance(metadata, dict):
         wrong.append("metadata")
     else:
+        meta["metadata"] = metadata = {k: AS_TEXT[k](v) if k in AS_TEXT and not isinstance(v, str) else v
+                                       for k, v in metadata.items()}  # valid, so a list of text or a map of text
         wrong += [f"metadata.{k}" for k, v in metadata.items() if not isinstance(v, str)]
     if wrong:
         raise Withheld(f"{what} is not served over MCP: the Agent Skills format allows only text in {', '.join(wrong)} (write a "

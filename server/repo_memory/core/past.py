@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import SEGMENT, number, part_of, segment
 from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, page, paged, record_cursor
+from repo_memory.code import lineage
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError
 from repo_memory.formats import experience, loops, refs, skills
@@ -22,6 +23,8 @@ from repo_memory.guards import paths, secretscan
 from repo_memory.index.activity import Activity
 from repo_memory.index.docs import DocIndex
 
+SYMBOL_VERSIONS = 50  # versions of a cited file hashed to find the commit that changed a definition
+SYMBOL_FILES = 200  # files whose history is walked in one call; the rest are named by the file's last commit
 PATHS_PER_RUN = 2000  # paths on one git command line (at most ~256 KB of arguments)
 RECENT = 50  # commits the first look through history covers
 MOVES_LOOKED_UP = 3  # commits that deleted cited files whose renames are looked for (one git process each)
@@ -202,14 +205,38 @@ class Past:
                     break
         return out
 
-    def code_changes(self, paths: Collection[str]) -> dict[str, str]:
+    def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]:
         """For each code file of `paths`, which commit last changed it or that it has uncommitted changes (no entry when
         git knows neither). One `git diff` and one or two `git log` for them all: doctor asked twice per stale anchor,
-        18 s at 2,000. Chunks keep each command line short."""
+        18 s at 2,000. Chunks keep each command line short. With `anchors` (into files of `paths`): for each into a
+        committed file, what its history says of the definition too (`symbol_changes`)."""
         wanted, out = sorted(set(paths)), {}
         for start in range(0, len(wanted), PATHS_PER_RUN):
             out.update(self._code_changes(wanted[start:start + PATHS_PER_RUN]))
+        committed = [a for a in anchors if out.get(a.partition("::")[0], "").startswith("last changed in ")]
+        return {**out, **self.symbol_changes(committed)} if committed else out
+
+    def symbol_changes(self, anchors: Collection[str]) -> dict[str, str]:
+        """For each anchor into a committed file, the commit that last changed its definition (or removed it, or that
+        it was never defined), from the file's last SYMBOL_VERSIONS versions: one `git log` per file."""
+        by_path: dict[str, list[str]] = {}
+        for anchor in anchors:
+            path, _, symbol = anchor.partition("::")
+            by_path.setdefault(path, []).append(symbol)
+        out = {}
+        for path, symbols in list(by_path.items())[:SYMBOL_FILES]:
+            log = self._git.run("--literal-pathspecs", "log", "-n", str(SYMBOL_VERSIONS), "--format=%H %h %s", "--", path,
+                                check=False).stdout.splitlines()
+            versions = [(line.split(" ", 1)[1], self._version(line.split(" ", 1)[0], path)) for line in log if " " in line]
+            found = lineage.changed_in(path, symbols, versions, whole=len(versions) < SYMBOL_VERSIONS)
+            out.update({f"{path}::{symbol}": said for symbol, said in found.items()})
         return out
+
+    def _version(self, commit: str, path: str) -> bytes | None:
+        try:
+            return self._git.blob(commit, path)
+        except NotFoundError:
+            return None
 
     def _code_changes(self, wanted: list[str], hops: int = 4) -> dict[str, str]:
         # --literal-pathspecs: a cited path is a file name, never a pattern

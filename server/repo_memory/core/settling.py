@@ -20,7 +20,7 @@ from repo_memory.code.staleness import PIN_TOOL, Stale, Staleness
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core.logbook import Logbook
 from repo_memory.core.reviewing import unsaved
-from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError, disk_refused, refused_by_disk
+from repo_memory.errors import ConflictError, NotFoundError, RepoMemoryError, disk_refused, nearest, refused_by_disk
 from repo_memory.formats import experience, skills
 from repo_memory.formats import refs as grammar
 from repo_memory.git.committed import Committed
@@ -58,6 +58,11 @@ class Settling:
         """A person checked `name` (a skill, loop:NAME or a record id) against the code: the code as it is now is its
         baseline. Returns the anchors pinned, and the id of the note that settles a record ('' for the others)."""
         if name.startswith("loop:"):
+            loop = name.removeprefix("loop:")
+            if self._docs.get(loop, "loop") is None:
+                raise NotFoundError(f"No loop '{loop}'; `repo-memory loop list` names them.",
+                                    [f"loop:{n}" for n in nearest(loop, self._docs.names("loop"))])
+            self._refuse_unresolved(name, f"memory.anchors in .agents/loops/{loop}.md")
             return self._staleness.repin_first_seen(name), ""
         if grammar.parse(name).kind == "record":
             return self.pin_record(name, session)
@@ -66,7 +71,17 @@ class Settling:
         path, rel = self._skill_file(name)
         if path.is_file():
             self._refuse_unsaved(path, rel, "pinning it", f"repo-memory stale --pin {name}")
+        self._refuse_unresolved(f"skill:{name}", f"metadata.anchors in {rel}")
         return self._repin_skill(name), ""
+
+    def _refuse_unresolved(self, memory: str, where: str) -> None:
+        """Pinning takes the anchors as written: one that names no definition is refused with what it may have meant."""
+        unresolved = "; ".join(s.reason for s in self._staleness.stale([memory], check=True) if s.gone)
+        if unresolved:
+            ended = unresolved if unresolved.endswith("?") else f"{unresolved}."
+            raise ConflictError(f"{memory} cites code that names no definition: {ended} Edit {where} to "
+                                f"the definition meant, then run `repo-memory stale --pin {memory.removeprefix('skill:')}` "
+                                "if it still needs a new baseline.")
 
     def moves(self, files: Collection[str]) -> dict[str, str]:
         """Where git moved each of `files` that is gone: old path -> the path it has now (Past.code_changes follows a

@@ -12,11 +12,13 @@ import os
 from collections.abc import Collection
 from typing import Protocol
 
+from repo_memory.code.lineage import NEVER
 from repo_memory.code.staleness import Stale
 from repo_memory.core.native_checks import Notice
 from repo_memory.core.settling import MOVED
 
 SHOWN = 5  # memories a finding names before "and N more"
+UNRESOLVED = ("cite code removed or renamed in ", "cite code never defined")  # causes a pin cannot help
 
 
 class Memory(Protocol):
@@ -24,13 +26,15 @@ class Memory(Protocol):
 
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]: ...
 
-    def code_changes(self, paths: Collection[str]) -> dict[str, str]: ...
+    def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]: ...
 
 
 def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
-    """What happened to each file `items` cite: "last changed in HASH SUBJECT", "moved to PATH in HASH SUBJECT" or
-    "uncommitted changes in PATH" (one git pass for them all)."""
-    return store.code_changes({item.anchor.partition("::")[0] for item in items})
+    """What happened to the code each of `items` cites, by anchor: "moved to PATH in HASH SUBJECT" or "uncommitted
+    changes in PATH" (of the file; one git pass for them all), else what the file's history says of the definition:
+    "last changed in HASH SUBJECT", "removed or renamed in HASH SUBJECT", or that it was never defined."""
+    said = store.code_changes({item.anchor.partition("::")[0] for item in items}, {item.anchor for item in items})
+    return {item.anchor: said.get(item.anchor) or said.get(item.anchor.partition("::")[0], "") for item in items}
 
 
 def notices(store: Memory) -> list[Notice]:
@@ -54,12 +58,15 @@ def notices(store: Memory) -> list[Notice]:
 def _cause(item: Stale, happened: dict[str, str]) -> tuple[str, str]:
     """(the words for what happened to the code, the folder it happened in) of one stale anchor."""
     path = item.anchor.partition("::")[0]
-    change = happened.get(path, "")
+    change = happened.get(item.anchor, "")
     if moved := MOVED.match(change):
         old, new = _moved_folders(path, moved["new"])
         return f"cite files moved in {change[moved.start('commit'):]} ({old} moved to {new})", old
     if change.startswith("last changed in "):
         return f"cite code changed in {change.removeprefix('last changed in ')}", ""
+    if change.startswith(("removed or renamed in ", NEVER)):  # nothing to pin: the anchor itself needs editing
+        said = "never defined (a misspelled anchor?)" if change.startswith(NEVER) else change
+        return f"cite code {said}: {item.reason}", ""
     if change.startswith("uncommitted changes in "):
         return "cite code with uncommitted changes", ""
     return "cite code that changed or is gone", ""
@@ -80,7 +87,7 @@ def _notice(cause: str, where: str, items: list[Stale], happened: dict[str, str]
     items = sorted(items, key=lambda item: ("#" in item.memory, item.memory))  # skills and loops named before records
     memories = list(dict.fromkeys(item.memory for item in items))
     if len(memories) == 1 and len(items) == 1:  # one anchor: its own words, as `repo-memory stale` shows it
-        change = happened.get(items[0].anchor.partition("::")[0])
+        change = happened.get(items[0].anchor)
         said = f"stale: {items[0].reason}" + (f" ({change})" if change else "")
         return Notice("warning", memories[0], said, _fix(cause, memories))
     if len(memories) == 1:
@@ -96,6 +103,8 @@ def _notice(cause: str, where: str, items: list[Stale], happened: dict[str, str]
 
 
 def _fix(cause: str, memories: list[str]) -> str:
+    if cause.startswith(UNRESOLVED):
+        return _edit_anchors(memories)
     if cause.startswith("cite files moved"):
         return ("`repo-memory stale --follow-renames` re-anchors the skills to the new paths and settles the records whose "
                 "code moved unchanged; `repo-memory stale` then lists what is left to check.")
@@ -119,6 +128,20 @@ def _fix(cause: str, memories: list[str]) -> str:
     if len(memories) > 1:
         said.append("`repo-memory stale` lists them all.")
     return " ".join(said)
+
+
+def _edit_anchors(memories: list[str]) -> str:
+    """The fix of an anchor that names no definition now: edit it where it is written (a record: settle it)."""
+    said = [f"Edit metadata.anchors in .agents/skills/{m.removeprefix('skill:')}/SKILL.md" for m in memories if m.startswith("skill:")]
+    said += [f"edit memory.anchors in .agents/loops/{m.removeprefix('loop:')}.md" for m in memories if m.startswith("loop:")]
+    records = [m for m in memories if "#" in m]
+    out = "; ".join(said) + " to the definition meant (`repo-memory stale --pin` pins the anchors as written, so it "\
+        "cannot help until they resolve), then commit." if said else ""
+    if records:
+        rid = records[0] if len(records) == 1 else "ID"
+        out += (" " if out else "") + (f"Records are append-only: `repo-memory feedback {rid} outdated`, or a correction citing it "
+                                       f"and the code meant (`repo-memory log add TEXT -r {rid} -r PATH::SYMBOL`).")
+    return out
 
 
 def _count(n: int, one: str, many: str = "") -> str:

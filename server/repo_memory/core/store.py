@@ -196,8 +196,8 @@ class Store:
         return briefing.compose(self._activity.live_runs(since=briefing.quiet_since()), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
                                 self._activity.last_summary(self.session), self.skill_changed, self._skills.drafts(), self.stale)
 
-    def code_changes(self, paths: Collection[str]) -> dict[str, str]:
-        return self._past.code_changes(paths)  # which commit last changed each code file, or that it has uncommitted changes
+    def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]:
+        return self._past.code_changes(paths, anchors)  # which commit last changed each file (or uncommitted), and definition
 
     # --- writing ------------------------------------------------------------------------------------
 

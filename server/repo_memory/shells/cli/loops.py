@@ -34,6 +34,7 @@ def _engine(ctx: click.Context) -> Engine:
 def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None:
     """Check loop specs (all, or NAMES) and explain every problem with its line; exit 1 on any."""
     store = store_of(ctx)
+    store.refresh()  # specs written since the index last looked: their anchors are checked too
     report: list[dict[str, Any]] = []
     checked = list(names) or store.loop_names()
     for name in checked:
@@ -50,6 +51,9 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
                     similar = store.similar_names(skill)
                     report.append({"path": path, "line": line, "field": "memory.skills", "problem": f"the bound skill '{skill}' does "
                                    "not exist in .agents/skills" + (f" (did you mean {', '.join(similar[:3])}?)" if similar else "")})
+            for gone in (item for item in store.stale([f"loop:{name}"]) if item.gone):  # renamed, deleted or misspelled
+                line = next((n for n, ln in enumerate(spec_lines, 1) if gone.anchor in ln), None)
+                report.append({"path": path, "line": line, "field": "memory.anchors", "problem": gone.reason})
         except InvalidRecordError as exc:
             report += [{"path": path, "line": p.line, "field": p.field, "problem": p.message} for p in exc.problems]
         except (RepoMemoryError, OSError) as exc:  # missing, a link, unreadable: a problem to report, not a crash

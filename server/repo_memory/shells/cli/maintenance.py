@@ -172,7 +172,7 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
     found, unchecked = store.stale(), store.stale(checkable=False)  # the second: code that cannot be checked, which exit 1 ignores
     waiting, settled = [i for i in found if not i.settled], [i for i in found if i.settled]
     happened = stale_checks.changes(store, waiting)
-    listed = [(item, happened.get(item.anchor.partition("::")[0], "")) for item in [*waiting, *unchecked, *settled]]
+    listed = [(item, happened.get(item.anchor, "")) for item in [*waiting, *unchecked, *settled]]
     first_unchecked, first_settled = len(waiting), len(waiting) + len(unchecked)
     emit([{"memory": i.memory, "anchor": i.anchor, "reason": i.reason, "checked": not first_unchecked <= n < first_settled,
            "settled": i.settled, "change": change} for n, (i, change) in enumerate(listed)], as_json,
