@@ -1,0 +1,59 @@
+"""What an import takes on trust: an exported record's content must match its sha256, code it cites is pinned as
+`log add -r` pins it, and a record imported from a clone and then pulled from it is recalled once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+
+from tests.conftest import git, records_of
+from tests.core.test_import import import_cli, write_jsonl
+from tests.core.test_import_records import cloned
+
+
+def committed_repo(repo: Path) -> Path:
+    (repo / "store.py").write_text("def load():\n    return 1\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def exported(store: Store, session: str) -> list[str]:
+    """The lines of `session`'s log as `log tail --json` prints them."""
+    return [line.raw.decode() for line in store.lines(session) if line.record]
+
+
+def test_an_exported_record_edited_after_export_is_refused_naming_its_line(repo: Path, tmp_path: Path):
+    """The edited text was imported still naming the original id and hash under data.source_id, and verify passed; in
+    the clone holding the original, the edited line was counted "already there"."""
+    committed_repo(repo)
+    other = cloned(repo, tmp_path / "other")
+    theirs = Store(Config.load(repo))
+    theirs.remember("run the full test suite before release", session="ops", actor="human", tool="cli")
+    theirs.flush("all")
+    forged = exported(theirs, "ops")[0].replace("run the full test suite", "skip the tests")
+    theirs.close()
+    path = tmp_path / "forged.jsonl"
+    path.write_text(forged + "\n", encoding="utf-8")
+    for into in (other, repo):  # a clone without the original, and the clone holding it
+        refused = import_cli(into, str(path))
+        assert refused.exit_code == 1 and "forged.jsonl:1: its content does not match its sha256" in refused.output, refused.output
+        skipped = import_cli(into, str(path), "--skip-invalid")
+        assert skipped.exit_code == 0 and "Imported 0 record(s)" in skipped.output and "0 were already there" in skipped.output
+        assert "forged.jsonl:1: its content does not match its sha256" in skipped.output, skipped.output
+    here = Store(Config.load(other))
+    assert not any("skip the tests" in (r.get("text") or "") for s in here.sessions() for r in records_of(here, s[0]))
+    here.close()
+    # an entry's data claims no record's identity: it comes in as a new record, keyed by its own content
+    entry = {"kind": "note", "text": "skip the tests before release", "session": "ops",
+             "data": {"source_id": f"{json.loads(forged)['id']}@{json.loads(forged)['sha256'][:12]}"}}
+    done = import_cli(repo, str(write_jsonl(tmp_path / "entry.jsonl", [entry])))
+    assert done.exit_code == 0 and "1 new, 0 already there" in done.output, done.output
+    mine = Store(Config.load(repo))
+    copy = next(r for s in mine.sessions() for r in records_of(mine, s[0]) if r["text"].startswith("skip"))
+    assert copy["data"]["source_id"] != entry["data"]["source_id"], copy
+    mine.close()
+
