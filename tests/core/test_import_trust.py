@@ -57,3 +57,41 @@ def test_an_exported_record_edited_after_export_is_refused_naming_its_line(repo:
     assert copy["data"]["source_id"] != entry["data"]["source_id"], copy
     mine.close()
 
+
+def test_imported_code_refs_are_pinned_as_log_add_pins_them_and_a_bad_one_is_refused(repo: Path, tmp_path: Path):
+    """An imported record citing code got no `anchors`: its baseline was per clone, so after the code changed the
+    importing clone called it stale and a fresh clone of the same commit did not; `lib/nope.py::x` went in silently."""
+    committed_repo(repo)
+    path = write_jsonl(tmp_path / "in.jsonl", [{"kind": "note", "text": "load returns one", "session": "imp", "refs": ["./store.py::load"]}])
+    done = import_cli(repo, str(path))
+    assert done.exit_code == 0, done.output
+    store = Store(Config.load(repo))
+    added = store.remember("load returns one (log add)", refs=["store.py::load"], actor="human", tool="cli")[0]
+    imported = records_of(store, "imp")[0]
+    assert imported["refs"] == ["store.py::load"] and imported["anchors"] == added["anchors"] == {"store.py::load": added["anchors"]["store.py::load"]}
+    store.close()
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"kind": "note", "text": "fine", "session": "imp2"},
+                                              {"kind": "note", "text": "cites nothing", "session": "imp2", "refs": ["lib/nope.py::x"]}])
+    refused = import_cli(repo, str(bad))
+    assert refused.exit_code == 1 and "bad.jsonl:2: ref lib/nope.py::x:" in refused.output, refused.output
+    skipped = import_cli(repo, str(bad), "--skip-invalid")
+    assert skipped.exit_code == 0 and "Imported 1 record(s)" in skipped.output and "bad.jsonl:2" in skipped.output, skipped.output
+
+
+def test_an_exported_record_keeps_the_hashes_pinned_where_it_was_written(repo: Path, tmp_path: Path):
+    """The anchors of an exported record are what its writer's code was: re-pinning them here would hide a change."""
+    committed_repo(repo)
+    other = cloned(repo, tmp_path / "other")
+    a = Store(Config.load(repo))
+    written = a.remember("load returns one", session="ops", refs=["store.py::load"], actor="human", tool="cli")[0]
+    a.flush("all")
+    export = "\n".join(exported(a, "ops")) + "\n"
+    a.close()
+    (other / "store.py").write_text("def load():\n    return 2\n", encoding="utf-8")
+    git(other, "commit", "-q", "-am", "load returns 2")
+    assert import_cli(other, "-", input=export).exit_code == 0
+    here = Store(Config.load(other))
+    copy = records_of(here, "ops")[0]
+    assert copy["anchors"] == written["anchors"], json.dumps(copy)
+    assert [s.memory for s in here.stale()] == [copy["id"]]  # the code changed since it was written, in any clone
+    here.close()

@@ -82,6 +82,7 @@ class Item:
     writer: str = ""  # the clone that wrote it, for a record exported from a clone's log (its source names it)
     origin: str = ""  # a record's id in its records file: its own, or an entry's SESSION#N (its session's Nth entry there)
     exported: bool = False  # a record as `log tail --json` prints it (its own id and hash), not an entry
+    anchors: dict[str, str] = field(default_factory=dict)  # an exported record's code refs, hashed where it was written
 
 
 @dataclass(frozen=True)
@@ -292,7 +293,8 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
         entries[named] = entries.get(named, 0) + (not full)
         yield number, Item(key, kind, actor, obj.get("text"), _merge(data, {"source_id": key}), _ts(obj.get("ts")),
                            tuple(obj.get("refs") or ()), tuple(obj["covers"]) if obj.get("covers") is not None else None,
-                           named, harness, writer, str(obj["id"]) if full else f"{named}#{entries[named]}", full)
+                           named, harness, writer, str(obj["id"]) if full else f"{named}#{entries[named]}", full,
+                           dict(obj["anchors"]) if full and isinstance(obj.get("anchors"), dict) else {})
 
 
 def _problem(obj: dict[str, Any]) -> str:
