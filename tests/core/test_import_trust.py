@@ -58,6 +58,26 @@ def test_an_exported_record_edited_after_export_is_refused_naming_its_line(repo:
     mine.close()
 
 
+def test_a_record_imported_from_a_clone_and_then_pulled_from_it_is_recalled_once(repo: Path, tmp_path: Path):
+    """Clone B imported A's export, then pulled A's log: recall gave both copies, and doctor said all good."""
+    committed_repo(repo)
+    b = cloned(repo, tmp_path / "b")
+    a = Store(Config.load(repo))
+    original = a.remember("the deploy needs VAULT_ADDR set", session="ops", actor="human", tool="cli")[0]
+    a.flush("all")
+    export = "\n".join(exported(a, "ops")) + "\n"
+    a.close()
+    assert import_cli(b, "-", input=export).exit_code == 0
+    git(b, "pull", "-q", "--no-rebase", "--no-edit")
+    here = Store(Config.load(b))
+    here.refresh()
+    hits = [h.id for h in here.recall("deploy VAULT_ADDR").hits]
+    assert hits == [original["id"]], hits  # the original, written where it happened; the copy adds nothing
+    copy = records_of(here, "ops")[0]  # the copy is still read by its id
+    assert copy["id"] != original["id"] and here.read(copy["id"]).records[0].verified
+    here.close()
+
+
 def test_imported_code_refs_are_pinned_as_log_add_pins_them_and_a_bad_one_is_refused(repo: Path, tmp_path: Path):
     """An imported record citing code got no `anchors`: its baseline was per clone, so after the code changed the
     importing clone called it stale and a fresh clone of the same commit did not; `lib/nope.py::x` went in silently."""
