@@ -670,3 +670,14 @@ def test_every_time_shown_says_its_zone(runner: CliRunner, repo: Path):
     for args in (("timeline",), ("log", "tail", "rel"), ("search", "released")):
         out = run(runner, repo, *args)
         assert "2026-02-01 00:00" in out and re.search(r"2026-02-01 00:00(:02)? UTC", out), (args, out)
+
+
+def test_log_tail_marks_a_record_edited_after_it_was_written(runner: CliRunner, repo: Path):
+    """`log show` and `read` said the edited record failed verification; `log tail` showed it like any other."""
+    run(runner, repo, "log", "add", "run the full test suite before release", "-s", "ops")
+    run(runner, repo, "log", "add", "tag the release", "-s", "ops")
+    for log in repo.glob(".agents/experience/*/ops*.jsonl"):  # a session may span files (ops.<clone>+2.jsonl)
+        log.write_text(log.read_text(encoding="utf-8").replace("run the full test suite", "skip the tests"), encoding="utf-8")
+    shown = run(runner, repo, "log", "tail", "ops").splitlines()
+    assert "skip the tests" in shown[0] and "does not match its sha256" in shown[0], shown
+    assert "tag the release" in shown[1] and "sha256" not in shown[1], shown

@@ -16,31 +16,28 @@ The formats are read by formats/harness_logs.py.
 
 from __future__ import annotations
 
-import codecs
 import dataclasses
 import functools
 import graphlib
-import itertools
 import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
-from repo_memory.core.intake import CountedLines, Imported, Report
+from repo_memory.core.intake import CountedLines, Imported, Report, Source, default_session
+from repo_memory.core.intake import sources as sources  # what to import, as the CLI finds it
 from repo_memory.core.reading import Item as ReadItem
 from repo_memory.core.journal import Moved
 from repo_memory.core.renumbering import Renumbering, Shift
-from repo_memory.errors import ConflictError, NotFoundError
+from repo_memory.code.anchors import canonical
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
 from repo_memory.formats import harness_logs
 from repo_memory.formats.experience import HARD_CAP, Entry, Line
-from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS, Item
+from repo_memory.formats.harness_logs import CLAUDE, RECORDS, Item
 
 BATCH = 5000  # records per append: one write, one index update and one pending line each
 BUFFERED = 200_000  # records of a records file held at most before they are written
-SNIFF = 20  # lines read to tell a file's format
 KEPT = re.compile(r"(.+)\.([0-9a-f]{8})")  # NAME.<clone>: a clone's log under a name (Journal.owned)
 Progress = Callable[[int, int], None]  # (bytes read, bytes in all files)
 
@@ -65,42 +62,7 @@ class Memory(Protocol):
 
     def batched(self) -> AbstractContextManager[None]: ...
 
-
-@dataclass(frozen=True)
-class Source:
-    """A file to import and its format (`records`, `claude-code` or `codex`); stdin is read into `content`."""
-
-    label: str
-    format: str
-    path: Path | None = None
-    content: bytes | None = None
-
-    def lines(self) -> Iterator[bytes]:
-        if self.content is not None:
-            yield from _unmarked(iter(self.content.splitlines()))
-            return
-        assert self.path is not None
-        with self.path.open("rb") as handle:
-            yield from _unmarked(handle)
-
-    def head(self) -> list[bytes]:
-        """The first lines, which tell the format."""
-        return list(itertools.islice(self.lines(), SNIFF))
-
-    @property
-    def size(self) -> int:
-        return len(self.content) if self.content is not None else self.path.stat().st_size if self.path else 0
-
-
-def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[Path] = (), codex: Sequence[Path] = ()) -> list[Source]:
-    """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
-    out = []
-    for path in paths:
-        stdin_given = str(path) == "-"
-        given = Source("stdin", RECORDS, content=stdin or b"") if stdin_given else Source(str(path), RECORDS, path=path)
-        out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
-    out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
-    return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+    def pin(self, cited: Sequence[str]) -> dict[str, str]: ...
 
 
 def _cited_first(names: list[str], held: dict[str, list[tuple[Item, bool]]]) -> list[str]:
@@ -121,29 +83,31 @@ def _redacted(entry: Entry, record: dict[str, Any]) -> bool:
     return isinstance(data, dict) and bool(data.get("redacted")) and data.get("redacted") != before
 
 
-def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:
-    """The lines of a file without the byte order mark an editor (Notepad) may put before the first."""
-    first = next(lines, None)
-    if first is not None:
-        yield first.removeprefix(codecs.BOM_UTF8)
-        yield from lines
-
-
-def default_session(source: Source) -> str:
-    """The session for entries of a records file that name none: `import-<file name>` (stdin: `import-stdin`)."""
-    stem = re.sub(r"[^A-Za-z0-9._-]", "-", source.path.stem if source.path else "stdin").strip("-.") or "file"
-    return f"import-{stem}"[:128]
+def pinned(item: Item, pin: Callable[[Sequence[str]], dict[str, str]] | None) -> Item | str:
+    """`item` with the code it cites (path::Symbol) written and hashed as `log add -r` does it (an exported record keeps
+    the hashes pinned where it was written), or what it cites that names no code here (`pin`: Memory.pin)."""
+    if pin is None or not any("::" in ref for ref in item.refs):
+        return item
+    refs = tuple(dict.fromkeys(canonical(r) if "::" in r else r for r in item.refs))
+    anchors = {ref: item.anchors[ref] for ref in refs if ref in item.anchors}
+    for ref in (r for r in refs if "::" in r and r not in anchors):
+        try:
+            anchors.update(pin([ref]))
+        except InvalidRecordError as exc:
+            return f"ref {exc.problems[0].message}"
+    return dataclasses.replace(item, refs=refs, anchors=anchors)
 
 
 def check(found: Sequence[Source], memory: Memory | None = None, session: str | None = None) -> list[str]:
     """Every line of the records files that cannot be imported, as `file:line: problem` (empty: all can): `session`
-    takes entries that name none (as Importer's), and a ref or cover must cite an earlier record of its file or one
-    `memory` holds (without `memory`, any id it does not hold is taken to be there)."""
+    takes entries that name none (as Importer's), a ref or cover must cite an earlier record of its file or one
+    `memory` holds, and code a ref cites must be in `memory`'s checkout (without `memory`, both are taken to be)."""
     problems = []
     for source in (s for s in found if s.format == RECORDS):
         numbering = Renumbering(memory.lines if memory else None)
         for n, item in harness_logs.records(source.lines(), session or default_session(source)):
             cited = item if isinstance(item, str) else numbering.cite(item)
+            cited = cited if isinstance(cited, str) else pinned(cited, memory.pin if memory else None)
             if isinstance(cited, str):
                 problems.append(f"{source.label}:{n}: {cited}")
             else:
@@ -229,6 +193,7 @@ class Importer:
         for number, read in harness_logs.records(lines, self._session or default_session(source), checked):
             unresolved = numbering.unresolved
             item = read if isinstance(read, str) else numbering.cite(read)
+            item = item if isinstance(item, str) else pinned(item, self._memory.pin)
             if isinstance(item, str):
                 report.skipped.append(f"{source.label}:{number}: {item}")
                 continue
@@ -363,7 +328,8 @@ class Importer:
             text = encoded[: HARD_CAP - 1024].decode("utf-8", errors="ignore") + f"\n… [cut at import: {len(encoded)} bytes in all]"
         source = {**self._source, "actor": item.actor, "harness": harness or item.harness or self._source.get("harness", "unknown")}
         return Entry(kind=item.kind, text=text, data={**item.data, "source_id": item.key}, refs=list(item.refs),
-                     covers=list(item.covers) if item.covers is not None else None, source=source, ts=item.ts)
+                     covers=list(item.covers) if item.covers is not None else None, source=source, ts=item.ts,
+                     anchors=item.anchors or None)
 
     def _keys_of(self, session: str) -> dict[str, str]:
         """The keys of everything `session` holds (with the logs clones keep under its name, `<session>.<clone>`), each

@@ -1,10 +1,71 @@
-"""What an import read and did: the lines of each file as read (bytes counted for the progress bar, bytes that are
-not UTF-8 noted), and the report of what each session got (core/importing.py)."""
+"""What an import read and did: the files to import and their formats, the lines of each as read (bytes counted for
+the progress bar, bytes that are not UTF-8 noted), and the report of what each session got (core/importing.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import codecs
+import dataclasses
+import itertools
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from repo_memory.formats import harness_logs
+from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS
+
+SNIFF = 20  # lines read to tell a file's format
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file to import and its format (`records`, `claude-code` or `codex`); stdin is read into `content`."""
+
+    label: str
+    format: str
+    path: Path | None = None
+    content: bytes | None = None
+
+    def lines(self) -> Iterator[bytes]:
+        if self.content is not None:
+            yield from _unmarked(iter(self.content.splitlines()))
+            return
+        assert self.path is not None
+        with self.path.open("rb") as handle:
+            yield from _unmarked(handle)
+
+    def head(self) -> list[bytes]:
+        """The first lines, which tell the format."""
+        return list(itertools.islice(self.lines(), SNIFF))
+
+    @property
+    def size(self) -> int:
+        return len(self.content) if self.content is not None else self.path.stat().st_size if self.path else 0
+
+
+def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[Path] = (), codex: Sequence[Path] = ()) -> list[Source]:
+    """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
+    out = []
+    for path in paths:
+        stdin_given = str(path) == "-"
+        given = Source("stdin", RECORDS, content=stdin or b"") if stdin_given else Source(str(path), RECORDS, path=path)
+        out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
+    out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
+    return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+
+
+def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:
+    """The lines of a file without the byte order mark an editor (Notepad) may put before the first."""
+    first = next(lines, None)
+    if first is not None:
+        yield first.removeprefix(codecs.BOM_UTF8)
+        yield from lines
+
+
+def default_session(source: Source) -> str:
+    """The session for entries of a records file that name none: `import-<file name>` (stdin: `import-stdin`)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "-", source.path.stem if source.path else "stdin").strip("-.") or "file"
+    return f"import-{stem}"[:128]
 
 
 @dataclass

@@ -182,9 +182,14 @@ class Logbook:
             if len(present) == parsed.end - parsed.start + 1:
                 return ""
         absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
-        nearest = self._activity.nearest(parsed.session, absent) or self._activity.nearest(self._journal.named(parsed.session), absent)
-        hint = f" The nearest existing record is {nearest}." if nearest else f" Session '{parsed.session}' has no records."
-        return f"{parsed.session}#{absent} does not exist.{hint}"
+        return f"{parsed.session}#{absent} does not exist.{self._absent(parsed.session, absent)[1]}"
+
+    def _absent(self, session: str, seq: int) -> tuple[str, str]:
+        """The record here nearest to `seq` of `session` (ops#1 may be kept as ops.<clone>#1), and what to do: cite it, or pull."""
+        nearest = self._activity.nearest(session, seq) or self._activity.nearest(self._journal.named(session), seq) or ""
+        where = "" if nearest or not (upstream := self._committed.upstream()) else f", from {upstream}"
+        return nearest, (f" The nearest existing record is {nearest}." if nearest else f" Session '{session}' has no records here: "
+                         f"if another clone wrote it, pull first (`git pull`{where}), then cite or read it.")
 
     def read(self, ref: str, cursor: str | None = None) -> Item:
         """Dereference an id or range to the records on disk, each re-verified (hash and chain), one page at a time."""
@@ -195,8 +200,8 @@ class Logbook:
             self.sync()  # not indexed yet, or a branch checked out before the watcher saw it
             located = self._activity.locate(parsed.session, max(1, start - 1), parsed.end)
         if not any(row[3] >= start for row in located):
-            nearest = self._activity.nearest(parsed.session, parsed.start)
-            raise NotFoundError(f"No record {parsed}.", [nearest] if nearest else [])
+            nearest, hint = self._absent(parsed.session, parsed.start)
+            raise NotFoundError(f"No record {parsed}." + ("" if nearest else hint), [nearest] if nearest else [])
         located = self._across(parsed.session, max(1, start - 1), parsed.end) or located
         if parsed.fork:
             located = [row for row in located if row[3] < start or row[4] == str(parsed)]

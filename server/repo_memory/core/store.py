@@ -214,6 +214,9 @@ class Store:
     def batched(self) -> AbstractContextManager[None]:
         return self._db.transaction()  # one index transaction around many `log` calls (an import), not one per write
 
+    def pin(self, cited: Sequence[str]) -> dict[str, str]:
+        return self._skills.pin(cited, "refs")  # each code ref's hash now, as remember pins them; InvalidRecordError names a bad one
+
     def put_blob(self, data: bytes) -> str:
         return self._journal.put_blob(data)
 

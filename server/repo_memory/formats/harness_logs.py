@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from repo_memory.formats.experience import KINDS, server_kind
+from repo_memory.formats.experience import KINDS, seal, server_kind
 from repo_memory.errors import InvalidArgumentError, SecretError
 from repo_memory.formats.refs import check_session
 
@@ -82,6 +82,7 @@ class Item:
     writer: str = ""  # the clone that wrote it, for a record exported from a clone's log (its source names it)
     origin: str = ""  # a record's id in its records file: its own, or an entry's SESSION#N (its session's Nth entry there)
     exported: bool = False  # a record as `log tail --json` prints it (its own id and hash), not an entry
+    anchors: dict[str, str] = field(default_factory=dict)  # an exported record's code refs, hashed where it was written
 
 
 @dataclass(frozen=True)
@@ -250,8 +251,9 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
     """(line number, item or what is wrong with the line) for JSONL records: full records as `repo-memory log tail
     --json` prints them, or entries {kind, text, data?, refs?, ts?, session?, actor?}; `session` takes entries that name none.
 
-    A record keeps its session and time; its key is its own `source_id` (it was imported before) or its id and hash.
-    An entry's key is a hash of its line and how often that line came before, so the same file twice adds nothing.
+    A record keeps its session and time; its key is its own `source_id` (it was imported before) or its id and hash,
+    and one whose content does not match its hash is refused. An entry's key is a hash of its line and how often that
+    line came before (a `source_id` in its data claims nothing), so the same file twice adds nothing.
     `checked`: every line passed `problems` already.
     """
     seen: dict[str, int] = {}
@@ -274,8 +276,8 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
             data, kind = _merge(data, {"imported_kind": kind}), "note"
         if full and obj.get("blob"):
             data = _merge(data, {"source_blob": obj["blob"]})  # its content stayed in the other repository's blob
-        if isinstance(data, dict) and isinstance(data.get("source_id"), str):
-            key = data["source_id"]
+        if full and isinstance(data, dict) and isinstance(data.get("source_id"), str):
+            key = data["source_id"]  # its hash holds: it is the record that was imported as that one
         elif full:
             key = f"{obj['id']}@{obj['sha256'][:12]}"
         else:
@@ -291,7 +293,8 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
         entries[named] = entries.get(named, 0) + (not full)
         yield number, Item(key, kind, actor, obj.get("text"), _merge(data, {"source_id": key}), _ts(obj.get("ts")),
                            tuple(obj.get("refs") or ()), tuple(obj["covers"]) if obj.get("covers") is not None else None,
-                           named, harness, writer, str(obj["id"]) if full else f"{named}#{entries[named]}", full)
+                           named, harness, writer, str(obj["id"]) if full else f"{named}#{entries[named]}", full,
+                           dict(obj["anchors"]) if full and isinstance(obj.get("anchors"), dict) else {})
 
 
 def _problem(obj: dict[str, Any]) -> str:
@@ -300,6 +303,9 @@ def _problem(obj: dict[str, Any]) -> str:
     unknown = sorted(set(obj) - (RECORD_FIELDS if full else ENTRY_FIELDS))
     if unknown:
         return f"unknown field(s) {', '.join(unknown)}; an entry has {', '.join(sorted(ENTRY_FIELDS))}"
+    if full and (not isinstance(obj["sha256"], str) or seal(obj)["sha256"] != obj["sha256"]):
+        return ("its content does not match its sha256 (edited after it was exported), so it is not the record it names: "
+                "to bring the changed text in as a new record, drop id, seq, sha256, mac, prev and source from the line")
     kind = obj.get("kind", "note")
     if not isinstance(kind, str) or kind not in KINDS and not server_kind(kind):
         return f"kind {str(kind)[:40]!r} is not one of {', '.join(KINDS)}"

@@ -36,6 +36,11 @@ class Committed:
         self._incoming: dict[tuple[str, str], frozenset[bytes]] = {}  # (commit, log) -> its lines, of a merge under way
         self._clean: dict[tuple[str, str], str] = {}  # (path, id of its bytes) -> the id git's conversion gives them
 
+    def upstream(self) -> str:
+        """The remote branch the checked-out branch pulls from, as `origin/main` ('' when it has none)."""
+        found = self.git.run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}", check=False)
+        return found.stdout.strip() if found.returncode == 0 else ""
+
     def head(self) -> str | None:
         """The commit HEAD points at now (None on an unborn branch); forgets what it knew of an older HEAD."""
         head = self.git.memory_head()

@@ -316,8 +316,22 @@ class RecordIndex:
 
     def search(self, query: Query, limit: int, offset: int = 0, kinds: Sequence[str] | None = None, session: str | None = None,
                since: str | None = None, until: str | None = None, sem: QueryVectors | None = None) -> list[Hit]:
-        """Records matching `query` within the filters, best first (index/ranking.py); quarantined records never come back."""
-        return RecordRanking(self._db, self._frequencies).search(query, limit, offset, Filters(kinds, session, since, until), sem)
+        """Records matching `query` within the filters, best first (index/ranking.py); quarantined records never come back,
+        nor a copy an import made of another hit."""
+        hits = RecordRanking(self._db, self._frequencies).search(query, limit, offset, Filters(kinds, session, since, until), sem)
+        copies = self._copies([hit.id for hit in hits]) if len(hits) > 1 else set()
+        return [hit for hit in hits if hit.id not in copies] if copies else hits
+
+    def _copies(self, ids: Sequence[str]) -> set[str]:
+        """Those of `ids` that `log import` copied from another of them: the same kind, time and text (an import keeps
+        them), written by the import, the other not, or by an import too under a smaller id. A clone that imported
+        another's export and then pulled its log holds both; recall shows the record once, where it was written."""
+        marks = ", ".join("?" * len(ids))
+        with self._db.lock:
+            return {str(r[0]) for r in self._db.conn.execute(
+                f"SELECT a.id FROM records a JOIN records b ON b.ts = a.ts AND b.kind = a.kind AND b.text = a.text AND b.id != a.id "
+                f"WHERE a.id IN ({marks}) AND b.id IN ({marks}) AND a.tool = 'import' AND (b.tool != 'import' OR b.id < a.id)",
+                [*ids, *ids])}
 
     def searchable(self) -> int:
         """How many distinct texts the records recall can return hold (one vector each)."""

@@ -67,7 +67,9 @@ def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool)
         raise click.ClickException("No experience recorded yet. Add one: repo-memory log add 'what happened'")
     for line in [ln for ln in store.lines(session) if ln.record][-count:]:
         assert line.record is not None
-        click.echo(line.raw.decode("utf-8") if as_json else transcript.one_line(line.record))
+        edited = experience.seal(line.record)["sha256"] != line.record["sha256"]  # as log show and read mark it
+        mark = "  [verification failed: its content does not match its sha256; `repo-memory verify` says more]" if edited else ""
+        click.echo(line.raw.decode("utf-8") if as_json else transcript.one_line(line.record) + mark)
 
 
 @log.command(name="import")
