@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -51,9 +51,9 @@ def start(store: Store, status: str) -> Path:
     return store.root / ".agents/skills/deploy/SKILL.md"
 
 
-def edit(store: Store, path: Path, form: str, old: str = STEP, new: str = OWN) -> None:
+def edit(store: Store, path: Path, form: str, old: str = STEP, new: str = OWN, during: Callable[[], None] | None = None) -> None:
     """The session's own tool call changing `old` to `new` in SKILL.md, its server answering the call's hooks: a shell
-    `sed -i`, Claude Code's Edit tool, or its Write tool (the whole file)."""
+    `sed -i`, Claude Code's Edit tool, or its Write tool (the whole file); `during`: what happens while the call runs on."""
     rel = path.relative_to(store.root).as_posix()
     inputs = {"sed": {"command": f"sed -i 's/{old}/{new}/' {rel}"},
               "Edit": {"file_path": str(path), "old_string": old, "new_string": new},
@@ -65,6 +65,8 @@ def edit(store: Store, path: Path, form: str, old: str = STEP, new: str = OWN) -
         subprocess.run(["bash", "-c", inputs[form]["command"]], cwd=store.root, capture_output=True, check=True)
     else:
         path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    if during is not None:
+        during()
     hooks.run(store, "post-tool", {**call, "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}})
 
 
@@ -119,3 +121,56 @@ def test_someone_elses_change_after_the_sessions_own_edit_still_waits_for_a_read
         assert "B's step" in path.read_text(encoding="utf-8")
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("status", ["draft", "active"])
+def test_another_sessions_write_while_the_sessions_edit_runs_on_still_waits_for_a_read(session: Store, status: str):
+    """Session B wrote while A's call (`sed … && make test`) still ran: what the call left was credited to A as seen,
+    and A's next update replaced B's step unseen."""
+    if status == "active" and session.config.commit == "auto":
+        pytest.skip("B's write is refused then: A's edit, not redrafted yet, is an edit no commit holds (a person's?)")
+    path = start(session, status)
+    other = Store(session.config, session="sB")
+
+    def b_writes() -> None:
+        other.read("skill:deploy")
+        other.write_skill("deploy", None, f"{OWN}\n2. warm the cache (B's step)", actor="agent")
+
+    try:
+        edit(session, path, "sed", during=b_writes)
+        with pytest.raises(ConflictError, match="changed since this session last read"):
+            session.write_skill("deploy", None, f"{OWN}\n2. then check", actor="agent")
+        assert "B's step" in path.read_text(encoding="utf-8")
+    finally:
+        other.close()
+
+
+def test_a_sessions_own_edit_of_a_skill_checked_out_with_crlf_counts_as_seen(session: Store):
+    """core.autocrlf=true: HEAD's blob (LF) was compared with the CRLF bytes on disk, so the session's own edit of a
+    committed skill it had not read was refused as "changed since this session last read"."""
+    path = start(session, "active")
+    git(session.root, "config", "core.autocrlf", "true")
+    path.unlink()
+    git(session.root, "checkout", "--", ".agents/skills/deploy/SKILL.md")
+    assert b"\r\n" in path.read_bytes() and git(session.root, "status", "--porcelain") == ""
+    fresh = Store(session.config, session="sC")  # a session that never read it: a committed version is updatable unseen
+    try:
+        edit(fresh, path, "sed")
+        done = fresh.write_skill("deploy", None, f"{OWN}\n2. then check", actor="agent")
+        assert done.status == "draft" and "2. then check" in path.read_text(encoding="utf-8")
+    finally:
+        fresh.close()
+
+
+def test_an_agents_edit_over_a_persons_uncommitted_step_leaves_the_step_out_of_its_commit(session: Store):
+    """commit = auto: the redraft of an active skill committed the person's unsaved step as "edited by an agent, back to
+    draft" (origin: agent), where skill_write refuses to ("would commit them as yours")."""
+    if session.config.commit != "auto":
+        pytest.skip("nothing is committed with commit = off")
+    path = start(session, "active")
+    path.write_text(path.read_text(encoding="utf-8") + "2. person step, not committed yet\n", encoding="utf-8")
+    edit(session, path, "sed")
+    session.flush()
+    assert "person step" not in git(session.root, "log", "-p", "--", ".agents/skills/deploy/SKILL.md")
+    text = path.read_text(encoding="utf-8")
+    assert "person step" in text and OWN in text and "status: draft" in text

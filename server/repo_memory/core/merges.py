@@ -41,7 +41,7 @@ class Merges:
     """The merges that brought skills to one clone, looked at for text no person accepted."""
 
     def __init__(self, *, committed: Committed, state_dir: Path, sources: tuple[str, ...], review: str,
-                 redraft: Callable[[list[str], str], list[str]]):
+                 redraft: Callable[[list[str], str], tuple[list[str], list[str]]]):
         self._committed, self._seen, self._sources, self._review = committed, state_dir / SEEN, sources, review
         self._redraft = redraft
 
@@ -68,7 +68,7 @@ class Merges:
                     continue
                 done.add(folder)  # newest first: an older merge's folder is not current
                 if joined(git, commit, folder, parents, renamed) and self._current(commit, folder):
-                    names += self._redraft([f"{folder}/{skills.SKILL_FILE}"], f"merge {commit[:7]}, which no person reviewed")
+                    names += self._redraft([f"{folder}/{skills.SKILL_FILE}"], f"merge {commit[:7]}, which no person reviewed")[0]
         disk.write_atomic(self._seen, head.encode())
         return names
 

@@ -12,16 +12,21 @@ content.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.errors import NotFoundError, UnsafePathError
+from repo_memory.errors import UnsafePathError
 from repo_memory.formats.skills import LINKED_SKILL_FILE, MIRROR_MARKER, SKILL_FILE
+from repo_memory.git import history
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
+WRITES_FILE = "skill-writes.json"  # when repo-memory last wrote each skill file, by its path (`wrote`)
+WRITES_KEPT_NS = 86_400 * 10**9  # writes older than a day tell nothing of a tool call running now
 MAX_UP = 8  # folders looked up from a named path for its skill's SKILL.md (a script deep in the skill's folder)
 
 
@@ -83,27 +88,70 @@ def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed:
 def own(folder: Path, rel: str, before: Mapping[str, str] | None, seen: str | None, committed: Committed) -> bool:
     """Whether the call that changed skill `folder` (its SKILL.md at `rel`) changed a version its session could update
     unseen: the one it last read or wrote (`seen`, a sha256) or one HEAD holds, as noted before the call (`note`). What
-    it leaves is then the session's own; a call over another session's write or a person's edit is no reading of it,
-    and a call no pre-tool hook noted tells nothing of the version it found."""
+    it leaves is then the session's own — unless repo-memory wrote the skill while the call ran (`written_since`, which
+    the caller asks) — where a call over another session's write or a person's edit is no reading of it, and a call no
+    pre-tool hook noted tells nothing of the version it found."""
     was = (before or {}).get(str(folder.resolve() / SKILL_FILE))
-    if was is None or was == seen:
-        return was is not None
+    return was is not None and (was == seen or _committed(committed, rel, was))
+
+
+def unsaved_before(folder: Path, rel: str, before: Mapping[str, str] | None, committed: Committed) -> bool:
+    """Whether SKILL.md (at `rel`) held, before the call, a version no commit holds (as noted by `note`): a person's edit
+    in progress, unless repo-memory wrote it and commits it (Committer.waiting, which the caller asks)."""
+    was = (before or {}).get(str(folder.resolve() / SKILL_FILE))
+    return was is not None and not _committed(committed, rel, was)
+
+
+def _committed(committed: Committed, rel: str, sha256: str) -> bool:
+    """Whether HEAD holds `rel` as the file whose sha256 is `sha256`: its blob's bytes, or those a checkout writes of
+    it (core.autocrlf=true checks a skill out with CRLF, a filter smudges it)."""
     head = committed.head()
+    entry = committed.git.entry(head, rel) if head else None
+    if entry is None:
+        return False  # HEAD has no such file: the version was on disk only
+    if hashlib.sha256(committed.git.read(entry[0])).hexdigest() == sha256:
+        return True
+    return hashlib.sha256(history.checked_out(committed.git, rel, entry[0])).hexdigest() == sha256
+
+
+def wrote(state_dir: Path, rel: str, writer: str) -> None:
+    """Note that `writer` (a Skillbook: a session's server, a person's command) wrote skill file `rel` now (the caller
+    holds the repository lock)."""
+    path, now = state_dir / WRITES_FILE, time.time_ns()
+    known = {k: [w for w in v if now - w[0] < WRITES_KEPT_NS][-32:] for k, v in _writes(state_dir).items()}
+    known[rel] = [*known.get(rel, []), (now, writer)]
+    disk.write_atomic(path, json.dumps({k: v for k, v in known.items() if v}).encode("utf-8"))
+
+
+def written_since(state_dir: Path, rel: str, ns: int, writer: str) -> bool:
+    """Whether another writer than `writer` (another session's skill_write, a person's accept) wrote skill file `rel`
+    at or after `ns`: what the session of `writer` last saw of it is no longer all there is."""
+    return any(at >= ns and who != writer for at, who in _writes(state_dir).get(rel, []))
+
+
+def _writes(state_dir: Path) -> dict[str, list[tuple[int, str]]]:
     try:
-        return head is not None and hashlib.sha256(committed.git.blob(head, rel)).hexdigest() == was
-    except NotFoundError:
-        return False  # HEAD has no such file: the version was on disk only, and not the one the session had
+        known = json.loads((state_dir / WRITES_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(known, dict):
+        return {}
+    return {k: [(w[0], w[1]) for w in v if isinstance(w, list) and len(w) == 2 and isinstance(w[0], int)]
+            for k, v in known.items() if isinstance(v, list)}
 
 
-def told(root: Path, names: Sequence[str]) -> list[str]:
+def told(root: Path, names: Sequence[str], kept_out: Sequence[str] = ()) -> list[str]:
     """What an agent is told of the skills its tool call changed (`names`, from Skillbook.redraft): drafts again, or
-    broken where SKILL.md is a link now."""
+    broken where SKILL.md is a link now; and of those left uncommitted (`kept_out`): a person's edit is in the file."""
     linked = [n for n in names if (root / SKILLS_DIR / n / SKILL_FILE).is_symlink()]
     drafts = ", ".join(f"skill:{n}" for n in names if n not in linked)
     return ([f"repo-memory: {drafts} changed by this session's file edits, so it is a draft again until a person runs "
              "`repo-memory accept`."] if drafts else []) + [
         f"repo-memory: skill:{n} is broken: {LINKED_SKILL_FILE}. Put a real SKILL.md file back in its place (`repo-memory "
-        "doctor` says how); a person reviews it then." for n in linked]
+        "doctor` says how); a person reviews it then." for n in linked] + [
+        f"repo-memory: {SKILLS_DIR}/{n}/{SKILL_FILE} held changes that no commit holds and repo-memory did not write (a "
+        "person's edit in progress?), so your edit is not committed as yours: leave the file as it is (do not commit, "
+        "discard, stash or check out it) and tell the person." for n in kept_out]
 
 
 def skill_of(rel: str, sources: Iterable[str]) -> str | None:

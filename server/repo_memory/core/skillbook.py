@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
 from repo_memory.core import offering, reviewing, rewrites, skill_changes, skill_files
+from repo_memory.core.redrafts import Redrafted, Redrafts
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import (ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, RepoMemoryError,
@@ -54,6 +56,9 @@ class Skillbook:
         self.root, self.state_dir, self.sources, self.review_policy = root, state_dir, sources, review
         self._docs, self._committer, self._committed, self._code, self._staleness = docs, committer, committed, code, staleness
         self._seen: dict[str, str] = {}  # by name, the SKILL.md sha256 this process last served or wrote (reviewing.overtaken)
+        self._writer = uuid.uuid4().hex  # who wrote a skill (skill_changes.wrote): this Skillbook, whose `_seen` it is
+        self._redrafts = Redrafts(root=root, state_dir=state_dir, sources=sources, review=review, docs=docs,
+                                  committer=committer, committed=committed, seen=self._seen, writer=self._writer)
 
     def _documents(self) -> list[skills.Found]:
         """Every document the index holds, skills and loop specs alike (a complete sync drops whatever is missing)."""
@@ -193,6 +198,7 @@ class Skillbook:
                                    sha256=hashlib.sha256(data).hexdigest(), warnings=[f"Unchanged: skill:{name} already says this."],
                                    review_sha=self.fingerprint(name))
             disk.write_atomic(path, data)
+            skill_changes.wrote(self.state_dir, rel, self._writer)  # a tool call running now did not leave this version
             self._seen[name] = hashlib.sha256(data).hexdigest()
             offered = offering.settle(self.root, SKILLS_DIR, name)  # a draft: Codex must not list it by itself either
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
@@ -259,62 +265,9 @@ class Skillbook:
         return text, pinned
 
     def redraft(self, rels: Sequence[str], via: str, since: int | None = None,
-                before: Mapping[str, str] | None = None) -> list[str]:
-        """Skills' files changed by `via` (an agent's tool call, a merge): those `rels` names — of a tool call (`before`
-        given), only those whose folder changed during it (core/skill_changes.py: a read is no change) — and with
-        `since` (ns) every one whose files' change times fall in the call and whose content changed go back to `draft`
-        while review is required. Returns the names whose status changed."""
-        named = [rel for rel in rels if before is None or (folder := skill_changes.skill_of(rel, self.sources)) is None
-                 or skill_changes.changed(self.root / folder, folder, before, self._committed)]
-        timed = skill_changes.touched_since(self.root, self.sources, since) if since is not None else []
-        touched = [*named, *(rel for rel in timed if rel in named or self._changed_during(rel, before, since))]
-        return sorted({name for rel in touched if (name := self._redraft(rel, via, set(named), since, before))})
-
-    def _changed_during(self, rel: str, before: Mapping[str, str] | None, since: int | None) -> bool:
-        """Whether the skill whose SKILL.md is `rel`, touched while a call ran, has content other than before it: as
-        noted before it, else as HEAD holds it (a person's accept or a redraft is committed at once; a touch or the same
-        bytes written again is no change), SKILL.md also as the index saw it before the call (a person's edit in progress)."""
-        seen = self._docs.rows("path=?", (rel,), "sha256, checked_ns")
-        indexed = seen[0]["sha256"] if seen and since is not None and seen[0]["checked_ns"] < since else ""
-        folder = rel.rsplit("/", 1)[0]
-        return skill_changes.changed(self.root / folder, folder, before, self._committed, indexed)
-
-    def _redraft(self, rel: str, via: str, named: set[str], since: int | None, before: Mapping[str, str] | None) -> str | None:
-        parts = rel.split("/")
-        source = next((s for s in self.sources if rel.startswith(f"{s}/")), None)
-        if source is None or len(parts) <= len(source.split("/")) + 1:
-            return None
-        name, required = parts[len(source.split("/"))], self.review_policy == "required"
-        md, path = f"{source}/{name}/{skills.SKILL_FILE}", paths.inside(self.root, *source.split("/"), name) / skills.SKILL_FILE
-        if not path.is_file() or (path.parent / skills.MIRROR_MARKER).exists():  # a generated copy: mirror.take
-            return None
-        if path.is_symlink():  # never written through: in .agents/skills it is no longer served (skills.LINKED_SKILL_FILE)
-            return name if source == SKILLS_DIR else None
-        with disk.repo_lock(self.state_dir):
-            raw = disk.read_safely(path)
-            current = skills.parse(raw, md, source)
-            text = None
-            if required and (current.status != "draft" or current.origin != "agent"):
-                try:
-                    text = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft", ("metadata", "origin"): "agent"})
-                except (InvalidRecordError, UnicodeDecodeError):
-                    pass  # an invalid file is not searchable and cannot be accepted as it is; doctor reports it
-                else:
-                    disk.write_atomic(path, text.encode("utf-8"))
-                    self._docs.note([skills.Found(str(path), md, source, self.sources.index(source))])
-            if source == SKILLS_DIR and skill_changes.own(path.parent, md, before, self._seen.get(name), self._committed):
-                self._seen[name] = hashlib.sha256(raw if text is None else text.encode("utf-8")).hexdigest()  # its own edit
-            if not required:  # nothing to review: the agent's edit is its work on the files, as with code
-                return None
-            # its edit of the draft HEAD holds is the agent's, committed as such: not a person's edit in progress (unsaved)
-            mine = [md] if text is not None or source == SKILLS_DIR and not self._committed.file(md, raw) \
-                and skill_changes.own(path.parent, md, before, None, self._committed) else []
-            offered = offering.settle(self.root, source, name)  # also when it was a draft: the agent may have changed agents/
-            beside = reviewing.agents_change(self._committer.git, self._committed, f"{source}/{name}", named, since) if source == SKILLS_DIR else []
-        if source == SKILLS_DIR and (mine or offered or beside):
-            self._committer.record([*mine, *offered, *beside], f"memory(skill): {name} edited by an agent ({via}), " + (
-                "back to draft" if text is not None else "still a draft" if mine or beside else "kept from Codex's list"))
-        return name if text is not None else None
+                before: Mapping[str, str] | None = None) -> Redrafted:
+        """Skills' files changed by `via` back to draft while review is required (core/redrafts.py)."""
+        return self._redrafts.redraft(rels, via, since, before)
 
     def repin(self, name: str) -> list[str]:
         """A person checked skill `name` against the code: pin its anchors' current hashes; returns the anchors pinned."""
@@ -327,6 +280,7 @@ class Skillbook:
             pinned = self.pin(list(cited), "metadata.anchors")
             text = skills.edit(raw.decode("utf-8"), name, {("metadata", "anchor_hashes"): pinned})
             disk.write_atomic(path, text.encode("utf-8"))
+            skill_changes.wrote(self.state_dir, rel, self._writer)
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
         self._committer.record([rel], f"memory(skill): {name} checked against the code, anchors re-pinned")
         self._staleness.check()
@@ -383,6 +337,7 @@ class Skillbook:
                 if source == SKILLS_DIR:  # elsewhere nothing is committed by us: the edit is the agent's, left as it was
                     reviewing.unsaved(self._committer, self._committed, path, rel, "rejecting it")
                 changed, message, done = reviewing.turn_down(self._committer, self._committed, name, path, rel)
+            skill_changes.wrote(self.state_dir, rel, self._writer)
             changed += offering.settle(self.root, source, name)  # served now, or gone: the harnesses' own lists follow
             self._docs.note(self._documents(), complete=True)
         if source != SKILLS_DIR or not changed:  # a folder of the person's own: we never commit it (nor did the redraft)

@@ -20,7 +20,7 @@ from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
 from repo_memory.core.settling import Followed, Settling
-from repo_memory.core.skillbook import Skillbook, WriteResult
+from repo_memory.core.skillbook import Redrafted, Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
 from repo_memory.errors import GitError, InvalidArgumentError
 from repo_memory.formats import experience, loops
@@ -244,7 +244,7 @@ class Store:
     def fingerprint(self, name: str) -> str:
         return self._skills.fingerprint(name)
 
-    def redraft(self, rels: Sequence[str], via: str, since: int | None = None, before: Mapping[str, str] | None = None) -> list[str]:
+    def redraft(self, rels: Sequence[str], via: str, since: int | None = None, before: Mapping[str, str] | None = None) -> Redrafted:
         return self._skills.redraft(rels, via, since, before)  # drafts again, seen by this session (only those)
 
     def repin(self, name: str) -> tuple[list[str], str]:  # a person checked a skill, loop:NAME or a record against the code

@@ -115,16 +115,16 @@ class Git:
     def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = GIT_TIMEOUT, check: bool = True,
             stdin: str | bytes | None = None) -> subprocess.CompletedProcess[str]:
         """Run `git ARGS` in the work tree, bounded by `timeout`; GitError when it fails (with `check`) or hangs."""
-        raw = isinstance(stdin, bytes)  # a file's contents: decoded here and encoded back, git gets the very same bytes
+        raw = isinstance(stdin, bytes)  # a file's contents: bytes in and out, no newline turned (CRLF stays), out as text
         # Its own session, and no token of a step or `loop run` round (runner/verify.py): when a harness kills our process
         # group, or a step ends, a git command already running still finishes and removes its lock files (a git killed
         # mid-write would leave .git/index.lock behind, blocking the user's git).
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {}), "REPO_MEMORY_VERIFY": ""}
-        proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                encoding="utf-8" if raw else None, errors="surrogateescape" if raw else None,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=not raw, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                start_new_session=True)
         try:
-            out, err = proc.communicate(stdin.decode("utf-8", "surrogateescape") if isinstance(stdin, bytes) else stdin, timeout=timeout)
+            out, err = (b.decode("utf-8", "surrogateescape") if raw else b for b in proc.communicate(stdin, timeout=timeout))
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # git and whatever it started (a signing agent that hangs)

@@ -67,7 +67,7 @@ def _redraft(top: Path, rels: list[str], tool: str, before: dict[str, str]) -> t
     other = Store(config)
     try:
         taken = mirror.take(other.root, config.state_dir, rels, None)  # an edit of Claude Code's copy: to its skill
-        names = other.redraft([*rels, *(t.skill for t in taken if t.skill)], tool, before=before)
+        names = other.redraft([*rels, *(t.skill for t in taken if t.skill)], tool, before=before)[0]
         if names:
             mirror.withdraw(other.root, config.state_dir, names)
         return names, ""

@@ -137,9 +137,9 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
     try:  # the call is recorded below whatever befalls a skill it changed
-        redrafted, failed = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since, before), []
+        (redrafted, kept_out), failed = store.redraft([*named, *(t.skill for t in taken if t.skill)], tool, since, before), []
     except (RepoMemoryError, OSError) as exc:
-        redrafted, failed = [], [f"repo-memory: the skills this call changed were not checked ({exc}); `repo-memory doctor` lists them."]
+        redrafted, kept_out, failed = [], [], [f"repo-memory: the skills this call changed were not checked ({exc}); `repo-memory doctor` lists them."]
     if redrafted:
         data["redrafted"] = redrafted
         mirror.withdraw(store.root, store.config.state_dir, redrafted)  # Claude Code's copies of them go
@@ -152,7 +152,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
             engine.note_read(read, runs)
     if store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # logs a sparse checkout leaves out: the skills still count
         store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
-    notes = failed + skill_changes.told(store.root, redrafted)
+    notes = failed + skill_changes.told(store.root, redrafted, kept_out)
     notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
