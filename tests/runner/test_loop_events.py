@@ -1,6 +1,6 @@
 """What asks `loop due`, through real git hooks: a git hook runs only the loops whose trigger is that git event, a run a
-pre-push hook made leaves the branch where it was pushed and its record waits for that branch, a run whose log another
-branch lacks breaks no later hook, and a change loop waits for a change after its accept, also one a teammate ran."""
+pre-push hook made is committed on the branch it pushed at once, a run whose log another branch lacks breaks no later
+hook, and a change loop waits for a change after its accept, also one a teammate ran."""
 
 from __future__ import annotations
 
@@ -51,15 +51,19 @@ def test_a_commit_runs_no_scheduled_or_change_loop_from_the_git_hooks(toy: Path,
     assert asked == {"fix-add", "on-change"}, asked
 
 
-def test_a_run_a_pre_push_hook_made_leaves_the_branch_at_the_tip_it_pushed(toy: Path, store: Store, runner: CliRunner,
-                                                                          tmp_path: Path):
-    """The run's record was committed after the tip the push had taken: after every push the branch was "ahead by 1"."""
+def test_a_run_a_pre_push_hook_made_is_committed_on_the_branch_it_pushed_and_nowhere_else(toy: Path, store: Store,
+                                                                                       runner: CliRunner, tmp_path: Path):
+    """Left pending for "the next memory commit" so that the branch stayed at the pushed tip, the run's record was
+    committed by the next repo-memory command on whatever branch was checked out then (after `git switch feature`, on
+    feature), or swept into the agent's own commit there, or deleted by a `git clean` with no refusal. It is committed at
+    once, on the branch the push sent, one commit past the pushed tip, and the push says it goes with the next push."""
     triggered(toy, "trigger: {on: git, events: [pre-push]}")
     Engine(store).accept("fix-add")
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", str(remote))
     git(toy, "add", "-A")
     git(toy, "commit", "-q", "-m", "setup")
+    git(toy, "branch", "feature")
     git(toy, "remote", "add", "origin", str(remote))
     git(toy, "push", "-q", "-u", "origin", "main")
     assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
@@ -68,11 +72,15 @@ def test_a_run_a_pre_push_hook_made_leaves_the_branch_at_the_tip_it_pushed(toy: 
                             timeout=120)
     assert pushed.returncode == 0, pushed.stderr
     assert "fix-add: due (git pre-push)" in pushed.stderr, pushed.stderr
-    assert git(toy, "rev-parse", "HEAD") == git(toy, "rev-parse", "origin/main"), git(toy, "log", "--oneline", "-3")
-    assert "the run's record waits for the next memory commit" in pushed.stderr, pushed.stderr
+    assert "the run's record is committed past the tip this push sends: your next push takes it" in pushed.stderr, pushed.stderr
     assert [(r["loop"], r["state"]) for r in Engine(store).status()] == [("fix-add", "aborted")]
-    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
     assert "run ended aborted" in git(toy, "log", "-1", "--format=%s"), git(toy, "log", "--oneline", "-3")
+    assert git(toy, "rev-parse", "HEAD^") == git(toy, "rev-parse", "origin/main"), git(toy, "log", "--oneline", "-3")
+    assert git(toy, "status", "--porcelain", "--", ".agents") == ""  # nothing left on disk for another branch to take
+    feature = git(toy, "rev-parse", "feature")
+    git(toy, "switch", "-q", "feature")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
+    assert git(toy, "rev-parse", "HEAD") == feature, git(toy, "log", "--oneline", "-3")
 
 
 def test_a_commit_on_a_branch_that_lacks_an_earlier_runs_log_still_runs_its_loop(toy: Path, store: Store, runner: CliRunner):
@@ -107,38 +115,6 @@ def test_a_change_loop_that_never_ran_waits_for_a_change_after_its_accept(toy: P
     (toy / "calc.py").write_text(FIXED, encoding="utf-8")
     due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
     assert "fix-add: due (calc.py changed since the loop was accepted)" in due.output, due.output
-
-
-def test_a_pre_push_runs_record_waits_for_its_branch_when_the_person_switches_away(toy: Path, store: Store,
-                                                                                  runner: CliRunner, tmp_path: Path):
-    """The record a pre-push run left for the next memory commit was committed by the next repo-memory command on
-    whatever branch was checked out then: after `git push` and `git switch feature`, main's run landed on feature."""
-    triggered(toy, "trigger: {on: git, events: [pre-push]}")
-    Engine(store).accept("fix-add")
-    git(toy, "add", "-A")
-    git(toy, "commit", "-q", "-m", "setup")
-    git(toy, "branch", "feature")
-    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "remote.git"))
-    git(toy, "remote", "add", "origin", str(tmp_path / "remote.git"))
-    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
-    committed(toy, "mine")
-    pushed = subprocess.run(["git", "push", "-q", "origin", "main"], cwd=toy, capture_output=True, text=True,
-                            env={**os.environ, **GIT_ENV}, timeout=120)
-    assert "the run's record waits for the next memory commit on main" in pushed.stderr, pushed.stderr
-    feature = git(toy, "rev-parse", "feature")
-    git(toy, "switch", "-q", "feature")
-    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
-    assert git(toy, "rev-parse", "HEAD") == feature, git(toy, "log", "--oneline", "-3")
-    (record,) = git(toy, "ls-files", "--others", "--", ".agents/experience").split()  # still on disk, for main
-    due = runner.invoke(cli, ["--root", str(toy), "loop", "due"])
-    assert f"{record} waits for branch main" in due.output, due.output
-    doctor = runner.invoke(cli, ["--root", str(toy), "doctor"])
-    assert "1 memory path(s) wait for branch main" in doctor.output, doctor.output
-    git(toy, "switch", "-q", "main")
-    assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0
-    assert "run ended aborted" in git(toy, "log", "-1", "--format=%s"), git(toy, "log", "--oneline", "-3")
-    assert git(toy, "log", "-1", "--format=%H", "--", record).strip() == git(toy, "rev-parse", "HEAD").strip()
-    assert git(toy, "rev-parse", "feature") == feature
 
 
 def test_a_change_loop_a_teammate_ran_waits_for_a_change_after_the_accept_on_a_new_clone(

@@ -245,11 +245,6 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            f"yet{said}", f"They are kept durably. {next_step(waits)}".strip() if waits else
                            "They are kept durably and committed at the next checkpoint, session end or server exit; "
                            "`repo-memory doctor --fix` commits them now."))
-    for branch in sorted(set(health.elsewhere.values())):  # a pre-push run's record: committed on the branch it checked
-        paths = sorted(p for p, b in health.elsewhere.items() if b == branch)
-        out.append(Finding("info", _folders(paths), f"{len(paths)} memory path(s) wait for branch {branch}, the branch a "
-                           f"pre-push run checked: {_listed(paths)}", f"Nothing to fix: they are kept, and the next repo-memory "
-                           f"command once {branch} is checked out (`git switch {branch}`) commits them there."))
     if health.nameless and store.config.commit in ("auto", "private"):  # a fresh machine or CI: memory commits go on
         out.append(Finding("warning", ".git/config", health.nameless, NAME_YOURSELF))
     if health.staged:  # commit = "stage": where repo-memory leaves memory, for the person's own commit

@@ -258,12 +258,6 @@ class Store:
     def flush(self, scope: str = "docs", session: str | None = None, harness: str | None = None) -> CommitResult | None:
         return self._committer.flush(scope, session, harness)  # skills and loops; experience of `session`, this process's (final), all
 
-    def bind_to_branch(self) -> str:  # what this process writes from now on is committed only on the branch checked out now
-        return self._committer.bind()  # that branch ('' when HEAD is detached): a pre-push run's record (cli/loops.py)
-
-    def waiting_elsewhere(self) -> dict[str, str]:
-        return self._committer.elsewhere()  # {pending path: the branch it waits for}, bound there by bind_to_branch
-
     def commit_files(self, paths: list[str], message: str) -> CommitResult | None:
         return self._committer.commit(paths, message)  # files repo-memory created besides memory writes (init's scaffolding)
 

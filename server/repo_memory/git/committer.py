@@ -11,6 +11,7 @@ Modes (`commit` in the config): `auto` commits on the checked-out branch beside 
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import logging
 import os
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
-from repo_memory.git.pending import Journal, Pending, alive, checked_out, here, start_time
+from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git import deferral, message, status
 from repo_memory.git.underway import Ending, held_by_git
 from repo_memory.git.repo import CommitResult, Git
@@ -83,7 +84,6 @@ class Committer:
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: dict[str, str] = {}  # pending logs kept out because they gained records repo-memory did not write
         self.repaired: list[str] = []
-        self.branch = ""  # the branch what this process records belongs on ('' any), see bind
 
     def commit(self, paths: list[str], message: str) -> CommitResult | None:
         """Note `paths` as changed documents of no session (init's scaffolding, an accepted loop) and commit them now."""
@@ -97,8 +97,7 @@ class Committer:
         if self.mode == "off":
             return deferral.leave(self.state_dir, paths)  # the person's to commit: doctor says so (git/deferral.py)
         session = "" if session is None else session or self.session or ""
-        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last, self.branch)
-                   for path in dict.fromkeys(paths)]
+        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last) for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
             again = self._unnoted or ([] if self.journal.path.exists() else list(self._own))
             self._own += entries
@@ -142,15 +141,6 @@ class Committer:
                 log.warning("memory commit failed: %s", exc)
         self._ending.stop(idle=True)  # unless a flush waits for an operation to end (one the retries just began)
 
-    def bind(self) -> str:
-        """Commit what this process records from now on only on the branch checked out now (returned; '' if detached)."""
-        self.branch = checked_out(self.git.git_dir)
-        return self.branch
-
-    def elsewhere(self) -> dict[str, str]:
-        """Pending paths bound to a branch other than the one checked out, which they wait for: {path: branch}."""
-        return {e.path: e.branch for e in self._listed() if e.branch and not here(e, self.git)}
-
     def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
         if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
             return True  # documents commit as they change; a dead owner's work is taken over
@@ -192,7 +182,7 @@ class Committer:
 
     def _commit_due(self, scope: str, session: str | None, harness: str | None) -> CommitResult | None:
         """flush's work, under the commit lock; None when nothing is due."""
-        entries = [e for e in self._listed() if self._wanted(e, scope, session) and here(e, self.git)]
+        entries = [e for e in self._listed() if self._wanted(e, scope, session)]
         paths = sorted({e.path for e in entries})
         self.held = [p for p in paths if _holds_secret(self.root / p)]
         if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
@@ -280,6 +270,7 @@ class Committer:
                 return f"line {number} ({line.record.get('id')}) was changed after repo-memory wrote it (it no longer matches its sha256)"
         return ""
 
+
     def recover(self) -> CommitResult | None:
         """What a killed or terminated process left: its temporary index files, an interrupted index refresh, its
         pending writes. Cheap when there is nothing (a stat of two files)."""
@@ -292,7 +283,7 @@ class Committer:
             deferral.prune(self.git, self.state_dir)
         if self.mode == "off" or not self.journal.path.exists():
             return None
-        if any(not alive(e.owner, e.started) and here(e, self.git) for e in self.journal.read()):
+        if any(not alive(e.owner, e.started) for e in self.journal.read()):
             return self.flush()
         return None
 
@@ -348,8 +339,7 @@ class Committer:
 
     def health(self, folders: tuple[str, ...]) -> Health:
         """Pending writes, repairs, files at risk of deletion and uncommitted memory files under `folders`."""
-        pending, elsewhere = {e.path for e in self._listed()}, self.elsewhere()
-        waiting = pending - set(elsewhere)  # what a commit on this branch would take
+        pending = {e.path for e in self._listed()}
         staged: set[str] = set()
         at_risk: list[str] = []
         uncommitted: list[str] = []
@@ -361,11 +351,11 @@ class Committer:
             changed, deleted, conflicted = status.worktree(self.git, folders)
             staged = status.staged(self.git, folders) if self.mode == "stage" else set()  # there for the person's commit
             uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted} - staged)
-        deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if waiting else "")
-        return Health(len(waiting), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
-                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted or waiting else "",
-                      sorted(waiting.intersection(self.held)), sorted(staged - pending),
-                      message.nameless(self.git, self.policy.author_name, self.policy.author_email), elsewhere)
+        deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if pending else "")
+        return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
+                      self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
+                      sorted(pending.intersection(self.held)), sorted(staged - pending),
+                      message.nameless(self.git, self.policy.author_name, self.policy.author_email))
 
     def heal(self, paths: list[str]) -> None:
         """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
@@ -373,11 +363,19 @@ class Committer:
             self.git.run("reset", "-q", "HEAD", "--", *paths, check=False)
 
     def hand_over(self) -> int:
-        """Give this process's pending experience of a session to its harness, to end as one commit (Journal.hand_over)."""
-        handed = set(self.journal.hand_over(self.owner))
+        """Give this process's pending experience of a session to the live process whose hooks write that session too
+        (the harness): its session-end hook then commits the whole session as one commit, where this process ending
+        first would have made one commit and the hook another. Returns how many entries changed hands."""
+        entries = self.journal.read()
+        harness = {e.session: e for e in entries if e.kind == "experience" and e.session and e.owner != self.owner
+                   and alive(e.owner, e.started)}
+        changes = [(e, dataclasses.replace(e, owner=harness[e.session].owner, started=harness[e.session].started)) for e in entries
+                   if e.owner == self.owner and e.kind == "experience" and e.session in harness]
+        self.journal.reown(changes)
         with self._lock:  # the harness commits them now, not this process
+            handed = {old for old, _ in changes}
             self._own = [e for e in self._own if e not in handed]
-        return len(handed)
+        return len(changes)
 
     def close(self, commit: bool = True) -> None:
         """Cancel the timer and commit what this process owns — or, with `commit=False`, leave it pending (durably).
@@ -396,4 +394,5 @@ class Committer:
 
     def waits(self) -> str:
         """Why what this process wrote still waits for a commit after its last flush ('' when none of it does)."""
-        return last.deferred if self._own and (last := self.last) is not None and last.deferred and not last.sha else ""
+        last = self.last
+        return last.deferred if self._own and last is not None and last.deferred and not last.sha else ""

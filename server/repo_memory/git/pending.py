@@ -9,7 +9,6 @@ what its hooks wrote — by pid and process start time, so a reused pid is not m
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import subprocess
@@ -17,12 +16,8 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from repo_memory.guards import disk
-
-if TYPE_CHECKING:
-    from repo_memory.git.repo import Git
 
 JOURNAL = "pending.jsonl"
 LOCK = "pending.lock"
@@ -41,24 +36,6 @@ class Pending:
     started: int = 0  # that process's start time (ticks since boot), so a reused pid is not taken for it
     first: int = 0  # for experience: the first and last record seq written
     last: int = 0
-    branch: str = ""  # the branch its commit belongs on, '' any: a pre-push run's record waits there (Committer.bind)
-
-
-def checked_out(git_dir: Path) -> str:
-    """The branch HEAD names in the work tree of `git_dir` (`main`), or '' when HEAD is detached or cannot be read."""
-    try:
-        head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return ""
-    return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else ""
-
-
-def here(entry: Pending, git: Git) -> bool:
-    """Whether `entry` may be committed on the branch checked out in `git`'s work tree: it is bound to none, to that one,
-    or to a branch that no longer exists (it would otherwise wait for ever)."""
-    if not entry.branch or entry.branch == checked_out(git.git_dir):
-        return True
-    return git.run("rev-parse", "-q", "--verify", f"refs/heads/{entry.branch}", check=False).returncode != 0
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -215,18 +192,6 @@ class Journal:
                 if old in left:
                     left[left.index(old)] = new
             disk.write_atomic(self.path, "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in left).encode())
-
-    def hand_over(self, owner: int) -> list[Pending]:
-        """Give `owner`'s pending experience of a session to the live process whose hooks write that session too (the
-        harness): its session-end hook then commits the whole session as one commit, where `owner` ending first would
-        have made one commit and the hook another. Returns the entries that changed hands, as they were."""
-        entries = self.read()
-        harness = {e.session: e for e in entries if e.kind == "experience" and e.session and e.owner != owner
-                   and alive(e.owner, e.started)}
-        changes = [(e, dataclasses.replace(e, owner=harness[e.session].owner, started=harness[e.session].started)) for e in entries
-                   if e.owner == owner and e.kind == "experience" and e.session in harness]
-        self.reown(changes)
-        return [old for old, _ in changes]
 
     def adopt_old(self) -> None:
         """Paths an older version left in pending-commit.json join the list, owned by no live process."""

@@ -28,7 +28,6 @@ class Health:
     held: list[str] = field(default_factory=list)  # of the pending paths, those the last flush held back (foreign, a secret)
     staged: list[str] = field(default_factory=list)  # with commit = "stage": memory files staged whole, for the person's commit
     nameless: str = ""  # what to say when memory commits would name no person as their author (no git identity), else ''
-    elsewhere: dict[str, str] = field(default_factory=dict)  # pending paths bound to a branch not checked out: {path: branch}
 
 
 def worktree(git: Git, folders: tuple[str, ...]) -> tuple[list[str], list[str], list[tuple[str, str]]]:

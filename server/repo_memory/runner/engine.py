@@ -51,7 +51,6 @@ class Engine:
         self.store = store
         self.trusted = trusted or {}  # spec name -> sha256 a CI job trusts as committed (`loop due --trust-specs-at`)
         self._read_during: dict[str, set[str]] = {}  # live runs started here -> skills read through this engine's server
-        self.commit_ends = True  # False: a run's end stays pending for the next memory commit (a pre-push hook's runs)
 
     def note_read(self, skill: str, runs: list[str] | None = None) -> None:
         """A skill was read while runs were live (those started through this engine, or `runs`): each records it as a
@@ -336,8 +335,7 @@ class Engine:
                                             refs=[f"skill:{skill}", receipt["id"]], source=self.store.source(actor, "loop")))
         if entries:
             self.store.log(current.run, entries, captured=True)
-        if self.commit_ends:  # a run's end is its log's commit point (RUN.<clone>, ended elsewhere)
-            self.store.flush(session=receipt["session"])
+        self.store.flush(session=receipt["session"])  # a run's end is its log's commit point (RUN.<clone>, ended elsewhere)
         return receipt
 
     def _active(self, skill: str) -> bool:

@@ -80,18 +80,17 @@ def store_of(ctx: click.Context, memory: bool = True) -> Store:
     obj = ctx.find_root().obj
     if "store" not in obj:
         obj["store"] = Store(Config.load(obj["root"]))
-        ctx.call_on_close(lambda: closed(obj["store"], commit=not obj.get("leave_pending")))
+        ctx.call_on_close(lambda: closed(obj["store"]))
     store: Store = obj["store"]
     if memory:
         store.sparse.check()
     return store
 
 
-def closed(store: Store, commit: bool = True) -> None:
-    """Close `store`, committing what this invocation wrote (unless not to `commit`: it stays pending, for the next
-    memory commit); when that commit waits, say so on stderr: why, and the step that lets it land (the answer an MCP
-    write gives, and what doctor says)."""
-    if waits := store.close(commit):
+def closed(store: Store) -> None:
+    """Close `store`, committing what this invocation wrote; when that commit waits, say so on stderr: why, and the
+    step that lets it land (the answer an MCP write gives, and what doctor says)."""
+    if waits := store.close():
         said = f"repo-memory: written, but not committed yet: {why(waits).rstrip('.')}. {next_step(waits)}"
         click.echo(said.rstrip(), err=True)
 

@@ -237,13 +237,6 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         return  # a git hook (hooks folders are shared) where memory is off disk: every commit would say so on stderr
     engine = _engine(ctx)
     commit, engine.trusted = accepted_at_commit(engine, trust) if trust else ("", {})
-    branch = ""
-    if event == "pre-push":  # the push has taken its tip: a commit now would leave the branch ahead of what it pushed,
-        engine.commit_ends, ctx.find_root().obj["leave_pending"] = False, True  # and the record belongs on this branch
-        branch = engine.store.bind_to_branch()
-    for path, bound in engine.store.waiting_elsewhere().items():
-        click.echo(f"{path} waits for branch {bound}: a pre-push run's record, committed by the next repo-memory command "
-                   f"once {bound} is checked out (`git switch {bound}`)")
     fired = triggers.fired(engine, event)
     waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
     for spec, reason in triggers.untold(engine, waiting) if run_them and not trust and event != "ci-failure" else waiting:
@@ -253,10 +246,8 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         click.echo(f"{spec.name}: due ({reason}){trusted}")
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
-            if not engine.commit_ends:
-                on = f" on {branch} (any repo-memory command while {branch} is checked out" if branch else " (any repo-memory command"
-                click.echo(f"  the run's record waits for the next memory commit{on} makes it): committed now, it would "
-                           "land after the tip this push sends")
+            if event == "pre-push":  # git took the tip to send before its hook ran; left pending, another branch took it
+                click.echo("  the run's record is committed past the tip this push sends: your next push takes it")
     if waiting and (trust or event == "ci-failure"):
         ctx.exit(1)  # a CI job asked for a loop that could not run: its log should say so, not pass
 
@@ -286,8 +277,8 @@ def _waiting(spec: loops.Loop, reason: str, event: str | None, commit: str, trus
 def loop_hooks(ctx: click.Context, action: str) -> None:
     """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
-    They run only those (a schedule or change loop is cron's). The record of a run a pre-push hook made is not committed
-    then, which would leave the branch ahead of the tip being pushed: the next memory commit on that branch takes it.
+    They run only those (a schedule or change loop is cron's). The record of a run a pre-push hook made is committed at
+    once, past the tip that push sends (git chose it before the hook ran): the next push takes it.
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """
