@@ -108,3 +108,16 @@ def test_the_session_briefing_marks_a_stale_skill(store: Store, repo: Path, anch
     change_the_code(repo)
     skills = next(line for line in briefing("s-after").splitlines() if line.startswith("- skills:"))
     assert "skill:store-save (stale: the code it cites changed) — How Store.save" in skills, skills
+
+
+def test_stale_gives_each_stale_memory_the_fix_doctor_gives(store: Store, repo: Path, anchored: str, runner: CliRunner):
+    """`repo-memory stale` listed what is stale and not what to do about it; doctor and `skill show` say it."""
+    change_the_code(repo)
+    listed = runner.invoke(cli, ["--root", str(repo), "stale"])
+    assert listed.exit_code == 1, listed.output
+    doctor = json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).stdout)
+    [fix] = [f["fix"] for f in doctor if f["message"].startswith("stale: ")]  # both in one: the same cause
+    lines = listed.stdout.splitlines()
+    for memory, settles in (("skill:store-save", "stale --pin store-save"), (anchored, f"feedback {anchored} outdated")):
+        said = lines[lines.index(next(line for line in lines if line.startswith(f"{memory}  "))) + 1]
+        assert said.startswith("  fix: ") and settles in said and said.removeprefix("  fix: ") in fix, listed.stdout

@@ -11,7 +11,7 @@ Neither rewrites a SKILL.md holding a person's uncommitted edit: the memory comm
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +32,16 @@ from repo_memory.index.docs import DocIndex
 # not worth the doubt)
 MOVED = re.compile(r"moved to (?P<new>.+?) in (?P<commit>[0-9a-f]{4,40})(?: |$)")
 FOLLOW = "repo-memory stale --follow-renames"
+
+
+def followed_to(code: Code, anchors: Collection[str], moved: Mapping[str, str]) -> dict[str, str]:
+    """Anchor -> the same symbol at the path its file moved to (`moved`: old path -> new), when it is defined there."""
+    out = {}
+    for anchor in anchors:
+        path, _, symbol = anchor.partition("::")
+        if path in moved and code.resolve(new := f"{moved[path]}::{symbol}").hash:
+            out[anchor] = new
+    return out
 
 
 @dataclass(frozen=True)
@@ -89,15 +99,10 @@ class Settling:
         gone = [f for f in files if not (self.root / f).exists()]
         return {f: m["new"] for f, change in self._changes(gone).items() if (m := MOVED.match(change))} if gone else {}
 
-    def moved_anchors(self, items: list[Stale]) -> dict[str, str]:
-        """Stale anchor -> the same symbol at the path its file moved to, when it is found there."""
-        moved = self.moves({s.anchor.partition("::")[0] for s in items})
-        out = {}
-        for item in items:
-            path, _, symbol = item.anchor.partition("::")
-            if path in moved and self._code.resolve(new := f"{moved[path]}::{symbol}").hash:
-                out[item.anchor] = new
-        return out
+    def moved_anchors(self, items: list[Stale], moved: dict[str, str] | None = None) -> dict[str, str]:
+        """Stale anchor -> the same symbol at the path its file moved to (`moved`, else looked up), when found there."""
+        moved = self.moves({s.anchor.partition("::")[0] for s in items}) if moved is None else moved
+        return followed_to(self._code, [s.anchor for s in items], moved)
 
     def refuse_moved(self, name: str) -> None:
         """`stale --pin NAME` of a skill whose cited files moved would fail on each 'file does not exist': say where
@@ -131,7 +136,8 @@ class Settling:
         unchanged with a note citing it there. A record whose code also changed, and a skill that cannot be rewritten
         (a person's uncommitted edit, a link), are left to a person: one refused stops no other."""
         stale = [s for s in self._staleness.stale(check=True, settle=True) if not s.settled]
-        moved = self.moved_anchors(stale)
+        files = self.moves({s.anchor.partition("::")[0] for s in stale})
+        moved = self.moved_anchors(stale, files)
         by_memory: dict[str, list[Stale]] = {}
         for item in stale:
             by_memory.setdefault(item.memory, []).append(item)
@@ -140,6 +146,8 @@ class Settling:
         left: list[str] = []
         for memory, items in by_memory.items():
             follow = [s for s in items if s.anchor in moved]
+            if lost := [s.anchor for s in items if s.anchor not in moved and s.anchor.partition("::")[0] in files]:
+                left.append(self._not_at_new_path(memory, lost, files))  # its file moved, its symbol is not there
             if not follow:
                 continue
             went = ", ".join(f"{s.anchor} -> {moved[s.anchor]}" for s in follow)
@@ -155,14 +163,36 @@ class Settling:
                     left.append(f"{memory}: {disk_refused(exc, f'run `{FOLLOW}` again')}")
             elif "#" not in memory:  # a loop spec pins no hash to carry over (its baseline is this clone's): a person's edit
                 left.append(f"{memory}: edit its memory.anchors by hand ({went})")
-            elif len(follow) == len(items) and all(self._code.resolve(moved[s.anchor]).hash == s.baseline for s in follow):
+            elif not lost and len(follow) == len(items) and all(
+                    self._code.resolve(moved[s.anchor]).hash == s.baseline for s in follow):
                 notes.append((memory, f"The code {memory} cites moved unchanged ({went}): it still holds there.",
                               {moved[s.anchor]: s.baseline for s in follow}))
-            else:
+            elif not lost:  # one that is lost is said above: settled only once it cites code that is there
                 left.append(f"{memory}: its code moved and changed; check it, then `repo-memory stale --pin {memory}`")
         settled = dict(zip((memory for memory, _, _ in notes), self._note(session, notes), strict=True)) if notes else {}
         self._staleness.check()
         return Followed(skilled, settled, left)
+
+    def _not_at_new_path(self, memory: str, lost: list[str], files: dict[str, str]) -> str:
+        """What a person is left with when `memory` cites a symbol its moved file does not define: which, where it went,
+        what it may have meant, and where to edit the anchor (a record: how to settle it)."""
+        said = []
+        for anchor in lost:
+            path, _, symbol = anchor.partition("::")
+            near = self._code.near(f"{files[path]}::{symbol}")
+            meant = f" (did you mean {', '.join(near[:3])}?)" if near else ""
+            said.append(f"{anchor}: its file moved to {files[path]}, which defines no {symbol}{meant}")
+        name = memory.partition(":")[2]
+        if memory.startswith("skill:") and self._skill_file(name)[0].is_file():
+            fix = f"edit metadata.anchors in {self._skill_file(name)[1]} to the definition meant, then commit"
+        elif memory.startswith("loop:"):
+            fix = f"edit memory.anchors in .agents/loops/{name}.md to the definition meant"
+        elif "#" in memory:
+            fix = (f"records are append-only: write a correction citing it and the code meant (`repo-memory log add TEXT -r "
+                   f"{memory} -r PATH::SYMBOL`), or `repo-memory feedback {memory} outdated`")
+        else:
+            fix = "edit its anchors by hand to the definition meant"
+        return f"{memory}: {'; '.join(said)}: {fix}"
 
     def _note(self, session: str, notes: list[tuple[str, str, dict[str, str]]]) -> list[str]:
         """Append one note per (record, text, code it cites now) in one write; their ids."""

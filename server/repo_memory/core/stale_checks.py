@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from pathlib import Path
 from typing import Protocol
 
+from repo_memory.code.anchors import Code
 from repo_memory.code.lineage import NEVER
 from repo_memory.code.staleness import Stale
 from repo_memory.core.native_checks import Notice
-from repo_memory.core.settling import MOVED
+from repo_memory.core.settling import MOVED, followed_to
 
 SHOWN = 5  # memories a finding names before "and N more"
-UNRESOLVED = ("cite code removed or renamed in ", "cite code never defined")  # causes a pin cannot help
+# causes a pin cannot help, nor --follow-renames: the anchor itself needs editing
+UNRESOLVED = ("cite code removed or renamed in ", "cite code never defined", "cite code its moved file does not define")
 
 
 class Memory(Protocol):
@@ -27,6 +30,9 @@ class Memory(Protocol):
     def stale(self, memories: list[str] | None = None, checkable: bool = True) -> list[Stale]: ...
 
     def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]: ...
+
+    @property
+    def root(self) -> Path: ...
 
 
 def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
@@ -42,9 +48,10 @@ def notices(store: Memory) -> list[Notice]:
     found = store.stale()
     waiting = [item for item in found if not item.settled]
     happened = changes(store, waiting)
+    followable = followed(store, waiting, happened)
     groups: dict[tuple[str, str], list[Stale]] = {}
     for item in waiting:
-        groups.setdefault(_cause(item, happened), []).append(item)
+        groups.setdefault(_cause(item, happened, followable), []).append(item)
     out = [_notice(cause, where, items, happened) for (cause, where), items in groups.items()]
     settled = sorted({item.memory for item in found if item.settled})
     if settled:
@@ -55,11 +62,28 @@ def notices(store: Memory) -> list[Notice]:
     return out
 
 
-def _cause(item: Stale, happened: dict[str, str]) -> tuple[str, str]:
-    """(the words for what happened to the code, the folder it happened in) of one stale anchor."""
+def followed(store: Memory, items: list[Stale], happened: dict[str, str]) -> dict[str, str]:
+    """Of `items`, the anchors `stale --follow-renames` follows: their file moved (`happened`, from `changes`) and the
+    file at its new path defines their symbol; each with the anchor it becomes."""
+    moved = {path: m["new"] for item in items if (m := MOVED.match(happened.get(item.anchor, "")))
+             for path in [item.anchor.partition("::")[0]]}
+    return followed_to(Code(store.root), [item.anchor for item in items], moved) if moved else {}
+
+
+def fix(item: Stale, happened: dict[str, str], followable: Collection[str]) -> str:
+    """What to do about one stale anchor, as doctor says it (`happened` from `changes`, `followable` from the Store)."""
+    return _fix(_cause(item, happened, followable)[0], [item.memory])
+
+
+def _cause(item: Stale, happened: dict[str, str], followable: Collection[str]) -> tuple[str, str]:
+    """(the words for what happened to the code, the folder it happened in) of one stale anchor; `followable`: the
+    anchors whose symbol is defined where git moved their file."""
     path = item.anchor.partition("::")[0]
     change = happened.get(item.anchor, "")
-    if moved := MOVED.match(change):
+    if (moved := MOVED.match(change)) and item.anchor not in followable:
+        said = f"{path} moved to {moved['new']}, which defines no {item.anchor.partition('::')[2]}"
+        return f"cite code its moved file does not define: {said}", ""
+    if moved:
         old, new = _moved_folders(path, moved["new"])
         return f"cite files moved in {change[moved.start('commit'):]} ({old} moved to {new})", old
     if change.startswith("last changed in "):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Collection
 from pathlib import Path
 
 import click
@@ -172,25 +173,32 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
     found, unchecked = store.stale(), store.stale(checkable=False)  # the second: code that cannot be checked, which exit 1 ignores
     waiting, settled = [i for i in found if not i.settled], [i for i in found if i.settled]
     happened = stale_checks.changes(store, waiting)
+    followable = stale_checks.followed(store, waiting, happened)  # of the moved: those --follow-renames follows
     listed = [(item, happened.get(item.anchor, "")) for item in [*waiting, *unchecked, *settled]]
     first_unchecked, first_settled = len(waiting), len(waiting) + len(unchecked)
     emit([{"memory": i.memory, "anchor": i.anchor, "reason": i.reason, "checked": not first_unchecked <= n < first_settled,
            "settled": i.settled, "change": change} for n, (i, change) in enumerate(listed)], as_json,
-         lambda: _say_stale(listed, len(waiting), len(unchecked), follow_renames))
+         lambda: _say_stale(listed, len(waiting), len(unchecked), followable if not follow_renames else {},
+                            [stale_checks.fix(item, happened, followable) for item in waiting]))
     ctx.exit(1 if waiting else 0)
 
 
-def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, followed: bool) -> None:
+def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, followable: Collection[str],
+               fixes: list[str]) -> None:
+    """The listing of `repo-memory stale`, each stale anchor with doctor's fix (those `--follow-renames` would follow,
+    `followable`, with one line for all)."""
     if not waiting:
         or_settled = ", or is settled" if len(shown) > unchecked else ""
         click.echo(f"Nothing stale: every anchored memory matches the code it cites{or_settled}"
                    + (" (of the code that can be checked: not what follows)." if unchecked else "."))
-    for item, change in shown[:waiting + unchecked]:
+    for n, (item, change) in enumerate(shown[:waiting + unchecked]):
         click.echo(f"{item.memory}  {item.reason}" + (f" ({change})" if change else ""))
+        if n < waiting and item.anchor not in followable:
+            click.echo(f"  fix: {fixes[n]}")
     if settled := {item.memory for item, _ in shown[waiting + unchecked:]}:
         click.echo(f"({len(settled)} stale record(s) settled, not counted: corrected by a later record, reported outdated or "
                    "misled, or pinned by a person; --json says by what)")
-    if not followed and (moved := sum(1 for _, change in shown[:waiting] if change.startswith("moved to "))):
+    if moved := sum(1 for item, _ in shown[:waiting] if item.anchor in followable):
         click.echo(f"({moved} of them cite files git moved: `repo-memory stale --follow-renames` follows them)")
 
 
