@@ -258,8 +258,9 @@ def _give_back(committer: Committer, committed: Committed, skill: str, target: s
         full, path, entry = f"{skill}/{rel}", folder / rel, now.get(rel)
         then_held = git.entry(target, full) if rel in then else None
         old = history.checked_out(git, full, then_held[0]) if then_held else None  # as a checkout writes it: never an LFS pointer
-        if entry is not None and old is not None and skill_files.same_kind(entry, then[rel], links_kept) and entry.data() == old:
-            continue
+        if entry is not None and old is not None and skill_files.same_kind(entry, then[rel], links_kept) and (
+                entry.data() == old or not entry.link and committed.file(full, entry.data(), target)):
+            continue  # as `target` holds it, also where a checkout would convert it (CRLF, a filter) and this copy is not
         held = skill_files.held(committed, full, entry, heads, head, links_kept) if entry else head is not None and not git.entry(head, full)
         if entry is not None and not held and not committer.waiting(full):
             kept.append(f"{rel} (changes no commit holds: yours?)")
