@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import pytest
 
 from repo_memory.guards import reserved
@@ -290,3 +291,34 @@ def test_a_make_target_whose_recipe_runs_a_persons_command_is_refused(places: re
     assert reserved.PERSON in places.command("make -f other.mk", places.root)
     assert reserved.PERSON in places.command(f"make -C {places.root} fix", places.root / ".agents")
     assert places.command("make -f missing.mk", places.root) == ""
+
+
+@pytest.mark.parametrize("line", [
+    'repo-memory --root "$PWD" loop due',
+    'repo-memory --root "$PWD" stale',
+    "repo-memory --root=$PWD stale --json",
+    'repo-memory --root "$PWD" loop due --run --agent "$AGENT" --event ci-failure',
+    "python -m repo_memory --root $REPO stale",
+])
+def test_the_value_of_a_repo_memory_option_is_no_persons_option(places: reserved.Places, line: str):
+    assert places.command(line) == ""
+
+
+@pytest.mark.parametrize("line", [
+    'repo-memory --root "$PWD" stale $OPT',
+    'repo-memory --root "$PWD" stale --pin "$NAME"',
+    'repo-memory --root "$PWD" loop due --trust-specs-at "$SHA"',
+    'repo-memory loop due --agent "$AGENT" $MORE',
+])
+def test_an_option_the_shell_names_past_the_values_of_repo_memorys_options_is_a_persons(places: reserved.Places, line: str):
+    assert reserved.PERSON in places.command(line)
+
+
+def test_the_options_the_guard_knows_take_a_value_are_repo_memorys_own():
+    from repo_memory.shells.cli import cli
+
+    loop = cli.commands["loop"]
+    assert isinstance(loop, click.Group)
+    valued = {name for command in (cli, loop.commands["due"], cli.commands["stale"]) for param in command.params
+              if isinstance(param, click.Option) and not param.is_flag and not param.count for name in param.opts}
+    assert valued == reserved.VALUED

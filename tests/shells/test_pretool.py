@@ -82,6 +82,8 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
         ("Bash", {"command": "grep -rn deploy .agents/experience > /dev/null && echo found"}),
         ("Bash", {"command": "repo-memory search deploy"}),
         ("Bash", {"command": "repo-memory stale --json"}),
+        ("Bash", {"command": 'repo-memory --root "$PWD" stale'}),  # a value of an option, not an option the shell names
+        ("Bash", {"command": 'repo-memory --root "$PWD" loop due'}),
         ("Bash", {"command": "pytest -q tests"}),
         ("Read", {"file_path": str(logged)}),
     ]

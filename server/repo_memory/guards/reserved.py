@@ -45,6 +45,8 @@ READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager l
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
+# The options taking a value of repo-memory itself and of the commands read for a person's option (`loop due`, `stale`).
+VALUED = frozenset({"--root", "--event", "--agent", "--trust-specs-at", "--pin"})
 _NAMES = frozenset({"repo-memory", "repo_memory"})
 _EXPANDED = re.compile(r"[$`]")  # a word the shell makes something else of before the command sees it (`$OPT`)
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
@@ -121,18 +123,18 @@ def _person_command(rest: list[str]) -> str:
     rest = _interpreted(rest) if _PYTHON.match(program) else rest
     if not rest or rest[0].rsplit("/", 1)[-1] not in _NAMES:
         return ""
-    args, skip = [], False
-    for word in rest[1:]:
-        if skip or word.startswith("-"):
-            skip = word == "--root"  # the one global option that takes a value
-            continue
-        args.append(word)
+    args, options, value = [], [], False
+    for word in rest[1:]:  # a value of an option is neither a command nor an option, whatever the shell makes of it
+        if not value and (word.startswith("-") or _EXPANDED.search(word)):
+            options.append(word.partition("=")[0])  # an expanded word may be an option (`$OPT`)
+        if not value and not word.startswith("-"):
+            args.append(word)
+        value = not value and word in VALUED
     if args and _EXPANDED.search(args[0]):
         return f"{args[0]} (a command the shell names only when it runs)"
     for command in PERSON_COMMANDS:
         if tuple(args[: len(command)]) == command:
             return " ".join(command)
-    options = [w.partition("=")[0] for w in rest[1:]]
     if args[:2] == ["loop", "due"] and any(w == "--trust-specs-at" or _EXPANDED.search(w) for w in options):
         return "loop due --trust-specs-at"  # which committed specs run unaccepted: a person's setting of a CI job
     if args[:1] == ["stale"]:  # reading is the agent's too; pinning and following renames are a person's checks
