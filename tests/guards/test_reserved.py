@@ -322,3 +322,34 @@ def test_the_options_the_guard_knows_take_a_value_are_repo_memorys_own():
     valued = {name for command in (cli, loop.commands["due"], cli.commands["stale"]) for param in command.params
               if isinstance(param, click.Option) and not param.is_flag and not param.count for name in param.opts}
     assert valued == reserved.VALUED
+
+
+@pytest.mark.parametrize("line", ["make -n release", "make --dry-run", "make --just-print release", "make --recon",
+                                  "make -kn release", "make -C . -n release", "make -j4 -n release"])
+def test_a_dry_run_of_make_runs_no_recipe_and_is_allowed(places: reserved.Places, line: str):
+    (places.root / "Makefile").write_text("test:\n\tpytest -q\nrelease:\n\trepo-memory accept deploy\n", encoding="utf-8")
+    assert places.command(line, places.root) == ""
+
+
+def test_a_dry_run_of_make_still_refuses_the_recipe_lines_make_runs_anyway(places: reserved.Places):
+    (places.root / "Makefile").write_text("release:\n\t+repo-memory accept deploy\n", encoding="utf-8")
+    assert reserved.PERSON in places.command("make -n release", places.root)
+
+
+def test_a_refusal_of_a_make_target_names_the_makefile_and_its_recipe_line_and_says_what_to_do(places: reserved.Places):
+    (places.root / "Makefile").write_text("test:\n\tpytest -q\nrelease:\n\t@repo-memory accept deploy\n", encoding="utf-8")
+    why = places.command("make test", places.root)
+    assert reserved.PERSON in why
+    assert str(places.root / "Makefile") in why and "`repo-memory accept deploy`" in why and "line 4" in why
+    assert "run the commands of the target directly" in why and "make -n" in why
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ("git -c alias.t='!repo-memory accept deploy' t", "the git alias `t`"),
+    ("find . -exec repo-memory accept deploy \\;", "find's -exec"),
+    ("uv run repo-memory accept deploy", "`uv`"),
+    ("bash -c 'git -c alias.t=\"!repo-memory accept deploy\" t'", "the git alias `t`"),
+])
+def test_a_refusal_of_a_command_a_line_unfolds_into_says_which_form_holds_it(places: reserved.Places, line: str, named: str):
+    why = places.command(line)
+    assert reserved.PERSON in why and named in why, why

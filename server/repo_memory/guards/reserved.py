@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from repo_memory.guards import pagers, readers
-from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, command_words, located, segments, unwrap
+from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, command_words, segments, unfolded, unwrap
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -85,9 +85,9 @@ class Places:
     def command(self, text: str, cwd: Path | None = None, alias: Alias | None = None) -> str:
         """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may); `alias` tells what a git
         alias of the repository stands for."""
-        for words, _ in located(text, cwd or self.root, alias):  # every command the line unfolds into
+        for words, _, via in unfolded(text, cwd or self.root, alias):  # every command the line unfolds into
             if person := _person_command(words):
-                return f"`repo-memory {person}` {PERSON}"
+                return f"`repo-memory {person}` {PERSON}" + (f"; {via}" if via else "")
         named = [n for n in self.names if n in text]
         if not named:
             return ""

@@ -8,7 +8,8 @@ unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, th
 each word past them that may be the command is taken as one), the shell alias git runs (`git -c alias.x='!…' x`, or
 one of the repository's own, when the caller can tell what an alias stands for), and the recipe lines of the makefile a
 `make` reads (`-f FILE`, `-C DIR`, else GNUmakefile, makefile, Makefile: every recipe, whatever the target, as written,
-variables not expanded). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
+variables not expanded; under `make -n` only the lines make runs anyway: `+…`, `$(MAKE)`). `$(command -v NAME)`,
+`$(which NAME)` and the like stand for NAME.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _LOOKUP = re.compile(r"""\$\(\s*(?:command\s+-v|which|type\s+-[pP]|realpath|readlink\s+-f)\s+['"]?([^\s()`$;|&'"]+)['"]?\s*\)"""
                      r"""|`\s*(?:command\s+-v|which|type\s+-[pP])\s+([^\s()`$;|&]+)\s*`""")
 _DEPTH = 8
+_MAKE = re.compile(r"\$[({]MAKE[)}]")  # a recipe line make runs even when asked to run none
 
 
 def tokens(text: str) -> list[str] | None:
@@ -117,6 +119,13 @@ def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int 
     the line starts in `cwd`: `cd DIR`, `pushd DIR` and `popd` followed, a subshell `( … )` keeping its own; None where
     that is not known. A command that runs others is given too, before them, except a shell's or eval's; a line that
     cannot be read (an open quote) is taken as its words split at spaces."""
+    return ((words, folder) for words, folder, _ in unfolded(text, cwd, alias, depth))
+
+
+def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0,
+             via: str = "") -> Iterator[tuple[list[str], Path | None, str]]:
+    """The commands of `located`, each with the form of the line that holds it when the line does not spell it out
+    ('' when it does): a make recipe line and its makefile, a git alias, find's -exec, a runner."""
     for _ in range(4):  # $(realpath $(which x)): the inner one first
         text = _LOOKUP.sub(lambda m: shlex.quote(m.group(1) or m.group(2)), text)
     here, pushed, outer, words = cwd, list[Path | None](), list[Path | None](), list[str]()
@@ -127,12 +136,12 @@ def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int 
         rest, words = command_words(words), []
         line = shell_line(rest) if depth < _DEPTH and rest else ""
         if line:
-            yield from located(line, here, alias, depth + 1)  # a shell of its own: its `cd` stays in it
+            yield from unfolded(line, here, alias, depth + 1, via)  # a shell of its own: its `cd` stays in it
         elif rest:
-            yield rest, here
+            yield rest, here, via
             if depth < _DEPTH:
-                for inner, folder in _runs(rest, here, alias):
-                    yield from located(inner, folder, alias, depth + 1)
+                for inner, folder, holder in _runs(rest, here, alias):
+                    yield from unfolded(inner, folder, alias, depth + 1, via or holder)  # the form the line names
             here = _moved(rest, here, pushed) if rest[0] in MOVES else here
         for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
             if char == "(":
@@ -141,17 +150,22 @@ def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int 
                 here = outer.pop() if outer else None
 
 
-def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[tuple[str, Path | None]]:
-    """The lines the command `rest`, run in `here`, runs of its own, each with the folder it runs in."""
+def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[tuple[str, Path | None, str]]:
+    """The lines the command `rest`, run in `here`, runs of its own, each with the folder it runs in and the form that
+    holds it."""
     program = rest[0].rsplit("/", 1)[-1]
     if program == "find":
-        yield from ((shlex.join(words), None) for words in _find_commands(rest))
+        yield from ((shlex.join(words), None, "find's -exec runs it") for words in _find_commands(rest))
     elif program in RUNNERS:
-        yield from ((shlex.join(words), here) for words in _runner_commands(rest, RUNNERS[program]))
+        runs = f"`{program}` runs it"
+        yield from ((shlex.join(words), here, runs) for words in _runner_commands(rest, RUNNERS[program]))
     elif program == "git" and (stands_for := _git_alias(rest, alias)).startswith("!"):
-        yield stands_for[1:], None  # git runs a shell alias at the top of the worktree: a folder not known here
+        # git runs a shell alias at the top of the worktree: a folder not known here
+        yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
     elif program in MAKES:
-        yield from ((line, None) for line in _recipes(rest, here))
+        yield from ((line, None, f"the make recipe line `{line}` ({where}) runs it: make is refused for any target of a "
+                     "makefile one of whose recipes runs a person's command; run the commands of the target directly, "
+                     "or `make -n` to see them") for line, where in _recipes(rest, here))
 
 
 def _runner_commands(rest: list[str], verbs: tuple[tuple[str, ...], ...]) -> list[list[str]]:
@@ -201,22 +215,29 @@ def given_alias(words: list[str] | tuple[str, ...], command: str) -> str:
     return given[-1] if given else ""  # the last one given counts
 
 
-def _git_alias(rest: list[str], alias: Alias | None) -> str:
-    """What the command of `git …` stands for: an alias the line gives, else the repository's ('' when none)."""
-    command, words = "", iter(rest[1:])
+def _git_command(rest: list[str]) -> str:
+    """The command of `git …`, past git's own options ('' when none)."""
+    words = iter(rest[1:])
     for word in words:
         if word in GIT_VALUED:
             next(words, None)
         elif not word.startswith("-"):
-            command = word
-            break
+            return word
+    return ""
+
+
+def _git_alias(rest: list[str], alias: Alias | None) -> str:
+    """What the command of `git …` stands for: an alias the line gives, else the repository's ('' when none)."""
+    command = _git_command(rest)
     return (given_alias(rest, command) or (alias(command) if alias else "")) if command else ""
 
 
-def _recipes(rest: list[str], here: Path | None) -> list[str]:
-    """The recipe lines of the makefiles `make ARGS` run in `here` reads (as written, `@`, `-`, `+` taken off)."""
-    files, folder, args = list[str](), here, iter(rest[1:])
+def _recipes(rest: list[str], here: Path | None) -> list[tuple[str, str]]:
+    """The recipe lines of the makefiles `make ARGS` run in `here` reads (as written, `@`, `-`, `+` taken off), each with
+    its file and line number; under a dry run (`-n`), only those make runs anyway (`+`, `$(MAKE)`)."""
+    files, folder, args, dry = list[str](), here, iter(rest[1:]), False
     for word in args:
+        dry = dry or _dry_run(word)
         if word in ("-f", "--file", "--makefile", "-C", "--directory"):
             value = next(args, "")
         elif word.startswith(("-f", "-C")) and not word.startswith("--"):
@@ -232,14 +253,31 @@ def _recipes(rest: list[str], here: Path | None) -> list[str]:
             folder = folder / moved if folder is not None else moved if moved.is_absolute() else None
     if folder is None:
         return []
-    lines: list[str] = []
+    lines: list[tuple[str, str]] = []
     for name in files or _MAKEFILES:
+        path = folder / Path(name).expanduser()
         try:
-            text = (folder / Path(name).expanduser()).read_text(encoding="utf-8", errors="replace")[:1_000_000]
+            text = path.read_text(encoding="utf-8", errors="replace")[:1_000_000]
         except OSError:  # not there, or a stream (`-f <(…)`) not read here
             continue
-        lines += [line.lstrip("\t").lstrip("@-+ ") for line in text.splitlines() if line.startswith("\t")]
+        for number, line in enumerate(text.splitlines(), 1):
+            command = line.lstrip("\t").lstrip("@-+ ")
+            prefix = line[: len(line) - len(command)]
+            if line.startswith("\t") and (not dry or "+" in prefix or _MAKE.search(command)):
+                lines.append((command, f"{path}, line {number}"))
     return lines
+
+
+def _dry_run(word: str) -> bool:
+    """Whether make's option `word` makes it print its recipes, running none (`-n`, `--dry-run`, `-kn`…)."""
+    if word.startswith("--"):
+        return len(word) > 3 and any(full.startswith(word) for full in ("--dry-run", "--just-print", "--recon"))
+    for letter in word[1:] if word.startswith("-") else "":
+        if letter == "n":
+            return True
+        if letter in "CfIoWjlO":  # the rest of the word is this option's value
+            return False
+    return False
 
 
 def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
