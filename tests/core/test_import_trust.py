@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from click.testing import CliRunner
+
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.shells.cli import cli
 
 from tests.conftest import git, records_of
 from tests.core.test_import import import_cli, write_jsonl
@@ -75,6 +78,55 @@ def test_a_record_imported_from_a_clone_and_then_pulled_from_it_is_recalled_once
     assert hits == [original["id"]], hits  # the original, written where it happened; the copy adds nothing
     copy = records_of(here, "ops")[0]  # the copy is still read by its id
     assert copy["id"] != original["id"] and here.read(copy["id"]).records[0].verified
+    here.close()
+
+
+def test_two_imported_entries_alike_but_for_their_session_are_both_recalled(repo: Path, tmp_path: Path):
+    """Two entries of the same kind, text and time in two sessions were both imported, but recall showed one: a copy
+    was told by kind, time and text alone. Only a record whose source_id names another held here is a copy."""
+    committed_repo(repo)
+    same = {"kind": "decision", "text": "Upgraded the service to Python 3.12", "ts": "2026-11-02T10:00:00Z"}
+    notes = write_jsonl(tmp_path / "notes.jsonl", [{**same, "session": "svc-billing"}, {**same, "session": "svc-search"}])
+    assert import_cli(repo, str(notes)).exit_code == 0
+    here = Store(Config.load(repo))
+    written = sorted(r["id"] for s in ("svc-billing", "svc-search") for r in records_of(here, s))
+    assert len(written) == 2, written
+    assert sorted(h.id for h in here.recall("upgraded python 3.12").hits) == written
+    here.close()
+    searched = CliRunner().invoke(cli, ["--root", str(repo), "search", "upgraded python 3.12"]).output
+    assert all(rid in searched for rid in written), searched
+
+
+def test_paging_recall_past_an_imported_copy_shows_every_record_once(repo: Path, tmp_path: Path):
+    """A copy was left out only when its original ranked within the page's depth: the first page showed the copy, a
+    deeper page dropped it, so its ranks shifted: the next page skipped a record and the original came back as well."""
+    committed_repo(repo)
+    b = cloned(repo, tmp_path / "b")
+    a = Store(Config.load(repo))
+    for text in ("lunch was fine", "the deploy needs VAULT_ADDR set", "the weather was fine"):
+        a.remember(text, session="ops", actor="human", tool="cli")
+    a.flush("all")
+    original = records_of(a, "ops")[1]
+    line = exported(a, "ops")[1]
+    a.close()
+    # entries beside the copy lend it their words, so it outranks its original
+    louder = [json.dumps({"kind": "note", "text": t, "session": "ops"}) for t in ("deploy deploy VAULT_ADDR VAULT_ADDR", "deploy VAULT_ADDR")]
+    assert import_cli(b, "-", input="\n".join([line, *louder]) + "\n").exit_code == 0
+    git(b, "pull", "-q", "--no-rebase", "--no-edit")
+    here = Store(Config.load(b))
+    here.refresh()
+    copy = next(r["id"] for r in records_of(here, "ops") if r["text"] == original["text"])
+    every = [h.id for h in here.recall("deploy VAULT_ADDR", limit=10).hits]
+    assert original["id"] in every and copy not in every, every
+    paged, cursor = [], None
+    for _ in range(len(every) + 2):
+        page = here.recall("deploy VAULT_ADDR", limit=1, cursor=cursor)
+        paged += [h.id for h in page.hits]
+        if not (cursor := page.next_cursor):
+            break
+    assert paged == every, (paged, every)
+    # within its own session the copy has no original beside it: it is what that session recalls
+    assert copy in [h.id for h in here.recall("deploy VAULT_ADDR", session="ops").hits]
     here.close()
 
 

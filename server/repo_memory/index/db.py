@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 22
+SCHEMA_VERSION = 23
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -39,7 +39,7 @@ DOCS = {
 }
 RECORDS = {
     "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,
-    "flags": str, "outcome": str, "file": str, "offset": int, "length": int, "sha256": str, "speaker": str, "covers": str,
+    "flags": str, "outcome": str, "file": str, "offset": int, "length": int, "sha256": str, "origin": str, "speaker": str, "covers": str,
     "refs": str, "anchors": str, "vkey": int, "vlen": int, "text": str,
 }
 LOGS = {"path": str, "size": int, "mtime_ns": int, "checked_ns": int, "indexed_to": int, "tail_sha": str}
@@ -219,7 +219,7 @@ class Database:
             docs.enable_fts(["name", "description", "tags", "body", "words"], tokenize=TOKENIZE)
             records = db.table("records")
             records.create(RECORDS, pk="rowid", not_null={"id", "session", "seq", "ts", "kind", "file"},
-                           defaults={"flags": "", "outcome": "", "anchors": ""})
+                           defaults={"flags": "", "outcome": "", "anchors": "", "origin": ""})
             records.create_index(["id"], unique=True)
             records.create_index(["kind"])
             records.create_index(["session", "seq"])
@@ -230,6 +230,7 @@ class Database:
             # The few rows that cite code, for the anchor check after every sync: without these it read every record
             # (19 ms at 100k) and every document. Partial indexes, which sqlite-utils does not make.
             self.conn.execute("CREATE INDEX records_anchored ON records (id, anchors) WHERE anchors != ''")
+            self.conn.execute("CREATE INDEX records_origin ON records (origin) WHERE origin != ''")  # imported copies (ranking.py)
             self.conn.execute("CREATE INDEX docs_anchored ON docs (winner, kind, name, anchors) WHERE anchors != ''")
             # sqlite-utils makes only external-content full-text tables; this one keeps its own content (see above).
             self.conn.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(text, speaker, date, context, tokenize='{TOKENIZE}')")

@@ -56,7 +56,22 @@ NAME_BOOST = 1.5
 # error are other facts). Error fragments at rank 1 on click's history 0.72 -> 0.92, flask's 0.60 -> 0.84 (docs/
 # benchmarks.md); LoCoMo 0.773 -> 0.772, within noise. The words half only (see _hybrid).
 QUOTE_BOOST = 1.5
-UNFILTERED = "t.flags = ''"  # quarantined records never come back
+
+
+def _not_copy(same: str = "") -> str:
+    """SQL true of a record unless it is a copy `log import` made of a record this index holds (a clone that imported
+    another's export, then pulled its log, holds both): its origin (`id@hash`, index/records.py) names that record, or
+    another copy of the same record, under a smaller id, holds it too; either of the same kind, time and text, not
+    quarantined and satisfying `same`. Decided per record, never by what else a page holds, so pages stay consistent."""
+    alike = f"o.flags = '' AND o.kind = t.kind AND o.ts = t.ts AND o.text = t.text{same}"
+    return (f"NOT (t.origin != '' AND (EXISTS (SELECT 1 FROM records o WHERE o.id = substr(t.origin, 1, length(t.origin) - 13) "
+            f"AND substr(o.sha256, 1, 12) = substr(t.origin, -12) AND {alike}) OR EXISTS (SELECT 1 FROM records o "
+            f"WHERE o.origin != '' AND o.origin = t.origin AND o.id < t.id AND {alike})))")
+
+
+UNFILTERED = f"t.flags = '' AND {_not_copy()}"  # quarantined records never come back, nor copies of records held here
+# Within one session, a copy is left out only for an original in that session (a copy is kept in its own log's).
+IN_SESSION = f"t.flags = '' AND {_not_copy(' AND o.session = t.session')}"
 # Records of a session's life rather than its work — its start and end, a compaction the harness made with no summary
 # of its own — stay in the log, and come back when `kinds` names their kind; not in default recall, where "Session
 # ended (other)" outranked a decision for the decision's own words. Hook names are compared as Claude Code and Codex
@@ -81,7 +96,7 @@ class Filters:
     def where(self) -> tuple[list[str], list[Any]]:
         """SQL conditions on the records table (as `t`) and their parameters; the first ones leave the full-text pass
         unfiltered (`FAST`)."""
-        where, params = [UNFILTERED], []
+        where, params = [IN_SESSION if self.session else UNFILTERED], []
         if self.kinds:
             where.append(f"t.kind IN ({','.join('?' * len(self.kinds))})")
             params += list(self.kinds)

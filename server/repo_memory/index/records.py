@@ -12,6 +12,7 @@ import json
 import logging
 import contextlib
 import os
+import re
 import time
 from datetime import datetime
 from functools import cache
@@ -30,8 +31,9 @@ from repo_memory.index.ranking import WINDOW, Filters, RecordRanking
 from repo_memory.index.vectors import EMBED_CHARS, QueryVectors, vkey
 
 RACY_NS = 2_000_000_000
+ORIGIN = re.compile(r".+@[0-9a-f]{12}")  # an exported record's key: its id and the opening of its sha256
 COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
-           "offset", "length", "sha256", "flags", "outcome", "anchors", "vkey", "vlen")
+           "offset", "length", "sha256", "origin", "flags", "outcome", "anchors", "vkey", "vlen")
 
 log = logging.getLogger("repo_memory")
 
@@ -139,8 +141,15 @@ def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[An
     own = min(len(r["text"]) if r.get("text") else len(text), EMBED_CHARS)  # what is embedded: the record's words, not its data
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
             text, speaker, _listed(r.get("covers")), _listed(r.get("refs")), rel, line.offset,
-            len(line.raw), r["sha256"], json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r),
+            len(line.raw), r["sha256"], _origin(r), json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r),
             vkey(_embedded(speaker, text[:own])), own, _date(r))
+
+
+def _origin(record: dict[str, Any]) -> str:
+    """The `id@hash` of the record `log import` copied this one from (its key, as data.source_id keeps it), or ''."""
+    data = record.get("data")
+    key = data.get("source_id") if isinstance(data, dict) and record["source"].get("tool") == "import" else None
+    return key if isinstance(key, str) and ORIGIN.fullmatch(key) else ""
 
 
 def _opening(text: str) -> str:
@@ -317,21 +326,8 @@ class RecordIndex:
     def search(self, query: Query, limit: int, offset: int = 0, kinds: Sequence[str] | None = None, session: str | None = None,
                since: str | None = None, until: str | None = None, sem: QueryVectors | None = None) -> list[Hit]:
         """Records matching `query` within the filters, best first (index/ranking.py); quarantined records never come back,
-        nor a copy an import made of another hit."""
-        hits = RecordRanking(self._db, self._frequencies).search(query, limit, offset, Filters(kinds, session, since, until), sem)
-        copies = self._copies([hit.id for hit in hits]) if len(hits) > 1 else set()
-        return [hit for hit in hits if hit.id not in copies] if copies else hits
-
-    def _copies(self, ids: Sequence[str]) -> set[str]:
-        """Those of `ids` that `log import` copied from another of them: the same kind, time and text (an import keeps
-        them), written by the import, the other not, or by an import too under a smaller id. A clone that imported
-        another's export and then pulled its log holds both; recall shows the record once, where it was written."""
-        marks = ", ".join("?" * len(ids))
-        with self._db.lock:
-            return {str(r[0]) for r in self._db.conn.execute(
-                f"SELECT a.id FROM records a JOIN records b ON b.ts = a.ts AND b.kind = a.kind AND b.text = a.text AND b.id != a.id "
-                f"WHERE a.id IN ({marks}) AND b.id IN ({marks}) AND a.tool = 'import' AND (b.tool != 'import' OR b.id < a.id)",
-                [*ids, *ids])}
+        nor a copy an import made of a record held here."""
+        return RecordRanking(self._db, self._frequencies).search(query, limit, offset, Filters(kinds, session, since, until), sem)
 
     def searchable(self) -> int:
         """How many distinct texts the records recall can return hold (one vector each)."""
