@@ -84,7 +84,8 @@ def _digest(folder: Path) -> str:
 
 
 def _entries(folder: Path) -> list[skill_files.Entry]:
-    return [e for e in skill_files.walk(folder) if e.rel != skills.MIRROR_MARKER]  # the marker is no content of the skill
+    # The marker is no content of the skill; git ignores a copy whole, so nothing in one is left out as ignored.
+    return [e for e in skill_files.walk(folder, unfiltered=True) if e.rel != skills.MIRROR_MARKER]
 
 
 def stamps(root: Path, target: str = TARGET, only: Collection[str] | None = None) -> dict[str, str]:

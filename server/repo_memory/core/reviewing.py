@@ -145,7 +145,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     folder, head = path.parent, committed.head()
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     ours = codex_policy.ours_in(folder)  # written with the draft
-    files = sorted([*(e.path for e in skill_files.walk(folder)), *ours], reverse=True)
+    files = sorted([*(e.path for e in skill_files.walk(folder, unfiltered=True)), *ours], reverse=True)  # ignored: maybe a person's
     unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
     if unheld:
         raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "

@@ -2,7 +2,8 @@
 `read`'s list, a redraft's commit, `reject`, the check of what a tool call changed and the Claude Code copy all take.
 
 Every file and every link under the folder counts, hidden ones too (git commits them and a clone gets them), but
-Codex's file of ours (core/codex_policy.py). A link counts as a link, as git keeps it: its target, never followed (a
+Codex's file of ours (core/codex_policy.py) and what git ignores and does not track (the `__pycache__` a run of the
+skill's script leaves, matched by .gitignore: never committed, no clone gets it). A link counts as a link, as git keeps it: its target, never followed (a
 link to a folder too). Names and targets are the bytes the file system gives (os.fsencode), UTF-8 or not.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.core import codex_policy
+from repo_memory.git import as_stored
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
@@ -39,14 +41,17 @@ class Entry:
         return f"{name} -> {_printable(os.readlink(self.path))}" if self.link else name
 
 
-def walk(folder: Path) -> list[Entry]:
-    """Every file and link of skill `folder` that is part of its reviewed version, in the review sha's order."""
+def walk(folder: Path, unfiltered: bool = False) -> list[Entry]:
+    """Every file and link of skill `folder` that is part of its reviewed version, in the review sha's order (one
+    `git check-ignore` for the folder); `unfiltered`: those git ignores too (a copy git ignores whole, core/mirror.py)."""
     ours, found = codex_policy.ours_in(folder), []
     for where, dirs, files in os.walk(folder):  # a link to a folder is listed among `dirs`, and not followed
         for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(where, d)))]:
             path = Path(where, name)
             if path not in ours:
                 found.append(Entry(path.relative_to(folder).as_posix(), path, path.is_symlink()))
+    if not unfiltered and (left_out := as_stored.ignored(folder, [entry.rel for entry in found])):
+        found = [entry for entry in found if entry.rel not in left_out]
     return sorted(found, key=lambda e: e.path)
 
 
