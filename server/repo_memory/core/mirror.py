@@ -168,7 +168,7 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
                 continue
             try:
                 digest = _digest(source)
-            except UnsafePathError as exc:  # a hard-linked file, say: no review sha either (reviewing.fingerprint)
+            except UnsafePathError as exc:  # a hard-linked file, say: no review sha either (core/review_sha.py)
                 report.withheld[name] = str(exc)
                 continue
             if marker.exists() and _copied(dest) == digest:

@@ -10,7 +10,7 @@ link to a folder too). Names and targets are the bytes the file system gives (os
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
 LINK = 0o120000  # a symbolic link's mode in git
+CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,15 @@ class Entry:
     def data(self) -> bytes:
         """What git holds of it: a file's bytes, a link's target."""
         return os.fsencode(os.readlink(self.path)) if self.link else disk.read_safely(self.path)
+
+    def chunks(self) -> Iterator[bytes]:
+        """What `data` gives, a file's in chunks: a large file beside SKILL.md is never held in memory whole."""
+        if self.link:
+            yield self.data()
+            return
+        with os.fdopen(disk.open_safely(self.path), "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                yield chunk
 
     @property
     def shown(self) -> str:
