@@ -170,13 +170,13 @@ def _read_file(path: Path) -> dict[str, Any]:
 
 def _committed(top: Path) -> dict[str, Any]:
     """The config file as HEAD holds it ({} when it holds none, or none that is TOML)."""
-    text = gitrepo.committed_text(top, CONFIG_FILE)
-    if text is None:
+    data = gitrepo.run_at(top, "show", f"HEAD:{CONFIG_FILE}")
+    if data is None:
         return {}
     import tomllib
 
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(data.decode("utf-8", errors="replace"))
     except tomllib.TOMLDecodeError:
         return {}
 

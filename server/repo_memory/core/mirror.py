@@ -84,7 +84,8 @@ def _digest(folder: Path) -> str:
 
 
 def _entries(folder: Path) -> list[skill_files.Entry]:
-    return [e for e in skill_files.walk(folder) if e.rel != skills.MIRROR_MARKER]  # the marker is no content of the skill
+    # The marker is no content of the skill; git ignores a copy whole, so nothing in one is left out as ignored.
+    return [e for e in skill_files.walk(folder, unfiltered=True) if e.rel != skills.MIRROR_MARKER]
 
 
 def stamps(root: Path, target: str = TARGET, only: Collection[str] | None = None) -> dict[str, str]:
@@ -167,7 +168,7 @@ def mirror(root: Path, state_dir: Path, target: str = TARGET, git_dir: Path | No
                 continue
             try:
                 digest = _digest(source)
-            except UnsafePathError as exc:  # a hard-linked file, say: no review sha either (reviewing.fingerprint)
+            except UnsafePathError as exc:  # a hard-linked file, say: no review sha either (core/review_sha.py)
                 report.withheld[name] = str(exc)
                 continue
             if marker.exists() and _copied(dest) == digest:

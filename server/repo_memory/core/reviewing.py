@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import agent_commits, codex_policy, merges, skill_files
+from repo_memory.core import agent_commits, codex_policy, merges, review_sha, skill_files
 from repo_memory.errors import ConflictError, InvalidArgumentError, Problem, UnsafePathError
 from repo_memory.formats import skills
 from repo_memory.git.committed import Committed
@@ -59,25 +59,12 @@ def unmerge(git: Git, where: str, refused: str) -> None:
                             "until then no version of it is to commit, accept or discard: each side is someone's work.")
 
 
-def fingerprint(folder: Path, skill_md: bytes | None = None) -> str:
-    """The sha256 of what a person reviews of the skill in `folder` (core/skill_files.py): its SKILL.md (or `skill_md` in
-    its place) and every file and link beside it, path and bytes (a link's: its target)."""
-    digest = hashlib.sha256()
-    for entry in skill_files.walk(folder):
-        if entry.link:
-            data = b"link:" + entry.data()
-        else:
-            data = skill_md if skill_md is not None and entry.rel == skills.SKILL_FILE else entry.data()
-        digest.update(os.fsencode(entry.rel) + f"\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
-
-
-def accepted_as(path: Path, raw: bytes, sha: str) -> bool:
+def accepted_as(path: Path, raw: bytes, sha: str, links_kept: bool = True) -> bool:
     """Whether `sha` names the draft that accept made the active skill whose SKILL.md (`raw`) is at `path`: accepting
     that version again changes nothing, where any other sha names a version that is not the one active."""
     name = path.parent.name
     drafted = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft"}).encode("utf-8")
-    return len(sha) >= 7 and fingerprint(path.parent, drafted).startswith(sha.lower())
+    return len(sha) >= 7 and review_sha.of(path.parent, links_kept, drafted).startswith(sha.lower())
 
 
 def reviewed(what: str, sha: str, current: str, show: str, other: str = "", versions: Collection[str] | None = None) -> None:
@@ -145,7 +132,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     folder, head = path.parent, committed.head()
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     ours = codex_policy.ours_in(folder)  # written with the draft
-    files = sorted([*(e.path for e in skill_files.walk(folder)), *ours], reverse=True)
+    files = sorted([*(e.path for e in skill_files.walk(folder, unfiltered=True)), *ours], reverse=True)  # ignored: maybe a person's
     unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
     if unheld:
         raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "

@@ -1,7 +1,7 @@
 """Whether an agent's tool call that named a skill's files changed them: a read (`cat`, the way Codex reads every
 file) is no edit, and only an edit puts an active skill back to draft (Skillbook.redraft).
 
-The pre-tool hook notes the fingerprint of each skill folder a call names, and its SKILL.md's sha256 (`note`); the
+The pre-tool hook notes the fingerprint (`fingerprint`) of each skill folder a call names, and its SKILL.md's sha256 (`note`); the
 post-tool hook compares (`changed`), and counts what the call left as seen by its session when it changed a version
 the session could update (`own`). A call no pre-tool hook saw (an older setup, a call recorded from a transcript) is
 compared with what HEAD holds instead. Folders a call changed without naming them are found by their status-change
@@ -43,14 +43,27 @@ def folders(paths: Iterable[Path]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def fingerprint(folder: Path) -> str:
+    """What a call may change of skill `folder`: the path, kind and content of each file and link the review sha counts
+    (core/skill_files.py), read in chunks. This clone's bytes, compared on this clone: no git object is computed (the
+    review sha's work, core/review_sha.py), and a large file beside SKILL.md is never held in memory whole."""
+    from repo_memory.core import skill_files  # only when a call names a skill: the pre-tool hook stays light
+
+    digest = hashlib.sha256()
+    for entry in skill_files.walk(folder):
+        content = hashlib.sha256()
+        for chunk in entry.chunks():
+            content.update(chunk)
+        digest.update(os.fsencode(entry.rel) + (b"\0link\0" if entry.link else b"\0file\0") + content.digest())
+    return digest.hexdigest()
+
+
 def note(paths: Iterable[Path]) -> dict[str, str]:
     """The fingerprint of each skill folder `paths` name, by its resolved path, and its SKILL.md's sha256, by that file's."""
-    from repo_memory.core import reviewing  # only when a call names a skill: the pre-tool hook stays light
-
     found = {}
     for folder in folders(paths):
         try:
-            found[str(folder)] = reviewing.fingerprint(folder)
+            found[str(folder)] = fingerprint(folder)
             found[str(folder / SKILL_FILE)] = hashlib.sha256(disk.read_safely(folder / SKILL_FILE)).hexdigest()
         except (OSError, UnsafePathError):
             continue  # not noted: compared with HEAD after the call
@@ -62,13 +75,13 @@ def changed(folder: Path, rel: str, before: Mapping[str, str] | None, committed:
     `before` it, else against HEAD (a file or link HEAD does not hold as it is now, as `git status` sees it, or one it
     holds that is gone, is a change: core/skill_files.py), except that SKILL.md as `indexed` (its sha256 as the index saw
     it before the call) is none: a person's edit in progress."""
-    from repo_memory.core import codex_policy, reviewing, skill_files
+    from repo_memory.core import codex_policy, skill_files
 
     if not folder.is_dir():
         return True  # gone: nothing to read, and the redraft finds nothing to change either
     noted = (before or {}).get(str(folder.resolve()))
     if noted is not None:
-        return reviewing.fingerprint(folder) != noted
+        return fingerprint(folder) != noted
     head, git = committed.head(), committed.git
     try:
         held = git.modes_at(head, (rel,)) if head else {}

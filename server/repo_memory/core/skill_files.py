@@ -2,22 +2,25 @@
 `read`'s list, a redraft's commit, `reject`, the check of what a tool call changed and the Claude Code copy all take.
 
 Every file and every link under the folder counts, hidden ones too (git commits them and a clone gets them), but
-Codex's file of ours (core/codex_policy.py). A link counts as a link, as git keeps it: its target, never followed (a
+Codex's file of ours (core/codex_policy.py) and what git ignores and does not track (the `__pycache__` a run of the
+skill's script leaves, matched by .gitignore: never committed, no clone gets it). A link counts as a link, as git keeps it: its target, never followed (a
 link to a folder too). Names and targets are the bytes the file system gives (os.fsencode), UTF-8 or not.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.core import codex_policy
+from repo_memory.git import as_stored
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
 LINK = 0o120000  # a symbolic link's mode in git
+CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,15 @@ class Entry:
         """What git holds of it: a file's bytes, a link's target."""
         return os.fsencode(os.readlink(self.path)) if self.link else disk.read_safely(self.path)
 
+    def chunks(self) -> Iterator[bytes]:
+        """What `data` gives, a file's in chunks: a large file beside SKILL.md is never held in memory whole."""
+        if self.link:
+            yield self.data()
+            return
+        with os.fdopen(disk.open_safely(self.path), "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                yield chunk
+
     @property
     def shown(self) -> str:
         """How a person or an agent is told of it: its name (bytes that are no UTF-8 escaped), a link with its target."""
@@ -39,14 +51,17 @@ class Entry:
         return f"{name} -> {_printable(os.readlink(self.path))}" if self.link else name
 
 
-def walk(folder: Path) -> list[Entry]:
-    """Every file and link of skill `folder` that is part of its reviewed version, in the review sha's order."""
+def walk(folder: Path, unfiltered: bool = False) -> list[Entry]:
+    """Every file and link of skill `folder` that is part of its reviewed version, in the review sha's order (one
+    `git check-ignore` for the folder); `unfiltered`: those git ignores too (a copy git ignores whole, core/mirror.py)."""
     ours, found = codex_policy.ours_in(folder), []
     for where, dirs, files in os.walk(folder):  # a link to a folder is listed among `dirs`, and not followed
         for name in [*files, *(d for d in dirs if os.path.islink(os.path.join(where, d)))]:
             path = Path(where, name)
             if path not in ours:
                 found.append(Entry(path.relative_to(folder).as_posix(), path, path.is_symlink()))
+    if not unfiltered and (left_out := as_stored.ignored(folder, [entry.rel for entry in found])):
+        found = [entry for entry in found if entry.rel not in left_out]
     return sorted(found, key=lambda e: e.path)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import offering, reviewing, rewrites, skill_changes, skill_files
+from repo_memory.core import offering, review_sha, reviewing, rewrites, skill_changes, skill_files
 from repo_memory.core.redrafts import Redrafted, Redrafts
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
@@ -307,8 +307,8 @@ class Skillbook:
         raise NotFoundError(f"No skill '{name}' in {', '.join(self.sources if anywhere else (SKILLS_DIR,))}/.", self.similar_names(name))
 
     def fingerprint(self, name: str) -> str:
-        """The sha256 of what a person reviews of skill `name` (reviewing.fingerprint)."""
-        return reviewing.fingerprint(self._existing(name, anywhere=True)[0].parent)
+        """The sha a person reviews skill `name` by, the same in every clone of a commit (core/review_sha.py)."""
+        return review_sha.of(self._existing(name, anywhere=True)[0].parent, self._committer.git.links_kept())
 
     def review(self, name: str, accept: bool, sha: str | None = None) -> str:
         """A person's verdict on a draft: accept makes it active; reject deletes it. Returns what was done. `sha` (a
@@ -320,8 +320,11 @@ class Skillbook:
             raw = disk.read_safely(path)
             current = skills.parse(raw, rel, source)
             reviewing.usable(self._committer.git, current, "accepted" if accept else "rejected")  # its status is trusted next
-            if sha is not None and not (accept and current.status == "active" and reviewing.accepted_as(path, raw, sha)):
-                reviewing.reviewed(f"skill:{name}", sha, self.fingerprint(name), f"repo-memory skill show {name}", current.sha256)
+            kept = self._committer.git.links_kept()
+            if sha is not None and not (accept and current.status == "active" and reviewing.accepted_as(path, raw, sha, kept)):
+                now = self.fingerprint(name)
+                if not review_sha.by_previous_release(path.parent, sha, now):  # a sha printed before the formula changed
+                    reviewing.reviewed(f"skill:{name}", sha, now, f"repo-memory skill show {name}", current.sha256)
             if accept and current.status == "active":  # by a person's hand, maybe: the harnesses' lists follow it
                 changed, message, done = [], f"memory(skill): {name} is active", f"skill:{name} is already active"
             elif accept:

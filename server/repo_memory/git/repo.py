@@ -72,17 +72,15 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
     return Path(lines[0]).resolve(), Path(lines[1]).resolve(), Path(lines[2]).resolve()
 
 
-def committed_text(top: Path, rel: str) -> str | None:
-    """The text HEAD holds of `rel` (None when HEAD has no such file): one `git show`, for reading a setting as committed."""
-    out = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=top, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
-    return out.stdout.decode("utf-8", errors="replace") if out.returncode == 0 else None
+def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,), timeout: float = 10) -> bytes | None:
+    """What `git ARGS` run in `cwd` prints, outside a repository too; None when it exits with a code not in `ok`."""
+    out = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout)
+    return out.stdout if out.returncode in ok else None
 
 
 def checked_out(top: Path, rel: str) -> bytes | None:
     """The bytes `git checkout` would write for `rel` from the index (line endings, smudge), None when it holds none."""
-    out = subprocess.run(["git", "cat-file", "--filters", f":{rel}"], cwd=top, capture_output=True, timeout=10,
-                         stdin=subprocess.DEVNULL)  # `:` first: `rel` never passes for an option
-    return out.stdout if out.returncode == 0 else None
+    return run_at(top, "cat-file", "--filters", f":{rel}")  # `:` first: `rel` never passes for an option
 
 
 @dataclass(frozen=True)

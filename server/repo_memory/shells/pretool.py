@@ -330,7 +330,7 @@ def began(state_dir: Path, payload: dict[str, Any], head: str = "", skills: dict
 
 def noted(state_dir: Path, payload: dict[str, Any]) -> dict[str, str]:
     """The fingerprints of the skill folders the call of this PostToolUse payload named, as they were before it ran
-    (skill folder -> core.reviewing.fingerprint); forgets the note."""
+    (skill folder -> core.skill_changes.fingerprint); forgets the note."""
     path = _marker(state_dir, payload).with_suffix(".skills")
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
