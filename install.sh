@@ -63,8 +63,8 @@ if [ "$mode" = test ]; then
   echo "==> Lint (ruff: undefined names, unused imports, syntax) and type check (mypy)"
   .venv/bin/ruff check --select F,E9 server tests bench
   .venv/bin/mypy
-  echo "==> Tests (pytest)"
-  exec .venv/bin/pytest "${@:2}"
+  echo "==> Tests (pytest, one worker per core: pytest-xdist)"
+  exec .venv/bin/pytest -n auto "${@:2}"
 fi
 
 echo "==> Demo: a throwaway repository driven through a real MCP client"
