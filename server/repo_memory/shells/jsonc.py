@@ -11,9 +11,10 @@ import json
 import re
 from typing import Any
 
+from repo_memory.shells import settings_text
+
 _SINGLE, _MULTI = "//", "/*"
 _INK = re.compile("[^\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]")  # not JavaScript's \s
-_DECODER = json.JSONDecoder()
 
 
 def strip(text: str) -> str:
@@ -122,25 +123,8 @@ def _without(text: str, members: list[tuple[str, int, int, int]], i: int) -> str
 
 
 def _members(bare: str, start: int) -> tuple[list[tuple[str, int, int, int]], int]:
-    """(key, where the key starts, where its value starts and ends) of each member of the object at `start` in the
-    stripped text, and where its closing brace is."""
+    """The members of the object at `start` in the stripped text, and where its closing brace is (as .claude settings
+    files are read: shells/settings_text.py)."""
     if bare[start] != "{":
         raise ValueError("not an object")
-    members, at = [], _skip(bare, start + 1)
-    while bare[at] != "}":
-        key_start = at
-        key, at = _DECODER.raw_decode(bare, at)
-        at = _skip(bare, at)
-        if bare[at] != ":" or not isinstance(key, str):
-            raise ValueError(f"no member at {key_start}")
-        value_start = _skip(bare, at + 1)
-        _, value_end = _DECODER.raw_decode(bare, value_start)
-        members.append((key, key_start, value_start, value_end))
-        at = _skip(bare, value_end)
-        if bare[at] == ",":
-            at = _skip(bare, at + 1)
-    return members, at
-
-
-def _skip(text: str, at: int) -> int:
-    return len(text) - len(text[at:].lstrip(" \t\r\n"))
+    return settings_text.object_members(bare, start)

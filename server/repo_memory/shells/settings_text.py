@@ -41,7 +41,7 @@ def _value(text: str, start: int, end: int, before: Any, after: Any, unit: str |
 
 
 def _object(text: str, start: int, end: int, after: dict[str, Any], unit: str | int) -> str:
-    members, close = _members(text, start)
+    members, close = object_members(text, start)
     keys = [key for key, *_ in members]
     kept = [key for key in keys if key in after]
     if len(set(keys)) != len(keys) or list(after) != kept + [key for key in after if key not in keys]:
@@ -66,7 +66,7 @@ def _object(text: str, start: int, end: int, after: dict[str, Any], unit: str | 
     return "{" + lead + body + text[members[-1][3]:close] + "}"
 
 
-def _members(text: str, start: int) -> tuple[list[tuple[str, int, int, int]], int]:
+def object_members(text: str, start: int) -> tuple[list[tuple[str, int, int, int]], int]:
     """(key, where the key starts, where its value starts and ends) of each member of the object at `start`, and
     where its closing brace is."""
     members = []
