@@ -237,3 +237,25 @@ def test_a_python_hash_pinned_before_blocks_counted_still_matches_and_a_later_de
     assert store.stale() == []
     (repo / "deploy.py").write_text(source.replace("        migrate()", "    migrate()"), encoding="utf-8")
     assert [s.anchor for s in store.stale()] == ["deploy.py::deploy"]
+
+
+def test_a_python_backslash_continuation_changes_nothing_and_a_hash_pinned_over_one_still_matches(store: Store, repo: Path):
+    """tree-sitter keeps Python's `\\` line continuation as a token: re-wrapping a call with one made the memory stale
+    although the code is the same. Hashes older releases pinned over such code (given as they computed them) still
+    match it on upgrade, and a later change to the code is seen."""
+    source = 'def deploy(env, target):\n    if env == "prod":\n        migrate(target,\n                dry=False)\n    push(target, env)\n'
+    backslashed = source.replace("target,\n", "target, \\\n")
+    (repo / "deploy.py").write_text(source, encoding="utf-8")
+    store.remember("deploy migrates in prod", refs=["deploy.py::deploy"])
+    store.refresh()
+    (repo / "deploy.py").write_text(backslashed, encoding="utf-8")
+    assert store.stale() == [], "a backslash re-wrap is not a change"
+    (repo / "ops.py").write_text(backslashed, encoding="utf-8")
+    pinned = {"before-blocks": "20d62fd006413203", "before-continuations": "74803a78cc0d6435"}  # older releases' hashes
+    for name, old in pinned.items():
+        write_skill_file(repo, name, "How deploy works.", "Read it.",
+                         extra=f"metadata:\n  anchors: [ops.py::deploy]\n  anchor_hashes: {{ops.py::deploy: {old}}}\n")
+    store.refresh()
+    assert store.stale() == []
+    (repo / "ops.py").write_text(backslashed.replace("dry=False", "dry=True"), encoding="utf-8")
+    assert sorted(s.memory for s in store.stale()) == ["skill:before-blocks", "skill:before-continuations"]

@@ -6,8 +6,8 @@ comments left out, and where a block is delimited by indentation alone (Python),
 re-wrapping or editing a comment changes nothing while any change to the code, a statement moved out of an `if`
 included, does. The tokens include what the grammars keep beside the definition: Python and TypeScript decorators,
 Rust attributes, TypeScript overload signatures. `Resolved.legacy` holds the hashes older releases gave the same code
-(before 2026-12 without these; before 2026-12-06 without Python's blocks). A memory stores the hashes of its anchors
-when it is written; when a hash no longer matches, or the symbol is gone, the memory is stale.
+(see `body_hash`). A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or the
+symbol is gone, the memory is stale.
 
 Qualified names: nested definitions joined by dots — `Class.method` (Python, JavaScript, TypeScript, Java),
 `Type.Method` for Go methods (the receiver's type), `Type.method` for Rust functions in `impl Type` blocks,
@@ -202,16 +202,17 @@ def parse_tree(source: bytes, suffix: str) -> tuple[Any, dict[str, list[Any]]]:
     return tree, found
 
 
-def body_hash(nodes: list[Any], structure: bool = True) -> str:
-    """A hash of the definitions' tokens, comments left out, and (`structure`) of where each indented block starts and
-    ends: formatting and comment edits do not change it. Without `structure`: the hash releases before 2026-12-06 gave."""
+def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = False) -> str:
+    """A hash of the definitions' tokens (comments and Python's `\\` continuations left out) and (`structure`) of where
+    each indented block starts and ends. Older releases hashed `continuations` (until 2026-12-06), no `structure`
+    (before 2026-12-06), and no decorators, attributes nor overload signatures (before 2026-12)."""
     digest = hashlib.sha256()
     stack: list[Any] = list(reversed(nodes))
     while stack:
         node = stack.pop()
         if node is None:
             digest.update(b"\x01}")
-        elif "comment" in node.type:
+        elif "comment" in node.type or (node.type == "line_continuation" and not continuations):
             continue  # and nothing inside it (Rust's doc comments have children)
         elif node.child_count == 0:
             digest.update(node.text)
@@ -394,5 +395,6 @@ def hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, in
     nodes = [_node_at(tree, start, end) for start, end, _ in places]
     full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
     now = body_hash(full)
-    legacy = [body_hash(full, structure=False), *([body_hash(older, structure=False)] if older and older != full else [])]
+    legacy = [body_hash(full, continuations=True), body_hash(full, structure=False, continuations=True),
+              *([body_hash(older, structure=False, continuations=True)] if older and older != full else [])]
     return now, places[0][2], tuple(h for h in dict.fromkeys(legacy) if h != now)
