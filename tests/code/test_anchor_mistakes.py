@@ -7,14 +7,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from mcp import Client
 
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidRecordError
 from repo_memory.formats import skills
 from repo_memory.shells import mcp as server
+from repo_memory.shells.cli import cli
 
-from tests.conftest import git
+from tests.conftest import git, write_skill_file
 
 STORE_PY = ("class Store:\n    def save(self, rows):\n        return rows\n\n    def load(self):\n        return []\n\n\n"
             "class Cache:\n    def save(self, rows):\n        return None\n\n\ndef helper():\n    return 1\n")
@@ -111,3 +113,26 @@ def test_an_anchor_spelled_with_dot_slash_or_doubled_slashes_is_kept_in_its_one_
     skills_found = [f for f in found if f.startswith("skill:")]
     assert skills_found == ["skill:dotted-anchor", "skill:doubled-anchor", "skill:plain-anchor"]
     assert len(found) == 4 and store.stale() == []
+
+
+@pytest.mark.anyio
+async def test_a_symbol_spelled_in_another_case_is_suggested(store: Store, code: Path):
+    (code / "pkg/big.py").write_text("def f0():\n    return 0\n\n\ndef g1():\n    return 1\n", encoding="utf-8")
+    assert "Did you mean 'f0'" in await refused(store, "pkg/big.py::F0")
+
+
+def test_the_fix_for_an_anchor_into_a_missing_file_is_to_edit_it_not_to_pin_it(store: Store, code: Path, runner: CliRunner):
+    """Pinning takes anchors as written, so it cannot help an anchor whose file is gone (deleted, not committed) or was
+    never there: `stale` and doctor say to edit the anchor or restore the file."""
+    for name, anchor in (("never", "pkg/gone.py::helper"), ("deleted", "pkg/store.py::helper")):
+        write_skill_file(code, name, f"How {name} works.", "Read it.", extra=f"metadata:\n  anchors: [{anchor}]\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-qm", "skills")
+    store.refresh()
+    assert [s.memory for s in store.stale()] == ["skill:never"]
+    (code / "pkg/store.py").unlink()
+    out = runner.invoke(cli, ["--root", str(code), "stale"]).output
+    doctor = runner.invoke(cli, ["--root", str(code), "doctor"]).output
+    for said in (out, doctor):
+        assert "the file does not exist" in said and "when it still holds" not in said, said
+        assert "Edit metadata.anchors in .agents/skills/never/SKILL.md" in said and ", or restore the file" in said, said

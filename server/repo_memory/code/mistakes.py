@@ -1,8 +1,9 @@
 """An anchor that names nothing: why, and what its writer may have meant.
 
 A name several definitions end with is ambiguous, not missing: `pkg/store.py::save` where `Store.save` and `Cache.save`
-are (Django's compiler.py has six `as_sql`). What is suggested instead: the same name in another class first, then the
-definitions spelled most like it; for a file that does not exist, the code files beside it spelled most like it.
+are (Django's compiler.py has six `as_sql`). What is suggested instead: the same name in another class or another
+case first, then the definitions spelled most like it; for a file that does not exist, the code files beside it
+spelled most like it.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ def unknown(path: str, symbol: str, names: Collection[str]) -> str:
 
 
 def definitions_like(symbol: str, names: Collection[str]) -> list[str]:
-    """The definitions `symbol` may have meant: the one its name ends, the same name in another class, near spellings
-    (none when it is ambiguous: `unknown` lists the definitions it could mean)."""
+    """The definitions `symbol` may have meant: the one its name ends, the same name (in any case) in another class,
+    near spellings (none when it is ambiguous: `unknown` lists the definitions it could mean)."""
     ending = [n for n in names if n.endswith(f".{symbol}")]
     if symbol in names or len(ending) > 1:
         return []
-    last = symbol.rpartition(".")[2]
-    same = [n for n in names if n.rpartition(".")[2] == last]
+    last = symbol.rpartition(".")[2].casefold()  # `F0` for `f0`: too short for a near spelling, the same in another case
+    same = [n for n in names if n.rpartition(".")[2].casefold() == last]
     return list(dict.fromkeys([*ending, *same, *nearest(symbol, names, cutoff=80, whole=True)]))[:SUGGESTED]
 
 

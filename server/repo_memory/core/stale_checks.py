@@ -13,7 +13,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Protocol
 
-from repo_memory.code.anchors import Code
+from repo_memory.code.anchors import MISSING, Code
 from repo_memory.code.lineage import NEVER
 from repo_memory.code.staleness import Stale
 from repo_memory.core.native_checks import Notice
@@ -21,7 +21,8 @@ from repo_memory.core.settling import MOVED, followed_to
 
 SHOWN = 5  # memories a finding names before "and N more"
 # causes a pin cannot help, nor --follow-renames: the anchor itself needs editing
-UNRESOLVED = ("cite code removed or renamed in ", "cite code never defined", "cite code its moved file does not define")
+UNRESOLVED = ("cite code removed or renamed in ", "cite code never defined", "cite code its moved file does not define",
+              "cite files that do not exist")
 
 
 class Memory(Protocol):
@@ -91,6 +92,8 @@ def _cause(item: Stale, happened: dict[str, str], followable: Collection[str]) -
     if change.startswith(("removed or renamed in ", NEVER)):  # nothing to pin: the anchor itself needs editing
         said = "never defined (a misspelled anchor?)" if change.startswith(NEVER) else change
         return f"cite code {said}: {item.reason}", ""
+    if MISSING in item.reason:  # deleted, not committed, or never there: a pin cannot help either
+        return f"cite files that do not exist: {item.reason}", ""
     if change.startswith("uncommitted changes in "):
         return "cite code with uncommitted changes", ""
     return "cite code that changed or is gone", ""
@@ -128,7 +131,7 @@ def _notice(cause: str, where: str, items: list[Stale], happened: dict[str, str]
 
 def _fix(cause: str, memories: list[str]) -> str:
     if cause.startswith(UNRESOLVED):
-        return _edit_anchors(memories)
+        return _edit_anchors(memories, restore=cause.startswith(UNRESOLVED[-1]))
     if cause.startswith("cite files moved"):
         return ("`repo-memory stale --follow-renames` re-anchors the skills to the new paths and settles the records whose "
                 "code moved unchanged; `repo-memory stale` then lists what is left to check.")
@@ -154,13 +157,14 @@ def _fix(cause: str, memories: list[str]) -> str:
     return " ".join(said)
 
 
-def _edit_anchors(memories: list[str]) -> str:
-    """The fix of an anchor that names no definition now: edit it where it is written (a record: settle it)."""
+def _edit_anchors(memories: list[str], restore: bool = False) -> str:
+    """The fix of an anchor that names no definition now: edit it where it is written (a record: settle it), or
+    (`restore`, its file does not exist) put the file back."""
     said = [f"Edit metadata.anchors in .agents/skills/{m.removeprefix('skill:')}/SKILL.md" for m in memories if m.startswith("skill:")]
     said += [f"edit memory.anchors in .agents/loops/{m.removeprefix('loop:')}.md" for m in memories if m.startswith("loop:")]
     records = [m for m in memories if "#" in m]
-    out = "; ".join(said) + " to the definition meant (`repo-memory stale --pin` pins the anchors as written, so it "\
-        "cannot help until they resolve), then commit." if said else ""
+    out = "; ".join(said) + " to the definition meant" + (", or restore the file" if restore else "") + " (`repo-memory "\
+        "stale --pin` pins the anchors as written, so it cannot help until they resolve), then commit." if said else ""
     if records:
         rid = records[0] if len(records) == 1 else "ID"
         out += (" " if out else "") + (f"Records are append-only: `repo-memory feedback {rid} outdated`, or a correction citing it "
