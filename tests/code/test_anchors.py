@@ -259,3 +259,30 @@ def test_a_python_backslash_continuation_changes_nothing_and_a_hash_pinned_over_
     assert store.stale() == []
     (repo / "ops.py").write_text(backslashed.replace("dry=False", "dry=True"), encoding="utf-8")
     assert sorted(s.memory for s in store.stale()) == ["skill:before-blocks", "skill:before-continuations"]
+
+
+def test_an_anchor_into_a_file_without_an_extension_cannot_be_checked_and_leaves_its_memory_valid(store: Store, repo: Path,
+                                                                                                   runner: CliRunner):
+    """`Makefile::all` made the whole skill (or loop) invalid: the anchor's pattern wanted an extension. It is code a
+    person may cite like a `.c` file's: reported "cannot be checked", the skill served."""
+    (repo / "bin").mkdir()
+    (repo / "Makefile").write_text("all:\n\techo hi\n", encoding="utf-8")
+    (repo / "bin/deploy").write_text("#!/bin/sh\necho deploy\n", encoding="utf-8")
+    write_skill_file(repo, "building", "How we build with make.", "Run the build.",
+                     extra="metadata:\n  anchors: [Makefile::all, bin/deploy::main]\n")
+    (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+    (repo / ".agents/loops/build.md").write_text(
+        "---\nname: build\nstatus: active\ntrigger: {on: manual}\ngoal: Keep the build green.\nverify:\n"
+        "  - {level: 4, run: \"true\", expect: {exit: 0}}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n"
+        "memory: {anchors: [\"Makefile::all\"]}\n---\nBuild it.\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "build notes")
+    store.refresh()
+    assert store.stale() == []
+    assert {(u.memory, u.anchor, u.reason.partition(": ")[2].split(" (")[0]) for u in store.stale(checkable=False)} == {
+        (m, a, "cannot be checked: files without an extension are not parsed") for m, a in
+        (("skill:building", "Makefile::all"), ("skill:building", "bin/deploy::main"), ("loop:build", "Makefile::all"))}
+    assert [h.id for h in store.recall("How we build with make").hits][:1] == ["skill:building"]
+    result = runner.invoke(cli, ["--root", str(repo), "stale"])
+    assert result.exit_code == 0 and "Makefile::all: cannot be checked" in result.output
+    assert "invalid" not in runner.invoke(cli, ["--root", str(repo), "doctor"]).output

@@ -32,7 +32,7 @@ from typing import Any
 
 from repo_memory.code import mistakes
 
-ANCHOR = re.compile(r"^(?P<path>[^\s:][^\s]*?\.[A-Za-z0-9]+)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
+ANCHOR = re.compile(r"^(?P<path>[^\s:]\S*?)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 # Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
 MENTION = re.compile(r"`(?P<symbol>[A-Za-z_][\w.]*)(?:\(\))?`\s+in\s+`?(?P<path>[\w./-]+\.(?:py|js|mjs|cjs|jsx|ts|mts|cts|tsx|go|rs|java))(?![\w])`?")
 
@@ -60,8 +60,7 @@ DEFINITIONS = {
     "record_declaration", "constructor_declaration",
 }
 SIGNATURES = {"function_signature", "method_signature", "abstract_method_signature"}  # TypeScript: overloads, interface members
-# Kept beside a definition, not inside it: Python's decorators (in decorated_definition), TypeScript's on methods and
-# on an exported class (before `export`), Rust's attributes.
+# Kept beside a definition, not inside it (see `decorated`): Python's and TypeScript's decorators, Rust's attributes.
 DECORATIONS = {"decorator", "attribute_item"}
 SCOPES = {"impl_item"}  # Rust: `impl Type { fn f }` names `Type.f`, but the impl block is not a symbol itself
 CALLABLE_VALUES = {"arrow_function", "function_expression", "function", "class", "generator_function"}
@@ -355,7 +354,8 @@ class Code:
             return Resolved(text, problem="not an anchor: write path/to/file.py::Class.method (a path inside the repository)")
         text = str(anchor)
         if not supported(anchor.path):
-            return Resolved(text, problem=f"{UNCHECKED}{os.path.splitext(anchor.path)[1] or 'this file type'} files are not parsed "
+            kind = f"{suffix} files" if (suffix := os.path.splitext(anchor.path)[1]) else "files without an extension"
+            return Resolved(text, problem=f"{UNCHECKED}{kind} are not parsed "
                                           f"(anchors work in {', '.join(sorted(set(LANGUAGES)))} files)")
         for again in (False, True):  # again: the tree was let go since the file was parsed, and a new symbol needs it
             entry, tree = self._parsed(anchor.path, again)
