@@ -109,7 +109,7 @@ def shown(state_dir: Path) -> list[str]:
 def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
     """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active (the
     whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds
-    as it is, or that a person committed (theirs). Returns (changed paths, commit message, what was done)."""
+    as it is, or that a person committed (theirs); a cache (skill_files.regenerable) goes with it. Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
     skill = f"{source}/{name}"
     usable: dict[str, bytes | None] = {}  # blob id -> its text when it reads as active and valid (an agent may write one text often)
@@ -133,7 +133,8 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     ours = codex_policy.ours_in(folder)  # written with the draft
     files = sorted([*(e.path for e in skill_files.walk(folder, unfiltered=True)), *ours], reverse=True)  # ignored: maybe a person's
-    unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
+    unheld = [why for p in files if p != path and p not in ours and not skill_files.regenerable(folder, p)
+              and (why := _theirs(committer, committed, skill, p, head))]
     if unheld:
         raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "
                             f"Move or delete it yourself, then run `repo-memory reject {name}` again.")
