@@ -2,9 +2,12 @@
 
 The hash is taken over the definition's tokens with comments left out, and where a block is delimited by indentation
 alone (Python), its start and end: re-indenting, re-wrapping or editing a comment changes nothing while any change to
-the code, a statement moved out of an `if` included, does. The tokens include what the grammars keep beside the
-definition: Python and TypeScript decorators, Rust attributes, TypeScript overload signatures. `hashed` also gives the
-hashes older releases gave the same code (see `body_hash`), so a memory they pinned still matches it.
+the code, a statement moved out of an `if` included, does. A comma just before a closing bracket is formatting too
+(black, prettier, rustfmt and gofmt add one when they break a list over lines), except where it makes a one-element
+tuple: Python's `(a,)`, `d[a,]`, `(yield a,)` and Rust's `(a,)` are not `(a)`. The tokens include what the grammars
+keep beside the definition: Python and TypeScript decorators, Rust attributes, TypeScript overload signatures.
+`hashed` also gives the hashes older releases gave the same code (see `body_hash`), so a memory they pinned still
+matches it.
 """
 
 from __future__ import annotations
@@ -15,11 +18,20 @@ from typing import Any
 SIGNATURES = {"function_signature", "method_signature", "abstract_method_signature"}  # TypeScript: overloads, interface members
 # Kept beside a definition, not inside it (see `decorated`): Python's and TypeScript's decorators, Rust's attributes.
 DECORATIONS = {"decorator", "attribute_item"}
+CLOSERS = {")", "]", "}", ">"}  # `>`: generics, `f<T,>()` (TypeScript), `S<T,>` (Rust)
+# Where one comma makes a tuple, `(a,)` (Python, Rust), `d[a,]` and `(yield a,)` (Python), the comma is code when it
+# is the only one (TypeScript's tuple type `[T,]` is `[T]`). In a Rust macro's `(...)` the macro decides, so it is
+# kept there too; in a macro's repetition it is the separator, `$($x:expr,)*`, always kept.
+TUPLES = {"tuple", "tuple_pattern", "subscript", "expression_list", "tuple_expression", "tuple_type"}
+SEPARATORS = {"token_repetition", "token_repetition_pattern"}
+SKIPPED = ("comment", "line_continuation")  # node types containing these are no tokens of the hash
 
-def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = False) -> str:
-    """A hash of the definitions' tokens (comments and Python's `\\` continuations left out) and (`structure`) of where
-    each indented block starts and ends. Older releases hashed `continuations` (until 2026-12-06), no `structure`
-    (before 2026-12-06), and no decorators, attributes nor overload signatures (before 2026-12)."""
+
+def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = False, commas: bool = False) -> str:
+    """A hash of the definitions' tokens (comments, Python's `\\` continuations and trailing commas left out) and
+    (`structure`) of where each indented block starts and ends. Older releases hashed trailing `commas` (until
+    2026-12-06), `continuations` (until 2026-12-06), no `structure` (before 2026-12-06), and no decorators,
+    attributes nor overload signatures (before 2026-12)."""
     digest = hashlib.sha256()
     stack: list[Any] = list(reversed(nodes))
     while stack:
@@ -29,6 +41,8 @@ def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = Fa
         elif "comment" in node.type or (node.type == "line_continuation" and not continuations):
             continue  # and nothing inside it (Rust's doc comments have children)
         elif node.child_count == 0:
+            if node.type == "," and not commas and trailing(node):
+                continue
             digest.update(node.text)
             digest.update(b"\x00")
         elif structure and node.type == "block" and node.children[0].type != "{":
@@ -38,6 +52,35 @@ def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = Fa
         else:
             stack.extend(reversed(node.children))
     return digest.hexdigest()[:16]
+
+
+def trailing(comma: Any) -> bool:
+    """Whether `comma` is only formatting: the last token before a closing bracket, no hole in a JavaScript array
+    (`[a,,]`, `[,]`) and no one-element tuple's."""
+    after, before = _next_token(comma), comma.prev_sibling
+    if after is None or after.type not in CLOSERS or before is None or before.type in (",", "(", "[", "{"):
+        return False
+    parent = comma.parent
+    if parent.type in SEPARATORS:
+        return False
+    opener = parent.children[0].type
+    if parent.type in TUPLES and opener != "[" or parent.type == "token_tree" and opener == "(":
+        return sum(child.type == "," for child in parent.children) > 1
+    return True
+
+
+def _next_token(node: Any) -> Any:
+    """The token after `node`, comments left out: a Rust match's last arm `B => 2,` is followed by the match's `}`."""
+    while True:
+        while node is not None and node.next_sibling is None:
+            node = node.parent
+        if node is None:
+            return None
+        node = node.next_sibling
+        if not any(kind in node.type for kind in SKIPPED):
+            while node.child_count:
+                node = node.children[0]
+            return node
 
 
 def decorated(nodes: list[Any]) -> list[Any]:
@@ -66,6 +109,7 @@ def hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, in
     nodes = [_node_at(tree, start, end) for start, end, _ in places]
     full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
     now = body_hash(full)
-    legacy = [body_hash(full, continuations=True), body_hash(full, structure=False, continuations=True),
-              *([body_hash(older, structure=False, continuations=True)] if older and older != full else [])]
+    legacy = [body_hash(full, commas=True), body_hash(full, continuations=True, commas=True),
+              body_hash(full, structure=False, continuations=True, commas=True),
+              *([body_hash(older, structure=False, continuations=True, commas=True)] if older and older != full else [])]
     return now, places[0][2], tuple(h for h in dict.fromkeys(legacy) if h != now)
