@@ -3,11 +3,14 @@ one when they break a call, a signature or a literal over lines. A comma that ma
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from repo_memory.code import anchors
+from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.shells.cli import cli
 
@@ -150,3 +153,30 @@ def test_a_hash_pinned_over_trailing_commas_by_an_older_release_still_matches(st
     (repo / "deploy.py").write_text(COMPACT.replace("retries=3", "retries=4"), encoding="utf-8")
     assert [s.anchor for s in store.stale()] == ["deploy.py::deploy"]
 
+
+def test_an_index_left_by_the_release_before_is_re_read_once_so_its_pins_survive_a_re_wrap(store: Store, repo: Path):
+    """An index the release before this one wrote holds its hash of each cited definition with the stamp of the file
+    it read: trusted while the file kept that stamp, so the older hash forms of the code were never worked out. A new
+    skill citing that code was stale at once (its pin in the new form, the index's hash in the old), and an old pin
+    went stale when the code was first re-wrapped after the upgrade."""
+    (repo / "deploy.py").write_text(BLACKENED, encoding="utf-8")
+    old = "04a60f53184ac5f6"  # deploy.py::deploy over BLACKENED, as the release before this one hashed it
+    write_skill_file(repo, "deploying", "How deploy works.", "Read it.",
+                     extra=f"metadata:\n  anchors: [deploy.py::deploy]\n  anchor_hashes: {{deploy.py::deploy: {old}}}\n")
+    store.refresh()
+    assert store.stale() == []
+    # The index and baselines as that release left them: its hash as the code's, the file's stamp bare, no translation.
+    with store._db.transaction():
+        store._db.conn.execute("UPDATE anchor_state SET baseline = ?, current = ?, stamp = ?",
+                               (old, old, anchors.stamp(os.stat(repo / "deploy.py"))))
+    (store.config.state_dir / "anchor-baselines.json").unlink(missing_ok=True)
+    store.close()
+    upgraded = Store(Config.load(repo))
+    try:
+        assert upgraded.stale() == []
+        upgraded.write_skill("deploy-again", "More on deploy.", "Read it.", anchors=["deploy.py::deploy"], actor="human")
+        assert upgraded.stale() == [], "a skill pinned by this release over the same code"
+        (repo / "deploy.py").write_text(COMPACT, encoding="utf-8")
+        assert upgraded.stale() == [], "re-wrapped after the upgrade"
+    finally:
+        upgraded.close()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.code import mistakes
-from repo_memory.code.fingerprint import hashed
+from repo_memory.code.fingerprint import FORM, hashed
 
 ANCHOR = re.compile(r"^(?P<path>[^\s:]\S*?)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 # Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
@@ -241,10 +241,10 @@ class Code:
         return len(self._files), int(self._tree is not None)
 
     def stamp(self, path: str) -> str:
-        """The file's stamp on disk now (see `stamp`)."""
+        """The file's stamp on disk now (see `stamp`) and the form of the hashes (`fingerprint.FORM`)."""
         if path.startswith("/") or ".." in path.split("/"):  # not an anchor's path (parse refuses it): nothing outside is looked at
             return ""
-        return stamp(self._stat(path))
+        return f"{stamp(self._stat(path))}@{FORM}"
 
     def _stat(self, path: str) -> os.stat_result | None:
         stats = self._stats

@@ -15,6 +15,10 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+# The form of the hashes `body_hash` gives (one more each time what it leaves out changes), kept with the stamp of each
+# file a hash was read from: in an index an older release wrote, every cited file is read once more, and its older
+# hashes worked out then, while the code is still the code those were pinned over.
+FORM = "5"
 SIGNATURES = {"function_signature", "method_signature", "abstract_method_signature"}  # TypeScript: overloads, interface members
 # Kept beside a definition, not inside it (see `decorated`): Python's and TypeScript's decorators, Rust's attributes.
 DECORATIONS = {"decorator", "attribute_item"}
