@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.code import anchors
+from repo_memory.code import anchors, fingerprint
 from repo_memory.code.staleness import Staleness
 from repo_memory.config import Config
 from repo_memory.core.store import Store
@@ -66,7 +66,7 @@ def parse_cost(files: list[Path]) -> None:
         t = time.perf_counter()
         defs = anchors.definitions(data, path.suffix)
         for nodes in defs.values():
-            anchors.body_hash(nodes)
+            fingerprint.body_hash(nodes)
         by_language.setdefault(path.suffix, []).append((time.perf_counter() - t) * 1000)
         symbols += len(defs)
     total = time.perf_counter() - started

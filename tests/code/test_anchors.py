@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory.code import anchors
+from repo_memory.code import anchors, fingerprint
 from repo_memory.shells.cli import cli
 from repo_memory.errors import InvalidRecordError
 from repo_memory.core.store import Store
@@ -230,7 +230,7 @@ def test_a_python_hash_pinned_before_blocks_counted_still_matches_and_a_later_de
     pinned against on upgrade, and from then on a statement moved out of a block is seen."""
     source = 'def deploy(env):\n    if env == "prod":\n        backup()\n        migrate()\n    restart()\n'
     (repo / "deploy.py").write_text(source, encoding="utf-8")
-    old = anchors.body_hash(anchors.definitions(source.encode(), ".py")["deploy"], structure=False)
+    old = fingerprint.body_hash(anchors.definitions(source.encode(), ".py")["deploy"], structure=False)
     write_skill_file(repo, "deploying", "How deploy works.", "Read it.",
                      extra=f"metadata:\n  anchors: [deploy.py::deploy]\n  anchor_hashes: {{deploy.py::deploy: {old}}}\n")
     store.refresh()

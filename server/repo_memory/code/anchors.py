@@ -1,13 +1,10 @@
 """Code anchors: a memory cites code as `path/to/file.py::Class.method`; we notice when that code changes.
 
 Each cited file is parsed with tree-sitter (grammars from the per-language wheels, never downloaded). An anchor
-resolves to the definition with that qualified name, and its hash is taken over the definition's tokens with
-comments left out, and where a block is delimited by indentation alone (Python), its start and end: re-indenting,
-re-wrapping or editing a comment changes nothing while any change to the code, a statement moved out of an `if`
-included, does. The tokens include what the grammars keep beside the definition: Python and TypeScript decorators,
-Rust attributes, TypeScript overload signatures. `Resolved.legacy` holds the hashes older releases gave the same code
-(see `body_hash`). A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or the
-symbol is gone, the memory is stale.
+resolves to the definition with that qualified name, and its hash is taken over the definition's tokens
+(code/fingerprint.py: what formatting leaves out, and the hashes older releases gave the same code, in
+`Resolved.legacy`). A memory stores the hashes of its anchors when it is written; when a hash no longer matches, or
+the symbol is gone, the memory is stale.
 
 Qualified names: nested definitions joined by dots — `Class.method` (Python, JavaScript, TypeScript, Java),
 `Type.Method` for Go methods (the receiver's type), `Type.method` for Rust functions in `impl Type` blocks,
@@ -18,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 import re
 import stat
@@ -31,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.code import mistakes
+from repo_memory.code.fingerprint import FORM, hashed
 
 ANCHOR = re.compile(r"^(?P<path>[^\s:]\S*?)::(?P<symbol>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)$")
 # Plain-text mentions worth suggesting as anchors: "`parse_config` in src/config.py"
@@ -59,9 +56,6 @@ DEFINITIONS = {
     # java
     "record_declaration", "constructor_declaration",
 }
-SIGNATURES = {"function_signature", "method_signature", "abstract_method_signature"}  # TypeScript: overloads, interface members
-# Kept beside a definition, not inside it (see `decorated`): Python's and TypeScript's decorators, Rust's attributes.
-DECORATIONS = {"decorator", "attribute_item"}
 SCOPES = {"impl_item"}  # Rust: `impl Type { fn f }` names `Type.f`, but the impl block is not a symbol itself
 CALLABLE_VALUES = {"arrow_function", "function_expression", "function", "class", "generator_function"}
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -87,7 +81,7 @@ class Resolved:
     hash: str = ""
     line: int = 0
     problem: str = ""
-    legacy: tuple[str, ...] = ()  # the hashes older releases gave it (see the module docstring), those that differ
+    legacy: tuple[str, ...] = ()  # the hashes older releases gave it (code/fingerprint.py), those that differ
 
 
 @functools.lru_cache(maxsize=65536)
@@ -201,51 +195,6 @@ def parse_tree(source: bytes, suffix: str) -> tuple[Any, dict[str, list[Any]]]:
     return tree, found
 
 
-def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = False) -> str:
-    """A hash of the definitions' tokens (comments and Python's `\\` continuations left out) and (`structure`) of where
-    each indented block starts and ends. Older releases hashed `continuations` (until 2026-12-06), no `structure`
-    (before 2026-12-06), and no decorators, attributes nor overload signatures (before 2026-12)."""
-    digest = hashlib.sha256()
-    stack: list[Any] = list(reversed(nodes))
-    while stack:
-        node = stack.pop()
-        if node is None:
-            digest.update(b"\x01}")
-        elif "comment" in node.type or (node.type == "line_continuation" and not continuations):
-            continue  # and nothing inside it (Rust's doc comments have children)
-        elif node.child_count == 0:
-            digest.update(node.text)
-            digest.update(b"\x00")
-        elif structure and node.type == "block" and node.children[0].type != "{":
-            digest.update(b"\x01{")
-            stack.append(None)  # the block's end, once its children are hashed
-            stack.extend(reversed(node.children))
-        else:
-            stack.extend(reversed(node.children))
-    return digest.hexdigest()[:16]
-
-
-def decorated(nodes: list[Any]) -> list[Any]:
-    """`nodes` with the decorators or attributes written just before each (comments, `export` and `default` between)."""
-    out = []
-    for node in nodes:
-        before, sibling = [], node.prev_sibling
-        while sibling is not None and (sibling.type in DECORATIONS or sibling.type in ("export", "default") or "comment" in sibling.type):
-            if sibling.type in DECORATIONS:
-                before.append(sibling)
-            sibling = sibling.prev_sibling
-        out += [*reversed(before), node]
-    return out
-
-
-def _node_at(tree: Any, start: int, end: int) -> Any:
-    """The outermost definition node spanning exactly start..end."""
-    node = tree.root_node.descendant_for_byte_range(start, end)
-    while node.parent is not None and node.parent.start_byte == start and node.parent.end_byte == end and node.parent.parent is not None:
-        node = node.parent
-    return node
-
-
 Spans = dict[str, tuple[tuple[int, int, int], ...]]  # qualified name -> (start byte, end byte, line) of each definition node
 
 
@@ -292,10 +241,10 @@ class Code:
         return len(self._files), int(self._tree is not None)
 
     def stamp(self, path: str) -> str:
-        """The file's stamp on disk now (see `stamp`)."""
+        """The file's stamp on disk now (see `stamp`) and the form of the hashes (`fingerprint.FORM`)."""
         if path.startswith("/") or ".." in path.split("/"):  # not an anchor's path (parse refuses it): nothing outside is looked at
             return ""
-        return stamp(self._stat(path))
+        return f"{stamp(self._stat(path))}@{FORM}"
 
     def _stat(self, path: str) -> os.stat_result | None:
         stats = self._stats
@@ -389,12 +338,3 @@ class Code:
             return []
         return mistakes.definitions_like(anchor.symbol, entry.spans)
 
-
-def hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, int, tuple[str, ...]]:
-    """(hash, line, the hashes older releases gave it) of the definition at `places` in `tree`."""
-    nodes = [_node_at(tree, start, end) for start, end, _ in places]
-    full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
-    now = body_hash(full)
-    legacy = [body_hash(full, continuations=True), body_hash(full, structure=False, continuations=True),
-              *([body_hash(older, structure=False, continuations=True)] if older and older != full else [])]
-    return now, places[0][2], tuple(h for h in dict.fromkeys(legacy) if h != now)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 
-from repo_memory.code.anchors import MAX_FILE_BYTES, hashed, parse_tree, supported
+from repo_memory.code.anchors import MAX_FILE_BYTES, parse_tree, supported
+from repo_memory.code.fingerprint import hashed
 
 Version = tuple[str, bytes | None]  # ("HASH SUBJECT" of a commit, the file's bytes there or None when it had none)
 NEVER = "never defined"  # what starts the answer for a name no version defined

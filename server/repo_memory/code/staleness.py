@@ -6,12 +6,15 @@ baseline is the code as this clone first saw it (kept in `<git-dir>/repo-memory/
 re-index does not forget it) once git is done writing the working tree: a pull brings a teammate's skill and the
 code it describes in one checkout, and git writes `.agents/` before most code, so a look mid-checkout would take the
 old code for the skill's. The state of every anchor lives in the index, with the stamp (inode, size, mtime, ctime) of the
-file it was read from; `check` brings it up to date, re-parsing only cited files whose stamp changed, also in a
-process that has parsed nothing yet (a server starting, `repo-memory stale`, doctor).
+file it was read from and the form of the hashes; `check` brings it up to date, re-parsing only cited files whose
+stamp changed, also in a process that has parsed nothing yet (a server starting, `repo-memory stale`, doctor).
 
-Releases before 2026-12 hashed a definition without its decorators, and before 2026-12-06 without Python's blocks
-(code/anchors.py). A baseline equal to such an older hash of the code as it is now is taken as this code's: the translation is kept beside the first-seen baselines
-(`memory|anchor|old hash` -> new hash), so nothing turns stale on upgrade and a decorator changed later is seen.
+Older releases hashed definitions otherwise (code/fingerprint.py: no decorators, no Python blocks, `\\` continuations
+and trailing commas counted). A baseline equal to such an older hash of the code as it is now is taken as this
+code's: the translation is kept beside the first-seen baselines (`memory|anchor|old hash` -> new hash), so nothing
+turns stale on upgrade and a decorator changed later is seen. An index an older release wrote has stamps of another
+form, so every cited file is read once on upgrade and its translations are learnt while the code is still the code
+they were pinned over, not first when it is re-wrapped.
 """
 
 from __future__ import annotations
