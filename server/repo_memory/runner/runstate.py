@@ -29,6 +29,7 @@ class RunState:
     harness_pid: int  # the harness process the run's MCP server belonged to (0 when unknown), with its start time
     harness_started: int
     ids: tuple[str, ...]
+    head: str = ""  # the commit checked out when it started ('' when unborn, or started by a version that did not say)
 
 
 def read(store: Store, run: str) -> RunState:
@@ -52,7 +53,7 @@ def read(store: Store, run: str) -> RunState:
                     signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
                     harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
                     harness_started=int(start["data"].get("harness_started") or 0),
-                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"), head=str(start["data"].get("head") or ""))
 
 
 def _started(start: dict[str, Any]) -> float:

@@ -247,7 +247,8 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
             if event == "pre-push":  # git took the tip to send before its hook ran; left pending, another branch took it
-                click.echo("  the run's record is committed past the tip this push sends: your next push takes it")
+                click.echo("  the run's record is committed past the tip this push sends: your next push takes it, "
+                           "and checks the same code no more")
     if waiting and (trust or event == "ci-failure"):
         ctx.exit(1)  # a CI job asked for a loop that could not run: its log should say so, not pass
 
@@ -277,8 +278,9 @@ def _waiting(spec: loops.Loop, reason: str, event: str | None, commit: str, trus
 def loop_hooks(ctx: click.Context, action: str) -> None:
     """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
-    They run only those (a schedule or change loop is cron's). The record of a run a pre-push hook made is committed at
-    once, past the tip that push sends (git chose it before the hook ran): the next push takes it.
+    They run only those (a schedule or change loop is cron's), and not over code the loop's last run began at (only
+    experience records changed since). The record of a run a pre-push hook made is committed at once, past the tip that
+    push sends (git chose it before the hook ran): the next push takes it, running nothing again.
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """
