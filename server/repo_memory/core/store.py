@@ -10,7 +10,7 @@ from typing import Any
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import briefing, merges
+from repo_memory.core import briefing, merges, runlock
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.logbook import Logbook
@@ -193,7 +193,9 @@ class Store:
         return self._logs.verify(progress)  # progress in bytes of the logs checked
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
-        return briefing.compose(self._activity.live_runs(since=briefing.quiet_since()), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
+        moving, quiet = self._activity.live_runs(since=briefing.quiet_since())  # and whose check was cut off (core/runlock.py)
+        live = [{**r, "cut_off": runlock.cut_off(self.config.state_dir, r["run"], self.trusted(r["run"]))} for r in moving], quiet
+        return briefing.compose(live, self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
                                 self._activity.last_summary(self.session), self.skill_changed, self._skills.drafts(), self.stale)
 
     def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]:

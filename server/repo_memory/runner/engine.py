@@ -384,9 +384,9 @@ class Engine:
         out = []
         for rid in [run] if run else self.runs():
             s = self.state(rid)
-            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations,
-                        "started": when.at(s.started),
-                        "harness_session": s.harness_session})
+            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations, "started": when.at(s.started),
+                        "harness_session": s.harness_session,  # and, a live run's check cut off, when it began:
+                        **({"cut_off": at} if s.state == "running" and (at := runstate.left_off(self.store, rid)) else {})})
         return out
 
     def receipts(self, name: str, limit: int = 5) -> list[dict[str, Any]]:

@@ -129,7 +129,7 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
 @json_option
 @click.pass_context
 def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
-    """Live and past runs (or RUN): state, iterations, start time."""
+    """Live and past runs (or RUN): state, iterations, start time; a live run whose check was cut off says so."""
     engine = _engine(ctx)
     rows = _named(engine, run, lambda engine: engine.status(run))
 
@@ -141,8 +141,11 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
             click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {when.shown(r['started'])}")
         for r in rows:  # one a Ctrl-C'd or killed `loop run` left behind is live too: say how it ends
             if r["state"] not in TERMINAL:
-                click.echo(f"{r['run']} is live: an agent continues it with loop_step(run='{r['run']}', …); a person ends it "
-                           f"with `repo-memory loop abort {r['run']}`.")
+                cut = (f" its check that began at {when.shown(r['cut_off'])} was cut off before it decided (the process "
+                       "running it was stopped: a Stop hook killed at its timeout, a session ended, a crash), and its next "
+                       "step checks again;" if r.get("cut_off") else "")
+                click.echo(f"{r['run']} is live:{cut} an agent continues it with loop_step(run='{r['run']}', …); a person "
+                           f"ends it with `repo-memory loop abort {r['run']}`.")
 
     emit(rows, as_json, text)
 
