@@ -88,7 +88,8 @@ class Lifetime:
                 self._ended.set()
                 return
             if not self.store.config.git_dir.is_dir():  # a worktree removed under the server: nothing to commit to
-                log.warning("the repository %s is no longer there; what it held and had not committed went with it", self.store.root)
+                log.warning("the repository %s is no longer there; what it had not committed went with the folder (moved: the next "
+                            "session in its new place commits it)", self.store.root)
                 self.watcher.stop()
                 self._ended.set()
                 return
