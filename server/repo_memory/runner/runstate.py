@@ -29,7 +29,7 @@ class RunState:
     harness_pid: int  # the harness process the run's MCP server belonged to (0 when unknown), with its start time
     harness_started: int
     ids: tuple[str, ...]
-    head: str = ""  # the commit checked out when it started ('' when unborn, or started by a version that did not say)
+    tree: str = ""  # the files its last check saw, experience records left out (git/snapshot.py; '' when none said)
 
 
 def read(store: Store, run: str) -> RunState:
@@ -53,7 +53,8 @@ def read(store: Store, run: str) -> RunState:
                     signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
                     harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
                     harness_started=int(start["data"].get("harness_started") or 0),
-                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"), head=str(start["data"].get("head") or ""))
+                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"),
+                    tree=str(decisions[-1]["data"].get("tree") or "") if decisions else "")
 
 
 def _started(start: dict[str, Any]) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import os
 import stat
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from repo_memory.formats import cron
 from repo_memory.formats import experience, loops
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
+from repo_memory.git import snapshot
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.runner import driver
@@ -22,6 +24,7 @@ EVENTS = ("post-commit", "pre-push")  # git's, each a hook `loop hooks install` 
 ASKED = (*EVENTS, "ci-failure")  # what `loop due --event` may say: a git hook, or a CI job that failed
 MARKER = "# added by repo-memory: run loops whose trigger is this git event"
 LOOKBACK = timedelta(hours=24)  # a schedule never run before counts as due if it fired in the last day
+VERIFIED = ("succeeded", "no_op")  # the ends whose last check passed: any other leaves the code to check again
 TOLD_FILE = "loops-waiting-told.json"  # spec name -> the sha256 `loop due --run` last said waits for a person's accept
 
 
@@ -49,10 +52,19 @@ def untold(engine: Engine, waiting: list[tuple[loops.Loop, str]]) -> list[tuple[
 
 def fired(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
     """Active, valid specs whose trigger fired, accepted on this clone or not, each with the reason."""
+    return asked(engine, event, now)[0]
+
+
+def asked(engine: Engine, event: str | None = None,
+          now: datetime | None = None) -> tuple[list[tuple[loops.Loop, str]], list[tuple[loops.Loop, str]]]:
+    """What `fired` returns, and the `on: git` loops whose trigger fired but that a run already verified over the files
+    HEAD holds (see `settled`), each with what to say of it."""
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
     engine.store.refresh()  # the runs on disk now: a branch switched since the last look may lack a run's log
     last = _last_runs(engine)
-    out = []
+    out, left = [], []
+    git = Git(engine.store.root, engine.store.config.git_dir)
+    head = functools.cache(lambda: snapshot.of_commit(git, engine.store.config.state_dir, "HEAD", experience.EXPERIENCE_DIR))
     for name in engine.store.loop_names():
         try:
             spec = engine.spec(name)
@@ -61,11 +73,11 @@ def fired(engine: Engine, event: str | None = None, now: datetime | None = None)
         if spec.status != "active":
             continue
         reason = _reason(engine, spec, event, now, last.get(spec.name))
-        if reason and on_git(spec) and checked(engine, spec, last.get(spec.name)):
-            continue
-        if reason:
+        if reason and on_git(spec) and (run := settled(spec, last.get(spec.name), head)):
+            left.append((spec, f"checked at {run.run} ({run.state}), nothing changed since: not run ({reason})"))
+        elif reason:
             out.append((spec, reason))
-    return out
+    return out, left
 
 
 def on_git(spec: loops.Loop) -> bool:
@@ -73,15 +85,15 @@ def on_git(spec: loops.Loop) -> bool:
     return bool(spec.trigger.get("on") == "git")
 
 
-def checked(engine: Engine, spec: loops.Loop, last: RunState | None) -> bool:
-    """Whether the last run of `spec`, as it stands now, began at a commit whose files HEAD holds but for experience
-    records: a git hook then asks for no run over the same code. A pre-push run commits its record past the tip that
-    push sent; run again at each push, each left the branch one commit ahead of the remote, for ever."""
-    if last is None or not last.head or last.spec_sha != spec.sha256 or last.state == "running":
-        return False
-    git = Git(engine.store.root, engine.store.config.git_dir)
-    same = git.run("diff", "--quiet", last.head, "HEAD", "--", ".", f":(exclude){experience.EXPERIENCE_DIR}", check=False)
-    return same.returncode == 0  # 1: something else changed; 128: that commit is not here (another clone's run)
+def settled(spec: loops.Loop, last: RunState | None, head: Callable[[], str]) -> RunState | None:
+    """`last`, the newest run of `spec`, when a git hook asks for no run again: it ran the spec as it is now, its last
+    check passed, and the files that check was given are those HEAD holds, experience records left out of both. A
+    pre-push run commits its record past the tip the push sent: run again at each push, each left the branch one commit
+    ahead of the remote, for ever. A run that checked nothing, or failed, or passed over edits not in HEAD (the agent's,
+    uncommitted, perhaps since discarded) settles nothing. `head()` is HEAD's tree, experience records left out."""
+    if last is None or not last.tree or last.spec_sha != spec.sha256 or last.state not in VERIFIED:
+        return None
+    return last if head() == last.tree else None
 
 
 def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, last: RunState | None) -> str:

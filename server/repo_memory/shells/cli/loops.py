@@ -240,7 +240,9 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         return  # a git hook (hooks folders are shared) where memory is off disk: every commit would say so on stderr
     engine = _engine(ctx)
     commit, engine.trusted = accepted_at_commit(engine, trust) if trust else ("", {})
-    fired = triggers.fired(engine, event)
+    fired, left = triggers.asked(engine, event)
+    for spec, why in left:
+        click.echo(f"{spec.name}: {why}")
     waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
     for spec, reason in triggers.untold(engine, waiting) if run_them and not trust and event != "ci-failure" else waiting:
         click.echo(_waiting(spec, reason, event, commit, engine.trusted))
@@ -250,8 +252,9 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
             if event == "pre-push":  # git took the tip to send before its hook ran; left pending, another branch took it
-                click.echo("  the run's record is committed past the tip this push sends: your next push takes it, "
-                           "and checks the same code no more")
+                again = spec.name not in [s.name for s, _ in triggers.asked(engine, event)[1]]
+                click.echo("  the run's record is committed past the tip this push sends: your next push takes it"
+                           + ("" if again else ", and checks the same code no more"))
     if waiting and (trust or event == "ci-failure"):
         ctx.exit(1)  # a CI job asked for a loop that could not run: its log should say so, not pass
 
