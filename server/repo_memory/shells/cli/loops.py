@@ -284,9 +284,9 @@ def _waiting(spec: loops.Loop, reason: str, event: str | None, commit: str, trus
 def loop_hooks(ctx: click.Context, action: str) -> None:
     """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
-    They run only those (a schedule or change loop is cron's), and not over code the loop's last run began at (only
-    experience records changed since). The record of a run a pre-push hook made is committed at once, past the tip that
-    push sends (git chose it before the hook ran): the next push takes it, running nothing again.
+    They run only those (a schedule or change loop is cron's), and leave one out, saying so, when its last run succeeded
+    over exactly the files HEAD holds (experience records aside). The record of a run a pre-push hook made is committed at
+    once, past the tip that push sends (git chose it before the hook ran): the next push takes it.
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.
     """
