@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from repo_memory.core import runlock
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 
@@ -52,8 +53,9 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
     moving, quiet = live
     for run in moving:
         cut = (f"; its check was cut off at {when.shown(run['cut_off'])} before it decided (the process running it was "
-               "stopped): loop_step checks again, or a person ends it with `repo-memory loop abort`") if run.get("cut_off") else ""
-        lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step{cut}")
+               f"stopped): loop_step checks again, or a person ends it with `repo-memory loop abort {run['run']}`"
+               ) if run.get("cut_off") else ""
+        lines.append(f"- live loop run {run['run']} ({run['loop']}, {runlock.progress(run)}): loop_status / loop_step{cut}")
     if quiet:
         lines.append(f"- {quiet} older loop run(s) never ended and saw no step for over {QUIET_DAYS} day(s); a person lists them "
                      "with `repo-memory loop status` and ends one with `repo-memory loop abort RUN`")

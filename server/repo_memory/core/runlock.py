@@ -35,3 +35,11 @@ def cut_off(state_dir: Path, run: str, records: Sequence[dict[str, Any]]) -> str
         return at
     with disk.try_lock(state_dir / FOLDER, f"{run}.lock") as free:
         return at if free else ""
+
+
+def progress(row: dict[str, Any]) -> str:
+    """How far a run of `loop status` rows got: its decided iterations, and a check of a live run cut off (`cut_off`)."""
+    done = int(row.get("iterations") or 0)
+    if row.get("cut_off"):
+        return "cut off in its first check" if not done else f"{done} iteration(s), then a check cut off"
+    return f"{done} iteration(s)"

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from repo_memory.core import acceptances, reviewing
+from repo_memory.core import acceptances, reviewing, runlock
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
@@ -138,7 +138,7 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
             click.echo(f"No loop runs yet. {_first_run(engine)} Runs of other clones show here once their log is committed "
                        "(when the run ends, or the server running it exits) and you pull.")
         for r in rows:
-            click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {when.shown(r['started'])}")
+            click.echo(f"{r['run']:<48} {r['state']:<17} {runlock.progress(r)}  started {when.shown(r['started'])}")
         for r in rows:  # one a Ctrl-C'd or killed `loop run` left behind is live too: say how it ends
             if r["state"] not in TERMINAL:
                 cut = (f" its check that began at {when.shown(r['cut_off'])} was cut off before it decided (the process "
