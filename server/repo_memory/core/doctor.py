@@ -13,6 +13,7 @@ from pathlib import Path
 from repo_memory import layout
 from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
+from repo_memory.core.catalog import Catalog
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
@@ -97,6 +98,9 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    for path, reason in Catalog(store.root, store.skills, store.similar_names).withheld().items():
+        findings.append(Finding("warning", path, f"the MCP skills extension does not serve it: {reason}", "Fix what it names; "
+                                "until then clients that load skills over `skills/list` lack it (recall still serves it)."))
     drafts = sorted(r["name"] for r in store.documents() if r["kind"] == "skill" and r["valid"] and r["status"] == "draft")
     if drafts:
         findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
