@@ -160,3 +160,24 @@ def test_verify_of_a_log_with_every_committed_line_edited_names_each_line(repo: 
     assert len([f for f in found if "sha256" in f[1]]) == 6000, found[:3]
     records = [(ref, why) for ref, why in found if "#" in ref]  # (and one finding for the log as a whole)
     assert len(records) == 6000 and all(f"line {int(ref.rsplit('#', 1)[1])} of " in why for ref, why in records), records[:3]
+
+
+SAID = {"longer": (0, "edited"), "shorter": (0, "edited"), "same length": (0, "edited"), "first removed": (0, "removed"),
+        "last removed": (1, "removed")}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_verify_names_the_committed_record_edited_or_removed_by_its_id(repo: Path, logs: tuple[Path, Path], edit: str):
+    """A committed record shortened in place was reported as "committed records were removed": the log was judged by
+    its size alone. Each committed line the file no longer holds is named by its record's id, edited when a line of the
+    file still carries that id, removed when none does."""
+    committed, _ = logs
+    rel = committed.relative_to(repo).as_posix()
+    ids = [json.loads(line)["id"] for line in committed.read_text(encoding="utf-8").splitlines()]
+    change(committed, EDITS[edit])
+    whole = [line for line in cli_run(repo, "verify").stdout.splitlines() if line.startswith(f"{rel}: ")]
+    assert len(whole) == 1, whole
+    index, what = SAID[edit]
+    assert f"committed record {ids[index]} (" in whole[0] and f") was {what}" in whole[0], whole[0]
+    assert ("removed" in whole[0]) == (what == "removed"), whole[0]
+    assert [f for f in errors(repo) if f["path"] == rel][0]["message"] == f"experience log: {whole[0].removeprefix(f'{rel}: ')}"
