@@ -37,6 +37,11 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
             about: str | None) -> None:
     """Append a record written by you to a session's log and print its id.
 
+    With commit = "auto" each call commits its record, and a log a commit holds is never appended to (git would see
+    your own uncommitted change in it), so the next call to the session goes on in SESSION+2.jsonl, then +3, as one
+    session. To add several records in one file and one commit, pipe them as JSON lines to
+    `repo-memory log import -` ({"kind": "note", "text": "…", "session": "ops-notes"} a line).
+
     \b
     Example: repo-memory log add "Staging DB is read-only on Fridays" -k decision -s ops-notes
     """
