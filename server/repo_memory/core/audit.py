@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from repo_memory.core.breaks import account
+from repo_memory.core.breaks import account, deleted, missing
 from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
-from repo_memory.core.session_files import part_of
+from repo_memory.core.session_files import begun, part_of, segment
 from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF, Committed
@@ -22,7 +22,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
            progress: Callable[[int, int], None] | None = None) -> list[tuple[str, str]]:
     """Every break in every log: (where, what), empty when all hash chains and blobs are intact. `progress` hears
     the bytes checked so far of the logs' total after each log (9 s for 100k records)."""
-    breaks = []
+    breaks: list[tuple[str, str]] = []
     files = list(journal.files())
     total = sum(_size(path) for path in files) if progress else 0
     done = 0
@@ -36,6 +36,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         session, part = part_of(path)
         if part == 1 or chain[0] != session:  # a session's files come in order, one after the other
             chain = (session, {}, [])
+        gone = _before(root, path, journal, committed, breaks)
         try:
             lines = journal.lines(path)
         except UnsafePathError as exc:
@@ -55,9 +56,11 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         head = committed.head()
         held: list[bytes] | None = None  # HEAD's lines of the log, read at its first break
         counted = (0, 1)  # (offset, number of the line there): lines come in order, so newlines are counted once
-        for checked in experience.check_chain(lines, chain[1], journal.resumes(path)):
+        for n, checked in enumerate(experience.check_chain(lines, chain[1], journal.resumes(path))):
             record, line = checked.line.record or {}, checked.line
-            if not checked.verified:
+            if not checked.verified and gone and n == 0 and checked.hash_ok:
+                breaks.append((record.get("id", rel), missing(gone)))
+            elif not checked.verified:
                 held = committed.lines(rel, head) if held is None else held
                 start, before = counted if counted[0] <= line.offset else (0, 1)
                 counted = (line.offset, before + data.count(b"\n", start, line.offset))
@@ -79,6 +82,24 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
     if progress:
         progress(total, total)
     return breaks
+
+
+def _before(root: Path, path: Path, journal: Journal, committed: Committed, breaks: list[tuple[str, str]]) -> str:
+    """The session's file before `path` when it is missing from the working tree while HEAD holds it (its first record
+    then links to nothing here: restore it); '' otherwise. A deletion HEAD's history holds is no break, but its
+    commit is named: the session's first records are gone from the branch, and a commit is where to find them."""
+    session, part = part_of(path)
+    before = segment(path, session, part - 1)
+    if part < 2 or begun(before, session):
+        return ""
+    rel = before.relative_to(root).as_posix()
+    if journal.held is not None and journal.held(rel):
+        return rel
+    head = committed.head()
+    found = committed.git.run("log", "-1", "--format=%h", "--diff-filter=D", head, "--", rel, check=False) if head else None
+    if found is not None and found.returncode == 0 and found.stdout.strip():
+        breaks.append((path.relative_to(root).as_posix(), deleted(rel, found.stdout.strip())))
+    return ""
 
 
 def _size(path: Path) -> int:
