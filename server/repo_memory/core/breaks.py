@@ -38,9 +38,9 @@ def account(problem: str, rel: str, number: int, raw: bytes, hash_ok: bool, held
 def missing(before: str) -> str:
     """What verify says of the first record of a session's `+n` file when the file before it, `before`, is gone from
     the working tree but not from HEAD: a deletion not committed, undone by a checkout, not a break a commit keeps."""
-    return (f"its prev hash links to the last record of the session's file before it, {before}{MISSING} (deleted, or "
-            f"`git rm` not committed): restore it with `git checkout HEAD -- {before}`; or, to end the session, delete its "
-            "other files too and commit the deletion")
+    return (f"its prev hash does not match the record before it, the last of the session's file before this one: "
+            f"{before}{MISSING} (deleted, or `git rm` not committed): restore it with `git checkout HEAD -- {before}`; "
+            "or, to end the session, delete its other files too and commit the deletion")
 
 
 def deleted(before: str, commit: str) -> str:
