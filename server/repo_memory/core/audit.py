@@ -14,7 +14,7 @@ from repo_memory.core.provenance import Provenance
 from repo_memory.core.session_files import begun, part_of, segment
 from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats import experience
-from repo_memory.git.committed import CRLF, Committed
+from repo_memory.git.committed import CRLF, CUT, Committed
 from repo_memory.guards import disk
 
 
@@ -42,17 +42,13 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         except UnsafePathError as exc:
             breaks.append((rel, str(exc)))
             continue
-        for line in lines:
-            if line.record is None:
-                breaks.append((f"{rel} at byte {line.offset}", line.problem))
         rewritten = committed.rewritten(rel, data := disk.read_safely(path))
+        for line in lines:  # a line cut short by hand in a committed log is no append's torn line: it is said below
+            if line.record is None and not (line.torn and rewritten.startswith(CUT)):
+                breaks.append((f"{rel} at byte {line.offset}", line.problem))
         if rewritten:
             chain[2].append(rel)
-            ruled = rewritten == CRLF and committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf")
-            breaks.append((rel, f"{rewritten}; {'' if ruled else 'run `repo-memory init` (it adds the rule), then '}`git add {rel} && rm {rel} && "
-                                f"git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept"
-                           if rewritten == CRLF else f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records "
-                                "written since the last commit are then lost: copy them first)"))
+            breaks.append((rel, _restore(rel, rewritten, committed)))
         head = committed.head()
         held: list[bytes] | None = None  # HEAD's lines of the log, read at its first break
         counted = (0, 1)  # (offset, number of the line there): lines come in order, so newlines are counted once
@@ -82,6 +78,17 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
     if progress:
         progress(total, total)
     return breaks
+
+
+def _restore(rel: str, rewritten: str, committed: Committed) -> str:
+    """What verify says of log `rel` whose bytes depart from HEAD's as `rewritten` says, with the way back."""
+    if rewritten == CRLF:
+        ruled = committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf")
+        return (f"{rewritten}; {'' if ruled else 'run `repo-memory init` (it adds the rule), then '}`git add {rel} && rm {rel} "
+                f"&& git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept")
+    lost = ("nothing of it is lost: git holds every byte of it" if rewritten.startswith(CUT) else
+            "records written since the last commit are then lost: copy them first")
+    return f"{rewritten}; restore it with `git checkout HEAD -- {rel}` ({lost})"
 
 
 def _before(root: Path, path: Path, journal: Journal, committed: Committed, breaks: list[tuple[str, str]]) -> str:

@@ -164,6 +164,9 @@ def set_aside_torn(store: Store) -> dict[str, str]:
                 git = git or Git(store.root, store.config.git_dir, private=store.config.commit == "private")
                 held = [git.entry(commit, rel) for commit in {git.head(), git.memory_head()} if commit]
                 keep = max((entry[1] for entry in held if entry), default=0)
+                if size < keep:  # no append made it shorter than git holds it: it was cut short by hand (verify says so)
+                    unmoved[rel] = f"git holds more of it than the working tree (a commit holds the whole line): `git checkout HEAD -- {rel}`"
+                    continue
                 try:
                     if torn.set_aside(fd, path, store.config.clone_dir, keep=keep) is None:
                         unmoved[rel] = "git holds the start of the line (a commit took it torn), so it stays; readers skip it"

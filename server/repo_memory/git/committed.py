@@ -23,6 +23,8 @@ _NOW = object()
 CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, with no "
         "`text eol=lf` rule for logs in .gitattributes at the time); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
 
+CUT = "it was cut short since its commit"  # a prefix of what HEAD holds: a checkout restores it and loses nothing
+
 
 class Committed:
     """HEAD's view of memory files: path -> (blob id, size), looked up on demand."""
@@ -94,10 +96,14 @@ class Committed:
         entry = self._entry(rel, head)
         if head is None or entry is None:
             return ""
+        held = self.git.blob(head, rel)
+        if entry[1] > len(data) and held.startswith(data):  # cut short by hand: no append makes a log shorter
+            cut = "its last line ends partway through, and HEAD holds it whole" if data[-1:] not in (b"", b"\n") else \
+                "its last records are gone, and HEAD holds them"
+            return f"{CUT} ({len(data)} of the {entry[1]} bytes HEAD holds, every one as HEAD holds it): {cut}"
         if entry[1] > len(data):
             return (f"it is shorter than its committed version ({len(data)} of {entry[1]} bytes): committed records were "
                     "removed")
-        held = self.git.blob(head, rel)
         if held != data[:entry[1]]:
             if b"\r\n" in data and data.replace(b"\r\n", b"\n").startswith(held):
                 return CRLF
