@@ -9,6 +9,7 @@ and whether the code it cites changed since.
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -167,13 +168,18 @@ class Recall:
         merged = sorted(_normalised(doc_hits, doc_scale) + _normalised(record_hits, record_scale),
                         key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
         page: list[Hit] = []
-        budget = PAGE_CHARS
-        for score, hit in merged[offset : offset + limit]:
-            budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
-            if page and budget < 0:
-                break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
-            page.append(_scored(hit, score))
-        more = len(merged) > offset + len(page)
+        window = merged[offset : offset + 3 * limit]
+        budget, taken, gone = PAGE_CHARS, 0, self._gone([hit for _, hit in window])
+        for score, hit in window:
+            if len(page) == limit:
+                break
+            if hit.id not in gone:
+                budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
+                if page and budget < 0:
+                    break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
+                page.append(_scored(hit, score))
+            taken += 1
+        more = len(merged) > offset + taken
         suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
         narrowed = filtered or bool(kinds)
         ranking = _hybrid(sem.unembedded, sem.worded, narrowed, bool(page)) if sem is not None else f"full-text only: {self._why_lexical()}"
@@ -189,7 +195,22 @@ class Recall:
             said.append(f"Nothing matched within the filters ({given}); recall again without them to search all of memory.")
         note = " ".join([*said, DATA_NOTE])
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
-                            next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
+                            next_cursor=f"offset:{offset + taken}" if more else None, note=note)
+
+    def _gone(self, hits: list[Hit]) -> set[str]:
+        """Ids of `hits` whose file is gone from disk since the index saw it, or no longer reaches their record's line:
+        a branch just checked out, say, before the watcher's re-index. `read` re-checks the files; recall serves nothing
+        they no longer hold either (a stat per file)."""
+        where = self._activity.positions([h.id for h in hits if h.kind not in DOC_KINDS])
+        sizes: dict[str, int] = {}
+        docs = {h.id: h.provenance.get("path", "") for h in hits if h.kind in DOC_KINDS}
+        for rel in {*(file for file, _, _ in where.values()), *docs.values()}:
+            try:
+                sizes[rel] = os.stat(self.root / rel).st_size if rel else 0
+            except OSError:
+                sizes[rel] = -1
+        return ({hid for hid, rel in docs.items() if sizes[rel] < 0}
+                | {rid for rid, (file, offset, length) in where.items() if file and sizes[file] < offset + length})
 
     def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float]:
         """What the skills' and the records' scores are multiplied by after each list's best is made 1: 0.5 plus half
