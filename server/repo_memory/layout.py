@@ -166,6 +166,12 @@ def initialised(root: Path, git_dir: Path | None = None) -> bool:
     return _attributes(root, git_dir) is not None
 
 
+def set_up_in_clone(root: Path, git_dir: Path | None = None) -> bool:
+    """True when init ran in this clone (its diff driver is in the clone's git config), whatever the branch checked out
+    holds: a branch made before init has no rules of its own (`git_dir`: the common one)."""
+    return Git(root, git_dir or root / ".git").config("diff.repo-memory.textconv") == TEXTCONV
+
+
 def missing_rules(root: Path, git_dir: Path | None = None) -> tuple[str, list[str]]:
     """The attributes file init wrote its rules to, and those of today's rules it lacks (an older init's): ('', [])
     when init has not run here."""
