@@ -147,7 +147,7 @@ def reject(ctx: click.Context, name: str) -> None:
 
     A skill that was accepted before goes back to its last accepted version, the files beside SKILL.md too (a file
     whose changes no commit holds, or that you committed, is kept and named); one never accepted is deleted (git
-    history keeps it), unless a file beside it is in no commit (caches like __pycache__ go with it). Only drafts can
+    history keeps it), unless a file beside it is in no commit (__pycache__ bytecode goes with it). Only drafts can
     be rejected, and not while SKILL.md has edits of yours that are not committed."""
     click.echo(store_of(ctx).review(name, accept=False))
 
