@@ -5,7 +5,8 @@ A line is split at its operators into simple commands, each read past assignment
 wrappers (`env -u NAME`, `sudo -u USER`, `timeout 5s`…: guards/wrappers.py). A command that runs commands of its own is
 unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, the command of find's `-exec`/`-execdir`/`-ok`/
 `-okdir`, the command a runner runs (`uv run`, `uvx`, `pipx run`, `npx`, `poetry run`…: its options are not read, so
-each word past them that may be the command is taken as one), the shell alias git runs (`git -c alias.x='!…' x`, or
+each word past them that may be the command is taken as one), the command a git command is given (`rebase -x LINE`,
+`bisect run CMD`, `submodule foreach LINE`), the shell alias git runs (`git -c alias.x='!…' x`, or
 one of the repository's own, when the caller can tell what an alias stands for), and the recipe lines of the makefile a
 `make` reads (`-f FILE`, `-C DIR`, else GNUmakefile, makefile, Makefile: every recipe, whatever the target, as written,
 variables not expanded; under `make -n` only the lines make runs anyway: `+…`, `$(MAKE)`). `$(command -v NAME)`,
@@ -159,6 +160,8 @@ def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[t
     elif program in RUNNERS:
         runs = f"`{program}` runs it"
         yield from ((shlex.join(words), here, runs) for words in _runner_commands(rest, RUNNERS[program]))
+    elif program == "git" and (given := _git_given(rest)):
+        yield from ((line, here, f"`git {_git_command(rest)}` runs it") for line in given)
     elif program == "git" and (stands_for := _git_alias(rest, alias)).startswith("!"):
         # git runs a shell alias at the top of the worktree: a folder not known here
         yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
@@ -213,6 +216,26 @@ def given_alias(words: list[str] | tuple[str, ...], command: str) -> str:
     given = [value.split("=", 1)[1] for option, value in git_options(words) if option == "-c" and "=" in value
              and value.split("=", 1)[0].lower() == f"alias.{command}".lower()]
     return given[-1] if given else ""  # the last one given counts
+
+
+def _git_given(rest: list[str]) -> list[str]:
+    """The lines a git command runs that its arguments give: `rebase -x/--exec LINE`, `bisect run CMD ARGS`, `submodule
+    foreach CMD` (a line of its words joined, as git's shell runs it)."""
+    command = _git_command(rest)
+    args = rest[rest.index(command) + 1:] if command else []
+    if command == "rebase":
+        pairs = zip(["", *args], args)
+        return [word[len(option):].removeprefix("=") if word.startswith(option) else word
+                for before, word in pairs for option in ("--exec", "-x")
+                if before == option or word.startswith(option) and word != option and (option != "-x" or len(word) > 2)]
+    if command == "bisect" and args[:1] == ["run"]:
+        return [shlex.join(args[1:])] if args[1:] else []
+    if command == "submodule" and "foreach" in args:
+        words = args[args.index("foreach") + 1:]
+        while words and words[0].startswith("-"):  # --recursive, -q
+            words = words[1:]
+        return [" ".join(words)] if words else []
+    return []
 
 
 def _git_command(rest: list[str]) -> str:

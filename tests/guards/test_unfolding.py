@@ -1,0 +1,58 @@
+"""How the guard reads a line into the commands it runs (guards/unfolding.py) past the forms that hide a person's
+command: a command given as an argument, a makefile make reads, a word the shell splits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from repo_memory.guards import reserved
+
+
+@pytest.fixture
+def places(tmp_path: Path) -> reserved.Places:
+    root = tmp_path / "repo"
+    (root / ".agents/experience").mkdir(parents=True)
+    return reserved.Places(root, root / ".git", tmp_path / "keys")
+
+
+@pytest.mark.parametrize("line", [
+    "git rebase -x 'repo-memory accept deploy' HEAD~1",
+    "git rebase --exec 'repo-memory accept deploy' HEAD~1",
+    "git rebase --exec='repo-memory accept deploy' HEAD~1",
+    "git rebase -i -x'repo-memory accept deploy' HEAD~1",
+    "git -C . rebase --onto main -x 'make x' -x 'repo-memory reject deploy' HEAD~1",
+    "git bisect run repo-memory accept deploy",
+    "git bisect run sh -c 'repo-memory accept deploy'",
+    "git submodule foreach 'repo-memory accept deploy'",
+    "git submodule --quiet foreach --recursive repo-memory accept deploy",
+    "watch -n1 repo-memory accept deploy",
+    "watch -n 1 -d 'repo-memory accept deploy'",
+    "watch --interval=1 --exec repo-memory accept deploy",
+    "script -qc 'repo-memory accept deploy' /dev/null",
+    "script -c 'repo-memory accept deploy'",
+    "script --command='repo-memory accept deploy' /dev/null",
+    "script /dev/null -q --command 'repo-memory accept deploy'",
+    "su -c 'repo-memory accept deploy'",
+    "su root -c 'repo-memory accept deploy'",
+    "su - root --command='repo-memory accept deploy'",
+    "sudo su -s /bin/sh -c 'repo-memory accept deploy' root",
+])
+def test_a_command_given_as_an_argument_to_a_command_that_runs_it_is_unfolded(places: reserved.Places, line: str):
+    assert reserved.PERSON in places.command(line), line
+
+
+@pytest.mark.parametrize("line", [
+    "git rebase -x 'pytest -q' HEAD~3",
+    "git rebase --onto main HEAD~1",
+    "git bisect run pytest -q tests/test_x.py",
+    "git bisect good",
+    "git submodule foreach git status",
+    "watch -n1 git status",
+    "script -qc 'pytest -q' /dev/null",
+    "su -c 'id' root",
+    "script typescript",
+])
+def test_a_command_given_as_an_argument_that_runs_no_persons_command_is_allowed(places: reserved.Places, line: str):
+    assert places.command(line) == ""
