@@ -296,9 +296,9 @@ def test_a_make_target_whose_recipe_runs_a_persons_command_is_refused(places: re
 @pytest.mark.parametrize("line", [
     'repo-memory --root "$PWD" loop due',
     'repo-memory --root "$PWD" stale',
-    "repo-memory --root=$PWD stale --json",
+    'repo-memory --root="$PWD" stale --json',
     'repo-memory --root "$PWD" loop due --run --agent "$AGENT" --event ci-failure',
-    "python -m repo_memory --root $REPO stale",
+    'python -m repo_memory --root "$REPO" stale',
 ])
 def test_the_value_of_a_repo_memory_option_is_no_persons_option(places: reserved.Places, line: str):
     assert places.command(line) == ""

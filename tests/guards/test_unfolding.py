@@ -56,3 +56,30 @@ def test_a_command_given_as_an_argument_to_a_command_that_runs_it_is_unfolded(pl
 ])
 def test_a_command_given_as_an_argument_that_runs_no_persons_command_is_allowed(places: reserved.Places, line: str):
     assert places.command(line) == ""
+
+
+@pytest.mark.parametrize("line", [
+    'X="$PWD accept"; repo-memory --root $X deploy',
+    "repo-memory --root=$X deploy",
+    "repo-memory --root ${ROOT} deploy",
+    "python -m repo_memory --root $REPO stale",
+    "repo-memory --root `pwd` deploy",
+    "bash -c 'repo-memory --root $X deploy'",
+    'repo-memory log "$SUB" x',
+    "repo-memory loop $SUB deploy",
+])
+def test_a_word_the_shell_may_split_or_name_into_a_persons_command_is_refused(places: reserved.Places, line: str):
+    assert reserved.PERSON in places.command(line), line
+
+
+@pytest.mark.parametrize("line", [
+    'repo-memory --root "$PWD" loop due',
+    'repo-memory --root "$PWD" stale',
+    'repo-memory --root="$PWD" stale --json',
+    "repo-memory search $QUERY",
+    'python -m repo_memory --root "$REPO" stale',
+    "repo-memory --root '$X' stale",
+    "bash -c 'repo-memory --root \"$X\" stale'",
+])
+def test_a_quoted_value_or_a_word_past_the_command_is_no_persons_command(places: reserved.Places, line: str):
+    assert places.command(line) == ""

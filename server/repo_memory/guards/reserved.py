@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from repo_memory.guards import pagers, readers
-from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, command_words, segments, unfolded, unwrap
+from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, Split, command_words, segments, unfolded, unwrap
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -123,15 +123,18 @@ def _person_command(rest: list[str]) -> str:
     rest = _interpreted(rest) if _PYTHON.match(program) else rest
     if not rest or rest[0].rsplit("/", 1)[-1] not in _NAMES:
         return ""
-    args, options, value = [], [], False
+    args, options, value = list[str](), list[str](), False
     for word in rest[1:]:  # a value of an option is neither a command nor an option, whatever the shell makes of it
+        if isinstance(word, Split) and not args:  # `--root $X`, X="$PWD accept": the command the shell splits out
+            return f"… {word} (an unquoted expansion the shell may split into a command: quote it, \"{word}\")"
         if not value and (word.startswith("-") or _EXPANDED.search(word)):
             options.append(word.partition("=")[0])  # an expanded word may be an option (`$OPT`)
         if not value and not word.startswith("-"):
             args.append(word)
         value = not value and word in VALUED
-    if args and _EXPANDED.search(args[0]):
-        return f"{args[0]} (a command the shell names only when it runs)"
+    named = [word for word in args[:2 if args[:1] in (["log"], ["loop"]) else 1] if _EXPANDED.search(word)]
+    if named:  # `log $SUB`: the command, or the second word of one (log add, loop accept)
+        return f"{' '.join(args[:2])} (a command the shell names only when it runs)"
     for command in PERSON_COMMANDS:
         if tuple(args[: len(command)]) == command:
             return " ".join(command)

@@ -50,15 +50,41 @@ _DEPTH = 8
 _MAKE = re.compile(r"\$[({]MAKE[)}]")  # a recipe line make runs even when asked to run none
 
 
+class Split(str):
+    """A word holding an expansion outside quotes (`$X`, `${X}`, `` `cmd` ``): the shell may split it into more words."""
+
+
+_UNQUOTED = "\ue000"  # marks an expansion outside quotes through shlex, which drops the quotes
+
+
 def tokens(text: str) -> list[str] | None:
-    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote)."""
+    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote), a word holding an
+    expansion outside quotes as a Split."""
     try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n")
+        lexer = shlex.shlex(_marked(text), posix=True, punctuation_chars=";&|()\n")
         lexer.whitespace = " \t\r"
         lexer.whitespace_split = True
-        return list(lexer)
+        return [Split(word.replace(_UNQUOTED, "")) if _UNQUOTED in word else word for word in lexer]
     except ValueError:
         return None
+
+
+def _marked(text: str) -> str:
+    """`text` with each `$` or backquote outside quotes marked (_UNQUOTED before it)."""
+    out, quote, escaped = [], "", False
+    for char in text.replace(_UNQUOTED, ""):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote and char == quote:
+            quote = ""
+        elif not quote and char in "'\"":
+            quote = char
+        elif not quote and char in "$`":
+            out.append(_UNQUOTED)
+        out.append(char)
+    return "".join(out)
 
 
 def operator(token: str) -> bool:
