@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from repo_memory.guards import pagers, readers
-from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, Split, command_words, segments, unfolded, unwrap
+from repo_memory.guards.unfolding import GIT_VALUED, MOVES, UNREAD, Alias, Split, command_words, segments, unfolded, unwrap
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -86,6 +86,8 @@ class Places:
         """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may); `alias` tells what a git
         alias of the repository stands for."""
         for words, _, via in unfolded(text, cwd or self.root, alias):  # every command the line unfolds into
+            if words == [UNREAD]:  # a make whose commands are not known: one of them may be a person's
+                return via
             if person := _person_command(words):
                 return f"`repo-memory {person}` {PERSON}" + (f"; {via}" if via else "")
         named = [n for n in self.names if n in text]

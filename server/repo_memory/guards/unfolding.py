@@ -7,10 +7,9 @@ unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, th
 `-okdir`, the command a runner runs (`uv run`, `uvx`, `pipx run`, `npx`, `poetry run`…: its options are not read, so
 each word past them that may be the command is taken as one), the command a git command is given (`rebase -x LINE`,
 `bisect run CMD`, `submodule foreach LINE`), the shell alias git runs (`git -c alias.x='!…' x`, or
-one of the repository's own, when the caller can tell what an alias stands for), and the recipe lines of the makefile a
-`make` reads (`-f FILE`, `-C DIR`, else GNUmakefile, makefile, Makefile: every recipe, whatever the target, as written,
-variables not expanded; under `make -n` only the lines make runs anyway: `+…`, `$(MAKE)`). `$(command -v NAME)`,
-`$(which NAME)` and the like stand for NAME.
+one of the repository's own, when the caller can tell what an alias stands for), and the lines a `make` would hand its
+shell, asked of make itself (guards/makes.py: includes, variables, `$(shell …)`; under `make -n` only the lines make runs
+anyway). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from repo_memory.guards import wrappers
+from repo_memory.guards import makes, wrappers
 
 Alias = Callable[[str], str]  # what a git alias of the repository stands for ('' for none)
 # Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
@@ -40,14 +39,12 @@ RUNNERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "pnpm": (("exec",), ("dlx",)), "yarn": (("exec",), ("dlx",)), "npm": (("exec",),), "poetry": (("run",),),
     "pdm": (("run",),), "hatch": (("run",),), "rye": (("run",),), "pipenv": (("run",),), "conda": (("run",),),
     "mamba": (("run",),), "micromamba": (("run",),), "pixi": (("run",), ("exec",))}
-MAKES = frozenset({"make", "gmake"})
-_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+UNREAD = "\ue001"  # the words of a command that runs commands not known (makes.Unread): `[UNREAD]`, the reason its form
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # A command substitution that names a program's path: it stands for the program.
 _LOOKUP = re.compile(r"""\$\(\s*(?:command\s+-v|which|type\s+-[pP]|realpath|readlink\s+-f)\s+['"]?([^\s()`$;|&'"]+)['"]?\s*\)"""
                      r"""|`\s*(?:command\s+-v|which|type\s+-[pP])\s+([^\s()`$;|&]+)\s*`""")
 _DEPTH = 8
-_MAKE = re.compile(r"\$[({]MAKE[)}]")  # a recipe line make runs even when asked to run none
 
 
 class Split(str):
@@ -160,14 +157,18 @@ def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int
         if not operator(token):
             words.append(token)
             continue
-        rest, words = command_words(words), []
+        assignments, rest, _ = unwrap(words)
+        words = []
         line = shell_line(rest) if depth < _DEPTH and rest else ""
         if line:
             yield from unfolded(line, here, alias, depth + 1, via)  # a shell of its own: its `cd` stays in it
         elif rest:
             yield rest, here, via
             if depth < _DEPTH:
-                for inner, folder, holder in _runs(rest, here, alias):
+                for inner, folder, holder in _runs(rest, here, alias, assignments):
+                    if inner == UNREAD:
+                        yield [UNREAD], folder, holder
+                        continue
                     yield from unfolded(inner, folder, alias, depth + 1, via or holder)  # the form the line names
             here = _moved(rest, here, pushed) if rest[0] in MOVES else here
         for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
@@ -177,9 +178,10 @@ def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int
                 here = outer.pop() if outer else None
 
 
-def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[tuple[str, Path | None, str]]:
-    """The lines the command `rest`, run in `here`, runs of its own, each with the folder it runs in and the form that
-    holds it."""
+def _runs(rest: list[str], here: Path | None, alias: Alias | None,
+          assignments: list[str]) -> Iterator[tuple[str, Path | None, str]]:
+    """The lines the command `rest`, run in `here` with the variables `assignments`, runs of its own, each with the
+    folder it runs in and the form that holds it (UNREAD when they are not known)."""
     program = rest[0].rsplit("/", 1)[-1]
     if program == "find":
         yield from ((shlex.join(words), None, "find's -exec runs it") for words in _find_commands(rest))
@@ -191,10 +193,20 @@ def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[t
     elif program == "git" and (stands_for := _git_alias(rest, alias)).startswith("!"):
         # git runs a shell alias at the top of the worktree: a folder not known here
         yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
-    elif program in MAKES:
-        yield from ((line, None, f"the make recipe line `{line}` ({where}) runs it: make is refused for any target of a "
-                     "makefile one of whose recipes runs a person's command; run the commands of the target directly, "
-                     "or `make -n` to see them") for line, where in _recipes(rest, here))
+    elif program in makes.MAKES and here is not None:
+        yield from _make_lines(rest, here, assignments)
+
+
+def _make_lines(rest: list[str], here: Path, assignments: list[str]) -> Iterator[tuple[str, Path | None, str]]:
+    """The lines make, asked (guards/makes.py), would hand its shell, or UNREAD with why make could not be asked."""
+    todo = "run the commands of the target directly, or `make -n` to see them"
+    try:
+        lines, folder = makes.runs(rest, here, assignments)
+    except makes.Unread as err:
+        yield UNREAD, here, f"the guard cannot ask make what `{shlex.join(rest)}` runs: {err}; {todo}"
+        return
+    for line in lines:
+        yield line, folder, f"make in {folder} runs the recipe line `{line}`: {todo}"
 
 
 def _runner_commands(rest: list[str], verbs: tuple[tuple[str, ...], ...]) -> list[list[str]]:
@@ -279,54 +291,6 @@ def _git_alias(rest: list[str], alias: Alias | None) -> str:
     """What the command of `git …` stands for: an alias the line gives, else the repository's ('' when none)."""
     command = _git_command(rest)
     return (given_alias(rest, command) or (alias(command) if alias else "")) if command else ""
-
-
-def _recipes(rest: list[str], here: Path | None) -> list[tuple[str, str]]:
-    """The recipe lines of the makefiles `make ARGS` run in `here` reads (as written, `@`, `-`, `+` taken off), each with
-    its file and line number; under a dry run (`-n`), only those make runs anyway (`+`, `$(MAKE)`)."""
-    files, folder, args, dry = list[str](), here, iter(rest[1:]), False
-    for word in args:
-        dry = dry or _dry_run(word)
-        if word in ("-f", "--file", "--makefile", "-C", "--directory"):
-            value = next(args, "")
-        elif word.startswith(("-f", "-C")) and not word.startswith("--"):
-            value = word[2:]
-        elif word.startswith(("--file=", "--makefile=", "--directory=")):
-            value = word.split("=", 1)[1]
-        else:
-            continue
-        if word.startswith(("-f", "--file", "--makefile")):
-            files.append(value)
-        else:
-            moved = Path(value).expanduser()
-            folder = folder / moved if folder is not None else moved if moved.is_absolute() else None
-    if folder is None:
-        return []
-    lines: list[tuple[str, str]] = []
-    for name in files or _MAKEFILES:
-        path = folder / Path(name).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:1_000_000]
-        except OSError:  # not there, or a stream (`-f <(…)`) not read here
-            continue
-        for number, line in enumerate(text.splitlines(), 1):
-            command = line.lstrip("\t").lstrip("@-+ ")
-            prefix = line[: len(line) - len(command)]
-            if line.startswith("\t") and (not dry or "+" in prefix or _MAKE.search(command)):
-                lines.append((command, f"{path}, line {number}"))
-    return lines
-
-
-def _dry_run(word: str) -> bool:
-    """Whether make's option `word` makes it print its recipes, running none (`-n`, `--dry-run`, `-kn`…)."""
-    if word.startswith("--"):
-        return len(word) > 3 and any(full.startswith(word) for full in ("--dry-run", "--just-print", "--recon"))
-    for letter in word[1:] if word.startswith("-") else "":
-        if letter == "n":
-            return True
-        if letter in "CfIoWjlO":  # the rest of the word is this option's value
-            return False
-    return False
 
 
 def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
