@@ -3,6 +3,7 @@ command: a command given as an argument, a makefile make reads, a word the shell
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,41 @@ def test_a_target_that_runs_no_persons_command_is_allowed_beside_one_that_does(p
     assert places.command("make -n test", places.root) == ""
     assert reserved.PERSON in places.command("make release", places.root)
     assert reserved.PERSON in places.command("make test release", places.root)
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(("key", "value"), [("core.pager", "tee -a .agents/experience/x.jsonl"),
+                                            ("pager.log", "sh -c 'cat > .agents/experience/x.jsonl'")])
+def test_a_pager_the_repository_configures_makes_git_a_writer(places: reserved.Places, key: str, value: str):
+    _git(places.root, "init", "-q")
+    assert places.command("git log -- .agents/experience") == ""
+    _git(places.root, "config", key, value)  # by an earlier command that named no reserved place
+    why = places.command("git log -- .agents/experience")
+    assert "may change it" in why and "git --no-pager" in why, why
+    assert places.command("git --no-pager log -- .agents/experience") == ""
+    assert "may change it" in places.command(f"cd /tmp && git -C {places.root} log -- {places.root}/.agents/experience")
+
+
+def test_a_plain_pager_the_repository_configures_leaves_git_a_reader(places: reserved.Places):
+    _git(places.root, "init", "-q")
+    _git(places.root, "config", "core.pager", "less -R")
+    _git(places.root, "config", "pager.show", "false")
+    assert places.command("git log -- .agents/experience") == ""
+    assert places.command("git show HEAD -- .agents/experience") == ""
+
+
+def test_a_pager_configured_where_a_variable_of_the_line_points_git_makes_it_a_writer(places: reserved.Places, tmp_path: Path):
+    _git(places.root, "init", "-q")
+    other = tmp_path / "other"
+    _git(tmp_path, "init", "-q", str(other))
+    _git(other, "config", "core.pager", "tee -a x")
+    (tmp_path / "xdg/git").mkdir(parents=True)
+    (tmp_path / "xdg/git/config").write_text("[core]\n\tpager = tee -a x\n", encoding="utf-8")
+    for line in [f"GIT_DIR={other}/.git git log -- .agents/experience",
+                 f"XDG_CONFIG_HOME={tmp_path}/xdg git log -- .agents/experience",
+                 f"env XDG_CONFIG_HOME={tmp_path}/xdg git --no-pager log -- .agents/experience",
+                 "HOME=/tmp git log -- .agents/experience"]:
+        assert "may change it" in places.command(line), line

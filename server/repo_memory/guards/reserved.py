@@ -18,7 +18,9 @@ make a shell safe: a program can reach any path without naming it (docs/security
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 from repo_memory.guards import pagers, readers
@@ -42,7 +44,8 @@ _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|progra
 # cat, less or more with options that write no file and run no command); any other makes git a writer.
 _PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
 READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
-_GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
+# settings files not read here (XDG_CONFIG_HOME holds git's user-wide one; HOME's .gitconfig: pagers.RUNS)
+_GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME"})
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
 # The options taking a value of repo-memory itself and of the commands read for a person's option (`loop due`, `stale`).
@@ -94,11 +97,22 @@ class Places:
         if not named:
             return ""
         parts = segments(text)
-        if parts is None or not all(_reads_only(words) for words in parts) or self._writes_into(text, parts, cwd):
+        if parts is None or not self._reads_only(parts, cwd) or self._writes_into(text, parts, cwd):
             place = named[0]
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
             return f"the command names {place} and may change it; {why}{READ_HINT}"
         return ""
+
+    def _reads_only(self, parts: list[list[str]], cwd: Path | None) -> bool:
+        """Whether every command of `parts` only reads, a git one by the pager the settings it reads give (in `cwd`, else
+        the root; not known past a `cd`)."""
+        folder: Path | None = cwd or self.root
+        for words in parts:
+            assignments, rest, moves = unwrap(words)
+            if not _reads_only(words) or rest[:1] == ["git"] and not _configured_pager_plain(rest, assignments, folder):
+                return False
+            folder = None if moves or rest[:1] and rest[0] in MOVES else folder
+        return True
 
     def _writes_into(self, text: str, segments: list[list[str]], cwd: Path | None) -> bool:
         """Whether a redirect or a reader (`tee`, `sort -o`…) of `text` writes into a reserved place, or a file it cannot
@@ -208,6 +222,29 @@ def _git_setting_runs(assignment: str) -> bool:
     if name.startswith("GIT_CONFIG_KEY_") or name == "GIT_CONFIG_PARAMETERS":
         return bool(_GIT_RUNS.search(value))
     return name.startswith("GIT_") and bool(_GIT_RUNS.search(name))
+
+
+def _configured_pager_plain(rest: list[str], assignments: list[str], folder: Path | None) -> bool:
+    """Whether the pager `git ARGS` (`rest`) runs by the settings it reads, the repository's and the user's too, is a
+    plain one (or none): pager.<command>, else core.pager, asked of git with the line's options and variables in
+    `folder` (not known: None, a variable's value the shell expands)."""
+    options = _git_options(rest[1:])
+    if any(w in ("--no-pager", "-P") for w in options):
+        return True
+    if folder is None or any(_EXPANDED.search(assignment) for assignment in assignments):
+        return False
+    command = rest[1 + len(options)] if len(rest) > 1 + len(options) else ""
+    env = {**os.environ, **{name: value for name, _, value in (a.partition("=") for a in assignments)}}
+    try:
+        asked = [subprocess.run(["git", *options, *question], cwd=folder, env=env, capture_output=True, text=True,
+                                stdin=subprocess.DEVNULL, timeout=10, check=False)
+                 for question in (["config", "--get", f"pager.{command}"], ["config", "--get", "core.pager"])]
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    given = asked[0].stdout.strip()
+    if given and given.lower() not in ("true", "yes", "on", "1"):
+        return pagers.plain(given)  # false: no pager; a command: that pager, whatever core.pager says
+    return pagers.plain(asked[1].stdout.strip())  # none set: PAGER, else git's own default, as before
 
 
 def _git_options(args: list[str]) -> list[str]:
