@@ -167,3 +167,20 @@ def test_a_pager_configured_where_a_variable_of_the_line_points_git_makes_it_a_w
                  f"env XDG_CONFIG_HOME={tmp_path}/xdg git --no-pager log -- .agents/experience",
                  "HOME=/tmp git log -- .agents/experience"]:
         assert "may change it" in places.command(line), line
+
+
+def test_a_shell_alias_from_settings_a_variable_of_the_line_points_git_to_is_unfolded(
+        places: reserved.Places, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    _git(places.root, "init", "-q")
+    monkeypatch.delenv("GIT_CONFIG_GLOBAL")  # the tests' own: git would read it instead of HOME's and XDG_CONFIG_HOME's
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home/.gitconfig").write_text("[alias]\n\twipe = !repo-memory accept deploy\n", encoding="utf-8")
+    (tmp_path / "xdg/git").mkdir(parents=True)
+    (tmp_path / "xdg/git/config").write_text("[alias]\n\twipe = !repo-memory accept deploy\n", encoding="utf-8")
+    for line in [f"HOME={tmp_path}/home git wipe", f"env XDG_CONFIG_HOME={tmp_path}/xdg git wipe",
+                 f"GIT_CONFIG_GLOBAL={tmp_path}/home/.gitconfig git -C {places.root} wipe",
+                 "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.wipe GIT_CONFIG_VALUE_0='!repo-memory accept deploy' git wipe"]:
+        assert reserved.PERSON in places.command(line, places.root), line
+    assert "may be an alias that runs a person's command" in places.command("X=/tmp; HOME=$X git wipe", places.root)
+    assert places.command(f"HOME={tmp_path}/home git status", places.root) == ""
+    assert places.command("HOME=$X git log -1", places.root) == ""

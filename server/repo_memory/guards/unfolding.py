@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -40,6 +41,8 @@ RUNNERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "pdm": (("run",),), "hatch": (("run",),), "rye": (("run",),), "pipenv": (("run",),), "conda": (("run",),),
     "mamba": (("run",),), "micromamba": (("run",),), "pixi": (("run",), ("exec",))}
 UNREAD = "\ue001"  # the words of a command that runs commands not known (makes.Unread): `[UNREAD]`, the reason its form
+# Variables that point git to other settings than the caller's alias lookup reads
+_CONFIG_VARIABLES = re.compile(r"HOME|XDG_CONFIG_HOME|GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # A command substitution that names a program's path: it stands for the program.
 _LOOKUP = re.compile(r"""\$\(\s*(?:command\s+-v|which|type\s+-[pP]|realpath|readlink\s+-f)\s+['"]?([^\s()`$;|&'"]+)['"]?\s*\)"""
@@ -190,7 +193,10 @@ def _runs(rest: list[str], here: Path | None, alias: Alias | None,
         yield from ((shlex.join(words), here, runs) for words in _runner_commands(rest, RUNNERS[program]))
     elif program == "git" and (given := _git_given(rest)):
         yield from ((line, here, f"`git {_git_command(rest)}` runs it") for line in given)
-    elif program == "git" and (stands_for := _git_alias(rest, alias)).startswith("!"):
+    elif program == "git" and (stands_for := _git_alias(rest, alias, assignments, here)) == UNREAD:
+        yield UNREAD, None, (f"`git {_git_command(rest)}` may be an alias that runs a person's command, in settings the "
+                             "line's variables point git to (known only when the shell runs): give their values as written")
+    elif program == "git" and stands_for.startswith("!"):
         # git runs a shell alias at the top of the worktree: a folder not known here
         yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
     elif program in makes.MAKES and here is not None:
@@ -287,10 +293,29 @@ def _git_command(rest: list[str]) -> str:
     return ""
 
 
-def _git_alias(rest: list[str], alias: Alias | None) -> str:
-    """What the command of `git …` stands for: an alias the line gives, else the repository's ('' when none)."""
+def _git_alias(rest: list[str], alias: Alias | None, assignments: list[str], here: Path | None) -> str:
+    """What the command of `git …` stands for: an alias the line gives, else one of the settings git reads ('' when
+    none; UNREAD when the line's variables point git to settings not known)."""
     command = _git_command(rest)
-    return (given_alias(rest, command) or (alias(command) if alias else "")) if command else ""
+    if not command or (given := given_alias(rest, command)):
+        return given if command else ""
+    pointing = [a for a in assignments if _CONFIG_VARIABLES.fullmatch(a.partition("=")[0])]
+    if not pointing:
+        return alias(command) if alias else ""
+    if any(re.search(r"[$`]", a) for a in pointing):
+        return "" if command in _asked(["git", "--list-cmds=builtins"], None, {}).split() else UNREAD
+    env = {name: value for name, _, value in (a.partition("=") for a in assignments)}
+    at = rest.index(command)  # git's own options (-C DIR) before it
+    return _asked(["git", *rest[1:at], "config", "--get", f"alias.{command}"], here, env).strip()
+
+
+def _asked(argv: list[str], here: Path | None, env: dict[str, str]) -> str:
+    """What `argv`, run in `here` with the variables `env` added, prints ('' when it fails)."""
+    try:
+        return subprocess.run(argv, cwd=here, env={**os.environ, **env}, capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
 
 
 def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
