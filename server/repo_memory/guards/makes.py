@@ -33,11 +33,24 @@ class Unread(Exception):
     """make cannot be asked what it runs without running code of the makefile's own; the message says why."""
 
 
+_asked: dict[tuple[object, ...], tuple[list[str], Path]] = {}  # one hook reads a line several times: make asked once
+
+
 def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[str], Path]:
     """The command lines `make ARGS` (`rest`, the variables `assignments` set for it) run in `here` hands its shell, and
     the folder they run in; raises Unread when make cannot be asked."""
     folder, files = _read_options(rest, here)
     _check_own_code(rest, folder, files, assignments)
+    stamps = [(path.stat().st_mtime_ns, path.stat().st_size) for name in [*files, *NAMES]
+              if (path := folder / Path(name).expanduser()).is_file()]  # a makefile written since: asked again
+    key = (tuple(rest), here, tuple(assignments), tuple(stamps))
+    if key not in _asked:
+        _asked[key] = _ask(rest, here, folder, assignments)
+    return _asked[key]
+
+
+def _ask(rest: list[str], here: Path, folder: Path, assignments: list[str]) -> tuple[list[str], Path]:
+    """What `runs` returns, asked of make."""
     program = shutil.which(rest[0].rsplit("/", 1)[-1])
     if program is None:  # no make here to run: none runs the line's either
         return [], folder

@@ -109,7 +109,8 @@ class Places:
         folder: Path | None = cwd or self.root
         for words in parts:
             assignments, rest, moves = unwrap(words)
-            if not _reads_only(words) or rest[:1] == ["git"] and not _configured_pager_plain(rest, assignments, folder):
+            git = rest[0].rsplit("/", 1)[-1] == "git" if rest else False
+            if not _reads_only(words) or git and not _configured_pager_plain(rest, assignments, folder):
                 return False
             folder = None if moves or rest[:1] and rest[0] in MOVES else folder
         return True
