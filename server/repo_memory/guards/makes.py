@@ -24,7 +24,7 @@ _VALUED = frozenset("CfIoWjlO")
 # What makes make run code of the makefile's own while it reads it, whatever SHELL the command line gives
 _OWN_CODE = re.compile(r"^[ \t]*override\b[^\n]*\bSHELL\b|^[ \t]*-?load\b|\$[({]guile\b", re.MULTILINE)
 _INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^\n#]*)", re.MULTILINE)
-_ENVIRONMENT = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKELEVEL", "MAKEFILES")  # the hook's own make, if any, not the line's
+_ENVIRONMENT = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKELEVEL", "MAKEFILES")  # of a make the hook runs under
 _RECORDER = '#!/bin/sh\nfor line; do :; done\nprintf \'%s\\0\' "$line" >> "$0.log"\n'
 TIMEOUT = 10.0
 
