@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 from repo_memory.guards import reserved
+from repo_memory.shells.pretool import asker
 
 
 @pytest.fixture
 def places(tmp_path: Path) -> reserved.Places:
     root = tmp_path / "repo"
     (root / ".agents/experience").mkdir(parents=True)
-    return reserved.Places(root, root / ".git", tmp_path / "keys")
+    return reserved.Places(root, root / ".git", tmp_path / "keys", ask=asker(root))
 
 
 @pytest.mark.parametrize("line", [

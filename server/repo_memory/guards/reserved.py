@@ -18,13 +18,11 @@ make a shell safe: a program can reach any path without naming it (docs/security
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 from repo_memory.guards import pagers, readers
-from repo_memory.guards.unfolding import GIT_VALUED, MOVES, UNREAD, Alias, Split, command_words, segments, unfolded, unwrap
+from repo_memory.guards.unfolding import GIT_VALUED, MOVES, UNREAD, Alias, Ask, Split, command_words, segments, unfolded, unwrap
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -60,8 +58,9 @@ _REDIRECT = re.compile(r"(?:(?<![<>])(?:\d*|&)>>?\|?|\d*<>)\s*([^\s;|&()<>]*(?:&
 class Places:
     """The reserved places of one repository, resolved once."""
 
-    def __init__(self, root: Path, git_dir: Path, key_dir: Path, common_dir: Path | None = None):
+    def __init__(self, root: Path, git_dir: Path, key_dir: Path, common_dir: Path | None = None, ask: Ask | None = None):
         self.root = root.resolve()
+        self.ask = ask  # runs git for the settings a line's git reads (its pager, an alias): not asked without it
         self.logs = (self.root / EXPERIENCE_DIR).resolve()
         self.config = (self.root / CONFIG_FILE).resolve()
         self.state = (git_dir / "repo-memory").resolve()
@@ -88,7 +87,7 @@ class Places:
     def command(self, text: str, cwd: Path | None = None, alias: Alias | None = None) -> str:
         """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may); `alias` tells what a git
         alias of the repository stands for."""
-        for words, _, via in unfolded(text, cwd or self.root, alias):  # every command the line unfolds into
+        for words, _, via in unfolded(text, cwd or self.root, alias, ask=self.ask):  # every command the line unfolds into
             if words == [UNREAD]:  # a make whose commands are not known: one of them may be a person's
                 return via
             if person := _person_command(words):
@@ -110,7 +109,7 @@ class Places:
         for words in parts:
             assignments, rest, moves = unwrap(words)
             git = rest[0].rsplit("/", 1)[-1] == "git" if rest else False
-            if not _reads_only(words) or git and not _configured_pager_plain(rest, assignments, folder):
+            if not _reads_only(words) or git and self.ask and not _configured_pager_plain(self.ask, rest, assignments, folder):
                 return False
             folder = None if moves or rest[:1] and rest[0] in MOVES else folder
         return True
@@ -225,7 +224,7 @@ def _git_setting_runs(assignment: str) -> bool:
     return name.startswith("GIT_") and bool(_GIT_RUNS.search(name))
 
 
-def _configured_pager_plain(rest: list[str], assignments: list[str], folder: Path | None) -> bool:
+def _configured_pager_plain(ask: Ask, rest: list[str], assignments: list[str], folder: Path | None) -> bool:
     """Whether the pager `git ARGS` (`rest`) runs by the settings it reads, the repository's and the user's too, is a
     plain one (or none): pager.<command>, else core.pager, asked of git with the line's options and variables in
     `folder` (not known: None, a variable's value the shell expands)."""
@@ -235,17 +234,12 @@ def _configured_pager_plain(rest: list[str], assignments: list[str], folder: Pat
     if folder is None or any(_EXPANDED.search(assignment) for assignment in assignments):
         return False
     command = rest[1 + len(options)] if len(rest) > 1 + len(options) else ""
-    env = {**os.environ, **{name: value for name, _, value in (a.partition("=") for a in assignments)}}
-    try:
-        asked = [subprocess.run(["git", *options, *question], cwd=folder, env=env, capture_output=True, text=True,
-                                stdin=subprocess.DEVNULL, timeout=10, check=False)
-                 for question in (["config", "--get", f"pager.{command}"], ["config", "--get", "core.pager"])]
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    given = asked[0].stdout.strip()
+    env = {name: value for name, _, value in (a.partition("=") for a in assignments)}
+    given, core = (ask(folder, [*options, "config", "--get", key], env).strip()
+                   for key in (f"pager.{command}", "core.pager"))
     if given and given.lower() not in ("true", "yes", "on", "1"):
         return pagers.plain(given)  # false: no pager; a command: that pager, whatever core.pager says
-    return pagers.plain(asked[1].stdout.strip())  # none set: PAGER, else git's own default, as before
+    return pagers.plain(core)  # none set: PAGER, else git's own default, as before
 
 
 def _git_options(args: list[str]) -> list[str]:

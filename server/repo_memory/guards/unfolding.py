@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from repo_memory.guards import makes, wrappers
 
 Alias = Callable[[str], str]  # what a git alias of the repository stands for ('' for none)
+# What `git ARGS` run in a folder (None: the repository's) with variables added prints ('' when it fails)
+Ask = Callable[[Path | None, list[str], dict[str, str]], str]
 # Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
 # and numbers are skipped to the command.
 WRAPPERS = frozenset({"time", "xargs"})
@@ -141,18 +142,20 @@ def commands(text: str) -> Iterator[list[str]]:
     return (words for words, _ in located(text, None))
 
 
-def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0) -> Iterator[tuple[list[str], Path | None]]:
+def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0,
+            ask: Ask | None = None) -> Iterator[tuple[list[str], Path | None]]:
     """The simple commands the shell line `text` runs (see the module's docstring), each with the folder it runs in when
     the line starts in `cwd`: `cd DIR`, `pushd DIR` and `popd` followed, a subshell `( … )` keeping its own; None where
     that is not known. A command that runs others is given too, before them, except a shell's or eval's; a line that
     cannot be read (an open quote) is taken as its words split at spaces."""
-    return ((words, folder) for words, folder, _ in unfolded(text, cwd, alias, depth))
+    return ((words, folder) for words, folder, _ in unfolded(text, cwd, alias, depth, ask=ask))
 
 
-def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0,
-             via: str = "") -> Iterator[tuple[list[str], Path | None, str]]:
+def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0, via: str = "",
+             ask: Ask | None = None) -> Iterator[tuple[list[str], Path | None, str]]:
     """The commands of `located`, each with the form of the line that holds it when the line does not spell it out
-    ('' when it does): a make recipe line and its makefile, a git alias, find's -exec, a runner."""
+    ('' when it does): a make recipe line and its makefile, a git alias, find's -exec, a runner; `ask` runs git for an
+    alias in settings the line's variables point git to (without it, `alias` is taken for those too)."""
     for _ in range(4):  # $(realpath $(which x)): the inner one first
         text = _LOOKUP.sub(lambda m: shlex.quote(m.group(1) or m.group(2)), text)
     here, pushed, outer, words = cwd, list[Path | None](), list[Path | None](), list[str]()
@@ -164,15 +167,15 @@ def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int
         words = []
         line = shell_line(rest) if depth < _DEPTH and rest else ""
         if line:
-            yield from unfolded(line, here, alias, depth + 1, via)  # a shell of its own: its `cd` stays in it
+            yield from unfolded(line, here, alias, depth + 1, via, ask)  # a shell of its own: its `cd` stays in it
         elif rest:
             yield rest, here, via
             if depth < _DEPTH:
-                for inner, folder, holder in _runs(rest, here, alias, assignments):
+                for inner, folder, holder in _runs(rest, here, alias, assignments, ask):
                     if inner == UNREAD:
                         yield [UNREAD], folder, holder
                         continue
-                    yield from unfolded(inner, folder, alias, depth + 1, via or holder)  # the form the line names
+                    yield from unfolded(inner, folder, alias, depth + 1, via or holder, ask)  # the form the line names
             here = _moved(rest, here, pushed) if rest[0] in MOVES else here
         for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
             if char == "(":
@@ -181,8 +184,8 @@ def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int
                 here = outer.pop() if outer else None
 
 
-def _runs(rest: list[str], here: Path | None, alias: Alias | None,
-          assignments: list[str]) -> Iterator[tuple[str, Path | None, str]]:
+def _runs(rest: list[str], here: Path | None, alias: Alias | None, assignments: list[str],
+          ask: Ask | None) -> Iterator[tuple[str, Path | None, str]]:
     """The lines the command `rest`, run in `here` with the variables `assignments`, runs of its own, each with the
     folder it runs in and the form that holds it (UNREAD when they are not known)."""
     program = rest[0].rsplit("/", 1)[-1]
@@ -193,7 +196,7 @@ def _runs(rest: list[str], here: Path | None, alias: Alias | None,
         yield from ((shlex.join(words), here, runs) for words in _runner_commands(rest, RUNNERS[program]))
     elif program == "git" and (given := _git_given(rest)):
         yield from ((line, here, f"`git {_git_command(rest)}` runs it") for line in given)
-    elif program == "git" and (stands_for := _git_alias(rest, alias, assignments, here)) == UNREAD:
+    elif program == "git" and (stands_for := _git_alias(rest, alias, assignments, here, ask)) == UNREAD:
         yield UNREAD, None, (f"`git {_git_command(rest)}` may be an alias that runs a person's command, in settings the "
                              "line's variables point git to (known only when the shell runs): give their values as written")
     elif program == "git" and stands_for.startswith("!"):
@@ -293,29 +296,20 @@ def _git_command(rest: list[str]) -> str:
     return ""
 
 
-def _git_alias(rest: list[str], alias: Alias | None, assignments: list[str], here: Path | None) -> str:
+def _git_alias(rest: list[str], alias: Alias | None, assignments: list[str], here: Path | None, ask: Ask | None) -> str:
     """What the command of `git …` stands for: an alias the line gives, else one of the settings git reads ('' when
     none; UNREAD when the line's variables point git to settings not known)."""
     command = _git_command(rest)
     if not command or (given := given_alias(rest, command)):
         return given if command else ""
     pointing = [a for a in assignments if _CONFIG_VARIABLES.fullmatch(a.partition("=")[0])]
-    if not pointing:
+    if not pointing or ask is None:
         return alias(command) if alias else ""
     if any(re.search(r"[$`]", a) for a in pointing):
-        return "" if command in _asked(["git", "--list-cmds=builtins"], None, {}).split() else UNREAD
+        return "" if command in ask(None, ["--list-cmds=builtins"], {}).split() else UNREAD
     env = {name: value for name, _, value in (a.partition("=") for a in assignments)}
     at = rest.index(command)  # git's own options (-C DIR) before it
-    return _asked(["git", *rest[1:at], "config", "--get", f"alias.{command}"], here, env).strip()
-
-
-def _asked(argv: list[str], here: Path | None, env: dict[str, str]) -> str:
-    """What `argv`, run in `here` with the variables `env` added, prints ('' when it fails)."""
-    try:
-        return subprocess.run(argv, cwd=here, env={**os.environ, **env}, capture_output=True, text=True, timeout=10,
-                              stdin=subprocess.DEVNULL, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
+    return ask(here, [*rest[1:at], "config", "--get", f"alias.{command}"], env).strip()
 
 
 def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:
