@@ -68,7 +68,7 @@ class Lifetime:
         self.watcher.start()
         self.watcher.listeners.append(functools.partial(following.keep, store))  # a pull: the harnesses' own lists follow
         self.watcher.supervise()
-        store.start_embedding()  # in the background: the model loads and new text is embedded without holding up a call
+        store.embedding().start()  # in the background: the model loads and new text is embedded without holding up a call
         return self.watcher
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
