@@ -15,9 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.shells.cli import cli
 
 from tests.shells.stdio_server import StdioServer
 from tests.shells.test_serve_lifetime import wait_until
@@ -98,3 +100,14 @@ def test_the_session_end_hook_has_what_its_session_wrote_embedded_and_returns_at
     assert took < 3, took  # the embedder is detached: the hook never waits for the model
     assert wait_until(lambda: coverage(repo)[0] == coverage(repo)[1], 90), coverage(repo)
 
+
+def test_doctor_warns_when_many_texts_have_no_vector_and_no_process_embeds_them(repo: Path, semantic: None):
+    """A month of short sessions left 3 of 811 texts with a vector, and doctor said "Nothing to fix"."""
+    store = Store(Config.load(repo))
+    for n in range(30):
+        store.remember(f"Fact {n}: the staging cluster number {n} restarts nightly.", session="month")
+    store.close()
+    out = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+    line = next((x for x in out.splitlines() if "semantic recall:" in x), "")
+    assert "only 0 of 30 texts have a vector and no process is embedding them" in line, out
+    assert "Nothing to fix; `repo-memory reindex`" not in out and "Embed them now: `repo-memory reindex`" in out, out
