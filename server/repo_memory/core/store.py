@@ -19,6 +19,7 @@ from repo_memory.core.past import Past
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
+from repo_memory.core.semantic import Semantic
 from repo_memory.core.settling import Followed, Settling
 from repo_memory.core.skillbook import Redrafted, Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
@@ -135,8 +136,8 @@ class Store:
     def documents(self) -> list[dict[str, Any]]:
         return self._docs.rows()  # every skill and loop file the index knows
 
-    def start_embedding(self) -> None:
-        self._index.semantic.start()  # the server's background job (core/semantic.py)
+    def embedding(self) -> Semantic:  # the vectors and the job keeping them complete: start, behind, finish (core/semantic.py)
+        return self._index.semantic
 
     def loop_spec(self, name: str) -> loops.Loop:
         return self._loops.spec(name)
