@@ -10,7 +10,7 @@ from typing import Any
 from repo_memory.code.anchors import Code
 from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import briefing, merges
+from repo_memory.core import briefing, merges, runlock
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.logbook import Logbook
@@ -19,6 +19,7 @@ from repo_memory.core.past import Past
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
+from repo_memory.core.semantic import Semantic
 from repo_memory.core.settling import Followed, Settling
 from repo_memory.core.skillbook import Redrafted, Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
@@ -135,8 +136,8 @@ class Store:
     def documents(self) -> list[dict[str, Any]]:
         return self._docs.rows()  # every skill and loop file the index knows
 
-    def start_embedding(self) -> None:
-        self._index.semantic.start()  # the server's background job (core/semantic.py)
+    def embedding(self) -> Semantic:  # the vectors and the job keeping them complete: start, behind, finish (core/semantic.py)
+        return self._index.semantic
 
     def loop_spec(self, name: str) -> loops.Loop:
         return self._loops.spec(name)
@@ -193,7 +194,9 @@ class Store:
         return self._logs.verify(progress)  # progress in bytes of the logs checked
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
-        return briefing.compose(self._activity.live_runs(since=briefing.quiet_since()), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
+        moving, quiet = self._activity.live_runs(since=briefing.quiet_since())  # and whose check was cut off (core/runlock.py)
+        live = [{**r, "cut_off": runlock.cut_off(self.config.state_dir, r["run"], self.trusted(r["run"]))} for r in moving], quiet
+        return briefing.compose(live, self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
                                 self._activity.last_summary(self.session), self.skill_changed, self._skills.drafts(), self.stale)
 
     def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]:

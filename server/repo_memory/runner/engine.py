@@ -123,7 +123,9 @@ class Engine:
         earlier = self.receipts(name)
         start = self._append(run, "loop.start", f"Run {run} of loop {name} started. Goal: {spec.goal}", actor, "loop_start",
                              {"loop": name, "spec_sha256": spec.sha256, "harness_session": harness_session, "started": time.time(),  # a number: older versions read it as one (teammates share runs)
-                              "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0})
+                              "harness_pid": harness_pid, "harness_started": start_time(harness_pid) if harness_pid else 0,
+                              "head": Git(self.store.root, self.store.config.git_dir).run(  # the code it checks (triggers.checked)
+                                  "rev-parse", "-q", "--verify", "HEAD", check=False).stdout.strip()})
         skills, skipped = [], []
         for skill in spec.skills:
             try:
@@ -382,9 +384,9 @@ class Engine:
         out = []
         for rid in [run] if run else self.runs():
             s = self.state(rid)
-            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations,
-                        "started": when.at(s.started),
-                        "harness_session": s.harness_session})
+            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations, "started": when.at(s.started),
+                        "harness_session": s.harness_session,  # and, a live run's check cut off, when it began:
+                        **({"cut_off": at} if s.state == "running" and (at := runstate.left_off(self.store, rid)) else {})})
         return out
 
     def receipts(self, name: str, limit: int = 5) -> list[dict[str, Any]]:

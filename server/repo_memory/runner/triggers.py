@@ -10,12 +10,13 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
-from repo_memory.formats import loops
+from repo_memory.formats import experience, loops
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.runner import driver
 from repo_memory.runner.engine import Engine
+from repo_memory.runner.runstate import RunState
 
 EVENTS = ("post-commit", "pre-push")  # git's, each a hook `loop hooks install` writes
 ASKED = (*EVENTS, "ci-failure")  # what `loop due --event` may say: a git hook, or a CI job that failed
@@ -50,7 +51,7 @@ def fired(engine: Engine, event: str | None = None, now: datetime | None = None)
     """Active, valid specs whose trigger fired, accepted on this clone or not, each with the reason."""
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
     engine.store.refresh()  # the runs on disk now: a branch switched since the last look may lack a run's log
-    last = _last_starts(engine)
+    last = _last_runs(engine)
     out = []
     for name in engine.store.loop_names():
         try:
@@ -60,12 +61,30 @@ def fired(engine: Engine, event: str | None = None, now: datetime | None = None)
         if spec.status != "active":
             continue
         reason = _reason(engine, spec, event, now, last.get(spec.name))
+        if reason and on_git(spec) and checked(engine, spec, last.get(spec.name)):
+            continue
         if reason:
             out.append((spec, reason))
     return out
 
 
-def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, last: datetime | None) -> str:
+def on_git(spec: loops.Loop) -> bool:
+    """Whether git's hooks ask for `spec` (trigger on: git)."""
+    return bool(spec.trigger.get("on") == "git")
+
+
+def checked(engine: Engine, spec: loops.Loop, last: RunState | None) -> bool:
+    """Whether the last run of `spec`, as it stands now, began at a commit whose files HEAD holds but for experience
+    records: a git hook then asks for no run over the same code. A pre-push run commits its record past the tip that
+    push sent; run again at each push, each left the branch one commit ahead of the remote, for ever."""
+    if last is None or not last.head or last.spec_sha != spec.sha256 or last.state == "running":
+        return False
+    git = Git(engine.store.root, engine.store.config.git_dir)
+    same = git.run("diff", "--quiet", last.head, "HEAD", "--", ".", f":(exclude){experience.EXPERIENCE_DIR}", check=False)
+    return same.returncode == 0  # 1: something else changed; 128: that commit is not here (another clone's run)
+
+
+def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, last: RunState | None) -> str:
     on = spec.trigger.get("on", "manual")
     if on == "git":
         wanted = spec.trigger.get("events") or list(EVENTS)
@@ -77,7 +96,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now
-        floor = max(last or now - LOOKBACK, now - LOOKBACK)
+        started = datetime.fromtimestamp(last.started, UTC) if last else now - LOOKBACK
+        floor = max(started, now - LOOKBACK)
         while moment > floor:
             if schedule.matches(moment):
                 return f"schedule '{spec.trigger['cron']}' fired at {moment:%Y-%m-%d %H:%M} UTC"
@@ -87,8 +107,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         # what changed before a person accepted the loop here is what they accepted it over, not news: also after another
         # clone's run, older than this clone's checkout, whose every file is newer than that run
         since, then = engine.accepted_at(spec), "the loop was accepted"
-        if last and last.timestamp() > since:
-            since, then = last.timestamp(), "the last run"
+        if last and last.started > since:
+            since, then = last.started, "the last run"
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
@@ -99,14 +119,15 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     return ""
 
 
-def _last_starts(engine: Engine) -> dict[str, datetime]:
-    out: dict[str, datetime] = {}
+def _last_runs(engine: Engine) -> dict[str, RunState]:
+    """Each loop's newest run."""
+    out: dict[str, RunState] = {}
     for run in engine.runs():  # newest first
         try:
             state = engine.state(run)
         except NotFoundError:  # its log left the tree since the index listed it (a checkout, a reset)
             continue
-        out.setdefault(state.loop, datetime.fromtimestamp(state.started, UTC))
+        out.setdefault(state.loop, state)
     return out
 
 
