@@ -1,5 +1,6 @@
 """Re-wrapping by a formatter is not a change to the code an anchor cites: the brackets black and prettier add
-around a whole value are formatting, brackets that are code still count."""
+around a whole value are formatting, brackets that are code still count; and a pin an older release wrote is
+checked alike in every clone, also one that never ran that release."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repo_memory.code import lineage
 from repo_memory.core.store import Store
 from repo_memory.shells.cli import cli
 
+from tests.code.test_anchor_formatting import BLACKENED, COMPACT
 from tests.conftest import git, write_skill_file
 
 PRICE = '''def total(order, job, xs):
@@ -174,3 +177,40 @@ def test_a_hash_pinned_over_black_brackets_by_the_release_before_still_matches(s
     assert store.stale() == [], "re-wrapped after the upgrade"
     (repo / "src/price.py").write_text(PRICE.replace("x = 1,", "x = 2,"), encoding="utf-8")
     assert [s.anchor for s in store.stale()] == ["src/price.py::total"]
+
+
+def test_a_pin_an_older_release_wrote_is_fresh_in_a_teammates_clone_after_a_re_wrap(repo: Path, tmp_path: Path):
+    """A skill pinned by an older release over black's trailing commas; the commas dropped after the upgrade in one
+    clone (fresh there, its translation kept in its git dir). A teammate's fresh clone of the same commit is told the
+    same: the pin is translated from the code as the skill's commit holds it."""
+    (repo / "deploy.py").write_text(BLACKENED, encoding="utf-8")
+    git(repo, "add", "deploy.py")
+    git(repo, "commit", "-qm", "add deploy")
+    old = "04a60f53184ac5f6"  # deploy.py::deploy over BLACKENED, as the release that kept trailing commas hashed it
+    write_skill_file(repo, "deploying", "How deploy works.", "Read it.",
+                     extra=f"metadata:\n  anchors: [deploy.py::deploy]\n  anchor_hashes: {{deploy.py::deploy: {old}}}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a skill about deploy")
+    assert _stale(repo)[0] == 0
+    (repo / "deploy.py").write_text(COMPACT, encoding="utf-8")
+    git(repo, "commit", "-qam", "black --skip-magic-trailing-comma")
+    assert _stale(repo)[0] == 0
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "-q", str(repo), str(mate))
+    code, out = _stale(mate)
+    assert code == 0 and "skill:deploying" not in out, f"the same commit, another clone: {out}"
+    (mate / "deploy.py").write_text(COMPACT.replace("retries=3", "retries=4"), encoding="utf-8")
+    git(mate, "commit", "-qam", "four retries")
+    code, out = _stale(mate)
+    assert code == 1 and "skill:deploying" in out and "four retries" in out, out
+
+
+def test_lineage_names_the_commit_where_the_code_stopped_matching_an_older_pin():
+    """A pin in an older release's form (trailing commas counted) is compared in that form too: the commit dropping
+    the commas is where the code moved away from it, not the commit that first added the code."""
+    old = "04a60f53184ac5f6"
+    versions = [("c3 black --skip-magic-trailing-comma", COMPACT.encode()), ("c2 a skill", BLACKENED.encode()),
+                ("c1 add deploy", BLACKENED.encode())]
+    assert lineage.changed_in("deploy.py", ["deploy"], versions, whole=True) == {"deploy": "last changed in c1 add deploy"}
+    found = lineage.changed_in("deploy.py", ["deploy"], versions, whole=True, pins={"deploy": [old]})
+    assert found == {"deploy": "last changed in c3 black --skip-magic-trailing-comma"}
