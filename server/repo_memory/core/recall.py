@@ -2,8 +2,8 @@
 
 Documents (skills and loops) and records are each ranked by their own BM25; the lists are merged on scores
 divided by each list's best, so neither drowns the other, then weighed by how much of the query each list's best
-hit holds, so a weak match in one list does not tie with a whole one in the other. Each hit says who recorded it, whether it is committed,
-and whether the code it cites changed since.
+hit holds, so a weak match in one list does not tie with a whole one in the other; when both hold as much, the one more
+about it comes first. Each hit says who recorded it, whether it is committed, and whether the code it cites changed since.
 """
 
 from __future__ import annotations
@@ -164,9 +164,9 @@ class Recall:
         docs = self._beside.submit(self._docs.search, parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else None
         record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
         doc_hits = docs.result() if docs is not None else []
-        doc_scale, record_scale = self._scales(parsed, doc_hits, record_hits)
+        doc_scale, record_scale, records_first = self._scales(parsed, doc_hits, record_hits)
         merged = sorted(_normalised(doc_hits, doc_scale) + _normalised(record_hits, record_scale),
-                        key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
+                        key=lambda p: (-p[0], (p[1].kind in DOC_KINDS) == records_first, p[1].id))
         page: list[Hit] = []
         window = merged[offset : offset + 3 * limit]
         budget, taken, gone = PAGE_CHARS, 0, self._gone([hit for _, hit in window])
@@ -212,13 +212,18 @@ class Recall:
         return ({hid for hid, rel in docs.items() if sizes[rel] < 0}
                 | {rid for rid, (file, offset, length) in where.items() if file and sizes[file] < offset + length})
 
-    def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float]:
+    def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float, bool]:
         """What the skills' and the records' scores are multiplied by after each list's best is made 1: 0.5 plus half
         the share of the query's words its best hit holds. Each list's best scored 1, so a skill holding two common
         words of a question tied with the record holding all of them, and won the tie: an agent asking for what it had
-        just remembered, in its own words, got a skill first (tests/shells/test_remember.py)."""
+        just remembered, in its own words, got a skill first (tests/shells/test_remember.py).
+
+        Third, whether the record goes first when the two bests tie (both hold as much of the query): when more of its
+        words are the query's than of the skill's read text, and of the skill's name and description (what it says it
+        is about). The tie went to the skill: a runbook with one step naming `yield_per` came before the record of that
+        change (an engineering memory's 73 questions: rank 1 for 58 -> 65 full-text, 58 -> 64 hybrid; docs/benchmarks.md)."""
         if not docs or not records:
-            return 1.0, 1.0
+            return 1.0, 1.0, False
         kind, _, name = docs[0].id.partition(":")
         with self._db.lock:
             texts = fts.best_texts(self._db.conn, (kind, name), records[0].id, COVER_CHARS, SKILL_COVER_CHARS)
@@ -230,8 +235,9 @@ class Recall:
             if not _may_hold(texts[0], parsed.terms):  # tokenizing 20 kB costs 2-3 ms: only a skill that may hold it all
                 texts[0] = texts[0][: max(len(texts[1]), COVER_MIN)]
             texts[1] += " " + " ".join(query.parts(texts[1]))
-            shares = fts.covered(self._db.conn, TOKENIZE, parsed.terms, texts, (opening,), max(2 * len(parsed.tokens), 4))
-        return 0.5 + 0.5 * shares[0], 0.5 + 0.5 * shares[1]
+            passage = max(2 * len(parsed.tokens), 4)
+            (doc, doc_density), (record, density), (_, about) = fts.coverage(self._db.conn, TOKENIZE, parsed.terms, texts, (opening,), passage)
+        return 0.5 + 0.5 * doc, 0.5 + 0.5 * record, doc == record and density > max(doc_density, about)
 
     def close(self) -> None:
         self._beside.shutdown(wait=True)
