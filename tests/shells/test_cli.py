@@ -151,7 +151,7 @@ def test_reindex_shows_progress_on_large_trees(runner: CliRunner, repo: Path):
         write_skill_file(repo, f"skill-{i}", f"Skill number {i}.")
     result = runner.invoke(cli, ["--root", str(repo), "reindex"])
     assert result.exit_code == 0
-    assert "indexing: 500/600 files" in result.stderr and "Indexed 600 files" in result.stdout
+    assert "indexing: 500/600 files" in result.stderr and "600 skill and loop files" in result.stdout
 
 
 def test_sync_mirrors_into_claude_skills_and_never_clobbers_a_hand_written_one(runner: CliRunner, repo: Path):

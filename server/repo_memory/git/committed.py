@@ -24,6 +24,8 @@ _NOW = object()
 CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, with no "
         "`text eol=lf` rule for logs in .gitattributes at the time); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
 
+CUT = "it was cut short since its commit"  # a prefix of what HEAD holds: a checkout restores it and loses nothing
+
 
 class Committed:
     """HEAD's view of memory files: path -> (blob id, size), looked up on demand."""
@@ -98,6 +100,10 @@ class Committed:
         held = self.git.blob(head, rel)
         if data.startswith(held):
             return ""
+        if entry[1] > len(data) and held.startswith(data):  # cut short by hand: no append makes a log shorter
+            cut = "its last line ends partway through, and HEAD holds it whole" if data[-1:] not in (b"", b"\n") else \
+                f"{departures(held, data)}, and HEAD holds them"
+            return f"{CUT} ({len(data)} of the {entry[1]} bytes HEAD holds, every one as HEAD holds it): {cut}"
         if b"\r\n" in data and data.replace(b"\r\n", b"\n").startswith(held):
             return CRLF
         if said := departures(held, data):

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from repo_memory.core import importing, transcripts
+from repo_memory.core.breaks import note
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli import memories
@@ -248,9 +249,10 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
 @click.pass_context
 def verify(ctx: click.Context, as_json: bool) -> None:
     """Check every experience log's hash chain and every blob; exit 1 listing each break. A torn last line (bytes no append
-    acknowledged, which `repo-memory doctor --fix` moves aside) is listed as a note and is no break."""
+    acknowledged, which `repo-memory doctor --fix` moves aside) and a session's first file a commit deleted are listed
+    as notes and are no break."""
     found = store_of(ctx).verify(megabytes("Checking the logs", 8 << 20))
-    breaks = [(w, p) for w, p in found if p != experience.TORN]
+    breaks = [(w, p) for w, p in found if not note(p)]
 
     def text() -> None:
         for where, what in found:
@@ -259,7 +261,7 @@ def verify(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{len(breaks)} problem(s) found." if breaks else "All experience logs verify"
                    + (f" ({len(found)} note(s) above)." if found else "."))
 
-    emit([{"where": w, "problem": p, "torn": p == experience.TORN} for w, p in found], as_json, text)
+    emit([{"where": w, "problem": p, "torn": p == experience.TORN, "note": note(p)} for w, p in found], as_json, text)
     if breaks:
         ctx.exit(1)
 
