@@ -565,9 +565,10 @@ def test_a_persons_command_is_refused_however_the_line_unfolds_into_it(repo: Pat
         assert hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": line}, "session_id": "s1"}) == {}, line
 
 
-def test_make_in_a_repository_whose_makefile_runs_a_persons_command_says_where_and_a_dry_run_is_allowed(repo: Path):
+def test_make_of_a_target_that_runs_a_persons_command_says_where_and_other_targets_and_a_dry_run_are_allowed(repo: Path):
     (repo / "Makefile").write_text("test:\n\tpython3 -c 'print(1)'\nrelease:\n\trepo-memory accept deploy\n", encoding="utf-8")
-    why = refusal(repo, "make test")
+    why = refusal(repo, "make release")
     assert "`repo-memory accept` is a person's decision" in why, why
-    assert f"`repo-memory accept deploy` ({repo / 'Makefile'}, line 4)" in why and "run the commands of the target" in why
-    assert refusal(repo, "make -n test") == "" and refusal(repo, "make --dry-run release") == ""
+    assert f"make in {repo} runs the recipe line `repo-memory accept deploy`" in why and "run the commands of the target" in why
+    assert refusal(repo, "make test") == "" and refusal(repo, "make -n test") == ""
+    assert refusal(repo, "make --dry-run release") == ""

@@ -8,8 +8,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from repo_memory.code.anchors import Code
+from repo_memory.code.pinned import Pinned
 from repo_memory.code.staleness import Stale, Staleness
-from repo_memory.config import SKILLS_DIR, Config
+from repo_memory.config import MEMORY_DIR, SKILLS_DIR, Config
 from repo_memory.core import briefing, merges, runlock
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal, Moved
@@ -19,6 +20,7 @@ from repo_memory.core.past import Past
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
+from repo_memory.core.semantic import Semantic
 from repo_memory.core.settling import Followed, Settling
 from repo_memory.core.skillbook import Redrafted, Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
@@ -55,7 +57,8 @@ class Store:
         committed, code = Committed(git), Code(config.root)
         provenance, self._evidence = Provenance(config.root, self.key, committed), Evidence(db)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
-        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched)
+        pinned = Pinned(git, (MEMORY_DIR, *config.skill_dirs))  # the code a pin was taken of, as git holds it
+        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched, pinned=pinned.over)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names, self.sparse)
@@ -135,8 +138,8 @@ class Store:
     def documents(self) -> list[dict[str, Any]]:
         return self._docs.rows()  # every skill and loop file the index knows
 
-    def start_embedding(self) -> None:
-        self._index.semantic.start()  # the server's background job (core/semantic.py)
+    def embedding(self) -> Semantic:  # the vectors and the job keeping them complete: start, behind, finish (core/semantic.py)
+        return self._index.semantic
 
     def loop_spec(self, name: str) -> loops.Loop:
         return self._loops.spec(name)

@@ -20,7 +20,7 @@ from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering, skill_changes
 from repo_memory.git import underway
-from repo_memory.shells import deliveries, elsewhere, finish, hookcalls, pretool
+from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool
 from repo_memory.shells.loopstop import stop
 
 log = logging.getLogger("repo_memory")
@@ -315,6 +315,8 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     done = store.flush(session=store.session)
     if done is not None and done.deferred and not done.sha and underway.passing(done.deferred):
         finish.start(store.root, harness_pid())  # the harness ends now: its finisher commits once that git command ends
+    if lines and store.config.semantic:  # what the session wrote gets its vectors though its server is gone (shells/embedder.py)
+        embedder.start(store.root)
     deliveries.forget_old(store.config.state_dir)
     return {}
 

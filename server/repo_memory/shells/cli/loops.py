@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
 from repo_memory.core import acceptances, reviewing, runlock
-from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
+from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, nearest
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
@@ -36,9 +37,15 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
     store = store_of(ctx)
     store.refresh()  # specs written since the index last looked: their anchors are checked too
     report: list[dict[str, Any]] = []
-    checked = list(names) or store.loop_names()
+    known = store.loop_names()
+    checked = list(names) or known
     for name in checked:
         path = f"{loops.LOOPS_DIR}/{name}.md"
+        if name not in known:  # else its name's spelling was all it heard of (a spec `loop list` quoted, pasted unquoted)
+            similar = nearest(name, known, whole=True)
+            report.append({"path": path, "line": None, "problem": f"no loop spec '{name}' ({path} does not exist)" + (
+                f"; did you mean {', '.join(shlex.quote(n) for n in similar)}?" if similar else "; `repo-memory loop list` lists them")})
+            continue
         try:
             spec = store.loop_spec(name)
             if why := loops.outlasts_stop(spec):  # a warning: `loop run` drives it well
@@ -78,7 +85,7 @@ def loop_list(ctx: click.Context) -> None:
         try:
             spec = engine.spec(name)
         except InvalidRecordError:
-            click.echo(f"{name:<28} invalid  (repo-memory loop lint {name})")
+            click.echo(f"{name:<28} invalid  (repo-memory loop lint {shlex.quote(name)})")
             continue
         # why its commands may not run: a person has not accepted this content, or the spec is not active
         ready = "runnable" if not engine.runnable(spec) else "not accepted" if spec.status == "active" else "not active"
@@ -92,9 +99,13 @@ def loop_show(ctx: click.Context, name: str) -> None:
     """Print loop spec NAME exactly as stored, and on stderr the sha `repo-memory loop accept NAME --sha SHA` takes."""
     store = store_of(ctx)
     click.echo(store.read(f"loop:{name}").content, nl=False)
-    sha = _engine(ctx).spec(name).sha256
-    show_sha(f"loop:{name}", sha, f"repo-memory loop accept {name}")
-    reviewing.note_shown(store.config.state_dir, sha)
+    engine = _engine(ctx)
+    spec = engine.spec(name)
+    if engine.runnable(spec):  # why it may not run: no accept of this content here (or not active): say how
+        show_sha(f"loop:{name}", spec.sha256, f"repo-memory loop accept {shlex.quote(name)}")
+    else:
+        click.echo(f"loop:{name}: sha {spec.sha256[:12]}, this very version accepted on this clone", err=True)
+    reviewing.note_shown(store.config.state_dir, spec.sha256)
 
 
 @loop.command(name="accept")
