@@ -1,5 +1,5 @@
 """How the guard reads a line into the commands it runs (guards/unfolding.py) past the forms that hide a person's
-command: a command given as an argument, a makefile make reads, a word the shell splits."""
+command: a command given as an argument, a word the shell splits (a makefile make reads: test_makes.py)."""
 
 from __future__ import annotations
 
@@ -85,51 +85,6 @@ def test_a_word_the_shell_may_split_or_name_into_a_persons_command_is_refused(pl
 ])
 def test_a_quoted_value_or_a_word_past_the_command_is_no_persons_command(places: reserved.Places, line: str):
     assert places.command(line) == ""
-
-
-MAKEFILES = {
-    "inline": {"Makefile": "x: ; repo-memory accept deploy\n"},
-    "include": {"Makefile": "include rules.mk\n", "rules.mk": "x:\n\trepo-memory accept deploy\n"},
-    "variable": {"Makefile": "RM = repo-memory\nx:\n\t$(RM) accept deploy\n"},
-    "split variable": {"Makefile": "A = repo\nB := $(A)-memory\nx: y\ny:\n\t@$(B) $(or $(V),accept) deploy\n"},
-    "parse time": {"Makefile": "X := $(shell repo-memory accept deploy)\nx:\n\ttrue\n"},
-    "recursive": {"Makefile": "x:\n\t$(MAKE) -C sub y\n", "sub/Makefile": "y:\n\trepo-memory accept deploy\n"},
-    "shell": {"Makefile": "X := $(shell touch ran)\nx:\n\ttrue\n"},
-}
-
-
-@pytest.mark.parametrize("name", ["inline", "include", "variable", "split variable", "parse time", "recursive"])
-def test_make_is_asked_what_it_runs_past_includes_variables_and_inline_recipes(places: reserved.Places, name: str):
-    for path, text in MAKEFILES[name].items():
-        (places.root / path).parent.mkdir(parents=True, exist_ok=True)
-        (places.root / path).write_text(text, encoding="utf-8")
-    why = places.command("make x", places.root)
-    assert reserved.PERSON in why and f"make in {places.root} runs the recipe line `" in why, why
-    assert reserved.PERSON in places.command(f"cd {places.root} && make -s x", places.root / ".agents")
-
-
-def test_asking_make_runs_none_of_the_makefiles_commands(places: reserved.Places):
-    (places.root / "Makefile").write_text(MAKEFILES["shell"]["Makefile"] + "y:\n\ttouch made\n", encoding="utf-8")
-    assert places.command("make x y", places.root) == ""
-    assert not (places.root / "ran").exists() and not (places.root / "made").exists()
-
-
-@pytest.mark.parametrize("text", ["override SHELL = /bin/sh\nX := $(shell touch ran)\nx:\n\ttrue\n",
-                                  "load ./ext.so\nx:\n\ttrue\n"])
-def test_a_makefile_that_would_run_its_own_code_while_make_is_asked_is_refused_unasked(places: reserved.Places, text: str):
-    (places.root / "Makefile").write_text(text, encoding="utf-8")
-    why = places.command("make x", places.root)
-    assert "cannot ask make" in why and "run the commands of the target directly" in why, why
-    assert not (places.root / "ran").exists()
-
-
-def test_a_target_that_runs_no_persons_command_is_allowed_beside_one_that_does(places: reserved.Places):
-    (places.root / "Makefile").write_text("test:\n\tpython3 -c 'print(1)'\nrelease:\n\trepo-memory accept deploy\n",
-                                          encoding="utf-8")
-    assert places.command("make test", places.root) == ""
-    assert places.command("make -n test", places.root) == ""
-    assert reserved.PERSON in places.command("make release", places.root)
-    assert reserved.PERSON in places.command("make test release", places.root)
 
 
 def _git(root: Path, *args: str) -> None:

@@ -1,137 +1,393 @@
-"""What a `make` command runs, asked of make itself: make reads the makefiles (includes, variables, inline recipes,
-`$(shell …)`, the makefiles it remakes) as it would, with its SHELL set from the command line to a recorder that notes
-each line make hands it and runs none. A recipe line, a `$(shell …)` and a `$(MAKE)` line all reach the recorder; under
-`make -n` only those make runs anyway do. What make does without a shell is not seen: a makefile that sets SHELL with
-`override`, loads code (`load`, `$(guile …)`) or a line giving make `--eval` is not asked: its commands are not known.
-An include named by a variable (`include $(DEPS)`) is not read for those before make reads it.
+"""What a `make` command runs, read from the makefiles without running make (a guard never runs the project's code).
+
+The makefile make would read (`-f FILE`, in `-C DIR`, else GNUmakefile, makefile, Makefile, after MAKEFILES) is read
+with what it includes by a name known while reading (`include`, `-include`, `sinclude`, a glob; bounded in depth, count
+and size), its variables (`=`, `:=`, `::=`, `:::=`, `?=`, `+=`, `!=`, `define … endef`, `override`/`export`, a
+target's own, those of the command line and the line's environment) expanded as text in the recipe lines of the
+targets named (the default goal when none) and of their prerequisites, explicit or by a pattern rule, inline recipes
+(`x: ; cmd`) too. Both branches of a conditional are read (a variable set in both keeps the later value). What only
+the run knows is not evaluated: the command of a `$(shell …)` or `!=` is given as a line make runs, its output stands
+as UNKNOWN, as does a variable the makefile leaves to the environment (make's own, `$(CC)`, `$(MAKE)`, stand for
+theirs); make's other functions stand for their arguments. Under `make -n` (`-t`, `-q`) only the lines make runs
+anyway (`+…`, `$(MAKE)`) are given. A SHELL the makefile sets is given as a line too: make runs each recipe with it.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import stat
-import subprocess
-import tempfile
-from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MAKES = frozenset({"make", "gmake"})
 NAMES = ("GNUmakefile", "makefile", "Makefile")  # the makefile make reads when none is named, the first found
-# make's options that take a value, as the next word or the rest of the word
-_VALUED = frozenset("CfIoWjlO")
-# What makes make run code of the makefile's own while it reads it, whatever SHELL the command line gives
-_OWN_CODE = re.compile(r"^[ \t]*override\b[^\n]*\bSHELL\b|^[ \t]*-?load\b|\$[({]guile\b", re.MULTILINE)
-_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^\n#]*)", re.MULTILINE)
-_ENVIRONMENT = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKELEVEL", "MAKEFILES")  # of a make the hook runs under
-_RECORDER = '#!/bin/sh\nfor line; do :; done\nprintf \'%s\\0\' "$line" >> "$0.log"\n'
-TIMEOUT = 10.0
+UNKNOWN = "\ue002"  # what only the run knows: a `$(shell …)`'s output, a variable of the environment
+_VALUED = frozenset("CfIoWE")  # make's short options whose value is the rest of the word or the next word
+_OPTIONAL = frozenset("jlO")  # … or only the rest of the word (`-j8`; `-j 8` read as a number)
+_DRY = frozenset("ntq")
+_DRY_LONG = ("--dry-run", "--just-print", "--recon", "--touch", "--question")
+_BUILTIN = {"CC": "cc", "CXX": "g++", "CPP": "cc -E", "AR": "ar", "AS": "as", "RM": "rm -f", "LD": "ld", "LEX": "lex",
+            "YACC": "yacc", "FC": "f77", "PC": "pc", "M2C": "m2c", "CO": "co", "GET": "get", "MAKEINFO": "makeinfo",
+            "TEX": "tex", "TEXI2DVI": "texi2dvi", "WEAVE": "weave", "CWEAVE": "cweave", "TANGLE": "tangle",
+            "CTANGLE": "ctangle", "LINT": "lint", "MAKE": "make", "SHELL": "/bin/sh", ".SHELLFLAGS": "-c",
+            "MAKECMDGOALS": "", "CURDIR": ".", "MAKEFLAGS": "", "MFLAGS": "", ".RECIPEPREFIX": ""}
+_FUNCTIONS = frozenset("abspath addprefix addsuffix and basename call dir error eval file filter filter-out findstring "
+                       "firstword flavor foreach guile if info intcmp join lastword let notdir or origin patsubst "
+                       "realpath shell sort strip subst suffix value warning wildcard word wordlist words".split())
+_SILENT = frozenset({"error", "warning", "info", "file", "eval"})  # their value is no text of the line
+_ASSIGN = re.compile(r"(:::=|::=|:=|\?=|\+=|!=|=)")
+_DIRECTIVE = re.compile(r"(?:ifeq|ifneq|ifdef|ifndef|else|endif|vpath|unexport|undefine|load|-load)\b")
+_PREFIXES = re.compile(r"^(?:(?:override|export|private)\s+)+")
+_INCLUDE = re.compile(r"^(-include|sinclude|include)\s+(.*)$")
+_MAKE_REF = re.compile(r"\$[({]MAKE[)}]")
+_LIMIT, _DEPTH, _FILES, _SIZE, _VISITS = 100_000, 24, 64, 2_000_000, 200_000
 
 
-class Unread(Exception):
-    """make cannot be asked what it runs without running code of the makefile's own; the message says why."""
+@dataclass
+class Rule:
+    targets: list[str]
+    prereqs: list[str]
+    recipe: list[tuple[str, str]] = field(default_factory=list)  # raw line, where (file, line number)
 
 
-_asked: dict[tuple[object, ...], tuple[list[str], Path]] = {}  # one hook reads a line several times: make asked once
+@dataclass
+class Makefile:
+    folder: Path
+    given: dict[str, str]  # the command line's VAR=VALUE: over the makefile's
+    environment: dict[str, str]  # the line's own assignments: under the makefile's
+    variables: dict[str, tuple[str, bool]] = field(default_factory=dict)  # name -> value, recursive
+    rules: dict[str, list[Rule]] = field(default_factory=dict)
+    patterns: list[Rule] = field(default_factory=list)
+    target_variables: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
+    runs: list[tuple[str, str]] = field(default_factory=list)  # `$(shell …)` and `!=` commands, SHELLs set
+    first: str = ""
+    where: str = ""
+    files: int = 0
 
-
-def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[str], Path]:
-    """The command lines `make ARGS` (`rest`, the variables `assignments` set for it) run in `here` hands its shell, and
-    the folder they run in; raises Unread when make cannot be asked."""
-    folder, files = _read_options(rest, here)
-    _check_own_code(rest, folder, files, assignments)
-    stamps = [(path.stat().st_mtime_ns, path.stat().st_size) for name in [*files, *NAMES]
-              if (path := folder / Path(name).expanduser()).is_file()]  # a makefile written since: asked again
-    key = (tuple(rest), here, tuple(assignments), tuple(stamps))
-    if key not in _asked:
-        _asked[key] = _ask(rest, here, folder, assignments)
-    return _asked[key]
-
-
-def _ask(rest: list[str], here: Path, folder: Path, assignments: list[str]) -> tuple[list[str], Path]:
-    """What `runs` returns, asked of make."""
-    program = shutil.which(rest[0].rsplit("/", 1)[-1])
-    if program is None:  # no make here to run: none runs the line's either
-        return [], folder
-    env = {name: value for name, value in os.environ.items() if name not in _ENVIRONMENT}
-    env.update({name: value for name, _, value in (assignment.partition("=") for assignment in assignments)})
-    touch = any(_short(word, "t") or word == "--touch" for word in rest[1:])
-    with tempfile.TemporaryDirectory(prefix="repo-memory-make-") as scratch:
-        recorder = Path(scratch) / "record"
-        recorder.write_text(_RECORDER, encoding="utf-8")
-        recorder.chmod(stat.S_IRWXU)
-        try:  # -n beside -t: make touches no file of its own, and still hands its shell what -t runs (`+…`)
-            subprocess.run([program, *rest[1:], *(["-n"] if touch else []), f"SHELL={recorder}"], cwd=here, env=env,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=TIMEOUT, check=False)
-        except subprocess.TimeoutExpired as err:
-            raise Unread(f"make did not say within {TIMEOUT:.0f} s what it runs") from err
+    def read(self, path: Path, depth: int = 0) -> None:
+        """Read the makefile at `path` (silently nothing when it is none, too many or too deep)."""
+        self.files += 1
+        if depth > 8 or self.files > _FILES or not path.is_file():
+            return
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")[:_SIZE]
         except OSError:
-            return [], folder
-        log = Path(f"{recorder}.log")
-        text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    return [line for line in text.split("\0") if line.strip()], folder
+            return
+        self.parse(text, str(path), depth)
+
+    def parse(self, text: str, name: str, depth: int = 0) -> None:
+        current: list[Rule] = []
+        lines = text.split("\n")
+        number = 0
+        while number < len(lines):
+            start, line = number + 1, lines[number]
+            number += 1
+            prefix = (self._value(".RECIPEPREFIX", {}, 0) or "\t")[:1]
+            if line.startswith(prefix) and current:
+                while line.endswith("\\") and number < len(lines):  # a continued recipe line, as the shell reads it
+                    line, number = line[:-1] + " " + lines[number].removeprefix(prefix), number + 1
+                for rule in current:
+                    rule.recipe.append((line[1:], f"{name}, line {start}"))
+                continue
+            while line.endswith("\\") and number < len(lines):
+                line, number = line[:-1].rstrip() + " " + lines[number].lstrip(), number + 1
+            line = _uncommented(line).strip()
+            self.where = f"{name}, line {start}"
+            if not line:
+                continue
+            if (bare := _PREFIXES.sub("", line)).startswith("define") and bare[6:7] in ("", " ", "\t"):
+                body, number = _defined(lines, number)
+                head = re.match(r"(.*?)\s*(:::=|::=|:=|\?=|\+=|!=|=)?\s*$", bare[6:].strip())
+                self.assign(head.group(1) if head else "", head.group(2) or "=" if head else "=", body)
+                current = []
+            elif _DIRECTIVE.match(line):
+                current = [] if not line.startswith(("else", "endif", "if")) else current
+            elif include := _INCLUDE.match(line):
+                for word in self.expand(include.group(2), {}).split():
+                    for found in sorted(self.folder.glob(word)) if set(word) & set("*?[") else [self.folder / word]:
+                        self.read(found, depth + 1)
+                current = []
+            else:
+                current = self._statement(bare, current)
+
+    def _statement(self, line: str, current: list[Rule]) -> list[Rule]:
+        """Read a line that is a variable's assignment or a rule; the rules its recipe lines belong to."""
+        colon, assign = _top(line, ":"), _ASSIGN.search(line)
+        if assign and (colon < 0 or assign.start() <= colon):
+            self.assign(line[:assign.start()].strip(), assign.group(1), line[assign.end():].strip())
+            return []
+        if colon < 0:
+            return []
+        targets = self.expand(line[:colon], {}).split()
+        rest = line[colon + 1:].lstrip(":")
+        assign = _ASSIGN.search(rest)
+        semicolon = _top(rest, ";")
+        if assign and (semicolon < 0 or assign.start() < semicolon) and _top(rest[:assign.start()], ":") < 0:
+            value = _PREFIXES.sub("", rest[:assign.start()]).strip()
+            for target in targets:
+                self.target_variables.setdefault(target, []).append((value, assign.group(1), rest[assign.end():].strip()))
+            if value == "SHELL":
+                self.runs.append((self.expand(rest[assign.end():].strip(), {}), self.where))
+            return []
+        words, inline = (rest[:semicolon], rest[semicolon + 1:]) if semicolon >= 0 else (rest, None)
+        if (second := _top(words, ":")) >= 0:  # a static pattern rule: `objs: %.o: %.c`
+            words = words[second + 1:]
+        rule = Rule(targets, [w for w in self.expand(words, {}).split() if w != "|"])
+        if inline is not None:
+            rule.recipe.append((inline, self.where))
+        for target in targets:
+            (self.patterns.append(rule) if "%" in target else self.rules.setdefault(target, []).append(rule))
+            if not self.first and not target.startswith(".") and "%" not in target:
+                self.first = target
+        return [rule]
+
+    def assign(self, name: str, op: str, value: str) -> None:
+        name = self.expand(_PREFIXES.sub("", name), {}).strip()
+        if name in self.given:
+            return
+        if op in (":=", "::=", ":::="):
+            self.variables[name] = (self.expand(value, {}), False)
+        elif op == "!=":
+            self.runs.append((self.expand(value, {}), self.where))
+            self.variables[name] = (UNKNOWN, False)
+        elif op == "?=":
+            if name not in self.variables and name not in self.environment:
+                self.variables[name] = (value, True)
+        elif op == "+=" and name in self.variables:
+            old, recursive = self.variables[name]
+            self.variables[name] = (f"{old} {value if recursive else self.expand(value, {})}", recursive)
+        else:
+            self.variables[name] = (value, True)
+        if name == "SHELL":
+            self.runs.append((self._value(name, {}, 0), self.where))
+        elif name in ("MAKEFLAGS", "GNUMAKEFLAGS") and (shell := re.search(r"SHELL=(\S+)", value)):
+            self.runs.append((self.expand(shell.group(1), {}), self.where))
+
+    def expand(self, text: str, scope: dict[str, str], depth: int = 0) -> str:
+        """`text` with its variables and functions expanded as text (see the module's docstring)."""
+        if "$" not in text or depth > _DEPTH:
+            return text if "$" not in text else UNKNOWN
+        out, at = [], 0
+        while (dollar := text.find("$", at)) >= 0 and dollar + 1 < len(text):
+            out.append(text[at:dollar])
+            char = text[dollar + 1]
+            if char in "({":
+                end = _closing(text, dollar + 2, char)
+                out.append(self._reference(text[dollar + 2:end], scope, depth + 1))
+                at = end + 1
+            else:
+                out.append("$" if char == "$" else self._value(char, scope, depth + 1))
+                at = dollar + 2
+            if sum(map(len, out)) > _LIMIT:
+                return "".join(out)[:_LIMIT]
+        out.append(text[at:] if at < len(text) and text[at:] != "$" else "")
+        return "".join(out)
+
+    def _reference(self, inner: str, scope: dict[str, str], depth: int) -> str:
+        head = re.match(r"([a-z-]+)[ \t]", inner)
+        if head and head.group(1) in _FUNCTIONS:
+            return self._function(head.group(1), inner[head.end():], scope, depth)
+        name = self.expand(inner, scope, depth)
+        if (colon := name.find(":")) > 0 and "=" in name[colon:]:  # $(VAR:.c=.o)
+            old, new = name[colon + 1:].split("=", 1)
+            old, new = (old, new) if "%" in old else (f"%{old}", f"%{new}")
+            words = self._value(name[:colon], scope, depth).split()
+            return " ".join(new.replace("%", stem, 1) if (stem := _stem(old, w)) is not None else w for w in words)
+        return self._value(name, scope, depth)
+
+    def _function(self, name: str, args: str, scope: dict[str, str], depth: int) -> str:
+        parts = _split(args)
+        if name == "shell":
+            self.runs.append((self.expand(args, scope, depth), self.where))
+            return UNKNOWN
+        if name == "call" and parts:
+            bound = {str(n): self.expand(p, scope, depth) for n, p in enumerate(parts)}
+            fn = bound["0"].strip()
+            return self.expand(self.variables.get(fn, ("", True))[0], {**scope, **bound, "0": fn}, depth)
+        if name == "value":
+            return self.variables.get(self.expand(args, scope, depth).strip(), ("", True))[0]
+        if name in ("origin", "flavor"):
+            return "file"
+        if name == "foreach" and len(parts) >= 3:
+            var = self.expand(parts[0], scope, depth).strip()
+            words = self.expand(parts[1], scope, depth).split()[:64]
+            return " ".join(self.expand(",".join(parts[2:]), {**scope, var: word}, depth) for word in words)
+        values = [self.expand(part, scope, depth) for part in parts]
+        if name == "eval":
+            self.parse("\n".join(values), self.where.split(",")[0])
+        return "" if name in _SILENT else " ".join(values)
+
+    def _value(self, name: str, scope: dict[str, str], depth: int) -> str:
+        if name in scope:
+            return scope[name]
+        if name in self.given:
+            return self.expand(self.given[name], scope, depth)
+        if name in self.variables:
+            value, recursive = self.variables[name]
+            return self.expand(value, scope, depth) if recursive else value
+        if name in self.environment:
+            return self.environment[name]
+        if name in _BUILTIN:
+            return _BUILTIN[name]
+        if name[:1] in "@<^+?*|%" and name[1:] in ("", "D", "F"):
+            return "FILE"
+        return UNKNOWN if name.strip() else ""
+
+    def lines(self, goals: list[str], dry: bool) -> list[tuple[str, str]]:
+        """The recipe lines make runs for `goals` (its default goal when none) and their prerequisites, expanded, each
+        with where it is written; under a dry run only those make runs anyway."""
+        out: list[tuple[str, str]] = []
+        default = self._value(".DEFAULT_GOAL", {}, 0).strip() if ".DEFAULT_GOAL" in self.variables else self.first
+        stack = [(goal, dict[str, str]()) for goal in reversed(goals or [default]) if goal]
+        seen: set[object] = set()
+        while stack and len(seen) < _VISITS:
+            target, scope = stack.pop()
+            if target in seen:
+                continue
+            seen.add(target)
+            for name, op, value in self.target_variables.get(target, []):
+                old = scope.get(name, self._value(name, scope, 0)) if op == "+=" else ""
+                scope = {**scope, name: f"{old} {self.expand(value, scope)}".strip()}
+            found = [(rule, target) for rule in self.rules.get(target, [])] or self._patterned(target)
+            for rule, stem in found:
+                prereqs = [p.replace("%", stem, 1) if "%" in p else p for p in rule.prereqs]
+                if id(rule) in seen:
+                    continue
+                seen.add(id(rule))
+                automatic = {"@": target, "<": prereqs[0] if prereqs else "", "^": " ".join(prereqs), "*": stem}
+                for raw, where in rule.recipe:
+                    command = raw.lstrip(" \t@-+")
+                    self.where = where  # make -n expands each line too: its `$(shell …)` runs
+                    expanded = self.expand(command, {**scope, **automatic})
+                    if dry and "+" not in raw[:len(raw) - len(command)] and not _MAKE_REF.search(command):
+                        continue
+                    out += [(line, where) for part in expanded.split("\n") if (line := part.strip().lstrip("@-+ \t"))]
+                stack += [(p, scope) for p in reversed(prereqs)]
+        return out
+
+    def _patterned(self, target: str) -> list[tuple[Rule, str]]:
+        return [(rule, stem) for rule in self.patterns for pattern in rule.targets
+                if (stem := _stem(pattern, target)) is not None][:1]
 
 
-def _read_options(rest: list[str], here: Path) -> tuple[Path, list[str]]:
-    """The folder `make ARGS` run in `here` works in (`-C DIR`…) and the makefiles it is given (`-f FILE`…)."""
-    files, folder, args = list[str](), here, iter(rest[1:])
+def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[tuple[str, str]], Path]:
+    """The command lines `make ARGS` (`rest`, the variables `assignments` set for it) run in `here` hands its shell (and
+    the commands its `$(shell …)` runs, a SHELL it sets), each with where it is written, and the folder they run in."""
+    folder, files, goals, given, evals, dry = here, list[str](), list[str](), dict[str, str](), list[str](), False
+    args = iter(rest[1:])
     for word in args:
-        if word in ("-f", "--file", "--makefile", "-C", "--directory"):
-            value = next(args, "")
-        elif word.startswith(("-f", "-C")) and not word.startswith("--"):
-            value = word[2:]
-        elif word.startswith(("--file=", "--makefile=", "--directory=")):
-            value = word.split("=", 1)[1]
-        else:
+        if word.startswith("--"):
+            option, _, value = word.partition("=")
+            known = next((full for full in ("--file", "--makefile", "--directory", "--eval") if full.startswith(option)
+                          and len(option) > 3), "")
+            if known and not value:
+                value = next(args, "")
+            dry = dry or len(option) > 3 and any(full.startswith(option) for full in _DRY_LONG)
+        elif word.startswith("-") and len(word) > 1:
+            known, value = "", ""
+            for n, char in enumerate(word[1:], 1):
+                if char in _VALUED:
+                    known, value = f"-{char}", word[n + 1:] or next(args, "")
+                    break
+                if char in _OPTIONAL:
+                    break
+                dry = dry or char in _DRY
+        elif "=" in word and re.match(r"[^=\s]+=", word):
+            name, _, value = word.partition("=")
+            given[name.rstrip(":")] = value
             continue
-        if word.startswith(("-f", "--file", "--makefile")):
+        else:
+            goals.append(word)
+            continue
+        if known in ("-f", "--file", "--makefile"):
             files.append(value)
-        else:
+        elif known in ("-C", "--directory"):
             folder = folder / Path(value).expanduser()
-    return folder, files
+        elif known in ("-E", "--eval"):
+            evals.append(value)
+    environment = {name: value for name, _, value in (a.partition("=") for a in assignments)}
+    makefile = Makefile(folder, given, environment)
+    for text in evals:
+        makefile.parse(text, "--eval")
+    for name in environment.get("MAKEFILES", "").split():
+        makefile.read(folder / name)
+    default = next((folder / name for name in NAMES if (folder / name).is_file()), folder / NAMES[0])
+    for path in [folder / Path(name).expanduser() for name in files] or [default]:
+        makefile.read(path)
+    lines = makefile.lines(goals, dry)
+    shells = [(line, where) for line, where in makefile.runs if line.strip() not in ("", "/bin/sh")]
+    return [*dict.fromkeys([*shells, *lines])], folder
 
 
-def _check_own_code(rest: list[str], folder: Path, files: list[str], assignments: list[str]) -> None:
-    """Raise Unread when make, asked, would run code of the makefile's own: `--eval` on the line, or a makefile it reads
-    (named, the default, MAKEFILES, and what they include by name) that sets SHELL with override or loads code."""
-    if any(word.startswith("--ev") or _short(word, "E") for word in rest[1:]):
-        raise Unread("the line gives make `--eval`")
-    given = [value for name, _, value in (a.partition("=") for a in assignments) if name == "MAKEFILES"]
-    default = next((name for name in NAMES if (folder / name).is_file()), "")
-    queue = [*(files or [default]), *" ".join(given).split()]
-    seen: set[Path] = set()
-    while queue:
-        path = folder / Path(queue.pop()).expanduser()
-        if path in seen or not path.is_file():
+def _uncommented(line: str) -> str:
+    """A makefile line without its comment (`\\#` is no comment)."""
+    at = 0
+    while (hash_ := line.find("#", at)) >= 0:
+        if hash_ and line[hash_ - 1] == "\\":
+            at = hash_ + 1
             continue
-        seen.add(path)
-        text = path.read_text(encoding="utf-8", errors="replace")[:2_000_000]
-        if found := _OWN_CODE.search(text):
-            raise Unread(f"{path} runs code of its own while make reads it (`{found.group().strip()}`)")
-        queue += [name for names in _INCLUDE.findall(text) for name in _globbed(folder, names.split())]
+        return line[:hash_]
+    return line
 
 
-def _globbed(folder: Path, names: list[str]) -> Iterator[str]:
-    """The files include's words name: a glob matched in `folder`; a name holding a variable is not known before make
-    reads it."""
-    for name in names:
-        if "$" in name:
-            continue
-        if set(name) & set("*?["):
-            yield from (str(found) for found in sorted(folder.glob(name)))
-        else:
-            yield name
+def _defined(lines: list[str], number: int) -> tuple[str, int]:
+    """The body of a `define` whose first line is `lines[number]`, and the number of the line past its `endef`."""
+    body, nested = [], 0
+    while number < len(lines):
+        stripped = _PREFIXES.sub("", lines[number].strip())
+        number += 1
+        if stripped.startswith("endef") and not nested:
+            break
+        nested += stripped.startswith("define") - stripped.startswith("endef")
+        body.append(lines[number - 1])
+    return "\n".join(body), number
 
 
-def _short(word: str, letter: str) -> bool:
-    """Whether make's option word `word` holds the short option `letter` (`-kt`), before any option taking a value."""
-    if not word.startswith("-") or word.startswith("--"):
-        return False
-    for char in word[1:]:
-        if char == letter:
-            return True
-        if char in _VALUED:
-            return False
-    return False
+def _top(text: str, char: str) -> int:
+    """Where `char` first occurs in `text` outside `$(…)`/`${…}` (-1 when it does not)."""
+    depth = 0
+    for at, found in enumerate(text):
+        if found in "({" and at and text[at - 1] == "$" or depth and found in "({":
+            depth += 1
+        elif found in ")}" and depth:
+            depth -= 1
+        elif found == char and not depth:
+            return at
+    return -1
+
+
+def _closing(text: str, start: int, opening: str) -> int:
+    """Where the reference opened by `opening` before `start` closes (the end of `text` when it does not)."""
+    closing, depth = ")" if opening == "(" else "}", 1
+    for at in range(start, len(text)):
+        if text[at] == opening:
+            depth += 1
+        elif text[at] == closing:
+            depth -= 1
+            if not depth:
+                return at
+    return len(text)
+
+
+def _split(args: str) -> list[str]:
+    """A function's arguments: split at its commas outside references."""
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(args):
+        if char in "({":
+            depth += 1
+        elif char in ")}":
+            depth -= 1
+        elif char == "," and not depth:
+            parts.append(args[start:at])
+            start = at + 1
+    return [*parts, args[start:]]
+
+
+def _stem(pattern: str, name: str) -> str | None:
+    """What `%` of `pattern` stands for in `name` (None when `name` does not match it)."""
+    if "%" not in pattern:
+        return None
+    before, after = pattern.split("%", 1)
+    for candidate in (name, name.rsplit("/", 1)[-1]) if "/" not in pattern else (name,):
+        if candidate.startswith(before) and candidate.endswith(after) and len(candidate) >= len(before) + len(after):
+            return candidate[len(before):len(candidate) - len(after)]
+    return None

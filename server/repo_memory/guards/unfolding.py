@@ -41,6 +41,11 @@ RUNNERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "pnpm": (("exec",), ("dlx",)), "yarn": (("exec",), ("dlx",)), "npm": (("exec",),), "poetry": (("run",),),
     "pdm": (("run",),), "hatch": (("run",),), "rye": (("run",),), "pipenv": (("run",),), "conda": (("run",),),
     "mamba": (("run",),), "micromamba": (("run",),), "pixi": (("run",), ("exec",))}
+# The words that make a command a person's (guards/reserved.py's PERSON_COMMANDS…) after a name not known
+_PERSON_WORDS = frozenset({"accept", "reject", "feedback", "uninstall", "--trust-specs-at", "--pin", "--follow-renames"})
+# What a make line must hold (quotes and backslashes taken out) for one of its commands to be read into a person's
+# command or a git one here (repo-memory by name or by Python, a git alias, a make it runs) or to be known only when run
+_MAY_RUN = re.compile("repo.memory|python|pypy|git|make|\ue002")
 UNREAD = "\ue001"  # the words of a command that runs commands not known (makes.Unread): `[UNREAD]`, the reason its form
 # Variables that point git to other settings than the caller's alias lookup reads
 _CONFIG_VARIABLES = re.compile(r"HOME|XDG_CONFIG_HOME|GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR")
@@ -207,15 +212,30 @@ def _runs(rest: list[str], here: Path | None, alias: Alias | None, assignments: 
 
 
 def _make_lines(rest: list[str], here: Path, assignments: list[str]) -> Iterator[tuple[str, Path | None, str]]:
-    """The lines make, asked (guards/makes.py), would hand its shell, or UNREAD with why make could not be asked."""
+    """The lines make would hand its shell, read from its makefiles (guards/makes.py); UNREAD for one whose command is
+    named by what only the run knows (a `$(shell …)`'s output, a variable of the environment) where that may be a
+    person's command: all of the command, or followed by a person's subcommand."""
     todo = "run the commands of the target directly, or `make -n` to see them"
-    try:
-        lines, folder = makes.runs(rest, here, assignments)
-    except makes.Unread as err:
-        yield UNREAD, here, f"the guard cannot ask make what `{shlex.join(rest)}` runs: {err}; {todo}"
-        return
-    for line in lines:
-        yield line, folder, f"make in {folder} runs the recipe line `{line}`: {todo}"
+    lines, folder = makes.runs(rest, here, assignments)
+    for line, where in lines:
+        if not _MAY_RUN.search(re.sub(r"[\\'\"]", "", line)):  # a compile line of thousands: no shell reading needed
+            continue
+        shown = line.replace(makes.UNKNOWN, "…")
+        for words in (segments(line) or []) if makes.UNKNOWN in line else []:
+            named = command_words(words)
+            if named and makes.UNKNOWN in named[0].rsplit("/", 1)[-1] and _unknown_persons(named):
+                yield UNREAD, folder, (f"the guard cannot tell what `{shlex.join(rest)}` runs: the line `{shown}` ({where}) "
+                                       "runs a command named by what only the run knows (a `$(shell …)`'s output, a "
+                                       f"variable of the environment); {todo}")
+        yield line.replace(makes.UNKNOWN, ""), folder, f"make in {folder} runs the recipe line `{shown}` ({where}): {todo}"
+
+
+def _unknown_persons(named: list[str]) -> bool:
+    """Whether the command `named`, its name not known before it runs, may be a person's: the name is all of it, or a
+    person's subcommand follows."""
+    rest = [word for word in named[1:] if word.replace(makes.UNKNOWN, "")]
+    pairs = set(zip(rest, rest[1:]))
+    return not rest or bool(_PERSON_WORDS & set(rest)) or bool({("log", "add"), ("loop", "accept"), ("loop", "abort")} & pairs)
 
 
 def _runner_commands(rest: list[str], verbs: tuple[tuple[str, ...], ...]) -> list[list[str]]:
