@@ -8,8 +8,8 @@ unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, th
 each word past them that may be the command is taken as one), the command a git command is given (`rebase -x LINE`,
 `bisect run CMD`, `submodule foreach LINE`), the shell alias git runs (`git -c alias.x='!…' x`, or
 one of the repository's own, when the caller can tell what an alias stands for), and the lines a `make` would hand its
-shell, asked of make itself (guards/makes.py: includes, variables, `$(shell …)`; under `make -n` only the lines make runs
-anyway). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
+shell, read from its makefiles without running make (guards/makes.py: includes, variables, the targets named; under
+`make -n` only the lines make runs anyway). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
 """
 
 from __future__ import annotations
