@@ -40,6 +40,30 @@ def places(tmp_path: Path) -> reserved.Places:
     "su root -c 'repo-memory accept deploy'",
     "su - root --command='repo-memory accept deploy'",
     "sudo su -s /bin/sh -c 'repo-memory accept deploy' root",
+    "GIT_SEQUENCE_EDITOR='repo-memory accept x #' git rebase -i HEAD~1",
+    "git -c sequence.editor='repo-memory accept x #' rebase -i HEAD~1",
+    "GIT_EDITOR='repo-memory accept x #' git commit --amend",
+    "EDITOR='repo-memory accept x #' git commit",
+    "git -c core.editor='repo-memory accept x #' commit",
+    "git difftool -y -x 'repo-memory accept x #' HEAD~1",
+    "git difftool --extcmd='repo-memory accept x #' HEAD~1",
+    "git difftool -y --extcmd 'repo-memory accept x #'",
+    "git -c diff.external='repo-memory accept x #' diff HEAD~1",
+    "GIT_EXTERNAL_DIFF='repo-memory accept x #' git diff",
+    "git -c core.fsmonitor='repo-memory accept x #' status",
+    "git -c core.sshCommand='repo-memory accept x #' fetch",
+    "GIT_SSH_COMMAND='repo-memory accept x #' git fetch",
+    "git -c credential.helper='!repo-memory accept x #' fetch",
+    "git -c credential.https://example.com.helper='!repo-memory accept x #' fetch",
+    "git -c filter.x.clean='repo-memory accept x #' add .",
+    "git -c filter.x.smudge='repo-memory accept x #' checkout .",
+    "git -c difftool.x.cmd='repo-memory accept x #' difftool -t x",
+    "git -c mergetool.x.cmd='repo-memory accept x #' mergetool -t x",
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.fsmonitor GIT_CONFIG_VALUE_0='repo-memory accept x #' git status",
+    "parallel repo-memory accept ::: x",
+    "parallel -j2 'repo-memory accept {}' ::: x y",
+    "busybox sh -c 'repo-memory accept x'",
+    "EDITOR=vim git -c alias.wipe='!repo-memory accept x' wipe",
 ])
 def test_a_command_given_as_an_argument_to_a_command_that_runs_it_is_unfolded(places: reserved.Places, line: str):
     assert reserved.PERSON in places.command(line), line
@@ -55,6 +79,11 @@ def test_a_command_given_as_an_argument_to_a_command_that_runs_it_is_unfolded(pl
     "script -qc 'pytest -q' /dev/null",
     "su -c 'id' root",
     "script typescript",
+    "GIT_EDITOR=true git commit --amend",
+    "git -c core.editor=vim -c diff.external=difft difftool -x 'meld' HEAD~1",
+    "git -c credential.helper=store fetch",
+    "parallel gzip ::: a b",
+    "busybox ls",
 ])
 def test_a_command_given_as_an_argument_that_runs_no_persons_command_is_allowed(places: reserved.Places, line: str):
     assert places.command(line) == ""

@@ -5,8 +5,9 @@ A line is split at its operators into simple commands, each read past assignment
 wrappers (`env -u NAME`, `sudo -u USER`, `timeout 5s`…: guards/wrappers.py). A command that runs commands of its own is
 unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, the command of find's `-exec`/`-execdir`/`-ok`/
 `-okdir`, the command a runner runs (`uv run`, `uvx`, `pipx run`, `npx`, `poetry run`…: its options are not read, so
-each word past them that may be the command is taken as one), the command a git command is given (`rebase -x LINE`,
-`bisect run CMD`, `submodule foreach LINE`), the shell alias git runs (`git -c alias.x='!…' x`, or
+each word past them that may be the command is taken as one; `parallel CMD ::: …`), the command a git command is
+given (`rebase -x LINE`, `bisect run CMD`, `submodule foreach LINE`, `difftool -x CMD`, an editor, external diff, filter,
+helper… the line sets by `-c` or a variable: _GIT_RUNS), the shell alias git runs (`git -c alias.x='!…' x`, or
 one of the repository's own, when the caller can tell what an alias stands for), and the lines a `make` would hand its
 shell, read from its makefiles without running make (guards/makes.py: includes, variables, the targets named; under
 `make -n` only the lines make runs anyway). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
@@ -27,7 +28,7 @@ Alias = Callable[[str], str]  # what a git alias of the repository stands for ('
 Ask = Callable[[Path | None, list[str], dict[str, str]], str]
 # Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
 # and numbers are skipped to the command.
-WRAPPERS = frozenset({"time", "xargs"})
+WRAPPERS = frozenset({"time", "xargs", "busybox", "toybox"})
 # Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
 KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own
@@ -46,6 +47,12 @@ _PERSON_WORDS = frozenset({"accept", "reject", "feedback", "uninstall", "--trust
 # What a make line must hold (quotes and backslashes taken out) for one of its commands to be read into a person's
 # command or a git one here (repo-memory by name or by Python, a git alias, a make it runs) or to be known only when run
 _MAY_RUN = re.compile("repo.memory|python|pypy|git|make|\ue002")
+# Settings and variables whose value git runs as a shell line (a credential helper's only after `!` or as a path)
+_GIT_RUNS = re.compile(r"(?:sequence|core)\.editor|diff\.external|core\.(?:fsmonitor|sshcommand|askpass|pager)|pager\..+|"
+                       r"credential\.(?:.+\.)?helper|filter\..+\.(?:clean|smudge|process)|(?:diff|merge)tool\..+\.cmd|"
+                       r"diff\..+\.(?:command|textconv)|merge\..+\.driver|gpg\.(?:.+\.)?program", re.IGNORECASE)
+_GIT_RUN_VARIABLES = ("GIT_SEQUENCE_EDITOR", "GIT_EDITOR", "VISUAL", "EDITOR", "GIT_EXTERNAL_DIFF", "GIT_SSH_COMMAND",
+                      "GIT_SSH", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PAGER", "PAGER")
 UNREAD = "\ue001"  # the words of a command that runs commands not known (makes.Unread): `[UNREAD]`, the reason its form
 # Variables that point git to other settings than the caller's alias lookup reads
 _CONFIG_VARIABLES = re.compile(r"HOME|XDG_CONFIG_HOME|GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR")
@@ -196,17 +203,20 @@ def _runs(rest: list[str], here: Path | None, alias: Alias | None, assignments: 
     program = rest[0].rsplit("/", 1)[-1]
     if program == "find":
         yield from ((shlex.join(words), None, "find's -exec runs it") for words in _find_commands(rest))
+    elif program == "parallel":  # GNU parallel runs its command words, joined, with a shell for each argument
+        words = rest[1:next((n for n, w in enumerate(rest) if w.startswith(":::")), len(rest))]
+        yield from ((" ".join(words[n:]), here, "`parallel` runs it") for n in range(min(len(words), 16))
+                    if not words[n].startswith("-"))
     elif program in RUNNERS:
         runs = f"`{program}` runs it"
         yield from ((shlex.join(words), here, runs) for words in _runner_commands(rest, RUNNERS[program]))
-    elif program == "git" and (given := _git_given(rest)):
-        yield from ((line, here, f"`git {_git_command(rest)}` runs it") for line in given)
-    elif program == "git" and (stands_for := _git_alias(rest, alias, assignments, here, ask)) == UNREAD:
-        yield UNREAD, None, (f"`git {_git_command(rest)}` may be an alias that runs a person's command, in settings the "
-                             "line's variables point git to (known only when the shell runs): give their values as written")
-    elif program == "git" and stands_for.startswith("!"):
-        # git runs a shell alias at the top of the worktree: a folder not known here
-        yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
+    elif program == "git":
+        yield from ((line, here, f"`git {_git_command(rest)}` runs it{how}") for line, how in _git_given(rest, assignments))
+        if (stands_for := _git_alias(rest, alias, assignments, here, ask)) == UNREAD:
+            yield UNREAD, None, (f"`git {_git_command(rest)}` may be an alias that runs a person's command, in settings "
+                                 "the line's variables point git to (known only when the shell runs): give their values as written")
+        elif stands_for.startswith("!"):  # git runs a shell alias at the top of the worktree: a folder not known here
+            yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
     elif program in makes.MAKES and here is not None:
         yield from _make_lines(rest, here, assignments)
 
@@ -285,15 +295,33 @@ def given_alias(words: list[str] | tuple[str, ...], command: str) -> str:
     return given[-1] if given else ""  # the last one given counts
 
 
-def _git_given(rest: list[str]) -> list[str]:
-    """The lines a git command runs that its arguments give: `rebase -x/--exec LINE`, `bisect run CMD ARGS`, `submodule
-    foreach CMD` (a line of its words joined, as git's shell runs it)."""
+def _git_given(rest: list[str], assignments: list[str]) -> list[tuple[str, str]]:
+    """The lines a git command runs that the line gives, each with the setting that gives it: `rebase -x/--exec LINE`,
+    `bisect run CMD ARGS`, `submodule foreach CMD` (its words joined, as git's shell runs them), `difftool -x/--extcmd
+    CMD`, and a setting or variable whose value git runs (`-c core.editor=…`, `GIT_SEQUENCE_EDITOR=…`: _GIT_RUNS)."""
     command = _git_command(rest)
     args = rest[rest.index(command) + 1:] if command else []
-    if command == "rebase":
+    out = [(line, "") for line in _git_argument_lines(command, args)]
+    variables = {name: value for name, _, value in (a.partition("=") for a in assignments)}
+    settings = [value.partition("=")[::2] for option, value in git_options(rest) if option == "-c" and "=" in value]
+    settings += [(key, variables.get(name, "")) for option, value in git_options(rest) if option == "--config-env"
+                 for key, _, name in [value.partition("=")]]
+    settings += [(variables[f"GIT_CONFIG_KEY_{n}"], variables.get(f"GIT_CONFIG_VALUE_{n}", "")) for n in range(64)
+                 if f"GIT_CONFIG_KEY_{n}" in variables]
+    for key, value in [*settings, *((name, variables[name]) for name in _GIT_RUN_VARIABLES if name in variables)]:
+        if value and (key in _GIT_RUN_VARIABLES or _GIT_RUNS.fullmatch(key)):
+            helper = re.fullmatch(r"credential\..*helper", key, re.IGNORECASE) and not value.startswith(("!", "/"))
+            out.append((f"git credential-{value}" if helper else value.removeprefix("!"), f" (`{key}={value}`)"))
+    return out
+
+
+def _git_argument_lines(command: str, args: list[str]) -> list[str]:
+    """The lines a git command runs that its arguments give."""
+    if command in ("rebase", "difftool"):
+        options = ("--exec", "-x") if command == "rebase" else ("--extcmd", "-x")
         pairs = zip(["", *args], args)
         return [word[len(option):].removeprefix("=") if word.startswith(option) else word
-                for before, word in pairs for option in ("--exec", "-x")
+                for before, word in pairs for option in options
                 if before == option or word.startswith(option) and word != option and (option != "-x" or len(word) > 2)]
     if command == "bisect" and args[:1] == ["run"]:
         return [shlex.join(args[1:])] if args[1:] else []
