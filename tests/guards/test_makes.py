@@ -122,3 +122,21 @@ def test_the_lines_are_read_from_the_makefile_make_would_read(places: reserved.P
     assert reserved.PERSON in places.command("make -C sub x", places.root)
     lines, folder = makes.runs(["make", "-C", "sub", "x"], places.root, [])
     assert folder == places.root / "sub" and [line for line, _ in lines] == ["repo-memory accept deploy"]
+
+
+@pytest.mark.parametrize("line", ["make -j 8", "make -l 2.5 -j4", "make load", "make -k -j 8 load"])
+def test_a_jobs_count_is_no_goal_and_a_target_named_like_a_directive_is_read(places: reserved.Places, line: str):
+    _write(places.root, {"Makefile": "load:\n\trepo-memory accept deploy\nvpath:\n\ttrue\n"})
+    assert reserved.PERSON in places.command(line, places.root), line
+
+
+def test_under_make_e_the_environment_overrides_the_makefile(places: reserved.Places):
+    _write(places.root, {"Makefile": "TOOL = echo\ntest:\n\t$(TOOL) accept deploy\n"})
+    assert places.command("TOOL=repo-memory make test", places.root) == ""
+    assert reserved.PERSON in places.command("TOOL=repo-memory make -e test", places.root)
+    assert reserved.PERSON in places.command("TOOL=repo-memory make --environment-overrides test", places.root)
+
+
+def test_an_argument_a_call_was_not_given_is_empty_and_a_condition_no_command(places: reserved.Places):
+    _write(places.root, {"Makefile": "define fix\n# a comment\ntouch $(1).raw\nendef\nx:\n\t@$(if $(2),$(call fix,$@))\n"})
+    assert places.command("make x", places.root) == ""

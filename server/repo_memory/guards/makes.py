@@ -1,15 +1,11 @@
-"""What a `make` command runs, read from the makefiles without running make (a guard never runs the project's code).
-
-The makefile make would read (`-f FILE`, in `-C DIR`, else GNUmakefile, makefile, Makefile, after MAKEFILES) is read
-with what it includes by a name known while reading (`include`, `-include`, `sinclude`, a glob; bounded in depth, count
-and size), its variables (`=`, `:=`, `::=`, `:::=`, `?=`, `+=`, `!=`, `define … endef`, `override`/`export`, a
-target's own, those of the command line and the line's environment) expanded as text in the recipe lines of the
-targets named (the default goal when none) and of their prerequisites, explicit or by a pattern rule, inline recipes
-(`x: ; cmd`) too. Both branches of a conditional are read (a variable set in both keeps the later value). What only
-the run knows is not evaluated: the command of a `$(shell …)` or `!=` is given as a line make runs, its output stands
-as UNKNOWN, as does a variable the makefile leaves to the environment (make's own, `$(CC)`, `$(MAKE)`, stand for
-theirs); make's other functions stand for their arguments. Under `make -n` (`-t`, `-q`) only the lines make runs
-anyway (`+…`, `$(MAKE)`) are given. A SHELL the makefile sets is given as a line too: make runs each recipe with it.
+"""What a `make` command runs, read from the makefiles without running make (a guard never runs the project's code):
+the makefile make would read (`-f`, `-C`, GNUmakefile/makefile/Makefile, MAKEFILES) and what it includes by a name known
+while reading (bounded), its variables of every flavour (`define`, a target's own, the command line's and the line's
+environment) expanded as text in the recipe lines, inline ones too, of the targets named (the default goal when none)
+and their prerequisites, explicit or by a pattern rule; both branches of a conditional. The command of a `$(shell …)`
+or `!=` and a SHELL set are given as lines make runs; the output of one, and a variable left to the environment (make's
+own stand for theirs), stand as UNKNOWN; other functions stand for their arguments. Under `make -n` (`-t`, `-q`) only
+the lines make runs anyway (`+…`, `$(MAKE)`) are given.
 """
 
 from __future__ import annotations
@@ -35,9 +31,11 @@ _FUNCTIONS = frozenset("abspath addprefix addsuffix and basename call dir error 
                        "realpath shell sort strip subst suffix value warning wildcard word wordlist words".split())
 _SILENT = frozenset({"error", "warning", "info", "file", "eval"})  # their value is no text of the line
 _ASSIGN = re.compile(r"(:::=|::=|:=|\?=|\+=|!=|=)")
-_DIRECTIVE = re.compile(r"(?:ifeq|ifneq|ifdef|ifndef|else|endif|vpath|unexport|undefine|load|-load)\b")
+# a directive, not a rule or an assignment of that name (`load: …`, `vpath = …`)
+_DIRECTIVE = re.compile(r"(?:ifeq|ifneq|ifdef|ifndef|else|endif|vpath|unexport|undefine|load|-load)(?:$|\s+(?![:=+?!]))")
 _PREFIXES = re.compile(r"^(?:(?:override|export|private)\s+)+")
 _INCLUDE = re.compile(r"^(-include|sinclude|include)\s+(.*)$")
+_COMMENT = re.compile(r"(?<!\\)#.*")  # `\#` is no comment
 _MAKE_REF = re.compile(r"\$[({]MAKE[)}]")
 _LIMIT, _DEPTH, _FILES, _SIZE, _VISITS = 100_000, 24, 64, 2_000_000, 200_000
 
@@ -59,6 +57,7 @@ class Makefile:
     patterns: list[Rule] = field(default_factory=list)
     target_variables: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
     runs: list[tuple[str, str]] = field(default_factory=list)  # `$(shell …)` and `!=` commands, SHELLs set
+    expanded: dict[str, str] = field(default_factory=dict)  # of the variables, as none was set since
     first: str = ""
     where: str = ""
     files: int = 0
@@ -90,7 +89,7 @@ class Makefile:
                 continue
             while line.endswith("\\") and number < len(lines):
                 line, number = line[:-1].rstrip() + " " + lines[number].lstrip(), number + 1
-            line = _uncommented(line).strip()
+            line = _COMMENT.sub("", line).strip()
             self.where = f"{name}, line {start}"
             if not line:
                 continue
@@ -142,6 +141,7 @@ class Makefile:
 
     def assign(self, name: str, op: str, value: str) -> None:
         name = self.expand(_PREFIXES.sub("", name), {}).strip()
+        self.expanded.clear()
         if name in self.given:
             return
         if op in (":=", "::=", ":::="):
@@ -166,7 +166,7 @@ class Makefile:
         """`text` with its variables and functions expanded as text (see the module's docstring)."""
         if "$" not in text or depth > _DEPTH:
             return text if "$" not in text else UNKNOWN
-        out, at = [], 0
+        out, at, size = [], 0, 0
         while (dollar := text.find("$", at)) >= 0 and dollar + 1 < len(text):
             out.append(text[at:dollar])
             char = text[dollar + 1]
@@ -177,7 +177,8 @@ class Makefile:
             else:
                 out.append("$" if char == "$" else self._value(char, scope, depth + 1))
                 at = dollar + 2
-            if sum(map(len, out)) > _LIMIT:
+            size += len(out[-1]) + len(out[-2])
+            if size > _LIMIT:
                 return "".join(out)[:_LIMIT]
         out.append(text[at:] if at < len(text) and text[at:] != "$" else "")
         return "".join(out)
@@ -212,6 +213,8 @@ class Makefile:
             words = self.expand(parts[1], scope, depth).split()[:64]
             return " ".join(self.expand(",".join(parts[2:]), {**scope, var: word}, depth) for word in words)
         values = [self.expand(part, scope, depth) for part in parts]
+        if name == "if":  # its condition is no text of the line, and its branches are both read
+            return " ".join(values[1:])
         if name == "eval":
             self.parse("\n".join(values), self.where.split(",")[0])
         return "" if name in _SILENT else " ".join(values)
@@ -223,13 +226,21 @@ class Makefile:
             return self.expand(self.given[name], scope, depth)
         if name in self.variables:
             value, recursive = self.variables[name]
-            return self.expand(value, scope, depth) if recursive else value
+            if not recursive:
+                return value
+            if scope:
+                return self.expand(value, scope, depth)
+            if name not in self.expanded:  # the same variable in a thousand lines: expanded once while none changes
+                self.expanded[name] = self.expand(value, scope, depth)
+            return self.expanded[name]
         if name in self.environment:
             return self.environment[name]
         if name in _BUILTIN:
             return _BUILTIN[name]
         if name[:1] in "@<^+?*|%" and name[1:] in ("", "D", "F"):
             return "FILE"
+        if name.isdigit():  # an argument `$(call …)` was not given
+            return ""
         return UNKNOWN if name.strip() else ""
 
     def lines(self, goals: list[str], dry: bool) -> list[tuple[str, str]]:
@@ -273,8 +284,14 @@ def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[tupl
     """The command lines `make ARGS` (`rest`, the variables `assignments` set for it) run in `here` hands its shell (and
     the commands its `$(shell …)` runs, a SHELL it sets), each with where it is written, and the folder they run in."""
     folder, files, goals, given, evals, dry = here, list[str](), list[str](), dict[str, str](), list[str](), False
-    args = iter(rest[1:])
+    args, overrides = iter(rest[1:]), False
     for word in args:
+        if re.fullmatch(r"-[jl]|--jobs|--load-average|--max-load", word) and re.fullmatch(r"[\d.]+", next_ := next(args, "")):
+            continue  # `-j 8`: the count is no goal
+        if re.fullmatch(r"-[jl]|--jobs|--load-average|--max-load", word):
+            word = next_  # the word past an option with no count
+        short = re.match(r"-([^-CfIoWEjlO]*)", word)  # the letters before one taking a value
+        overrides = overrides or word.startswith("--env") or bool(short and "e" in short.group(1))
         if word.startswith("--"):
             option, _, value = word.partition("=")
             known = next((full for full in ("--file", "--makefile", "--directory", "--eval") if full.startswith(option)
@@ -305,7 +322,7 @@ def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[tupl
         elif known in ("-E", "--eval"):
             evals.append(value)
     environment = {name: value for name, _, value in (a.partition("=") for a in assignments)}
-    makefile = Makefile(folder, given, environment)
+    makefile = Makefile(folder, {**environment, **given} if overrides else given, environment)
     for text in evals:
         makefile.parse(text, "--eval")
     for name in environment.get("MAKEFILES", "").split():
@@ -316,17 +333,6 @@ def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[tupl
     lines = makefile.lines(goals, dry)
     shells = [(line, where) for line, where in makefile.runs if line.strip() not in ("", "/bin/sh")]
     return [*dict.fromkeys([*shells, *lines])], folder
-
-
-def _uncommented(line: str) -> str:
-    """A makefile line without its comment (`\\#` is no comment)."""
-    at = 0
-    while (hash_ := line.find("#", at)) >= 0:
-        if hash_ and line[hash_ - 1] == "\\":
-            at = hash_ + 1
-            continue
-        return line[:hash_]
-    return line
 
 
 def _defined(lines: list[str], number: int) -> tuple[str, int]:
