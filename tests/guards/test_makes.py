@@ -140,3 +140,9 @@ def test_under_make_e_the_environment_overrides_the_makefile(places: reserved.Pl
 def test_an_argument_a_call_was_not_given_is_empty_and_a_condition_no_command(places: reserved.Places):
     _write(places.root, {"Makefile": "define fix\n# a comment\ntouch $(1).raw\nendef\nx:\n\t@$(if $(2),$(call fix,$@))\n"})
     assert places.command("make x", places.root) == ""
+
+
+@pytest.mark.parametrize("line", ["make $T", "make \"$(printf release)\"", "make `echo release`", "make rel*"])
+def test_a_goal_the_shell_expands_stands_for_every_target(places: reserved.Places, line: str):
+    _write(places.root, {"Makefile": "test:\n\ttrue\nrelease:\n\trepo-memory accept deploy\n"})
+    assert reserved.PERSON in places.command(line, places.root), line

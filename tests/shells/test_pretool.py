@@ -572,3 +572,13 @@ def test_make_of_a_target_that_runs_a_persons_command_says_where_and_other_targe
     assert f"make in {repo} runs the recipe line `repo-memory accept deploy`" in why and "run the commands of the target" in why
     assert refusal(repo, "make test") == "" and refusal(repo, "make -n test") == ""
     assert refusal(repo, "make --dry-run release") == ""
+
+
+@pytest.mark.parametrize("head", ["$(eval override SHELL := /bin/sh)", "all: SHELL := /bin/sh", "MAKEFLAGS += SHELL=/bin/sh",
+                                  "override \\\nSHELL := /bin/sh"])
+def test_the_hook_judges_make_without_running_a_line_of_the_makefile(repo: Path, head: str):
+    ran = repo.parent / "ran"
+    (repo / "Makefile").write_text(f"{head}\nX := $(shell touch {ran}-parse)\nall:\n\trepo-memory accept foo > {ran} 2>&1\n",
+                                   encoding="utf-8")
+    assert "`repo-memory accept` is a person's decision" in refusal(repo, "make")
+    assert not ran.exists() and not Path(f"{ran}-parse").exists()

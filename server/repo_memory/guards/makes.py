@@ -65,18 +65,15 @@ class Makefile:
     def read(self, path: Path, depth: int = 0) -> None:
         """Read the makefile at `path` (silently nothing when it is none, too many or too deep)."""
         self.files += 1
-        if depth > 8 or self.files > _FILES or not path.is_file():
-            return
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:_SIZE]
+            if depth <= 8 and self.files <= _FILES and path.is_file():
+                self.parse(path.read_text(encoding="utf-8", errors="replace")[:_SIZE], str(path), depth)
         except OSError:
             return
-        self.parse(text, str(path), depth)
 
     def parse(self, text: str, name: str, depth: int = 0) -> None:
         current: list[Rule] = []
-        lines = text.split("\n")
-        number = 0
+        lines, number = text.split("\n"), 0
         while number < len(lines):
             start, line = number + 1, lines[number]
             number += 1
@@ -330,6 +327,8 @@ def runs(rest: list[str], here: Path, assignments: list[str]) -> tuple[list[tupl
     default = next((folder / name for name in NAMES if (folder / name).is_file()), folder / NAMES[0])
     for path in [folder / Path(name).expanduser() for name in files] or [default]:
         makefile.read(path)
+    if any(set(goal) & set("$`*?[{~") for goal in goals):  # a goal the shell makes: any target may be it
+        goals = [*makefile.rules, *(p.replace("%", "x") for rule in makefile.patterns for p in rule.targets)]
     lines = makefile.lines(goals, dry)
     shells = [(line, where) for line, where in makefile.runs if line.strip() not in ("", "/bin/sh")]
     return [*dict.fromkeys([*shells, *lines])], folder
