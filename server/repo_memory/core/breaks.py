@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from repo_memory.core.redacting import SAID
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF
 from repo_memory.guards import torn
@@ -42,6 +43,8 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
             return "warning", f"`repo-memory doctor --fix` left it: {unmoved[rel]}."
         return "warning", (f"Run `repo-memory doctor --fix`: it moves the line to {SET_ASIDE} (never committed); do not commit "
                            "the log by hand meanwhile.")
+    if what.startswith(SAID):  # a person's attested redaction (core/redacting.py): no break
+        return "info", "A person redacted it (`repo-memory log redact`); older commits hold what it said until history is rewritten."
     if "written outside" in what:
         return "error", "As the line says: commit it if it is yours, or remove it."
     if what.startswith(CRLF):

@@ -283,7 +283,7 @@ class Recall:
                     if not committed and (record is None or self._provenance.judge(record, file, offset + length, head)):
                         recorded = f"{OUTSIDE}; it claims: {recorded}"
                     if record is not None and unsealed(record):
-                        recorded = f"{recorded}; {UNSEALED}"
+                        recorded = f"{recorded}; {self._provenance.redacted(record) or UNSEALED}"
             stale = "; ".join(reasons.get(hit.id, []))
             out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
         return out

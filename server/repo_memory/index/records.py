@@ -214,6 +214,20 @@ class RecordIndex:
                     self._forget(rel)
         return added
 
+    def scrub(self, files: Sequence[Path]) -> None:
+        """Index `files` afresh and leave no byte of what they held before in the database file: a redaction took a
+        secret out of them (core/redacting.py). Deleted rows stay in free pages, and FTS5 keeps a deleted row's words
+        in its segments until they merge: so the full-text tables are merged, the file rebuilt and its WAL emptied."""
+        with self._db.transaction():
+            for path in files:
+                self._forget(path.relative_to(self.root).as_posix())
+        self.sync(files, complete=False)
+        with self._db.lock:
+            for table in ("records_fts", "docs_fts"):
+                self._db.conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+            self._db.conn.execute("VACUUM")
+            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def behind(self, files: Sequence[Path]) -> int:
         """How many bytes of the logs in `files` the index has not read yet (a fresh clone's: all of them)."""
         with self._db.lock:
