@@ -45,6 +45,7 @@ class Provenance:
 
     def __init__(self, root: Path, key: authorship.Key | None, committed: Committed, journal: Journal | None = None):
         self.root, self.key, self._committed, self._journal = root, key, committed, journal
+        self._claims: dict[str, tuple[tuple[tuple[str, int, int], ...], list[tuple[str, experience.Line]]]] = {}  # redacted()
         self._read: dict[str, tuple[tuple[int, int], dict[tuple[int, int], dict[str, Any] | None]]] = {}  # lines()
 
     def judge(self, record: dict[str, Any], rel: str, end: int, head: str | None | object = None) -> str:
@@ -64,8 +65,12 @@ class Provenance:
             return ""
         session, head = record["session"], self._committed.head()
         files = [p for name in (session, *self._journal.kept(session)) for p in self._journal.segments(name)]
-        lines = ((p.relative_to(self.root).as_posix(), line) for p in files for line in self._journal.lines(p))
-        return redacting.attested(record, lines, lambda found, rel, end: self.judge(found, rel, end, head))
+        stamp = tuple((str(p), st.st_size, st.st_mtime_ns) for p in files if (st := p.lstat()))
+        if (known := self._claims.get(session)) is None or known[0] != stamp:  # a broken log names many records: read once
+            found = [(p.relative_to(self.root).as_posix(), line) for p in files for line in self._journal.lines(p)
+                     if line.record and redacting.claims(line.record)]
+            known = self._claims[session] = (stamp, found)
+        return redacting.attested(record, known[1], lambda found, rel, end: self.judge(found, rel, end, head))
 
     def vouched(self, rel: str, offset: int, length: int) -> dict[str, Any] | None:
         """The record at (offset, length) of log `rel` when it is authentic (`judge`) and its text matches its hash, else
