@@ -112,3 +112,21 @@ def test_tool_output_blobs_false_keeps_no_blob_and_the_record_says_how_long_the_
     assert "output_blob" not in shell["data"] and shell["data"]["output_chars"] == 14 * 400
     assert len(shell["data"]["output_text"]) == 2000 and not list((repo / experience.BLOB_DIR).glob("*"))
 
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_a_session_ends_without_a_bookkeeping_record_and_its_commit_names_the_skill_an_agent_changed(repo: Path,
+                                                                                                    harness: str, monkeypatch):
+    """Codex's sessions ended with a "Session ended (other)." record Claude Code's did not have (its hooks ran in the
+    server, which committed first): the record is written only when it says what was left unrecorded. A commit of a
+    skill an agent edited and the session's records was subjected `memory: 2 changes`; it names both now."""
+    monkeypatch.setenv("REPO_MEMORY_HARNESS", harness)
+    skill = repo / ".agents/skills/deploy/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy\ndescription: How we deploy; use when deploying\n---\n1. Ship it.\n", encoding="utf-8")
+    call(repo, "e1", 1, "Write", {"file_path": str(skill), "content": skill.read_text(encoding="utf-8")}, {"type": "create"})
+    hook(repo, "session-end", {"session_id": "e1", "hook_event_name": "SessionEnd", "reason": "other"})
+    logs = list((repo / experience.EXPERIENCE_DIR).rglob("e1*.jsonl"))
+    kinds = [json.loads(line)["kind"] for log in logs for line in log.read_text(encoding="utf-8").splitlines()]
+    assert kinds == ["tool"], kinds
+    subject = git(repo, "log", "-1", "--format=%s").strip()
+    assert subject.startswith("memory(skill): deploy") and "; experience e1" in subject, subject
