@@ -153,7 +153,7 @@ def test_a_tool_output_with_a_lone_surrogate_is_recorded_with_a_replacement_char
     hook(repo, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "exit"})
     [log] = (repo / experience.EXPERIENCE_DIR).rglob("sur1*.jsonl")
     [record] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if json.loads(line)["kind"] == "tool"]
-    assert "bad \ufffd byte" in record["data"]["output_excerpt"]
+    assert "bad \ufffd byte" in record["data"]["output_text"]
     if "output_blob" in record["data"]:
         blob = (repo / ".agents/experience/blobs" / record["data"]["output_blob"]).read_text(encoding="utf-8")
         assert "bad \ufffd byte" in blob
