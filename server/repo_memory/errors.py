@@ -86,7 +86,7 @@ def did_you_mean(suggestions: Sequence[str]) -> str:
     return f" Did you mean {quoted}?" if suggestions else ""
 
 
-def nearest(text: str, choices: Iterable[str], limit: int = 3, cutoff: float = 60, whole: bool = False) -> list[str]:
+def nearest(text: str, choices: Iterable[str], limit: int = 3, cutoff: float = 65, whole: bool = False) -> list[str]:
     """The choices written most like `text`, best first, to suggest when it names nothing. `whole`: compare whole
     strings (a misspelled symbol or file), not the best-matching part (a name that is part of a longer one)."""
     from rapidfuzz import fuzz, process  # only when something was not found

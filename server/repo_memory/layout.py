@@ -79,6 +79,9 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
     if git.config("diff.repo-memory.textconv") != TEXTCONV:
         git.set_config("diff.repo-memory.textconv", TEXTCONV)
         done.changes.append("set the clone's git config diff.repo-memory.textconv (git diff/log -p/show render experience records)")
+    if git.config("diff.repo-memory.cachetextconv") != "true":  # a process per log version, else: `git log -p` took 21 s
+        git.set_config("diff.repo-memory.cachetextconv", "true")
+        done.changes.append("set diff.repo-memory.cachetextconv (each log version is rendered once, kept in refs/notes/textconv)")
     if git.config(f"merge.{skill_merge.NAME}.driver") != skill_merge.DRIVER:  # an agent's rewrite merged into an accepted skill stays a draft
         git.set_config(f"merge.{skill_merge.NAME}.name", "repo-memory: a merged skill no person accepted stays a draft")
         git.set_config(f"merge.{skill_merge.NAME}.driver", skill_merge.DRIVER)
@@ -115,7 +118,8 @@ def remove(root: Path, git_dir: Path, dry_run: bool = False) -> list[str]:  # gi
     if git.config("diff.repo-memory.textconv"):
         if not dry_run:
             git.run("config", "--local", "--remove-section", "diff.repo-memory", check=False)
-        changes.append("removed the diff driver from .git/config" + note)
+            git.run("update-ref", "-d", "refs/notes/textconv/repo-memory", check=False)  # its cache of rendered logs
+        changes.append("removed the diff driver and its cache from .git/config and refs/notes/textconv" + note)
     if git.config(f"merge.{skill_merge.NAME}.driver"):
         if not dry_run:
             git.run("config", "--local", "--remove-section", f"merge.{skill_merge.NAME}", check=False)
@@ -156,6 +160,9 @@ def missing_drivers(root: Path, git_dir: Path | None = None) -> list[str]:
     git = Git(root, git_dir or root / ".git")
     return ([] if git.config("diff.repo-memory.textconv") == TEXTCONV else
             ["the diff driver for experience logs (without it `git log -p` shows their raw JSON lines)"]) + (
+        [] if git.config("diff.repo-memory.cachetextconv") == "true" else
+        ["the diff driver's cache (without it `git log -p`, `-S` and `diff` render every log version anew, about half a "
+         "second each)"]) + (
         [] if git.config(f"merge.{skill_merge.NAME}.driver") == skill_merge.DRIVER else
         ["the merge driver for skills (without it a merge of skills is git's plain text merge, which may join an agent's "
          "draft to an accepted skill: repo-memory then takes it for a draft)"])
@@ -164,6 +171,12 @@ def missing_drivers(root: Path, git_dir: Path | None = None) -> list[str]:
 def initialised(root: Path, git_dir: Path | None = None) -> bool:
     """True when init has run here (the union-merge rule is in place, shared or private; `git_dir`: the common one)."""
     return _attributes(root, git_dir) is not None
+
+
+def set_up_in_clone(root: Path, git_dir: Path | None = None) -> bool:
+    """True when init ran in this clone (its diff driver is in the clone's git config), whatever the branch checked out
+    holds: a branch made before init has no rules of its own (`git_dir`: the common one)."""
+    return Git(root, git_dir or root / ".git").config("diff.repo-memory.textconv") == TEXTCONV
 
 
 def missing_rules(root: Path, git_dir: Path | None = None) -> tuple[str, list[str]]:

@@ -219,3 +219,23 @@ def test_a_skill_found_by_meaning_alone_says_so_as_a_record_does(repo, monkeypat
         assert store.recall("nightly export").hits[0].matched == ""
     finally:
         store.close()
+
+
+def test_a_record_and_a_skill_holding_the_whole_query_go_in_the_order_of_how_much_of_each_is_about_it(store: Store):
+    """Each list's best is weighed by the share of the query it holds, so a short skill and a short record both holding
+    all of `yield_per` scored the same, and the tie went to the skill: a runbook with one step naming it came before
+    the record of that change (7 of 73 questions of an engineering memory). Now the one whose words are more of the
+    query comes first — the record here — and a skill whose name and description are about the question still does."""
+    fill(store)
+    store.write_skill("nightly-export", "Operate the nightly orders export job: schedule, memory, retries.",
+                      "Runs 02:30 UTC; streams with yield_per(1000); rerun with `make export DATE=YYYY-MM-DD`.", actor="human")
+    steps = "\n".join(f"{n}. Step {n}: check the generated file under versions/ and the schema it expects." for n in range(1, 8))
+    store.write_skill("running-migrations", "Run database migrations with alembic: create, apply and roll back migrations.", steps,
+                      actor="human")
+    store.remember("Worker killed: OOMKilled (exit code 137) when the export loaded all orders; export_orders now streams with "
+                   "yield_per(1000).", session="ops")
+    store.remember("Also noted: the deploy script runs database migrations before switching traffic; PR #654 has the order of "
+                   "the steps.", session="ops")
+    assert [h.id for h in store.recall("yield_per").hits][:2] == [f"{kept(store, 'ops')}#1", "skill:nightly-export"]
+    asked = "how do we run the migrations?"  # the record is denser than the skill's steps, not than its name and description
+    assert [h.id for h in store.recall(asked).hits][:2] == ["skill:running-migrations", f"{kept(store, 'ops')}#2"]

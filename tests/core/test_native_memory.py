@@ -270,6 +270,8 @@ def test_memories_written_as_steps_become_draft_skills_once_even_where_review_is
     skill = (repo / ".agents/skills/release-steps/SKILL.md").read_text(encoding="utf-8")
     assert "status: draft" in skill and "3. Tag `vX.Y.Z`" in skill and release["id"] in skill
     assert "description: How a release is cut in this repository" in skill
+    body = skill.split("---\n", 2)[2]  # what recall and the skills extension serve once it is accepted: no review status
+    assert "draft" not in body.lower() and "repo-memory accept" not in body and "reject" not in body, body
     assert not (repo / ".agents/skills/db-fixture").exists() and not (repo / ".agents/skills/user-role").exists()
     assert imported(repo, "--claude-memory", "--propose-skills")["proposals"] == []
     run(repo, "reject", "release-steps")

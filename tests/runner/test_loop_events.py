@@ -1,6 +1,7 @@
 """What asks `loop due`, through real git hooks: a git hook runs only the loops whose trigger is that git event, a run a
-pre-push hook made is committed on the branch it pushed at once, a run whose log another branch lacks breaks no later
-hook, and a change loop waits for a change after its accept, also one a teammate ran."""
+pre-push hook made is committed on the branch it pushed at once, and the next push sends it without checking the same
+code again, a run whose log another branch lacks breaks no later hook, and a change loop waits for a change after its
+accept, also one a teammate ran."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def test_a_run_a_pre_push_hook_made_is_committed_on_the_branch_it_pushed_and_now
                             timeout=120)
     assert pushed.returncode == 0, pushed.stderr
     assert "fix-add: due (git pre-push)" in pushed.stderr, pushed.stderr
-    assert "the run's record is committed past the tip this push sends: your next push takes it" in pushed.stderr, pushed.stderr
+    assert "the run's record is committed past the tip this push sends: your next push takes it\n" in pushed.stderr, \
+        pushed.stderr  # and checks it again: this check failed
     assert [(r["loop"], r["state"]) for r in Engine(store).status()] == [("fix-add", "aborted")]
     assert "run ended aborted" in git(toy, "log", "-1", "--format=%s"), git(toy, "log", "--oneline", "-3")
     assert git(toy, "rev-parse", "HEAD^") == git(toy, "rev-parse", "origin/main"), git(toy, "log", "--oneline", "-3")
@@ -81,6 +83,65 @@ def test_a_run_a_pre_push_hook_made_is_committed_on_the_branch_it_pushed_and_now
     git(toy, "switch", "-q", "feature")
     assert runner.invoke(cli, ["--root", str(toy), "loop", "list"]).exit_code == 0  # the next repo-memory command
     assert git(toy, "rev-parse", "HEAD") == feature, git(toy, "log", "--oneline", "-3")
+
+
+def pushed(repo: Path, *args: str) -> str:
+    """A person's `git push ARGS`, its pre-push hook run by git; what git and the hook printed on stderr."""
+    done = subprocess.run(["git", "push", "-q", *args], cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **GIT_ENV}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_pushes_in_a_row_settle_once_the_record_of_the_one_check_is_pushed(toy: Path, store: Store, runner: CliRunner,
+                                                                           tmp_path: Path):
+    """Every push ran the loop again over the same code and committed its record past the tip that push sent: after
+    `git push origin main`, `git push backup main` and `git push origin main` the branch was still one commit ahead of
+    origin, and of backup two, for ever. The code one run checked is not checked again while only records changed: the
+    next push takes the record, runs nothing and leaves the remote at the branch's tip."""
+    triggered(toy, "trigger: {on: git, events: [pre-push]}")
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")  # the check passes: a failing one is checked at every push
+    Engine(store).accept("fix-add")
+    for name in ("origin", "backup"):
+        git(tmp_path, "init", "-q", "--bare", str(tmp_path / f"{name}.git"))
+        git(toy, "remote", "add", name, str(tmp_path / f"{name}.git"))
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    git(toy, "push", "-q", "-u", "origin", "main")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    committed(toy, "mine")
+    first = pushed(toy, "origin", "main")
+    assert "fix-add: due (git pre-push)" in first and "your next push takes it, and checks the same code no more" in first, first
+    assert git(toy, "rev-parse", "HEAD^") == git(toy, "rev-parse", "origin/main")  # the record, one past the pushed tip
+    second = pushed(toy, "backup", "main")
+    assert "fix-add: checked at fix-add-" in second and "(succeeded), nothing changed since" in second, second
+    assert git(toy, "rev-parse", "backup/main") == git(toy, "rev-parse", "HEAD"), git(toy, "log", "--oneline", "-4")
+    pushed(toy, "origin", "main")
+    assert git(toy, "rev-parse", "origin/main") == git(toy, "rev-parse", "HEAD"), git(toy, "log", "--oneline", "-4")
+    assert git(toy, "status", "-sb").splitlines()[0] == "## main...origin/main", git(toy, "status", "-sb")
+    assert len(Engine(store).status()) == 1
+    committed(toy, "more")  # new code: the next push checks it
+    assert "fix-add: due (git pre-push)" in pushed(toy, "origin", "main")
+    assert len(Engine(store).status()) == 2
+
+
+def test_a_push_of_a_commit_the_loop_checked_runs_nothing_and_sends_its_record(toy: Path, store: Store, runner: CliRunner,
+                                                                                tmp_path: Path):
+    """With `on: git` (both hooks) the push checked again what the commit had just checked, and left its own record
+    behind the tip it sent: the branch stayed one commit ahead of its remote after every push."""
+    triggered(toy, "trigger: {on: git}")
+    (toy / "calc.py").write_text(FIXED, encoding="utf-8")
+    Engine(store).accept("fix-add")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "origin.git"))
+    git(toy, "remote", "add", "origin", str(tmp_path / "origin.git"))
+    git(toy, "add", "-A")
+    git(toy, "commit", "-q", "-m", "setup")
+    git(toy, "push", "-q", "-u", "origin", "main")
+    assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
+    assert "fix-add: due (git post-commit)" in committed(toy, "mine").stderr
+    assert "(succeeded), nothing changed since: not run (git pre-push)" in pushed(toy)
+    assert git(toy, "rev-parse", "origin/main") == git(toy, "rev-parse", "HEAD"), git(toy, "log", "--oneline", "-4")
+    assert len(Engine(store).status()) == 1
 
 
 def test_a_commit_on_a_branch_that_lacks_an_earlier_runs_log_still_runs_its_loop(toy: Path, store: Store, runner: CliRunner):

@@ -106,3 +106,47 @@ def test_doctor_and_lint_name_a_stop_hook_and_a_ladder_that_cannot_finish_in_tim
     assert "fix-add.md" in said and "2700 s" in said and "repo-memory loop run fix-add" in said, said
     linted = runner.invoke(cli, ["--root", str(toy), "loop", "lint", "fix-add"])
     assert linted.exit_code == 0 and "warning: its checks may take 2700 s" in linted.output, linted.output
+
+
+def test_a_check_cut_off_mid_way_is_said_by_loop_status_and_the_next_session_start(toy: Path, store: Store):
+    """Its Stop hook killed mid-check, the run was listed as any live run (`loop status`, the session's briefing) and the
+    check that never decided was first mentioned at the run's next step; a check still under way is not called cut off.
+    Then the first check cut off read "0 iteration(s)", and the briefing's `loop abort` named no run."""
+    nap = f"308.{os.getpid()}"
+    slow = f'  - {{level: 4, name: check, run: "sleep {nap}; {PY} check.py", expect: {{exit: 0}}, timeout: 600}}'
+    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=slow), encoding="utf-8")
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("fix-add")
+    run = engine.start("fix-add", harness_session="killed-hook")["run"]
+    payload = {"session_id": "killed-hook", "cwd": str(toy), "hook_event_name": "Stop", "stop_hook_active": False,
+               "last_assistant_message": "Done."}
+
+    def said(*args: str, stdin: str = "") -> str:
+        done = subprocess.run([PY, "-m", "repo_memory", *args], input=stdin, capture_output=True, text=True, cwd=toy,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    proc = subprocess.Popen([PY, "-m", "repo_memory", "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, cwd=toy, text=True, start_new_session=True)
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(payload))
+        proc.stdin.close()
+        assert wait_until(lambda: bool(sleeping(nap)), 30), "the check never started"
+        under_way = said("loop", "status")
+        assert run in under_way and "cut off" not in under_way, under_way
+        os.killpg(proc.pid, signal.SIGKILL)  # what a harness does to a hook past its timeout
+        proc.wait(10)
+    finally:
+        for pid in sleeping(nap):
+            os.kill(pid, signal.SIGKILL)
+    status = said("loop", "status")
+    assert f"{run} is live: its check that began at" in status and "was cut off before it decided" in status, status
+    assert "cut off in its first check" in status and "0 iteration(s)" not in status, status  # no check decided, one began
+    assert json.loads(said("loop", "status", "--json"))[0]["cut_off"], said("loop", "status", "--json")
+    start = {"session_id": "next-session", "cwd": str(toy), "hook_event_name": "SessionStart", "source": "startup"}
+    context = json.loads(said("hook", "session-start", stdin=json.dumps(start)))["hookSpecificOutput"]["additionalContext"]
+    assert f"live loop run {run}" in context and "its check was cut off" in context, context
+    assert f"a person ends it with `repo-memory loop abort {run}`" in context and "0 iteration(s)" not in context, context

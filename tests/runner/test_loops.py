@@ -230,6 +230,21 @@ def test_bad_specs_get_a_clear_lint_error_with_its_line(repo: Path, runner: CliR
     assert any(message in p["problem"] and (line is None or p["line"] == line) for p in problems), problems
 
 
+def test_a_spec_named_with_a_space_is_linted_as_loop_list_says_and_a_missing_spec_is_said_missing(repo: Path, runner: CliRunner):
+    """`loop list` suggested `repo-memory loop lint Bad Name` unquoted: pasted, it linted two specs that do not exist,
+    and for each said only that the name had uppercase letters, never that no such spec exists."""
+    import shlex
+
+    (repo / ".agents/loops/Bad Name.md").write_text("---\nname: bad name\n---\n", encoding="utf-8")
+    listed = runner.invoke(cli, ["--root", str(repo), "loop", "list"]).output
+    suggested = listed.split("(", 1)[1].rsplit(")", 1)[0]
+    assert suggested == "repo-memory loop lint 'Bad Name'", listed
+    pasted = runner.invoke(cli, ["--root", str(repo), *shlex.split(suggested)[1:]])
+    assert pasted.exit_code == 1 and "Bad Name.md" in pasted.output and "1 spec(s) checked" in pasted.output, pasted.output
+    missing = runner.invoke(cli, ["--root", str(repo), "loop", "lint", "Nope"])
+    assert missing.exit_code == 1 and "no loop spec 'Nope'" in missing.output and "uppercase" not in missing.output, missing.output
+
+
 def test_examples_pass_lint(tmp_path: Path, runner: CliRunner):
     from tests.conftest import git
 

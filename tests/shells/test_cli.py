@@ -151,7 +151,7 @@ def test_reindex_shows_progress_on_large_trees(runner: CliRunner, repo: Path):
         write_skill_file(repo, f"skill-{i}", f"Skill number {i}.")
     result = runner.invoke(cli, ["--root", str(repo), "reindex"])
     assert result.exit_code == 0
-    assert "indexing: 500/600 files" in result.stderr and "Indexed 600 files" in result.stdout
+    assert "indexing: 500/600 files" in result.stderr and "600 skill and loop files" in result.stdout
 
 
 def test_sync_mirrors_into_claude_skills_and_never_clobbers_a_hand_written_one(runner: CliRunner, repo: Path):
@@ -681,3 +681,18 @@ def test_log_tail_marks_a_record_edited_after_it_was_written(runner: CliRunner, 
     shown = run(runner, repo, "log", "tail", "ops").splitlines()
     assert "skip the tests" in shown[0] and "does not match its sha256" in shown[0], shown
     assert "tag the release" in shown[1] and "sha256" not in shown[1], shown
+
+
+def test_log_add_says_each_call_to_a_session_is_a_commit_and_a_file_and_how_to_add_several_in_one(runner: CliRunner, repo: Path):
+    """Five `log add -s ops-notes` left five files and five commits, and nothing said why: each call commits its record,
+    and a log a commit holds is never appended to (docs/memory.md), so the next call goes on in `+2`. Several records
+    piped to `log import -` are one file and one commit, as its help now says."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "start")
+    run(runner, repo, "log", "add", "first", "-s", "ops-notes")
+    run(runner, repo, "log", "add", "second", "-s", "ops-notes")
+    assert len(list(repo.glob(".agents/experience/*/ops-notes.*.jsonl"))) == 2
+    lines = "".join(json.dumps({"kind": "note", "text": t, "session": "batch"}) + "\n" for t in ("third", "fourth"))
+    run(runner, repo, "log", "import", "-", stdin=lines)
+    assert len(list(repo.glob(".agents/experience/*/batch.*.jsonl"))) == 1
+    said = " ".join(run(runner, repo, "log", "add", "--help").split())
+    assert "+2.jsonl" in said and "repo-memory log import -" in said, said

@@ -160,3 +160,74 @@ def test_verify_of_a_log_with_every_committed_line_edited_names_each_line(repo: 
     assert len([f for f in found if "sha256" in f[1]]) == 6000, found[:3]
     records = [(ref, why) for ref, why in found if "#" in ref]  # (and one finding for the log as a whole)
     assert len(records) == 6000 and all(f"line {int(ref.rsplit('#', 1)[1])} of " in why for ref, why in records), records[:3]
+
+
+SAID = {"longer": (0, "edited"), "shorter": (0, "edited"), "same length": (0, "edited"), "first removed": (0, "removed"),
+        "last removed": (1, "removed")}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_verify_names_the_committed_record_edited_or_removed_by_its_id(repo: Path, logs: tuple[Path, Path], edit: str):
+    """A committed record shortened in place was reported as "committed records were removed": the log was judged by
+    its size alone. Each committed line the file no longer holds is named by its record's id, edited when a line of the
+    file still carries that id, removed when none does."""
+    committed, _ = logs
+    rel = committed.relative_to(repo).as_posix()
+    ids = [json.loads(line)["id"] for line in committed.read_text(encoding="utf-8").splitlines()]
+    change(committed, EDITS[edit])
+    whole = [line for line in cli_run(repo, "verify").stdout.splitlines() if line.startswith(f"{rel}: ")]
+    assert len(whole) == 1, whole
+    index, what = SAID[edit]
+    assert f"committed record {ids[index]} (" in whole[0] and f") was {what}" in whole[0], whole[0]
+    assert ("removed" in whole[0]) == (what == "removed"), whole[0]
+    assert [f for f in errors(repo) if f["path"] == rel][0]["message"] == f"experience log: {whole[0].removeprefix(f'{rel}: ')}"
+
+
+@pytest.mark.parametrize("how", ["rm", "git rm"])
+def test_a_sessions_first_file_deleted_from_the_working_tree_is_one_to_restore_and_once_committed_a_note_naming_the_commit(
+        repo: Path, logs: tuple[Path, Path], how: str):
+    """The untouched next file was said to hold a break a commit keeps for good (write a correcting record), while
+    `git checkout` of the deleted file fixed it, and once the deletion was committed verify said nothing at all."""
+    first, following = logs
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memory")
+    rel = first.relative_to(repo).as_posix()
+    if how == "rm":
+        first.unlink()
+    else:
+        git(repo, "rm", "-q", "--", rel)
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 1 and f"{rel}, which HEAD holds, is missing from the working tree" in verify.stdout, verify.stdout
+    assert f"git checkout HEAD -- {rel}" in verify.stdout and "a commit holds" not in verify.stdout, verify.stdout
+    (finding,) = errors(repo)
+    said = f"{finding['message']} {finding['fix']}"
+    assert f"git checkout HEAD -- {rel}" in said and "log add" not in said and "commit the deletion" in said, finding
+    git(repo, "checkout", "HEAD", "--", rel)  # the way out both give
+    assert cli_run(repo, "verify").returncode == 0 and errors(repo) == []
+    git(repo, "rm", "-q", "--", rel)
+    git(repo, "commit", "-q", "-m", "drop the first file")
+    deletion = git(repo, "rev-parse", "--short", "HEAD").strip()
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 0 and f"{rel} was deleted by commit {deletion}" in verify.stdout, verify.stdout
+    assert following.relative_to(repo).as_posix() in verify.stdout, verify.stdout
+    notes = [f for f in json.loads(cli_run(repo, "doctor", "--json").stdout) if deletion in f["message"]]
+    assert [f["level"] for f in notes] == ["warning"] and f"git checkout {deletion}^ -- {rel}" in notes[0]["message"], notes
+
+
+def test_a_committed_log_whose_last_line_was_cut_short_by_hand_is_restored_from_head_not_called_a_torn_append(
+        repo: Path, logs: tuple[Path, Path]):
+    """verify called the cut line an append never acknowledged (run `doctor --fix`), and `doctor --fix` then said a
+    commit took the line torn: HEAD holds it whole, and `git checkout HEAD` brings it back."""
+    first, _ = logs
+    rel = first.relative_to(repo).as_posix()
+    whole = first.read_bytes()
+    first.write_bytes(whole[:-30])
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 1 and "never acknowledged" not in verify.stdout, verify.stdout
+    assert "doctor --fix" not in verify.stdout and f"git checkout HEAD -- {rel}" in verify.stdout, verify.stdout
+    assert "HEAD holds it whole" in verify.stdout and "copy them first" not in verify.stdout, verify.stdout
+    fixed = cli_run(repo, "doctor", "--fix")
+    assert first.read_bytes() == whole[:-30], fixed.stdout
+    assert "torn" not in fixed.stdout and f"git checkout HEAD -- {rel}" in fixed.stdout, fixed.stdout
+    git(repo, "checkout", "HEAD", "--", rel)
+    assert cli_run(repo, "verify").returncode == 0 and errors(repo) == []

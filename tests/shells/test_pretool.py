@@ -154,7 +154,7 @@ def test_a_tool_output_with_a_lone_surrogate_is_recorded_with_a_replacement_char
     hook(repo, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "exit"})
     [log] = (repo / experience.EXPERIENCE_DIR).rglob("sur1*.jsonl")
     [record] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if json.loads(line)["kind"] == "tool"]
-    assert "bad \ufffd byte" in record["data"]["output_excerpt"]
+    assert "bad \ufffd byte" in record["data"]["output_text"]
     if "output_blob" in record["data"]:
         blob = (repo / ".agents/experience/blobs" / record["data"]["output_blob"]).read_text(encoding="utf-8")
         assert "bad \ufffd byte" in blob
@@ -566,9 +566,10 @@ def test_a_persons_command_is_refused_however_the_line_unfolds_into_it(repo: Pat
         assert hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": line}, "session_id": "s1"}) == {}, line
 
 
-def test_make_in_a_repository_whose_makefile_runs_a_persons_command_says_where_and_a_dry_run_is_allowed(repo: Path):
+def test_make_of_a_target_that_runs_a_persons_command_says_where_and_other_targets_and_a_dry_run_are_allowed(repo: Path):
     (repo / "Makefile").write_text("test:\n\tpython3 -c 'print(1)'\nrelease:\n\trepo-memory accept deploy\n", encoding="utf-8")
-    why = refusal(repo, "make test")
+    why = refusal(repo, "make release")
     assert "`repo-memory accept` is a person's decision" in why, why
-    assert f"`repo-memory accept deploy` ({repo / 'Makefile'}, line 4)" in why and "run the commands of the target" in why
-    assert refusal(repo, "make -n test") == "" and refusal(repo, "make --dry-run release") == ""
+    assert f"make in {repo} runs the recipe line `repo-memory accept deploy`" in why and "run the commands of the target" in why
+    assert refusal(repo, "make test") == "" and refusal(repo, "make -n test") == ""
+    assert refusal(repo, "make --dry-run release") == ""

@@ -264,3 +264,29 @@ def test_input_closed_during_a_loop_step_the_sdk_runs_ends_the_step_and_the_serv
     assert "stopped and judged nothing" in answer["result"]["content"][0]["text"]
     status = subprocess.run([*SERVE[:-1], "loop", "status", run, "--json"], cwd=repo, capture_output=True, text=True, timeout=60)
     assert [(r["state"], r["iterations"]) for r in json.loads(status.stdout)] == [("running", 0)]  # judged nothing, still live
+
+
+def test_a_skill_changed_as_the_input_closes_ends_the_server_without_a_traceback(repo: Path):
+    """The watcher's re-index of a skill edited just before the client went away told listeners of the change after the
+    event loop had closed: `RuntimeError: Event loop is closed` and a coroutine never awaited, on stderr. The edit lands
+    a little before the end of input, at a few spacings around the watcher's debounce, so its sync runs while the
+    server ends, which starts a finisher for the note it remembered (most runs hit the window before the fix)."""
+    skill = repo / ".agents/skills/edited/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    for run in range(6):
+        skill.write_text(f"---\nname: edited\ndescription: Edited as the server ends\n---\nversion {run}\n", encoding="utf-8")
+        server = StdioServer(repo)
+        try:
+            server.initialize()
+            server.send("skills/list", {})  # the MCP SDK answers it: its loop runs, and listeners hear changes
+            server.answer(60)
+            server.call("remember", {"text": f"note {run}", "session": "ending"})  # owned at the end: a finisher starts
+            skill.write_text(f"---\nname: edited\ndescription: Edited as the server ends\n---\nversion {run}b\n", encoding="utf-8")
+            time.sleep(0.02 + 0.006 * run)
+            server.close_input()
+            assert server.wait(30) == 0
+        finally:
+            server.kill()
+        time.sleep(0.2)  # stderr drained
+        said = server.stderr.decode("utf-8", "replace")
+        assert "Traceback" not in said and "never awaited" not in said, said

@@ -339,3 +339,14 @@ def test_a_skill_anchored_to_code_is_served_with_its_anchors_as_text(repo: Path)
     on_disk = yaml.safe_load((repo / ".agents/skills/pinned/SKILL.md").read_text(encoding="utf-8").split("---\n")[1])
     assert hashes == on_disk["metadata"]["anchor_hashes"] and list(hashes) == ["pkg/store.py::save"]
     assert pinned["frontmatter"]["metadata"]["anchors"] == "pkg/store.py::save"
+
+
+def test_doctor_names_each_active_skill_the_extension_withholds_and_why(library: Path):
+    """A valid, active skill the extension will not serve (a list under metadata, a secret or a link beside SKILL.md) is
+    a warning in doctor with the extension's own reason, so "All good" never stands beside a skill `skills/list` lacks."""
+    run = subprocess.run([sys.executable, "-m", "repo_memory", "doctor"], cwd=library, capture_output=True, text=True)
+    assert "All good" not in run.stdout
+    withheld = {line.split(": ")[1]: line for line in run.stdout.splitlines() if "skills extension does not serve it" in line}
+    assert sorted(withheld) == [f".agents/skills/{n}/SKILL.md" for n in ("hard-linked", "leaky", "linked-file", "tagged")]
+    assert withheld[".agents/skills/tagged/SKILL.md"].startswith("warning: ")
+    assert "metadata.tags" in withheld[".agents/skills/tagged/SKILL.md"] and "`tags: release, ci`" in run.stdout

@@ -354,6 +354,17 @@ def test_setup_remove_in_user_scope_leaves_nothing_of_setup_in_a_file_git_sees_a
     assert "settings.local.json" not in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
 
 
+def test_setup_in_user_scope_promises_no_approval_claude_code_never_asks_for(repo: Path, tmp_path: Path):
+    """`setup claude-code --scope user` ended saying Claude Code shows repo-memory as 'Pending approval' until the folder
+    is trusted, and that `claude mcp list` would say so: only a project's .mcp.json server waits for that; a user-scope
+    server is Connected at once, as the real `claude mcp list` shows."""
+    home = tmp_path / "home"
+    home.mkdir()
+    out = repo_memory(repo, home, "setup", "claude-code", "--scope", "user")
+    assert "Pending approval" not in out and "✔ Connected" in out, out
+    assert "repo-memory" in (listing := listed("claude", repo, home)) and "✔ Connected" in listing, listing
+
+
 @pytest.mark.parametrize("harness,name", [("claude-code", ".mcp.json"), ("codex", ".codex/hooks.json")])
 def test_setup_remove_keeps_a_committed_team_file_as_uninstall_does_and_takes_it_out_with_team(repo: Path, tmp_path: Path,
                                                                                              harness: str, name: str):

@@ -12,7 +12,9 @@ stamp changed, also in a process that has parsed nothing yet (a server starting,
 Older releases hashed definitions otherwise (code/fingerprint.py: no decorators, no Python blocks, `\\` continuations
 and trailing commas counted). A baseline equal to such an older hash of the code as it is now is taken as this
 code's: the translation is kept beside the first-seen baselines (`memory|anchor|old hash` -> new hash), so nothing
-turns stale on upgrade and a decorator changed later is seen. An index an older release wrote has stamps of another
+turns stale on upgrade and a decorator changed later is seen. A pin that does not match the code now is first looked
+up in git (code/pinned.py): translated from the code as the commit that wrote it holds it, so a clone made after the
+code was re-wrapped says what the clone that saw the upgrade says. An index an older release wrote has stamps of another
 form, so every cited file is read once on upgrade and its translations are learnt while the code is still the code
 they were pinned over, not first when it is re-wrapped.
 """
@@ -60,8 +62,10 @@ class Stale:
 class Staleness:
     """Anchor states of one repository's memories, recomputed only when the index or a cited file changed."""
 
-    def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None, vouch: Vouch | None = None):
+    def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None, vouch: Vouch | None = None,
+                 pinned: Callable[[str, str], str | None] | None = None):
         self._db, self._code, self._state_dir, self._git_dir, self._vouch = db, code, state_dir, git_dir, vouch
+        self._pinned = pinned  # (anchor, pin) -> the pin in this release's form, from git history (code/pinned.py)
         self._docs, self._activity, self._anchors, self._citations = DocIndex(db), Activity(db), AnchorIndex(db), Citations(db)
         self._last: tuple[Any, dict[str, str]] | None = None  # the index generation of the last check, the cited files' stamps
 
@@ -93,6 +97,9 @@ class Staleness:
                 current, problem, legacy = resolved[anchor]
                 baseline = pinned or first_seen.get(f"{memory}|{anchor}", "")
                 older = f"{memory}|{anchor}|{baseline}"
+                if pinned and current and pinned != current and older not in first_seen and self._pinned is not None:
+                    if (over := self._pinned(anchor, pinned)) is not None:  # the pin's commit says what code it was taken of
+                        first_seen[older], learned = over, True
                 baseline = first_seen.get(older, baseline)  # an older release's hash form, translated when first met
                 if baseline and baseline in legacy:  # pinned by an older release, and only the hash form changed since
                     baseline = first_seen[older] = current

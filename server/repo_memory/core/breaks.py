@@ -16,6 +16,8 @@ from repo_memory.guards import torn
 HELD_NOT = ", which git does not hold yet"  # a line only the working tree has
 COMMITTED = ", as a commit holds it"  # the break itself is committed: git keeps nothing older to restore it from
 NEVER_HELD = "; the record before it was removed or changed before any commit held it, so git has no copy of it"
+MISSING = ", which HEAD holds, is missing from the working tree"  # the file before a session's `+n` file
+DELETED = "the session's earlier records are gone from this branch: "  # a commit deleted the file before: a note, no break
 SET_ASIDE = f".git/repo-memory/{torn.FOLDER}/"  # where torn lines go (the clone's state folder)
 
 
@@ -34,6 +36,25 @@ def account(problem: str, rel: str, number: int, raw: bytes, hash_ok: bool, held
     return f"{problem}: {where}{HELD_NOT}" if not hash_ok else f"{problem}: {where}{NEVER_HELD}"
 
 
+def missing(before: str) -> str:
+    """What verify says of the first record of a session's `+n` file when the file before it, `before`, is gone from
+    the working tree but not from HEAD: a deletion not committed, undone by a checkout, not a break a commit keeps."""
+    return (f"its prev hash does not match the record before it, the last of the session's file before this one: "
+            f"{before}{MISSING} (deleted, or `git rm` not committed): restore it with `git checkout HEAD -- {before}`; "
+            "or, to end the session, delete its other files too and commit the deletion")
+
+
+def deleted(before: str, commit: str) -> str:
+    """The note verify gives a session's `+n` file whose file before it, `before`, a commit of HEAD's history deleted."""
+    return (f"{DELETED}{before} was deleted by commit {commit} (`git show --stat {commit}`), and this file's first record "
+            f"links to its last; `git checkout {commit}^ -- {before}` brings it back")
+
+
+def note(what: str) -> bool:
+    """Whether verify's finding `what` is worth knowing but no break: a torn last line, a committed deletion, a redaction."""
+    return what == experience.TORN or what.startswith(DELETED) or what.startswith(SAID)
+
+
 def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
     """(level, fix) of a break verify found at `where`: the fix that holds for it, as git can restore only what it holds.
     `unmoved`: why `doctor --fix` left the torn tail of a log."""
@@ -45,6 +66,13 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                            "the log by hand meanwhile.")
     if what.startswith(SAID):  # a person's attested redaction (core/redacting.py): no break
         return "info", "A person redacted it (`repo-memory log redact`); older commits hold what it said until history is rewritten."
+    if what.startswith(DELETED):
+        return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
+                           "`git checkout` the line gives and commit the file; if the session is to go, delete its other files "
+                           "too and commit that.")
+    if MISSING in what:
+        return "error", ("Run that `git checkout` to keep the session (`repo-memory verify` passes then); to end it, delete "
+                         "all its files and commit the deletion.")
     if "written outside" in what:
         return "error", "As the line says: commit it if it is yours, or remove it."
     if what.startswith(CRLF):

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from repo_memory.core import runlock
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 
@@ -44,14 +45,17 @@ def quiet_since() -> str:
 def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]], used: list[str], evidence: dict[str, Utility],
             summary: dict[str, Any] | None, changed: Callable[[list[tuple[str, int]]], dict[str, int]] | None = None,
             drafts: Sequence[str] = (), stale: Callable[[list[str]], list[Stale]] | None = None) -> str:
-    """Live loop runs (and how many never ended but went quiet), the first SKILLS_SHOWN active skills and how many more
+    """Live loop runs (a check cut off said: `cut_off`, when it began; and how many never ended but went quiet), the first SKILLS_SHOWN active skills and how many more
     (recently used and useful first, then the most recently changed: `changed([(path, mtime_ns)])`, core/ages.py; ties in
     name order, numbers as numbers) with those whose cited code changed marked (`stale(["skill:NAME"])`), doubtful
     skills, the names of the drafts awaiting review, the previous session's last checkpoint."""
     lines = ["repo-memory: this repository keeps memory in .agents/ (use recall / read; remember and checkpoint as you work)."]
     moving, quiet = live
     for run in moving:
-        lines.append(f"- live loop run {run['run']} ({run['loop']}, {run['iterations']} iteration(s)): loop_status / loop_step")
+        cut = (f"; its check was cut off at {when.shown(run['cut_off'])} before it decided (the process running it was "
+               f"stopped): loop_step checks again, or a person ends it with `repo-memory loop abort {run['run']}`"
+               ) if run.get("cut_off") else ""
+        lines.append(f"- live loop run {run['run']} ({run['loop']}, {runlock.progress(run)}): loop_status / loop_step{cut}")
     if quiet:
         lines.append(f"- {quiet} older loop run(s) never ended and saw no step for over {QUIET_DAYS} day(s); a person lists them "
                      "with `repo-memory loop status` and ends one with `repo-memory loop abort RUN`")

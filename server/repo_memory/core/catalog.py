@@ -85,6 +85,21 @@ class Catalog:
                 return found, name if number + 1 < len(names) else None
         return found, None
 
+    def withheld(self) -> dict[str, str]:
+        """Why each skill that is active, valid and not quarantined is withheld all the same, by its SKILL.md path: what
+        only its files tell (a list under `metadata`, a link, a secret beside SKILL.md), for doctor to name."""
+        out = {}
+        for name, row in sorted(self._winners().items()):
+            if _unpublished(name, row["status"], row["flags"], row["problems"]):
+                continue  # doctor reports drafts, invalid and quarantined skills in their own words
+            try:
+                self._build(name, row)
+            except Withheld as exc:
+                out[row["path"]] = str(exc).removeprefix(f"skill:{name} is not served over MCP: ")
+            except (RepoMemoryError, OSError):
+                continue  # gone since the index saw it: the index's own finding says so
+        return out
+
     def entry(self, name: str) -> Published:
         """Skill `name` as published; Withheld (saying why) when it exists but is not, NotFoundError when it does not."""
         return self._build(name, self._row(name))[0]

@@ -13,6 +13,7 @@ from pathlib import Path
 from repo_memory import layout
 from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
+from repo_memory.core.catalog import Catalog
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
@@ -35,6 +36,7 @@ class Finding:
 
 
 EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how long the rest takes, roughly
+MANY_UNEMBEDDED = 20  # texts without a vector (and a tenth of all) that no running process embeds: worth a warning
 
 
 def _index_damage(store: Store) -> list[Finding]:
@@ -48,12 +50,21 @@ def _index_damage(store: Store) -> list[Finding]:
                      "the disk (`dmesg`, free space).") for why in [*rebuilt, *([problem] if problem else [])]]
     if embedded and embedded[0] < embedded[1]:  # a fresh clone's, or a week of short sessions': recall ranks them by words
         done, total = embedded
-        one = total - done == 1
-        rest = ("the one without is ranked by its words alone until a running server embeds it" if one else
-                f"the {total - done:,} without are ranked by their words alone until a running server embeds them")
-        found.append(Finding("info", where, f"semantic recall: {done:,} of {total:,} {'text has' if total == 1 else 'texts have'}"
-                             f" a vector; {rest} in the background ({when.length((total - done) / EMBED_RATE)} of its time)",
-                             f"Nothing to fix; `repo-memory reindex` embeds {'it' if one else 'them all'} now, with a progress bar."))
+        one, missing = total - done == 1, total - done
+        with disk.try_lock(store.config.state_dir, "embed.lock") as idle:  # held: a server or an embedder is at it now
+            pass
+        by = "a running server embeds" if idle else "the process embedding now reaches"
+        rest = (f"the one without is ranked by its words alone until {by} it" if one else
+                f"the {missing:,} without are ranked by their words alone until {by} them")
+        took = f"{when.length(missing / EMBED_RATE)} of its time"
+        if idle and missing >= MANY_UNEMBEDDED and missing * 10 >= total:  # questions in other words miss them meanwhile
+            found.append(Finding("warning", where, f"semantic recall: only {done:,} of {total:,} texts have a vector and no "
+                                 f"process is embedding them; {rest} in the background ({took}): a question in other words "
+                                 "misses them meanwhile", f"Embed them now: `repo-memory reindex` (a progress bar; {took})."))
+        else:
+            found.append(Finding("info", where, f"semantic recall: {done:,} of {total:,} {'text has' if total == 1 else 'texts have'}"
+                                 f" a vector; {rest} in the background ({took})",
+                                 f"Nothing to fix; `repo-memory reindex` embeds {'it' if one else 'them all'} now, with a progress bar."))
     return found
 
 
@@ -97,6 +108,9 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                 "warning", row["path"], f"skill '{row['name']}' is shadowed by a skill of the same name in a higher-priority folder",
                 "Rename one of them, or delete the copy you no longer want.",
             ))
+    for path, reason in Catalog(store.root, store.skills, store.similar_names).withheld().items():
+        findings.append(Finding("warning", path, f"the MCP skills extension does not serve it: {reason}", "Fix what it names; "
+                                "until then clients that load skills over `skills/list` lack it (recall still serves it)."))
     drafts = sorted(r["name"] for r in store.documents() if r["kind"] == "skill" and r["valid"] and r["status"] == "draft")
     if drafts:
         findings.append(Finding("warning", ".agents/skills/", f"{len(drafts)} draft skill(s) await a person's review (recall "
@@ -164,6 +178,9 @@ def set_aside_torn(store: Store) -> dict[str, str]:
                 git = git or Git(store.root, store.config.git_dir, private=store.config.commit == "private")
                 held = [git.entry(commit, rel) for commit in {git.head(), git.memory_head()} if commit]
                 keep = max((entry[1] for entry in held if entry), default=0)
+                if size < keep:  # no append made it shorter than git holds it: it was cut short by hand (verify says so)
+                    unmoved[rel] = f"git holds more of it than the working tree (a commit holds the whole line): `git checkout HEAD -- {rel}`"
+                    continue
                 try:
                     if torn.set_aside(fd, path, store.config.clone_dir, keep=keep) is None:
                         unmoved[rel] = "git holds the start of the line (a commit took it torn), so it stays; readers skip it"

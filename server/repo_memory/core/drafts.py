@@ -24,8 +24,9 @@ from repo_memory.formats.experience import Entry, Line
 from repo_memory.guards import markers
 
 MIN_STEPS = 2
-NOTE = ("Proposed by `repo-memory log import --propose-skills` from {id}, a memory {harness} kept in {file}. A draft "
-        "until a person reads it: `repo-memory accept {name}` or `repo-memory reject {name}`.")
+# Where the skill came from, which stays true once it is accepted; that it is a draft is `metadata.status`'s to say (and
+# doctor's, recall's and `skill show`'s), never the body's: the body is what an agent gets of an accepted skill.
+NOTE = "Proposed by `repo-memory log import --propose-skills` from {id}, a memory {harness} kept in {file}."
 HARNESSES = {"claude-code": "Claude Code's auto memory", "codex": "Codex's memories"}
 
 
@@ -89,7 +90,7 @@ def _one(book: Drafting, session: str, record: dict[str, Any], text: str, write:
     description = str(memory.get("description") or memory.get("title") or text.split("\n", 1)[0])[:300]
     steps = text.strip().removeprefix(description).strip()  # the record starts with its title; the skill has it as description
     harness = HARNESSES.get(str(memory.get("harness")), str(memory.get("harness")))
-    body = f"{steps}\n\n{NOTE.format(id=record['id'], harness=harness, file=memory.get('file'), name=name)}\n"
+    body = f"{steps}\n\n{NOTE.format(id=record['id'], harness=harness, file=memory.get('file'))}\n"
     try:
         book.write_skill(name, description, body, actor="agent", draft=True)
     except RepoMemoryError as exc:  # a near-duplicate of a skill, a refused name: the memory stays a record

@@ -14,19 +14,18 @@ from typing import Any
 
 from repo_memory.code.anchors import canonical
 from repo_memory.config import client_harness
-from repo_memory.core.breaks import account
+from repo_memory.core import audit
 from repo_memory.core.journal import Journal, Moved
-from repo_memory.core.session_files import part_of
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
 from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, record_cursor, verified_view
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
-from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
+from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem
 from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
 from repo_memory.git.committer import Committer
-from repo_memory.git.committed import CRLF, Committed, describe
+from repo_memory.git.committed import Committed, describe
 from repo_memory.guards import disk, paths, secretscan
 from repo_memory.index.activity import Activity
 from repo_memory.index.records import RecordIndex
@@ -303,65 +302,8 @@ class Logbook:
         return sorted(found, key=lambda r: (r["ts"], r["session"], r["seq"])) if kept else found
 
     def verify(self, progress: Callable[[int, int], None] | None = None) -> list[tuple[str, str]]:
-        """Every break in every log: (where, what), empty when all hash chains and blobs are intact. `progress` hears
-        the bytes checked so far of the logs' total after each log (9 s for 100k records)."""
-        breaks = []
-        files = list(self._journal.files())
-        total = sum(_size(path) for path in files) if progress else 0
-        done = 0
-        # a session, the hashes of each seq in its files so far, and those of its files whose committed bytes differ
-        chain: tuple[str, dict[int, set[str]], list[str]] = ("", {}, [])
-        for path in files:
-            if progress:
-                progress(done, total)
-                done += _size(path)
-            rel = path.relative_to(self.root).as_posix()
-            session, part = part_of(path)
-            if part == 1 or chain[0] != session:  # a session's files come in order, one after the other
-                chain = (session, {}, [])
-            try:
-                lines = self._journal.lines(path)
-            except UnsafePathError as exc:
-                breaks.append((rel, str(exc)))
-                continue
-            for line in lines:
-                if line.record is None:
-                    breaks.append((f"{rel} at byte {line.offset}", line.problem))
-            rewritten = self._committed.rewritten(rel, data := disk.read_safely(path))
-            if rewritten:
-                chain[2].append(rel)
-                ruled = rewritten == CRLF and self._committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf")
-                breaks.append((rel, f"{rewritten}; {'' if ruled else 'run `repo-memory init` (it adds the rule), then '}`git add {rel} && rm {rel} && "
-                                    f"git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept"
-                               if rewritten == CRLF else f"{rewritten}; restore it with `git checkout HEAD -- {rel}` (records "
-                                    "written since the last commit are then lost: copy them first)"))
-            head = self._committed.head()
-            held: list[bytes] | None = None  # HEAD's lines of the log, read at its first break
-            counted = (0, 1)  # (offset, number of the line there): lines come in order, so newlines are counted once
-            for checked in experience.check_chain(lines, chain[1], self._journal.resumes(path)):
-                record, line = checked.line.record or {}, checked.line
-                if not checked.verified:
-                    held = self._committed.lines(rel, head) if held is None else held
-                    start, before = counted if counted[0] <= line.offset else (0, 1)
-                    counted = (line.offset, before + data.count(b"\n", start, line.offset))
-                    number = counted[1]  # its place decides whether git holds it, not its bytes
-                    told = account(checked.problem, rel, number, line.raw, checked.hash_ok,
-                                   held[number - 1] if number <= len(held) else None, chain[2])
-                    breaks.append((record.get("id", rel), (not checked.hash_ok and self._provenance.redacted(record)) or told))
-                elif not rewritten and (outside := self._provenance.judge(record, rel, checked.line.offset + len(checked.line.raw), head)):
-                    breaks.append((record["id"], f"{outside}; if you or your own repo-memory wrote it, commit {rel} yourself "
-                                                 "(`git add`, `git commit`), otherwise remove the line"))
-                if blob := record.get("blob"):
-                    try:
-                        _, intact = self._journal.blob(blob["sha256"])
-                    except (NotFoundError, UnsafePathError) as exc:
-                        breaks.append((record["id"], str(exc)))
-                        continue
-                    if not intact:
-                        breaks.append((record["id"], f"blob {blob['sha256']} does not match its hash"))
-        if progress:
-            progress(total, total)
-        return breaks
+        """Every break in every log (core/audit.py): (where, what), empty when all hash chains and blobs are intact."""
+        return audit.verify(self.root, self._journal, self._committed, self._provenance, progress)
 
 
 def _stale(root: Path, located: Sequence[tuple[str, int, int, int, str]], start: int, end: int) -> bool:
@@ -372,8 +314,3 @@ def _stale(root: Path, located: Sequence[tuple[str, int, int, int, str]], start:
             or not all((root / file).is_file() for file in {row[0] for row in located}))
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.lstat().st_size
-    except OSError:
-        return 0

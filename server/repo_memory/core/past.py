@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -213,22 +213,26 @@ class Past:
         wanted, out = sorted(set(paths)), {}
         for start in range(0, len(wanted), PATHS_PER_RUN):
             out.update(self._code_changes(wanted[start:start + PATHS_PER_RUN]))
-        committed = [a for a in anchors if out.get(a.partition("::")[0], "").startswith("last changed in ")]
+        committed = {a: anchors[a] if isinstance(anchors, Mapping) else () for a in anchors
+                     if out.get(a.partition("::")[0], "").startswith("last changed in ")}
         return {**out, **self.symbol_changes(committed)} if committed else out
 
     def symbol_changes(self, anchors: Collection[str]) -> dict[str, str]:
         """For each anchor into a committed file, the commit that last changed its definition (or removed it, or that
-        it was never defined), from the file's last SYMBOL_VERSIONS versions: one `git log` per file."""
+        it was never defined), from the file's last SYMBOL_VERSIONS versions: one `git log` per file. `anchors` may map
+        each to the hashes memories pinned of it (`lineage.changed_in`)."""
         by_path: dict[str, list[str]] = {}
         for anchor in anchors:
             path, _, symbol = anchor.partition("::")
             by_path.setdefault(path, []).append(symbol)
         out = {}
+        pins = anchors if isinstance(anchors, Mapping) else {}  # anchor -> the hashes memories pinned of it
         for path, symbols in list(by_path.items())[:SYMBOL_FILES]:
             log = self._git.run("--literal-pathspecs", "log", "-n", str(SYMBOL_VERSIONS), "--format=%H %h %s", "--", path,
                                 check=False).stdout.splitlines()
             versions = [(line.split(" ", 1)[1], self._version(line.split(" ", 1)[0], path)) for line in log if " " in line]
-            found = lineage.changed_in(path, symbols, versions, whole=len(versions) < SYMBOL_VERSIONS)
+            found = lineage.changed_in(path, symbols, versions, whole=len(versions) < SYMBOL_VERSIONS,
+                                       pins={s: pins.get(f"{path}::{s}", ()) for s in symbols})
             out.update({f"{path}::{symbol}": said for symbol, said in found.items()})
         return out
 

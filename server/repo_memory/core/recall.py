@@ -2,13 +2,14 @@
 
 Documents (skills and loops) and records are each ranked by their own BM25; the lists are merged on scores
 divided by each list's best, so neither drowns the other, then weighed by how much of the query each list's best
-hit holds, so a weak match in one list does not tie with a whole one in the other. Each hit says who recorded it, whether it is committed,
-and whether the code it cites changed since.
+hit holds, so a weak match in one list does not tie with a whole one in the other; when both hold as much, the one more
+about it comes first. Each hit says who recorded it, whether it is committed, and whether the code it cites changed since.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -163,17 +164,22 @@ class Recall:
         docs = self._beside.submit(self._docs.search, parsed, depth, include, sorted(doc_kinds), self._weigh(), sem) if doc_kinds else None
         record_hits = self._records.search(parsed, depth, 0, record_kinds, session, since, until, sem) if want_records else []
         doc_hits = docs.result() if docs is not None else []
-        doc_scale, record_scale = self._scales(parsed, doc_hits, record_hits)
+        doc_scale, record_scale, records_first = self._scales(parsed, doc_hits, record_hits)
         merged = sorted(_normalised(doc_hits, doc_scale) + _normalised(record_hits, record_scale),
-                        key=lambda p: (-p[0], p[1].kind not in DOC_KINDS, p[1].id))
+                        key=lambda p: (-p[0], (p[1].kind in DOC_KINDS) == records_first, p[1].id))
         page: list[Hit] = []
-        budget = PAGE_CHARS
-        for score, hit in merged[offset : offset + limit]:
-            budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
-            if page and budget < 0:
-                break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
-            page.append(_scored(hit, score))
-        more = len(merged) > offset + len(page)
+        window = merged[offset : offset + 3 * limit]
+        budget, taken, gone = PAGE_CHARS, 0, self._gone([hit for _, hit in window])
+        for score, hit in window:
+            if len(page) == limit:
+                break
+            if hit.id not in gone:
+                budget -= 250 + len(hit.id) + len(hit.title) + len(hit.snippet) + sum(map(len, hit.covers))
+                if page and budget < 0:
+                    break  # the rest comes with the cursor, so no result outgrows what an agent can read at once
+                page.append(_scored(hit, score))
+            taken += 1
+        more = len(merged) > offset + taken
         suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
         narrowed = filtered or bool(kinds)
         ranking = _hybrid(sem.unembedded, sem.worded, narrowed, bool(page)) if sem is not None else f"full-text only: {self._why_lexical()}"
@@ -189,15 +195,35 @@ class Recall:
             said.append(f"Nothing matched within the filters ({given}); recall again without them to search all of memory.")
         note = " ".join([*said, DATA_NOTE])
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
-                            next_cursor=f"offset:{offset + len(page)}" if more else None, note=note)
+                            next_cursor=f"offset:{offset + taken}" if more else None, note=note)
 
-    def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float]:
+    def _gone(self, hits: list[Hit]) -> set[str]:
+        """Ids of `hits` whose file is gone from disk since the index saw it, or no longer reaches their record's line:
+        a branch just checked out, say, before the watcher's re-index. `read` re-checks the files; recall serves nothing
+        they no longer hold either (a stat per file)."""
+        where = self._activity.positions([h.id for h in hits if h.kind not in DOC_KINDS])
+        sizes: dict[str, int] = {}
+        docs = {h.id: h.provenance.get("path", "") for h in hits if h.kind in DOC_KINDS}
+        for rel in {*(file for file, _, _ in where.values()), *docs.values()}:
+            try:
+                sizes[rel] = os.stat(self.root / rel).st_size if rel else 0
+            except OSError:
+                sizes[rel] = -1
+        return ({hid for hid, rel in docs.items() if sizes[rel] < 0}
+                | {rid for rid, (file, offset, length) in where.items() if file and sizes[file] < offset + length})
+
+    def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float, bool]:
         """What the skills' and the records' scores are multiplied by after each list's best is made 1: 0.5 plus half
         the share of the query's words its best hit holds. Each list's best scored 1, so a skill holding two common
         words of a question tied with the record holding all of them, and won the tie: an agent asking for what it had
-        just remembered, in its own words, got a skill first (tests/shells/test_remember.py)."""
+        just remembered, in its own words, got a skill first (tests/shells/test_remember.py).
+
+        Third, whether the record goes first when the two bests tie (both hold as much of the query): when more of its
+        words are the query's than of the skill's read text, and of the skill's name and description (what it says it
+        is about). The tie went to the skill: a runbook with one step naming `yield_per` came before the record of that
+        change (an engineering memory's 73 questions: rank 1 for 58 -> 65 full-text, 58 -> 64 hybrid; docs/benchmarks.md)."""
         if not docs or not records:
-            return 1.0, 1.0
+            return 1.0, 1.0, False
         kind, _, name = docs[0].id.partition(":")
         with self._db.lock:
             texts = fts.best_texts(self._db.conn, (kind, name), records[0].id, COVER_CHARS, SKILL_COVER_CHARS)
@@ -209,8 +235,9 @@ class Recall:
             if not _may_hold(texts[0], parsed.terms):  # tokenizing 20 kB costs 2-3 ms: only a skill that may hold it all
                 texts[0] = texts[0][: max(len(texts[1]), COVER_MIN)]
             texts[1] += " " + " ".join(query.parts(texts[1]))
-            shares = fts.covered(self._db.conn, TOKENIZE, parsed.terms, texts, (opening,), max(2 * len(parsed.tokens), 4))
-        return 0.5 + 0.5 * shares[0], 0.5 + 0.5 * shares[1]
+            passage = max(2 * len(parsed.tokens), 4)
+            (doc, doc_density), (record, density), (_, about) = fts.coverage(self._db.conn, TOKENIZE, parsed.terms, texts, (opening,), passage)
+        return 0.5 + 0.5 * doc, 0.5 + 0.5 * record, doc == record and density > max(doc_density, about)
 
     def close(self) -> None:
         self._beside.shutdown(wait=True)

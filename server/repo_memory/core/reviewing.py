@@ -109,7 +109,7 @@ def shown(state_dir: Path) -> list[str]:
 def turn_down(committer: Committer, committed: Committed, name: str, path: Path, rel: str) -> tuple[list[str], str, str]:
     """Reject draft skill `name` (its SKILL.md at `path`, `rel`): back to the last version a commit holds as active (the
     whole history searched), or, when none was ever accepted, deleted — but never a file beside it that no commit holds
-    as it is, or that a person committed (theirs); a cache (skill_files.regenerable) goes with it. Returns (changed paths, commit message, what was done)."""
+    as it is, or that a person committed (theirs); bytecode in no commit (skill_files.regenerable) goes with it. Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
     skill = f"{source}/{name}"
     usable: dict[str, bytes | None] = {}  # blob id -> its text when it reads as active and valid (an agent may write one text often)
@@ -133,8 +133,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     ours = codex_policy.ours_in(folder)  # written with the draft
     files = sorted([*(e.path for e in skill_files.walk(folder, unfiltered=True)), *ours], reverse=True)  # ignored: maybe a person's
-    unheld = [why for p in files if p != path and p not in ours and not skill_files.regenerable(folder, p)
-              and (why := _theirs(committer, committed, skill, p, head))]
+    unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
     if unheld:
         raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "
                             f"Move or delete it yourself, then run `repo-memory reject {name}` again.")
@@ -163,7 +162,7 @@ def _theirs(committer: Committer, committed: Committed, skill: str, path: Path, 
     git, rel = committer.git, path.relative_to(committer.git.root / skill).as_posix()
     full, entry = f"{skill}/{rel}", skill_files.Entry(rel, path, path.is_symlink())
     if not skill_files.held(committed, full, entry, git.modes_at(head, (skill,)) if head else {}, head, git.links_kept()):
-        return f"{full.rsplit('/', 1)[-1]}, in no commit (a person's?)"
+        return "" if skill_files.regenerable(path) else f"{full.rsplit('/', 1)[-1]}, in no commit (a person's?)"
     persons = _persons(committer, head, full)
     return f"{full.rsplit('/', 1)[-1]}, as your commit {persons} left it" if persons else ""
 

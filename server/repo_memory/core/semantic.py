@@ -5,8 +5,9 @@ wheel, numpy is its only dependency, nothing is downloaded). Why this one, measu
 alternatives that install offline, is in docs/benchmarks.md.
 
 Embedding is never on the write path: a server embeds what is new in a background thread at low priority (one
-server per repository at a time, by a lock in the git dir), `repo-memory reindex` embeds everything with a progress
-bar, and recall uses whatever vectors exist — lexical alone while none do, or when `semantic = false`.
+process per repository at a time, by a lock in the git dir) and saves it within seconds; what a short session leaves
+is embedded by a detached process started as it ends (`finish`, shells/embedder.py); `repo-memory reindex` embeds
+everything with a progress bar; recall uses whatever vectors exist — lexical alone while none do, or with `semantic = false`.
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ BATCH = 16  # texts per model call: small, so a stop request or a query never wa
 TEXT_CHARS = EMBED_CHARS  # characters of a text that are embedded (index/vectors.py says why)
 ROUND = 64  # texts embedded between looks at what is wanted most (a session recall was just asked about, new records)
 SCAN = 4096  # records looked at per query for ones without a vector
-# The job saves what it embedded at most this often (and when it stops), so a stop loses little and other servers see
-# it. Saving after every round wrote the whole vector file for each record a hook appended: 13 MB at 14k vectors,
-# 17 ms of CPU a record (about 100 MB at 100k distinct texts); vectors are a cache, and what a crash loses is embedded again.
-SAVE_SECONDS = 30.0
-IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
-QUERIES = 256  # query embeddings kept
-STARTUP_DELAY = 5.0  # seconds a server answers before its background job starts
+# The job saves soon (harnesses kill servers seconds after start), but a save writes the whole file (17 ms at 14k vectors,
+# about 100 MB at 100k): SAVE_GAP s and SAVE_SHARE times the last save's time apart, under 1/SAVE_SHARE of the job's time.
+SAVE_GAP, SAVE_SHARE = 1.0, 40
+IDLE, QUERIES = 2.0, 256  # seconds the background job sleeps when there is nothing to embed; query embeddings kept
+# Seconds a server answers before its job starts (past the SDK's import). 5 s while the first pass held the vectors' lock
+# 7.4 s at 10k skills; 0.28 s since a8648b7 (docs/benchmarks.md), and at 5 s a `claude -p` session ended before it began.
+STARTUP_DELAY = 1.0
+LOCK_RETRY = 5.0  # seconds between a job's tries at the lock another process holds (a finisher of the last session)
 
 
 def model_id() -> str:
@@ -76,8 +78,9 @@ class Semantic:
         self._names: frozenset[str] = frozenset()  # words of the names records give as their speaker
         self._names_upto = 0  # the highest record rowid they were read to
         self._names_lock = threading.Lock()
-        self._saved = time.monotonic()
+        self._saved, self._save_took = 0.0, 0.0  # when the vectors were last saved, and how long that took
         self._unsaved = False  # vectors added since the last save
+        self._caught_up = False  # the job's last look found nothing without a vector
         self._docs_seen: tuple[int, int] | None = None  # the index generation whose documents all have vectors
         self.problem = ""  # why semantic recall is unavailable, when it is
 
@@ -196,16 +199,52 @@ class Semantic:
                 break
             done += self._add(batch, progress, done, total)
         self._docs_seen = generation if not self._stop.is_set() else None
-        if progress is not None or time.monotonic() - self._saved > SAVE_SECONDS:
+        self._caught_up = not self._stop.is_set()
+        if progress is not None or self._save_due() == 0:
             self.save()  # writes only when _add added something
         return done
 
     def save(self) -> None:
-        """Write the vectors embedded since the last save (`reindex` at its end, the job every SAVE_SECONDS and when it stops)."""
-        if self._unsaved:
+        """Write the vectors embedded since the last save (`reindex` at its end, the job when `_save_due`, and when it
+        stops); never where the repository went (deleted or moved: its folders are not made again), which ends the job."""
+        if self._unsaved and not self.state_dir.is_dir():
+            self._stop.set()
+        elif self._unsaved:
             self._unsaved = False
+            began = time.monotonic()
             self.vectors.save()
             self._saved = time.monotonic()
+            self._save_took = self._saved - began
+
+    def _save_due(self) -> float | None:
+        """Seconds until unsaved vectors are to be written (0: now), or None when all are saved."""
+        if not self._unsaved:
+            return None
+        return max(0.0, self._saved + max(SAVE_GAP, SAVE_SHARE * self._save_took) - time.monotonic())
+
+    def behind(self) -> bool:
+        """Whether text may be left without a saved vector: the job has not caught up (or never started), holds vectors
+        it has not saved, or records were written since its last look."""
+        return self.enabled and (not self._caught_up or self._unsaved or bool(self._todo) or self._records.latest() > self._seen)
+
+    def finish(self, wait: float, bound: float) -> int:
+        """Embed what has no vector, newest first, for at most `bound` seconds, saving as it goes, once no other process
+        embeds (waiting up to `wait` seconds for the lock); how many were embedded (shells/embedder.py)."""
+        deadline = time.monotonic() + wait
+        while True:
+            with disk.try_lock(self.state_dir, "embed.lock") as owner:
+                if owner:  # the vectors are read now, under the lock: the last holder's saved vectors included
+                    timer = threading.Timer(bound, self._stop.set)
+                    timer.daemon = True
+                    timer.start()
+                    try:
+                        return self.embed()
+                    finally:
+                        timer.cancel()
+                        self.save()
+            if time.monotonic() > deadline:
+                return 0
+            time.sleep(0.2)
 
     def _next(self) -> list[tuple[int, str]]:
         """Up to ROUND (key, text) of records without a vector, most wanted first: records of the sessions recall was
@@ -265,7 +304,7 @@ class Semantic:
             if progress:
                 progress(done + added, max(total, done + added))
             self._unsaved = True
-            if time.monotonic() - self._saved > SAVE_SECONDS:
+            if self._save_due() == 0:
                 self.save()
         return added
 
@@ -280,6 +319,7 @@ class Semantic:
 
     def nudge(self) -> None:
         """Something was written: look for new text to embed now rather than at the next idle tick."""
+        self._caught_up = False
         self._wake.set()
 
     def stop(self) -> None:
@@ -307,6 +347,8 @@ class Semantic:
         self._speaker_words()  # the first read of every record's speaker (0.1 s at 100k records), not in a recall
         while not self._stop.is_set():
             with disk.try_lock(self.state_dir, "embed.lock") as owner:
+                if owner:
+                    self.vectors.refresh()  # what the last holder saved (a finisher of the session before)
                 while owner and not self._stop.is_set():
                     try:
                         if self.embed():
@@ -314,12 +356,16 @@ class Semantic:
                     except Exception as exc:  # noqa: BLE001 - the job must outlive a bad batch; recall stays lexical meanwhile
                         log.warning("embedding failed (%s); retrying in a minute", exc)
                         self._todo, self._seen = [], 0  # look at every record again then: the failed round's have no vector
+                        self._caught_up = False
                         self._stop.wait(60)
-                    self._wake.wait(IDLE)
+                    due = self._save_due()
+                    self._wake.wait(IDLE if due is None else min(IDLE, due + 0.01))  # saved soon, even with nothing new
                     self._wake.clear()
-            if not self._stop.is_set():  # another server of this repository embeds; read what it saves, take over if it ends
+                if owner:
+                    self.save()  # before the lock goes: a finisher that takes it reads these
+            if not self._stop.is_set():  # another process embeds; read what it saves, take over when it ends
                 self.vectors.refresh()
-                self._stop.wait(30)
+                self._stop.wait(LOCK_RETRY)
 
 
 def asked(text: str, names: frozenset[str] = frozenset()) -> str:

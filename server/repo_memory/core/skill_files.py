@@ -21,7 +21,6 @@ from repo_memory.guards import disk
 
 LINK = 0o120000  # a symbolic link's mode in git
 CHUNK = 1 << 20
-CACHEDIR_TAG = b"Signature: 8a477f597d28d172789f06886806bc55"  # https://bford.info/cachedir/
 
 
 @dataclass(frozen=True)
@@ -93,20 +92,11 @@ def _printable(text: str) -> str:
     return os.fsencode(text).decode("utf-8", "backslashreplace")
 
 
-def regenerable(folder: Path, path: Path) -> bool:
-    """Whether `path`, under skill `folder`, is a cache its tool writes again whenever it runs: Python's bytecode in
-    `__pycache__` (PEP 3147), anything in a folder tagged by the Cache Directory Tagging spec (pytest's, mypy's, ruff's
-    caches), macOS's .DS_Store. No person keeps work there, so a draft deleted on rejection takes them with it."""
+
+def regenerable(path: Path) -> bool:
+    """Whether `path`, a file beside SKILL.md, is what Python writes again whenever the skill's script runs: its bytecode
+    in `__pycache__` (PEP 3147), or macOS's .DS_Store. No person keeps work there (a folder some tool tagged as a cache
+    may hold a person's file: not taken on trust), so a draft deleted on rejection takes what no commit holds of them."""
     if path.is_symlink() or not path.is_file():
         return False
-    parts = path.relative_to(folder).parts
-    if path.name == ".DS_Store" or len(parts) > 1 and parts[-2] == "__pycache__" and path.suffix in (".pyc", ".pyo"):
-        return True
-    for depth in range(1, len(parts)):
-        tag = folder.joinpath(*parts[:depth], "CACHEDIR.TAG")
-        try:
-            if not tag.is_symlink() and tag.read_bytes().startswith(CACHEDIR_TAG):
-                return True
-        except OSError:
-            continue
-    return False
+    return path.name == ".DS_Store" or path.parent.name == "__pycache__" and path.suffix in (".pyc", ".pyo")

@@ -40,7 +40,10 @@ def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
     """What happened to the code each of `items` cites, by anchor: "moved to PATH in HASH SUBJECT" or "uncommitted
     changes in PATH" (of the file; one git pass for them all), else what the file's history says of the definition:
     "last changed in HASH SUBJECT", "removed or renamed in HASH SUBJECT", or that it was never defined."""
-    said = store.code_changes({item.anchor.partition("::")[0] for item in items}, {item.anchor for item in items})
+    pins: dict[str, set[str]] = {}  # anchor -> the baselines of the memories citing it
+    for item in items:
+        pins.setdefault(item.anchor, set()).add(item.baseline)
+    said = store.code_changes({item.anchor.partition("::")[0] for item in items}, pins)
     return {item.anchor: said.get(item.anchor) or said.get(item.anchor.partition("::")[0], "") for item in items}
 
 

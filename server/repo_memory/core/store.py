@@ -8,9 +8,10 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from repo_memory.code.anchors import Code
+from repo_memory.code.pinned import Pinned
 from repo_memory.code.staleness import Stale, Staleness
-from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import briefing, merges, redacting
+from repo_memory.config import MEMORY_DIR, SKILLS_DIR, Config
+from repo_memory.core import briefing, merges, redacting, runlock
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.logbook import Logbook
@@ -19,6 +20,7 @@ from repo_memory.core.past import Past
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.reading import Item
 from repo_memory.core.recall import RecallResult, Recall
+from repo_memory.core.semantic import Semantic
 from repo_memory.core.settling import Followed, Settling
 from repo_memory.core.skillbook import Redrafted, Skillbook, WriteResult
 from repo_memory.core.utility import Evidence, Utility
@@ -56,7 +58,8 @@ class Store:
         provenance = self._provenance = Provenance(config.root, self.key, committed, journal=self._journal)
         self._evidence = Evidence(db)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
-        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched)
+        pinned = Pinned(git, (MEMORY_DIR, *config.skill_dirs))  # the code a pin was taken of, as git holds it
+        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched, pinned=pinned.over)
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names, self.sparse)
@@ -136,8 +139,8 @@ class Store:
     def documents(self) -> list[dict[str, Any]]:
         return self._docs.rows()  # every skill and loop file the index knows
 
-    def start_embedding(self) -> None:
-        self._index.semantic.start()  # the server's background job (core/semantic.py)
+    def embedding(self) -> Semantic:  # the vectors and the job keeping them complete: start, behind, finish (core/semantic.py)
+        return self._index.semantic
 
     def loop_spec(self, name: str) -> loops.Loop:
         return self._loops.spec(name)
@@ -198,7 +201,9 @@ class Store:
                                   said=self._provenance.redacted).redact(ref, strings, whole, dry_run)  # a person's (log redact)
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
-        return briefing.compose(self._activity.live_runs(since=briefing.quiet_since()), self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
+        moving, quiet = self._activity.live_runs(since=briefing.quiet_since())  # and whose check was cut off (core/runlock.py)
+        live = [{**r, "cut_off": runlock.cut_off(self.config.state_dir, r["run"], self.trusted(r["run"]))} for r in moving], quiet
+        return briefing.compose(live, self._skills.active(), self._activity.recently_used_skills(), self.evidence(),
                                 self._activity.last_summary(self.session), self.skill_changed, self._skills.drafts(), self.stale)
 
     def code_changes(self, paths: Collection[str], anchors: Collection[str] = ()) -> dict[str, str]:

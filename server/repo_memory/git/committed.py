@@ -8,6 +8,7 @@ cat-file` process); answers are kept until HEAD moves, so a search pays for git 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import threading
@@ -22,6 +23,8 @@ _NOW = object()
 # a log git converted at checkout (core.autocrlf=true, no eol rule for logs: an older init's .gitattributes)
 CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, with no "
         "`text eol=lf` rule for logs in .gitattributes at the time); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
+
+CUT = "it was cut short since its commit"  # a prefix of what HEAD holds: a checkout restores it and loses nothing
 
 
 class Committed:
@@ -94,15 +97,20 @@ class Committed:
         entry = self._entry(rel, head)
         if head is None or entry is None:
             return ""
-        if entry[1] > len(data):
-            return (f"it is shorter than its committed version ({len(data)} of {entry[1]} bytes): committed records were "
-                    "removed")
         held = self.git.blob(head, rel)
-        if held != data[:entry[1]]:
-            if b"\r\n" in data and data.replace(b"\r\n", b"\n").startswith(held):
-                return CRLF
-            return "its committed records were changed (the bytes git holds differ), even if its hash chain verifies"
-        return ""
+        if data.startswith(held):
+            return ""
+        if entry[1] > len(data) and held.startswith(data):  # cut short by hand: no append makes a log shorter
+            cut = "its last line ends partway through, and HEAD holds it whole" if data[-1:] not in (b"", b"\n") else \
+                f"{departures(held, data)}, and HEAD holds them"
+            return f"{CUT} ({len(data)} of the {entry[1]} bytes HEAD holds, every one as HEAD holds it): {cut}"
+        if b"\r\n" in data and data.replace(b"\r\n", b"\n").startswith(held):
+            return CRLF
+        if said := departures(held, data):
+            return said
+        if entry[1] > len(data):  # no whole committed line is missing: the torn end git holds was cut
+            return f"it is shorter than its committed version ({len(data)} of {entry[1]} bytes)"
+        return "its committed bytes were changed (the bytes git holds differ), even if its hash chain verifies"
 
     def record(self, rel: str, end: int, head: str | None | object = _NOW) -> bool:
         """Whether the log line ending at byte `end` of `rel` (its newline at `end`) is in HEAD: within the committed size,
@@ -163,6 +171,37 @@ class Committed:
                 if line in lines:
                     return True
         return False
+
+
+def departures(held: bytes, data: bytes) -> str:
+    """Which committed lines of a log (`held`) the file (`data`) no longer holds, by record id: edited when a line of the
+    file still carries the id, removed when none does ('' when every committed line is still there)."""
+    now = data.split(b"\n")
+    present, places = set(now), {_id(line): number for number, line in enumerate(now, start=1)}
+    edited, removed = [], []
+    for number, line in enumerate(held.split(b"\n")[:-1], start=1):  # a torn last line git holds is no record
+        if line in present:
+            continue
+        rid = _id(line)
+        if rid and rid in places:
+            edited.append(f"{rid} (line {places[rid]})")
+        else:
+            removed.append(f"{rid or 'a record'} (committed as line {number})")
+    return "; ".join(_were(what, items) for what, items in (("edited", edited), ("removed", removed)) if items)
+
+
+def _were(what: str, items: list[str]) -> str:
+    if len(items) == 1:
+        return f"committed record {items[0]} was {what}"
+    return f"{len(items)} committed records were {what}: {', '.join(items[:5])}{' …' if len(items) > 5 else ''}"
+
+
+def _id(line: bytes) -> str:
+    try:
+        found = json.loads(line)
+    except ValueError:
+        return ""
+    return found["id"] if isinstance(found, dict) and isinstance(found.get("id"), str) else ""
 
 
 def describe_skill(origin: str, status: str, committed: bool, edited: bool = False) -> str:

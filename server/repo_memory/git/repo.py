@@ -72,9 +72,11 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
     return Path(lines[0]).resolve(), Path(lines[1]).resolve(), Path(lines[2]).resolve()
 
 
-def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,), timeout: float = 10) -> bytes | None:
-    """What `git ARGS` run in `cwd` prints, outside a repository too; None when it exits with a code not in `ok`."""
-    out = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout)
+def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,), timeout: float = 10,
+           env: dict[str, str] | None = None) -> bytes | None:
+    """What `git ARGS` run in `cwd` with `env` added prints, outside a repository too; None on an exit code not in `ok`."""
+    full = {**os.environ, **env} if env else None
+    out = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full)
     return out.stdout if out.returncode in ok else None
 
 

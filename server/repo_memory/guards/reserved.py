@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from repo_memory.guards import pagers, readers
-from repo_memory.guards.unfolding import GIT_VALUED, MOVES, Alias, command_words, segments, unfolded, unwrap
+from repo_memory.guards.unfolding import GIT_VALUED, MOVES, UNREAD, Alias, Ask, Split, command_words, segments, unfolded, unwrap
 
 EXPERIENCE_DIR = ".agents/experience"  # formats.experience.EXPERIENCE_DIR: guards sit below formats
 
@@ -42,7 +42,8 @@ _GIT_RUNS = re.compile(r"pager|editor|fsmonitor|external|textconv|command|progra
 # cat, less or more with options that write no file and run no command); any other makes git a writer.
 _PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
 READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
-_GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"})  # settings not read here
+# settings files not read here (XDG_CONFIG_HOME holds git's user-wide one; HOME's .gitconfig: pagers.RUNS)
+_GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME"})
 PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("log", "redact"), ("loop", "accept"),
                    ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
@@ -58,8 +59,9 @@ _REDIRECT = re.compile(r"(?:(?<![<>])(?:\d*|&)>>?\|?|\d*<>)\s*([^\s;|&()<>]*(?:&
 class Places:
     """The reserved places of one repository, resolved once."""
 
-    def __init__(self, root: Path, git_dir: Path, key_dir: Path, common_dir: Path | None = None):
+    def __init__(self, root: Path, git_dir: Path, key_dir: Path, common_dir: Path | None = None, ask: Ask | None = None):
         self.root = root.resolve()
+        self.ask = ask  # runs git for the settings a line's git reads (its pager, an alias): not asked without it
         self.logs = (self.root / EXPERIENCE_DIR).resolve()
         self.config = (self.root / CONFIG_FILE).resolve()
         self.state = (git_dir / "repo-memory").resolve()
@@ -86,18 +88,32 @@ class Places:
     def command(self, text: str, cwd: Path | None = None, alias: Alias | None = None) -> str:
         """Why an agent's shell may not run `text` (from `cwd`, else the root) ('' when it may); `alias` tells what a git
         alias of the repository stands for."""
-        for words, _, via in unfolded(text, cwd or self.root, alias):  # every command the line unfolds into
+        for words, _, via in unfolded(text, cwd or self.root, alias, ask=self.ask):  # every command the line unfolds into
+            if words == [UNREAD]:  # a make whose commands are not known: one of them may be a person's
+                return via
             if person := _person_command(words):
                 return f"`repo-memory {person}` {PERSON}" + (f"; {via}" if via else "")
         named = [n for n in self.names if n in text]
         if not named:
             return ""
         parts = segments(text)
-        if parts is None or not all(_reads_only(words) for words in parts) or self._writes_into(text, parts, cwd):
+        if parts is None or not self._reads_only(parts, cwd) or self._writes_into(text, parts, cwd):
             place = named[0]
             why = LOGS if "experience" in place else SETTINGS if place.endswith(".toml") else STATE
             return f"the command names {place} and may change it; {why}{READ_HINT}"
         return ""
+
+    def _reads_only(self, parts: list[list[str]], cwd: Path | None) -> bool:
+        """Whether every command of `parts` only reads, a git one by the pager the settings it reads give (in `cwd`, else
+        the root; not known past a `cd`)."""
+        folder: Path | None = cwd or self.root
+        for words in parts:
+            assignments, rest, moves = unwrap(words)
+            git = rest[0].rsplit("/", 1)[-1] == "git" if rest else False
+            if not _reads_only(words) or git and self.ask and not _configured_pager_plain(self.ask, rest, assignments, folder):
+                return False
+            folder = None if moves or rest[:1] and rest[0] in MOVES else folder
+        return True
 
     def _writes_into(self, text: str, segments: list[list[str]], cwd: Path | None) -> bool:
         """Whether a redirect or a reader (`tee`, `sort -o`…) of `text` writes into a reserved place, or a file it cannot
@@ -124,15 +140,18 @@ def _person_command(rest: list[str]) -> str:
     rest = _interpreted(rest) if _PYTHON.match(program) else rest
     if not rest or rest[0].rsplit("/", 1)[-1] not in _NAMES:
         return ""
-    args, options, value = [], [], False
+    args, options, value = list[str](), list[str](), False
     for word in rest[1:]:  # a value of an option is neither a command nor an option, whatever the shell makes of it
+        if isinstance(word, Split) and not args:  # `--root $X`, X="$PWD accept": the command the shell splits out
+            return f"… {word} (an unquoted expansion the shell may split into a command: quote it, \"{word}\")"
         if not value and (word.startswith("-") or _EXPANDED.search(word)):
             options.append(word.partition("=")[0])  # an expanded word may be an option (`$OPT`)
         if not value and not word.startswith("-"):
             args.append(word)
         value = not value and word in VALUED
-    if args and _EXPANDED.search(args[0]):
-        return f"{args[0]} (a command the shell names only when it runs)"
+    named = [word for word in args[:2 if args[:1] in (["log"], ["loop"]) else 1] if _EXPANDED.search(word)]
+    if named:  # `log $SUB`: the command, or the second word of one (log add, loop accept)
+        return f"{' '.join(args[:2])} (a command the shell names only when it runs)"
     for command in PERSON_COMMANDS:
         if tuple(args[: len(command)]) == command:
             return " ".join(command)
@@ -204,6 +223,24 @@ def _git_setting_runs(assignment: str) -> bool:
     if name.startswith("GIT_CONFIG_KEY_") or name == "GIT_CONFIG_PARAMETERS":
         return bool(_GIT_RUNS.search(value))
     return name.startswith("GIT_") and bool(_GIT_RUNS.search(name))
+
+
+def _configured_pager_plain(ask: Ask, rest: list[str], assignments: list[str], folder: Path | None) -> bool:
+    """Whether the pager `git ARGS` (`rest`) runs by the settings it reads, the repository's and the user's too, is a
+    plain one (or none): pager.<command>, else core.pager, asked of git with the line's options and variables in
+    `folder` (not known: None, a variable's value the shell expands)."""
+    options = _git_options(rest[1:])
+    if any(w in ("--no-pager", "-P") for w in options):
+        return True
+    if folder is None or any(_EXPANDED.search(assignment) for assignment in assignments):
+        return False
+    command = rest[1 + len(options)] if len(rest) > 1 + len(options) else ""
+    env = {name: value for name, _, value in (a.partition("=") for a in assignments)}
+    given, core = (ask(folder, [*options, "config", "--get", key], env).strip()
+                   for key in (f"pager.{command}", "core.pager"))
+    if given and given.lower() not in ("true", "yes", "on", "1"):
+        return pagers.plain(given)  # false: no pager; a command: that pager, whatever core.pager says
+    return pagers.plain(core)  # none set: PAGER, else git's own default, as before
 
 
 def _git_options(args: list[str]) -> list[str]:

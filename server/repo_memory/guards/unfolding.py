@@ -5,11 +5,11 @@ A line is split at its operators into simple commands, each read past assignment
 wrappers (`env -u NAME`, `sudo -u USER`, `timeout 5s`…: guards/wrappers.py). A command that runs commands of its own is
 unfolded into them: the line of `bash -c '…'` (sh, zsh…) or `eval '…'`, the command of find's `-exec`/`-execdir`/`-ok`/
 `-okdir`, the command a runner runs (`uv run`, `uvx`, `pipx run`, `npx`, `poetry run`…: its options are not read, so
-each word past them that may be the command is taken as one), the shell alias git runs (`git -c alias.x='!…' x`, or
-one of the repository's own, when the caller can tell what an alias stands for), and the recipe lines of the makefile a
-`make` reads (`-f FILE`, `-C DIR`, else GNUmakefile, makefile, Makefile: every recipe, whatever the target, as written,
-variables not expanded; under `make -n` only the lines make runs anyway: `+…`, `$(MAKE)`). `$(command -v NAME)`,
-`$(which NAME)` and the like stand for NAME.
+each word past them that may be the command is taken as one), the command a git command is given (`rebase -x LINE`,
+`bisect run CMD`, `submodule foreach LINE`), the shell alias git runs (`git -c alias.x='!…' x`, or
+one of the repository's own, when the caller can tell what an alias stands for), and the lines a `make` would hand its
+shell, asked of make itself (guards/makes.py: includes, variables, `$(shell …)`; under `make -n` only the lines make runs
+anyway). `$(command -v NAME)`, `$(which NAME)` and the like stand for NAME.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from repo_memory.guards import wrappers
+from repo_memory.guards import makes, wrappers
 
 Alias = Callable[[str], str]  # what a git alias of the repository stands for ('' for none)
+# What `git ARGS` run in a folder (None: the repository's) with variables added prints ('' when it fails)
+Ask = Callable[[Path | None, list[str], dict[str, str]], str]
 # Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
 # and numbers are skipped to the command.
 WRAPPERS = frozenset({"time", "xargs"})
@@ -39,25 +41,51 @@ RUNNERS: dict[str, tuple[tuple[str, ...], ...]] = {
     "pnpm": (("exec",), ("dlx",)), "yarn": (("exec",), ("dlx",)), "npm": (("exec",),), "poetry": (("run",),),
     "pdm": (("run",),), "hatch": (("run",),), "rye": (("run",),), "pipenv": (("run",),), "conda": (("run",),),
     "mamba": (("run",),), "micromamba": (("run",),), "pixi": (("run",), ("exec",))}
-MAKES = frozenset({"make", "gmake"})
-_MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
+UNREAD = "\ue001"  # the words of a command that runs commands not known (makes.Unread): `[UNREAD]`, the reason its form
+# Variables that point git to other settings than the caller's alias lookup reads
+_CONFIG_VARIABLES = re.compile(r"HOME|XDG_CONFIG_HOME|GIT_CONFIG\w*|GIT_DIR|GIT_COMMON_DIR")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # A command substitution that names a program's path: it stands for the program.
 _LOOKUP = re.compile(r"""\$\(\s*(?:command\s+-v|which|type\s+-[pP]|realpath|readlink\s+-f)\s+['"]?([^\s()`$;|&'"]+)['"]?\s*\)"""
                      r"""|`\s*(?:command\s+-v|which|type\s+-[pP])\s+([^\s()`$;|&]+)\s*`""")
 _DEPTH = 8
-_MAKE = re.compile(r"\$[({]MAKE[)}]")  # a recipe line make runs even when asked to run none
+
+
+class Split(str):
+    """A word holding an expansion outside quotes (`$X`, `${X}`, `` `cmd` ``): the shell may split it into more words."""
+
+
+_UNQUOTED = "\ue000"  # marks an expansion outside quotes through shlex, which drops the quotes
 
 
 def tokens(text: str) -> list[str] | None:
-    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote)."""
+    """The words and operators of a shell line (None when it cannot be read, e.g. an open quote), a word holding an
+    expansion outside quotes as a Split."""
     try:
-        lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|()\n")
+        lexer = shlex.shlex(_marked(text), posix=True, punctuation_chars=";&|()\n")
         lexer.whitespace = " \t\r"
         lexer.whitespace_split = True
-        return list(lexer)
+        return [Split(word.replace(_UNQUOTED, "")) if _UNQUOTED in word else word for word in lexer]
     except ValueError:
         return None
+
+
+def _marked(text: str) -> str:
+    """`text` with each `$` or backquote outside quotes marked (_UNQUOTED before it)."""
+    out, quote, escaped = [], "", False
+    for char in text.replace(_UNQUOTED, ""):
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote and char == quote:
+            quote = ""
+        elif not quote and char in "'\"":
+            quote = char
+        elif not quote and char in "$`":
+            out.append(_UNQUOTED)
+        out.append(char)
+    return "".join(out)
 
 
 def operator(token: str) -> bool:
@@ -114,18 +142,20 @@ def commands(text: str) -> Iterator[list[str]]:
     return (words for words, _ in located(text, None))
 
 
-def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0) -> Iterator[tuple[list[str], Path | None]]:
+def located(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0,
+            ask: Ask | None = None) -> Iterator[tuple[list[str], Path | None]]:
     """The simple commands the shell line `text` runs (see the module's docstring), each with the folder it runs in when
     the line starts in `cwd`: `cd DIR`, `pushd DIR` and `popd` followed, a subshell `( … )` keeping its own; None where
     that is not known. A command that runs others is given too, before them, except a shell's or eval's; a line that
     cannot be read (an open quote) is taken as its words split at spaces."""
-    return ((words, folder) for words, folder, _ in unfolded(text, cwd, alias, depth))
+    return ((words, folder) for words, folder, _ in unfolded(text, cwd, alias, depth, ask=ask))
 
 
-def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0,
-             via: str = "") -> Iterator[tuple[list[str], Path | None, str]]:
+def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int = 0, via: str = "",
+             ask: Ask | None = None) -> Iterator[tuple[list[str], Path | None, str]]:
     """The commands of `located`, each with the form of the line that holds it when the line does not spell it out
-    ('' when it does): a make recipe line and its makefile, a git alias, find's -exec, a runner."""
+    ('' when it does): a make recipe line and its makefile, a git alias, find's -exec, a runner; `ask` runs git for an
+    alias in settings the line's variables point git to (without it, `alias` is taken for those too)."""
     for _ in range(4):  # $(realpath $(which x)): the inner one first
         text = _LOOKUP.sub(lambda m: shlex.quote(m.group(1) or m.group(2)), text)
     here, pushed, outer, words = cwd, list[Path | None](), list[Path | None](), list[str]()
@@ -133,15 +163,19 @@ def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int
         if not operator(token):
             words.append(token)
             continue
-        rest, words = command_words(words), []
+        assignments, rest, _ = unwrap(words)
+        words = []
         line = shell_line(rest) if depth < _DEPTH and rest else ""
         if line:
-            yield from unfolded(line, here, alias, depth + 1, via)  # a shell of its own: its `cd` stays in it
+            yield from unfolded(line, here, alias, depth + 1, via, ask)  # a shell of its own: its `cd` stays in it
         elif rest:
             yield rest, here, via
             if depth < _DEPTH:
-                for inner, folder, holder in _runs(rest, here, alias):
-                    yield from unfolded(inner, folder, alias, depth + 1, via or holder)  # the form the line names
+                for inner, folder, holder in _runs(rest, here, alias, assignments, ask):
+                    if inner == UNREAD:
+                        yield [UNREAD], folder, holder
+                        continue
+                    yield from unfolded(inner, folder, alias, depth + 1, via or holder, ask)  # the form the line names
             here = _moved(rest, here, pushed) if rest[0] in MOVES else here
         for char in token:  # `(` opens a subshell (or `$(`), `)` goes back to the folder before it
             if char == "(":
@@ -150,22 +184,38 @@ def unfolded(text: str, cwd: Path | None, alias: Alias | None = None, depth: int
                 here = outer.pop() if outer else None
 
 
-def _runs(rest: list[str], here: Path | None, alias: Alias | None) -> Iterator[tuple[str, Path | None, str]]:
-    """The lines the command `rest`, run in `here`, runs of its own, each with the folder it runs in and the form that
-    holds it."""
+def _runs(rest: list[str], here: Path | None, alias: Alias | None, assignments: list[str],
+          ask: Ask | None) -> Iterator[tuple[str, Path | None, str]]:
+    """The lines the command `rest`, run in `here` with the variables `assignments`, runs of its own, each with the
+    folder it runs in and the form that holds it (UNREAD when they are not known)."""
     program = rest[0].rsplit("/", 1)[-1]
     if program == "find":
         yield from ((shlex.join(words), None, "find's -exec runs it") for words in _find_commands(rest))
     elif program in RUNNERS:
         runs = f"`{program}` runs it"
         yield from ((shlex.join(words), here, runs) for words in _runner_commands(rest, RUNNERS[program]))
-    elif program == "git" and (stands_for := _git_alias(rest, alias)).startswith("!"):
+    elif program == "git" and (given := _git_given(rest)):
+        yield from ((line, here, f"`git {_git_command(rest)}` runs it") for line in given)
+    elif program == "git" and (stands_for := _git_alias(rest, alias, assignments, here, ask)) == UNREAD:
+        yield UNREAD, None, (f"`git {_git_command(rest)}` may be an alias that runs a person's command, in settings the "
+                             "line's variables point git to (known only when the shell runs): give their values as written")
+    elif program == "git" and stands_for.startswith("!"):
         # git runs a shell alias at the top of the worktree: a folder not known here
         yield stands_for[1:], None, f"the git alias `{_git_command(rest)}` runs it (`{stands_for}`)"
-    elif program in MAKES:
-        yield from ((line, None, f"the make recipe line `{line}` ({where}) runs it: make is refused for any target of a "
-                     "makefile one of whose recipes runs a person's command; run the commands of the target directly, "
-                     "or `make -n` to see them") for line, where in _recipes(rest, here))
+    elif program in makes.MAKES and here is not None:
+        yield from _make_lines(rest, here, assignments)
+
+
+def _make_lines(rest: list[str], here: Path, assignments: list[str]) -> Iterator[tuple[str, Path | None, str]]:
+    """The lines make, asked (guards/makes.py), would hand its shell, or UNREAD with why make could not be asked."""
+    todo = "run the commands of the target directly, or `make -n` to see them"
+    try:
+        lines, folder = makes.runs(rest, here, assignments)
+    except makes.Unread as err:
+        yield UNREAD, here, f"the guard cannot ask make what `{shlex.join(rest)}` runs: {err}; {todo}"
+        return
+    for line in lines:
+        yield line, folder, f"make in {folder} runs the recipe line `{line}`: {todo}"
 
 
 def _runner_commands(rest: list[str], verbs: tuple[tuple[str, ...], ...]) -> list[list[str]]:
@@ -215,6 +265,26 @@ def given_alias(words: list[str] | tuple[str, ...], command: str) -> str:
     return given[-1] if given else ""  # the last one given counts
 
 
+def _git_given(rest: list[str]) -> list[str]:
+    """The lines a git command runs that its arguments give: `rebase -x/--exec LINE`, `bisect run CMD ARGS`, `submodule
+    foreach CMD` (a line of its words joined, as git's shell runs it)."""
+    command = _git_command(rest)
+    args = rest[rest.index(command) + 1:] if command else []
+    if command == "rebase":
+        pairs = zip(["", *args], args)
+        return [word[len(option):].removeprefix("=") if word.startswith(option) else word
+                for before, word in pairs for option in ("--exec", "-x")
+                if before == option or word.startswith(option) and word != option and (option != "-x" or len(word) > 2)]
+    if command == "bisect" and args[:1] == ["run"]:
+        return [shlex.join(args[1:])] if args[1:] else []
+    if command == "submodule" and "foreach" in args:
+        words = args[args.index("foreach") + 1:]
+        while words and words[0].startswith("-"):  # --recursive, -q
+            words = words[1:]
+        return [" ".join(words)] if words else []
+    return []
+
+
 def _git_command(rest: list[str]) -> str:
     """The command of `git …`, past git's own options ('' when none)."""
     words = iter(rest[1:])
@@ -226,58 +296,20 @@ def _git_command(rest: list[str]) -> str:
     return ""
 
 
-def _git_alias(rest: list[str], alias: Alias | None) -> str:
-    """What the command of `git …` stands for: an alias the line gives, else the repository's ('' when none)."""
+def _git_alias(rest: list[str], alias: Alias | None, assignments: list[str], here: Path | None, ask: Ask | None) -> str:
+    """What the command of `git …` stands for: an alias the line gives, else one of the settings git reads ('' when
+    none; UNREAD when the line's variables point git to settings not known)."""
     command = _git_command(rest)
-    return (given_alias(rest, command) or (alias(command) if alias else "")) if command else ""
-
-
-def _recipes(rest: list[str], here: Path | None) -> list[tuple[str, str]]:
-    """The recipe lines of the makefiles `make ARGS` run in `here` reads (as written, `@`, `-`, `+` taken off), each with
-    its file and line number; under a dry run (`-n`), only those make runs anyway (`+`, `$(MAKE)`)."""
-    files, folder, args, dry = list[str](), here, iter(rest[1:]), False
-    for word in args:
-        dry = dry or _dry_run(word)
-        if word in ("-f", "--file", "--makefile", "-C", "--directory"):
-            value = next(args, "")
-        elif word.startswith(("-f", "-C")) and not word.startswith("--"):
-            value = word[2:]
-        elif word.startswith(("--file=", "--makefile=", "--directory=")):
-            value = word.split("=", 1)[1]
-        else:
-            continue
-        if word.startswith(("-f", "--file", "--makefile")):
-            files.append(value)
-        else:
-            moved = Path(value).expanduser()
-            folder = folder / moved if folder is not None else moved if moved.is_absolute() else None
-    if folder is None:
-        return []
-    lines: list[tuple[str, str]] = []
-    for name in files or _MAKEFILES:
-        path = folder / Path(name).expanduser()
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[:1_000_000]
-        except OSError:  # not there, or a stream (`-f <(…)`) not read here
-            continue
-        for number, line in enumerate(text.splitlines(), 1):
-            command = line.lstrip("\t").lstrip("@-+ ")
-            prefix = line[: len(line) - len(command)]
-            if line.startswith("\t") and (not dry or "+" in prefix or _MAKE.search(command)):
-                lines.append((command, f"{path}, line {number}"))
-    return lines
-
-
-def _dry_run(word: str) -> bool:
-    """Whether make's option `word` makes it print its recipes, running none (`-n`, `--dry-run`, `-kn`…)."""
-    if word.startswith("--"):
-        return len(word) > 3 and any(full.startswith(word) for full in ("--dry-run", "--just-print", "--recon"))
-    for letter in word[1:] if word.startswith("-") else "":
-        if letter == "n":
-            return True
-        if letter in "CfIoWjlO":  # the rest of the word is this option's value
-            return False
-    return False
+    if not command or (given := given_alias(rest, command)):
+        return given if command else ""
+    pointing = [a for a in assignments if _CONFIG_VARIABLES.fullmatch(a.partition("=")[0])]
+    if not pointing or ask is None:
+        return alias(command) if alias else ""
+    if any(re.search(r"[$`]", a) for a in pointing):
+        return "" if command in ask(None, ["--list-cmds=builtins"], {}).split() else UNREAD
+    env = {name: value for name, _, value in (a.partition("=") for a in assignments)}
+    at = rest.index(command)  # git's own options (-C DIR) before it
+    return ask(here, [*rest[1:at], "config", "--get", f"alias.{command}"], env).strip()
 
 
 def _moved(rest: list[str], here: Path | None, pushed: list[Path | None]) -> Path | None:

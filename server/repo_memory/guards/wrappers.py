@@ -8,7 +8,9 @@ Options are read as getopt_long reads them for these programs: short ones cluste
 the word or the next word, a long option is any unambiguous abbreviation (`--split`), and one with an optional value
 (`--default-signal`) takes it only after `=`. The first word that is no option is the command, past the operands
 before it (timeout's DURATION, taskset's MASK, flock's FILE, chroot's NEWROOT, a number for chrt's PRIORITY);
-`flock FILE -c LINE` runs LINE with `sh -c`. `time` and `xargs` are not read here: what follows their options is not known (`time -o FILE`, `xargs -I`).
+`flock FILE -c LINE` runs LINE with `sh -c`, as do `su -c LINE` and `script -c LINE` (the option anywhere among their
+arguments) and `watch` (its words joined). `time` and `xargs` are not read here: what follows their options is not
+known (`time -o FILE`, `xargs -I`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ class Options(NamedTuple):
     number: bool = False  # an operand before the command when it is a number (chrt's PRIORITY, optional for some policies)
     shell: tuple[str, ...] = ()  # after the operands, what makes the next word a line `sh -c` runs (flock FILE -c LINE)
     elsewhere: bool = False  # the command runs under another root (chroot): every relative path is another place
+    line: tuple[str, ...] = ()  # options whose value is a line `sh -c` runs, read anywhere among the arguments (su -c)
+    joined: bool = False  # the words after the options are joined into a line `sh -c` runs (watch)
 
 
 def _longs(valued: str, flags: str) -> dict[str, bool]:
@@ -62,6 +66,13 @@ WRAPPERS: dict[str, Options] = {
                                        f"mount uts ipc net pid user cgroup time fork kill-child mount-proc map-auto "
                                        f"map-root-user map-current-user keep-caps {_HELP}"), moves=("-R", "--root", "-w", "--wd")),
     "chroot": Options("", _longs("groups userspec", f"skip-chdir {_HELP}"), operands=1, elsewhere=True),
+    # procps' watch, util-linux's script and su: the command is a line of their arguments, or their -c's value
+    "watch": Options("nq", _longs("interval equexit", f"beep color no-color differences errexit exec chgexit no-title "
+                                  f"no-wrap no-linewrap precise {_HELP}"), joined=True),
+    "script": Options("cEIOBTmo", _longs("command echo log-in log-out log-io log-timing logging-format output-limit",
+                                         f"append return flush force quiet timing {_HELP}"), line=("-c", "--command")),
+    "su": Options("cgGsw", _longs("command session-command group supp-group shell whitelist-environment",
+                                  f"login preserve-environment pty {_HELP}"), line=("-c", "--command", "--session-command")),
 }
 _SPLIT = ("-S", "--split-string")
 _ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", '"': '"', "#": "#", "$": "$", "'": "'", "\\": "\\"}
@@ -94,10 +105,14 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
                 found.append(("-" + letter, value))
                 if letter in options.valued:
                     break
+        elif options.line:
+            continue  # getopt reads options past the operands (`su root -c LINE`)
         else:
             n -= 1
             break
         for name, value in found:
+            if name in options.line:
+                return ["sh", "-c", value], moves
             moves |= name in options.moves
             if program == "env" and name in _SPLIT:  # env reads the words of the string as its own arguments, options too
                 words = split_string(value)
@@ -105,6 +120,10 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
     n += options.operands + (options.number and args[n:n + 1] != [] and args[n].isdigit())
     if options.shell and args[n:n + 1] and args[n] in options.shell:
         return ["sh", "-c", *args[n + 1:n + 2]], moves
+    if options.line:
+        return [], moves  # no -c: an interactive shell, no command of the line's
+    if options.joined:
+        return (["sh", "-c", " ".join(args[n:])] if args[n:] else []), moves
     return args[n:], moves or options.elsewhere
 
 

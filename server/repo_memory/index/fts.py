@@ -83,11 +83,13 @@ def whole_names(snippet: str) -> str:
 
 def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int, doc_chars: int) -> list[str]:
     """The words of a document (kind, name) cut to `doc_chars` and of a record (id) cut to `chars`, for `covered`; the
-    code each cites counts (a document's `words` hold it, a record's anchors are added: index/cited.py)."""
+    code each cites counts (a document's `words` hold it, a record's anchors are added: index/cited.py). Third, the
+    document's name and description: what it says it is about."""
     found = conn.execute("SELECT name, description, tags, body, words FROM docs WHERE kind=? AND name=?", doc).fetchone()
     record = conn.execute("SELECT text, speaker, anchors FROM records WHERE id=?", (record_id,)).fetchone()
     said = [str(record[0] or ""), str(record[1] or ""), cited.words(cited.anchors(record[2]))] if record else []
-    return [" ".join(str(v or "").replace("-", " ") for v in found or ())[:doc_chars], " ".join(said)[:chars]]
+    doc_words = [str(v or "").replace("-", " ") for v in found or ()]
+    return [" ".join(doc_words)[:doc_chars], " ".join(said)[:chars], " ".join(doc_words[:2])[:chars]]
 
 
 def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str], openings: Sequence[int] = (),
@@ -96,20 +98,29 @@ def covered(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts
     compared as the index stems them (a scratch table with the same tokenizer, made once per connection). With
     `openings`, text n's share is read over its first `openings[n]` tokens, unless `passage` tokens in a row anywhere
     in it hold every term: then it holds the whole query."""
+    return [share for share, _ in coverage(conn, tokenize, terms, texts, openings, passage)]
+
+
+def coverage(conn: sqlite3.Connection, tokenize: str, terms: Sequence[str], texts: Sequence[str], openings: Sequence[int] = (),
+             passage: int = 0) -> list[tuple[float, float]]:
+    """For each of `texts`, (its share of the query, as `covered` reads it; the part of the tokens so read that are
+    words of the query): of two texts holding as much of a query, the second says which is more about it."""
     if not terms or not texts:
-        return [0.0] * len(texts)
+        return [(0.0, 0.0)] * len(texts)
     placed = _instances(conn, "covered", tokenize, [*terms, *texts])
     wanted = [{stem for _, stem in found} for n in range(len(terms)) if (found := placed.get(n))]
     if not wanted:
-        return [0.0] * len(texts)
-    shares = []
+        return [(0.0, 0.0)] * len(texts)
+    useful = set().union(*wanted)
+    out = []
     for n in range(len(texts)):
         found = placed.get(len(terms) + n, [])
         if n < len(openings) and not (passage and _whole(wanted, found, passage)):
             found = [(offset, stem) for offset, stem in found if offset < openings[n]]
         have = {stem for _, stem in found}
-        shares.append(sum(1 for w in wanted if w <= have) / len(wanted))
-    return shares
+        density = sum(1 for _, stem in found if stem in useful) / (len(found) or 1)
+        out.append((sum(1 for w in wanted if w <= have) / len(wanted), density))
+    return out
 
 
 def _whole(wanted: list[set[str]], placed: list[tuple[int, str]], span: int) -> bool:

@@ -4,8 +4,8 @@ Like the SQLite index it is a cache, rebuilt from the memory files when missing,
 A vector's key is a 60-bit number derived from what it embeds (a record's text; a document's path and content
 hash), stored on the row as `vkey`, so a key survives an index rebuild, an unchanged text is never embedded twice,
 and records with the same words share one vector. Vectors are float16 (half the memory of float32; no measurable change in ranking); search is HNSW over
-cosine similarity. Saved atomically (by the embedding job at most every 30 s and when it stops, by `reindex` at its end); a process
-that did not write it reloads it when it changes.
+cosine similarity. Saved atomically (by the embedding job within seconds of embedding, a second apart at least, and when it
+stops; by `reindex` at its end); a process that did not write it reloads it when it changes.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from repo_memory.formats import experience, when
-from repo_memory.git import history
+from repo_memory.git import history, snapshot
 from repo_memory.git.pending import start_time
 from repo_memory.git.repo import Git
 from repo_memory.formats import loops
@@ -36,12 +36,13 @@ STATUSES = ("progress", "done", "no_op", "blocked")
 @dataclass(frozen=True)
 class Checked:
     """One iteration's verification: the first failure of the work (or a step that could not run), the first missing
-    word of the agent's, and the highest level passed up to the success level."""
+    word of the agent's, the highest level passed up to the success level, and the tree of the files it checked."""
 
     iteration: int
     failed: verify.Outcome | None
     unanswered: verify.Outcome | None
     reached: int
+    tree: str = ""
 
 
 class Engine:
@@ -178,7 +179,7 @@ class Engine:
                 return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
             checked = self._verify(run, spec, iteration, status, checklist or {}, actor, deadline)
             state, why, signature = self._conclude(current, spec, checked, status, then, in_words)
-            answer = self._decide(run, spec, iteration, state, why, signature, actor, skills)
+            answer = self._decide(run, spec, iteration, state, why, signature, actor, skills, checked.tree)
             if cut:
                 answer["cut_off"] = cut
             if state == "continue" and checked.failed is None and checked.unanswered and checked.unanswered.step.level == 2:
@@ -192,16 +193,18 @@ class Engine:
         reached = 0
         token = verify.run_token(run)
         verify.end_leftovers(token)  # we hold the run's lock: a step still running is one a killed server left
+        tree = snapshot.of_worktree(Git(self.store.root, self.store.config.git_dir), self.store.config.state_dir,
+                                    experience.EXPERIENCE_DIR)  # the files given to check: see triggers.settled
         for step in spec.steps:
             outcome = self._check(step, status, checklist, token, deadline)
             self._record_outcome(run, iteration, outcome, actor)
             if outcome.cannot_run or (not outcome.passed and not outcome.unanswered):
-                return Checked(iteration, outcome, unanswered, reached)
+                return Checked(iteration, outcome, unanswered, reached, tree)
             if outcome.passed and step.level <= spec.success_requires_level:
                 reached = step.level
             # The agent's word missing (a checklist unanswered, 'progress') is not against the work: the commands still judge it.
             unanswered = unanswered or (outcome if outcome.unanswered else None)
-        return Checked(iteration, None, unanswered, reached)
+        return Checked(iteration, None, unanswered, reached, tree)
 
     def _conclude(self, current: RunState, spec: loops.Loop, checked: Checked, status: str, then: str,
                   in_words: bool) -> tuple[str, str, str]:
@@ -294,9 +297,9 @@ class Engine:
         })
 
     def _decide(self, run: str, spec: loops.Loop | None, iteration: int, state: str, why: str, signature: str, actor: str,
-                skills: list[str] | None) -> dict[str, Any]:
-        decision = self._append(run, "loop.decision", f"{state}: {why}", actor, "loop_step",
-                                {"iteration": iteration, "state": state, "signature": signature})
+                skills: list[str] | None, tree: str = "") -> dict[str, Any]:
+        data = {"iteration": iteration, "state": state, "signature": signature, **({"tree": tree} if tree else {})}
+        decision = self._append(run, "loop.decision", f"{state}: {why}", actor, "loop_step", data)
         if state == "continue":
             return {"run": run, "state": "continue", "iteration": iteration, "instruction": why, "decision": decision["id"]}
         receipt = self._end(self.state(run), spec, state, why, actor, skills)
@@ -382,9 +385,9 @@ class Engine:
         out = []
         for rid in [run] if run else self.runs():
             s = self.state(rid)
-            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations,
-                        "started": when.at(s.started),
-                        "harness_session": s.harness_session})
+            out.append({"run": s.run, "loop": s.loop, "state": s.state, "iterations": s.iterations, "started": when.at(s.started),
+                        "harness_session": s.harness_session,  # and, a live run's check cut off, when it began:
+                        **({"cut_off": at} if s.state == "running" and (at := runstate.left_off(self.store, rid)) else {})})
         return out
 
     def receipts(self, name: str, limit: int = 5) -> list[dict[str, Any]]:

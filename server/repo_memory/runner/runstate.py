@@ -7,11 +7,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from repo_memory.core import runlock
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidArgumentError, NotFoundError
 from repo_memory.formats import when
 from repo_memory.git.pending import start_time
-from repo_memory.guards import disk
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class RunState:
     harness_pid: int  # the harness process the run's MCP server belonged to (0 when unknown), with its start time
     harness_started: int
     ids: tuple[str, ...]
+    tree: str = ""  # the files its last check saw, experience records left out (git/snapshot.py; '' when none said)
 
 
 def read(store: Store, run: str) -> RunState:
@@ -52,7 +53,8 @@ def read(store: Store, run: str) -> RunState:
                     signatures=tuple(d["data"].get("signature", "") for d in decisions if d["data"].get("state") == "continue"),
                     harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
                     harness_started=int(start["data"].get("harness_started") or 0),
-                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"))
+                    ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"),
+                    tree=str(decisions[-1]["data"].get("tree") or "") if decisions else "")
 
 
 def _started(start: dict[str, Any]) -> float:
@@ -85,19 +87,21 @@ def turn(store: Store, run: str) -> Iterator[None]:
     the run's state afresh. The lock file goes once the run has ended: a caller that was waiting on it, or opens a new
     one, finds the run ended and changes nothing, so removing it races with nobody."""
     read(store, run)  # an unknown run is refused before a lock file is named after it
-    folder = store.config.state_dir / "loop-runs"
-    with disk.repo_lock(folder, f"{run}.lock"):
+    with runlock.held(store.config.state_dir, run):
         yield
         if read(store, run).state != "running":
-            (folder / f"{run}.lock").unlink(missing_ok=True)
+            (store.config.state_dir / runlock.FOLDER / f"{run}.lock").unlink(missing_ok=True)
 
 
 def cut_off(store: Store, run: str) -> str:
     """What to say of a check of `run` that began and never decided, or ''. Called holding the run's lock (`turn`), so
     no other check is under way."""
-    records = store.trusted(run)
-    if not records or records[-1]["kind"] not in ("loop.report", "loop.verify"):
+    if not (at := runlock.began(store.trusted(run))):
         return ""
-    began = next(r for r in reversed(records) if r["kind"] == "loop.report")
-    return (f"The check of run {run} that began at {began['ts']} was cut off before it decided (stopped from outside: "
+    return (f"The check of run {run} that began at {at} was cut off before it decided (stopped from outside: "
             "a hook killed at its harness's timeout, a cancelled call, a crash); it ran again now.")
+
+
+def left_off(store: Store, run: str) -> str:
+    """When the check of live run `run` that no process runs any more began ('' when none: see runlock.cut_off)."""
+    return runlock.cut_off(store.config.state_dir, run, store.trusted(run))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import os
 import stat
@@ -10,17 +11,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
-from repo_memory.formats import loops
+from repo_memory.formats import experience, loops
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
+from repo_memory.git import snapshot
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.runner import driver
 from repo_memory.runner.engine import Engine
+from repo_memory.runner.runstate import RunState
 
 EVENTS = ("post-commit", "pre-push")  # git's, each a hook `loop hooks install` writes
 ASKED = (*EVENTS, "ci-failure")  # what `loop due --event` may say: a git hook, or a CI job that failed
 MARKER = "# added by repo-memory: run loops whose trigger is this git event"
 LOOKBACK = timedelta(hours=24)  # a schedule never run before counts as due if it fired in the last day
+VERIFIED = ("succeeded", "no_op")  # the ends whose last check passed: any other leaves the code to check again
 TOLD_FILE = "loops-waiting-told.json"  # spec name -> the sha256 `loop due --run` last said waits for a person's accept
 
 
@@ -48,10 +52,19 @@ def untold(engine: Engine, waiting: list[tuple[loops.Loop, str]]) -> list[tuple[
 
 def fired(engine: Engine, event: str | None = None, now: datetime | None = None) -> list[tuple[loops.Loop, str]]:
     """Active, valid specs whose trigger fired, accepted on this clone or not, each with the reason."""
+    return asked(engine, event, now)[0]
+
+
+def asked(engine: Engine, event: str | None = None,
+          now: datetime | None = None) -> tuple[list[tuple[loops.Loop, str]], list[tuple[loops.Loop, str]]]:
+    """What `fired` returns, and the `on: git` loops whose trigger fired but that a run already verified over the files
+    HEAD holds (see `settled`), each with what to say of it."""
     now = (now or datetime.now(UTC)).replace(second=0, microsecond=0)
     engine.store.refresh()  # the runs on disk now: a branch switched since the last look may lack a run's log
-    last = _last_starts(engine)
-    out = []
+    last = _last_runs(engine)
+    out, left = [], []
+    git = Git(engine.store.root, engine.store.config.git_dir)
+    head = functools.cache(lambda: snapshot.of_commit(git, engine.store.config.state_dir, "HEAD", experience.EXPERIENCE_DIR))
     for name in engine.store.loop_names():
         try:
             spec = engine.spec(name)
@@ -60,12 +73,30 @@ def fired(engine: Engine, event: str | None = None, now: datetime | None = None)
         if spec.status != "active":
             continue
         reason = _reason(engine, spec, event, now, last.get(spec.name))
-        if reason:
+        if reason and on_git(spec) and (run := settled(spec, last.get(spec.name), head)):
+            left.append((spec, f"checked at {run.run} ({run.state}), nothing changed since: not run ({reason})"))
+        elif reason:
             out.append((spec, reason))
-    return out
+    return out, left
 
 
-def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, last: datetime | None) -> str:
+def on_git(spec: loops.Loop) -> bool:
+    """Whether git's hooks ask for `spec` (trigger on: git)."""
+    return bool(spec.trigger.get("on") == "git")
+
+
+def settled(spec: loops.Loop, last: RunState | None, head: Callable[[], str]) -> RunState | None:
+    """`last`, the newest run of `spec`, when a git hook asks for no run again: it ran the spec as it is now, its last
+    check passed, and the files that check was given are those HEAD holds, experience records left out of both. A
+    pre-push run commits its record past the tip the push sent: run again at each push, each left the branch one commit
+    ahead of the remote, for ever. A run that checked nothing, or failed, or passed over edits not in HEAD (the agent's,
+    uncommitted, perhaps since discarded) settles nothing. `head()` is HEAD's tree, experience records left out."""
+    if last is None or not last.tree or last.spec_sha != spec.sha256 or last.state not in VERIFIED:
+        return None
+    return last if head() == last.tree else None
+
+
+def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, last: RunState | None) -> str:
     on = spec.trigger.get("on", "manual")
     if on == "git":
         wanted = spec.trigger.get("events") or list(EVENTS)
@@ -77,7 +108,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now
-        floor = max(last or now - LOOKBACK, now - LOOKBACK)
+        started = datetime.fromtimestamp(last.started, UTC) if last else now - LOOKBACK
+        floor = max(started, now - LOOKBACK)
         while moment > floor:
             if schedule.matches(moment):
                 return f"schedule '{spec.trigger['cron']}' fired at {moment:%Y-%m-%d %H:%M} UTC"
@@ -87,8 +119,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         # what changed before a person accepted the loop here is what they accepted it over, not news: also after another
         # clone's run, older than this clone's checkout, whose every file is newer than that run
         since, then = engine.accepted_at(spec), "the loop was accepted"
-        if last and last.timestamp() > since:
-            since, then = last.timestamp(), "the last run"
+        if last and last.started > since:
+            since, then = last.started, "the last run"
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
@@ -99,14 +131,15 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     return ""
 
 
-def _last_starts(engine: Engine) -> dict[str, datetime]:
-    out: dict[str, datetime] = {}
+def _last_runs(engine: Engine) -> dict[str, RunState]:
+    """Each loop's newest run."""
+    out: dict[str, RunState] = {}
     for run in engine.runs():  # newest first
         try:
             state = engine.state(run)
         except NotFoundError:  # its log left the tree since the index listed it (a checkout, a reset)
             continue
-        out.setdefault(state.loop, datetime.fromtimestamp(state.started, UTC))
+        out.setdefault(state.loop, state)
     return out
 
 

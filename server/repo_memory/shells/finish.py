@@ -7,7 +7,7 @@ that holds pending writes starts this (`Lifetime.end`), outside its process grou
 If the server's own commit lands, there is nothing left here and this exits at once. A commit deferred by what ends by
 itself (a person's `git commit` in its editor, the index lock: underway.passing) is retried here when that ends, looking
 every POLL seconds for up to PATIENCE; one that waits for a person's step (a rebase left open, a detached HEAD, signing
-that fails) is left pending for the next repo-memory process.
+that fails) is left pending for the next repo-memory process. Then it embeds what has no vector (shells/embedder.py).
 
     python -m repo_memory.shells.finish ROOT PID [START-TIME]
 """
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repo_memory.git.pending import alive, start_time
+from repo_memory.shells import embedder
 
 if TYPE_CHECKING:
     from repo_memory.core.store import Store
@@ -56,6 +57,7 @@ def main(argv: list[str]) -> int:
     store = Store(config)  # opening a Store commits what a dead process left pending
     try:
         land(store, Git(config.root, config.git_dir))
+        embedder.run(store)  # then what the server left without a vector: it was killed too soon to embed or save it
     finally:
         store.close(commit=False)
     return 0

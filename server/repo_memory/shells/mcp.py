@@ -8,6 +8,7 @@ import functools
 import inspect
 import json
 import logging
+import threading
 import typing
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -225,20 +226,32 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
     serves calls with it; with a `watcher`, clients listening for changes hear of edited skills and loops."""
     served = served or Served(store, watcher, opener)
     bus = InMemorySubscriptionBus()
-    loop: list[asyncio.AbstractEventLoop] = []
+    loop: list[asyncio.AbstractEventLoop] = []  # the server's while it runs; the watcher's thread publishes at any time
+    running = threading.Lock()  # held while scheduling on it, and by the server's end: never a loop that closed
+    sent: set[asyncio.Task[None]] = set()  # the loop keeps only weak references to its tasks
+
+    def send(event: ServerEvent) -> None:  # on the loop: the coroutine exists only where it is awaited
+        task = asyncio.ensure_future(bus.publish(event))
+        sent.add(task)
+        task.add_done_callback(sent.discard)
 
     def publish(changed: list[str], listed: bool) -> None:
         events: list[ServerEvent] = [ResourceUpdated(uri=uri) for uri in changed]
         events += [ResourcesListChanged()] if listed else []
-        for event in events if loop else ():
-            asyncio.run_coroutine_threadsafe(bus.publish(event), loop[0])
+        with running:
+            for event in events if loop else ():  # none before the server runs, or once it ended: no client to hear it
+                loop[0].call_soon_threadsafe(send, event)
 
     served.publish = publish
 
     @asynccontextmanager
     async def lifespan(_: Any) -> AsyncIterator[Served]:
         loop.append(asyncio.get_running_loop())
-        yield served
+        try:
+            yield served
+        finally:
+            with running:  # a re-index still under way as the server ends publishes nothing from now on
+                loop.clear()
 
     server = wire.Server("repo-memory", instructions=INSTRUCTIONS, version=__version__, subscriptions=bus, lifespan=lifespan,
                          writers=tools.WRITERS, extensions=[extension.Skills()])

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,8 +25,9 @@ from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
 from repo_memory.git import running
 from repo_memory.git.pending import Journal
-from repo_memory.git.repo import Git
+from repo_memory.git.repo import Git, run_at
 from repo_memory.guards import authorship, reserved
+from repo_memory.guards.unfolding import Ask
 from repo_memory.shells import gitline, neighbours, resets
 
 log = logging.getLogger("repo_memory")
@@ -62,7 +64,8 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     tool = str(payload.get("tool_name") or "")
     named = payload.get("cwd") if isinstance(payload.get("cwd"), str) and payload["cwd"] else None
     cwd = Path(named) if named else config.root
-    places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir)
+    places = reserved.Places(config.root, config.git_dir, config.key_dir or authorship.key_dir(os.environ), config.common_dir,
+                             ask=asker(config.root))
     text = shell_text(payload.get("tool_input")) if tool in SHELL_TOOLS else ""
     alias = functools.cache(Git(config.root, config.git_dir).alias) if "git" in text else lambda _: ""
     resolver = resets.resolver_for(config) if "git" in text else None
@@ -211,6 +214,17 @@ def commit_pending(config: Config) -> None:
         store.flush("all")
     finally:
         store.close(commit=False)
+
+
+def asker(root: Path) -> Ask:
+    """The guard's way to ask git (a line's pager, an alias of settings its variables name): what `git ARGS` prints in a
+    folder (`root` when None) with variables added, '' when it fails."""
+    def ask(folder: Path | None, args: list[str], env: dict[str, str]) -> str:
+        try:
+            return (run_at(folder or root, *args, env=env) or b"").decode("utf-8", "replace")
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+    return ask
 
 
 def refusal(places: reserved.Places, tool: str, tool_input: Any, cwd: Path, alias: Alias | None = None) -> str:

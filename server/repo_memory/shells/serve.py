@@ -7,6 +7,7 @@ then stops the watcher and commits what it owns; a SIGTERM, SIGINT or SIGHUP tha
 first) gives that commit EXIT_BUDGET more seconds, then the process exits. A server that holds pending writes at its end
 first starts a finisher outside its process group (shells/finish.py), which commits whatever the server could not
 once it is gone; and the next repo-memory process would too: nothing acknowledged is lost, and it lands within seconds.
+One that may leave text without a vector starts an embedder the same way (shells/embedder.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
 from repo_memory.git.pending import Journal
 from repo_memory.guards import secretscan
-from repo_memory.shells import finish, front
+from repo_memory.shells import embedder, finish, front
 from repo_memory.shells.front import Front
 from repo_memory.shells.served import Opener, Served
 
@@ -68,7 +69,7 @@ class Lifetime:
         self.watcher.start()
         self.watcher.listeners.append(functools.partial(following.keep, store))  # a pull: the harnesses' own lists follow
         self.watcher.supervise()
-        store.start_embedding()  # in the background: the model loads and new text is embedded without holding up a call
+        store.embedding().start()  # in the background: the model loads and new text is embedded without holding up a call
         return self.watcher
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
@@ -88,12 +89,15 @@ class Lifetime:
                 self._ended.set()
                 return
             if not self.store.config.git_dir.is_dir():  # a worktree removed under the server: nothing to commit to
-                log.warning("the repository %s is no longer there; what it held and had not committed went with it", self.store.root)
+                log.warning("the repository %s is no longer there; what it had not committed went with the folder (moved: the next "
+                            "session in its new place commits it)", self.store.root)
                 self.watcher.stop()
                 self._ended.set()
                 return
             if any(e.owner == os.getpid() for e in Journal(self.store.config.state_dir).read()):
-                finish.start(self.store.root, os.getpid())  # commits what this process leaves, should it be killed first
+                finish.start(self.store.root, os.getpid())  # commits what this process leaves, should it be killed first; embeds it
+            elif self.store.embedding().behind():  # Codex's SIGKILL comes 50 ms after SIGTERM: one process is started, not two
+                embedder.start(self.store.root)  # embeds what this session left without a vector
             self.watcher.stop()  # before the event loop closes: a late change notification has nowhere to go
             threading.Thread(target=self._close, name="repo-memory-close", daemon=True).start()
         if not self._ended.wait(budget):

@@ -364,7 +364,7 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
         changes += personal.unignore(root, dry_run, bool(local), _holds_ours) + personal.untrust_folder(root, dry_run)
     if not remove and not dry_run:
         changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
-    if not remove and (trust or not plugin):  # the plugin's server needs no approval of the folder's .mcp.json
+    if not remove and (trust or scope == "project" and not plugin):  # a plugin's or user-scope server needs no approval
         changes += personal.trust_folder(root, home, trust, dry_run)
     return changes
 

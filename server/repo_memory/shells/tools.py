@@ -182,9 +182,14 @@ def remember(call: Call, text: Annotated[str, Field(description="The record, sel
 
 
 def _where(store: Store) -> str:
-    """Which repository a record went to, when the server may have been started in one nobody chose: init never ran in it."""
+    """Which repository a record went to, when the server may have been started in one nobody chose: init never ran in it;
+    or that the branch checked out predates init, which ran in this clone."""
     if layout.initialised(store.root, store.config.common_dir):
         return ""
+    if layout.set_up_in_clone(store.root, store.config.common_dir):
+        return ("`repo-memory init` ran in this clone, but this branch predates it (it lacks init's .gitattributes rules): "
+                "the record went to this branch's .agents/, begun now if it had none, and what was written on branches made "
+                "after init stays on them. Tell the person, who may want to merge such a branch in, or switch back to it.")
     return (f"Written to the repository at {store.root}, where `repo-memory init` never ran: if that is not the project you "
             "work in, tell the person to name the repository in this server's config (--root /path/to/repo).")
 

@@ -141,7 +141,10 @@ class Watcher(FileSystemEventHandler):
                 self.full_syncs += looked == "all"
                 self._cond.notify_all()
         for listener in [] if looked == "logs" else list(self.listeners):
-            listener()
+            try:
+                listener()
+            except Exception as exc:  # noqa: BLE001 - as above: one listener's failure ends neither this sync nor the next
+                log.warning("telling of a file change failed: %s", exc)
 
     def wait_idle(self, timeout: float) -> bool:
         """Block until every event seen so far has been synced (or `timeout` passes); True when idle."""

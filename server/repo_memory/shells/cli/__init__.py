@@ -16,7 +16,7 @@ from repo_memory.shells.cli.base import Group
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), envvar="REPO_MEMORY_ROOT",
               help="Repository to use (default: $REPO_MEMORY_ROOT, else $CLAUDE_PROJECT_DIR, else the current directory's "
-                   "repository).")
+                   "repository; `serve` may take the client's MCP root instead: `repo-memory serve --help`).")
 @click.version_option(package_name="repo-memory")
 @click.pass_context
 def cli(ctx: click.Context, root: Path | None) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from repo_memory.core import importing, redacting, transcripts
+from repo_memory.core.breaks import note
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.git.repo import CommitResult
 from repo_memory.shells.cli import memories
@@ -36,6 +37,11 @@ def log() -> None:
 def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs: tuple[str, ...], speaker: str | None,
             about: str | None) -> None:
     """Append a record written by you to a session's log and print its id.
+
+    With commit = "auto" each call commits its record, and a log a commit holds is never appended to (git would see
+    your own uncommitted change in it), so the next call to the session goes on in SESSION+2.jsonl, then +3, as one
+    session. To add several records in one file and one commit, pipe them as JSON lines to
+    `repo-memory log import -` ({"kind": "note", "text": "…", "session": "ops-notes"} a line).
 
     \b
     Example: repo-memory log add "Staging DB is read-only on Fridays" -k decision -s ops-notes
@@ -298,10 +304,10 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
 @click.pass_context
 def verify(ctx: click.Context, as_json: bool) -> None:
     """Check every experience log's hash chain and every blob; exit 1 listing each break. A torn last line (bytes no append
-    acknowledged, which `repo-memory doctor --fix` moves aside) and a record a person redacted (`log redact`) are listed
-    as notes and are no break."""
+    acknowledged, which `repo-memory doctor --fix` moves aside), a session's first file a commit deleted and a record a
+    person redacted (`log redact`) are listed as notes and are no break."""
     found = store_of(ctx).verify(megabytes("Checking the logs", 8 << 20))
-    breaks = [(w, p) for w, p in found if p != experience.TORN and not p.startswith(redacting.SAID)]  # notes, no breaks
+    breaks = [(w, p) for w, p in found if not note(p)]
 
     def text() -> None:
         for where, what in found:
@@ -310,8 +316,8 @@ def verify(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{len(breaks)} problem(s) found." if breaks else "All experience logs verify"
                    + (f" ({len(found)} note(s) above)." if found else "."))
 
-    emit([{"where": w, "problem": p, "torn": p == experience.TORN, "redacted": p.startswith(redacting.SAID)} for w, p in found],
-         as_json, text)
+    emit([{"where": w, "problem": p, "torn": p == experience.TORN, "redacted": p.startswith(redacting.SAID), "note": note(p)}
+          for w, p in found], as_json, text)
     if breaks:
         ctx.exit(1)
 

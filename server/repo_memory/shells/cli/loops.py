@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from repo_memory.core import acceptances, reviewing
-from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError
+from repo_memory.core import acceptances, reviewing, runlock
+from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, nearest
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
 from repo_memory.runner import driver, triggers
@@ -36,9 +37,15 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
     store = store_of(ctx)
     store.refresh()  # specs written since the index last looked: their anchors are checked too
     report: list[dict[str, Any]] = []
-    checked = list(names) or store.loop_names()
+    known = store.loop_names()
+    checked = list(names) or known
     for name in checked:
         path = f"{loops.LOOPS_DIR}/{name}.md"
+        if name not in known:  # else its name's spelling was all it heard of (a spec `loop list` quoted, pasted unquoted)
+            similar = nearest(name, known, whole=True)
+            report.append({"path": path, "line": None, "problem": f"no loop spec '{name}' ({path} does not exist)" + (
+                f"; did you mean {', '.join(shlex.quote(n) for n in similar)}?" if similar else "; `repo-memory loop list` lists them")})
+            continue
         try:
             spec = store.loop_spec(name)
             if why := loops.outlasts_stop(spec):  # a warning: `loop run` drives it well
@@ -78,7 +85,7 @@ def loop_list(ctx: click.Context) -> None:
         try:
             spec = engine.spec(name)
         except InvalidRecordError:
-            click.echo(f"{name:<28} invalid  (repo-memory loop lint {name})")
+            click.echo(f"{name:<28} invalid  (repo-memory loop lint {shlex.quote(name)})")
             continue
         # why its commands may not run: a person has not accepted this content, or the spec is not active
         ready = "runnable" if not engine.runnable(spec) else "not accepted" if spec.status == "active" else "not active"
@@ -92,9 +99,13 @@ def loop_show(ctx: click.Context, name: str) -> None:
     """Print loop spec NAME exactly as stored, and on stderr the sha `repo-memory loop accept NAME --sha SHA` takes."""
     store = store_of(ctx)
     click.echo(store.read(f"loop:{name}").content, nl=False)
-    sha = _engine(ctx).spec(name).sha256
-    show_sha(f"loop:{name}", sha, f"repo-memory loop accept {name}")
-    reviewing.note_shown(store.config.state_dir, sha)
+    engine = _engine(ctx)
+    spec = engine.spec(name)
+    if engine.runnable(spec):  # why it may not run: no accept of this content here (or not active): say how
+        show_sha(f"loop:{name}", spec.sha256, f"repo-memory loop accept {shlex.quote(name)}")
+    else:
+        click.echo(f"loop:{name}: sha {spec.sha256[:12]}, this very version accepted on this clone", err=True)
+    reviewing.note_shown(store.config.state_dir, spec.sha256)
 
 
 @loop.command(name="accept")
@@ -129,7 +140,7 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
 @json_option
 @click.pass_context
 def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
-    """Live and past runs (or RUN): state, iterations, start time."""
+    """Live and past runs (or RUN): state, iterations, start time; a live run whose check was cut off says so."""
     engine = _engine(ctx)
     rows = _named(engine, run, lambda engine: engine.status(run))
 
@@ -138,11 +149,14 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
             click.echo(f"No loop runs yet. {_first_run(engine)} Runs of other clones show here once their log is committed "
                        "(when the run ends, or the server running it exits) and you pull.")
         for r in rows:
-            click.echo(f"{r['run']:<48} {r['state']:<17} {r['iterations']} iteration(s)  started {when.shown(r['started'])}")
+            click.echo(f"{r['run']:<48} {r['state']:<17} {runlock.progress(r)}  started {when.shown(r['started'])}")
         for r in rows:  # one a Ctrl-C'd or killed `loop run` left behind is live too: say how it ends
             if r["state"] not in TERMINAL:
-                click.echo(f"{r['run']} is live: an agent continues it with loop_step(run='{r['run']}', …); a person ends it "
-                           f"with `repo-memory loop abort {r['run']}`.")
+                cut = (f" its check that began at {when.shown(r['cut_off'])} was cut off before it decided (the process "
+                       "running it was stopped: a Stop hook killed at its timeout, a session ended, a crash), and its next "
+                       "step checks again;" if r.get("cut_off") else "")
+                click.echo(f"{r['run']} is live:{cut} an agent continues it with loop_step(run='{r['run']}', …); a person "
+                           f"ends it with `repo-memory loop abort {r['run']}`.")
 
     emit(rows, as_json, text)
 
@@ -237,7 +251,9 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         return  # a git hook (hooks folders are shared) where memory is off disk: every commit would say so on stderr
     engine = _engine(ctx)
     commit, engine.trusted = accepted_at_commit(engine, trust) if trust else ("", {})
-    fired = triggers.fired(engine, event)
+    fired, left = triggers.asked(engine, event)
+    for spec, why in left:
+        click.echo(f"{spec.name}: {why}")
     waiting = [(spec, reason) for spec, reason in fired if engine.runnable(spec)]
     for spec, reason in triggers.untold(engine, waiting) if run_them and not trust and event != "ci-failure" else waiting:
         click.echo(_waiting(spec, reason, event, commit, engine.trusted))
@@ -247,7 +263,9 @@ def loop_due(ctx: click.Context, run_them: bool, event: str | None, agent: str |
         if run_them:
             click.echo(f"  {triggers.run_due(engine, spec, reason, agent, click.echo)}")
             if event == "pre-push":  # git took the tip to send before its hook ran; left pending, another branch took it
-                click.echo("  the run's record is committed past the tip this push sends: your next push takes it")
+                again = spec.name not in [s.name for s, _ in triggers.asked(engine, event)[1]]
+                click.echo("  the run's record is committed past the tip this push sends: your next push takes it"
+                           + ("" if again else ", and checks the same code no more"))
     if waiting and (trust or event == "ci-failure"):
         ctx.exit(1)  # a CI job asked for a loop that could not run: its log should say so, not pass
 
@@ -277,7 +295,8 @@ def _waiting(spec: loops.Loop, reason: str, event: str | None, commit: str, trus
 def loop_hooks(ctx: click.Context, action: str) -> None:
     """Install (or remove) git post-commit and pre-push hooks that run loops with trigger on: git.
 
-    They run only those (a schedule or change loop is cron's). The record of a run a pre-push hook made is committed at
+    They run only those (a schedule or change loop is cron's), and leave one out, saying so, when its last run succeeded
+    over exactly the files HEAD holds (experience records aside). The record of a run a pre-push hook made is committed at
     once, past the tip that push sends (git chose it before the hook ran): the next push takes it.
     An existing hook is never overwritten: it is kept as <hook>.pre-repo-memory and runs first; `remove` puts it back.
     With core.hooksPath at a folder of the repository, the hooks are files git tracks: the command says so.

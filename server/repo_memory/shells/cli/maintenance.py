@@ -106,7 +106,8 @@ def reindex(ctx: click.Context) -> None:
         bar(done, total)
 
     report = store_of(ctx).reindex(progress("indexing"), embedding)
-    click.echo(f"Indexed {report.added} files; embedded {embedded[0] if embedded else 0} texts.")
+    click.echo(f"Rebuilt the index: {report.added} skill and loop files and every experience log; embedded "
+               f"{embedded[0] if embedded else 0} texts that had no vector.")
 
 
 @click.command(name="report")

@@ -20,7 +20,8 @@ from repo_memory.shells.cli.skills import settle_offers
 @click.command()
 @click.option("--root", type=click.Path(file_okay=False), default=None,  # a str: `--root ""` is refused, not taken as `.`
               help="Repository to serve (as `repo-memory --root PATH serve`; default: REPO_MEMORY_ROOT, $CLAUDE_PROJECT_DIR, "
-                   "else the working directory's repository, else one the client names as its MCP root).")
+                   "else the working directory's repository if `repo-memory init` ran there, else the first MCP root the "
+                   "client names inside a git repository, else the working directory's).")
 @click.pass_context
 def serve(ctx: click.Context, root: str | None) -> None:
     """Run the MCP server over stdio (what Claude Code, Codex and other clients start).

@@ -145,9 +145,10 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
 def reject(ctx: click.Context, name: str) -> None:
     """Reject the draft skill NAME: the agent's change is undone.
 
-    A skill that was accepted before goes back to its last accepted version (the files beside SKILL.md stay); one
-    never accepted is deleted (git history keeps it), unless a file beside it is in no commit. Only drafts can be
-    rejected, and not while SKILL.md has edits of yours that are not committed."""
+    A skill that was accepted before goes back to its last accepted version, the files beside SKILL.md too (a file
+    whose changes no commit holds, or that you committed, is kept and named); one never accepted is deleted (git
+    history keeps it), unless a file beside it is in no commit (__pycache__ bytecode goes with it). Only drafts can
+    be rejected, and not while SKILL.md has edits of yours that are not committed."""
     click.echo(store_of(ctx).review(name, accept=False))
 
 
@@ -229,7 +230,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     """Skills by what their uses earned: loop runs that succeeded or failed with them, and agents' feedback.
 
     utility = 0.5 + (successes + helped + 1) / (all outcomes + 2): 1.00 with no evidence, 0.5 to 1.5; recall
-    multiplies a skill's text score by it. Skills marked "deprecate?" misled or failed more often than they helped.
+    multiplies a skill's text score by it. Skills marked "deprecate?" misled, failed or were outdated at least 3 times,
+    more often than they helped, in more than one session (or one reported by a person): set `status: deprecated` if so.
     """
     store = store_of(ctx)
     store.refresh()

@@ -1,0 +1,216 @@
+"""Re-wrapping by a formatter is not a change to the code an anchor cites: the brackets black and prettier add
+around a whole value are formatting, brackets that are code still count; and a pin an older release wrote is
+checked alike in every clone, also one that never ran that release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repo_memory.code import lineage
+from repo_memory.core.store import Store
+from repo_memory.shells.cli import cli
+
+from tests.code.test_anchor_formatting import BLACKENED, COMPACT
+from tests.conftest import git, write_skill_file
+
+PRICE = '''def total(order, job, xs):
+    amount = order.subtotal * order.tax_rate + order.shipping_fee - order.discount_amount + order.handling
+    order.total += order.subtotal * order.tax_rate + order.shipping_fee - order.discount_amount
+    if job.built and job.tested and job.signed_off_by_release_manager and not job.blocked_by_incident:
+        pass
+    for item in job.built_items + job.tested_items + job.signed_off_by_release_manager_items:
+        pass
+    x = 1,
+    y = yield job.built and job.tested and job.signed_off_by_release_manager and not job.blocked_by_incident
+    del job.built_items_very_long_name, job.tested_items_long_name, job.signed_off_by_release_manager_items
+    assert job.built and job.tested and job.signed_off_by_release_manager, "not ready for release yet at all"
+    return job.built and job.tested and job.signed_off_by_release_manager and not job.blocked_by_incident
+'''
+# black -l 60 of PRICE: each long value wrapped in brackets of its own, `x = 1,` written `x = (1,)`.
+PRICE_BLACK = '''def total(order, job, xs):
+    amount = (
+        order.subtotal * order.tax_rate
+        + order.shipping_fee
+        - order.discount_amount
+        + order.handling
+    )
+    order.total += (
+        order.subtotal * order.tax_rate
+        + order.shipping_fee
+        - order.discount_amount
+    )
+    if (
+        job.built
+        and job.tested
+        and job.signed_off_by_release_manager
+        and not job.blocked_by_incident
+    ):
+        pass
+    for item in (
+        job.built_items
+        + job.tested_items
+        + job.signed_off_by_release_manager_items
+    ):
+        pass
+    x = (1,)
+    y = (
+        yield job.built
+        and job.tested
+        and job.signed_off_by_release_manager
+        and not job.blocked_by_incident
+    )
+    del (
+        job.built_items_very_long_name,
+        job.tested_items_long_name,
+        job.signed_off_by_release_manager_items,
+    )
+    assert (
+        job.built
+        and job.tested
+        and job.signed_off_by_release_manager
+    ), "not ready for release yet at all"
+    return (
+        job.built
+        and job.tested
+        and job.signed_off_by_release_manager
+        and not job.blocked_by_incident
+    )
+'''
+READY = '''export function ready(job: Job): boolean {
+  const done = job.built && job.tested;
+  return job.built && job.tested && job.signedOffByReleaseManager && !job.blockedByIncident && job.region === "eu";
+}
+'''
+# prettier --print-width 50 of READY, the declared value in brackets too (prettier takes those out again; a person may
+# write them, and the meaning is the same).
+READY_PRETTIER = '''export function ready(job: Job): boolean {
+  const done = (job.built && job.tested);
+  return (
+    job.built &&
+    job.tested &&
+    job.signedOffByReleaseManager &&
+    !job.blockedByIncident &&
+    job.region === "eu"
+  );
+}
+'''
+
+
+def _stale(repo: Path) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--root", str(repo), "stale"])
+    return result.exit_code, result.output
+
+
+def _skill_over(store: Store, repo: Path, rel: str, symbol: str, source: str) -> None:
+    path = repo / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source, encoding="utf-8")
+    git(repo, "add", rel)
+    git(repo, "commit", "-qm", "code")
+    store.write_skill("about-it", "What it does.", "Read it.", anchors=[f"{rel}::{symbol}"], actor="human")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a skill about it")
+    assert _stale(repo)[0] == 0
+
+
+@pytest.mark.parametrize("rel, symbol, before, after", [("src/price.py", "total", PRICE, PRICE_BLACK),
+                                                        ("src/price.py", "total", PRICE_BLACK, PRICE),
+                                                        ("web/api.ts", "ready", READY, READY_PRETTIER),
+                                                        ("web/api.js", "ready", READY.replace(": Job): boolean", ")"),
+                                                         READY_PRETTIER.replace(": Job): boolean", ")"))])
+def test_brackets_a_formatter_puts_around_a_whole_value_leave_the_skill_fresh(store: Store, repo: Path, rel: str,
+                                                                            symbol: str, before: str, after: str):
+    _skill_over(store, repo, rel, symbol, before)
+    (repo / rel).write_text(after, encoding="utf-8")
+    git(repo, "commit", "-qam", "re-wrapped")
+    code, out = _stale(repo)
+    assert code == 0 and "skill:about-it" not in out, f"re-wrapping is not a change: {out}"
+
+
+CHANGES = {  # brackets that are code: (file, source, before, after)
+    "python-precedence": ("src/price.py", PRICE_BLACK, "order.subtotal * order.tax_rate\n        + order.shipping_fee",
+                          "order.subtotal * (order.tax_rate\n        + order.shipping_fee)"),
+    "python-one-tuple-to-value": ("src/price.py", PRICE_BLACK, "x = (1,)", "x = (1)"),
+    "python-bare-one-tuple-to-value": ("src/price.py", PRICE, "x = 1,", "x = 1"),
+    "python-assert-tuple": ("src/price.py", PRICE, 'signed_off_by_release_manager, "not ready',
+                            '(job.signed_off_by_release_manager, "not ready'),
+    "python-call-argument": ("src/price.py", PRICE, "    return job.built and", "    return print(job.built) and"),
+    "typescript-sequence": ("web/api.ts", READY_PRETTIER, "const done = (job.built && job.tested);",
+                            "const done = (job.built, job.tested);"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHANGES))
+def test_brackets_that_are_code_still_count(store: Store, repo: Path, case: str):
+    rel, source, before, after = CHANGES[case]
+    _skill_over(store, repo, rel, "total" if rel.endswith(".py") else "ready", source)
+    assert before in source
+    (repo / rel).write_text(source.replace(before, after + ")" * (case == "python-assert-tuple")), encoding="utf-8")
+    git(repo, "commit", "-qam", "a real change")
+    code, out = _stale(repo)
+    assert code == 1 and "skill:about-it" in out, out
+
+
+def test_a_js_sequence_is_not_the_assignment_it_reads_like_without_brackets(store: Store, repo: Path):
+    """`x = (a, b)` assigns b; `x = a, b` assigns a: the same tokens once the brackets are gone, other code."""
+    source = "function f(a, b) {\n  let x;\n  x = (a, b);\n  return x;\n}\n"
+    _skill_over(store, repo, "web/f.js", "f", source)
+    (repo / "web/f.js").write_text(source.replace("(a, b)", "a, b"), encoding="utf-8")
+    git(repo, "commit", "-qam", "a real change")
+    assert _stale(repo)[0] == 1
+
+
+def test_a_hash_pinned_over_black_brackets_by_the_release_before_still_matches(store: Store, repo: Path):
+    """The release before this one hashed the brackets around a whole value: its pin over black's output is taken as
+    this code, and the brackets dropped after the upgrade change nothing."""
+    (repo / "src").mkdir()
+    (repo / "src/price.py").write_text(PRICE_BLACK, encoding="utf-8")
+    old = "2c6776642bda59a9"  # src/price.py::total over PRICE_BLACK, as the release before this one hashed it
+    write_skill_file(repo, "pricing", "How total works.", "Read it.",
+                     extra=f"metadata:\n  anchors: [src/price.py::total]\n  anchor_hashes: {{src/price.py::total: {old}}}\n")
+    store.refresh()
+    assert store.stale() == []
+    (repo / "src/price.py").write_text(PRICE, encoding="utf-8")
+    assert store.stale() == [], "re-wrapped after the upgrade"
+    (repo / "src/price.py").write_text(PRICE.replace("x = 1,", "x = 2,"), encoding="utf-8")
+    assert [s.anchor for s in store.stale()] == ["src/price.py::total"]
+
+
+def test_a_pin_an_older_release_wrote_is_fresh_in_a_teammates_clone_after_a_re_wrap(repo: Path, tmp_path: Path):
+    """A skill pinned by an older release over black's trailing commas; the commas dropped after the upgrade in one
+    clone (fresh there, its translation kept in its git dir). A teammate's fresh clone of the same commit is told the
+    same: the pin is translated from the code as the skill's commit holds it."""
+    (repo / "deploy.py").write_text(BLACKENED, encoding="utf-8")
+    git(repo, "add", "deploy.py")
+    git(repo, "commit", "-qm", "add deploy")
+    old = "04a60f53184ac5f6"  # deploy.py::deploy over BLACKENED, as the release that kept trailing commas hashed it
+    write_skill_file(repo, "deploying", "How deploy works.", "Read it.",
+                     extra=f"metadata:\n  anchors: [deploy.py::deploy]\n  anchor_hashes: {{deploy.py::deploy: {old}}}\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a skill about deploy")
+    assert _stale(repo)[0] == 0
+    (repo / "deploy.py").write_text(COMPACT, encoding="utf-8")
+    git(repo, "commit", "-qam", "black --skip-magic-trailing-comma")
+    assert _stale(repo)[0] == 0
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "-q", str(repo), str(mate))
+    code, out = _stale(mate)
+    assert code == 0 and "skill:deploying" not in out, f"the same commit, another clone: {out}"
+    (mate / "deploy.py").write_text(COMPACT.replace("retries=3", "retries=4"), encoding="utf-8")
+    git(mate, "commit", "-qam", "four retries")
+    code, out = _stale(mate)
+    assert code == 1 and "skill:deploying" in out and "four retries" in out, out
+
+
+def test_lineage_names_the_commit_where_the_code_stopped_matching_an_older_pin():
+    """A pin in an older release's form (trailing commas counted) is compared in that form too: the commit dropping
+    the commas is where the code moved away from it, not the commit that first added the code."""
+    old = "04a60f53184ac5f6"
+    versions = [("c3 black --skip-magic-trailing-comma", COMPACT.encode()), ("c2 a skill", BLACKENED.encode()),
+                ("c1 add deploy", BLACKENED.encode())]
+    assert lineage.changed_in("deploy.py", ["deploy"], versions, whole=True) == {"deploy": "last changed in c1 add deploy"}
+    found = lineage.changed_in("deploy.py", ["deploy"], versions, whole=True, pins={"deploy": [old]})
+    assert found == {"deploy": "last changed in c3 black --skip-magic-trailing-comma"}
