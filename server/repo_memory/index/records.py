@@ -238,11 +238,7 @@ class RecordIndex:
             for path in files:
                 self._forget(path.relative_to(self.root).as_posix())
         self.sync(files, complete=False)
-        with self._db.lock:
-            for table in ("records_fts", "docs_fts"):
-                self._db.conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
-            self._db.conn.execute("VACUUM")
-            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._db.purge()
 
     def behind(self, files: Sequence[Path]) -> int:
         """How many bytes of the logs in `files` the index has not read yet (a fresh clone's: all of them)."""
