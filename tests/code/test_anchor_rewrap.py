@@ -214,3 +214,30 @@ def test_lineage_names_the_commit_where_the_code_stopped_matching_an_older_pin()
     assert lineage.changed_in("deploy.py", ["deploy"], versions, whole=True) == {"deploy": "last changed in c1 add deploy"}
     found = lineage.changed_in("deploy.py", ["deploy"], versions, whole=True, pins={"deploy": [old]})
     assert found == {"deploy": "last changed in c3 black --skip-magic-trailing-comma"}
+
+
+def test_translating_older_pins_renders_no_log_and_asks_git_once_per_pin(repo: Path, tmp_path: Path):
+    """After an upgrade the first `stale` (and the server's first call, the post-commit and session-start hooks) ran
+    `git log -S<pin>` once per memory citing the code, with the logs' textconv driver: a `repo-memory textconv` process
+    per version of every log, per memory — 42 s for 8 records, over 30 minutes for 300, past every hook's timeout. The
+    pickaxe reads the bytes git holds, and one pin is looked up once."""
+    (repo / "deploy.py").write_text(BLACKENED, encoding="utf-8")
+    git(repo, "add", "deploy.py")
+    git(repo, "commit", "-qm", "add deploy")
+    old = "04a60f53184ac5f6"  # deploy.py::deploy over BLACKENED, as the release that kept trailing commas hashed it
+    assert CliRunner().invoke(cli, ["--root", str(repo), "init"]).exit_code == 0
+    for n in range(6):
+        write_skill_file(repo, f"deploying-{n}", f"How deploy works, part {n}.", "Read it.",
+                         extra=f"metadata:\n  anchors: [deploy.py::deploy]\n  anchor_hashes: {{deploy.py::deploy: {old}}}\n")
+        assert CliRunner().invoke(cli, ["--root", str(repo), "log", "add", f"note {n} on deploy"]).exit_code == 0
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", f"skill {n}")
+    (repo / "deploy.py").write_text(COMPACT, encoding="utf-8")
+    git(repo, "commit", "-qam", "black --skip-magic-trailing-comma")
+    mate = tmp_path / "mate"
+    git(tmp_path, "clone", "-q", str(repo), str(mate))
+    counted = tmp_path / "textconv.count"
+    git(mate, "config", "diff.repo-memory.textconv", f"f() {{ echo x >> {counted}; cat \"$1\"; }}; f")  # an older init's: no cache
+    code, out = _stale(mate)
+    assert code == 0 and "deploying" not in out, out
+    assert not counted.exists(), f"{len(counted.read_text().split())} textconv processes"
