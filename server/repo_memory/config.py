@@ -38,6 +38,7 @@ class Config:
     harness_chosen: bool = False  # REPO_MEMORY_HARNESS named it; else a client's own name (clientInfo) outranks the guess
     session: str | None = None
     inline_max: int = 64 * 1024
+    tool_output_blobs: bool = True  # the whole output of a tool call a hook records, when its record cuts it (shells/tool_records.py)
     sign: str = "auto"
     author_name: str | None = None
     author_email: str | None = None
@@ -93,7 +94,7 @@ class Config:
             log.warning("%s", problem)
         known = {"review", "commit", "recall_limit", "skill_dirs", "inline_max_bytes", "sign", "author", "commit_window_seconds",
                  "writes_per_minute", "write_bytes_per_minute", "write_bytes_per_session", "decay_half_life_days", "semantic",
-                 "mirror_limit"}
+                 "mirror_limit", "tool_output_blobs"}
         author = values.get("author", {})
         return cls(
             root=top,
@@ -108,6 +109,7 @@ class Config:
             # Claude Code gives its MCP servers the session id its hooks receive, so tools and hooks write one log.
             session=env.get("REPO_MEMORY_SESSION") or env.get("CLAUDE_CODE_SESSION_ID") or env.get("CLAUDE_SESSION_ID") or None,
             inline_max=values.get("inline_max_bytes", 64 * 1024),
+            tool_output_blobs=bool(values.get("tool_output_blobs", True)),
             sign=values.get("sign", "auto"),
             author_name=author.get("name"),
             author_email=author.get("email"),

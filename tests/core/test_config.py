@@ -15,7 +15,7 @@ SET = {"review": ("optional", "review", "optional"), "commit": ("off", "commit",
        "commit_window_seconds": ("0.5", "commit_window", 0.5), "writes_per_minute": ("0", "writes_per_minute", 0),
        "write_bytes_per_minute": ("1024", "write_bytes_per_minute", 1024), "write_bytes_per_session": ("2048", "write_bytes_per_session", 2048),
        "semantic": ("false", "semantic", False), "decay_half_life_days": ("0", "decay_half_life_days", 0.0),
-       "mirror_limit": ("5", "mirror_limit", 5),
+       "mirror_limit": ("5", "mirror_limit", 5), "tool_output_blobs": ("false", "tool_output_blobs", False),
        "recall_limit": ("3", "recall_limit", 3), "inline_max_bytes": ("4096", "inline_max", 4096),
        "skill_dirs": (".claude/skills,docs/skills", "skill_dirs", (".claude/skills", "docs/skills")),
        "author": ('{"name": "Ops Bot", "email": "ops@example.com"}', "author_name", "Ops Bot")}

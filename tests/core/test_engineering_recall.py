@@ -239,3 +239,18 @@ def test_a_record_and_a_skill_holding_the_whole_query_go_in_the_order_of_how_muc
     assert [h.id for h in store.recall("yield_per").hits][:2] == [f"{kept(store, 'ops')}#1", "skill:nightly-export"]
     asked = "how do we run the migrations?"  # the record is denser than the skill's steps, not than its name and description
     assert [h.id for h in store.recall(asked).hits][:2] == ["skill:running-migrations", f"{kept(store, 'ops')}#2"]
+
+
+def test_a_skill_named_for_the_question_keeps_a_tie_with_a_record_of_fewer_words(store: Store):
+    """The tie-break put a three-word record ("Deployed to staging.") above the skill written for the very question
+    (skill:deploy-staging for "how to deploy to staging"): a record that short is always denser than a sentence of
+    description. A skill whose name is all words of the question is what the question asks for."""
+    fill(store)
+    store.write_skill("deploy-staging", "How to deploy to staging, step by step.", "1. make deploy ENV=staging\n2. watch the dashboard",
+                      actor="human")
+    store.write_skill("rotate-api-keys", "Rotating the API keys of the payment provider without downtime.",
+                      "1. create the new key\n2. deploy it\n3. revoke the old one", actor="human")
+    store.remember("Deployed to staging.", session="ops")
+    store.remember("Rotated API keys.", session="ops")
+    assert [h.id for h in store.recall("how to deploy to staging").hits][:2] == ["skill:deploy-staging", f"{kept(store, 'ops')}#1"]
+    assert [h.id for h in store.recall("rotate API keys").hits][:2] == ["skill:rotate-api-keys", f"{kept(store, 'ops')}#2"]

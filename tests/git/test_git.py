@@ -570,3 +570,26 @@ def test_a_persons_deferred_note_committed_later_by_a_harness_process_names_no_h
         assert git(repo, "log", "-1", "--format=%B").rstrip().endswith("Memory-Harness: codex")  # no records: its own
     finally:
         store.close()
+
+
+def test_a_repository_with_a_submodule_at_its_top_works_as_any(tmp_path: Path, runner):
+    """A submodule at the repository's top (an entry of the root tree git keeps as a commit): reading HEAD's tree asked
+    gitpython for the entry's name, which a submodule entry cannot give without .gitmodules parsing, and every command
+    that looked at HEAD — `log add`'s commit, doctor, the hooks — ended in a traceback."""
+    from repo_memory.shells.cli import cli
+
+    lib, app = tmp_path / "lib", tmp_path / "app"
+    for folder in (lib, app):
+        folder.mkdir()
+        git(folder, "init", "-q", "-b", "main")
+        (folder / "x").write_text("x\n", encoding="utf-8")
+        git(folder, "add", "x")
+        git(folder, "commit", "-qm", "x")
+    git(app, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    git(app, "commit", "-qm", "add submodule")
+    assert runner.invoke(cli, ["--root", str(app), "init"]).exit_code == 0
+    added = runner.invoke(cli, ["--root", str(app), "log", "add", "Staging DB is read-only on Fridays", "-s", "ops-notes"])
+    assert added.exit_code == 0, added.output
+    doctor = runner.invoke(cli, ["--root", str(app), "doctor"])
+    assert "Traceback" not in doctor.output and doctor.exception is None or isinstance(doctor.exception, SystemExit), doctor.output
+    assert git(app, "status", "--porcelain") == ""

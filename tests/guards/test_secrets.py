@@ -353,7 +353,7 @@ def test_no_secret_reaches_a_file_a_git_object_the_index_or_stderr_on_any_write_
     records = records_of(after, "hooked")
     after.close()
     assert [r["data"]["redacted"] for r in records] == [[rule] for rule, _, _ in cases]
-    assert all("[REDACTED:" in r["data"]["output_excerpt"] for r in records)
+    assert all("[REDACTED:" in r["data"]["output_text"] for r in records)
     git(repo, "log", "-1")  # commits landed
     secrets = [secret for _, secret, _ in cases]
     assert _leaks(repo, secrets) == []

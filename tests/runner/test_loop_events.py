@@ -102,10 +102,15 @@ def test_pushes_in_a_row_settle_once_the_record_of_the_one_check_is_pushed(toy: 
     triggered(toy, "trigger: {on: git, events: [pre-push]}")
     (toy / "calc.py").write_text(FIXED, encoding="utf-8")  # the check passes: a failing one is checked at every push
     Engine(store).accept("fix-add")
+    (toy / "notes-scratch.txt").write_text("a person's scratch notes, never added\n", encoding="utf-8")
+    (toy / "node_modules").mkdir()  # untracked and not ignored: `git add -A` into the check's tree wrote each of them
+    for n in range(300):
+        (toy / "node_modules" / f"m{n}.js").write_text(f"module.exports = {n}\n", encoding="utf-8")
+    objects = len(list((toy / ".git/objects").rglob("*")))
     for name in ("origin", "backup"):
         git(tmp_path, "init", "-q", "--bare", str(tmp_path / f"{name}.git"))
         git(toy, "remote", "add", name, str(tmp_path / f"{name}.git"))
-    git(toy, "add", "-A")
+    git(toy, "add", "-A", "--", ":!notes-scratch.txt", ":!node_modules")
     git(toy, "commit", "-q", "-m", "setup")
     git(toy, "push", "-q", "-u", "origin", "main")
     assert runner.invoke(cli, ["--root", str(toy), "loop", "hooks", "install"]).exit_code == 0
@@ -120,6 +125,7 @@ def test_pushes_in_a_row_settle_once_the_record_of_the_one_check_is_pushed(toy: 
     assert git(toy, "rev-parse", "origin/main") == git(toy, "rev-parse", "HEAD"), git(toy, "log", "--oneline", "-4")
     assert git(toy, "status", "-sb").splitlines()[0] == "## main...origin/main", git(toy, "status", "-sb")
     assert len(Engine(store).status()) == 1
+    assert len(list((toy / ".git/objects").rglob("*"))) < objects + 100, "the untracked files were written into .git"
     committed(toy, "more")  # new code: the next push checks it
     assert "fix-add: due (git pre-push)" in pushed(toy, "origin", "main")
     assert len(Engine(store).status()) == 2

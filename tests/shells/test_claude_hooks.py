@@ -40,7 +40,7 @@ def test_with_the_server_not_connected_claudes_write_to_an_experience_log_is_sti
     session = session_id(api.main_requests()[0])
     calls = [r["data"] for r in records(repo) if r["_log"] == session and r["kind"] == "tool"]
     assert [c["tool"] for c in calls] == ["Read"], calls  # the refused Write never ran: no PostToolUse
-    assert calls[0]["call_id"] and "How we cut a release" in calls[0]["output_excerpt"]
+    assert calls[0]["call_id"] and "How we cut a release" in calls[0]["output_text"]
 
 
 def test_setup_then_the_plugin_records_each_tool_call_once(project: tuple[Path, Path]):  # noqa: F811

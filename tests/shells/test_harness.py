@@ -285,7 +285,7 @@ def test_post_tool_records_calls_with_an_excerpt_and_the_full_output_redacted_in
     store = Store(Config.load(repo))
     records = records_of(store, CLAUDE_SESSION)
     bash, read = records
-    assert bash["kind"] == "tool" and bash["text"].startswith("Bash") and len(bash["data"]["output_excerpt"]) == 2000
+    assert bash["kind"] == "tool" and bash["text"].startswith("Bash") and len(bash["data"]["output_text"]) == 2000
     blob = (repo / ".agents/experience/blobs" / bash["data"]["output_blob"]).read_text(encoding="utf-8")
     store.close()
     assert "output_blob" in read["data"] and bash["data"]["redacted"] == ["github-token"]

@@ -55,6 +55,7 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
         ("Bash", {"command": "cd /tmp && REPO=1 python3 -m repo_memory loop accept fix --sha 01234567"}),
         ("Bash", {"command": "repo-memory --root . feedback skill:deploy helped"}),
         ("Bash", {"command": "repo-memory log add 'a person decided this'"}),
+        ("Bash", {"command": "repo-memory log redact s1#1 --all-text"}),  # a person's attestation, never an agent's
         ("Bash", {"command": "repo-memory stale --pin 2026-12-06-a1b2c3#4"}),  # a person's check settles a stale record
         ("Bash", {"command": "repo-memory stale --pin=deploy"}),
         ("Bash", {"command": "repo-memory stale --json --follow-renames"}),
@@ -153,7 +154,7 @@ def test_a_tool_output_with_a_lone_surrogate_is_recorded_with_a_replacement_char
     hook(repo, "session-end", {**base, "hook_event_name": "SessionEnd", "reason": "exit"})
     [log] = (repo / experience.EXPERIENCE_DIR).rglob("sur1*.jsonl")
     [record] = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if json.loads(line)["kind"] == "tool"]
-    assert "bad \ufffd byte" in record["data"]["output_excerpt"]
+    assert "bad \ufffd byte" in record["data"]["output_text"]
     if "output_blob" in record["data"]:
         blob = (repo / ".agents/experience/blobs" / record["data"]["output_blob"]).read_text(encoding="utf-8")
         assert "bad \ufffd byte" in blob

@@ -111,3 +111,23 @@ def test_doctor_warns_when_many_texts_have_no_vector_and_no_process_embeds_them(
     line = next((x for x in out.splitlines() if "semantic recall:" in x), "")
     assert "only 0 of 30 texts have a vector and no process is embedding them" in line, out
     assert "Nothing to fix; `repo-memory reindex`" not in out and "Embed them now: `repo-memory reindex`" in out, out
+
+
+def test_a_repository_deleted_while_its_embedder_runs_stays_deleted_and_the_embedder_ends(repo: Path, tmp_path: Path):
+    """`rm -rf repo` while the detached embedder of its last session ran left `repo/.git/repo-memory/vectors.*`: its
+    save made the folders again, so a `git clone URL repo` into that name failed, and it went on embedding for a
+    repository that was gone for up to two minutes."""
+    lines = "".join(json.dumps({"kind": "note", "text": f"Finding {i}: the invoice exporter {i} retries on a 503 from the ledger."})
+                    + "\n" for i in range(1500))
+    imported = subprocess.run([sys.executable, "-m", "repo_memory", "log", "import", "-"], input=lines, cwd=repo, text=True,
+                              capture_output=True, timeout=300, env={**os.environ, "REPO_MEMORY_SEMANTIC": "false"})
+    assert imported.returncode == 0, imported.stderr
+    embedder = subprocess.Popen([sys.executable, "-m", "repo_memory.shells.embedder", str(repo)], env={**os.environ, **SEMANTIC})
+    try:
+        wait_until(lambda: (repo / ".git/repo-memory/vectors.usearch").exists(), 120)  # embedding, and saved once
+        subprocess.run(["rm", "-rf", str(repo)], check=True)
+        assert embedder.wait(timeout=60) == 0
+    finally:
+        embedder.kill()
+        embedder.wait()
+    assert not repo.exists(), sorted(str(p) for p in repo.rglob("*"))

@@ -4,9 +4,7 @@ The hash is taken over the definition's tokens with comments left out, and where
 alone (Python), its start and end: re-indenting, re-wrapping or editing a comment changes nothing while any change to
 the code, a statement moved out of an `if` included, does. A comma just before a closing bracket is formatting too
 (black, prettier, rustfmt and gofmt add one when they break a list over lines), except where it makes a one-element
-tuple: Python's `(a,)`, `d[a,]`, `(yield a,)` and Rust's `(a,)` are not `(a)`. So are the brackets black and
-prettier put around a whole value when they break it over lines (`x = (` ... `)`, `return (` ... `)`, black's
-`x = (1,)` for `x = 1,`), where they cannot change what the code means (see `WRAPS`). The tokens include what the grammars
+tuple: Python's `(a,)`, `d[a,]`, `(yield a,)` and Rust's `(a,)` are not `(a)`. The tokens include what the grammars
 keep beside the definition: Python and TypeScript decorators, Rust attributes, TypeScript overload signatures.
 `hashed` also gives the hashes older releases gave the same code (see `body_hash`), so a memory they pinned still
 matches it.
@@ -20,7 +18,7 @@ from typing import Any
 # The form of the hashes `body_hash` gives (one more each time what it leaves out changes), kept with the stamp of each
 # file a hash was read from: in an index an older release wrote, every cited file is read once more, and its older
 # hashes worked out then, while the code is still the code those were pinned over.
-FORM = "6"
+FORM = "5"
 SIGNATURES = {"function_signature", "method_signature", "abstract_method_signature"}  # TypeScript: overloads, interface members
 # Kept beside a definition, not inside it (see `decorated`): Python's and TypeScript's decorators, Rust's attributes.
 DECORATIONS = {"decorator", "attribute_item"}
@@ -31,26 +29,12 @@ CLOSERS = {")", "]", "}", ">"}  # `>`: generics, `f<T,>()` (TypeScript), `S<T,>`
 TUPLES = {"tuple", "tuple_pattern", "subscript", "expression_list", "tuple_expression", "tuple_type"}
 SEPARATORS = {"token_repetition", "token_repetition_pattern"}
 SKIPPED = ("comment", "line_continuation")  # node types containing these are no tokens of the hash
-# Brackets around a whole value, where formatters add and drop them: (parent's type, its field, '' for any) -> the
-# bracketed nodes whose brackets are formatting there (Python, JavaScript, TypeScript). A Python tuple is the same
-# with its brackets or without (`x = (1,)`, `x = 1,`; `del (a, b)`); an `assert`'s is not (`assert (a, b)` always
-# holds), so there only a bracketed expression. Brackets within an expression, `(a + b) * c`, are code, and so are
-# those around a JavaScript sequence (`x = (a, b)` assigns b, `x = a, b` a) or object (`=> ({})` is no block).
-VALUE, ONE = {"parenthesized_expression", "tuple"}, {"parenthesized_expression"}
-WRAPS = {("assignment", "right"): VALUE, ("augmented_assignment", "right"): VALUE, ("return_statement", ""): VALUE,
-         ("delete_statement", ""): VALUE, ("for_statement", "right"): VALUE, ("expression_statement", ""): VALUE,
-         ("yield", ""): VALUE, ("assert_statement", ""): ONE, ("if_statement", "condition"): ONE,
-         ("elif_clause", "condition"): ONE, ("while_statement", "condition"): ONE,
-         ("variable_declarator", "value"): ONE, ("assignment_expression", "right"): ONE,
-         ("augmented_assignment_expression", "right"): ONE, ("arrow_function", "body"): ONE}
-CODE_INSIDE = {"sequence_expression", "object", "object_pattern", "function_expression", "function", "class"}
 
 
-def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = False, commas: bool = False,
-              brackets: bool = False) -> str:
-    """A hash of the definitions' tokens (comments, Python's `\\` continuations, trailing commas and the brackets
-    around a whole value left out) and (`structure`) of where each indented block starts and ends. Older releases
-    hashed those `brackets` (until 2026-12-07), trailing `commas` (until 2026-12-06), `continuations` (until 2026-12-06), no `structure` (before 2026-12-06), and no decorators,
+def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = False, commas: bool = False) -> str:
+    """A hash of the definitions' tokens (comments, Python's `\\` continuations and trailing commas left out) and
+    (`structure`) of where each indented block starts and ends. Older releases hashed trailing `commas` (until
+    2026-12-06), `continuations` (until 2026-12-06), no `structure` (before 2026-12-06), and no decorators,
     attributes nor overload signatures (before 2026-12)."""
     digest = hashlib.sha256()
     stack: list[Any] = list(reversed(nodes))
@@ -61,7 +45,7 @@ def body_hash(nodes: list[Any], structure: bool = True, continuations: bool = Fa
         elif "comment" in node.type or (node.type == "line_continuation" and not continuations):
             continue  # and nothing inside it (Rust's doc comments have children)
         elif node.child_count == 0:
-            if node.type == "," and not commas and trailing(node) or not brackets and node.type in ("(", ")") and wraps(node.parent):
+            if node.type == "," and not commas and trailing(node):
                 continue
             digest.update(node.text)
             digest.update(b"\x00")
@@ -87,19 +71,6 @@ def trailing(comma: Any) -> bool:
     if parent.type in TUPLES and opener != "[" or parent.type == "token_tree" and opener == "(":
         return sum(child.type == "," for child in parent.children) > 1
     return True
-
-
-def wraps(node: Any) -> bool:
-    """Whether `node` is brackets around a whole value (see `WRAPS`), or within such brackets and no more: `((a))`."""
-    if node is None or node.type not in VALUE or node.parent is None or node.named_child_count != 1 and node.type != "tuple":
-        return False
-    if node.type == "parenthesized_expression" and node.named_children[0].type in CODE_INSIDE:
-        return False
-    parent = node.parent
-    if parent.type == "parenthesized_expression":
-        return wraps(parent)
-    field = next((parent.field_name_for_child(i) for i, c in enumerate(parent.children) if c.id == node.id), None)
-    return node.type in WRAPS.get((parent.type, field or ""), ())
 
 
 def _next_token(node: Any) -> Any:
@@ -142,8 +113,7 @@ def hashed(tree: Any, places: tuple[tuple[int, int, int], ...]) -> tuple[str, in
     nodes = [_node_at(tree, start, end) for start, end, _ in places]
     full, older = decorated(nodes), [n for n in nodes if n.type not in SIGNATURES]
     now = body_hash(full)
-    legacy = [body_hash(full, brackets=True), body_hash(full, commas=True, brackets=True),
-              body_hash(full, continuations=True, commas=True, brackets=True),
-              body_hash(full, structure=False, continuations=True, commas=True, brackets=True),
-              *([body_hash(older, structure=False, continuations=True, commas=True, brackets=True)] if older and older != full else [])]
+    legacy = [body_hash(full, commas=True), body_hash(full, continuations=True, commas=True),
+              body_hash(full, structure=False, continuations=True, commas=True),
+              *([body_hash(older, structure=False, continuations=True, commas=True)] if older and older != full else [])]
     return now, places[0][2], tuple(h for h in dict.fromkeys(legacy) if h != now)

@@ -25,18 +25,25 @@ class Pinned:
 
     def __init__(self, git: Git, folders: tuple[str, ...]):
         self._git, self._folders = git, folders
+        self._asked: dict[tuple[str, str], str | None] = {}  # every memory citing one code shares its pin: asked once
 
     def over(self, anchor: str, pin: str) -> str | None:
         """This release's hash of the code `anchor` cites at the first commit holding `pin` in a memory file, when
         `pin` is a hash an older release gave that code; `pin` itself when it is not (nothing to translate); None when
         no commit holds it (a memory not committed yet, a history cut short): the code on disk is all there is."""
+        if (anchor, pin) not in self._asked:
+            self._asked[(anchor, pin)] = self._look_up(anchor, pin)
+        return self._asked[(anchor, pin)]
+
+    def _look_up(self, anchor: str, pin: str) -> str | None:
         path, _, symbol = anchor.partition("::")
         if not PIN.fullmatch(pin) or not supported(path):
             return pin
         log: list[str] = []
-        try:  # -S: the commits that changed how often the pin occurs; the oldest wrote it
-            log = self._git.run("--literal-pathspecs", "log", "--reverse", "--format=%H", f"-S{pin}", self._git.memory_rev(),
-                                "--", *self._folders, check=False).stdout.split()
+        try:  # -S: the commits that changed how often the pin occurs, the oldest wrote it; in the bytes git holds (a log's
+            # textconv driver would start a process per version of every log)
+            log = self._git.run("--literal-pathspecs", "log", "--no-textconv", "--reverse", "--format=%H", f"-S{pin}",
+                                self._git.memory_rev(), "--", *self._folders, check=False).stdout.split()
             data = self._git.blob(log[0], path) if log else None
         except (GitError, NotFoundError):
             return pin if log else None  # the code was not committed when the pin was

@@ -63,7 +63,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
                 number = counted[1]  # its place decides whether git holds it, not its bytes
                 told = account(checked.problem, rel, number, line.raw, checked.hash_ok,
                                held[number - 1] if number <= len(held) else None, chain[2])
-                breaks.append((record.get("id", rel), told))
+                breaks.append((record.get("id", rel), (not checked.hash_ok and provenance.redacted(record)) or told))
             elif not rewritten and (outside := provenance.judge(record, rel, checked.line.offset + len(checked.line.raw), head)):
                 breaks.append((record["id"], f"{outside}; if you or your own repo-memory wrote it, commit {rel} yourself "
                                              "(`git add`, `git commit`), otherwise remove the line"))

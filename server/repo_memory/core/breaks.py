@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from repo_memory.core.redacting import SAID
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF
 from repo_memory.guards import torn
@@ -50,8 +51,8 @@ def deleted(before: str, commit: str) -> str:
 
 
 def note(what: str) -> bool:
-    """Whether verify's finding `what` is worth knowing but no break: a torn last line, a committed deletion."""
-    return what == experience.TORN or what.startswith(DELETED)
+    """Whether verify's finding `what` is worth knowing but no break: a torn last line, a committed deletion, a redaction."""
+    return what == experience.TORN or what.startswith(DELETED) or what.startswith(SAID)
 
 
 def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
@@ -63,6 +64,8 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
             return "warning", f"`repo-memory doctor --fix` left it: {unmoved[rel]}."
         return "warning", (f"Run `repo-memory doctor --fix`: it moves the line to {SET_ASIDE} (never committed); do not commit "
                            "the log by hand meanwhile.")
+    if what.startswith(SAID):  # a person's attested redaction (core/redacting.py): no break
+        return "info", "A person redacted it (`repo-memory log redact`); older commits hold what it said until history is rewritten."
     if what.startswith(DELETED):
         return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
                            "`git checkout` the line gives and commit the file; if the session is to go, delete its other files "

@@ -222,6 +222,7 @@ def _frontmatter(name: str, data: bytes) -> dict[str, Any]:
                                        for k, v in metadata.items()}  # valid, so a list of text or a map of text
         wrong += [f"metadata.{k}" for k, v in metadata.items() if not isinstance(v, str)]
     if wrong:
-        raise Withheld(f"{what} is not served over MCP: the Agent Skills format allows only text in {', '.join(wrong)} (write a "
-                       "list as one line of text, e.g. `tags: release, ci`)")
+        raise Withheld(f"{what} is not served over MCP: the Agent Skills format allows only text in {', '.join(wrong)} (quote a "
+                       "number or true/false, `version: \"2\"`; write a list as one line of text, `tags: release, ci`; a map "
+                       "as separate keys)")
     return meta

@@ -35,8 +35,8 @@ from typing import Any
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
 from repo_memory.formats import refs, when
 from repo_memory.formats.experience import (
-    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now, parse_lines,
-    scrub, seal,
+    BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PERSON_KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now,
+    parse_lines, scrub, seal,
 )
 from repo_memory.core.session_files import SEGMENT, TIPS_DIR, Tip, begun, number, part_of, segment, tail
 from repo_memory.guards import authorship, disk, paths, torn
@@ -284,7 +284,7 @@ class Journal:
 
     def _prepare(self, entry: Entry) -> dict[str, Any]:
         entry = replace(entry, text=scrub(entry.text), data=scrub(entry.data), refs=scrub(entry.refs), source=scrub(entry.source))
-        if entry.kind not in KINDS and not re.match(r"^loop\.[a-z_]+$", entry.kind):
+        if entry.kind not in (*KINDS, *PERSON_KINDS) and not re.match(r"^loop\.[a-z_]+$", entry.kind):
             raise InvalidRecordError("record", [Problem(f"kind '{entry.kind}' is not one of {', '.join(KINDS)} (or loop.*)", field="kind")])
         if entry.text is None and entry.data is None:
             raise InvalidRecordError("record", [Problem("give text or data", field="text")])

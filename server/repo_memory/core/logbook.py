@@ -18,7 +18,7 @@ from repo_memory.core import audit
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
-from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, record_cursor
+from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, record_cursor, verified_view
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem
@@ -215,11 +215,13 @@ class Logbook:
                 if seq < start:
                     continue
                 resumed = offset == 0 and seq - 1 not in seen and self._journal.resumes(paths.inside(self.root, *file.split("/")))
-                view = _view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id, resumed)
+                view = verified_view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id, resumed,
+                                     self._provenance.redacted)
                 if view.record:
                     source = view.record.get("source", {})
                     done = self._committed.record(file, offset + length, head)
-                    recorded = describe(source.get("actor", ""), done, source.get("harness", ""), source.get("tool", ""), view.record.get("kind", ""))
+                    recorded = describe(source.get("actor", ""), done, source.get("harness", ""), source.get("tool", ""),
+                                        view.record.get("kind", "")) + (f"; {view.recorded}" if view.recorded else "")
                     outside = self._provenance.judge(view.record, file, offset + length, head)
                     if outside:  # its hash and chain may verify: anyone can recompute those
                         recorded = f"{outside}; it claims: {recorded}"
@@ -312,23 +314,3 @@ def _stale(root: Path, located: Sequence[tuple[str, int, int, int, str]], start:
             or not all((root / file).is_file() for file in {row[0] for row in located}))
 
 
-def _view(journal: Journal, line: experience.Line, before: set[str], seq: int, session: str, record_id: str, resumed: bool = False
-          ) -> RecordView:
-    """A record as read at its indexed place, verified: its hash, and that its prev is one of the records before it
-    (`resumed`: the first of a file whose file before it is not in this checkout, linked to a record found elsewhere)."""
-    record = line.record
-    if record is None or record.get("seq") != seq or record.get("session") != session:
-        return RecordView(id=record_id, record={}, verified=False,
-                          problem="the log no longer holds this record where it was written (edited behind the server's back); "
-                                  "run `repo-memory verify` to see every break")
-    problem = "" if experience.seal(record)["sha256"] == record["sha256"] else "its content does not match its sha256 (edited after it was written)"
-    chain_ok = record["prev"] is None if seq == 1 else record["prev"] in before or resumed and isinstance(record["prev"], str)
-    if not problem and not chain_ok:
-        problem = "its prev hash does not match the record before it (a record was changed, removed or inserted)"
-    content = None
-    if "blob" in record:
-        data, intact = journal.blob(record["blob"]["sha256"])
-        content = data.decode("utf-8", errors="replace")
-        if not intact and not problem:
-            problem = f"blob {record['blob']['sha256']} does not match its hash"
-    return RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content)

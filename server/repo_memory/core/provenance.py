@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from repo_memory.core import redacting
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.git.committed import Committed
 from repo_memory.guards import authorship, disk, paths
+
+if TYPE_CHECKING:
+    from repo_memory.core.journal import Journal
 
 OUTSIDE = ("written outside repo-memory: it carries no mark of this clone's repo-memory and is not committed (a hand "
            "edit or an agent's file tool wrote it)")
@@ -39,8 +43,9 @@ def unsealed(record: dict[str, Any]) -> bool:
 class Provenance:
     """Judges records by this clone's key and by what git holds."""
 
-    def __init__(self, root: Path, key: authorship.Key | None, committed: Committed):
-        self.root, self.key, self._committed = root, key, committed
+    def __init__(self, root: Path, key: authorship.Key | None, committed: Committed, journal: Journal | None = None):
+        self.root, self.key, self._committed, self._journal = root, key, committed, journal
+        self._claims: dict[str, tuple[tuple[tuple[str, int, int], ...], list[tuple[str, experience.Line]]]] = {}  # redacted()
         self._read: dict[str, tuple[tuple[int, int], dict[tuple[int, int], dict[str, Any] | None]]] = {}  # lines()
 
     def judge(self, record: dict[str, Any], rel: str, end: int, head: str | None | object = None) -> str:
@@ -52,6 +57,20 @@ class Provenance:
         if self._committed.record(rel, end, at) or self._committed.incoming(rel, experience.canonical(record)):
             return ""
         return OUTSIDE if "mac" in record else UNMARKED
+
+    def redacted(self, record: dict[str, Any]) -> str:
+        """'redacted on DATE by the person (ID)…' when `record` no longer matches its hash because a person's `log redact`
+        attested its content as it stands (core/redacting.py), else ''."""
+        if self._journal is None or not unsealed(record):
+            return ""
+        session, head = record["session"], self._committed.head()
+        files = [p for name in (session, *self._journal.kept(session)) for p in self._journal.segments(name)]
+        stamp = tuple((str(p), st.st_size, st.st_mtime_ns) for p in files if (st := p.lstat()))
+        if (known := self._claims.get(session)) is None or known[0] != stamp:  # a broken log names many records: read once
+            found = [(p.relative_to(self.root).as_posix(), line) for p in files for line in self._journal.lines(p)
+                     if line.record and redacting.claims(line.record)]
+            known = self._claims[session] = (stamp, found)
+        return redacting.attested(record, known[1], lambda found, rel, end: self.judge(found, rel, end, head))
 
     def vouched(self, rel: str, offset: int, length: int) -> dict[str, Any] | None:
         """The record at (offset, length) of log `rel` when it is authentic (`judge`) and its text matches its hash, else

@@ -220,8 +220,10 @@ class Recall:
 
         Third, whether the record goes first when the two bests tie (both hold as much of the query): when more of its
         words are the query's than of the skill's read text, and of the skill's name and description (what it says it
-        is about). The tie went to the skill: a runbook with one step naming `yield_per` came before the record of that
-        change (an engineering memory's 73 questions: rank 1 for 58 -> 65 full-text, 58 -> 64 hybrid; docs/benchmarks.md)."""
+        is about), and its name is not all words of the question (skill:deploy-staging is what "how to deploy to staging"
+        asks for, whatever a three-word record holds). The tie went to the skill: a runbook with one step naming
+        `yield_per` came before the record of that change (an engineering memory's 73 questions: rank 1 for 58 -> 65
+        full-text, 58 -> 64 hybrid; docs/benchmarks.md)."""
         if not docs or not records:
             return 1.0, 1.0, False
         kind, _, name = docs[0].id.partition(":")
@@ -237,7 +239,8 @@ class Recall:
             texts[1] += " " + " ".join(query.parts(texts[1]))
             passage = max(2 * len(parsed.tokens), 4)
             (doc, doc_density), (record, density), (_, about) = fts.coverage(self._db.conn, TOKENIZE, parsed.terms, texts, (opening,), passage)
-        return 0.5 + 0.5 * doc, 0.5 + 0.5 * record, doc == record and density > max(doc_density, about)
+        named = bool(name_words := set(query.words(name))) and name_words <= set(parsed.tokens)  # a skill named for the question
+        return 0.5 + 0.5 * doc, 0.5 + 0.5 * record, doc == record and density > max(doc_density, about) and not named
 
     def close(self) -> None:
         self._beside.shutdown(wait=True)
@@ -310,7 +313,7 @@ class Recall:
                     if not committed and (record is None or self._provenance.judge(record, file, offset + length, head)):
                         recorded = f"{OUTSIDE}; it claims: {recorded}"
                     if record is not None and unsealed(record):
-                        recorded = f"{recorded}; {UNSEALED}"
+                        recorded = f"{recorded}; {self._provenance.redacted(record) or UNSEALED}"
             stale = "; ".join(reasons.get(hit.id, []))
             out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
         return out

@@ -38,10 +38,8 @@ ROUND = 64  # texts embedded between looks at what is wanted most (a session rec
 SCAN = 4096  # records looked at per query for ones without a vector
 # The job saves soon (harnesses kill servers seconds after start), but a save writes the whole file (17 ms at 14k vectors,
 # about 100 MB at 100k): SAVE_GAP s and SAVE_SHARE times the last save's time apart, under 1/SAVE_SHARE of the job's time.
-SAVE_GAP = 1.0
-SAVE_SHARE = 40
-IDLE = 2.0  # seconds the background job sleeps when there is nothing to embed
-QUERIES = 256  # query embeddings kept
+SAVE_GAP, SAVE_SHARE = 1.0, 40
+IDLE, QUERIES = 2.0, 256  # seconds the background job sleeps when there is nothing to embed; query embeddings kept
 # Seconds a server answers before its job starts (past the SDK's import). 5 s while the first pass held the vectors' lock
 # 7.4 s at 10k skills; 0.28 s since a8648b7 (docs/benchmarks.md), and at 5 s a `claude -p` session ended before it began.
 STARTUP_DELAY = 1.0
@@ -207,8 +205,11 @@ class Semantic:
         return done
 
     def save(self) -> None:
-        """Write the vectors embedded since the last save (`reindex` at its end, the job when `_save_due`, and when it stops)."""
-        if self._unsaved:
+        """Write the vectors embedded since the last save (`reindex` at its end, the job when `_save_due`, and when it
+        stops); never where the repository went (deleted or moved: its folders are not made again), which ends the job."""
+        if self._unsaved and not self.state_dir.is_dir():
+            self._stop.set()
+        elif self._unsaved:
             self._unsaved = False
             began = time.monotonic()
             self.vectors.save()

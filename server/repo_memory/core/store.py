@@ -11,7 +11,7 @@ from repo_memory.code.anchors import Code
 from repo_memory.code.pinned import Pinned
 from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import MEMORY_DIR, SKILLS_DIR, Config
-from repo_memory.core import briefing, merges, runlock
+from repo_memory.core import briefing, merges, redacting, runlock
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.logbook import Logbook
@@ -55,7 +55,8 @@ class Store:
         self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))
         self._committer = Committer(git, config.state_dir, policy, self.session, owner, self.key, config.clone_dir)  # owner: who commits what it writes
         committed, code = Committed(git), Code(config.root)
-        provenance, self._evidence = Provenance(config.root, self.key, committed), Evidence(db)
+        provenance = self._provenance = Provenance(config.root, self.key, committed, journal=self._journal)
+        self._evidence = Evidence(db)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
         pinned = Pinned(git, (MEMORY_DIR, *config.skill_dirs))  # the code a pin was taken of, as git holds it
         self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched, pinned=pinned.over)
@@ -194,6 +195,10 @@ class Store:
 
     def verify(self, progress: Progress | None = None) -> list[tuple[str, str]]:
         return self._logs.verify(progress)  # progress in bytes of the logs checked
+
+    def redact(self, ref: str, strings: Sequence[str], whole: bool, dry_run: bool = False) -> redacting.Redacted:
+        return redacting.Redactor(journal=self._journal, logs=self._logs, records=self._records, committer=self._committer,
+                                  said=self._provenance.redacted).redact(ref, strings, whole, dry_run)  # a person's (log redact)
 
     def briefing(self) -> str:  # the session briefing a harness shows at start (core/briefing.py)
         moving, quiet = self._activity.live_runs(since=briefing.quiet_since())  # and whose check was cut off (core/runlock.py)

@@ -24,6 +24,7 @@ INLINE_MAX = 64 * 1024
 HARD_CAP = 8 * 1024 * 1024
 PREVIEW_CHARS = 2000
 KINDS = ("note", "action", "observation", "tool", "decision", "error", "summary", "skill.used", "outcome")
+PERSON_KINDS = ("redaction",)  # written only by a person's command (`log redact`, core/redacting.py): never `remember`ed or imported
 # Kinds that carry the server's judgement: a loop run's records, the skills it credited, verdicts and feedback. Only
 # the loop engine (tools loop_start, loop_step, loop) and the feedback tool (MCP `feedback`, CLI `skill feedback`)
 # write them; a record of these kinds from any other tool is untrusted wherever it is read.

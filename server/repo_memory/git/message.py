@@ -65,7 +65,7 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
         messages.append(f"memory(experience): {session}" + (f"#{low}" if low else "") + (f"-{high}" if high > low else "")
                         + (f", run ended {ended}" if ended else ""))
     messages = list(dict.fromkeys(messages)) or ["memory: update"]
-    subject = messages[0] if len(messages) == 1 else f"memory: {len(messages)} changes"
+    subject = _subject(messages)
     listed = [f"- {m}" for m in messages[:LISTED]] + ([f"- … and {len(messages) - LISTED} more"] if len(messages) > LISTED else [])
     body = "" if len(messages) == 1 else "\n" + "\n".join(listed) + "\n"
     sessions = sorted({e.session for e in entries if e.session})
@@ -76,6 +76,23 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     if (sessions or harness) and named not in ("", "unknown"):  # init's scaffolding, and a note typed at a terminal, name none
         trailers += f"Memory-Harness: {named}\n"
     return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
+
+
+def _subject(messages: list[str]) -> str:
+    """One change's message, else each kind of change named, so that `git log --oneline` shows an agent's skill edit
+    beside the session that made it: `memory(skill): deploy edited by an agent (Write); experience S#1-4`. A kind of
+    several changes is counted, and a message past 60 characters cut."""
+    if len(messages) == 1:
+        return messages[0]
+    kinds: dict[str, list[str]] = {}
+    for m in messages:
+        kind, _, said = m.partition("): ") if m.startswith("memory(") else ("memory(other", "", m)
+        kinds.setdefault(kind.removeprefix("memory("), []).append(said)
+    if len(kinds) == 1:
+        return f"memory: {len(messages)} changes"
+    named = [(said[0] if len(said[0]) <= 60 else said[0][:59] + "…") if len(said) == 1 else f"{len(said)} changes" for said in kinds.values()]
+    first, *rest = zip(kinds, named)
+    return "; ".join([f"memory({first[0]}): {first[1]}", *(f"{kind} {said}" for kind, said in rest)])
 
 
 @dataclass(frozen=True)

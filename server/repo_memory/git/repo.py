@@ -312,8 +312,8 @@ class Git:
 
         entries = self._trees.get(sha)
         if entries is None:
-            entries = self._trees[sha] = {str(item.name): (str(item.hexsha), str(item.type))
-                                          for item in git.Tree(self.repo, bytes.fromhex(sha), 0o040000, "")}
+            entries = self._trees[sha] = {str(item.path): (str(item.hexsha), str(item.type))  # a submodule has no name
+                                          for item in git.Tree(self.repo, bytes.fromhex(sha), 0o040000, "")}  # but its path
             _bound(self._trees, TREES_KEPT)
         self._trees.move_to_end(sha)  # most recently used last
         return entries

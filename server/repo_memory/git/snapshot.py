@@ -1,6 +1,8 @@
-"""The files a loop's check sees, as a git tree id: the working tree's (every file git does not ignore, as `git add -A`
-would stage it) or a commit's, one folder left out of both so the two compare by id. Built in a private index file, so
-the person's index, and what they staged, is never touched."""
+"""The files a loop's check sees, as a git tree id: the working tree's tracked files (as `git add -u` would stage them:
+what is staged, and each tracked file as it is on disk) or a commit's, one folder left out of both so the two compare
+by id. Built in a private index file, so the person's index, and what they staged, is never touched. Untracked files
+are no part of it: a scratch file or an unignored node_modules would make every check differ from every commit (the
+pushes never settled) and `git add -A` wrote each of them into .git."""
 
 from __future__ import annotations
 
@@ -15,12 +17,12 @@ from repo_memory.git.repo import Git
 
 
 def of_worktree(git: Git, scratch: Path, leave_out: str) -> str:
-    """The tree of the working tree's files, `leave_out` (a folder) left out; '' when git cannot build it."""
+    """The tree of the working tree's tracked files, `leave_out` (a folder) left out; '' when git cannot build it."""
     def fill(env: dict[str, str]) -> None:
         person = git.root / git.run("rev-parse", "--git-path", "index").stdout.strip()
         if person.is_file():  # its stat data: a file unchanged since it was staged is not read again
             shutil.copyfile(person, env["GIT_INDEX_FILE"])
-        git.run("add", "-A", "--", ".", env=env)  # untracked files too: a check reads them (ignored ones are no code)
+        git.run("add", "-u", "--", ".", env=env)
     return _tree(git, scratch, leave_out, fill)
 
 

@@ -6,7 +6,7 @@ command, and refuses the call when the answer is a reason:
 - the experience logs and blobs (append-only evidence: records go through `remember`/`checkpoint`),
 - `.agents/repo-memory.toml` (review and write limits are a person's settings),
 - `<git dir>/repo-memory/` (this clone's state: index, acceptances, pending commits) and the key folder,
-- `repo-memory accept/reject/feedback/log add/loop accept/loop abort/loop due --trust-specs-at/uninstall/stale --pin`
+- `repo-memory accept/reject/feedback/log add/log redact/loop accept/loop abort/loop due --trust-specs-at/uninstall/stale --pin`
   (a person's decisions, recorded as a person's) in any command the agent's shell line unfolds into (guards/unfolding.py:
   `bash -c`, eval, find -exec, `uv run`, a git shell alias, a make recipe…), repo-memory run by Python too.
 
@@ -44,7 +44,8 @@ _PAGER_KEY = re.compile(r"core\.pager|pager\.[^=]+", re.IGNORECASE)
 READ_HINT = "; to read them, use a plain reader: cat, grep, or `git --no-pager log -- …` with no pager or program setting"
 # settings files not read here (XDG_CONFIG_HOME holds git's user-wide one; HOME's .gitconfig: pagers.RUNS)
 _GIT_CONFIG_FILES = frozenset({"GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME"})
-PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("loop", "accept"), ("loop", "abort"))
+PERSON_COMMANDS = (("accept",), ("reject",), ("feedback",), ("uninstall",), ("log", "add"), ("log", "redact"), ("loop", "accept"),
+                   ("loop", "abort"))
 PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a person's check settles stale memory
 # The options taking a value of repo-memory itself and of the commands read for a person's option (`loop due`, `stale`).
 VALUED = frozenset({"--root", "--event", "--agent", "--trust-specs-at", "--pin"})

@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 23
+SCHEMA_VERSION = 24
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -141,6 +141,15 @@ class Database:
             except sqlite3.DatabaseError as exc:
                 return str(exc)
         return ""
+
+    def purge(self) -> None:
+        """Leave no byte of deleted rows in the file: FTS5 keeps a deleted row's words in its segments until they merge,
+        and deleted rows stay in free pages and the WAL (a redaction, index/records.py `scrub`)."""
+        with self.lock:
+            for table in ("records_fts", "docs_fts"):
+                self.conn.execute(f"INSERT INTO {table}({table}) VALUES('optimize')")
+            self.conn.execute("VACUUM")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def rebuild(self, why: str, damaged: bool = True) -> None:
         """Throw the file away and create an empty index of the current schema; the caller re-indexes the files."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import UnsafePathError
-from repo_memory.formats import experience, schema, when
+from repo_memory.formats import experience, schema, tool_output, when
 from repo_memory.guards import disk, markers
 from repo_memory.index import cited, cjk, fts
 from repo_memory.index.db import TOKENIZE, Database
@@ -106,6 +106,8 @@ def _text(record: dict[str, Any]) -> str:
     """The words a record is found by: its text and the searchable keys of its data; all of its data when it has no text."""
     text = str(record.get("text") or "")
     data = record.get("data")
+    if call := _call(record):
+        return "\n".join(filter(None, call))[: len(call[0]) + 4000]
     if not text and data is not None:
         rest = {k: v for k, v in data.items() if k not in PLACED} if isinstance(data, dict) else data
         return "" if rest == {} else rest[:4000] if isinstance(rest, str) else json.dumps(rest, ensure_ascii=False)[:4000]
@@ -113,6 +115,19 @@ def _text(record: dict[str, Any]) -> str:
         words = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k in searchable() if (v := data.get(k)) is not None]
         return "\n".join([text, *words])[: len(text) + 4000]
     return text
+
+
+def _call(record: dict[str, Any]) -> tuple[str, str] | None:
+    """A hook's record of a tool call as (the tool and its input, its output): the content of each, not the harness's
+    field names and flags (formats/tool_output.py). Its text (`Bash {"command": …}`) is the input again: left out."""
+    data = record.get("data")
+    if record["kind"] != "tool" or not isinstance(data, dict) or not isinstance(data.get("tool"), str) or "input" not in data:
+        return None
+    given = data["input"]
+    given = tool_output.dumped(given) if isinstance(given, str) else tool_output.content(given)
+    said = data.get("output_text")
+    said = said if isinstance(said, str) else tool_output.dumped(str(data.get("output_excerpt") or ""))
+    return " ".join(filter(None, [data["tool"], given])), said
 
 
 def _searched(text: str, anchors: str = "", refs: str = "") -> str:
@@ -138,7 +153,8 @@ def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[An
     text, speaker = _text(r), _speaker(r)
     distrust = judge(r, rel, line.offset + len(line.raw)) if judge else experience.untrusted(r)
     flags = [*(str(m) for m in markers.find(text)), *filter(None, [distrust])]  # both keep it out of recall and evidence
-    own = min(len(r["text"]) if r.get("text") else len(text), EMBED_CHARS)  # what is embedded: the record's words, not its data
+    call = _call(r)  # of a tool call, its tool and input are embedded
+    own = min(len(call[0]) if call else len(r["text"]) if r.get("text") else len(text), EMBED_CHARS)  # its words, not its data
     return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
             text, speaker, _listed(r.get("covers")), _listed(r.get("refs")), rel, line.offset,
             len(line.raw), r["sha256"], _origin(r), json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r),
@@ -213,6 +229,16 @@ class RecordIndex:
                 for rel in known:
                     self._forget(rel)
         return added
+
+    def scrub(self, files: Sequence[Path]) -> None:
+        """Index `files` afresh and leave no byte of what they held before in the database file: a redaction took a
+        secret out of them (core/redacting.py). Deleted rows stay in free pages, and FTS5 keeps a deleted row's words
+        in its segments until they merge: so the full-text tables are merged, the file rebuilt and its WAL emptied."""
+        with self._db.transaction():
+            for path in files:
+                self._forget(path.relative_to(self.root).as_posix())
+        self.sync(files, complete=False)
+        self._db.purge()
 
     def behind(self, files: Sequence[Path]) -> int:
         """How many bytes of the logs in `files` the index has not read yet (a fresh clone's: all of them)."""

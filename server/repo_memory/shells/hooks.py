@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import Config
-from repo_memory.formats import experience, harness_logs, refs
+from repo_memory.formats import experience, refs
 from repo_memory.git import sparse
 from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
@@ -20,7 +20,7 @@ from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import following, mirror, offering, skill_changes
 from repo_memory.git import underway
-from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool
+from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool, tool_records
 from repo_memory.shells.loopstop import stop
 
 log = logging.getLogger("repo_memory")
@@ -97,7 +97,6 @@ def _session(store: Store, payload: dict[str, Any]) -> str:
     return named if isinstance(named, str) and refs.SESSION.match(named) and named != store.config.session else store.session
 
 
-EXCERPT = 2000
 FIRST_LOOK_BYTES = 4 << 20  # of logs the session-start hook indexes itself (about a second); more is left to the server
 
 
@@ -126,8 +125,9 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Record a tool call: its name, input and a bounded excerpt of its output (full output to a blob, except for shell commands)."""
-    call = _call(store, payload)
+    """Record a tool call (shells/tool_records.py: its input, the first 2,000 characters of its output's text, and where
+    the rest is), and redraft the skills it changed."""
+    call = tool_records.made(store, payload)
     if call is None:
         return {}
     tool, text, data = call
@@ -158,35 +158,6 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
 
 
-def _call(store: Store, payload: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
-    """The tool a PostToolUse input names, and its record's text and data; None for a call not recorded."""
-    tool = payload.get("tool_name")
-    if not isinstance(tool, str) or not tool.strip():
-        return None  # every PostToolUse names its tool: input that does not is not one, and an empty record is noise
-    if harness_logs.unrecorded(tool):
-        # The server recorded what its tools wrote, and what they read is memory already: a copy of a `remember` call,
-        # or of a `recall` answer holding the decision's text, outranked the decision for its own words (as did the
-        # harness's ToolSearch that loaded them).
-        return None
-    # Secrets are redacted in the structured values, before they are serialized (JSON escaping would hide a secret's
-    # edges from the scanner) and before any byte reaches a blob (a blob is written as is).
-    tool_input, in_input = secretscan.redact_value(payload.get("tool_input"))
-    response, found = secretscan.redact_value(payload.get("tool_response", payload.get("tool_output")))
-    found += in_input
-    output = response if isinstance(response, str) else json.dumps(response, ensure_ascii=False, default=str)
-    summary = json.dumps(tool_input, ensure_ascii=False, default=str)[:300] if tool_input is not None else ""
-    data: dict[str, Any] = {"tool": tool, "input": _bounded(tool_input), "output_excerpt": output[:EXCERPT]}
-    if isinstance(payload.get("tool_use_id"), str):
-        data["call_id"] = payload["tool_use_id"][:200]  # the harness's id of the call: an import of its transcript skips it
-    if isinstance(payload.get("agent_id"), str) and payload["agent_id"]:  # a subagent's call, recorded in its parent's session
-        data["subagent"] = {"id": payload["agent_id"][:200], "type": str(payload.get("agent_type") or "")[:200]}
-    if len(output) > EXCERPT and store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # blobs are in the logs' folder
-        data["output_blob"] = store.put_blob(output.encode("utf-8"))
-    if found:
-        data["redacted"] = sorted({f.rule for f in found})
-    return tool, f"{tool} {summary}".strip(), data
-
-
 def _entry(store: Store, payload: dict[str, Any], text: str, data: dict[str, Any]) -> experience.Entry:
     return experience.Entry("tool", text=text, data=data, source=store.source("agent", f"hook:{payload.get('hook_event_name', 'PostToolUse')}"))
 
@@ -212,7 +183,7 @@ def _unserved_read(store: Store, tool: str, tool_input: Any) -> list[str]:
 
 
 FILE_TOOLS, SHELL_TOOLS, PATCH_FILES = pretool.FILE_TOOLS, pretool.SHELL_TOOLS, pretool.PATCH_FILES
-READ_TOOLS = ("Read", "read_file", "view")
+READ_TOOLS = tool_records.READ_TOOLS
 
 
 def _memory_paths(store: Store, tool: str, tool_input: Any) -> list[str]:
@@ -261,11 +232,6 @@ def _skill_read(store: Store, tool: str, tool_input: Any) -> str:
     return name if paths.SLUG.match(name) and store.skill_exists(name) else ""
 
 
-def _bounded(value: Any) -> Any:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return value if len(text) <= EXCERPT else text[:EXCERPT] + "…"
-
-
 def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Before (or after) the harness compacts its context: a summary record covering this session's records since the last checkpoint."""
     session = _session(store, payload)
@@ -294,8 +260,8 @@ BACKFILL_SECONDS = 1.0  # of the 3 s Claude Code gives SessionEnd (setup.TIMEOUT
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record the tool calls Claude Code's hooks never delivered (as many as BACKFILL_SECONDS allow), close the session's
-    log with an end record (only when it recorded something not yet committed) saying what was left, then commit its
-    experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
+    log with an end record saying what was left (only when some were, and it recorded something not yet committed), then
+    commit its experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
     closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
     try:
         lines = [ln.record for ln in store.lines(store.session) if ln.record]
@@ -306,7 +272,9 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         added, left = _record_undelivered(store, payload, lines)
         lines = [ln.record for ln in store.lines(store.session) if ln.record] if added else lines
     last = [record["id"] for record in lines][-1:]
-    if last and not all(view.committed for view in store.read(last[0]).records):
+    # Only to say what was left: a bare "Session ended (other)." came after a command hook's records and not after an
+    # mcp hook's (its server committed them first), so Codex's sessions had it and Claude Code's did not.
+    if left and last and not all(view.committed for view in store.read(last[0]).records):
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
@@ -339,7 +307,7 @@ def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dic
         if time.monotonic() > deadline:
             break
         done += 1
-        if made := _call(store, {**call, "hook_event_name": "SessionEnd"}):
+        if made := tool_records.made(store, {**call, "hook_event_name": "SessionEnd"}):
             entries.append(_entry(store, {"hook_event_name": "SessionEnd"}, made[1], made[2]))
             touched.setdefault(made[0], []).extend(_memory_paths(store, made[0], call.get("tool_input")))
     if entries:

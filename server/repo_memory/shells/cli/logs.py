@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from repo_memory.core import importing, transcripts
+from repo_memory.core import importing, redacting, transcripts
 from repo_memory.core.breaks import note
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.git.repo import CommitResult
@@ -74,8 +74,63 @@ def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool)
     for line in [ln for ln in store.lines(session) if ln.record][-count:]:
         assert line.record is not None
         edited = experience.seal(line.record)["sha256"] != line.record["sha256"]  # as log show and read mark it
-        mark = "  [verification failed: its content does not match its sha256; `repo-memory verify` says more]" if edited else ""
+        view = store.read(line.record["id"]).records[0] if edited else None  # a person's attested redaction, or a break
+        mark = ("" if view is None else "  [redacted by the person: a redaction record of theirs attests it]" if view.verified else
+                "  [verification failed: its content does not match its sha256; `repo-memory verify` says more]")
         click.echo(line.raw.decode("utf-8") if as_json else transcript.one_line(line.record) + mark)
+
+
+@log.command(name="redact")
+@click.argument("record_id", metavar="ID")
+@click.option("--text", "strings", multiple=True, metavar="STRING",
+              help="A string to replace by [REDACTED] wherever the record holds it (repeat for several; - reads them from stdin, one a line).")
+@click.option("--all-text", "whole", is_flag=True, help="Replace the record's whole text and data (and its blob) by [REDACTED].")
+@click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
+@json_option
+@click.pass_context
+def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], whole: bool, dry_run: bool, as_json: bool) -> None:
+    """Take a secret the scanner missed out of record ID: it reads [REDACTED] there, attested by a record of yours.
+
+    \b
+    The record keeps its hash (the chain goes on), and a `redaction` record by you, appended to its session, names it
+    and the hash of what it now holds: verify, doctor and read then call it redacted on that date by the person, where
+    an edit by hand breaks for good. Its blob is redacted too (the old one deleted unless another record cites it);
+    other records of the session holding the string are named, to redact in turn. The search index is rebuilt
+    without the secret's bytes, and the change is one memory commit. Older commits still hold the secret: rotate it,
+    then rewrite history (the command says how). A secret on the command line lands in your shell's history: pass
+    `--text -` and give it on stdin.
+
+    \b
+    Examples:
+      repo-memory log redact ops.4c8935a9#12 --text -          # then paste the secret, Ctrl-D
+      repo-memory log redact 2026-12-02-a1b2c3#7 --all-text --dry-run
+    """
+    if "-" in strings:
+        strings = tuple(s for s in strings if s != "-") + tuple(ln for ln in sys.stdin.read().splitlines() if ln.strip())
+    done = store_of(ctx).redact(record_id, strings, whole, dry_run)
+    emit({**dataclasses.asdict(done), "commit": done.commit.sha if done.commit else None, "dry_run": dry_run}, as_json,
+         lambda: _redacted(done, dry_run))
+
+
+def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
+    what = f"{done.replaced} occurrence(s) in {', '.join(done.fields)}"
+    if dry_run:
+        click.echo(f"Would redact {done.id}: {what}. Nothing was written.")
+    else:
+        commit = done.commit
+        where = (f"committed {commit.sha[:12]}" if commit and commit.sha else f"not committed yet: {commit.deferred}"
+                 if commit and commit.deferred else "not committed: commit it yourself (`git add .agents/experience && git commit`)")
+        click.echo(f"Redacted {done.id}: {what}; attested by {done.attestation}; {where}.")
+    if done.others:
+        click.echo(f"warning: {len(done.others)} other record(s) of the session hold it too: {', '.join(done.others[:10])}; "
+                   "redact each the same way.", err=True)
+    if done.blob_kept:
+        click.echo(f"warning: blob {done.blob_kept} still holds it: other records cite it.", err=True)
+    if not dry_run:
+        click.echo("Still to do: the commits before this one hold the secret. Rotate it first (revoke it where it was "
+                   "issued). Then rewrite history: `git filter-repo --replace-text FILE` (a line `THE-SECRET==>[REDACTED]` "
+                   "in FILE), force-push, and have every other clone clone again (docs/security.md, \"A secret got "
+                   "committed anyway\").")
 
 
 @log.command(name="import")
@@ -249,8 +304,8 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
 @click.pass_context
 def verify(ctx: click.Context, as_json: bool) -> None:
     """Check every experience log's hash chain and every blob; exit 1 listing each break. A torn last line (bytes no append
-    acknowledged, which `repo-memory doctor --fix` moves aside) and a session's first file a commit deleted are listed
-    as notes and are no break."""
+    acknowledged, which `repo-memory doctor --fix` moves aside), a session's first file a commit deleted and a record a
+    person redacted (`log redact`) are listed as notes and are no break."""
     found = store_of(ctx).verify(megabytes("Checking the logs", 8 << 20))
     breaks = [(w, p) for w, p in found if not note(p)]
 
@@ -261,7 +316,8 @@ def verify(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{len(breaks)} problem(s) found." if breaks else "All experience logs verify"
                    + (f" ({len(found)} note(s) above)." if found else "."))
 
-    emit([{"where": w, "problem": p, "torn": p == experience.TORN, "note": note(p)} for w, p in found], as_json, text)
+    emit([{"where": w, "problem": p, "torn": p == experience.TORN, "redacted": p.startswith(redacting.SAID), "note": note(p)}
+          for w, p in found], as_json, text)
     if breaks:
         ctx.exit(1)
 

@@ -1,0 +1,217 @@
+"""A person's redaction of a written record (`repo-memory log redact`), attested so it reads as redacted, not tampered.
+
+Logs are append-only and hash-chained, so taking a secret the scanner missed out of a record breaks its hash for good.
+A redaction rewrites the record's line with the string(s), or its whole text and data, replaced by `[REDACTED]`,
+keeping its `sha256` (the record after it links to that, so the chain holds) and appends a `redaction` record by the
+person to the session: it names the record, the hash it kept and the hash of its content as it now stands. Readers
+(verify, doctor, read, recall) call a record whose content matches such an attestation "redacted on DATE by the
+person"; any other edit still breaks as before. Only this command writes that kind: `remember` refuses it, an import
+refuses it, an agent's shell may not run the command (guards/reserved.py), and an attestation counts only when it is
+authentic (this clone's mark, or committed: core/provenance.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import json
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
+from repo_memory.formats import experience
+from repo_memory.formats import refs as grammar
+from repo_memory.git.commit import commit_lock, commit_paths
+from repo_memory.git.message import identity
+from repo_memory.git.repo import CommitResult
+from repo_memory.guards import disk
+
+if TYPE_CHECKING:
+    from repo_memory.core.journal import Journal
+    from repo_memory.core.logbook import Logbook
+    from repo_memory.git.committer import Committer
+    from repo_memory.index.records import RecordIndex
+
+KIND, TOOL, REDACTED = "redaction", "redact", "[REDACTED]"
+SAID = "redacted on "  # how readers begin to tell of an attested redaction (verify lists it as a note, not a break)
+Judge = Callable[[dict[str, Any], str, int], str]  # why a record at (log, end) is not authentic ('' when it is)
+
+
+@dataclasses.dataclass(frozen=True)
+class Redacted:
+    """What a redaction did (or, in a dry run, would do)."""
+
+    id: str
+    replaced: int  # occurrences replaced (the whole text and data count as one)
+    fields: list[str]
+    attestation: str  # the redaction record's id ('' in a dry run)
+    others: list[str]  # other records of the session still holding a string given
+    commit: CommitResult | None
+    blob_kept: str = ""  # the old blob, when other records cite it too (it still holds the secret)
+
+
+def claims(record: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(redacted id, its kept sha256, its content's hash) of a redaction record a person's `log redact` wrote, else None."""
+    data, source = record.get("data"), record.get("source", {})
+    if record.get("kind") != KIND or source.get("actor") != "human" or source.get("tool") != TOOL or not isinstance(data, dict):
+        return None
+    named = tuple(data.get(k) for k in ("id", "sha256", "content"))
+    return named if all(isinstance(v, str) for v in named) else None  # type: ignore[return-value]
+
+
+def attested(record: dict[str, Any], lines: Iterable[tuple[str, experience.Line]], judge: Judge) -> str:
+    """How a redaction of `record` is told ('redacted on DATE by the person (ID)'), or '' when no authentic, intact
+    redaction record among `lines` ((log, line) of its session) names its content as it stands."""
+    content = experience.seal(record)["sha256"]
+    for rel, line in lines:
+        found = line.record
+        if found is None or claims(found) != (record["id"], record["sha256"], content):
+            continue
+        if experience.seal(found)["sha256"] == found["sha256"] and not judge(found, rel, line.offset + len(line.raw)):
+            return f"{SAID}{found['ts'][:10]} by the person ({found['id']}); its sha256 covers the text before"
+    return ""
+
+
+class Redactor:
+    """Redacts records of one repository's logs, as a person's command."""
+
+    def __init__(self, *, journal: Journal, logs: Logbook, records: RecordIndex, committer: Committer, said: Callable[[dict[str, Any]], str]):
+        self.root, self._journal, self._logs, self._records, self._committer, self._said = journal.root, journal, logs, records, committer, said
+
+    def redact(self, ref: str, strings: Sequence[str], whole: bool, dry_run: bool = False) -> Redacted:
+        """Replace `strings` (or, `whole`, the text and data) of record `ref` by [REDACTED], attest it and commit it."""
+        if whole == bool(strings):
+            raise InvalidArgumentError("Say what to redact: --text STRING (repeat for several; - reads them from stdin) or --all-text.")
+        if any(not s.strip() for s in strings):
+            raise InvalidArgumentError("An empty --text would match everywhere: give the secret's exact characters.")
+        path, line = self._find(ref)
+        record = dict(line.record or {})
+        if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
+            raise ConflictError(f"{record['id']} no longer matches its sha256 (edited after it was written, with no redaction "
+                                "of yours attesting it): put the line back as git held it (`git log -p` of its log), then redact it.")
+        new, replaced, fields, blob = self._redacted(record, strings, whole)
+        if not replaced:
+            raise NotFoundError(f"{record['id']} does not hold the {len(strings)} string(s) given (checked its text, data, refs"
+                                f"{' and blob' if record.get('blob') else ''}): nothing was changed.")
+        others = self._others(record["id"], record["session"], strings)
+        if dry_run:
+            return Redacted(record["id"], replaced, fields, "", others, None)
+        rel = path.relative_to(self.root).as_posix()
+        self._rewrite(path, line, experience.canonical(new))
+        content = experience.seal(new)["sha256"]
+        entry = experience.Entry(kind=KIND, text=f"{record['id']} redacted by the person ({', '.join(fields)}): a secret is out of it",
+                                 refs=[record["id"]], data={"id": record["id"], "sha256": record["sha256"], "content": content,
+                                                            "fields": fields}, source=self._logs.source("human", TOOL))
+        attestation = self._logs.append(record["session"], [entry])[0]
+        changed = [rel, *self._journal.take_blobs(), *self._logs_of(attestation["session"])]
+        kept = ""
+        if blob and (old := record["blob"]["sha256"]) != (new.get("blob") or {}).get("sha256"):
+            if self._cited(old):
+                kept = old
+            else:
+                (self.root / experience.BLOB_DIR / old).unlink(missing_ok=True)
+                changed.append(f"{experience.BLOB_DIR}/{old}")
+        self._records.scrub([path, *(self.root / p for p in changed if p.endswith(".jsonl"))])
+        commit = self._commit(sorted(set(changed)), f"memory(redaction): {record['id']} redacted by the person")
+        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept)
+
+    def _find(self, ref: str) -> tuple[Path, experience.Line]:
+        parsed = grammar.record(ref)
+        if parsed.end != parsed.start:
+            raise InvalidArgumentError(f"Redact one record at a time: '{ref[:80]}' is a range.")
+        for path in self._journal.segments(self._journal.named(parsed.session)):
+            for line in self._journal.lines(path):
+                if line.record and line.record["id"] == f"{line.record['session']}#{parsed.start}" \
+                        and line.record["session"] in (parsed.session, self._journal.named(parsed.session)) \
+                        and (not parsed.fork or line.record["sha256"].startswith(parsed.fork)):
+                    return path, line
+        raise NotFoundError(f"No record {ref}: `repo-memory log tail SESSION` lists a session's ids.")
+
+    def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool) -> tuple[dict[str, Any], int, list[str], bool]:
+        """The record redacted, how many occurrences were replaced, the fields changed, and whether its blob changed."""
+        if whole:
+            new = {k: v for k, v in record.items() if k != "blob"}
+            new["text"] = REDACTED
+            if "data" in record or record.get("blob", {}).get("field") == "data":
+                new["data"] = REDACTED
+            return new, 1, [f for f in ("text", "data", "blob") if f in record], "blob" in record
+        new, count, fields = dict(record), 0, list[str]()
+        for name in ("text", "data", "refs"):
+            if name in record:
+                new[name], n = _replace(record[name], strings)
+                count, fields = count + n, fields + ([name] if n else [])
+        blob = record.get("blob")
+        if blob:
+            data, _ = self._journal.blob(blob["sha256"])
+            content = json.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
+            replaced, n = _replace(content, strings)
+            if n:
+                encoded = experience.canonical({"data": replaced}) if blob["field"] == "data" else replaced.encode("utf-8")
+                new["blob"] = {**blob, "sha256": self._journal.put_blob(encoded), "bytes": len(encoded)}
+                if blob["field"] == "text":
+                    new["text"] = replaced[: experience.PREVIEW_CHARS] + "…"
+                count, fields = count + n, fields + ["blob"]
+        return new, count, fields, "blob" in fields
+
+    def _rewrite(self, path: Path, line: experience.Line, raw: bytes) -> None:
+        """Put `raw` in place of `line` in the log at `path`, under the lock every append holds."""
+        fd = disk.open_safely(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            data = os.pread(fd, os.fstat(fd).st_size, 0)
+            end = line.offset + len(line.raw)
+            if data[line.offset : end] != line.raw:
+                raise ConflictError(f"{path.name} changed while it was being redacted: run the command again.")
+            rest = raw + data[end:]
+            os.ftruncate(fd, line.offset)
+            os.pwrite(fd, rest, line.offset)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _others(self, rid: str, session: str, strings: Sequence[str]) -> list[str]:
+        """Other records of the session (and the logs clones keep under its name) that hold a string given."""
+        found = []
+        for name in (session, *self._journal.kept(session)):
+            for path in self._journal.segments(name):
+                for line in self._journal.lines(path):
+                    text = line.raw.decode("utf-8", errors="replace")
+                    if line.record and line.record["id"] != rid and any(s in text or json.dumps(s)[1:-1] in text for s in strings):
+                        found.append(line.record["id"])
+        return found
+
+    def _cited(self, digest: str) -> bool:
+        """Whether a log still names blob `digest`."""
+        return any(digest.encode() in disk.read_safely(p) for p in self._journal.files())
+
+    def _logs_of(self, session: str) -> list[str]:
+        return [p.relative_to(self.root).as_posix() for p in self._journal.segments(session)]
+
+    def _commit(self, changed: list[str], message: str) -> CommitResult | None:
+        """Commit the redaction now, as a person's command's commit; None when commits are the person's (commit = off/stage)."""
+        committer = self._committer
+        if committer.mode not in ("auto", "private"):
+            return None
+        with commit_lock(committer.state_dir):
+            who = identity(committer.git, committer.policy.author_name, committer.policy.author_email)
+            return commit_paths(committer.git, committer.state_dir, changed, message + "\n", who, committer.policy.sign,
+                                private=committer.mode == "private")
+
+
+def _replace(value: Any, strings: Sequence[str]) -> tuple[Any, int]:
+    """`value` with every string in `strings` replaced by [REDACTED] in its strings (dict keys too), and how many were."""
+    if isinstance(value, str):
+        count = sum(value.count(s) for s in strings)
+        for s in strings:
+            value = value.replace(s, REDACTED)
+        return value, count
+    if isinstance(value, dict):
+        pairs = [(_replace(k, strings), _replace(v, strings)) for k, v in value.items()]
+        return {k: v for (k, _), (v, _) in pairs}, sum(a + b for (_, a), (_, b) in pairs)
+    if isinstance(value, list):
+        items = [_replace(v, strings) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+

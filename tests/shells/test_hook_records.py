@@ -1,0 +1,132 @@
+"""What the post-tool hook records of a call, driven as a harness drives it (`repo-memory hook post-tool`, a real
+process, the harnesses' real response shapes: tests/fixtures/harness/), and what recall then finds of it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repo_memory.formats import experience
+
+from tests.conftest import git
+
+EXE = str(Path(sys.executable).parent / "repo-memory")
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
+
+
+@pytest.fixture
+def repo(repo: Path) -> Path:
+    """The repository, its memory folders committed (only what the hooks write is left to commit)."""
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "init")
+    return repo
+
+
+def hook(repo: Path, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    done = subprocess.run([EXE, "hook", event], input=json.dumps({"cwd": str(repo), **payload}), capture_output=True,
+                          text=True, cwd=repo, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def cli(repo: Path, *args: str) -> str:
+    done = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=repo, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def call(repo: Path, session: str, n: int, tool: str, tool_input: Any, response: Any) -> None:
+    hook(repo, "post-tool", {"session_id": session, "hook_event_name": "PostToolUse", "tool_name": tool, "tool_use_id": f"t{n}",
+                             "tool_input": tool_input, "tool_response": response})
+
+
+def tool_records(repo: Path, session: str) -> list[dict[str, Any]]:
+    logs = (repo / experience.EXPERIENCE_DIR).rglob(f"{session}*.jsonl")
+    return [r for log in logs for line in log.read_text(encoding="utf-8").splitlines() if (r := json.loads(line))["kind"] == "tool"]
+
+
+def claude_bash_response() -> dict[str, Any]:
+    """The toolUseResult of the Bash call in Claude Code's recorded session: what its PostToolUse hook receives."""
+    for line in (FIXTURES / "claude-code-2.1.332.jsonl").read_text(encoding="utf-8").splitlines():
+        found = json.loads(line).get("toolUseResult")
+        if isinstance(found, dict) and "stdout" in found:
+            return found
+    raise AssertionError("no Bash result in the Claude Code fixture")
+
+
+def test_the_field_names_of_a_harness_response_are_no_words_a_tool_record_is_found_by(repo: Path):
+    """A Claude Code Bash response is {"stdout", "stderr", "interrupted", "isImage", "noOutputExpected"}, a Read's
+    {"type": "text", "file": {...}}: its JSON was indexed whole, so `image size` found every `ls` call (`isImage`) and
+    `text` every Read. The words of a tool record are now its content: the strings the call was given and returned."""
+    cli(repo, "log", "add", "Decision: thumbnails are WebP; the original image is never resized", "-k", "decision")
+    bash = {**claude_bash_response(), "stdout": "main.py"}
+    assert set(bash) >= {"stdout", "stderr", "interrupted", "isImage", "noOutputExpected"}
+    read = {"type": "text", "file": {"filePath": str(repo / "notes.txt"), "content": "plain words\n", "numLines": 1,
+                                     "startLine": 1, "totalLines": 1}}
+    call(repo, "claude1", 1, "Bash", {"command": "ls src", "description": "List the sources"}, bash)
+    call(repo, "claude1", 2, "Read", {"file_path": str(repo / "notes.txt")}, read)
+    call(repo, "codex1", 3, "Bash", {"command": "ls src"}, "main.py\n")  # Codex hands its hooks the output as text
+    for query in ("image size", "isImage", "interrupted", "no output expected", "stdout stderr", "type text", "numLines",
+                  "filePath", "startLine"):
+        hits = json.loads(cli(repo, "search", "--json", *query.split()))["hits"]
+        assert [h["id"] for h in hits if h["kind"] == "tool"] == [], (query, hits)
+    found = json.loads(cli(repo, "search", "--json", "main.py"))["hits"]
+    own = [h for h in found if h["kind"] == "tool" and not h.get("matched")]  # not through a neighbour's words
+    assert sorted(h["id"].split(".")[0] for h in own) == ["claude1", "codex1"], found  # what the calls returned finds them
+    [shown] = [h["snippet"] for h in own if h["id"].startswith("claude1")]
+    assert shown.replace("**", "").count("ls src") == 1, shown  # the input is shown once, not as text and again as data
+    [bash_record, read_record] = tool_records(repo, "claude1")
+    assert bash_record["data"]["output_text"] == "main.py" and read_record["data"]["output_text"].startswith(str(repo))
+
+
+def test_a_read_of_a_file_as_head_holds_it_points_at_git_and_other_long_output_goes_to_a_blob(repo: Path):
+    """The whole output of a call over 2,000 characters was committed as a blob, a Read of a committed file too (a
+    29 KB file: 29 KB more history per read). A file read as HEAD holds it is named with its git blob id instead."""
+    big = "".join(f"def f{n}(x):\n    return x + {n}\n" for n in range(1000))
+    (repo / "big.py").write_text(big, encoding="utf-8")
+    git(repo, "add", "big.py")
+    git(repo, "commit", "-q", "-m", "big")
+    read = {"type": "text", "file": {"filePath": str(repo / "big.py"), "content": big, "numLines": 2000, "startLine": 1,
+                                     "totalLines": 2000}}
+    call(repo, "s1", 1, "Read", {"file_path": str(repo / "big.py")}, read)
+    (repo / "big.py").write_text(big + "# changed\n", encoding="utf-8")
+    call(repo, "s1", 2, "Read", {"file_path": str(repo / "big.py")}, {**read, "file": {**read["file"], "content": big + "# changed\n"}})
+    call(repo, "s1", 3, "Bash", {"command": "pytest -v"}, {**claude_bash_response(), "stdout": "test_x PASSED\n" * 400})
+    committed, changed, shell = tool_records(repo, "s1")
+    assert committed["data"]["output_file"] == {"path": "big.py", "git_blob": git(repo, "rev-parse", "HEAD:big.py").strip()}
+    assert "output_blob" not in committed["data"] and committed["data"]["output_chars"] > 2000
+    assert "output_blob" in changed["data"] and "output_blob" in shell["data"]  # not what HEAD holds: kept in a blob
+    assert len(list((repo / experience.BLOB_DIR).iterdir())) == 2
+    git(repo, "cat-file", "-e", committed["data"]["output_file"]["git_blob"])
+
+
+def test_tool_output_blobs_false_keeps_no_blob_and_the_record_says_how_long_the_output_was(repo: Path):
+    (repo / ".agents/repo-memory.toml").write_text("tool_output_blobs = false\n", encoding="utf-8")
+    call(repo, "s2", 1, "Bash", {"command": "pytest -v"}, {**claude_bash_response(), "stdout": "test_x PASSED\n" * 400})
+    [shell] = tool_records(repo, "s2")
+    assert "output_blob" not in shell["data"] and shell["data"]["output_chars"] == 14 * 400
+    assert len(shell["data"]["output_text"]) == 2000 and not list((repo / experience.BLOB_DIR).glob("*"))
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_a_session_ends_without_a_bookkeeping_record_and_its_commit_names_the_skill_an_agent_changed(repo: Path,
+                                                                                                    harness: str, monkeypatch):
+    """Codex's sessions ended with a "Session ended (other)." record Claude Code's did not have (its hooks ran in the
+    server, which committed first): the record is written only when it says what was left unrecorded. A commit of a
+    skill an agent edited and the session's records was subjected `memory: 2 changes`; it names both now."""
+    monkeypatch.setenv("REPO_MEMORY_HARNESS", harness)
+    skill = repo / ".agents/skills/deploy/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: deploy\ndescription: How we deploy; use when deploying\n---\n1. Ship it.\n", encoding="utf-8")
+    call(repo, "e1", 1, "Write", {"file_path": str(skill), "content": skill.read_text(encoding="utf-8")}, {"type": "create"})
+    hook(repo, "session-end", {"session_id": "e1", "hook_event_name": "SessionEnd", "reason": "other"})
+    logs = list((repo / experience.EXPERIENCE_DIR).rglob("e1*.jsonl"))
+    kinds = [json.loads(line)["kind"] for log in logs for line in log.read_text(encoding="utf-8").splitlines()]
+    assert kinds == ["tool"], kinds
+    subject = git(repo, "log", "-1", "--format=%s").strip()
+    assert subject.startswith("memory(skill): deploy") and "; experience e1" in subject, subject

@@ -1,0 +1,193 @@
+"""`repo-memory log redact`: a person takes a secret the scanner missed out of a record, and the change is attested by a
+record of theirs, so verify, doctor and read call the record redacted, not tampered with. An edit without one still
+breaks, as before."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import git, initialised
+
+SECRET = "zq7-door-code-Kumquat-4417"  # no rule of the scanner matches it: a secret it missed
+
+
+def cli(repo: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=repo, capture_output=True, text=True, input=stdin)
+
+
+def logged(repo: Path, *texts: str, session: str = "ops") -> list[str]:
+    """Records a person added with `log add`, committed; their ids."""
+    ids = []
+    for text in texts:
+        done = cli(repo, "log", "add", text, "-s", session)
+        assert done.returncode == 0, done.stderr
+        ids.append(done.stdout.strip())
+    return ids
+
+
+def log_bytes(repo: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted((repo / ".agents/experience").rglob("*")) if p.is_file())
+
+
+def holding(repo: Path) -> Path:
+    """The log file holding the secret (the session went on in a `+2` file after its first commit)."""
+    return next(p for p in (repo / ".agents/experience").rglob("ops.*.jsonl") if SECRET.encode() in p.read_bytes())
+
+
+def index_bytes(repo: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (repo / ".git/repo-memory").glob("index.sqlite*") if p.is_file())
+
+
+def test_a_hand_edit_with_no_attestation_still_breaks_verify_doctor_and_read(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the lab door code is {SECRET}", "deploys need a green main")[0]
+    path = holding(repo)
+    path.write_bytes(path.read_bytes().replace(SECRET.encode(), b"[REDACTED]"))
+    git(repo, "commit", "-qam", "redact by hand")
+    verify = cli(repo, "verify")
+    assert verify.returncode == 1 and f"{rid}: its content does not match its sha256" in verify.stdout, verify.stdout
+    assert "redacted on" not in verify.stdout
+    doctor = json.loads(cli(repo, "doctor", "--json").stdout)
+    assert any(f["level"] == "error" and f["path"] == rid for f in doctor), doctor
+
+
+def test_log_redact_takes_the_string_out_of_the_record_and_the_index_attests_it_and_commits_it(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid, later = logged(repo, f"the lab door code is {SECRET}", "deploys need a green main")
+    assert SECRET.encode() in index_bytes(repo)
+    done = cli(repo, "log", "redact", rid, "--text", SECRET)
+    assert done.returncode == 0, done.stderr
+    assert "rotate" in done.stdout.lower() and "filter-repo" in done.stdout and "force-push" in done.stdout, done.stdout
+    assert SECRET.encode() not in log_bytes(repo) and b"[REDACTED]" in log_bytes(repo)
+    assert SECRET.encode() not in index_bytes(repo), "the search index kept the secret's bytes"
+    assert git(repo, "status", "--porcelain", "--", ".agents") == ""  # committed
+    subject = git(repo, "log", "-1", "--format=%s")
+    assert subject.startswith("memory(redaction):") and rid in subject, subject
+    # the attestation: a record of the person's, in the same session, naming the record
+    records = [json.loads(line) for line in cli(repo, "log", "tail", "ops", "--json", "-n", "10").stdout.splitlines()]
+    attest = records[-1]
+    assert attest["kind"] == "redaction" and attest["source"]["actor"] == "human" and attest["refs"] == [rid], attest
+    verify = cli(repo, "verify")
+    assert verify.returncode == 0, verify.stdout
+    assert f"{rid}: redacted on " in verify.stdout and "by the person" in verify.stdout, verify.stdout
+    doctor = json.loads(cli(repo, "doctor", "--json").stdout)
+    assert not [f for f in doctor if f["level"] == "error"], doctor
+    read = cli(repo, "log", "tail", "ops", "-n", "5").stdout
+    assert "verification failed" not in read and "redacted by the person" in read, read
+    # the session goes on and verifies
+    logged(repo, "after the redaction")
+    assert cli(repo, "verify").returncode == 0
+    assert later  # the record after the redacted one still links to it
+
+
+def test_a_redaction_is_shown_by_read_and_recall_not_as_a_broken_hash(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the lab door code is {SECRET} for the kumquat lab")[0]
+    assert cli(repo, "log", "redact", rid, "--text", SECRET).returncode == 0
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+
+    store = Store(Config.load(repo))
+    try:
+        item = store.read(rid)
+        view = item.records[0]
+        assert view.verified and "redacted on" in (view.recorded or item.recorded), (view, item.recorded)
+        hits = store.recall("kumquat lab door").hits
+        hit = next(h for h in hits if h.id == rid)
+        assert "does not match its hash" not in hit.recorded and "redacted on" in hit.recorded, hit.recorded
+        assert not store.recall("zq7").hits and all(SECRET not in h.snippet for h in store.recall(SECRET).hits)
+    finally:
+        store.close()
+
+
+def test_all_text_redacts_a_record_kept_in_a_blob_and_its_old_blob_goes(tmp_path: Path):
+    repo = initialised(tmp_path)
+    (repo / ".agents/repo-memory.toml").write_text("inline_max_bytes = 1024\n", encoding="utf-8")
+    git(repo, "add", ".agents/repo-memory.toml")
+    git(repo, "commit", "-qm", "small blobs")
+    rid = logged(repo, "x" * 3000 + f" then {SECRET}")[0]
+    blobs = list((repo / ".agents/experience/blobs").iterdir())
+    assert len(blobs) == 1 and SECRET.encode() in blobs[0].read_bytes()
+    dry = cli(repo, "log", "redact", rid, "--all-text", "--dry-run")
+    assert dry.returncode == 0 and blobs[0].exists() and "would" in dry.stdout.lower(), dry.stdout
+    done = cli(repo, "log", "redact", rid, "--all-text")
+    assert done.returncode == 0, done.stderr
+    assert SECRET.encode() not in log_bytes(repo)
+    assert not blobs[0].exists() and git(repo, "status", "--porcelain") == ""
+    assert cli(repo, "verify").returncode == 0
+
+
+def test_a_string_the_record_does_not_hold_is_refused_and_others_holding_it_are_named(tmp_path: Path):
+    repo = initialised(tmp_path)
+    first, second = logged(repo, f"code {SECRET}", f"again: {SECRET}")
+    missing = cli(repo, "log", "redact", first, "--text", "not-in-it")
+    assert missing.returncode == 1 and "does not hold" in missing.stderr, missing.stderr
+    done = cli(repo, "log", "redact", first, "--text", "-", stdin=SECRET + "\n")  # kept out of the shell's history
+    assert done.returncode == 0 and second in done.stdout + done.stderr, done.stdout + done.stderr
+    assert cli(repo, "log", "redact", second, "--text", SECRET).returncode == 0
+    assert SECRET.encode() not in log_bytes(repo) and cli(repo, "verify").returncode == 0
+
+
+def test_an_agent_cannot_write_a_redaction_record_nor_does_a_forged_one_count(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the lab door code is {SECRET}", "deploys need a green main")[0]
+    from repo_memory.config import Config
+    from repo_memory.core.store import Store
+    from repo_memory.errors import InvalidArgumentError
+    from repo_memory.formats import experience
+
+    store = Store(Config.load(repo))
+    try:
+        try:
+            store.remember("redacted", "redaction", session="ops")
+            raise AssertionError("an agent wrote a redaction record")
+        except InvalidArgumentError:
+            pass
+    finally:
+        store.close()
+    # a hand edit and a hand-made, re-chained attestation (what a file tool would write): still a break
+    path = holding(repo)
+    first = json.loads(path.read_bytes().splitlines()[0])
+    edited = {**first, "text": first["text"].replace(SECRET, "[REDACTED]")}
+    path.write_bytes(experience.canonical(edited) + b"\n")
+    tip = max((repo / ".agents/experience").rglob("ops.*.jsonl"), key=lambda p: p.name)
+    last = json.loads(tip.read_bytes().splitlines()[-1])
+    body = {k: v for k, v in edited.items() if k not in ("sha256", "mac")}
+    forged = experience.seal({"id": f"{last['session']}#3", "seq": 3, "session": last["session"], "ts": last["ts"],
+                              "kind": "redaction", "text": "redacted", "refs": [rid], "prev": last["sha256"],
+                              "source": {"actor": "human", "tool": "redact"},
+                              "data": {"id": rid, "sha256": first["sha256"], "content": experience.seal(body)["sha256"]}})
+    with tip.open("ab") as handle:
+        handle.write(experience.canonical(forged) + b"\n")
+    verify = cli(repo, "verify")
+    assert verify.returncode == 1 and f"{rid}: its content does not match its sha256" in verify.stdout, verify.stdout
+
+
+def test_a_redaction_in_one_clone_merges_with_records_another_clone_added(tmp_path: Path):
+    origin = initialised(tmp_path)
+    rid = logged(origin, f"the lab door code is {SECRET}", "deploys need a green main", session="2026-12-06-abc123")[0]
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(origin), str(other))
+    assert cli(other, "init").returncode == 0
+    logged(other, "a record the other clone adds", session="2026-12-06-abc123")
+    assert cli(origin, "log", "redact", rid, "--text", SECRET).returncode == 0
+    git(other, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    assert SECRET.encode() not in log_bytes(other)
+    verify = cli(other, "verify")
+    assert verify.returncode == 0 and "redacted on" in verify.stdout, verify.stdout
+
+
+def test_an_export_holding_a_redacted_record_is_refused_by_import_naming_it(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the lab door code is {SECRET}", "deploys need a green main")[0]
+    assert cli(repo, "log", "redact", rid, "--text", SECRET).returncode == 0
+    export = cli(repo, "log", "tail", "ops", "--json", "-n", "10").stdout
+    target = initialised(tmp_path, "target")
+    refused = cli(target, "log", "import", "-", stdin=export)
+    assert refused.returncode == 1 and "stdin:1:" in refused.stderr and "stdin:3:" in refused.stderr, refused.stderr
+    skipped = cli(target, "log", "import", "-", "--skip-invalid", stdin=export)
+    assert skipped.returncode == 0 and "Imported 1 record" in skipped.stdout, skipped.stdout
+    assert SECRET.encode() not in log_bytes(target) and cli(target, "verify").returncode == 0
