@@ -91,6 +91,10 @@ class Redactor:
         if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
             raise ConflictError(f"{record['id']} no longer matches its sha256 (edited after it was written, with no redaction "
                                 "of yours attesting it): put the line back as git held it (`git log -p` of its log), then redact it.")
+        if record.get("kind") == KIND:
+            raise InvalidArgumentError(f"{record['id']} is a redaction record: it holds no secret, only the hashes attesting "
+                                       f"the record it names ({record.get('data', {}).get('id', '?')}), which would break for good.")
+        self._intact(record)
         new, replaced, fields, blob = self._redacted(record, strings, whole)
         if not replaced:
             raise NotFoundError(f"{record['id']} does not hold the {len(strings)} string(s) given (checked its text, data, refs"
@@ -116,6 +120,18 @@ class Redactor:
         self._records.scrub([path, *(self.root / p for p in changed if p.endswith(".jsonl"))])
         commit = self._commit(sorted(set(changed)), f"memory(redaction): {record['id']} redacted by the person")
         return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept)
+
+    def _intact(self, record: dict[str, Any]) -> None:
+        """Refuse while a line of the record's session other than it does not verify (edited, unmarked, broken): the
+        redaction commits the session's logs, and would commit that line with it, vouching for it."""
+        files = self._journal.segments(record["session"])
+        broken = [(w, p) for w, p in self._logs.verify(only=files) if w != record["id"] and not p.startswith(SAID)]
+        if broken:
+            told = "; ".join(f"{where}: {problem}" for where, problem in broken[:5])
+            raise ConflictError(f"Session {record['session']} holds {len(broken)} line(s) that do not verify, which this "
+                                f"redaction would commit as they are: {told}. Remove or restore them first (`git checkout "
+                                "HEAD -- FILE` keeps what git holds; copy records not committed yet first), check with "
+                                "`repo-memory verify`, then redact again. Nothing was changed.")
 
     def _find(self, ref: str) -> tuple[Path, experience.Line]:
         parsed = grammar.record(ref)
