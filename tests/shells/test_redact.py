@@ -191,3 +191,96 @@ def test_an_export_holding_a_redacted_record_is_refused_by_import_naming_it(tmp_
     skipped = cli(target, "log", "import", "-", "--skip-invalid", stdin=export)
     assert skipped.returncode == 0 and "Imported 1 record" in skipped.stdout, skipped.stdout
     assert SECRET.encode() not in log_bytes(target) and cli(target, "verify").returncode == 0
+
+
+def forge(repo: Path, target: str) -> str:
+    """What an agent's script could do: edit committed record `target` and append an unmarked `redaction` record
+    attesting the edit to its session's last log; the forged record's id."""
+    from repo_memory.formats import experience
+
+    logs = sorted((repo / ".agents/experience").rglob("ops.*.jsonl"), key=lambda p: (len(p.name), p.name))
+    for path in logs:
+        lines = path.read_bytes().splitlines()
+        for n, raw in enumerate(lines):
+            if json.loads(raw)["id"] == target:
+                record = json.loads(raw)
+                edited = {**record, "text": "deploy ok, all checks passed"}
+                lines[n] = experience.canonical(edited)
+                path.write_bytes(b"\n".join(lines) + b"\n")
+    last = json.loads(logs[-1].read_bytes().splitlines()[-1])
+    body = {k: v for k, v in edited.items() if k not in ("sha256", "mac")}
+    seq = last["seq"] + 1
+    forged = experience.seal({"id": f"{last['session']}#{seq}", "seq": seq, "session": last["session"], "ts": last["ts"],
+                              "kind": "redaction", "text": "redacted", "refs": [target], "prev": last["sha256"],
+                              "source": {"actor": "human", "clone": record["source"].get("clone", ""), "tool": "redact"},
+                              "data": {"id": target, "sha256": record["sha256"], "content": experience.seal(body)["sha256"],
+                                       "fields": ["text"]}})
+    with logs[-1].open("ab") as handle:
+        handle.write(experience.canonical(forged) + b"\n")
+    return str(forged["id"])
+
+
+def test_redact_refuses_while_another_line_of_the_session_is_edited_or_unmarked_and_commits_nothing(tmp_path: Path):
+    repo = initialised(tmp_path)
+    tampered, rid = logged(repo, "deploy FAILED: rollback needed, do not ship", f"the staging password is {SECRET}")
+    forged = forge(repo, tampered)
+    before, head = log_bytes(repo), git(repo, "rev-parse", "HEAD")
+    done = cli(repo, "log", "redact", rid, "--text", SECRET)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert tampered in done.stderr and forged in done.stderr and "git checkout HEAD --" in done.stderr, done.stderr
+    assert log_bytes(repo) == before and git(repo, "rev-parse", "HEAD") == head  # nothing written, nothing committed
+    verify = cli(repo, "verify")
+    assert verify.returncode == 1 and "redacted on" not in verify.stdout, verify.stdout
+
+
+def test_a_redaction_record_cannot_be_redacted(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the door code is {SECRET}")[0]
+    assert cli(repo, "log", "redact", rid, "--text", SECRET).returncode == 0
+    attestation = json.loads(cli(repo, "log", "tail", "ops", "--json", "-n", "1").stdout.splitlines()[-1])["id"]
+    refused = cli(repo, "log", "redact", attestation, "--all-text")
+    assert refused.returncode == 1 and "redaction record" in refused.stderr, refused.stderr
+    assert cli(repo, "verify").returncode == 0
+
+
+def test_redact_drops_the_textconv_cache_and_the_documented_rewrite_leaves_no_copy(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the door code is {SECRET}", "deploys need a green main")[0]
+    git(repo, "log", "-p", "--", ".agents")  # git fills its textconv cache with the rendered logs
+    assert git(repo, "for-each-ref", "refs/notes/textconv/repo-memory") != ""
+    done = cli(repo, "log", "redact", rid, "--text", SECRET)
+    assert done.returncode == 0 and "refs/notes/textconv" in done.stdout, done.stdout
+    assert git(repo, "for-each-ref", "refs/notes/textconv/repo-memory") == ""
+    env = {"FILTER_BRANCH_SQUELCH_WARNING": "1"}
+    rewrite = f"find . -path ./.git -prune -o -name '*.jsonl' -exec sed -i 's/{SECRET}/[REDACTED]/g' {{}} +"
+    subprocess.run(["git", "filter-branch", "--tree-filter", rewrite, "--", "--all"], cwd=repo, capture_output=True,
+                   check=True, env={**__import__("os").environ, **env})
+    subprocess.run("rm -rf .git/refs/original && git reflog expire --expire=now --all && git gc -q --prune=now",
+                   shell=True, cwd=repo, check=True)
+    objects = subprocess.run("git cat-file --batch-all-objects --batch", shell=True, cwd=repo, capture_output=True).stdout
+    assert SECRET.encode() not in objects
+
+
+def test_stage_mode_stages_the_redaction_and_says_no_commit_holds_a_secret_never_committed(tmp_path: Path):
+    repo = initialised(tmp_path)
+    (repo / ".agents/repo-memory.toml").write_text('commit = "stage"\n')
+    git(repo, "add", ".agents/repo-memory.toml")
+    git(repo, "commit", "-qm", "stage")
+    rid = logged(repo, f"the door code is {SECRET}")[0]
+    done = cli(repo, "log", "redact", rid, "--text", SECRET)
+    assert done.returncode == 0, done.stderr
+    assert "filter-repo" not in done.stdout and "no commit holds" in done.stdout.lower(), done.stdout
+    staged = git(repo, "diff", "--cached")
+    assert SECRET not in staged and "[REDACTED]" in staged, staged
+    assert git(repo, "diff", "--", ".agents") == ""  # the redacted bytes are what is staged
+    git(repo, "commit", "-qm", "my work")
+    assert SECRET.encode() not in subprocess.run("git log -p --no-textconv", shell=True, cwd=repo, capture_output=True).stdout
+    assert cli(repo, "verify").returncode == 0
+
+
+def test_redact_names_records_of_other_sessions_holding_the_string(tmp_path: Path):
+    repo = initialised(tmp_path)
+    rid = logged(repo, f"the door code is {SECRET}")[0]
+    other = logged(repo, f"agent echoed: door code {SECRET}", session="work")[0]
+    done = cli(repo, "log", "redact", rid, "--text", SECRET)
+    assert done.returncode == 0 and other in done.stderr, done.stderr

@@ -5,7 +5,7 @@ Each break is told once, with what restores it (core/breaks.py); `repo-memory ve
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from repo_memory.core.breaks import account, deleted, missing
@@ -19,11 +19,11 @@ from repo_memory.guards import disk
 
 
 def verify(root: Path, journal: Journal, committed: Committed, provenance: Provenance,
-           progress: Callable[[int, int], None] | None = None) -> list[tuple[str, str]]:
-    """Every break in every log: (where, what), empty when all hash chains and blobs are intact. `progress` hears
-    the bytes checked so far of the logs' total after each log (9 s for 100k records)."""
+           progress: Callable[[int, int], None] | None = None, only: Sequence[Path] | None = None) -> list[tuple[str, str]]:
+    """Every break in every log (or in `only`, a session's files in order): (where, what), empty when all hash chains
+    and blobs are intact. `progress` hears the bytes checked so far of the logs' total after each log (9 s for 100k records)."""
     breaks: list[tuple[str, str]] = []
-    files = list(journal.files())
+    files = list(journal.files() if only is None else only)
     total = sum(_size(path) for path in files) if progress else 0
     done = 0
     # a session, the hashes of each seq in its files so far, and those of its files whose committed bytes differ

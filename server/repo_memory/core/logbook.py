@@ -301,9 +301,9 @@ class Logbook:
                  if line.record and not self._provenance.server_kind(line.record, rel, line.offset + len(line.raw), head)]
         return sorted(found, key=lambda r: (r["ts"], r["session"], r["seq"])) if kept else found
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> list[tuple[str, str]]:
-        """Every break in every log (core/audit.py): (where, what), empty when all hash chains and blobs are intact."""
-        return audit.verify(self.root, self._journal, self._committed, self._provenance, progress)
+    def verify(self, progress: Callable[[int, int], None] | None = None, only: Sequence[Path] | None = None) -> list[tuple[str, str]]:
+        """Every break in every log, or in `only` (core/audit.py): (where, what), empty when all are intact."""
+        return audit.verify(self.root, self._journal, self._committed, self._provenance, progress, only)
 
 
 def _stale(root: Path, located: Sequence[tuple[str, int, int, int, str]], start: int, end: int) -> bool:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
-from repo_memory.git.commit import commit_lock, commit_paths
+from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
 from repo_memory.git.repo import CommitResult
 from repo_memory.guards import disk
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from repo_memory.index.records import RecordIndex
 
 KIND, TOOL, REDACTED = "redaction", "redact", "[REDACTED]"
+TEXTCONV_CACHE = "refs/notes/textconv/repo-memory"  # git's cache of the logs rendered for diffs (init's cachetextconv)
 SAID = "redacted on "  # how readers begin to tell of an attested redaction (verify lists it as a note, not a break)
 Judge = Callable[[dict[str, Any], str, int], str]  # why a record at (log, end) is not authentic ('' when it is)
 
@@ -47,9 +48,10 @@ class Redacted:
     replaced: int  # occurrences replaced (the whole text and data count as one)
     fields: list[str]
     attestation: str  # the redaction record's id ('' in a dry run)
-    others: list[str]  # other records of the session still holding a string given
+    others: list[str]  # other records (of any session) still holding a string given
     commit: CommitResult | None
     blob_kept: str = ""  # the old blob, when other records cite it too (it still holds the secret)
+    in_history: bool = True  # whether a commit (of any ref) held the record before
 
 
 def claims(record: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -91,14 +93,20 @@ class Redactor:
         if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
             raise ConflictError(f"{record['id']} no longer matches its sha256 (edited after it was written, with no redaction "
                                 "of yours attesting it): put the line back as git held it (`git log -p` of its log), then redact it.")
+        if record.get("kind") == KIND:
+            raise InvalidArgumentError(f"{record['id']} is a redaction record: it holds no secret, only the hashes attesting "
+                                       f"the record it names ({record.get('data', {}).get('id', '?')}), which would break for good.")
+        self._intact(record)
         new, replaced, fields, blob = self._redacted(record, strings, whole)
         if not replaced:
             raise NotFoundError(f"{record['id']} does not hold the {len(strings)} string(s) given (checked its text, data, refs"
                                 f"{' and blob' if record.get('blob') else ''}): nothing was changed.")
-        others = self._others(record["id"], record["session"], strings)
+        others = self._others(record["id"], strings)
         if dry_run:
             return Redacted(record["id"], replaced, fields, "", others, None)
         rel = path.relative_to(self.root).as_posix()
+        held = bool(self._committer.git.run("log", "--all", "-1", "--format=%h", "--no-textconv", "-S", record["sha256"], "--",
+                                            experience.EXPERIENCE_DIR, check=False).stdout.strip())  # a commit holds its line
         self._rewrite(path, line, experience.canonical(new))
         content = experience.seal(new)["sha256"]
         entry = experience.Entry(kind=KIND, text=f"{record['id']} redacted by the person ({', '.join(fields)}): a secret is out of it",
@@ -115,7 +123,21 @@ class Redactor:
                 changed.append(f"{experience.BLOB_DIR}/{old}")
         self._records.scrub([path, *(self.root / p for p in changed if p.endswith(".jsonl"))])
         commit = self._commit(sorted(set(changed)), f"memory(redaction): {record['id']} redacted by the person")
-        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept)
+        git = self._committer.git  # git's textconv cache keeps the rendered logs, secret included: git rebuilds it
+        git.run("update-ref", "-d", TEXTCONV_CACHE, check=False)
+        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept, held)
+
+    def _intact(self, record: dict[str, Any]) -> None:
+        """Refuse while a line of the record's session other than it does not verify (edited, unmarked, broken): the
+        redaction commits the session's logs, and would commit that line with it, vouching for it."""
+        files = self._journal.segments(record["session"])
+        broken = [(w, p) for w, p in self._logs.verify(only=files) if w != record["id"] and not p.startswith(SAID)]
+        if broken:
+            told = "; ".join(f"{where}: {problem}" for where, problem in broken[:5])
+            raise ConflictError(f"Session {record['session']} holds {len(broken)} line(s) that do not verify, which this "
+                                f"redaction would commit as they are: {told}. Remove or restore them first (`git checkout "
+                                "HEAD -- FILE` keeps what git holds; copy records not committed yet first), check with "
+                                "`repo-memory verify`, then redact again. Nothing was changed.")
 
     def _find(self, ref: str) -> tuple[Path, experience.Line]:
         parsed = grammar.record(ref)
@@ -171,15 +193,14 @@ class Redactor:
         finally:
             os.close(fd)
 
-    def _others(self, rid: str, session: str, strings: Sequence[str]) -> list[str]:
-        """Other records of the session (and the logs clones keep under its name) that hold a string given."""
+    def _others(self, rid: str, strings: Sequence[str]) -> list[str]:
+        """Other records, of every session, that hold a string given."""
         found = []
-        for name in (session, *self._journal.kept(session)):
-            for path in self._journal.segments(name):
-                for line in self._journal.lines(path):
-                    text = line.raw.decode("utf-8", errors="replace")
-                    if line.record and line.record["id"] != rid and any(s in text or json.dumps(s)[1:-1] in text for s in strings):
-                        found.append(line.record["id"])
+        for path in self._journal.files():
+            for line in self._journal.lines(path):
+                text = line.raw.decode("utf-8", errors="replace")
+                if line.record and line.record["id"] != rid and any(s in text or json.dumps(s)[1:-1] in text for s in strings):
+                    found.append(line.record["id"])
         return found
 
     def _cited(self, digest: str) -> bool:
@@ -192,7 +213,10 @@ class Redactor:
     def _commit(self, changed: list[str], message: str) -> CommitResult | None:
         """Commit the redaction now, as a person's command's commit; None when commits are the person's (commit = off/stage)."""
         committer = self._committer
-        if committer.mode not in ("auto", "private"):
+        if committer.mode == "stage":  # staged as memory writes are, for the person's commit: the index held the secret
+            return None if refresh_index(committer.git, changed) else CommitResult(deferred="another git process holds "
+                                                                                   ".git/index.lock: stage it yourself (`git add`)")
+        if committer.mode != "auto" and committer.mode != "private":
             return None
         with commit_lock(committer.state_dir):
             who = identity(committer.git, committer.policy.author_name, committer.policy.author_email)

@@ -95,7 +95,7 @@ def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], who
     The record keeps its hash (the chain goes on), and a `redaction` record by you, appended to its session, names it
     and the hash of what it now holds: verify, doctor and read then call it redacted on that date by the person, where
     an edit by hand breaks for good. Its blob is redacted too (the old one deleted unless another record cites it);
-    other records of the session holding the string are named, to redact in turn. The search index is rebuilt
+    other records holding the string (any session) are named, to redact in turn. The search index is rebuilt
     without the secret's bytes, and the change is one memory commit. Older commits still hold the secret: rotate it,
     then rewrite history (the command says how). A secret on the command line lands in your shell's history: pass
     `--text -` and give it on stdin.
@@ -122,15 +122,19 @@ def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
                  if commit and commit.deferred else "not committed: commit it yourself (`git add .agents/experience && git commit`)")
         click.echo(f"Redacted {done.id}: {what}; attested by {done.attestation}; {where}.")
     if done.others:
-        click.echo(f"warning: {len(done.others)} other record(s) of the session hold it too: {', '.join(done.others[:10])}; "
+        click.echo(f"warning: {len(done.others)} other record(s) hold it too: {', '.join(done.others[:10])}; "
                    "redact each the same way.", err=True)
     if done.blob_kept:
         click.echo(f"warning: blob {done.blob_kept} still holds it: other records cite it.", err=True)
-    if not dry_run:
+    if not dry_run and not done.in_history:
+        click.echo("No commit holds the secret: the record was never committed, so no history needs rewriting. Rotate "
+                   "it all the same if it left this machine.")
+    elif not dry_run:
         click.echo("Still to do: the commits before this one hold the secret. Rotate it first (revoke it where it was "
                    "issued). Then rewrite history: `git filter-repo --replace-text FILE` (a line `THE-SECRET==>[REDACTED]` "
                    "in FILE), force-push, and have every other clone clone again (docs/security.md, \"A secret got "
-                   "committed anyway\").")
+                   f"committed anyway\"). git's textconv cache of the logs ({redacting.TEXTCONV_CACHE}) was deleted here (git "
+                   f"rebuilds it): delete it in every other clone too (`git update-ref -d {redacting.TEXTCONV_CACHE}`).")
 
 
 @log.command(name="import")
