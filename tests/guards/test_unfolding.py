@@ -70,6 +70,32 @@ def test_a_command_given_as_an_argument_to_a_command_that_runs_it_is_unfolded(pl
 
 
 @pytest.mark.parametrize("line", [
+    "echo accept deploy | xargs repo-memory",
+    "echo redact | xargs -I{} repo-memory log {} x#1 --all-text",
+    "xargs repo-memory <<< 'log redact x#1 --all-text'",
+    "xargs -n 2 repo-memory log <<< 'add note'",
+    "echo x | xargs --replace=W repo-memory W deploy",
+    "echo x | xargs -iW repo-memory W deploy",
+    "xargs -a cmds.txt python3 -m repo_memory",
+])
+def test_words_xargs_adds_to_repo_memory_may_make_a_persons_command(places: reserved.Places, line: str):
+    """xargs appends the words it reads (or puts them for its replace string): `echo accept deploy | xargs repo-memory`
+    ran a person's command the guard allowed, since the words it judged named none."""
+    assert reserved.PERSON in places.command(line), line
+
+
+@pytest.mark.parametrize("line", [
+    "git ls-files | xargs repo-memory recall",
+    "echo foo | xargs repo-memory search",
+    "echo x | xargs -I{} repo-memory log tail {}",
+    "git ls-files -m | xargs git add",
+    "find . -name '*.pyc' | xargs rm -f",
+])
+def test_words_xargs_adds_to_a_command_that_is_no_persons_are_allowed(places: reserved.Places, line: str):
+    assert places.command(line) == ""
+
+
+@pytest.mark.parametrize("line", [
     "git rebase -x 'pytest -q' HEAD~3",
     "git rebase --onto main HEAD~1",
     "git bisect run pytest -q tests/test_x.py",

@@ -28,7 +28,7 @@ Alias = Callable[[str], str]  # what a git alias of the repository stands for ('
 Ask = Callable[[Path | None, list[str], dict[str, str]], str]
 # Wrappers whose options are not read (guards/wrappers.py reads env's, sudo's, timeout's…): past them, words with a dash
 # and numbers are skipped to the command.
-WRAPPERS = frozenset({"time", "xargs", "busybox", "toybox"})
+WRAPPERS = frozenset({"time", "busybox", "toybox"})  # xargs: guards/wrappers.py
 # Words that open a compound command or negate one: what follows them is a command too ({ cmd; }, if cmd; then cmd; fi).
 KEYWORDS = frozenset({"{", "}", "!", "if", "then", "elif", "else", "fi", "while", "until", "do", "done"})
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})  # `bash -c 'cmd'`: the string is a shell line of its own

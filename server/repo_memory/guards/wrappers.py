@@ -9,12 +9,14 @@ the word or the next word, a long option is any unambiguous abbreviation (`--spl
 (`--default-signal`) takes it only after `=`. The first word that is no option is the command, past the operands
 before it (timeout's DURATION, taskset's MASK, flock's FILE, chroot's NEWROOT, a number for chrt's PRIORITY);
 `flock FILE -c LINE` runs LINE with `sh -c`, as do `su -c LINE` and `script -c LINE` (the option anywhere among their
-arguments) and `watch` (its words joined). `time` and `xargs` are not read here: what follows their options is not
-known (`time -o FILE`, `xargs -I`).
+arguments) and `watch` (its words joined). `xargs` runs its command with words it reads: where that command is
+repo-memory (or Python), they stand as `FED`, a word the shell names only when it runs, appended or in place of its
+replace string. `time` is not read here: what follows its options is not known (`time -o FILE`).
 """
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 
@@ -30,6 +32,7 @@ class Options(NamedTuple):
     elsewhere: bool = False  # the command runs under another root (chroot): every relative path is another place
     line: tuple[str, ...] = ()  # options whose value is a line `sh -c` runs, read anywhere among the arguments (su -c)
     joined: bool = False  # the words after the options are joined into a line `sh -c` runs (watch)
+    fed: tuple[str, ...] = ()  # options naming the replace string of words it reads and adds (xargs -I R; else appended)
 
 
 def _longs(valued: str, flags: str) -> dict[str, bool]:
@@ -73,7 +76,14 @@ WRAPPERS: dict[str, Options] = {
                                          f"append return flush force quiet timing {_HELP}"), line=("-c", "--command")),
     "su": Options("cgGsw", _longs("command session-command group supp-group shell whitelist-environment",
                                   f"login preserve-environment pty {_HELP}"), line=("-c", "--command", "--session-command")),
+    # GNU findutils' xargs (-e, -i and -l take a value only joined to them)
+    "xargs": Options("adEILnPs", _longs("arg-file delimiter max-args max-procs max-chars process-slot-var",
+                                        f"eof replace max-lines null interactive no-run-if-empty open-tty verbose exit "
+                                        f"show-limits {_HELP}"), fed=("-I", "-i", "--replace")),
 }
+FED = "$(xargs)"  # the words xargs reads: any command's, as `$X` would be
+_REDIRECTION = re.compile(r"\d*(?:<<<|<<-?|<>|<&|>&|>>|<|>)")
+_FEEDS = ("repo-memory", "repo_memory", "python", "pypy")  # commands whose added words the person-command check reads
 _SPLIT = ("-S", "--split-string")
 _ESCAPES = {"f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", '"': '"', "#": "#", "$": "$", "'": "'", "\\": "\\"}
 
@@ -85,7 +95,7 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
     options = WRAPPERS.get(program)
     if options is None:
         return None
-    args, moves, n = list(args), False, 0
+    args, moves, n, replace = list(args), False, 0, ""
     while n < len(args):
         word, n = args[n], n + 1
         found: list[tuple[str, str]] = []
@@ -98,6 +108,9 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
                 value, n = args[n], n + 1
             found.append(("--" + full, value))
         elif word.startswith("-") and len(word) > 1:
+            if options.fed and word[1] in "eil":  # a value only joined to it (`-iR`, the replace string R)
+                found.append((word[:2], word[2:]))
+                word = ""
             for at, letter in enumerate(word[1:], 2):
                 value = word[at:] if letter in options.valued else ""
                 if letter in options.valued and not value and n < len(args):
@@ -111,6 +124,8 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
             n -= 1
             break
         for name, value in found:
+            if name in options.fed:
+                replace = value or "{}"
             if name in options.line:
                 return ["sh", "-c", value], moves
             moves |= name in options.moves
@@ -124,6 +139,13 @@ def unwrap(program: str, args: list[str]) -> tuple[list[str], bool] | None:
         return [], moves  # no -c: an interactive shell, no command of the line's
     if options.joined:
         return (["sh", "-c", " ".join(args[n:])] if args[n:] else []), moves
+    if options.fed and args[n:] and args[n].rsplit("/", 1)[-1].startswith(_FEEDS):
+        words, skip = [], False
+        for w in args[n:]:  # a redirection (`<<< 'log add x'`, `< cmds`) is the shell's, with its target
+            if not skip and not _REDIRECTION.match(w):
+                words.append(FED if replace and replace in w else w)
+            skip = not skip and bool(_REDIRECTION.fullmatch(w))
+        return (words if replace else [*words, FED]), moves
     return args[n:], moves or options.elsewhere
 
 
