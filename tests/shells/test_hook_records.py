@@ -114,11 +114,10 @@ def test_tool_output_blobs_false_keeps_no_blob_and_the_record_says_how_long_the_
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex"])
-def test_a_session_ends_without_a_bookkeeping_record_and_its_commit_names_the_skill_an_agent_changed(repo: Path,
-                                                                                                    harness: str, monkeypatch):
-    """Codex's sessions ended with a "Session ended (other)." record Claude Code's did not have (its hooks ran in the
-    server, which committed first): the record is written only when it says what was left unrecorded. A commit of a
-    skill an agent edited and the session's records was subjected `memory: 2 changes`; it names both now."""
+def test_a_sessions_commit_names_the_skill_an_agent_changed_beside_its_records(repo: Path, harness: str, monkeypatch):
+    """A commit of a skill an agent edited and the session's records was subjected `memory: 2 changes`, hiding the
+    skill change from `git log --oneline`; it names both now. The session's end record is kept (lifecycle records stay
+    in the log, out of default recall)."""
     monkeypatch.setenv("REPO_MEMORY_HARNESS", harness)
     skill = repo / ".agents/skills/deploy/SKILL.md"
     skill.parent.mkdir(parents=True)
@@ -127,6 +126,6 @@ def test_a_session_ends_without_a_bookkeeping_record_and_its_commit_names_the_sk
     hook(repo, "session-end", {"session_id": "e1", "hook_event_name": "SessionEnd", "reason": "other"})
     logs = list((repo / experience.EXPERIENCE_DIR).rglob("e1*.jsonl"))
     kinds = [json.loads(line)["kind"] for log in logs for line in log.read_text(encoding="utf-8").splitlines()]
-    assert kinds == ["tool"], kinds
+    assert kinds == ["tool", "observation"], kinds
     subject = git(repo, "log", "-1", "--format=%s").strip()
     assert subject.startswith("memory(skill): deploy") and "; experience e1" in subject, subject

@@ -260,8 +260,8 @@ BACKFILL_SECONDS = 1.0  # of the 3 s Claude Code gives SessionEnd (setup.TIMEOUT
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     """Record the tool calls Claude Code's hooks never delivered (as many as BACKFILL_SECONDS allow), close the session's
-    log with an end record saying what was left (only when some were, and it recorded something not yet committed), then
-    commit its experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
+    log with an end record (only when it recorded something not yet committed) saying what was left, then commit its
+    experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
     closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
     try:
         lines = [ln.record for ln in store.lines(store.session) if ln.record]
@@ -272,9 +272,7 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         added, left = _record_undelivered(store, payload, lines)
         lines = [ln.record for ln in store.lines(store.session) if ln.record] if added else lines
     last = [record["id"] for record in lines][-1:]
-    # Only to say what was left: a bare "Session ended (other)." came after a command hook's records and not after an
-    # mcp hook's (its server committed them first), so Codex's sessions had it and Claude Code's did not.
-    if left and last and not all(view.committed for view in store.read(last[0]).records):
+    if last and not all(view.committed for view in store.read(last[0]).records):  # lifecycle: kept, out of default recall
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
