@@ -198,9 +198,9 @@ class Recall:
                             next_cursor=f"offset:{offset + taken}" if more else None, note=note)
 
     def _gone(self, hits: list[Hit]) -> set[str]:
-        """Ids of `hits` whose file is gone from disk since the index saw it, or no longer reaches their record's line:
-        a branch just checked out, say, before the watcher's re-index. `read` re-checks the files; recall serves nothing
-        they no longer hold either (a stat per file)."""
+        """Ids of `hits` whose file is gone from disk since the index saw it: a branch without memory just checked out,
+        say, before the watcher's re-index (a stat per file). A log that is only shorter is not taken for gone: right
+        after `git pull --rebase` a session's lines may sit in another file until the re-index, and `read` re-checks."""
         where = self._activity.positions([h.id for h in hits if h.kind not in DOC_KINDS])
         sizes: dict[str, int] = {}
         docs = {h.id: h.provenance.get("path", "") for h in hits if h.kind in DOC_KINDS}
@@ -210,7 +210,7 @@ class Recall:
             except OSError:
                 sizes[rel] = -1
         return ({hid for hid, rel in docs.items() if sizes[rel] < 0}
-                | {rid for rid, (file, offset, length) in where.items() if file and sizes[file] < offset + length})
+                | {rid for rid, (file, _, _) in where.items() if file and sizes[file] < 0})
 
     def _scales(self, parsed: query.Query, docs: list[Hit], records: list[Hit]) -> tuple[float, float, bool]:
         """What the skills' and the records' scores are multiplied by after each list's best is made 1: 0.5 plus half
