@@ -284,3 +284,22 @@ def test_redact_names_records_of_other_sessions_holding_the_string(tmp_path: Pat
     other = logged(repo, f"agent echoed: door code {SECRET}", session="work")[0]
     done = cli(repo, "log", "redact", rid, "--text", SECRET)
     assert done.returncode == 0 and other in done.stderr, done.stderr
+
+
+def test_a_redaction_not_committed_yet_is_said_so_never_to_be_undone_by_a_checkout(tmp_path: Path):
+    """With commit = "stage" (or "off") a redaction waits for the person's commit; meanwhile verify said the committed
+    record was edited and to restore it with `git checkout HEAD -- <log>`, doctor called it an error to fix that way —
+    which brings the secret back — and a second redact in that session was refused as a broken log."""
+    repo = initialised(tmp_path)
+    (repo / ".agents/repo-memory.toml").write_text('commit = "stage"\n')
+    rids = logged(repo, f"the door code is {SECRET}", f"the alarm code is {SECRET}")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "my work, the memory staged with it")  # HEAD holds the secret now
+    assert cli(repo, "log", "redact", rids[0], "--text", SECRET).returncode == 0
+    verify = cli(repo, "verify")
+    assert verify.returncode == 0 and "checkout HEAD" not in verify.stdout and "not committed yet" in verify.stdout, verify.stdout
+    doctor = json.loads(cli(repo, "doctor", "--json").stdout)
+    assert not [f for f in doctor if f["level"] == "error"] and "checkout HEAD" not in json.dumps(doctor), doctor
+    second = cli(repo, "log", "redact", rids[1], "--text", SECRET)
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert cli(repo, "verify").returncode == 0

@@ -11,6 +11,7 @@ from pathlib import Path
 from repo_memory.core.breaks import account, deleted, missing
 from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
+from repo_memory.core.redacting import SAID
 from repo_memory.core.session_files import begun, part_of, segment
 from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats import experience
@@ -49,6 +50,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         if rewritten:
             chain[2].append(rel)
             breaks.append((rel, _restore(rel, rewritten, committed)))
+        whole = len(breaks) - 1 if rewritten else -1  # the file's own break, which a redaction alone may explain
         head = committed.head()
         held: list[bytes] | None = None  # HEAD's lines of the log, read at its first break
         counted = (0, 1)  # (offset, number of the line there): lines come in order, so newlines are counted once
@@ -75,6 +77,9 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
                     continue
                 if not intact:
                     breaks.append((record["id"], f"blob {blob['sha256']} does not match its hash"))
+        if whole >= 0 and _redacted_only(rewritten, breaks[whole + 1:]):  # never `git checkout HEAD`: the secret is back
+            breaks[whole] = (rel, f"{SAID}this clone, not committed yet: commit {rel} (`git add {rel} && git commit`); a "
+                                  "`git checkout` of it would bring back what was taken out")
     if progress:
         progress(total, total)
     return breaks
@@ -107,6 +112,13 @@ def _before(root: Path, path: Path, journal: Journal, committed: Committed, brea
     if found is not None and found.returncode == 0 and found.stdout.strip():
         breaks.append((path.relative_to(root).as_posix(), deleted(rel, found.stdout.strip())))
     return ""
+
+
+def _redacted_only(rewritten: str, found: list[tuple[str, str]]) -> bool:
+    """Whether a log whose committed bytes differ (`rewritten`) differs only by records a person redacted (`found`: what
+    was said of its records): each departure an edit, each edited record attested."""
+    return (" edited" in rewritten and " removed" not in rewritten and bool(found)
+            and all(what.startswith(SAID) for _, what in found))
 
 
 def _size(path: Path) -> int:
