@@ -8,7 +8,9 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -58,9 +60,10 @@ def test_a_check_still_running_when_the_hooks_time_runs_out_ends_the_run_unverif
     assert "Stop hook" in outcome.reason and "repo-memory loop run" in outcome.reason, outcome.reason
 
 
-def test_a_run_whose_stop_hook_was_killed_mid_check_is_checked_again_at_the_next_stop_and_says_so(toy: Path, store: Store):
-    """The harness killed the hook mid-check: the run stayed live with no word of the check that never decided."""
-    nap = f"307.{os.getpid()}"
+def killed_mid_check(toy: Path, store: Store, nap: str,
+                     during: Callable[[str], None] = lambda run: None) -> tuple[str, dict[str, Any]]:
+    """A run of fix-add whose Stop hook a harness kills past its timeout while the check sleeps (`during`: what to look
+    at meanwhile); returns the run and the Stop hook's payload."""
     slow = f'  - {{level: 4, name: check, run: "sleep {nap}; {PY} check.py", expect: {{exit: 0}}, timeout: 600}}'
     (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=slow), encoding="utf-8")
     store.refresh()
@@ -76,11 +79,19 @@ def test_a_run_whose_stop_hook_was_killed_mid_check_is_checked_again_at_the_next
         proc.stdin.write(json.dumps(payload))
         proc.stdin.close()
         assert wait_until(lambda: bool(sleeping(nap)), 30), "the check never started"
+        during(run)
         os.killpg(proc.pid, signal.SIGKILL)  # what a harness does to a hook past its timeout
         proc.wait(10)
     finally:
         for pid in sleeping(nap):
             os.kill(pid, signal.SIGKILL)
+    return run, payload
+
+
+def test_a_run_whose_stop_hook_was_killed_mid_check_is_checked_again_at_the_next_stop_and_says_so(toy: Path, store: Store):
+    """The harness killed the hook mid-check: the run stayed live with no word of the check that never decided."""
+    run, payload = killed_mid_check(toy, store, f"307.{os.getpid()}")
+    engine = Engine(store)
     (toy / ".agents/loops/fix-add.md").write_text(spec_text(), encoding="utf-8")
     store.refresh()
     engine.accept("fix-add")
@@ -112,36 +123,17 @@ def test_a_check_cut_off_mid_way_is_said_by_loop_status_and_the_next_session_sta
     """Its Stop hook killed mid-check, the run was listed as any live run (`loop status`, the session's briefing) and the
     check that never decided was first mentioned at the run's next step; a check still under way is not called cut off.
     Then the first check cut off read "0 iteration(s)", and the briefing's `loop abort` named no run."""
-    nap = f"308.{os.getpid()}"
-    slow = f'  - {{level: 4, name: check, run: "sleep {nap}; {PY} check.py", expect: {{exit: 0}}, timeout: 600}}'
-    (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=slow), encoding="utf-8")
-    store.refresh()
-    engine = Engine(store)
-    engine.accept("fix-add")
-    run = engine.start("fix-add", harness_session="killed-hook")["run"]
-    payload = {"session_id": "killed-hook", "cwd": str(toy), "hook_event_name": "Stop", "stop_hook_active": False,
-               "last_assistant_message": "Done."}
-
     def said(*args: str, stdin: str = "") -> str:
         done = subprocess.run([PY, "-m", "repo_memory", *args], input=stdin, capture_output=True, text=True, cwd=toy,
                               timeout=60)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    proc = subprocess.Popen([PY, "-m", "repo_memory", "hook", "stop"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, cwd=toy, text=True, start_new_session=True)
-    try:
-        assert proc.stdin is not None
-        proc.stdin.write(json.dumps(payload))
-        proc.stdin.close()
-        assert wait_until(lambda: bool(sleeping(nap)), 30), "the check never started"
-        under_way = said("loop", "status")
-        assert run in under_way and "cut off" not in under_way, under_way
-        os.killpg(proc.pid, signal.SIGKILL)  # what a harness does to a hook past its timeout
-        proc.wait(10)
-    finally:
-        for pid in sleeping(nap):
-            os.kill(pid, signal.SIGKILL)
+    def under_way(run: str) -> None:
+        shown = said("loop", "status")
+        assert run in shown and "cut off" not in shown, shown
+
+    run, _ = killed_mid_check(toy, store, f"308.{os.getpid()}", under_way)
     status = said("loop", "status")
     assert f"{run} is live: its check that began at" in status and "was cut off before it decided" in status, status
     assert "cut off in its first check" in status and "0 iteration(s)" not in status, status  # no check decided, one began
