@@ -226,7 +226,8 @@ def test_stale_says_where_a_moved_file_went(store: Store, repo: Path):
     _moved(store, repo, files=3)
     code, out = cli_run(repo, "stale")
     assert code == 1
-    assert "pkg/mod0.py::func0: the file does not exist (moved to lib/mod0.py in " in out and "move pkg to lib)" in out
+    assert "pkg/mod0.py::func0: its file moved to lib/mod0.py, where its code is unchanged" in out, out
+    assert "(moved in " in out and "move pkg to lib)" in out and "the file does not exist" not in out, out
     assert "--follow-renames" in out
 
 
@@ -382,7 +383,8 @@ def test_stale_says_where_a_file_moved_twice_is_now(store: Store, repo: Path):
     git(repo, "commit", "-qm", "move lib to src")
     code, out = cli_run(repo, "stale")
     assert code == 1
-    assert "pkg/mod0.py::func0: the file does not exist (moved to src/mod0.py in " in out and "move lib to src)" in out, out
+    assert "pkg/mod0.py::func0: its file moved to src/mod0.py, where its code is unchanged" in out, out
+    assert "move lib to src)" in out and "the file does not exist" not in out, out
 
 
 def test_stale_and_doctor_name_the_commit_that_changed_the_cited_definition_not_the_files_last(store: Store, repo: Path):

@@ -22,13 +22,14 @@ they were pinned over, not first when it is re-wrapped.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from repo_memory.code.anchors import UNCHECKED, Code
+from repo_memory.code.anchors import MISSING, UNCHECKED, Code, Resolved
 from repo_memory.errors import did_you_mean
+from repo_memory.formats.experience import FOLLOW_TOOL
 from repo_memory.git.repo import IN_PROGRESS
 from repo_memory.guards import disk
 from repo_memory.index.activity import Activity
@@ -45,6 +46,8 @@ RETIRING = ("outdated", "misled")  # feedback that a record no longer holds
 # The record at (log, offset, length) when it is authentic (marked by this clone or held by git) and sealed, else
 # None: core/provenance.py. Without one, no person's record settles anything.
 Vouch = Callable[[str, int, int], dict[str, Any] | None]
+Moves = Callable[[Collection[str]], dict[str, str]]  # of files that do not exist, where git moved each: old path -> new
+FOLLOWS = "`repo-memory stale --follow-renames` follows such a move"
 
 
 @dataclass(frozen=True)
@@ -63,9 +66,10 @@ class Staleness:
     """Anchor states of one repository's memories, recomputed only when the index or a cited file changed."""
 
     def __init__(self, db: Database, code: Code, state_dir: Path, git_dir: Path | None = None, vouch: Vouch | None = None,
-                 pinned: Callable[[str, str], str | None] | None = None):
+                 pinned: Callable[[str, str], str | None] | None = None, moves: Moves | None = None):
         self._db, self._code, self._state_dir, self._git_dir, self._vouch = db, code, state_dir, git_dir, vouch
         self._pinned = pinned  # (anchor, pin) -> the pin in this release's form, from git history (code/pinned.py)
+        self._moves = moves  # an anchor into a moved file is judged in the file it moved to
         self._docs, self._activity, self._anchors, self._citations = DocIndex(db), Activity(db), AnchorIndex(db), Citations(db)
         self._last: tuple[Any, dict[str, str]] | None = None  # the index generation of the last check, the cited files' stamps
 
@@ -129,12 +133,25 @@ class Staleness:
         if check:
             self.check()
         rows = [row for row in self._anchors.stale(memories) if row[4].startswith(UNCHECKED) != checkable]
+        moved = self._moved({a for _, a, _, _, p in rows if p == MISSING})
         near: dict[str, str] = {}  # what an anchor that names nothing may have meant (a person's typo, a rename)
         for _, a, _, c, p in rows:
-            if not c and not p.startswith(UNCHECKED) and a not in near:
-                near[a] = f".{said}" if (said := did_you_mean(self._code.near(a))) else ""
-        found = [Stale(m, a, _reason(a, b, c, p) + near.get(a, ""), b, gone=not c) for m, a, b, c, p in rows]
+            if not c and not p.startswith(UNCHECKED) and a not in near and (a not in moved or moved[a][1].problem):
+                near[a] = f".{said}" if (said := did_you_mean(self._code.near(moved[a][0] if a in moved else a))) else ""
+        found = [Stale(m, a, (_moved_reason(m, a, b, *moved[a]) if a in moved else _reason(a, b, c, p)) + near.get(a, ""), b,
+                       gone=not c) for m, a, b, c, p in rows]
         return self._settled(found, {(m, a) for m, a, _, c, _ in rows if not c}) if settle else found
+
+    def _moved(self, anchors: Collection[str]) -> dict[str, tuple[str, Resolved]]:
+        """Of `anchors`, whose files do not exist, those into a file git moved: the same symbol in the file it moved to
+        (where the code is now, as `--follow-renames` would cite it), and how that resolves."""
+        files = self._moves({a.partition("::")[0] for a in anchors}) if anchors and self._moves is not None else {}
+        out = {}
+        for anchor in anchors:
+            path, _, symbol = anchor.partition("::")
+            if path in files:
+                out[anchor] = (new := f"{files[path]}::{symbol}", self._code.resolve(new))
+        return out
 
     def _settled(self, found: list[Stale], gone: set[tuple[str, str]]) -> list[Stale]:
         """A record cannot be edited, so a later record citing it in its refs settles it, but only one of these:
@@ -160,6 +177,10 @@ class Staleness:
                     why[c.cited] = f"reported {c.outcome} in {c.citing}"
                 continue
             corrects = any(_corrects(anchor, changed[c.cited]) for anchor in c.fresh)
+            if c.tool == FOLLOW_TOOL:  # repo-memory's word that the code moved unchanged: true while that code is
+                if corrects:
+                    why[c.cited] = f"followed to where its code moved by {c.citing}"
+                continue
             follow_up = any(c.pinned.get(anchor) == baseline for anchor, baseline, _ in changed[c.cited] if baseline)
             if (c.tool == PIN_TOOL or not corrects) and not follow_up and self._persons(c):
                 why[c.cited] = f"checked by a person in {c.citing}"
@@ -223,6 +244,17 @@ def _corrects(anchor: str, changed: list[tuple[str, str, bool]]) -> bool:
     path, _, symbol = anchor.partition("::")
     return any(anchor == old or gone and (path == old.partition("::")[0] or symbol == old.partition("::")[2])
                for old, _, gone in changed)
+
+
+def _moved_reason(memory: str, anchor: str, baseline: str, new: str, there: Resolved) -> str:
+    """What is stale of `anchor` when its file moved: said of the code at `new`, the same symbol in the moved file."""
+    moved = f"{anchor}: its file moved to {new.partition('::')[0]}"
+    if there.problem:
+        return f"{moved}: {there.problem}"
+    if baseline and there.hash != baseline and baseline not in there.legacy:
+        return f"{moved}, and the code changed since the memory was written ({baseline[:8]} -> {there.hash[:8]})"
+    fix = f"edit its memory.anchors to {new}" if memory.startswith("loop:") else FOLLOWS
+    return f"{moved}, where its code is {'unchanged' if baseline else 'defined'} ({fix})"
 
 
 def _reason(anchor: str, baseline: str, current: str, problem: str) -> str:

@@ -1,9 +1,10 @@
 """A person's ways out of staleness besides editing: a record checked against the code (`stale --pin ID`), and the
 skills and records that follow the files git moved (`stale --follow-renames`).
 
-Records are append-only, so both write a note (kind `note`, by the person, tool `stale`) citing the record and the
-code as it is now: the record is settled by it (code/staleness.py), the note is committed like any experience, and
-when that code changes again the note is what goes stale. A skill's anchors are rewritten in its SKILL.md to the new
+Records are append-only, so both write a note (kind `note`, actor the person, tool `stale` or `follow-renames`) citing
+the record and the code as it is now, committed like any experience: it settles the record (code/staleness.py). When
+that code changes again a person's pin still settles it (the note is what goes stale), but the note `--follow-renames`
+wrote, repo-memory's word that the code moved unchanged, no longer does. A skill's anchors are rewritten in its SKILL.md to the new
 path, keeping the hash of the code it was written against: a skill whose code also changed in the move stays stale.
 Neither rewrites a SKILL.md holding a person's uncommitted edit: the memory commit would take it along.
 """
@@ -63,6 +64,7 @@ class Settling:
         self.root, self.state_dir, self._staleness, self._code, self._logs = root, state_dir, staleness, code, logs
         self._docs, self._committer, self._committed = docs, committer, committed
         self._changes, self._repin_skill = changes, repin_skill
+        self._moved: tuple[str | None, dict[str, str]] = (None, {})  # HEAD, and where git moved a file by then ('': not)
 
     def pin(self, name: str, session: str) -> tuple[list[str], str]:
         """A person checked `name` (a skill, loop:NAME or a record id) against the code: the code as it is now is its
@@ -97,7 +99,16 @@ class Settling:
         """Where git moved each of `files` that is gone: old path -> the path it has now (Past.code_changes follows a
         move after a move)."""
         gone = [f for f in files if not (self.root / f).exists()]
-        return {f: m["new"] for f, change in self._changes(gone).items() if (m := MOVED.match(change))} if gone else {}
+        if not gone:
+            return {}
+        head = self._committed.git.head()  # the user's HEAD (memory may commit elsewhere): a move is a commit of code
+        if self._moved[0] != head:
+            self._moved = (head, {})
+        known = self._moved[1]  # recall asks of every hit whose file is gone: one `git log` per HEAD, not per hit
+        if asked := [f for f in gone if f not in known]:
+            said = self._changes(asked)
+            known.update({f: m["new"] if (m := MOVED.match(said.get(f, ""))) else "" for f in asked})
+        return {f: known[f] for f in gone if known[f]}
 
     def moved_anchors(self, items: list[Stale], moved: dict[str, str] | None = None) -> dict[str, str]:
         """Stale anchor -> the same symbol at the path its file moved to (`moved`, else looked up), when found there."""
@@ -165,11 +176,12 @@ class Settling:
                 left.append(f"{memory}: edit its memory.anchors by hand ({went})")
             elif not lost and len(follow) == len(items) and all(
                     self._code.resolve(moved[s.anchor]).hash == s.baseline for s in follow):
-                notes.append((memory, f"The code {memory} cites moved unchanged ({went}): it still holds there.",
+                notes.append((memory, f"The code {memory} cites moved unchanged ({went}), as `{FOLLOW}` found.",
                               {moved[s.anchor]: s.baseline for s in follow}))
             elif not lost:  # one that is lost is said above: settled only once it cites code that is there
                 left.append(f"{memory}: its code moved and changed; check it, then `repo-memory stale --pin {memory}`")
-        settled = dict(zip((memory for memory, _, _ in notes), self._note(session, notes), strict=True)) if notes else {}
+        written = self._note(session, notes, experience.FOLLOW_TOOL) if notes else []
+        settled = dict(zip((memory for memory, _, _ in notes), written, strict=True))
         self._staleness.check()
         return Followed(skilled, settled, left)
 
@@ -194,9 +206,9 @@ class Settling:
             fix = "edit its anchors by hand to the definition meant"
         return f"{memory}: {'; '.join(said)}: {fix}"
 
-    def _note(self, session: str, notes: list[tuple[str, str, dict[str, str]]]) -> list[str]:
-        """Append one note per (record, text, code it cites now) in one write; their ids."""
-        source = self._logs.source("human", PIN_TOOL)
+    def _note(self, session: str, notes: list[tuple[str, str, dict[str, str]]], tool: str = PIN_TOOL) -> list[str]:
+        """Append one note per (record, text, code it cites now) in one write, by the person's command `tool`; their ids."""
+        source = self._logs.source("human", tool)
         entries = [experience.Entry(kind="note", text=text, refs=[record, *cited], source=source, anchors=cited or None)
                    for record, text, cited in notes]
         return [r["id"] for r in self._logs.append(session, entries)]

@@ -36,6 +36,14 @@ class Memory(Protocol):
     def root(self) -> Path: ...
 
 
+def shown(item: Stale, change: str) -> str:
+    """A stale anchor's reason with what happened to its code (from `changes`), the move said once: the reason already
+    names where a moved file went."""
+    if (moved := MOVED.match(change)) and f"its file moved to {moved['new']}" in item.reason:
+        change = f"moved in {change[moved.start('commit'):]}"
+    return f"{item.reason} ({change})" if change else item.reason
+
+
 def changes(store: Memory, items: list[Stale]) -> dict[str, str]:
     """What happened to the code each of `items` cites, by anchor: "moved to PATH in HASH SUBJECT" or "uncommitted
     changes in PATH" (of the file; one git pass for them all), else what the file's history says of the definition:
@@ -117,8 +125,7 @@ def _notice(cause: str, where: str, items: list[Stale], happened: dict[str, str]
     items = sorted(items, key=lambda item: ("#" in item.memory, item.memory))  # skills and loops named before records
     memories = list(dict.fromkeys(item.memory for item in items))
     if len(memories) == 1 and len(items) == 1:  # one anchor: its own words, as `repo-memory stale` shows it
-        change = happened.get(items[0].anchor)
-        said = f"stale: {items[0].reason}" + (f" ({change})" if change else "")
+        said = f"stale: {shown(items[0], happened.get(items[0].anchor, ''))}"
         return Notice("warning", memories[0], said, _fix(cause, memories))
     if len(memories) == 1:
         named = f"{memories[0]}: {_listed([item.anchor for item in items])}"

@@ -58,8 +58,8 @@ class Store:
         provenance = self._provenance = Provenance(config.root, self.key, committed, journal=self._journal)
         self._evidence = Evidence(db)
         self._docs, self._records, self._activity = DocIndex(db), RecordIndex(db, config.root, provenance.server_kind), Activity(db)
-        pinned = Pinned(git, (MEMORY_DIR, *config.skill_dirs))  # the code a pin was taken of, as git holds it
-        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched, pinned=pinned.over)
+        self._staleness = Staleness(db, code, config.state_dir, git_dir=config.git_dir, vouch=provenance.vouched,
+                                    pinned=Pinned(git, (MEMORY_DIR, *config.skill_dirs)).over, moves=lambda f: self._settling.moves(f))
         self._skills = Skillbook(config.root, config.state_dir, self.sources, config.review, self._docs, self._committer, committed, code, self._staleness)
         self._logs = Logbook(config.root, config.harness, self._journal, self._records, self._activity, self._committer, committed, self._skills, provenance)
         self._loops, self._past = Loopbook(config.root, self._activity, committed), Past(config.root, git, self._docs, self._journal, self._activity, self._skills.similar_names, self.sparse)

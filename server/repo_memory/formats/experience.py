@@ -31,6 +31,9 @@ PERSON_KINDS = ("redaction",)  # written only by a person's command (`log redact
 ENGINE_TOOLS = ("loop_start", "loop_step", "loop")
 FEEDBACK_TOOLS = ("feedback", "cli")
 FEEDBACK = ("helped", "misled", "outdated")
+# The tool of the note `repo-memory stale --follow-renames` writes: repo-memory's word, in a command a person ran, that
+# the code a record cites moved unchanged (a person checked nothing: it settles the record only while that code holds)
+FOLLOW_TOOL = "follow-renames"
 
 
 VERDICTS = ("loop.verify", "loop.decision", "loop.end", "skill.used", "outcome")  # the engine's judgements, not the driver's words
@@ -42,6 +45,8 @@ def author(kind: str, source: dict[str, Any]) -> str:
     actor = str(source.get("actor", "?"))
     if kind in VERDICTS and source.get("tool", "") in ENGINE_TOOLS:
         return f"repo-memory's loop engine, in a run driven by {'a person' if actor == 'human' else 'an agent'}"
+    if kind == "note" and source.get("tool", "") == FOLLOW_TOOL:
+        return f"repo-memory (`stale --follow-renames`, run by {'a person' if actor == 'human' else actor})"
     return actor
 
 

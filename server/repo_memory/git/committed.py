@@ -227,6 +227,8 @@ def describe(actor: str, committed: bool, harness: str = "", tool: str = "", kin
     if kind and experience.server_kind(kind) and tool in experience.ENGINE_TOOLS:
         actor, tool = "repo-memory's loop engine", f"{tool}, in a run driven by {'a person' if actor == 'human' else 'an agent'}"
     who = {"agent": "an agent", "human": "a person"}.get(actor, actor if actor not in ("", "unknown") else "someone")
+    if kind == "note" and tool == experience.FOLLOW_TOOL:  # what repo-memory wrote, not the person who ran the command
+        who, tool = "repo-memory", f"`stale --follow-renames`, run by {who}"
     via = ", ".join(p for p in (harness if harness not in ("", "unknown") else "", tool) if p)
     return f"recorded by {who}{f' ({via})' if via else ''}{_pending(committed)}"
 

@@ -193,7 +193,7 @@ def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, fol
         click.echo(f"Nothing stale: every anchored memory matches the code it cites{or_settled}"
                    + (" (of the code that can be checked: not what follows)." if unchecked else "."))
     for n, (item, change) in enumerate(shown[:waiting + unchecked]):
-        click.echo(f"{item.memory}  {item.reason}" + (f" ({change})" if change else ""))
+        click.echo(f"{item.memory}  {stale_checks.shown(item, change)}")
         if n < waiting and item.anchor not in followable:
             click.echo(f"  fix: {fixes[n]}")
     if settled := {item.memory for item, _ in shown[waiting + unchecked:]}:
