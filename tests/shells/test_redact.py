@@ -180,6 +180,81 @@ def test_a_redaction_in_one_clone_merges_with_records_another_clone_added(tmp_pa
     assert verify.returncode == 0 and "redacted on" in verify.stdout, verify.stdout
 
 
+SECOND = "pz9-alarm-code-Quince-8812"  # another secret the scanner misses
+
+
+def redacted_in_two_clones(tmp_path: Path, first: str, second: str) -> tuple[Path, str]:
+    """A record holding SECRET and SECOND, committed; one clone redacts `first`, a clone of it `second`, then the second
+    clone pulls the first (git union-merges the log); the second clone and the record's id."""
+    origin = initialised(tmp_path)
+    rid = logged(origin, f"door {SECRET} alarm {SECOND}", "deploys need a green main")[0]
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(origin), str(other))
+    assert cli(other, "init").returncode == 0
+    assert cli(origin, "log", "redact", rid, "--text", first).returncode == 0
+    assert cli(other, "log", "redact", rid, "--text", second).returncode == 0
+    git(other, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
+    return other, rid
+
+
+def lines_of(repo: Path, rid: str) -> list[dict]:
+    logs = (p for p in (repo / ".agents/experience").rglob("*.jsonl"))
+    return [r for p in logs for r in map(json.loads, p.read_bytes().splitlines()) if r["id"] == rid]
+
+
+def test_two_clones_redacting_different_strings_of_a_record_merge_into_versions_log_redact_folds(tmp_path: Path):
+    """A union merge kept both versions of the line, each holding the secret the other clone took out, and verify
+    passed; now verify and doctor call it an error naming `log redact ID`, which folds them into one line redacting both."""
+    other, rid = redacted_in_two_clones(tmp_path, SECRET, SECOND)
+    assert len(lines_of(other, rid)) == 2  # what git's union merge made
+    verify = cli(other, "verify")
+    assert verify.returncode == 1 and f"repo-memory log redact {rid}" in verify.stdout, verify.stdout
+    doctor = json.loads(cli(other, "doctor", "--json").stdout)
+    assert any(f["level"] == "error" and f["path"] == rid and f"repo-memory log redact {rid}" in f["fix"] for f in doctor), doctor
+    done = cli(other, "log", "redact", rid)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = lines_of(other, rid)
+    assert line["text"] == "door [REDACTED] alarm [REDACTED]", line
+    assert SECRET.encode() not in log_bytes(other) and SECOND.encode() not in log_bytes(other)
+    assert git(other, "status", "--porcelain", "--", ".agents") == ""  # committed
+    verify = cli(other, "verify")
+    assert verify.returncode == 0 and f"{rid}: redacted on" in verify.stdout, verify.stdout
+    shown = cli(other, "log", "tail", rid.partition("#")[0], "-n", "10").stdout
+    assert SECRET not in shown and SECOND not in shown, shown
+
+
+def test_log_redact_with_a_string_fixes_every_version_of_the_record(tmp_path: Path):
+    other, rid = redacted_in_two_clones(tmp_path, SECRET, SECOND)
+    done = cli(other, "log", "redact", rid, "--text", SECOND)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [line] = lines_of(other, rid)
+    assert SECRET not in line["text"] and SECOND not in line["text"], line
+    assert SECRET.encode() not in log_bytes(other) and SECOND.encode() not in log_bytes(other)
+    assert cli(other, "verify").returncode == 0
+
+
+def test_the_same_string_redacted_in_two_clones_merges_into_one_line(tmp_path: Path):
+    other, rid = redacted_in_two_clones(tmp_path, SECRET, SECRET)
+    assert len(lines_of(other, rid)) == 1
+    verify = cli(other, "verify")
+    assert verify.returncode == 0 and "versions" not in verify.stdout, verify.stdout
+
+
+def test_a_version_differing_by_more_than_redactions_is_flagged_and_never_folded(tmp_path: Path):
+    """A second line of the record's id whose text differs elsewhere (an agent's edit, attested by nothing) is no version
+    a redaction made: verify flags it, and `log redact ID` refuses to fold it, changing nothing."""
+    other, rid = redacted_in_two_clones(tmp_path, SECRET, SECOND)
+    path = next(p for p in (other / ".agents/experience").rglob("*.jsonl") if b"door [REDACTED] alarm" in p.read_bytes())
+    path.write_bytes(path.read_bytes().replace(b"door [REDACTED] alarm", b"deploy ok [REDACTED] alarm"))
+    git(other, "commit", "-qam", "an agent's edit")
+    before = log_bytes(other)
+    verify = cli(other, "verify")
+    assert verify.returncode == 1 and "does not match its sha256" in verify.stdout, verify.stdout
+    refused = cli(other, "log", "redact", rid)
+    assert refused.returncode == 1 and "not versions" in refused.stderr, refused.stderr
+    assert log_bytes(other) == before
+
+
 def test_an_export_holding_a_redacted_record_is_refused_by_import_naming_it(tmp_path: Path):
     repo = initialised(tmp_path)
     rid = logged(repo, f"the lab door code is {SECRET}", "deploys need a green main")[0]
@@ -188,9 +263,21 @@ def test_an_export_holding_a_redacted_record_is_refused_by_import_naming_it(tmp_
     target = initialised(tmp_path, "target")
     refused = cli(target, "log", "import", "-", stdin=export)
     assert refused.returncode == 1 and "stdin:1:" in refused.stderr and "stdin:3:" in refused.stderr, refused.stderr
+    said = refused.stderr  # why, and what to do: the message said "kind 'redaction' is not one of note, …" and "edited"
+    assert "redacted by a person's `log redact`" in said and "a redaction record attests" in said, said
+    assert "drop id, seq, sha256, mac, prev and source" in said and "docs/security.md" in said, said
     skipped = cli(target, "log", "import", "-", "--skip-invalid", stdin=export)
     assert skipped.returncode == 0 and "Imported 1 record" in skipped.stdout, skipped.stdout
     assert SECRET.encode() not in log_bytes(target) and cli(target, "verify").returncode == 0
+    # the documented way in: the redacted record as a new record, the redaction record left out
+    fixed = subprocess.run(["jq", "-c", JQ_AS_NEW], input=export, capture_output=True, text=True, check=True).stdout
+    brought = cli(target, "log", "import", "-", stdin=fixed)
+    assert brought.returncode == 0, brought.stderr
+    assert b"door code is [REDACTED]" in log_bytes(target) and cli(target, "verify").returncode == 0
+
+
+JQ_AS_NEW = ('if .kind == "redaction" then empty elif (.text // "" | contains("[REDACTED]")) '
+             'then del(.id, .seq, .sha256, .mac, .prev, .source) else . end')  # docs/security.md gives it
 
 
 def forge(repo: Path, target: str) -> str:

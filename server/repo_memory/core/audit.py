@@ -13,6 +13,7 @@ from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redacting import SAID
 from repo_memory.core.session_files import begun, part_of, segment
+from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF, CUT, Committed
@@ -29,6 +30,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
     done = 0
     # a session, the hashes of each seq in its files so far, and those of its files whose committed bytes differ
     chain: tuple[str, dict[int, set[str]], list[str]] = ("", {}, [])
+    lines_of: dict[tuple[str, str], list[tuple[str, bytes]]] = {}  # (id, sha256) -> where each line of it is, its bytes
     for path in files:
         if progress:
             progress(done, total)
@@ -36,7 +38,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         rel = path.relative_to(root).as_posix()
         session, part = part_of(path)
         if part == 1 or chain[0] != session:  # a session's files come in order, one after the other
-            chain = (session, {}, [])
+            chain, lines_of = (session, {}, []), {}
         gone = _before(root, path, journal, committed, breaks)
         try:
             lines = journal.lines(path)
@@ -56,6 +58,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         counted = (0, 1)  # (offset, number of the line there): lines come in order, so newlines are counted once
         for n, checked in enumerate(experience.check_chain(lines, chain[1], journal.resumes(path))):
             record, line = checked.line.record or {}, checked.line
+            _versions(record, line, rel, lines_of, breaks)
             if not checked.verified and gone and n == 0 and checked.hash_ok:
                 breaks.append((record.get("id", rel), missing(gone)))
             elif not checked.verified:
@@ -83,6 +86,19 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
     if progress:
         progress(total, total)
     return breaks
+
+
+def _versions(record: dict[str, object], line: experience.Line, rel: str, lines_of: dict[tuple[str, str], list[tuple[str, bytes]]],
+              breaks: list[tuple[str, str]]) -> None:
+    """Say a record a second line holds with other bytes (core/versions.py): clones that each redacted it, merged."""
+    where, key = f"{rel} at byte {line.offset}", (str(record.get("id")), str(record.get("sha256")))
+    known = lines_of.setdefault(key, [])
+    if known and line.raw not in (raw for _, raw in known):
+        breaks.append((key[0], f"{VERSIONS} ({known[0][0]} and {where}): a union merge keeps both lines of a record that "
+                               "clones redacted differently, each holding what the other took out; run `repo-memory log "
+                               f"redact {key[0]}` (yourself: it is a person's command), which folds them into one line "
+                               "redacting what each redacts, and refuses lines differing by more than redactions"))
+    known.append((where, line.raw))
 
 
 def _restore(rel: str, rewritten: str, committed: Committed) -> str:

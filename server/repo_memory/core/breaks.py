@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repo_memory.core.redacting import SAID
+from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF
 from repo_memory.guards import torn
@@ -66,6 +67,11 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                            "the log by hand meanwhile.")
     if what.startswith(SAID):  # a person's attested redaction (core/redacting.py): no break
         return "info", "A person redacted it (`repo-memory log redact`); older commits hold what it said until history is rewritten."
+    if what.startswith(VERSIONS):
+        rid = where
+        return "error", (f"Run `repo-memory log redact {rid}` in a terminal: it folds the lines into one redacting what each "
+                         "redacts and commits it. If it refuses, the lines differ by more than redactions: keep the one "
+                         "`git log -p` shows a person wrote and remove the other.")
     if what.startswith(DELETED):
         return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
                            "`git checkout` the line gives and commit the file; if the session is to go, delete its other files "

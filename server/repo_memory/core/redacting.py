@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from repo_memory.core import versions
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
@@ -52,6 +53,7 @@ class Redacted:
     commit: CommitResult | None
     blob_kept: str = ""  # the old blob, when other records cite it too (it still holds the secret)
     in_history: bool = True  # whether a commit (of any ref) held the record before
+    folded: int = 0  # the lines of the record (versions two clones redacted, merged) folded into one
 
 
 def claims(record: dict[str, Any]) -> tuple[str, str, str] | None:
@@ -83,37 +85,43 @@ class Redactor:
         self.root, self._journal, self._logs, self._records, self._committer, self._said = journal.root, journal, logs, records, committer, said
 
     def redact(self, ref: str, strings: Sequence[str], whole: bool, dry_run: bool = False) -> Redacted:
-        """Replace `strings` (or, `whole`, the text and data) of record `ref` by [REDACTED], attest it and commit it."""
-        if whole == bool(strings):
+        """Replace `strings` (or, `whole`, the text and data) of record `ref` by [REDACTED], attest it and commit it. Several
+        lines of the record (versions two clones redacted, merged: core/versions.py) are folded into one first."""
+        if whole and strings:
             raise InvalidArgumentError("Say what to redact: --text STRING (repeat for several; - reads them from stdin) or --all-text.")
         if any(not s.strip() for s in strings):
             raise InvalidArgumentError("An empty --text would match everywhere: give the secret's exact characters.")
-        path, line = self._find(ref)
-        record = dict(line.record or {})
-        if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
-            raise ConflictError(f"{record['id']} no longer matches its sha256 (edited after it was written, with no redaction "
-                                "of yours attesting it): put the line back as git held it (`git log -p` of its log), then redact it.")
+        found = self._find(ref)
+        path, line = found[0]
+        record, folded = self._version([dict(ln.record or {}) for _, ln in found])
+        if not (strings or whole or folded):
+            raise InvalidArgumentError("Say what to redact: --text STRING (repeat for several; - reads them from stdin) or --all-text.")
         if record.get("kind") == KIND:
             raise InvalidArgumentError(f"{record['id']} is a redaction record: it holds no secret, only the hashes attesting "
                                        f"the record it names ({record.get('data', {}).get('id', '?')}), which would break for good.")
         self._intact(record)
-        new, replaced, fields, blob = self._redacted(record, strings, whole)
-        if not replaced:
+        new, replaced, fields, blob = self._redacted(record, strings, whole) if strings or whole else (record, 0, [], False)
+        fields = sorted(set(fields) | set(folded))
+        if not replaced and not folded:
             raise NotFoundError(f"{record['id']} does not hold the {len(strings)} string(s) given (checked its text, data, refs"
                                 f"{' and blob' if record.get('blob') else ''}): nothing was changed.")
         others = self._others(record["id"], strings)
         if dry_run:
-            return Redacted(record["id"], replaced, fields, "", others, None)
+            return Redacted(record["id"], replaced, fields, "", others, None, folded=len(found) if folded else 0)
         rel = path.relative_to(self.root).as_posix()
         held = bool(self._committer.git.run("log", "--all", "-1", "--format=%h", "--no-textconv", "-S", record["sha256"], "--",
                                             experience.EXPERIENCE_DIR, check=False).stdout.strip())  # a commit holds its line
+        for at, twin in sorted(found[1:], key=lambda f: -f[1].offset):  # later lines first: earlier offsets hold
+            self._rewrite(at, twin, b"")
         self._rewrite(path, line, experience.canonical(new))
         content = experience.seal(new)["sha256"]
-        entry = experience.Entry(kind=KIND, text=f"{record['id']} redacted by the person ({', '.join(fields)}): a secret is out of it",
+        told = f"; its {len(found)} merged versions folded into one line" if folded else ""
+        entry = experience.Entry(kind=KIND, text=f"{record['id']} redacted by the person ({', '.join(fields)}{told}): a secret is out of it",
                                  refs=[record["id"]], data={"id": record["id"], "sha256": record["sha256"], "content": content,
                                                             "fields": fields}, source=self._logs.source("human", TOOL))
         attestation = self._logs.append(record["session"], [entry])[0]
-        changed = [rel, *self._journal.take_blobs(), *self._logs_of(attestation["session"])]
+        changed = [rel, *(at.relative_to(self.root).as_posix() for at, _ in found), *self._journal.take_blobs(),
+                   *self._logs_of(attestation["session"])]
         kept = ""
         if blob and (old := record["blob"]["sha256"]) != (new.get("blob") or {}).get("sha256"):
             if self._cited(old):
@@ -125,7 +133,7 @@ class Redactor:
         commit = self._commit(sorted(set(changed)), f"memory(redaction): {record['id']} redacted by the person")
         git = self._committer.git  # git's textconv cache keeps the rendered logs, secret included: git rebuilds it
         git.run("update-ref", "-d", TEXTCONV_CACHE, check=False)
-        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept, held)
+        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept, held, len(found) if folded else 0)
 
     def _intact(self, record: dict[str, Any]) -> None:
         """Refuse while a line of the record's session other than it does not verify (edited, unmarked, broken): the
@@ -139,17 +147,42 @@ class Redactor:
                                 "HEAD -- FILE` keeps what git holds; copy records not committed yet first), check with "
                                 "`repo-memory verify`, then redact again. Nothing was changed.")
 
-    def _find(self, ref: str) -> tuple[Path, experience.Line]:
+    def _find(self, ref: str) -> list[tuple[Path, experience.Line]]:
+        """Every line holding record `ref` (one, or versions of it with its sha256: never a twin of another chain)."""
         parsed = grammar.record(ref)
         if parsed.end != parsed.start:
             raise InvalidArgumentError(f"Redact one record at a time: '{ref[:80]}' is a range.")
+        found: list[tuple[Path, experience.Line]] = []
+        prefix = parsed.fork or ""  # then the first line's sha256: a line of another chain is no version of it
         for path in self._journal.segments(self._journal.named(parsed.session)):
             for line in self._journal.lines(path):
                 if line.record and line.record["id"] == f"{line.record['session']}#{parsed.start}" \
                         and line.record["session"] in (parsed.session, self._journal.named(parsed.session)) \
-                        and (not parsed.fork or line.record["sha256"].startswith(parsed.fork)):
-                    return path, line
-        raise NotFoundError(f"No record {ref}: `repo-memory log tail SESSION` lists a session's ids.")
+                        and line.record["sha256"].startswith(prefix):
+                    found.append((path, line))
+                    prefix = line.record["sha256"]
+        if not found:
+            raise NotFoundError(f"No record {ref}: `repo-memory log tail SESSION` lists a session's ids.")
+        return found
+
+    def _version(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+        """The record its lines hold, and the fields where they differed: one, or its versions folded (core/versions.py),
+        each one as written or as a person's attested redaction left it."""
+        unlike = list({experience.canonical(r): r for r in records}.values())
+        for record in unlike:
+            if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
+                raise ConflictError(f"{record['id']} no longer matches its sha256 (edited after it was written, with no "
+                                    f"redaction of yours attesting it){'' if len(unlike) == 1 else ', in one of its lines'}: "
+                                    "put the line back as git held it (`git log -p` of its log), then redact it. "
+                                    f"{'' if len(unlike) == 1 else 'Its lines are not versions a redaction made: nothing was folded.'}")
+        if len(unlike) == 1:
+            return unlike[0], []
+        joined = versions.fold(unlike)
+        if joined is None:
+            raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: they differ by "
+                                "more than [REDACTED] spans (or a blob), so none is folded. Keep the one `git log -p` shows "
+                                "a person wrote, remove the other, then redact again. Nothing was changed.")
+        return joined
 
     def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool) -> tuple[dict[str, Any], int, list[str], bool]:
         """The record redacted, how many occurrences were replaced, the fields changed, and whether its blob changed."""
@@ -178,13 +211,15 @@ class Redactor:
         return new, count, fields, "blob" in fields
 
     def _rewrite(self, path: Path, line: experience.Line, raw: bytes) -> None:
-        """Put `raw` in place of `line` in the log at `path`, under the lock every append holds."""
+        """Put `raw` in place of `line` in the log at `path` (b'': take the line out, its newline too), under the lock
+        every append holds."""
         fd = disk.open_safely(path, os.O_RDWR)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             data = os.pread(fd, os.fstat(fd).st_size, 0)
-            end = line.offset + len(line.raw)
-            if data[line.offset : end] != line.raw:
+            gone = line.raw + (b"" if raw else b"\n")
+            end = line.offset + len(gone)
+            if data[line.offset : end] != gone:
                 raise ConflictError(f"{path.name} changed while it was being redacted: run the command again.")
             rest = raw + data[end:]
             os.ftruncate(fd, line.offset)

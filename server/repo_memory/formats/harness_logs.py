@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from repo_memory.formats.experience import KINDS, seal, server_kind
+from repo_memory.formats.experience import KINDS, PERSON_KINDS, seal, server_kind
 from repo_memory.errors import InvalidArgumentError, SecretError
 from repo_memory.formats.refs import check_session
 
@@ -297,6 +297,10 @@ def records(lines: Iterable[bytes], session: str, checked: bool = False) -> Iter
                            dict(obj["anchors"]) if full and isinstance(obj.get("anchors"), dict) else {})
 
 
+AS_NEW = ("To bring a changed or redacted record in as a new record of this repository, drop id, seq, sha256, mac, prev "
+          "and source from its line and leave out the redaction records (docs/security.md shows a jq command for it)")
+
+
 def _problem(obj: dict[str, Any]) -> str:
     """What keeps a JSONL line from being imported ('' when nothing)."""
     full = "sha256" in obj and "seq" in obj
@@ -304,9 +308,13 @@ def _problem(obj: dict[str, Any]) -> str:
     if unknown:
         return f"unknown field(s) {', '.join(unknown)}; an entry has {', '.join(sorted(ENTRY_FIELDS))}"
     if full and (not isinstance(obj["sha256"], str) or seal(obj)["sha256"] != obj["sha256"]):
-        return ("its content does not match its sha256 (edited after it was exported), so it is not the record it names: "
-                "to bring the changed text in as a new record, drop id, seq, sha256, mac, prev and source from the line")
+        return ("its content does not match its sha256 (edited after it was exported, or redacted by a person's `log "
+                "redact`, whose sha256 covers the text before), so it is not the record it names: an export is a file "
+                f"anyone can write, and a redaction record in it proves nothing here. {AS_NEW}")
     kind = obj.get("kind", "note")
+    if kind in PERSON_KINDS:
+        return ("a redaction record attests a record of the repository where a person redacted it, and only their "
+                f"`log redact` writes one: it is never imported. {AS_NEW}")
     if not isinstance(kind, str) or kind not in KINDS and not server_kind(kind):
         return f"kind {str(kind)[:40]!r} is not one of {', '.join(KINDS)}"
     if obj.get("text") is not None and not isinstance(obj["text"], str):

@@ -98,7 +98,8 @@ def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], who
     other records holding the string (any session) are named, to redact in turn. The search index is rebuilt
     without the secret's bytes, and the change is one memory commit. Older commits still hold the secret: rotate it,
     then rewrite history (the command says how). A secret on the command line lands in your shell's history: pass
-    `--text -` and give it on stdin.
+    `--text -` and give it on stdin. Two clones that redacted the record differently leave, once merged, a line of
+    each (verify says so): with no --text, the command folds them into one line redacting what each redacts.
 
     \b
     Examples:
@@ -113,7 +114,8 @@ def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], who
 
 
 def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
-    what = f"{done.replaced} occurrence(s) in {', '.join(done.fields)}"
+    what = f"{done.replaced} occurrence(s) in {', '.join(done.fields)}" + (f"; its {done.folded} lines (versions clones "
+                                                                          "redacted, merged) folded into one" if done.folded else "")
     if dry_run:
         click.echo(f"Would redact {done.id}: {what}. Nothing was written.")
     else:
