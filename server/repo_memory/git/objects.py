@@ -1,0 +1,74 @@
+"""A repository's objects read through gitpython's `git cat-file` processes, the answers kept (an object never changes)."""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+KEPT = 4096  # commit -> tree and blob -> size answers a process keeps
+TREES_KEPT = 256  # parsed trees a process keeps (a folder of 10k skills is about 2 MB)
+SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def _bound(kept: OrderedDict[str, Any], limit: int = KEPT) -> None:
+    """Forget the oldest answers of `kept` past `limit`."""
+    while len(kept) > limit:
+        kept.popitem(last=False)
+
+
+class Objects:
+    """Trees, blob sizes and blobs of one repository; the caller holds the lock of gitpython's cat-file processes."""
+
+    def __init__(self, repo: Callable[[], Any]):
+        self._repo = repo  # gitpython's Repo, opened on first use
+        self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()  # tree id -> {name: (object id, type)}
+        self._roots: OrderedDict[str, str] = OrderedDict()  # commit id -> its tree's id
+        self._sizes: OrderedDict[str, int] = OrderedDict()  # blob id -> its size
+
+    def find(self, commit: str, path: str) -> tuple[str, str] | None:
+        """(object id, type) of `path` at `commit`, or None. Every tree on the way is read once per id and kept (a
+        tree's entries never change): gitpython parses a tree in Python, about 13 us an entry, so looking one skill up in
+        a folder of 10k skills cost 0.1 s each time, once per hit of every recall (bench/scale.py)."""
+        import git
+
+        root = self._roots.get(commit)
+        if root is None:
+            try:
+                root = str(self._repo().commit(commit).tree.hexsha)  # a round trip to git each time otherwise
+            except (KeyError, ValueError, git.BadName):
+                return None
+            if SHA.fullmatch(commit):  # not a ref or an abbreviation: those can name another commit tomorrow
+                self._roots[commit] = root
+                _bound(self._roots)
+        found = (root, "tree")
+        for part in (p for p in path.split("/") if p):
+            entries = self._tree(found[0]) if found[1] == "tree" else {}
+            if part not in entries:
+                return None
+            found = entries[part]
+        return found
+
+    def _tree(self, sha: str) -> dict[str, tuple[str, str]]:
+        import git
+
+        entries = self._trees.get(sha)
+        if entries is None:
+            entries = self._trees[sha] = {str(item.path): (str(item.hexsha), str(item.type))  # a submodule has no name
+                                          for item in git.Tree(self._repo(), bytes.fromhex(sha), 0o040000, "")}  # but its path
+            _bound(self._trees, TREES_KEPT)
+        self._trees.move_to_end(sha)  # most recently used last
+        return entries
+
+    def size(self, blob: str) -> int:
+        """The size of the blob whose id is `blob`."""
+        size = self._sizes.get(blob)
+        if size is None:
+            size = self._sizes[blob] = int(self._repo().odb.info(bytes.fromhex(blob)).size)
+            _bound(self._sizes)
+        return size
+
+    def read(self, blob: str) -> bytes:
+        """The bytes of the blob whose id is `blob`."""
+        return bytes(self._repo().odb.stream(bytes.fromhex(blob)).read())
