@@ -1,15 +1,21 @@
-"""A repository's objects read through gitpython's `git cat-file` processes, the answers kept (an object never changes)."""
+"""A repository's objects read through gitpython's `git cat-file` processes, the answers kept (an object never changes),
+and what to tell when the clone lacks one: a partial clone's object its remote could not send, a shallow clone's cut.
+"""
 
 from __future__ import annotations
 
 import re
 from collections import OrderedDict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from repo_memory.errors import GitError
 
 KEPT = 4096  # commit -> tree and blob -> size answers a process keeps
 TREES_KEPT = 256  # parsed trees a process keeps (a folder of 10k skills is about 2 MB)
 SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+UNSHALLOW = "Run `git fetch --unshallow` to fetch the rest of the history, then call again."
 
 
 def _bound(kept: OrderedDict[str, Any], limit: int = KEPT) -> None:
@@ -61,14 +67,54 @@ class Objects:
         self._trees.move_to_end(sha)  # most recently used last
         return entries
 
-    def size(self, blob: str) -> int:
-        """The size of the blob whose id is `blob`."""
+    def size(self, blob: str, path: str = "") -> int:
+        """The size of the blob whose id is `blob` (`path`: where it was found, to name it if it cannot be read)."""
         size = self._sizes.get(blob)
         if size is None:
-            size = self._sizes[blob] = int(self._repo().odb.info(bytes.fromhex(blob)).size)
+            try:
+                size = self._sizes[blob] = int(self._repo().odb.info(bytes.fromhex(blob)).size)
+            except (OSError, ValueError):  # git died (a partial clone's fetch failed) or knows no such object
+                raise GitError(unreadable(self._repo(), blob, path)) from None
             _bound(self._sizes)
         return size
 
-    def read(self, blob: str) -> bytes:
-        """The bytes of the blob whose id is `blob`."""
-        return bytes(self._repo().odb.stream(bytes.fromhex(blob)).read())
+    def read(self, blob: str, path: str = "") -> bytes:
+        """The bytes of the blob whose id is `blob` (`path`: where it was found, to name it if it cannot be read)."""
+        try:
+            return bytes(self._repo().odb.stream(bytes.fromhex(blob)).read())
+        except (OSError, ValueError):
+            raise GitError(unreadable(self._repo(), blob, path)) from None
+
+
+def promisor(repo: Any) -> tuple[str, str, str] | None:
+    """(remote, its url, the filter the clone was made with) when `repo` is a partial clone, else None."""
+    config = repo.config_reader()  # config files: no cat-file
+    for section in config.sections():
+        if section.startswith('remote "') and str(config.get_value(section, "promisor", "")).lower() == "true":
+            return section[8:-1], str(config.get_value(section, "url", "")), str(config.get_value(section, "partialclonefilter", ""))
+    return None
+
+
+def unfetched(repo: Any, what: str) -> str:
+    """What to tell when git could not read `what`: a partial clone's remote out of reach, or a damaged repository."""
+    partial = promisor(repo)
+    if partial is None:
+        return f"git could not read {what}: the repository may be damaged; `git fsck` names what is wrong."
+    remote, url, kind = partial
+    return (f"This clone lacks {what}: it is a partial clone ({kind or 'filtered'}), which fetches such objects from "
+            f"its remote '{remote}' ({url}) when they are read, and git could not fetch them from there. Connect to it and call "
+            f"again; to work offline, while connected fetch every object: `git config --unset remote.{remote}.partialclonefilter "
+            f"&& git fetch --refetch {remote}`.")
+
+
+def unreadable(repo: Any, blob: str, path: str) -> str:
+    """What to tell when the blob `blob` (found at `path`) could not be read."""
+    return unfetched(repo, f"object {blob[:12]}" + (f" ({path})" if path else ""))
+
+
+def cut(common_dir: Path) -> frozenset[str]:
+    """The commits a shallow clone's history stops at (their parents are not here); empty in a full clone."""
+    try:
+        return frozenset((common_dir / "shallow").read_text(encoding="utf-8").split())
+    except OSError:
+        return frozenset()

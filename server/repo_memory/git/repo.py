@@ -20,7 +20,7 @@ from typing import Any
 
 from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError, WorkspaceError
 from repo_memory.formats import when
-from repo_memory.git import running
+from repo_memory.git import objects, running
 from repo_memory.git.objects import Objects
 
 GIT_TIMEOUT = 30.0
@@ -250,7 +250,7 @@ class Git:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
         with self._lock:
             found = self._objects.find(commit, path)
-            return (found[0], self._objects.size(found[0])) if found is not None and found[1] == "blob" else None
+            return (found[0], self._objects.size(found[0], path)) if found is not None and found[1] == "blob" else None
 
     def blob(self, commit: str, path: str) -> bytes:
         """The exact bytes of `path` at `commit`."""
@@ -260,7 +260,7 @@ class Git:
                 raise NotFoundError(f"{path} did not exist at {commit[:12]}.")
             if found[1] != "blob":
                 raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
-            return self._objects.read(found[0])
+            return self._objects.read(found[0], path)
 
     def read(self, blob: str) -> bytes:
         """The bytes of the blob whose id is `blob`."""
@@ -346,4 +346,6 @@ class Git:
             except git.GitCommandError as exc:
                 if "does not have any commits" in str(exc) or "unknown revision" in str(exc):
                     return ""  # an unborn branch has no history yet
+                if "promisor remote" in str(exc):  # git's own words name neither the clone's kind nor a fix
+                    raise GitError(objects.unfetched(self.repo, "the file versions these diffs need")) from None
                 raise GitError(f"`git log` failed: {exc.stderr.strip()}") from None
