@@ -75,3 +75,16 @@ def test_a_partial_clone_offline_says_what_is_missing_and_keeps_serving_after_it
     assert not now[0] and "step ONE" in now[1], now
     assert not found[0] and "skill:deploy-steps" in found[1], found
 
+
+def test_a_shallow_clone_says_its_history_is_cut_instead_of_showing_the_cut_as_the_skills_creation(origin: Path, tmp_path: Path):
+    """`history` showed the clone's tip, a code commit, as the commit that created the skill (`new file`), and a read
+    as of the skill's creation answered "No memory commit at or before …"; neither said the clone was shallow."""
+    git(tmp_path, "clone", "-q", "--depth", "1", origin.as_uri(), "shallow")
+    shallow = tmp_path / "shallow"
+    shown = subprocess.run([sys.executable, "-m", "repo_memory", "history", "skill:deploy-steps"], cwd=shallow,
+                           capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert "new file" not in shown.stdout and "shallow" in shown.stdout and "git fetch --unshallow" in shown.stdout, shown.stdout
+    old, past = calls(shallow, [("read", {"ref": "skill:deploy-steps", "as_of": CREATED}), ("history", {"ref": "skill:deploy-steps"})])
+    assert old[0] and "shallow" in old[1] and "git fetch --unshallow" in old[1], old
+    assert not past[0] and "new file" not in past[1] and "git fetch --unshallow" in past[1], past

@@ -15,7 +15,7 @@ from repo_memory.errors import GitError
 KEPT = 4096  # commit -> tree and blob -> size answers a process keeps
 TREES_KEPT = 256  # parsed trees a process keeps (a folder of 10k skills is about 2 MB)
 SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-UNSHALLOW = "Run `git fetch --unshallow` to fetch the rest of the history, then call again."
+UNSHALLOW = "Run `git fetch --unshallow` to fetch the rest of the history"
 
 
 def _bound(kept: OrderedDict[str, Any], limit: int = KEPT) -> None:
@@ -118,3 +118,18 @@ def cut(common_dir: Path) -> frozenset[str]:
         return frozenset((common_dir / "shallow").read_text(encoding="utf-8").split())
     except OSError:
         return frozenset()
+
+
+def cut_short(common_dir: Path) -> str:
+    """What to add to an answer that found no commit old enough: the clone is shallow, and how to get the rest; '' in
+    a full clone."""
+    stops = sorted(c[:12] for c in cut(common_dir))
+    return (f" This clone is shallow: its history stops at commit {', '.join(stops)} and the commits before are not here. "
+            f"{UNSHALLOW}, then call again.") if stops else ""
+
+
+def at_cut(sha: str) -> str:
+    """What stands for the diff of commit `sha` where a shallow clone's history stops: git shows every file it holds as
+    created there, which says nothing of when the file was made or what this commit changed."""
+    return (f"(This clone is shallow: its history stops at {sha[:12]}, so git shows the file as created here though it may "
+            f"be older, and what this commit changed in it is not known here. {UNSHALLOW}.)\n")

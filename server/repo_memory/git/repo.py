@@ -303,13 +303,15 @@ class Git:
                 except (git.GitCommandError, ValueError):
                     commit = None
                 if commit is None:
-                    raise NotFoundError(f"No memory commit at or before {when.iso(moment)[:19]}Z (as_of '{as_of[:40]}').")
+                    raise NotFoundError(f"No memory commit at or before {when.iso(moment)[:19]}Z (as_of '{as_of[:40]}')."
+                                        + objects.cut_short(Path(self.repo.common_dir)))
             else:
                 try:
                     commit = self.repo.commit(as_of)
                 except (git.BadName, ValueError, git.BadObject):
                     raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a commit of this repository nor a time: give a "
-                                               f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)}).") from None
+                                               f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)})."
+                                               + objects.cut_short(Path(self.repo.common_dir))) from None
                 self._on_memory_branch(as_of, str(commit.hexsha))
             if moment is not None:
                 return str(commit.hexsha), when.iso(moment)
