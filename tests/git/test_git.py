@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repo_memory.errors import NotFoundError
+from repo_memory.errors import GitError, NotFoundError
 from repo_memory.git import commit as commits
 from repo_memory.shells.cli import cli
 from repo_memory.config import Config
@@ -593,3 +593,19 @@ def test_a_repository_with_a_submodule_at_its_top_works_as_any(tmp_path: Path, r
     doctor = runner.invoke(cli, ["--root", str(app), "doctor"])
     assert "Traceback" not in doctor.output and doctor.exception is None or isinstance(doctor.exception, SystemExit), doctor.output
     assert git(app, "status", "--porcelain") == ""
+
+
+def test_a_cat_file_helper_that_died_is_replaced_and_later_reads_answer(work: Path):
+    """gitpython keeps one `git cat-file` for every read of a process: once it died (killed, or a partial clone's fetch
+    that failed), every later read of that process failed with a broken pipe until it restarted."""
+    g = Git(work, work / ".git")
+    head = g.head()
+    assert head is not None and g.blob(head, "app.py") == b"print('v1')\n"
+    helper = g.repo.git.cat_file_all
+    helper.proc.kill()
+    helper.proc.wait()
+    assert g.blob(head, "app.py") == b"print('v1')\n"
+    with pytest.raises(GitError, match="could not read object 0{12}"):  # one it lacks: said, and the next read still answers
+        g.read("0" * 40)
+    assert g.read(g.entry(head, "app.py")[0]) == b"print('v1')\n"  # type: ignore[index]
+    g.close()

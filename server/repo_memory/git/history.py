@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
+from repo_memory.git import objects
 from repo_memory.git.repo import Git
 
 DIFF_CHARS = 4000
@@ -24,12 +26,13 @@ class Change:
 
 
 def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 20) -> list[Change]:
-    """Commits that changed any of `paths` (pathspecs), newest first, each with its diff — one `git log -p` walk."""
-    out = []
+    """Commits that changed any of `paths` (pathspecs), newest first, each with its diff — one `git log -p` walk; where
+    a shallow clone's history stops, a note that says so instead of a diff that shows every file as created."""
+    out, stops = [], objects.cut(Path(git.repo.common_dir))
     for block in git.log(paths, since, limit).split("\x1e")[1:]:
         header, _, diff = block.partition("\n")
         sha, date, author, subject = header.split("\x1f", 3)
-        diff = diff.strip("\n") + "\n" if diff.strip() else ""
+        diff = objects.at_cut(sha) if sha in stops else diff.strip("\n") + "\n" if diff.strip() else ""
         out.append(Change(sha, _utc(date), author, subject, diff if len(diff) <= DIFF_CHARS else diff[:DIFF_CHARS] + "\n… (diff truncated)"))
     return out
 

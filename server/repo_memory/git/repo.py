@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,25 +20,17 @@ from typing import Any
 
 from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError, WorkspaceError
 from repo_memory.formats import when
-from repo_memory.git import running
+from repo_memory.git import objects, running
+from repo_memory.git.objects import Objects
 
 GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
-_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-KEPT = 4096  # commit -> tree and blob -> size answers a process keeps
-TREES_KEPT = 256  # parsed trees a process keeps (a folder of 10k skills is about 2 MB)
 INDEX_LOCK_WAIT = 5.0
 IN_PROGRESS = {
     "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
     "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
 }
-
-
-def _bound(kept: OrderedDict[str, Any], limit: int = KEPT) -> None:
-    """Forget the oldest answers of `kept` past `limit`."""
-    while len(kept) > limit:
-        kept.popitem(last=False)
 
 
 def discover(start: Path) -> tuple[Path, Path, Path]:
@@ -105,9 +96,7 @@ class Git:
         self._head: tuple[Any, str | None] | None = None  # (ref files' signature, HEAD's commit)
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
-        self._trees: OrderedDict[str, dict[str, tuple[str, str]]] = OrderedDict()  # tree id -> {name: (object id, type)}, see _find
-        self._roots: OrderedDict[str, str] = OrderedDict()  # commit id -> its tree's id (objects never change: kept like trees)
-        self._sizes: OrderedDict[str, int] = OrderedDict()  # blob id -> its size
+        self._objects = Objects(lambda: self.repo)  # trees and sizes kept: objects never change
         self._builtins: frozenset[str] | None = None  # git's own commands, see alias
 
     # --- plumbing ---------------------------------------------------------------------------------
@@ -260,63 +249,23 @@ class Git:
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
         with self._lock:
-            found = self._find(commit, path)
-            if found is None or found[1] != "blob":
-                return None
-            size = self._sizes.get(found[0])
-            if size is None:
-                size = self._sizes[found[0]] = int(self.repo.odb.info(bytes.fromhex(found[0])).size)
-                _bound(self._sizes)
-            return found[0], size
+            found = self._objects.find(commit, path)
+            return (found[0], self._objects.size(found[0], path)) if found is not None and found[1] == "blob" else None
 
     def blob(self, commit: str, path: str) -> bytes:
         """The exact bytes of `path` at `commit`."""
         with self._lock:
-            found = self._find(commit, path)
+            found = self._objects.find(commit, path)
             if found is None:
                 raise NotFoundError(f"{path} did not exist at {commit[:12]}.")
             if found[1] != "blob":
                 raise NotFoundError(f"{path} is a folder at {commit[:12]}, not a file.")
-            return self.read(found[0])
+            return self._objects.read(found[0], path)
 
     def read(self, blob: str) -> bytes:
         """The bytes of the blob whose id is `blob`."""
         with self._lock:
-            return bytes(self.repo.odb.stream(bytes.fromhex(blob)).read())
-
-    def _find(self, commit: str, path: str) -> tuple[str, str] | None:
-        """(object id, type) of `path` at `commit`, or None. Every tree on the way is read once per id and kept (a
-        tree's entries never change): gitpython parses a tree in Python, about 13 us an entry, so looking one skill up in
-        a folder of 10k skills cost 0.1 s each time, once per hit of every recall (bench/scale.py)."""
-        import git
-
-        root = self._roots.get(commit)
-        if root is None:
-            try:
-                root = str(self.repo.commit(commit).tree.hexsha)  # a round trip to git each time otherwise
-            except (KeyError, ValueError, git.BadName):
-                return None
-            if _SHA.fullmatch(commit):  # not a ref or an abbreviation: those can name another commit tomorrow
-                self._roots[commit] = root
-                _bound(self._roots)
-        found = (root, "tree")
-        for part in (p for p in path.split("/") if p):
-            entries = self._tree(found[0]) if found[1] == "tree" else {}
-            if part not in entries:
-                return None
-            found = entries[part]
-        return found
-
-    def _tree(self, sha: str) -> dict[str, tuple[str, str]]:
-        import git
-
-        entries = self._trees.get(sha)
-        if entries is None:
-            entries = self._trees[sha] = {str(item.path): (str(item.hexsha), str(item.type))  # a submodule has no name
-                                          for item in git.Tree(self.repo, bytes.fromhex(sha), 0o040000, "")}  # but its path
-            _bound(self._trees, TREES_KEPT)
-        self._trees.move_to_end(sha)  # most recently used last
-        return entries
+            return self._objects.read(blob)
 
     def links_kept(self) -> bool:
         """Whether a checkout here writes a committed link as a link (core.symlinks; false: a file holding its target)."""
@@ -354,13 +303,15 @@ class Git:
                 except (git.GitCommandError, ValueError):
                     commit = None
                 if commit is None:
-                    raise NotFoundError(f"No memory commit at or before {when.iso(moment)[:19]}Z (as_of '{as_of[:40]}').")
+                    raise NotFoundError(f"No memory commit at or before {when.iso(moment)[:19]}Z (as_of '{as_of[:40]}')."
+                                        + objects.cut_short(Path(self.repo.common_dir)))
             else:
                 try:
                     commit = self.repo.commit(as_of)
                 except (git.BadName, ValueError, git.BadObject):
                     raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a commit of this repository nor a time: give a "
-                                               f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)}).") from None
+                                               f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)})."
+                                               + objects.cut_short(Path(self.repo.common_dir))) from None
                 self._on_memory_branch(as_of, str(commit.hexsha))
             if moment is not None:
                 return str(commit.hexsha), when.iso(moment)
@@ -397,4 +348,6 @@ class Git:
             except git.GitCommandError as exc:
                 if "does not have any commits" in str(exc) or "unknown revision" in str(exc):
                     return ""  # an unborn branch has no history yet
+                if "promisor remote" in str(exc):  # git's own words name neither the clone's kind nor a fix
+                    raise GitError(objects.unfetched(self.repo, "the file versions these diffs need")) from None
                 raise GitError(f"`git log` failed: {exc.stderr.strip()}") from None
