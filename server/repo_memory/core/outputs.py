@@ -1,0 +1,54 @@
+"""The whole output of a tool call whose record holds only its opening (shells/tool_records.py), read back with the
+record: from the blob the hook stored of the response (`output_blob`), or from git for a file a file tool read as HEAD
+held it (`output_file`, by its git blob id). `read` gives up to CHARS of it and says where the rest is, so an agent
+reading its earlier evidence needs no git command of its own."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from repo_memory.errors import InvalidArgumentError, NotFoundError
+from repo_memory.formats import tool_output
+from repo_memory.formats.experience import BLOB_DIR
+from repo_memory.git.repo import run_at
+
+if TYPE_CHECKING:
+    from repo_memory.core.journal import Journal
+
+CHARS = 10_000  # of the output in a `read` answer: with the record's own 2,000 it stays within a page (reading.PAGE_CHARS)
+_GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # sha1 or sha256 repositories
+
+
+def whole(record: dict[str, Any], journal: Journal, root: Path) -> tuple[str, str] | None:
+    """(the output, a note saying what it is and where the rest is) of a tool record that cites its whole output;
+    None for any other record."""
+    data = record.get("data")
+    if not isinstance(data, dict):
+        return None
+    blob, file = data.get("output_blob"), data.get("output_file")
+    if isinstance(blob, str):
+        where = f"{BLOB_DIR}/{blob}"
+        try:
+            raw, intact = journal.blob(blob)
+        except (InvalidArgumentError, NotFoundError) as exc:
+            return "", f"the whole output is not in this checkout: {exc}"
+        stored = raw.decode("utf-8", errors="replace")
+        text = tool_output.dumped(stored)  # the response's strings, as output_text holds their opening
+        if not text.startswith(str(data.get("output_text", ""))):
+            text = stored  # a text response that only looks like JSON
+        source = f"the blob {where}" + ("" if intact else " (it does not match its hash: edited since)")
+        rest = f"`cat {where}` (the response as the harness gave it)"
+    elif isinstance(file, dict) and isinstance(file.get("git_blob"), str) and _GIT_ID.fullmatch(file["git_blob"]):
+        gid, path = file["git_blob"], str(file.get("path", ""))
+        raw_file = run_at(root, "cat-file", "blob", gid)  # the id, checked above, never passes for an option
+        if raw_file is None:
+            return "", f"git has no object {gid} ({path} as the tool read it) in this clone: fetch the commit that holds it"
+        text = raw_file.decode("utf-8", errors="replace")
+        source, rest = f"{path} as git holds it (blob {gid})", f"`git cat-file -p {gid}`"
+    else:
+        return None
+    if len(text) <= CHARS:
+        return text, f"the whole output of the call ({len(text):,} characters), from {source}"
+    return text[:CHARS], f"the first {CHARS:,} of {len(text):,} characters of the call's output, from {source}; the rest: {rest}"
