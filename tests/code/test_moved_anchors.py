@@ -165,3 +165,17 @@ def test_a_record_whose_code_moved_and_changed_is_told_to_be_checked_and_pinned_
     cli_run(repo, "stale", "--follow-renames")
     assert _settled(repo)[capfirst] and not _settled(repo)[shorten], "as the advice says: the one it follows is settled"
 
+
+def test_an_agents_correction_citing_the_renamed_symbol_in_the_moved_file_settles_the_record(store: Store, repo: Path):
+    """As a correction citing the renamed symbol in a file that did not move does; one citing other code of the moved
+    file, for a record whose own symbol is defined there, settles nothing."""
+    slugify, capfirst, shorten = _moved(store, repo)
+    other = store.remember("shortening is capfirst now", refs=[shorten, "src/pkg/text.py::capfirst"])[0]["id"]
+    correction = store.remember("it is to_slugify now", refs=[slugify, "src/pkg/text.py::to_slugify"])[0]["id"]
+    store.flush("all")
+    settled = _settled(repo)
+    assert settled[slugify] == f"corrected by {correction}", settled
+    assert settled[shorten] == "", (other, settled)
+    fixed = store.remember("shorten cuts at 12 now", refs=[shorten, "src/pkg/text.py::shorten"])[0]["id"]
+    store.flush("all")
+    assert _settled(repo)[shorten] == f"corrected by {fixed}"
