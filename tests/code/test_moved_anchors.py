@@ -41,13 +41,23 @@ def _reasons(repo: Path, query: str) -> dict[str, str]:
         s.close()
 
 
-def _moved(store: Store, repo: Path) -> tuple[str, str, str]:
-    """Records citing slugify, capfirst and shorten in pkg/text.py; then pkg moved to src/pkg in one commit that also
-    renames slugify to to_slugify and changes shorten: capfirst alone moved unchanged."""
+def _moved(store: Store, repo: Path, skill: bool = False) -> tuple[str, str, str]:
+    """Records citing slugify, capfirst and shorten in pkg/text.py (and, with `skill`, skill 'shortening' citing
+    shorten and loop 'caps' citing capfirst); then pkg moved to src/pkg in one commit that also renames slugify to
+    to_slugify and changes shorten: capfirst alone moved unchanged."""
     (repo / "pkg").mkdir()
     (repo / "pkg/text.py").write_text(TEXT, encoding="utf-8")
+    if skill:
+        (repo / ".agents/loops").mkdir(parents=True, exist_ok=True)
+        (repo / ".agents/loops/caps.md").write_text(
+            "---\nname: caps\ndescription: caps\nstatus: active\ntrigger: {on: manual}\ngoal: g\nverify:\n  - {level: 4, "
+            "run: \"true\", expect: {exit: 0}, timeout: 60}\nstop: {max_iterations: 2}\nsuccess_requires_level: 4\n"
+            "memory: {anchors: [pkg/text.py::capfirst]}\n---\nn\n", encoding="utf-8")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "text helpers")
+    if skill:
+        store.write_skill("shortening", "How text is shortened.", "Call shorten.", anchors=["pkg/text.py::shorten"],
+                          actor="human")
     ids = [store.remember(f"{name} helps with text", refs=[f"pkg/text.py::{name}"])[0]["id"]
            for name in ("slugify", "capfirst", "shorten")]
     store.flush("all")
@@ -123,3 +133,49 @@ def test_a_persons_pin_still_settles_the_record_after_the_code_changes_again(sto
     git(repo, "commit", "-qam", "rename capfirst")
     listed = {i["memory"]: i for i in json.loads(cli_run(repo, "stale", "--json")[1])}
     assert listed[capfirst]["settled"].startswith("checked by a person in "), listed[capfirst]
+
+
+def _settled(repo: Path) -> dict[str, str]:
+    return {i["memory"]: i["settled"] for i in json.loads(cli_run(repo, "stale", "--json")[1])}
+
+
+def test_a_record_whose_code_moved_and_changed_is_told_to_be_checked_and_pinned_not_to_follow_renames(store: Store, repo: Path):
+    """--follow-renames leaves such a record to a person, so neither `stale` nor doctor sends it there; a skill citing
+    the same code is still followed (re-anchored), and the record whose code moved unchanged still is. A loop it leaves
+    too: its anchors are edited by hand."""
+    slugify, capfirst, shorten = _moved(store, repo, skill=True)
+    code, out = cli_run(repo, "stale")
+    lines = out.splitlines()
+    fix = lines[lines.index(_line(out, "loop:caps")) + 1]
+    assert fix.startswith("  fix: ") and "memory.anchors in .agents/loops/caps.md" in fix and "--follow-renames" not in fix
+    lines = out.splitlines()
+    fix = lines[lines.index(_line(out, shorten)) + 1]
+    assert fix.startswith("  fix: ") and f"repo-memory stale --pin {shorten}" in fix and "--follow-renames" not in fix, out
+    assert not lines[lines.index(_line(out, capfirst)) + 1].startswith("  fix: "), out
+    assert not lines[lines.index(_line(out, "skill:shortening")) + 1].startswith("  fix: "), out
+    assert "(2 of them cite files git moved: `repo-memory stale --follow-renames` follows them)" in out, out
+    doctor = json.loads(cli_run(repo, "doctor", "--json")[1])
+    finding = next(f for f in doctor if f["level"] == "warning" and shorten in f["path"] + f["message"])
+    assert f"repo-memory stale --pin {shorten}" in finding["fix"] and "--follow-renames" not in finding["fix"], finding
+    assert capfirst not in finding["message"] and "skill:shortening" not in finding["message"], finding
+    loop = next(f for f in doctor if f["level"] == "warning" and "loop:caps" in f["path"] + f["message"])
+    assert "memory.anchors" in loop["fix"] and "--follow-renames" not in loop["fix"], loop
+    moved = next(f for f in doctor if f["level"] == "warning" and capfirst in f["path"] + f["message"])
+    assert "skill:shortening" in moved["message"] and "--follow-renames" in moved["fix"], moved
+    cli_run(repo, "stale", "--follow-renames")
+    assert _settled(repo)[capfirst] and not _settled(repo)[shorten], "as the advice says: the one it follows is settled"
+
+
+def test_an_agents_correction_citing_the_renamed_symbol_in_the_moved_file_settles_the_record(store: Store, repo: Path):
+    """As a correction citing the renamed symbol in a file that did not move does; one citing other code of the moved
+    file, for a record whose own symbol is defined there, settles nothing."""
+    slugify, capfirst, shorten = _moved(store, repo)
+    other = store.remember("shortening is capfirst now", refs=[shorten, "src/pkg/text.py::capfirst"])[0]["id"]
+    correction = store.remember("it is to_slugify now", refs=[slugify, "src/pkg/text.py::to_slugify"])[0]["id"]
+    store.flush("all")
+    settled = _settled(repo)
+    assert settled[slugify] == f"corrected by {correction}", settled
+    assert settled[shorten] == "", (other, settled)
+    fixed = store.remember("shorten cuts at 12 now", refs=[shorten, "src/pkg/text.py::shorten"])[0]["id"]
+    store.flush("all")
+    assert _settled(repo)[shorten] == f"corrected by {fixed}"

@@ -62,6 +62,16 @@ class Stale:
     gone: bool = False  # the anchor names no code now (renamed, deleted, misspelled): edit it, pinning cannot help
 
 
+@dataclass(frozen=True)
+class Changed:
+    """Code a stale record cites that changed, as a correction is matched against it."""
+
+    anchor: str
+    baseline: str
+    gone: bool  # it names no code now
+    renamed_in: str  # the file a symbol that is gone may be under another name in: its own, or where git moved it
+
+
 class Staleness:
     """Anchor states of one repository's memories, recomputed only when the index or a cited file changed."""
 
@@ -140,7 +150,7 @@ class Staleness:
                 near[a] = f".{said}" if (said := did_you_mean(self._code.near(moved[a][0] if a in moved else a))) else ""
         found = [Stale(m, a, (_moved_reason(m, a, b, *moved[a]) if a in moved else _reason(a, b, c, p)) + near.get(a, ""), b,
                        gone=not c) for m, a, b, c, p in rows]
-        return self._settled(found, {(m, a) for m, a, _, c, _ in rows if not c}) if settle else found
+        return self._settled(found, {(m, a) for m, a, _, c, _ in rows if not c}, moved) if settle else found
 
     def _moved(self, anchors: Collection[str]) -> dict[str, tuple[str, Resolved]]:
         """Of `anchors`, whose files do not exist, those into a file git moved: the same symbol in the file it moved to
@@ -153,21 +163,28 @@ class Staleness:
                 out[anchor] = (new := f"{files[path]}::{symbol}", self._code.resolve(new))
         return out
 
-    def _settled(self, found: list[Stale], gone: set[tuple[str, str]]) -> list[Stale]:
+    def _settled(self, found: list[Stale], gone: set[tuple[str, str]],
+                 moved: dict[str, tuple[str, Resolved]]) -> list[Stale]:
         """A record cannot be edited, so a later record citing it in its refs settles it, but only one of these:
         - feedback that it is outdated or misled (the server writes it; an agent saying so only retires the record);
         - a correction: it cites code of the record that changed, as that code is now (the hash it pinned is the
           current one: `fresh`); for code that is gone (`gone`: its file or symbol no longer resolves), the same file
-          or the same symbol elsewhere. A record citing no code, other code, or the code as it was corrects nothing,
-          and a correction stops settling once the code changes again;
+          or the same symbol elsewhere, and the file git moved it to when that file does not define it (`moved`: it was
+          renamed there). A record citing no code, other code, or the code as it was corrects nothing, and a correction
+          stops settling once the code changes again;
         - a person's record: written by `repo-memory log add` or `stale --pin` (the MCP tools write as an agent, and an
           agent's shell is refused `log add`), read back as repo-memory wrote it or as git holds it (`vouch`), and not
           a follow-up pinning the very code the record was written against (written before the change).
         One query per 500 stale records; a log line read per person's record that cites one."""
-        changed: dict[str, list[tuple[str, str, bool]]] = {}  # record id -> (anchor, baseline, gone) of its changed code
+        changed: dict[str, list[Changed]] = {}  # record id -> its changed code
         for item in found:
             if "#" in item.memory:  # a record id; skills and loops are edited or pinned instead
-                changed.setdefault(item.memory, []).append((item.anchor, item.baseline, (item.memory, item.anchor) in gone))
+                renamed_in = item.anchor.partition("::")[0]  # where a symbol that is gone may be under its new name
+                if item.anchor in moved:
+                    new, there = moved[item.anchor]
+                    renamed_in = "" if there.hash else new.partition("::")[0]  # still defined there: the symbol only
+                changed.setdefault(item.memory, []).append(
+                    Changed(item.anchor, item.baseline, (item.memory, item.anchor) in gone, renamed_in))
         why: dict[str, str] = {}
         for c in self._citations.of(list(changed)):
             if c.cited in why:
@@ -181,7 +198,7 @@ class Staleness:
                 if corrects:
                     why[c.cited] = f"followed to where its code moved by {c.citing}"
                 continue
-            follow_up = any(c.pinned.get(anchor) == baseline for anchor, baseline, _ in changed[c.cited] if baseline)
+            follow_up = any(c.pinned.get(old.anchor) == old.baseline for old in changed[c.cited] if old.baseline)
             if (c.tool == PIN_TOOL or not corrects) and not follow_up and self._persons(c):
                 why[c.cited] = f"checked by a person in {c.citing}"
             elif corrects:
@@ -238,12 +255,12 @@ def git_writing(git_dir: Path) -> bool:
     return any((git_dir / name).exists() for name in ("index.lock", *IN_PROGRESS))
 
 
-def _corrects(anchor: str, changed: list[tuple[str, str, bool]]) -> bool:
-    """Whether code cited as it is now (`anchor`) is code of a stale record ((anchor, baseline, gone) of each that
-    changed): the same anchor; or, for code that is gone, the same file (a symbol renamed) or symbol (a file moved)."""
+def _corrects(anchor: str, changed: list[Changed]) -> bool:
+    """Whether code cited as it is now (`anchor`) is code of a stale record (`changed`): the same anchor; or, for code
+    that is gone, the same symbol (a file moved) or a symbol of the file it may have been renamed in."""
     path, _, symbol = anchor.partition("::")
-    return any(anchor == old or gone and (path == old.partition("::")[0] or symbol == old.partition("::")[2])
-               for old, _, gone in changed)
+    return any(anchor == old.anchor or old.gone and (path == old.renamed_in or symbol == old.anchor.partition("::")[2])
+               for old in changed)
 
 
 def _moved_reason(memory: str, anchor: str, baseline: str, new: str, there: Resolved) -> str:

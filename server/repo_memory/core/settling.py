@@ -45,6 +45,12 @@ def followed_to(code: Code, anchors: Collection[str], moved: Mapping[str, str]) 
     return out
 
 
+def settles(code: Code, items: Collection[Stale], to: Mapping[str, str]) -> bool:
+    """Whether `stale --follow-renames` settles the record whose stale anchors are `items` (`to`: from `followed_to`):
+    every one is code that moved unchanged. Any other is left to a person."""
+    return all(s.anchor in to and code.resolve(to[s.anchor]).hash == s.baseline for s in items)
+
+
 @dataclass(frozen=True)
 class Followed:
     """What `stale --follow-renames` did: skills re-anchored (name -> [(old, new)]), records settled (record -> note),
@@ -174,8 +180,7 @@ class Settling:
                     left.append(f"{memory}: {disk_refused(exc, f'run `{FOLLOW}` again')}")
             elif "#" not in memory:  # a loop spec pins no hash to carry over (its baseline is this clone's): a person's edit
                 left.append(f"{memory}: edit its memory.anchors by hand ({went})")
-            elif not lost and len(follow) == len(items) and all(
-                    self._code.resolve(moved[s.anchor]).hash == s.baseline for s in follow):
+            elif settles(self._code, items, moved):
                 notes.append((memory, f"The code {memory} cites moved unchanged ({went}), as `{FOLLOW}` found.",
                               {moved[s.anchor]: s.baseline for s in follow}))
             elif not lost:  # one that is lost is said above: settled only once it cites code that is there

@@ -9,7 +9,7 @@ helps; `repo-memory stale` lists them all.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -17,12 +17,12 @@ from repo_memory.code.anchors import MISSING, Code
 from repo_memory.code.lineage import NEVER
 from repo_memory.code.staleness import Stale
 from repo_memory.core.native_checks import Notice
-from repo_memory.core.settling import MOVED, followed_to
+from repo_memory.core.settling import MOVED, followed_to, settles
 
 SHOWN = 5  # memories a finding names before "and N more"
 # causes a pin cannot help, nor --follow-renames: the anchor itself needs editing
 UNRESOLVED = ("cite code removed or renamed in ", "cite code never defined", "cite code its moved file does not define",
-              "cite files that do not exist")
+              "cite code at paths git moved", "cite files that do not exist")
 
 
 class Memory(Protocol):
@@ -74,27 +74,41 @@ def notices(store: Memory) -> list[Notice]:
     return out
 
 
-def followed(store: Memory, items: list[Stale], happened: dict[str, str]) -> dict[str, str]:
-    """Of `items`, the anchors `stale --follow-renames` follows: their file moved (`happened`, from `changes`) and the
-    file at its new path defines their symbol; each with the anchor it becomes."""
+def followed(store: Memory, items: list[Stale], happened: dict[str, str]) -> dict[tuple[str, str], bool]:
+    """Of `items`, (memory, anchor) of each whose file moved (`happened`, from `changes`) to a file defining its symbol,
+    with whether `stale --follow-renames` follows it: a skill's (re-anchored), a record's whose code all moved unchanged
+    (settled); not a loop's, nor a record's whose code also changed: those it leaves to a person."""
     moved = {path: m["new"] for item in items if (m := MOVED.match(happened.get(item.anchor, "")))
              for path in [item.anchor.partition("::")[0]]}
-    return followed_to(Code(store.root), [item.anchor for item in items], moved) if moved else {}
+    if not moved:
+        return {}
+    code = Code(store.root)
+    to = followed_to(code, [item.anchor for item in items], moved)
+    of: dict[str, list[Stale]] = {}
+    for item in items:
+        of.setdefault(item.memory, []).append(item)
+    follows = {m for m, stale in of.items() if m.startswith("skill:") or "#" in m and settles(code, stale, to)}
+    return {(item.memory, item.anchor): item.memory in follows for item in items if item.anchor in to}
 
 
-def fix(item: Stale, happened: dict[str, str], followable: Collection[str]) -> str:
+def fix(item: Stale, happened: dict[str, str], followable: Mapping[tuple[str, str], bool]) -> str:
     """What to do about one stale anchor, as doctor says it (`happened` from `changes`, `followable` from the Store)."""
     return _fix(_cause(item, happened, followable)[0], [item.memory])
 
 
-def _cause(item: Stale, happened: dict[str, str], followable: Collection[str]) -> tuple[str, str]:
-    """(the words for what happened to the code, the folder it happened in) of one stale anchor; `followable`: the
-    anchors whose symbol is defined where git moved their file."""
+def _cause(item: Stale, happened: dict[str, str], followable: Mapping[tuple[str, str], bool]) -> tuple[str, str]:
+    """(the words for what happened to the code, the folder it happened in) of one stale anchor; `followable`: from
+    `followed`."""
     path = item.anchor.partition("::")[0]
     change = happened.get(item.anchor, "")
-    if (moved := MOVED.match(change)) and item.anchor not in followable:
+    follows = followable.get((item.memory, item.anchor))
+    if (moved := MOVED.match(change)) and follows is None:
         said = f"{path} moved to {moved['new']}, which defines no {item.anchor.partition('::')[2]}"
         return f"cite code its moved file does not define: {said}", ""
+    if moved and not follows and item.memory.startswith("loop:"):  # its anchors carry no hash: a person's to edit
+        return f"cite code at paths git moved: {path} moved to {moved['new']}", ""
+    if moved and not follows:  # --follow-renames leaves the record to a person, to check and pin
+        return f"cite code that moved and changed in {change[moved.start('commit'):]}", ""
     if moved:
         old, new = _moved_folders(path, moved["new"])
         return f"cite files moved in {change[moved.start('commit'):]} ({old} moved to {new})", old

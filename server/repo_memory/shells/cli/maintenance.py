@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Collection
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -184,7 +184,7 @@ def stale(ctx: click.Context, pins: tuple[str, ...], follow_renames: bool, as_js
     ctx.exit(1 if waiting else 0)
 
 
-def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, followable: Collection[str],
+def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, followable: Mapping[tuple[str, str], bool],
                fixes: list[str]) -> None:
     """The listing of `repo-memory stale`, each stale anchor with doctor's fix (those `--follow-renames` would follow,
     `followable`, with one line for all)."""
@@ -194,12 +194,12 @@ def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, fol
                    + (" (of the code that can be checked: not what follows)." if unchecked else "."))
     for n, (item, change) in enumerate(shown[:waiting + unchecked]):
         click.echo(f"{item.memory}  {stale_checks.shown(item, change)}")
-        if n < waiting and item.anchor not in followable:
+        if n < waiting and not followable.get((item.memory, item.anchor)):
             click.echo(f"  fix: {fixes[n]}")
     if settled := {item.memory for item, _ in shown[waiting + unchecked:]}:
         click.echo(f"({len(settled)} stale record(s) settled, not counted: corrected by a later record, reported outdated or "
                    "misled, or pinned by a person; --json says by what)")
-    if moved := sum(1 for item, _ in shown[:waiting] if item.anchor in followable):
+    if moved := sum(1 for item, _ in shown[:waiting] if followable.get((item.memory, item.anchor))):
         click.echo(f"({moved} of them cite files git moved: `repo-memory stale --follow-renames` follows them)")
 
 
