@@ -298,7 +298,7 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
         out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {_listed(uncommitted)}",
                            f"They are part of {health.underway}: `git add` what you settled and finish it with {finish}."
                            if health.underway in FINISH else f"Commit them with `git add {folders} && git commit` (edits you "
-                           f"made by hand), or review them with `git status {folders}` and `git diff {folders}`."))
+                           f"made by hand), or review them with `git status -uall {folders}` and `git diff {folders}`."))
     return out
 
 
