@@ -76,7 +76,8 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
     if "written outside" in what:
         return "error", "As the line says: commit it if it is yours, or remove it."
     if what.startswith(CRLF):
-        return "error", "Run `repo-memory init`, then the git commands the line gives (a `git checkout HEAD` alone writes the CRLF again)."
+        return "error", ("Do as the line says (`repo-memory init`, where it names it), then run the git commands it gives (a "
+                         "`git checkout HEAD` alone writes the CRLF again).")
     if "git checkout HEAD" in what:
         return "error", "Run that `git checkout`; `repo-memory verify` lists every break."
     if "blob" in what.lower():
