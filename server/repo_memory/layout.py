@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo_memory.config import Config
-from repo_memory.git import skill_merge, status
+from repo_memory.git import attributes as attrs, skill_merge, status
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import disk
 
@@ -24,6 +24,10 @@ DIFF_LINE = ".agents/experience/**/*.jsonl diff=repo-memory"
 EOL_LINE = ".agents/experience/**/*.jsonl text eol=lf"
 BLOB_LINE = ".agents/experience/blobs/** -text"
 RULES = [UNION_LINE, DIFF_LINE, EOL_LINE, BLOB_LINE, skill_merge.LINE]
+# a path of each kind the rules are for, and the attributes they set: what git applies to these is what must be theirs
+SAMPLES = {".agents/experience/2000-01/2000-01-01-000000.jsonl": "experience logs", ".agents/experience/blobs/00/00": "blobs",
+           ".agents/skills/sample/SKILL.md": "skills"}
+NAMES = ("text", "eol", "merge", "diff")
 TEXTCONV = 'f() { repo-memory textconv "$1" 2>/dev/null || cat "$1"; }; f'  # the raw lines when repo-memory is not installed
 README = """\
 # .agents — this repository's memory (repo-memory)
@@ -71,6 +75,9 @@ def init(root: Path, common_dir: Path | None = None, private: bool = False) -> S
                             + (" (union merge, readable diffs and LF line endings for experience logs, -text for their blobs, "
                                "the merge driver for skills)" if len(added) == len(RULES) else ""))
         done.files.append(".gitattributes")
+    if moved := _put_last(root, git_dir, attributes):
+        done.changes.append(moved)
+        done.files += [] if ".gitattributes" in done.files else [".gitattributes"]
     if private:
         if add_lines(git_dir / "info" / "exclude", [".agents/"]):
             done.changes.append("added .agents/ to .git/info/exclude (private mode: memory stays out of your branch)")
@@ -145,6 +152,71 @@ def add_lines(path: Path, lines: list[str]) -> bool:
         path.parent.mkdir(parents=True, exist_ok=True)
         disk.write_atomic(path, (prefix + "".join(f"{line}\n" for line in missing)).encode())
     return bool(missing)
+
+
+@dataclass(frozen=True)
+class Override:
+    """Attributes git applies to memory files other than repo-memory's rules set them: the line of the rules' file that
+    does it (`line` 0: no line of it does, another attributes file), and what it changes (`changes`)."""
+
+    file: str
+    line: int
+    text: str
+    changes: str
+
+    def said(self) -> str:
+        if self.line:
+            return (f"line {self.line} of {self.file}, `{self.text}`, comes after repo-memory's rules and overrides them "
+                    f"({self.changes}): git applies the last line that matches a path")
+        return (f"git applies {self.changes}, though no line after repo-memory's rules in {self.file} says so: "
+                ".git/info/attributes or a .gitattributes in a folder under .agents/ does")
+
+    def fix(self) -> str:
+        if self.line:
+            return f"run `repo-memory init` (it moves repo-memory's rules to the end of {self.file}, where they win)"
+        return (f"take that line out (`git check-attr -a -- {next(iter(SAMPLES))}` shows what git applies; "
+                "`git grep -n eol -- '*.gitattributes'` finds it)")
+
+
+def overridden(root: Path, git_dir: Path | None = None, paths: list[str] | None = None) -> list[Override]:
+    """Where what git applies to memory files (`paths`, else one of each kind) is not what repo-memory's rules set, as
+    `git check-attr` answers, each with the line that does it; [] when init has not run here or all is as they set."""
+    found = _attributes(root, git_dir)
+    if found is None:
+        return []
+    shown, lines = _shown(root, found[0]), found[1].splitlines()
+    paths = paths or list(SAMPLES)
+    now = attrs.applied(root, paths, NAMES)
+    held = [rule for rule in RULES if rule in lines]  # a rule an older init did not write is missing_rules' to name
+    intended, matched = attrs.ruled(held, lines, paths)
+    first = min(lines.index(rule) for rule in held)
+    changes: dict[int, list[str]] = {}
+    for path in paths:
+        for name in NAMES:
+            want, have = (got.get(path, {}).get(name, "unspecified") for got in (intended, now))
+            if want == "unspecified" or want == have or not now:
+                continue
+            after = [n for n in sorted(matched.get(path, ())) if n > first and lines[n] not in RULES and attrs.touches(lines[n], name)]
+            said = f"{_spelled(name, have)} for {SAMPLES.get(path, 'it')} where they set {_spelled(name, want)}"
+            if said not in (known := changes.setdefault(after[-1] + 1 if after else 0, [])):
+                known.append(said)
+    return [Override(shown, line, lines[line - 1] if line else "", "; ".join(said)) for line, said in changes.items()]
+
+
+def _put_last(root: Path, git_dir: Path, attributes: Path) -> str:
+    """Move repo-memory's rules to the end of `attributes` when a line after them overrides them; what it did ('': none)."""
+    found = [o for o in overridden(root, git_dir) if o.line]
+    if not found or not attributes.exists():
+        return ""
+    kept = [line for line in attributes.read_text(encoding="utf-8").splitlines() if line not in RULES]
+    disk.write_atomic(attributes, "".join(f"{line}\n" for line in [*kept, *RULES]).encode())
+    return (f"moved repo-memory's rules to the end of {_shown(root, attributes)}: "
+            + "; ".join(f"line {o.line}, `{o.text}`, came after them and overrode them ({o.changes})" for o in found)
+            + " (git applies the last line that matches a path)")
+
+
+def _spelled(name: str, value: str) -> str:
+    return {"set": name, "unset": f"-{name}", "unspecified": f"!{name}"}.get(value, f"{name}={value}")
 
 
 def _shown(root: Path, path: Path) -> str:

@@ -160,3 +160,18 @@ def test_a_skill_written_while_commit_was_off_and_committed_since_is_warned_of_l
     assert "deploy-one" in warned and "deploy-two" in warned, out
     yours = next(line for line in out.splitlines() if 'written while commit = "off"' in line)
     assert "deploy-kept" in yours and "deploy-one" not in yours, out  # still uncommitted from the off period
+
+
+def test_the_review_advice_for_a_new_uncommitted_skill_shows_it_though_git_hides_untracked_files(tmp_path: Path):
+    """With status.showUntrackedFiles=no (big repositories, dotfiles) doctor said "review them with `git status
+    .agents/skills`", which then printed nothing: the advice now asks git for every untracked file."""
+    repo = committed(tmp_path / "repo")
+    git(repo, "config", "status.showUntrackedFiles", "no")
+    skill = repo / ".agents/skills/hand-made/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text('---\nname: hand-made\ndescription: "Written by hand; use when testing"\n---\nbody\n', encoding="utf-8")
+    out = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+    warned = next(line for line in out.splitlines()[1 + next(n for n, line in enumerate(out.splitlines())
+                                                               if "changed but not committed" in line):] if "git status" in line)
+    command = warned.partition("`git status")[2].partition("`")[0]
+    assert ".agents/skills/hand-made/SKILL.md" in git(repo, "status", "--short", *command.split()), warned

@@ -98,3 +98,52 @@ def test_a_clone_without_the_eol_rule_is_told_its_logs_differ_only_by_line_endin
         assert b"\r\n" not in each.read_bytes()
     assert cli(there, "verify").returncode == 0, cli(there, "verify").stdout
     assert not [f for f in json.loads(cli(there, "doctor", "--json").stdout) if f["path"] == ".gitattributes"]
+
+
+def crlf_team(tmp_path: Path) -> Path:
+    """A clone of a repository whose team appended `* text=auto eol=crlf` after init's rules."""
+    repo = origin(tmp_path)
+    with (repo / ".gitattributes").open("a", encoding="utf-8") as out:
+        out.write("* text=auto eol=crlf\n")
+    git(repo, "commit", "-q", "-am", "chore: crlf everywhere")
+    there = tmp_path / "there"
+    git(tmp_path, "clone", "-q", str(repo), str(there))
+    for key, value in (("user.email", "t@example.com"), ("user.name", "T")):
+        git(there, "config", key, value)
+    return there
+
+
+def test_a_later_line_overriding_the_eol_rule_is_named_and_init_puts_the_rules_last(tmp_path: Path):
+    """A team appended `* text=auto eol=crlf` after init's rules: git applies the last line that matches, so every clone
+    checked logs out with CRLF; verify and doctor blamed a missing rule and sent the person to an init that changed
+    nothing, and search called committed records uncommitted. Now the line is named, init puts its rules last (and
+    commits that), the git commands verify gives end the finding, and a committed record reads as committed."""
+    there = crlf_team(tmp_path)
+    assert all(b"\r\n" in log.read_bytes() for log in logs(there))  # what git applies here: the team's line
+    found = cli(there, "search", "deploys green")
+    assert "deploys need a green main" in found.stdout and "uncommitted" not in found.stdout, found.stdout
+    said = cli(there, "verify")
+    assert said.returncode == 1 and "line 6 of .gitattributes, `* text=auto eol=crlf`" in said.stdout, said.stdout
+    assert "moves repo-memory's rules to the end" in said.stdout, said.stdout
+    doctor = [f for f in json.loads(cli(there, "doctor", "--json").stdout) if f["path"] == ".gitattributes"]
+    assert doctor and "`* text=auto eol=crlf`" in doctor[0]["message"] and "repo-memory init" in doctor[0]["fix"], doctor
+    done = cli(there, "init")
+    assert done.returncode == 0 and "moved repo-memory's rules to the end of .gitattributes" in done.stdout, done.stdout
+    rules = (there / ".gitattributes").read_text(encoding="utf-8").splitlines()
+    assert rules[-len(layout.RULES):] == layout.RULES and rules.count(layout.EOL_LINE) == 1, rules
+    assert not git(there, "status", "--porcelain", "--", ".gitattributes")  # committed, for the whole team
+    assert git(there, "check-attr", "eol", "--", logs(there)[0].relative_to(there).as_posix()).endswith("eol: lf\n")
+    assert not [f for f in json.loads(cli(there, "doctor", "--json").stdout) if f["path"] == ".gitattributes"]
+    for each in logs(there):  # the git commands verify gives for each log
+        rel = each.relative_to(there).as_posix()
+        assert f"git add {rel} && rm {rel} && git checkout -- {rel}" in cli(there, "verify").stdout
+        subprocess.run(f"git add {rel} && rm {rel} && git checkout -- {rel}", shell=True, cwd=there, check=True)
+    assert cli(there, "verify").returncode == 0, cli(there, "verify").stdout
+
+
+def test_doctor_fix_puts_the_rules_last_when_a_later_line_overrides_them(tmp_path: Path):
+    there = crlf_team(tmp_path)
+    done = cli(there, "doctor", "--fix")
+    assert "moved repo-memory's rules to the end of .gitattributes" in done.stderr, done.stderr
+    assert (there / ".gitattributes").read_text(encoding="utf-8").splitlines()[-len(layout.RULES):] == layout.RULES
+    assert not git(there, "status", "--porcelain", "--", ".gitattributes")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from repo_memory import layout
 from repo_memory.core.breaks import account, deleted, missing
 from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
@@ -104,9 +105,13 @@ def _versions(record: dict[str, object], line: experience.Line, rel: str, lines_
 def _restore(rel: str, rewritten: str, committed: Committed) -> str:
     """What verify says of log `rel` whose bytes depart from HEAD's as `rewritten` says, with the way back."""
     if rewritten == CRLF:
-        ruled = committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf")
-        return (f"{rewritten}; {'' if ruled else 'run `repo-memory init` (it adds the rule), then '}`git add {rel} && rm {rel} "
-                f"&& git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept")
+        again = f"`git add {rel} && rm {rel} && git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept"
+        if over := layout.overridden(committed.git.root, committed.git.git_dir, [rel]):
+            return f"{rewritten}; {over[0].said()}; {over[0].fix()}, then {again}"
+        if committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf"):
+            return f"{rewritten} (core.autocrlf, before the `text eol=lf` rule was in .gitattributes); {again}"
+        return (f"{rewritten} (core.autocrlf, with no `text eol=lf` rule for logs in .gitattributes); run `repo-memory init` "
+                f"(it adds the rule), then {again}")
     lost = ("nothing of it is lost: git holds every byte of it" if rewritten.startswith(CUT) else
             "records written since the last commit are then lost: copy them first")
     return f"{rewritten}; restore it with `git checkout HEAD -- {rel}` ({lost})"

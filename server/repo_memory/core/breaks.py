@@ -82,7 +82,8 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
     if "written outside" in what:
         return "error", "As the line says: commit it if it is yours, or remove it."
     if what.startswith(CRLF):
-        return "error", "Run `repo-memory init`, then the git commands the line gives (a `git checkout HEAD` alone writes the CRLF again)."
+        return "error", ("Do as the line says (`repo-memory init`, where it names it), then run the git commands it gives (a "
+                         "`git checkout HEAD` alone writes the CRLF again).")
     if "git checkout HEAD" in what:
         return "error", "Run that `git checkout`; `repo-memory verify` lists every break."
     if "blob" in what.lower():
@@ -92,7 +93,7 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
         rel = where.partition(" at byte ")[0]
         return "error", (f"repo-memory does not commit {rel} while this line is there: a hand edit, or a record an older "
                          f"repo-memory cut short and then ended with its next append. If git holds the line (`git log -p -- "
-                         f"{rel}`) it stays; if not (`git status`), delete it. `repo-memory verify` lists every break.")
+                         f"{rel}`) it stays; if not (`git status -uall -- {rel}`), delete it. `repo-memory verify` lists every break.")
     session = where.rpartition("#")[0]
     if what.endswith(HELD_NOT):  # an edit of a line no commit holds: no `git diff` or `git checkout` reaches it
         rel = what.rpartition(" of ")[2].removesuffix(HELD_NOT)

@@ -298,7 +298,7 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
         out.append(Finding("warning", folders, f"{len(uncommitted)} memory file(s) changed but not committed: {_listed(uncommitted)}",
                            f"They are part of {health.underway}: `git add` what you settled and finish it with {finish}."
                            if health.underway in FINISH else f"Commit them with `git add {folders} && git commit` (edits you "
-                           f"made by hand), or review them with `git status {folders}` and `git diff {folders}`."))
+                           f"made by hand), or review them with `git status -uall {folders}` and `git diff {folders}`."))
     return out
 
 
@@ -337,6 +337,9 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", rules[0], f"it lacks rules this version of init writes: {'; '.join(rules[1])}{eol}",
                            "Run `repo-memory init` again (it adds only what is missing)" + (", and commit .gitattributes if it "
                            "does not." if rules[0] == ".gitattributes" else f": {rules[0]} is this clone's own, nothing to commit.")))
+    out += [Finding("warning", o.file, o.said(), o.fix()[0].upper() + o.fix()[1:] + " and commit it; then the git commands "
+                    "`repo-memory verify` gives for each log git wrote with other line endings.")
+            for o in layout.overridden(store.root, store.config.common_dir)]
     if layout.initialised(store.root, store.config.common_dir) and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):
         out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (a clone does not copy .git/config)",
                            "Run `repo-memory init` in this clone (it changes nothing that is committed)."))

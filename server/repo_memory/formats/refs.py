@@ -61,9 +61,14 @@ def check_session(session: object) -> str:
         secretscan.refuse(("the session id", session))
     if (not isinstance(session, str) or not SESSION.match(session) or ".." in session
             or session.lower().split(".")[0] in paths.RESERVED):
-        shown = str(session).encode("unicode_escape").decode("ascii")[:60]
+        # as typed where it prints as itself (`café-notes`); a control character or the like escaped
+        shown = str(session) if str(session).isprintable() else str(session).encode("unicode_escape").decode("ascii")
+        if isinstance(session, str) and SESSION.match(session) and ".." not in session:
+            raise InvalidArgumentError(f"Session id '{shown[:60]}' is not allowed: '{session.split('.')[0]}' is a name "
+                                       "Windows reserves for a device (it would be no file there); choose another.")
         raise InvalidArgumentError(
-            f"Session id '{shown}' is not allowed: use letters, digits, '.', '_' and '-' (at most 128), starting with a letter or digit."
+            f"Session id '{shown[:60]}' is not allowed: use only ASCII letters (a-z, A-Z), digits, '.', '_' and '-' (no '..'), "
+            "at most 128, starting with a letter or digit."
         )
     return session
 

@@ -14,15 +14,16 @@ import re
 import threading
 
 from repo_memory.errors import UnsafePathError
+from repo_memory.git import repo
 from repo_memory.git.repo import Git
 from repo_memory.formats import experience
 from repo_memory.guards import disk
 
 
 _NOW = object()
-# a log git converted at checkout (core.autocrlf=true, no eol rule for logs: an older init's .gitattributes)
-CRLF = ("its lines end in CRLF where the lines git holds end in LF: git converted them at checkout (core.autocrlf, with no "
-        "`text eol=lf` rule for logs in .gitattributes at the time); its records are as committed")  # "look HEAD up now" (None already means an unborn branch)
+# "look HEAD up now" (None already means an unborn branch)
+# a log git converted at checkout (core.autocrlf=true and no eol rule for logs, or a later line overriding it)
+CRLF = "its lines end in CRLF where the lines git holds end in LF, its records as committed: git converted them at checkout"
 
 CUT = "it was cut short since its commit"  # a prefix of what HEAD holds: a checkout restores it and loses nothing
 
@@ -34,7 +35,7 @@ class Committed:
         self.git = git
         self._head: str | None = None
         self._entries: dict[str, tuple[str, int] | None] = {}
-        self._intact: dict[str, tuple[str | None, int, int, bool]] = {}  # log -> (head, size, mtime_ns, prefix intact)
+        self._intact: dict[str, tuple[str | None, int, int, int]] = {}  # log -> (head, size, mtime_ns, bytes held: _held)
         self._lock = threading.Lock()
         self._incoming: dict[tuple[str, str], frozenset[bytes]] = {}  # (commit, log) -> its lines, of a merge under way
         self._clean: dict[tuple[str, str], str] = {}  # (path, id of its bytes) -> the id git's conversion gives them
@@ -119,7 +120,7 @@ class Committed:
         is not what git holds)."""
         at = self.head() if head is _NOW else head
         blob = self._entry(rel, at)  # type: ignore[arg-type]
-        return blob is not None and blob[1] > end and self._prefix_intact(rel, at)  # type: ignore[arg-type]
+        return blob is not None and self._held(rel, at) > end  # type: ignore[arg-type]
 
     def lines(self, rel: str, head: str | None) -> list[bytes]:
         """The lines HEAD holds of log `rel`, in order, without their newlines ([] when it holds none): a line of the
@@ -128,12 +129,14 @@ class Committed:
             return []
         return self.git.blob(head, rel).split(b"\n")[:-1]  # a torn last line is none
 
-    def _prefix_intact(self, rel: str, head: str | None) -> bool:
-        """Whether the log at `rel` starts with the bytes HEAD holds of it, remembered per (HEAD, size, mtime)."""
+    def _held(self, rel: str, head: str | None) -> int:
+        """How many bytes at the start of log `rel` are what HEAD holds of it: its committed bytes, or those bytes as a
+        checkout writes them here (git's own line-ending conversion: a team's `* text=auto eol=crlf` after init's rules);
+        -1 when it starts with neither. Remembered per (HEAD, size, mtime)."""
         try:
             st = os.stat(self.git.root / rel)
         except OSError:
-            return False
+            return -1
         with self._lock:
             known = self._intact.get(rel)
         if known and known[:3] == (head, st.st_size, st.st_mtime_ns):
@@ -141,12 +144,18 @@ class Committed:
         try:
             data = disk.read_safely(self.git.root / rel)
         except (OSError, UnsafePathError):  # gone, or a link: in no case what git holds
-            return False
-        intact = not self.rewritten(rel, data)
+            return -1
+        entry = self._entry(rel, head)
+        held = -1 if entry is None else entry[1] if not self.rewritten(rel, data) else self._checked_out(rel, head, data)
         with self._lock:
-            self._intact[rel] = (head, st.st_size, st.st_mtime_ns, intact)
-        return intact
+            self._intact[rel] = (head, st.st_size, st.st_mtime_ns, held)
+        return held
 
+    def _checked_out(self, rel: str, head: str | None, data: bytes) -> int:
+        """The length of HEAD's bytes of `rel` as git's checkout converts them now when `data` starts with them, else -1:
+        a byte changed beyond that conversion is no line git holds."""
+        found = repo.run_at(self.git.root, "cat-file", "--filters", f"{head}:{rel}", timeout=30) if head else None
+        return len(found) if found and data.startswith(found) else -1
 
     def incoming(self, rel: str, line: bytes) -> bool:
         """Whether a merge or cherry-pick under way brings `line` of log `rel` as the other side committed it (a pull

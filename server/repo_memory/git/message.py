@@ -86,7 +86,7 @@ def _subject(messages: list[str]) -> str:
         return messages[0]
     kinds: dict[str, list[str]] = {}
     for m in messages:
-        kind, _, said = m.partition("): ") if m.startswith("memory(") else ("memory(other", "", m)
+        kind, _, said = m.partition("): ") if m.startswith("memory(") else ("memory(other", "", m.removeprefix("memory: "))
         kinds.setdefault(kind.removeprefix("memory("), []).append(said)
     if len(kinds) == 1:
         return f"memory: {len(messages)} changes"

@@ -308,6 +308,6 @@ def loop_hooks(ctx: click.Context, action: str) -> None:
         click.echo(change)
     folder, root = git.hooks_dir(), store.root.resolve()
     if action == "install" and folder.is_relative_to(root) and not folder.is_relative_to(store.config.common_dir.resolve()):
-        click.echo(f"{folder.relative_to(root)}/ is in your work tree (core.hooksPath), so git tracks these hooks: `git status` "
+        click.echo(f"{folder.relative_to(root)}/ is in your work tree (core.hooksPath), so git tracks these hooks: `git status -uall` "
                    "shows them. Commit them to give the trigger to your team (a teammate's hook does nothing until "
                    "repo-memory is installed there), or take them out with `repo-memory loop hooks remove`.")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from repo_memory import layout
 from repo_memory.code.staleness import Stale
 from repo_memory.core import doctor as checks, stale_checks
 from repo_memory.core.settling import Followed
@@ -226,6 +227,9 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     unmoved: dict[str, str] = {}
     if fix:
         unmoved = checks.set_aside_torn(store)  # a log HEAD holds: no append or commit of ours would move its torn tail
+        if any(o.line for o in layout.overridden(store.root, store.config.common_dir)):  # init puts the rules last
+            for change in layout.set_up(store.config, store.commit_files)[0].changes:
+                click.echo(change, err=True)
         store.refresh()
         store.heal(store.git_health().at_risk)
         store.flush("all")
