@@ -271,3 +271,16 @@ def test_a_version_asked_with_or_without_its_v_finds_the_record_pinning_it_not_a
         assert hits[:1] == [pin] and "skill:db-migrations" not in hits, (asked, hits)
     assert [h.id for h in store.recall("what went out in v1.4.2").hits][:1] == [release]
     assert store.recall("version 1.0").hits[0].id == f"{kept(store, 'ops')}#1"  # not a filler record holding a 1
+
+
+def test_use_or_using_in_a_question_does_not_match_every_skill_described_use_when(store: Store):
+    """Skill descriptions follow the convention "…; use when …" (the README's example): "use" and "using" (stemmed to
+    the same word) matched every skill, and "are we still using rabbitmq" put an unrelated skill first."""
+    store.remember("Decision: background jobs moved to Dramatiq with Redis; RabbitMQ is being decommissioned.", session="ops")
+    store.remember("Password reset emails go to the priority queue, not the bulk queue.", session="ops")
+    for name, description in (("release-checklist", "How we cut a release here; use when asked to release"),
+                              ("code-review", "Review checklist; use this skill when reviewing a pull request")):
+        store.write_skill(name, description, "Steps.", actor="human")
+    for asked in ("are we still using rabbitmq", "what do we use for background jobs"):
+        hits = [h.id for h in store.recall(asked).hits]
+        assert hits[:1] == [f"{kept(store, 'ops')}#1"] and not any(h.startswith("skill:") for h in hits), (asked, hits)

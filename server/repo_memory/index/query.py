@@ -42,8 +42,8 @@ STOPWORDS = frozenset(
     no nor not now of off on once only or other ought our ours ourselves out over own same she should so some such
     than that the their theirs them themselves then there these they this those through to too under until up very
     was we were what when where which while who whom why will with would you your yours yourself yourselves
-    s t d ll m re ve y o""".split()
-)
+    s t d ll m re ve y o us use used uses using whenever""".split()
+)  # "use" (stemmed as "us") and "whenever": skill descriptions say "use when …", so they matched every skill
 
 
 @dataclass(frozen=True)
