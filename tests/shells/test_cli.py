@@ -696,3 +696,14 @@ def test_log_add_says_each_call_to_a_session_is_a_commit_and_a_file_and_how_to_a
     assert len(list(repo.glob(".agents/experience/*/batch.*.jsonl"))) == 1
     said = " ".join(run(runner, repo, "log", "add", "--help").split())
     assert "+2.jsonl" in said and "repo-memory log import -" in said, said
+
+
+def test_search_shows_the_time_a_record_is_about_when_it_is_not_when_it_was_written(runner: CliRunner, repo: Path):
+    """`log add --when 2026-02-10` was shown only by the time it was written: an old decision read as a current one."""
+    run(runner, repo, "log", "add", "Decision: background jobs use Celery with RabbitMQ.", "-k", "decision", "--when", "2026-02-10")
+    run(runner, repo, "log", "add", "Decision: background jobs move from Celery to Dramatiq.", "-k", "decision")
+    out = run(runner, repo, "search", "celery", "background", "jobs")
+    assert out.count("about 2026-02-10 00:00 UTC") == 1 and "RabbitMQ" in out.split("about 2026-02-10")[1].split("\n")[1], out
+    hits = json.loads(run(runner, repo, "search", "--json", "celery", "background", "jobs"))["hits"]
+    assert [h.get("when") for h in hits if "RabbitMQ" in h["snippet"]] == ["2026-02-10T00:00:00Z"], hits
+    assert [h.get("when") for h in hits if "Dramatiq" in h["snippet"]] == [None], hits

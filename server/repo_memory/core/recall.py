@@ -89,6 +89,14 @@ def _normalised(hits: list[Hit], scale: float = 1.0) -> list[tuple[float, Hit]]:
     return [(h.score / top * scale, h) for h in hits]
 
 
+def _about(record: dict[str, Any] | None, ts: str) -> str:
+    """The time `record` is about (its data's `when`), when it is not `ts`: a decision of February written down today
+    reads as older than today's."""
+    data = record.get("data") if record else None
+    about = when.stamp(data["when"]) if isinstance(data, dict) and isinstance(data.get("when"), str) else ""
+    return about if about != ts else ""
+
+
 def _scored(hit: Hit, score: float) -> Hit:
     """`hit` with the score it was ranked by (its list's scores divided by the list's best, so 1.0 is a best match):
     raw BM25 and fused scores are on scales of their own and would print out of order, or as 0.000."""
@@ -314,6 +322,7 @@ class Recall:
                         recorded = f"{OUTSIDE}; it claims: {recorded}"
                     if record is not None and unsealed(record):
                         recorded = f"{recorded}; {self._provenance.redacted(record) or UNSEALED}"
+                    hit = dataclasses.replace(hit, when=_about(record, hit.ts))
             stale = "; ".join(reasons.get(hit.id, []))
             out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
         return out
