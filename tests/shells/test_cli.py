@@ -707,3 +707,16 @@ def test_search_shows_the_time_a_record_is_about_when_it_is_not_when_it_was_writ
     hits = json.loads(run(runner, repo, "search", "--json", "celery", "background", "jobs"))["hits"]
     assert [h.get("when") for h in hits if "RabbitMQ" in h["snippet"]] == ["2026-02-10T00:00:00Z"], hits
     assert [h.get("when") for h in hits if "Dramatiq" in h["snippet"]] == [None], hits
+
+
+def test_a_hit_matching_only_a_word_most_records_hold_shows_a_small_score_not_zero(runner: CliRunner, repo: Path):
+    """BM25 gives a word held by most records almost no weight, so a hit holding only it scored a millionth of the
+    best, rounded to 0.0 in the JSON and printed as 0.000: listed, yet scored as no match at all."""
+    for text in ("The token refresh runs in the nightly sync.", "The sync job retries three times.",
+                 "Sync the mirror before a release.", "Deploys go out on Tuesdays."):
+        run(runner, repo, "log", "add", text)
+    out = run(runner, repo, "search", "token", "sync")
+    scores = [line.split()[0] for line in out.splitlines() if not line.startswith(" " * 10)]
+    assert scores == ["1.000", "<0.001", "<0.001"], out
+    hits = json.loads(run(runner, repo, "search", "--json", "token", "sync"))["hits"]
+    assert [h["score"] > 0 for h in hits] == [True] * 3 and all(h["score"] < 0.001 for h in hits[1:]), hits

@@ -99,8 +99,9 @@ def _about(record: dict[str, Any] | None, ts: str) -> str:
 
 def _scored(hit: Hit, score: float) -> Hit:
     """`hit` with the score it was ranked by (its list's scores divided by the list's best, so 1.0 is a best match):
-    raw BM25 and fused scores are on scales of their own and would print out of order, or as 0.000."""
-    return dataclasses.replace(hit, score=round(score, 4))
+    raw BM25 and fused scores are on scales of their own and would print out of order, or as 0.000. A hit matching only
+    words most memories hold (BM25 gives them almost no weight) keeps two significant digits, not 0.0: listed, it matched."""
+    return dataclasses.replace(hit, score=round(score, 4) if score >= 1e-4 or score <= 0 else float(f"{score:.2g}"))
 
 
 def _hybrid(unembedded: int, worded: int = 1, filtered: bool = False, found: bool = True) -> str:

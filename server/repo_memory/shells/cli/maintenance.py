@@ -42,7 +42,8 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             # what an agent's hit says besides its text: uncommitted, stale, found by its neighbours' words or by meaning
             marks = [hit.status or "recorded", *(["uncommitted"] * (not hit.committed)), *(["stale"] * hit.stale),
                      *([f"matched {hit.matched}"] if hit.matched else [])]
-            click.echo(f"{hit.score:8.3f}  {hit.id}  [{', '.join(marks)}]  {title[:90] if hit.title else title}")
+            score = f"{hit.score:8.3f}" if hit.score >= 0.0005 or hit.score <= 0 else f"{'<0.001':>8}"  # matched, if barely
+            click.echo(f"{score}  {hit.id}  [{', '.join(marks)}]  {title[:90] if hit.title else title}")
             said = " ".join(hit.snippet.replace("**", "").split())
             if said and said != title:
                 click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
