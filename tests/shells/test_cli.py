@@ -720,3 +720,12 @@ def test_a_hit_matching_only_a_word_most_records_hold_shows_a_small_score_not_ze
     assert scores == ["1.000", "<0.001", "<0.001"], out
     hits = json.loads(run(runner, repo, "search", "--json", "token", "sync"))["hits"]
     assert [h["score"] > 0 for h in hits] == [True] * 3 and all(h["score"] < 0.001 for h in hits[1:]), hits
+
+
+def test_search_with_no_match_suggests_the_longer_words_memory_holds_that_begin_with_a_word_of_it(runner: CliRunner, repo: Path):
+    """"psycopg" found nothing and suggested nothing, though memory held psycopg2: suggestions were skill names only."""
+    run(runner, repo, "log", "add", "Docker build fails on arm64: the psycopg2 wheel is missing.")
+    write_skill_file(repo, "db-setup", "How to set up the database.", "Install Psycopg3 with the pool extra.")
+    assert "No matches. Did you mean: psycopg2, Psycopg3?" in run(runner, repo, "search", "psycopg"), "suggested"
+    assert json.loads(run(runner, repo, "search", "--json", "psycopg"))["suggestions"] == ["psycopg2", "Psycopg3"]
+    assert "Did you mean" not in run(runner, repo, "search", "mysqlclient")  # no word begins with it

@@ -189,8 +189,8 @@ class Recall:
                 page.append(_scored(hit, score))
             taken += 1
         more = len(merged) > offset + taken
-        suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
         narrowed = filtered or bool(kinds)
+        suggestions = [] if page or offset else [*(self._similar(text) if doc_kinds else []), *self._longer(parsed, narrowed)]
         ranking = _hybrid(sem.unembedded, sem.worded, narrowed, bool(page)) if sem is not None else f"full-text only: {self._why_lexical()}"
         said = ["The stack frames pasted in the query were not searched for, its other lines were."] if unframed else []
         said += [f"Only the first and the last {QUERY_CHARS // 2} characters of the query were used (it had {whole})."] if cut else []
@@ -205,6 +205,13 @@ class Recall:
         note = " ".join([*said, DATA_NOTE])
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + taken}" if more else None, note=note)
+
+    def _longer(self, parsed: query.Query, narrowed: bool) -> list[str]:
+        """Longer words memory holds that begin with a word of the query ("psycopg": psycopg2), unless it was filtered."""
+        if narrowed:
+            return []
+        with self._db.lock:
+            return fts.longer(self._db.conn, [t for t in parsed.terms if " " not in t])
 
     def _gone(self, hits: list[Hit]) -> set[str]:
         """Ids of `hits` whose file is gone from disk since the index saw it: a branch without memory just checked out,
