@@ -254,3 +254,33 @@ def test_a_skill_named_for_the_question_keeps_a_tie_with_a_record_of_fewer_words
     store.remember("Rotated API keys.", session="ops")
     assert [h.id for h in store.recall("how to deploy to staging").hits][:2] == ["skill:deploy-staging", f"{kept(store, 'ops')}#1"]
     assert [h.id for h in store.recall("rotate API keys").hits][:2] == ["skill:rotate-api-keys", f"{kept(store, 'ops')}#2"]
+
+
+def test_a_version_asked_with_or_without_its_v_finds_the_record_pinning_it_not_a_numbered_list(store: Store):
+    """"2.3.1" was searched as the words 2, 3 and 1, which a skill's steps numbered "1. 2. 3." hold, while the record
+    pinning `v2.3.1` holds the token v2: the skill came first and the record scored 0."""
+    fill(store)
+    store.remember("Pin requests-oauthlib to v2.3.1; v2.4.0 changed the token refresh callback signature.", session="deps")
+    store.remember("Released 1.4.2 to PyPI after the wheel fix.", session="deps")
+    store.remember("Sentry traces sample rate is 0.2 in production because 1.0 blew the quota in two days.", session="ops")
+    store.write_skill("db-migrations", "How to run database migrations here; use when changing the schema",
+                      "1. Write the alembic revision.\n2. Run `make db-upgrade`.\n3. Commit the revision file.\n", actor="human")
+    pin, release = f"{kept(store, 'deps')}#1", f"{kept(store, 'deps')}#2"
+    for asked in ("2.3.1", "v2.3.1", "why is requests-oauthlib on 2.3.1?"):
+        hits = [h.id for h in store.recall(asked).hits]
+        assert hits[:1] == [pin] and "skill:db-migrations" not in hits, (asked, hits)
+    assert [h.id for h in store.recall("what went out in v1.4.2").hits][:1] == [release]
+    assert store.recall("version 1.0").hits[0].id == f"{kept(store, 'ops')}#1"  # not a filler record holding a 1
+
+
+def test_use_or_using_in_a_question_does_not_match_every_skill_described_use_when(store: Store):
+    """Skill descriptions follow the convention "…; use when …" (the README's example): "use" and "using" (stemmed to
+    the same word) matched every skill, and "are we still using rabbitmq" put an unrelated skill first."""
+    store.remember("Decision: background jobs moved to Dramatiq with Redis; RabbitMQ is being decommissioned.", session="ops")
+    store.remember("Password reset emails go to the priority queue, not the bulk queue.", session="ops")
+    for name, description in (("release-checklist", "How we cut a release here; use when asked to release"),
+                              ("code-review", "Review checklist; use this skill when reviewing a pull request")):
+        store.write_skill(name, description, "Steps.", actor="human")
+    for asked in ("are we still using rabbitmq", "what do we use for background jobs"):
+        hits = [h.id for h in store.recall(asked).hits]
+        assert hits[:1] == [f"{kept(store, 'ops')}#1"] and not any(h.startswith("skill:") for h in hits), (asked, hits)

@@ -219,3 +219,16 @@ async def test_a_recall_hit_of_a_record_whose_text_does_not_match_its_hash_says_
             read = await answer(client, "read", ref=ids[1])
             assert read["records"][0]["verified"] is False, read
             log.write_text(log.read_text(encoding="utf-8").replace(" NOTE two", " note two"), encoding="utf-8")
+
+
+async def test_a_record_about_an_earlier_time_says_when_beside_when_it_was_written(store: Store):
+    """A decision remembered with `when` 2026-02-10 showed only its `ts`, the day it was written down: beside the
+    decision that superseded it, both read as equally current."""
+    async with Client(server.build(store)) as client:
+        old = await answer(client, "remember", text="Decision: background jobs use Celery with RabbitMQ.", kind="decision",
+                           when="2026-02-10")
+        new = await answer(client, "remember", text="Decision: background jobs move from Celery to Dramatiq.", kind="decision")
+        found = await answer(client, "recall", query="celery background jobs")
+    hits = {h["id"]: h for h in found["hits"]}
+    assert hits[old["ids"][0]]["when"] == "2026-02-10T00:00:00Z" and ISO.match(hits[old["ids"][0]]["ts"]), hits
+    assert "when" not in hits[new["ids"][0]], hits  # about the time it was written: said once, by ts

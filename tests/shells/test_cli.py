@@ -696,3 +696,36 @@ def test_log_add_says_each_call_to_a_session_is_a_commit_and_a_file_and_how_to_a
     assert len(list(repo.glob(".agents/experience/*/batch.*.jsonl"))) == 1
     said = " ".join(run(runner, repo, "log", "add", "--help").split())
     assert "+2.jsonl" in said and "repo-memory log import -" in said, said
+
+
+def test_search_shows_the_time_a_record_is_about_when_it_is_not_when_it_was_written(runner: CliRunner, repo: Path):
+    """`log add --when 2026-02-10` was shown only by the time it was written: an old decision read as a current one."""
+    run(runner, repo, "log", "add", "Decision: background jobs use Celery with RabbitMQ.", "-k", "decision", "--when", "2026-02-10")
+    run(runner, repo, "log", "add", "Decision: background jobs move from Celery to Dramatiq.", "-k", "decision")
+    out = run(runner, repo, "search", "celery", "background", "jobs")
+    assert out.count("about 2026-02-10 00:00 UTC") == 1 and "RabbitMQ" in out.split("about 2026-02-10")[1].split("\n")[1], out
+    hits = json.loads(run(runner, repo, "search", "--json", "celery", "background", "jobs"))["hits"]
+    assert [h.get("when") for h in hits if "RabbitMQ" in h["snippet"]] == ["2026-02-10T00:00:00Z"], hits
+    assert [h.get("when") for h in hits if "Dramatiq" in h["snippet"]] == [None], hits
+
+
+def test_a_hit_matching_only_a_word_most_records_hold_shows_a_small_score_not_zero(runner: CliRunner, repo: Path):
+    """BM25 gives a word held by most records almost no weight, so a hit holding only it scored a millionth of the
+    best, rounded to 0.0 in the JSON and printed as 0.000: listed, yet scored as no match at all."""
+    for text in ("The token refresh runs in the nightly sync.", "The sync job retries three times.",
+                 "Sync the mirror before a release.", "Deploys go out on Tuesdays."):
+        run(runner, repo, "log", "add", text)
+    out = run(runner, repo, "search", "token", "sync")
+    scores = [line.split()[0] for line in out.splitlines() if not line.startswith(" " * 10)]
+    assert scores == ["1.000", "<0.001", "<0.001"], out
+    hits = json.loads(run(runner, repo, "search", "--json", "token", "sync"))["hits"]
+    assert [h["score"] > 0 for h in hits] == [True] * 3 and all(h["score"] < 0.001 for h in hits[1:]), hits
+
+
+def test_search_with_no_match_suggests_the_longer_words_memory_holds_that_begin_with_a_word_of_it(runner: CliRunner, repo: Path):
+    """"psycopg" found nothing and suggested nothing, though memory held psycopg2: suggestions were skill names only."""
+    run(runner, repo, "log", "add", "Docker build fails on arm64: the psycopg2 wheel is missing.")
+    write_skill_file(repo, "db-setup", "How to set up the database.", "Install Psycopg3 with the pool extra.")
+    assert "No matches. Did you mean: psycopg2, Psycopg3?" in run(runner, repo, "search", "psycopg"), "suggested"
+    assert json.loads(run(runner, repo, "search", "--json", "psycopg"))["suggestions"] == ["psycopg2", "Psycopg3"]
+    assert "Did you mean" not in run(runner, repo, "search", "mysqlclient")  # no word begins with it

@@ -89,10 +89,19 @@ def _normalised(hits: list[Hit], scale: float = 1.0) -> list[tuple[float, Hit]]:
     return [(h.score / top * scale, h) for h in hits]
 
 
+def _about(record: dict[str, Any] | None, ts: str) -> str:
+    """The time `record` is about (its data's `when`), when it is not `ts`: a decision of February written down today
+    reads as older than today's."""
+    data = record.get("data") if record else None
+    about = when.stamp(data["when"]) if isinstance(data, dict) and isinstance(data.get("when"), str) else ""
+    return about if about != ts else ""
+
+
 def _scored(hit: Hit, score: float) -> Hit:
     """`hit` with the score it was ranked by (its list's scores divided by the list's best, so 1.0 is a best match):
-    raw BM25 and fused scores are on scales of their own and would print out of order, or as 0.000."""
-    return dataclasses.replace(hit, score=round(score, 4))
+    raw BM25 and fused scores are on scales of their own and would print out of order, or as 0.000. A hit matching only
+    words most memories hold (BM25 gives them almost no weight) keeps two significant digits, not 0.0: listed, it matched."""
+    return dataclasses.replace(hit, score=round(score, 4) if score >= 1e-4 or score <= 0 else float(f"{score:.2g}"))
 
 
 def _hybrid(unembedded: int, worded: int = 1, filtered: bool = False, found: bool = True) -> str:
@@ -180,8 +189,8 @@ class Recall:
                 page.append(_scored(hit, score))
             taken += 1
         more = len(merged) > offset + taken
-        suggestions = [] if page or offset or not doc_kinds else self._similar(text)  # names of skills, when skills were asked
         narrowed = filtered or bool(kinds)
+        suggestions = [] if page or offset else [*(self._similar(text) if doc_kinds else []), *self._longer(parsed, narrowed)]
         ranking = _hybrid(sem.unembedded, sem.worded, narrowed, bool(page)) if sem is not None else f"full-text only: {self._why_lexical()}"
         said = ["The stack frames pasted in the query were not searched for, its other lines were."] if unframed else []
         said += [f"Only the first and the last {QUERY_CHARS // 2} characters of the query were used (it had {whole})."] if cut else []
@@ -196,6 +205,13 @@ class Recall:
         note = " ".join([*said, DATA_NOTE])
         return RecallResult(query=text, hits=self.framed(page), suggestions=suggestions, ranking=ranking,
                             next_cursor=f"offset:{offset + taken}" if more else None, note=note)
+
+    def _longer(self, parsed: query.Query, narrowed: bool) -> list[str]:
+        """Longer words memory holds that begin with a word of the query ("psycopg": psycopg2), unless it was filtered."""
+        if narrowed:
+            return []
+        with self._db.lock:
+            return fts.longer(self._db.conn, [t for t in parsed.terms if " " not in t])
 
     def _gone(self, hits: list[Hit]) -> set[str]:
         """Ids of `hits` whose file is gone from disk since the index saw it: a branch without memory just checked out,
@@ -314,6 +330,7 @@ class Recall:
                         recorded = f"{OUTSIDE}; it claims: {recorded}"
                     if record is not None and unsealed(record):
                         recorded = f"{recorded}; {self._provenance.redacted(record) or UNSEALED}"
+                    hit = dataclasses.replace(hit, when=_about(record, hit.ts))
             stale = "; ".join(reasons.get(hit.id, []))
             out.append(dataclasses.replace(hit, committed=committed, recorded=recorded, stale=bool(stale), stale_reason=stale))
         return out

@@ -220,6 +220,26 @@ class Frequencies:
         return {t: self._counts[t] for t in terms}
 
 
+LONGER_ROWS = 20  # rows of each table a suggestion's prefix query reads
+
+
+def longer(conn: sqlite3.Connection, words: Sequence[str], limit: int = 5) -> list[str]:
+    """Words the records and documents hold that begin with one of `words` and go on ("psycopg": psycopg2), as written:
+    what a question's word may have meant when nothing matched. Read from the few rows a prefix query finds (the index
+    holds stems, no word to show), most frequent first."""
+    found: Counter[str] = Counter()
+    for word in [w for w in words if len(w) >= 4 and w.isalnum()][:8]:
+        written = re.compile(rf"(?<!\w){re.escape(word)}\w+", re.I)
+        for sql in ("SELECT text FROM records_fts WHERE records_fts MATCH ? LIMIT ?",
+                    "SELECT name || ' ' || description || ' ' || body FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?"):
+            for (text,) in conn.execute(sql, (f'"{word}"*', LONGER_ROWS)):
+                found.update(written.findall(str(text or "")))
+    shown: dict[str, str] = {}
+    for form, _ in found.most_common():
+        shown.setdefault(form.lower(), form)  # one spelling of each word
+    return list(shown.values())[:limit]
+
+
 def _joined(terms: Sequence[str], operator: str) -> str:
     """Quoted terms (user text is never read as FTS5 syntax) joined by AND or OR."""
     return f" {operator} ".join(f'"{t}"' for t in terms)

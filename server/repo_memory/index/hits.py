@@ -47,6 +47,7 @@ class Hit:
     provenance: Annotated[dict[str, str], OMIT] = field(default_factory=dict)  # origin and path of a skill or loop
     name: Annotated[str, OMIT] = ""
     ts: Annotated[str, OMIT] = ""  # a record's time, 2026-12-05T23:20:03Z
+    when: Annotated[str, OMIT] = ""  # the time a record is about (remember's `when`), when it is not its ts
     covers: Annotated[tuple[str, ...], OMIT] = ()  # a summary's cited ids and ranges
     committed: Annotated[bool, OMIT] = False
     recorded: str = ""  # "recorded by an agent (claude-code, remember)", "...; not committed yet" when HEAD does not hold it

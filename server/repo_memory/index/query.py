@@ -24,6 +24,10 @@ _FRAME_AT = re.compile(r"^\s+at \S.*(?::\d+\)?|\.java:\d+\)|\(Native Method\)|\(
 _RAISED = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)+([A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Abort)\b)")
 _ISSUE = re.compile(r"(?<![\w&])#\d+\b")
 _CODE = re.compile(r"[_./:\d]")
+# A version or other dotted number (2.3.1, v2.3.1, 0.2): its digits apart are in every numbered list and count of a
+# memory, and the index holds `v2.3.1` as the tokens v2, 3 and 1, so "2.3.1" never matched it as a phrase. It is asked
+# for as the phrase of its words with and without the v, never as lone digits.
+_DOTTED = re.compile(r"(?<![\w.])(v?)(\d+(?:\.\d+)+)(?!\w|\.\d)", re.I)
 COMPOUND_WORDS = 8  # words of a compound name asked for as a phrase (a long path's last ones)
 _ORDINAL = re.compile(r"(\d{1,2})(?:st|nd|rd|th)")  # "May 8th": the day as dates are indexed ("8 May 2023"), as well
 _MONTHS = {month[:3]: month for month in ("january", "february", "march", "april", "june", "july", "august", "september",
@@ -38,8 +42,8 @@ STOPWORDS = frozenset(
     no nor not now of off on once only or other ought our ours ourselves out over own same she should so some such
     than that the their theirs them themselves then there these they this those through to too under until up very
     was we were what when where which while who whom why will with would you your yours yourself yourselves
-    s t d ll m re ve y o""".split()
-)
+    s t d ll m re ve y o us use used uses using whenever""".split()
+)  # "use" (stemmed as "us") and "whenever": skill descriptions say "use when …", so they matched every skill
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class Query:
 
     @cached_property
     def _names(self) -> re.Pattern[str]:
-        return re.compile("|".join(rf"(?<![\w./:-]){re.escape(n)}(?![\w]|[._/:-]\w)" for n in self.names))
+        return re.compile("|".join(rf"(?<![\w./:-]){_written(n)}(?![\w]|[._/:-]\w)" for n in self.names))
 
     @cached_property
     def tokens(self) -> list[str]:
@@ -94,6 +98,12 @@ class Query:
 
     def __bool__(self) -> bool:
         return bool(self.terms)
+
+
+def _written(name: str) -> str:
+    """A pattern for `name` as a record may write it: a version with or without its v ("2.3.1" holds in "v2.3.1")."""
+    number = _DOTTED.fullmatch(name)
+    return rf"v?{re.escape(number.group(2))}" if number else re.escape(name)
 
 
 def words(text: str) -> list[str]:
@@ -189,10 +199,13 @@ def parse(text: str, now: datetime | None = None) -> Query:
     words, and a name written with underscores, dots or slashes for the phrase of its words. With `now` (when the
     question is asked), a relative time in it ("yesterday", "last Friday", "3 days ago") asks for the date it means, as
     one phrase ("3 december 2026"), which a record of that day holds among its date words; the words alone would match
-    the same day of every month. Recall leaves a pasted traceback's stack frames out before (`without_frames`)."""
-    tokens = words(text)
+    the same day of every month. A dotted number ("2.3.1", "v2.3.1") is asked for as the phrase of its words with and
+    without a v, not as its digits. Recall leaves a pasted traceback's stack frames out before (`without_frames`)."""
+    numbers = [number.split(".") for _, number in _DOTTED.findall(text)]
+    tokens = words(_DOTTED.sub(" ", text) if numbers else text)
     dated = [w for n, t in enumerate(tokens) for w in (t, *_day(t), *_month(tokens, n))]
-    content = [t for t in (*dated, *_meant(text, now), *parts(text), *compounds(text)) if t not in STOPWORDS] or tokens
+    versions = [f"{v}{' '.join(digits)}" for digits in numbers for v in ("", "v")]
+    content = [t for t in (*dated, *versions, *_meant(text, now), *parts(text), *compounds(text)) if t not in STOPWORDS] or tokens
     terms = tuple(dict.fromkeys(content))
     if len(terms) > MAX_TERMS:  # its opening and its end: a pasted traceback's error line, what tells it apart, comes last
         terms = terms[: MAX_TERMS // 2] + terms[-(MAX_TERMS - MAX_TERMS // 2):]

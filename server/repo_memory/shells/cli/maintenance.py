@@ -39,10 +39,12 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
             title = hit.title or f"{hit.kind} in session {hit.session} at {when.shown(hit.ts, seconds=False)}"  # a record's: where and when
+            title += f", about {when.shown(hit.when, seconds=False)}" if hit.when else ""  # what it tells happened then
             # what an agent's hit says besides its text: uncommitted, stale, found by its neighbours' words or by meaning
             marks = [hit.status or "recorded", *(["uncommitted"] * (not hit.committed)), *(["stale"] * hit.stale),
                      *([f"matched {hit.matched}"] if hit.matched else [])]
-            click.echo(f"{hit.score:8.3f}  {hit.id}  [{', '.join(marks)}]  {title[:90]}")
+            score = f"{hit.score:8.3f}" if hit.score >= 0.0005 or hit.score <= 0 else f"{'<0.001':>8}"  # matched, if barely
+            click.echo(f"{score}  {hit.id}  [{', '.join(marks)}]  {title[:90] if hit.title else title}")
             said = " ".join(hit.snippet.replace("**", "").split())
             if said and said != title:
                 click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
