@@ -129,6 +129,41 @@ def test_read_of_a_tool_record_gives_the_output_it_kept_whole_from_its_blob_or_f
     assert shell_view["output_note"].startswith("the whole output of the call (5,600 characters), from the blob .agents/")
 
 
+def read_of(repo: Path, big: str, n: int) -> dict[str, Any]:
+    """A Read call of `big`, committed as `big{n}.py`: the file's read as HEAD holds it."""
+    path = repo / f"big{n}.py"
+    path.write_text(big, encoding="utf-8")
+    git(repo, "add", path.name)
+    git(repo, "commit", "-q", "-m", path.name)
+    return {"type": "text", "file": {"filePath": str(path), "content": big, "numLines": 2000, "startLine": 1, "totalLines": 2000}}
+
+
+def test_read_of_a_tool_record_in_a_partial_clone_that_lacks_its_output_never_fetches_it(repo: Path, tmp_path: Path):
+    """In a clone made with `--filter=blob:none`, `git cat-file` of a file's older version fetches it from the remote:
+    `read` of the record of a Read of it waited on the network (10 s, then a bare "Error executing tool read" with
+    the remote down). It reads the record at once now, and the note says the output is not in this clone and how
+    to get it."""
+    big = "".join(f"def f{n}(x):\n    return x + {n}\n" for n in range(1000))
+    call(repo, "p1", 1, "Read", {"file_path": str(repo / "big1.py")}, read_of(repo, big, 1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memory")
+    (repo / "big1.py").write_text("changed\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "change big1.py")  # its version the record names is no longer HEAD's
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    clone, fetched = tmp_path / "clone", tmp_path / "fetched"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{repo}", str(clone))
+    git(clone, "remote", "set-url", "origin", "ssh://unreachable.example/repo.git")
+    git(clone, "config", "core.sshCommand", f"sh -c 'touch {fetched}; exit 1' ssh")  # a remote down (the VPN is off)
+    [record] = tool_records(clone, "p1")
+    gid = record["data"]["output_file"]["git_blob"]
+    answers, code = StdioServer(clone).session(("read", {"ref": record["id"]}))
+    assert code == 0 and not answers[0].get("isError"), answers
+    [view] = answers[0]["structuredContent"]["records"]
+    assert not fetched.exists(), "read asked the remote for the output"
+    assert "output" not in view and view["verified"], view
+    assert "not in this clone" in view["output_note"] and f"`git cat-file -p {gid}`" in view["output_note"], view
+
+
 def test_tool_output_blobs_false_keeps_no_blob_and_the_record_says_how_long_the_output_was(repo: Path):
     (repo / ".agents/repo-memory.toml").write_text("tool_output_blobs = false\n", encoding="utf-8")
     call(repo, "s2", 1, "Bash", {"command": "pytest -v"}, {**claude_bash_response(), "stdout": "test_x PASSED\n" * 400})
