@@ -1,7 +1,7 @@
 """The whole output of a tool call whose record holds only its opening (shells/tool_records.py), read back with the
 record: from the blob the hook stored of the response (`output_blob`), or from git for a file a file tool read as HEAD
-held it (`output_file`, by its git blob id). `read` gives up to CHARS of it and says where the rest is, so an agent
-reading its earlier evidence needs no git command of its own."""
+held it (`output_file`, by its git blob id). `read` of the record alone gives up to CHARS of it and says where the rest
+is, so an agent reading its earlier evidence needs no git command of its own; a read of a range says only how long it is."""
 
 from __future__ import annotations
 
@@ -22,9 +22,20 @@ CHARS = 10_000  # of the output in a `read` answer: with the record's own 2,000 
 _GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # sha1 or sha256 repositories
 
 
+def told(record: dict[str, Any], record_id: str) -> str:
+    """What a record read among others says of the whole output it cites, reading none of it: how long it is, and to
+    read the record alone for it ('' for any other record). A range inlining each record's output held one a page."""
+    data = record.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("output_blob"), str) and not isinstance(data.get("output_file"), dict):
+        return ""
+    chars = data.get("output_chars")
+    size = f"{chars:,} characters" if isinstance(chars, int) else "longer than output_text"
+    return f"the call's whole output is {size}: read {record_id} alone for it (its first {CHARS:,} characters)"
+
+
 def whole(record: dict[str, Any], journal: Journal, root: Path) -> tuple[str, str] | None:
-    """(the output, a note saying what it is and where the rest is) of a tool record that cites its whole output;
-    None for any other record."""
+    """(the output, a note saying what it is and where the rest is) of a tool record that cites its whole output, for
+    a read of that record alone; None for any other record."""
     data = record.get("data")
     if not isinstance(data, dict):
         return None
