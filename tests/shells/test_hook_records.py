@@ -4,6 +4,8 @@ process, the harnesses' real response shapes: tests/fixtures/harness/), and what
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -127,6 +129,68 @@ def test_read_of_a_tool_record_gives_the_output_it_kept_whole_from_its_blob_or_f
     assert f"the first 10,000 of {len(big):,} characters" in file_view["output_note"] and f"`git cat-file -p {gid}`" in file_view["output_note"]
     assert shell_view["output"] == "test_x PASSED\n" * 400, shell_view
     assert shell_view["output_note"].startswith("the whole output of the call (5,600 characters), from the blob .agents/")
+
+
+def read_of(repo: Path, big: str, n: int) -> dict[str, Any]:
+    """A Read call of `big`, committed as `big{n}.py`: the file's read as HEAD holds it."""
+    path = repo / f"big{n}.py"
+    path.write_text(big, encoding="utf-8")
+    git(repo, "add", path.name)
+    git(repo, "commit", "-q", "-m", path.name)
+    return {"type": "text", "file": {"filePath": str(path), "content": big, "numLines": 2000, "startLine": 1, "totalLines": 2000}}
+
+
+def test_read_of_a_tool_record_in_a_partial_clone_that_lacks_its_output_never_fetches_it(repo: Path, tmp_path: Path):
+    """In a clone made with `--filter=blob:none`, `git cat-file` of a file's older version fetches it from the remote:
+    `read` of the record of a Read of it waited on the network (10 s, then a bare "Error executing tool read" with
+    the remote down). It reads the record at once now, and the note says the output is not in this clone and how
+    to get it."""
+    big = "".join(f"def f{n}(x):\n    return x + {n}\n" for n in range(1000))
+    call(repo, "p1", 1, "Read", {"file_path": str(repo / "big1.py")}, read_of(repo, big, 1))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "memory")
+    (repo / "big1.py").write_text("changed\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "change big1.py")  # its version the record names is no longer HEAD's
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    clone, fetched = tmp_path / "clone", tmp_path / "fetched"
+    git(tmp_path, "clone", "-q", "--filter=blob:none", f"file://{repo}", str(clone))
+    git(clone, "remote", "set-url", "origin", "ssh://unreachable.example/repo.git")
+    git(clone, "config", "core.sshCommand", f"sh -c 'touch {fetched}; exit 1' ssh")  # a remote down (the VPN is off)
+    [record] = tool_records(clone, "p1")
+    gid = record["data"]["output_file"]["git_blob"]
+    answers, code = StdioServer(clone).session(("read", {"ref": record["id"]}))
+    assert code == 0 and not answers[0].get("isError"), answers
+    [view] = answers[0]["structuredContent"]["records"]
+    assert not fetched.exists(), "read asked the remote for the output"
+    assert "output" not in view and view["verified"], view
+    assert "not in this clone" in view["output_note"] and f"`git cat-file -p {gid}`" in view["output_note"], view
+
+
+def test_read_of_a_session_gives_each_tool_record_a_note_and_read_of_its_id_the_output(repo: Path, tmp_path: Path):
+    """`read` of a range inlined 10,000 characters of every tool call's output against a page of 16,000: one record
+    a page, four times the calls to page through a session, and a `git cat-file` per record. A range now gives each
+    a note of how long the output is and the id to read for it; `read` of that one id gives the output."""
+    bigs = ["".join(f"def f{n}_{k}(x):\n    return x + {n}\n" for n in range(500)) for k in range(4)]
+    for k, big in enumerate(bigs, 1):
+        call(repo, "r1", k, "Read", {"file_path": str(repo / f"big{k}.py")}, read_of(repo, big, k))
+    records = tool_records(repo, "r1")
+    bin_dir, log = tmp_path / "bin", tmp_path / "git.log"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n', encoding="utf-8")
+    (bin_dir / "git").chmod(0o755)
+    server = StdioServer(repo, env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"})
+    answers, code = server.session(("read", {"ref": records[0]["id"] + "-4"}), ("read", {"ref": records[1]["id"]}))
+    assert code == 0 and not any(a.get("isError") for a in answers), answers
+    ranged, one = (a["structuredContent"] for a in answers)
+    assert [v["id"] for v in ranged["records"]] == [r["id"] for r in records] and "next_cursor" not in ranged, ranged
+    for view, record in zip(ranged["records"], records):
+        chars = f"{record['data']['output_chars']:,} characters"
+        assert "output" not in view and chars in view["output_note"] and f"read {view['id']}" in view["output_note"], view
+    assert len(json.dumps(ranged)) < 20_000
+    [view] = one["records"]
+    assert view["output"] == bigs[1][:10_000], view.get("output_note")
+    called = log.read_text(encoding="utf-8")
+    assert [r["data"]["output_file"]["git_blob"] in called for r in records] == [False, True, False, False]
 
 
 def test_tool_output_blobs_false_keeps_no_blob_and_the_record_says_how_long_the_output_was(repo: Path):

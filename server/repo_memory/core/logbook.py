@@ -216,7 +216,7 @@ class Logbook:
                     continue
                 resumed = offset == 0 and seq - 1 not in seen and self._journal.resumes(paths.inside(self.root, *file.split("/")))
                 view = verified_view(self._journal, line, seen.get(seq - 1, set()), seq, parsed.session, record_id, resumed,
-                                     self._provenance.redacted)
+                                     self._provenance.redacted, alone=parsed.start == parsed.end)
                 if view.record:
                     source = view.record.get("source", {})
                     done = self._committed.record(file, offset + length, head)

@@ -150,7 +150,7 @@ def paged(found: Iterable[tuple[int, RecordView]], char: int, last: int) -> tupl
             if char + PAGE_CHARS < len(view.content):
                 return views, f"seq:{seq}:char:{char + PAGE_CHARS}"
             return views, f"seq:{seq + 1}" if seq < last else None
-        cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "") + len(view.output or "")
+        cost = len(json.dumps(view.record, ensure_ascii=False)) + len(view.content or "") + len(view.output or "") + len(view.output_note)
         if views and size + cost > PAGE_CHARS:
             return views, f"seq:{seq}"
         views.append(view)
@@ -159,10 +159,12 @@ def paged(found: Iterable[tuple[int, RecordView]], char: int, last: int) -> tupl
 
 
 def verified_view(journal: Journal, line: experience.Line, before: set[str], seq: int, session: str, record_id: str,
-                  resumed: bool = False, redacted: Callable[[dict[str, Any]], str] = lambda r: "") -> RecordView:
+                  resumed: bool = False, redacted: Callable[[dict[str, Any]], str] = lambda r: "", *,
+                  alone: bool = False) -> RecordView:
     """A record as read at its indexed place, verified: its hash, and that its prev is one of the records before it
     (`resumed`: the first of a file whose file before it is not in this checkout, linked to a record found elsewhere;
-    `redacted`: how a person's attested redaction of it is told, core/redacting.py)."""
+    `redacted`: how a person's attested redaction of it is told, core/redacting.py; `alone`: it is the one record read,
+    so a tool call's whole output it cites comes with it, where among others it gets only a note, core/outputs.py)."""
     record = line.record
     if record is None or record.get("seq") != seq or record.get("session") != session:
         return RecordView(id=record_id, record={}, verified=False,
@@ -180,6 +182,6 @@ def verified_view(journal: Journal, line: experience.Line, before: set[str], seq
         content = data.decode("utf-8", errors="replace")
         if not intact and not problem:
             problem = f"blob {record['blob']['sha256']} does not match its hash"
-    output, output_note = outputs.whole(record, journal, journal.root) or (None, "")
+    output, output_note = (outputs.whole(record, journal, journal.root) if alone else None) or (None, outputs.told(record, record_id))
     return RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content, output=output,
                       output_note=output_note, recorded=said)

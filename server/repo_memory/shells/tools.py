@@ -142,8 +142,8 @@ def read(call: Call, ref: Annotated[str, Field(description='A recall hit\'s id, 
                                                            'range ("…#10-20"), a session or loop run id.')],
          cursor: Cursor = None, as_of: AsOf = None) -> Item:
     """Read a memory item in full: a skill with the files beside it, a loop with its latest runs, experience records
-    each with `verified` (hash and chain checked) and a tool call's whole output it kept (`output`). Long content is
-    paged. stale=true (on a skill, loop or record): the
+    each with `verified` (hash and chain checked) and, read alone by its id, a tool call's whole output it kept
+    (`output`). Long content is paged. stale=true (on a skill, loop or record): the
     code it cites changed since it was written; stale_reason says what, check before relying on it."""
     item = flagged(call.store.read(ref, cursor, as_of), call.store.stale)
     if item.kind == "skill":
