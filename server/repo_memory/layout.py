@@ -156,26 +156,41 @@ def add_lines(path: Path, lines: list[str]) -> bool:
 
 @dataclass(frozen=True)
 class Override:
-    """Attributes git applies to memory files other than repo-memory's rules set them: the line of the rules' file that
-    does it (`line` 0: no line of it does, another attributes file), and what it changes (`changes`)."""
+    """Attributes git applies to memory files other than repo-memory's rules (in `rules`) set them: the line that does
+    it, of `file` (`line` 0: none found), and what it changes (`changes`)."""
 
     file: str
     line: int
     text: str
     changes: str
+    rules: str
+
+    @property
+    def movable(self) -> bool:
+        """The line comes after the rules in their own file: init moves them past it."""
+        return bool(self.line) and self.file == self.rules
 
     def said(self) -> str:
-        if self.line:
+        if self.movable:
             return (f"line {self.line} of {self.file}, `{self.text}`, comes after repo-memory's rules and overrides them "
                     f"({self.changes}): git applies the last line that matches a path")
-        return (f"git applies {self.changes}, though no line after repo-memory's rules in {self.file} says so: "
-                ".git/info/attributes or a .gitattributes in a folder under .agents/ does")
+        if self.line:
+            return (f"line {self.line} of {self.file}, `{self.text}`, overrides repo-memory's rules in {self.rules} "
+                    f"({self.changes}): " + (f"git reads {self.file} before every .gitattributes" if self.file.endswith(
+                        "info/attributes") else "a folder's .gitattributes outranks those above it for the files under it")
+                    + f", so no order of lines in {self.rules} can outrank it")
+        return (f"git applies {self.changes}, though no line after repo-memory's rules in {self.rules}, in "
+                ".git/info/attributes or in a folder's .gitattributes above these files says so")
 
     def fix(self) -> str:
-        if self.line:
+        if self.movable:
             return f"run `repo-memory init` (it moves repo-memory's rules to the end of {self.file}, where they win)"
-        return (f"take that line out (`git check-attr -a -- {next(iter(SAMPLES))}` shows what git applies; "
-                "`git grep -n eol -- '*.gitattributes'` finds it)")
+        if self.line:
+            return (f"take that line out of {self.file}, or narrow its pattern to leave .agents/ alone" + (
+                " (the file is this clone's own: nothing to commit)" if self.file.endswith("info/attributes") else
+                ", and commit that"))
+        return (f"find the line (`git check-attr -a -- {next(iter(SAMPLES))}` shows what git applies; "
+                "`git grep -n eol -- '*.gitattributes'` finds it), take it out and commit that")
 
 
 def overridden(root: Path, git_dir: Path | None = None, paths: list[str] | None = None) -> list[Override]:
@@ -184,28 +199,45 @@ def overridden(root: Path, git_dir: Path | None = None, paths: list[str] | None 
     found = _attributes(root, git_dir)
     if found is None:
         return []
-    shown, lines = _shown(root, found[0]), found[1].splitlines()
     paths = paths or list(SAMPLES)
-    now = attrs.applied(root, paths, NAMES)
+    lines, now = found[1].splitlines(), attrs.applied(root, paths, NAMES)
     held = [rule for rule in RULES if rule in lines]  # a rule an older init did not write is missing_rules' to name
-    intended, matched = attrs.ruled(held, lines, paths)
-    first = min(lines.index(rule) for rule in held)
-    changes: dict[int, list[str]] = {}
-    for path in paths:
-        for name in NAMES:
-            want, have = (got.get(path, {}).get(name, "unspecified") for got in (intended, now))
-            if want == "unspecified" or want == have or not now:
-                continue
-            after = [n for n in sorted(matched.get(path, ())) if n > first and lines[n] not in RULES and attrs.touches(lines[n], name)]
-            said = f"{_spelled(name, have)} for {SAMPLES.get(path, 'it')} where they set {_spelled(name, want)}"
-            if said not in (known := changes.setdefault(after[-1] + 1 if after else 0, [])):
-                known.append(said)
-    return [Override(shown, line, lines[line - 1] if line else "", "; ".join(said)) for line, said in changes.items()]
+    intended = attrs.ruled(held, paths)
+    wrong = [(path, name, want, have) for path in paths if now.get(path) for name in NAMES
+             if (want := intended.get(path, {}).get(name, "unspecified")) != "unspecified"
+             and want != (have := now[path].get(name, "unspecified"))]
+    if not wrong:
+        return []
+    first = min(lines.index(rule) for rule in held)  # a line before the rules decides nothing: they come later
+    sources = [*_outranking(root, git_dir or root / ".git", found[0], paths),
+               (found[0], "", {n: line for n, line in enumerate(lines) if n >= first})]
+    decided = attrs.deciding(root, git_dir or root / ".git", [source[1:] for source in sources], paths, NAMES)
+    changes: dict[tuple[Path, int, str], list[str]] = {}
+    for path, name, want, have in wrong:  # the file git ranks highest that has a line deciding it, its last such line
+        at = next(((file, n + 1, text[n]) for (file, _, text), d in zip(sources, decided)
+                   if (n := d.get(path, {}).get(name, -1)) >= 0), (found[0], 0, ""))
+        said = f"{_spelled(name, have)} for {SAMPLES.get(path, 'it')} where they set {_spelled(name, want)}"
+        if said not in (known := changes.setdefault(at if at[2] not in RULES else (found[0], 0, ""), [])):
+            known.append(said)
+    return [Override(_shown(root, file), line, text, "; ".join(said), _shown(root, found[0]))
+            for (file, line, text), said in changes.items()]
+
+
+def _outranking(root: Path, git_dir: Path, rules: Path, paths: list[str]) -> list[tuple[Path, str, dict[int, str]]]:
+    """The attributes files git ranks above `rules` for `paths`, highest first, each with the folder its patterns are
+    relative to and its lines: .git/info/attributes, then each .gitattributes in a folder above them, deepest first."""
+    if rules == git_dir / "info" / "attributes":
+        return []
+    folders = {"/".join(path.split("/")[:k]) for path in paths for k in range(1, path.count("/") + 1)}
+    files = [(git_dir / "info" / "attributes", "")] + [(root / folder / ".gitattributes", folder)
+                                                       for folder in sorted(folders, key=lambda f: -f.count("/"))]
+    return [(file, folder, dict(enumerate(file.read_text(encoding="utf-8", errors="replace").splitlines())))
+            for file, folder in files if file.is_file()]
 
 
 def _put_last(root: Path, git_dir: Path, attributes: Path) -> str:
     """Move repo-memory's rules to the end of `attributes` when a line after them overrides them; what it did ('': none)."""
-    found = [o for o in overridden(root, git_dir) if o.line]
+    found = [o for o in overridden(root, git_dir) if o.movable]
     if not found or not attributes.exists():
         return ""
     kept = [line for line in attributes.read_text(encoding="utf-8").splitlines() if line not in RULES]

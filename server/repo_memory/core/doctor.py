@@ -337,7 +337,7 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", rules[0], f"it lacks rules this version of init writes: {'; '.join(rules[1])}{eol}",
                            "Run `repo-memory init` again (it adds only what is missing)" + (", and commit .gitattributes if it "
                            "does not." if rules[0] == ".gitattributes" else f": {rules[0]} is this clone's own, nothing to commit.")))
-    out += [Finding("warning", o.file, o.said(), o.fix()[0].upper() + o.fix()[1:] + " and commit it; then the git commands "
+    out += [Finding("warning", o.file, o.said(), o.fix()[0].upper() + o.fix()[1:] + "; then the git commands "
                     "`repo-memory verify` gives for each log git wrote with other line endings.")
             for o in layout.overridden(store.root, store.config.common_dir)]
     if layout.initialised(store.root, store.config.common_dir) and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):

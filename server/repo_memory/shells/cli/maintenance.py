@@ -229,7 +229,7 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     unmoved: dict[str, str] = {}
     if fix:
         unmoved = checks.set_aside_torn(store)  # a log HEAD holds: no append or commit of ours would move its torn tail
-        if any(o.line for o in layout.overridden(store.root, store.config.common_dir)):  # init puts the rules last
+        if any(o.movable for o in layout.overridden(store.root, store.config.common_dir)):  # init puts the rules last
             for change in layout.set_up(store.config, store.commit_files)[0].changes:
                 click.echo(change, err=True)
         store.refresh()
