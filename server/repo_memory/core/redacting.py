@@ -95,16 +95,18 @@ class Redactor:
             raise InvalidArgumentError("An empty --text would match everywhere: give the secret's exact characters.")
         found = self._find(ref)
         path, line = found[0]
-        record, folded = self._version([dict(ln.record or {}) for _, ln in found])
+        lines = [dict(ln.record or {}) for _, ln in found]
+        record, folded = self._version(lines, whole)
         if not (strings or whole or folded):
             raise InvalidArgumentError("Say what to redact: --text STRING (repeat for several; - reads them from stdin) or --all-text.")
         if record.get("kind") == KIND:
             raise InvalidArgumentError(f"{record['id']} is a redaction record: it holds no secret, only the hashes attesting "
                                        f"the record it names ({record.get('data', {}).get('id', '?')}), which would break for good.")
         self._intact(record)
-        new, replaced, fields, dropped, made = (record, 0, list[str](), list[str](), dict[str, bytes]())
+        new, replaced, fields, made = (record, 0, list[str](), dict[str, bytes]())
         if strings or whole:
-            new, replaced, fields, dropped, made = self._redacted(record, strings, whole)
+            new, replaced, fields, made = self._redacted(record, strings, whole)
+        dropped = list(dict.fromkeys(d for r in lines for d in _cites(r) if d not in _cites(new)))  # of every version
         fields = sorted(set(fields) | set(folded))
         remains = self._remains(new, strings, made)
         if not replaced and not folded:
@@ -174,9 +176,9 @@ class Redactor:
             raise NotFoundError(f"No record {ref}: `repo-memory log tail SESSION` lists a session's ids.")
         return found
 
-    def _version(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    def _version(self, records: list[dict[str, Any]], whole: bool) -> tuple[dict[str, Any], list[str]]:
         """The record its lines hold, and the fields where they differed: one, or its versions folded (core/versions.py),
-        each one as written or as a person's attested redaction left it."""
+        each one as written or as a person's attested redaction left it (`whole`: each redacted whole first)."""
         unlike = list({experience.canonical(r): r for r in records}.values())
         for record in unlike:
             if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
@@ -186,25 +188,26 @@ class Redactor:
                                     f"{'' if len(unlike) == 1 else 'Its lines are not versions a redaction made: nothing was folded.'}")
         if len(unlike) == 1:
             return unlike[0], []
-        joined = versions.fold(unlike)
+        joined = versions.fold([versions.whole(r) for r in unlike] if whole else unlike)
         if joined is None:
-            raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: they differ by "
-                                "more than [REDACTED] spans (or a blob), so none is folded. Keep the one `git log -p` shows "
-                                "a person wrote, remove the other, then redact again. Nothing was changed.")
+            then = ("they differ outside their text and data (kind, time, refs…): an edit, not redactions. Neither is to be "
+                    "kept as it stands (each may hold what the other took out): put back the line git held before the "
+                    "merge (`git log -p` of the log), then redact again" if whole else
+                    f"they differ by more than [REDACTED] spans (or a blob). Never keep one as it stands (it may hold "
+                    f"what the other took out): `repo-memory log redact {unlike[0]['id']} --all-text` folds them into one "
+                    "line whose text and data are [REDACTED]")
+            raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: {then}. "
+                                "Nothing was changed.")
         return joined
 
     def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool) \
-            -> tuple[dict[str, Any], int, list[str], list[str], dict[str, bytes]]:
-        """The record redacted, how many occurrences were replaced, the fields changed, the blobs it no longer cites, and
-        the blobs it cites instead (by sha256, written once the dry run is past): its own, and the whole output of a
-        tool call (`data.output_blob`, which `read` serves as the record's output: core/outputs.py)."""
+            -> tuple[dict[str, Any], int, list[str], dict[str, bytes]]:
+        """The record redacted, how many occurrences were replaced, the fields changed, and the blobs it cites instead of
+        its own (by sha256, written once the dry run is past): its content's, and the whole output of a tool call
+        (`data.output_blob`, which `read` serves as the record's output: core/outputs.py)."""
         if whole:
-            new = {k: v for k, v in record.items() if k != "blob"}
-            new["text"] = REDACTED
-            if "data" in record or record.get("blob", {}).get("field") == "data":
-                new["data"] = REDACTED
             told = [f for f in ("text", "data", "blob") if f in record] + ["output_blob"] * bool(_output(record))
-            return new, 1, told, _cites(record), {}
+            return versions.whole(record), 1, told, {}
         new, count, fields, made = dict(record), 0, list[str](), dict[str, bytes]()
         for name in ("text", "data", "refs"):
             if name in record:
@@ -228,7 +231,7 @@ class Redactor:
                 made[digest := hashlib.sha256(raw).hexdigest()] = raw
                 new["data"] = {**new["data"], "output_blob": digest}
                 count, fields = count + n, fields + ["output_blob"]
-        return new, count, fields, [d for d in _cites(record) if d not in _cites(new)], made
+        return new, count, fields, made
 
     def _stored(self, digest: str) -> bytes | None:
         try:

@@ -115,8 +115,9 @@ def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], who
 
 
 def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
-    what = f"{done.replaced} occurrence(s) in {', '.join(done.fields)}" + (f"; its {done.folded} lines (versions clones "
-                                                                          "redacted, merged) folded into one" if done.folded else "")
+    fields = ", ".join(done.fields)
+    what = (f"{done.replaced} occurrence(s) in {fields}" if done.replaced else f"redacting what each redacts ({fields})") + (
+        f"; its {done.folded} lines (versions clones redacted, merged) folded into one" if done.folded else "")
     if dry_run:
         click.echo(f"Would redact {done.id}: {what}. Nothing was written.")
     else:
