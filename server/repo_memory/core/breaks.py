@@ -70,8 +70,9 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
     if what.startswith(VERSIONS):
         rid = where
         return "error", (f"Run `repo-memory log redact {rid}` in a terminal: it folds the lines into one redacting what each "
-                         "redacts and commits it. If it refuses, the lines differ by more than redactions: keep the one "
-                         "`git log -p` shows a person wrote and remove the other.")
+                         "redacts and commits it. If it refuses, the lines differ by more than redactions: never keep one "
+                         f"as it stands (it may hold what the other took out); `repo-memory log redact {rid} --all-text` "
+                         "folds them into one line whose text and data are [REDACTED].")
     if what.startswith(DELETED):
         return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
                            "`git checkout` the line gives and commit the file; if the session is to go, delete its other files "

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,7 @@ from repo_memory.formats import experience
 from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
-from repo_memory.git.repo import CommitResult
+from repo_memory.git.repo import CommitResult, run_at
 from repo_memory.guards import disk
 
 if TYPE_CHECKING:
@@ -51,8 +53,8 @@ class Redacted:
     attestation: str  # the redaction record's id ('' in a dry run)
     others: list[str]  # other records (of any session) still holding a string given
     commit: CommitResult | None
-    blob_kept: str = ""  # the old blob, when other records cite it too (it still holds the secret)
-    in_history: bool = True  # whether a commit (of any ref) held the record before
+    remains: list[str] = dataclasses.field(default_factory=list)  # places it knows of still holding a string given
+    in_history: bool = True  # whether a commit (of any ref) held the record, or a blob it no longer cites, before
     folded: int = 0  # the lines of the record (versions two clones redacted, merged) folded into one
 
 
@@ -93,24 +95,33 @@ class Redactor:
             raise InvalidArgumentError("An empty --text would match everywhere: give the secret's exact characters.")
         found = self._find(ref)
         path, line = found[0]
-        record, folded = self._version([dict(ln.record or {}) for _, ln in found])
+        lines = [dict(ln.record or {}) for _, ln in found]
+        record, folded = self._version(lines, whole)
         if not (strings or whole or folded):
             raise InvalidArgumentError("Say what to redact: --text STRING (repeat for several; - reads them from stdin) or --all-text.")
         if record.get("kind") == KIND:
             raise InvalidArgumentError(f"{record['id']} is a redaction record: it holds no secret, only the hashes attesting "
                                        f"the record it names ({record.get('data', {}).get('id', '?')}), which would break for good.")
         self._intact(record)
-        new, replaced, fields, blob = self._redacted(record, strings, whole) if strings or whole else (record, 0, [], False)
+        new, replaced, fields, made = (record, 0, list[str](), dict[str, bytes]())
+        if strings or whole:
+            new, replaced, fields, made = self._redacted(record, strings, whole)
+        dropped = list(dict.fromkeys(d for r in lines for d in _cites(r) if d not in _cites(new)))  # of every version
         fields = sorted(set(fields) | set(folded))
+        remains = self._remains(new, strings, made)
         if not replaced and not folded:
             raise NotFoundError(f"{record['id']} does not hold the {len(strings)} string(s) given (checked its text, data, refs"
-                                f"{' and blob' if record.get('blob') else ''}): nothing was changed.")
+                                f"{' and blobs' if _cites(record) else ''}): nothing was changed. {' '.join(remains)}".rstrip())
         others = self._others(record["id"], strings)
         if dry_run:
-            return Redacted(record["id"], replaced, fields, "", others, None, folded=len(found) if folded else 0)
+            return Redacted(record["id"], replaced, fields, "", others, None, remains, folded=len(found) if folded else 0)
         rel = path.relative_to(self.root).as_posix()
-        held = bool(self._committer.git.run("log", "--all", "-1", "--format=%h", "--no-textconv", "-S", record["sha256"], "--",
-                                            experience.EXPERIENCE_DIR, check=False).stdout.strip())  # a commit holds its line
+        git = self._committer.git  # a commit holds its line, or a blob it stops citing
+        places = [("-S", record["sha256"], "--", experience.EXPERIENCE_DIR), *(("--", f"{experience.BLOB_DIR}/{d}") for d in dropped)]
+        held = any(git.run("log", "--all", "-1", "--format=%h", "--no-textconv", *at, check=False).stdout.strip()
+                   for at in places)
+        for data in made.values():
+            self._journal.put_blob(data)
         for at, twin in sorted(found[1:], key=lambda f: -f[1].offset):  # later lines first: earlier offsets hold
             self._rewrite(at, twin, b"")
         self._rewrite(path, line, experience.canonical(new))
@@ -121,19 +132,19 @@ class Redactor:
                                                             "fields": fields}, source=self._logs.source("human", TOOL))
         attestation = self._logs.append(record["session"], [entry])[0]
         changed = [rel, *(at.relative_to(self.root).as_posix() for at, _ in found), *self._journal.take_blobs(),
+                   *(f"{experience.BLOB_DIR}/{digest}" for digest in made),  # the append may have taken them
                    *self._logs_of(attestation["session"])]
-        kept = ""
-        if blob and (old := record["blob"]["sha256"]) != (new.get("blob") or {}).get("sha256"):
+        for old in dropped:  # a blob another record cites stays, and is said to hold the secret still
             if self._cited(old):
-                kept = old
+                remains.append(f"blob {old} still holds it: other records cite it.")
             else:
                 (self.root / experience.BLOB_DIR / old).unlink(missing_ok=True)
                 changed.append(f"{experience.BLOB_DIR}/{old}")
         self._records.scrub([path, *(self.root / p for p in changed if p.endswith(".jsonl"))])
         commit = self._commit(sorted(set(changed)), f"memory(redaction): {record['id']} redacted by the person")
-        git = self._committer.git  # git's textconv cache keeps the rendered logs, secret included: git rebuilds it
-        git.run("update-ref", "-d", TEXTCONV_CACHE, check=False)
-        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, kept, held, len(found) if folded else 0)
+        git.run("update-ref", "-d", TEXTCONV_CACHE, check=False)  # git's cache of the rendered logs: git rebuilds it
+        return Redacted(record["id"], replaced, fields, attestation["id"], others, commit, remains, held,
+                        len(found) if folded else 0)
 
     def _intact(self, record: dict[str, Any]) -> None:
         """Refuse while a line of the record's session other than it does not verify (edited, unmarked, broken): the
@@ -165,9 +176,9 @@ class Redactor:
             raise NotFoundError(f"No record {ref}: `repo-memory log tail SESSION` lists a session's ids.")
         return found
 
-    def _version(self, records: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    def _version(self, records: list[dict[str, Any]], whole: bool) -> tuple[dict[str, Any], list[str]]:
         """The record its lines hold, and the fields where they differed: one, or its versions folded (core/versions.py),
-        each one as written or as a person's attested redaction left it."""
+        each one as written or as a person's attested redaction left it (`whole`: each redacted whole first)."""
         unlike = list({experience.canonical(r): r for r in records}.values())
         for record in unlike:
             if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
@@ -177,22 +188,27 @@ class Redactor:
                                     f"{'' if len(unlike) == 1 else 'Its lines are not versions a redaction made: nothing was folded.'}")
         if len(unlike) == 1:
             return unlike[0], []
-        joined = versions.fold(unlike)
+        joined = versions.fold([versions.whole(r) for r in unlike] if whole else unlike)
         if joined is None:
-            raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: they differ by "
-                                "more than [REDACTED] spans (or a blob), so none is folded. Keep the one `git log -p` shows "
-                                "a person wrote, remove the other, then redact again. Nothing was changed.")
+            then = ("they differ outside their text and data (kind, time, refs…): an edit, not redactions. Neither is to be "
+                    "kept as it stands (each may hold what the other took out): put back the line git held before the "
+                    "merge (`git log -p` of the log), then redact again" if whole else
+                    f"they differ by more than [REDACTED] spans (or a blob). Never keep one as it stands (it may hold "
+                    f"what the other took out): `repo-memory log redact {unlike[0]['id']} --all-text` folds them into one "
+                    "line whose text and data are [REDACTED]")
+            raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: {then}. "
+                                "Nothing was changed.")
         return joined
 
-    def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool) -> tuple[dict[str, Any], int, list[str], bool]:
-        """The record redacted, how many occurrences were replaced, the fields changed, and whether its blob changed."""
+    def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool) \
+            -> tuple[dict[str, Any], int, list[str], dict[str, bytes]]:
+        """The record redacted, how many occurrences were replaced, the fields changed, and the blobs it cites instead of
+        its own (by sha256, written once the dry run is past): its content's, and the whole output of a tool call
+        (`data.output_blob`, which `read` serves as the record's output: core/outputs.py)."""
         if whole:
-            new = {k: v for k, v in record.items() if k != "blob"}
-            new["text"] = REDACTED
-            if "data" in record or record.get("blob", {}).get("field") == "data":
-                new["data"] = REDACTED
-            return new, 1, [f for f in ("text", "data", "blob") if f in record], "blob" in record
-        new, count, fields = dict(record), 0, list[str]()
+            told = [f for f in ("text", "data", "blob") if f in record] + ["output_blob"] * bool(_output(record))
+            return versions.whole(record), 1, told, {}
+        new, count, fields, made = dict(record), 0, list[str](), dict[str, bytes]()
         for name in ("text", "data", "refs"):
             if name in record:
                 new[name], n = _replace(record[name], strings)
@@ -204,11 +220,43 @@ class Redactor:
             replaced, n = _replace(content, strings)
             if n:
                 encoded = experience.canonical({"data": replaced}) if blob["field"] == "data" else replaced.encode("utf-8")
-                new["blob"] = {**blob, "sha256": self._journal.put_blob(encoded), "bytes": len(encoded)}
+                made[digest := hashlib.sha256(encoded).hexdigest()] = encoded
+                new["blob"] = {**blob, "sha256": digest, "bytes": len(encoded)}
                 if blob["field"] == "text":
                     new["text"] = replaced[: experience.PREVIEW_CHARS] + "…"
                 count, fields = count + n, fields + ["blob"]
-        return new, count, fields, "blob" in fields
+        if (output := _output(record)) and (stored := self._stored(output)) is not None:
+            raw, n = _replace_raw(stored, strings)  # the response as the harness gave it: JSON, or its text
+            if n:
+                made[digest := hashlib.sha256(raw).hexdigest()] = raw
+                new["data"] = {**new["data"], "output_blob": digest}
+                count, fields = count + n, fields + ["output_blob"]
+        return new, count, fields, made
+
+    def _stored(self, digest: str) -> bytes | None:
+        try:
+            return self._journal.blob(digest)[0]
+        except (InvalidArgumentError, NotFoundError):
+            return None  # said by _remains
+
+    def _remains(self, new: dict[str, Any], strings: Sequence[str], made: dict[str, bytes]) -> list[str]:
+        """Where what the record cites outside its line may still hold a string given, said for the person: an output
+        blob this checkout lacks, or a file of theirs git holds that the record cites as the call's output (a file is
+        theirs to change: a redaction rewrites no file of the person's)."""
+        said = []
+        output = _output(new)
+        if output and output not in made and self._stored(output) is None:
+            said.append(f"The blob {output} of the call's whole output is not in this checkout ({experience.BLOB_DIR}/): it "
+                        "may hold the string; redact the record again in a clone that has it.")
+        data = new.get("data")
+        file = data.get("output_file") if isinstance(data, dict) else None
+        if strings and isinstance(file, dict) and isinstance(gid := file.get("git_blob"), str) and _GIT_ID.fullmatch(gid):
+            body = run_at(self.root, "cat-file", "blob", gid)
+            if body is not None and _holds(body.decode("utf-8", errors="replace"), strings):
+                said.append(f"{file.get('path')} holds it: your file, as git holds it (blob {gid[:12]}), which `read` shows "
+                            "as this record's output. A redaction changes no file of yours: edit it and commit, and rewrite "
+                            "history if a commit holds it.")
+        return said
 
     def _rewrite(self, path: Path, line: experience.Line, raw: bytes) -> None:
         """Put `raw` in place of `line` in the log at `path` (b'': take the line out, its newline too), under the lock
@@ -229,12 +277,18 @@ class Redactor:
             os.close(fd)
 
     def _others(self, rid: str, strings: Sequence[str]) -> list[str]:
-        """Other records, of every session, that hold a string given."""
-        found = []
+        """Other records, of every session, that hold a string given, in their line or a blob they cite."""
+        found, blobs = list[str](), dict[str, bool]()
+        if not strings:
+            return found
         for path in self._journal.files():
             for line in self._journal.lines(path):
-                text = line.raw.decode("utf-8", errors="replace")
-                if line.record and line.record["id"] != rid and any(s in text or json.dumps(s)[1:-1] in text for s in strings):
+                if not line.record or line.record["id"] == rid:
+                    continue
+                for digest in _cites(line.record):
+                    if digest not in blobs:
+                        blobs[digest] = _holds((self._stored(digest) or b"").decode("utf-8", errors="replace"), strings)
+                if _holds(line.raw.decode("utf-8", errors="replace"), strings) or any(blobs[d] for d in _cites(line.record)):
                     found.append(line.record["id"])
         return found
 
@@ -257,6 +311,40 @@ class Redactor:
             who = identity(committer.git, committer.policy.author_name, committer.policy.author_email)
             return commit_paths(committer.git, committer.state_dir, changed, message + "\n", who, committer.policy.sign,
                                 private=committer.mode == "private")
+
+
+_GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # sha1 or sha256 repositories: never passes for an option
+
+
+def _output(record: dict[str, Any]) -> str | None:
+    """The blob holding the whole output of the tool call `record` tells of (shells/tool_records.py, runner/engine.py)."""
+    data = record.get("data")
+    found = data.get("output_blob") if isinstance(data, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def _cites(record: dict[str, Any]) -> list[str]:
+    """The blobs `record` cites: its own content's, and its call's whole output."""
+    own = record.get("blob")
+    return [d for d in (own.get("sha256") if isinstance(own, dict) else None, _output(record)) if isinstance(d, str)]
+
+
+def _forms(strings: Sequence[str]) -> list[str]:
+    """Each string as it reads in text, and as it reads inside a JSON string (quotes, backslashes, controls escaped)."""
+    return list(dict.fromkeys(f for s in strings for f in (json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1], s)))
+
+
+def _holds(text: str, strings: Sequence[str]) -> bool:
+    return any(f in text for f in _forms(strings))
+
+
+def _replace_raw(data: bytes, strings: Sequence[str]) -> tuple[bytes, int]:
+    """`data` (a stored response: JSON or text, as it was given) with every string given replaced, as text or as JSON
+    spells it, by [REDACTED]; and how many were."""
+    text, count = data.decode("utf-8", errors="surrogateescape"), 0
+    for form in _forms(strings):  # escaped forms first: one holding a backslash is no substring of the plain one
+        count, text = count + text.count(form), text.replace(form, REDACTED)
+    return text.encode("utf-8", errors="surrogateescape"), count
 
 
 def _replace(value: Any, strings: Sequence[str]) -> tuple[Any, int]:

@@ -94,8 +94,9 @@ def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], who
     \b
     The record keeps its hash (the chain goes on), and a `redaction` record by you, appended to its session, names it
     and the hash of what it now holds: verify, doctor and read then call it redacted on that date by the person, where
-    an edit by hand breaks for good. Its blob is redacted too (the old one deleted unless another record cites it);
-    other records holding the string (any session) are named, to redact in turn. The search index is rebuilt
+    an edit by hand breaks for good. Its blob and its tool call's output blob are redacted too (the old ones deleted
+    unless another record cites them); other records holding the string (any session, line or blob) are named, to
+    redact in turn, and so is a file of yours the record cites as its output. The search index is rebuilt
     without the secret's bytes, and the change is one memory commit. Older commits still hold the secret: rotate it,
     then rewrite history (the command says how). A secret on the command line lands in your shell's history: pass
     `--text -` and give it on stdin. Two clones that redacted the record differently leave, once merged, a line of
@@ -114,8 +115,9 @@ def log_redact(ctx: click.Context, record_id: str, strings: tuple[str, ...], who
 
 
 def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
-    what = f"{done.replaced} occurrence(s) in {', '.join(done.fields)}" + (f"; its {done.folded} lines (versions clones "
-                                                                          "redacted, merged) folded into one" if done.folded else "")
+    fields = ", ".join(done.fields)
+    what = (f"{done.replaced} occurrence(s) in {fields}" if done.replaced else f"redacting what each redacts ({fields})") + (
+        f"; its {done.folded} lines (versions clones redacted, merged) folded into one" if done.folded else "")
     if dry_run:
         click.echo(f"Would redact {done.id}: {what}. Nothing was written.")
     else:
@@ -126,8 +128,8 @@ def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
     if done.others:
         click.echo(f"warning: {len(done.others)} other record(s) hold it too: {', '.join(done.others[:10])}; "
                    "redact each the same way.", err=True)
-    if done.blob_kept:
-        click.echo(f"warning: blob {done.blob_kept} still holds it: other records cite it.", err=True)
+    for said in done.remains:  # a blob other records cite, one this checkout lacks, a file of the person's
+        click.echo(f"warning: {said}", err=True)
     if not dry_run and not done.in_history:
         click.echo("No commit holds the secret: the record was never committed, so no history needs rewriting. Rotate "
                    "it all the same if it left this machine.")
