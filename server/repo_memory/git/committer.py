@@ -15,6 +15,7 @@ import dataclasses
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from pathlib import Path
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
-from repo_memory.git import deferral, foreign, message, status
+from repo_memory.git import deferral, foreign, message, status, written
 from repo_memory.git.underway import Ending, held_by_git
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
@@ -81,6 +82,8 @@ class Committer:
         self.unnoted = ""  # why, when the last write could not be noted ('' when it was)
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: dict[str, str] = {}  # pending logs kept out because they gained records repo-memory did not write
+        self.displaced: dict[str, str] = {}  # pending paths of a change not whole on disk, kept out (git/written.py)
+        self._closed = False
         self.repaired: list[str] = []
 
     def commit(self, paths: list[str], message: str) -> CommitResult | None:
@@ -89,13 +92,17 @@ class Committer:
         return self.flush()
 
     def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str | None = "", first: int = 0,
-               last: int = 0) -> None:
+               last: int = 0, whole: bool = False) -> None:
         """Note changed memory paths, durably; documents are committed within the window, experience at its session's end.
-        `session`: the one whose write this is ('': this process's; None: none, a person's command)."""
+        `session`: the one whose write this is ('': this process's; None: none, a person's command). `whole`: the files
+        as they are now are one change, committed only as they are now (git/written.py); the caller holds them still."""
         if self.mode == "off":
             return deferral.leave(self.state_dir, paths)  # the person's to commit: doctor says so (git/deferral.py)
         session = "" if session is None else session or self.session or ""
-        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last) for path in dict.fromkeys(paths)]
+        shas = written.noted(self.root, dict.fromkeys(paths)) if whole else {}
+        change = uuid.uuid4().hex[:16] if whole else ""
+        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last, change, shas.get(path, ""))
+                   for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
             again = self._unnoted or ([] if self.journal.path.exists() else list(self._own))
             self._own += entries
@@ -120,6 +127,8 @@ class Committer:
 
     def _schedule(self, delay: float, sooner: bool = False) -> None:
         with self._lock:
+            if self._closed:
+                return
             if self._timer is not None and sooner:  # the timer waits longer than it now needs to
                 self._timer.cancel()
                 self._timer = None
@@ -169,6 +178,8 @@ class Committer:
             self._schedule(self.window * 5)  # try again later, or once the operation in the way is heard ending
             if self.mode != "private" and held_by_git(result.deferred):  # a private ref waits on the timer
                 self._ending.wait()
+        elif self.displaced:  # a change a stash took away: looked for again until its files are back (`git stash pop`)
+            self._schedule(self.window * 5)
         return result
 
     def _listed(self) -> list[Pending]:
@@ -192,7 +203,11 @@ class Committer:
         for path, why in self.foreign.items():  # said where it matters: tool answers, `log add`, doctor; here for the log
             log.info("not committing %s: %s (see `repo-memory doctor`)", path, why)
         self.held += self.foreign
-        paths = [p for p in paths if p not in self.foreign]
+        self.displaced = written.displaced(self.root, [e for e in entries if e.path not in self.held])
+        for path, why in self.displaced.items():
+            log.info("not committing %s yet: %s", path, why)
+        self.held += self.displaced
+        paths = [p for p in paths if p not in self.held]
         if not paths:
             return None  # nothing left to commit: whatever deferred the last flush no longer stands
         try:
@@ -202,7 +217,9 @@ class Committer:
                 result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
             else:
                 logs = {p: None if got is None else got[0] for p, got in checked.items()}  # the bytes committed
-                text = message.compose(self.git, [e for e in entries if e.path in paths], harness, self.policy.harness,
+                overtaken = written.overtaken(self.root, entries)  # committed, but not named as theirs
+                named = [e for e in entries if e.path in paths and e not in overtaken]
+                text = message.compose(self.git, named, harness, self.policy.harness,
                                        logs, checked_on)  # not what is held back
                 identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
                 result = commit_paths(self.git, self.state_dir, paths, text, identity, self.policy.sign,
@@ -277,6 +294,8 @@ class Committer:
                     "commits it once that can be written (at the latest when it ends)")
         if last is not None and last.deferred and pending and "in progress" not in last.deferred and "detached" not in last.deferred:
             return f"deferred: {last.deferred}"
+        if self.displaced:
+            return f"not committed yet: {'; '.join(f'{p}: {why}' for p, why in list(self.displaced.items())[:1])}"
         if self.foreign:
             return f"not committed: {'; '.join(f'{p}: {why}' for p, why in list(self.foreign.items())[:2])} (see `repo-memory verify`)"
         if self.held:
@@ -290,7 +309,8 @@ class Committer:
 
     def health(self, folders: tuple[str, ...]) -> Health:
         """Pending writes, repairs, files at risk of deletion and uncommitted memory files under `folders`."""
-        pending = {e.path for e in self._listed()}
+        listed = self._listed()
+        pending = {e.path for e in listed}
         staged: set[str] = set()
         at_risk: list[str] = []
         uncommitted: list[str] = []
@@ -305,7 +325,7 @@ class Committer:
         deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if pending else "")
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
                       self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
-                      sorted(pending.intersection(self.held)), sorted(staged - pending),
+                      sorted(pending.intersection(self.held).union(written.displaced(self.root, listed))), sorted(staged - pending),
                       message.nameless(self.git, self.policy.author_name, self.policy.author_email))
 
     def heal(self, paths: list[str]) -> None:
@@ -332,6 +352,7 @@ class Committer:
         """Cancel the timer and commit what this process owns — or, with `commit=False`, leave it pending (durably).
         A session whose harness still writes it through hooks is handed to the harness, to end as one commit."""
         with self._lock:
+            self._closed = True  # no retry is scheduled after this: the process is ending
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
