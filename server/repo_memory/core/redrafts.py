@@ -102,5 +102,6 @@ class Redrafts:
             kept_out.append(name)
         if source == SKILLS_DIR and (mine or offered or beside):
             self._committer.record([*mine, *offered, *beside], f"memory(skill): {name} edited by an agent ({via}), " + (
-                "back to draft" if text is not None and mine else "still a draft" if mine or beside else "kept from Codex's list"))
+                "back to draft" if text is not None and mine else "still a draft" if mine or beside else "kept from Codex's list"),
+                whole=True)
         return name if text is not None else None

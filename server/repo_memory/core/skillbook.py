@@ -203,7 +203,8 @@ class Skillbook:
             offered = offering.settle(self.root, SKILLS_DIR, name)  # a draft: Codex must not list it by itself either
             self._docs.note([skills.Found(str(path), rel, SKILLS_DIR, 0)])
             # listed before the lock goes: another session's update must not take this write for a person's edit (unsaved)
-            self._committer.record([rel, *offered], f"memory(skill): {'add' if created else 'update'} {name}", session=session)
+            self._committer.record([rel, *offered], f"memory(skill): {'add' if created else 'update'} {name}", session=session,
+                                  whole=True)  # committed whole or not at all: a stash in the window waits (git/written.py)
         if status == "draft":  # the commands that work outside a terminal too: accept asks for the version reviewed
             warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {name}`) and accepts this version "
                             f"with `repo-memory accept {name} --sha {self.fingerprint(name)[:12]}` (or `repo-memory reject {name}`)."

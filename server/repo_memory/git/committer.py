@@ -12,10 +12,10 @@ Modes (`commit` in the config): `auto` commits on the checked-out branch beside 
 from __future__ import annotations
 
 import dataclasses
-import fcntl
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,12 +23,11 @@ from pathlib import Path
 from repo_memory.errors import GitError, UnsafePathError
 from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
-from repo_memory.git import deferral, message, status
+from repo_memory.git import deferral, foreign, message, status, written
 from repo_memory.git.underway import Ending, held_by_git
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.git.status import Health
-from repo_memory.formats import experience
-from repo_memory.guards import authorship, disk, secretscan, torn
+from repo_memory.guards import authorship, disk, secretscan
 
 log = logging.getLogger("repo_memory")
 MODES = ("auto", "private", "stage", "off")
@@ -83,6 +82,8 @@ class Committer:
         self.unnoted = ""  # why, when the last write could not be noted ('' when it was)
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: dict[str, str] = {}  # pending logs kept out because they gained records repo-memory did not write
+        self.displaced: dict[str, str] = {}  # pending paths of a change not whole on disk, kept out (git/written.py)
+        self._closed = False
         self.repaired: list[str] = []
 
     def commit(self, paths: list[str], message: str) -> CommitResult | None:
@@ -91,13 +92,17 @@ class Committer:
         return self.flush()
 
     def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str | None = "", first: int = 0,
-               last: int = 0) -> None:
+               last: int = 0, whole: bool = False) -> None:
         """Note changed memory paths, durably; documents are committed within the window, experience at its session's end.
-        `session`: the one whose write this is ('': this process's; None: none, a person's command)."""
+        `session`: the one whose write this is ('': this process's; None: none, a person's command). `whole`: the files
+        as they are now are one change, committed only as they are now (git/written.py); the caller holds them still."""
         if self.mode == "off":
             return deferral.leave(self.state_dir, paths)  # the person's to commit: doctor says so (git/deferral.py)
         session = "" if session is None else session or self.session or ""
-        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last) for path in dict.fromkeys(paths)]
+        shas = written.noted(self.root, dict.fromkeys(paths)) if whole else {}
+        change = uuid.uuid4().hex[:16] if whole else ""
+        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last, change, shas.get(path, ""))
+                   for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
             again = self._unnoted or ([] if self.journal.path.exists() else list(self._own))
             self._own += entries
@@ -122,6 +127,8 @@ class Committer:
 
     def _schedule(self, delay: float, sooner: bool = False) -> None:
         with self._lock:
+            if self._closed:
+                return
             if self._timer is not None and sooner:  # the timer waits longer than it now needs to
                 self._timer.cancel()
                 self._timer = None
@@ -171,6 +178,8 @@ class Committer:
             self._schedule(self.window * 5)  # try again later, or once the operation in the way is heard ending
             if self.mode != "private" and held_by_git(result.deferred):  # a private ref waits on the timer
                 self._ending.wait()
+        elif self.displaced:  # a change a stash took away: looked for again until its files are back (`git stash pop`)
+            self._schedule(self.window * 5)
         return result
 
     def _listed(self) -> list[Pending]:
@@ -194,7 +203,11 @@ class Committer:
         for path, why in self.foreign.items():  # said where it matters: tool answers, `log add`, doctor; here for the log
             log.info("not committing %s: %s (see `repo-memory doctor`)", path, why)
         self.held += self.foreign
-        paths = [p for p in paths if p not in self.foreign]
+        self.displaced = written.displaced(self.root, [e for e in entries if e.path not in self.held])
+        for path, why in self.displaced.items():
+            log.info("not committing %s yet: %s", path, why)
+        self.held += self.displaced
+        paths = [p for p in paths if p not in self.held]
         if not paths:
             return None  # nothing left to commit: whatever deferred the last flush no longer stands
         try:
@@ -204,7 +217,9 @@ class Committer:
                 result = CommitResult(unchanged=True) if staged else CommitResult(deferred="another git process holds .git/index.lock; staging will be retried")
             else:
                 logs = {p: None if got is None else got[0] for p, got in checked.items()}  # the bytes committed
-                text = message.compose(self.git, [e for e in entries if e.path in paths], harness, self.policy.harness,
+                overtaken = written.overtaken(self.root, entries)  # committed, but not named as theirs
+                named = [e for e in entries if e.path in paths and e not in overtaken]
+                text = message.compose(self.git, named, harness, self.policy.harness,
                                        logs, checked_on)  # not what is held back
                 identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
                 result = commit_paths(self.git, self.state_dir, paths, text, identity, self.policy.sign,
@@ -222,55 +237,8 @@ class Committer:
         return result
 
     def _foreign(self, path: str, checked: dict[str, tuple[bytes, int] | None], base: str | None) -> str:
-        """Why the log at `path` must not be committed by us, or '': it gained lines this clone's repo-memory did not write
-        as they stand (a hand edit, an agent's file tool) or its committed records changed; committing would pass a forgery
-        off as the server's or make a loss permanent, so the file stays as it is for a person to judge.
-
-        Under the lock every append holds, a torn tail goes first (guards/torn.py); the bytes then checked go into `checked`."""
-        if not path.endswith(".jsonl") or f"/{experience.EXPERIENCE_DIR.split('/')[-1]}/" not in f"/{path}":
-            return ""
-        if os.path.realpath((self.root / path).parent) != os.path.join(os.path.realpath(self.root), os.path.dirname(path)):
-            return "it lies in a folder that is a symbolic link; repo-memory commits only logs it can check as this repository's"
-        try:
-            try:
-                fd = disk.open_safely(self.root / path, os.O_RDWR)
-            except PermissionError:  # a read-only log: a torn tail cannot be cut, and the log is then held back
-                fd = disk.open_safely(self.root / path)
-        except FileNotFoundError:
-            checked[path] = None  # deleted: the commit records that, also when a file came back since
-            return ""
-        except (OSError, UnsafePathError) as exc:  # a link lies partly outside what is checked; other errors git reports
-            return str(exc).split("; ")[0].replace(f"'{Path(path).name}' is", "it is", 1) if isinstance(exc, UnsafePathError) else ""
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            entry = self.git.entry(base, path) if base else None
-            start = entry[1] if entry else 0
-            try:
-                torn.set_aside(fd, self.root / path, self.clone_dir, keep=start)
-            except (OSError, UnsafePathError) as exc:
-                log.warning("%s: its torn last line could not be moved aside: %s", path, exc)
-            with os.fdopen(os.dup(fd), "rb") as handle:  # the dup shares the lock; closing it keeps it held
-                checked[path] = (data := handle.read(), os.fstat(fd).st_mode)
-        finally:
-            os.close(fd)  # closing releases the lock
-        if data[start:] and not data.endswith(b"\n"):  # the folder could not be written, or git holds the line's start
-            return f"its last line has no newline and could not be moved aside to {self.clone_dir / torn.FOLDER}"
-        if self.key is None:
-            return ""
-        if base and entry and (start > len(data) or self.git.blob(base, path) != data[:start]):
-            return "its committed records were changed or removed"
-        held = data.count(b"\n", 0, start)  # lines git holds
-        for number, (offset, raw, _) in enumerate(experience.split_lines(data[start:], base=start), start=held + 1):
-            if self.key.vouched(raw):
-                continue  # a line this process wrote
-            line = experience.parse_line(raw, offset, check=False)  # the mark decides, not the schema
-            if line.record is None or not authorship.signed(line.record, self.key):
-                return f"line {number} (at byte {offset}) was not written by repo-memory on this clone"
-            if experience.seal(line.record)["sha256"] != line.record.get("sha256"):
-                return f"line {number} ({line.record.get('id')}) was changed after repo-memory wrote it (it no longer matches its sha256)"
-        return ""
-
-
+        """Why the log at `path` must not be committed by us, or '' (git/foreign.py); its bytes checked go into `checked`."""
+        return foreign.why(self.git, self.clone_dir, self.key, path, checked, base)
     def recover(self) -> CommitResult | None:
         """What a killed or terminated process left: its temporary index files, an interrupted index refresh, its
         pending writes. Cheap when there is nothing (a stat of two files)."""
@@ -326,6 +294,8 @@ class Committer:
                     "commits it once that can be written (at the latest when it ends)")
         if last is not None and last.deferred and pending and "in progress" not in last.deferred and "detached" not in last.deferred:
             return f"deferred: {last.deferred}"
+        if self.displaced:
+            return f"not committed yet: {'; '.join(f'{p}: {why}' for p, why in list(self.displaced.items())[:1])}"
         if self.foreign:
             return f"not committed: {'; '.join(f'{p}: {why}' for p, why in list(self.foreign.items())[:2])} (see `repo-memory verify`)"
         if self.held:
@@ -339,7 +309,8 @@ class Committer:
 
     def health(self, folders: tuple[str, ...]) -> Health:
         """Pending writes, repairs, files at risk of deletion and uncommitted memory files under `folders`."""
-        pending = {e.path for e in self._listed()}
+        listed = self._listed()
+        pending = {e.path for e in listed}
         staged: set[str] = set()
         at_risk: list[str] = []
         uncommitted: list[str] = []
@@ -354,7 +325,7 @@ class Committer:
         deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if pending else "")
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
                       self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
-                      sorted(pending.intersection(self.held)), sorted(staged - pending),
+                      sorted(pending.intersection(self.held).union(written.displaced(self.root, listed))), sorted(staged - pending),
                       message.nameless(self.git, self.policy.author_name, self.policy.author_email))
 
     def heal(self, paths: list[str]) -> None:
@@ -381,6 +352,7 @@ class Committer:
         """Cancel the timer and commit what this process owns — or, with `commit=False`, leave it pending (durably).
         A session whose harness still writes it through hooks is handed to the harness, to end as one commit."""
         with self._lock:
+            self._closed = True  # no retry is scheduled after this: the process is ending
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None

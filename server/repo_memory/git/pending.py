@@ -36,6 +36,13 @@ class Pending:
     started: int = 0  # that process's start time (ticks since boot), so a reused pid is not taken for it
     first: int = 0  # for experience: the first and last record seq written
     last: int = 0
+    change: str = ""  # the change it is part of, committed whole or not at all (git/written.py), '' when not checked
+    sha256: str = ""  # of the bytes its writer left there (git/written.py GONE: it deleted it), '' when not checked
+
+
+def _line(entry: Pending) -> str:
+    """`entry` as a line of the list; a change's fields only when set, so an older repo-memory reads the others."""
+    return json.dumps({k: v for k, v in asdict(entry).items() if v or k not in ("change", "sha256")}, sort_keys=True) + "\n"
 
 
 def _stat(pid: int) -> list[str] | None:
@@ -138,7 +145,7 @@ class Journal:
         """Append `entries` and make them durable before returning."""
         if not entries:
             return
-        data = "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in entries).encode()
+        data = "".join(_line(e) for e in entries).encode()
         with self._locked():
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
@@ -178,7 +185,7 @@ class Journal:
                 with contextlib.suppress(ValueError):
                     left.remove(entry)
             if left:
-                disk.write_atomic(self.path, "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in left).encode())
+                disk.write_atomic(self.path, "".join(_line(e) for e in left).encode())
             else:
                 self.path.unlink(missing_ok=True)
 
@@ -191,7 +198,7 @@ class Journal:
             for old, new in changes:
                 if old in left:
                     left[left.index(old)] = new
-            disk.write_atomic(self.path, "".join(json.dumps(asdict(e), sort_keys=True) + "\n" for e in left).encode())
+            disk.write_atomic(self.path, "".join(_line(e) for e in left).encode())
 
     def adopt_old(self) -> None:
         """Paths an older version left in pending-commit.json join the list, owned by no live process."""

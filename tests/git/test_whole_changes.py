@@ -1,0 +1,65 @@
+"""A skill change is committed whole or not at all: a person's `git stash` in the commit window takes an agent's
+SKILL.md away and leaves the Codex file beside it; nothing of the change is committed until it is back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.shells.cli import cli
+from tests.conftest import git
+
+SKILL = ".agents/skills/deploy-flamingo"
+
+
+def test_a_stash_in_the_commit_window_commits_no_half_of_an_agents_skill_update_and_the_pop_commits_it_whole(repo: Path):
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "repo-memory init")
+    store = Store(Config.load(repo), session="s-agent")
+    try:
+        store.write_skill("deploy-flamingo", "How to deploy with flamingo", "1. run flamingo up\n", actor="human")
+        store.flush()
+        accepted = git(repo, "rev-parse", "HEAD")
+        store.write_skill("deploy-flamingo", None, "1. run flamingo up --canary\n", actor="agent")  # active: a draft again
+        git(repo, "stash", "-q")  # a person's, before the commit: it takes SKILL.md back and leaves the untracked marker
+        store.flush()
+        assert git(repo, "rev-parse", "HEAD") == accepted  # HEAD never holds the marker beside the active SKILL.md
+        git(repo, "stash", "pop", "-q")
+        doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+        assert "changed but not committed:" not in doctor and "2 memory path(s) written but not committed" in doctor, doctor
+        store.flush()
+    finally:
+        store.close()
+    assert git(repo, "log", "-1", "--format=%s").strip() == "memory(skill): update deploy-flamingo"
+    changed = sorted(git(repo, "show", "--name-only", "--format=", "HEAD").split())
+    assert changed == [f"{SKILL}/SKILL.md", f"{SKILL}/agents/openai.yaml"]
+    assert "status: draft" in git(repo, "show", f"HEAD:{SKILL}/SKILL.md")
+    assert git(repo, "status", "--porcelain", "--", SKILL) == ""
+
+
+def test_a_persons_edit_over_an_agents_pending_skill_update_is_not_committed_as_the_agents_and_accept_settles_it(repo: Path):
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "repo-memory init")
+    store = Store(Config.load(repo), session="s-agent")
+    try:
+        store.write_skill("deploy-flamingo", "How to deploy with flamingo", "1. run flamingo up\n", actor="human")
+        store.flush()
+        accepted = git(repo, "rev-parse", "HEAD")
+        store.write_skill("deploy-flamingo", None, "1. run flamingo up --canary\n", actor="agent")
+        with (repo / SKILL / "SKILL.md").open("a", encoding="utf-8") as file:
+            file.write("2. a person's line\n")  # in the window, before the agent's change is committed
+        store.flush()
+        assert git(repo, "rev-parse", "HEAD") == accepted
+        assert store.commit_status().startswith("not committed yet: "), store.commit_status()
+        doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+        assert "2 memory path(s) written are held back" in doctor and "changed but not committed:" not in doctor, doctor
+        store.review("deploy-flamingo", accept=True)  # the person's verdict on the file as it is: theirs to commit
+        store.flush()
+    finally:
+        store.close()
+    assert git(repo, "log", "-1", "--format=%s").strip() == "memory(skill): accept deploy-flamingo"
+    assert "2. a person's line" in git(repo, "show", f"HEAD:{SKILL}/SKILL.md")
+    assert git(repo, "status", "--porcelain", "--", SKILL) == ""
