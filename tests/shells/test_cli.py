@@ -146,6 +146,22 @@ def test_doctor_notices_files_the_index_has_not_seen(runner: CliRunner, repo: Pa
     assert broken.exit_code == 1 and "new-one/SKILL.md" in broken.output and "error" in broken.output, broken.output
 
 
+def test_doctor_says_a_file_gone_from_disk_was_dropped_from_the_index_never_that_it_was_indexed(runner: CliRunner, repo: Path):
+    """After `git reset --hard` took a skill away, doctor said it "indexed now" the file that is gone."""
+    write_skill_file(repo, "flamingo", "How to deploy flamingo.")
+    write_skill_file(repo, "heron", "How to feed herons.")
+    run(runner, repo, "reindex")
+    for name in ("flamingo", "heron"):
+        (repo / f".agents/skills/{name}/SKILL.md").unlink()
+    write_skill_file(repo, "stork", "Added behind the index's back.")
+    found = run(runner, repo, "doctor")
+    gone = next(line for line in found.splitlines() if "flamingo" in line)
+    assert "indexed now" not in gone and "2 file(s) gone from disk, dropped from the index" in gone and "heron" in gone, found
+    assert "1 file(s) the index had not seen yet, indexed now: .agents/skills/stork/SKILL.md" in found, found
+    assert found.count("Nothing to do") == 2, found
+    assert "All good" in run(runner, repo, "doctor")
+
+
 def test_reindex_shows_progress_on_large_trees(runner: CliRunner, repo: Path):
     for i in range(600):
         write_skill_file(repo, f"skill-{i}", f"Skill number {i}.")

@@ -37,6 +37,7 @@ class Finding:
 
 EMBED_RATE = 29  # short texts a second on two cores (docs/benchmarks.md): how long the rest takes, roughly
 MANY_UNEMBEDDED = 20  # texts without a vector (and a tenth of all) that no running process embeds: worth a warning
+GONE = "the index lists a file that no longer exists"
 
 
 def _index_damage(store: Store) -> list[Finding]:
@@ -75,11 +76,11 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     how many bytes of the logs are checked, the long part; `unmoved`, why `doctor --fix` left a log's torn line."""
     drift = _index_drift(store)
     store.refresh()  # judge the files as they are, not as last indexed: a pull brings log records no index row holds yet
-    if any(f.fix.startswith("Run `repo-memory reindex`") for f in drift):
-        seen = [f.path for f in drift if f.fix.startswith("Run `repo-memory reindex`")]  # one line for them all (an upgrade: many)
-        drift = [f for f in drift if not f.fix.startswith("Run `repo-memory reindex`")] + [Finding(
-            "info", ".agents", f"{len(seen)} file(s) the index had not seen yet, indexed now: {', '.join(seen[:3])}"
-            + (f" and {len(seen) - 3} more" if len(seen) > 3 else ""), "Nothing to do.")]
+    caught = [f for f in drift if f.fix.startswith("Run `repo-memory reindex`")]  # the refresh did it: one line for them all
+    drift = [f for f in drift if f not in caught] + [  # (an upgrade: many) and a file gone from disk is never "indexed"
+        Finding("info", ".agents", f"{len(done)} file(s) {what}: {_listed(done, 3)}", "Nothing to do.") for what, done in (
+            ("the index had not seen yet, indexed now", [f.path for f in caught if f.message != GONE]),
+            ("gone from disk, dropped from the index now", [f.path for f in caught if f.message == GONE])) if done]
     findings = _index_damage(store) + _setup(store) + drift
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
@@ -315,8 +316,8 @@ UNMERGED = {
 }
 
 
-def _listed(paths: list[str]) -> str:
-    return ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+def _listed(paths: list[str], shown: int = 5) -> str:
+    return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 def _folders(paths: list[str]) -> str:
@@ -370,7 +371,7 @@ def _index_drift(store: Store) -> list[Finding]:
         elif known != digest:
             out.append(Finding("warning", found.rel, "the index holds an older version of this file", "Run `repo-memory reindex`."))
     for path in indexed:
-        out.append(Finding("warning", path, "the index lists a file that no longer exists", "Run `repo-memory reindex`."))
+        out.append(Finding("warning", path, GONE, "Run `repo-memory reindex`."))
     return out
 
 

@@ -19,6 +19,7 @@ from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
 from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, record_cursor, verified_view
+from repo_memory.core.session_files import logged, removal
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError, Problem
@@ -186,9 +187,18 @@ class Logbook:
     def _absent(self, session: str, seq: int) -> tuple[str, str]:
         """The record here nearest to `seq` of `session` (ops#1 may be kept as ops.<clone>#1), and what to do: cite it, or pull."""
         nearest = self._activity.nearest(session, seq) or self._activity.nearest(self._journal.named(session), seq) or ""
-        where = "" if nearest or not (upstream := self._committed.upstream()) else f", from {upstream}"
-        return nearest, (f" The nearest existing record is {nearest}." if nearest else f" Session '{session}' has no records here: "
-                         f"if another clone wrote it, pull first (`git pull`{where}), then cite or read it.")
+        if nearest:
+            return nearest, f" The nearest existing record is {nearest}."
+        if gone := self._gone(session):
+            return "", gone
+        where = f", from {upstream}" if (upstream := self._committed.upstream()) else ""
+        return "", (f" Session '{session}' has no records here: if another clone wrote it, pull first (`git pull`{where}), "
+                    "then cite or read it.")
+
+    def _gone(self, session: str) -> str:
+        """Which commit removed `session`'s log, none of whose files is here, and how to read it as it was ('' when none)."""
+        found = logged(self._committed.git, session, self._journal.owned)
+        return removal(*found) if found else ""
 
     def read(self, ref: str, cursor: str | None = None) -> Item:
         """Dereference an id or range to the records on disk, each re-verified (hash and chain), one page at a time."""
@@ -288,8 +298,9 @@ class Logbook:
         if not found:
             self.sync()
             kept, known = self._journal.kept(session), [s[0] for s in self._activity.sessions()]
+            recent = f" Recent sessions: {', '.join(known[:5])}." if known else ""
             raise NotFoundError(f"No session '{session}'." + (f" Each clone keeps its own log under that name: {', '.join(kept[:5])}."
-                                if kept else f" Recent sessions: {', '.join(known[:5])}." if known else ""))
+                                if kept else self._gone(session) or recent))
         return found
 
     def trusted(self, session: str) -> list[dict[str, Any]]:

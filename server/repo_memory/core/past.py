@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from repo_memory.core.journal import Journal
-from repo_memory.core.session_files import SEGMENT, number, part_of, segment
+from repo_memory.core.session_files import SEGMENT, logged, number, part_of, segment
 from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, page, paged, record_cursor
 from repo_memory.code import lineage
 from repo_memory.config import SKILLS_DIR
@@ -46,26 +46,40 @@ class Past:
         if parsed.kind == "loop":
             return f"{loops.LOOPS_DIR}/{parsed.name}.md"
         if parsed.kind in ("record", "session"):  # a session's name a person gave means this clone's log under it
-            return self._session_path(self._journal.named(parsed.name) if parsed.kind == "session" else parsed.name)
+            return self._session_path(parsed.name, parsed.kind == "session")
         if parsed.kind == "code":
             raise InvalidArgumentError(f"'{ref[:80]}' is code, not memory: history follows skills, loops and sessions.")
         row = self._docs.get(parsed.name)
         if row is None and parsed.kind == "name" and not parsed.inner:
             if (self.root / loops.LOOPS_DIR / f"{parsed.name}.md").is_file():
                 return f"{loops.LOOPS_DIR}/{parsed.name}.md"
-            if self._journal.path(named := self._journal.named(parsed.name)) is not None:
-                return self._session_path(named)
+            if self._journal.path(self._journal.named(parsed.name)) is not None:
+                return self._session_path(parsed.name, True)
+            if (logged_path := self._logged(parsed.name, True)) is not None:  # a session a commit removed
+                return logged_path
         main = str(row["path"]) if row is not None else f"{SKILLS_DIR}/{parsed.name}/{skills.SKILL_FILE}"  # a deleted skill has history
         if not parsed.inner:
             return main
         folder = main.rsplit("/", 1)[0]  # a file beside the skill's SKILL.md (one that leaves the folder is refused)
         return paths.inside(self.root / folder, *parsed.inner.split("/")).relative_to(self.root).as_posix()
 
-    def _session_path(self, session: str) -> str:
+    def _session_path(self, name: str, named: bool = False) -> str:
+        """The first file of a session's log (`named`: the session a name a person gave means): the one on disk, else
+        where git's history last held it (a revert or a `git rm` removed it; its history and `as_of` reads remain)."""
+        session = self._journal.named(name) if named else name
         found = self._journal.segments(refs.check_session(session))
-        if not found:
+        if found:
+            return found[0].relative_to(self.root).as_posix()
+        path = self._logged(name, named)
+        if path is None:
             raise NotFoundError(f"No session '{session}'.")
-        return found[0].relative_to(self.root).as_posix()
+        return path
+
+    def _logged(self, name: str, named: bool) -> str | None:
+        """The first file of the log git's history holds of a session no file of which is on disk (`named`: this clone's
+        log under a name a person gave first), or None."""
+        found = logged(self._git, name, self._journal.owned if named else None)
+        return segment(Path(found[1].path), found[0], 1).as_posix() if found else None
 
     def _files(self, path: str) -> list[str]:
         """The files behind `path`: a session's log is its first file and the `+n` files that continue it."""

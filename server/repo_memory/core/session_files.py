@@ -7,10 +7,15 @@ import fcntl
 import json
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from repo_memory.formats.experience import parse_line
+from repo_memory.errors import InvalidArgumentError
+from repo_memory.formats.experience import EXPERIENCE_DIR, parse_line
+from repo_memory.formats.refs import SESSION
+from repo_memory.git.history import Touch, last_change
+from repo_memory.git.repo import Git
 
 _CHUNK = 64 * 1024
 SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
@@ -88,6 +93,35 @@ def number(path: Path, session: str) -> int:
         return 1
     tail = stem.removeprefix(session + SEGMENT)
     return int(tail) if tail != stem and tail.isascii() and tail.isdigit() and tail[0] != "0" and int(tail) > 1 else 0
+
+
+def logged(git: Git, name: str, owned: Callable[[str], str] | None = None) -> tuple[str, Touch] | None:
+    """(session, the newest commit of memory's history that changed a file of its log) of session `name` (with `owned`,
+    Journal.owned, first the log this clone keeps under a name a person gave), when git's history holds one: where a
+    log none of whose files is in this checkout went (a revert, a `git rm`). None when no commit changed one.
+    A session's files are `<month>/<session>.jsonl` and the `+n` files beside it: globs find them in any month."""
+    if not SESSION.match(name) or ".." in name:
+        return None  # no session's name (a glob character in it would match other files)
+    try:
+        meant = dict.fromkeys([owned(name), name] if owned else [name])
+    except InvalidArgumentError:  # a name no session may have (a device name Windows reserves)
+        return None
+    for session in meant:
+        where = f":(glob){EXPERIENCE_DIR}/*/{session}"
+        touch = last_change(git, [f"{where}.jsonl", f"{where}{SEGMENT}*.jsonl"])
+        if touch is not None:
+            return session, touch
+    return None
+
+
+def removal(session: str, touch: Touch) -> str:
+    """What a read of `session`, none of whose files is in this checkout, says of where its log went (`logged`)."""
+    sha, subject = touch.sha[:12], touch.subject[:80]
+    if touch.removed:  # the commit's parent held it
+        return (f" Commit {sha} removed its log ({subject}): read it as it was with as_of {sha}~1 (`repo-memory history "
+                f"{session} --as-of {sha}~1`); `repo-memory history {session}` lists its commits.")
+    return (f" Its log is not in this checkout, though commit {sha} ({subject}) holds it: "
+            f"`git checkout {sha} -- {touch.path}` restores it, and as_of {sha} reads it as it was.")
 
 
 def begun(path: Path, session: str) -> bool:

@@ -37,6 +37,34 @@ def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 2
     return out
 
 
+@dataclass(frozen=True)
+class Touch:
+    """The newest commit of memory's history that changed a file: the file, the commit, its subject, and whether it
+    removed the file."""
+
+    path: str
+    sha: str
+    subject: str
+    removed: bool
+
+
+def last_change(git: Git, pathspecs: list[str]) -> Touch | None:
+    """The newest commit of the memory branch (not a merge: the commit that did it) that changed a file `pathspecs`
+    match, or None when none did: where memory no file of which is in this checkout went."""
+    if git.memory_head() is None:
+        return None  # an unborn branch, or a private ref not made yet
+    log = git.run("log", "-n1", "--no-merges", "--full-history", "--no-renames", "--format=%x01%H %s", "--name-status",
+                  "-z", git.memory_rev(), "--", *pathspecs, check=False).stdout
+    for commit in log.split("\x01")[1:]:
+        header, _, names = commit.partition("\0")
+        fields = names.lstrip("\n").split("\0")
+        changed = list(zip(fields[::2], fields[1::2]))
+        if changed:
+            sha, _, subject = header.partition(" ")
+            return Touch(changed[0][1], sha, subject, all(status == "D" for status, _ in changed))
+    return None
+
+
 def _utc(date: str) -> str:
     """A commit's author date (ISO, with the author's offset) as every answer spells a time: 2026-12-05T23:27:26Z."""
     try:
