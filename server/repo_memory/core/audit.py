@@ -10,6 +10,7 @@ from pathlib import Path
 
 from repo_memory import layout
 from repo_memory.core.breaks import account, deleted, missing
+from repo_memory.core.dropped import dropped
 from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redacting import SAID
@@ -24,7 +25,7 @@ from repo_memory.guards import disk
 def verify(root: Path, journal: Journal, committed: Committed, provenance: Provenance,
            progress: Callable[[int, int], None] | None = None, only: Sequence[Path] | None = None) -> list[tuple[str, str]]:
     """Every break in every log (or in `only`, a session's files in order): (where, what), empty when all hash chains
-    and blobs are intact. `progress` hears the bytes checked so far of the logs' total after each log (9 s for 100k records)."""
+    and blobs are intact and no records this clone committed are gone from every branch (core/dropped.py). `progress` hears the bytes checked so far of the logs' total after each log (9 s for 100k records)."""
     breaks: list[tuple[str, str]] = []
     files = list(journal.files() if only is None else only)
     total = sum(_size(path) for path in files) if progress else 0
@@ -84,6 +85,8 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
         if whole >= 0 and _redacted_only(rewritten, breaks[whole + 1:]):  # never `git checkout HEAD`: the secret is back
             breaks[whole] = (rel, f"{SAID}this clone, not committed yet: commit {rel} (`git add {rel} && git commit`); a "
                                   "`git checkout` of it would bring back what was taken out")
+    if only is None:  # records this clone wrote that no branch holds: each log above verifies without them
+        breaks += [(drop.ids(), drop.said()) for drop in dropped(root, journal.tips, committed.git, journal.held)]
     if progress:
         progress(total, total)
     return breaks

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from repo_memory.core.dropped import SAID as DROPPED
 from repo_memory.core.redacting import SAID
 from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.formats import experience
@@ -77,6 +78,9 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
         return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
                            "`git checkout` the line gives and commit the file; if the session is to go, delete its other files "
                            "too and commit that.")
+    if what.startswith(DROPPED):
+        return "error", ("Run the `git checkout` and `git commit` the line gives (the session's next records then link to "
+                         "them again); if the records were meant to go, `repo-memory log accept-loss` says so once.")
     if MISSING in what:
         return "error", ("Run that `git checkout` to keep the session (`repo-memory verify` passes then); to end it, delete "
                          "all its files and commit the deletion.")

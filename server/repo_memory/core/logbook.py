@@ -178,7 +178,9 @@ class Logbook:
         for look in ("index", "disk"):  # a log pulled or written by another process may not be indexed yet: its files say
             if look == "disk":
                 self._records.sync(self._journal.segments(parsed.session), complete=False)
-            present = {row[3] for row in self._activity.locate(parsed.session, parsed.start, parsed.end)}
+            located = self._activity.locate(parsed.session, parsed.start, parsed.end)
+            here = {file for file in {row[0] for row in located} if (self.root / file).is_file()}  # a reset takes files
+            present = {row[3] for row in located if row[0] in here}
             if len(present) == parsed.end - parsed.start + 1:
                 return ""
         absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import click
 
-from repo_memory.core import importing, redacting, transcripts
+from repo_memory.core import dropped, importing, redacting, transcripts
 from repo_memory.core.breaks import note
 from repo_memory.formats import experience, speech, transcript, when
-from repo_memory.git.repo import CommitResult
+from repo_memory.core.session_files import TIPS_DIR
+from repo_memory.git.repo import CommitResult, Git
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, store_of
 
@@ -139,6 +140,24 @@ def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
                    "in FILE), force-push, and have every other clone clone again (docs/security.md, \"A secret got "
                    f"committed anyway\"). git's textconv cache of the logs ({redacting.TEXTCONV_CACHE}) was deleted here (git "
                    f"rebuilds it): delete it in every other clone too (`git update-ref -d {redacting.TEXTCONV_CACHE}`).")
+
+
+@log.command(name="accept-loss")
+@click.argument("session")
+@click.pass_context
+def accept_loss(ctx: click.Context, session: str) -> None:
+    """Accept that records of SESSION this clone committed are gone from every branch (a `git reset`, a force push):
+    `verify` and `doctor` stop naming them; the session goes on after its last id."""
+    config = store_of(ctx).config
+    git, tips = Git(config.root, config.git_dir), config.clone_dir / TIPS_DIR
+    drops = dropped.dropped(config.root, tips, git, git.holds, only=session)
+    if not drops:
+        raise click.ClickException(f"No records of session '{session}' this clone wrote are missing from every branch "
+                                   "(`repo-memory verify` names the sessions that have some).")
+    for drop in drops:
+        dropped.accept(tips, drop)
+        click.echo(f"Accepted the loss of {drop.ids()}: verify no longer names them; while the reflog keeps commit "
+                   f"{drop.commit[:12]}, `git checkout {drop.commit[:12]} -- {' '.join(drop.files)}` still brings them back.")
 
 
 @log.command(name="import")
