@@ -24,7 +24,10 @@ WINDOW = 2  # records either side in a session are a record's neighbours: their 
 # none of the question's words, the turn it answers does; notes one writer made one after another (an agent's
 # `remember` calls, a person's `log add`) are separate statements, and there records holding no word of a question
 # ranked above the one holding it ("austrian VAT rate": the Umsatzsteuer note 9th below six notes beside two holding
-# "rate"; hybrid, the note the model alone ranks first 11th). Such a record ranks by its own words and meaning alone.
+# "rate"; hybrid, the note the model alone ranks first 11th). Such a record ranks by its own words and meaning; its
+# neighbours' words count ASIDE as much, which finds and orders the records holding none of the question's words
+# (a note is still found by the one before it) without lifting them above one that holds a word.
+ASIDE = 0.01
 POOL = 50  # records reranked per query
 OWN = (*WEIGHTS[:3], 0.0)  # a record's own words: its text, speaker and date, not its neighbours'
 # Hybrid ranking of records: the words half weighs 0.4 (skills keep fusion.LEXICAL_WEIGHT), and a record gains 0.15 of
@@ -132,13 +135,12 @@ class RecordRanking:
             rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
             window = self._window([(r[4], r[11]) for r in rows])
             talk = _talking([(r[4], r[11]) for r in rows], window)
-            rows = [r for r in rows if r[-2] < 0 or (r[4], r[11]) in talk]  # matched in its neighbours' words, which do not count
             # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers
             # their records, named whole or by any of their names ("Caroline" or "Ms Smith" for "Caroline Smith").
             asked = {*query.tokens, *_roles(query.tokens)}
             named = _named({str(r[9]).lower() for r in rows}, asked)
             timely = when.asks_when(query.text)
-            lexical = {r[0]: -r[-1 if (r[4], r[11]) in talk else -2] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
+            lexical = {r[0]: -(r[-2] + (1.0 if (r[4], r[11]) in talk else ASIDE) * (r[-1] - r[-2])) * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
                        * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0)
                        * _names(query, r)
                        * (QUOTE_BOOST if query.quotes(str(r[12])) else 1.0) for r in rows}
