@@ -31,12 +31,14 @@ AGENT = ["mypy strict is on only for the payments package; the other packages us
          "Structured logging uses structlog: log.info('event_name', key=value), never f-strings in log messages."]
 FOREIGN = ["The deploy rolled back because the feature flag service timed out; we added a 5 s timeout on flag lookups.",
            "JIRA-1234: the invoice PDF renderer (wkhtmltopdf) lacks CJK fonts; installed fonts-noto-cjk in the Dockerfile.",
-           "Issue #482: the flaky test test_checkout_total fails when run after midnight UTC because of date rollover; freeze time "
-           "with freezegun.",
-           "Die Umsatzsteuer für Österreich wird in tax/rates.py mit 20 % berechnet; die Prüfung übernimmt Frau Müller aus der Buchhaltung.",
-           "Le fichier de configuration des e-mails est config/mail.yml ; l'expéditeur par défaut est équipe@exemple.fr, ne pas le "
-           "changer sans prévenir le support.",
-           "The admin dashboard loads slowly because the revenue widget queries without a date range; it is cached for 5 minutes now."]
+           "Issue #482: the flaky test test_checkout_total fails when run after midnight UTC because of date rollover; "
+           "freeze time with freezegun.",
+           "Die Umsatzsteuer für Österreich wird in tax/rates.py mit 20 % berechnet; die Prüfung übernimmt Frau Müller "
+           "aus der Buchhaltung.",
+           "Le fichier de configuration des e-mails est config/mail.yml ; l'expéditeur par défaut est équipe@exemple.fr, "
+           "ne pas le changer sans prévenir le support.",
+           "The admin dashboard loads slowly because the revenue widget queries without a date range; it is cached for 5 "
+           "minutes now."]
 
 
 def notes(store: Store) -> None:
@@ -76,7 +78,8 @@ def test_in_a_conversation_the_reply_is_still_found_by_the_turn_it_answers(store
 
 
 @pytest.mark.parametrize(("question", "at"), [("default email sender address", 5), ("dashbord is slow", 6)])
-def test_every_text_embedded_the_record_nearest_in_meaning_is_not_sunk_below_notes_beside_others(repo: Path, monkeypatch, question, at):
+def test_every_text_embedded_the_record_nearest_in_meaning_is_not_sunk_below_notes_beside_others(repo: Path, monkeypatch,
+                                                                                                    question: str, at: int):
     """Hybrid: the French note on the default sender, which the model alone ranks first, came 11th below notes whose
     only tie to the question was a note beside them; "dashbord is slow" alike (5th)."""
     monkeypatch.setenv("REPO_MEMORY_SEMANTIC", "true")
