@@ -20,6 +20,14 @@ from repo_memory.index.vectors import QueryVectors
 # ±2 records lifted turn any@5 from 0.59 to 0.71; ±1 and ±3 did worse; the other weights move it by about a point.
 WEIGHTS = (1.0, 0.5, 1.0, 0.35)
 WINDOW = 2  # records either side in a session are a record's neighbours: their words are indexed with it, their meaning counts
+# ...where it is in an exchange: more than one speaker among it and its neighbours. In a conversation the reply holds
+# none of the question's words, the turn it answers does; notes one writer made one after another (an agent's
+# `remember` calls, a person's `log add`) are separate statements, and there records holding no word of a question
+# ranked above the one holding it ("austrian VAT rate": the Umsatzsteuer note 9th below six notes beside two holding
+# "rate"; hybrid, the note the model alone ranks first 11th). Such a record ranks by its own words and meaning; its
+# neighbours' words count ASIDE as much, which finds and orders the records holding none of the question's words
+# (a note is still found by the one before it) without lifting them above one that holds a word.
+ASIDE = 0.01
 POOL = 50  # records reranked per query
 OWN = (*WEIGHTS[:3], 0.0)  # a record's own words: its text, speaker and date, not its neighbours'
 # Hybrid ranking of records: the words half weighs 0.4 (skills keep fusion.LEXICAL_WEIGHT), and a record gains 0.15 of
@@ -80,6 +88,7 @@ ROUTINE = ("NOT (lower(replace(t.tool, '_', '')) IN ('hook:sessionstart', 'hook:
            "lower(replace(t.tool, '_', '')) IN ('hook:precompact', 'hook:postcompact') AND t.text LIKE 'The harness compacted its context%')")
 FAST = (UNFILTERED, f"{UNFILTERED} AND {ROUTINE}")  # conditions few rows fail: the best rows by words are ranked first
 PER_TEXT = 2  # records of one text (one vector) that join a query's candidates by meaning
+Window = dict[tuple[str, int], tuple[int, str]]  # (session, seq) -> (vector key, speaker) of a record (RecordRanking._window)
 _COLUMNS = ("t.rowid, t.id, t.kind, t.ts, t.session, t.actor, t.harness, t.tool, t.covers, t.speaker, t.vkey, t.seq, substr(t.text, 1, 4000), "
             "t.anchors, t.refs")
 
@@ -124,18 +133,20 @@ class RecordRanking:
         pool = max(offset + limit, POOL)
         with self._db.lock:
             rows = self._ranked(query, " AND ".join(where), params, pool) if query else []
+            window = self._window([(r[4], r[11]) for r in rows])
+            talk = _talking([(r[4], r[11]) for r in rows], window)
             # A speaker's name has little weight in BM25 (it is on every other record); asking about a person prefers
             # their records, named whole or by any of their names ("Caroline" or "Ms Smith" for "Caroline Smith").
             asked = {*query.tokens, *_roles(query.tokens)}
             named = _named({str(r[9]).lower() for r in rows}, asked)
             timely = when.asks_when(query.text)
-            lexical = {r[0]: -r[-1] * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
+            lexical = {r[0]: -(r[-2] + (1.0 if (r[4], r[11]) in talk else ASIDE) * (r[-1] - r[-2])) * (SPEAKER_BOOST if str(r[9]).lower() in named else 1.0)
                        * (TIME_BOOST if timely and when.states_time(str(r[12])) else 1.0)
                        * _names(query, r)
                        * (QUOTE_BOOST if query.quotes(str(r[12])) else 1.0) for r in rows}
             found = {r[0]: r[:-2] for r in rows}
             own = {r[0]: -r[-2] for r in rows}  # ranked by their own words alone, not their neighbours' indexed with them
-            scores = self._hybrid(lexical, found, sem, where, params, pool, asked, own, query) if sem is not None else lexical
+            scores = lexical if sem is None else self._hybrid(lexical, found, sem, where, params, pool, asked, own, query, window)
             page = sorted(scores.items(), key=lambda p: (-p[1], p[0]))[offset : offset + limit]
             excerpts = fts.snippets(self._db.conn, "records", "text", query.fts, [rowid for rowid, _ in page], TOKENIZE) if query else {}
             missing = [rowid for rowid, _ in page if rowid not in excerpts]
@@ -177,20 +188,24 @@ class RecordRanking:
         return rows
 
     def _hybrid(self, lexical: dict[int, float], found: dict[int, tuple[Any, ...]], sem: QueryVectors, where: list[str],
-                params: list[Any], pool: int, asked: set[str], own: dict[int, float], query: Query) -> dict[int, float]:
-        """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters)."""
+                params: list[Any], pool: int, asked: set[str], own: dict[int, float], query: Query,
+                window: Window) -> dict[int, float]:
+        """Fused scores of the lexical candidates and the records nearest in meaning (within the same filters);
+        `window` holds what `_window` read for the lexical candidates."""
         conn = self._db.conn
         filters = " AND ".join(where)
         # Until the query's embedding is ready, read what does not depend on it: the words' candidates' neighbours
         # and the stored vectors of both.
-        around = self._neighbours([(r[4], r[11]) for r in found.values()])
+        around = _neighbours([(r[4], r[11]) for r in found.values()], window)
         sem.prefetch([r[10] for r in found.values()] + [k for keys in around.values() for k in keys])
         if any(c == "t.session = ?" for c in where):  # one session: score every record of it, exactly, neighbours included
-            placed = conn.execute(f"SELECT t.vkey, t.seq FROM records t INDEXED BY idx_records_session_seq WHERE {filters}", params).fetchall()
-            similar = sem.similarity([k for k, _ in placed])  # reads the stored vectors before it waits for the query's
-            by_seq = {seq: similar[k] for k, seq in placed if k in similar}
-            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean([by_seq[s] for s in _around(seq) if s in by_seq], by_seq[seq]))
-                      for k, seq in placed if seq in by_seq]
+            placed = conn.execute(f"SELECT t.vkey, t.seq, t.speaker FROM records t INDEXED BY idx_records_session_seq WHERE {filters}",
+                                  params).fetchall()
+            similar = sem.similarity([k for k, _, _ in placed])  # reads the stored vectors before it waits for the query's
+            by_seq = {seq: similar[k] for k, seq, _ in placed if k in similar}
+            talk = _talking([("", seq) for _, seq, _ in placed], {("", seq): (k, speaker) for k, seq, speaker in placed})
+            beside = {seq: [by_seq[s] for s in _around(seq) if s in by_seq] if ("", seq) in talk else [] for seq in by_seq}
+            scored = [(k, by_seq[seq] + fusion.NEIGHBOUR_WEIGHT * _mean(beside[seq], by_seq[seq])) for k, seq, _ in placed if seq in by_seq]
             near = sorted(scored, key=lambda p: -p[1])
             floor = near[-1][1] if near else None
         else:  # everywhere: the nearest vectors, then the filters
@@ -216,12 +231,14 @@ class RecordRanking:
             for r in conn.execute(f"SELECT {_COLUMNS} FROM records t WHERE t.rowid IN ({','.join('?' * len(part))})", part):
                 found.setdefault(r[0], r)
         similar = sem.similarity([r[10] for r in found.values()])
-        around |= self._neighbours([(r[4], r[11]) for rowid, r in found.items() if (r[4], r[11]) not in around])
+        window |= self._window([(r[4], r[11]) for r in found.values() if (r[4], r[11]) not in around])
+        around |= _neighbours([(r[4], r[11]) for r in found.values() if (r[4], r[11]) not in around], window)
+        talk = _talking([(r[4], r[11]) for r in found.values()], window)
         near_by = sem.similarity(sorted({k for keys in around.values() for k in keys}))
         semantic = {}
         for rowid, r in found.items():
             if r[10] in similar:
-                context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by]
+                context = [near_by[k] for k in around.get((r[4], r[11]), []) if k in near_by and (r[4], r[11]) in talk]
                 semantic[rowid] = similar[r[10]] + fusion.NEIGHBOUR_WEIGHT * _mean(context, similar[r[10]])
         sem.count_unembedded(fusion.unembedded(lexical, semantic), len(lexical))
         # The question's named speaker is left out of its embedding (core/semantic.py), so the meaning half prefers
@@ -231,27 +248,39 @@ class RecordRanking:
                   for rowid, r in found.items()}  # not QUOTE_BOOST: in the meaning half it cost LoCoMo's hybrid 0.821 -> 0.816
         fused = fusion.fuse(lexical, semantic, floor, prefer, RECORDS_LEXICAL_WEIGHT)
         # With no vector among the candidates the ranking stays full-text's (the neighbourhood gains only beside meaning).
-        return self._neighbourhood(fused, found, own) if semantic else fused
+        return self._neighbourhood(fused, found, own, talk) if semantic else fused
 
-    def _neighbourhood(self, fused: dict[int, float], found: dict[int, tuple[Any, ...]], own: dict[int, float]) -> dict[int, float]:
+    def _neighbourhood(self, fused: dict[int, float], found: dict[int, tuple[Any, ...]], own: dict[int, float],
+                       talk: set[tuple[str, int]]) -> dict[int, float]:
         """Each candidate's fused score plus NEIGHBOURHOOD_WEIGHT times the best own-words score (scaled) among the word
-        candidates within WINDOW of it in its session."""
+        candidates within WINDOW of it in its session, if it is in an exchange (`talk`)."""
         top = max(own.values(), default=0.0) or 1.0
         at = {(found[rowid][4], found[rowid][11]): max(score, 0.0) / top for rowid, score in own.items()}
-        return {rowid: score + NEIGHBOURHOOD_WEIGHT * max((at.get((r[4], s), 0.0) for s in _around(r[11])), default=0.0)
-                for rowid, score in fused.items() if (r := found[rowid])}
+        beside = {rowid: [at.get((r[4], s), 0.0) for s in _around(r[11])] if (r[4], r[11]) in talk else [] for rowid, r in found.items()}
+        return {rowid: score + NEIGHBOURHOOD_WEIGHT * max(beside[rowid], default=0.0) for rowid, score in fused.items()}
 
-    def _neighbours(self, places: list[tuple[str, int]]) -> dict[tuple[str, int], list[int]]:
-        """For each (session, seq), the vector keys of the records within WINDOW of it in that session: one indexed
-        join per 400 places, not a query per session (the nearest records of an unscoped query span a hundred)."""
-        wanted = sorted({(session, s) for session, seq in places for s in _around(seq)})
-        keys: dict[tuple[str, int], int] = {}
+    def _window(self, places: list[tuple[str, int]]) -> Window:
+        """(session, seq) -> (vector key, speaker) of each record within WINDOW of one of `places`, themselves included:
+        one indexed join per 400 places, not a query per session (the nearest records of an unscoped query span a hundred)."""
+        wanted = sorted({(session, s) for session, seq in places for s in range(seq - WINDOW, seq + WINDOW + 1)})
+        found: Window = {}
         for chunk in range(0, len(wanted), 400):
             part = wanted[chunk : chunk + 400]
-            keys |= {(session, seq): key for session, seq, key in self._db.conn.execute(
-                f"WITH w(s, q) AS (VALUES {','.join(['(?, ?)'] * len(part))}) "
-                "SELECT r.session, r.seq, r.vkey FROM w JOIN records r ON r.session = w.s AND r.seq = w.q", [v for p in part for v in p])}
-        return {(session, seq): [keys[(session, s)] for s in _around(seq) if (session, s) in keys] for session, seq in places}
+            found |= {(session, seq): (key, speaker) for session, seq, key, speaker in self._db.conn.execute(
+                f"WITH w(s, q) AS (VALUES {','.join(['(?, ?)'] * len(part))}) SELECT r.session, r.seq, r.vkey, r.speaker "
+                "FROM w JOIN records r ON r.session = w.s AND r.seq = w.q", [v for p in part for v in p])}
+        return found
+
+
+def _neighbours(places: list[tuple[str, int]], window: Window) -> dict[tuple[str, int], list[int]]:
+    """For each (session, seq), the vector keys of the records within WINDOW of it in that session."""
+    return {(session, seq): [window[(session, s)][0] for s in _around(seq) if (session, s) in window] for session, seq in places}
+
+
+def _talking(places: list[tuple[str, int]], window: Window) -> set[tuple[str, int]]:
+    """Those of `places` in an exchange: more than one speaker among the records within WINDOW of it, itself included."""
+    return {(session, seq) for session, seq in places
+            if len({window[(session, s)][1] for s in range(seq - WINDOW, seq + WINDOW + 1) if (session, s) in window}) > 1}
 
 
 def _names(query: Query, row: tuple[Any, ...]) -> float:
