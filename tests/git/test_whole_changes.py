@@ -3,6 +3,7 @@ SKILL.md away and leaves the Codex file beside it; nothing of the change is comm
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -63,3 +64,30 @@ def test_a_persons_edit_over_an_agents_pending_skill_update_is_not_committed_as_
     assert git(repo, "log", "-1", "--format=%s").strip() == "memory(skill): accept deploy-flamingo"
     assert "2. a person's line" in git(repo, "show", f"HEAD:{SKILL}/SKILL.md")
     assert git(repo, "status", "--porcelain", "--", SKILL) == ""
+
+
+def test_a_stash_in_the_commit_window_holds_a_sessions_log_and_its_later_records_and_the_pop_commits_them(repo: Path):
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "repo-memory init")
+    store = Store(Config.load(repo), session="s-agent")
+    sid = store.session
+    try:
+        store.remember("one")
+        store.checkpoint("first part", [f"{sid}#1"])  # commits #1-2: the session goes on in an untracked `+2` file
+        store.remember("three")
+        git(repo, "stash", "-q", "-u")  # a person's: it takes the `+2` file holding #3 away
+        store.checkpoint("second part", [f"{sid}#3"])  # #4: not committed past the missing #3 (the chain keeps no hole)
+        assert git(repo, "log", "-1", "--format=%s").strip() == f"memory(experience): {sid}#1-2"
+        assert "`git stash pop`" in store.commit_status("experience"), store.commit_status("experience")
+        doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+        assert "git stash pop" in doctor and "changed but not committed:" not in doctor, doctor
+        git(repo, "stash", "pop", "-q")
+        doctor = CliRunner().invoke(cli, ["--root", str(repo), "doctor"]).output
+        assert "changed but not committed:" not in doctor and "written outside repo-memory" not in doctor, doctor
+    finally:
+        store.close()
+    assert git(repo, "log", "-1", "--format=%s").strip() == f"memory(experience): {sid}#3-4"
+    assert git(repo, "status", "--porcelain", "--untracked-files=all", "--", ".agents") == ""
+    seqs = [json.loads(line)["seq"] for path in sorted(git(repo, "ls-files", ".agents/experience").split())
+            for line in git(repo, "show", f"HEAD:{path}").splitlines()]
+    assert sorted(seqs) == [1, 2, 3, 4]

@@ -88,7 +88,8 @@ class Logbook:
         self._records.note([path])
         span = f"{written[0]['id']}" + (f"-{written[-1]['seq']}" if len(written) > 1 else "")
         self._committer.record([path.relative_to(self.root).as_posix(), *self._journal.take_blobs()], f"memory(experience): {span}",
-                               kind="experience", session=session, first=written[0]["seq"], last=written[-1]["seq"])
+                               kind="experience", session=session, first=written[0]["seq"], last=written[-1]["seq"],
+                               tip=written[-1]["sha256"])  # a log a stash took stays pending (git/written.py)
         return written
 
     def remember(self, session: str, text: str | None, kind: str = "note", refs: Sequence[str] = (), data: Any = None,

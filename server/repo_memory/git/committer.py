@@ -57,6 +57,14 @@ def _holds_secret(path: Path) -> bool:
     return bool(secretscan.scan(text))
 
 
+def _read(path: Path) -> bytes | None:
+    """The bytes of the file at `path`, None when there are none (or they cannot be read)."""
+    try:
+        return disk.read_safely(path)
+    except (OSError, UnsafePathError):
+        return None
+
+
 class Committer:
     """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
 
@@ -92,17 +100,18 @@ class Committer:
         return self.flush()
 
     def record(self, paths: Iterable[str], message: str, kind: str = "doc", session: str | None = "", first: int = 0,
-               last: int = 0, whole: bool = False) -> None:
+               last: int = 0, whole: bool = False, tip: str = "") -> None:
         """Note changed memory paths, durably; documents are committed within the window, experience at its session's end.
         `session`: the one whose write this is ('': this process's; None: none, a person's command). `whole`: the files
-        as they are now are one change, committed only as they are now (git/written.py); the caller holds them still."""
+        as they are now are one change, committed only as they are now (git/written.py); the caller holds them still.
+        `tip`: the sha256 of the last record written to the log among `paths`, checked before it is committed (written.taken)."""
         if self.mode == "off":
             return deferral.leave(self.state_dir, paths)  # the person's to commit: doctor says so (git/deferral.py)
         session = "" if session is None else session or self.session or ""
         shas = written.noted(self.root, dict.fromkeys(paths)) if whole else {}
         change = uuid.uuid4().hex[:16] if whole else ""
-        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last, change, shas.get(path, ""))
-                   for path in dict.fromkeys(paths)]
+        entries = [Pending(path, message, kind, session, self.owner, self._started, first, last, change,
+                           shas.get(path, tip if path.endswith(".jsonl") else "")) for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
             again = self._unnoted or ([] if self.journal.path.exists() else list(self._own))
             self._own += entries
@@ -178,7 +187,8 @@ class Committer:
             self._schedule(self.window * 5)  # try again later, or once the operation in the way is heard ending
             if self.mode != "private" and held_by_git(result.deferred):  # a private ref waits on the timer
                 self._ending.wait()
-        elif self.displaced:  # a change a stash took away: looked for again until its files are back (`git stash pop`)
+        elif any("/experience/" not in p for p in self.displaced):  # a skill change a stash took away: looked for again
+            # until its files are back (`git stash pop`); a log waits for its session's next checkpoint or end
             self._schedule(self.window * 5)
         return result
 
@@ -203,7 +213,9 @@ class Committer:
         for path, why in self.foreign.items():  # said where it matters: tool answers, `log add`, doctor; here for the log
             log.info("not committing %s: %s (see `repo-memory doctor`)", path, why)
         self.held += self.foreign
-        self.displaced = written.displaced(self.root, [e for e in entries if e.path not in self.held])
+        kept = [e for e in entries if e.path not in self.held]  # a log a stash took stays pending, not committed as deleted
+        got = {p: None if c is None else c[0] for p, c in checked.items()}  # the bytes checked under each log's lock
+        self.displaced = {**written.displaced(self.root, kept), **written.taken(self.git, kept, got.get)}
         for path, why in self.displaced.items():
             log.info("not committing %s yet: %s", path, why)
         self.held += self.displaced
@@ -323,9 +335,11 @@ class Committer:
             staged = status.staged(self.git, folders) if self.mode == "stage" else set()  # there for the person's commit
             uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted} - staged)
         deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if pending else "")
+        held = pending.intersection(self.held).union(written.displaced(self.root, listed),
+                                                     written.taken(self.git, listed, lambda p: _read(self.root / p)))
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
                       self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
-                      sorted(pending.intersection(self.held).union(written.displaced(self.root, listed))), sorted(staged - pending),
+                      sorted(held), sorted(staged - pending),
                       message.nameless(self.git, self.policy.author_name, self.policy.author_email))
 
     def heal(self, paths: list[str]) -> None:

@@ -37,7 +37,8 @@ class Pending:
     first: int = 0  # for experience: the first and last record seq written
     last: int = 0
     change: str = ""  # the change it is part of, committed whole or not at all (git/written.py), '' when not checked
-    sha256: str = ""  # of the bytes its writer left there (git/written.py GONE: it deleted it), '' when not checked
+    sha256: str = ""  # of the bytes its writer left there (git/written.py GONE: it deleted it), '' when not checked;
+    # of a log (kind experience): its last record's, which the file must still hold (git/written.py `taken`)
 
 
 def _line(entry: Pending) -> str:

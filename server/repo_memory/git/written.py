@@ -6,16 +6,24 @@ version and leaves the untracked Codex file), and an edit may land over it. Comm
 the change, or a person's text as the writer's. So the sha256 of each file is noted with the change when it is made
 pending, and the commit checks it under its lock: a change one of whose files differs waits, pending, and is committed
 as its writer's once its files are back as written (`git stash pop`).
+
+A session's log is noted by the sha256 of the last record written to it (no file is read again to note it; a chain's
+last hash vouches for the records before it). A log that lacks that line at commit time while a stash holds it (a
+`git stash -u` took the untracked file) stays pending instead of being committed as deleted, and so do its session's
+later records, which another file may hold (the session goes on in `+n`), so HEAD's chain gets no hole. Only the bytes
+the commit reads anyway are searched, and the stash only for a log that lacks its line; a redaction keeps a record's
+sha256, so it does not hold the log back.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from repo_memory.errors import UnsafePathError
+from repo_memory.errors import GitError, NotFoundError, UnsafePathError
 from repo_memory.git.pending import Pending
+from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 
 GONE = "-"  # the sha256 noted of a path its writer deleted
@@ -39,7 +47,7 @@ def noted(root: Path, paths: Iterable[str]) -> dict[str, str]:
 def displaced(root: Path, entries: Sequence[Pending]) -> dict[str, str]:
     """The paths of the pending `entries` (oldest first) to keep out of a commit, with why: every path of a change one
     of whose files no longer holds what its latest write noted (a later write of a path it does hold supersedes it)."""
-    latest = {e.path: e.sha256 for e in entries}
+    latest = {e.path: e.sha256 for e in entries if e.kind != "experience"}  # a log's sha256 is its last record's (`taken`)
     off = {path: f"{path.rsplit('/', 1)[-1]} is not as repo-memory wrote it (a `git stash`, a checkout or an edit took "
            "the change away; `git stash pop` brings it back and it is committed then)"
            for path, sha in latest.items() if sha and sha256(root, path) != sha}
@@ -58,3 +66,35 @@ def overtaken(root: Path, entries: Sequence[Pending]) -> set[Pending]:
     latest = {e.path: e.sha256 for e in entries}
     changes = {e.change for e in entries if e.change and not latest[e.path] and sha256(root, e.path) != e.sha256}
     return {e for e in entries if e.change in changes}
+
+
+def taken(git: Git, entries: Sequence[Pending], read: Callable[[str], bytes | None]) -> dict[str, str]:
+    """The paths of the pending `entries` to keep out of a commit, with why: each log that lacks the last record its
+    writer noted (`read`: its bytes, None when gone) while a stash holds it, and every path of its session's records
+    from the first of that log's on. A log no stash holds (a person deleted or dropped it) is committed as it is."""
+    latest = {e.path: e for e in entries if e.kind == "experience" and e.sha256}
+    short: dict[str, tuple[int, str]] = {}  # session -> the first record seq held back, and why
+    for path, entry in latest.items():
+        needle = f'"sha256":"{entry.sha256}"'.encode()  # a field of its canonical line (experience.canonical)
+        data = read(path)
+        if (data is None or needle not in data) and (stash := _stashed(git, path, needle)):
+            first = min(e.first for e in entries if e.path == path)
+            if first < short.get(entry.session, (first + 1, ""))[0]:
+                short[entry.session] = (first, f"{entry.session}#{first} on: a `git stash` took {path.rsplit('/', 1)[-1]} "
+                                        f"back ({stash}); `git stash pop` restores it, and they are committed then")
+    return {e.path: short[e.session][1] for e in entries
+            if e.kind == "experience" and e.session in short and e.first >= short[e.session][0]}
+
+
+def _stashed(git: Git, path: str, needle: bytes) -> str:
+    """The stash entry (`stash@{n}`) whose work tree or untracked files hold `path` with `needle` in it, or ''."""
+    listed = git.run("log", "-g", "--format=%H %P", "refs/stash", "--", check=False).stdout.splitlines()
+    for n, line in enumerate(listed):
+        commits = line.split()
+        for commit in commits[:1] + commits[3:4]:  # the work tree, and the untracked files of `git stash -u`
+            try:
+                if needle in git.blob(commit, path):
+                    return f"stash@{{{n}}}"
+            except (NotFoundError, GitError):
+                continue
+    return ""
