@@ -44,8 +44,8 @@ def folders(paths: Iterable[Path]) -> list[Path]:
 
 
 def fingerprint(folder: Path) -> str:
-    """What a call may change of skill `folder`: the path, kind and content of each file and link the review sha counts
-    (core/skill_files.py), read in chunks. This clone's bytes, compared on this clone: no git object is computed (the
+    """What a call may change of skill `folder`: the path, kind (an executable file too) and content of each file and
+    link the review sha counts (core/skill_files.py), read in chunks. This clone's bytes, compared on this clone: no git object is computed (the
     review sha's work, core/review_sha.py), and a large file beside SKILL.md is never held in memory whole."""
     from repo_memory.core import skill_files  # only when a call names a skill: the pre-tool hook stays light
 
@@ -54,7 +54,8 @@ def fingerprint(folder: Path) -> str:
         content = hashlib.sha256()
         for chunk in entry.chunks():
             content.update(chunk)
-        digest.update(os.fsencode(entry.rel) + (b"\0link\0" if entry.link else b"\0file\0") + content.digest())
+        kind = b"\0link\0" if entry.link else b"\0exec\0" if entry.executable else b"\0file\0"
+        digest.update(os.fsencode(entry.rel) + kind + content.digest())
     return digest.hexdigest()
 
 
