@@ -193,6 +193,34 @@ def touched_since(root: Path, sources: Iterable[str], ns: int) -> list[str]:
     return found
 
 
+def changed_between(root: Path, sources: Iterable[str], since: int, until: int) -> list[str]:
+    """The files (repository-relative) in skill folders of `sources` (not mirror copies) whose status-change times fall
+    between `since` and `until` (ns), each folder's SKILL.md with them: what a call that ran then changed, found after
+    later calls ran, where `touched_since` would take their changes too."""
+    found = []
+    for source in sources:
+        try:
+            folders = [e for e in os.scandir(root / source) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for folder in folders:
+            if os.path.exists(os.path.join(folder.path, MIRROR_MARKER)):
+                continue
+            hits = [os.path.relpath(os.path.join(where, name), folder.path) for where, dirs, files in os.walk(folder.path)
+                    for name in (".", *dirs, *files) if since <= _ctime(os.path.join(where, name)) <= until]
+            if hits:
+                skill = f"{source}/{folder.name}"
+                found += [f"{skill}/{SKILL_FILE}", *(f"{skill}/{Path(h).as_posix()}" for h in hits if h != ".")]
+    return list(dict.fromkeys(found))
+
+
+def _ctime(path: str) -> int:
+    try:
+        return os.lstat(path).st_ctime_ns
+    except OSError:
+        return -1
+
+
 def _changed_since(folder: str, ns: int) -> bool:
     """Whether `folder` or anything in it has a status-change time at or after `ns` (links are not followed)."""
     for where, dirs, files in os.walk(folder):
