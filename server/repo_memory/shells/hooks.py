@@ -18,7 +18,8 @@ from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
-from repo_memory.core import following, mirror, offering, skill_changes
+from repo_memory.core import agent_commits, following, mirror, offering, skill_changes, skill_removals
+from repo_memory.git.repo import Git
 from repo_memory.git import underway
 from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool, tool_records
 from repo_memory.shells.loopstop import stop
@@ -134,6 +135,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
     named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
     before = pretool.noted(store.config.state_dir, payload)  # the named skill folders' fingerprints: a read is no edit
+    removals = _removals(store, tool, payload, named, since)  # before `committed` forgets the HEAD the call began at
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
     try:  # the call is recorded below whatever befalls a skill it changed
@@ -152,10 +154,24 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
             engine.note_read(read, runs)
     if store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # logs a sparse checkout leaves out: the skills still count
         store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
-    notes = failed + skill_changes.told(store.root, redrafted, kept_out)
+    notes = removals + failed + skill_changes.told(store.root, redrafted, kept_out)
     notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
+
+
+def _removals(store: Store, tool: str, payload: dict[str, Any], named: list[str], since: int | None) -> list[str]:
+    """Put back the accepted skills the call removed (core/skill_removals.py), committing them again when the call's own
+    commit took them; Claude Code's copies of those whose removal stands go. Returns what the agent is told."""
+    git = Git(store.root, store.config.git_dir)
+    head, now = pretool.head_before(store.config.state_dir, payload) or agent_commits.head(git), agent_commits.head(git)
+    gone = skill_removals.removed(git, head, named, since) if head and tool in (*FILE_TOOLS, *SHELL_TOOLS) else []
+    done = skill_removals.settle(git, head, gone, store.config.review == "required")
+    if done.dropped:
+        mirror.withdraw(store.root, store.config.state_dir, done.dropped)
+    if done.paths and now != head:
+        store.commit_files(done.paths, f"memory(skill): put back {', '.join(done.put_back)}, removed by an agent ({tool})")
+    return skill_removals.told(done, head)
 
 
 def _entry(store: Store, payload: dict[str, Any], text: str, data: dict[str, Any]) -> experience.Entry:
