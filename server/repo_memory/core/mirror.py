@@ -79,7 +79,10 @@ def _digest(folder: Path) -> str:
     """Of what a copy holds of skill `folder`: what its review sha counts (core/skill_files.py), a link by its target."""
     h = hashlib.sha256()
     for entry in _entries(folder):
-        h.update(os.fsencode(entry.rel) + b"\0" + (b"link:" if entry.link else b"") + entry.data() + b"\0")
+        # An executable file's mark comes after its bytes: a copy an older release wrote, counting no mode, reads as
+        # its digest says (no person's edit) and is made again with the mode.
+        h.update(os.fsencode(entry.rel) + b"\0" + (b"link:" if entry.link else b"") + entry.data() + b"\0"
+                 + (b"exec\0" if entry.executable else b""))
     return h.hexdigest()
 
 
@@ -207,6 +210,7 @@ def _write(source: Path, dest: Path, name: str, digest: str) -> None:
             os.symlink(entry.path.readlink(), there)
         else:
             disk.write_atomic(there, data)
+            _mode_as(there, entry.executable)  # `scripts/deploy.sh` runs from the copy as from its skill
         skill_sha = hashlib.sha256(data).hexdigest() if entry.rel == skills.SKILL_FILE else skill_sha
     note = {"generated_by": "repo-memory sync", "source": f"{SKILLS_DIR}/{name}", "sha256": digest, "skill_sha256": skill_sha,
             "note": "Edit the source folder, not this copy; `repo-memory sync` rewrites it."}
@@ -357,8 +361,16 @@ def _carry(copy: Path, source: Path) -> None:
         if entry.link:
             there.parent.mkdir(parents=True, exist_ok=True)
             os.symlink(entry.path.readlink(), there)
-        elif not there.is_file() or there.read_bytes() != entry.data():
-            disk.write_atomic(there, entry.data())
+        else:
+            if not there.is_file() or there.read_bytes() != entry.data():
+                disk.write_atomic(there, entry.data())
+            _mode_as(there, entry.executable)
+
+
+def _mode_as(path: Path, executable: bool) -> None:
+    """Make file `path` executable, as git checks out mode 100755 (where the umask lets it), or not."""
+    mode = os.stat(path).st_mode & 0o777
+    os.chmod(path, mode | (0o111 & ~disk.umask()) if executable else mode & ~0o111)
 
 
 def told(taken: list[Taken], target: str = TARGET) -> list[str]:

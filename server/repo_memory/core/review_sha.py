@@ -3,8 +3,10 @@ store of each file and link the folder holds (core/skill_files.py), so one commi
 it, whatever the checkout wrote: a file by its blob id (`git hash-object`, end-of-line conversion and clean filters
 applied), a link by its target, also where core.symlinks=false checked it out as a file holding the target.
 
-The release before this one hashed the bytes of this checkout; a sha it printed still names the folder as it is
-(`by_previous_release`), so an accept of it goes ahead for that very content.
+An executable file (git's mode 100755) counts as `exec` where any other file counts as `blob`, so a `chmod +x` is a
+change to review, and a folder holding no executable file keeps the sha the release before gave it. That release
+counted no mode, and the one before it hashed the bytes of this checkout: a sha either printed still names the folder
+as it is (`by_previous_release`), so an accept of it goes ahead for that very content (its modes as they are now).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from repo_memory.git import as_stored
 from repo_memory.guards import disk
 
 
-def of(folder: Path, links_kept: bool = True, skill_md: bytes | None = None) -> str:
+def of(folder: Path, links_kept: bool = True, skill_md: bytes | None = None, modes: bool = True) -> str:
     """The review sha of skill `folder` (its SKILL.md as `skill_md` when given), where a checkout writes committed
-    links as links (`links_kept`) or as files (core.symlinks=false: git's index says which files are links)."""
+    links as links (`links_kept`) or as files (core.symlinks=false: git's index says which files are links); without
+    `modes`, as the release before this one gave it (an executable file counted as any other)."""
     entries = skill_files.walk(folder)
     held_links = set() if links_kept else as_stored.index_links(folder)
     links = {e.rel: e.data() if e.link else disk.read_safely(e.path) for e in entries if e.link or e.rel in held_links}
@@ -35,16 +38,20 @@ def of(folder: Path, links_kept: bool = True, skill_md: bytes | None = None) -> 
         ids[skills.SKILL_FILE] = as_stored.blob_id_of(folder, skills.SKILL_FILE, skill_md) or _blob_id(len(skill_md), [skill_md])
     digest = hashlib.sha256()
     for entry in entries:
-        kind, named = (b"link", links[entry.rel]) if entry.rel in links else (b"blob", ids[entry.rel].encode("ascii"))
+        kind, named = (b"link", links[entry.rel]) if entry.rel in links else (
+            b"exec" if modes and entry.executable else b"blob", ids[entry.rel].encode("ascii"))
         digest.update(kind + b"\0" + os.fsencode(entry.rel) + b"\0%d\0" % len(named) + named)
     return digest.hexdigest()
 
 
-def by_previous_release(folder: Path, sha: str, current: str) -> bool:
-    """Whether `sha` (7+ hex digits), which names no version `current` does, is the sha the release before this one
-    printed for skill `folder` as it is now: the same content, named by the formula of then."""
+def by_previous_release(folder: Path, sha: str, current: str, links_kept: bool = True,
+                        skill_md: bytes | None = None) -> bool:
+    """Whether `sha` (7+ hex digits), which names no version `current` does, is the sha an earlier release printed for
+    skill `folder` as it is now (its SKILL.md as `skill_md` when given): the same content, named by the formula of then."""
     sha = sha.lower()
-    return bool(re.fullmatch(r"[0-9a-f]{7,64}", sha)) and not current.startswith(sha) and previous(folder).startswith(sha)
+    if not re.fullmatch(r"[0-9a-f]{7,64}", sha) or current.startswith(sha):
+        return False
+    return of(folder, links_kept, skill_md, modes=False).startswith(sha) or previous(folder, skill_md).startswith(sha)
 
 
 def previous(folder: Path, skill_md: bytes | None = None) -> str:

@@ -64,7 +64,9 @@ def accepted_as(path: Path, raw: bytes, sha: str, links_kept: bool = True) -> bo
     that version again changes nothing, where any other sha names a version that is not the one active."""
     name = path.parent.name
     drafted = skills.edit(raw.decode("utf-8"), name, {("metadata", "status"): "draft"}).encode("utf-8")
-    return len(sha) >= 7 and review_sha.of(path.parent, links_kept, drafted).startswith(sha.lower())
+    current = review_sha.of(path.parent, links_kept, drafted)
+    return len(sha) >= 7 and (current.startswith(sha.lower())
+                              or review_sha.by_previous_release(path.parent, sha, current, links_kept, drafted))
 
 
 def reviewed(what: str, sha: str, current: str, show: str, other: str = "", versions: Collection[str] | None = None) -> None:

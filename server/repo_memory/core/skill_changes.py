@@ -44,8 +44,8 @@ def folders(paths: Iterable[Path]) -> list[Path]:
 
 
 def fingerprint(folder: Path) -> str:
-    """What a call may change of skill `folder`: the path, kind and content of each file and link the review sha counts
-    (core/skill_files.py), read in chunks. This clone's bytes, compared on this clone: no git object is computed (the
+    """What a call may change of skill `folder`: the path, kind (an executable file too) and content of each file and
+    link the review sha counts (core/skill_files.py), read in chunks. This clone's bytes, compared on this clone: no git object is computed (the
     review sha's work, core/review_sha.py), and a large file beside SKILL.md is never held in memory whole."""
     from repo_memory.core import skill_files  # only when a call names a skill: the pre-tool hook stays light
 
@@ -54,7 +54,8 @@ def fingerprint(folder: Path) -> str:
         content = hashlib.sha256()
         for chunk in entry.chunks():
             content.update(chunk)
-        digest.update(os.fsencode(entry.rel) + (b"\0link\0" if entry.link else b"\0file\0") + content.digest())
+        kind = b"\0link\0" if entry.link else b"\0exec\0" if entry.executable else b"\0file\0"
+        digest.update(os.fsencode(entry.rel) + kind + content.digest())
     return digest.hexdigest()
 
 
@@ -190,6 +191,34 @@ def touched_since(root: Path, sources: Iterable[str], ns: int) -> list[str]:
             if _changed_since(folder.path, ns):
                 found.append(f"{source}/{folder.name}/{SKILL_FILE}")
     return found
+
+
+def changed_between(root: Path, sources: Iterable[str], since: int, until: int) -> list[str]:
+    """The files (repository-relative) in skill folders of `sources` (not mirror copies) whose status-change times fall
+    between `since` and `until` (ns), each folder's SKILL.md with them: what a call that ran then changed, found after
+    later calls ran, where `touched_since` would take their changes too."""
+    found = []
+    for source in sources:
+        try:
+            folders = [e for e in os.scandir(root / source) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        for folder in folders:
+            if os.path.exists(os.path.join(folder.path, MIRROR_MARKER)):
+                continue
+            hits = [os.path.relpath(os.path.join(where, name), folder.path) for where, dirs, files in os.walk(folder.path)
+                    for name in (".", *dirs, *files) if since <= _ctime(os.path.join(where, name)) <= until]
+            if hits:
+                skill = f"{source}/{folder.name}"
+                found += [f"{skill}/{SKILL_FILE}", *(f"{skill}/{Path(h).as_posix()}" for h in hits if h != ".")]
+    return list(dict.fromkeys(found))
+
+
+def _ctime(path: str) -> int:
+    try:
+        return os.lstat(path).st_ctime_ns
+    except OSError:
+        return -1
 
 
 def _changed_since(folder: str, ns: int) -> bool:

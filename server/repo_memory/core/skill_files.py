@@ -10,6 +10,7 @@ link to a folder too). Names and targets are the bytes the file system gives (os
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
 
 LINK = 0o120000  # a symbolic link's mode in git
+EXECUTABLE = 0o100755  # an executable file's
 CHUNK = 1 << 20
 
 
@@ -45,6 +47,11 @@ class Entry:
                 yield chunk
 
     @property
+    def executable(self) -> bool:
+        """Whether git keeps it as an executable file (mode 100755, as `git add` gives a file its owner may run)."""
+        return not self.link and bool(os.lstat(self.path).st_mode & stat.S_IXUSR)
+
+    @property
     def shown(self) -> str:
         """How a person or an agent is told of it: its name (bytes that are no UTF-8 escaped), a link with its target."""
         name = _printable(self.rel)
@@ -66,9 +73,11 @@ def walk(folder: Path, unfiltered: bool = False) -> list[Entry]:
 
 
 def same_kind(entry: Entry, mode: int | None, links_kept: bool = True) -> bool:
-    """Whether `entry` is of the kind git holds (`mode`; None: not held, which its content tells) as `git status` sees
-    it: where the checkout writes no links (core.symlinks false), a committed link is a file holding its target."""
+    """Whether `entry` is of the kind and mode git holds (`mode`; None: not held, which its content tells) as `git
+    status` sees it: where the checkout writes no links (core.symlinks false), a committed link is a file holding its target."""
     held_link = mode == LINK
+    if mode is not None and not held_link and not entry.link and entry.executable != (mode == EXECUTABLE):
+        return False  # a `chmod +x` is a change git commits
     return mode is None or entry.link == held_link or not links_kept and held_link and not entry.link
 
 

@@ -324,7 +324,7 @@ class Skillbook:
             kept = self._committer.git.links_kept()
             if sha is not None and not (accept and current.status == "active" and reviewing.accepted_as(path, raw, sha, kept)):
                 now = self.fingerprint(name)
-                if not review_sha.by_previous_release(path.parent, sha, now):  # a sha printed before the formula changed
+                if not review_sha.by_previous_release(path.parent, sha, now, kept):  # a sha printed before the formula changed
                     reviewing.reviewed(f"skill:{name}", sha, now, f"repo-memory skill show {name}", current.sha256)
             if accept and current.status == "active":  # by a person's hand, maybe: the harnesses' lists follow it
                 changed, message, done = [], f"memory(skill): {name} is active", f"skill:{name} is already active"

@@ -148,7 +148,8 @@ def _read(line: Any, session: str, calls: dict[str, dict[str, Any]], back: Readb
             calls[block["id"]] = {"session_id": session, "cwd": line.get("cwd"), "tool_use_id": block["id"],
                                   "tool_name": block.get("name"), "tool_input": block.get("input")}
         elif block.get("type") == "tool_result" and block.get("tool_use_id") in calls and not block.get("is_error"):
-            back.calls.append({**calls.pop(block["tool_use_id"]), "tool_response": line.get("toolUseResult", block.get("content"))})
+            back.calls.append({**calls.pop(block["tool_use_id"]), "tool_response": line.get("toolUseResult", block.get("content")),
+                               "ended": line.get("timestamp")})  # when its result came: a window for what it changed
 
 
 def forget_old(state_dir: Path) -> None:

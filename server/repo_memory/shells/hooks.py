@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import Config
-from repo_memory.formats import experience, refs
+from repo_memory.formats import experience, refs, when
 from repo_memory.git import sparse
 from repo_memory.git.pending import harness_pid, note_session
 from repo_memory.guards import paths, secretscan
 from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
-from repo_memory.core import following, mirror, offering, skill_changes
+from repo_memory.core import agent_commits, following, mirror, offering, skill_changes, skill_removals
+from repo_memory.git.repo import Git
 from repo_memory.git import underway
 from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool, tool_records
 from repo_memory.shells.loopstop import stop
@@ -134,6 +135,7 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
     named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
     before = pretool.noted(store.config.state_dir, payload)  # the named skill folders' fingerprints: a read is no edit
+    removals = _removals(store, tool, payload, named, since)  # before `committed` forgets the HEAD the call began at
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
     try:  # the call is recorded below whatever befalls a skill it changed
@@ -152,10 +154,24 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
             engine.note_read(read, runs)
     if store.sparse.holds(f"{experience.EXPERIENCE_DIR}/"):  # logs a sparse checkout leaves out: the skills still count
         store.log(_session(store, payload), [_entry(store, payload, text, data)], captured=True)
-    notes = failed + skill_changes.told(store.root, redrafted, kept_out)
+    notes = removals + failed + skill_changes.told(store.root, redrafted, kept_out)
     notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
     return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
+
+
+def _removals(store: Store, tool: str, payload: dict[str, Any], named: list[str], since: int | None) -> list[str]:
+    """Put back the accepted skills the call removed (core/skill_removals.py), committing them again when the call's own
+    commit took them; Claude Code's copies of those whose removal stands go. Returns what the agent is told."""
+    git = Git(store.root, store.config.git_dir)
+    head, now = pretool.head_before(store.config.state_dir, payload) or agent_commits.head(git), agent_commits.head(git)
+    gone = skill_removals.removed(git, head, named, since) if head and tool in (*FILE_TOOLS, *SHELL_TOOLS) else []
+    done = skill_removals.settle(git, head, gone, store.config.review == "required")
+    if done.dropped:
+        mirror.withdraw(store.root, store.config.state_dir, done.dropped)
+    if done.paths and now != head:
+        store.commit_files(done.paths, f"memory(skill): put back {', '.join(done.put_back)}, removed by an agent ({tool})")
+    return skill_removals.told(done, head)
 
 
 def _entry(store: Store, payload: dict[str, Any], text: str, data: dict[str, Any]) -> experience.Entry:
@@ -300,20 +316,39 @@ def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dic
     # Call ids are unique: a call this session's log, or a log of the conversation it resumed, holds is recorded
     recorded = deliveries.recorded(records) | deliveries.recorded_in(store, back.others)
     missed = [call for call in back.calls if call["tool_use_id"] not in recorded]
-    entries, touched, done = [], dict[str, list[str]](), 0  # tool -> memory files its calls named
+    entries, touched, done = [], list[tuple[str, list[str], dict[str, str]]](), 0  # (tool, files, folders noted before)
     for call in missed:
         if time.monotonic() > deadline:
             break
         done += 1
         if made := tool_records.made(store, {**call, "hook_event_name": "SessionEnd"}):
             entries.append(_entry(store, {"hook_event_name": "SessionEnd"}, made[1], made[2]))
-            touched.setdefault(made[0], []).extend(_memory_paths(store, made[0], call.get("tool_input")))
+            touched.append((made[0], *_changed_by(store, made[0], {**call, "session_id": payload.get("session_id")})))
     if entries:
         store.log(store.session, entries, captured=True)
-    for tool, rels in touched.items():
+    for tool, rels, before in touched:
         if rels:  # a skill an agent's tool changed is a draft again, as the PostToolUse hook would have made it
-            store.redraft(rels, tool, before={})  # no note of the folders before the call: a change is from HEAD
+            store.redraft(rels, tool, before=before)  # a folder the pre-tool hook did not note is compared with HEAD
     return len(entries), back.said(len(missed) - done, transcript)
+
+
+ENDED_SLACK_NS = 50_000_000  # a transcript's time is in ms, written once the call ended: its file times are no later
+
+
+def _changed_by(store: Store, tool: str, call: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """The memory files a call read back from the transcript named, and those in skill folders whose status-change
+    times fall between its start (its pre-tool hook's note) and its end (the transcript's time of its result, else
+    now), as the post-tool hook finds them; and the skill folders' fingerprints noted before it (pretool.began)."""
+    named, since = _memory_paths(store, tool, call.get("tool_input")), pretool.started(store.config.state_dir, call)
+    before = pretool.noted(store.config.state_dir, call)
+    if since is None:  # no pre-tool hook saw it: only what it names is known
+        return named, before
+    try:
+        until = int(when.timestamp(call["ended"]) * 1e9) + ENDED_SLACK_NS
+    except (KeyError, TypeError, ValueError):
+        until = -1
+    until = until if until >= since else time.time_ns()  # no time, or one no clock of this machine wrote: up to now
+    return [*named, *skill_changes.changed_between(store.root, store.sources, since, until)], before
 
 
 def _pre_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

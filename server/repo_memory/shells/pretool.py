@@ -354,6 +354,14 @@ def noted(state_dir: Path, payload: dict[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
+def head_before(state_dir: Path, payload: dict[str, Any]) -> str:
+    """The HEAD `began` noted before the shell call of this PostToolUse payload ('' when none), leaving the note."""
+    try:
+        return _marker(state_dir, payload).with_suffix(".head").read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def committed(config: Config, payload: dict[str, Any]) -> list[str]:
     """The commits the shell call of this PostToolUse payload made itself since the HEAD `began` noted, listed as the
     agent's (core/agent_commits.py); forgets the note."""
