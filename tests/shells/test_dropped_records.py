@@ -103,7 +103,9 @@ def test_a_checkpoint_does_not_cover_records_a_reset_took_from_the_log(tmp_path:
         store.flush("all")
         git(repo, "reset", "-q", "--hard", "HEAD~1")
         store.remember("third", session=session)
-        with pytest.raises(InvalidRecordError, match=f"{session}#1 does not exist"):
+        with pytest.raises(InvalidRecordError, match=f"{session}#1 does not exist") as refused:
             store.checkpoint("all of it", [f"{session}#1-3"], session=session)
+        assert f"nearest existing record is {session}#1." not in str(refused.value), refused.value  # it said so of #1 itself
+        assert "git reset or rebase took it" in str(refused.value), refused.value
     finally:
         store.close()
