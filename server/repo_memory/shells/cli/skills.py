@@ -154,7 +154,12 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
 
     sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
     click.echo(store.review(name, accept=True, sha=sha))
-    if mirror.in_use(store.root, store.config.state_dir):  # Claude Code loads the copies: the skill it may now see goes there too
+    copy_again(store, name)
+
+
+def copy_again(store: Store, name: str) -> None:
+    """Claude Code loads the copies: a skill it may see again (accepted, or back to the version accepted) goes there now."""
+    if mirror.in_use(store.root, store.config.state_dir):
         report = mirror.of(store)
         if name in report.written:
             click.echo(f"copied to {mirror.TARGET}/{name} (Claude Code loads it from there)")
@@ -170,7 +175,9 @@ def reject(ctx: click.Context, name: str) -> None:
     whose changes no commit holds, or that you committed, is kept and named); one never accepted is deleted (git
     history keeps it), unless a file beside it is in no commit (__pycache__ bytecode goes with it). Only drafts can
     be rejected, and not while SKILL.md has edits of yours that are not committed."""
-    click.echo(store_of(ctx).review(name, accept=False))
+    store = store_of(ctx)
+    click.echo(store.review(name, accept=False))
+    copy_again(store, name)
 
 
 @click.command()
