@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from repo_memory.config import Config
+from repo_memory.core import rewrites
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
 from repo_memory.core.store import Store
 
@@ -140,7 +141,7 @@ def test_an_agent_rewriting_one_skill_over_and_over_is_warned_and_listed_by_doct
     store.write_skill("tuning", "Tune the thing.", "v0")
     notes = [store.write_skill("tuning", "Tune the thing.", f"v{i}").warnings for i in range(1, 5)]
     assert not any("rewritten" in w for w in notes[0]) and any("rewritten 4 times" in w for w in notes[3])
-    assert store.churning() == [("tuning", 4)]
+    assert rewrites.churning(store.config.state_dir) == [("tuning", 4)]
     assert any(f.path == "skill:tuning" and "rewrote it 4 times" in f.message for f in doctor.examine(store))
 
 

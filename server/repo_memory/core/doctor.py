@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, stale_checks
+from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, rewrites, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.catalog import Catalog
 from repo_memory.core.native_memory import Homes
@@ -128,7 +128,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                     f"outdated {evidence.outdated} time(s) against {evidence.successes + evidence.helped} good outcome(s)",
                                     "Read the feedback (`repo-memory stats`, recall the skill's name) and fix the skill, or set "
                                     "`status: deprecated` under metadata so it leaves default recall."))
-    for name, count in store.churning():
+    for name, count in rewrites.churning(store.config.state_dir):
         findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
                                 "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "
                                 "a skill that keeps changing is not yet a procedure."))

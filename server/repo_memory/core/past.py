@@ -88,7 +88,7 @@ class Past:
         return [path]
 
     def changes(self, ref: str, since: str | None = None, limit: int = 20) -> tuple[str, list[history.Change]]:
-        """(path, the commits that changed it newest first, each with its diff)."""
+        """(path, the commits that changed it newest first, each with its diff): of a skill, any file of its folder."""
         return self._from_git(ref, lambda: self._changes(ref, since, limit))
 
     def read_at(self, ref: str, as_of: str, cursor: str | None = None) -> Item:
@@ -108,8 +108,10 @@ class Past:
             raise
 
     def _changes(self, ref: str, since: str | None, limit: int) -> tuple[str, list[history.Change]]:
-        path = self.path_of(ref)
-        found = history.changes(self._git, self._files(path), since, limit)
+        path, parsed = self.path_of(ref), refs.parse(ref)
+        skill = parsed.kind in ("skill", "name") and not parsed.inner and path.endswith(f"/{skills.SKILL_FILE}")
+        wanted = [path.rsplit("/", 1)[0]] if skill else self._files(path)  # a skill is its folder: the files beside SKILL.md too
+        found = history.changes(self._git, wanted, since, limit)
         if not found and not since and not (self.root / path).exists():
             name = refs.parse(ref).name
             raise NotFoundError(f"Nothing named '{ref[:80]}' has history: no skill, loop or session by that name exists or "

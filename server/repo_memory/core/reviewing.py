@@ -114,20 +114,14 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     as it is, or that a person committed (theirs); bytecode in no commit (skill_files.regenerable) goes with it. Returns (changed paths, commit message, what was done)."""
     git, source = committer.git, rel.rsplit("/", 2)[0]
     skill = f"{source}/{name}"
-    usable: dict[str, bytes | None] = {}  # blob id -> its text when it reads as active and valid (an agent may write one text often)
-    for commit, blob, _ in history.versions(git, rel):
-        if blob not in usable:
-            text = history.checked_out(git, rel, blob)  # the skill, where git may hold an LFS pointer
-            found = skills.parse(text, rel, source)
-            usable[blob] = text if found.status == "active" and not found.problems else None
-        if (data := usable[blob]) is not None and not merges.joined(git, commit, skill):  # else no person accepted that text
-            disk.write_atomic(path, data)
-            target = _as_accepted(git, skill, rel, commit, blob, agent_commits.made(committer.state_dir))
-            beside, kept = _give_back(committer, committed, skill, target)
-            return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
-                    f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
-                    + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
-                    + (f"; kept as they are: {', '.join(kept)}, see `git log -p -- {skill}`" if kept else ""))
+    if (accepted := last_accepted(git, rel, committer.state_dir)) is not None:
+        commit, data, target = accepted
+        disk.write_atomic(path, data)
+        beside, kept = _give_back(committer, committed, skill, target)
+        return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
+                f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
+                + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
+                + (f"; kept as they are: {', '.join(kept)}, see `git log -p -- {skill}`" if kept else ""))
     if source != SKILLS_DIR:  # a person's own folder (.claude/skills): never deleted on the strength of an agent's draft
         raise ConflictError(f"skill:{name} in {source} was never committed as active, so git holds no version to go back to "
                             f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
@@ -144,6 +138,22 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     folder.rmdir()
     return ([f"{skill}/{p.relative_to(folder).as_posix()}" for p in files], f"memory(skill): reject {name}",
             f"rejected and deleted the draft skill:{name}")
+
+
+def last_accepted(git: Git, rel: str, state_dir: Path) -> tuple[str, bytes, str] | None:
+    """The version of the skill whose SKILL.md is `rel` that a person last accepted, the whole history searched: (the
+    commit holding SKILL.md so, its bytes as a checkout writes them, the commit whose folder is the one accepted), or
+    None when no commit ever held it active and valid (other than by a merge that joined an unreviewed change)."""
+    source, skill = rel.rsplit("/", 2)[0], rel.rsplit("/", 1)[0]
+    usable: dict[str, bytes | None] = {}  # blob id -> its text when it reads as active and valid (an agent may write one text often)
+    for commit, blob, _ in history.versions(git, rel):
+        if blob not in usable:
+            text = history.checked_out(git, rel, blob)  # the skill, where git may hold an LFS pointer
+            found = skills.parse(text, rel, source)
+            usable[blob] = text if found.status == "active" and not found.problems else None
+        if (data := usable[blob]) is not None and not merges.joined(git, commit, skill):  # else no person accepted that text
+            return commit, data, _as_accepted(git, skill, rel, commit, blob, agent_commits.made(state_dir))
+    return None
 
 
 def _as_accepted(git: Git, skill: str, rel: str, accepted: str, blob: str, agents: frozenset[str]) -> str:

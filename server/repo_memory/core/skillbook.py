@@ -17,7 +17,7 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import offering, review_sha, reviewing, rewrites, skill_changes, skill_files
+from repo_memory.core import offering, review_sha, reviewing, rewrites, skill_changes, skill_files, unreviewed
 from repo_memory.core.redrafts import Redrafted, Redrafts
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
@@ -350,8 +350,10 @@ class Skillbook:
             self._committer.record(changed, message)
         return done
 
-    def churning(self) -> list[tuple[str, int]]:
-        return rewrites.churning(self.state_dir)  # skills an agent keeps rewriting (core/rewrites.py)
+    def unreviewed(self, name: str) -> unreviewed.Unreviewed:
+        """What skill `name` changes against the version a person last accepted (core/unreviewed.py)."""
+        path, rel = self._existing(name, anywhere=True)
+        return unreviewed.against(self._committer.git, self._committed, self.state_dir, path, rel)
 
 
 

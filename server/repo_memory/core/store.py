@@ -11,7 +11,7 @@ from repo_memory.code.anchors import Code
 from repo_memory.code.pinned import Pinned
 from repo_memory.code.staleness import Stale, Staleness
 from repo_memory.config import MEMORY_DIR, SKILLS_DIR, Config
-from repo_memory.core import briefing, merges, redacting, runlock
+from repo_memory.core import briefing, merges, redacting, runlock, unreviewed
 from repo_memory.core.indexing import Indexer
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.logbook import Logbook
@@ -187,9 +187,6 @@ class Store:
     def skill_changed(self, files: list[tuple[str, int]]) -> dict[str, int]:
         return self._recall.ages.many(files)  # when each skill file (path, mtime_ns) last changed: its last commit, else its mtime
 
-    def churning(self) -> list[tuple[str, int]]:
-        return self._skills.churning()
-
     def similar_names(self, text: str) -> list[str]:
         return self._skills.similar_names(text)
 
@@ -253,6 +250,9 @@ class Store:
 
     def fingerprint(self, name: str) -> str:
         return self._skills.fingerprint(name)
+
+    def unreviewed(self, name: str) -> unreviewed.Unreviewed:
+        return self._skills.unreviewed(name)  # what a draft changes against the version a person last accepted
 
     def redraft(self, rels: Sequence[str], via: str, since: int | None = None, before: Mapping[str, str] | None = None) -> Redrafted:
         return self._skills.redraft(rels, via, since, before)  # drafts again, seen by this session (only those)

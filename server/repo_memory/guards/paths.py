@@ -58,7 +58,7 @@ def inside(root: Path, *parts: str) -> Path:
             break
         # A link anywhere on the path could redirect a write outside the repository, so none is followed.
         if stat.S_ISLNK(mode):
-            raise UnsafePathError(f"'{current.relative_to(root)}' is a symbolic link; repo-memory does not write through links.")
+            raise UnsafePathError(f"'{current.relative_to(root)}' is a symbolic link; repo-memory follows no link, to read or to write.")
     return path
 
 

@@ -66,7 +66,7 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
 @json_option
 @click.pass_context
 def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: str | None, as_json: bool) -> None:
-    """Commits that changed a skill, loop (loop:NAME) or session, with diffs; or REF as of a date/commit.
+    """Commits that changed a skill (any file of its folder), loop (loop:NAME) or session, with diffs; or REF as of a date/commit.
 
     \b
     Examples:

@@ -11,6 +11,7 @@ import click
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core import following, mirror, mirror_checks, offering
 from repo_memory.core.reading import flagged
+from repo_memory.core.unreviewed import Unreviewed
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
@@ -90,11 +91,15 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
     store = store_of(ctx)
     item = flagged(store.read(name if name.startswith("skill:") else f"skill:{name}"), store.stale)
     sha = store.fingerprint(item.name)
+    whole = item.id == f"skill:{item.name}"  # not NAME/FILE, a file beside it
+    changes = store.unreviewed(item.name) if item.status == "draft" and whole else None
 
     def text() -> None:
         click.echo(item.content, nl=False)
         if beside := [f for f in item.files if f != "SKILL.md"]:
             click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(beside)})", err=True)
+        if changes is not None:
+            click.echo(unreviewed_text(changes), err=True, nl=False)
         if item.status == "draft":
             show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
         else:  # nothing to accept: an active or deprecated skill
@@ -103,7 +108,22 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
             click.echo(f"stale: {item.stale_reason}\n(if it still holds for the code as it is now: `repo-memory stale --pin "
                        f"{item.name}`; else update the skill)", err=True)
 
-    emit({**dataclasses.asdict(item), "review_sha": sha}, as_json, text)
+    said = {"unreviewed": dataclasses.asdict(changes)} if changes is not None else {}
+    emit({**dataclasses.asdict(item), "review_sha": sha, **said}, as_json, text)
+
+
+def unreviewed_text(found: Unreviewed) -> str:
+    """What a draft changes, for the person about to accept it: each file that differs from the accepted version."""
+    if not found.accepted:
+        head = "(never accepted: every file of it is new; beside SKILL.md:)" if found.changes else ""
+    elif found.changes:
+        head = f"(changed since the version accepted in commit {found.accepted[:7]}; accepting takes every change below:)"
+    else:
+        head = f"(nothing changed since the version accepted in commit {found.accepted[:7]} but SKILL.md's status)"
+    said = [f"\n{head}\n"] if head else []
+    for change in found.changes:
+        said.append(f"{change.change} {change.path}\n{change.diff}")
+    return "".join(said)
 
 
 @click.command()
@@ -130,10 +150,16 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
 
     def show() -> None:
         click.echo(store.read(f"skill:{name}").content)
+        click.echo(unreviewed_text(store.unreviewed(name)), nl=False)
 
     sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
     click.echo(store.review(name, accept=True, sha=sha))
-    if mirror.in_use(store.root, store.config.state_dir):  # Claude Code loads the copies: the skill it may now see goes there too
+    copy_again(store, name)
+
+
+def copy_again(store: Store, name: str) -> None:
+    """Claude Code loads the copies: a skill it may see again (accepted, or back to the version accepted) goes there now."""
+    if mirror.in_use(store.root, store.config.state_dir):
         report = mirror.of(store)
         if name in report.written:
             click.echo(f"copied to {mirror.TARGET}/{name} (Claude Code loads it from there)")
@@ -149,7 +175,9 @@ def reject(ctx: click.Context, name: str) -> None:
     whose changes no commit holds, or that you committed, is kept and named); one never accepted is deleted (git
     history keeps it), unless a file beside it is in no commit (__pycache__ bytecode goes with it). Only drafts can
     be rejected, and not while SKILL.md has edits of yours that are not committed."""
-    click.echo(store_of(ctx).review(name, accept=False))
+    store = store_of(ctx)
+    click.echo(store.review(name, accept=False))
+    copy_again(store, name)
 
 
 @click.command()
