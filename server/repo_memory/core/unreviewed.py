@@ -56,16 +56,18 @@ def against(git: Git, committed: Committed, state_dir: Path, path: Path, rel: st
         entry, full = now.get(name), f"{skill}/{name}"
         held = git.entry(target, full) if name in then else None
         old = history.checked_out(git, full, held[0]) if held else None
-        if entry is None:
-            changes.append(FileChange(name, "deleted", _diff(name, old or b"", b"", then.get(name) == skill_files.LINK)))
-        elif old is None:
-            changes.append(_added(entry))
-        elif not skill_files.same_kind(entry, then[name], links_kept) or entry.data() != old and not committed.file(
-                full, entry.data(), target):
+        if entry is None or old is None:
+            changes.append(_added(entry) if entry is not None else
+                           FileChange(name, "deleted", _diff(name, old or b"", b"", then.get(name) == skill_files.LINK)))
+            continue
+        mode = "" if entry.link or then[name] not in (FILE, EXECUTABLE) or _mode(entry.path) == then[name] else \
+            f"mode {then[name]:o} -> {_mode(entry.path):o}\n"  # a `chmod +x` is a change of kind too (same_kind)
+        if entry.data() != old and not committed.file(full, entry.data(), target) or not mode and not skill_files.same_kind(
+                entry, then[name], links_kept):
             if name != skills.SKILL_FILE or not _status_only(folder.name, entry.data(), old):
-                changes.append(FileChange(entry.shown, "changed", _diff(name, old, entry.data(), entry.link)))
-        elif not entry.link and then[name] in (FILE, EXECUTABLE) and _mode(entry.path) != then[name]:
-            changes.append(FileChange(entry.shown, "mode", f"mode {then[name]:o} -> {_mode(entry.path):o}\n"))
+                changes.append(FileChange(entry.shown, "changed", mode + _diff(name, old, entry.data(), entry.link)))
+        elif mode:
+            changes.append(FileChange(entry.shown, "mode", mode))
     return Unreviewed(target, tuple(changes))
 
 
