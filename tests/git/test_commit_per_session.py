@@ -35,8 +35,11 @@ def test_two_agents_changes_due_at_once_are_a_commit_each_and_the_skills_names_t
             claude.remember(f"Claude note {i}: the calc module adds")
             codex.remember(f"Codex note {i}: the readme is short")
         codex.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run ./deploy.sh", actor="agent")
-        with pytest.raises(ConflictError):
+        with pytest.raises(ConflictError) as refused:
             claude.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run make deploy", actor="agent")
+        said = str(refused.value)
+        assert f"another session ({codex.session}, codex) created skill:deploy-steps" in said, said
+        assert "read it" in said and "another name" in said, said
         claude.flush("all")  # what an agent's `git commit` does first (shells/pretool.py)
         made = git(repo, "rev-list", "--reverse", "HEAD~2..HEAD").split()
         assert git(repo, "rev-parse", "HEAD~2").strip() == git(repo, "rev-parse", "HEAD~1^").strip()
