@@ -172,7 +172,7 @@ def run_import(store: Store, *paths: Path, session: str | None = None) -> import
     found = importing.sources(list(paths))
     assert importing.check(found, store, session) == []
     report = importing.Importer(store, session).run(found, checked=True)
-    store.flush("all")
+    store.flush("import")
     return report
 
 

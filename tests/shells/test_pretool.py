@@ -346,7 +346,7 @@ def test_an_agents_own_git_commit_finds_the_memory_pending_before_it_already_com
     git(repo, "commit", "-q", "-m", "base")
     store = Store(Config.load(repo), owner=os.getpid())  # a live server's writes, waiting for their commit
     store.remember("Cache warm takes 2 minutes.", session="s1")
-    store.write_skill("cache-warm", "How to warm the cache after a deploy", "1. hit /warm")
+    store.write_skill("cache-warm", "How to warm the cache after a deploy", "1. hit /warm", session="s1")
     store.close(commit=False)
     assert git(repo, "status", "--porcelain", "--", ".agents")
     (repo / "notes.txt").write_text("x\n", encoding="utf-8")

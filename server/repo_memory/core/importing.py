@@ -3,7 +3,7 @@
 Imported records take the write path every captured record takes (`Store.log(..., captured=True)`): each secret is
 redacted rather than refused, the index flags injection markers, and the source says `tool: import`. Records of a
 session are appended in large batches, one write and one index update per batch, and recorded as pending; the caller
-commits once at the end (`Store.flush("all")`). Each record keeps the key of what it came from under
+commits once at the end (`Store.flush("import")`). Each record keeps the key of what it came from under
 `data.source_id` (a transcript message's uuid, a rollout line's hash, a record's id and hash), so importing the same
 file again adds nothing, and a transcript that grew since adds only its new part. A record another clone wrote (its
 source names that clone, or its session is that clone's `NAME.<clone>`) goes to this clone's own `NAME.<clone>`: under

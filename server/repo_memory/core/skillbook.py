@@ -182,7 +182,8 @@ class Skillbook:
                     raise ConflictError(reviewing.invalid(name, rel, was.problems, "written"))
                 if actor == "agent":
                     reviewing.unsaved(self._committer, self._committed, path, rel, "your update", agent=True)
-                    reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name))
+                    reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name), self._committer,
+                                        session or self._committer.session or "")
                 if not was.valid and (description is None or body is None):  # nothing in the file to edit a field of
                     raise InvalidArgumentError(reviewing.invalid(name, rel, was.problems, "updated field by field")
                                                + " Write it whole again: skill_write with its description and body.")

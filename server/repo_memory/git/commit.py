@@ -22,6 +22,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from repo_memory.git.deferral import held_up
@@ -46,12 +47,17 @@ def commit_lock(state_dir: Path) -> contextlib.AbstractContextManager[None]:
 
 
 def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, identity: dict[str, str], sign: str = "auto",
-                 private: bool = False, blobs: Blobs | None = None, checked_on: str | None = None) -> CommitResult:
+                 private: bool = False, blobs: Blobs | None = None, checked_on: str | None = None,
+                 parts: Sequence[tuple[list[str], str]] = ()) -> CommitResult:
     """Commit the working-tree state of `paths` (added, changed or deleted) on top of the branch (or its private
     memory ref), or defer. The caller holds `commit_lock`. A path in `blobs` is committed as that blob (None: deleted)
     whatever its file holds by then (see `write_blob`), and only on a tip that holds it as `checked_on` did, where its
-    bytes were checked: a tip that took the path on since (a person's `git commit -a`) may hold more of it."""
+    bytes were checked: a tip that took the path on since (a person's `git commit -a`) may hold more of it.
+    `parts` (paths, message), when given in place of `paths` and `message`, become a chain of commits, one each (one
+    per session), that the ref moves to at once: all of them or none."""
     blobs = blobs or {}
+    parts = parts or [(paths, message)]
+    paths = [p for part, _ in parts for p in part]
     for _ in range(CAS_RETRIES):
         if waits := held_up(git.operation_in_progress(), private):
             return CommitResult(deferred=waits)
@@ -65,8 +71,9 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         if blobs and old != checked_on and any(_entry(git, old, p) != _entry(git, checked_on, p) for p in blobs):
             return CommitResult(deferred="the branch took a log with it while memory was being committed; the log is checked again "
                                          "and committed on a later flush")
-        tree = _tree_with(git, state_dir, old, paths, blobs)
-        if old and tree == git.run("rev-parse", f"{old}^{{tree}}").stdout.strip():
+        trees = _trees_with(git, state_dir, old, [part for part, _ in parts], blobs)
+        was = git.run("rev-parse", f"{old}^{{tree}}").stdout.strip() if old else None
+        if trees[-1] == was:
             if not private and not refresh_index(git, paths, blobs):  # an earlier refresh may have lost a race with another git process
                 return CommitResult(deferred="committed, but .git/index stayed locked; its entries will be refreshed on the next flush")
             return CommitResult(unchanged=True)
@@ -74,9 +81,14 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         stalled = signing_stalled(state_dir) if signing != ["--no-gpg-sign"] else ""
         if stalled:
             return CommitResult(deferred=stalled)
+        new = old
         try:
-            new = git.run("commit-tree", tree, *(["-p", old] if old else []), *signing, env=identity, stdin=message,
-                          timeout=SIGN_TIMEOUT).stdout.strip()  # the message on stdin: an argument is limited to 128 KiB
+            for tree, (_, text) in zip(trees, parts):
+                if tree == was:
+                    continue  # a part that changes nothing the commit before it holds makes no empty commit
+                new, was = git.run("commit-tree", tree, *(["-p", new] if new else []), *signing, env=identity,
+                                   stdin=text, timeout=SIGN_TIMEOUT).stdout.strip(), tree  # stdin: an argument is bounded
+            assert new is not None
         except GitError as exc:
             if signing == ["--no-gpg-sign"]:
                 raise
@@ -87,7 +99,8 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         if not private:
             disk.write_atomic(marker, json.dumps({"owner": os.getpid(), "started": start_time(os.getpid()), "paths": paths}).encode())
         # Compare-and-swap: the ref moves only if it still points where we built on.
-        swapped = git.run("update-ref", "-m", f"repo-memory: {message.splitlines()[0]}", ref, new, old or "0" * 40, check=False)
+        said = parts[-1][1].splitlines()[0]
+        swapped = git.run("update-ref", "-m", f"repo-memory: {said}", ref, new, old or "0" * 40, check=False)
         if swapped.returncode == 0:
             if not private and not refresh_index(git, paths, blobs):
                 log.warning("committed %s; .git/index stayed locked, so its entries for %d path(s) are refreshed later", new[:12], len(paths))
@@ -208,14 +221,19 @@ def _signing(git: Git, sign: str) -> list[str]:
     return [f"-S{key}" if key else "-S"]
 
 
-def _tree_with(git: Git, state_dir: Path, base: str | None, paths: list[str], blobs: Blobs) -> str:
-    """The tree of `base` with `paths` set to their working-tree state (or blob), built in a private index file."""
+def _trees_with(git: Git, state_dir: Path, base: str | None, parts: list[list[str]], blobs: Blobs) -> list[str]:
+    """The trees of `base` with each part's paths set in turn to their working-tree state (or blob), each tree holding
+    the parts before it too, built in a private index file."""
     index = state_dir / f"commit-index-{os.getpid()}-{threading.get_ident()}"
     env = {"GIT_INDEX_FILE": str(index)}
     try:
         git.run("read-tree", *([base] if base else ["--empty"]), env=env)
-        _set(git, paths, blobs, env, check=True)
-        return git.run("write-tree", env=env).stdout.strip()
+        trees = []
+        for paths in parts:
+            chosen = set(paths) if len(parts) > 1 else None  # one part: every blob is its own
+            _set(git, paths, blobs if chosen is None else {p: b for p, b in blobs.items() if p in chosen}, env, check=True)
+            trees.append(git.run("write-tree", env=env).stdout.strip())
+        return trees
     finally:
         index.unlink(missing_ok=True)
         Path(f"{index}.lock").unlink(missing_ok=True)

@@ -12,6 +12,7 @@ Modes (`commit` in the config): `auto` commits on the checked-out branch beside 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import os
 import threading
@@ -110,8 +111,10 @@ class Committer:
         session = "" if session is None else session or self.session or ""
         shas = written.noted(self.root, dict.fromkeys(paths)) if whole else {}
         change = uuid.uuid4().hex[:16] if whole else ""
+        harness = self.policy.harness if session and self.policy.harness != "unknown" else ""  # a change of none names none
         entries = [Pending(path, message, kind, session, self.owner, self._started, first, last, change,
-                           shas.get(path, tip if path.endswith(".jsonl") else "")) for path in dict.fromkeys(paths)]
+                           shas.get(path, tip if path.endswith(".jsonl") else ""), harness)
+                   for path in dict.fromkeys(paths)]
         with self._lock:  # the list gone with its folder: what this process still owes goes back in it
             again = self._unnoted or ([] if self.journal.path.exists() else list(self._own))
             self._own += entries
@@ -158,7 +161,7 @@ class Committer:
         self._ending.stop(idle=True)  # unless a flush waits for an operation to end (one the retries just began)
 
     def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
-        if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
+        if entry.kind == "doc" or scope in ("all", "import") or not alive(entry.owner, entry.started):
             return True  # documents commit as they change; a dead owner's work is taken over
         if session and entry.session == session:
             return True  # a checkpoint or the session's end
@@ -166,7 +169,8 @@ class Committer:
 
     def flush(self, scope: str = "docs", session: str | None = None, harness: str | None = None) -> CommitResult | None:
         """Commit (or stage) what is pending: documents always; experience of `session`, of this owner (`final`), of
-        everyone (`all`), and whatever a dead process left. A deferral keeps everything pending for a later flush.
+        everyone (`all`), and whatever a dead process left; a commit per session that wrote it (`import`: everyone's in
+        one commit, the import's). A deferral keeps everything pending for a later flush.
         `harness` names the harness(es) in the commit when this process's own is not the one that wrote it (an import).
 
         The pending list is read under the commit lock, so processes that end together make one commit: the first
@@ -230,12 +234,12 @@ class Committer:
             else:
                 logs = {p: None if got is None else got[0] for p, got in checked.items()}  # the bytes committed
                 overtaken = written.overtaken(self.root, entries)  # committed, but not named as theirs
-                named = [e for e in entries if e.path in paths and e not in overtaken]
-                text = message.compose(self.git, named, harness, self.policy.harness,
-                                       logs, checked_on)  # not what is held back
+                named = [e for e in entries if e.path in paths and e not in overtaken]  # not what is held back
+                parts = message.commits(self.git, entries, paths, named, harness, self.policy.harness, logs, checked_on,
+                                        whole=scope == "import")
                 identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
-                result = commit_paths(self.git, self.state_dir, paths, text, identity, self.policy.sign,
-                                      private=self.mode == "private", blobs=blobs, checked_on=checked_on)
+                result = commit_paths(self.git, self.state_dir, paths, parts[0][1], identity, self.policy.sign,
+                                      private=self.mode == "private", blobs=blobs, checked_on=checked_on, parts=parts)
         except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
             log.warning("memory commit failed: %s", exc)
             result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
@@ -266,6 +270,11 @@ class Committer:
         if any(not alive(e.owner, e.started) for e in self.journal.read()):
             return self.flush()
         return None
+
+    def writer(self, path: str, data: bytes) -> Pending | None:
+        """The pending write that left `path` (repository-relative) holding `data`, when it noted what it left."""
+        sha = hashlib.sha256(data).hexdigest()
+        return next((e for e in reversed(self._listed()) if e.path == path and e.sha256 == sha), None)
 
     def waiting(self, path: str) -> bool:
         """Whether repo-memory wrote `path` (repository-relative) and its commit is still to come."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.git.pending import Pending
@@ -46,7 +46,8 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
             logs: Mapping[str, bytes | None], base: str | None) -> str:
     """The message of a commit of `entries` onto `base`, the logs in `logs` committed as those bytes (None: deleted).
     The harness named is `harness` (an import's), else the one(s) the records it adds name (none: a person's note typed
-    at a terminal, whichever process commits it), else, for a commit of no records, this process's."""
+    at a terminal, whichever process commits it), else, for a commit of no records, the one its writes were noted with,
+    else this process's."""
     first: dict[str, str] = {}
     for e in entries:
         if e.kind == "doc":
@@ -72,10 +73,40 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     trailers = "".join(f"Memory-Session: {s}\n" for s in sessions[:LISTED])
     if len(sessions) > LISTED:
         trailers += f"Memory-Sessions: {len(sessions)}\n"
-    named = harness or ", ".join(sorted(wrote - {"unknown"})) or ("" if spanned else default_harness)
+    own = ", ".join(sorted({e.harness for e in entries if e.harness})) or default_harness  # a skill's writer's, if noted
+    named = harness or ", ".join(sorted(wrote - {"unknown"})) or ("" if spanned else own)
     if (sessions or harness) and named not in ("", "unknown"):  # init's scaffolding, and a note typed at a terminal, name none
         trailers += f"Memory-Harness: {named}\n"
     return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
+
+
+def by_session(entries: Sequence[Pending], paths: Sequence[str]) -> dict[str, list[Pending]]:
+    """The entries of `paths` to commit (`entries` in the order written) by the session that wrote them ('': none), for
+    a commit each, earliest first, so that git says which session changed what. A path goes with the session that wrote
+    it last, as its file holds that write (another session's entry of it before goes with it)."""
+    wanted = set(paths)
+    last = {e.path: e.session for e in entries if e.path in wanted}
+    parts: dict[str, list[Pending]] = {}
+    for e in entries:
+        if e.path in wanted:
+            parts.setdefault(last[e.path], []).append(e)
+    return parts
+
+
+def commits(git: Git, entries: Sequence[Pending], paths: Sequence[str], named: Sequence[Pending], harness: str | None,
+            default_harness: str, logs: Mapping[str, bytes | None], base: str | None,
+            whole: bool = False) -> list[tuple[list[str], str]]:
+    """The commits of `paths` as (paths, message), the `named` of `entries` named in them (`compose`): one when a single
+    session (or none) wrote them all, or they are `whole` (an import, one act), else one per session (`by_session`)."""
+    parts = by_session(entries, paths)
+    if len(parts) <= 1 or whole:
+        return [(list(paths), compose(git, list(named), harness, default_harness, logs, base))]
+    made = []
+    for session, part in parts.items():
+        mine = {e.path for e in part}
+        said = [e if e.session == session else replace(e, session=session, harness="") for e in named if e.path in mine]
+        made.append(([p for p in paths if p in mine], compose(git, said, harness, default_harness, logs, base)))
+    return made
 
 
 def _subject(messages: list[str]) -> str:

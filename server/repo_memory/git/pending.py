@@ -39,11 +39,15 @@ class Pending:
     change: str = ""  # the change it is part of, committed whole or not at all (git/written.py), '' when not checked
     sha256: str = ""  # of the bytes its writer left there (git/written.py GONE: it deleted it), '' when not checked;
     # of a log (kind experience): its last record's, which the file must still hold (git/written.py `taken`)
+    harness: str = ""  # the harness of the process that wrote it (its commit names it), '' when none or unknown
+
+
+OPTIONAL = ("change", "sha256", "harness")  # fields a line holds only when set
 
 
 def _line(entry: Pending) -> str:
     """`entry` as a line of the list; a change's fields only when set, so an older repo-memory reads the others."""
-    return json.dumps({k: v for k, v in asdict(entry).items() if v or k not in ("change", "sha256")}, sort_keys=True) + "\n"
+    return json.dumps({k: v for k, v in asdict(entry).items() if v or k not in OPTIONAL}, sort_keys=True) + "\n"
 
 
 def _stat(pid: int) -> list[str] | None:

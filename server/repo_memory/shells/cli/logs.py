@@ -226,7 +226,7 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     report = importing.Importer(store, session, megabytes("Importing"), write=not dry_run).run(found, checked=not problems)
     # a transcript's format is the harness that wrote it: the commit names those, not this process's (a terminal's: unknown)
     harnesses = sorted({s.format for s in report.sessions if s.added and s.format != importing.RECORDS})
-    commit = store.flush("all", harness=", ".join(harnesses) or None) if report.added and not dry_run else None
+    commit = store.flush("import", harness=", ".join(harnesses) or None) if report.added and not dry_run else None
     _imported(report, commit, time.perf_counter() - started, dry_run, as_json)
 
 

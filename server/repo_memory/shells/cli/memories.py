@@ -40,7 +40,7 @@ def import_memories(store: Store, claude: bool, codex: bool, propose: bool, dry_
     proposals = [p for o in outcomes for p in drafts.propose(store, o.session, write=not dry_run)] if propose else []
     written = sum(o.added for o in outcomes) + sum(p.written for p in proposals)
     harnesses = ", ".join(sorted({o.harness for o in outcomes if o.added}))
-    commit = store.flush("all", harness=harnesses or None) if written and not dry_run else None
+    commit = store.flush("import", harness=harnesses or None) if written and not dry_run else None
     data = {"added": sum(o.added for o in outcomes), "present": sum(o.present for o in outcomes), "dry_run": dry_run,
             "commit": commit.sha if commit and commit.sha else None, "deferred": commit.deferred if commit else None,
             "memories": [dataclasses.asdict(o) for o in outcomes],

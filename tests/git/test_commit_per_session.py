@@ -1,0 +1,75 @@
+"""What several sessions (and a person) leave pending at once is committed as one commit per session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from repo_memory.config import Config
+from repo_memory.core.store import Store
+from repo_memory.errors import ConflictError
+from tests.conftest import git, kept
+
+
+def agent(repo: Path, harness: str, session: str) -> Store:
+    return Store(Config.load(repo, env={**os.environ, "REPO_MEMORY_HARNESS": harness}), session=session)
+
+
+def trailers(repo: Path, commit: str, key: str) -> list[str]:
+    return [line.split(": ", 1)[1] for line in git(repo, "log", "-1", "--format=%B", commit).splitlines() if line.startswith(f"{key}: ")]
+
+
+def test_two_agents_changes_due_at_once_are_a_commit_each_and_the_skills_names_the_session_and_harness_that_wrote_it(repo: Path):
+    """Claude Code and Codex in one clone both remembered, then both created skill deploy-steps (Codex's won): the
+    `git commit` of one of them flushed everything into one commit with both sessions' records, two Memory-Session
+    trailers and `Memory-Harness: claude-code, codex`, so git could not tell who wrote the skill."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text("commit_window_seconds = 600\n", encoding="utf-8")  # no timer's commit between
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "init")
+    claude, codex = agent(repo, "claude-code", "claude-s"), agent(repo, "codex", "codex-s")
+    try:
+        for i in range(3):
+            claude.remember(f"Claude note {i}: the calc module adds")
+            codex.remember(f"Codex note {i}: the readme is short")
+        codex.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run ./deploy.sh", actor="agent")
+        with pytest.raises(ConflictError) as refused:
+            claude.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run make deploy", actor="agent")
+        said = str(refused.value)
+        assert f"another session ({codex.session}, codex) created skill:deploy-steps" in said, said
+        assert "read it" in said and "another name" in said, said
+        claude.flush("all")  # what an agent's `git commit` does first (shells/pretool.py)
+        made = git(repo, "rev-list", "--reverse", "HEAD~2..HEAD").split()
+        assert git(repo, "rev-parse", "HEAD~2").strip() == git(repo, "rev-parse", "HEAD~1^").strip()
+        assert git(repo, "log", "-1", "--format=%s", "HEAD~2").strip() == "init"  # two commits, chained on the last one
+        by = {trailers(repo, c, "Memory-Session")[0]: c for c in made}
+        assert all(len(trailers(repo, c, "Memory-Session")) == 1 for c in made) and set(by) == {claude.session, codex.session}
+        skill = by[codex.session]
+        assert trailers(repo, skill, "Memory-Harness") == ["codex"]
+        assert ".agents/skills/deploy-steps/SKILL.md" in git(repo, "show", "--name-only", "--format=", skill).split()
+        assert git(repo, "log", "-1", "--format=%s", skill).startswith("memory(skill): add deploy-steps; experience ")
+        assert trailers(repo, by[claude.session], "Memory-Harness") == ["claude-code"]
+        assert git(repo, "show", "--name-only", "--format=", by[claude.session]).split() == [
+            p for p in git(repo, "show", "--name-only", "--format=", by[claude.session]).split() if claude.session in p]
+        assert git(repo, "log", "-1", "--format=%s", by[claude.session]).startswith(f"memory(experience): {claude.session}#1-3")
+        assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+    finally:
+        claude.close()
+        codex.close()
+
+
+def test_a_change_of_no_session_due_beside_a_sessions_is_a_commit_of_its_own(repo: Path):
+    """A change no session made (init's scaffolding, a person's command) was folded into the session's commit."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    store = agent(repo, "codex", "codex-s")
+    try:
+        store.write_skill("deploy", "How we deploy; use when shipping.", "1. Ship.", actor="agent")
+        (repo / "tool.txt").write_text("made by a command\n", encoding="utf-8")
+        store.commit_files(["tool.txt"], "memory: add tool.txt")
+        assert git(repo, "log", "--format=%s", "-2").splitlines() == ["memory: add tool.txt", "memory(skill): add deploy"]
+        assert trailers(repo, "HEAD", "Memory-Session") == [] and trailers(repo, "HEAD~1", "Memory-Session") == [kept(store, "codex-s")]
+        assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["tool.txt"]
+    finally:
+        store.close()
