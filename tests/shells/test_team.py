@@ -165,6 +165,10 @@ def test_setup_in_a_teammates_clone_says_the_diff_driver_init_registers_is_missi
     git(teammate, "config", "--unset", "merge.repo-memory-skill.driver")
     found = [f for f in json.loads(run(runner, teammate, "doctor", "--json")) if f["path"] == ".git/config"]
     assert len(found) == 1 and "merge driver for skills" in found[0]["message"] and "diff driver" not in found[0]["message"], found
+    # the repository init ran in, by a version before the diff cache: "a clone does not copy .git/config" was no reason there
+    git(repo, "config", "--unset", "diff.repo-memory.cachetextconv")
+    found = [f for f in json.loads(run(runner, repo, "doctor", "--json")) if f["path"] == ".git/config"]
+    assert len(found) == 1 and "cache" in found[0]["message"] and "older init" in found[0]["message"], found
 
 
 def test_git_log_p_still_works_when_repo_memory_is_not_installed(repo: Path, runner: CliRunner):

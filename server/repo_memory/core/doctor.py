@@ -343,7 +343,8 @@ def _setup(store: Store) -> list[Finding]:
                     "`repo-memory verify` gives for each log git wrote with other line endings.")
             for o in layout.overridden(store.root, store.config.common_dir)]
     if layout.initialised(store.root, store.config.common_dir) and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):
-        out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (a clone does not copy .git/config)",
+        out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (not registered by an older "
+                           "init, or this is a clone: git does not copy .git/config)",
                            "Run `repo-memory init` in this clone (it changes nothing that is committed)."))
     if store.config.commit == "private":  # each clone's ref starts a history of its own: no push, fetch or merge joins two
         out.append(Finding("info", "refs/memory/", "commit = \"private\": memory history is this clone's own "

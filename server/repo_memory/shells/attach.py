@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -20,7 +21,8 @@ def instructions() -> str:
     """Text telling a person how to attach repo-memory to Claude Code, Codex, Gemini CLI and other MCP clients."""
     cmd = command()
     args = ", ".join(f'"{a}"' for a in cmd[1:])
-    exe = cmd[0] if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"
+    exe = shlex.quote(cmd[0]) if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"
+    line = shlex.join(cmd)  # pasted into a shell: a checkout in "my tools" stays one word
     return f"""\
 Attach repo-memory to your agent, inside the repository whose memory it should use:
 
@@ -31,7 +33,7 @@ Attach repo-memory to your agent, inside the repository whose memory it should u
   (--trust answers the harness's "do you trust this folder" for you; leave it out to answer it yourself)
 
   Or by hand — Claude Code:
-    claude mcp add repo-memory -- {' '.join(cmd)}
+    claude mcp add repo-memory -- {line}
 
   Codex CLI (~/.codex/config.toml):
     [mcp_servers.repo-memory]
@@ -39,7 +41,7 @@ Attach repo-memory to your agent, inside the repository whose memory it should u
     args = [{args}]
     startup_timeout_sec = 20
 
-  Any other MCP client (VS Code, Cursor, Windsurf, Zed): have it start `{' '.join(cmd)} --root REPOSITORY` over stdio,
+  Any other MCP client (VS Code, Cursor, Windsurf, Zed): have it start `{line} --root REPOSITORY` over stdio,
   naming the repository (clients start servers in folders of their own choosing): docs/clients.md says how, per client.
   Start here: `repo-memory init` in your repository, then `repo-memory skill new NAME`.
 """
