@@ -388,11 +388,6 @@ def refusal(repo: Path, command: str) -> str:
     return denied(hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}))
 
 
-def ended(repo: Path, command: str) -> None:
-    """The post-tool hook of the shell call `refusal` let run: git sees what was written meanwhile again (git/sweeping.py)."""
-    hook(repo, "post-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1", "tool_response": {}})
-
-
 def stopped_rebase(repo: Path) -> None:
     """A rebase stopped on a conflict in app.py, for the agent to resolve."""
     (repo / "app.py").write_text("base\n", encoding="utf-8")
@@ -541,7 +536,6 @@ def test_a_discard_of_untracked_files_during_a_stopped_rebase_with_memory_pendin
     kept = "git clean -fdx -e .agents"
     assert not refusal(repo, kept)
     subprocess.run(kept, shell=True, cwd=repo, check=True, capture_output=True)
-    ended(repo, kept)
     assert git(repo, "status", "--porcelain", "--", ".agents")  # the pending records are still there
 
 

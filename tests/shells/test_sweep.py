@@ -13,7 +13,7 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 
 from tests.conftest import git
-from tests.shells.test_pretool import ended, pending_memory, refusal, stopped_rebase
+from tests.shells.test_pretool import pending_memory, refusal, stopped_rebase
 
 
 def based(repo: Path) -> None:
@@ -97,7 +97,6 @@ def test_an_add_or_clean_of_the_folder_a_cd_moved_to_during_a_stopped_rebase_is_
     src_in_a_stopped_rebase(repo)
     assert not refusal(repo, command)
     subprocess.run(["bash", "-c", command], cwd=repo, check=True)
-    ended(repo, command)
     assert not git(repo, "diff", "--cached", "--name-only", "--", ".agents")  # memory is neither staged
     assert git(repo, "status", "--porcelain", "--", ".agents")  # nor deleted: still pending
 

@@ -20,7 +20,7 @@ from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import agent_commits, following, mirror, offering, skill_changes, skill_removals
 from repo_memory.git.repo import Git
-from repo_memory.git import sweeping, underway
+from repo_memory.git import underway
 from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool, tool_records
 from repo_memory.shells.loopstop import stop
 
@@ -66,8 +66,6 @@ def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
     payload = experience.scrub(payload)
     if event == "pre-tool":
         return pretool.answer(store.config, payload, lambda: store.flush("all"))
-    if event in ("post-tool", "stop", "session-end"):  # before any early return: a call's end always lets git see memory
-        _sweep_ended(store.config, event, payload)
     if event != "session-start" and not store.sparse.holds(f"{sparse.MEMORY}/"):
         return {}  # memory is not on disk to write: the session's start told the agent once, not at every tool call
     try:
@@ -125,16 +123,6 @@ def session_start(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 
         told += [line for line in stale_hooks(store.root) if line.startswith(ours)]
     return {**answer, "systemMessage": "repo-memory: " + " ".join(told)} if told else answer
-
-
-def _sweep_ended(config: Config, event: str, payload: dict[str, Any]) -> None:
-    """Take back the note pretool.answer made for a sweeping shell call once it ended (its post-tool hook), and those of a
-    session whose turn or life ended (`stop`, `session-end`: a call that failed may get no post-tool hook)."""
-    session = str(payload.get("session_id") or "") if event in ("stop", "session-end") else ""
-    try:
-        sweeping.end(config.state_dir, config.common_dir, pretool.call_key(payload) if event == "post-tool" else "", session)
-    except OSError as exc:
-        log.warning("hook %s could not let git see memory written during a shell call again: %s", event, exc)
 
 
 def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from repo_memory.config import SKILLS_DIR, Config
 from repo_memory.core import agent_commits, offering, skill_changes
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
-from repo_memory.git import running, sweeping
+from repo_memory.git import running
 from repo_memory.git.pending import Journal
 from repo_memory.git.repo import Git, run_at
 from repo_memory.guards import authorship, reserved
@@ -79,10 +79,6 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
                                        "permissionDecisionReason": f"repo-memory refused this {tool} call: {why}"}}
     if resolver is not None and sweeps(text, alias, resolver):
-        try:  # what another session writes while the call runs stays out of it too (git/sweeping.py)
-            sweeping.begin(config.state_dir, config.common_dir, call_key(payload), str(payload.get("session_id") or ""))
-        except OSError as exc:
-            log.warning("hook pre-tool could not keep memory written during the call out of git's sight: %s", exc)
         (commit or (lambda: commit_pending(config)))()  # memory first: the agent's `git add -A` then finds it committed
     if resolver is not None:
         resets.keep_pending(config, text, alias, resolver)
@@ -329,14 +325,9 @@ def named_files(tool_input: Any) -> list[str]:
     return names
 
 
-def call_key(payload: dict[str, Any]) -> str:
-    """A name for the tool call of a PreToolUse or PostToolUse payload (its session and tool use id)."""
-    key = json.dumps([payload.get("session_id"), payload.get("tool_use_id")], default=str)
-    return hashlib.sha256(key.encode()).hexdigest()[:32]
-
-
 def _marker(state_dir: Path, payload: dict[str, Any]) -> Path:
-    return state_dir / CALLS_DIR / call_key(payload)
+    key = json.dumps([payload.get("session_id"), payload.get("tool_use_id")], default=str)
+    return state_dir / CALLS_DIR / hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
 def began(state_dir: Path, payload: dict[str, Any], head: str = "", skills: dict[str, str] | None = None) -> None:
