@@ -116,3 +116,47 @@ def test_an_agents_removal_of_its_own_draft_stands_and_claude_codes_copy_goes(re
     assert (repo / ".claude/skills/release/SKILL.md").is_file()
     shell_call(repo, "rm -rf .agents/skills/release")
     assert not folder.exists() and not (repo / ".claude/skills/release").exists()
+
+
+def test_a_persons_removal_before_the_call_stays_theirs(repo: Path):
+    """The person removed an accepted skill (not committed yet), then the agent's call made another skill folder: the
+    post-tool hook took every accepted skill missing at its end whose skills folder changed during the call as the
+    call's removal, put the person's deletion back and told the agent its call's removal was undone."""
+    accepted(repo, "release")
+    git(repo, "rm", "-rq", "--cached", ".agents/skills/release")  # the person's `git rm`, no commit yet
+    subprocess.run(["rm", "-rf", ".agents/skills/release"], cwd=repo, check=True)
+    answer = shell_call(repo, "mkdir -p .agents/skills/notes && echo x > .agents/skills/notes/SKILL.md")
+    assert "release" not in json.dumps(answer), answer
+    assert not (repo / ".agents/skills/release").exists()
+
+
+def test_a_removal_during_the_call_is_put_back_saying_so_to_the_agent_and_the_person(repo: Path):
+    """A person removing an accepted skill while the agent's `npm test` runs cannot be told from the call's removal:
+    it is put back, but the agent was told its call removed it, and the person was told nothing."""
+    folder = accepted(repo, "release")
+    answer = shell_call(repo, "true", during=lambda: subprocess.run(["rm", "-rf", str(folder)], check=True))
+    said = answer["hookSpecificOutput"]["additionalContext"]
+    assert "removed during your call" in said and "your call's removal" not in said, said
+    assert "skill:release" in answer.get("systemMessage", "") and "git rm" in answer["systemMessage"], answer
+    assert status(folder) == "active"
+
+
+def test_a_removal_no_pre_tool_hook_saw_the_start_of_is_said_not_undone(repo: Path):
+    """A call with no pre-tool note (a harness that skips it) cannot tell whose removal it is: the named removal was
+    put back all the same."""
+    folder = accepted(repo, "release")
+    payload = {"tool_name": "Bash", "session_id": "s9", "tool_use_id": "toolu_8", "tool_input": {"command": f"rm -rf {folder}"},
+               "hook_event_name": "PostToolUse", "tool_response": {"stdout": ""}}
+    subprocess.run(["rm", "-rf", str(folder)], check=True)
+    said = json.dumps(hook(repo, "post-tool", payload))
+    assert "git holds were deleted from the working tree" in said and "skill:release" in said, said
+    assert not folder.exists()
+
+
+def test_a_call_that_removes_no_skill_asks_git_nothing_about_removals(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Every post-tool hook of a file or shell call ran `git ls-tree -r HEAD -- .agents/skills` and `rev-parse`."""
+    accepted(repo, "release")
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE", str(trace))
+    shell_call(repo, "echo hi > a.txt")
+    assert "ls-tree" not in trace.read_text(encoding="utf-8")

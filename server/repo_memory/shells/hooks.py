@@ -135,7 +135,9 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     # The skills the call names, and every skill whose files changed while it ran, however it reached them.
     named, since = _memory_paths(store, tool, payload.get("tool_input")), pretool.started(store.config.state_dir, payload)
     before = pretool.noted(store.config.state_dir, payload)  # the named skill folders' fingerprints: a read is no edit
-    removals = _removals(store, tool, payload, named, since)  # before `committed` forgets the HEAD the call began at
+    put_back, removals, person = _removals(store, tool, payload, named)  # before `committed` forgets the HEAD the call began at
+    if put_back:  # the log says it too, committed with the session
+        data["put_back"] = put_back
     pretool.committed(store.config, payload)  # commits the call made itself (`git commit`) are the agent's
     taken = mirror.take(store.root, store.config.state_dir, named, since)  # Claude Code loads a copy: the edit goes to its skill
     try:  # the call is recorded below whatever befalls a skill it changed
@@ -157,21 +159,27 @@ def post_tool(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     notes = removals + failed + skill_changes.told(store.root, redrafted, kept_out)
     notes += elsewhere.redraft(store, tool, payload, before)  # a skill of another repository the harness reaches: a draft there
     notes += mirror.told(taken) + _unserved_read(store, tool, payload.get("tool_input"))
-    return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
+    answer = {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": " ".join(notes)}} if notes else {}
+    return {**answer, "systemMessage": person} if person else answer
 
 
-def _removals(store: Store, tool: str, payload: dict[str, Any], named: list[str], since: int | None) -> list[str]:
-    """Put back the accepted skills the call removed (core/skill_removals.py), committing them again when the call's own
-    commit took them; Claude Code's copies of those whose removal stands go. Returns what the agent is told."""
+def _removals(store: Store, tool: str, payload: dict[str, Any], named: list[str]) -> tuple[list[str], list[str], str]:
+    """Put back the accepted skills removed during the call (core/skill_removals.py), committing them again when the
+    call's own commit took them; Claude Code's copies of those whose removal stands go. Returns the skills put back, what
+    the agent is told, and what the person is. No git work unless a skill on disk at the call's start is gone."""
+    before = skill_removals.noted(pretool.marker(store.config.state_dir, payload))
+    gone = skill_removals.gone(store.root, before, named) if tool in (*FILE_TOOLS, *SHELL_TOOLS) else []
     git = Git(store.root, store.config.git_dir)
-    head, now = pretool.head_before(store.config.state_dir, payload) or agent_commits.head(git), agent_commits.head(git)
-    gone = skill_removals.removed(git, head, named, since) if head and tool in (*FILE_TOOLS, *SHELL_TOOLS) else []
-    done = skill_removals.settle(git, head, gone, store.config.review == "required")
+    head = (pretool.head_before(store.config.state_dir, payload) or agent_commits.head(git)) if gone else ""
+    if not head:
+        return [], [], ""
+    done = skill_removals.settle(git, head, gone, store.config.review == "required", restore=before is not None)
     if done.dropped:
         mirror.withdraw(store.root, store.config.state_dir, done.dropped)
-    if done.paths and now != head:
-        store.commit_files(done.paths, f"memory(skill): put back {', '.join(done.put_back)}, removed by an agent ({tool})")
-    return skill_removals.told(done, head)
+    if done.paths and agent_commits.head(git) != head:
+        store.commit_files(done.paths, f"memory(skill): put back {', '.join(done.put_back)}, removed during an agent's {tool} "
+                                       "call (by it, or by someone else meanwhile)")
+    return done.put_back, skill_removals.told(done, head), skill_removals.to_person(done, head, tool)
 
 
 def _entry(store: Store, payload: dict[str, Any], text: str, data: dict[str, Any]) -> experience.Entry:

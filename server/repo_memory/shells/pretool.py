@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import SKILLS_DIR, Config
-from repo_memory.core import agent_commits, offering, skill_changes
+from repo_memory.core import agent_commits, offering, skill_changes, skill_removals
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import frontmatter
 from repo_memory.git import running
@@ -85,6 +85,8 @@ def answer(config: Config, payload: dict[str, Any], commit: Callable[[], object]
     try:
         head = agent_commits.head(Git(config.root, config.git_dir)) if tool in SHELL_TOOLS else ""
         began(config.state_dir, payload, head, skill_changes.note(named_paths(tool, payload.get("tool_input"), cwd)))
+        if tool in FILE_TOOLS | SHELL_TOOLS:  # the skills on disk: a removal during the call is of one of them
+            skill_removals.note(marker(config.state_dir, payload), config.root)
     except OSError as exc:
         log.warning("hook pre-tool could not note the call's start: %s", exc)
     return {}
@@ -325,7 +327,7 @@ def named_files(tool_input: Any) -> list[str]:
     return names
 
 
-def _marker(state_dir: Path, payload: dict[str, Any]) -> Path:
+def marker(state_dir: Path, payload: dict[str, Any]) -> Path:
     key = json.dumps([payload.get("session_id"), payload.get("tool_use_id")], default=str)
     return state_dir / CALLS_DIR / hashlib.sha256(key.encode()).hexdigest()[:32]
 
@@ -333,7 +335,7 @@ def _marker(state_dir: Path, payload: dict[str, Any]) -> Path:
 def began(state_dir: Path, payload: dict[str, Any], head: str = "", skills: dict[str, str] | None = None) -> None:
     """Note that this tool call starts now, a shell call's HEAD, and the fingerprints of the skill folders it names (read
     back by `started`, `committed` and `noted`)."""
-    path = _marker(state_dir, payload)
+    path = marker(state_dir, payload)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(str(time.time_ns() - SLACK_NS), encoding="utf-8")
     if head:
@@ -345,7 +347,7 @@ def began(state_dir: Path, payload: dict[str, Any], head: str = "", skills: dict
 def noted(state_dir: Path, payload: dict[str, Any]) -> dict[str, str]:
     """The fingerprints of the skill folders the call of this PostToolUse payload named, as they were before it ran
     (skill folder -> core.skill_changes.fingerprint); forgets the note."""
-    path = _marker(state_dir, payload).with_suffix(".skills")
+    path = marker(state_dir, payload).with_suffix(".skills")
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
         path.unlink()
@@ -357,7 +359,7 @@ def noted(state_dir: Path, payload: dict[str, Any]) -> dict[str, str]:
 def head_before(state_dir: Path, payload: dict[str, Any]) -> str:
     """The HEAD `began` noted before the shell call of this PostToolUse payload ('' when none), leaving the note."""
     try:
-        return _marker(state_dir, payload).with_suffix(".head").read_text(encoding="utf-8").strip()
+        return marker(state_dir, payload).with_suffix(".head").read_text(encoding="utf-8").strip()
     except OSError:
         return ""
 
@@ -365,7 +367,7 @@ def head_before(state_dir: Path, payload: dict[str, Any]) -> str:
 def committed(config: Config, payload: dict[str, Any]) -> list[str]:
     """The commits the shell call of this PostToolUse payload made itself since the HEAD `began` noted, listed as the
     agent's (core/agent_commits.py); forgets the note."""
-    path = _marker(config.state_dir, payload).with_suffix(".head")
+    path = marker(config.state_dir, payload).with_suffix(".head")
     try:
         head = path.read_text(encoding="utf-8").strip()
         path.unlink()
@@ -377,7 +379,7 @@ def committed(config: Config, payload: dict[str, Any]) -> list[str]:
 def started(state_dir: Path, payload: dict[str, Any]) -> int | None:
     """When the tool call of this PostToolUse payload started (ns; its PreToolUse noted it), forgetting the note; None
     when no PreToolUse saw it (an older setup, a tool the matcher leaves out)."""
-    path = _marker(state_dir, payload)
+    path = marker(state_dir, payload)
     try:
         value = int(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
