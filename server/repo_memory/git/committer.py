@@ -83,7 +83,7 @@ class Committer:
         self.last: CommitResult | None = None
         self._retries: set[tuple[str, str | None]] = set()  # (scope, session) of flushes deferred, for the timer to retry
         self._ending = Ending(git, lambda: self._schedule(0, sooner=True))  # hears what deferred them end (underway.py)
-        self._pending_seen: tuple[object, bool] = (None, False)  # (pending.jsonl's stat and the kind asked, the answer)
+        self._pending_seen: tuple[object, bool] = (None, False)  # (the kind asked and the list's stamp, the answer)
         # What this process recorded and has not committed: the pending list is in the state folder, which a person may
         # delete or a sandbox may make read-only, and this process commits its own writes all the same.
         self._own: list[Pending] = []
@@ -129,11 +129,8 @@ class Committer:
             with self._lock:
                 self._unnoted = [e for e in self._unnoted if e not in again]
             self.unnoted = ""
-        try:  # this process's own write of `kind` now waits: its answer needs no read of the whole list (_pending_of)
-            st = self.journal.path.stat()
-            self._pending_seen = ((kind if kind == "doc" else "experience", st.st_ino, st.st_size, st.st_mtime_ns), True)
-        except OSError:
-            pass
+        if (stamp := self.journal.stamp()) is not None:  # this process's own write of `kind` now waits: its answer
+            self._pending_seen = ((kind if kind == "doc" else "experience", *stamp), True)  # needs no read (_pending_of)
         if kind == "doc":
             self._schedule(self.window)
 
@@ -265,7 +262,7 @@ class Committer:
             log.warning("restored the index entries of %s (a memory commit was interrupted)", ", ".join(self.repaired))
         if self.mode != "off":  # commits resumed: what the person has committed since is no longer theirs from then
             deferral.prune(self.git, self.state_dir)
-        if self.mode == "off" or not self.journal.path.exists():
+        if self.mode == "off" or self.journal.stamp() is None:
             return None
         if any(not alive(e.owner, e.started) for e in self.journal.read()):
             return self.flush()
@@ -286,12 +283,9 @@ class Committer:
         with self._lock:
             if any((e.kind == "doc") == (kind == "doc") for e in self._own):
                 return True  # kept by this process (the list may lack it)
-        try:
-            st = self.journal.path.stat()
-        except OSError:
+        if (files := self.journal.stamp()) is None:
             return False
-        stamp = (kind, st.st_ino, st.st_size, st.st_mtime_ns)
-        if self._pending_seen[0] != stamp:
+        if self._pending_seen[0] != (stamp := (kind, *files)):
             found = any((e.kind == "doc") == (kind == "doc") and (kind == "doc" or e.owner == self.owner or e.session == self.session)
                         for e in self.journal.read())
             self._pending_seen = (stamp, found)

@@ -1,9 +1,14 @@
-"""The durable list of memory paths written but not committed yet: `<git-dir>/repo-memory/pending.jsonl`.
+"""The durable list of memory paths written but not committed yet: `<git-dir>/repo-memory/pending.v2.jsonl`.
 
 A write is acknowledged only after its line is here (appended under a lock, fsynced), so a process that is
 terminated or killed before it commits loses nothing: any later repo-memory process commits what a dead one left.
 Each line names its owner — the process that will commit it: a server for its own writes, the harness process for
 what its hooks wrote — by pid and process start time, so a reused pid is not mistaken for a live owner.
+
+Releases before this format kept `pending.jsonl` and rewrote it from the lines they could parse, dropping any with a
+key they did not know; one of them may still run beside this release (a server started before an upgrade). So this
+release writes its lines to a file of their own, reads and prunes the old one under the same lock, and keeps a line it
+cannot read (a later release's) as it is.
 """
 
 from __future__ import annotations
@@ -12,15 +17,15 @@ import contextlib
 import json
 import os
 import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from repo_memory.guards import disk
 
-JOURNAL = "pending.jsonl"
-LOCK = "pending.lock"
+JOURNAL = "pending.v2.jsonl"  # this format's list; a later format that an older reader must not rewrite takes another name
+OLD_JOURNAL = "pending.jsonl"  # the list of releases before: read and pruned, never appended to
+LOCK = "pending.lock"  # the lock those releases take too
 SHELLS = ("sh", "bash", "dash", "zsh", "fish", "ksh")
 
 
@@ -134,12 +139,33 @@ def noted_session(state_dir: Path) -> str | None:
 _harness: tuple[int, int] | None = None  # this process's harness (pid, start time): it does not change
 
 
+def _lines(file: Path) -> list[tuple[str, Pending | None]]:
+    """Each line of a list file with its entry, None for one this release cannot read (a key it does not know, from a
+    later release: kept as it is); a torn line, from a crash mid-append, is left out."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    out: list[tuple[str, Pending | None]] = []
+    for line in text.splitlines():
+        try:
+            fields = json.loads(line)
+        except ValueError:
+            continue
+        try:
+            out.append((line + "\n", Pending(**fields)))
+        except TypeError:
+            out.append((line + "\n", None))
+    return out
+
+
 class Journal:
     """The pending list of one clone; every method is safe across processes (an flock) and threads."""
 
     def __init__(self, state_dir: Path):
         self.state_dir = state_dir
         self.path = state_dir / JOURNAL
+        self.files = (state_dir / OLD_JOURNAL, self.path)  # an older release's lines first: they were written first
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -168,42 +194,63 @@ class Journal:
             return self._read()
 
     def _read(self) -> list[Pending]:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in text.splitlines():
-            try:
-                out.append(Pending(**json.loads(line)))
-            except (ValueError, TypeError):
-                continue
-        return out
+        return [entry for file in self.files for _, entry in _lines(file) if entry is not None]
 
     def remove(self, done: Sequence[Pending]) -> None:
         """Drop entries that were committed (one occurrence each); entries added meanwhile stay."""
-        if not done:
-            return
-        with self._locked():
-            left = self._read()
-            for entry in done:
-                with contextlib.suppress(ValueError):
-                    left.remove(entry)
-            if left:
-                disk.write_atomic(self.path, "".join(_line(e) for e in left).encode())
-            else:
-                self.path.unlink(missing_ok=True)
+        if done:
+            with self._locked():
+                self._rewrite(list(done), {})
 
     def reown(self, changes: Sequence[tuple[Pending, Pending]]) -> None:
         """Replace each entry (one occurrence) with its new version, at once: another process never sees neither."""
-        if not changes:
-            return
-        with self._locked():
-            left = self._read()
-            for old, new in changes:
-                if old in left:
-                    left[left.index(old)] = new
-            disk.write_atomic(self.path, "".join(_line(e) for e in left).encode())
+        if changes:
+            with self._locked():
+                self._rewrite([old for old, _ in changes], dict(changes))
+
+    def _rewrite(self, gone: list[Pending], new: dict[Pending, Pending]) -> None:
+        """Take one occurrence of each of `gone` out of the list, `new`'s version of it in its place. Every other line
+        stays as it was written: an older release's in its format, a later release's unread. An older release's entry
+        replaced goes to this format's file, written before the old one, so a crash between leaves it twice, not lost."""
+        changed: list[list[str] | None] = []  # each file's lines after, None when they are the same
+        moved: list[str] = []
+        for file in self.files:  # this format's file last
+            lines = _lines(file)
+            kept: list[str] = []
+            for text, entry in lines:
+                if entry is None or entry not in gone:
+                    kept.append(text)
+                    continue
+                gone.remove(entry)
+                if entry in new:
+                    (kept if file == self.path else moved).append(_line(new[entry]))
+            if file == self.path:
+                kept += moved
+            changed.append(None if kept == [text for text, _ in lines] else kept)
+        for file, after in reversed(list(zip(self.files, changed))):
+            if after is None:
+                continue  # untouched: an older release's file is rewritten only when an entry leaves it
+            if after:
+                disk.write_atomic(file, "".join(after).encode())
+            else:
+                file.unlink(missing_ok=True)
+
+    def stamp(self) -> tuple[int, ...] | None:
+        """What changes whenever the list does: each file's inode, size and mtime; None when there is no list."""
+        out: list[int] = []
+        for file in self.files:
+            try:
+                st = file.stat()
+            except OSError:
+                out += (0, 0, 0)
+            else:
+                out += (st.st_ino, st.st_size, st.st_mtime_ns)
+        return tuple(out) if any(out) else None
+
+    def size(self) -> int:
+        """The bytes the list holds (0: nothing pending)."""
+        stamp = self.stamp() or (0, 0, 0, 0, 0, 0)
+        return stamp[1] + stamp[4]
 
     def adopt_old(self) -> None:
         """Paths an older version left in pending-commit.json join the list, owned by no live process."""
@@ -216,10 +263,3 @@ class Journal:
             self.add([Pending(path, str(message), "experience" if "/experience/" in path else "doc")
                       for path, message in listed.items()])
             old.unlink(missing_ok=True)
-
-    def age(self) -> float:
-        """Seconds since the journal last changed (0 when there is none)."""
-        try:
-            return time.time() - self.path.stat().st_mtime
-        except FileNotFoundError:
-            return 0.0

@@ -164,10 +164,7 @@ def held_add(config: Config, text: str, alias: Alias, cwd: Path | None = None) -
     """Why the shell line `text` may not stage the whole tree now ('' when it may): a rebase, merge or cherry-pick is
     in progress, which holds memory commits up, and memory is pending, which the agent's commit would take."""
     operation = next((name for file, name in OPERATIONS if (config.git_dir / file).exists()), "")
-    try:
-        pending = operation and Journal(config.state_dir).path.stat().st_size > 0
-    except OSError:
-        pending = False
+    pending = bool(operation) and Journal(config.state_dir).size() > 0
     calls = gitline.git_calls(text, alias, cwd) if pending else iter(())
     commands = [(list(call.words), at) for call in calls if (at := _folder(config, call.folder)) is not None]
     if any(_discards_untracked(words, at) for words, at in commands):
@@ -204,10 +201,7 @@ def _discards_untracked(words: list[str], at: str = "") -> bool:
 
 def commit_pending(config: Config) -> None:
     """Commit all memory pending in the repository of `config`, from a hook process (which has no Store open)."""
-    try:
-        if not Journal(config.state_dir).path.stat().st_size:
-            return
-    except OSError:
+    if not Journal(config.state_dir).size():
         return  # nothing pending
     from repo_memory.core.store import Store  # only before a sweeping git command: every other call stays light
 
