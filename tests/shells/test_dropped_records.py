@@ -106,6 +106,21 @@ def test_a_checkpoint_does_not_cover_records_a_reset_took_from_the_log(tmp_path:
         with pytest.raises(InvalidRecordError, match=f"{session}#1 does not exist") as refused:
             store.checkpoint("all of it", [f"{session}#1-3"], session=session)
         assert f"nearest existing record is {session}#1." not in str(refused.value), refused.value  # it said so of #1 itself
-        assert "git reset or rebase took it" in str(refused.value), refused.value
+        assert "git reset, clean or stash took it" in str(refused.value), refused.value
+    finally:
+        store.close()
+
+
+def test_a_checkpoint_does_not_cover_pending_records_a_git_clean_deleted(tmp_path: Path):
+    """Two records not committed yet, then `git clean -fd`: a checkpoint covering them was taken, its commit's chain
+    pointing at records no file holds."""
+    repo = initialised(tmp_path, "repo")
+    store = Store(Config.load(repo))
+    try:
+        session = store.remember("first", session="walrus")[0]["session"]
+        store.remember("second", session=session)
+        git(repo, "clean", "-q", "-fd")
+        with pytest.raises(InvalidRecordError, match=f"{session}#1 does not exist"):
+            store.checkpoint("both", [f"{session}#1-2"], session=session)
     finally:
         store.close()

@@ -180,15 +180,14 @@ class Logbook:
             if look == "disk":
                 self._records.sync(self._journal.segments(parsed.session), complete=False)
             located = self._activity.locate(parsed.session, parsed.start, parsed.end)
-            # a reset takes files, a stash too, but what this clone wrote and has yet to commit is its (the pop restores it)
-            here = {file for file in {row[0] for row in located} if (self.root / file).is_file() or self._committer.waiting(file)}
+            here = {file for file in {row[0] for row in located} if (self.root / file).is_file()}  # a reset, a clean, a stash takes files
             present = {row[3] for row in located if row[0] in here}
             if len(present) == parsed.end - parsed.start + 1:
                 return ""
         absent = next(n for n in range(parsed.start, parsed.end + 1) if n not in present)
         nearest, hint = self._absent(parsed.session, absent)
         if nearest == f"{parsed.session}#{absent}":  # indexed, but its file is gone: a reset or a rebase took it
-            hint = " Its log is gone from this checkout (a git reset or rebase took it; `repo-memory verify` says more)."
+            hint = " Its log is gone from this checkout (a git reset, clean or stash took it; `repo-memory verify` says more)."
         return f"{parsed.session}#{absent} does not exist.{hint}"
 
     def _absent(self, session: str, seq: int) -> tuple[str, str]:
