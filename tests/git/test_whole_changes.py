@@ -96,3 +96,58 @@ def test_a_stash_in_the_commit_window_holds_a_sessions_log_and_its_later_records
     seqs = [json.loads(line)["seq"] for path in sorted(git(repo, "ls-files", ".agents/experience").split())
             for line in git(repo, "show", f"HEAD:{path}").splitlines()]
     assert sorted(seqs) == [1, 2, 3, 4]
+
+
+def _doctor(repo: Path, *args: str) -> str:
+    return CliRunner().invoke(cli, ["--root", str(repo), "doctor", *args]).output
+
+
+def _updated_by_the_agent(repo: Path, store: Store) -> str:
+    """An accepted skill, and the agent's update of it pending (a draft again, with Codex's marker beside it)."""
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "repo-memory init")
+    store.write_skill("deploy-flamingo", "How to deploy with flamingo", "1. run flamingo up\n", actor="human")
+    store.flush()
+    store.write_skill("deploy-flamingo", None, "1. run flamingo up --canary\n", actor="agent")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def test_a_dropped_stash_of_an_agents_pending_skill_update_settles_it_and_nothing_says_git_stash_pop(repo: Path):
+    store = Store(Config.load(repo), session="s-agent")
+    try:
+        accepted = _updated_by_the_agent(repo, store)
+        git(repo, "stash", "-q", "-u")
+        git(repo, "stash", "drop", "-q")  # the person threw the agent's change away: the files are HEAD's again
+        store.flush()
+        assert "git stash pop" not in store.commit_status(), store.commit_status()
+        assert store.git_health().pending == 0  # nothing left to commit: not held for ever
+    finally:
+        store.close()
+    doctor = _doctor(repo)
+    assert "held back" not in doctor and "git stash pop" not in doctor, doctor
+    assert git(repo, "rev-parse", "HEAD") == accepted
+
+
+def test_a_persons_commit_over_an_agents_pending_skill_update_names_the_way_out_and_doctor_fix_lets_it_go(repo: Path):
+    store = Store(Config.load(repo), session="s-agent")
+    try:
+        _updated_by_the_agent(repo, store)
+        with (repo / SKILL / "SKILL.md").open("a", encoding="utf-8") as file:
+            file.write("2. a person's line\n")
+        git(repo, "commit", "-q", "-am", "person: deploy steps")  # SKILL.md is theirs now; the untracked marker is not in it
+        store.flush()
+        said = store.commit_status()
+        assert "git stash pop" not in said and "`repo-memory accept deploy-flamingo --sha SHA`" in said, said
+        assert "`repo-memory doctor --fix`" in said, said
+    finally:
+        store.close()
+    doctor = _doctor(repo)
+    assert "git stash pop" not in doctor and "its own finding" not in doctor, doctor
+    assert "2 memory path(s) written are held back" in doctor and "`repo-memory doctor --fix`" in doctor, doctor
+    fixed = _doctor(repo, "--fix")
+    assert "held back" not in fixed, fixed
+    store = Store(Config.load(repo), session="s-other")
+    try:
+        assert store.git_health().pending == 0
+    finally:
+        store.close()

@@ -254,9 +254,7 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            "delete this memory", f"Run `repo-memory doctor --fix` (or `git reset -q HEAD -- {path}`)."))
     if health.held:
         out.append(Finding("warning", _folders(health.held), f"{len(health.held)} memory path(s) written are held back from "
-                           f"commits: {_listed(health.held)}", "Each holds what repo-memory did not write, or a secret, or an agent's "
-                           "change is not whole on disk (a skill's, or a session's log: `git stash pop` brings back what a "
-                           "stash took; `repo-memory accept` or `reject` settles a skill instead): settle that (its own finding says how) and the next commit takes them."))
+                           f"commits: {_listed(health.held)}", "; ".join(dict.fromkeys(health.why.values())) + "."))
     if health.pending > len(health.held):  # what holds them up, and its step; `doctor --fix` is named only where it commits
         waits = health.deferred or held_up(health.underway, store.config.commit == "private")
         said = f" ({why(waits)})" if waits else ""

@@ -277,5 +277,5 @@ class Store:
     def git_health(self) -> Health:
         return self._committer.health((".agents", *self.sources[1:]))  # pending, repaired, at risk, uncommitted (doctor)
 
-    def heal(self, paths: list[str]) -> None:
-        self._committer.heal(paths)  # put back index entries of memory files the user's next commit would delete
+    def heal(self, paths: list[str]) -> dict[str, str]:
+        return self._committer.heal(paths)  # doctor --fix: index entries a commit would delete; held changes let go

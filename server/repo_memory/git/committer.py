@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 import uuid
+from functools import partial
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,14 +59,6 @@ def _holds_secret(path: Path) -> bool:
     return bool(secretscan.scan(text))
 
 
-def _read(path: Path) -> bytes | None:
-    """The bytes of the file at `path`, None when there are none (or they cannot be read)."""
-    try:
-        return disk.read_safely(path)
-    except (OSError, UnsafePathError):
-        return None
-
-
 class Committer:
     """Records memory writes durably and commits them per the policy; `owner` is the process that answers for them."""
 
@@ -92,6 +85,7 @@ class Committer:
         self.held: list[str] = []  # pending paths kept out of commits because they hold a secret
         self.foreign: dict[str, str] = {}  # pending logs kept out because they gained records repo-memory did not write
         self.displaced: dict[str, str] = {}  # pending paths of a change not whole on disk, kept out (git/written.py)
+        self._stashed = False  # of those, a skill change a stash holds: looked for again until it is popped
         self._closed = False
         self.repaired: list[str] = []
 
@@ -188,8 +182,7 @@ class Committer:
             self._schedule(self.window * 5)  # try again later, or once the operation in the way is heard ending
             if self.mode != "private" and held_by_git(result.deferred):  # a private ref waits on the timer
                 self._ending.wait()
-        elif any("/experience/" not in p for p in self.displaced):  # a skill change a stash took away: looked for again
-            # until its files are back (`git stash pop`); a log waits for its session's next checkpoint or end
+        elif self._stashed:  # looked for again until its files are back; a log waits for its session's checkpoint or end
             self._schedule(self.window * 5)
         return result
 
@@ -216,7 +209,12 @@ class Committer:
         self.held += self.foreign
         kept = [e for e in entries if e.path not in self.held]  # a log a stash took stays pending, not committed as deleted
         got = {p: None if c is None else c[0] for p, c in checked.items()}  # the bytes checked under each log's lock
-        self.displaced = {**written.displaced(self.root, kept), **written.taken(self.git, kept, got.get)}
+        off = written.displaced(self.git, kept)
+        if off.settled:  # its files are what git holds: the person committed their own version, or threw the change away
+            log.info("dropping the change of %s: its files are as committed", ", ".join(sorted({e.path for e in off.settled})))
+            self._done(off.settled)
+            entries = [e for e in entries if e not in set(off.settled)]
+        self.displaced, self._stashed = {**off.why, **written.taken(self.git, kept, got.get)}, off.stashed
         for path, why in self.displaced.items():
             log.info("not committing %s yet: %s", path, why)
         self.held += self.displaced
@@ -241,13 +239,20 @@ class Committer:
             log.warning("memory commit failed: %s", exc)
             result = CommitResult(deferred=f"the commit failed ({exc}); memory stays pending and is committed on a later flush")
         if not result.deferred or result.sha:
-            done = [e for e in entries if e.path not in self.held]
-            self.journal.remove(done)
-            with self._lock:
-                committed = set(done)
-                self._own = [e for e in self._own if e not in committed]
-                self._unnoted = [e for e in self._unnoted if e not in committed]
+            self._done([e for e in entries if e.path not in self.held])
         return result
+
+    def _done(self, done: list[Pending]) -> None:
+        self.journal.remove(done)  # committed, or nothing is left of them to commit
+        with self._lock:
+            self._own, self._unnoted = [e for e in self._own if e not in done], [e for e in self._unnoted if e not in done]
+
+    def let_go(self) -> dict[str, str]:
+        """`doctor --fix`: drop agents' changes not as written that no stash holds (the files stay); each path, and why."""
+        with commit_lock(self.state_dir):
+            off = written.displaced(self.git, self._listed())
+            self._done(off.loose)
+        return {p: why for p, why in off.why.items() if p in {e.path for e in off.loose}}
 
     def _foreign(self, path: str, checked: dict[str, tuple[bytes, int] | None], base: str | None) -> str:
         """Why the log at `path` must not be committed by us, or '' (git/foreign.py); its bytes checked go into `checked`."""
@@ -338,17 +343,20 @@ class Committer:
             staged = status.staged(self.git, folders) if self.mode == "stage" else set()  # there for the person's commit
             uncommitted = sorted(set(changed) - pending - set(at_risk) - {path for path, _ in conflicted} - staged)
         deferred = (self.last.deferred if self.last else "") or (signing_stalled(self.state_dir) if pending else "")
-        held = pending.intersection(self.held).union(written.displaced(self.root, listed),
-                                                     written.taken(self.git, listed, lambda p: _read(self.root / p)))
+        why = {p: f"{p}: {self.foreign[p]} (see `repo-memory verify`)" if p in self.foreign else f"{p} holds what looks like a "
+               "secret: take it out" for p in pending.intersection(self.held) if p not in self.displaced}  # as the last flush found
+        why |= {**written.displaced(self.git, listed).why, **written.taken(self.git, listed, partial(written.read, self.root))}
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
                       self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
-                      sorted(held), sorted(staged - pending),
-                      message.nameless(self.git, self.policy.author_name, self.policy.author_email))
+                      sorted(why), sorted(staged - pending),
+                      message.nameless(self.git, self.policy.author_name, self.policy.author_email), why)
 
-    def heal(self, paths: list[str]) -> None:
-        """Put back index entries of memory files staged for deletion although they are in HEAD and on disk."""
+    def heal(self, paths: list[str]) -> dict[str, str]:
+        """`doctor --fix`: put back index entries of memory files staged for deletion although they are in HEAD and on
+        disk, and let go agents' changes not as written that no stash holds (`let_go`)."""
         if paths:
             self.git.run("reset", "-q", "HEAD", "--", *paths, check=False)
+        return self.let_go() if self.mode != "off" else {}
 
     def hand_over(self) -> int:
         """Give this process's pending experience of a session to the live process whose hooks write that session too

@@ -28,6 +28,7 @@ class Health:
     held: list[str] = field(default_factory=list)  # of the pending paths, those the last flush held back (foreign, a secret)
     staged: list[str] = field(default_factory=list)  # with commit = "stage": memory files staged whole, for the person's commit
     nameless: str = ""  # what to say when memory commits would name no person as their author (no git identity), else ''
+    why: dict[str, str] = field(default_factory=dict)  # each held path: why, and how it is settled
 
 
 def worktree(git: Git, folders: tuple[str, ...]) -> tuple[list[str], list[str], list[tuple[str, str]]]:

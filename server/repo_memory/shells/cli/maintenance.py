@@ -233,7 +233,8 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
             for change in layout.set_up(store.config, store.commit_files)[0].changes:
                 click.echo(change, err=True)
         store.refresh()
-        store.heal(store.git_health().at_risk)
+        for path, why in store.heal(store.git_health().at_risk).items():  # said as it leaves the pending list
+            click.echo(f"let go of the agent's change of {path} (the file stays as it is): {why}", err=True)
         store.flush("all")
         own, blobs = checks.own_logs(store, store.git_health().uncommitted)  # their note that a commit is due was lost
         if own:  # with the blobs their records cite: a log committed without them would cite what git lacks
