@@ -86,6 +86,7 @@ def test_a_deliberate_reset_is_said_once_and_accepting_the_loss_silences_it(tmp_
     git(repo, "reset", "-q", "--hard", "HEAD~2")
     verify = cli_run(repo, "verify")
     assert verify.returncode == 1 and "repo-memory log accept-loss" in verify.stdout, verify.stdout
+    assert "branch main held them and moved back" in verify.stdout and "branch deleted" not in verify.stdout, verify.stdout
     session = verify.stdout.partition("repo-memory log accept-loss ")[2].partition("`")[0]
     accepted = cli_run(repo, "log", "accept-loss", session)
     assert accepted.returncode == 0 and "#1-2" in accepted.stdout, accepted.stdout + accepted.stderr
@@ -124,3 +125,73 @@ def test_a_checkpoint_does_not_cover_pending_records_a_git_clean_deleted(tmp_pat
             store.checkpoint("both", [f"{session}#1-2"], session=session)
     finally:
         store.close()
+
+
+def warnings(repo: Path) -> list[dict[str, str]]:
+    return [f for f in json.loads(cli_run(repo, "doctor", "--json").stdout) if f["level"] == "warning"]
+
+
+def spike(tmp_path: Path) -> tuple[Path, str]:
+    """A repository whose records were logged on branch `spike`, one more commit made there, and `spike` left for main:
+    (the repository, spike's tip)."""
+    repo = initialised(tmp_path, "repo")
+    git(repo, "checkout", "-q", "-b", "spike")
+    add(repo, "the vendor api is slow, do not use it")
+    (repo / "a.txt").write_text("spike work\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "spike work")
+    tip = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    return repo, tip
+
+
+@pytest.mark.parametrize("gc", [False, True])
+def test_records_of_a_branch_deleted_before_it_was_merged_are_a_note_naming_the_branch_to_get_back(tmp_path: Path, gc: bool):
+    """Deleting a spike branch is an ordinary act: verify failed, and doctor's error blamed a force push or a reset."""
+    repo, tip = spike(tmp_path)
+    git(repo, "branch", "-D", "spike")
+    if gc:  # the reflog still reaches the branch's commits: a gc keeps them, and the command given still works
+        git(repo, "gc", "-q", "--prune=now")
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 0, verify.stdout
+    assert "deleted before it was merged" in verify.stdout and "force push" not in verify.stdout, verify.stdout
+    assert f"`git branch spike {tip[:12]}`" in verify.stdout and "repo-memory log accept-loss walrus" in verify.stdout
+    assert errors(repo) == []
+    (finding,) = [w for w in warnings(repo) if "deleted before it was merged" in w["message"]]
+    assert finding["path"].startswith("walrus") and finding["path"].endswith("#1"), finding
+    back = finding["message"].partition("`git branch ")[2].partition("`")[0]
+    subprocess.run(f"git branch {back}", shell=True, cwd=repo, check=True)
+    git(repo, "merge", "-q", "--no-edit", "spike")
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 0 and "note" not in verify.stdout, verify.stdout
+    assert "do not use it" in cli_run(repo, "log", "show", "walrus").stdout
+
+
+def test_accepting_the_loss_of_a_deleted_branch_silences_it_and_a_pruned_one_is_told_no_command(tmp_path: Path):
+    """Accepted, the note goes; once git let the commits go (reflog expired, gc), no command that cannot work is given."""
+    repo, _ = spike(tmp_path)
+    git(repo, "branch", "-D", "spike")
+    session = cli_run(repo, "verify").stdout.partition("repo-memory log accept-loss ")[2].partition("`")[0]
+    accepted = cli_run(repo, "log", "accept-loss", session)
+    assert accepted.returncode == 0 and f"{session}#1" in accepted.stdout, accepted.stdout + accepted.stderr
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 0 and "walrus" not in verify.stdout, verify.stdout
+    (tmp_path / "other").mkdir()
+    other, _ = spike(tmp_path / "other")
+    git(other, "branch", "-D", "spike")
+    git(other, "reflog", "expire", "--expire-unreachable=now", "--all")
+    git(other, "gc", "-q", "--prune=now")
+    verify = cli_run(other, "verify")
+    assert verify.returncode == 0 and "git checkout" not in verify.stdout and "git branch" not in verify.stdout, verify.stdout
+
+
+def test_a_branch_reset_past_the_records_and_then_deleted_stays_an_error(tmp_path: Path):
+    """The branch did not hold the records when it was deleted: a reset dropped them, which is no deliberate deletion."""
+    repo, _ = spike(tmp_path)
+    git(repo, "checkout", "-q", "spike")
+    git(repo, "reset", "-q", "--hard", "main")
+    git(repo, "checkout", "-q", "main")
+    git(repo, "branch", "-D", "spike")
+    verify = cli_run(repo, "verify")
+    assert verify.returncode == 1 and "git reset" in verify.stdout, verify.stdout
+    (finding,) = errors(repo)
+    assert finding["path"].startswith("walrus") and finding["path"].endswith("#1"), finding

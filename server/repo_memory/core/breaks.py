@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repo_memory.core.dropped import SAID as DROPPED
+from repo_memory.core.dropped import UNMERGED
 from repo_memory.core.redacting import SAID
 from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.formats import experience
@@ -53,8 +54,9 @@ def deleted(before: str, commit: str) -> str:
 
 
 def note(what: str) -> bool:
-    """Whether verify's finding `what` is worth knowing but no break: a torn last line, a committed deletion, a redaction."""
-    return what == experience.TORN or what.startswith(DELETED) or what.startswith(SAID)
+    """Whether verify's finding `what` is worth knowing but no break: a torn last line, a committed deletion, a redaction,
+    records on a branch deleted before it was merged."""
+    return what == experience.TORN or what.startswith((DELETED, SAID, UNMERGED))
 
 
 def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
@@ -78,6 +80,9 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
         return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
                            "`git checkout` the line gives and commit the file; if the session is to go, delete its other files "
                            "too and commit that.")
+    if what.startswith(UNMERGED):
+        return "warning", ("Nothing is broken if the branch was meant to go: `repo-memory log accept-loss` says so once. To "
+                           "keep its records, run the `git branch` the line gives and merge that branch.")
     if what.startswith(DROPPED):
         return "error", ("Run the `git checkout` and `git commit` the line gives (the session's next records then link to "
                          "them again); if the records were meant to go, `repo-memory log accept-loss` says so once.")

@@ -7,12 +7,16 @@ working tree, the session goes on after its last id (core/journal.py), and every
 from HEAD is looked up in HEAD's reflog, and a commit there that no ref (branch, tag, remote branch, stash) reaches
 is a loss: verify and doctor name its records and the checkout that brings them back. A session checked out on
 another branch is no loss (that branch reaches the commit), nor is a clone that never had the records (tips are per
-clone). A person who dropped them on purpose accepts the loss (`repo-memory log accept-loss`), which is kept beside
-the tip as the commits let go.
+clone). Records of a branch deleted before it was merged (HEAD's reflog left them by a checkout from a branch that
+still held them and is gone now) are a deliberate act's, told as a note with the `git branch` that brings it back.
+A person who dropped them on purpose accepts the loss (`repo-memory log accept-loss`), which is kept beside the tip
+as the commits let go. Once git lets the commits go (the reflog expired, then a gc), nothing is said: nothing here
+brings them back.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +26,8 @@ from repo_memory.formats.experience import EXPERIENCE_DIR, parse_lines
 from repo_memory.git.repo import Git
 
 SAID = "records this clone wrote and committed are in no branch now"  # verify's words; doctor keys its fix on them
+UNMERGED = "records this clone wrote and committed are only on a branch deleted before it was merged"  # a note
+CHECKOUT = "checkout: moving from "  # how HEAD's reflog tells a checkout of another branch or commit
 ACCEPTED = ".dropped"  # <tips>/<session>.dropped: commits whose records a person let go, one a line
 
 
@@ -33,6 +39,9 @@ class Drop:
     commit: str
     files: tuple[str, ...]
     seqs: tuple[int, ...]
+    cause: str = "a force push then `git pull --rebase`, a `git reset`, or a branch deleted before it was merged"
+    branch: str = ""  # the branch deleted before it was merged that held them, '' for another cause
+    tip: str = ""  # that branch's last commit
 
     def ids(self) -> str:
         """The records as ids, runs joined: `s#1-2, s#5`."""
@@ -45,11 +54,15 @@ class Drop:
         return ", ".join(f"{self.session}#{a}" + (f"-{b}" if b > a else "") for a, b in runs) or f"{self.session}"
 
     def said(self) -> str:
+        if self.branch:
+            return (f"{UNMERGED}: `{self.branch}`, whose last commit {self.tip[:12]} only the reflog reaches now; "
+                    f"`git branch {self.branch} {self.tip[:12]}` brings the branch back (merge it to keep them), or, if it "
+                    f"was meant to go, `repo-memory log accept-loss {self.session}` stops this note")
         files = " ".join(self.files)
-        return (f"{SAID}: commit {self.commit[:12]} held them last and only the reflog reaches it (a force push then "
-                f"`git pull --rebase`, or a `git reset`, dropped it); bring them back with `git checkout {self.commit[:12]} -- "
-                f"{files}` and commit them (`git commit -m 'memory: restore {self.session}' -- {files}`), or, if they were "
-                f"dropped on purpose, accept it with `repo-memory log accept-loss {self.session}`")
+        return (f"{SAID}: commit {self.commit[:12]} held them last and only the reflog reaches it ({self.cause}); bring "
+                f"them back with `git checkout {self.commit[:12]} -- {files}` and commit them (`git commit -m 'memory: "
+                f"restore {self.session}' -- {files}`), or, if they were dropped on purpose, accept it with "
+                f"`repo-memory log accept-loss {self.session}`")
 
 
 def dropped(root: Path, tips: Path | None, git: Git, held: Callable[[str], bool] | None = None,
@@ -74,7 +87,7 @@ def dropped(root: Path, tips: Path | None, git: Git, held: Callable[[str], bool]
     # what the commits reach that no ref does: the reflog alone holds those (`--all` takes HEAD, tags, remotes, the stash)
     alone = git.run("rev-list", *sorted(set(newest.values())), "--not", "--all", check=False)
     gone = set(alone.stdout.split()) if alone.returncode == 0 else set()
-    drops = []
+    drops, moves = [], _moves(git)
     for session in dict.fromkeys(wanted[f] for f in newest):
         commits = [newest[f] for f in newest if wanted[f] == session and newest[f] in gone]
         if not commits or (last := commits[0]) in _accepted(tips, session):
@@ -82,7 +95,7 @@ def dropped(root: Path, tips: Path | None, git: Git, held: Callable[[str], bool]
         theirs = sorted(f for f in newest if wanted[f] == session and newest[f] in gone)
         listed = git.run("ls-tree", "--name-only", last, "--", *theirs, check=False)  # what the newest holds of them
         files = tuple(f for f in theirs if f in listed.stdout.splitlines())
-        drops.append(Drop(session, last, files, _seqs(git, last, files)))
+        drops.append(Drop(session, last, files, _seqs(git, last, files), **_cause(git, last, moves)))
     return drops
 
 
@@ -109,6 +122,33 @@ def _missing(root: Path, tips: Path, held: Callable[[str], bool] | None, only: s
             if not begun(file, session) and not (held and held(rel)):
                 wanted[rel] = session
     return wanted
+
+
+def _moves(git: Git) -> list[tuple[str, str]]:
+    """HEAD's reflog, newest first: (commit, what moved HEAD there)."""
+    walked = git.run("log", "-g", "--format=%H%x00%gs", "HEAD", check=False)
+    return [(sha, said) for sha, _, said in (line.partition("\0") for line in walked.stdout.splitlines())]
+
+
+def _cause(git: Git, commit: str, moves: list[tuple[str, str]]) -> dict[str, str]:
+    """What dropped `commit`, as HEAD's reflog `moves` tells: a branch deleted before it was merged when HEAD left it
+    for a checkout from a branch that is gone now and still held it when HEAD last left that branch (branch, tip);
+    the current branch moving back past it when that branch's reflog holds it (cause); {} when neither is told."""
+    shas = [sha for sha, _ in moves]
+    after = [j for j in range(shas.index(commit) if commit in shas else 0) if moves[j][1].startswith(CHECKOUT)]
+    name = moves[after[-1]][1].removeprefix(CHECKOUT).partition(" to ")[0] if after else ""  # ref names hold no space
+    left = next((j for j, (_, said) in enumerate(moves) if said.startswith(f"{CHECKOUT}{name} to ")), -1)
+    tip = shas[left + 1] if 0 <= left < len(shas) - 1 else ""  # where HEAD was just before: the branch's tip then
+    if (tip and not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", name)  # a detached HEAD is no branch
+            and git.run("show-ref", "-q", "--verify", f"refs/heads/{name}", check=False).returncode != 0
+            and git.run("merge-base", "--is-ancestor", commit, tip, check=False).returncode == 0):
+        return {"branch": name, "tip": tip}
+    branch = git.run("symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
+    held = git.run("log", "-g", "--format=%H", f"refs/heads/{branch}", check=False) if branch else None
+    if held is not None and held.returncode == 0 and commit in held.stdout.split():
+        return {"cause": f"branch {branch} held them and moved back past them: a force push then `git pull --rebase`, "
+                         "or a `git reset`"}
+    return {}
 
 
 def _accepted(tips: Path, session: str) -> set[str]:

@@ -146,8 +146,8 @@ def _redacted(done: redacting.Redacted, dry_run: bool) -> None:
 @click.argument("session")
 @click.pass_context
 def accept_loss(ctx: click.Context, session: str) -> None:
-    """Accept that records of SESSION this clone committed are gone from every branch (a `git reset`, a force push):
-    `verify` and `doctor` stop naming them; the session goes on after its last id."""
+    """Accept that records of SESSION this clone committed are gone from every branch (a `git reset`, a force push, a
+    deleted branch): `verify` and `doctor` stop naming them; the session goes on after its last id."""
     config = store_of(ctx).config
     git, tips = Git(config.root, config.git_dir), config.clone_dir / TIPS_DIR
     drops = dropped.dropped(config.root, tips, git, git.holds, only=session)
