@@ -73,3 +73,47 @@ def test_a_change_of_no_session_due_beside_a_sessions_is_a_commit_of_its_own(rep
         assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["tool.txt"]
     finally:
         store.close()
+
+
+def windowed(repo: Path) -> str:
+    """A window long enough that no timer commits between the writes and the flush the test makes; the commit made."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text("commit_window_seconds = 600\n", encoding="utf-8")
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "init")
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def files(repo: Path, commit: str) -> list[str]:
+    return git(repo, "show", "--name-only", "--format=", commit).split()
+
+
+def test_sessions_that_changed_one_skill_are_one_commit_naming_both_and_a_session_apart_is_its_own(repo: Path):
+    """Claude Code created skill deploy-steps and Codex read and updated it before a flush: the creation's commit held
+    only agents/openai.yaml, Codex's said "add deploy-steps" with Codex's trailers and held SKILL.md, and the update's
+    message was gone (a path went to its last writer, the change's other file stayed behind, the first message won)."""
+    base = windowed(repo)
+    claude, codex, other = agent(repo, "claude-code", "sA"), agent(repo, "codex", "sB"), agent(repo, "codex", "sC")
+    try:
+        claude.remember("Claude: deploy with the script")
+        claude.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run ./deploy.sh", actor="agent")
+        codex.remember("Codex: the logs tell whether it worked")
+        codex.read("skill:deploy-steps")
+        codex.write_skill("deploy-steps", None, "1. Run ./deploy.sh\n2. Check the logs", actor="agent")
+        other.remember("Another Codex: the readme is short")
+        claude.flush("all")
+        by = {tuple(trailers(repo, c, "Memory-Session")): c for c in git(repo, "rev-list", f"{base}..HEAD").split()}
+        assert set(by) == {(claude.session, codex.session), (other.session,)}, by
+        joint, apart = by[(claude.session, codex.session)], by[(other.session,)]
+        assert trailers(repo, joint, "Memory-Harness") == ["claude-code, codex"]
+        assert {".agents/skills/deploy-steps/SKILL.md", ".agents/skills/deploy-steps/agents/openai.yaml"} <= set(files(repo, joint))
+        assert git(repo, "log", "-1", "--format=%s", joint).startswith(
+            "memory(skill): add deploy-steps; update deploy-steps; experience 2 changes"), git(repo, "log", "-1", "--format=%B", joint)
+        assert all(other.session not in p for p in files(repo, joint))
+        assert files(repo, apart) == [p for p in files(repo, apart) if other.session in p] and trailers(repo, apart, "Memory-Harness") == ["codex"]
+        assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+    finally:
+        claude.close()
+        codex.close()
+        other.close()
+

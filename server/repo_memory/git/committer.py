@@ -166,8 +166,8 @@ class Committer:
 
     def flush(self, scope: str = "docs", session: str | None = None, harness: str | None = None) -> CommitResult | None:
         """Commit (or stage) what is pending: documents always; experience of `session`, of this owner (`final`), of
-        everyone (`all`), and whatever a dead process left; a commit per session that wrote it (`import`: everyone's in
-        one commit, the import's). A deferral keeps everything pending for a later flush.
+        everyone (`all`), and whatever a dead process left; a commit per session that wrote it, sessions that wrote one
+        path together (message.together); `import`: everyone's in one commit, the import's. A deferral keeps all pending.
         `harness` names the harness(es) in the commit when this process's own is not the one that wrote it (an import).
 
         The pending list is read under the commit lock, so processes that end together make one commit: the first
@@ -233,7 +233,7 @@ class Committer:
                 overtaken = written.overtaken(self.root, entries)  # committed, but not named as theirs
                 named = [e for e in entries if e.path in paths and e not in overtaken]  # not what is held back
                 parts = message.commits(self.git, entries, paths, named, harness, self.policy.harness, logs, checked_on,
-                                        whole=scope == "import")
+                                        whole=set(entries) if scope == "import" else frozenset())
                 identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
                 result = commit_paths(self.git, self.state_dir, paths, parts[0][1], identity, self.policy.sign,
                                       private=self.mode == "private", blobs=blobs, checked_on=checked_on, parts=parts)
