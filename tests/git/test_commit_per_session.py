@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,3 +76,79 @@ def test_a_change_of_no_session_due_beside_a_sessions_is_a_commit_of_its_own(rep
         assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["tool.txt"]
     finally:
         store.close()
+
+
+def windowed(repo: Path) -> str:
+    """A window long enough that no timer commits between the writes and the flush the test makes; the commit made."""
+    (repo / ".agents").mkdir(exist_ok=True)
+    (repo / ".agents/repo-memory.toml").write_text("commit_window_seconds = 600\n", encoding="utf-8")
+    git(repo, "add", ".agents")
+    git(repo, "commit", "-q", "-m", "init")
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def files(repo: Path, commit: str) -> list[str]:
+    return git(repo, "show", "--name-only", "--format=", commit).split()
+
+
+def test_sessions_that_changed_one_skill_are_one_commit_naming_both_and_a_session_apart_is_its_own(repo: Path):
+    """Claude Code created skill deploy-steps and Codex read and updated it before a flush: the creation's commit held
+    only agents/openai.yaml, Codex's said "add deploy-steps" with Codex's trailers and held SKILL.md, and the update's
+    message was gone (a path went to its last writer, the change's other file stayed behind, the first message won)."""
+    base = windowed(repo)
+    claude, codex, other = agent(repo, "claude-code", "sA"), agent(repo, "codex", "sB"), agent(repo, "codex", "sC")
+    try:
+        claude.remember("Claude: deploy with the script")
+        claude.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run ./deploy.sh", actor="agent")
+        codex.remember("Codex: the logs tell whether it worked")
+        codex.read("skill:deploy-steps")
+        codex.write_skill("deploy-steps", None, "1. Run ./deploy.sh\n2. Check the logs", actor="agent")
+        other.remember("Another Codex: the readme is short")
+        claude.flush("all")
+        by = {tuple(trailers(repo, c, "Memory-Session")): c for c in git(repo, "rev-list", f"{base}..HEAD").split()}
+        assert set(by) == {(claude.session, codex.session), (other.session,)}, by
+        joint, apart = by[(claude.session, codex.session)], by[(other.session,)]
+        assert trailers(repo, joint, "Memory-Harness") == ["claude-code, codex"]
+        assert {".agents/skills/deploy-steps/SKILL.md", ".agents/skills/deploy-steps/agents/openai.yaml"} <= set(files(repo, joint))
+        assert git(repo, "log", "-1", "--format=%s", joint).startswith(
+            "memory(skill): add deploy-steps; update deploy-steps; experience 2 changes"), git(repo, "log", "-1", "--format=%B", joint)
+        assert all(other.session not in p for p in files(repo, joint))
+        assert files(repo, apart) == [p for p in files(repo, apart) if other.session in p] and trailers(repo, apart, "Memory-Harness") == ["codex"]
+        assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+    finally:
+        claude.close()
+        codex.close()
+        other.close()
+
+
+def test_an_import_beside_a_live_sessions_pending_skill_and_records_names_only_what_it_imported(repo: Path, tmp_path: Path):
+    """`log import` while a live Codex session had a record and a new skill pending made one commit of both sessions
+    with `Memory-Harness: claude-code`, the import's: the import took every pending entry as its own."""
+    base = windowed(repo)
+    codex = agent(repo, "codex", "live-codex")
+    try:
+        codex.remember("codex: the parser needs a rewrite")
+        codex.write_skill("deploy-steps", "How to deploy; use when deploying.", "1. Run ./deploy.sh", actor="agent")
+        transcript = tmp_path / "cc-1.jsonl"
+        lines = [{"type": "user", "message": {"role": "user", "content": "how do we build?"}, "uuid": "u1", "sessionId": "cc-1",
+                  "timestamp": "2026-12-01T10:00:00Z", "cwd": str(repo)},
+                 {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "Run make build."}]},
+                  "uuid": "u2", "sessionId": "cc-1", "timestamp": "2026-12-01T10:00:05Z", "cwd": str(repo)}]
+        transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+        done = subprocess.run([sys.executable, "-m", "repo_memory", "log", "import", str(transcript)], cwd=repo,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        made = git(repo, "rev-list", f"{base}..HEAD").split()
+        assert len(made) == 2, git(repo, "log", f"{base}..HEAD")
+        imported, skill = sorted(made, key=lambda c: codex.session in trailers(repo, c, "Memory-Session"))
+        assert [s.split(".")[0] for s in trailers(repo, imported, "Memory-Session")] == ["claude-cc-1"]
+        assert trailers(repo, imported, "Memory-Harness") == ["claude-code"]
+        assert all("claude-cc-1" in p for p in files(repo, imported)), files(repo, imported)
+        assert trailers(repo, skill, "Memory-Session") == [codex.session] and trailers(repo, skill, "Memory-Harness") == ["codex"]
+        assert ".agents/skills/deploy-steps/SKILL.md" in files(repo, skill)
+        assert all(codex.session not in p for p in files(repo, skill))  # the live session's record: for its own checkpoint
+        codex.close()
+        assert trailers(repo, "HEAD", "Memory-Session") == [codex.session] and trailers(repo, "HEAD", "Memory-Harness") == ["codex"]
+        assert git(repo, "status", "--porcelain", "--", ".agents") == ""
+    finally:
+        codex.close()

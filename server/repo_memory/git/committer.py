@@ -152,7 +152,7 @@ class Committer:
         self._ending.stop(idle=True)  # unless a flush waits for an operation to end (one the retries just began)
 
     def _wanted(self, entry: Pending, scope: str, session: str | None) -> bool:
-        if entry.kind == "doc" or scope in ("all", "import") or not alive(entry.owner, entry.started):
+        if entry.kind == "doc" or scope == "all" or not alive(entry.owner, entry.started):
             return True  # documents commit as they change; a dead owner's work is taken over
         if session and entry.session == session:
             return True  # a checkpoint or the session's end
@@ -160,8 +160,8 @@ class Committer:
 
     def flush(self, scope: str = "docs", session: str | None = None, harness: str | None = None) -> CommitResult | None:
         """Commit (or stage) what is pending: documents always; experience of `session`, of this owner (`final`), of
-        everyone (`all`), and whatever a dead process left; a commit per session that wrote it (`import`: everyone's in
-        one commit, the import's). A deferral keeps everything pending for a later flush.
+        everyone (`all`), and whatever a dead process left; a commit per session that wrote it, sessions that wrote one
+        path together (message.together); `import`: all this one wrote, as one commit. A deferral keeps all pending.
         `harness` names the harness(es) in the commit when this process's own is not the one that wrote it (an import).
 
         The pending list is read under the commit lock, so processes that end together make one commit: the first
@@ -195,7 +195,9 @@ class Committer:
 
     def _commit_due(self, scope: str, session: str | None, harness: str | None) -> CommitResult | None:
         """flush's work, under the commit lock; None when nothing is due."""
-        entries = [e for e in self._listed() if self._wanted(e, scope, session)]
+        with self._lock:  # an import's commit is what this process wrote, not what other sessions have due
+            whole = set(self._own) if scope == "import" else set()
+        entries = [e for e in self._listed() if e in whole or self._wanted(e, scope, session)]
         paths = sorted({e.path for e in entries})
         self.held = [p for p in paths if _holds_secret(self.root / p)]
         if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted
@@ -231,7 +233,7 @@ class Committer:
                 overtaken = written.overtaken(self.root, entries)  # committed, but not named as theirs
                 named = [e for e in entries if e.path in paths and e not in overtaken]  # not what is held back
                 parts = message.commits(self.git, entries, paths, named, harness, self.policy.harness, logs, checked_on,
-                                        whole=scope == "import")
+                                        whole=whole)
                 identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
                 result = commit_paths(self.git, self.state_dir, paths, parts[0][1], identity, self.policy.sign,
                                       private=self.mode == "private", blobs=blobs, checked_on=checked_on, parts=parts)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.git.pending import Pending
@@ -48,11 +48,11 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     The harness named is `harness` (an import's), else the one(s) the records it adds name (none: a person's note typed
     at a terminal, whichever process commits it), else, for a commit of no records, the one its writes were noted with,
     else this process's."""
-    first: dict[str, str] = {}
+    first: dict[tuple[str, str], str] = {}
     for e in entries:
         if e.kind == "doc":
-            first.setdefault(e.path, e.message)  # a skill added then updated in one commit was added
-    messages = list(dict.fromkeys(first.values()))
+            first.setdefault((e.path, e.session), e.message)  # a skill a session added then updated, it added
+    messages = _joined(first)
     sessions = list(dict.fromkeys(e.session for e in entries if e.kind == "experience" and e.session))
     wrote: set[str] = set()  # the harnesses the records this commit adds name
     spanned = False  # whether it adds records at all
@@ -80,33 +80,64 @@ def compose(git: Git, entries: list[Pending], harness: str | None, default_harne
     return f"{subject}\n{body}\n{trailers}" if trailers else f"{subject}\n{body}"
 
 
-def by_session(entries: Sequence[Pending], paths: Sequence[str]) -> dict[str, list[Pending]]:
-    """The entries of `paths` to commit (`entries` in the order written) by the session that wrote them ('': none), for
-    a commit each, earliest first, so that git says which session changed what. A path goes with the session that wrote
-    it last, as its file holds that write (another session's entry of it before goes with it)."""
-    wanted = set(paths)
-    last = {e.path: e.session for e in entries if e.path in wanted}
-    parts: dict[str, list[Pending]] = {}
-    for e in entries:
-        if e.path in wanted:
-            parts.setdefault(last[e.path], []).append(e)
-    return parts
+def together(entries: Sequence[Pending], paths: Sequence[str], whole: Collection[Pending] = frozenset()) -> list[list[Pending]]:
+    """The entries of `paths` to commit (`entries` in the order written) as parts, a commit each, earliest first, so
+    that git says which session changed what: a part per session that wrote them ('': none), but sessions that wrote
+    one path (B updated the skill A added) or one change are one part, as the file holds both their writes, and so are
+    the `whole` entries (an import's, one act) with any session that wrote one of their paths."""
+    wanted, one = set(paths), object()  # `one`: the part of the whole entries
+    mine = [e for e in entries if e.path in wanted]
+    joined: dict[object, object] = {}  # a part joined to another: the other
+
+    def part(e: Pending) -> object:
+        k = one if e in whole else e.session
+        while joined.setdefault(k, k) != k:
+            k = joined[k]
+        return k
+
+    for tag in ("path", "change"):  # each path's (and change's) entries join the part of its first
+        first: dict[str, Pending] = {}
+        for e in mine:
+            if value := getattr(e, tag):
+                joined[part(e)] = part(first.setdefault(value, e))
+    parts: dict[object, list[Pending]] = {}
+    for e in mine:
+        parts.setdefault(part(e), []).append(e)
+    return list(parts.values())
 
 
 def commits(git: Git, entries: Sequence[Pending], paths: Sequence[str], named: Sequence[Pending], harness: str | None,
             default_harness: str, logs: Mapping[str, bytes | None], base: str | None,
-            whole: bool = False) -> list[tuple[list[str], str]]:
-    """The commits of `paths` as (paths, message), the `named` of `entries` named in them (`compose`): one when a single
-    session (or none) wrote them all, or they are `whole` (an import, one act), else one per session (`by_session`)."""
-    parts = by_session(entries, paths)
-    if len(parts) <= 1 or whole:
-        return [(list(paths), compose(git, list(named), harness, default_harness, logs, base))]
+            whole: Collection[Pending] = frozenset()) -> list[tuple[list[str], str]]:
+    """The commits of `paths` as (paths, message), the `named` of `entries` named in them (`compose`): one per part
+    (`together`). `harness` is named in the part that holds the `whole` entries (an import's), or in all without them."""
+    parts = together(entries, paths, whole)
     made = []
-    for session, part in parts.items():
+    for part in parts:
         mine = {e.path for e in part}
-        said = [e if e.session == session else replace(e, session=session, harness="") for e in named if e.path in mine]
-        made.append(([p for p in paths if p in mine], compose(git, said, harness, default_harness, logs, base)))
+        said = harness if not whole or any(e in whole for e in part) else None
+        made.append(([p for p in paths if p in mine] if len(parts) > 1 else list(paths),
+                     compose(git, [e for e in named if e.path in mine], said, default_harness, logs, base)))
     return made
+
+
+def _joined(first: Mapping[tuple[str, str], str]) -> list[str]:
+    """The messages of the changes (each session's first of a path), once each; those several sessions wrote of one
+    path are one: `memory(skill): add deploy-steps; update deploy-steps`."""
+    order = {m: n for n, m in enumerate(dict.fromkeys(first.values()))}
+    group: dict[str, list[str]] = {m: [m] for m in order}
+    of_path: dict[str, list[str]] = {}
+    for (path, _), m in first.items():
+        of_path.setdefault(path, []).append(m)
+    for said in of_path.values():
+        merged = sorted({g for m in said for g in group[m]}, key=order.__getitem__)
+        group.update((m, merged) for m in merged)
+    joined = []
+    for m in order:
+        head, *rest = group[m]
+        prefix = head.partition("): ")[0] + "): " if head.startswith("memory(") else "memory: "
+        joined.append("; ".join([head, *(r.removeprefix(prefix) for r in rest)]))
+    return list(dict.fromkeys(joined))
 
 
 def _subject(messages: list[str]) -> str:
