@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from repo_memory.config import SKILLS_DIR
@@ -179,38 +179,31 @@ def skill_of(rel: str, sources: Iterable[str]) -> str | None:
 def touched_since(root: Path, sources: Iterable[str], ns: int) -> list[str]:
     """SKILL.md of every skill folder in `sources` (not mirror copies) whose folder or files changed at or after `ns`
     (status-change times, which a program cannot set back)."""
-    found = []
+    return [f"{source}/{folder.name}/{SKILL_FILE}" for source, folder in _folders(root, sources)
+            if _changed_since(folder.path, ns)]
+
+
+def _folders(root: Path, sources: Iterable[str]) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """(source, folder) of every skill folder in `sources`, mirror copies left out."""
     for source in sources:
         try:
             folders = [e for e in os.scandir(root / source) if e.is_dir(follow_symlinks=False)]
         except OSError:
             continue
-        for folder in folders:
-            if os.path.exists(os.path.join(folder.path, MIRROR_MARKER)):
-                continue
-            if _changed_since(folder.path, ns):
-                found.append(f"{source}/{folder.name}/{SKILL_FILE}")
-    return found
+        yield from ((source, folder) for folder in folders if not os.path.exists(os.path.join(folder.path, MIRROR_MARKER)))
 
 
 def changed_between(root: Path, sources: Iterable[str], since: int, until: int) -> list[str]:
     """The files (repository-relative) in skill folders of `sources` (not mirror copies) whose status-change times fall
     between `since` and `until` (ns), each folder's SKILL.md with them: what a call that ran then changed, found after
     later calls ran, where `touched_since` would take their changes too."""
-    found = []
-    for source in sources:
-        try:
-            folders = [e for e in os.scandir(root / source) if e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
-        for folder in folders:
-            if os.path.exists(os.path.join(folder.path, MIRROR_MARKER)):
-                continue
-            hits = [os.path.relpath(os.path.join(where, name), folder.path) for where, dirs, files in os.walk(folder.path)
-                    for name in (".", *dirs, *files) if since <= _ctime(os.path.join(where, name)) <= until]
-            if hits:
-                skill = f"{source}/{folder.name}"
-                found += [f"{skill}/{SKILL_FILE}", *(f"{skill}/{Path(h).as_posix()}" for h in hits if h != ".")]
+    found: list[str] = []
+    for source, folder in _folders(root, sources):
+        hits = [os.path.relpath(os.path.join(where, name), folder.path) for where, dirs, files in os.walk(folder.path)
+                for name in (".", *dirs, *files) if since <= _ctime(os.path.join(where, name)) <= until]
+        if hits:
+            skill = f"{source}/{folder.name}"
+            found += [f"{skill}/{SKILL_FILE}", *(f"{skill}/{Path(h).as_posix()}" for h in hits if h != ".")]
     return list(dict.fromkeys(found))
 
 
