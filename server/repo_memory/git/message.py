@@ -112,12 +112,16 @@ def commits(git: Git, entries: Sequence[Pending], paths: Sequence[str], named: S
     """The commits of `paths` as (paths, message), the `named` of `entries` named in them (`compose`): one per part
     (`together`). `harness` is named in the part that holds the `whole` entries (an import's), or in all without them."""
     parts = together(entries, paths, whole)
+    if len(parts) <= 1:  # one session's (or no entry names a path: a commit the others took over, blobs alone)
+        return [(list(paths), compose(git, list(named), harness, default_harness, logs, base))]
     made = []
     for part in parts:
         mine = {e.path for e in part}
         said = harness if not whole or any(e in whole for e in part) else None
-        made.append(([p for p in paths if p in mine] if len(parts) > 1 else list(paths),
-                     compose(git, [e for e in named if e.path in mine], said, default_harness, logs, base)))
+        made.append(([p for p in paths if p in mine], compose(git, [e for e in named if e.path in mine], said,
+                                                               default_harness, logs, base)))
+    named_nowhere = [p for p in paths if not any(p in part for part, _ in made)]  # no entry of its own: the last commit
+    made[-1][0].extend(named_nowhere)
     return made
 
 
