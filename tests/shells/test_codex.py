@@ -122,7 +122,9 @@ def test_codex_apply_patch_into_an_experience_log_is_refused_by_the_hook_setup_i
 
 def test_set_up_by_default_codex_runs_no_hooks_yet_what_the_agent_remembers_is_committed_when_codex_exits(project: tuple[Path, Path]):
     """Without --trust Codex runs no hooks: no SessionEnd commits the session. The server Codex kills at its exit (SIGTERM
-    to its group, SIGKILL ~50 ms later, reaped a while after) leaves that to its finisher, which must commit it."""
+    to its group, SIGKILL ~50 ms later, reaped a while after) leaves that to its finisher, which must commit it: started
+    at its first write, since the kill can land while the server's main thread is in C code (the MCP SDK importing) and
+    runs no handler (1 run in 4 lost the record)."""
     repo, home = project
     turns = [function_call("remember", {"text": "Deploys need a green main."}, namespace=CODEX_NAMESPACE), "Noted."]
     with FakeResponses(turns) as api:

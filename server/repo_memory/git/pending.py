@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -159,6 +159,16 @@ def _lines(file: Path) -> list[tuple[str, Pending | None]]:
     return out
 
 
+_keeper: Callable[[], None] | None = None  # told before this process notes lines it owns (a server: shells/serve.py)
+
+
+def keep_with(hook: Callable[[], None] | None) -> None:
+    """Call `hook` before each write of lines this process owns: a server starts its finisher there, so what it
+    acknowledges is committed though it is killed before it hears a signal."""
+    global _keeper
+    _keeper = hook
+
+
 class Journal:
     """The pending list of one clone; every method is safe across processes (an flock) and threads."""
 
@@ -176,6 +186,8 @@ class Journal:
         """Append `entries` and make them durable before returning."""
         if not entries:
             return
+        if _keeper is not None and any(e.owner == os.getpid() for e in entries):
+            _keeper()
         data = "".join(_line(e) for e in entries).encode()
         with self._locked():
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)

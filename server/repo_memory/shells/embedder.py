@@ -49,6 +49,11 @@ def listen() -> None:
     signal.signal(signal.SIGTERM, lambda *_: _STOPPED.set())
 
 
+def stopped() -> bool:
+    """Whether SIGTERM came (`listen`): `repo-memory uninstall` stops this process."""
+    return _STOPPED.is_set()
+
+
 def main(argv: list[str]) -> int:
     listen()
     from repo_memory.config import Config

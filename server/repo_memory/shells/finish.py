@@ -2,19 +2,23 @@
 be gone, then commits what it left pending.
 
 Codex ends a stdio server by sending SIGTERM to its whole process group (the git processes of an exit commit too),
-closing its stdin, and sending SIGKILL some 50 ms later: no server can commit in that time. So at its end a server
-that holds pending writes starts this (`Lifetime.end`), outside its process group, before it tries to commit itself.
-If the server's own commit lands, there is nothing left here and this exits at once. A commit deferred by what ends by
-itself (a person's `git commit` in its editor, the index lock: underway.passing) is retried here when that ends, looking
-every POLL seconds for up to PATIENCE; one that waits for a person's step (a rebase left open, a detached HEAD, signing
-that fails) is left pending for the next repo-memory process. Then it embeds what has no vector (shells/embedder.py).
+closing its stdin, and sending SIGKILL some 50 ms later: no server can commit in that time, and one whose main thread
+is in C code then (a garbage collection as the MCP SDK imports) runs no signal handler at all before it is killed. So a
+server starts this before its first write waits for a commit (`Lifetime.keep`: `--until-gone` waits as long as the
+server runs; `repo-memory uninstall` ends it meanwhile), outside its process group; a server that has none at its end
+(a harness's hooks start one too) starts one then. If the server's own commit lands, there is nothing left here. A
+commit deferred by what ends by itself (a person's `git commit` in its editor, the index lock: underway.passing) is
+retried here when that ends, looking every POLL seconds for up to PATIENCE; one that waits for a person's step (a
+rebase left open, a detached HEAD, signing that fails) is left pending for the next repo-memory process. Then it
+embeds what has no vector (shells/embedder.py).
 
-    python -m repo_memory.shells.finish ROOT PID [START-TIME]
+    python -m repo_memory.shells.finish ROOT PID [START-TIME] [--until-gone]
 """
 
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import sys
 import time
@@ -29,27 +33,27 @@ if TYPE_CHECKING:
     from repo_memory.git.repo import Git
 
 WAIT = 15.0  # seconds to wait for the server to be gone; a server that outlives it commits by itself
+LOOK = 0.5  # seconds between looks at a server waited for until it is gone, where no pidfd tells its exit
 POLL = 0.5  # seconds between looks at a git command that holds the commit up (a scan of /proc)
 PATIENCE = 600.0  # seconds to wait for it; past that, the next repo-memory process commits what is left
 
 
-def start(root: Path, pid: int) -> None:
-    """Start the finisher for server `pid` of the repository at `root`, detached from its process group."""
-    command = [sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid))]
+def start(root: Path, pid: int, until_gone: bool = False) -> subprocess.Popen[bytes]:
+    """Start the finisher for server `pid` of the repository at `root`, detached from its process group; it waits for
+    the server WAIT seconds, or `until_gone`."""
+    command = [sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid)),
+               *(["--until-gone"] if until_gone else [])]
     # It outlives the server on purpose: not ended with a `loop run` round (runner/verify.py's token) either.
     env = {k: v for k, v in os.environ.items() if k != "REPO_MEMORY_VERIFY"}
-    subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, close_fds=True, env=env)
+    return subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, close_fds=True, env=env)
 
 
 def main(argv: list[str]) -> int:
-    embedder.listen()  # `repo-memory uninstall` stops its embedding, not its commit
+    embedder.listen()  # `repo-memory uninstall` stops its embedding, not its commit (nor its wait, but `--until-gone`)
     root, pid, started = Path(argv[0]), int(argv[1]), int(argv[2]) if len(argv) > 2 else 0
-    deadline = time.monotonic() + WAIT
-    while alive(pid, started):  # the commit policy's own test (a zombie is gone), or opening the Store would leave it pending
-        if time.monotonic() > deadline:
-            return 0
-        time.sleep(0.02)
+    if not gone(pid, started, None if "--until-gone" in argv else WAIT):
+        return 0
     from repo_memory.config import Config
     from repo_memory.core.store import Store
     from repo_memory.git.repo import Git
@@ -62,6 +66,28 @@ def main(argv: list[str]) -> int:
     finally:
         store.close(commit=False)
     return 0
+
+
+def gone(pid: int, started: int, wait: float | None) -> bool:
+    """Wait for server `pid` to be gone (True); False once `wait` seconds passed, or, with None (as long as it runs),
+    once `repo-memory uninstall` stopped this process: the server commits at its own end, or the next process does."""
+    deadline = None if wait is None else time.monotonic() + wait
+    try:
+        exited: int | None = os.pidfd_open(pid)  # readable once the process exits (Linux 5.3)
+    except (AttributeError, OSError):
+        exited = None
+    try:
+        while alive(pid, started):  # the commit policy's own test (a zombie is gone), or opening the Store would leave it pending
+            if time.monotonic() > deadline if deadline is not None else embedder.stopped():
+                return False
+            if exited is None:
+                time.sleep(0.02 if deadline is not None else LOOK)
+            elif select.select([exited], [], [], LOOK)[0]:
+                time.sleep(0.02)  # it exited: /proc says so in a moment
+    finally:
+        if exited is not None:
+            os.close(exited)
+    return True
 
 
 def land(store: Store, git: Git) -> None:

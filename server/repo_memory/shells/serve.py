@@ -4,9 +4,10 @@ A harness ends a server by closing its stdin, then SIGTERM, then SIGKILL: the MC
 Codex sends SIGTERM to the server's whole process group with the end of input and SIGKILL some 50 ms later. At end of
 input the server stops the loop steps still verifying, gives the calls in flight a moment to answer (front.LAST_ANSWERS),
 then stops the watcher and commits what it owns; a SIGTERM, SIGINT or SIGHUP that arrives meanwhile (or
-first) gives that commit EXIT_BUDGET more seconds, then the process exits. A server that holds pending writes at its end
-first starts a finisher outside its process group (shells/finish.py), which commits whatever the server could not
-once it is gone; and the next repo-memory process would too: nothing acknowledged is lost, and it lands within seconds.
+first) gives that commit EXIT_BUDGET more seconds, then the process exits. Before its first write waits for a commit, a
+server starts a finisher outside its process group (shells/finish.py), which commits whatever the server could not once
+it is gone, though it was killed before it heard any signal (its main thread in C code as the MCP SDK imports: no
+handler runs); the next repo-memory process would too: nothing acknowledged is lost, and it lands within seconds.
 One that may leave text without a vector starts an embedder the same way (shells/embedder.py).
 """
 
@@ -20,6 +21,7 @@ import os
 import re
 import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import traceback
@@ -33,6 +35,7 @@ from repo_memory import layout
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
+from repo_memory.git import pending
 from repo_memory.git.pending import Journal
 from repo_memory.guards import secretscan
 from repo_memory.shells import embedder, finish, front
@@ -53,6 +56,8 @@ class Lifetime:
         self.store: Store | None = None
         self._ended = threading.Event()
         self._once = threading.Lock()
+        self._finisher: subprocess.Popen[bytes] | None = None  # started at the first write this server owes a commit
+        self._keeping = threading.Lock()
 
     def install(self) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -66,11 +71,23 @@ class Lifetime:
 
         indexing.sweep(store.root)  # what writes killed with an earlier process left
         self.store, self.watcher = store, Watcher(store)
+        pending.keep_with(self.keep)
         self.watcher.start()
         self.watcher.listeners.append(functools.partial(following.keep, store))  # a pull: the harnesses' own lists follow
         self.watcher.supervise()
         store.embedding().start()  # in the background: the model loads and new text is embedded without holding up a call
         return self.watcher
+
+    def keep(self) -> None:
+        """Before a write of this server waits for a commit, have its finisher wait for it to be gone: Codex's SIGKILL
+        comes 50 ms after its SIGTERM, and a main thread in C code (a garbage collection) runs no handler that long."""
+        with self._keeping:
+            if self.store is None or (self._finisher is not None and self._finisher.poll() is None):
+                return
+            try:
+                self._finisher = finish.start(self.store.root, os.getpid(), until_gone=True)
+            except OSError as exc:  # the write goes on: this server commits it at its end, or the next process does
+                log.warning("could not start the process that commits what this server leaves if it is killed: %s", exc)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         # The handler runs on the main thread, which may hold a lock the commit needs: end on a thread of its own.
@@ -94,9 +111,10 @@ class Lifetime:
                 self.watcher.stop()
                 self._ended.set()
                 return
-            if any(e.owner == os.getpid() for e in Journal(self.store.config.state_dir).read()):
+            watched = self._finisher is not None and self._finisher.poll() is None  # it commits what is left, and embeds it
+            if not watched and any(e.owner == os.getpid() for e in Journal(self.store.config.state_dir).read()):
                 finish.start(self.store.root, os.getpid())  # commits what this process leaves, should it be killed first; embeds it
-            elif self.store.embedding().behind():  # Codex's SIGKILL comes 50 ms after SIGTERM: one process is started, not two
+            elif not watched and self.store.embedding().behind():  # Codex's SIGKILL comes 50 ms after SIGTERM: one process is started, not two
                 embedder.start(self.store.root)  # embeds what this session left without a vector
             self.watcher.stop()  # before the event loop closes: a late change notification has nowhere to go
             threading.Thread(target=self._close, name="repo-memory-close", daemon=True).start()
