@@ -19,14 +19,9 @@ SKILL = ".agents/skills/deploy-flamingo"
 
 
 def test_a_stash_in_the_commit_window_commits_no_half_of_an_agents_skill_update_and_the_pop_commits_it_whole(repo: Path):
-    git(repo, "add", ".agents")
-    git(repo, "commit", "-q", "-m", "repo-memory init")
     store = Store(Config.load(repo), session="s-agent")
     try:
-        store.write_skill("deploy-flamingo", "How to deploy with flamingo", "1. run flamingo up\n", actor="human")
-        store.flush()
-        accepted = git(repo, "rev-parse", "HEAD")
-        store.write_skill("deploy-flamingo", None, "1. run flamingo up --canary\n", actor="agent")  # active: a draft again
+        accepted = _updated_by_the_agent(repo, store)
         git(repo, "stash", "-q")  # a person's, before the commit: it takes SKILL.md back and leaves the untracked marker
         store.flush()
         assert git(repo, "rev-parse", "HEAD") == accepted  # HEAD never holds the marker beside the active SKILL.md
@@ -44,14 +39,9 @@ def test_a_stash_in_the_commit_window_commits_no_half_of_an_agents_skill_update_
 
 
 def test_a_persons_edit_over_an_agents_pending_skill_update_is_not_committed_as_the_agents_and_accept_settles_it(repo: Path):
-    git(repo, "add", ".agents")
-    git(repo, "commit", "-q", "-m", "repo-memory init")
     store = Store(Config.load(repo), session="s-agent")
     try:
-        store.write_skill("deploy-flamingo", "How to deploy with flamingo", "1. run flamingo up\n", actor="human")
-        store.flush()
-        accepted = git(repo, "rev-parse", "HEAD")
-        store.write_skill("deploy-flamingo", None, "1. run flamingo up --canary\n", actor="agent")
+        accepted = _updated_by_the_agent(repo, store)
         with (repo / SKILL / "SKILL.md").open("a", encoding="utf-8") as file:
             file.write("2. a person's line\n")  # in the window, before the agent's change is committed
         store.flush()
