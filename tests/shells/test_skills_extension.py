@@ -341,6 +341,25 @@ def test_a_skill_anchored_to_code_is_served_with_its_anchors_as_text(repo: Path)
     assert pinned["frontmatter"]["metadata"]["anchors"] == "pkg/store.py::save"
 
 
+def test_a_skill_in_the_plain_agent_skills_form_is_served_with_its_frontmatter_as_written(repo: Path):
+    """A SKILL.md with only `name` and `description` (how skills from elsewhere come) is served with exactly that
+    frontmatter: a host compares it with the file it reads, and an added empty `metadata` fails the comparison."""
+    write_skill_file(repo, "plain-form", "Written with the two required fields only.", "Steps.")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "skill")
+
+    async def session() -> dict[str, Any]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "repo_memory", "serve"], cwd=str(repo), env=dict(os.environ))
+        async with Client(params) as client:
+            listed = await all_skills(client)
+            skill = next(s for s in listed if s["frontmatter"]["name"] == "plain-form")
+            await verified(client, skill)
+            return skill
+
+    skill = anyio.run(session)
+    assert skill["frontmatter"] == {"name": "plain-form", "description": "Written with the two required fields only."}
+
+
 def test_doctor_names_each_active_skill_the_extension_withholds_and_why(library: Path):
     """A valid, active skill the extension will not serve (a list under metadata, a secret or a link beside SKILL.md) is
     a warning in doctor with the extension's own reason, so "All good" never stands beside a skill `skills/list` lacks."""

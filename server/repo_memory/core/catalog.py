@@ -217,7 +217,7 @@ def _frontmatter(name: str, data: bytes) -> dict[str, Any]:
     metadata = meta.get("metadata", {})
     if not isinstance(metadata, dict):
         wrong.append("metadata")
-    else:
+    elif "metadata" in meta:  # never added where the file has none: a host compares this with the file it reads
         meta["metadata"] = metadata = {k: AS_TEXT[k](v) if k in AS_TEXT and not isinstance(v, str) else v
                                        for k, v in metadata.items()}  # valid, so a list of text or a map of text
         wrong += [f"metadata.{k}" for k, v in metadata.items() if not isinstance(v, str)]
