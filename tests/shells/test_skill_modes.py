@@ -101,3 +101,23 @@ def test_a_sha_shown_before_the_upgrade_still_accepts_the_draft_it_named(repo: P
     assert "status: active" in (folder / "SKILL.md").read_text(encoding="utf-8")
     again = cli(repo, "accept", "deploy", "--sha", old[:12])  # the version accepted, named again: nothing to do
     assert again.returncode == 0 and "already active" in again.stdout + again.stderr, again.stdout + again.stderr
+
+
+def test_where_git_ignores_the_execute_bit_on_disk_a_skill_keeps_the_review_sha_every_clone_gives_it(repo: Path, tmp_path: Path):
+    """With core.fileMode false (a clone on a FAT or NTFS mount, where every file shows as executable or none does) git
+    keeps each file's mode from its index, never the disk's bits: the review sha read them from disk, so a person's
+    `accept --sha` of the sha a teammate printed was refused as 'changed since', and `skill show` listed mode changes."""
+    deploy_with_scripts(repo)
+    printed = shown(repo)["review_sha"]
+    clone = tmp_path / "mounted"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    git(clone, "config", "core.fileMode", "false")
+    folder = clone / ".agents/skills/deploy"
+    for bits in (0o755, 0o644):  # every file executable on disk, then none
+        for path in folder.rglob("*"):
+            if path.is_file():
+                path.chmod(bits)
+        assert not git(clone, "status", "--porcelain"), "git sees no change"
+        seen = shown(clone)
+        assert seen["review_sha"] == printed, bits
+        assert "mode" not in json.dumps(seen.get("unreviewed", seen)), seen

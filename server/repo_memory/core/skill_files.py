@@ -32,6 +32,7 @@ class Entry:
     rel: str
     path: Path
     link: bool
+    held_executable: bool | None = None  # git's index's word, where core.fileMode is false; None: the disk's bit
 
     def data(self) -> bytes:
         """What git holds of it: a file's bytes, a link's target."""
@@ -49,6 +50,8 @@ class Entry:
     @property
     def executable(self) -> bool:
         """Whether git keeps it as an executable file (mode 100755, as `git add` gives a file its owner may run)."""
+        if self.held_executable is not None:
+            return self.held_executable
         return not self.link and bool(os.lstat(self.path).st_mode & stat.S_IXUSR)
 
     @property
@@ -69,6 +72,8 @@ def walk(folder: Path, unfiltered: bool = False) -> list[Entry]:
                 found.append(Entry(path.relative_to(folder).as_posix(), path, path.is_symlink()))
     if not unfiltered and (left_out := as_stored.ignored(folder, [entry.rel for entry in found])):
         found = [entry for entry in found if entry.rel not in left_out]
+    if found and (held := as_stored.held_executables(folder)) is not None:
+        found = [Entry(e.rel, e.path, e.link, not e.link and e.rel in held) for e in found]
     return sorted(found, key=lambda e: e.path)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +59,8 @@ def against(git: Git, committed: Committed, state_dir: Path, path: Path, rel: st
             changes.append(_added(entry) if entry is not None else
                            FileChange(name, "deleted", _diff(name, old or b"", b"", then.get(name) == skill_files.LINK)))
             continue
-        mode = "" if entry.link or then[name] not in (FILE, EXECUTABLE) or _mode(entry.path) == then[name] else \
-            f"mode {then[name]:o} -> {_mode(entry.path):o}\n"  # a `chmod +x` is a change of kind too (same_kind)
+        mode = "" if entry.link or then[name] not in (FILE, EXECUTABLE) or _mode(entry) == then[name] else \
+            f"mode {then[name]:o} -> {_mode(entry):o}\n"  # a `chmod +x` is a change of kind too (same_kind)
         if entry.data() != old and not committed.file(full, entry.data(), target) or not mode and not skill_files.same_kind(
                 entry, then[name], links_kept):
             if name != skills.SKILL_FILE or not _status_only(folder.name, entry.data(), old):
@@ -113,5 +112,5 @@ def _printable(line: str) -> str:
     return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", body) + end
 
 
-def _mode(path: Path) -> int:
-    return EXECUTABLE if os.stat(path).st_mode & 0o100 else FILE  # git keeps the owner's execute bit only
+def _mode(entry: skill_files.Entry) -> int:
+    return EXECUTABLE if entry.executable else FILE  # git keeps the owner's execute bit only

@@ -1,6 +1,7 @@
 """What git makes of files in a work tree, each question asked of one `git` process for a whole folder: which files
 it ignores, and the blob id each file is stored as (its end-of-line conversion and clean filters applied, as `git add`
-applies them), so that what a person reviews is named the same in every clone of a commit."""
+applies them), and which it keeps executable where it ignores the bit on disk, so that what a person reviews is named
+the same in every clone of a commit."""
 
 from __future__ import annotations
 
@@ -47,6 +48,16 @@ def index_links(folder: Path) -> set[str]:
     out = _git(folder, ["ls-files", "-s", "-z", "--", "."]) or b""
     return {os.fsdecode(path) for entry in out.split(b"\0") if entry.startswith(b"120000 ")
             for path in [entry.partition(b"\t")[2]]}
+
+
+def held_executables(folder: Path) -> set[str] | None:
+    """Where core.fileMode is false (a FAT or NTFS mount: git ignores the execute bit on disk and keeps each entry's
+    mode), the paths inside `folder` git's index holds as executable; None where the bit on disk is what git takes."""
+    told = _git(folder, ["config", "--type=bool", "core.fileMode"], ok=(0, 1))
+    if told is None or told.strip() != b"false":
+        return None
+    out = _git(folder, ["ls-files", "-s", "-z", "--", "."]) or b""
+    return {os.fsdecode(entry.partition(b"\t")[2]) for entry in out.split(b"\0") if entry.startswith(b"100755 ")}
 
 
 def _git(cwd: Path, args: list[str], stdin: bytes = b"", ok: tuple[int, ...] = (0,)) -> bytes | None:
