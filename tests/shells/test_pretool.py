@@ -92,6 +92,29 @@ def test_the_pre_tool_hook_refuses_writes_to_what_only_repo_memory_writes(repo: 
         assert hook(repo, "pre-tool", {"tool_name": tool, "tool_input": tool_input, "session_id": "s1"}) == {}, (tool, tool_input)
 
 
+def test_the_reserved_places_are_refused_however_their_names_are_cased(repo: Path, logged: Path):
+    """On macOS's and Windows' default file systems `.Agents/Experience` IS the logs folder: a write named so went
+    through, the reserved places compared case by case. And a name of ours inside a project's own path was taken for
+    ours: `sed -i … src/experience/card.tsx` was refused as a write to the logs."""
+    rel = logged.relative_to(repo).as_posix()
+    cased = rel.replace(".agents/experience", ".Agents/Experience")
+    refused = [
+        ("Write", {"file_path": str(repo / cased), "content": "{}"}),
+        ("Edit", {"file_path": str(repo / ".AGENTS/Repo-Memory.toml"), "old_string": "", "new_string": 'review = "optional"'}),
+        ("Write", {"file_path": str(repo / ".git/Repo-Memory/accepted-loops.json"), "content": "{}"}),
+        ("Bash", {"command": f"echo '{{}}' >> {cased}"}),
+        ("Bash", {"command": "sed -i 's/required/optional/' .Agents/REPO-MEMORY.toml"}),
+        ("Bash", {"command": f"cd .agents/skills && sed -i s/a/b/ ../{cased.removeprefix('.Agents/')}"}),
+    ]
+    for tool, tool_input in refused:
+        why = denied(hook(repo, "pre-tool", {"tool_name": tool, "tool_input": tool_input, "session_id": "s1"}))
+        assert why.startswith(f"repo-memory refused this {tool} call:"), (tool, tool_input, why)
+    # a project's own folders named like ours (a portfolio's experience/ section) are the project's to edit
+    for command in ("sed -i s/a/b/ src/experience/card.tsx", "sed -i s/a/b/ src/Experience/Card.tsx",
+                    "echo x > docs/repo-memory.toml.example"):
+        assert hook(repo, "pre-tool", {"tool_name": "Bash", "tool_input": {"command": command}, "session_id": "s1"}) == {}, command
+
+
 @pytest.mark.parametrize("how", ["cp -r", "mv", "sed through a glob", "after cd", "rsync -a", "tar x"])
 def test_a_skill_folder_changed_by_any_shell_command_is_a_draft(repo: Path, tmp_path: Path, how: str):
     for name in ("deploy", "rollback"):

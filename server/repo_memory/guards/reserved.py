@@ -50,6 +50,7 @@ PERSON_OPTIONS = frozenset({"--pin", "--follow-renames"})  # of `stale`: a perso
 # The options taking a value of repo-memory itself and of the commands read for a person's option (`loop due`, `stale`).
 VALUED = frozenset({"--root", "--event", "--agent", "--trust-specs-at", "--pin"})
 _NAMES = frozenset({"repo-memory", "repo_memory"})
+SHORT = frozenset({"experience/", "repo-memory.toml"})  # Places.names as typed from inside .agents
 _EXPANDED = re.compile(r"[$`]")  # a word the shell makes something else of before the command sees it (`$OPT`)
 _PYTHON = re.compile(r"^(?:python|pypy)(?:\d+(?:\.\d+)?)?$")
 _HARMLESS_TARGET = re.compile(r"^(?:&-?\d*-?|/dev/null|/dev/stderr|/dev/stdout)$")
@@ -80,8 +81,9 @@ class Places:
             resolved = path.resolve()
         except (OSError, RuntimeError, ValueError):  # a loop of links, a NUL: nothing a tool can write either
             return ""
+        folded = _folded(resolved)
         for place, why in ((self.logs, LOGS), (self.config, SETTINGS), (self.state, STATE), (self.clone, STATE), (self.keys, STATE)):
-            if resolved == place or place in resolved.parents:
+            if folded == _folded(place) or _folded(place) in map(_folded, resolved.parents):
                 return why
         return ""
 
@@ -93,7 +95,7 @@ class Places:
                 return via
             if person := _person_command(words):
                 return f"`repo-memory {person}` {PERSON}" + (f"; {via}" if via else "")
-        named = [n for n in self.names if n in text]
+        named = _named(self.names, text)
         if not named:
             return ""
         parts = segments(text)
@@ -128,9 +130,32 @@ class Places:
                 continue
             if not target or "$" in target or "`" in target or moved and not target.startswith(("/", "~")):
                 return True  # where it writes is not known before the shell runs
-            if any(name in target for name in self.names) or self.path(target, cwd):
+            if _named(self.names, target) or self.path(target, cwd):
                 return True
         return False
+
+
+def _named(names: list[str], text: str) -> list[str]:
+    """Those of `names` that `text` names, in any case (_folded); the short forms typed from inside .agents
+    (`experience/`, `repo-memory.toml`) only where no folder of the project's own comes before them: not in
+    `src/experience/card.tsx`, a portfolio's section, but in `../experience/s.jsonl` and `-o.agents/experience/…`."""
+    folded = text.casefold()
+    return [n for n in names if any(n not in SHORT or _ours(folded, m.start())
+                                    for m in re.finditer(re.escape(n.casefold()), folded))]
+
+
+def _ours(text: str, at: int) -> bool:
+    """Whether the short name at `at` of `text` starts its path or follows `.`, `..` or `.agents` in it."""
+    if not at or text[at - 1] != "/":
+        return True
+    component = re.split(r"[/\s'\"=<>|;&(){}]", text[:at - 1])[-1]
+    return component in (".", "..") or component.endswith(".agents")  # `-P.agents/…`: an option's value glued on
+
+
+def _folded(path: Path) -> str:
+    """`path` as a case-insensitive file system (macOS's, Windows') names it: `.Agents/Experience` is the logs there.
+    Compared so everywhere: on Linux such a folder is another one, which no agent has a reason to write either."""
+    return str(path).casefold()
 
 
 def _person_command(rest: list[str]) -> str:
