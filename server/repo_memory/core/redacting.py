@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from repo_memory.core import versions
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
-from repo_memory.formats import experience
+from repo_memory.formats import experience, redacted, tool_output
 from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from repo_memory.git.committer import Committer
     from repo_memory.index.records import RecordIndex
 
-KIND, TOOL, REDACTED = "redaction", "redact", "[REDACTED]"
+KIND, TOOL = "redaction", "redact"
 TEXTCONV_CACHE = "refs/notes/textconv/repo-memory"  # git's cache of the logs rendered for diffs (init's cachetextconv)
 SAID = "redacted on "  # how readers begin to tell of an attested redaction (verify lists it as a note, not a break)
 Judge = Callable[[dict[str, Any], str, int], str]  # why a record at (log, end) is not authentic ('' when it is)
@@ -211,13 +211,15 @@ class Redactor:
         new, count, fields, made = dict(record), 0, list[str](), dict[str, bytes]()
         for name in ("text", "data", "refs"):
             if name in record:
-                new[name], n = _replace(record[name], strings)
-                count, fields = count + n, fields + ([name] if n else [])
+                new[name], n = redacted.replace(record[name], strings)
+                count += n
+        new, n = redacted.cut_copies(new, strings)  # a secret a cut went through: its part at the end of a copy
+        count, fields = count + n, [name for name in ("text", "data", "refs") if new.get(name) != record.get(name)]
         blob = record.get("blob")
         if blob:
             data, _ = self._journal.blob(blob["sha256"])
             content = json.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
-            replaced, n = _replace(content, strings)
+            replaced, n = redacted.replace(content, strings)
             if n:
                 encoded = experience.canonical({"data": replaced}) if blob["field"] == "data" else replaced.encode("utf-8")
                 made[digest := hashlib.sha256(encoded).hexdigest()] = encoded
@@ -226,11 +228,12 @@ class Redactor:
                     new["text"] = replaced[: experience.PREVIEW_CHARS] + "…"
                 count, fields = count + n, fields + ["blob"]
         if (output := _output(record)) and (stored := self._stored(output)) is not None:
-            raw, n = _replace_raw(stored, strings)  # the response as the harness gave it: JSON, or its text
-            if n:
+            raw, n = redacted.replace_raw(stored, strings)  # the response as the harness gave it: JSON, or its text
+            if n:  # and output_text cut from it again: a secret its cut went through is out of it whole
                 made[digest := hashlib.sha256(raw).hexdigest()] = raw
-                new["data"] = {**new["data"], "output_blob": digest}
-                count, fields = count + n, fields + ["output_blob"]
+                new["data"] = {**new["data"], "output_blob": digest, **tool_output.recut(record["data"], stored, raw)}
+                cut = new["data"].get("output_text") != record["data"].get("output_text") and "data" not in fields
+                count, fields = count + n, fields + ["output_blob"] + ["data"] * cut
         return new, count, fields, made
 
     def _stored(self, digest: str) -> bytes | None:
@@ -252,7 +255,7 @@ class Redactor:
         file = data.get("output_file") if isinstance(data, dict) else None
         if strings and isinstance(file, dict) and isinstance(gid := file.get("git_blob"), str) and _GIT_ID.fullmatch(gid):
             body = run_at(self.root, "cat-file", "blob", gid)
-            if body is not None and _holds(body.decode("utf-8", errors="replace"), strings):
+            if body is not None and redacted.holds(body.decode("utf-8", errors="replace"), strings):
                 said.append(f"{file.get('path')} holds it: your file, as git holds it (blob {gid[:12]}), which `read` shows "
                             "as this record's output. A redaction changes no file of yours: edit it and commit, and rewrite "
                             "history if a commit holds it.")
@@ -285,10 +288,10 @@ class Redactor:
             for line in self._journal.lines(path):
                 if not line.record or line.record["id"] == rid:
                     continue
-                for digest in _cites(line.record):
-                    if digest not in blobs:
-                        blobs[digest] = _holds((self._stored(digest) or b"").decode("utf-8", errors="replace"), strings)
-                if _holds(line.raw.decode("utf-8", errors="replace"), strings) or any(blobs[d] for d in _cites(line.record)):
+                cited = _cites(line.record)
+                for digest in (d for d in cited if d not in blobs):
+                    blobs[digest] = redacted.holds((self._stored(digest) or b"").decode("utf-8", errors="replace"), strings)
+                if redacted.holds(line.raw.decode("utf-8", errors="replace"), strings) or any(blobs[d] for d in cited):
                     found.append(line.record["id"])
         return found
 
@@ -327,38 +330,3 @@ def _cites(record: dict[str, Any]) -> list[str]:
     """The blobs `record` cites: its own content's, and its call's whole output."""
     own = record.get("blob")
     return [d for d in (own.get("sha256") if isinstance(own, dict) else None, _output(record)) if isinstance(d, str)]
-
-
-def _forms(strings: Sequence[str]) -> list[str]:
-    """Each string as it reads in text, and as it reads inside a JSON string (quotes, backslashes, controls escaped)."""
-    return list(dict.fromkeys(f for s in strings for f in (json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1], s)))
-
-
-def _holds(text: str, strings: Sequence[str]) -> bool:
-    return any(f in text for f in _forms(strings))
-
-
-def _replace_raw(data: bytes, strings: Sequence[str]) -> tuple[bytes, int]:
-    """`data` (a stored response: JSON or text, as it was given) with every string given replaced, as text or as JSON
-    spells it, by [REDACTED]; and how many were."""
-    text, count = data.decode("utf-8", errors="surrogateescape"), 0
-    for form in _forms(strings):  # escaped forms first: one holding a backslash is no substring of the plain one
-        count, text = count + text.count(form), text.replace(form, REDACTED)
-    return text.encode("utf-8", errors="surrogateescape"), count
-
-
-def _replace(value: Any, strings: Sequence[str]) -> tuple[Any, int]:
-    """`value` with every string in `strings` replaced by [REDACTED] in its strings (dict keys too), and how many were."""
-    if isinstance(value, str):
-        count = sum(value.count(s) for s in strings)
-        for s in strings:
-            value = value.replace(s, REDACTED)
-        return value, count
-    if isinstance(value, dict):
-        pairs = [(_replace(k, strings), _replace(v, strings)) for k, v in value.items()]
-        return {k: v for (k, _), (v, _) in pairs}, sum(a + b for (_, a), (_, b) in pairs)
-    if isinstance(value, list):
-        items = [_replace(v, strings) for v in value]
-        return [v for v, _ in items], sum(n for _, n in items)
-    return value, 0
-
