@@ -76,7 +76,7 @@ def test_redact_takes_the_secret_out_of_the_output_blob_read_serves_and_a_later_
     new = record["data"]["output_blob"]
     blob = (repo / ".agents/experience/blobs" / new).read_bytes()
     assert new != old and hashlib.sha256(blob).hexdigest() == new and blob.count(b"[REDACTED]") == 2
-    assert not (repo / ".agents/experience/blobs" / old).exists()
+    assert (repo / ".agents/experience/blobs" / old).read_bytes() == b""  # emptied, its path kept: see test_redact_clones
     assert git(repo, "status", "--porcelain", "--", ".agents") == ""  # the new blob is committed with the line
     view = read(repo, rid)
     assert SECRET not in view["output"] and "[REDACTED]" in view["output"] and view["verified"], view
@@ -108,7 +108,8 @@ def test_redact_all_text_drops_the_output_blob_and_a_dry_run_writes_no_blob(tmp_
     assert sorted((repo / ".agents/experience/blobs").iterdir()) == blobs  # a dry run writes nothing, no blob either
     done = run(repo, "log", "redact", rid, "--all-text")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert SECRET.encode() not in memory_bytes(repo) and not list((repo / ".agents/experience/blobs").iterdir())
+    assert SECRET.encode() not in memory_bytes(repo)
+    assert [p.read_bytes() for p in (repo / ".agents/experience/blobs").iterdir()] == [b""]  # the output blob, emptied
     assert git(repo, "status", "--porcelain", "--", ".agents") == "" and run(repo, "verify").returncode == 0
 
 

@@ -13,7 +13,7 @@ from repo_memory.core.breaks import account, deleted, missing
 from repo_memory.core.dropped import dropped
 from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
-from repo_memory.core.redacting import SAID
+from repo_memory.core.redacting import EMPTIED, SAID
 from repo_memory.core.session_files import begun, part_of, segment
 from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.errors import NotFoundError, UnsafePathError
@@ -76,12 +76,13 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
                                              "(`git add`, `git commit`), otherwise remove the line"))
             if blob := record.get("blob"):
                 try:
-                    _, intact = journal.blob(blob["sha256"])
+                    stored, intact = journal.blob(blob["sha256"])
                 except (NotFoundError, UnsafePathError) as exc:
                     breaks.append((record["id"], str(exc)))
                     continue
                 if not intact:
-                    breaks.append((record["id"], f"blob {blob['sha256']} does not match its hash"))
+                    said = "does not match its hash" if stored else EMPTIED
+                    breaks.append((record["id"], f"blob {blob['sha256']} {said}"))
         if whole >= 0 and _redacted_only(rewritten, breaks[whole + 1:]):  # never `git checkout HEAD`: the secret is back
             breaks[whole] = (rel, f"{SAID}this clone, not committed yet: commit {rel} (`git add {rel} && git commit`); a "
                                   "`git checkout` of it would bring back what was taken out")

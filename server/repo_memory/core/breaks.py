@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from repo_memory.core.dropped import SAID as DROPPED
 from repo_memory.core.dropped import UNMERGED
-from repo_memory.core.redacting import SAID
+from repo_memory.core.redacting import EMPTIED, SAID
 from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF
@@ -96,6 +96,9 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                          "`git checkout HEAD` alone writes the CRLF again).")
     if "git checkout HEAD" in what:
         return "error", "Run that `git checkout`; `repo-memory verify` lists every break."
+    if EMPTIED in what:  # on purpose: it held a secret, and no checkout brings it back
+        return "error", (f"Run `repo-memory log redact {where} --all-text` in a terminal: the record stops citing the "
+                         "blob, and its own text (a preview of the blob's) is redacted too, as it may hold the secret.")
     if "blob" in what.lower():
         return "error", (f"Bring it back with `git checkout HEAD -- {experience.BLOB_DIR}/` or a pull; a blob git never held "
                          "cannot be restored. `repo-memory verify` lists every break.")

@@ -321,7 +321,7 @@ class Journal:
         """Store `data` content-addressed (write-once) and return its sha256."""
         digest = hashlib.sha256(data).hexdigest()
         path = paths.inside(self.root, BLOB_DIR, digest)
-        if not path.exists():
+        if not path.exists() or path.stat().st_size != len(data):  # else a blob a redaction emptied (core/redacting.py)
             disk.write_atomic(path, data)
         self._new_blobs.add(f"{BLOB_DIR}/{digest}")
         return digest

@@ -47,10 +47,9 @@ def whole(record: dict[str, Any], journal: Journal, root: Path) -> tuple[str, st
         except (InvalidArgumentError, NotFoundError) as exc:
             return "", f"the whole output is not in this checkout: {exc}"
         stored = raw.decode("utf-8", errors="replace")
-        text = tool_output.dumped(stored)  # the response's strings, as output_text holds their opening
-        if not text.startswith(str(data.get("output_text", ""))):
-            text = stored  # a text response that only looks like JSON
-        source = f"the blob {where}" + ("" if intact else " (it does not match its hash: edited since)")
+        text = tool_output.said(stored, str(data.get("output_text", "")))  # as output_text holds its opening
+        source = f"the blob {where}" + ("" if intact else " (it does not match its hash: edited since)" if raw else
+                                        " (a redaction emptied it: what it held is gone on purpose)")
         rest = f"`cat {where}` (the response as the harness gave it)"
     elif isinstance(file, dict) and isinstance(file.get("git_blob"), str) and _GIT_ID.fullmatch(file["git_blob"]):
         gid, path = file["git_blob"], str(file.get("path", ""))

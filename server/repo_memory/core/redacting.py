@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from repo_memory.core import versions
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
-from repo_memory.formats import experience
+from repo_memory.formats import experience, redacted, tool_output
 from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
@@ -37,9 +37,12 @@ if TYPE_CHECKING:
     from repo_memory.git.committer import Committer
     from repo_memory.index.records import RecordIndex
 
-KIND, TOOL, REDACTED = "redaction", "redact", "[REDACTED]"
+KIND, TOOL = "redaction", "redact"
 TEXTCONV_CACHE = "refs/notes/textconv/repo-memory"  # git's cache of the logs rendered for diffs (init's cachetextconv)
 SAID = "redacted on "  # how readers begin to tell of an attested redaction (verify lists it as a note, not a break)
+# what readers say of a blob a redaction emptied (Redactor._empty) that a record still cites: one a clone merged wrote
+EMPTIED = ("was emptied by a person's redaction (`repo-memory log redact` of a record citing it, in this clone or one "
+           "merged)")
 Judge = Callable[[dict[str, Any], str, int], str]  # why a record at (log, end) is not authentic ('' when it is)
 
 
@@ -96,16 +99,16 @@ class Redactor:
         found = self._find(ref)
         path, line = found[0]
         lines = [dict(ln.record or {}) for _, ln in found]
-        record, folded = self._version(lines, whole)
+        record, folded, pending = self._version(lines, whole)
         if not (strings or whole or folded):
             raise InvalidArgumentError("Say what to redact: --text STRING (repeat for several; - reads them from stdin) or --all-text.")
         if record.get("kind") == KIND:
             raise InvalidArgumentError(f"{record['id']} is a redaction record: it holds no secret, only the hashes attesting "
                                        f"the record it names ({record.get('data', {}).get('id', '?')}), which would break for good.")
         self._intact(record)
-        new, replaced, fields, made = (record, 0, list[str](), dict[str, bytes]())
+        new, replaced, fields, made = (record, 0, list[str](), pending)
         if strings or whole:
-            new, replaced, fields, made = self._redacted(record, strings, whole)
+            new, replaced, fields, made = self._redacted(record, strings, whole, pending)
         dropped = list(dict.fromkeys(d for r in lines for d in _cites(r) if d not in _cites(new)))  # of every version
         fields = sorted(set(fields) | set(folded))
         remains = self._remains(new, strings, made)
@@ -137,8 +140,7 @@ class Redactor:
         for old in dropped:  # a blob another record cites stays, and is said to hold the secret still
             if self._cited(old):
                 remains.append(f"blob {old} still holds it: other records cite it.")
-            else:
-                (self.root / experience.BLOB_DIR / old).unlink(missing_ok=True)
+            elif self._empty(old):
                 changed.append(f"{experience.BLOB_DIR}/{old}")
         self._records.scrub([path, *(self.root / p for p in changed if p.endswith(".jsonl"))])
         commit = self._commit(sorted(set(changed)), f"memory(redaction): {record['id']} redacted by the person")
@@ -176,9 +178,10 @@ class Redactor:
             raise NotFoundError(f"No record {ref}: `repo-memory log tail SESSION` lists a session's ids.")
         return found
 
-    def _version(self, records: list[dict[str, Any]], whole: bool) -> tuple[dict[str, Any], list[str]]:
-        """The record its lines hold, and the fields where they differed: one, or its versions folded (core/versions.py),
-        each one as written or as a person's attested redaction left it (`whole`: each redacted whole first)."""
+    def _version(self, records: list[dict[str, Any]], whole: bool) -> tuple[dict[str, Any], list[str], dict[str, bytes]]:
+        """The record its lines hold, the fields where they differed, and the output blob a fold made (by sha256): one,
+        or its versions folded (core/versions.py), each one as written or as a person's attested redaction left it
+        (`whole`: each redacted whole first)."""
         unlike = list({experience.canonical(r): r for r in records}.values())
         for record in unlike:
             if experience.seal(record)["sha256"] != record["sha256"] and not self._said(record):
@@ -187,7 +190,8 @@ class Redactor:
                                     "put the line back as git held it (`git log -p` of its log), then redact it. "
                                     f"{'' if len(unlike) == 1 else 'Its lines are not versions a redaction made: nothing was folded.'}")
         if len(unlike) == 1:
-            return unlike[0], []
+            return unlike[0], [], {}
+        unlike, made = (unlike, {}) if whole else self._one_output(unlike)
         joined = versions.fold([versions.whole(r) for r in unlike] if whole else unlike)
         if joined is None:
             then = ("they differ outside their text and data (kind, time, refs…): an edit, not redactions. Neither is to be "
@@ -198,26 +202,47 @@ class Redactor:
                     "line whose text and data are [REDACTED]")
             raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: {then}. "
                                 "Nothing was changed.")
-        return joined
+        return joined[0], joined[1] + ["output_blob"] * bool(made), made
 
-    def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool) \
+    def _one_output(self, records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, bytes]]:
+        """Versions citing output blobs that differ (clones that each redacted the output) citing one instead, which
+        redacts what each one's redacts (their texts folded as a record's are), their output_text cut from it again; and
+        that blob. As given when they cite one, or blobs not here, or blobs that differ by more than redactions."""
+        cited = [_output(r) or "" for r in records]
+        stored = {d: self._stored(d) if d else None for d in cited}
+        if len(stored) < 2 or None in stored.values():
+            return records, {}
+        texts = [(b or b"").decode("utf-8", errors="surrogateescape") for b in stored.values()]
+        joined: str | None = texts[0]
+        for text in texts[1:]:
+            joined = versions.joined(joined, text) if joined is not None else None
+        if joined is None:
+            return records, {}
+        raw = joined.encode("utf-8", errors="surrogateescape")
+        digest = hashlib.sha256(raw).hexdigest()
+        cut = [tool_output.recut(r["data"], stored[d] or b"", raw) for r, d in zip(records, cited)]
+        return [{**r, "data": {**r["data"], "output_blob": digest, **c}} for r, c in zip(records, cut)], {digest: raw}
+
+    def _redacted(self, record: dict[str, Any], strings: Sequence[str], whole: bool, pending: dict[str, bytes]) \
             -> tuple[dict[str, Any], int, list[str], dict[str, bytes]]:
         """The record redacted, how many occurrences were replaced, the fields changed, and the blobs it cites instead of
-        its own (by sha256, written once the dry run is past): its content's, and the whole output of a tool call
-        (`data.output_blob`, which `read` serves as the record's output: core/outputs.py)."""
+        its own (by sha256, written once the dry run is past; `pending`: those a fold made): its content's, and the whole
+        output of a tool call (`data.output_blob`, which `read` serves as the record's output: core/outputs.py)."""
         if whole:
             told = [f for f in ("text", "data", "blob") if f in record] + ["output_blob"] * bool(_output(record))
             return versions.whole(record), 1, told, {}
-        new, count, fields, made = dict(record), 0, list[str](), dict[str, bytes]()
+        new, count, fields, made = dict(record), 0, list[str](), dict(pending)
         for name in ("text", "data", "refs"):
             if name in record:
-                new[name], n = _replace(record[name], strings)
-                count, fields = count + n, fields + ([name] if n else [])
+                new[name], n = redacted.replace(record[name], strings)
+                count += n
+        new, n = redacted.cut_copies(new, strings)  # a secret a cut went through: its part at the end of a copy
+        count, fields = count + n, [name for name in ("text", "data", "refs") if new.get(name) != record.get(name)]
         blob = record.get("blob")
-        if blob:
-            data, _ = self._journal.blob(blob["sha256"])
+        data = self._journal.blob(blob["sha256"])[0] if blob else b""
+        if blob and data:  # an emptied blob (_empty) holds nothing to redact
             content = json.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
-            replaced, n = _replace(content, strings)
+            replaced, n = redacted.replace(content, strings)
             if n:
                 encoded = experience.canonical({"data": replaced}) if blob["field"] == "data" else replaced.encode("utf-8")
                 made[digest := hashlib.sha256(encoded).hexdigest()] = encoded
@@ -225,13 +250,24 @@ class Redactor:
                 if blob["field"] == "text":
                     new["text"] = replaced[: experience.PREVIEW_CHARS] + "…"
                 count, fields = count + n, fields + ["blob"]
-        if (output := _output(record)) and (stored := self._stored(output)) is not None:
-            raw, n = _replace_raw(stored, strings)  # the response as the harness gave it: JSON, or its text
-            if n:
+        if (output := _output(record)) and (stored := pending.get(output) or self._stored(output)) is not None:
+            raw, n = redacted.replace_raw(stored, strings)  # the response as the harness gave it: JSON, or its text
+            if n:  # and output_text cut from it again: a secret its cut went through is out of it whole
                 made[digest := hashlib.sha256(raw).hexdigest()] = raw
-                new["data"] = {**new["data"], "output_blob": digest}
-                count, fields = count + n, fields + ["output_blob"]
+                new["data"] = {**new["data"], "output_blob": digest, **tool_output.recut(record["data"], stored, raw)}
+                cut = new["data"].get("output_text") != record["data"].get("output_text") and "data" not in fields
+                count, fields = count + n, fields + ["output_blob"] + ["data"] * cut
         return new, count, fields, made
+
+    def _empty(self, digest: str) -> bool:
+        """Empty the file of blob `digest` no record cites now, keeping its path; whether it was there. Deleted, git's
+        rename detection paired it with the blob of its redacted text, and two clones that redacted it differently
+        stopped a pull on a rename conflict; emptied, it is the same change in every clone, and merges."""
+        path = self.root / experience.BLOB_DIR / digest
+        if not _BLOB_ID.fullmatch(digest) or not path.is_file():  # a record's data names it: never a path of its own
+            return False
+        disk.write_atomic(path, b"")
+        return True
 
     def _stored(self, digest: str) -> bytes | None:
         try:
@@ -252,7 +288,7 @@ class Redactor:
         file = data.get("output_file") if isinstance(data, dict) else None
         if strings and isinstance(file, dict) and isinstance(gid := file.get("git_blob"), str) and _GIT_ID.fullmatch(gid):
             body = run_at(self.root, "cat-file", "blob", gid)
-            if body is not None and _holds(body.decode("utf-8", errors="replace"), strings):
+            if body is not None and redacted.holds(body.decode("utf-8", errors="replace"), strings):
                 said.append(f"{file.get('path')} holds it: your file, as git holds it (blob {gid[:12]}), which `read` shows "
                             "as this record's output. A redaction changes no file of yours: edit it and commit, and rewrite "
                             "history if a commit holds it.")
@@ -285,10 +321,10 @@ class Redactor:
             for line in self._journal.lines(path):
                 if not line.record or line.record["id"] == rid:
                     continue
-                for digest in _cites(line.record):
-                    if digest not in blobs:
-                        blobs[digest] = _holds((self._stored(digest) or b"").decode("utf-8", errors="replace"), strings)
-                if _holds(line.raw.decode("utf-8", errors="replace"), strings) or any(blobs[d] for d in _cites(line.record)):
+                cited = _cites(line.record)
+                for digest in (d for d in cited if d not in blobs):
+                    blobs[digest] = redacted.holds((self._stored(digest) or b"").decode("utf-8", errors="replace"), strings)
+                if redacted.holds(line.raw.decode("utf-8", errors="replace"), strings) or any(blobs[d] for d in cited):
                     found.append(line.record["id"])
         return found
 
@@ -314,6 +350,7 @@ class Redactor:
 
 
 _GIT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # sha1 or sha256 repositories: never passes for an option
+_BLOB_ID = re.compile(r"[0-9a-f]{64}")
 
 
 def _output(record: dict[str, Any]) -> str | None:
@@ -327,38 +364,3 @@ def _cites(record: dict[str, Any]) -> list[str]:
     """The blobs `record` cites: its own content's, and its call's whole output."""
     own = record.get("blob")
     return [d for d in (own.get("sha256") if isinstance(own, dict) else None, _output(record)) if isinstance(d, str)]
-
-
-def _forms(strings: Sequence[str]) -> list[str]:
-    """Each string as it reads in text, and as it reads inside a JSON string (quotes, backslashes, controls escaped)."""
-    return list(dict.fromkeys(f for s in strings for f in (json.dumps(s, ensure_ascii=False)[1:-1], json.dumps(s)[1:-1], s)))
-
-
-def _holds(text: str, strings: Sequence[str]) -> bool:
-    return any(f in text for f in _forms(strings))
-
-
-def _replace_raw(data: bytes, strings: Sequence[str]) -> tuple[bytes, int]:
-    """`data` (a stored response: JSON or text, as it was given) with every string given replaced, as text or as JSON
-    spells it, by [REDACTED]; and how many were."""
-    text, count = data.decode("utf-8", errors="surrogateescape"), 0
-    for form in _forms(strings):  # escaped forms first: one holding a backslash is no substring of the plain one
-        count, text = count + text.count(form), text.replace(form, REDACTED)
-    return text.encode("utf-8", errors="surrogateescape"), count
-
-
-def _replace(value: Any, strings: Sequence[str]) -> tuple[Any, int]:
-    """`value` with every string in `strings` replaced by [REDACTED] in its strings (dict keys too), and how many were."""
-    if isinstance(value, str):
-        count = sum(value.count(s) for s in strings)
-        for s in strings:
-            value = value.replace(s, REDACTED)
-        return value, count
-    if isinstance(value, dict):
-        pairs = [(_replace(k, strings), _replace(v, strings)) for k, v in value.items()]
-        return {k: v for (k, _), (v, _) in pairs}, sum(a + b for (_, a), (_, b) in pairs)
-    if isinstance(value, list):
-        items = [_replace(v, strings) for v in value]
-        return [v for v, _ in items], sum(n for _, n in items)
-    return value, 0
-

@@ -59,6 +59,13 @@ def fold(records: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], list[str]] 
 _APART = object()  # two values that are no versions of one value
 
 
+def joined(a: str, b: str) -> str | None:
+    """The text redacting what texts `a` and `b` (versions of one text, each redacted) redact; None when they differ by
+    more than [REDACTED] spans (the output blobs of a tool call two clones redacted: core/redacting.py)."""
+    found = _strings(a, b)
+    return found if isinstance(found, str) else None
+
+
 def _join(a: Any, b: Any) -> Any:
     """The value redacting what `a` and `b` redact, or _APART."""
     if a == REDACTED or b == REDACTED:  # a value redacted whole (`--all-text` makes data one): it holds nothing

@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+OPENING = 2000  # characters of a call's output text its record keeps (`output_text`); the whole is kept elsewhere
 TAGS = frozenset({"type", "kind"})  # keys whose string names the shape of a value (`"type": "text"`), not its content
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:"(\s*:)?|\\?$)', re.DOTALL)  # a JSON string, and the colon that makes it a key
 
@@ -29,6 +30,27 @@ def leaves(value: Any, key: str = "") -> list[str]:
     if isinstance(value, list):
         return [leaf for v in value for leaf in leaves(v)]
     return []  # booleans, numbers and null are a response's flags and counts
+
+
+def said(stored: str, opening: str) -> str:
+    """The text of a call's stored response whose record's `output_text` is `opening`: the content of the JSON dump of
+    a structured response, or the stored text itself (a text response, even one that only looks like JSON)."""
+    text = dumped(stored)
+    return text if text.startswith(opening) else stored
+
+
+def recut(data: dict[str, Any], before: bytes, after: bytes) -> dict[str, Any]:
+    """A tool record's `output_text` and `output_chars` as its hook takes them from the whole output, once the stored
+    response `before` (whose text `output_text` opens) is `after`; {} when `output_text` opens no text of `before`."""
+    opening, was = data.get("output_text"), before.decode("utf-8", errors="replace")
+    if not isinstance(opening, str):
+        return {}
+    structured = dumped(was).startswith(opening)  # `after` is read as `before` was
+    if not structured and not was.startswith(opening):
+        return {}
+    now = after.decode("utf-8", errors="replace")
+    text = dumped(now) if structured else now
+    return {"output_text": text[:OPENING], "output_chars": len(text)}
 
 
 def dumped(text: str) -> str:

@@ -16,7 +16,7 @@ from repo_memory.formats import experience, harness_logs, tool_output
 from repo_memory.git.repo import Git
 from repo_memory.guards import secretscan
 
-EXCERPT = 2000
+EXCERPT = tool_output.OPENING
 READ_TOOLS = ("Read", "read_file", "view")
 
 
