@@ -27,6 +27,10 @@ GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
 INDEX_LOCK_WAIT = 5.0
+# Before every git command: a folder inside the repository that looks like a bare repository (HEAD, objects/, refs/
+# committed by an upstream in a skill folder) is refused, never taken for a repository whose config git obeys
+# (core.fsmonitor, a clean filter: commands run on the machine). A clone's own .git, a submodule's, are not bare.
+SAFE = ("-c", "safe.bareRepository=explicit")
 IN_PROGRESS = {
     "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
     "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
@@ -42,7 +46,7 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
     cwd = start if start.is_dir() else start.parent
     try:
         # --absolute-git-dir resolves linked worktrees to their own git dir, so each worktree keeps its own index.
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"],
+        out = subprocess.run(["git", *SAFE, "rev-parse", "--show-toplevel", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"],
                              cwd=cwd, capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise WorkspaceError("git is not installed or not on PATH. Install git, then try again.") from None
@@ -51,6 +55,9 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
     if out.returncode != 0 and "not a git repository" not in out.stderr:  # git found one and refuses it: say why, in its words
         said = [line.strip() for line in out.stderr.splitlines() if line.strip()]
         fix = next((f" If you trust it, run `{line}`, then try again." for line in said if line.startswith("git config ")), "")
+        if "safe.bareRepository" in out.stderr:  # our SAFE: a look-alike folder inside a repository, never obeyed
+            fix = (" repo-memory runs git in no repository it was not given: run it from the repository's top folder, or "
+                   "pass --root PATH.")
         raise WorkspaceError(f"git refuses to work in {cwd}: {said[0].removeprefix('fatal: ') if said else 'no reason given'}.{fix}")
     if out.returncode != 0:
         raise WorkspaceError(
@@ -67,7 +74,7 @@ def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,)
            env: dict[str, str] | None = None) -> bytes | None:
     """What `git ARGS` run in `cwd` with `env` added prints, outside a repository too; None on an exit code not in `ok`."""
     full = {**os.environ, **env} if env else None
-    out = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full)
+    out = subprocess.run(["git", *SAFE, *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full)
     return out.stdout if out.returncode in ok else None
 
 
@@ -109,7 +116,7 @@ class Git:
         # group, or a step ends, a git command already running still finishes and removes its lock files (a git killed
         # mid-write would leave .git/index.lock behind, blocking the user's git).
         full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {}), "REPO_MEMORY_VERIFY": ""}
-        proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        proc = subprocess.Popen(["git", *SAFE, *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=not raw, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                                 start_new_session=True)
         try:
