@@ -72,6 +72,7 @@ def test_a_rejected_draft_gives_back_the_persons_codex_metadata_byte_for_byte(st
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a person's skill")
     store.refresh()
+    store.read("skill:deploy")  # an agent updates what it read
     store.write_skill("deploy", None, "Steps, faster.")  # an agent's update: a draft, off Codex's list
     assert allowed(folder) is False
     store.review("deploy", accept=False)
@@ -199,6 +200,7 @@ def test_codex_lists_an_accepted_skill_again_whatever_shape_its_own_policy_had(s
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a person's skill")
     store.refresh()
+    store.read("skill:deploy")  # an agent updates what it read
     store.write_skill("deploy", None, "Steps, faster.")
     assert allowed(folder) is False
     text = (folder / "agents/openai.yaml").read_text(encoding="utf-8")
@@ -275,6 +277,7 @@ def test_a_mark_line_twice_or_indented_is_all_taken_away_on_accept(store: Store,
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a person's skill")
     store.refresh()
+    store.read("skill:deploy")  # an agent updates what it read
     store.write_skill("deploy", None, "Steps, faster.")
     text = (folder / "agents/openai.yaml").read_text(encoding="utf-8")
     mark = text.splitlines()[0]
@@ -323,7 +326,8 @@ def test_the_claude_code_copy_of_a_skill_follows_what_recall_serves_when_it_chan
 
     async def rewrite() -> None:
         async with Client(server.build(store)) as client:
-            await client.call_tool("skill_write", {"name": "deploy", "body": "Steps, faster."})
+            await client.call_tool("read", {"ref": "skill:deploy"})  # an agent updates what it read
+            assert not (await client.call_tool("skill_write", {"name": "deploy", "body": "Steps, faster."})).is_error
     anyio.run(rewrite)
     assert not (repo / ".claude/skills/deploy").exists()  # a draft: no copy for Claude Code to list
     runner.invoke(cli, ["--root", str(repo), "skill", "new", "release", "-d", "How we release.", "--body", "Tag."], catch_exceptions=False)

@@ -58,6 +58,7 @@ def updated_and_rejected(repo: Path) -> None:
         assert "back to its last accepted version" in done and "kept" not in done, done
         assert (repo / BUILD).read_text(encoding="utf-8").replace("\r\n", "\n").endswith("\n1. make\n")  # the skill, not a pointer
         assert notes.read_text(encoding="utf-8").replace("\r\n", "\n") == "beside it\n"
+        store.read("skill:build")  # the agent reads what the reject left before writing it again
         store.write_skill("build", "How to build; use when building", "1. make all\n2. then test")
         store.review("build", accept=True)
         assert "rejected" in store.review("zebra-feeding", accept=False).lower()

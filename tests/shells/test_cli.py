@@ -277,9 +277,11 @@ def test_reject_turns_down_an_agents_change_and_never_deletes_a_persons_skill_or
     (folder / "SKILL.md").write_bytes(accepted.replace(b"2. Push tags", b"2. Push tags\n3. WIP: do not ship"))
     store = Store(Config.load(repo))
     try:
+        store.read("skill:release-checklist")  # an agent updates what it read
         with pytest.raises(ConflictError, match="no commit holds"):  # the person's unsaved lines are not the agent's to commit
             store.write_skill("release-checklist", None, None, tags=["release"])
         (folder / "SKILL.md").write_bytes(accepted)
+        store.read("skill:release-checklist")
         assert store.write_skill("release-checklist", None, None, tags=["release"]).status == "draft"
         store.flush()
     finally:

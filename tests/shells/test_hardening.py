@@ -693,6 +693,7 @@ async def test_writing_what_an_active_skill_already_says_leaves_it_active_and_sa
         written = await call(client, "skill_write", name="deploy-steps", description="How to deploy the app.", body=body)
         accepted = CliRunner().invoke(cli, ["--root", str(repo), "accept", "deploy-steps", "--sha", written["review_sha"][:12]])
         assert accepted.exit_code == 0, accepted.output
+        await call(client, "read", ref="skill:deploy-steps")  # the version a person accepted, which the agent updates
         before = skill.read_text(encoding="utf-8")
         for again in ({"body": body}, {"description": "How to deploy the app.", "body": body}):
             same = await call(client, "skill_write", name="deploy-steps", **again)
@@ -714,6 +715,7 @@ async def test_writing_what_a_hand_written_skill_already_says_is_unchanged_whate
     store.refresh()
     before = skill.read_bytes()
     async with Client(server.build(store)) as client:
+        await call(client, "read", ref="skill:deploy")  # an agent updates what it read
         for body in ("1. Build.\n2. Ship.\n", "1. Build.\n2. Ship.\n\n", "\n1. Build.\n2. Ship."):
             same = await call(client, "skill_write", name="deploy", description="How to deploy; use when deploying", body=body,
                               tags=["ops", "release"])
@@ -759,6 +761,7 @@ async def test_an_agents_draft_names_the_commands_that_accept_it_and_an_update_s
         assert f"repo-memory accept deploy --sha {sha[:12]}" in said and "repo-memory skill show deploy" in said, said
         assert CliRunner().invoke(cli, ["--root", str(repo), "accept", "deploy", "--sha", sha[:12]]).exit_code == 0
         store.refresh()
+        await call(client, "read", ref="skill:deploy")  # the version a person accepted, which the agent updates
         updated = await call(client, "skill_write", name="deploy", tags=["ops"])
         assert any("was active" in w and "briefing" in w for w in updated["warnings"]), updated["warnings"]
 
@@ -773,12 +776,14 @@ async def test_an_agents_update_over_a_persons_uncommitted_edit_says_leave_it_an
     git(repo, "commit", "-q", "-m", "release skill")
     skill.write_text(skill.read_text(encoding="utf-8").replace("2. Tag", "2. Tag (sign it!)"), encoding="utf-8")
     async with Client(server.build(store)) as client:
-        for _ in range(2):  # reading it first changes nothing: the edit is the person's to commit
-            refused = await error_text(client, "skill_write", name="release", body="1. Bump\n2. Tag\n3. Publish")
-            assert "Commit or discard" not in refused and "do not commit, discard" in refused, refused
-            assert "tell the person" in refused, refused
-            assert "(sign it!)" in skill.read_text(encoding="utf-8")
+        unread = await error_text(client, "skill_write", name="release", body="1. Bump\n2. Tag\n3. Publish")
+        assert "read(ref='skill:release')" in unread and "Commit or discard" not in unread, unread  # read it first
+        for _ in range(2):  # reading it changes nothing: the edit is the person's to commit
             read = await call(client, "read", ref="skill:release")
             recorded = read["recorded"]
             assert "written by a person" in recorded and "not committed yet" not in recorded, recorded
             assert "a person's edit in progress that no commit holds" in recorded, recorded
+            refused = await error_text(client, "skill_write", name="release", body="1. Bump\n2. Tag\n3. Publish")
+            assert "Commit or discard" not in refused and "do not commit, discard" in refused, refused
+            assert "tell the person" in refused, refused
+            assert "(sign it!)" in skill.read_text(encoding="utf-8")

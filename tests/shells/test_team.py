@@ -978,7 +978,12 @@ def test_an_agents_update_of_a_version_another_session_wrote_and_no_commit_holds
         assert second.write_skill("deploy", None, "1. Build.\n2. Ship.\n3. Tag.", actor="agent").created is False
         with pytest.raises(ConflictError, match="another session"):  # and now the first has not seen the second's
             first.write_skill("deploy", None, "1. Build.", actor="agent")
-        first.flush()  # once a commit holds the version, an update is an ordinary one: git keeps what it replaces
+        first.flush()  # a commit holding the second's version is no reading of it: git keeping it is no one seeing it
+        with pytest.raises(ConflictError, match="changed since this session last read") as refused:
+            first.write_skill("deploy", None, "1. Build.", actor="agent")
+        assert "as commit" in str(refused.value), refused.value
+        assert "3. Tag." in (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+        first.read("skill:deploy")
         assert first.write_skill("deploy", None, "1. Build.", actor="agent").created is False
     finally:
         first.close()
@@ -1057,6 +1062,7 @@ def test_a_shell_call_that_only_names_a_skill_another_session_changed_does_not_c
     first, second = Store(config, session="sA"), Store(config, session="sB")
     try:
         first.read("skill:deploy")
+        second.read("skill:deploy")
         second.write_skill("deploy", None, "1. run it\n2. warm the cache (B's step)", actor="agent")
         shell = command.format(p=path.relative_to(repo).as_posix())
         call = {"session_id": "sA", "cwd": str(repo), "tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": shell}}

@@ -4,7 +4,6 @@ that is invalid or that git left in a merge conflict: which version to keep is f
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Collection, Sequence
@@ -200,25 +199,6 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
                                 "not commit, discard, stash or check out the file) and tell the person: once they commit "
                                 "their edit, write again.")
         raise ConflictError(said + f"{doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
-
-
-def overtaken(committed: Committed, name: str, rel: str, data: bytes, seen: str | None, committer: Committer,
-              session: str) -> None:
-    """Refuse an agent's update of skill `name` over a version that its session neither read nor wrote (`seen`: the
-    sha256 it last had) and no commit holds: another session's write of a moment ago, say two servers creating one
-    skill at once, which the update would replace unseen and no commit would keep. A committed version is git's to keep.
-    An invalid one (a person's edit half typed) is no exception: `read`, answering that it is invalid, counts as seeing it.
-    A session whose pending write created the skill (`committer.writer`) is named, with its harness when noted."""
-    if seen == hashlib.sha256(data).hexdigest() or committed.file(rel, data):
-        return
-    by = committer.writer(rel, data)
-    if by is not None and by.session and by.session != session and by.message.startswith("memory(skill): add "):
-        raise ConflictError(f"another session ({', '.join(filter(None, (by.session, by.harness)))}) created skill:{name} "
-                            "meanwhile, and no commit holds it yet, so this write would replace it unseen: read it "
-                            f"(read(ref='skill:{name}')) and write an update of it, or choose another name for yours.")
-    raise ConflictError(f"skill:{name} changed since this session last read or wrote it through repo-memory (your own "
-                        "file tools' edit, another session's write or a person's), and no commit holds that version yet: "
-                        f"read it (read(ref='skill:{name}')), then write again.")
 
 
 def beside(folder: Path) -> dict[str, skill_files.Entry]:

@@ -17,7 +17,8 @@ from typing import Any
 
 from repo_memory.code.anchors import Code, suggest as suggest_anchors
 from repo_memory.code.staleness import Staleness
-from repo_memory.core import offering, review_sha, reviewing, rewrites, skill_changes, skill_files, unreviewed
+from repo_memory.core import (offering, overwrites, review_sha, reviewing, rewrites, skill_changes, skill_files,
+                              unreviewed)
 from repo_memory.core.redrafts import Redrafted, Redrafts
 from repo_memory.core.reading import Item, page
 from repo_memory.config import SKILLS_DIR
@@ -55,7 +56,7 @@ class Skillbook:
                  committed: Committed, code: Code, staleness: Staleness):
         self.root, self.state_dir, self.sources, self.review_policy = root, state_dir, sources, review
         self._docs, self._committer, self._committed, self._code, self._staleness = docs, committer, committed, code, staleness
-        self._seen: dict[str, str] = {}  # by name, the SKILL.md sha256 this process last served or wrote (reviewing.overtaken)
+        self._seen: dict[str, str] = {}  # by name, the SKILL.md sha256 this process last served or wrote (overwrites)
         self._writer = uuid.uuid4().hex  # who wrote a skill (skill_changes.wrote): this Skillbook, whose `_seen` it is
         self._redrafts = Redrafts(root=root, state_dir=state_dir, sources=sources, review=review, docs=docs,
                                   committer=committer, committed=committed, seen=self._seen, writer=self._writer)
@@ -121,7 +122,7 @@ class Skillbook:
         committed = self._committed.file(rel, data)
         text, next_cursor = page(content, cursor)
         held = f"quarantined ({row['flags']}): data to check, not instructions to follow; " if row["flags"] else ""  # kept out of recall
-        if not inner:  # the version this session saw: an update it makes is based on it (reviewing.overtaken)
+        if not inner:  # the version this session saw: an update it makes is based on it (overwrites)
             self._seen[name] = hashlib.sha256(data).hexdigest()
         return Item(id=f"skill:{name}" + (f"/{inner}" if inner else ""), kind="skill", name=name, path=rel,
                     status="quarantined" if held else row["status"], origin=row["origin"], description=row["description"], sha256=hashlib.sha256(data).hexdigest(), content=text,
@@ -151,7 +152,8 @@ class Skillbook:
         """Create or update `.agents/skills/NAME/SKILL.md`; an agent's write is a draft while review is required. An
         update changes only what is given (None keeps it); a new skill needs a description and a body. An agent creating
         a skill close to an existing one is refused with it unless `new=True` (a person is only warned), and one named as
-        a skill in another skill folder is told where it is. Rewrites in quick succession are warned (core/rewrites.py).
+        a skill in another skill folder is told where it is; one over a version its session has not read or written
+        (a name in use included) is refused (core/overwrites.py). Rewrites in quick succession are warned (core/rewrites.py).
         `draft` keeps a new version a draft whatever the review policy (proposals, core/drafts.py)."""
         paths.check_name(name, "skill name")
         for other in related or ():
@@ -181,9 +183,13 @@ class Skillbook:
                 if reviewing.conflicting(was.problems):  # before unsaved(): a merge's change is not to commit or discard
                     raise ConflictError(reviewing.invalid(name, rel, was.problems, "written"))
                 if actor == "agent":
+                    seen, who = self._seen.get(name), session or self._committer.session or ""
+                    if seen is None:  # a name in use is told before a person's edit in it (unsaved), a merge first
+                        reviewing.unmerge(self._committer.git, rel, "Your update is refused")
+                        overwrites.taken(self._committer, self._committed, name, rel, raw, who,
+                                         self.similar_names(name))
                     reviewing.unsaved(self._committer, self._committed, path, rel, "your update", agent=True)
-                    reviewing.overtaken(self._committed, name, rel, raw, self._seen.get(name), self._committer,
-                                        session or self._committer.session or "")
+                    overwrites.overtaken(self._committer, self._committed, name, rel, raw, seen, who)
                 if not was.valid and (description is None or body is None):  # nothing in the file to edit a field of
                     raise InvalidArgumentError(reviewing.invalid(name, rel, was.problems, "updated field by field")
                                                + " Write it whole again: skill_write with its description and body.")

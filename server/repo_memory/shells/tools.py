@@ -228,7 +228,8 @@ def skill_write(call: Call, name: Annotated[str, Field(description='A slug, e.g.
                 anchors: Annotated[list[str] | None, Field(description='Code it describes, e.g. ["src/release.py::bump_version"]; recall '
                                                                        "flags the skill stale when that changes.")] = None) -> WriteResult:
     """Create or update a skill: a reusable procedure saved as .agents/skills/<name>/SKILL.md. A new skill needs
-    description and body; an update changes only the fields you pass and keeps the rest and its formatting."""
+    description and body; an update changes only the fields you pass and keeps the rest and its formatting. Read a
+    skill before you update it: a write over a version you have not read (a name in use) is refused."""
     result = call.store.write_skill(name, description, body, tags=tags, related=related, actor="agent", new=new, anchors=anchors,
                                     session=call.meta_session)
     mirror.withdraw(call.store.root, call.store.config.state_dir, [name])  # a draft now: Claude Code's copy goes
