@@ -55,9 +55,10 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
     if out.returncode != 0 and "not a git repository" not in out.stderr:  # git found one and refuses it: say why, in its words
         said = [line.strip() for line in out.stderr.splitlines() if line.strip()]
         fix = next((f" If you trust it, run `{line}`, then try again." for line in said if line.startswith("git config ")), "")
-        if "safe.bareRepository" in out.stderr:  # our SAFE: a look-alike folder inside a repository, never obeyed
-            fix = (" repo-memory runs git in no repository it was not given: run it from the repository's top folder, or "
-                   "pass --root PATH.")
+        if "safe.bareRepository" in out.stderr:  # our SAFE: a bare repository, or a look-alike folder inside a clone
+            raise WorkspaceError(f"{cwd} is a bare git repository (no working tree), or a folder inside a clone that looks "
+                                 "like one (repo-memory runs git in no repository it was not given): run repo-memory in a "
+                                 "clone's working tree, or pass --root PATH to it.")
         raise WorkspaceError(f"git refuses to work in {cwd}: {said[0].removeprefix('fatal: ') if said else 'no reason given'}.{fix}")
     if out.returncode != 0:
         raise WorkspaceError(
