@@ -24,7 +24,7 @@ from tomlkit.items import AoT, Comment, Item, Table, Whitespace
 from tomlkit.toml_document import TOMLDocument
 
 from repo_memory.guards import disk
-from repo_memory.shells import attach
+from repo_memory.shells import attach, foreign
 from repo_memory.shells.setup import (BY_NAME, CODEX_HOOKS, NAME, _hooks_in, _load_json, _not_on_path, _ours, _write_json,
                                       costs, merge_hooks, on_path)
 from repo_memory.shells.teamfiles import Undo, commit_note, kept
@@ -79,7 +79,10 @@ def attach_codex(root: Path, home: Path, dry_run: bool = False, remove: bool = F
     trusted = _trusted(doc, hooks_path)
     _kept_trust(doc, trusted, codex_hook_hashes(hooks_path, settings, everyone=True))
     if trust and not remove:
-        changes += _trust(doc, root, hooks_path, settings, f"{config}: ", unwritten)
+        given = (_table(doc, ("projects", str(root))) or {}).get("trust_level") == "trusted"  # the person's, or ours before
+        found = [] if given else foreign.committed(root, "codex")
+        changes += [foreign.withheld(root, "codex", found)] if found else _trust(doc, root, hooks_path, settings,
+                                                                                     f"{config}: ", unwritten)
     elif remove:
         changes += [f"{config}: removed the trust of repo-memory's hooks here{unwritten}"] if trusted else []
         changes += _untrust_project(doc, root, f"{config}: ", unwritten)

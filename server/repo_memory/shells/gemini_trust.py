@@ -21,7 +21,7 @@ from typing import Any
 
 from repo_memory.config import Config
 from repo_memory.guards import disk
-from repo_memory.shells import jsonc
+from repo_memory.shells import foreign, jsonc
 
 NOTE = "gemini-trust.json"  # in the checkout's state folder: the trust `setup gemini --trust` stored
 UNTRUSTED = "note: Gemini CLI lists repo-memory as Disabled"  # how setup says it (its check line looks for it)
@@ -130,6 +130,8 @@ def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str
         why = (f": you told it not to trust this folder ({folders.path}); " if state is False else
                " until you trust this folder: run `gemini` here once and choose to trust it, or ")
         return [f"{disabled}{why}run `repo-memory setup gemini --trust` to store that answer for you"]
+    if found := foreign.committed(root, "gemini"):
+        return [foreign.withheld(root, "gemini", found)]
     lost = ""
     if not dry_run:
         rules = folders.rules or {}

@@ -19,7 +19,7 @@ from repo_memory.git import clone
 from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.shells import settings_text
+from repo_memory.shells import foreign, settings_text
 
 LOCAL_FILE = ".claude/settings.local.json"
 EXCLUDED = f"/{LOCAL_FILE}"
@@ -132,6 +132,8 @@ def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str
     if not trust:
         return ["note: Claude Code shows repo-memory as 'Pending approval' until you trust this folder: run `claude` here once and "
                 "answer 'Yes, I trust this folder', or run `repo-memory setup claude-code --trust` to store that answer for you."]
+    if found := foreign.committed(root, "claude-code"):
+        return [foreign.withheld(root, "claude-code", found)]
     if not dry_run:
         before = path.read_text(encoding="utf-8") if path.exists() else None
         entry = state.setdefault("projects", {}).setdefault(str(root), {})
