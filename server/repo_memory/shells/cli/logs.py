@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -54,6 +55,10 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
     store = store_of(ctx)
     record = store.remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
+    for rid, flags in store.flagged([record["id"]]):  # written, but nothing will find it: say so now, not in doctor
+        click.echo(f"warning: {rid} is quarantined: its text holds what injection hides behind ({'; '.join(json.loads(flags))}): "
+                   f"recall and session briefings leave it out. `repo-memory log show {record['session']}` shows it (bidi "
+                   "controls escaped); if those characters were not meant, add the text again without them.", err=True)
     if held := store.commit_status("experience", session=record["session"]):  # kept, and waiting with the rest of its log
         log_file, why = held.split(": ", 1)
         click.echo(f"warning: {record['id']} is written but not committed: repo-memory commits nothing of {log_file} while "

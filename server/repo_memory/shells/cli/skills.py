@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,7 +69,8 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
     store = store_of(ctx)
     store.refresh()
     rows = [{"name": r["name"], "status": r["status"] if r["valid"] else "invalid", "path": r["path"],
-             "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"])} for r in store.skills()]
+             "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"]),
+             "quarantined": json.loads(r["flags"] or "[]")} for r in store.skills()]
 
     def text() -> None:
         if not rows:
@@ -76,7 +78,10 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
         width = max((len(r["name"]) for r in rows), default=0)
         for r in rows:
             flag = " (shadowed)" if r["shadowed"] else ""
-            click.echo(f"{r['name']:<{width}}  {r['status']:<10} {r['path']}{flag}")
+            status = "quarantined" if r["quarantined"] and r["status"] != "invalid" else r["status"]  # served by nothing
+            click.echo(f"{r['name']:<{width}}  {status:<11} {r['path']}{flag}")
+        if any(r["quarantined"] for r in rows):
+            click.echo("(quarantined: left out of recall and briefings; `repo-memory doctor` says what each holds)")
 
     emit(rows, as_json, text)
 
