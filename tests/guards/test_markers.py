@@ -239,5 +239,11 @@ def test_markers_and_secrets_hidden_behind_yaml_escapes_are_found_in_the_decoded
     assert store.recall("deployment notes publish token", kinds=["skill"]).hits == []
 
 
+def test_bidi_controls_and_tag_characters_are_shown_escaped_and_real_flags_as_they_are():
+    england = "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f"
+    said = markers.shown(f"run \u202etpircs.sh\u202c, \u2067isolated\u2069 {england} then{_TAGGED[:3]} \u200eשלום")
+    assert said == f"run <U+202E>tpircs.sh<U+202C>, <U+2067>isolated<U+2069> {england} then<U+E0069><U+E0067><U+E006E> \u200eשלום"
+
+
 def test_a_marker_names_the_character_found_by_its_code_point():
     assert [str(m) for m in markers.find("run \u202etpircs.sh")] == ["bidi-control U+202E at character 4"]

@@ -18,6 +18,7 @@ from pathlib import Path
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 
+from tests.conftest import git
 from tests.shells.stdio_server import StdioServer
 
 # (text as people write it, a colleague's query in its own words)
@@ -98,6 +99,18 @@ def test_log_add_of_a_quarantined_record_warns_and_skill_list_says_the_skill_is_
     assert "zebra-deploy  quarantined " in listed, listed
     flags = json.loads(_cli(repo, "skill", "list", "--json").stdout)[0]["quarantined"]
     assert flags[0] == f"bidi-control U+202E at character {content.index(chr(0x202E))}", flags
+
+
+def test_log_tail_log_show_timeline_git_log_and_skill_show_print_a_bidi_override_escaped(repo: Path):
+    assert _cli(repo, "log", "add", OVERRIDE, "-s", "ops").returncode == 0
+    _quarantined_skill(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "by hand")
+    shown = {"log tail": _cli(repo, "log", "tail", "ops").stdout, "skill show": _cli(repo, "skill", "show", "zebra-deploy").stdout,
+             "log show": _cli(repo, "log", "show", "ops").stdout, "timeline": _cli(repo, "timeline").stdout,
+             "git log -p": git(repo, "log", "-p", "--", ".agents/experience")}
+    for where, out in shown.items():
+        assert "<U+202E>tpircs.sh<U+202C>" in out and "\u202e" not in out, (where, out)
 
 
 def test_an_index_built_before_direction_marks_were_allowed_is_rebuilt_and_serves_their_records(repo: Path):

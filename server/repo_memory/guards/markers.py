@@ -43,6 +43,7 @@ _SUSPECT = re.compile("[" + "".join(sorted(BIDI | HIDDEN | INVISIBLE)) + "\ufe00
 # "gbeng"), CANCEL TAG: the flags of England, Scotland, Wales and the like. Anything longer is a message.
 EMOJI_TAG_SEQUENCE = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]{2,6}\U000e007f")
 _HIDDEN_RUN = re.compile("[" + "".join(sorted(HIDDEN)) + "]+")
+_ESCAPED = re.compile("[" + "".join(sorted(BIDI)) + "\U000e0000-\U000e007f]")  # what `shown` never prints raw
 _VARIATION_RUN = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]{2,}")
 
 
@@ -133,3 +134,11 @@ def find(text: str) -> list[Marker]:
     found += [Marker("chat-template-token", m.start()) for m in TEMPLATE.finditer(folded)][:5]
     return found
 
+
+def shown(text: str) -> str:
+    """`text` for a terminal or a diff: each bidi control and tag character (but a real flag's) as `<U+202E>`, so what
+    is printed reads in the order it is stored and hides nothing."""
+    if _ESCAPED.search(text) is None:
+        return text
+    allowed = {i for m in EMOJI_TAG_SEQUENCE.finditer(text) for i in range(m.start(), m.end())}
+    return "".join(f"<U+{ord(ch):04X}>" if i not in allowed and _ESCAPED.match(ch) else ch for i, ch in enumerate(text))

@@ -17,6 +17,7 @@ from repo_memory.core.breaks import note
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.core.session_files import TIPS_DIR
 from repo_memory.git.repo import CommitResult, Git
+from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, store_of
 
@@ -326,7 +327,7 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
             click.echo(f"… {earlier} earlier record(s) not shown (raise -n, or give a later --since)")
         for row in rows:
             first = (row["text"] or "").splitlines()[0] if row["text"] else ""
-            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
+            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {markers.shown(first[:80])}")
 
     emit([{**row, "ts": when.stamp(row["ts"])} for row in rows], as_json, text)
 
