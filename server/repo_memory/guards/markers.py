@@ -19,11 +19,11 @@ BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 MARKS = set("\u200e\u200f\u061c")
 SOFT_HYPHEN = "\u00ad"  # a hyphenation point: in German or Dutch copied from the web or Word, one inside a word is spelling
 ZERO_WIDTH = set("\u200b\u200c\u200d\u2060\ufeff\u180e")
-JOINERS = set("\u200c\u200d")  # ZWNJ and ZWJ: spelling in Persian, Arabic and Indic scripts (one, next to a non-ASCII letter)
+JOINERS = set("\u200c\u200d")  # ZWNJ and ZWJ: spelling in Persian, Arabic and Indic scripts (beside a non-ASCII letter)
 WORD_JOINERS = set("\u2060\ufeff")  # no line break here: between digits or a number and its unit (10\u2060000 €)
 INVISIBLE = set("\u2061\u2062\u2063\u2064")  # invisible times, separator, plus, function application
-HIDDEN = ZERO_WIDTH | MARKS | {SOFT_HYPHEN}  # shown as nothing: suspect inside a word, or in a run of RUN or more
-RUN = 4
+HIDDEN = ZERO_WIDTH | MARKS | {SOFT_HYPHEN}  # shown as nothing: suspect where one splits a word, or in a mixed run of
+RUN = 4  # or more: no writing mixes these up, but bits hidden as two of them (LRM for 0, RLM for 1) would
 # Scripts written without spaces between words, where a zero-width space is the word break (Thai, Lao, Tibetan,
 # Myanmar, Khmer, Tai Le/Lue/Tham/Viet, Balinese, Javanese) or a line-break hint (kana and ideographs).
 _UNSPACED = ((0x0E00, 0x0FFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x1950, 0x19FF), (0x1A20, 0x1AAF), (0x1B00, 0x1B7F),
@@ -70,22 +70,25 @@ def _word(ch: str) -> bool:
 
 
 def _splits_word(text: str, start: int, end: int) -> bool:
-    """Whether the invisible run `text[start:end]` splits a word, rather than standing where real writing puts it."""
+    """Whether the invisible run `text[start:end]` splits a word, rather than standing where real writing puts it: each
+    of its characters is judged alone (doubled ones are common in copied text)."""
     before = start - 1
     while before >= 0 and unicodedata.category(text[before]).startswith("M"):
         before -= 1  # a combining accent belongs to the letter before it: it hides no split
     if before < 0 or end >= len(text) or not (_word(a := text[before]) and _word(b := text[end])):
         return False  # at a word's edge: a direction mark after a number, a BOM, a joiner between emoji
-    run = text[start:end]
-    if len(run) > 1:
+    return not all(_spelling(ch, a, b) for ch in text[start:end])
+
+
+def _spelling(ch: str, a: str, b: str) -> bool:
+    """Whether invisible `ch` between word characters `a` and `b` is there as real writing puts it."""
+    if ch == SOFT_HYPHEN or _unspaced(a) or _unspaced(b):  # a hyphenation point; a word break in Thai or Khmer
         return True
-    if run == SOFT_HYPHEN or _unspaced(a) or _unspaced(b):  # a hyphenation point; a word break in Thai or Khmer
-        return False
-    if (run in JOINERS and not (a.isascii() and b.isascii())) or (run in WORD_JOINERS and not (a.isalpha() and b.isalpha())):
-        return False  # Persian or Indic spelling; a number kept on one line (10\u2060000)
-    if run == "\u180e" and _script(a) == _script(b) == "MONGOLIAN":
-        return False  # the Mongolian vowel separator, spelling there
-    return _script(a) == _script(b)  # else it stands where one script meets another (Redis\u200fשל), not inside a word
+    if (ch in JOINERS and not (a.isascii() and b.isascii())) or (ch in WORD_JOINERS and not (a.isalpha() and b.isalpha())):
+        return True  # Persian or Indic spelling; a number kept on one line (10\u2060000)
+    if ch == "\u180e" and _script(a) == _script(b) == "MONGOLIAN":
+        return True  # the Mongolian vowel separator, spelling there
+    return _script(a) != _script(b)  # where one script meets another (Redis\u200fשל) it is not inside a word
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ def find(text: str) -> list[Marker]:
     for m in _HIDDEN_RUN.finditer(text):
         if _splits_word(text, m.start(), m.end()):
             found.append(_at("zero-width-inside-word", text, m.start()))
-        elif m.end() - m.start() >= RUN:  # no writing piles these up: a channel for hidden bits
+        elif m.end() - m.start() >= RUN and len(set(m.group())) > 1:  # one character repeated carries next to nothing
             found.append(_at("invisible-format-character", text, m.start()))
     found += [_at("variation-selector", text, m.start()) for m in _VARIATION_RUN.finditer(text)][:5]  # bytes smuggled as selectors
     folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
