@@ -84,8 +84,10 @@ def _spelling(ch: str, a: str, b: str) -> bool:
     """Whether invisible `ch` between word characters `a` and `b` is there as real writing puts it."""
     if ch == SOFT_HYPHEN or _unspaced(a) or _unspaced(b):  # a hyphenation point; a word break in Thai or Khmer
         return True
-    if (ch in JOINERS and not (a.isascii() and b.isascii())) or (ch in WORD_JOINERS and not (a.isalpha() and b.isalpha())):
-        return True  # Persian or Indic spelling; a number kept on one line (10\u2060000)
+    if ch in JOINERS and not (a.isascii() and b.isascii()):
+        return True  # Persian or Indic spelling
+    if ch in WORD_JOINERS and not (a.isalpha() and b.isalpha()):
+        return True  # a number kept on one line (10\u2060000)
     if ch == "\u180e" and _script(a) == _script(b) == "MONGOLIAN":
         return True  # the Mongolian vowel separator, spelling there
     return _script(a) != _script(b)  # where one script meets another (Redis\u200fשל) it is not inside a word
@@ -101,7 +103,7 @@ class Marker:
     code: str = ""
 
     def __str__(self) -> str:
-        return f"{self.rule} {self.code} at character {self.position}" if self.code else f"{self.rule} at character {self.position}"
+        return f"{self.rule} {self.code + ' ' if self.code else ''}at character {self.position}"
 
 
 def _at(rule: str, text: str, i: int) -> Marker:

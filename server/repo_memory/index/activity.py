@@ -92,7 +92,8 @@ class Activity:
         """(id, markers) of every quarantined record, or of those among `ids` (a write telling its writer)."""
         if ids is None:
             return self._all("SELECT id, flags FROM records WHERE flags != '' ORDER BY id")
-        return self._all(f"SELECT id, flags FROM records WHERE flags != '' AND id IN ({', '.join('?' * len(ids))}) ORDER BY id", ids)
+        marks = ", ".join("?" * len(ids))
+        return self._all(f"SELECT id, flags FROM records WHERE flags != '' AND id IN ({marks}) ORDER BY id", ids)
 
     def runs(self) -> list[str]:
         """The session of every loop run (its id), newest first."""

@@ -180,8 +180,9 @@ def remember(call: Call, text: Annotated[str, Field(description="The record, sel
     data = speech.told(text, data, speaker, when)
     written = call.store.remember(text, kind, refs or [], data, session or call.meta_session, actor="agent", tool="remember")
     blob = written[0].get("blob")
+    held = call.store.flagged([written[0]["id"]])  # what recall will leave out, said now rather than found never
     notes = [BLOB_NOTE.format(size=blob["bytes"]) if blob and blob.get("field") == "text" else "", _where(call.store),
-             *(QUARANTINED.format(flags="; ".join(json.loads(flags)), id=rid) for rid, flags in call.store.flagged([written[0]["id"]]))]
+             *(QUARANTINED.format(flags="; ".join(json.loads(flags)), id=rid) for rid, flags in held)]
     return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"),
                       note=" ".join(n for n in notes if n) or None)
 

@@ -57,7 +57,8 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
     record = store.remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
     for rid, flags in store.flagged([record["id"]]):  # written, but nothing will find it: say so now, not in doctor
-        click.echo(f"warning: {rid} is quarantined: its text holds what injection hides behind ({'; '.join(json.loads(flags))}): "
+        found = "; ".join(json.loads(flags))
+        click.echo(f"warning: {rid} is quarantined: its text holds what injection hides behind ({found}): "
                    f"recall and session briefings leave it out. `repo-memory log show {record['session']}` shows it (bidi "
                    "controls escaped); if those characters were not meant, add the text again without them.", err=True)
     if held := store.commit_status("experience", session=record["session"]):  # kept, and waiting with the rest of its log
@@ -327,7 +328,8 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
             click.echo(f"… {earlier} earlier record(s) not shown (raise -n, or give a later --since)")
         for row in rows:
             first = (row["text"] or "").splitlines()[0] if row["text"] else ""
-            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {markers.shown(first[:80])}")
+            said = markers.shown(first[:80])
+            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {said}")
 
     emit([{**row, "ts": when.stamp(row["ts"])} for row in rows], as_json, text)
 

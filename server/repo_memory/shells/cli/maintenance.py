@@ -80,8 +80,8 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if as_json:
             click.echo(json.dumps(dataclasses.asdict(item), indent=2, ensure_ascii=False))
         else:
-            click.echo(markers.shown(item.content if not item.records else
-                                     "\n".join(json.dumps(r.record, ensure_ascii=False) for r in item.records)), nl=not item.content)
+            stored = "\n".join(json.dumps(r.record, ensure_ascii=False) for r in item.records)
+            click.echo(markers.shown(item.content if not item.records else stored), nl=not item.content)
         return
     _, found = store.history(ref, since, limit)
 
@@ -89,8 +89,8 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if not found:
             click.echo(f"No commits changed {ref} yet.")
         for change in found:
-            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}\nAuthor: {change.author}\n\n    {change.subject}\n\n"
-                       + markers.shown(change.diff))
+            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}\nAuthor: {change.author}\n\n"
+                       f"    {change.subject}\n\n{markers.shown(change.diff)}")
 
     emit([dataclasses.asdict(c) for c in found], as_json, text)
 
