@@ -134,7 +134,8 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                 "a skill that keeps changing is not yet a procedure."))
     for record_id, flags in store.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
-                                "It stays readable by id but out of recall and briefings; logs are append-only, so nothing to fix."))
+                                f"Out of recall and briefings; `repo-memory log show {record_id.partition('#')[0]}` "
+                                "shows it. Logs are append-only: if meant without those characters, add it again."))
     broken = store.verify(progress)
     in_git = _git(store, {where.partition(" at byte ")[0] for where, _ in broken})  # a torn line's log too: not to commit by hand
     unmerged = {f.path for f in in_git if f.message.startswith("unresolved merge conflict (")}  # one finding, one advice: the conflict's

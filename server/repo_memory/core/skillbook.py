@@ -212,6 +212,10 @@ class Skillbook:
             # listed before the lock goes: another session's update must not take this write for a person's edit (unsaved)
             self._committer.record([rel, *offered], f"memory(skill): {'add' if created else 'update'} {name}", session=session,
                                   whole=True)  # committed whole or not at all: a stash in the window waits (git/written.py)
+        if flags := skills.parse(data, rel, SKILLS_DIR).flags:  # first: the write stood, but nothing will serve it
+            warnings.insert(0, f"Quarantined: SKILL.md holds what injection hides behind ({'; '.join(flags)}): recall, the "
+                            "session briefing and skills/list leave it out, accepted or not. `repo-memory skill show "
+                            f"{name}` shows where (bidi controls escaped); write it again without those characters.")
         if status == "draft":  # the commands that work outside a terminal too: accept asks for the version reviewed
             warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {name}`) and accepts this version "
                             f"with `repo-memory accept {name} --sha {self.fingerprint(name)[:12]}` (or `repo-memory reject {name}`)."

@@ -172,8 +172,8 @@ class Store:
     def receipts(self, loop: str, limit: int = 5) -> list[dict[str, Any]]:
         return self._activity.receipts(loop, limit)
 
-    def flagged(self) -> list[tuple[str, str]]:
-        return self._activity.flagged()
+    def flagged(self, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        return self._activity.flagged(ids)  # (id, JSON list of what quarantines it), of `ids` or of every record
 
     def forked(self) -> list[tuple[str, list[str], list[str]]]:
         return self._activity.forked()

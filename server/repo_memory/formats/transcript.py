@@ -1,4 +1,6 @@
-"""Experience records rendered for people: one-line summaries and a session as markdown."""
+"""Experience records rendered for people: one-line summaries and a session as markdown, each with bidi controls and
+tag characters escaped (guards/markers.shown): a quarantined record's right-to-left override never reorders a terminal
+or a diff."""
 
 from __future__ import annotations
 
@@ -8,13 +10,14 @@ from typing import Any
 
 from repo_memory.formats import experience, when
 from repo_memory.formats.experience import Line, check_chain
+from repo_memory.guards import markers
 
 
 def one_line(record: dict[str, Any]) -> str:
     """`time  id  kind  who  first line of text` (who: the actor, or the loop engine for its verdicts)."""
     text = (record.get("text") or json.dumps(record.get("data"), ensure_ascii=False) or "").replace("\n", " ")
     who = experience.author(record["kind"], record["source"])
-    return f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {who}  {text[:100]}"
+    return markers.shown(f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  {who}  {text[:100]}")
 
 
 def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
@@ -47,7 +50,7 @@ def markdown(session: str, files: Sequence[tuple[Sequence[Line], bool]]) -> str:
         if check is not None and not check.verified:
             out.append(f"> **Verification failed:** {check.problem}\n")
         out.append("")
-    return "\n".join(out)
+    return markers.shown("\n".join(out))
 
 
 def _anchor(ref: str) -> str:
@@ -75,4 +78,4 @@ def textconv(lines: Sequence[Line]) -> str:
         for label in ("refs", "covers"):
             if record.get(label):
                 out.append(f"    {label}: {', '.join(record[label])}")
-    return "\n".join(out) + ("\n" if out else "")
+    return markers.shown("\n".join(out)) + ("\n" if out else "")

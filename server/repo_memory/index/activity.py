@@ -88,9 +88,12 @@ class Activity:
         """(date, records) for every day with records, oldest first."""
         return self._all("SELECT substr(ts, 1, 10), count(*) FROM records GROUP BY 1 ORDER BY 1")
 
-    def flagged(self) -> list[tuple[str, str]]:
-        """(id, markers) of every quarantined record."""
-        return self._all("SELECT id, flags FROM records WHERE flags != '' ORDER BY id")
+    def flagged(self, ids: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        """(id, markers) of every quarantined record, or of those among `ids` (a write telling its writer)."""
+        if ids is None:
+            return self._all("SELECT id, flags FROM records WHERE flags != '' ORDER BY id")
+        marks = ", ".join("?" * len(ids))
+        return self._all(f"SELECT id, flags FROM records WHERE flags != '' AND id IN ({marks}) ORDER BY id", ids)
 
     def runs(self) -> list[str]:
         """The session of every loop run (its id), newest first."""

@@ -106,6 +106,9 @@ class Remembered(BaseModel):  # a model, not a dataclass: the SDK rebuilds a dat
     note: str | None = Field(default=None, exclude_if=lambda note: note is None)
 
 
+QUARANTINED = ("Quarantined: the record holds what injection hides behind ({flags}): recall and session briefings leave it "
+               'out, read(ref="{id}") still returns it. If those characters were not meant, remember the text again without '
+               "them (a record is never edited).")
 BLOB_NOTE = ("The text ({size:,} bytes) is kept as a blob: recall searches its first 2,000 characters, read returns all of it.")
 
 
@@ -177,7 +180,9 @@ def remember(call: Call, text: Annotated[str, Field(description="The record, sel
     data = speech.told(text, data, speaker, when)
     written = call.store.remember(text, kind, refs or [], data, session or call.meta_session, actor="agent", tool="remember")
     blob = written[0].get("blob")
-    notes = [BLOB_NOTE.format(size=blob["bytes"]) if blob and blob.get("field") == "text" else "", _where(call.store)]
+    held = call.store.flagged([written[0]["id"]])  # what recall will leave out, said now rather than found never
+    notes = [BLOB_NOTE.format(size=blob["bytes"]) if blob and blob.get("field") == "text" else "", _where(call.store),
+             *(QUARANTINED.format(flags="; ".join(json.loads(flags)), id=rid) for rid, flags in held)]
     return Remembered(ids=[r["id"] for r in written], session=written[0]["session"], commit=call.store.commit_status("experience"),
                       note=" ".join(n for n in notes if n) or None)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import sys
 import time
@@ -16,6 +17,7 @@ from repo_memory.core.breaks import note
 from repo_memory.formats import experience, speech, transcript, when
 from repo_memory.core.session_files import TIPS_DIR
 from repo_memory.git.repo import CommitResult, Git
+from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, store_of
 
@@ -54,6 +56,11 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
     store = store_of(ctx)
     record = store.remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
+    for rid, flags in store.flagged([record["id"]]):  # written, but nothing will find it: say so now, not in doctor
+        found = "; ".join(json.loads(flags))
+        click.echo(f"warning: {rid} is quarantined: its text holds what injection hides behind ({found}): "
+                   f"recall and session briefings leave it out. `repo-memory log show {record['session']}` shows it (bidi "
+                   "controls escaped); if those characters were not meant, add the text again without them.", err=True)
     if held := store.commit_status("experience", session=record["session"]):  # kept, and waiting with the rest of its log
         log_file, why = held.split(": ", 1)
         click.echo(f"warning: {record['id']} is written but not committed: repo-memory commits nothing of {log_file} while "
@@ -321,7 +328,8 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
             click.echo(f"… {earlier} earlier record(s) not shown (raise -n, or give a later --since)")
         for row in rows:
             first = (row["text"] or "").splitlines()[0] if row["text"] else ""
-            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {first[:80]}")
+            said = markers.shown(first[:80])
+            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {said}")
 
     emit([{**row, "ts": when.stamp(row["ts"])} for row in rows], as_json, text)
 

@@ -12,6 +12,7 @@ from repo_memory.core import acceptances, reviewing, runlock
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, nearest
 from repo_memory.formats import loops, when
 from repo_memory.git.repo import Git
+from repo_memory.guards import markers
 from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import TERMINAL, Engine
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
@@ -96,9 +97,10 @@ def loop_list(ctx: click.Context) -> None:
 @click.argument("name")
 @click.pass_context
 def loop_show(ctx: click.Context, name: str) -> None:
-    """Print loop spec NAME exactly as stored, and on stderr the sha `repo-memory loop accept NAME --sha SHA` takes."""
+    """Print loop spec NAME exactly as stored (a bidi control or tag character escaped: <U+202E>), and on stderr the sha
+    `repo-memory loop accept NAME --sha SHA` takes."""
     store = store_of(ctx)
-    click.echo(store.read(f"loop:{name}").content, nl=False)
+    click.echo(markers.shown(store.read(f"loop:{name}").content), nl=False)  # a reordered `run` line is accepted unseen
     engine = _engine(ctx)
     spec = engine.spec(name)
     if engine.runnable(spec):  # why it may not run: no accept of this content here (or not active): say how
@@ -123,8 +125,11 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
     """
     engine = _engine(ctx)
     current = engine.spec(name)
-    sha = reviewed_sha(f"loop:{name}", sha, current.sha256, lambda: click.echo(engine.store.read(f"loop:{name}").content),
-                       f"repo-memory loop show {name}")
+
+    def show() -> None:
+        click.echo(markers.shown(engine.store.read(f"loop:{name}").content))  # a reordered `run` line is accepted unseen
+
+    sha = reviewed_sha(f"loop:{name}", sha, current.sha256, show, f"repo-memory loop show {name}")
     spec = engine.accept(name, sha)
     click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
     # What was accepted is committed too: its runs' receipts cite this sha, and teammates get the spec with the runs.

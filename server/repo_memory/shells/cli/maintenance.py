@@ -14,6 +14,7 @@ from repo_memory.code.staleness import Stale
 from repo_memory.core import doctor as checks, stale_checks
 from repo_memory.core.settling import Followed
 from repo_memory.formats import when
+from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, progress, store_of
 
@@ -79,8 +80,8 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if as_json:
             click.echo(json.dumps(dataclasses.asdict(item), indent=2, ensure_ascii=False))
         else:
-            click.echo(item.content if not item.records else "\n".join(json.dumps(r.record, ensure_ascii=False) for r in item.records),
-                       nl=not item.content)
+            stored = "\n".join(json.dumps(r.record, ensure_ascii=False) for r in item.records)
+            click.echo(markers.shown(item.content if not item.records else stored), nl=not item.content)
         return
     _, found = store.history(ref, since, limit)
 
@@ -88,7 +89,8 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if not found:
             click.echo(f"No commits changed {ref} yet.")
         for change in found:
-            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}\nAuthor: {change.author}\n\n    {change.subject}\n\n{change.diff}")
+            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}\nAuthor: {change.author}\n\n"
+                       f"    {change.subject}\n\n{markers.shown(change.diff)}")
 
     emit([dataclasses.asdict(c) for c in found], as_json, text)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ from repo_memory.core.reading import flagged
 from repo_memory.core.unreviewed import Unreviewed
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
+from repo_memory.guards import markers
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
 
 if TYPE_CHECKING:
@@ -68,7 +70,8 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
     store = store_of(ctx)
     store.refresh()
     rows = [{"name": r["name"], "status": r["status"] if r["valid"] else "invalid", "path": r["path"],
-             "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"])} for r in store.skills()]
+             "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"]),
+             "quarantined": json.loads(r["flags"] or "[]")} for r in store.skills()]
 
     def text() -> None:
         if not rows:
@@ -76,7 +79,10 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
         width = max((len(r["name"]) for r in rows), default=0)
         for r in rows:
             flag = " (shadowed)" if r["shadowed"] else ""
-            click.echo(f"{r['name']:<{width}}  {r['status']:<10} {r['path']}{flag}")
+            status = "quarantined" if r["quarantined"] and r["status"] != "invalid" else r["status"]  # served by nothing
+            click.echo(f"{r['name']:<{width}}  {status:<11} {r['path']}{flag}")
+        if any(r["quarantined"] for r in rows):
+            click.echo("(quarantined: left out of recall and briefings; `repo-memory doctor` says what each holds)")
 
     emit(rows, as_json, text)
 
@@ -87,7 +93,8 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
     """Print skill NAME exactly as stored (or NAME/FILE for a file beside it), and on stderr the sha that names this
-    version of the skill's folder: `repo-memory accept NAME --sha SHA` accepts exactly what you read."""
+    version of the skill's folder: `repo-memory accept NAME --sha SHA` accepts exactly what you read. A bidi control or
+    tag character, which would reorder or hide text, is printed escaped (<U+202E>)."""
     store = store_of(ctx)
     item = flagged(store.read(name if name.startswith("skill:") else f"skill:{name}"), store.stale)
     sha = store.fingerprint(item.name)
@@ -95,7 +102,7 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
     changes = store.unreviewed(item.name) if item.status == "draft" and whole else None
 
     def text() -> None:
-        click.echo(item.content, nl=False)
+        click.echo(markers.shown(item.content), nl=False)  # as stored, but for bidi controls and tag characters: escaped
         if beside := [f for f in item.files if f != "SKILL.md"]:
             click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(beside)})", err=True)
         if changes is not None:
@@ -123,7 +130,7 @@ def unreviewed_text(found: Unreviewed) -> str:
     said = [f"\n{head}\n"] if head else []
     for change in found.changes:
         said.append(f"{change.change} {change.path}\n{change.diff}")
-    return "".join(said)
+    return markers.shown("".join(said))
 
 
 @click.command()
@@ -149,7 +156,7 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
         return
 
     def show() -> None:
-        click.echo(store.read(f"skill:{name}").content)
+        click.echo(markers.shown(store.read(f"skill:{name}").content))
         click.echo(unreviewed_text(store.unreviewed(name)), nl=False)
 
     sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
