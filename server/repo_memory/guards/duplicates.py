@@ -4,8 +4,12 @@ Names are compared as word lists, ignoring a leading ordering number ("02-"), sm
 endings -s and -ing, so `deploy-to-staging` meets `deploy-staging` and `fixing-flaky-tests` meets
 `fix-flaky-tests`, while `deploy-staging`/`deploy-production`, `setup-ci`/`setup-cd` and `deploy-1`/`deploy-2`
 stay apart. Descriptions are close when, as sorted word lists of their content words, they are nearly the same
-text (a reworded copy), or one holds every content word of the other and both have at least five.
-Thresholds are set on the labelled pairs in tests/test_similar.py (no false positive on the distinct pairs).
+text (a reworded copy), or one holds every content word of the other and both have at least five. Words are
+letters and digits of any script; Chinese, Japanese and Korean, written without spaces, count as overlapping
+character pairs (the index's split, guards/cjk.py), so a reworded Chinese copy is found, and two Chinese skills
+that only name the same tools (CI, pytest) are not one.
+Thresholds are set on the labelled pairs in tests/guards/test_duplicates.py (no false positive on the distinct
+pairs, in English, Chinese, Japanese, Korean and Russian).
 """
 
 from __future__ import annotations
@@ -15,8 +19,13 @@ import re
 
 from rapidfuzz import fuzz, process
 
+from repo_memory.guards import cjk
+
 NAME_MIN = 90.0
 DESCRIPTION_MIN = 85.0
+# A word: letters and digits of any script (`_` splits, as `-` does), so a Chinese or Russian description is compared
+# by its own words, not by the few ASCII tool names (CI, pytest) it shares with a different procedure.
+_WORD = re.compile(r"[^\W_]+")
 SMALL_WORDS = frozenset("a an and as at by for from in into of on or the this to use used using when with how your it its is are be".split())
 
 
@@ -28,8 +37,11 @@ def _stem(word: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Content words of a name or sentence, stemmed lightly."""
-    tokens = re.findall(r"[a-z0-9]+", text.lower())
+    """Content words of a name or sentence, stemmed lightly: letters and digits of any script, a CJK run as its
+    overlapping character pairs, as the index splits it (guards/cjk.py)."""
+    tokens = _WORD.findall(text.lower())
+    if not text.isascii():
+        tokens = [piece for token in tokens for piece in cjk.split(token)]
     return [_stem(t) for t in tokens if t not in SMALL_WORDS]
 
 

@@ -4,7 +4,8 @@ Two kinds of rule:
 
 - Provider formats: credentials whose shape is published by the issuer (an AWS access key id starts with `AKIA`,
   a GitHub token with `ghp_`, a private key with a PEM header, …). These have almost no false positives.
-- Generic: a secret-sounding key assigned a literal value (`password = "…"`, `api_key: …`), credentials inside a
+- Generic: a secret-sounding key assigned a literal value (`password = "…"`, `api_key: …`, and the same names in
+  some 25 other languages: `senha=…`, `Passwort: …`, `密码：…`, see secretnames.py), credentials inside a
   URL (`https://user:pass@host`), a password given on a command line (`commandline.py`: `mysql -p…`, `curl -u
   user:…`, `PGPASSWORD=… psql`), and a high-entropy check for key-like tokens (mixed case and digits, 32+ chars).
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repo_memory.errors import SecretError
-from repo_memory.guards import commandline
+from repo_memory.guards import cjk, commandline, secretnames
 
 # Provider formats: rule -> (literals one of which a match contains, pattern). A rule's pattern runs only when one
 # of its literals occurs in the text (a substring search, like gitleaks' keywords), so a clean text costs little.
@@ -88,7 +89,11 @@ ASSIGNED = ("password", "passwd", "passphrase", "secret", "secret_key", "secretk
             "access_key", "access-key", "authtoken", "auth_token", "access_token", "accesstoken", "refresh_token", "bearer",
             "private_key", "privatekey", "private-key", "token")
 _ASSIGNED_PARTS = ("pass", "secret", "key", "token", "bearer")  # every name above holds one: most texts need no search for each
-_VALUE = re.compile(r"(?:\\?[\"'])?\s*(?::=|=>|[:=])\s*(?:\\?[\"'])?([^\s\"'`,;()\[\]{}<>\\]{8,200})")  # quotes may be JSON-escaped
+_SEPARATOR = f"(?::=|=>|[{secretnames.SEPARATORS}])"
+# A value stops where CJK text (which has no spaces) or its punctuation and full-width forms go on: a password is
+# written in ASCII, and 密码：在1Password里 names where it is kept.
+_VALUE = re.compile(rf"(?:\\?[\"'])?\s*{_SEPARATOR}\s*(?:\\?[\"'“‘「『])?"  # quotes may be JSON-escaped
+                    rf"([^\s\"'`,;()\[\]{{}}<>\\“”‘’{cjk.CHARS}\u3000-\u303f\uff00-\uffef]{{8,200}})")
 _AUTH_HEADER = re.compile(r"(?i)authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|token|basic)\s+([A-Za-z0-9._~+/=-]{16,})")
 _URL_CREDENTIALS = re.compile(r"[^\s:/@\"']{1,64}:([^\s:/@\"']{3,128})@[A-Za-z0-9.-]+")
 _TOKEN = re.compile(r"[A-Za-z0-9+/_-]{32,}={0,2}")
@@ -152,6 +157,19 @@ def _literal(value: str) -> bool:
     return (has_digit or has_symbol) and entropy(value) >= 2.8
 
 
+def _assigned(text: str, lowered: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """The literal value assigned to the secret-sounding name at text[start:end], as a span ([] when none is)."""
+    value = _VALUE.match(text, end)
+    key_start = start
+    while key_start and lowered[key_start - 1] in _KEY_CHARS:
+        key_start -= 1
+    key = lowered[key_start:end]
+    # A path or a code anchor (src/auth.py::revoke_token) names code, not a credential.
+    if not value or "::" in key or "/" in key or not _literal(value.group(1)) or commandline.documented(value.group(1)):
+        return []
+    return [(value.start(1), value.end(1), "secret-assignment")]
+
+
 def _json_parts(token: str) -> bool:
     """Whether a JWT-shaped token's header and payload decode to JSON objects (text that starts with `{`)."""
     for part in token.split(".")[:2]:
@@ -180,15 +198,10 @@ def scan(text: str) -> list[Finding]:
     for name in ASSIGNED if any(part in lowered for part in _ASSIGNED_PARTS) else ():
         at = lowered.find(name)
         while at >= 0:
-            value = _VALUE.match(text, at + len(name))
-            key_start = at
-            while key_start and lowered[key_start - 1] in _KEY_CHARS:
-                key_start -= 1
-            key = lowered[key_start:at + len(name)]
-            # A path or a code anchor (src/auth.py::revoke_token) names code, not a credential.
-            if value and "::" not in key and "/" not in key and _literal(value.group(1)) and not commandline.documented(value.group(1)):
-                spans.append((value.start(1), value.end(1), "secret-assignment"))
+            spans += _assigned(text, lowered, at, at + len(name))
             at = lowered.find(name, at + len(name))
+    for start, end in secretnames.named(text):
+        spans += _assigned(text, lowered, start, end)
     spans += commandline.find(text, lowered)
     if "authorization" in lowered:
         spans += [(m.start(1), m.end(1), "authorization-header") for m in _AUTH_HEADER.finditer(text)]

@@ -13,8 +13,8 @@ from typing import Any
 
 from repo_memory.errors import InvalidRecordError, Problem, UnsafePathError
 from repo_memory.formats import loops, skills
-from repo_memory.guards import disk, markers, secretscan
-from repo_memory.index import cited, cjk
+from repo_memory.guards import cjk, disk, markers, secretscan
+from repo_memory.index import cited
 from repo_memory.index.query import parts
 
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity

@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from repo_memory.index import cited, cjk
+from repo_memory.guards import cjk
+from repo_memory.index import cited
 
 SNIPPET_MAX = 20_000  # characters: FTS5's snippet() grows with the square of the matches in a text
 # Rows a first pass may score. FTS5 scores every row that matches any term (about 0.7 us each), so a question with a

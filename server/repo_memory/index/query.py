@@ -8,7 +8,7 @@ from datetime import datetime
 from functools import cached_property
 
 from repo_memory.formats import when
-from repo_memory.index import cjk
+from repo_memory.guards import cjk
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A name written in camelCase or PascalCase (flushPending, SessionManager, HTTPServer) is one token to the index's
@@ -108,7 +108,7 @@ def _written(name: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lowercased word tokens (underscores and hyphens split words, as the index tokenizer does), CJK runs as their
-    bigrams (index/cjk.py)."""
+    bigrams (guards/cjk.py)."""
     found = [w for token in _WORD.findall(text.lower()) for w in token.split("_") if w]
     return found if text.isascii() else [piece for w in found for piece in cjk.split(w)]
 

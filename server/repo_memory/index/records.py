@@ -22,8 +22,8 @@ from typing import Any
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, schema, tool_output, when
-from repo_memory.guards import disk, markers
-from repo_memory.index import cited, cjk, fts
+from repo_memory.guards import cjk, disk, markers
+from repo_memory.index import cited, fts
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query, parts
@@ -133,7 +133,7 @@ def _call(record: dict[str, Any]) -> tuple[str, str] | None:
 def _searched(text: str, anchors: str = "", refs: str = "") -> str:
     """What the full-text index holds of a record's text: the text, then the words of the camelCase names in it
     (query.parts) in its first 4,000 characters, then the code it cites (`anchors`, its column: index/cited.py) and
-    the free text of its refs (a URL, a ticket: `refs`, its column); CJK runs as their bigrams (index/cjk.py).
+    the free text of its refs (a URL, a ticket: `refs`, its column); CJK runs as their bigrams (guards/cjk.py).
     Excerpts are cut from the text itself (records table), never from this."""
     found = parts(text[:4000])  # the names a long tool output opens with; scanning all of it cost 1 ms per 16k characters
     said = "\n".join([text, *filter(None, [" ".join(found), cited.words(cited.anchors(anchors)), cited.given(refs)])])
