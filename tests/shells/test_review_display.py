@@ -5,6 +5,7 @@ holding one. Files are written and committed by plain git, as a teammate's push 
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import re
@@ -13,6 +14,8 @@ import subprocess
 import sys
 import termios
 from pathlib import Path
+
+from repo_memory.formats import experience
 
 from tests.conftest import git, initialised
 
@@ -134,3 +137,47 @@ def at_terminal(repo: Path, args: list[str], prompt: str) -> str:
             proc.wait()
         os.close(main)
     return out.decode("utf-8", "surrogateescape")
+
+
+def forged_record(repo: Path, session: str, text: str) -> None:
+    """A record in the open format, written and committed by plain git (a teammate's clone, or an attacker's)."""
+    record = {"id": f"{session}#1", "seq": 1, "session": session, "prev": None, "refs": [], "ts": "2026-12-01T10:00:00.000000Z",
+              "kind": "note", "text": text, "source": {"actor": "human", "clone": "8f5d2de7", "harness": "unknown", "tool": "cli"}}
+    line = json.dumps(experience.seal(record), sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    committed(repo, {f".agents/experience/2026-12/{session}.jsonl": line.encode("utf-8")})
+
+
+def test_search_log_show_tail_and_timeline_show_osc_sequences_escaped(tmp_path: Path):
+    """CSI was stripped (by click, off a terminal only) but OSC 52 (the clipboard) and OSC 8 (a hidden link) passed."""
+    repo = initialised(tmp_path)
+    session = "2026-12-06-eeeeee"
+    forged_record(repo, session, f"Deploy procedure notes.{OSC}\rline drawn over")
+    forged_record(repo, "2026-12-06-ffffff", "reordered \u202eright to left")  # quarantined: recall leaves it out
+    for args in (["search", "deploy", "procedure"], ["log", "show", session], ["log", "tail", session], ["timeline"]):
+        said = cli(repo, *args)
+        assert said.returncode == 0, (args, said.stderr)
+        assert raw(said.stdout + said.stderr) == [], (args, repr(said.stdout))
+        assert "\\x1b]52;c;" in said.stdout, (args, said.stdout)
+    assert "\\x0dline drawn over" in cli(repo, "log", "show", session).stdout
+    shown = cli(repo, "log", "show", "2026-12-06-ffffff")
+    assert raw(shown.stdout) == [] and "reordered \\u202eright to left" in shown.stdout, shown.stdout
+    as_json = json.loads(cli(repo, "search", "deploy", "procedure", "--json").stdout)  # JSON escapes by itself: as stored
+    assert "\x1b]52;c;Y3Vy" in as_json["hits"][0]["snippet"], as_json
+
+
+def test_names_from_the_repository_fake_no_lines_in_skill_list_doctor_and_history(tmp_path: Path):
+    """A folder's name holding a newline printed raw made `skill list` and `doctor` print a line of the name's choosing;
+    a commit subject holding ESC reached `history` raw."""
+    repo = initialised(tmp_path)
+    folder = ".agents/skills/evil\nfake: all good\x1b]52;c;eA==\x07"
+    committed(repo, {f"{folder}/SKILL.md": b"---\nname: x\ndescription: d\n---\nbody\n",
+                     ".agents/skills/ok/SKILL.md": b"---\nname: ok\ndescription: d\n---\nbody\n"})
+    (repo / ".agents/skills/ok/SKILL.md").write_bytes(b"---\nname: ok\ndescription: d\n---\nbody, then more\n")
+    git(repo, "commit", "-q", "-am", "ok: more\x1b]8;;http://evil.example\x1b\\")
+    for args in (["skill", "list"], ["doctor"], ["history", "ok"]):
+        said = cli(repo, *args)
+        out = said.stdout + said.stderr
+        assert raw(out) == [], (args, repr(out))
+        assert not any(line.startswith("fake: all good") for line in out.splitlines()), (args, out)
+    assert "evil\\x0afake: all good\\x1b]52;c;eA==\\x07" in cli(repo, "skill", "list").stdout
+    assert "ok: more\\x1b]8;;http://evil.example\\x1b\\" in cli(repo, "history", "ok").stdout
