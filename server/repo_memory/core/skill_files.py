@@ -19,6 +19,7 @@ from repo_memory.core import codex_policy
 from repo_memory.git import as_stored
 from repo_memory.git.committed import Committed
 from repo_memory.guards import disk
+from repo_memory.guards.terminal import visible
 
 LINK = 0o120000  # a symbolic link's mode in git
 EXECUTABLE = 0o100755  # an executable file's
@@ -56,7 +57,8 @@ class Entry:
 
     @property
     def shown(self) -> str:
-        """How a person or an agent is told of it: its name (bytes that are no UTF-8 escaped), a link with its target."""
+        """How a person or an agent is told of it: its name (bytes that are no UTF-8, and controls, escaped), a link
+        with its target."""
         name = _printable(self.rel)
         return f"{name} -> {_printable(os.readlink(self.path))}" if self.link else name
 
@@ -103,7 +105,8 @@ def committable(full: str) -> bool:
 
 
 def _printable(text: str) -> str:
-    return os.fsencode(text).decode("utf-8", "backslashreplace")
+    """`text` (a name or a link's target) as a person reads it: bytes that are no UTF-8, and controls, escaped."""
+    return visible(os.fsencode(text).decode("utf-8", "backslashreplace"), lines=False)
 
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,9 +14,9 @@ from repo_memory.formats import skills
 from repo_memory.git import history
 from repo_memory.git.committed import Committed
 from repo_memory.git.repo import Git
+from repo_memory.guards.terminal import visible
 
 EXECUTABLE, FILE = 0o100755, 0o100644
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b]")  # an escape sequence could hide a line from the person reading
 
 
 @dataclass(frozen=True)
@@ -56,8 +55,11 @@ def against(git: Git, committed: Committed, state_dir: Path, path: Path, rel: st
         held = git.entry(target, full) if name in then else None
         old = history.checked_out(git, full, held[0]) if held else None
         if entry is None or old is None:
-            changes.append(_added(entry) if entry is not None else
-                           FileChange(name, "deleted", _diff(name, old or b"", b"", then.get(name) == skill_files.LINK)))
+            if entry is not None:
+                changes.append(_added(entry))
+            else:
+                gone = _diff(name, old or b"", b"", then.get(name) == skill_files.LINK)
+                changes.append(FileChange(visible(name, lines=False), "deleted", gone))
             continue
         mode = "" if entry.link or then[name] not in (FILE, EXECUTABLE) or _mode(entry) == then[name] else \
             f"mode {then[name]:o} -> {_mode(entry):o}\n"  # a `chmod +x` is a change of kind too (same_kind)
@@ -83,18 +85,25 @@ def _added(entry: skill_files.Entry) -> FileChange:
 
 
 def _diff(name: str, old: bytes, new: bytes, link: bool) -> str:
-    """A unified diff of `old` and `new` when both are text, control characters shown escaped; else each side's size
-    and sha256 (a link: its target)."""
+    """A unified diff of `old` and `new` when both are text, control characters shown escaped
+    (guards/terminal.py); else each side's size and sha256 (a link: its target)."""
     if link:
-        return f"link -> {_printable(new.decode('utf-8', 'backslashreplace'))}\n" if new else "link removed\n"
-    texts = [_text(data) for data in (old, new)]
-    if texts[0] is None or texts[1] is None:
+        return f"link -> {visible(new.decode('utf-8', 'backslashreplace'), False)}\n" if new else "link removed\n"
+    then, now = _text(old), _text(new)
+    if then is None or now is None:
         return "".join(f"{side}: binary, {len(data)} bytes, sha256 {hashlib.sha256(data).hexdigest()}\n"
                        for side, data in (("accepted", old), ("now", new)) if data)
-    lines = difflib.unified_diff(texts[0].splitlines(keepends=True), texts[1].splitlines(keepends=True),
-                                 f"a/{name}", f"b/{name}")
-    return "".join(_printable(line) if line.endswith("\n") else _printable(line) + "\n\\ No newline at end of file\n"
+    shown = visible(name, lines=False)
+    lines = difflib.unified_diff(_lines(then), _lines(now), f"a/{shown}", f"b/{shown}")
+    return "".join(visible(line) if line.endswith("\n") else visible(line) + "\n\\ No newline at end of file\n"
                    for line in lines)
+
+
+def _lines(text: str) -> list[str]:
+    """`text`'s lines as git counts them, each with its newline: a lone CR (or U+2028) ends none, and is shown
+    escaped inside its line (str.splitlines ended a line there, and the diff called it the end of the file)."""
+    parts = text.split("\n")
+    return [f"{part}\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 def _text(data: bytes) -> str | None:
@@ -104,12 +113,6 @@ def _text(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-
-
-def _printable(line: str) -> str:
-    end = next((end for end in ("\r\n", "\n") if line.endswith(end)), "")
-    body = line[:len(line) - len(end)]
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", body) + end
 
 
 def _mode(entry: skill_files.Entry) -> int:

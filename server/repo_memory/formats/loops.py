@@ -14,6 +14,7 @@ from repo_memory.formats import frontmatter
 from repo_memory.formats.skills import Found
 from repo_memory.errors import CronError, InvalidRecordError, Problem
 from repo_memory.formats.schema import validate
+from repo_memory.guards import terminal
 
 LOOPS_DIR = ".agents/loops"
 DEFAULT_TIMEOUT = 300.0
@@ -66,6 +67,8 @@ def parse(data: bytes, path: str) -> Loop:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidRecordError(path, [Problem(f"the file is not UTF-8 (byte {exc.start})")]) from None
+    if found := terminal.hidden(text):
+        raise InvalidRecordError(path, _hidden(found, name))
     doc = frontmatter.split(text, path)
     meta = frontmatter.load(doc.frontmatter, path)
     problems = [Problem(p.message, p.field, _line(doc.frontmatter, p.field)) for p in validate("loop", meta)]
@@ -87,6 +90,18 @@ def parse(data: bytes, path: str) -> Loop:
         trigger=dict(meta.get("trigger", {"on": "manual"})), skills=tuple(memory.get("skills", ())), recall=memory.get("recall"),
         description=meta.get("description", ""), anchors=tuple(memory.get("anchors", ())),
     )
+
+
+def _hidden(found: list[tuple[int, str]], name: str) -> list[Problem]:
+    """The lines of a spec holding characters a terminal acts on instead of drawing: what a person reads of it is not
+    what runs (a carriage return draws a step over the one YAML reads before it), so no person could accept it."""
+    lines: dict[int, list[str]] = {}
+    for line, what in found:
+        lines.setdefault(line, []).append(what)
+    return [Problem(f"it holds {', '.join(dict.fromkeys(said))}, which a terminal does not draw as it is: what "
+                    f"a person reads of the spec is not what runs. `repo-memory loop show {name}` shows each such "
+                    "character escaped; delete them (a spec holds no control character but tabs and line ends)", line=line)
+            for line, said in list(lines.items())[:5]]
 
 
 def outlasts_stop(loop: Loop) -> str:

@@ -15,6 +15,8 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
 from repo_memory.git.deferral import next_step, why
+from repo_memory.guards import markers
+from repo_memory.guards.terminal import visible
 from repo_memory.index.db import damage
 
 
@@ -38,8 +40,8 @@ class Group(click.Group):
                 return super().invoke(ctx)
         except click.exceptions.NoSuchCommand as exc:  # raised by this group or a group under it
             raise meant(exc) from None
-        except RepoMemoryError as exc:
-            raise click.ClickException(str(exc)) from exc
+        except RepoMemoryError as exc:  # it may quote a file's value or a folder's name: escaped, as output is
+            raise click.ClickException(visible(str(exc))) from exc
         except OSError as exc:  # a file the file system refused (not a closed pipe): where, why, what to do
             if not refused_by_disk(exc):
                 raise
@@ -132,14 +134,21 @@ def megabytes(label: str, least: int = 4 << 20) -> Callable[[int, int], None]:
     return report
 
 
+def say(line: str, err: bool = False) -> None:
+    """Print one line holding names or text from the repository, each character a terminal would act on escaped
+    (guards/terminal.py): a newline in a folder's name fakes no line of output, a record's OSC 52 sets no clipboard."""
+    click.echo(visible(line, lines=False), err=err)
+
+
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 
 SHA_HELP = "The sha `show` printed for the version you reviewed; refused if it changed since (default: show it and ask)."
 
 
-def reviewed_sha(what: str, given: str | None, current: str, show: Callable[[], None], show_command: str) -> str:
-    """The version a person accepts: the one they name with --sha, or at a terminal the current one, shown and confirmed.
+def reviewed_sha(what: str, given: str | None, current: str, shown: Callable[[], str], show_cmd: str) -> str:
+    """The version a person accepts: the one they name with --sha, or at a terminal the current one, `shown` (its
+    text) printed with every control character escaped, and confirmed.
 
     Without a terminal and without --sha nothing is accepted: what was reviewed must be named, or an agent's edit
     between the review and the accept would be accepted unseen.
@@ -147,9 +156,9 @@ def reviewed_sha(what: str, given: str | None, current: str, show: Callable[[], 
     if given:
         return given
     if not sys.stdin.isatty():
-        raise click.ClickException(f"Name the version of {what} you reviewed: `{show_command}` prints it with its sha; "
+        raise click.ClickException(f"Name the version of {what} you reviewed: `{show_cmd}` prints it with its sha; "
                                    "then accept with --sha SHA. Nothing was accepted.")
-    show()
+    click.echo(visible(markers.shown(shown())), nl=False)  # what they accept is what they could read: no line drawn over another
     click.confirm(f"Accept this version of {what} (sha {current[:12]})?", abort=True)
     return current
 

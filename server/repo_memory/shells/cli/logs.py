@@ -19,7 +19,8 @@ from repo_memory.core.session_files import TIPS_DIR
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
-from repo_memory.shells.cli.base import emit, json_option, megabytes, store_of
+from repo_memory.guards.terminal import visible
+from repo_memory.shells.cli.base import emit, json_option, megabytes, say, store_of
 
 SHOWN = 10  # sessions an import lists by name
 
@@ -85,7 +86,10 @@ def log_tail(ctx: click.Context, session: str | None, count: int, as_json: bool)
         view = store.read(line.record["id"]).records[0] if edited else None  # a person's attested redaction, or a break
         mark = ("" if view is None else "  [redacted by the person: a redaction record of theirs attests it]" if view.verified else
                 "  [verification failed: its content does not match its sha256; `repo-memory verify` says more]")
-        click.echo(line.raw.decode("utf-8") if as_json else transcript.one_line(line.record) + mark)
+        if as_json:
+            click.echo(line.raw.decode("utf-8"))
+        else:
+            say(transcript.one_line(line.record) + mark)
 
 
 @log.command(name="redact")
@@ -272,7 +276,7 @@ def _imported(report: importing.Report, commit: CommitResult | None, seconds: fl
         if len(changed) > SHOWN:
             click.echo(f"… and {len(changed) - SHOWN} more sessions (--json lists every one)")
         for line in report.skipped[:10]:
-            click.echo(f"skipped {line}", err=True)
+            say(f"skipped {line}", err=True)
         if report.redacted:
             click.echo(f"{report.redacted} record(s) had a secret redacted: [REDACTED:<rule>] stands in its place, and the "
                        "record's data.redacted names the rules.")
@@ -301,7 +305,7 @@ def _short(path: str) -> str:
 @click.pass_context
 def log_show(ctx: click.Context, session: str) -> None:
     """Render SESSION as readable markdown, each record headed by its id (an anchor you can cite)."""
-    click.echo(transcript.markdown(session, store_of(ctx).log_files(session)), nl=False)
+    click.echo(visible(transcript.markdown(session, store_of(ctx).log_files(session))), nl=False)
 
 
 @click.command()
@@ -327,9 +331,8 @@ def timeline(ctx: click.Context, since: str | None, limit: int, as_json: bool) -
         if earlier:
             click.echo(f"… {earlier} earlier record(s) not shown (raise -n, or give a later --since)")
         for row in rows:
-            first = (row["text"] or "").splitlines()[0] if row["text"] else ""
-            said = markers.shown(first[:80])
-            click.echo(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {said}")
+            first = (row["text"] or "").split("\n")[0]  # splitlines() ended it at a CR: what followed was hidden
+            say(f"{when.shown(row['ts'])}  {row['id']:<28} {row['kind']:<10} {row['actor']:<6} {markers.shown(first[:80])}")
 
     emit([{**row, "ts": when.stamp(row["ts"])} for row in rows], as_json, text)
 
@@ -346,8 +349,8 @@ def verify(ctx: click.Context, as_json: bool) -> None:
 
     def text() -> None:
         for where, what in found:
-            click.echo(f"{where}: {what}" + ("" if what != experience.TORN else "; run `repo-memory doctor --fix` to "
-                                             "move it to .git/repo-memory/torn/ (never committed)"))
+            say(f"{where}: {what}" + ("" if what != experience.TORN else "; run `repo-memory doctor --fix` to "
+                                      "move it to .git/repo-memory/torn/ (never committed)"))
         click.echo(f"{len(breaks)} problem(s) found." if breaks else "All experience logs verify"
                    + (f" ({len(found)} note(s) above)." if found else "."))
 
@@ -361,4 +364,5 @@ def verify(ctx: click.Context, as_json: bool) -> None:
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def textconv(path: Path) -> None:
     """Render an experience log for git (the diff driver `init` registers): time, id, kind, actor, text per record."""
-    click.echo(transcript.textconv(experience.parse_lines(path.read_bytes())), nl=False)
+    rendered = transcript.textconv(experience.parse_lines(path.read_bytes()))
+    click.echo(visible(rendered), nl=False)  # what `git diff` and `git log -p` show a person

@@ -15,7 +15,8 @@ from repo_memory.git.repo import Git
 from repo_memory.guards import markers
 from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import TERMINAL, Engine
-from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
+from repo_memory.guards.terminal import visible
+from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, say, show_sha, store_of
 
 T = TypeVar("T")
 
@@ -50,8 +51,8 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
         try:
             spec = store.loop_spec(name)
             if why := loops.outlasts_stop(spec):  # a warning: `loop run` drives it well
-                click.echo(f"{path}:1: warning: {why}; drive it with `repo-memory loop run {name}`, or lower its steps' "
-                           "timeouts", err=True)
+                say(f"{path}:1: warning: {why}; drive it with `repo-memory loop run {name}`, or lower its steps' "
+                    "timeouts", err=True)
             spec_lines = store.read(f"loop:{name}").content.splitlines()
             for skill in spec.skills:
                 if not store.skill_exists(skill):
@@ -69,7 +70,7 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
 
     def text() -> None:
         for item in report:
-            click.echo(f"{item['path']}:{item['line'] or 1}: {item['problem']}")
+            say(f"{item['path']}:{item['line'] or 1}: {item['problem']}")
         click.echo(f"{len(checked)} spec(s) checked, {len(report)} problem(s).")
 
     emit(report, as_json, text)
@@ -86,11 +87,11 @@ def loop_list(ctx: click.Context) -> None:
         try:
             spec = engine.spec(name)
         except InvalidRecordError:
-            click.echo(f"{name:<28} invalid  (repo-memory loop lint {shlex.quote(name)})")
+            say(f"{name:<28} invalid  (repo-memory loop lint {shlex.quote(name)})")
             continue
         # why its commands may not run: a person has not accepted this content, or the spec is not active
         ready = "runnable" if not engine.runnable(spec) else "not accepted" if spec.status == "active" else "not active"
-        click.echo(f"{spec.name:<28} {spec.status:<7} {ready:<13} trigger: {spec.trigger.get('on', 'manual')}")
+        say(f"{spec.name:<28} {spec.status:<7} {ready:<13} trigger: {spec.trigger.get('on', 'manual')}")
 
 
 @loop.command(name="show")
@@ -100,7 +101,7 @@ def loop_show(ctx: click.Context, name: str) -> None:
     """Print loop spec NAME exactly as stored (a bidi control or tag character escaped: <U+202E>), and on stderr the sha
     `repo-memory loop accept NAME --sha SHA` takes."""
     store = store_of(ctx)
-    click.echo(markers.shown(store.read(f"loop:{name}").content), nl=False)  # a reordered `run` line is accepted unseen
+    click.echo(visible(markers.shown(store.read(f"loop:{name}").content)), nl=False)  # a CR drew a hidden step over another
     engine = _engine(ctx)
     spec = engine.spec(name)
     if engine.runnable(spec):  # why it may not run: no accept of this content here (or not active): say how
@@ -125,11 +126,8 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
     """
     engine = _engine(ctx)
     current = engine.spec(name)
-
-    def show() -> None:
-        click.echo(markers.shown(engine.store.read(f"loop:{name}").content))  # a reordered `run` line is accepted unseen
-
-    sha = reviewed_sha(f"loop:{name}", sha, current.sha256, show, f"repo-memory loop show {name}")
+    sha = reviewed_sha(f"loop:{name}", sha, current.sha256, lambda: engine.store.read(f"loop:{name}").content + "\n",
+                       f"repo-memory loop show {name}")
     spec = engine.accept(name, sha)
     click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
     # What was accepted is committed too: its runs' receipts cite this sha, and teammates get the spec with the runs.

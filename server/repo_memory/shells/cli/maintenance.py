@@ -16,7 +16,8 @@ from repo_memory.core.settling import Followed
 from repo_memory.formats import when
 from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
-from repo_memory.shells.cli.base import emit, json_option, megabytes, progress, store_of
+from repo_memory.guards.terminal import visible
+from repo_memory.shells.cli.base import emit, json_option, megabytes, progress, say, store_of
 
 
 @click.command()
@@ -45,12 +46,12 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
             marks = [hit.status or "recorded", *(["uncommitted"] * (not hit.committed)), *(["stale"] * hit.stale),
                      *([f"matched {hit.matched}"] if hit.matched else [])]
             score = f"{hit.score:8.3f}" if hit.score >= 0.0005 or hit.score <= 0 else f"{'<0.001':>8}"  # matched, if barely
-            click.echo(f"{score}  {hit.id}  [{', '.join(marks)}]  {title[:90] if hit.title else title}")
+            say(f"{score}  {hit.id}  [{', '.join(marks)}]  {title[:90] if hit.title else title}")
             said = " ".join(hit.snippet.replace("**", "").split())
             if said and said != title:
-                click.echo(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
+                say(f"          {said[:150]}{'…' if len(said) > 150 else ''}")
             if hit.stale:
-                click.echo(f"          stale: {hit.stale_reason[:300]}")
+                say(f"          stale: {hit.stale_reason[:300]}")
         if result.hits and "by meaning alone" in result.ranking:
             click.echo("(no word of the query is in any memory: these are only the nearest in meaning, and may be unrelated)")
 
@@ -80,8 +81,9 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if as_json:
             click.echo(json.dumps(dataclasses.asdict(item), indent=2, ensure_ascii=False))
         else:
-            stored = "\n".join(json.dumps(r.record, ensure_ascii=False) for r in item.records)
-            click.echo(markers.shown(item.content if not item.records else stored), nl=not item.content)
+            records = (json.dumps(r.record, ensure_ascii=False) for r in item.records)
+            shown = item.content if not item.records else "\n".join(records)
+            click.echo(visible(markers.shown(shown)), nl=not item.content)
         return
     _, found = store.history(ref, since, limit)
 
@@ -89,8 +91,9 @@ def history(ctx: click.Context, ref: str, since: str | None, limit: int, as_of: 
         if not found:
             click.echo(f"No commits changed {ref} yet.")
         for change in found:
-            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}\nAuthor: {change.author}\n\n"
-                       f"    {change.subject}\n\n{markers.shown(change.diff)}")
+            click.echo(f"commit {change.sha}\nDate:   {when.shown(change.date)}")
+            say(f"Author: {change.author}")  # a commit's author and subject are anyone's to write, as its diff is
+            click.echo(f"\n    {visible(change.subject, lines=False)}\n\n{visible(markers.shown(change.diff))}")
 
     emit([dataclasses.asdict(c) for c in found], as_json, text)
 
@@ -198,9 +201,9 @@ def _say_stale(shown: list[tuple[Stale, str]], waiting: int, unchecked: int, fol
         click.echo(f"Nothing stale: every anchored memory matches the code it cites{or_settled}"
                    + (" (of the code that can be checked: not what follows)." if unchecked else "."))
     for n, (item, change) in enumerate(shown[:waiting + unchecked]):
-        click.echo(f"{item.memory}  {stale_checks.shown(item, change)}")
+        say(f"{item.memory}  {stale_checks.shown(item, change)}")
         if n < waiting and not followable.get((item.memory, item.anchor)):
-            click.echo(f"  fix: {fixes[n]}")
+            say(f"  fix: {fixes[n]}")
     if settled := {item.memory for item, _ in shown[waiting + unchecked:]}:
         click.echo(f"({len(settled)} stale record(s) settled, not counted: corrected by a later record, reported outdated or "
                    "misled, or pinned by a person; --json says by what)")
@@ -270,8 +273,9 @@ def doctor(ctx: click.Context, as_json: bool, fix: bool) -> None:
     def text() -> None:
         if all(f.level == "info" for f in findings):  # what is under way (embedding, an index brought up to date) is no problem
             click.echo("All good: index matches the files and every skill is valid.")
-        for f in findings:
-            click.echo(f"{f.level}: {f.path}: {f.message}\n  fix: {f.fix}")
+        for f in findings:  # a folder's or a file's name is the repository's to choose: no line of it fakes one of ours
+            say(f"{f.level}: {f.path}: {f.message}")
+            say(f"  fix: {f.fix}")
 
     emit([dataclasses.asdict(f) for f in findings], as_json, text)
     if any(f.level == "error" for f in findings):

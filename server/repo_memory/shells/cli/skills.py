@@ -16,7 +16,8 @@ from repo_memory.core.unreviewed import Unreviewed
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 from repo_memory.guards import markers
-from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, show_sha, store_of
+from repo_memory.guards.terminal import visible
+from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, say, show_sha, store_of
 
 if TYPE_CHECKING:
     from repo_memory.core.store import Store
@@ -76,11 +77,12 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
     def text() -> None:
         if not rows:
             click.echo("No skills yet. Create one: repo-memory skill new NAME -d 'what it is for'")
-        width = max((len(r["name"]) for r in rows), default=0)
-        for r in rows:
+        names = [visible(r["name"], lines=False) for r in rows]  # a folder's name: its newline fakes no line
+        width = max(map(len, names), default=0)
+        for name, r in zip(names, rows):
             flag = " (shadowed)" if r["shadowed"] else ""
             status = "quarantined" if r["quarantined"] and r["status"] != "invalid" else r["status"]  # served by nothing
-            click.echo(f"{r['name']:<{width}}  {status:<11} {r['path']}{flag}")
+            say(f"{name:<{width}}  {status:<11} {r['path']}{flag}")
         if any(r["quarantined"] for r in rows):
             click.echo("(quarantined: left out of recall and briefings; `repo-memory doctor` says what each holds)")
 
@@ -102,18 +104,20 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
     changes = store.unreviewed(item.name) if item.status == "draft" and whole else None
 
     def text() -> None:
-        click.echo(markers.shown(item.content), nl=False)  # as stored, but for bidi controls and tag characters: escaped
+        click.echo(visible(markers.shown(item.content)), nl=False)  # a CR drew a line of the draft over another
         if beside := [f for f in item.files if f != "SKILL.md"]:
-            click.echo(f"\n(files beside it, part of the reviewed version: {', '.join(beside)})", err=True)
+            click.echo(err=True)
+            say(f"(files beside it, part of the reviewed version: {', '.join(beside)})", err=True)
         if changes is not None:
-            click.echo(unreviewed_text(changes), err=True, nl=False)
+            click.echo(visible(unreviewed_text(changes)), err=True, nl=False)
         if item.status == "draft":
             show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
         else:  # nothing to accept: an active or deprecated skill
             click.echo(f"skill:{item.name}: sha {sha[:12]} ({item.status})", err=True)
         if item.stale:  # on stderr too, beside the sha: stdout stays the skill as stored
-            click.echo(f"stale: {item.stale_reason}\n(if it still holds for the code as it is now: `repo-memory stale --pin "
-                       f"{item.name}`; else update the skill)", err=True)
+            say(f"stale: {item.stale_reason}", err=True)  # it names the anchor the skill's metadata gives
+            click.echo(f"(if it still holds for the code as it is now: `repo-memory stale --pin {item.name}`; else update "
+                       "the skill)", err=True)
 
     said = {"unreviewed": dataclasses.asdict(changes)} if changes is not None else {}
     emit({**dataclasses.asdict(item), "review_sha": sha, **said}, as_json, text)
@@ -128,8 +132,8 @@ def unreviewed_text(found: Unreviewed) -> str:
     else:
         head = f"(nothing changed since the version accepted in commit {found.accepted[:7]} but SKILL.md's status)"
     said = [f"\n{head}\n"] if head else []
-    for change in found.changes:
-        said.append(f"{change.change} {change.path}\n{change.diff}")
+    for change in found.changes:  # its diff is escaped line by line (core/unreviewed.py); a name has no lines
+        said.append(f"{change.change} {visible(change.path, lines=False)}\n{change.diff}")
     return markers.shown("".join(said))
 
 
@@ -155,9 +159,8 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
                        "`repo-memory sync` lets its harness list it again")
         return
 
-    def show() -> None:
-        click.echo(markers.shown(store.read(f"skill:{name}").content))
-        click.echo(unreviewed_text(store.unreviewed(name)), nl=False)
+    def show() -> str:
+        return f"{store.read(f'skill:{name}').content}\n{unreviewed_text(store.unreviewed(name))}"
 
     sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
     click.echo(store.review(name, accept=True, sha=sha))
@@ -200,16 +203,16 @@ def sync(ctx: click.Context) -> None:
     settled = settle_offers(store)  # first: what is copied is the skill as Codex's list then wants it
     report = mirror.of(store)
     for name in report.written:
-        click.echo(f"mirrored {name}")
+        say(f"mirrored {name}")
     for name in report.removed:
-        click.echo(f"removed stale mirror {name}")
+        say(f"removed stale mirror {name}")
     for name in report.kept_hand_written:
-        click.echo(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
+        say(f"kept {mirror.TARGET}/{name}: it was written by hand, not by sync", err=True)
     for name in report.kept_edited:
-        click.echo(f"kept {mirror.TARGET}/{name}: its files differ from what sync wrote (a hand edit, which git does not keep): move "
-                   f"the edit into {SKILLS_DIR}/{name}, or delete the copy to drop it, then sync again", err=True)
+        say(f"kept {mirror.TARGET}/{name}: its files differ from what sync wrote (a hand edit, which git does not keep): move "
+            f"the edit into {SKILLS_DIR}/{name}, or delete the copy to drop it, then sync again", err=True)
     for name, why in report.withheld.items():
-        click.echo(f"not copied {name}: {why}")
+        say(f"not copied {name}: {why}")
     if note := mirror.beyond_note(report, store.config.mirror_limit):
         click.echo(note)
     click.echo(f"{len(report.written)} written, {len(report.unchanged)} unchanged, {len(report.removed)} removed.")
@@ -255,7 +258,7 @@ def feedback(ctx: click.Context, ref: str, outcome: str, note: str | None) -> No
       repo-memory feedback skill:deploy-staging outdated --note "the script moved to tools/deploy.sh"
     """
     record = store_of(ctx).feedback(ref, outcome, note, actor="human", tool="feedback")
-    click.echo(f"{record['id']}: {record['text']}")
+    say(f"{record['id']}: {record['text']}")
 
 
 @click.command(name="stats")
@@ -288,8 +291,8 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"{'skill':32} {'status':10} {'uses':>5} {'ok':>4} {'fail':>5} {'help':>5} {'mislead':>8} {'old':>4} {'utility':>8}  last used")
         for r in rows:
             flag = "  deprecate?" if r["deprecate"] else ""
-            click.echo(f"{r['skill'][:32]:32} {r['status']:10} {r['uses']:>5} {r['succeeded']:>4} {r['failed']:>5} {r['helped']:>5} "
-                       f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {when.shown(r['last_used'], seconds=False) or '-'}{flag}")
+            say(f"{visible(r['skill'], lines=False)[:32]:32} {r['status']:10} {r['uses']:>5} {r['succeeded']:>4} {r['failed']:>5} {r['helped']:>5} "
+                f"{r['misled']:>8} {r['outdated']:>4} {r['utility']:>8.2f}  {when.shown(r['last_used'], seconds=False) or '-'}{flag}")
 
     emit(rows, as_json, text)
 
