@@ -160,7 +160,7 @@ def test_search_log_show_tail_and_timeline_show_osc_sequences_escaped(tmp_path: 
         assert "\\x1b]52;c;" in said.stdout, (args, said.stdout)
     assert "\\x0dline drawn over" in cli(repo, "log", "show", session).stdout
     shown = cli(repo, "log", "show", "2026-12-06-ffffff")
-    assert raw(shown.stdout) == [] and "reordered \\u202eright to left" in shown.stdout, shown.stdout
+    assert raw(shown.stdout) == [] and "reordered <U+202E>right to left" in shown.stdout, shown.stdout
     as_json = json.loads(cli(repo, "search", "deploy", "procedure", "--json").stdout)  # JSON escapes by itself: as stored
     assert "\x1b]52;c;Y3Vy" in as_json["hits"][0]["snippet"], as_json
 
