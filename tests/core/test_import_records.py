@@ -4,6 +4,7 @@ a BOM, bytes that are not UTF-8, empty texts and redacted secrets are each handl
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -116,6 +117,32 @@ def test_a_bom_is_skipped_and_bytes_that_are_not_utf8_are_counted_in_the_report(
     latin.write_bytes(latin.read_bytes() + b'{"kind": "note", "text": "na\xefve"}\n')
     report = json.loads(import_cli(repo, str(latin), "--json").output)
     assert report["added"] == 1 and report["not_utf8"] == {"lines": 2, "bytes": 4, "where": [f"{latin}:2", f"{latin}:3"]}
+
+
+@pytest.mark.parametrize("encoding, bom", [
+    ("utf-16-le", codecs.BOM_UTF16_LE),  # PowerShell 5's `>` and Out-File: UTF-16 LE with a BOM, CRLF line ends
+    ("utf-16-be", codecs.BOM_UTF16_BE),
+    ("utf-32-le", codecs.BOM_UTF32_LE),
+    ("utf-16-le", b""),  # no mark: the NULs between the ASCII characters JSON starts with tell the width
+    ("utf-32-be", b""),
+])
+def test_a_file_in_utf16_or_utf32_is_read_as_such(repo: Path, tmp_path: Path, encoding: str, bom: bytes):
+    """A records file saved as UTF-16 (PowerShell 5's `>` writes it) was refused with "not a JSON object" on every
+    line and no word of its encoding; it is read in its encoding, from a file and from stdin alike."""
+    texts = ["Migration auf Freitag verschoben", "数据库迁移推迟到周五 🚀"]
+    def saved(session: str) -> bytes:
+        lines = [json.dumps({"kind": "note", "text": t, "session": session}, ensure_ascii=False) + "\r\n" for t in texts]
+        return bom + "".join(lines).encode(encoding)
+
+    path = tmp_path / "wide.jsonl"
+    path.write_bytes(saved("from-file"))
+    done = import_cli(repo, str(path))
+    assert done.exit_code == 0 and "Imported 2 record(s)" in done.output and "not UTF-8" not in done.output, done.output
+    piped = CliRunner().invoke(cli, ["--root", str(repo), "log", "import", "-"], input=saved("from-stdin"))
+    assert piped.exit_code == 0 and "Imported 2 record(s)" in piped.output, piped.output
+    held = [json.loads(line)["text"] for log in sorted(repo.glob(".agents/experience/*/*.jsonl"))
+            for line in log.read_text(encoding="utf-8").splitlines()]
+    assert held == texts + texts
 
 
 def test_an_empty_text_is_refused_as_remember_refuses_it(repo: Path, tmp_path: Path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,20 @@ def test_read_returns_exact_bytes_and_files_beside_the_skill(library: Store, rep
     assert library.read("release-checklist/scripts/tag.sh").content == "git tag\n"
     with pytest.raises(Exception, match="leaves the repository"):
         library.read("release-checklist/../running-tests/SKILL.md")
+
+
+def test_a_file_beside_a_skill_is_read_by_its_name_in_either_unicode_form(library: Store, repo: Path):
+    """macOS writes file names decomposed (NFD) and a person types them composed (NFC): reading 'Erklärung.md' answered
+    "has no file 'Erklärung.md'. Its files: Erklärung.md, …", naming a file that looks the same. With no exact match,
+    names are compared as NFC; a file whose name matches exactly still wins over one that only normalises the same."""
+    folder = repo / ".agents/skills/release-checklist"
+    (folder / unicodedata.normalize("NFD", "Erklärung.md")).write_text("Warum wir taggen.\n", encoding="utf-8")
+    (folder / "Übersicht.md").write_text("Überblick.\n", encoding="utf-8")
+    assert library.read("release-checklist/Erklärung.md").content == "Warum wir taggen.\n"
+    assert library.read(unicodedata.normalize("NFD", "release-checklist/Übersicht.md")).content == "Überblick.\n"
+    (folder / "Erklärung.md").write_text("composed\n", encoding="utf-8")  # two files, one per form: each by its own name
+    assert library.read("release-checklist/Erklärung.md").content == "composed\n"
+    assert library.read(unicodedata.normalize("NFD", "release-checklist/Erklärung.md")).content == "Warum wir taggen.\n"
 
 
 def test_read_takes_the_path_recall_gave_and_the_resource_uri_and_names_the_forms_otherwise(library: Store):

@@ -251,6 +251,58 @@ def test_git_renders_each_log_version_once_and_keeps_it(work: Path, runner, tmp_
     assert again.stdout == first.stdout and '"sha256"' not in again.stdout, again.stdout
 
 
+BARE = "/usr/bin:/bin"  # git, sh and cat, but no repo-memory: a GUI git client, a shell without the install
+CACHE = "refs/notes/textconv/repo-memory"
+
+
+def raw_notes(repo: Path) -> list[str]:
+    """The log versions whose note in the textconv cache holds their own bytes: the driver's raw fallback, cached."""
+    listed = git(repo, "notes", f"--ref={CACHE}", "list") if git(repo, "for-each-ref", CACHE) else ""
+    return [annotated for note, annotated in (line.split() for line in listed.splitlines()) if note == annotated]
+
+
+def shown_bare(repo: Path) -> str:
+    return subprocess.run(["git", "show", "HEAD"], cwd=repo, env={**os.environ, "PATH": BARE}, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_a_log_version_first_shown_without_repo_memory_on_path_renders_once_repo_memory_runs(work: Path, runner):
+    """The first `git show` where repo-memory was not on PATH cached the driver's fallback, the raw JSON lines, in
+    git's textconv cache (cachetextconv): that version showed raw ever after, repo-memory on PATH or not. Such a note
+    holds the very bytes of its version; doctor and a server starting drop it, and the next diff renders the version."""
+    assert runner.invoke(cli, ["--root", str(work), "init"]).exit_code == 0
+    for round, cleaner in enumerate(("doctor", "serve")):
+        store = Store(Config.load(work), session=f"s{round}")
+        store.remember(f"The flaky test depends on the system clock ({round}).", kind="decision")
+        store.close()
+        assert '"sha256"' in shown_bare(work) and raw_notes(work) != []  # the fallback, now in the cache
+        if cleaner == "doctor":
+            runner.invoke(cli, ["--root", str(work), "doctor"])
+        else:
+            from tests.shells.stdio_server import StdioServer
+
+            answers, code = StdioServer(work).session(("recall", {"query": "flaky"}))
+            assert code == 0 and answers[0], answers
+        assert raw_notes(work) == [], cleaner
+        shown = git(work, "show", "HEAD")  # repo-memory on PATH (conftest), as in the person's own shell
+        assert "decision  by agent" in shown and '"sha256"' not in shown, (cleaner, shown)
+        assert raw_notes(work) == [] and shown_bare(work) == shown  # rendered once, kept, and shown so everywhere
+
+
+def test_history_renders_logs_for_a_server_started_by_its_full_path_and_caches_no_raw_lines(work: Path, monkeypatch):
+    """Codex starts the server by its full path, with no repo-memory on PATH: `history` ran `git log -p` whose driver
+    fell back to the raw JSON lines, showed them, and left them in git's cache for every later diff of those versions."""
+    Path(sys.executable).parent.joinpath("repo-memory").stat()  # this install has its command beside the interpreter
+    store = Store(Config.load(work), session="s1")
+    store.remember("The flaky test depends on the system clock.", kind="decision")
+    assert store.flush("all")
+    monkeypatch.setenv("PATH", BARE)
+    _, changes = store.history(f"session:{kept(work, 's1')}")
+    store.close()
+    assert "decision  by agent" in changes[0].diff and '"sha256"' not in changes[0].diff, changes[0].diff
+    assert raw_notes(work) == [] and '"sha256"' not in shown_bare(work)
+
+
 def test_history_and_reading_a_skill_as_it_was(work: Path):
     import anyio
     from mcp import Client

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ import anyio
 import pytest
 from mcp import Client
 
+from repo_memory.errors import UnsafePathError
+from repo_memory.guards import paths
 from repo_memory.shells import mcp as server
 from repo_memory.core.store import Store
 
@@ -130,3 +133,51 @@ def test_hard_links_and_last_step_symlinks_are_refused_and_canaries_stay_unchang
     problems = {row["name"]: row["problems"] for row in store.skills()}
     assert "hard-linked" in problems["linked"]
     assert any("hard-linked" in what for _, what in store.verify())
+
+
+@pytest.mark.parametrize("typed, suggested", [
+    ("café-checklist", "cafe-checklist"),
+    (unicodedata.normalize("NFD", "café-checklist"), "cafe-checklist"),  # as macOS hands a typed name over: the same
+    ("übersetzung-prüfen", "ubersetzung-prufen"),
+    ("straße-prüfen", "strasse-prufen"),  # ß has no decomposition; its case folding is ss
+    ("Smørrebrød Notes", "smorrebrod-notes"),  # ø has none either: the few Latin letters without one are spelt out
+    ("ﬁnal-check", "final-check"),
+])
+def test_a_refused_latin_name_is_shown_as_typed_with_the_ascii_rule_and_a_transliteration(typed: str, suggested: str):
+    """A name with letters outside ASCII was shown as escapes ('caf\\xe9-checklist'), the rule said "only lowercase
+    letters" (ü is one), and the suggestion dropped letters ('bersetzung-pr-fen'); now the name is shown as typed, the
+    rule says ASCII, and the suggestion spells each letter without its accent."""
+    with pytest.raises(UnsafePathError) as refused:
+        paths.check_name(typed, "skill name")
+    said = str(refused.value)
+    assert f"'{typed}'" in said and "\\x" not in said and "\\u" not in said, said
+    assert "ASCII lowercase letters a-z, digits 0-9" in said, said
+    assert said.endswith(f"Try '{suggested}'."), said
+    assert paths.check_name(suggested) == suggested
+
+
+@pytest.mark.parametrize("typed", ["发布流程", "发布-checklist", "проверка-релиза", "リリース手順"])
+def test_a_name_in_a_script_with_no_latin_spelling_gets_no_mangled_fragment_but_says_how_to_name_it(typed: str):
+    """'发布-checklist' was offered 'checklist': a fragment that drops the words that mattered. A script with no Latin
+    spelling gets no suggestion, and the message says to name it in ASCII while the text inside may be any language."""
+    with pytest.raises(UnsafePathError) as refused:
+        paths.check_name(typed, "skill name")
+    said = str(refused.value)
+    assert f"'{typed}'" in said and "Try '" not in said, said
+    assert "ASCII" in said and "any language" in said, said
+
+
+@pytest.mark.parametrize("typed, escaped", [("abc\u202edef", "abc\\u202edef"), ("tab\there", "tab\\there"),
+                                            ("zero\u200bwidth", "zero\\u200bwidth")])
+def test_a_refused_name_escapes_what_a_terminal_would_not_show_as_itself(typed: str, escaped: str):
+    """Shown as typed, but a control, bidi or zero-width character would reorder or hide the name in the message."""
+    with pytest.raises(UnsafePathError) as refused:
+        paths.check_name(typed, "skill name")
+    assert f"'{escaped}'" in str(refused.value) and typed not in str(refused.value), str(refused.value)
+
+
+def test_a_name_with_a_trailing_newline_is_refused_by_the_name_rule_itself():
+    """The slug pattern ended in `$`, which also matches before a final newline: 'release\\n' passed as a name."""
+    with pytest.raises(UnsafePathError) as refused:
+        paths.check_name("release\n", "skill name")
+    assert "'release\\n'" in str(refused.value) and "Try 'release'" in str(refused.value)

@@ -14,6 +14,7 @@ import random
 import string
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -279,6 +280,25 @@ def test_an_entry_follows_the_files_as_they_are_now(repo: Path, store: Store):
     before, after, retired = anyio.run(session)
     assert before != after == "sha256:" + hashlib.sha256(b"second version\n").hexdigest()
     assert "deprecated" in retired.error.message
+
+
+def test_a_file_named_in_decomposed_unicode_is_read_by_its_composed_name(repo: Path, store: Store):
+    """A client that builds a file's URI from the name as typed (NFC) read nothing where the disk holds it decomposed
+    (NFD, as macOS writes it): names are compared as NFC when none matches exactly."""
+    from urllib.parse import quote
+
+    write_skill_file(repo, "release-checklist", "How we cut a release.", "Steps.", extra=ACTIVE)
+    decomposed = unicodedata.normalize("NFD", "Erklärung.md")
+    (repo / ".agents/skills/release-checklist" / decomposed).write_text("Warum.\n", encoding="utf-8")
+    store.refresh()
+
+    async def read() -> str:
+        async with Client(server.build(store)) as client:
+            typed = quote(unicodedata.normalize("NFC", "Erklärung.md"))
+            served = await client.read_resource(f"skill://release-checklist/{typed}")
+            return getattr(served.contents[0], "text", "")
+
+    assert anyio.run(read) == "Warum.\n"
 
 
 def test_skills_repo_memory_writes_and_the_bundled_ones_are_servable(repo: Path, store: Store):

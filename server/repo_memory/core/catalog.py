@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repo_memory.core import skill_files
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, UnsafePathError
 from repo_memory.formats import frontmatter, skills
 from repo_memory.guards import disk, markers, paths, secretscan
@@ -107,10 +108,13 @@ class Catalog:
     def file(self, name: str, path: str) -> bytes:
         """The bytes of file `path` of published skill `name`, exactly those its entry's digest covers."""
         published, data = self._build(name, self._row(name), path)
-        if path not in data:
+        # a name typed composed (NFC) reads the file the disk names decomposed (NFD, as macOS writes), if one only
+        found = [path] if path in data else [rel for rel in data
+                                             if rel != skills.SKILL_FILE and skill_files.same_name(rel, path)]
+        if len(found) != 1:
             listed = ", ".join(f.path for f in published.files)
             raise NotFoundError(f"skill:{name} has no file '{path[:200]}' it publishes. Its files: {listed}.")
-        return data[path]
+        return data[found[0]]
 
     def _row(self, name: str) -> dict[str, Any]:
         paths.check_name(name, "skill name")
@@ -183,7 +187,7 @@ def _files(folder: Path, name: str, wanted: str | None) -> tuple[tuple[SkillFile
                 raise Withheld(f"skill:{name} is not served over MCP: it is over the extension's limits per skill "
                                f"({MAX_FILES} files, {MAX_BYTES // 2**20} MiB); move bulky material out of the skill folder")
             found.append(SkillFile(rel, hashlib.sha256(data).hexdigest(), len(data)))
-            if rel in (skills.SKILL_FILE, wanted):
+            if rel == skills.SKILL_FILE or wanted is not None and skill_files.same_name(rel, wanted):
                 kept[rel] = data
     found.sort(key=lambda f: (f.path != skills.SKILL_FILE, f.path))
     if not found or found[0].path != skills.SKILL_FILE:

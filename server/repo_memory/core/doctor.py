@@ -18,7 +18,7 @@ from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
-from repo_memory.git import sparse
+from repo_memory.git import sparse, textconv_cache
 from repo_memory.git.deferral import FINISH, held_up, left, next_step, why
 from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.git.repo import Git
@@ -247,6 +247,8 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
     if swept:
         out.append(Finding("info", ".agents/", f"removed {len(swept)} temporary file(s) interrupted writes had left: {', '.join(swept[:3])}",
                            "Nothing to do."))
+    if raw := textconv_cache.drop_raw_in(store.root, store.config.git_dir, store.config.state_dir):  # rendered anew
+        out.append(Finding("info", textconv_cache.REF, f"dropped {raw} raw JSON log version(s) git cached", "Nothing to do."))
     for path in health.repaired:
         out.append(Finding("warning", path, "an interrupted memory commit had left this file staged for deletion; repaired",
                            "Nothing to do: the index entry was put back when repo-memory started. `git status` is clean for it."))

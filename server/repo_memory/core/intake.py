@@ -5,16 +5,23 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import io
 import itertools
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from repo_memory.formats import harness_logs
 from repo_memory.formats.harness_logs import CLAUDE, CODEX, RECORDS
 
 SNIFF = 20  # lines read to tell a file's format
+# Byte order marks of the wider encodings, UTF-32 LE's before UTF-16 LE's, which it starts with; the codec named reads
+# and drops the mark.
+_MARKS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+          (codecs.BOM_UTF16_BE, "utf-16"))
+_NUL_PATTERNS = {"000x": "utf-32-be", "x000": "utf-32-le", "0x0x": "utf-16-be", "x0x0": "utf-16-le"}
 
 
 @dataclass(frozen=True)
@@ -27,12 +34,15 @@ class Source:
     content: bytes | None = None
 
     def lines(self) -> Iterator[bytes]:
+        """The file's lines as UTF-8, whatever Unicode encoding it was saved in (PowerShell 5's `>` writes UTF-16)."""
         if self.content is not None:
-            yield from _unmarked(iter(self.content.splitlines()))
+            wide = _wide(self.content[:4])
+            yield from _recoded(io.BytesIO(self.content), wide) if wide else _unmarked(iter(self.content.splitlines()))
             return
         assert self.path is not None
         with self.path.open("rb") as handle:
-            yield from _unmarked(handle)
+            wide = _wide(handle.peek(4)[:4])  # peek: a pipe (`<(…)`) cannot seek back
+            yield from _recoded(handle, wide) if wide else _unmarked(handle)
 
     def head(self) -> list[bytes]:
         """The first lines, which tell the format."""
@@ -52,6 +62,22 @@ def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[
         out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
     out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
+
+
+def _wide(start: bytes) -> str | None:
+    """The UTF-16 or UTF-32 encoding a file starting with `start` is in, None for any other: told by its byte order
+    mark, else by where the NULs fall in the first two characters, which in JSON are ASCII (RFC 4627, section 3)."""
+    for mark, encoding in _MARKS:
+        if start.startswith(mark):
+            return encoding
+    nuls = "".join("0" if byte == 0 else "x" for byte in start[:4])
+    return _NUL_PATTERNS.get(nuls)
+
+
+def _recoded(handle: BinaryIO, encoding: str) -> Iterator[bytes]:
+    """The lines of `handle`, in `encoding`, as UTF-8 (what cannot be decoded as U+FFFD)."""
+    for line in io.TextIOWrapper(handle, encoding=encoding, errors="replace", newline="\n"):
+        yield line.encode("utf-8")
 
 
 def _unmarked(lines: Iterator[bytes]) -> Iterator[bytes]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,6 +103,30 @@ def committable(full: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def same_name(a: str, b: str) -> bool:
+    """Whether two file names are the same to a person: equal, or equal once both are NFC (macOS writes names
+    decomposed, NFD; a person types them composed)."""
+    return a == b or unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
+
+
+def spelt(folder: Path, inner: str) -> str | None:
+    """`inner` (a path inside `folder`) as the disk spells it: each part that names nothing there replaced by the one
+    entry of its folder with the same name under NFC; None when no entry, or more than one, is."""
+    parts: list[str] = []
+    for part in inner.split("/"):
+        here = folder.joinpath(*parts)
+        if not os.path.lexists(here / part):
+            try:
+                same = [entry for entry in os.listdir(here) if same_name(entry, part)]
+            except OSError:  # not a folder, or gone: nothing is spelt so
+                return None
+            if len(same) != 1:
+                return None
+            part = same[0]
+        parts.append(part)
+    return "/".join(parts)
 
 
 def _printable(text: str) -> str:

@@ -101,6 +101,8 @@ class Skillbook:
             row = self._row(name, read=not inner)
         folder = self.root / Path(row["path"]).parent
         target = paths.inside(folder, *inner.split("/")) if inner else folder / skills.SKILL_FILE
+        if inner and not target.is_file() and (on_disk := skill_files.spelt(folder, inner)):
+            target = paths.inside(folder, *on_disk.split("/"))  # the name typed composed, the disk's decomposed (macOS)
         if not target.is_file():
             raise NotFoundError(f"Skill '{name}' has no file '{inner}'. Its files: {', '.join(_files(folder))}.")
         data = disk.read_safely(target)

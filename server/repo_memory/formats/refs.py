@@ -11,7 +11,7 @@
 A skill's or a loop's path (.agents/skills/NAME/SKILL.md, as recall's hits give it; .agents/loops/NAME.md) and the
 resource URI skill://NAME are read as skill:NAME and loop:NAME.
 
-Names are slugs (lowercase letters, digits, single hyphens, at most 64 characters); session ids are letters,
+Names are slugs (ASCII lowercase letters, digits, single hyphens, at most 64 characters); session ids are letters,
 digits, '.', '_' and '-' (at most 128, starting with a letter or digit).
 """
 

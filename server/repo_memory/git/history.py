@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from repo_memory.git import objects
+from repo_memory.git import objects, textconv_cache
 from repo_memory.git.repo import Git
 
 DIFF_CHARS = 4000
@@ -29,7 +29,8 @@ def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 2
     """Commits that changed any of `paths` (pathspecs), newest first, each with its diff — one `git log -p` walk; where
     a shallow clone's history stops, a note that says so instead of a diff that shows every file as created."""
     out, stops = [], objects.cut(Path(git.repo.common_dir))
-    for block in git.log(paths, since, limit).split("\x1e")[1:]:
+    textconv_cache.drop_raw(git)  # a version another process showed raw (repo-memory not on its PATH) is rendered now
+    for block in git.log(paths, since, limit, textconv_cache.driver_path()).split("\x1e")[1:]:
         header, _, diff = block.partition("\n")
         sha, date, author, subject = header.split("\x1f", 3)
         diff = objects.at_cut(sha) if sha in stops else diff.strip("\n") + "\n" if diff.strip() else ""

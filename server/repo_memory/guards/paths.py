@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from repo_memory.errors import UnsafePathError
@@ -12,31 +13,53 @@ from repo_memory.guards import secretscan
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
+# Latin letters NFKD leaves whole (no base letter plus accent), spelt as their languages spell them in ASCII.
+_UNACCENTED = str.maketrans({"ø": "o", "æ": "ae", "œ": "oe", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i", "ħ": "h"})
 # Windows device names: a file called `con` or `lpt1` breaks a checkout there, so no memory item may be named so.
 RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
 
 
 def check_name(name: object, what: str = "name") -> str:
-    """Return `name` if it is a slug (lowercase letters, digits, single hyphens, at most 64 characters)."""
+    """Return `name` if it is a slug (ASCII lowercase letters, digits, single hyphens, at most 64 characters)."""
     if not isinstance(name, str) or not name:
         raise UnsafePathError(f"The {what} must be non-empty text, like 'release-checklist'.")
     secretscan.refuse((f"the {what}", name))  # a name becomes a path, an id and a commit message: never a credential
-    shown = name.encode("unicode_escape").decode("ascii")[:80]
+    shown = legible(name[:80])
     if len(name) > MAX_NAME:
-        raise UnsafePathError(f"The {what} '{shown[:40]}…' is {len(name)} characters; the limit is {MAX_NAME}.")
-    if SLUG.match(name) and name not in RESERVED:
+        raise UnsafePathError(f"The {what} '{legible(name[:40])}…' is {len(name)} characters; the limit is {MAX_NAME}.")
+    if SLUG.fullmatch(name) and name not in RESERVED:  # fullmatch: `$` would also match before a final newline
         return name
     if name in RESERVED:
         raise UnsafePathError(f"The {what} '{name}' is a reserved device name on Windows; choose another, like '{name}-notes'.")
     if any(c in name for c in ("/", "\\", "\x00")) or ".." in name or ".git" in name.lower():
-        reason = "it contains a path separator, '..', NUL or '.git'"
-    elif name.lower() != name:
-        reason = "it has uppercase letters"
-    else:
-        reason = "only lowercase letters, digits and single hyphens between them are allowed"
-    suggestion = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:MAX_NAME]
-    hint = f" Try '{suggestion}'." if suggestion and SLUG.match(suggestion) else ""
+        raise UnsafePathError(f"The {what} '{shown}' is not allowed: it contains a path separator, '..', NUL or '.git'.")
+    rule = f"a {what} may hold only ASCII lowercase letters a-z, digits 0-9 and single hyphens between them"
+    odd = [f"'{legible(c)}'" for c in dict.fromkeys(name) if not (c == "-" or c.isascii() and c.isalnum() and not c.isupper())]
+    listed = ", ".join(odd[:-1]) + f" and {odd[-1]}" if 1 < len(odd) <= 5 else ", ".join([*odd[:5], "…"][:len(odd)])
+    if not odd:
+        reason = f"{rule} (no hyphen at either end, never two in a row)"
+    else:  # the characters named where some of the name is fine: all of it named would only repeat it
+        reason = f"it holds {listed}; {rule}" if len(odd) < len(set(name) - {"-"}) else rule
+    suggestion = suggested(name)
+    hint = (f" Try '{suggestion}'." if suggestion else "" if name.isascii() else
+            " Write the name in ASCII (a transliteration or a translation); the text inside may be in any language.")
     raise UnsafePathError(f"The {what} '{shown}' is not allowed: {reason}.{hint}")
+
+
+def suggested(name: str) -> str:
+    """The slug closest to `name`: Latin letters without their accents (NFKD), ß as ss; '' when a letter of another
+    script would be left out, since a fragment of the name ('checklist' for '发布-checklist') would mislead."""
+    folded = unicodedata.normalize("NFKD", name.casefold().translate(_UNACCENTED))  # casefold: ß -> ss, as upper() does
+    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    if any(c.isalnum() and not c.isascii() for c in folded):
+        return ""
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")[:MAX_NAME].strip("-")
+    return slug if SLUG.fullmatch(slug) and slug not in RESERVED else ""
+
+
+def legible(text: str) -> str:
+    """`text` as typed, but each character a terminal would not show as itself (a control, bidi or zero-width one) escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def inside(root: Path, *parts: str) -> Path:

@@ -35,7 +35,7 @@ from repo_memory import layout
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
-from repo_memory.git import pending
+from repo_memory.git import pending, textconv_cache
 from repo_memory.git.pending import Journal
 from repo_memory.guards import secretscan
 from repo_memory.shells import embedder, finish, front
@@ -70,6 +70,8 @@ class Lifetime:
         from repo_memory.core import following, indexing
 
         indexing.sweep(store.root)  # what writes killed with an earlier process left
+        textconv_cache.drop_raw_in(store.root, store.config.git_dir, store.config.state_dir)  # what a `git show`
+        # without repo-memory on PATH left in git's diff cache: the raw lines, kept for that log version ever after
         self.store, self.watcher = store, Watcher(store)
         pending.keep_with(self.keep)
         self.watcher.start()

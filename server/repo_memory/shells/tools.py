@@ -220,8 +220,8 @@ def checkpoint(call: Call, summary: Annotated[str, Field(description="What the r
     return Checkpointed(id=record["id"], covers=record["covers"], commit=call.store.commit_status("experience"))
 
 
-def skill_write(call: Call, name: Annotated[str, Field(description='A slug, e.g. "release-checklist": lowercase letters, digits, hyphens '
-                                                                   "(at most 64).")],
+def skill_write(call: Call, name: Annotated[str, Field(description='A slug, e.g. "release-checklist": ASCII lowercase letters a-z, '
+                                                                   "digits, hyphens (at most 64).")],
                 description: Annotated[str | None, Field(description="One sentence: what it does and when to use it (at most 1024 "
                                                                       "characters).")] = None,
                 body: Annotated[str | None, Field(description='Markdown with concrete steps, e.g. "1. Run `make test`\\n2. Tag with '
