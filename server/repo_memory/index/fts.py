@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from repo_memory.index import cited, cjk
+from repo_memory.index import cited, folding
 
 SNIPPET_MAX = 20_000  # characters: FTS5's snippet() grows with the square of the matches in a text
 # Rows a first pass may score. FTS5 scores every row that matches any term (about 0.7 us each), so a question with a
@@ -146,13 +146,13 @@ def _stems(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequenc
 
 def _instances(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequence[str]) -> dict[int, list[tuple[int, str]]]:
     """The (offset, stem) of every token of each of `texts` (by position) as a full-text table with `tokenize` indexes
-    them, CJK runs as their bigrams: the texts go into the scratch table `scratch` (made once per connection) and its
-    vocabulary is read back."""
+    them, in the form the index holds (index/folding.py): the texts go into the scratch table `scratch` (made once per
+    connection) and its vocabulary is read back."""
     conn.execute(f"SAVEPOINT {scratch}")  # one write to the scratch table, not one per statement
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5(t, tokenize='{tokenize}')")
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch}_v USING fts5vocab(temp, {scratch}, instance)")
     conn.execute(f"DELETE FROM temp.{scratch}")
-    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", [(n, cjk.spaced(t)) for n, t in enumerate(texts)])
+    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", [(n, folding.searched(t)) for n, t in enumerate(texts)])
     placed: dict[int, list[tuple[int, str]]] = {}
     for stem, doc, offset in conn.execute(f"SELECT term, doc, offset FROM temp.{scratch}_v"):
         placed.setdefault(int(doc), []).append((int(offset), str(stem)))

@@ -8,7 +8,7 @@ from datetime import datetime
 from functools import cached_property
 
 from repo_memory.formats import when
-from repo_memory.index import cjk
+from repo_memory.index import cjk, folding
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A name written in camelCase or PascalCase (flushPending, SessionManager, HTTPServer) is one token to the index's
@@ -62,7 +62,7 @@ class Query:
     def has_phrase(self, text: str) -> bool:
         """True when the words of a short multi-word query appear in `text` in order and adjacent."""
         tokens = self.tokens
-        if not 2 <= len(tokens) <= MAX_PHRASE or tokens[0] not in text.lower():
+        if not 2 <= len(tokens) <= MAX_PHRASE or tokens[0] not in folding.fold(text).lower():
             return False  # a long question never appears verbatim; the substring test rejects most texts cheaply
         return f" {' '.join(tokens)} " in f" {' '.join(words(text))} "
 
@@ -107,8 +107,9 @@ def _written(name: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lowercased word tokens (underscores and hyphens split words, as the index tokenizer does), CJK runs as their
-    bigrams (index/cjk.py)."""
+    """Lowercased word tokens (underscores and hyphens split words, as the index tokenizer does), in the form the index
+    holds (index/folding.py), CJK runs as their bigrams (index/cjk.py)."""
+    text = folding.fold(text)
     found = [w for token in _WORD.findall(text.lower()) for w in token.split("_") if w]
     return found if text.isascii() else [piece for w in found for piece in cjk.split(w)]
 

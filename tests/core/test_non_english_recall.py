@@ -1,0 +1,45 @@
+"""Recall of memories written in other languages and in the text forms their users' systems produce: decomposed
+accents (macOS), compatibility forms (full-width Latin, half-width katakana, ligatures)."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+from repo_memory.core.store import Store
+
+from tests.conftest import kept, write_skill_file
+
+
+def nfd(text: str) -> str:
+    return unicodedata.normalize("NFD", text)
+
+
+def fill(store: Store) -> None:
+    """Other records that share the function words and syllables a split word would be searched as."""
+    for text in ("O armazém de São Paulo usa outro CEP no cadastro.", "Les tickets de support sont triés le lundi.",
+                 "La réunion de planification a lieu le mardi.", "Le serveur de test me renvoie une erreur 502.",
+                 "데이터 분석 보고서는 월요일에 나온다.", "データの バックアップ は 毎晩 取る。"):
+        store.remember(text, session="other")
+
+
+def first(store: Store, asked: str) -> str:
+    hits = store.recall(asked).hits
+    return hits[0].id if hits else ""
+
+
+def test_a_decomposed_query_or_record_finds_its_composed_twin(store: Store, repo: Path):
+    """Python's `\\w` does not match a combining mark, so a decomposed (NFD) "déménagement" was searched as de / me /
+    nagement and found the records holding "de"; a decomposed Korean or Japanese record (macOS writes NFD) was
+    indexed as jamo and unpaired kana, never found by the composed word. Query and index text are now composed."""
+    fill(store)
+    store.remember("Le déménagement du serveur est prévu jeudi.", session="fr")
+    store.remember(nfd("데이터베이스 이전은 금요일에 한다."), session="ko")
+    store.remember(nfd("ステージングの バグ は 土曜日に 直す。"), session="ja")
+    write_skill_file(repo, "backup-check", "Before a deploy.", nfd("배포 전에 백업 파일을 확인한다."))  # saved on a Mac
+    store.reindex()
+    assert first(store, nfd("déménagement")) == f"{kept(store, 'fr')}#1"
+    assert first(store, "데이터베이스 이전") == f"{kept(store, 'ko')}#1"
+    assert first(store, nfd("데이터베이스 이전")) == f"{kept(store, 'ko')}#1"
+    assert first(store, "バグ") == f"{kept(store, 'ja')}#1"
+    assert first(store, "백업 파일") == "skill:backup-check"
