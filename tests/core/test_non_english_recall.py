@@ -43,3 +43,22 @@ def test_a_decomposed_query_or_record_finds_its_composed_twin(store: Store, repo
     assert first(store, nfd("데이터베이스 이전")) == f"{kept(store, 'ko')}#1"
     assert first(store, "バグ") == f"{kept(store, 'ja')}#1"
     assert first(store, "백업 파일") == "skill:backup-check"
+
+
+def test_compatibility_forms_find_the_word_as_usually_written(store: Store):
+    """A full-width ＡＰＩ, half-width ﾃﾞｰﾀﾍﾞｰｽ (Japanese input methods) and the ﬁ ligature (text copied from a PDF)
+    are the same word to a reader, but other code points to the index: "API" did not find ＡＰＩ nor "データベース"
+    ﾃﾞｰﾀﾍﾞｰｽ. Both sides are now folded to NFKC; ASCII, and so every code name, is left as it is, and a symbol NFKC
+    spells with letters stays a word of its own."""
+    fill(store)
+    store.remember("ＡＰＩ の レート制限 は 毎分 100 件。", session="ja")
+    store.remember("ﾃﾞｰﾀﾍﾞｰｽ の移行は金曜日。", session="ja")
+    store.remember("The conﬁguration loader retries twice before it gives up.", session="en")
+    store.remember("The API gateway drops gzip bodies.", session="en")
+    store.remember("Acme™ Widgets ship with a 5㎏ limit.", session="shop")
+    api = {h.id for h in store.recall("API").hits}
+    assert {f"{kept(store, 'ja')}#1", f"{kept(store, 'en')}#2"} <= api, api
+    assert f"{kept(store, 'en')}#2" in {h.id for h in store.recall("ＡＰＩ").hits}
+    assert first(store, "データベース") == f"{kept(store, 'ja')}#2"
+    assert first(store, "configuration") == f"{kept(store, 'en')}#1"
+    assert first(store, "Acme") == first(store, "kg") == f"{kept(store, 'shop')}#1"  # ™ is not run into its word

@@ -1,11 +1,15 @@
 """Text as the index compares it: one written form of each word, however the writer's system wrote it.
 
 The same word reaches memory in several forms: an accent composed (é) or as a letter and a combining mark (e + ◌́,
-as macOS writes file names and text copied from them). SQLite's tokenizer compares code points, and Python's `\\w`
-does not match a combining mark, so a decomposed query was searched as the pieces between its marks, and a decomposed
-Korean or Japanese record was indexed as jamo and unpaired kana, never found by the word as typed. The index, the
-words a query asks for and the texts compared with them all hold the composed form (NFC). ASCII is its own
-form: code names and English text are unchanged, and cost nothing.
+as macOS writes file names and text copied from them); full-width Latin (ＡＰＩ) and half-width katakana (ﾃﾞｰﾀ), as
+Japanese input methods write them; ligatures (ﬁ, in text copied from a PDF). SQLite's tokenizer compares code points,
+and Python's `\\w` does not match a combining mark, so a decomposed query was searched as the pieces between its
+marks, a decomposed Korean or Japanese record was indexed as jamo and unpaired kana, and "API" did not find ＡＰＩ. The
+index, the words a query asks for and the texts compared with them all hold the compatibility-composed form (NFKC).
+ASCII is its own form: code names and English text are unchanged, and cost nothing; NFKC is also the form Python
+gives the identifiers it reads. A symbol that NFKC spells with letters (™: TM, ㎏: kg) is kept a word apart, as it
+was: "Acme™" is still found by "Acme". (Invisible characters inside a word, a soft hyphen or a zero-width space, are left
+alone: guards/markers.py quarantines text holding them.)
 """
 
 from __future__ import annotations
@@ -16,13 +20,22 @@ import unicodedata
 from repo_memory.index import cjk
 
 _WORD = re.compile(r"\w+")
+# The blocks that hold the symbols NFKC spells with letters or digits (letterlike symbols, enclosed alphanumerics, CJK
+# compatibility, Kangxi radicals, enclosed supplements); each is checked before it is spaced from its neighbours.
+_SYMBOL = re.compile("[\u20a8\u2100-\u214f\u2460-\u24ff\u2e80-\u2fdf\u3190-\u33ff\ufdfc\U0001f100-\U0001f2ff]")
 
 
 def fold(text: str) -> str:
     """`text` in the one form the index holds and queries ask for."""
     if text.isascii():
         return text
-    return unicodedata.normalize("NFC", text)
+    return unicodedata.normalize("NFKC", _SYMBOL.sub(_apart, text))
+
+
+def _apart(symbol: re.Match[str]) -> str:
+    """A symbol NFKC spells with letters or digits, between spaces (not run into the word beside it); others as they are."""
+    spelt = unicodedata.normalize("NFKC", symbol.group())
+    return f" {spelt} " if not symbol.group().isalnum() and any(c.isalnum() for c in spelt) else symbol.group()
 
 
 def searched(text: str) -> str:
