@@ -62,3 +62,33 @@ def test_compatibility_forms_find_the_word_as_usually_written(store: Store):
     assert first(store, "データベース") == f"{kept(store, 'ja')}#2"
     assert first(store, "configuration") == f"{kept(store, 'en')}#1"
     assert first(store, "Acme") == first(store, "kg") == f"{kept(store, 'shop')}#1"  # ™ is not run into its word
+
+
+UNRELATED = [  # a record, and a question about something else that shares only function words with it
+    ("Ключи партнёров хранятся только в Vault.", "погода в Москве"),
+    ("Die Lieferadresse wird in der Hauptstraße falsch geparst.", "Wie wird das Wetter in der Stadt für morgen?"),
+    ("Le déploiement de la base est prévu pour jeudi.", "la météo de demain à Paris"),
+    ("El despliegue de la base es el jueves.", "el tiempo de mañana en Madrid"),
+    ("O armazém de São Paulo usa outro CEP no cadastro.", "que tempo faz no Rio de Janeiro"),
+    ("Il backup del database parte alle due di notte.", "il meteo di domani a Roma"),
+    ("البحث في قاعدة البيانات بطيء.", "الطقس في القاهرة"),
+    ("החיפוש של המשתמשים איטי מאוד.", "מזג האוויר של מחר"),
+]
+
+
+def test_function_words_of_other_languages_are_not_words_a_question_is_found_by(store: Store):
+    """Only English stopwords were left out of a query: Russian "в", German "der"/"für", Portuguese "que"/"no" counted
+    as words, so a question about the weather found every note holding "в" (and hybrid recall presented them as word
+    matches, without the caution that they may be unrelated), and a record holding them often outranked the answer.
+    The articles, prepositions, conjunctions and pronouns of the major languages written with spaces are now
+    stopwords too."""
+    from repo_memory.index.query import parse
+
+    for text, _ in UNRELATED:
+        store.remember(text, session="notes")
+    for _, asked in UNRELATED:
+        assert not store.recall(asked).hits, asked
+    assert parse("Откуда ошибка округления в платежах?").terms == ("ошибка", "округления", "платежах")
+    assert parse("Wo wird die Lieferadresse für den Versand geprüft?").terms == ("lieferadresse", "versand", "geprüft")
+    assert parse("Qual é o prazo de entrega no Rio?").terms == ("prazo", "entrega", "rio")
+    assert parse("de").terms == ("de",)  # a question of nothing else keeps its words
