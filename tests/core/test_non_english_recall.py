@@ -92,3 +92,22 @@ def test_function_words_of_other_languages_are_not_words_a_question_is_found_by(
     assert parse("Wo wird die Lieferadresse für den Versand geprüft?").terms == ("lieferadresse", "versand", "geprüft")
     assert parse("Qual é o prazo de entrega no Rio?").terms == ("prazo", "entrega", "rio")
     assert parse("de").terms == ("de",)  # a question of nothing else keeps its words
+
+
+def test_a_cjk_record_shows_the_passage_that_matched_with_its_words_marked(store: Store):
+    """Excerpts are cut by a scratch full-text table, which was given the text as written: a CJK run is one token there,
+    so the pairs a query asks for matched nothing, and a long Chinese record showed its opening with nothing marked
+    (German of the same shape showed its matching passage). Nor were folded forms (ＡＰＩ for "API") marked. The
+    scratch table now holds the text as the index does, and the excerpt is cut from the text as written."""
+    fill(store)
+    chatter = "今天的例会讨论了很多与本次问题无关的事情，比如团建和午饭安排。" * 12
+    store.remember(chatter + "最后决定：订单表的批量更新必须加索引，否则高峰期会锁表。", session="zh")
+    store.remember("ＡＰＩ の レート制限 は 毎分 100 件。", session="ja")
+    store.remember(nfd("Le déménagement du serveur est prévu jeudi."), session="fr")
+    store.remember("ﾃﾞｰﾀﾍﾞｰｽ の移行は金曜日", session="ja")
+    found = store.recall("加索引").hits[0].snippet
+    assert "**加索引**" in found and "批量更新必须" in found and found.startswith("…"), found
+    assert "**锁**" in store.recall("锁").hits[0].snippet
+    assert store.recall("API レート").hits[0].snippet == "**ＡＰＩ** の **レート**制限 は 毎分 100 件。"
+    assert store.recall("データベース").hits[0].snippet == "**ﾃﾞｰﾀﾍﾞｰｽ** の移行は金曜日"  # to its last character
+    assert store.recall("déménagement").hits[0].snippet == nfd("Le **déménagement** du serveur est prévu jeudi.")

@@ -8,8 +8,8 @@ marks, a decomposed Korean or Japanese record was indexed as jamo and unpaired k
 index, the words a query asks for and the texts compared with them all hold the compatibility-composed form (NFKC).
 ASCII is its own form: code names and English text are unchanged, and cost nothing; NFKC is also the form Python
 gives the identifiers it reads. A symbol that NFKC spells with letters (™: TM, ㎏: kg) is kept a word apart, as it
-was: "Acme™" is still found by "Acme". (Invisible characters inside a word, a soft hyphen or a zero-width space, are left
-alone: guards/markers.py quarantines text holding them.)
+was: "Acme™" is still found by "Acme". (Invisible characters inside a word, a soft hyphen or a zero-width space,
+are left alone: guards/markers.py quarantines text holding them.)
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def fold(text: str) -> str:
 
 
 def _apart(symbol: re.Match[str]) -> str:
-    """A symbol NFKC spells with letters or digits, between spaces (not run into the word beside it); others as they are."""
+    """A symbol NFKC spells with letters or digits, between spaces (not run into the word beside it); others as is."""
     spelt = unicodedata.normalize("NFKC", symbol.group())
     return f" {spelt} " if not symbol.group().isalnum() and any(c.isalnum() for c in spelt) else symbol.group()
 
