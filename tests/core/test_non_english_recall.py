@@ -111,3 +111,20 @@ def test_a_cjk_record_shows_the_passage_that_matched_with_its_words_marked(store
     assert store.recall("API レート").hits[0].snippet == "**ＡＰＩ** の **レート**制限 は 毎分 100 件。"
     assert store.recall("データベース").hits[0].snippet == "**ﾃﾞｰﾀﾍﾞｰｽ** の移行は金曜日"  # to its last character
     assert store.recall("déménagement").hits[0].snippet == nfd("Le **déménagement** du serveur est prévu jeudi.")
+
+
+def test_a_word_written_with_e_for_yo_or_ss_for_eszett_finds_the_other_spelling(store: Store):
+    """Russian is mostly typed with е for ё (партнеров for партнёров), and Swiss German writes ss for ß (Hauptstrasse):
+    readers take them for the same word, the index did not. Both spellings are now folded to е and ss on both
+    sides; the excerpt still shows the word as it was written."""
+    fill(store)
+    store.remember("Ключи партнёров хранятся только в Vault.", session="ru")
+    store.remember("Счета клиентов выгружаются в пятницу, отчет уходит в понедельник.", session="ru")
+    store.remember("Die Lieferadresse in der Hauptstraße wird falsch geparst.", session="de")
+    store.remember("Die Bahnhofstrasse ist wegen Bauarbeiten gesperrt.", session="de")
+    assert first(store, "партнеров") == f"{kept(store, 'ru')}#1"
+    assert first(store, "отчёт") == f"{kept(store, 'ru')}#2"
+    assert first(store, "Hauptstrasse") == f"{kept(store, 'de')}#1"
+    assert first(store, "Bahnhofstraße") == f"{kept(store, 'de')}#2"
+    assert "**партнёров**" in store.recall("партнеров").hits[0].snippet
+    assert "**Hauptstraße**" in store.recall("HAUPTSTRASSE").hits[0].snippet

@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 26
+SCHEMA_VERSION = 27
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
