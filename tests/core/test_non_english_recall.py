@@ -128,3 +128,18 @@ def test_a_word_written_with_e_for_yo_or_ss_for_eszett_finds_the_other_spelling(
     assert first(store, "Bahnhofstraße") == f"{kept(store, 'de')}#2"
     assert "**партнёров**" in store.recall("партнеров").hits[0].snippet
     assert "**Hauptstraße**" in store.recall("HAUPTSTRASSE").hits[0].snippet
+
+
+def test_a_long_skill_holding_a_folded_word_in_its_last_step_is_read_whole(store: Store):
+    """A best skill is read whole for the share of the query it holds only where each query word's opening is in its
+    text; the words were folded (ёжик as ежик) and the text was not, so a long skill holding the query in its last
+    step (its folded words, indexed after its body and the words of its camelCase names, past what is read) was read
+    over its opening only, and ranked below a record holding one of the query's words."""
+    steps = "\n".join(f"{n}. Call flushPendingWrites, then resetConnectionPool on the service." for n in range(1, 250))
+    store.write_skill("gateway-maintenance", "Routine maintenance of the API gateway.",
+                      f"{steps}\n250. Finally rotate the ёжик-token in Vault and restart the gateway pods.", actor="human")
+    store.write_skill("cache-busting", "Bust the CDN cache after a frontend deploy.", "Run `make purge-cdn` with the Fastly token.",
+                      actor="human")
+    store.remember("API rate limit is 100 requests per minute per token.", session="api")
+    for asked in ("ёжик-token", "ежик-token"):
+        assert [h.id for h in store.recall(asked).hits][:1] == ["skill:gateway-maintenance"], asked
