@@ -30,7 +30,7 @@ from repo_memory.formats import experience, loops, skills, when
 from repo_memory.git.committed import Committed, describe, describe_loop, describe_skill
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
-from repo_memory.index import cited, fts, query
+from repo_memory.index import cited, folding, fts, query
 from repo_memory.index.activity import Activity
 from repo_memory.index.anchors import AnchorIndex
 from repo_memory.index.db import TOKENIZE, Database
@@ -71,8 +71,8 @@ def searched(text: str) -> str:
 
 def _may_hold(text: str, terms: Sequence[str]) -> bool:
     """Whether `text` may hold every word of `terms` as the index stems them: each word's opening is in it (stemming
-    changes a word's end, never its first letters)."""
-    lowered = text.lower()
+    changes a word's end, never its first letters), the text folded as the words are (index/folding.py)."""
+    lowered = folding.fold(text).lower()
     return all(w[: max(2, min(len(w) - 1, 4))] in lowered for w in query.words(" ".join(terms)))
 
 

@@ -13,6 +13,7 @@ scan tells its characters by `CHARS`, so this sits in guards, the lowest layer t
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 # Hiragana, Katakana (and its prolonged sound mark), CJK ideographs (with extension A and compatibility ones), Hangul
 # syllables and half-width Katakana: the ranges, for a character class.
@@ -43,6 +44,16 @@ def spaced(text: str) -> str:
     if text.isascii():
         return text
     return _RUN.sub(lambda run: f" {' '.join(indexed(run.group()))} ", text)
+
+
+def runs(text: str) -> Iterator[re.Match[str]]:
+    """The CJK runs of `text`, where they are."""
+    return _RUN.finditer(text)
+
+
+def holds(text: str) -> bool:
+    """Whether `text` has a CJK character."""
+    return _RUN.search(text) is not None
 
 
 def split(token: str) -> list[str]:

@@ -26,7 +26,7 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 25  # 25: direction marks, soft hyphens and Thai word breaks no longer flagged (guards/markers.py)
+SCHEMA_VERSION = 28  # 25: direction marks no longer flagged (guards/markers.py); 26-28: text folded (index/folding.py)
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 

@@ -14,7 +14,7 @@ from typing import Any
 from repo_memory.errors import InvalidRecordError, Problem, UnsafePathError
 from repo_memory.formats import loops, skills
 from repo_memory.guards import cjk, disk, markers, secretscan
-from repo_memory.index import cited
+from repo_memory.index import cited, folding
 from repo_memory.index.query import parts
 
 RACY_NS = 2_000_000_000  # a file modified this close to when we looked may change again within the mtime granularity
@@ -32,7 +32,7 @@ class Loaded:
     mtime_ns: int
     size: int
     doc: skills.Skill
-    words: str = ""  # the words of the camelCase names in its text, its anchors, its CJK bigrams (docs.WEIGHTS says why)
+    words: str = ""  # the words of the camelCase names in its text, its anchors, its CJK bigrams, its folded words (docs.WEIGHTS)
 
     def moved(self) -> bool:
         """True when the file changed after it was read."""
@@ -87,7 +87,9 @@ def load(item: skills.Found) -> Loaded | None:
         return Loaded("", 0, 0, skills.Skill(name=name, path=item.rel, source=item.source, sha256="", problems=(Problem(str(exc)),)))
     doc = skills.parse(data, item.rel, item.source) if item.kind == "skill" else loop_document(data, item.rel)
     found = parts(f"{doc.description}\n{doc.body[:BODY_WORDS]}")
-    written = cjk.grams(f"{doc.name}\n{doc.description}\n{doc.body}")  # docs_fts reads the text from `docs`: its bigrams go here
+    said = f"{doc.name}\n{doc.description}\n{doc.body}"
+    # docs_fts reads the text from `docs` as written: its CJK bigrams and the words folding changes go here
+    written = f"{cjk.grams(folding.fold(said))} {folding.changed(said)}"
     return Loaded(item.path, st.st_mtime_ns, st.st_size, doc, " ".join([*found, cited.words(doc.anchors), written]).strip())
 
 

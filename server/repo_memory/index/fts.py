@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from repo_memory.guards import cjk
-from repo_memory.index import cited
+from repo_memory.index import cited, excerpts, folding
 
 SNIPPET_MAX = 20_000  # characters: FTS5's snippet() grows with the square of the matches in a text
+MARKS, GAP = ("\x02", "\x03"), "\x04"  # what snippet() marks a match and a gap with, to be found again in its excerpt
+_MARKS = re.compile("[\x02-\x04]")  # a text holding them is excerpted as it is held, not placed back as written
 # Rows a first pass may score. FTS5 scores every row that matches any term (about 0.7 us each), so a question with a
 # word on half of 100k records cost 40-60 ms. Past this many, the first pass matches only the query's rarer words.
 BUDGET = 5_000
@@ -47,19 +49,35 @@ def snippets(conn: sqlite3.Connection, table: str, column: str, match: str, rowi
 
     FTS5 finds the rows of a MATCH by reading every row that matches, so a snippet query over the whole index cost as
     much as ranking (1-2 ms at 100k records). The few rows are copied into a scratch table with the same tokenizer
-    (made once per connection), where the same snippet() costs a few rows' worth."""
+    (made once per connection), where the same snippet() costs a few rows' worth. They are copied as the index holds
+    them (folded, CJK runs as their words: index/folding.py), or a CJK run was one word there, which no pair a query
+    asks for matched; the excerpt cut there is placed back in the text as written (index/excerpts.py). A CJK row's
+    excerpt is more words long: each of its characters is two."""
     if not rowids:
         return {}
     scratch = f"{table}_snippets"
     texts = conn.execute(f"SELECT rowid, {column} FROM {table} WHERE rowid IN ({','.join('?' * len(rowids))})", list(rowids)).fetchall()
     out = {int(r): str(t)[:160].strip() + "…" for r, t in texts if len(t or "") > SNIPPET_MAX}
+    rows = [(int(r), str(t)) for r, t in texts if r not in out and t]
+    placed = {r: excerpts.placed(t) for r, t in rows if not t.isascii() and _placed(t)}
     conn.execute("SAVEPOINT snippets")  # one write to the scratch table, not one per statement
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5(body, tokenize='{tokenize}')")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5(body, tokens UNINDEXED, "
+                 f"tokenize='{tokenize}')")
     conn.execute(f"DELETE FROM temp.{scratch}")
-    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, body) VALUES (?, ?)", [(r, t) for r, t in texts if r not in out and t])
+    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, body, tokens) VALUES (?, ?, ?)",
+                     [(r, placed[r].text, 64 if cjk.holds(t) else 24) if r in placed else (r, t, 24) for r, t in rows])
     conn.execute("RELEASE snippets")
-    sql = f"SELECT rowid, snippet({scratch}, 0, '**', '**', '…', 24) FROM temp.{scratch} WHERE {scratch} MATCH ?"
-    return out | {int(r[0]): whole_names(str(r[1] or "").strip()) for r in conn.execute(sql, [match])}
+    sql = f"SELECT rowid, snippet({scratch}, 0, ?, ?, ?, tokens) FROM temp.{scratch} WHERE {scratch} MATCH ?"
+    for rowid, cut in conn.execute(sql, [*MARKS, GAP, match]):
+        found = placed.get(rowid)
+        shown = found.excerpt(str(cut), MARKS, GAP) if found else str(cut)
+        out[int(rowid)] = whole_names(shown.replace(MARKS[0], "**").replace(MARKS[1], "**").replace(GAP, "…").strip())
+    return out
+
+
+def _placed(text: str) -> bool:
+    """Whether the index holds `text` otherwise than as written (and its excerpt can be placed back in it)."""
+    return (cjk.holds(text) or folding.fold(text) != text) and not _MARKS.search(text)
 
 
 _JOINED = re.compile(r"\*\*([_./:-]+)\*\*")
@@ -68,18 +86,23 @@ _MARKED = re.compile(r"\*\*(.+?)\*\*")
 
 def whole_names(snippet: str) -> str:
     """`snippet` with each highlight over the whole name it falls in: FTS5 marks tokens, and a name's tokens are its
-    parts, so `**STAGING**_**DATABASE**_**URL**` or `__**version**__` read wrong when copied (now `**STAGING_DATABASE_URL**`)."""
+    parts, so `**STAGING**_**DATABASE**_**URL**` or `__**version**__` read wrong when copied (now `**STAGING_DATABASE_URL**`).
+    A CJK run is not a name: its matched characters are marked, not the run."""
     text = _JOINED.sub(r"\1", snippet)
     out, done = [], 0
     for mark in _MARKED.finditer(text):
         left, right = mark.start(), mark.end()
-        while left > done and (text[left - 1].isalnum() or text[left - 1] == "_"):
+        while left > done and _in_name(text[left - 1]):
             left -= 1
-        while right < len(text) and (text[right].isalnum() or text[right] == "_"):
+        while right < len(text) and _in_name(text[right]):
             right += 1
         out += [text[done:left], "**", text[left : mark.start()], mark.group(1), text[mark.end() : right], "**"]
         done = right
     return "".join(out) + text[done:]
+
+
+def _in_name(char: str) -> bool:
+    return (char.isalnum() or char == "_") and (char.isascii() or not cjk.holds(char))
 
 
 def best_texts(conn: sqlite3.Connection, doc: tuple[str, str], record_id: str, chars: int, doc_chars: int) -> list[str]:
@@ -147,13 +170,13 @@ def _stems(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequenc
 
 def _instances(conn: sqlite3.Connection, scratch: str, tokenize: str, texts: Sequence[str]) -> dict[int, list[tuple[int, str]]]:
     """The (offset, stem) of every token of each of `texts` (by position) as a full-text table with `tokenize` indexes
-    them, CJK runs as their bigrams: the texts go into the scratch table `scratch` (made once per connection) and its
-    vocabulary is read back."""
+    them, in the form the index holds (index/folding.py): the texts go into the scratch table `scratch` (made once per
+    connection) and its vocabulary is read back."""
     conn.execute(f"SAVEPOINT {scratch}")  # one write to the scratch table, not one per statement
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch} USING fts5(t, tokenize='{tokenize}')")
     conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{scratch}_v USING fts5vocab(temp, {scratch}, instance)")
     conn.execute(f"DELETE FROM temp.{scratch}")
-    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", [(n, cjk.spaced(t)) for n, t in enumerate(texts)])
+    conn.executemany(f"INSERT INTO temp.{scratch} (rowid, t) VALUES (?, ?)", [(n, folding.searched(t)) for n, t in enumerate(texts)])
     placed: dict[int, list[tuple[int, str]]] = {}
     for stem, doc, offset in conn.execute(f"SELECT term, doc, offset FROM temp.{scratch}_v"):
         placed.setdefault(int(doc), []).append((int(offset), str(stem)))

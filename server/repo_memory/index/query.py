@@ -9,6 +9,8 @@ from functools import cached_property
 
 from repo_memory.formats import when
 from repo_memory.guards import cjk
+from repo_memory.index import folding
+from repo_memory.index.stopwords import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 # A name written in camelCase or PascalCase (flushPending, SessionManager, HTTPServer) is one token to the index's
@@ -35,16 +37,6 @@ _MONTHS = {month[:3]: month for month in ("january", "february", "march", "april
 MAX_TERMS = 48  # terms of a query searched for, from its opening and its end (the rest would cost and dilute)
 MAX_PHRASE = 6
 
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before being below
-    between both but by can cannot could did do does doing don down during each few for from further had has have
-    having he her here hers herself him himself his how i if in into is it its itself just let me more most my myself
-    no nor not now of off on once only or other ought our ours ourselves out over own same she should so some such
-    than that the their theirs them themselves then there these they this those through to too under until up very
-    was we were what when where which while who whom why will with would you your yours yourself yourselves
-    s t d ll m re ve y o us use used uses using whenever""".split()
-)  # "use" (stemmed as "us") and "whenever": skill descriptions say "use when …", so they matched every skill
-
 
 @dataclass(frozen=True)
 class Query:
@@ -62,7 +54,7 @@ class Query:
     def has_phrase(self, text: str) -> bool:
         """True when the words of a short multi-word query appear in `text` in order and adjacent."""
         tokens = self.tokens
-        if not 2 <= len(tokens) <= MAX_PHRASE or tokens[0] not in text.lower():
+        if not 2 <= len(tokens) <= MAX_PHRASE or tokens[0] not in folding.fold(text).lower():
             return False  # a long question never appears verbatim; the substring test rejects most texts cheaply
         return f" {' '.join(tokens)} " in f" {' '.join(words(text))} "
 
@@ -107,8 +99,9 @@ def _written(name: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lowercased word tokens (underscores and hyphens split words, as the index tokenizer does), CJK runs as their
-    bigrams (guards/cjk.py)."""
+    """Lowercased word tokens (underscores and hyphens split words, as the index tokenizer does), in the form the index
+    holds (index/folding.py), CJK runs as their bigrams (guards/cjk.py)."""
+    text = folding.fold(text)
     found = [w for token in _WORD.findall(text.lower()) for w in token.split("_") if w]
     return found if text.isascii() else [piece for w in found for piece in cjk.split(w)]
 

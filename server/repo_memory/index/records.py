@@ -24,6 +24,7 @@ from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, schema, tool_output, when
 from repo_memory.guards import cjk, disk, markers
 from repo_memory.index import cited, fts
+from repo_memory.index.folding import fold, searched
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query, parts
@@ -133,11 +134,11 @@ def _call(record: dict[str, Any]) -> tuple[str, str] | None:
 def _searched(text: str, anchors: str = "", refs: str = "") -> str:
     """What the full-text index holds of a record's text: the text, then the words of the camelCase names in it
     (query.parts) in its first 4,000 characters, then the code it cites (`anchors`, its column: index/cited.py) and
-    the free text of its refs (a URL, a ticket: `refs`, its column); CJK runs as their bigrams (guards/cjk.py).
+    the free text of its refs (a URL, a ticket: `refs`, its column); as the index holds text (index/folding.py); CJK runs as their bigrams (guards/cjk.py).
     Excerpts are cut from the text itself (records table), never from this."""
     found = parts(text[:4000])  # the names a long tool output opens with; scanning all of it cost 1 ms per 16k characters
     said = "\n".join([text, *filter(None, [" ".join(found), cited.words(cited.anchors(anchors)), cited.given(refs)])])
-    return cjk.spaced(said)
+    return searched(said)
 
 
 # Why a record of a server kind does not count ('' when it does), given (record, log, end of its line): see
@@ -339,9 +340,9 @@ class RecordIndex:
         fresh = []
         for rowid, rid, seq, text, speaker, ts, anchors, refs in rows:
             if first <= seq <= last:
-                context = cjk.spaced("\n".join(f"{by_seq[s][4]}: {_opening(by_seq[s][3])}" for s in range(seq - WINDOW, seq + WINDOW + 1)
+                context = searched("\n".join(f"{by_seq[s][4]}: {_opening(by_seq[s][3])}" for s in range(seq - WINDOW, seq + WINDOW + 1)
                                                 if s != seq and s in by_seq))
-                fresh.append((rowid, _searched(text, anchors, refs), speaker, dates.get(rid) or self._date_of(rowid, ts), context))
+                fresh.append((rowid, _searched(text, anchors, refs), fold(speaker), dates.get(rid) or self._date_of(rowid, ts), context))
         conn.executemany("DELETE FROM records_fts WHERE rowid=?", [(r[0],) for r in fresh if r[0] in indexed])
         conn.executemany("INSERT INTO records_fts (rowid, text, speaker, date, context) VALUES (?, ?, ?, ?, ?)", fresh)
 
