@@ -22,7 +22,7 @@ from typing import Any
 
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, schema, tool_output, when
-from repo_memory.guards import cjk, disk, markers
+from repo_memory.guards import disk, markers
 from repo_memory.index import cited, fts
 from repo_memory.index.folding import fold, searched
 from repo_memory.index.db import TOKENIZE, Database
