@@ -197,10 +197,8 @@ def set_aside_torn(store: Store) -> dict[str, str]:
 
 
 def own_logs(store: Store, paths: list[str]) -> tuple[list[str], list[str]]:
-    """Which of the experience logs at `paths` hold only records this clone's repo-memory wrote (its mark on each, and
-    each line whole: a torn line is no one's record), and which of `paths` are the blobs their records cite (each still
-    hashing to its name): its own memory whose note that a commit is due was lost (the state folder deleted while it
-    waited), not a person's, to commit together."""
+    """Which logs at `paths` hold only records this clone wrote (its mark on each, each line whole), and which are the
+    blobs they cite (hashing to their names): its own memory whose note of a commit due was lost, to commit together."""
     own: list[str] = []
     blobs: list[str] = []
     waiting = set(paths)
