@@ -34,9 +34,12 @@ def cloned(repo: Path, tmp_path: Path) -> Path:
 
 
 def agent_writes(repo: Path, body: str) -> None:
-    """An agent writes skill:deploy through the Store, which commits it as a draft (committer: repo-memory)."""
+    """An agent writes skill:deploy through the Store, which commits it as a draft (committer: repo-memory). Like an
+    agent updating a skill, it reads the one there first: a write over a skill its session never read is refused."""
     store = Store(Config.load(repo))
     try:
+        if (repo / ".agents" / "skills" / "deploy" / "SKILL.md").exists():
+            store.read("skill:deploy")
         assert store.write_skill("deploy", "How we deploy; use when deploying", body, actor="agent").status == "draft"
     finally:
         store.close()

@@ -18,6 +18,7 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.runner.engine import Engine
 from repo_memory.shells.cli import cli
+from repo_memory.formats import skills
 from tests.conftest import git, write_skill_file
 from tests.harness.clis import CODEX_NAMESPACE, codex, codex_home, codex_serves_code_under_test, records
 from tests.harness.fake_responses import FakeResponses, function_call, function_outputs, offered_namespaces, session_id
@@ -49,6 +50,7 @@ def test_recall_round_trip_through_codex_and_its_hooks_leave_our_calls_to_the_se
     turns = [function_call("recall", {"query": "cut a release"}, namespace=CODEX_NAMESPACE),
              function_call("remember", {"text": "Releases are cut from main."}, namespace=CODEX_NAMESPACE),
              function_call("feedback", {"ref": "skill:release-checklist", "outcome": "helped"}, namespace=CODEX_NAMESPACE),
+             function_call("read", {"ref": "skill:release-checklist"}, namespace=CODEX_NAMESPACE),  # an update reads first
              function_call("skill_write", {"name": "release-checklist", "tags": ["release"]}, namespace=CODEX_NAMESPACE),
              "Tag, then publish."]
     with FakeResponses(turns) as api:
@@ -68,6 +70,8 @@ def test_recall_round_trip_through_codex_and_its_hooks_leave_our_calls_to_the_se
     assert not any(r["kind"] == "tool" and r["data"]["tool"].startswith(CODEX_NAMESPACE) for r in logged), logged  # no hook copies
     assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")  # SessionEnd committed the session
     # the skill's commit names the Codex session that changed it, not a session of the server's own that has no log
+    path = ".agents/skills/release-checklist/SKILL.md"
+    assert skills.parse((repo / path).read_bytes(), path, ".agents/skills").tags == ("release",)  # the update was written
     named = {line.split(": ", 1)[1] for line in git(repo, "log", "--format=%B").splitlines() if line.startswith("Memory-Session: ")}
     assert named == {session}, git(repo, "log", "--format=%B")
 

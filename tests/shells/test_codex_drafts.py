@@ -55,9 +55,10 @@ def test_codex_offers_a_skill_to_its_model_only_once_a_person_accepted_it(repo: 
     git(repo, "commit", "-q", "-m", "init")
     new = function_call("skill_write", {"name": "deploy-steps", "description": "How to deploy the service to staging.",
                                         "body": "1. build\n2. push"}, namespace=CODEX_NAMESPACE)
+    look = function_call("read", {"ref": "skill:release-checklist"}, namespace=CODEX_NAMESPACE)  # an update reads first
     update = function_call("skill_write", {"name": "release-checklist", "body": "1. tag\n2. publish\n3. skip the changelog"},
                            namespace=CODEX_NAMESPACE)
-    first = session(repo, home, [new, update, "Done."])
+    first = session(repo, home, [new, look, update, "Done."])
     assert "release-checklist" in offered(first[0]) and "deploy-steps" not in offered(first[0])
 
     # the next session: an agent's new skill and its rewrite of an accepted one are drafts, and Codex lists neither

@@ -45,12 +45,17 @@ def wait_until(check, timeout: float) -> bool:  # type: ignore[no-untyped-def]
     return check()
 
 
+# The git subcommand ($sub) and its first argument ($arg) as a wrapper sees them past one `-c key=value` (repo-memory
+# runs every git with `-c safe.bareRepository=explicit`, git/repo.py SAFE).
+SUBCOMMAND = 'sub=$1; arg=$2; if [ "$1" = -c ]; then sub=$3; arg=$4; fi\n'
+
+
 def slow_git(tmp_path: Path, command: str, seconds: float) -> dict[str, str]:
     """PATH with a `git` that takes `seconds` longer for `command`, as on a busy machine or in a large repository."""
     real_git = subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip()
     wrapper = tmp_path / "slow-bin" / "git"
     wrapper.parent.mkdir(exist_ok=True)
-    wrapper.write_text(f'#!/bin/sh\n[ "$1" = {command} ] && sleep {seconds}\nexec {real_git} "$@"\n', encoding="utf-8")
+    wrapper.write_text(f'#!/bin/sh\n{SUBCOMMAND}[ "$sub" = {command} ] && sleep {seconds}\nexec {real_git} "$@"\n', encoding="utf-8")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     return {**os.environ, "PATH": f"{wrapper.parent}:{os.environ['PATH']}"}
 
@@ -144,7 +149,7 @@ def test_a_kill_between_the_commit_and_the_index_refresh_is_repaired_before_the_
     wrapper = tmp_path / "bin" / "git"
     wrapper.parent.mkdir()
     # Kill the server exactly when it refreshes the user's index after moving the branch (no GIT_INDEX_FILE: the user's index).
-    wrapper.write_text(f'#!/bin/sh\nif [ "$1" = update-index ] && [ "$2" = -q ] && [ -z "$GIT_INDEX_FILE" ]; then kill -9 $PPID; exit 1; fi\n'
+    wrapper.write_text(f'#!/bin/sh\n{SUBCOMMAND}if [ "$sub" = update-index ] && [ "$arg" = -q ] && [ -z "$GIT_INDEX_FILE" ]; then kill -9 $PPID; exit 1; fi\n'
                        f'exec {real_git} "$@"\n', encoding="utf-8")
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
     server = StdioServer(repo, env={"PATH": f"{wrapper.parent}:{os.environ['PATH']}"})
