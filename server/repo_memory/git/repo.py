@@ -27,6 +27,10 @@ GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
 INDEX_LOCK_WAIT = 5.0
+# Every git command of ours takes no lock it can do without, as git asks of background processes: `git status`
+# holds .git/index.lock while it looks (to write back what it refreshed), and a person's `git commit` starting then
+# dies ("Unable to create '.git/index.lock': File exists").
+BACKGROUND = {"GIT_OPTIONAL_LOCKS": "0"}
 IN_PROGRESS = {
     "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
     "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
@@ -66,7 +70,7 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
 def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,), timeout: float = 10,
            env: dict[str, str] | None = None) -> bytes | None:
     """What `git ARGS` run in `cwd` with `env` added prints, outside a repository too; None on an exit code not in `ok`."""
-    full = {**os.environ, **env} if env else None
+    full = {**os.environ, **BACKGROUND, **(env or {})}
     out = subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full)
     return out.stdout if out.returncode in ok else None
 
@@ -108,7 +112,8 @@ class Git:
         # Its own session, and no token of a step or `loop run` round (runner/verify.py): when a harness kills our process
         # group, or a step ends, a git command already running still finishes and removes its lock files (a git killed
         # mid-write would leave .git/index.lock behind, blocking the user's git).
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {}), "REPO_MEMORY_VERIFY": ""}
+        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **BACKGROUND, **(env or {}),
+                    "REPO_MEMORY_VERIFY": ""}
         proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=not raw, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                                 start_new_session=True)
