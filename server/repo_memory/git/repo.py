@@ -75,6 +75,13 @@ def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,)
     return out.stdout if out.returncode in ok else None
 
 
+def _env(env: dict[str, str] | None) -> dict[str, str]:
+    """The environment of a git command of ours: no prompt, no editor, BACKGROUND, and no token of a step or
+    `loop run` round (runner/verify.py)."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **BACKGROUND, **(env or {}),
+            "REPO_MEMORY_VERIFY": ""}
+
+
 def checked_out(top: Path, rel: str) -> bytes | None:
     """The bytes `git checkout` would write for `rel` from the index (line endings, smudge), None when it holds none."""
     return run_at(top, "cat-file", "--filters", f":{rel}")  # `:` first: `rel` never passes for an option
@@ -112,11 +119,9 @@ class Git:
         # Its own session, and no token of a step or `loop run` round (runner/verify.py): when a harness kills our process
         # group, or a step ends, a git command already running still finishes and removes its lock files (a git killed
         # mid-write would leave .git/index.lock behind, blocking the user's git).
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **BACKGROUND, **(env or {}),
-                    "REPO_MEMORY_VERIFY": ""}
-        proc = subprocess.Popen(["git", *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=not raw, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(["git", *args], cwd=self.root, env=_env(env), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=not raw, start_new_session=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
         try:
             out, err = (b.decode("utf-8", "surrogateescape") if raw else b for b in proc.communicate(stdin, timeout=timeout))
         except subprocess.TimeoutExpired:
@@ -130,6 +135,12 @@ class Git:
         if check and result.returncode != 0:
             raise GitError(f"`git {' '.join(args[:2])}` failed: {err.strip() or out.strip()}")
         return result
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """`git ARGS` started in the work tree as `run` runs it, its input, output and errors pipes of text to talk
+        to it line by line (`git update-ref --stdin`); the caller waits for it to end."""
+        return subprocess.Popen(["git", *args], cwd=self.root, env=_env(None), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
     def operation_in_progress(self, quick: bool = False) -> str:
         """The git operation under way ('a rebase', …), 'a detached HEAD', a person's git command that will move the
