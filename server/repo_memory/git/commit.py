@@ -29,6 +29,7 @@ from repo_memory.git.deferral import held_up
 from repo_memory.git.pending import alive, start_time
 from repo_memory.errors import GitError
 from repo_memory.git.repo import INDEX_LOCK_WAIT, SIGN_TIMEOUT, CommitResult, Git
+from repo_memory.git.swap import swap
 from repo_memory.guards import disk
 
 log = logging.getLogger("repo_memory")
@@ -59,10 +60,8 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
     parts = parts or [(paths, message)]
     paths = [p for part, _ in parts for p in part]
     for _ in range(CAS_RETRIES):
-        if waits := held_up(git.operation_in_progress(), private):
+        if waits := _in_the_way(git, private):
             return CommitResult(deferred=waits)
-        if not private and not _wait_for_index_lock(git.git_dir):
-            return CommitResult(deferred="another git process holds .git/index.lock; the memory commit will be retried")
         branch, head = git.branch()
         ref = PRIVATE_PREFIX + branch.removeprefix("refs/heads/") if private else branch
         old = head
@@ -98,10 +97,18 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
         marker = state_dir / INFLIGHT
         if not private:
             disk.write_atomic(marker, json.dumps({"owner": os.getpid(), "started": start_time(os.getpid()), "paths": paths}).encode())
-        # Compare-and-swap: the ref moves only if it still points where we built on.
+        # Compare-and-swap: the ref moves only if it still points where we built on, and only if a last look, as
+        # late as can be, finds nothing in the way: a person's `git commit` begun since the first look (building the
+        # trees and commits takes tens of ms) read the branch tip as it was, and would fail with "cannot lock ref
+        # 'HEAD'" once ours moved it (swap.py). Its process is seen from its start; the lock `git commit -a` takes
+        # just after.
         said = parts[-1][1].splitlines()[0]
-        swapped = git.run("update-ref", "-m", f"repo-memory: {said}", ref, new, old or "0" * 40, check=False)
-        if swapped.returncode == 0:
+        waits, code, err = swap(git, ref, new, old, f"repo-memory: {said}",
+                                lambda: _in_the_way(git, private, quick=True))
+        if waits:
+            marker.unlink(missing_ok=True)
+            return CommitResult(deferred=waits)
+        if code == 0:
             if not private and not refresh_index(git, paths, blobs):
                 log.warning("committed %s; .git/index stayed locked, so its entries for %d path(s) are refreshed later", new[:12], len(paths))
                 return CommitResult(sha=new, deferred="committed, but .git/index stayed locked; its entries will be refreshed on the next flush")
@@ -114,8 +121,8 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
                 log.warning("git gc --auto after a memory commit: %s", exc)
             return CommitResult(sha=new)
         marker.unlink(missing_ok=True)
-        if "hook" in swapped.stderr:  # a reference-transaction hook said no: retrying cannot help
-            return CommitResult(deferred=f"a git hook refused the memory commit: {swapped.stderr.strip()[:300]}", refused=True)
+        if "hook" in err:  # a reference-transaction hook said no: retrying cannot help
+            return CommitResult(deferred=f"a git hook refused the memory commit: {err.strip()[:300]}", refused=True)
         log.info("the branch moved while committing memory; retrying on its new tip")
     return CommitResult(deferred="HEAD kept moving while memory was being committed; it will be retried")
 
@@ -248,6 +255,19 @@ def clean_temp_indexes(state_dir: Path) -> list[str]:
             path.unlink(missing_ok=True)
             removed.append(path.name)
     return removed
+
+
+def _in_the_way(git: Git, private: bool, quick: bool = False) -> str:
+    """Why the branch must not move now (deferral.held_up: a git operation, a person's git command; the index
+    lock held longer than INDEX_LOCK_WAIT), or ''. `quick`: HEAD read as a file (Git.operation_in_progress)."""
+    deadline = time.monotonic() + INDEX_LOCK_WAIT
+    while not (waits := held_up(git.operation_in_progress(quick), private)):
+        if private or not (git.git_dir / "index.lock").exists():
+            return ""  # someone else's index.lock is waited for, never deleted; then all is looked at again
+        if time.monotonic() > deadline:
+            return "another git process holds .git/index.lock; the memory commit will be retried"
+        time.sleep(0.05)
+    return waits
 
 
 def _wait_for_index_lock(git_dir: Path) -> bool:

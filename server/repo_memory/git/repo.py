@@ -31,6 +31,10 @@ INDEX_LOCK_WAIT = 5.0
 # committed by an upstream in a skill folder) is refused, never taken for a repository whose config git obeys
 # (core.fsmonitor, a clean filter: commands run on the machine). A clone's own .git, a submodule's, are not bare.
 SAFE = ("-c", "safe.bareRepository=explicit")
+# Every git command of ours takes no lock it can do without, as git asks of background processes: `git status`
+# holds .git/index.lock while it looks (to write back what it refreshed), and a person's `git commit` starting then
+# dies ("Unable to create '.git/index.lock': File exists").
+BACKGROUND = {"GIT_OPTIONAL_LOCKS": "0"}
 IN_PROGRESS = {
     "rebase-merge": "a rebase", "rebase-apply": "a rebase or am", "MERGE_HEAD": "a merge", "CHERRY_PICK_HEAD": "a cherry-pick",
     "REVERT_HEAD": "a revert", "BISECT_LOG": "a bisect",
@@ -74,9 +78,16 @@ def discover(start: Path) -> tuple[Path, Path, Path]:
 def run_at(cwd: Path, *args: str, stdin: bytes = b"", ok: tuple[int, ...] = (0,), timeout: float = 10,
            env: dict[str, str] | None = None) -> bytes | None:
     """What `git ARGS` run in `cwd` with `env` added prints, outside a repository too; None on an exit code not in `ok`."""
-    full = {**os.environ, **env} if env else None
+    full = {**os.environ, **BACKGROUND, **(env or {})}
     out = subprocess.run(["git", *SAFE, *args], cwd=cwd, input=stdin, capture_output=True, timeout=timeout, env=full)
     return out.stdout if out.returncode in ok else None
+
+
+def _env(env: dict[str, str] | None) -> dict[str, str]:
+    """The environment of a git command of ours: no prompt, no editor, BACKGROUND, and no token of a step or
+    `loop run` round (runner/verify.py)."""
+    return {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **BACKGROUND, **(env or {}),
+            "REPO_MEMORY_VERIFY": ""}
 
 
 def checked_out(top: Path, rel: str) -> bytes | None:
@@ -116,10 +127,9 @@ class Git:
         # Its own session, and no token of a step or `loop run` round (runner/verify.py): when a harness kills our process
         # group, or a step ends, a git command already running still finishes and removes its lock files (a git killed
         # mid-write would leave .git/index.lock behind, blocking the user's git).
-        full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", **(env or {}), "REPO_MEMORY_VERIFY": ""}
-        proc = subprocess.Popen(["git", *SAFE, *args], cwd=self.root, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=not raw, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(["git", *SAFE, *args], cwd=self.root, env=_env(env), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=not raw, start_new_session=True,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
         try:
             out, err = (b.decode("utf-8", "surrogateescape") if raw else b for b in proc.communicate(stdin, timeout=timeout))
         except subprocess.TimeoutExpired:
@@ -133,6 +143,12 @@ class Git:
         if check and result.returncode != 0:
             raise GitError(f"`git {' '.join(args[:2])}` failed: {err.strip() or out.strip()}")
         return result
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """`git ARGS` started in the work tree as `run` runs it, its input, output and errors pipes of text to talk
+        to it line by line (`git update-ref --stdin`); the caller waits for it to end."""
+        return subprocess.Popen(["git", *SAFE, *args], cwd=self.root, env=_env(None), stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
     def operation_in_progress(self, quick: bool = False) -> str:
         """The git operation under way ('a rebase', …), 'a detached HEAD', a person's git command that will move the

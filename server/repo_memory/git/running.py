@@ -34,6 +34,7 @@ BEFORE = frozenset({"pre-commit", "pre-merge-commit", "prepare-commit-msg", "com
                     "pre-rebase", "reference-transaction", "post-index-change"})
 _VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"})  # + next word
 PROC = Path("/proc")
+LISTINGS = 4  # of /proc in one look at most (see _git_processes)
 
 
 def under_way(root: Path, alias: Callable[[str], str]) -> str:
@@ -69,18 +70,26 @@ def _git_processes(top: str) -> Iterator[tuple[int, list[str]]]:
     if not (PROC / "self").is_dir():
         yield from _ps_git_processes(top)
         return
-    for name in os.listdir(PROC):
-        if not name.isdigit():
-            continue
-        try:  # the program first (git's commands run in /usr/bin/git, or a git-<command> link to it): one readlink
-            if not os.path.basename(os.readlink(f"/proc/{name}/exe")).startswith("git") \
-                    or os.readlink(f"/proc/{name}/cwd") != top:
+    # A process started while the others are read is not in the listing: /proc is listed again for those, until
+    # a listing holds none (or LISTINGS did), so what the caller does next (a memory commit moving the branch)
+    # follows the last listing at once, not the ms the whole look takes, in which a person's `git commit` could
+    # start unseen.
+    seen: set[str] = set()
+    for _ in range(LISTINGS):
+        names = [name for name in os.listdir(PROC) if name.isdigit() and name not in seen]
+        if not names:
+            return
+        seen.update(names)
+        for name in names:
+            try:  # the program first (git's commands run in /usr/bin/git, or a git-<command> link to it): a readlink
+                if not os.path.basename(os.readlink(f"/proc/{name}/exe")).startswith("git") \
+                        or os.readlink(f"/proc/{name}/cwd") != top:
+                    continue
+                argv = _argv(int(name))
+            except OSError:  # it ended, or is another user's
                 continue
-            argv = _argv(int(name))
-        except OSError:  # it ended, or is another user's
-            continue
-        if argv and os.path.basename(argv[0]).split("-")[0] == "git":
-            yield int(name), argv
+            if argv and os.path.basename(argv[0]).split("-")[0] == "git":
+                yield int(name), argv
 
 
 def _ps_git_processes(top: str) -> Iterator[tuple[int, list[str]]]:

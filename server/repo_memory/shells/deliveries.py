@@ -25,6 +25,7 @@ DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one
 # between two identical calls (Gemini CLI's time of the event, in ms; Claude Code sends none), and our loop run's id.
 MARKS = ("timestamp", "run")
 EVENT_NAMES = {handler: event for event, handler in hookcalls.HANDLER.items()}
+EVENTS_DIR = "hook-events"  # in the state folder: a marker per event delivered (first_delivery)
 
 
 def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool:
@@ -32,12 +33,13 @@ def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool
     so a marker named by what identifies the event, created exclusively, lets exactly one through. A marker older than
     DUPLICATE_WINDOW seconds is a past event that happened to look the same, not a duplicate."""
     digest = hashlib.sha256(json.dumps(identity(event, payload), sort_keys=True, default=str).encode()).hexdigest()[:40]
-    folder = state_dir / "hook-events"
+    folder = state_dir / EVENTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     marker = folder / digest
     for _ in range(2):
         try:
             os.close(os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            forget_past(folder)
             return True
         except FileExistsError:
             try:
@@ -47,6 +49,17 @@ def first_delivery(state_dir: Path, event: str, payload: dict[str, Any]) -> bool
             except FileNotFoundError:
                 pass
     return False
+
+
+def forget_past(folder: Path) -> None:
+    """Delete the markers in `folder` older than DUPLICATE_WINDOW seconds: no longer of use, and one is made per tool
+    call (about 800 an hour), so each new one takes those past with it and a session of any length leaves few."""
+    horizon = time.time() - DUPLICATE_WINDOW
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):  # another process's delivery took it first
+                if entry.stat().st_mtime < horizon:
+                    os.unlink(entry.path)
 
 
 def identity(event: str, payload: dict[str, Any]) -> list[Any]:
@@ -153,7 +166,9 @@ def _read(line: Any, session: str, calls: dict[str, dict[str, Any]], back: Readb
 
 
 def forget_old(state_dir: Path) -> None:
-    """Markers of events delivered, and of tool calls whose PostToolUse never came (refused by another hook), over an hour old."""
+    """Markers of events delivered past DUPLICATE_WINDOW, of tool calls whose PostToolUse never came (refused by another
+    hook) over an hour old, and the sessions noted for harness processes that have ended."""
+    forget_past(state_dir / EVENTS_DIR)
     horizon = time.time() - 3600
     with contextlib.suppress(OSError):  # the sessions noted for harness processes that have ended
         for entry in os.scandir(state_dir / SESSIONS_DIR):
@@ -161,9 +176,8 @@ def forget_old(state_dir: Path) -> None:
             if not (pid.isdigit() and started.isdigit() and alive(int(pid), int(started))):
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)
-    for folder in ("hook-events", pretool.CALLS_DIR):
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(state_dir / folder):
-                with contextlib.suppress(OSError):
-                    if entry.stat().st_mtime < horizon:
-                        os.unlink(entry.path)
+    with contextlib.suppress(OSError), os.scandir(state_dir / pretool.CALLS_DIR) as entries:
+        for entry in entries:
+            with contextlib.suppress(OSError):
+                if entry.stat().st_mtime < horizon:
+                    os.unlink(entry.path)
