@@ -105,7 +105,8 @@ def test_with_a_git_before_update_ref_transactions_the_ref_still_moves_after_the
     """git before 2.27 ends at `start`, a command `update-ref --stdin` does not know yet."""
     old = tmp_path / "old-git"
     old.mkdir()
-    (old / "git").write_text(f"#!/bin/sh\nif [ \"$1 $2\" = 'update-ref --stdin' ]; then\n  read -r first\n"
+    (old / "git").write_text(f"#!/bin/sh\nsub=\"$1 $2\"\n[ \"$1\" = -c ] && sub=\"$3 $4\"  # past our -c safe.bareRepository\n"
+                             f"if [ \"$sub\" = 'update-ref --stdin' ]; then\n  read -r first\n"
                              f"  echo \"$first\" > '{old / 'refused'}'\n"
                              "  echo \"fatal: unknown command: $first\" >&2\n  exit 128\nfi\n"
                              f"exec '{shutil.which('git')}' \"$@\"\n", encoding="utf-8")
