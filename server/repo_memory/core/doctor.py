@@ -90,6 +90,8 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
             continue
         if row["kind"] != "skill":
             continue
+        fix = f"Edit {row['path']} as it says (repo-memory's fields go under `metadata:`: valid Agent Skills)."
+        findings += [Finding("warning", row["path"], note, fix) for note in json.loads(row["notes"] or "[]")]
         if not row["valid"]:
             for problem in json.loads(row["problems"] or "[]"):
                 findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
