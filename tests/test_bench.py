@@ -117,3 +117,11 @@ def test_engineering_benchmark_runs_on_this_repositorys_history_and_recall_beats
     row = next(line.split() for line in out.splitlines() if line.startswith("all "))
     recall, bm25 = float(row[2]), float(row[7])  # hit@1 of each: "all N  h1 / h5 / mrr  h1 / h5 / mrr"
     assert recall > bm25, out
+
+
+@pytest.mark.slow
+def test_invalid_lines_benchmark_runs_in_small_mode_and_doctor_prints_a_few_lines_of_a_flood():
+    out = bench("invalid_lines.py", "--lines", "2000")
+    rows = {line[:14].strip(): line.split() for line in out.splitlines()[2:]}
+    assert set(rows) == {"first search", "search again", "verify", "doctor"}, out
+    assert int(rows["verify"][-1].replace(",", "")) < 20 and int(rows["doctor"][-1].replace(",", "")) < 30, out

@@ -86,7 +86,7 @@ def test_skill_new_list_show_and_search(runner: CliRunner, repo: Path):
     assert "release-checklist" in run(runner, repo, "skill", "list")
     listed = json.loads(run(runner, repo, "skill", "list", "--json"))
     assert listed == [{"name": "release-checklist", "status": "active", "path": ".agents/skills/release-checklist/SKILL.md",
-                       "description": "How we cut a release.", "shadowed": False, "quarantined": []}]
+                       "description": "How we cut a release.", "shadowed": False, "quarantined": [], "notes": []}]
     assert "1. Tag" in run(runner, repo, "skill", "show", "release-checklist")
     hits = json.loads(run(runner, repo, "search", "cut", "a", "release", "--json"))["hits"]
     assert hits[0]["id"] == "skill:release-checklist"

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core.breaks import account, deleted, missing
+from repo_memory.core.breaks import MORE, account, deleted, missing
 from repo_memory.core.dropped import dropped
 from repo_memory.core.journal import Journal
 from repo_memory.core.provenance import Provenance
@@ -20,6 +20,9 @@ from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF, CUT, Committed
 from repo_memory.guards import disk
+
+
+SHOWN = 5  # lines that hold no record named per log, each worded in full; the rest are counted
 
 
 def verify(root: Path, journal: Journal, committed: Committed, provenance: Provenance,
@@ -43,14 +46,14 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
             chain, lines_of = (session, {}, []), {}
         gone = _before(root, path, journal, committed, breaks)
         try:
-            lines = journal.lines(path)
+            data = disk.read_safely(path)
         except UnsafePathError as exc:
             breaks.append((rel, str(exc)))
             continue
-        rewritten = committed.rewritten(rel, data := disk.read_safely(path))
-        for line in lines:  # a line cut short by hand in a committed log is no append's torn line: it is said below
-            if line.record is None and not (line.torn and rewritten.startswith(CUT)):
-                breaks.append((f"{rel} at byte {line.offset}", line.problem))
+        lines, unread, count = experience.sifted(data, SHOWN + 1)
+        rewritten = committed.rewritten(rel, data)
+        # a line cut short by hand in a committed log is no append's torn line: it is said below
+        breaks += _unread(rel, unread, count, [line for line in lines if line.torn and not rewritten.startswith(CUT)])
         if rewritten:
             chain[2].append(rel)
             breaks.append((rel, _restore(rel, rewritten, committed)))
@@ -91,6 +94,18 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
     if progress:
         progress(total, total)
     return breaks
+
+
+def _unread(rel: str, unread: list[experience.Line], count: int, torn: list[experience.Line]) -> list[tuple[str, str]]:
+    """What verify says of log `rel`'s lines that hold no record (`count` in all, the first of them `unread`): the first
+    SHOWN, each with its problem in full, then how many more (a million `{}` lines printed two million lines of doctor,
+    1.5 GB); and its `torn` end."""
+    told = [(f"{rel} at byte {line.offset}", experience.explained(line)) for line in unread[:SHOWN]]
+    if count > SHOWN:
+        first = unread[SHOWN]
+        told.append((f"{rel} at byte {first.offset}", f"{count - SHOWN:,} {MORE} (this one: {first.problem}); verify "
+                                                      f"names a log's first {SHOWN}"))
+    return told + [(f"{rel} at byte {line.offset}", line.problem) for line in torn]
 
 
 def _versions(record: dict[str, object], line: experience.Line, rel: str, lines_of: dict[tuple[str, str], list[tuple[str, bytes]]],

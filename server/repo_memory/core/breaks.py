@@ -22,6 +22,7 @@ NEVER_HELD = "; the record before it was removed or changed before any commit he
 MISSING = ", which HEAD holds, is missing from the working tree"  # the file before a session's `+n` file
 DELETED = "the session's earlier records are gone from this branch: "  # a commit deleted the file before: a note, no break
 SET_ASIDE = f".git/repo-memory/{torn.FOLDER}/"  # where torn lines go (the clone's state folder)
+MORE = "more lines from here on hold no record either"  # a log's lines past the first few verify names (core/audit.py)
 
 
 def account(problem: str, rel: str, number: int, raw: bytes, hash_ok: bool, held: bytes | None, changed: Sequence[str]) -> str:
@@ -104,9 +105,12 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                          "cannot be restored. `repo-memory verify` lists every break.")
     if " at byte " in where:  # a line that is no record (readers skip it)
         rel = where.partition(" at byte ")[0]
-        return "error", (f"repo-memory does not commit {rel} while this line is there: a hand edit, or a record an older "
-                         f"repo-memory cut short and then ended with its next append. If git holds the line (`git log -p -- "
-                         f"{rel}`) it stays; if not (`git status -uall -- {rel}`), delete it. `repo-memory verify` lists every break.")
+        this, it, stays = (("these lines are", "them", "they stay") if MORE in what else
+                           ("this line is", "it", "it stays"))
+        return "error", (f"repo-memory does not commit {rel} while {this} there: a hand edit, or a record an older "
+                         f"repo-memory cut short and then ended with its next append. If git holds {it} (`git log -p "
+                         f"-- {rel}`) {stays}; if not (`git status -uall -- {rel}`), delete {it}. `repo-memory verify` "
+                         "lists every break.")
     session = where.rpartition("#")[0]
     if what.endswith(HELD_NOT):  # an edit of a line no commit holds: no `git diff` or `git checkout` reaches it
         rel = what.rpartition(" of ")[2].removesuffix(HELD_NOT)

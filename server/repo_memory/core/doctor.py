@@ -14,6 +14,7 @@ from repo_memory import layout
 from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, rewrites, stale_checks
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.catalog import Catalog
+from repo_memory.core.driver_checks import foreign
 from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
@@ -89,6 +90,8 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
             continue
         if row["kind"] != "skill":
             continue
+        fix = f"Edit {row['path']} as it says (repo-memory's fields go under `metadata:`: valid Agent Skills)."
+        findings += [Finding("warning", row["path"], note, fix) for note in json.loads(row["notes"] or "[]")]
         if not row["valid"]:
             for problem in json.loads(row["problems"] or "[]"):
                 findings.append(Finding("error", row["path"], _located(problem), _fix_for(problem["message"], row["path"])))
@@ -304,15 +307,11 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
 
 
 # git status's words for each unmerged code, and how the path is settled before the operation can go on
-UNMERGED = {
-    "UD": ("deleted by them", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
-    "DU": ("deleted by us", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
-    "AU": ("added by us", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
-    "UA": ("added by them", "Keep it with `git add {path}`, drop it with `git rm {path}`"),
-    "DD": ("both deleted", "Drop it with `git rm {path}`"),
-    "UU": ("both modified", "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`"),
-    "AA": ("both added", "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`"),
-}
+KEEP, EDIT = ("Keep it with `git add {path}`, drop it with `git rm {path}`",
+              "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`")
+UNMERGED = {"UD": ("deleted by them", KEEP), "DU": ("deleted by us", KEEP), "AU": ("added by us", KEEP),
+            "UA": ("added by them", KEEP), "DD": ("both deleted", "Drop it with `git rm {path}`"),
+            "UU": ("both modified", EDIT), "AA": ("both added", EDIT)}
 
 
 def _listed(paths: list[str], shown: int = 5) -> str:
@@ -345,6 +344,7 @@ def _setup(store: Store) -> list[Finding]:
         out.append(Finding("warning", ".git/config", f"this clone lacks {' and '.join(lacks)} (not registered by an older "
                            "init, or this is a clone: git does not copy .git/config)",
                            "Run `repo-memory init` in this clone (it changes nothing that is committed)."))
+    out += [Finding("warning", *found) for found in foreign(store.root, store.config.common_dir)]
     if store.config.commit == "private":  # each clone's ref starts a history of its own: no push, fetch or merge joins two
         out.append(Finding("info", "refs/memory/", "commit = \"private\": memory history is this clone's own "
                            "(refs/memory/<branch>); a teammate's clone neither sees it nor can push, fetch or merge its own into it",

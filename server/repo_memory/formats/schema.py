@@ -63,6 +63,29 @@ def compiled_source() -> str:
     return "\n\n".join(parts) + "\n"
 
 
+@cache
+def _required(kind: str) -> frozenset[str]:
+    return frozenset(schema(kind).get("required", ()))
+
+
+@cache
+def _lacking(missing: frozenset[str]) -> str:  # one string for every line lacking the same fields
+    return f"not a record: it lacks {', '.join(sorted(missing))}"
+
+
+def rejected(kind: str, data: Any) -> str:
+    """Why `data` is no valid `kind`, said cheaply ('' when it is): the required fields it lacks, or the compiled check's
+    first complaint. `validate` words every problem at a hundred times the cost (0.4 ms a line): a log of a million
+    `{}` lines stalled every first search for minutes. It is for the few lines a person is shown."""
+    if isinstance(data, dict) and (missing := _required(kind).difference(data)):
+        return _lacking(missing)
+    try:
+        _fast(kind)(data)
+        return ""
+    except fastjsonschema.JsonSchemaException as exc:
+        return f"not a record: {exc}"
+
+
 def validate(kind: str, data: Any) -> list[Problem]:
     """Every schema violation of `data`, each naming the field it concerns."""
     try:

@@ -42,6 +42,7 @@ class Skill:
     problems: tuple[Problem, ...] = field(default_factory=tuple)
     flags: tuple[str, ...] = ()  # injection markers found (quarantine: out of default recall and briefings)
     anchors: dict[str, str] = field(default_factory=dict)  # code it cites -> the hash pinned when written ("" if none)
+    notes: tuple[str, ...] = ()  # what is amiss that leaves it valid, each saying what to do (doctor, `skill list`)
 
     @property
     def valid(self) -> bool:
@@ -107,7 +108,7 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         source=source,
         sha256=digest,
         description=str(meta.get("description") or ""),
-        status=str(md.get("status") or "active"),
+        status=str(md.get("status") or (meta.get("status") if meta.get("status") in STRICTER else "active")),
         origin=str(md.get("origin") or ""),
         tags=_as_list(md.get("tags")),
         related=_as_list(md.get("related")),
@@ -116,7 +117,25 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         flags=tuple(dict.fromkeys([*(str(m) for m in markers.find(text)), *(f"{m.rule} in a frontmatter value" for m in decoded_markers),
                                    *(f"secret: {f}" for f in secrets)])),
         anchors=_anchors(md),
+        notes=(_top_status(meta.get("status"), md.get("status")),) if "status" in meta else (),
     )
+
+
+# A top-level `status` is no field of ours (they go under `metadata`, so the file stays valid Agent Skills), but its
+# author meant one: a draft or deprecated one is read as such while metadata says nothing, never as active.
+STRICTER = ("draft", "deprecated")
+
+
+def _top_status(top: Any, said: Any) -> str:
+    """What a top-level `status` does, and where it belongs."""
+    if said:
+        now = f"`metadata.status: {said}` decides, and this key is not read"
+    elif top in STRICTER:
+        now = f"until then it is read as {top} (never as active), as no `metadata.status` says otherwise"
+    else:
+        now = "it is not read: the skill is active, as no `metadata.status` says otherwise"
+    return (f"`status: {str(top)[:40]}` is at the top level of the frontmatter, where repo-memory does not keep a "
+            f"skill's status: move it under `metadata:` (or delete it); {now}")
 
 
 def _strings(value: Any) -> list[str]:

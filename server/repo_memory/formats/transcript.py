@@ -12,6 +12,8 @@ from repo_memory.formats import experience, when
 from repo_memory.formats.experience import Line, check_chain
 from repo_memory.guards import markers
 
+DATA_SHOWN = 500  # characters of a record's data a diff shows; more is said to be there
+
 
 def one_line(record: dict[str, Any]) -> str:
     """`time  id  kind  who  first line of text` (who: the actor, or the loop engine for its verdicts)."""
@@ -59,23 +61,38 @@ def _anchor(ref: str) -> str:
     return f"{session}#{seqs.split('-')[0]}" if seqs else ref
 
 
-def textconv(lines: Sequence[Line]) -> str:
-    """A log rendered for `git diff`: one block per record (time, actor, kind, id, text), so diffs read as prose."""
+def textconv(data: bytes) -> str | None:
+    """A log rendered for `git diff`: one block per record (time, actor, kind, id, text), so diffs read as prose; None
+    when `data` holds no record at all, for the file to pass through as it is.
+
+    Any file a `.gitattributes` line gives the driver reaches it, so only records are rendered: a line that holds none
+    shows its own bytes (behind a marker no record's rendering starts with, bytes that are not UTF-8 as `\\xNN`). Else
+    `* diff=repo-memory` would turn a build script's diff into notes about unreadable lines."""
+    lines = (experience.parse_line(raw, offset, torn) for offset, raw, torn in experience.split_lines(data))
+    if not any(line.record is not None for line in lines):  # stops at the first record: logs may be huge
+        return None
     out = []
-    for line in lines:
+    for line in (experience.parse_line(raw, offset, torn) for offset, raw, torn in experience.split_lines(data)):
         record = line.record
         if record is None:
-            out.append(f"[unreadable line at byte {line.offset}: {line.problem}]")
+            out.append(f"[no record at byte {line.offset}] {line.raw.decode('utf-8', 'backslashreplace')}")
             continue
-        src = record["source"]
-        head = f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  by {experience.author(record['kind'], src)}"
-        head += f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else ""
-        out.append(head)
-        text = record.get("text") or ""
-        out += [f"    {t}" for t in text.splitlines()] or ["    (no text)"]
-        if record.get("data") is not None:
-            out.append("    data: " + json.dumps(record["data"], ensure_ascii=False, sort_keys=True)[:500])
-        for label in ("refs", "covers"):
-            if record.get(label):
-                out.append(f"    {label}: {', '.join(record[label])}")
-    return markers.shown("\n".join(out)) + ("\n" if out else "")
+        out += _rendered(record)
+    return markers.shown("\n".join(out)) + "\n"
+
+
+def _rendered(record: dict[str, Any]) -> list[str]:
+    src = record["source"]
+    head = f"{when.shown(record['ts'])}  {record['id']}  {record['kind']}  by {experience.author(record['kind'], src)}"
+    head += f" via {src['harness']}" if src.get("harness") and src["harness"] != "unknown" else ""
+    out = [head]
+    text = record.get("text") or ""
+    out += [f"    {t}" for t in text.splitlines()] or ["    (no text)"]
+    if record.get("data") is not None:
+        data = json.dumps(record["data"], ensure_ascii=False, sort_keys=True)
+        cut = f"{data[:DATA_SHOWN]} … ({len(data):,} characters)"
+        out.append("    data: " + (data if len(data) <= DATA_SHOWN else cut))
+    for label in ("refs", "covers"):
+        if record.get(label):
+            out.append(f"    {label}: {', '.join(record[label])}")
+    return out

@@ -27,6 +27,13 @@ def applied(root: Path, paths: Sequence[str], names: Sequence[str]) -> dict[str,
     return _read(_git(root, ["check-attr", "-z", *names, "--", *paths], None))
 
 
+def tracked(root: Path, names: Sequence[str]) -> dict[str, dict[str, str]]:
+    """What git applies in the work tree at `root` to each file its index holds, as `applied` says; {} when git cannot
+    say (paths go to git on its stdin: a repository's files outnumber what a command line holds)."""
+    listed = _git(root, ["ls-files", "-z"], None)
+    return _read(_git(root, ["check-attr", "--stdin", "-z", *names], None, stdin=listed)) if listed else {}
+
+
 def ruled(lines: Sequence[str], paths: Sequence[str]) -> dict[str, dict[str, str]]:
     """What `lines` alone (an attributes file) set for each of `paths`: asked of git in a scratch repository, whose only
     attributes they are."""
@@ -34,7 +41,8 @@ def ruled(lines: Sequence[str], paths: Sequence[str]) -> dict[str, dict[str, str
         if _git(Path(scratch), ["init", "-q"]) is None:
             return {}
         Path(scratch, ".gitattributes").write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
-        return _read(_git(Path(scratch), ["check-attr", "-z", "-a", "--", *paths]))
+        asked = b"".join(os.fsencode(path) + b"\0" for path in paths)  # on stdin: a repository's files outnumber argv
+        return _read(_git(Path(scratch), ["check-attr", "--stdin", "-z", "-a"], stdin=asked))
 
 
 def deciding(root: Path, git_dir: Path, files: Sequence[tuple[str, dict[int, str]]], paths: Sequence[str],
@@ -89,9 +97,10 @@ def _read(out: bytes | None) -> dict[str, dict[str, str]]:
     return found
 
 
-def _git(cwd: Path, args: list[str], global_file: str | None = "/dev/null") -> bytes | None:
+def _git(cwd: Path, args: list[str], global_file: str | None = "/dev/null", stdin: bytes = b"") -> bytes | None:
     # by default no global attributes file (in a scratch repository: its answer is the lines' alone)
     try:
-        return repo.run_at(cwd, *(["-c", f"core.attributesFile={global_file}"] if global_file else []), *args, timeout=30)
+        global_args = ["-c", f"core.attributesFile={global_file}"] if global_file else []
+        return repo.run_at(cwd, *global_args, *args, timeout=30, stdin=stdin)
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -7,7 +7,8 @@ back to the raw lines, and git caches those too: the version would show raw ever
 failing driver is no way out (git then stops: "unable to read files to diff"), and without the cache every version a
 `git log -p` compares costs a process. So our own git processes that render logs find repo-memory (`driver_path`), and
 a note that holds the very bytes of the version it annotates, whose object id is then the version's own, is taken out
-(`drop_raw`): the version is rendered again at its next diff.
+(`drop_raw`): the version is rendered again at its next diff. A file the driver passes through as it is (one that
+holds no record: formats/transcript.textconv) gets such a note too; dropped, it comes back the same at its next diff.
 """
 
 from __future__ import annotations

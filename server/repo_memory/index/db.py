@@ -26,7 +26,8 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 28  # 25: direction marks no longer flagged (guards/markers.py); 26-28: text folded (index/folding.py)
+SCHEMA_VERSION = 29  # 25: direction marks no longer flagged (guards/markers.py); 26-28: text folded (index/folding.py);
+# 29: a skill's notes (a top-level `status`, formats/skills.py)
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
@@ -35,7 +36,7 @@ log = logging.getLogger("repo_memory")
 DOCS = {
     "rowid": int, "path": str, "kind": str, "rank": int, "name": str, "source": str, "sha256": str, "mtime_ns": int, "size": int,
     "checked_ns": int, "valid": int, "status": str, "origin": str, "winner": int, "flags": str, "anchors": str, "problems": str, "vkey": int,
-    "tags": str, "words": str, "description": str, "body": str,
+    "notes": str, "tags": str, "words": str, "description": str, "body": str,
 }
 RECORDS = {
     "rowid": int, "id": str, "session": str, "seq": int, "ts": str, "kind": str, "actor": str, "harness": str, "tool": str,

@@ -54,6 +54,7 @@ def _row(item: skills.Found, loaded: Loaded, now: int) -> dict[str, Any]:
         "path": item.rel, "kind": item.kind, "rank": item.rank, "name": doc.name, "source": item.source,
         "sha256": doc.sha256, "mtime_ns": loaded.mtime_ns, "size": loaded.size, "checked_ns": now, "valid": int(doc.valid),
         "problems": json.dumps([p.__dict__ for p in doc.problems]) if doc.problems else "",
+        "notes": json.dumps(list(doc.notes)) if doc.notes else "",
         "description": doc.description, "tags": " ".join(doc.tags), "body": doc.body,
         "words": loaded.words,
         "status": doc.status, "origin": doc.origin, "winner": 0, "flags": json.dumps(list(doc.flags)) if doc.flags else "",
@@ -293,7 +294,8 @@ class DocIndex:
         """Everything the index knows of documents apart from bookkeeping times and row ids: equal for equal file trees."""
         with self._db.lock:
             docs = self._db.conn.execute(
-                "SELECT path, kind, rank, name, source, sha256, size, valid, problems, description, tags, body, status, origin, winner, flags "
+                "SELECT path, kind, rank, name, source, sha256, size, valid, problems, notes, description, tags, body, "
+                "status, origin, winner, flags "
                 "FROM docs ORDER BY path"
             ).fetchall()
         return docs

@@ -268,9 +268,7 @@ class RecordIndex:
                         start = prev[3]  # the indexed part is intact: read only what was appended
                 handle.seek(start)
                 data = handle.read()
-            lines = experience.parse_lines(data, base=start)
-            complete = [line for line in lines if not line.torn]
-            indexed_to = (complete[-1].offset + len(complete[-1].raw) + 1) if complete else start
+            records, indexed_to = experience.records_in(data, base=start)  # it may hold millions of lines that are none
             tail = data[max(0, indexed_to - start - 4096) : indexed_to - start] if indexed_to - start >= 4096 or start == 0 else None
             if tail is None:  # the last 4 KiB straddle what we read and what we skipped
                 with open(path, "rb") as handle:
@@ -278,7 +276,7 @@ class RecordIndex:
                     tail = handle.read(indexed_to - max(0, indexed_to - 4096))
             if start == 0:
                 self._forget(rel)
-            count = self.add([line for line in complete if line.record is not None], rel)
+            count = self.add(records, rel)
             self._db.conn.execute("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
                                   (rel, st.st_size, st.st_mtime_ns, time.time_ns(), indexed_to, hashlib.sha256(tail).hexdigest()))
         return count

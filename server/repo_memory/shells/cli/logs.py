@@ -363,6 +363,12 @@ def verify(ctx: click.Context, as_json: bool) -> None:
 @click.command(name="textconv")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 def textconv(path: Path) -> None:
-    """Render an experience log for git (the diff driver `init` registers): time, id, kind, actor, text per record."""
-    rendered = transcript.textconv(experience.parse_lines(path.read_bytes()))
+    """Render an experience log for git (the diff driver `init` registers): time, id, kind, actor, text per record;
+    every other line shown as it is, and a file without records passed through byte for byte."""
+    data = path.read_bytes()
+    rendered = transcript.textconv(data)
+    if rendered is None:  # no log (a `.gitattributes` line may give the driver any file): git shows its real diff
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
     click.echo(visible(rendered), nl=False)  # what `git diff` and `git log -p` show a person

@@ -72,7 +72,8 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
     store.refresh()
     rows = [{"name": r["name"], "status": r["status"] if r["valid"] else "invalid", "path": r["path"],
              "description": r["description"], "shadowed": bool(r["valid"] and not r["winner"]),
-             "quarantined": json.loads(r["flags"] or "[]")} for r in store.skills()]
+             "quarantined": json.loads(r["flags"] or "[]"), "notes": json.loads(r["notes"] or "[]")}
+            for r in store.skills()]
 
     def text() -> None:
         if not rows:
@@ -83,6 +84,8 @@ def skill_list(ctx: click.Context, as_json: bool) -> None:
             flag = " (shadowed)" if r["shadowed"] else ""
             status = "quarantined" if r["quarantined"] and r["status"] != "invalid" else r["status"]  # served by nothing
             say(f"{name:<{width}}  {status:<11} {r['path']}{flag}")
+            for note in r["notes"]:
+                say(f"{'':<{width}}  note: {note}")
         if any(r["quarantined"] for r in rows):
             click.echo("(quarantined: left out of recall and briefings; `repo-memory doctor` says what each holds)")
 
