@@ -29,6 +29,7 @@ from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
 from repo_memory.git.repo import CommitResult, run_at
+from repo_memory.guards.shellwords import quoted
 from repo_memory.guards import disk
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ class Redactor:
                     "kept as it stands (each may hold what the other took out): put back the line git held before the "
                     "merge (`git log -p` of the log), then redact again" if whole else
                     f"they differ by more than [REDACTED] spans (or a blob). Never keep one as it stands (it may hold "
-                    f"what the other took out): `repo-memory log redact {unlike[0]['id']} --all-text` folds them into one "
+                    f"what the other took out): `repo-memory log redact {quoted(str(unlike[0]['id']))} --all-text` folds them into one "
                     "line whose text and data are [REDACTED]")
             raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: {then}. "
                                 "Nothing was changed.")

@@ -22,6 +22,7 @@ from repo_memory.shells.setup import (BY_NAME, GEMINI_HOOKS, SettingsError, _hoo
                                       merge_hooks, on_path)
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
 
+from repo_memory.guards.shellwords import quoted
 FILE = ".gemini/settings.json"
 SERVER = {"command": NAME, "args": ["serve"], "trust": True}  # as `gemini mcp add --trust repo-memory repo-memory serve` writes it
 # BeforeTool runs before the tools that change files or load a skill by themselves, anchored: Gemini searches the
@@ -128,7 +129,7 @@ def _entry(servers: dict[str, Any], path: Path, note: Path, dry_run: bool) -> li
     if not dry_run:
         text = earlier["text"] if earlier else path.read_text(encoding="utf-8")
         disk.write_atomic(note, (json.dumps({"was": yours, "wrote": ours, "text": text}, indent=2) + "\n").encode())
-    ran = shlex.join([str(yours.get("command") or yours.get("httpUrl") or yours.get("url")), *map(str, yours.get("args") or [])])
+    ran = quoted(*[str(yours.get("command") or yours.get("httpUrl") or yours.get("url")), *map(str, yours.get("args") or [])])
     changed = ", ".join(sorted(k for k in OWNED if yours.get(k) != ours.get(k)))
     keeping = ", ".join(k for k in ours if k not in OWNED)
     return [f"{path}: your repo-memory server entry ran `{ran}`: setup set its {changed} to start `repo-memory serve` by "

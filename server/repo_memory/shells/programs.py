@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repo_memory.guards.shellwords import quoted
 from repo_memory.shells.setup import NAME, _our_hooks, harness_of
 
 
@@ -108,7 +109,7 @@ def _unrunnable(program: str, root: Path) -> str:
 def _fix(shown: str, by_path: bool, codex_home: Path, home: Path) -> str:
     if not by_path:
         here = Path(sys.executable).parent / NAME
-        return (f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder to PATH "
+        return (f"Link the command onto your PATH: `ln -s {quoted(str(here))} ~/.local/bin/` (a folder on PATH), or add its folder to PATH "
                 "in your shell profile; if it is a program of your own, install it or correct the entry.")
     if shown == ".codex/config.toml":
         return ("setup writes only ~/.codex/config.toml, and this project's file overrides it: take [mcp_servers.repo-memory] "

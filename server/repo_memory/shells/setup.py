@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.formats import loops
-from repo_memory.guards import disk
+from repo_memory.guards import disk, shellwords
 from repo_memory.shells import attach, hookcalls, personal, settings_text, teamfiles
 from repo_memory.shells.plugin import PLUGIN, plugin_enabled
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
@@ -229,7 +229,7 @@ def _load_json(path: Path) -> dict[str, Any]:
     """The JSON object in `path` ({} when there is no file); SettingsError when it holds anything else."""
     if not path.exists():
         return {}
-    then = "Fix it, or move it away (e.g. `mv {0} {0}.bak`), then run this again; nothing was changed.".format(path)
+    then = f"Fix it, or move it away (e.g. `mv {shellwords.quoted(str(path), f'{path}.bak')}`), then run this again; nothing was changed."
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
     except json.JSONDecodeError as exc:
@@ -254,7 +254,7 @@ NOT_ON_PATH = "note: `repo-memory` is not on your PATH"
 
 def _not_on_path(consequence: str) -> str:
     return (f"{NOT_ON_PATH}, so {consequence}: link it onto PATH, e.g. `mkdir -p ~/.local/bin && ln -s "
-            f"{shlex.quote(attach.command()[0])} ~/.local/bin/` (only the command: all of its folder would put repo-memory's own "
+            f"{shellwords.quoted(attach.command()[0])} ~/.local/bin/` (only the command: all of its folder would put repo-memory's own "
             "python and pip before yours)")
 
 

@@ -18,6 +18,7 @@ from repo_memory.core.session_files import TIPS_DIR
 from repo_memory.git.repo import CommitResult, Git
 from repo_memory.shells.cli import memories
 from repo_memory.shells.cli.base import emit, json_option, megabytes, store_of
+from repo_memory.guards.shellwords import quoted
 
 SHOWN = 10  # sessions an import lists by name
 
@@ -157,7 +158,7 @@ def accept_loss(ctx: click.Context, session: str) -> None:
     for drop in drops:
         dropped.accept(tips, drop)
         click.echo(f"Accepted the loss of {drop.ids()}: verify no longer names them; while the reflog keeps commit "
-                   f"{drop.commit[:12]}, `git checkout {drop.commit[:12]} -- {' '.join(drop.files)}` still brings them back.")
+                   f"{drop.commit[:12]}, `git checkout {drop.commit[:12]} -- {quoted(*drop.files)}` still brings them back.")
 
 
 @log.command(name="import")
