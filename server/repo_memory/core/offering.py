@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core import codex_policy
 from repo_memory.errors import InvalidRecordError, UnsafePathError
-from repo_memory.formats import frontmatter, skills
+from repo_memory.formats import frontmatter, nesting, skills
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
 from repo_memory.guards.shellwords import quoted
@@ -121,7 +121,7 @@ def folders(root: Path, source: str) -> list[Path]:
 
 def _json(text: str) -> object:
     try:
-        return json.loads(text)
+        return nesting.loads(text)
     except ValueError:  # a mark someone edited: the key goes, as when there was none
         return None
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -24,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from repo_memory.core import versions
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
-from repo_memory.formats import experience, redacted, tool_output
+from repo_memory.formats import experience, nesting, redacted, tool_output
 from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
 from repo_memory.git.repo import CommitResult, run_at
-from repo_memory.guards.shellwords import quoted
 from repo_memory.guards import disk
+from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
     from repo_memory.core.journal import Journal
@@ -242,7 +241,7 @@ class Redactor:
         blob = record.get("blob")
         data = self._journal.blob(blob["sha256"])[0] if blob else b""
         if blob and data:  # an emptied blob (_empty) holds nothing to redact
-            content = json.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
+            content = nesting.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
             replaced, n = redacted.replace(content, strings)
             if n:
                 encoded = experience.canonical({"data": replaced}) if blob["field"] == "data" else replaced.encode("utf-8")

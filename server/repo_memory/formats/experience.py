@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from repo_memory.formats import nesting
 from repo_memory.formats.schema import validate
 
 EXPERIENCE_DIR = ".agents/experience"
@@ -140,7 +141,9 @@ def parse_line(raw: bytes, offset: int, torn: bool = False, check: bool = True) 
     if torn:
         return Line(offset, raw, None, TORN, torn=True)
     try:
-        record = json.loads(raw)
+        record = nesting.loads(raw)
+    except nesting.TooDeep as exc:  # any depth: the line is invalid, never a crash of its reader
+        return Line(offset, raw, None, f"JSON {exc}")
     except (ValueError, UnicodeDecodeError) as exc:
         return Line(offset, raw, None, f"not JSON: {exc}")
     if not isinstance(record, dict):

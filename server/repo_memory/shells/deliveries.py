@@ -16,7 +16,7 @@ from typing import Any
 
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidRecordError, NotFoundError
-from repo_memory.formats import refs
+from repo_memory.formats import nesting, refs
 from repo_memory.git.pending import SESSIONS_DIR, alive
 from repo_memory.shells import hookcalls, pretool
 from repo_memory.guards.shellwords import quoted
@@ -112,7 +112,7 @@ def undelivered(transcript: Path, session: str, deadline: float) -> Readback:
                 back.cut = True
                 break
             try:
-                _read(json.loads(raw), session, calls, back)
+                _read(nesting.loads(raw), session, calls, back)
             except (ValueError, TypeError, AttributeError, KeyError):
                 back.unreadable += 1  # a line cut short, or of a shape this version of repo-memory does not know
     return back

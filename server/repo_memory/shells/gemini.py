@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import Config
+from repo_memory.formats import nesting
 from repo_memory.guards import disk
 from repo_memory.shells import gemini_trust
 from repo_memory.shells.setup import (BY_NAME, GEMINI_HOOKS, SettingsError, _hooks_in, _load_json, _not_on_path, _write_json,
                                       merge_hooks, on_path)
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
-
 from repo_memory.guards.shellwords import quoted
+
 FILE = ".gemini/settings.json"
 SERVER = {"command": NAME, "args": ["serve"], "trust": True}  # as `gemini mcp add --trust repo-memory repo-memory serve` writes it
 # BeforeTool runs before the tools that change files or load a skill by themselves, anchored: Gemini searches the
@@ -51,7 +52,7 @@ def load(path: Path) -> tuple[dict[str, Any], bool]:
         text = path.read_text(encoding="utf-8", errors="replace")
         bare = COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
         try:
-            data = json.loads(bare or "{}")
+            data = nesting.loads(bare or "{}")
         except ValueError:
             data = None
         if not isinstance(data, dict) or bare == text:
