@@ -64,7 +64,7 @@ def find(text: str) -> list[Marker]:
         elif 0xE0100 <= code <= 0xE01EF and not (i and _ideograph(text[i - 1])):
             found.append(Marker("variation-selector", i))  # an ideographic variant selector after no ideograph
         if len(found) >= 20:
-            return found
+            break  # enough of these: the kinds after it are still named
     for m in _ZERO_WIDTH_RUN.finditer(text):  # inside a word; one joiner next to a non-ASCII letter is spelling
         if not (len(m.group()) == 1 and m.group() in JOINERS and not (text[m.start() - 1].isascii() and text[m.end()].isascii())):
             found.append(Marker("zero-width-inside-word", m.start()))
@@ -72,4 +72,12 @@ def find(text: str) -> list[Marker]:
     folded = text if text.isascii() else unicodedata.normalize("NFKC", text)
     found += [Marker("chat-template-token", m.start()) for m in TEMPLATE.finditer(folded)][:5]
     return found
+
+
+def shown(text: str) -> str:
+    """`text` with every invisible character of the kinds markers are made of, and the first character of every
+    chat-template token, written as `<U+XXXX>`: a quarantined text read back shows its markers and carries none. (A
+    token only NFKC folding makes, in full-width letters, is left as written: visible, and flagged by `find`.)"""
+    text = TEMPLATE.sub(lambda m: f"<U+{ord(m.group()[0]):04X}>{m.group()[1:]}", text)
+    return _SUSPECT.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
 
