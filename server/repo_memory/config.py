@@ -13,6 +13,7 @@ from typing import Any
 
 from repo_memory.git import repo as gitrepo
 from repo_memory.errors import ConfigError, Problem
+from repo_memory.formats import nesting
 from repo_memory.formats.schema import schema, validate
 from repo_memory.guards import authorship
 
@@ -162,11 +163,9 @@ def _fallback(top: Path, env: Mapping[str, str]) -> dict[str, Any]:
 def _read_file(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
-    import tomllib  # ~35 ms to import; most repositories have no config file
-
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        return nesting.toml(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # TOMLDecodeError, UnicodeDecodeError, TooDeep
         raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}. Fix the file or delete it to use defaults.") from exc
 
 
@@ -175,11 +174,9 @@ def _committed(top: Path) -> dict[str, Any]:
     data = gitrepo.run_at(top, "show", f"HEAD:{CONFIG_FILE}")
     if data is None:
         return {}
-    import tomllib
-
     try:
-        return tomllib.loads(data.decode("utf-8", errors="replace"))
-    except tomllib.TOMLDecodeError:
+        return nesting.toml(data.decode("utf-8", errors="replace"))
+    except ValueError:  # TOMLDecodeError, TooDeep
         return {}
 
 

@@ -20,6 +20,7 @@ from repo_memory.errors import NotFoundError, UnsafePathError
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF, CUT, Committed
 from repo_memory.guards import disk
+from repo_memory.guards.shellwords import quoted
 
 
 SHOWN = 5  # lines that hold no record named per log, each worded in full; the rest are counted
@@ -87,7 +88,7 @@ def verify(root: Path, journal: Journal, committed: Committed, provenance: Prove
                     said = "does not match its hash" if stored else EMPTIED
                     breaks.append((record["id"], f"blob {blob['sha256']} {said}"))
         if whole >= 0 and _redacted_only(rewritten, breaks[whole + 1:]):  # never `git checkout HEAD`: the secret is back
-            breaks[whole] = (rel, f"{SAID}this clone, not committed yet: commit {rel} (`git add {rel} && git commit`); a "
+            breaks[whole] = (rel, f"{SAID}this clone, not committed yet: commit {rel} (`git add {quoted(rel)} && git commit`); a "
                                   "`git checkout` of it would bring back what was taken out")
     if only is None:  # records this clone wrote that no branch holds: each log above verifies without them
         breaks += [(drop.ids(), drop.said()) for drop in dropped(root, journal.tips, committed.git, journal.held)]
@@ -116,7 +117,7 @@ def _versions(record: dict[str, object], line: experience.Line, rel: str, lines_
     if known and line.raw not in (raw for _, raw in known):
         breaks.append((key[0], f"{VERSIONS} ({known[0][0]} and {where}): a union merge keeps both lines of a record that "
                                "clones redacted differently, each holding what the other took out; run `repo-memory log "
-                               f"redact {key[0]}` (yourself: it is a person's command), which folds them into one line "
+                               f"redact {quoted(key[0])}` (yourself: it is a person's command), which folds them into one line "
                                "redacting what each redacts, and refuses lines differing by more than redactions"))
     known.append((where, line.raw))
 
@@ -124,7 +125,9 @@ def _versions(record: dict[str, object], line: experience.Line, rel: str, lines_
 def _restore(rel: str, rewritten: str, committed: Committed) -> str:
     """What verify says of log `rel` whose bytes depart from HEAD's as `rewritten` says, with the way back."""
     if rewritten == CRLF:
-        again = f"`git add {rel} && rm {rel} && git checkout -- {rel}`: git writes it again as it holds it, records not committed yet kept"
+        word = quoted(rel)
+        again = (f"`git add {word} && rm {word} && git checkout -- {word}`: git writes it again as it holds it, records "
+                 "not committed yet kept")
         if over := layout.overridden(committed.git.root, committed.git.git_dir, [rel]):
             return f"{rewritten}; {over[0].said()}; {over[0].fix()}, then {again}"
         if committed.git.run("check-attr", "eol", "--", rel, check=False).stdout.strip().endswith(": lf"):
@@ -133,7 +136,7 @@ def _restore(rel: str, rewritten: str, committed: Committed) -> str:
                 f"(it adds the rule), then {again}")
     lost = ("nothing of it is lost: git holds every byte of it" if rewritten.startswith(CUT) else
             "records written since the last commit are then lost: copy them first")
-    return f"{rewritten}; restore it with `git checkout HEAD -- {rel}` ({lost})"
+    return f"{rewritten}; restore it with `git checkout HEAD -- {quoted(rel)}` ({lost})"
 
 
 def _before(root: Path, path: Path, journal: Journal, committed: Committed, breaks: list[tuple[str, str]]) -> str:

@@ -15,6 +15,7 @@ from repo_memory.core.versions import SAID as VERSIONS
 from repo_memory.formats import experience
 from repo_memory.git.committed import CRLF
 from repo_memory.guards import torn
+from repo_memory.guards.shellwords import quoted
 
 HELD_NOT = ", which git does not hold yet"  # a line only the working tree has
 COMMITTED = ", as a commit holds it"  # the break itself is committed: git keeps nothing older to restore it from
@@ -31,12 +32,12 @@ def account(problem: str, rel: str, number: int, raw: bytes, hash_ok: bool, held
     bytes differ (a checkout restores those)."""
     where = f"line {number} of {rel}"
     if hash_ok and changed:  # the record before it may be one of the committed ones changed
-        logs = " ".join(changed)
-        return f"{problem}: {where}, after committed records were changed; restore them with `git checkout HEAD -- {logs}`"
+        return (f"{problem}: {where}, after committed records were changed; restore them with "
+                f"`git checkout HEAD -- {quoted(*changed)}`")
     if held is not None and held != raw:
-        return f"{problem}: {where}, which differs from the line git holds there; restore it with `git checkout HEAD -- {rel}`"
+        return f"{problem}: {where}, which differs from the line git holds there; restore it with `git checkout HEAD -- {quoted(rel)}`"
     if held is not None:
-        return f"{problem}: {where}{COMMITTED} (`git log -p -- {rel}` shows which)"
+        return f"{problem}: {where}{COMMITTED} (`git log -p -- {quoted(rel)}` shows which)"
     return f"{problem}: {where}{HELD_NOT}" if not hash_ok else f"{problem}: {where}{NEVER_HELD}"
 
 
@@ -44,14 +45,14 @@ def missing(before: str) -> str:
     """What verify says of the first record of a session's `+n` file when the file before it, `before`, is gone from
     the working tree but not from HEAD: a deletion not committed, undone by a checkout, not a break a commit keeps."""
     return (f"its prev hash does not match the record before it, the last of the session's file before this one: "
-            f"{before}{MISSING} (deleted, or `git rm` not committed): restore it with `git checkout HEAD -- {before}`; "
+            f"{before}{MISSING} (deleted, or `git rm` not committed): restore it with `git checkout HEAD -- {quoted(before)}`; "
             "or, to end the session, delete its other files too and commit the deletion")
 
 
 def deleted(before: str, commit: str) -> str:
     """The note verify gives a session's `+n` file whose file before it, `before`, a commit of HEAD's history deleted."""
     return (f"{DELETED}{before} was deleted by commit {commit} (`git show --stat {commit}`), and this file's first record "
-            f"links to its last; `git checkout {commit}^ -- {before}` brings it back")
+            f"links to its last; `git checkout {commit}^ -- {quoted(before)}` brings it back")
 
 
 def note(what: str) -> bool:
@@ -73,9 +74,9 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
         return "info", "A person redacted it (`repo-memory log redact`); older commits hold what it said until history is rewritten."
     if what.startswith(VERSIONS):
         rid = where
-        return "error", (f"Run `repo-memory log redact {rid}` in a terminal: it folds the lines into one redacting what each "
+        return "error", (f"Run `repo-memory log redact {quoted(rid)}` in a terminal: it folds the lines into one redacting what each "
                          "redacts and commits it. If it refuses, the lines differ by more than redactions: never keep one "
-                         f"as it stands (it may hold what the other took out); `repo-memory log redact {rid} --all-text` "
+                         f"as it stands (it may hold what the other took out); `repo-memory log redact {quoted(rid)} --all-text` "
                          "folds them into one line whose text and data are [REDACTED].")
     if what.startswith(DELETED):
         return "warning", ("Nothing is broken: a commit deleted the session's first records. If that was a mistake, run the "
@@ -98,7 +99,7 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
     if "git checkout HEAD" in what:
         return "error", "Run that `git checkout`; `repo-memory verify` lists every break."
     if EMPTIED in what:  # on purpose: it held a secret, and no checkout brings it back
-        return "error", (f"Run `repo-memory log redact {where} --all-text` in a terminal: the record stops citing the "
+        return "error", (f"Run `repo-memory log redact {quoted(where)} --all-text` in a terminal: the record stops citing the "
                          "blob, and its own text (a preview of the blob's) is redacted too, as it may hold the secret.")
     if "blob" in what.lower():
         return "error", (f"Bring it back with `git checkout HEAD -- {experience.BLOB_DIR}/` or a pull; a blob git never held "
@@ -109,23 +110,23 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                            ("this line is", "it", "it stays"))
         return "error", (f"repo-memory does not commit {rel} while {this} there: a hand edit, or a record an older "
                          f"repo-memory cut short and then ended with its next append. If git holds {it} (`git log -p "
-                         f"-- {rel}`) {stays}; if not (`git status -uall -- {rel}`), delete {it}. `repo-memory verify` "
+                         f"-- {quoted(rel)}`) {stays}; if not (`git status -uall -- {quoted(rel)}`), delete {it}. `repo-memory verify` "
                          "lists every break.")
     session = where.rpartition("#")[0]
     if what.endswith(HELD_NOT):  # an edit of a line no commit holds: no `git diff` or `git checkout` reaches it
         rel = what.rpartition(" of ")[2].removesuffix(HELD_NOT)
         return "error", (f"Nothing of {rel} is committed (nor later records of its session) while this line differs from "
                          "what repo-memory wrote; git has no copy of it. Put it back as it was (`repo-memory verify` passes "
-                         f"then) and log the correction: `repo-memory log add TEXT -s {session} -r {where}`. Or keep the edit: "
-                         f"`git add {rel} && git commit` (verify keeps naming it; the session goes on).")
+                         f"then) and log the correction: `repo-memory log add TEXT -s {quoted(session)} -r {quoted(where)}`. Or keep the "
+                         f"edit: `git add {quoted(rel)} && git commit` (verify keeps naming it; the session goes on).")
     if COMMITTED in what:
         return "error", ("Logs are append-only and a commit holds this break, so it stays and verify keeps naming it; the "
                          "commit (`git log -p`) shows what the record said if git ever held it as written. Say what it should "
-                         f"read as a record of your own: `repo-memory log add TEXT -s {session} -r {where}`.")
+                         f"read as a record of your own: `repo-memory log add TEXT -s {quoted(session)} -r {quoted(where)}`.")
     if what.endswith(NEVER_HELD):
         return "error", ("Put it back if you kept a copy of it (`repo-memory verify` passes then). Otherwise the gap stays: "
                          "the log is committed as it is and verify keeps naming this break; say what the lost record held "
-                         f"as a record of your own: `repo-memory log add TEXT -s {session}`.")
+                         f"as a record of your own: `repo-memory log add TEXT -s {quoted(session)}`.")
     return "error", ("Logs are append-only: something other than repo-memory changed this record. `git log -p` of its log "
                      "shows whether a commit did; a change git does not hold yet can only be taken out by hand (`git diff`). "
                      "`repo-memory verify` lists every break.")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from repo_memory.core import runlock
 from repo_memory.core.utility import Utility
 from repo_memory.formats import when
+from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
     from repo_memory.code.staleness import Stale
@@ -53,7 +54,7 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
     moving, quiet = live
     for run in moving:
         cut = (f"; its check was cut off at {when.shown(run['cut_off'])} before it decided (the process running it was "
-               f"stopped): loop_step checks again, or a person ends it with `repo-memory loop abort {run['run']}`"
+               f"stopped): loop_step checks again, or a person ends it with `repo-memory loop abort {quoted(str(run['run']))}`"
                ) if run.get("cut_off") else ""
         lines.append(f"- live loop run {run['run']} ({run['loop']}, {runlock.progress(run)}): loop_status / loop_step{cut}")
     if quiet:

@@ -25,6 +25,7 @@ from repo_memory.core import skill_files
 from repo_memory.errors import InvalidRecordError, NotFoundError, RepoMemoryError, UnsafePathError
 from repo_memory.formats import frontmatter, skills
 from repo_memory.guards import disk, markers, paths, secretscan
+from repo_memory.guards.shellwords import quoted
 
 MAX_FILES = 512  # the extension's limits per skill: hosts must accept up to these, servers should not serve beyond
 MAX_BYTES = 16 * 1024 * 1024
@@ -148,7 +149,7 @@ def _unpublished(name: str, status: str, flags: Any, problems: Any) -> str:
     if problems:
         return f"its SKILL.md is invalid ({str(problems)[:300]}); `repo-memory doctor` says what to fix"
     if status == "draft":
-        return f"it is a draft awaiting review; a person accepts it with `repo-memory accept {name}`"
+        return f"it is a draft awaiting review; a person accepts it with `repo-memory accept {quoted(name)}`"
     if status != "active":
         return f"its status is {status}; only active skills are served"
     return ""

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from repo_memory.errors import InvalidRecordError
-from repo_memory.formats import edits, frontmatter
+from repo_memory.formats import edits, frontmatter, nesting
 from repo_memory.guards import disk
 
 FILE, ASIDE, FOLDER, FOLDER_ASIDE = "agents/openai.yaml", "agents/openai.yaml.held", "agents", "agents.held"
@@ -99,7 +99,7 @@ def release(folder: Path) -> list[str]:
         marks = [line.lstrip() for line in lines if line.lstrip().startswith(MARK)]  # every copy of it goes
         was, rest = marks[0].removeprefix(MARK), "\n".join(line for line in lines if not line.lstrip().startswith(MARK))
         try:
-            value = json.loads(was)
+            value = nesting.loads(was)
         except ValueError:  # "unset", or a mark someone edited: the key goes, as when there was none
             _write(path, edits.drop_field(rest, KEY), crlf)
         else:

@@ -19,11 +19,12 @@ from repo_memory.core.native_memory import Homes
 from repo_memory.core.store import Store
 from repo_memory.errors import UnsafePathError
 from repo_memory.formats import experience, loops, skills, when
-from repo_memory.git import sparse, textconv_cache
+from repo_memory.git import sparse, status, textconv_cache
 from repo_memory.git.deferral import FINISH, held_up, left, next_step, why
 from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.git.repo import Git
 from repo_memory.guards import authorship, disk, torn
+from repo_memory.guards.shellwords import quoted
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
     findings = _index_damage(store) + _setup(store) + drift
     for row in store.documents():
         if not row["valid"] and row["kind"] == "loop":
-            findings.append(Finding("error", row["path"], "the loop spec is invalid", f"Run `repo-memory loop lint {row['name']}` "
+            findings.append(Finding("error", row["path"], "the loop spec is invalid", f"Run `repo-memory loop lint {quoted(row['name'])}` "
                                     "to see every problem with its line."))
             continue
         if row["kind"] != "skill":
@@ -133,7 +134,7 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
                                     "`status: deprecated` under metadata so it leaves default recall."))
     for name, count in rewrites.churning(store.config.state_dir):
         findings.append(Finding("warning", f"skill:{name}", f"an agent rewrote it {count} times within 10 minutes (churning, not "
-                                "converging)", f"Read `git log -p .agents/skills/{name}` and settle the procedure by hand; "
+                                "converging)", f"Read `git log -p {quoted(f'.agents/skills/{name}')}` and settle the procedure by hand; "
                                 "a skill that keeps changing is not yet a procedure."))
     for record_id, flags in store.flagged():
         findings.append(Finding("warning", record_id, f"quarantined record: {'; '.join(json.loads(flags))}",
@@ -184,7 +185,7 @@ def set_aside_torn(store: Store) -> dict[str, str]:
                 held = [git.entry(commit, rel) for commit in {git.head(), git.memory_head()} if commit]
                 keep = max((entry[1] for entry in held if entry), default=0)
                 if size < keep:  # no append made it shorter than git holds it: it was cut short by hand (verify says so)
-                    unmoved[rel] = f"git holds more of it than the working tree (a commit holds the whole line): `git checkout HEAD -- {rel}`"
+                    unmoved[rel] = f"git holds more of it than the working tree (a commit holds the whole line): `git checkout HEAD -- {quoted(rel)}`"
                     continue
                 try:
                     if torn.set_aside(fd, path, store.config.clone_dir, keep=keep) is None:
@@ -255,7 +256,7 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            "Nothing to do: the index entry was put back when repo-memory started. `git status` is clean for it."))
     for path in health.at_risk:
         out.append(Finding("error", path, "staged for deletion although it is in HEAD and on disk: your next `git commit` would "
-                           "delete this memory", f"Run `repo-memory doctor --fix` (or `git reset -q HEAD -- {path}`)."))
+                           "delete this memory", f"Run `repo-memory doctor --fix` (or `git reset -q HEAD -- {quoted(path)}`)."))
     if health.held:
         out.append(Finding("warning", _folders(health.held), f"{len(health.held)} memory path(s) written are held back from "
                            f"commits: {_listed(health.held)}", "; ".join(dict.fromkeys(health.why.values())) + "."))
@@ -278,10 +279,10 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
                            "meant to delete them, `git rm` them and commit."))
     finish = FINISH.get(health.underway, "`git commit`")
     for path, code in health.conflicted:  # `git restore` and `git commit` refuse an unmerged path: it is settled first
-        words, settle = UNMERGED[code]
+        words, settle = status.unmerged(code, path)
         underway = health.underway or "a merge"
         out.append(Finding("error", path, f"unresolved merge conflict ({words}): {underway} left it unmerged",
-                           f"{settle.format(path=path)}, then finish the {underway.removeprefix('a ')} with {finish}."))
+                           f"{settle}, then finish the {underway.removeprefix('a ')} with {finish}."))
     # copies `sync` remakes at will, and the temporary file of a write (swept once it is a minute old) are not memory
     uncommitted = [p for p in health.uncommitted if not mirror.generated(store.root, p) and not disk.is_temp(p) and p not in broken]
     noted = left(store.config.state_dir) if store.config.commit != "off" else set(uncommitted)  # off: nothing is committed
@@ -295,7 +296,7 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
         cite = f", with the {len(blobs)} blob(s) their records cite" if blobs else ""
         out.append(Finding("warning", _folders(own), f"{len(own)} experience log(s) repo-memory wrote on this clone were never "
                            f"committed (the note that they await a commit was lost, e.g. with .git/repo-memory/): {_listed(own)}"
-                           f"{cite}", f"`repo-memory doctor --fix` commits them (or `git add {' '.join(own + blobs)} && git commit`)."))
+                           f"{cite}", f"`repo-memory doctor --fix` commits them (or `git add {quoted(*own, *blobs)} && git commit`)."))
         uncommitted = [p for p in uncommitted if p not in own and p not in blobs]
     if uncommitted:
         folders = _folders(uncommitted)
@@ -306,22 +307,14 @@ def _git(store: Store, broken: Collection[str] = ()) -> list[Finding]:
     return out
 
 
-# git status's words for each unmerged code, and how the path is settled before the operation can go on
-KEEP, EDIT = ("Keep it with `git add {path}`, drop it with `git rm {path}`",
-              "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}`")
-UNMERGED = {"UD": ("deleted by them", KEEP), "DU": ("deleted by us", KEEP), "AU": ("added by us", KEEP),
-            "UA": ("added by them", KEEP), "DD": ("both deleted", "Drop it with `git rm {path}`"),
-            "UU": ("both modified", EDIT), "AA": ("both added", EDIT)}
-
-
 def _listed(paths: list[str], shown: int = 5) -> str:
     return ", ".join(paths[:shown]) + (f" and {len(paths) - shown} more" if len(paths) > shown else "")
 
 
 def _folders(paths: list[str]) -> str:
-    """The memory folders holding `paths`, for one git command (.agents holds .agents/skills: named once)."""
+    """The memory folders holding `paths`, as the words of one git command (.agents holds .agents/skills: named once)."""
     tops = sorted({p.split("/skills/")[0] + "/skills" if "/skills/" in p else p.split("/")[0] for p in paths})
-    return " ".join(t for t in tops if not any(t.startswith(f"{o}/") for o in tops))
+    return quoted(*(t for t in tops if not any(t.startswith(f"{o}/") for o in tops)))
 
 
 def _setup(store: Store) -> list[Finding]:
@@ -389,11 +382,12 @@ def _fix_for(message: str, path: str) -> str:
     if "binary" in message:
         return f"Remove {path} or replace it with a markdown SKILL.md."
     if "SKILL.md is a link" in message:  # the file is the link, not its folder
-        return f"Replace the link with a real SKILL.md file (`cp --remove-destination \"$(readlink -f {path})\" {path}`), then review it."
+        return (f"Replace the link with a real SKILL.md file (`cp --remove-destination \"$(readlink -f {quoted(path)})\" "
+                f"{quoted(path)}`), then review it.")
     if "link" in message:
         return "Replace the link with a real folder inside the repository."
     if "merge conflict" in message:  # the merge is what it needs, not the schema: its step is the conflict's finding
-        return f"Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {path}` and finish the merge."
+        return f"Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {quoted(path)}` and finish the merge."
     # An invalid skill is not served, so `skill show` cannot read it: doctor is what checks it again
     return (f"Edit {path} to fix it (the message names the field and line); `repo-memory doctor` checks it again. Every field "
             f"is described in {SKILL_SCHEMA}.")

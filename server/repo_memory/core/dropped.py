@@ -24,6 +24,7 @@ from pathlib import Path
 from repo_memory.core.session_files import Tip, begun, number, segment
 from repo_memory.formats.experience import EXPERIENCE_DIR, parse_lines
 from repo_memory.git.repo import Git
+from repo_memory.guards.shellwords import quoted
 
 SAID = "records this clone wrote and committed are in no branch now"  # verify's words; doctor keys its fix on them
 UNMERGED = "records this clone wrote and committed are only on a branch deleted before it was merged"  # a note
@@ -56,13 +57,13 @@ class Drop:
     def said(self) -> str:
         if self.branch:
             return (f"{UNMERGED}: `{self.branch}`, whose last commit {self.tip[:12]} only the reflog reaches now; "
-                    f"`git branch {self.branch} {self.tip[:12]}` brings the branch back (merge it to keep them), or, if it "
-                    f"was meant to go, `repo-memory log accept-loss {self.session}` stops this note")
-        files = " ".join(self.files)
+                    f"`git branch {quoted(self.branch)} {self.tip[:12]}` brings the branch back (merge it to keep them), or, "
+                    f"if it was meant to go, `repo-memory log accept-loss {quoted(self.session)}` stops this note")
+        files = quoted(*self.files)
         return (f"{SAID}: commit {self.commit[:12]} held them last and only the reflog reaches it ({self.cause}); bring "
-                f"them back with `git checkout {self.commit[:12]} -- {files}` and commit them (`git commit -m 'memory: "
-                f"restore {self.session}' -- {files}`), or, if they were dropped on purpose, accept it with "
-                f"`repo-memory log accept-loss {self.session}`")
+                f"them back with `git checkout {self.commit[:12]} -- {files}` and commit them (`git commit -m "
+                f"{quoted(f'memory: restore {self.session}')} -- {files}`), or, if they were dropped on purpose, accept it with "
+                f"`repo-memory log accept-loss {quoted(self.session)}`")
 
 
 def dropped(root: Path, tips: Path | None, git: Git, held: Callable[[str], bool] | None = None,

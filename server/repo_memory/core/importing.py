@@ -19,7 +19,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import graphlib
-import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -32,7 +31,7 @@ from repo_memory.core.journal import Moved
 from repo_memory.core.renumbering import Renumbering, Shift
 from repo_memory.code.anchors import canonical
 from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
-from repo_memory.formats import harness_logs
+from repo_memory.formats import harness_logs, nesting
 from repo_memory.formats.experience import HARD_CAP, Entry, Line
 from repo_memory.formats.harness_logs import CLAUDE, RECORDS, Item
 
@@ -358,7 +357,7 @@ class Importer:
             found.add(data["source_id"])
         elif record.get("blob", {}).get("field") == "data":  # data too large to inline went to a blob, its key with it
             content = self._memory.read(record["id"]).records[0].content or "{}"
-            inner = json.loads(content).get("data")
+            inner = nesting.loads(content).get("data")
             if isinstance(inner, dict) and isinstance(inner.get("source_id"), str):
                 found.add(inner["source_id"])
         return found

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, Problem, UnsafePathError
-from repo_memory.formats import refs, when
+from repo_memory.formats import nesting, refs, when
 from repo_memory.formats.experience import (
     BLOB_DIR, EXPERIENCE_DIR, HARD_CAP, INLINE_MAX, KINDS, PERSON_KINDS, PREVIEW_CHARS, Entry, Line, canonical, chosen, now,
     parse_lines, scrub, seal,
@@ -283,6 +283,9 @@ class Journal:
             return tip.read()
 
     def _prepare(self, entry: Entry) -> dict[str, Any]:
+        for name in ("data", "source", "anchors"):  # before scrub walks them: readers refuse a line nested deeper
+            if nesting.deeper(getattr(entry, name), nesting.DEPTH - 1):  # the record around it is a level more
+                raise InvalidRecordError("record", [Problem(f"{name} is {nesting.SAID}: flatten it", field=name)])
         entry = replace(entry, text=scrub(entry.text), data=scrub(entry.data), refs=scrub(entry.refs), source=scrub(entry.source))
         if entry.kind not in (*KINDS, *PERSON_KINDS) and not re.match(r"^loop\.[a-z_]+$", entry.kind):
             raise InvalidRecordError("record", [Problem(f"kind '{entry.kind}' is not one of {', '.join(KINDS)} (or loop.*)", field="kind")])

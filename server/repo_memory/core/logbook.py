@@ -18,7 +18,7 @@ from repo_memory.core import audit
 from repo_memory.core.journal import Journal, Moved
 from repo_memory.core.provenance import Provenance
 from repo_memory.core.redaction import redact_entries
-from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, record_cursor, verified_view
+from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, paged, quarantined, record_cursor, verified_view
 from repo_memory.core.session_files import logged, removal
 from repo_memory.core.skillbook import Skillbook
 from repo_memory.core.utility import FEEDBACK
@@ -242,7 +242,7 @@ class Logbook:
                     if outside:  # its hash and chain may verify: anyone can recompute those
                         recorded = f"{outside}; it claims: {recorded}"
                         view = dataclasses.replace(view, verified=False, problem=view.problem or outside)
-                    view = dataclasses.replace(view, committed=done, recorded=recorded)
+                    view = quarantined(dataclasses.replace(view, committed=done, recorded=recorded))
                 yield seq, view
 
         page, next_cursor = paged(views(), char, located[-1][3])

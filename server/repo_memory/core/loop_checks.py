@@ -9,6 +9,7 @@ from repo_memory.core.native_checks import Notice
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import loops
+from repo_memory.guards.shellwords import quoted
 
 
 def notices(store: Store) -> list[Notice]:
@@ -22,8 +23,8 @@ def _unmarked_acceptances(store: Store) -> list[Notice]:
     acceptances = Acceptances(store.config.clone_dir, store.config.state_dir, store.key)
     return [Notice("warning", f"{loops.LOOPS_DIR}/{name}.md", "the loop is not accepted on this clone: its acceptance carries "
                    "no mark of this clone (made by a version before acceptances were marked, or by another clone), so its "
-                   "runs are refused", f"Read it (`repo-memory loop show {name}`); if its commands are what you want run here, "
-                   f"accept it again: `repo-memory loop accept {name} --sha SHA`.")
+                   "runs are refused", f"Read it (`repo-memory loop show {quoted(name)}`); if its commands are what you want run here, "
+                   f"accept it again: `repo-memory loop accept {quoted(name)} --sha SHA`.")
             for name in acceptances.unmarked() if name in names]
 
 
@@ -33,6 +34,6 @@ def _long_ladders(store: Store) -> list[Notice]:
     for name in store.loop_names():
         with contextlib.suppress(RepoMemoryError):  # an invalid spec is reported as such
             if why := loops.outlasts_stop(store.loop_spec(name)):
-                out.append(Notice("warning", f"{loops.LOOPS_DIR}/{name}.md", why, f"Drive it with `repo-memory loop run {name}`, "
+                out.append(Notice("warning", f"{loops.LOOPS_DIR}/{name}.md", why, f"Drive it with `repo-memory loop run {quoted(name)}`, "
                                   "or lower its steps' timeouts."))
     return out

@@ -17,7 +17,7 @@ from repo_memory.core import offering, skill_files
 from repo_memory.errors import UnsafePathError
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
-from repo_memory.formats import skills
+from repo_memory.formats import nesting, skills
 from repo_memory.git import clone
 from repo_memory.config import SKILLS_DIR
 
@@ -63,7 +63,7 @@ def _copied(copy: Path, key: str = "sha256") -> str | None:
     """The digest of what `mirror` wrote in `copy` (`key` skill_sha256: of its SKILL.md alone), as its marker keeps it
     (None when the marker says none)."""
     try:
-        found = json.loads((copy / skills.MIRROR_MARKER).read_text(encoding="utf-8")).get(key)
+        found = nesting.loads((copy / skills.MIRROR_MARKER).read_text(encoding="utf-8")).get(key)
     except (OSError, ValueError, AttributeError):
         return None
     return found if isinstance(found, str) else None

@@ -11,6 +11,7 @@ from repo_memory.config import SKILLS_DIR
 from repo_memory.core.mirror import TARGET, MirrorReport, _chosen, _copied, _digest, _worth, edited, in_use
 from repo_memory.formats import skills
 from repo_memory.git.repo import Git
+from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
     from repo_memory.core.store import Store
@@ -61,11 +62,11 @@ def tracked(root: Path, git_dir: Path, target: str = TARGET) -> tuple[str, str] 
     them, and each sync after a skill change leaves them modified (no ignore rule hides a tracked file). Untracking them
     is a commit teammates' clones follow (their next pull deletes the files), so it is the person's to make, not ours."""
     listed = Git(root, git_dir).run("ls-files", "-z", "--", target, check=False).stdout.split("\0") if (root / target).is_dir() else []
-    folders = " ".join(sorted(rel.rsplit("/", 1)[0] for rel in listed  # a copy's marker, right in its folder
-                              if rel.endswith(f"/{skills.MIRROR_MARKER}") and rel.count("/") == target.count("/") + 2))
-    one = " " not in folders
-    return (f"git tracks the generated cop{'y' if one else 'ies'} {folders} (committed before repo-memory made git ignore "
-            f"{'it' if one else 'them'}), so each sync after a change of {'its' if one else 'their'} skill leaves "
-            f"{'it' if one else 'them'} modified", f"`git rm -r --cached {folders}`, then commit: the files stay "
+    folders = sorted(rel.rsplit("/", 1)[0] for rel in listed  # a copy's marker, right in its folder
+                     if rel.endswith(f"/{skills.MIRROR_MARKER}") and rel.count("/") == target.count("/") + 2)
+    one = len(folders) == 1
+    return (f"git tracks the generated cop{'y' if one else 'ies'} {' '.join(folders)} (committed before repo-memory made git "
+            f"ignore {'it' if one else 'them'}), so each sync after a change of {'its' if one else 'their'} skill leaves "
+            f"{'it' if one else 'them'} modified", f"`git rm -r --cached {quoted(*folders)}`, then commit: the files stay "
             "here, ignored from then on; teammates' clones drop them at their next pull, and their own sync copies them again."
             ) if folders else None

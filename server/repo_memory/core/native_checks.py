@@ -12,7 +12,6 @@ Claude Code's auto memory is on by default, so it is reported once it has writte
 from __future__ import annotations
 
 import json
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from repo_memory.core import native_memory as native
 from repo_memory.core.importing import Memory
 from repo_memory.core.native_memory import CLAUDE, CODEX, Homes
+from repo_memory.formats import nesting
 from repo_memory.formats.native_memory import table
 
 OFF = ("1", "true", "yes", "on")  # values of CLAUDE_CODE_DISABLE_AUTO_MEMORY that turn auto memory off
@@ -136,6 +136,6 @@ def _attached_to_codex(root: Path, homes: Homes, config: dict[str, Any]) -> bool
 
 def _toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        return nesting.toml(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # TOMLDecodeError, TooDeep
         return {}

@@ -18,9 +18,10 @@ from typing import Any, NamedTuple
 from repo_memory.config import SKILLS_DIR
 from repo_memory.core import codex_policy
 from repo_memory.errors import InvalidRecordError, UnsafePathError
-from repo_memory.formats import frontmatter, skills
+from repo_memory.formats import frontmatter, nesting, skills
 from repo_memory.guards import disk
 from repo_memory.guards import paths as guard
+from repo_memory.guards.shellwords import quoted
 
 CLAUDE = ".claude/skills"  # Claude Code's own folder (core/mirror.py TARGET)
 HIDDEN, OURS_TOO = ("disable-model-invocation",), ("metadata", "withheld")
@@ -44,7 +45,7 @@ def _why(name: str, problem: str, flag: str, status: str) -> str:
     if flag:
         return f"quarantined: {flag}"
     if status != "active":
-        return f"draft: not reviewed yet (`repo-memory skill show {name}`, then the accept line it prints)" if status == "draft" else status
+        return f"draft: not reviewed yet (`repo-memory skill show {quoted(name)}`, then the accept line it prints)" if status == "draft" else status
     return ""
 
 
@@ -120,7 +121,7 @@ def folders(root: Path, source: str) -> list[Path]:
 
 def _json(text: str) -> object:
     try:
-        return json.loads(text)
+        return nesting.loads(text)
     except ValueError:  # a mark someone edited: the key goes, as when there was none
         return None
 

@@ -14,6 +14,7 @@ from repo_memory.errors import InvalidArgumentError, NotFoundError
 from repo_memory.formats import tool_output
 from repo_memory.formats.experience import BLOB_DIR
 from repo_memory.git.repo import run_at
+from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
     from repo_memory.core.journal import Journal
@@ -50,7 +51,7 @@ def whole(record: dict[str, Any], journal: Journal, root: Path) -> tuple[str, st
         text = tool_output.said(stored, str(data.get("output_text", "")))  # as output_text holds its opening
         source = f"the blob {where}" + ("" if intact else " (it does not match its hash: edited since)" if raw else
                                         " (a redaction emptied it: what it held is gone on purpose)")
-        rest = f"`cat {where}` (the response as the harness gave it)"
+        rest = f"`cat {quoted(where)}` (the response as the harness gave it)"
     elif isinstance(file, dict) and isinstance(file.get("git_blob"), str) and _GIT_ID.fullmatch(file["git_blob"]):
         gid, path = file["git_blob"], str(file.get("path", ""))
         raw_file = _held(root, gid)

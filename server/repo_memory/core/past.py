@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from repo_memory.core.journal import Journal
 from repo_memory.core.session_files import SEGMENT, logged, number, part_of, segment
-from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, page, paged, record_cursor
+from repo_memory.core.reading import DATA_NOTE, Item, RecordView, framed, page, paged, quarantined, record_cursor
 from repo_memory.code import lineage
 from repo_memory.config import SKILLS_DIR
 from repo_memory.errors import InvalidArgumentError, InvalidRecordError, NotFoundError
@@ -207,8 +207,9 @@ class Past:
             content = data.decode("utf-8", errors="replace")
             problem = problem or ("" if intact else f"blob {digest} does not match its hash")
         source = record.get("source", {})
-        return RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content, committed=True,
+        view = RecordView(id=record_id, record=record, verified=not problem, problem=problem, content=content, committed=True,
                           recorded=describe(source.get("actor", ""), True, source.get("harness", ""), source.get("tool", ""), record["kind"]))
+        return quarantined(view)
 
     def _runs(self, loop: str, moment: str) -> list[dict[str, Any]]:
         """How the latest runs of `loop` recorded by `moment` ended (a live read gives the latest runs)."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -24,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from repo_memory.core import versions
 from repo_memory.errors import ConflictError, InvalidArgumentError, NotFoundError
-from repo_memory.formats import experience, redacted, tool_output
+from repo_memory.formats import experience, nesting, redacted, tool_output
 from repo_memory.formats import refs as grammar
 from repo_memory.git.commit import commit_lock, commit_paths, refresh_index
 from repo_memory.git.message import identity
 from repo_memory.git.repo import CommitResult, run_at
 from repo_memory.guards import disk
+from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
     from repo_memory.core.journal import Journal
@@ -198,7 +198,7 @@ class Redactor:
                     "kept as it stands (each may hold what the other took out): put back the line git held before the "
                     "merge (`git log -p` of the log), then redact again" if whole else
                     f"they differ by more than [REDACTED] spans (or a blob). Never keep one as it stands (it may hold "
-                    f"what the other took out): `repo-memory log redact {unlike[0]['id']} --all-text` folds them into one "
+                    f"what the other took out): `repo-memory log redact {quoted(str(unlike[0]['id']))} --all-text` folds them into one "
                     "line whose text and data are [REDACTED]")
             raise ConflictError(f"The {len(unlike)} lines of {unlike[0]['id']} are not versions a redaction made: {then}. "
                                 "Nothing was changed.")
@@ -241,7 +241,7 @@ class Redactor:
         blob = record.get("blob")
         data = self._journal.blob(blob["sha256"])[0] if blob else b""
         if blob and data:  # an emptied blob (_empty) holds nothing to redact
-            content = json.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
+            content = nesting.loads(data)["data"] if blob["field"] == "data" else data.decode("utf-8")
             replaced, n = redacted.replace(content, strings)
             if n:
                 encoded = experience.canonical({"data": replaced}) if blob["field"] == "data" else replaced.encode("utf-8")

@@ -18,6 +18,7 @@ from repo_memory.git import history, message
 from repo_memory.git.committer import Committer
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
+from repo_memory.guards.shellwords import quoted
 
 
 SETTLE = "Settle the conflict and finish the merge or rebase (`repo-memory doctor` names each git step)"
@@ -120,10 +121,10 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
         return ([rel, *beside], f"memory(skill): reject {name}, back to {commit[:7]}",
                 f"rejected the draft: skill:{name} is back to its last accepted version (commit {commit[:7]})"
                 + (f", with {', '.join(b.rsplit('/', 1)[-1] for b in beside)} as they were" if beside else "")
-                + (f"; kept as they are: {', '.join(kept)}, see `git log -p -- {skill}`" if kept else ""))
+                + (f"; kept as they are: {', '.join(kept)}, see `git log -p -- {quoted(skill)}`" if kept else ""))
     if source != SKILLS_DIR:  # a person's own folder (.claude/skills): never deleted on the strength of an agent's draft
         raise ConflictError(f"skill:{name} in {source} was never committed as active, so git holds no version to go back to "
-                            f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {rel}`).")
+                            f"and reject would delete a folder of yours: edit {rel} by hand (`git diff -- {quoted(rel)}`).")
     folder, head = path.parent, committed.head()
     entries = sorted(folder.rglob("*"), reverse=True)  # deepest first, so folders are empty when removed
     ours = codex_policy.ours_in(folder)  # written with the draft
@@ -131,7 +132,7 @@ def turn_down(committer: Committer, committed: Committed, name: str, path: Path,
     unheld = [why for p in files if p != path and p not in ours and (why := _theirs(committer, committed, skill, p, head))]
     if unheld:
         raise ConflictError(f"skill:{name} was never accepted, so reject deletes it, but beside it is {', '.join(unheld)}. "
-                            f"Move or delete it yourself, then run `repo-memory reject {name}` again.")
+                            f"Move or delete it yourself, then run `repo-memory reject {quoted(name)}` again.")
     for entry in entries:
         entry.rmdir() if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     folder.rmdir()
@@ -198,7 +199,7 @@ def unsaved(committer: Committer, committed: Committed, path: Path, rel: str, do
             raise ConflictError(said + f"{doing} would commit them as yours, so it is refused. Leave that edit as it is (do "
                                 "not commit, discard, stash or check out the file) and tell the person: once they commit "
                                 "their edit, write again.")
-        raise ConflictError(said + f"{doing} would commit them. Commit or discard them first (`git diff -- {rel}`).")
+        raise ConflictError(said + f"{doing} would commit them. Commit or discard them first (`git diff -- {quoted(rel)}`).")
 
 
 def beside(folder: Path) -> dict[str, skill_files.Entry]:

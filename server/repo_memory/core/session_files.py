@@ -16,6 +16,7 @@ from repo_memory.formats.experience import EXPERIENCE_DIR, parse_line
 from repo_memory.formats.refs import SESSION
 from repo_memory.git.history import Touch, last_change
 from repo_memory.git.repo import Git
+from repo_memory.guards.shellwords import quoted
 
 _CHUNK = 64 * 1024
 SEGMENT = "+"  # <session>+<n>.jsonl: a session's log after its first file was committed ('+' is in no session id)
@@ -119,9 +120,9 @@ def removal(session: str, touch: Touch) -> str:
     sha, subject = touch.sha[:12], touch.subject[:80]
     if touch.removed:  # the commit's parent held it
         return (f" Commit {sha} removed its log ({subject}): read it as it was with as_of {sha}~1 (`repo-memory history "
-                f"{session} --as-of {sha}~1`); `repo-memory history {session}` lists its commits.")
+                f"{quoted(session)} --as-of {sha}~1`); `repo-memory history {quoted(session)}` lists its commits.")
     return (f" Its log is not in this checkout, though commit {sha} ({subject}) holds it: "
-            f"`git checkout {sha} -- {touch.path}` restores it, and as_of {sha} reads it as it was.")
+            f"`git checkout {sha} -- {quoted(touch.path)}` restores it, and as_of {sha} reads it as it was.")
 
 
 def begun(path: Path, session: str) -> bool:

@@ -27,6 +27,7 @@ from repo_memory.formats import refs as grammar
 from repo_memory.git.committed import Committed
 from repo_memory.git.committer import Committer
 from repo_memory.guards import disk, paths
+from repo_memory.guards.shellwords import quoted
 from repo_memory.index.docs import DocIndex
 
 # Past.code_changes says "moved to NEW in HASH SUBJECT"; the path ends at the first " in <hash>" (a path holding that is
@@ -88,7 +89,7 @@ class Settling:
         self.refuse_moved(name)  # its files moved: say where, not "does not exist" per anchor
         path, rel = self._skill_file(name)
         if path.is_file():
-            self._refuse_unsaved(path, rel, "pinning it", f"repo-memory stale --pin {name}")
+            self._refuse_unsaved(path, rel, "pinning it", f"repo-memory stale --pin {quoted(name)}")
         self._refuse_unresolved(f"skill:{name}", f"metadata.anchors in {rel}")
         return self._repin_skill(name), ""
 
@@ -98,7 +99,7 @@ class Settling:
         if unresolved:
             ended = unresolved if unresolved.endswith("?") else f"{unresolved}."
             raise ConflictError(f"{memory} cites code that names no definition: {ended} Edit {where} to "
-                                f"the definition meant, then run `repo-memory stale --pin {memory.removeprefix('skill:')}` "
+                                f"the definition meant, then run `repo-memory stale --pin {quoted(memory.removeprefix('skill:'))}` "
                                 "if it still needs a new baseline.")
 
     def moves(self, files: Collection[str]) -> dict[str, str]:
@@ -184,7 +185,7 @@ class Settling:
                 notes.append((memory, f"The code {memory} cites moved unchanged ({went}), as `{FOLLOW}` found.",
                               {moved[s.anchor]: s.baseline for s in follow}))
             elif not lost:  # one that is lost is said above: settled only once it cites code that is there
-                left.append(f"{memory}: its code moved and changed; check it, then `repo-memory stale --pin {memory}`")
+                left.append(f"{memory}: its code moved and changed; check it, then `repo-memory stale --pin {quoted(memory)}`")
         written = self._note(session, notes, experience.FOLLOW_TOOL) if notes else []
         settled = dict(zip((memory for memory, _, _ in notes), written, strict=True))
         self._staleness.check()
@@ -206,7 +207,7 @@ class Settling:
             fix = f"edit memory.anchors in .agents/loops/{name}.md to the definition meant"
         elif "#" in memory:
             fix = (f"records are append-only: write a correction citing it and the code meant (`repo-memory log add TEXT -r "
-                   f"{memory} -r PATH::SYMBOL`), or `repo-memory feedback {memory} outdated`")
+                   f"{quoted(memory)} -r PATH::SYMBOL`), or `repo-memory feedback {quoted(memory)} outdated`")
         else:
             fix = "edit its anchors by hand to the definition meant"
         return f"{memory}: {'; '.join(said)}: {fix}"

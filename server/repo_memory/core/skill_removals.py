@@ -19,6 +19,7 @@ from repo_memory.config import SKILLS_DIR
 from repo_memory.formats import skills
 from repo_memory.git.repo import Git
 from repo_memory.guards import paths
+from repo_memory.guards.shellwords import quoted
 
 
 @dataclass
@@ -101,7 +102,7 @@ def to_person(done: Removals, head: str, tool: str) -> str:
     """What the person is told of a removal put back: if it was theirs, how to make it again."""
     return " ".join(f"repo-memory: skill:{n} (accepted) was removed during an agent's {tool} call and put back as commit "
                     f"{head[:7]} held it: an agent may not remove an accepted skill. If you removed it, remove it again "
-                    f"(`git rm -r {SKILLS_DIR}/{n}` and commit)." for n in done.put_back)
+                    f"(`git rm -r {quoted(f'{SKILLS_DIR}/{n}')}` and commit)." for n in done.put_back)
 
 
 def _listed(git: Git, commit: str, folder: str) -> list[tuple[str, str]]:

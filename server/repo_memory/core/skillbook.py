@@ -29,6 +29,7 @@ from repo_memory.git.committer import Committer
 from repo_memory.git.committed import Committed, describe_skill
 from repo_memory.guards import disk, duplicates, paths, secretscan
 from repo_memory.guards.secretscan import refuse
+from repo_memory.guards.shellwords import quoted
 from repo_memory.index.docs import DocIndex
 
 ACTORS = ("human", "agent")
@@ -219,8 +220,9 @@ class Skillbook:
                             "session briefing and skills/list leave it out, accepted or not. `repo-memory skill show "
                             f"{name}` shows where (bidi controls escaped); write it again without those characters.")
         if status == "draft":  # the commands that work outside a terminal too: accept asks for the version reviewed
-            warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {name}`) and accepts this version "
-                            f"with `repo-memory accept {name} --sha {self.fingerprint(name)[:12]}` (or `repo-memory reject {name}`)."
+            warnings.append(f"Saved as a draft: a person reads it (`repo-memory skill show {quoted(name)}`) and accepts this "
+                            f"version with `repo-memory accept {quoted(name)} --sha {self.fingerprint(name)[:12]}` (or "
+                            f"`repo-memory reject {quoted(name)}`)."
                             + (" It was active: until then it is out of the session briefing, skills/list and loop "
                                "bindings (git holds the version that was accepted)." if not created and was.status == "active" else ""))
         for other in [r for r in related or () if r != name and not self.exists(r)]:
@@ -338,7 +340,7 @@ class Skillbook:
             if sha is not None and not (accept and current.status == "active" and reviewing.accepted_as(path, raw, sha, kept)):
                 now = self.fingerprint(name)
                 if not review_sha.by_previous_release(path.parent, sha, now, kept):  # a sha printed before the formula changed
-                    reviewing.reviewed(f"skill:{name}", sha, now, f"repo-memory skill show {name}", current.sha256)
+                    reviewing.reviewed(f"skill:{name}", sha, now, f"repo-memory skill show {quoted(name)}", current.sha256)
             if accept and current.status == "active":  # by a person's hand, maybe: the harnesses' lists follow it
                 changed, message, done = [], f"memory(skill): {name} is active", f"skill:{name} is already active"
             elif accept:
@@ -358,7 +360,7 @@ class Skillbook:
             changed += offering.settle(self.root, source, name)  # served now, or gone: the harnesses' own lists follow
             self._docs.note(self._documents(), complete=True)
         if source != SKILLS_DIR or not changed:  # a folder of the person's own: we never commit it (nor did the redraft)
-            return f"{done}; {source}/{name} is yours to commit (`git diff -- {source}/{name}`)" if changed else done
+            return f"{done}; {source}/{name} is yours to commit (`git diff -- {quoted(f'{source}/{name}')}`)" if changed else done
         if rel in changed or self._committed.file(rel, raw):  # never on the strength of an edit no commit holds
             self._committer.record(changed, message)
         return done

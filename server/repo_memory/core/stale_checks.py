@@ -18,6 +18,7 @@ from repo_memory.code.lineage import NEVER
 from repo_memory.code.staleness import Stale
 from repo_memory.core.native_checks import Notice
 from repo_memory.core.settling import MOVED, followed_to, settles
+from repo_memory.guards.shellwords import quoted
 
 SHOWN = 5  # memories a finding names before "and N more"
 # causes a pin cannot help, nor --follow-renames: the anchor itself needs editing
@@ -164,15 +165,15 @@ def _fix(cause: str, memories: list[str]) -> str:
     records = [m for m in memories if "#" in m]
     said = []
     if skills:
-        name = skills[0] if len(skills) == 1 else "NAME"
+        name = quoted(skills[0]) if len(skills) == 1 else "NAME"
         said.append(f"Check {'the skill' if len(skills) == 1 else 'each skill'} against the code and update it, or run "
                     f"`repo-memory stale --pin {name}` when it still holds.")
     if loops:
-        name = loops[0] if len(loops) == 1 else "loop:NAME"
+        name = quoted(loops[0]) if len(loops) == 1 else "loop:NAME"
         said.append(f"Check {'the loop' if len(loops) == 1 else 'each loop'} against the code and edit its memory.anchors, "
                     f"or run `repo-memory stale --pin {name}` when it still holds.")
     if records:
-        rid = records[0] if len(records) == 1 else "ID"
+        rid = quoted(records[0]) if len(records) == 1 else "ID"
         said.append(f"Records are append-only: settle {'it' if len(records) == 1 else 'each'} with `repo-memory stale --pin "
                     f"{rid}` when it still holds, `repo-memory feedback {rid} outdated` when it does not, or a correction "
                     f"citing it and the code as it is now (`repo-memory log add TEXT -r {rid} -r PATH::SYMBOL`).")
@@ -190,7 +191,7 @@ def _edit_anchors(memories: list[str], restore: bool = False) -> str:
     out = "; ".join(said) + " to the definition meant" + (", or restore the file" if restore else "") + " (`repo-memory "\
         "stale --pin` pins the anchors as written, so it cannot help until they resolve), then commit." if said else ""
     if records:
-        rid = records[0] if len(records) == 1 else "ID"
+        rid = quoted(records[0]) if len(records) == 1 else "ID"
         out += (" " if out else "") + (f"Records are append-only: `repo-memory feedback {rid} outdated`, or a correction citing it "
                                        f"and the code meant (`repo-memory log add TEXT -r {rid} -r PATH::SYMBOL`).")
     return out

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from repo_memory.formats import nesting
 from repo_memory.formats.schema import rejected, validate
 
 EXPERIENCE_DIR = ".agents/experience"
@@ -149,7 +150,9 @@ def parse_line(raw: bytes, offset: int, torn: bool = False, check: bool = True) 
     if check and len(raw) < SHORTEST:  # not even parsed: JSON parsing was most of what a flood of `{}` lines cost
         return Line(offset, raw, None, TOO_SHORT)
     try:
-        record = json.loads(raw)
+        record = nesting.loads(raw)
+    except nesting.TooDeep as exc:  # any depth: the line is invalid, never a crash of its reader
+        return Line(offset, raw, None, f"JSON {exc}")
     except (ValueError, UnicodeDecodeError) as exc:
         return Line(offset, raw, None, f"not JSON: {exc}")
     if not isinstance(record, dict):

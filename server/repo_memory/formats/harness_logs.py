@@ -39,6 +39,7 @@ from typing import Any
 
 from repo_memory.formats.experience import KINDS, PERSON_KINDS, seal, server_kind
 from repo_memory.errors import InvalidArgumentError, SecretError
+from repo_memory.formats import nesting
 from repo_memory.formats.refs import check_session
 
 CLAUDE, CODEX, RECORDS = "claude-code", "codex", "records"
@@ -213,7 +214,7 @@ def _codex_item(p: dict[str, Any], tools: dict[str, str]) -> tuple[str, str, str
         args = p.get("arguments", p.get("input", p.get("action")))
         if isinstance(args, str) and kind == "function_call":
             try:
-                args = json.loads(args)
+                args = nesting.loads(args)
             except ValueError:
                 pass
         return "tool", "agent", render_call(name, args), {"tool": name, "call_id": call}
@@ -383,7 +384,7 @@ def _digest(raw: bytes) -> str:
 
 def _json(raw: bytes) -> dict[str, Any] | None:
     try:  # a byte that is not UTF-8 (a tool's output copied raw) is read as U+FFFD: the line's JSON still holds
-        obj = json.loads(raw.decode("utf-8", "replace"))
+        obj = nesting.loads(raw.decode("utf-8", "replace"))
     except ValueError:
         return None  # a torn last line of a session still being written, or not JSON at all
     return obj if isinstance(obj, dict) else None

@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from repo_memory.formats import nesting
+
 OPENING = 2000  # characters of a call's output text its record keeps (`output_text`); the whole is kept elsewhere
 TAGS = frozenset({"type", "kind"})  # keys whose string names the shape of a value (`"type": "text"`), not its content
 _STRING = re.compile(r'"((?:[^"\\]|\\.)*)(?:"(\s*:)?|\\?$)', re.DOTALL)  # a JSON string, and the colon that makes it a key
@@ -59,7 +61,7 @@ def dumped(text: str) -> str:
     if not text.startswith(("{", "[")):
         return text
     try:
-        return content(json.loads(text))
+        return content(nesting.loads(text))
     except ValueError:
         pass
     out: list[str] = []

@@ -8,7 +8,6 @@ cat-file` process); answers are kept until HEAD moves, so a search pays for git 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import threading
@@ -16,7 +15,7 @@ import threading
 from repo_memory.errors import UnsafePathError
 from repo_memory.git import repo
 from repo_memory.git.repo import Git
-from repo_memory.formats import experience
+from repo_memory.formats import experience, nesting
 from repo_memory.guards import disk
 
 
@@ -207,7 +206,7 @@ def _were(what: str, items: list[str]) -> str:
 
 def _id(line: bytes) -> str:
     try:
-        found = json.loads(line)
+        found = nesting.loads(line)
     except ValueError:
         return ""
     return found["id"] if isinstance(found, dict) and isinstance(found.get("id"), str) else ""

@@ -3,12 +3,12 @@ sessions and the harness; a session's line gives the span of records the commit 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from repo_memory.errors import UnsafePathError
+from repo_memory.formats import nesting
 from repo_memory.git.pending import Pending
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -193,7 +193,7 @@ def _last_seq(log: bytes, first: bool = False) -> int:
     """The seq of the last (`first`: the first) record of an experience log (0 when it has none)."""
     for line in (log.splitlines() if first else reversed(log.splitlines())):
         try:
-            seq = json.loads(line).get("seq")
+            seq = nesting.loads(line).get("seq")
         except (ValueError, AttributeError):
             continue
         if isinstance(seq, int):
@@ -206,7 +206,7 @@ def _harnesses(log: bytes, first: int) -> frozenset[str]:
     named: set[str] = set()
     for line in reversed(log.splitlines()):
         try:
-            record = json.loads(line)
+            record = nesting.loads(line)
             seq, harness = record.get("seq"), record.get("source", {}).get("harness")
         except (ValueError, AttributeError):
             continue
@@ -221,7 +221,7 @@ def _ended(log: bytes, first: int) -> str:
     """How a loop run ended, when the records from seq `first` on hold its receipt (a `loop.end`); else ''."""
     for line in reversed(log.splitlines()):
         try:
-            record = json.loads(line)
+            record = nesting.loads(line)
             seq, kind, state = record.get("seq"), record.get("kind"), record.get("data", {}).get("state")
         except (ValueError, AttributeError):
             continue

@@ -22,6 +22,7 @@ from repo_memory.errors import GitError, InvalidArgumentError, NotFoundError, Wo
 from repo_memory.formats import when
 from repo_memory.git import objects, running
 from repo_memory.git.objects import Objects
+from repo_memory.guards.shellwords import quoted
 
 GIT_TIMEOUT = 30.0
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
@@ -348,7 +349,7 @@ class Git:
         if self.run("merge-base", "--is-ancestor", sha, rev, check=False).returncode != 0:  # 1: not in it; 128: no such ref yet
             raise InvalidArgumentError(f"as_of '{as_of[:40]}' is commit {sha[:12]}, which is not in this branch's memory history "
                                        f"({rev}), so what it holds is not memory this branch committed. Give a time ({when.FORMS[0]}, "
-                                       f"{when.FORMS[4]}) or a commit `git log {rev}` lists (HEAD~3, a tag, an id); to read another "
+                                       f"{when.FORMS[4]}) or a commit `git log {quoted(rev)}` lists (HEAD~3, a tag, an id); to read another "
                                        "branch's memory, check it out.")
 
     def log(self, paths: list[str], since: str | None = None, limit: int = 20, driver_path: str | None = None) -> str:

@@ -6,11 +6,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from repo_memory.git.repo import Git
+from repo_memory.guards.shellwords import quoted
 
 # `git status --porcelain` codes of a path a merge, rebase or cherry-pick left unmerged: the file on disk is whatever git
 # left (with conflict markers, or one side's version), and `git restore` and `git commit` refuse it until it is added or
 # removed.
 UNMERGED = {"DD", "AU", "UD", "UA", "DU", "AA", "UU"}
+_KEEP, _EDIT = ("Keep it with `git add {quoted}`, drop it with `git rm {quoted}`",
+                "Edit {path} to the one version you want (no `<<<<<<<` lines left), then `git add {quoted}`")
+_SETTLED = {"UD": ("deleted by them", _KEEP), "DU": ("deleted by us", _KEEP), "AU": ("added by us", _KEEP),
+            "UA": ("added by them", _KEEP), "DD": ("both deleted", "Drop it with `git rm {quoted}`"),
+            "UU": ("both modified", _EDIT), "AA": ("both added", _EDIT)}
+
+
+def unmerged(code: str, path: str) -> tuple[str, str]:
+    """git status's words for unmerged `code`, and how `path` is settled before the operation under way can go on."""
+    words, settle = _SETTLED[code]
+    return words, settle.format(path=path, quoted=quoted(path))
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from repo_memory.errors import GitError, NotFoundError, UnsafePathError
 from repo_memory.git.pending import Pending
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
+from repo_memory.guards.shellwords import quoted
 
 GONE = "-"  # the sha256 noted of a path its writer deleted
 
@@ -94,8 +95,8 @@ def displaced(git: Git, entries: Sequence[Pending]) -> Held:
         else:
             held.loose += group
             name = next((p.split("/")[p.split("/").index("skills") + 1] for p in paths if "skills" in p.split("/")[:-2]), "")
-            settle = (f"`repo-memory accept {name} --sha SHA` (`repo-memory skill show {name}` prints it) or `repo-memory "
-                      f"reject {name}` settles it, or ") if name else ""
+            settle = (f"`repo-memory accept {quoted(name)} --sha SHA` (`repo-memory skill show {quoted(name)}` prints it) or "
+                      f"`repo-memory reject {quoted(name)}` settles it, or ") if name else ""
             why = (f"{shown} are not as repo-memory wrote them for the agent (an edit, a checkout or a dropped stash; no "
                    f"stash holds them): {settle}`repo-memory doctor --fix` lets the agent's change go")
         held.why.update(dict.fromkeys(sorted(paths), why))

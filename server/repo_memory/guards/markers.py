@@ -128,7 +128,7 @@ def find(text: str) -> list[Marker]:
         elif 0xE0100 <= code <= 0xE01EF and not (i and _ideograph(text[i - 1])):
             found.append(_at("variation-selector", text, i))  # an ideographic variant selector after no ideograph
         if len(found) >= 20:
-            return found
+            break  # enough of these: the kinds after it are still named
     for m in _HIDDEN_RUN.finditer(text):
         if _splits_word(text, m.start(), m.end()):
             found.append(_at("zero-width-inside-word", text, m.start()))
@@ -147,3 +147,11 @@ def shown(text: str) -> str:
         return text
     allowed = {i for m in EMOJI_TAG_SEQUENCE.finditer(text) for i in range(m.start(), m.end())}
     return "".join(f"<U+{ord(ch):04X}>" if i not in allowed and _ESCAPED.match(ch) else ch for i, ch in enumerate(text))
+
+
+def escaped(text: str) -> str:
+    """`text` with every invisible character of the kinds markers are made of, and the first character of every
+    chat-template token, written as `<U+XXXX>`: a quarantined text read back shows its markers and carries none. (A
+    token only NFKC folding makes, in full-width letters, is left as written: visible, and flagged by `find`.)"""
+    text = TEMPLATE.sub(lambda m: f"<U+{ord(m.group()[0]):04X}>{m.group()[1:]}", text)
+    return _SUSPECT.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)

@@ -103,7 +103,7 @@ def searchable() -> tuple[str, ...]:
     return tuple(key for key, spec in keys.items() if spec.get("x-searchable"))
 
 
-def _text(record: dict[str, Any]) -> str:
+def words_of(record: dict[str, Any]) -> str:
     """The words a record is found by: its text and the searchable keys of its data; all of its data when it has no text."""
     text = str(record.get("text") or "")
     data = record.get("data")
@@ -151,7 +151,7 @@ def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[An
     r = line.record
     assert r is not None
     src = r["source"]
-    text, speaker = _text(r), _speaker(r)
+    text, speaker = words_of(r), _speaker(r)
     distrust = judge(r, rel, line.offset + len(line.raw)) if judge else experience.untrusted(r)
     flags = [*(str(m) for m in markers.find(text)), *filter(None, [distrust])]  # both keep it out of recall and evidence
     call = _call(r)  # of a tool call, its tool and input are embedded

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 
+from repo_memory.formats import nesting
+
 PREFIX = "CHECKLIST:"
 _LINE = re.compile(rf"^\s*{PREFIX}\s*(\{{.*\}})\s*$", re.MULTILINE)
 
@@ -24,7 +26,7 @@ def answers(text: str) -> dict[str, bool] | None:
     when `text` holds no such line."""
     for raw in reversed(_LINE.findall(text or "")):
         try:
-            found = json.loads(raw)
+            found = nesting.loads(raw)
         except ValueError:
             continue
         if isinstance(found, dict):

@@ -17,6 +17,7 @@ from typing import Any
 
 from repo_memory.errors import ConflictError
 from repo_memory.formats import when
+from repo_memory.guards.shellwords import quoted
 from repo_memory.runner import checklist, verify
 from repo_memory.runner.engine import TERMINAL, Engine
 from repo_memory.runner.verify import CANNOT_RUN
@@ -56,7 +57,7 @@ class Stop:
         self.presses += 1
         said = _said(signum)
         if self.presses > 2:  # the person will not wait even for the record: say what is left behind
-            left = f"run {self.run} stays live: end it with `repo-memory loop abort {self.run}`" if self.run else \
+            left = f"run {self.run} stays live: end it with `repo-memory loop abort {quoted(self.run)}`" if self.run else \
                 "the run may stay live: see `repo-memory loop status`"
             self._tell(f"{said} a third time: not recording the run's end; {left}")
             raise KeyboardInterrupt
@@ -126,8 +127,8 @@ def refuse_live(engine: Engine, name: str) -> None:
         run = live[0]
         raise ConflictError(f"Loop {name} already has a live run {run.run} (started {when.shown(when.at(run.started))}, "
                             f"{run.iterations} iteration(s)): an agent continues it with loop_step(run='{run.run}', …); "
-                            f"a person ends it with `repo-memory loop abort {run.run}`, or starts another beside it with "
-                            f"`repo-memory loop run {name} --new`.")
+                            f"a person ends it with `repo-memory loop abort {quoted(run.run)}`, or starts another beside it with "
+                            f"`repo-memory loop run {quoted(name)} --new`.")
 
 
 def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[[str], None], new: bool = False) -> str:
@@ -150,7 +151,7 @@ def drive(engine: Engine, name: str, agent: str, timeout: float, echo: Callable[
             engine.abort(run, f"`loop run` was interrupted by {stop.said} in round {stop.round}; the agent was stopped")
             echo(f"round {stop.round}: interrupted by {stop.said}: the agent was stopped and the run ends aborted")
             state = "aborted"
-        echo(f"run {run} ended {state}; receipt and evidence: repo-memory log show {run}")
+        echo(f"run {run} ended {state}; receipt and evidence: repo-memory log show {quoted(run)}")
         if stop.signal:
             raise KeyboardInterrupt
         return state

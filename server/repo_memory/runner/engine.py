@@ -20,6 +20,7 @@ from repo_memory.git import history, snapshot
 from repo_memory.git.pending import start_time
 from repo_memory.git.repo import Git
 from repo_memory.formats import loops
+from repo_memory.guards.shellwords import quoted
 from repo_memory.runner import runstate, verify
 from repo_memory.runner.runstate import RunState
 from repo_memory.runner.checklist import ask as ask_in_words
@@ -85,14 +86,14 @@ class Engine:
         if sha is not None:
             versions = [hashlib.sha256(data).hexdigest() for _, _, data in history.versions(Git(self.store.root, self.store.config.git_dir), spec.path)]
             versions += shown(self.store.config.state_dir)  # versions `loop show` printed here, committed or not
-            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {name}", versions=versions)
+            reviewed(f"loop:{name}", sha, spec.sha256, f"repo-memory loop show {quoted(name)}", versions=versions)
         self._acceptances().add(name, spec.sha256)
         return spec
 
     def runnable(self, spec: loops.Loop) -> str:
         """Why the spec's commands may not run, or '' when they may."""
         # outside a terminal (an agent's shell, a hook) accept needs the sha of what was reviewed, which `show` prints
-        command = f"`repo-memory loop show {spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`"
+        command = f"`repo-memory loop show {quoted(spec.name)}`, then `repo-memory loop accept {quoted(spec.name)} --sha SHA`"
         if spec.status != "active":
             return f"the spec is '{spec.status}', not active: a person reviews {spec.path}, sets status: active, then runs {command}"
         acceptances = self._acceptances()
@@ -256,7 +257,7 @@ class Engine:
         except (NotFoundError, InvalidRecordError) as exc:
             raise ConflictError(f"Run {current.run} cannot be verified: {exc} Restore or fix the spec and call loop_step again; "
                                 f"or end the run: loop_step(run='{current.run}', report=<why>, status='blocked'), or a person runs "
-                                f"`repo-memory loop abort {current.run}`.") from None
+                                f"`repo-memory loop abort {quoted(current.run)}`.") from None
 
     @staticmethod
     def _ask(spec: loops.Loop, unanswered: verify.Outcome | None, in_words: bool) -> str:

@@ -16,6 +16,7 @@ from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
 from repo_memory.git import snapshot
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
+from repo_memory.guards.shellwords import quoted
 from repo_memory.runner import driver
 from repo_memory.runner.engine import Engine
 from repo_memory.runner.runstate import RunState
@@ -219,4 +220,4 @@ def run_due(engine: Engine, spec: loops.Loop, reason: str, agent: str | None, ec
 
 def _with_agent(name: str) -> str:
     """The command that runs loop `name` again with an agent to work on it."""
-    return f"`repo-memory loop run {name} --agent '<command>'` (e.g. --agent 'claude -p')"
+    return f"`repo-memory loop run {quoted(name)} --agent '<command>'` (e.g. --agent 'claude -p')"

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import shlex
 import shutil
 import sys
 from pathlib import Path
+
+from repo_memory.guards.shellwords import quoted
 
 
 def command() -> list[str]:
@@ -21,8 +22,8 @@ def instructions() -> str:
     """Text telling a person how to attach repo-memory to Claude Code, Codex, Gemini CLI and other MCP clients."""
     cmd = command()
     args = ", ".join(f'"{a}"' for a in cmd[1:])
-    exe = shlex.quote(cmd[0]) if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"
-    line = shlex.join(cmd)  # pasted into a shell: a checkout in "my tools" stays one word
+    exe = quoted(cmd[0]) if cmd[-1] == "serve" and len(cmd) == 2 else "repo-memory"
+    line = quoted(*cmd)  # pasted into a shell: a checkout in "my tools" stays one word
     return f"""\
 Attach repo-memory to your agent, inside the repository whose memory it should use:
 

@@ -16,9 +16,10 @@ from typing import Any
 
 from repo_memory.core.store import Store
 from repo_memory.errors import InvalidRecordError, NotFoundError
-from repo_memory.formats import refs
+from repo_memory.formats import nesting, refs
 from repo_memory.git.pending import SESSIONS_DIR, alive
 from repo_memory.shells import hookcalls, pretool
+from repo_memory.guards.shellwords import quoted
 
 DUPLICATE_WINDOW = 10.0  # seconds within which an identical hook payload is one event delivered twice (registrations run together)
 # Kept whatever the event: what a harness without call ids puts in every registration's copy of one event, and differs
@@ -109,7 +110,7 @@ class Readback:
                  "the transcript was not read to its end (time ran out)" if self.cut else "",
                  f"{self.unreadable} transcript line(s) could not be read" if self.unreadable else ""]
         told = "; ".join(filter(None, notes))
-        more = f": `repo-memory log import {transcript}` adds what is missing" if left or self.cut else ""
+        more = f": `repo-memory log import {quoted(str(transcript))}` adds what is missing" if left or self.cut else ""
         return f" {told[0].upper()}{told[1:]}{more}." if told else ""
 
 
@@ -124,7 +125,7 @@ def undelivered(transcript: Path, session: str, deadline: float) -> Readback:
                 back.cut = True
                 break
             try:
-                _read(json.loads(raw), session, calls, back)
+                _read(nesting.loads(raw), session, calls, back)
             except (ValueError, TypeError, AttributeError, KeyError):
                 back.unreadable += 1  # a line cut short, or of a shape this version of repo-memory does not know
     return back

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.config import Config
+from repo_memory.formats import nesting
 from repo_memory.guards import disk
 from repo_memory.shells import gemini_trust
 from repo_memory.shells.setup import (BY_NAME, GEMINI_HOOKS, SettingsError, _hooks_in, _load_json, _not_on_path, _write_json,
                                       merge_hooks, on_path)
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
+from repo_memory.guards.shellwords import quoted
 
 FILE = ".gemini/settings.json"
 SERVER = {"command": NAME, "args": ["serve"], "trust": True}  # as `gemini mcp add --trust repo-memory repo-memory serve` writes it
@@ -50,7 +52,7 @@ def load(path: Path) -> tuple[dict[str, Any], bool]:
         text = path.read_text(encoding="utf-8", errors="replace")
         bare = COMMENTS.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
         try:
-            data = json.loads(bare or "{}")
+            data = nesting.loads(bare or "{}")
         except ValueError:
             data = None
         if not isinstance(data, dict) or bare == text:
@@ -128,7 +130,7 @@ def _entry(servers: dict[str, Any], path: Path, note: Path, dry_run: bool) -> li
     if not dry_run:
         text = earlier["text"] if earlier else path.read_text(encoding="utf-8")
         disk.write_atomic(note, (json.dumps({"was": yours, "wrote": ours, "text": text}, indent=2) + "\n").encode())
-    ran = shlex.join([str(yours.get("command") or yours.get("httpUrl") or yours.get("url")), *map(str, yours.get("args") or [])])
+    ran = quoted(*[str(yours.get("command") or yours.get("httpUrl") or yours.get("url")), *map(str, yours.get("args") or [])])
     changed = ", ".join(sorted(k for k in OWNED if yours.get(k) != ours.get(k)))
     keeping = ", ".join(k for k in ours if k not in OWNED)
     return [f"{path}: your repo-memory server entry ran `{ran}`: setup set its {changed} to start `repo-memory serve` by "

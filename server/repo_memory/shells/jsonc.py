@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from repo_memory.formats import nesting
 from repo_memory.shells import settings_text
 
 _SINGLE, _MULTI = "//", "/*"
@@ -57,7 +58,7 @@ def load(text: str) -> Any:
     def no_constant(name: str) -> Any:
         raise ValueError(f"Unexpected token {name[0]}")
 
-    return json.loads(strip(text), parse_constant=no_constant)
+    return nesting.loads(strip(text), parse_constant=no_constant)
 
 
 def with_member(text: str, key: str, value: str | None) -> str | None:

@@ -280,7 +280,8 @@ def build(store: Store | None, watcher: Watcher | None = None, opener: Opener | 
             view = served.open([]).read(f"{session}#{seq}").records[0]
             if not view.verified:
                 raise ResourceError(f"{view.id} failed verification: {view.problem}")
-            return json.dumps(view.record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+            line = json.dumps(view.record, ensure_ascii=bool(view.marks), sort_keys=True, separators=(",", ":"))
+            return line.replace("<", "\\u003c") if view.marks else line  # a quarantined one: its markers as JSON escapes
 
         return _resource(record)
 

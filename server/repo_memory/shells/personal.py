@@ -20,6 +20,7 @@ from repo_memory.git import repo as gitrepo
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
 from repo_memory.shells import foreign, settings_text
+from repo_memory.guards.shellwords import quoted
 
 LOCAL_FILE = ".claude/settings.local.json"
 EXCLUDED = f"/{LOCAL_FILE}"
@@ -58,7 +59,7 @@ def ignored(root: Path, path: Path, dry_run: bool) -> list[str]:
         return []
     if git.run("ls-files", "--error-unmatch", relative, check=False).returncode == 0:
         return [f"note: git tracks {relative}, which holds this machine's paths (and Claude Code ignores the permissions in "
-                f"a tracked one): `git rm --cached {relative}` and commit"]
+                f"a tracked one): `git rm --cached {quoted(relative)}` and commit"]
     exclude = common_dir / "info" / "exclude"  # git reads it there only, also in a linked worktree
     if not dry_run:
         layout.add_lines(exclude, [MARK, f"/{relative}"])

@@ -8,11 +8,11 @@ the server and the hooks whatever setup wrote, so an undo that leaves it has not
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 from pathlib import Path
 
+from repo_memory.formats import nesting
 from repo_memory.shells import personal
 from repo_memory.shells.teamfiles import NAME
 
@@ -46,7 +46,7 @@ def enabling(root: Path, claude_dir: Path) -> tuple[str, Path] | None:
 def _enabled(path: Path) -> dict[str, object]:
     """The `enabledPlugins` of the settings file at `path` ({} when it has none or cannot be read)."""
     try:
-        enabled = json.loads(path.read_text(encoding="utf-8")).get("enabledPlugins")
+        enabled = nesting.loads(path.read_text(encoding="utf-8")).get("enabledPlugins")
     except (OSError, ValueError, AttributeError):
         return {}
     return enabled if isinstance(enabled, dict) else {}

@@ -8,17 +8,17 @@ executable file; a bare name must be on PATH (this process's PATH: the harness's
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import shutil
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repo_memory.formats import nesting
 from repo_memory.shells.setup import NAME, _our_hooks, harness_of
+from repo_memory.guards.shellwords import quoted
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,7 @@ def _unrunnable(program: str, root: Path) -> str:
 def _fix(shown: str, by_path: bool, codex_home: Path, home: Path) -> str:
     if not by_path:
         here = Path(sys.executable).parent / NAME
-        return (f"Link the command onto your PATH: `ln -s {here} ~/.local/bin/` (a folder on PATH), or add its folder to PATH "
+        return (f"Link the command onto your PATH: `ln -s {quoted(str(here))} ~/.local/bin/` (a folder on PATH), or add its folder to PATH "
                 "in your shell profile; if it is a program of your own, install it or correct the entry.")
     if shown == ".codex/config.toml":
         return ("setup writes only ~/.codex/config.toml, and this project's file overrides it: take [mcp_servers.repo-memory] "
@@ -141,7 +141,7 @@ def _short(path: Path, home: Path) -> str:
 
 def _json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = nesting.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}  # a file that cannot be read: its own check (setup, the harness) says so
     return data if isinstance(data, dict) else {}
@@ -149,7 +149,7 @@ def _json(path: Path) -> dict[str, Any]:
 
 def _toml(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = nesting.toml(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data.get("mcp_servers", {}), dict) else {}

@@ -16,6 +16,7 @@ from repo_memory.core import utility
 from repo_memory.runner.engine import Engine
 from repo_memory.core.store import Store
 from repo_memory.formats import when
+from repo_memory.guards.shellwords import quoted
 
 STATE_COLOURS = {"succeeded": "#2e7d32", "no_op": "#607d8b", "running": "#1565c0", "aborted": "#757575",
                  "blocked": "#c62828", "budget_exhausted": "#ef6c00", "no_progress": "#ad1457", "unverifiable": "#6a1b9a"}
@@ -82,7 +83,7 @@ def build(store: Store) -> str:
 def _drafts(drafts: list[dict[str, Any]]) -> str:
     if not drafts:
         return "<h2>Drafts awaiting review</h2><p class=muted>None.</p>"
-    rows = "".join(f"<tr><td>{_e(r['name'])}</td><td>{_e(r['description'])}</td><td><code>repo-memory accept {_e(r['name'])}</code></td></tr>"
+    rows = "".join(f"<tr><td>{_e(r['name'])}</td><td>{_e(r['description'])}</td><td><code>repo-memory accept {_e(quoted(r['name']))}</code></td></tr>"
                    for r in drafts)
     return f"<h2>Drafts awaiting review</h2><table id=drafts><tr><th>skill</th><th>description</th><th>to accept</th></tr>{rows}</table>"
 

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from repo_memory.formats import loops
-from repo_memory.guards import disk
+from repo_memory.formats import loops, nesting
+from repo_memory.guards import disk, shellwords
 from repo_memory.shells import attach, hookcalls, personal, settings_text, teamfiles
 from repo_memory.shells.plugin import PLUGIN, plugin_enabled
 from repo_memory.shells.teamfiles import NAME, Undo, commit_note, kept
@@ -55,7 +55,7 @@ def _ours(hook: dict[str, Any]) -> bool:
 def _our_hooks(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(event, hook) for each of repo-memory's hooks in a settings file (none when it cannot be read)."""
     try:
-        return _hooks_in(json.loads(path.read_text(encoding="utf-8")))
+        return _hooks_in(nesting.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, AttributeError):
         return []
 
@@ -216,7 +216,7 @@ def _write_json(path: Path, data: dict[str, Any], dry_run: bool, changes: list[s
 
 def _parsed(text: bytes) -> Any:
     try:
-        return json.loads(text)
+        return nesting.loads(text)
     except ValueError:
         return None
 
@@ -229,14 +229,14 @@ def _load_json(path: Path) -> dict[str, Any]:
     """The JSON object in `path` ({} when there is no file); SettingsError when it holds anything else."""
     if not path.exists():
         return {}
-    then = "Fix it, or move it away (e.g. `mv {0} {0}.bak`), then run this again; nothing was changed.".format(path)
+    then = f"Fix it, or move it away (e.g. `mv {shellwords.quoted(str(path), f'{path}.bak')}`), then run this again; nothing was changed."
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        data = nesting.loads(path.read_text(encoding="utf-8") or "{}")
     except json.JSONDecodeError as exc:
         raise SettingsError(f"{path} is not valid JSON (line {exc.lineno} column {exc.colno}: {exc.msg}), so the harness "
                             f"cannot read it either. {then}") from exc
-    except ValueError as exc:  # not UTF-8
-        raise SettingsError(f"{path} is not UTF-8 text ({exc}). {then}") from exc
+    except ValueError as exc:  # not UTF-8, or nested deeper than repo-memory reads (formats/nesting.py)
+        raise SettingsError(f"{path} cannot be read ({exc}). {then}") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"{path} holds a JSON {type(data).__name__}, not a JSON object, so repo-memory cannot "
                             f"edit it without losing what is in it. {then}")
@@ -254,7 +254,7 @@ NOT_ON_PATH = "note: `repo-memory` is not on your PATH"
 
 def _not_on_path(consequence: str) -> str:
     return (f"{NOT_ON_PATH}, so {consequence}: link it onto PATH, e.g. `mkdir -p ~/.local/bin && ln -s "
-            f"{shlex.quote(attach.command()[0])} ~/.local/bin/` (only the command: all of its folder would put repo-memory's own "
+            f"{shellwords.quoted(attach.command()[0])} ~/.local/bin/` (only the command: all of its folder would put repo-memory's own "
             "python and pip before yours)")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from repo_memory.errors import WorkspaceError
 from repo_memory.git import repo as gitrepo, status
 from repo_memory.git.repo import Git
+from repo_memory.guards.shellwords import quoted
 
 NAME = "repo-memory"
 TEAM_FILES = (".mcp.json", ".claude/settings.json", ".codex/hooks.json", ".gemini/settings.json")  # what a team commits; setup edits them
@@ -53,7 +54,7 @@ class Undo:
         if written and self.exact:
             out.append(f"{'would take' if dry_run else 'took'} repo-memory out of {', '.join(written)} too: git holds no copy "
                        "with it in (setup wrote it, nobody committed it), so no teammate has it")
-        elif not self.exact and not dry_run and (waiting := " ".join(uncommitted(root, written))):
+        elif not self.exact and not dry_run and (waiting := quoted(*uncommitted(root, written))):
             out.append(f"Commit the team files it changed (git add {waiting} && git commit) to detach repo-memory for everyone.")
         return out
 
@@ -94,5 +95,5 @@ def held(path: Path) -> bytes | None:
 def commit_note(root: Path, names: list[str]) -> list[str]:
     """A note saying to commit the team files among `names` (relative to `root`) that git does not hold as they are."""
     waiting = uncommitted(root, [name for name in names if (root / name).is_file()])
-    return [f"note: commit {', '.join(waiting)} (`git add {' '.join(waiting)} && git commit`): a team file, so teammates' "
+    return [f"note: commit {', '.join(waiting)} (`git add {quoted(*waiting)} && git commit`): a team file, so teammates' "
             "clones get repo-memory too"] if waiting else []

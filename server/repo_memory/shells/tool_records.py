@@ -12,7 +12,7 @@ from typing import Any
 
 from repo_memory.core.store import Store
 from repo_memory.errors import GitError
-from repo_memory.formats import experience, harness_logs, tool_output
+from repo_memory.formats import experience, harness_logs, nesting, tool_output
 from repo_memory.git.repo import Git
 from repo_memory.guards import secretscan
 
@@ -81,4 +81,6 @@ def _committed_file(store: Store, tool: str, tool_input: Any, response: Any) -> 
 
 def _bounded(value: Any) -> Any:
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return value if len(text) <= EXCERPT else text[:EXCERPT] + "…"
+    if len(text) > EXCERPT or nesting.deeper(value, nesting.DEPTH - 2):  # readers refuse a record nested deeper
+        return text[:EXCERPT] + "…"  # (formats/nesting.py): the record, its data and this input are 2 levels more
+    return value

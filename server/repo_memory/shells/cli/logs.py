@@ -21,6 +21,7 @@ from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
 from repo_memory.guards.terminal import visible
 from repo_memory.shells.cli.base import emit, json_option, megabytes, say, store_of
+from repo_memory.guards.shellwords import quoted
 
 SHOWN = 10  # sessions an import lists by name
 
@@ -168,7 +169,7 @@ def accept_loss(ctx: click.Context, session: str) -> None:
     for drop in drops:
         dropped.accept(tips, drop)
         click.echo(f"Accepted the loss of {drop.ids()}: verify no longer names them; while the reflog keeps commit "
-                   f"{drop.commit[:12]}, `git checkout {drop.commit[:12]} -- {' '.join(drop.files)}` still brings them back.")
+                   f"{drop.commit[:12]}, `git checkout {drop.commit[:12]} -- {quoted(*drop.files)}` still brings them back.")
 
 
 @log.command(name="import")

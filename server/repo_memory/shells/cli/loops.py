@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -17,6 +16,7 @@ from repo_memory.runner import driver, triggers
 from repo_memory.runner.engine import TERMINAL, Engine
 from repo_memory.guards.terminal import visible
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, say, show_sha, store_of
+from repo_memory.guards.shellwords import quoted
 
 T = TypeVar("T")
 
@@ -46,12 +46,12 @@ def loop_lint(ctx: click.Context, names: tuple[str, ...], as_json: bool) -> None
         if name not in known:  # else its name's spelling was all it heard of (a spec `loop list` quoted, pasted unquoted)
             similar = nearest(name, known, whole=True)
             report.append({"path": path, "line": None, "problem": f"no loop spec '{name}' ({path} does not exist)" + (
-                f"; did you mean {', '.join(shlex.quote(n) for n in similar)}?" if similar else "; `repo-memory loop list` lists them")})
+                f"; did you mean {', '.join(quoted(n) for n in similar)}?" if similar else "; `repo-memory loop list` lists them")})
             continue
         try:
             spec = store.loop_spec(name)
             if why := loops.outlasts_stop(spec):  # a warning: `loop run` drives it well
-                say(f"{path}:1: warning: {why}; drive it with `repo-memory loop run {name}`, or lower its steps' "
+                say(f"{path}:1: warning: {why}; drive it with `repo-memory loop run {quoted(name)}`, or lower its steps' "
                     "timeouts", err=True)
             spec_lines = store.read(f"loop:{name}").content.splitlines()
             for skill in spec.skills:
@@ -87,7 +87,7 @@ def loop_list(ctx: click.Context) -> None:
         try:
             spec = engine.spec(name)
         except InvalidRecordError:
-            say(f"{name:<28} invalid  (repo-memory loop lint {shlex.quote(name)})")
+            say(f"{name:<28} invalid  (repo-memory loop lint {quoted(name)})")
             continue
         # why its commands may not run: a person has not accepted this content, or the spec is not active
         ready = "runnable" if not engine.runnable(spec) else "not accepted" if spec.status == "active" else "not active"
@@ -105,7 +105,7 @@ def loop_show(ctx: click.Context, name: str) -> None:
     engine = _engine(ctx)
     spec = engine.spec(name)
     if engine.runnable(spec):  # why it may not run: no accept of this content here (or not active): say how
-        show_sha(f"loop:{name}", spec.sha256, f"repo-memory loop accept {shlex.quote(name)}")
+        show_sha(f"loop:{name}", spec.sha256, f"repo-memory loop accept {quoted(name)}")
     else:
         click.echo(f"loop:{name}: sha {spec.sha256[:12]}, this very version accepted on this clone", err=True)
     reviewing.note_shown(store.config.state_dir, spec.sha256)
@@ -127,7 +127,7 @@ def loop_accept(ctx: click.Context, name: str, sha: str | None) -> None:
     engine = _engine(ctx)
     current = engine.spec(name)
     sha = reviewed_sha(f"loop:{name}", sha, current.sha256, lambda: engine.store.read(f"loop:{name}").content + "\n",
-                       f"repo-memory loop show {name}")
+                       f"repo-memory loop show {quoted(name)}")
     spec = engine.accept(name, sha)
     click.echo(f"Accepted {spec.path} (sha256 {spec.sha256[:12]}…).")
     # What was accepted is committed too: its runs' receipts cite this sha, and teammates get the spec with the runs.
@@ -159,7 +159,7 @@ def loop_status(ctx: click.Context, run: str | None, as_json: bool) -> None:
                        "running it was stopped: a Stop hook killed at its timeout, a session ended, a crash), and its next "
                        "step checks again;" if r.get("cut_off") else "")
                 click.echo(f"{r['run']} is live:{cut} an agent continues it with loop_step(run='{r['run']}', …); a person "
-                           f"ends it with `repo-memory loop abort {r['run']}`.")
+                           f"ends it with `repo-memory loop abort {quoted(r['run'])}`.")
 
     emit(rows, as_json, text)
 
@@ -169,10 +169,10 @@ def _first_run(engine: Engine) -> str:
     specs = [spec for name in engine.store.loop_names() if (spec := _spec(engine, name)) is not None]
     ready = next((s.name for s in specs if not engine.runnable(s)), None)
     if ready or not specs:
-        return f"Start one: `repo-memory loop run {ready or 'NAME'} --agent '<command>'`."
+        return f"Start one: `repo-memory loop run {quoted(ready) if ready else 'NAME'} --agent '<command>'`."
     name = specs[0].name
-    return (f"No loop is accepted on this clone, so a run would end unverifiable: read one (`repo-memory loop show {name}`), "
-            f"then `repo-memory loop accept {name} --sha SHA`.")
+    return (f"No loop is accepted on this clone, so a run would end unverifiable: read one (`repo-memory loop show {quoted(name)}`), "
+            f"then `repo-memory loop accept {quoted(name)} --sha SHA`.")
 
 
 def _spec(engine: Engine, name: str) -> loops.Loop | None:
@@ -190,7 +190,7 @@ def _named(engine: Engine, run: str | None, call: Callable[[Engine], T]) -> T:
         if run is None or not str(exc).startswith("No loop run"):
             raise
         named = run.removeprefix("loop:") in engine.store.loop_names()
-        hint = f": that is a loop's name; `repo-memory loop run {run} --agent '<command>'` starts a run of it" if named else ""
+        hint = f": that is a loop's name; `repo-memory loop run {quoted(run)} --agent '<command>'` starts a run of it" if named else ""
         again = f" Did you mean {', '.join(exc.suggestions)}?" if exc.suggestions else ""
         raise click.ClickException(f"No loop run '{run[:80]}'{hint}. `repo-memory loop status` lists the runs.{again}") from None
 
@@ -283,13 +283,13 @@ def _waiting(spec: loops.Loop, reason: str, event: str | None, commit: str, trus
     if commit:
         what = "is not in that commit" if spec.name not in trusted else "changed since that commit"
         return (f"{spec.name}: not run ({reason}): its spec {what}, so --trust-specs-at {commit[:12]} does not cover it; "
-                f"a person reviews it (`repo-memory loop show {spec.name}`) and the job names a commit that holds it")
+                f"a person reviews it (`repo-memory loop show {quoted(spec.name)}`) and the job names a commit that holds it")
     if event == "ci-failure":
         return (f"{spec.name}: not run ({reason}): no person accepted it in this checkout, and a CI checkout (a new clone) "
                 "never has such an accept; the CI job names the commit whose loop specs it trusts: `repo-memory loop due "
                 "--run --event ci-failure --trust-specs-at COMMIT --agent '<command>'` (docs/memory.md, Loops)")
     return (f"{spec.name}: waiting for a person's accept, not run ({reason}): read it with `repo-memory loop show "
-            f"{spec.name}`, then `repo-memory loop accept {spec.name} --sha SHA`")
+            f"{quoted(spec.name)}`, then `repo-memory loop accept {quoted(spec.name)} --sha SHA`")
 
 
 @loop.command(name="hooks")

@@ -14,6 +14,7 @@ from repo_memory.core import drafts, native_memory as native
 from repo_memory.core.native_memory import CLAUDE, CODEX, Homes, Outcome
 from repo_memory.core.store import Store
 from repo_memory.shells.cli.base import emit
+from repo_memory.guards.shellwords import quoted
 
 
 def homes() -> Homes:
@@ -60,8 +61,8 @@ def _report(outcomes: list[Outcome], proposals: list[drafts.Proposal], data: dic
             click.echo(f"  redacted a secret in {record}")
     for p in proposals:
         if p.written:
-            click.echo(f"proposed the draft skill {p.skill} from {p.record}: read it (`repo-memory skill show {p.skill}`), "
-                       f"then `repo-memory accept {p.skill}` or `repo-memory reject {p.skill}`")
+            click.echo(f"proposed the draft skill {p.skill} from {p.record}: read it (`repo-memory skill show {quoted(p.skill)}`), "
+                       f"then `repo-memory accept {quoted(p.skill)}` or `repo-memory reject {quoted(p.skill)}`")
         else:
             click.echo(f"not proposed from {p.record} ({p.skill}): {p.why}")
     commit = data["commit"]

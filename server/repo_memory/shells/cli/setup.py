@@ -15,6 +15,7 @@ from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.shells import attach, harnesses, hookcalls, hooks, teamfiles
 from repo_memory.shells.cli.base import root_of, store_of
 from repo_memory.shells.cli.skills import settle_offers
+from repo_memory.guards.shellwords import quoted
 
 
 @click.command()
@@ -77,7 +78,7 @@ def demo(keep: Path | None, throwaway: bool) -> None:
         shutil.rmtree(path, ignore_errors=True)
         click.echo("The demo repository is removed now; `repo-memory demo` builds one that stays (`--keep DIR`: there).\n")
     else:
-        click.echo(f"Demo repository: {path}  (look inside: `git -C {path} log --stat`, `ls {path}/.agents/skills`)\n")
+        click.echo(f"Demo repository: {path}  (look inside: `git -C {quoted(str(path))} log --stat`, `ls {quoted(f'{path}/.agents/skills')}`)\n")
     click.echo(attach.instructions())
 
 

@@ -18,6 +18,7 @@ from repo_memory.formats import when
 from repo_memory.guards import markers
 from repo_memory.guards.terminal import visible
 from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, say, show_sha, store_of
+from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
     from repo_memory.core.store import Store
@@ -114,7 +115,7 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
         if changes is not None:
             click.echo(visible(unreviewed_text(changes)), err=True, nl=False)
         if item.status == "draft":
-            show_sha(f"skill:{item.name}", sha, f"repo-memory accept {item.name}")
+            show_sha(f"skill:{item.name}", sha, f"repo-memory accept {quoted(item.name)}")
         else:  # nothing to accept: an active or deprecated skill
             click.echo(f"skill:{item.name}: sha {sha[:12]} ({item.status})", err=True)
         if item.stale:  # on stderr too, beside the sha: stdout stays the skill as stored
@@ -158,14 +159,14 @@ def accept(ctx: click.Context, name: str, sha: str | None) -> None:
         click.echo(store.review(name, accept=True))  # nothing to review, so no version to name; the harnesses' lists follow
         for source in [s for s in store.sources[1:] if offering.withheld(store.root, s, name).startswith("draft")]:
             click.echo(f"{source}/{name} is a draft of the same name, which this one shadows (so accept cannot name it): review "
-                       f"it (`git diff -- {source}/{name}`), set `status: active` under its metadata by hand, then "
+                       f"it (`git diff -- {quoted(f'{source}/{name}')}`), set `status: active` under its metadata by hand, then "
                        "`repo-memory sync` lets its harness list it again")
         return
 
     def show() -> str:
         return f"{store.read(f'skill:{name}').content}\n{unreviewed_text(store.unreviewed(name))}"
 
-    sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {name}")
+    sha = reviewed_sha(f"skill:{name}", sha, store.fingerprint(name), show, f"repo-memory skill show {quoted(name)}")
     click.echo(store.review(name, accept=True, sha=sha))
     copy_again(store, name)
 
