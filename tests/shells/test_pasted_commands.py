@@ -79,4 +79,4 @@ def test_the_git_log_doctor_gives_for_a_log_line_that_is_no_record_shows_that_lo
         shell = next(shell for name, shell in names.items() if name[:12] in command)
         done = pasted(shell, command, repo)
         assert pwned(tmp_path) == [] and done.returncode == 0, (command, done.stderr)
-        assert "+[unreadable line at byte 0" in done.stdout, (command, done.stdout)  # the textconv of logs
+        assert "\n+garbage\n" in done.stdout, (command, done.stdout)  # that log's diff (a file of no record: as it is)

@@ -168,7 +168,9 @@ def explained(line: Line) -> str:
     if line.torn:
         return line.problem
     try:
-        record = json.loads(line.raw)
+        record = nesting.loads(line.raw)
+    except nesting.TooDeep as exc:
+        return f"JSON {exc}"
     except (ValueError, UnicodeDecodeError) as exc:
         return f"not JSON: {exc}"
     if not isinstance(record, dict):
