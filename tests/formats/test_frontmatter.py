@@ -6,7 +6,7 @@ import json
 import time
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from repo_memory.formats import edits
@@ -162,6 +162,7 @@ def common_frontmatter(draw: st.DrawFn) -> str:
 
 @settings(max_examples=1500, deadline=None)
 @given(st.one_of(frontmatter_lines(), common_frontmatter()))
+@example("metadata:\n  status: [0\x85\t]\n")  # NEL: whitespace to Python's strip(), a line break to YAML
 @pytest.mark.slow
 def test_the_fast_path_agrees_with_the_yaml_parser_whenever_it_answers(text):
     import yaml

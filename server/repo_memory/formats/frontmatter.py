@@ -163,8 +163,8 @@ def _simple_scalar(text: str) -> Any:
             return _NOT_SIMPLE
         return value if isinstance(value, str) else _NOT_SIMPLE
     if text.startswith("[") and text.endswith("]"):
-        inner = text[1:-1].strip()
-        items = [i.strip() for i in inner.split(",")] if inner else []
+        inner = text[1:-1].strip(" ")  # spaces only: Python's strip() also takes \x85, a line break to YAML
+        items = [i.strip(" ") for i in inner.split(",")] if inner else []
         if all(_SIMPLE_ITEM.match(i) and not i.endswith(" ") for i in items):
             return [_resolve(i) for i in items]
         return _NOT_SIMPLE
