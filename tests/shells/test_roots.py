@@ -209,7 +209,7 @@ def test_a_client_that_never_answers_roots_outside_any_repository_hears_why_at_o
             async with misbehaving(elsewhere, "never", asked, errlog) as session:
                 answers = []
                 for _ in range(2):
-                    with anyio.fail_after(15):
+                    with anyio.fail_after(40):  # ROOTS_WAIT (10 s), then opening the store on a loaded machine
                         answers.append(await session.call_tool("remember", {"text": "nowhere to keep this"}))
                 return answers
 
@@ -229,7 +229,7 @@ def test_skills_listed_first_by_a_client_that_never_answers_roots_come_from_the_
     async def session() -> dict[str, Any]:
         with (tmp_path / "stderr").open("w", encoding="utf-8") as errlog:
             async with misbehaving(dotfiles, "never", asked, errlog) as session:
-                with anyio.fail_after(15):
+                with anyio.fail_after(40):  # ROOTS_WAIT (10 s), then opening the store on a loaded machine
                     return (await session.session.send_request(ListSkills(params=PaginatedRequestParams()), Answer)).model_extra or {}
 
     listed = anyio.run(session)
