@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from repo_memory.core.store import Store
 from repo_memory.shells.cli import cli
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git, write_skill_file
 
 CODE = "class Store:\n    def load(self):\n        return 1\n\n    def save(self, rows):\n        return list(rows)\n"
@@ -53,7 +54,7 @@ def test_follow_renames_names_a_skill_and_a_record_whose_symbol_the_moved_file_d
     assert "metadata.anchors in .agents/skills/typo/SKILL.md" in typo, typo
     assert "lib/store.py::Store.lod" in _left(out, "skill:both")  # its other anchor was followed: this one was not
     said = _left(out, record)
-    assert "lib/store.py::Store.save" in said and "src/store.py" in said and f"repo-memory log add TEXT -r {record}" in said
+    assert "lib/store.py::Store.save" in said and "src/store.py" in said and f"repo-memory log add TEXT -r {quoted(record)}" in said
     assert "src/store.py::Store.load" in (repo / ".agents/skills/both/SKILL.md").read_text(encoding="utf-8")
     assert "lib/store.py::Store.lod" in (repo / ".agents/skills/typo/SKILL.md").read_text(encoding="utf-8")
     code, out = cli_run(repo, "stale")

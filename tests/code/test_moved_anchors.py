@@ -15,6 +15,7 @@ from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.shells.cli import cli
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git
 
 TEXT = ("def slugify(v):\n    return v.lower()\n\n\ndef capfirst(x):\n    return x[:1].upper() + x[1:]\n\n\n"
@@ -150,13 +151,13 @@ def test_a_record_whose_code_moved_and_changed_is_told_to_be_checked_and_pinned_
     assert fix.startswith("  fix: ") and "memory.anchors in .agents/loops/caps.md" in fix and "--follow-renames" not in fix
     lines = out.splitlines()
     fix = lines[lines.index(_line(out, shorten)) + 1]
-    assert fix.startswith("  fix: ") and f"repo-memory stale --pin {shorten}" in fix and "--follow-renames" not in fix, out
+    assert fix.startswith("  fix: ") and f"repo-memory stale --pin {quoted(shorten)}" in fix and "--follow-renames" not in fix, out
     assert not lines[lines.index(_line(out, capfirst)) + 1].startswith("  fix: "), out
     assert not lines[lines.index(_line(out, "skill:shortening")) + 1].startswith("  fix: "), out
     assert "(2 of them cite files git moved: `repo-memory stale --follow-renames` follows them)" in out, out
     doctor = json.loads(cli_run(repo, "doctor", "--json")[1])
     finding = next(f for f in doctor if f["level"] == "warning" and shorten in f["path"] + f["message"])
-    assert f"repo-memory stale --pin {shorten}" in finding["fix"] and "--follow-renames" not in finding["fix"], finding
+    assert f"repo-memory stale --pin {quoted(shorten)}" in finding["fix"] and "--follow-renames" not in finding["fix"], finding
     assert capfirst not in finding["message"] and "skill:shortening" not in finding["message"], finding
     loop = next(f for f in doctor if f["level"] == "warning" and "loop:caps" in f["path"] + f["message"])
     assert "memory.anchors" in loop["fix"] and "--follow-renames" not in loop["fix"], loop

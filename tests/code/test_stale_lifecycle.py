@@ -14,6 +14,7 @@ from repo_memory.core.store import Store
 from repo_memory.formats import experience
 from repo_memory.shells.cli import cli
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git
 
 SAVE = "pkg/store.py::Store.save"
@@ -190,8 +191,8 @@ def test_a_person_pins_a_stale_record_with_a_committed_note_that_cites_the_code_
 def test_doctors_fix_for_a_stale_record_names_the_commands_that_settle_it(store: Store, repo: Path):
     record = _stale_record(store, repo)
     finding = next(f for f in json.loads(cli_run(repo, "doctor", "--json")[1]) if record in f["path"] + f["message"])
-    assert f"repo-memory stale --pin {record}" in finding["fix"] and f"repo-memory feedback {record} outdated" in finding["fix"]
-    assert f"-r {record}" in finding["fix"]  # a correction that cites it: `repo-memory log add TEXT -r ID -r PATH::SYMBOL`
+    assert f"repo-memory stale --pin {quoted(record)}" in finding["fix"] and f"repo-memory feedback {quoted(record)} outdated" in finding["fix"]
+    assert f"-r {quoted(record)}" in finding["fix"]  # a correction that cites it: `repo-memory log add TEXT -r ID -r PATH::SYMBOL`
 
 
 def _moved(store: Store, repo: Path, files: int = 12) -> None:

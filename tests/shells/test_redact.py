@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git, initialised
 
 SECRET = "zq7-door-code-Kumquat-4417"  # no rule of the scanner matches it: a secret it missed
@@ -208,9 +209,9 @@ def test_two_clones_redacting_different_strings_of_a_record_merge_into_versions_
     other, rid = redacted_in_two_clones(tmp_path, SECRET, SECOND)
     assert len(lines_of(other, rid)) == 2  # what git's union merge made
     verify = cli(other, "verify")
-    assert verify.returncode == 1 and f"repo-memory log redact {rid}" in verify.stdout, verify.stdout
+    assert verify.returncode == 1 and f"repo-memory log redact {quoted(rid)}" in verify.stdout, verify.stdout
     doctor = json.loads(cli(other, "doctor", "--json").stdout)
-    assert any(f["level"] == "error" and f["path"] == rid and f"repo-memory log redact {rid}" in f["fix"] for f in doctor), doctor
+    assert any(f["level"] == "error" and f["path"] == rid and f"repo-memory log redact {quoted(rid)}" in f["fix"] for f in doctor), doctor
     done = cli(other, "log", "redact", rid)
     assert done.returncode == 0, done.stdout + done.stderr
     [line] = lines_of(other, rid)

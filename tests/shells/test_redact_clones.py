@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git, initialised
 from tests.shells.test_redact_outputs import hook, memory_bytes, records, run
 
@@ -56,7 +57,7 @@ def test_two_clones_redacting_one_output_blob_pull_without_a_conflict_and_conver
     assert pulled.returncode == 0 and "CONFLICT" not in pulled.stdout, pulled.stdout + pulled.stderr
     verify = run(b, "verify")
     if verify.returncode:  # the two lines of the record the merge kept: verify names the command that folds them
-        assert f"repo-memory log redact {rid}" in verify.stdout, verify.stdout
+        assert f"repo-memory log redact {quoted(rid)}" in verify.stdout, verify.stdout
         folded = run(b, "log", "redact", rid)
         assert folded.returncode == 0, folded.stdout + folded.stderr
     git(b, "push", "-q", "origin", "main")
@@ -101,7 +102,7 @@ def test_a_record_of_another_clone_citing_a_blob_a_redaction_emptied_is_told_and
     verify = run(b, "verify")
     assert verify.returncode == 1 and f"{theirs}: blob" in verify.stdout and "emptied" in verify.stdout, verify.stdout
     doctor = run(b, "doctor")
-    assert f"repo-memory log redact {theirs} --all-text" in doctor.stdout, doctor.stdout
+    assert f"repo-memory log redact {quoted(theirs)} --all-text" in doctor.stdout, doctor.stdout
     done = run(b, "log", "redact", theirs, "--all-text")
     assert done.returncode == 0, done.stdout + done.stderr
     assert SECRET.encode() not in memory_bytes(b) and run(b, "verify").returncode == 0

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from repo_memory.core import versions
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git, initialised
 from tests.shells.test_redact import SECOND, SECRET, cli, lines_of, log_bytes, logged
 from tests.shells.test_redact_outputs import SECRET as IN_OUTPUT
@@ -38,7 +39,7 @@ def test_all_text_in_one_clone_and_a_string_in_another_fold_into_the_record_reda
                             ["--all-text"], ["--text", SECOND])
     doctor = json.loads(cli(other, "doctor", "--json").stdout)
     [finding] = [f for f in doctor if f["level"] == "error" and f["path"] == rid]
-    assert "keep the one" not in finding["fix"] and f"log redact {rid} --all-text" in finding["fix"], finding
+    assert "keep the one" not in finding["fix"] and f"log redact {quoted(rid)} --all-text" in finding["fix"], finding
     done = cli(other, "log", "redact", rid)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "0 occurrence(s)" not in done.stdout and "folded into one" in done.stdout, done.stdout
@@ -71,7 +72,7 @@ def test_an_unfoldable_pair_is_redacted_whole_as_the_refusal_says(tmp_path: Path
 
     other, rid = two_clones(tmp_path, tool_record, ["--text", IN_OUTPUT], ["--text", "./deploy.sh"])
     refused = cli(other, "log", "redact", rid)
-    assert refused.returncode == 1 and f"log redact {rid} --all-text" in refused.stderr, refused.stderr
+    assert refused.returncode == 1 and f"log redact {quoted(rid)} --all-text" in refused.stderr, refused.stderr
     assert "keep the one" not in refused.stderr.lower(), refused.stderr
     done = cli(other, "log", "redact", rid, "--all-text")
     assert done.returncode == 0, done.stdout + done.stderr

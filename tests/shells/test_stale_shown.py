@@ -19,6 +19,7 @@ from repo_memory.core.store import Store
 from repo_memory.shells import mcp as server
 from repo_memory.shells.cli import cli
 
+from repo_memory.guards.shellwords import quoted
 from tests.conftest import git
 
 ANCHOR = "pkg/store.py::Store.save"
@@ -118,6 +119,6 @@ def test_stale_gives_each_stale_memory_the_fix_doctor_gives(store: Store, repo: 
     doctor = json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).stdout)
     [fix] = [f["fix"] for f in doctor if f["message"].startswith("stale: ")]  # both in one: the same cause
     lines = listed.stdout.splitlines()
-    for memory, settles in (("skill:store-save", "stale --pin store-save"), (anchored, f"feedback {anchored} outdated")):
+    for memory, settles in (("skill:store-save", "stale --pin store-save"), (anchored, f"feedback {quoted(anchored)} outdated")):
         said = lines[lines.index(next(line for line in lines if line.startswith(f"{memory}  "))) + 1]
         assert said.startswith("  fix: ") and settles in said and said.removeprefix("  fix: ") in fix, listed.stdout
