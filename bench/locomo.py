@@ -14,7 +14,8 @@ Every question is scoped to its conversation (one session per conversation). Rea
 ../shared/data/locomo/locomo-dev.json in place (never copied); no hosted model is called.
 
     python bench/locomo.py                     # every conversation of the dev split
-    python bench/locomo.py --conversations 2   # the small mode CI runs
+    python bench/locomo.py --conversations 2   # two conversations
+    python bench/locomo.py --conversations 1 --sessions 8   # the small mode CI runs: it works, not how well
     python bench/locomo.py --lexical-only      # no embedding: full-text and FTS5 only
 """
 
@@ -81,6 +82,15 @@ def iso(date: str) -> str:
         return datetime.strptime(date, "%I:%M %p on %d %B, %Y").strftime("%Y-%m-%dT%H:%M:00Z")
     except ValueError:
         return experience.now()
+
+
+def first_sessions(conv: dict, sessions: int | None) -> dict:
+    """`conv` with only its first `sessions` sessions (all when None); questions_of keeps the questions they answer."""
+    if sessions is None:
+        return conv
+    kept = {k: v for k, v in conv["conversation"].items()
+            if not (m := re.fullmatch(r"session_(\d+)(?:_date_time)?", k)) or int(m[1]) <= sessions}
+    return {**conv, "conversation": kept}
 
 
 def session_of(conv: dict) -> str:
@@ -200,8 +210,8 @@ async def ask_in_process(store: Store, convs: list[dict], dia_of: dict[str, str]
                 tally.add(qa["category"], [dia_of[h["id"]] for h in hits if h["id"] in dia_of], wanted, (time.perf_counter() - started) * 1000)
 
 
-def run(data: Path, conversations: int | None, semantic: bool = True) -> dict[str, Any]:
-    convs = json.loads(data.read_text(encoding="utf-8"))[:conversations]
+def run(data: Path, conversations: int | None, semantic: bool = True, sessions: int | None = None) -> dict[str, Any]:
+    convs = [first_sessions(c, sessions) for c in json.loads(data.read_text(encoding="utf-8"))[:conversations]]
     tallies: dict[str, Tally] = {name: Tally() for name in (["tools", "hybrid"] if semantic else []) + ["full-text", "fts5-bm25"]}
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -229,7 +239,7 @@ def run(data: Path, conversations: int | None, semantic: bool = True) -> dict[st
                 started = time.perf_counter()
                 ranked = baseline.search(session_of(conv), qa["question"], 10)
                 tallies["fts5-bm25"].add(qa["category"], ranked, wanted, (time.perf_counter() - started) * 1000)
-    return {"tallies": tallies, "conversations": len(convs), "timings": timings}
+    return {"tallies": tallies, "conversations": len(convs), "sessions": sessions, "timings": timings}
 
 
 def mean(rows: list[dict[str, float]], key: str) -> float:
@@ -238,7 +248,8 @@ def mean(rows: list[dict[str, float]], key: str) -> float:
 
 def report(out: dict[str, Any]) -> str:
     tallies: dict[str, Tally] = out["tallies"]
-    lines = [f"LoCoMo dev split: {out['conversations']} conversations; retrieval within each question's conversation, through MCP "
+    trimmed = f" (their first {out['sessions']} sessions)" if out.get("sessions") else ""
+    lines = [f"LoCoMo dev split: {out['conversations']} conversations{trimmed}; retrieval within each question's conversation, through MCP "
              "recall; no hosted model (hybrid embeds with the bundled local model).", "",
              "tools: remember per turn through a stdio server embedding in the background, questions right after each conversation;",
              "hybrid / full-text: the turns bulk-imported (log import), every turn embedded / semantic = false.", ""]
@@ -265,13 +276,15 @@ def report(out: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--conversations", type=int, default=None, help="Use only the first N conversations.")
+    parser.add_argument("--sessions", type=int, default=None, help="Use only the first N sessions of each conversation "
+                        "(and the questions they answer).")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--lexical-only", action="store_true", help="No embedding: skip the tools form and the hybrid run.")
     args = parser.parse_args()
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data} (pass --data PATH)")
         return 0
-    print(report(run(args.data, args.conversations, semantic=not args.lexical_only)))
+    print(report(run(args.data, args.conversations, semantic=not args.lexical_only, sessions=args.sessions)))
     return 0
 
 
