@@ -11,7 +11,7 @@ the same queries against a plain FTS5 table of the same texts as the baseline me
 
     python bench/scale.py                        # 10k skills + 100k records
     python bench/scale.py --records 1000000      # 1M records
-    python bench/scale.py --small                # what CI runs: 60 skills + 300 records, 12 queries
+    python bench/scale.py --small                # what CI runs: 30 skills + 150 records, 12 queries
     python bench/scale.py --keep DIR [--reuse]   # keep the repository (embedding 10k skills takes ~20 min); measure it again
 
 Identical texts are embedded once (as in real use), so the vectors of 100k records made of ~4k distinct turns cost
@@ -218,14 +218,14 @@ def main() -> int:
     parser.add_argument("--skills", type=int, default=10_000)
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--small", action="store_true", help="60 skills, 300 records, 12 queries (CI)")
+    parser.add_argument("--small", action="store_true", help="30 skills, 150 records, 12 queries (CI)")
     parser.add_argument("--no-embed", action="store_true", help="Full-text only: skip embedding and the hybrid run.")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--keep", type=Path, help="Build the repository in this folder and keep it (to profile it afterwards).")
     parser.add_argument("--reuse", action="store_true", help="With --keep: measure the repository built there before again.")
     args = parser.parse_args()
     if args.small:
-        args.skills, args.records, args.queries = 60, 300, 12
+        args.skills, args.records, args.queries = 30, 150, 12
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data} (pass --data PATH)")
         return 0
