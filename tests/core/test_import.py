@@ -531,8 +531,9 @@ def test_sessions_the_real_claude_code_and_codex_wrote_import_with_their_tool_ca
 def test_an_import_of_thousands_of_sessions_lands_as_one_commit_with_a_readable_message(repo: Path, tmp_path: Path):
     """Found by bench/scale.py: importing 1M records in 5,000 sessions wrote every file, then crashed in the commit
     (the message listing every session was one argument over the kernel's 128 KiB limit) and said nothing useful."""
-    sessions = 3000
-    lines = [json.dumps({"kind": "note", "text": f"entry {n}", "session": f"imported-session-number-{n:05d}"}) for n in range(sessions)]
+    sessions = 1100  # names of 120 characters: a message naming each would be one argument of over 128 KiB
+    lines = [json.dumps({"kind": "note", "text": f"entry {n}", "session": f"imported-session-number-{n:05d}".ljust(120, "x")})
+             for n in range(sessions)]
     (tmp_path / "many.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     result = import_cli(repo, str(tmp_path / "many.jsonl"))
     assert result.exit_code == 0, result.output
