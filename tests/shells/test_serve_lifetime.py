@@ -114,11 +114,11 @@ def test_a_signal_ends_the_server_promptly_and_its_writes_are_committed(repo: Pa
 
 
 def test_kill_9_at_random_moments_never_loses_an_acknowledged_write(repo: Path):
-    """50 trials: a server writes skills and records, is killed with SIGKILL at a random moment; the next one starts."""
+    """30 trials: a server writes skills and records, is killed with SIGKILL at a random moment; the next one starts."""
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     rng = random.Random(20261203)
     acknowledged: set[str] = set()
-    for trial in range(50):
+    for trial in range(30):
         server = StdioServer(repo)
         server.initialize()  # answered by the front before the store opens: the landing comes within a bound, not before
         assert wait_until(lambda: acknowledged <= in_head(repo, ".agents"), 10), f"trial {trial}: the new server did not land the last one's writes"
