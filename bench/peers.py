@@ -20,7 +20,7 @@ repo-memory.
 
     python bench/peers.py                       # 2 conversations, scale 1000
     python bench/peers.py --conversations 7 --sizes 1000 10000
-    python bench/peers.py --small               # CI: 1 conversation, scale 1000
+    python bench/peers.py --small               # CI: 1 conversation, scale 200 (it runs; the figures are the full run's)
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=2)
     parser.add_argument("--sizes", type=int, nargs="*", default=[1000])
     parser.add_argument("--systems", nargs="*", default=["repo-memory", "server-memory", "basic-memory"])
-    parser.add_argument("--small", action="store_true", help="CI: one conversation, scale 1000")
+    parser.add_argument("--small", action="store_true", help="CI: one conversation, scale 200")
     parser.add_argument("--plot", type=Path, help="also draw recall vs latency to this PNG (needs matplotlib)")
     parser.add_argument("--from-json", type=Path, help="redraw/report from the JSON line a previous run printed, without running")
     args = parser.parse_args()
@@ -283,7 +283,7 @@ def main() -> None:
         return
     convs = json.loads(DATA.read_text(encoding="utf-8"))[: 1 if args.small else args.conversations]
     if args.small:
-        args.sizes = [1000]
+        args.sizes = [200]
     texts = [f"[{d}] {s}: {t}" for c in convs for _, s, t, d in turns_of(c)]
     queries = [qa["question"] for c in convs for qa in c["qa"]][:50]
     makers = {"repo-memory": make_repo_memory, "server-memory": make_server_memory, "basic-memory": make_basic_memory}
