@@ -26,7 +26,7 @@ _NUL_PATTERNS = {"000x": "utf-32-be", "x000": "utf-32-le", "0x0x": "utf-16-be", 
 
 @dataclass(frozen=True)
 class Source:
-    """A file to import and its format (`records`, `claude-code` or `codex`); stdin is read into `content`."""
+    """A file to import and its format (`records`, `claude-code` or `codex`); stdin and pipes are read into `content`."""
 
     label: str
     format: str
@@ -54,11 +54,17 @@ class Source:
 
 
 def sources(paths: Sequence[Path], stdin: bytes | None = None, claude: Sequence[Path] = (), codex: Sequence[Path] = ()) -> list[Source]:
-    """What to import: the given files (format told from their first lines; `-` is stdin) and discovered transcripts."""
+    """What to import: the given files (format told from their first lines; `-` is stdin, read whole like any file that is
+    no regular file) and discovered transcripts."""
     out = []
     for path in paths:
         stdin_given = str(path) == "-"
-        given = Source("stdin", RECORDS, content=stdin or b"") if stdin_given else Source(str(path), RECORDS, path=path)
+        if stdin_given:
+            given = Source("stdin", RECORDS, content=stdin or b"")
+        elif path.is_file():
+            given = Source(str(path), RECORDS, path=path)
+        else:  # a pipe (`<(…)`, a FIFO, /dev/stdin) gives its lines once: read whole here, not once to sniff and again to import
+            given = Source(str(path), RECORDS, path=path, content=path.read_bytes())
         out.append(dataclasses.replace(given, format=harness_logs.detect(given.head())))
     out += [Source(str(p), CLAUDE, path=p) for p in claude] + [Source(str(p), CODEX, path=p) for p in codex]
     return list({(s.label, s.format): s for s in out}.values())  # a file named and also discovered is read once
