@@ -31,10 +31,14 @@ _UNSPACED = ((0x0E00, 0x0FFF), (0x1000, 0x109F), (0x1780, 0x17FF), (0x1950, 0x19
 # Scripts whose letters look alike count as one, so that a homoglyph (Cyrillic і before Latin gnore) is no change of script.
 _ALIKE = {"LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "COPTIC"}
 # Chat-template tokens as a family: any `<|word|>` (ChatML, Llama 3, harmony's <|start|>/<|message|>/<|channel|>,
-# <|im_sep|>, …), the [INST]/<<SYS>> and Gemma turn markers, role tags, and a legacy `Human:`/`Assistant:` turn.
+# <|im_sep|>, DeepSeek's <｜begin▁of▁sentence｜> once NFKC folds its bars, U+2581 between its words, …), the
+# [INST]/<<SYS>> and Gemma turn markers, role tags, the tags of Claude's older tool format, the Alpaca instruction
+# header, and a legacy `Human:`/`Assistant:` turn. Not `System:` or `User:` after a blank line, nor `### Response:`:
+# bug reports and API notes are written so (tests/guards/test_markers.py BENIGN).
 TEMPLATE = re.compile(
-    r"<\|[A-Za-z][A-Za-z0-9_]{1,30}\|>"
+    r"<\|[A-Za-z][A-Za-z0-9_\u2581]{1,30}\|>"
     r"|\[/?INST\]|<</?SYS>>|</?(?:system|assistant|user)>|<start_of_turn>|<end_of_turn>"
+    r"|</?function_(?:calls|results)>|^###[ \t]*Instruction:"
     r"|\n\n(?:Human|Assistant):",
     re.IGNORECASE | re.MULTILINE,
 )

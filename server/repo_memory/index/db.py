@@ -26,8 +26,8 @@ from typing import Any
 
 from repo_memory.guards import disk
 
-SCHEMA_VERSION = 29  # 25: direction marks no longer flagged (guards/markers.py); 26-28: text folded (index/folding.py);
-# 29: a skill's notes (a top-level `status`, formats/skills.py)
+SCHEMA_VERSION = 30  # 25: direction marks no longer flagged (guards/markers.py); 26-28: text folded (index/folding.py);
+# 29: a skill's notes (a top-level `status`, formats/skills.py); 30: more chat-template tokens flagged (guards/markers.py)
 TOKENIZE = "porter unicode61 remove_diacritics 2"
 log = logging.getLogger("repo_memory")
 
