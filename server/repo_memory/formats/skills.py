@@ -13,7 +13,6 @@ from typing import Any
 
 from repo_memory.formats import frontmatter
 from repo_memory.guards import markers
-from repo_memory.guards import secretscan
 from repo_memory.errors import InvalidRecordError, Problem
 from repo_memory.guards.paths import resolves_inside
 from repo_memory.formats.schema import validate
@@ -82,6 +81,8 @@ def parse(data: bytes, path: str, source: str) -> Skill:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return _with(invalid, Problem(f"the file is not UTF-8 (byte {exc.start}); re-save it as UTF-8"))
+    from repo_memory.guards import secretscan  # here, not at the top: the pre-tool hook before a shell call reads no skill
+
     text, secrets = secretscan.redact(text)  # a person's edit may hold a secret: the index only ever sees it redacted
     try:
         doc = frontmatter.split(text, path)

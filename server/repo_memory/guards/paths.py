@@ -9,7 +9,6 @@ import unicodedata
 from pathlib import Path
 
 from repo_memory.errors import UnsafePathError
-from repo_memory.guards import secretscan
 
 SLUG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_NAME = 64
@@ -23,6 +22,8 @@ def check_name(name: object, what: str = "name") -> str:
     """Return `name` if it is a slug (ASCII lowercase letters, digits, single hyphens, at most 64 characters)."""
     if not isinstance(name, str) or not name:
         raise UnsafePathError(f"The {what} must be non-empty text, like 'release-checklist'.")
+    from repo_memory.guards import secretscan  # ~20 ms to import: not for a pre-tool hook that checks no name
+
     secretscan.refuse((f"the {what}", name))  # a name becomes a path, an id and a commit message: never a credential
     shown = legible(name[:80])
     if len(name) > MAX_NAME:
