@@ -43,6 +43,7 @@ class Config:
     sign: str = "auto"
     author_name: str | None = None
     author_email: str | None = None
+    author_fallback: bool = True  # `author` from the config file (no REPO_MEMORY_AUTHOR): only where git knows no one
     commit_window: float = 2.0
     writes_per_minute: int = 120
     write_bytes_per_minute: int = 8 * 1024 * 1024
@@ -114,6 +115,7 @@ class Config:
             sign=values.get("sign", "auto"),
             author_name=author.get("name"),
             author_email=author.get("email"),
+            author_fallback=not (env.get("REPO_MEMORY_AUTHOR", "").strip() or (overrides or {}).get("author")),
             commit_window=float(values.get("commit_window_seconds", 2.0)),
             writes_per_minute=values.get("writes_per_minute", 120),
             write_bytes_per_minute=values.get("write_bytes_per_minute", 8 * 1024 * 1024),

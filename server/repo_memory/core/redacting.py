@@ -344,7 +344,7 @@ class Redactor:
         if committer.mode != "auto" and committer.mode != "private":
             return None
         with commit_lock(committer.state_dir):
-            who = identity(committer.git, committer.policy.author_name, committer.policy.author_email)
+            who = identity(committer.git, committer.policy.author_name, committer.policy.author_email, committer.policy.author_fallback)
             return commit_paths(committer.git, committer.state_dir, changed, message + "\n", who, committer.policy.sign,
                                 private=committer.mode == "private")
 

@@ -49,7 +49,7 @@ class Store:
         self._db = db = Database(config.index_path)
         self._git = git = Git(config.root, config.git_dir, private=config.commit == "private")
         self.sparse = Sparse(git)  # memory left out of a sparse checkout is neither served nor written (git/sparse.py)
-        policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness)
+        policy = Policy(config.commit, config.commit_window, config.sign, config.author_name, config.author_email, config.harness, config.author_fallback)
         self._journal = Journal.of_clone(config.root, config.common_dir, config.clone_dir, config.inline_max, config.key_dir, git.holds, config.state_dir)
         self.key = self._journal.key  # marks what this clone's repo-memory writes (guards/authorship.py)
         self.session = self._journal.owned(check_session(session or config.session or experience.new_session_id()))

@@ -45,6 +45,7 @@ class Policy:
     author_name: str | None = None
     author_email: str | None = None
     harness: str = "unknown"
+    author_fallback: bool = False  # the author is the config file's: only where git knows no one (git/message.author)
 
 
 def _holds_secret(path: Path) -> bool:
@@ -234,7 +235,7 @@ class Committer:
                 named = [e for e in entries if e.path in paths and e not in overtaken]  # not what is held back
                 parts = message.commits(self.git, entries, paths, named, harness, self.policy.harness, logs, checked_on,
                                         whole=whole)
-                identity = message.identity(self.git, self.policy.author_name, self.policy.author_email)
+                identity = message.identity(self.git, self.policy.author_name, self.policy.author_email, self.policy.author_fallback)
                 result = commit_paths(self.git, self.state_dir, paths, parts[0][1], identity, self.policy.sign,
                                       private=self.mode == "private", blobs=blobs, checked_on=checked_on, parts=parts)
         except GitError as exc:  # the files are written and stay pending: a failed commit never fails the write
@@ -351,7 +352,7 @@ class Committer:
         return Health(len(pending), deferred, list(self.repaired), at_risk, uncommitted, deleted, conflicted,
                       self.git.operation_in_progress(quick=True) if conflicted or uncommitted or pending else "",
                       sorted(why), sorted(staged - pending),
-                      message.nameless(self.git, self.policy.author_name, self.policy.author_email), why)
+                      message.nameless(self.git, self.policy.author_name, self.policy.author_email, self.policy.author_fallback), why)
 
     def heal(self, paths: list[str]) -> dict[str, str]:
         """`doctor --fix`: put back index entries of memory files staged for deletion although they are in HEAD and on

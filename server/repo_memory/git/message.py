@@ -21,21 +21,24 @@ NAME_YOURSELF = ('Set who you are: `git config --global user.name "Your Name"` a
                  '`author = {name = "...", email = "..."}`.')
 
 
-def author(git: Git, name: str | None, email: str | None) -> tuple[str, str]:
-    """The author of memory commits: the config's `author`, else who git says the person is, else NOBODY's parts."""
-    return (name or os.environ.get("GIT_AUTHOR_NAME") or git.config("user.name") or NOBODY[0],
-            email or os.environ.get("GIT_AUTHOR_EMAIL") or git.config("user.email") or NOBODY[1])
+def author(git: Git, name: str | None, email: str | None, fallback: bool = False) -> tuple[str, str]:
+    """The author of memory commits: the `author` the person set (REPO_MEMORY_AUTHOR), else who git says the person is,
+    else the `author` of the repository's config file (`fallback`: a file anyone who commits can write names no one
+    git knows), else NOBODY's parts."""
+    known = (os.environ.get("GIT_AUTHOR_NAME") or git.config("user.name"), os.environ.get("GIT_AUTHOR_EMAIL") or git.config("user.email"))
+    first, then = ((known, (name, email)) if fallback else ((name, email), known))
+    return first[0] or then[0] or NOBODY[0], first[1] or then[1] or NOBODY[1]
 
 
-def identity(git: Git, name: str | None, email: str | None) -> dict[str, str]:
+def identity(git: Git, name: str | None, email: str | None, fallback: bool = False) -> dict[str, str]:
     """A memory commit's environment: the author is the person (`author`); the committer is repo-memory."""
-    name, email = author(git, name, email)
+    name, email = author(git, name, email, fallback)
     return {"GIT_AUTHOR_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": COMMITTER, "GIT_COMMITTER_EMAIL": email}
 
 
-def nameless(git: Git, name: str | None, email: str | None) -> str:
+def nameless(git: Git, name: str | None, email: str | None, fallback: bool = False) -> str:
     """What to tell a person whose memory commits name no one (no `author`, user.name or user.email), else ''."""
-    who = author(git, name, email)
+    who = author(git, name, email, fallback)
     if who[0] != NOBODY[0] and who[1] != NOBODY[1]:
         return ""
     return (f"memory commits are authored as {who[0]} <{who[1]}>, no person: no git identity (user.name, user.email) "
