@@ -84,6 +84,19 @@ def run_install(here: Path, tmp_path: Path, path: str = "/usr/bin:/bin", *args: 
                           timeout=300)
 
 
+def test_install_writes_every_modules_bytecode_where_python_itself_may_not(tmp_path: Path):
+    """An editable install left bytecode to the first import; under PYTHONDONTWRITEBYTECODE (set in some sandboxes and
+    CI images) nothing wrote it, and every hook and command compiled the whole package as it started (~0.4 s each)."""
+    here = checkout(tmp_path)
+    package = shutil.copytree(ROOT / "server" / "repo_memory", tmp_path / "server" / "repo_memory",
+                              ignore=shutil.ignore_patterns("__pycache__"))
+    done = run_install(here, tmp_path, PYTHONPATH=str(package.parent), PYTHONDONTWRITEBYTECODE="1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    tag = sys.implementation.cache_tag
+    missing = [str(p.relative_to(package)) for p in package.rglob("*.py") if not (p.parent / "__pycache__" / f"{p.stem}.{tag}.pyc").is_file()]
+    assert missing == [], missing
+
+
 def script(path: Path, body: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
