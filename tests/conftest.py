@@ -68,6 +68,17 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
+def configured(path: Path, settings: str, message: str = "settings") -> Path:
+    """A new repository at `path` whose one commit is `.agents/repo-memory.toml` holding `settings` (no init yet)."""
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / ".agents").mkdir()
+    (path / ".agents/repo-memory.toml").write_text(settings, encoding="utf-8")
+    git(path, "add", ".agents")
+    git(path, "commit", "-q", "-m", message)
+    return path
+
+
 def initialised(tmp_path: Path, name: str = "origin") -> Path:
     """A repository with one commit of a person's file, set up by `repo-memory init` run as a person runs it."""
     path = tmp_path / name

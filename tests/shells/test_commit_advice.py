@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 
 from repo_memory.shells.cli import cli
 
-from tests.conftest import git
+from tests.conftest import configured, git
 
 
 def invoke(repo: Path, *args: str) -> Result:
@@ -78,13 +78,7 @@ def test_a_cli_write_that_commits_says_nothing_on_stderr(tmp_path: Path):
 
 
 def test_in_stage_mode_memory_staged_for_the_persons_commit_is_no_alarm(tmp_path: Path):
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / ".agents").mkdir()
-    (repo / ".agents/repo-memory.toml").write_text('commit = "stage"\n', encoding="utf-8")
-    git(repo, "add", ".agents")
-    git(repo, "commit", "-q", "-m", "memory is staged here")
+    repo = configured(tmp_path / "repo", 'commit = "stage"\n', "memory is staged here")
     invoke(repo, "init")
     git(repo, "add", ".agents", ".gitattributes")  # what init says to commit with your code
     git(repo, "commit", "-q", "-m", "repo-memory set up")

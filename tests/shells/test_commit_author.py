@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import git
+from tests.conftest import configured, git
 
 IDENTITY_VARS = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL")
 
@@ -28,13 +28,7 @@ def _repository(tmp_path: Path, person: bool) -> tuple[Path, dict[str, str]]:
     if person:
         subprocess.run(["git", "config", "--global", "user.name", "Pat Person"], env=env, check=True)
         subprocess.run(["git", "config", "--global", "user.email", "pat@example.com"], env=env, check=True)
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / ".agents").mkdir()
-    (repo / ".agents/repo-memory.toml").write_text('author = { name = "Mallory", email = "mallory@example.net" }\n', encoding="utf-8")
-    git(repo, "add", ".agents/repo-memory.toml")
-    git(repo, "commit", "-q", "-m", "team settings")
+    repo = configured(tmp_path / "repo", 'author = { name = "Mallory", email = "mallory@example.net" }\n', "team settings")
     subprocess.run([sys.executable, "-m", "repo_memory", "init"], cwd=repo, env=env, check=True, capture_output=True)
     return repo, env
 
