@@ -25,9 +25,9 @@ def author(git: Git, name: str | None, email: str | None, fallback: bool = False
     """The author of memory commits: the `author` the person set (REPO_MEMORY_AUTHOR), else who git says the person is,
     else the `author` of the repository's config file (`fallback`: a file anyone who commits can write names no one
     git knows), else NOBODY's parts."""
-    known = (os.environ.get("GIT_AUTHOR_NAME") or git.config("user.name"), os.environ.get("GIT_AUTHOR_EMAIL") or git.config("user.email"))
-    first, then = ((known, (name, email)) if fallback else ((name, email), known))
-    return first[0] or then[0] or NOBODY[0], first[1] or then[1] or NOBODY[1]
+    mine, files = ((None, None), (name, email)) if fallback else ((name, email), (None, None))
+    return (mine[0] or os.environ.get("GIT_AUTHOR_NAME") or git.config("user.name") or files[0] or NOBODY[0],
+            mine[1] or os.environ.get("GIT_AUTHOR_EMAIL") or git.config("user.email") or files[1] or NOBODY[1])
 
 
 def identity(git: Git, name: str | None, email: str | None, fallback: bool = False) -> dict[str, str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import re
 
-
 from repo_memory.guards import cjk
 
 NAME_MIN = 90.0
