@@ -26,9 +26,9 @@ def main() -> None:
     args = sys.argv[1:]
     serving, root = _serve_root(args)
     if serving:
-        from repo_memory.shells import front
+        from repo_memory.shells import front, shipped
 
-        wire = front.Front.on_stdio(front.load()).start()
+        wire = front.Front.on_stdio(shipped.load()).start()
         from repo_memory.shells import serve
 
         serve.run(root, wire)  # ends the process

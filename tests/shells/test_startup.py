@@ -7,13 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from repo_memory.shells import front, manifest
+from repo_memory.shells import front, manifest, shipped
 from tests.shells.stdio_server import StdioServer
 
 CLIENT = {"name": "test-client", "version": "9"}
@@ -28,13 +29,13 @@ def generated() -> dict[str, Any]:
 
 
 def test_the_shipped_manifest_is_what_the_server_answers(generated: dict[str, Any]):
-    shipped = json.loads(Path(front.MANIFEST).read_text(encoding="utf-8"))
-    assert shipped["key"] == generated["key"], "the installed SDK or pydantic changed: run `python -m repo_memory.shells.manifest`"
-    assert manifest.dumps(shipped) == manifest.dumps(generated), "a tool changed: run `python -m repo_memory.shells.manifest`"
+    recorded = json.loads(Path(shipped.MANIFEST).read_text(encoding="utf-8"))
+    assert recorded["key"] == generated["key"], "the installed SDK or pydantic changed: run `python -m repo_memory.shells.manifest`"
+    assert manifest.dumps(recorded) == manifest.dumps(generated), "a tool changed: run `python -m repo_memory.shells.manifest`"
 
 
 def test_the_front_imports_nothing_heavy_before_it_answers():
-    code = ("import sys\nfrom repo_memory.shells import front\nassert front.load() is not None\n"
+    code = ("import sys\nfrom repo_memory.shells import front, shipped\nassert shipped.load() is not None\n"
             "print('\\n'.join(sorted(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     heavy = [m for m in loaded if m in HEAVY or m.startswith(tuple(f"{h}." for h in HEAVY))]
@@ -86,6 +87,74 @@ def test_a_modern_client_gets_discover_and_tools_of_the_full_server(repo: Path, 
                                        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": envelope}])
     assert [a["result"] for a in answers] == [generated["modern"][version]["server/discover"], generated["modern"][version]["tools/list"]]
     assert "differently" not in stderr, stderr
+
+
+# What Claude Code 2.1.3xx sends as it connects (2026-07-28): it counts the server connected, and lists its tools to the
+# model's first request, only once the subscription is acknowledged and prompts, resources and tools are listed.
+LISTEN = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
+def _connecting(version: str) -> list[dict[str, Any]]:
+    envelope = {"_meta": {front.MODERN_KEY: version, front.CAPABILITIES_KEY: {"roots": {"listChanged": True}},
+                          "io.modelcontextprotocol/clientInfo": {"name": "claude-code", "version": "2.1.332"}}}
+    return [{"jsonrpc": "2.0", "id": "server-discover-probe-1", "method": "server/discover", "params": envelope},
+            {"jsonrpc": "2.0", "id": "listen:0", "method": "subscriptions/listen", "params": {**envelope, "notifications": LISTEN}},
+            *({"jsonrpc": "2.0", "id": n, "method": method, "params": envelope}
+              for n, method in enumerate(("server/discover", "prompts/list", "resources/list", "resources/templates/list", "tools/list")))]
+
+
+def _all_at_once(repo: Path, messages: list[dict[str, Any]], env: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Send `messages` in one write, as a client does that does not wait, then a request only the SDK answers (a listing
+    with a cursor) so that everything before it has reached the SDK; every message back until the server exits, and stderr."""
+    from tests.shells.stdio_server import SERVE
+
+    last = {"jsonrpc": "2.0", "id": "last", "method": "tools/list", "params": {**messages[0]["params"], "cursor": "x"}}
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(SERVE, cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env={**os.environ, **(env or {})})
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in [*messages, last]).encode())
+            proc.stdin.flush()
+            back = []
+            for line in proc.stdout:
+                back.append(json.loads(line))
+                if back[-1].get("id") == "last":
+                    proc.stdin.close()
+            proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        err.seek(0)
+        stderr = err.read().decode(errors="replace")
+    assert proc.returncode == 0, stderr[-3000:]
+    return back, stderr
+
+
+def _keyed(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """Answers by id, notifications by method and subscription (the SDK answers concurrent requests in any order)."""
+    return {json.dumps(m["id"]) if "id" in m else f"{m['method']} {m['params']['_meta']}": m for m in messages}
+
+
+@pytest.mark.parametrize("version", MODERN_PROTOCOL_VERSIONS)
+def test_claude_codes_connection_is_answered_before_the_sdk_is_ready_as_the_sdk_answers_it(repo: Path, version: str):
+    """Claude Code 2.1.332 waited ~1.8 s (the SDK's import) for the acknowledgement of its subscription and for the
+    prompt and resource lists; on a loaded machine its first request went out first and offered none of our tools."""
+    early, stderr = _all_at_once(repo, _connecting(version))
+    assert "the start-up manifest answered 7 request(s)" in stderr, stderr  # the front, not the SDK
+    assert "differently" not in stderr, stderr  # the SDK's own answers, compared at hand-over, were the same
+    late, _ = _all_at_once(repo, _connecting(version), env={"REPO_MEMORY_FRONT": "off"})
+    assert _keyed(early) == _keyed(late) and len(early) == len(late)
+    acknowledged = [m for m in early if m.get("method") == "notifications/subscriptions/acknowledged"]
+    assert [m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] for m in acknowledged] == ["listen:0"]  # once
+
+
+def test_a_subscription_the_manifest_does_not_cover_is_left_to_the_sdk(repo: Path):
+    messages = _connecting(MODERN_PROTOCOL_VERSIONS[-1])[:2]
+    messages[1]["params"]["notifications"] = {"toolsListChanged": True, "resourceSubscriptions": ["skill://a"]}
+    early, stderr = _all_at_once(repo, messages)
+    assert "the start-up manifest answered 1 request(s)" in stderr, stderr
+    acknowledged = [m["params"]["notifications"] for m in early if m.get("method") == "notifications/subscriptions/acknowledged"]
+    assert acknowledged == [{"toolsListChanged": True, "resourceSubscriptions": ["skill://a"]}]
 
 
 def test_without_the_front_the_sdk_gives_the_same_answers(repo: Path, generated: dict[str, Any]):

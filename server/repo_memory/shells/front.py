@@ -1,13 +1,15 @@
 """The first moments of `repo-memory serve`: the handshake and the tool list answered while the rest loads.
 
 Harnesses start an MCP server and send their first model request soon after: Codex gives an optional server about a
-second, Claude Code lists what has connected by then. Importing the MCP SDK takes most of a second (pydantic builds
+second, Claude Code lists what has connected by then (2.1.3xx: once the subscription it opens is acknowledged and
+tools, prompts and resources are listed). Importing the MCP SDK takes most of a second (pydantic builds
 the models of two protocol versions) and our store a few tenths more, so a server that waited for them lost its
 tools on the first turn. The front needs only the standard library: it owns stdin and stdout from the first
-millisecond, answers `initialize`, `server/discover`, `tools/list` and `ping` from a manifest of exactly what the full
+millisecond, answers `initialize`, `server/discover`, `ping`, the listings and the acknowledgement of a
+`subscriptions/listen` from a manifest of exactly what the full
 server answers (`shells/manifest.json`, generated from the real tool definitions by `shells/manifest.py`), and passes
 every line on, in order, to the SDK once it is ready. The SDK sees the whole conversation as the client sent it; its
-own answers to requests the front already answered are compared with the front's and dropped.
+own answers to requests the front already answered (its acknowledgements too) are compared with the front's and dropped.
 
 Nothing here imports the SDK, the index, git or the model: `tests/shells/test_startup.py` holds it to that.
 """
@@ -19,7 +21,6 @@ import json
 import os
 import queue
 import re  # json imports it already
-import sys
 import threading
 
 from repo_memory.shells.clientinfo import ClientName
@@ -29,62 +30,14 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
     from typing import Any, BinaryIO
 
-MANIFEST = os.path.join(os.path.dirname(__file__), "manifest.json")
 MODERN_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-DISTRIBUTIONS = ("mcp", "mcp_types", "pydantic", "pydantic_core")  # what shapes the answers besides our own code
+SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+LISTEN = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}  # the filter the manifest records
 LAST_ANSWERS = 1.0  # seconds the calls in flight at end of input have to answer (a stopped loop step says so)
 MAX_DEPTH = 64  # levels of nesting in a message: far more than any tool argument needs, far less than parsers allow
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def installed() -> dict[str, str]:
-    """The installed versions of the distributions the manifest depends on, read from their dist-info folder names
-    (importlib.metadata would cost more than the whole handshake)."""
-    found: dict[str, str] = {}
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info"):
-                dist, _, version = name[: -len(".dist-info")].partition("-")
-                dist = dist.lower().replace("-", "_").replace(".", "_")
-                if dist in DISTRIBUTIONS and dist not in found:
-                    found[dist] = version
-    return found
-
-
-def key() -> dict[str, str]:
-    """What a manifest must have been generated with to be served: our version and the SDK's, pydantic's."""
-    from repo_memory import __version__
-
-    return {"repo_memory": __version__, **installed()}
-
-
-def cache_path() -> str:
-    """Where a manifest generated on this machine is kept when the shipped one was made with other versions."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "repo-memory", "manifest.json")
-
-
-def load(wanted: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """The manifest generated with exactly the installed versions: the shipped one, else this machine's cached one.
-
-    None (every request waits for the SDK) when there is none, or when REPO_MEMORY_FRONT=off turns early answers off."""
-    if os.environ.get("REPO_MEMORY_FRONT", "").lower() in ("0", "off", "false", "no"):
-        return None
-    wanted = key() if wanted is None else wanted
-    for path in (MANIFEST, cache_path()):
-        try:
-            with open(path, encoding="utf-8") as file:
-                manifest = json.load(file)
-        except (OSError, ValueError):
-            continue
-        if isinstance(manifest, dict) and manifest.get("key") == wanted:
-            return manifest
-    return None
 
 
 def unusable(value: Any, depth: int = 0) -> str:
@@ -120,6 +73,8 @@ class Front:
         self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._write_lock = threading.Lock()
         self._answered: dict[str, Any] = {}  # id -> the result the front sent, until the SDK's own answer is compared
+        self._acknowledged: dict[str, Any] = {}  # subscription id -> the acknowledgement the front sent, likewise
+        self.early = 0  # requests the front answered from the manifest
         self._era: str | None = None  # "legacy" after an initialize, "modern" after an enveloped request
         self._version: str | None = None  # the protocol version initialize negotiated
         self._calls: Any = None  # shells/early.py's EarlyCalls, once the store is open
@@ -252,6 +207,9 @@ class Front:
             if self._era == "legacy" and envelope is None and self._version is not None:
                 return self._take(message, line, "legacy", self._version, self._roots)
             return False
+        if method == "subscriptions/listen":
+            self._listen(ident, message["id"], params, envelope)
+            return False
         if not _plain(method, params):
             return False
         result: Any = None
@@ -268,7 +226,25 @@ class Front:
         if ident in self._answered:
             return  # an id used again (MCP forbids it): the SDK answers each use, and only the SDK
         self._answered[ident] = result
+        self.early += 1
         self._send({"jsonrpc": "2.0", "id": raw_id, "result": result})
+
+    def _listen(self, ident: str, raw_id: Any, params: dict[str, Any], envelope: dict[str, Any] | None) -> None:
+        """Acknowledge a subscription the manifest recorded (same filter, same version), as the SDK's first frame on its
+        stream would; the stream itself (list changes) is the SDK's, which gets the request as always."""
+        if self._era != "modern" or envelope is None or not isinstance(envelope.get(CAPABILITIES_KEY), dict):
+            return
+        version = envelope[MODERN_KEY]
+        assert self.manifest is not None
+        recorded = self.manifest["modern"].get(version, {}).get("subscriptions/listen") if isinstance(version, str) else None
+        if recorded is None or set(params) != {"_meta", "notifications"} or params["notifications"] != recorded["requested"]:
+            return
+        if ident in self._acknowledged or ident in self._answered:
+            return
+        ack = {**recorded["acknowledged"], "_meta": {**recorded["acknowledged"]["_meta"], SUBSCRIPTION_KEY: raw_id}}
+        self._acknowledged[ident] = ack
+        self.early += 1
+        self._send({"jsonrpc": "2.0", "method": ACKNOWLEDGED, "params": ack})
 
     def _send(self, message: dict[str, Any]) -> None:
         self.write_line(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
@@ -289,9 +265,11 @@ class Front:
             line = await anyio.to_thread.run_sync(self._for_sdk)
             if not self.handed_over.is_set():
                 self.handed_over.set()
-                if self._calls is not None and self._calls.taken:
-                    import logging
+                import logging
 
+                if self.early:
+                    logging.getLogger("repo_memory").info("the start-up manifest answered %d request(s)", self.early)
+                if self._calls is not None and self._calls.taken:
                     logging.getLogger("repo_memory").info("answered %d tool call(s) before the MCP SDK was ready", self._calls.taken)
             if line is None:
                 # The SDK cancels the calls in flight at end of input, but their threads run on (a loop step's verification
@@ -332,6 +310,9 @@ class Front:
         """Write an SDK message, unless it answers a request the front answered (then compare the two answers) or one the
         client cancelled (MCP: a cancelled request gets no answer)."""
         message = json.loads(line)
+        if self._acknowledged and isinstance(message, dict) and message.get("method") == ACKNOWLEDGED:
+            if self._acknowledged_again(message):
+                return
         ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
         cancelled = False
         if ident is not None:
@@ -357,6 +338,21 @@ class Front:
                 return
         if not cancelled:
             self.write_line(line)
+
+    def _acknowledged_again(self, message: dict[str, Any]) -> bool:
+        """Whether `message` is the SDK's acknowledgement of a subscription the front acknowledged (then compared)."""
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        ident = _ident({"id": meta.get(SUBSCRIPTION_KEY)}) if isinstance(meta, dict) else None
+        if ident is None or ident not in self._acknowledged:
+            return False
+        if self._acknowledged.pop(ident) != params:
+            import logging
+
+            self.mismatches.append(ident)
+            logging.getLogger("repo_memory").warning("the start-up manifest acknowledged subscription %s differently from the "
+                                                     "server; regenerate it with `python -m repo_memory.shells.manifest`", ident)
+        return True
 
     def stdout(self) -> SdkOut:
         """An async text file for the SDK's stdio transport, writing through `from_sdk`."""

@@ -38,7 +38,7 @@ from repo_memory.errors import RepoMemoryError, WorkspaceError, disk_refused
 from repo_memory.git import pending, textconv_cache
 from repo_memory.git.pending import Journal
 from repo_memory.guards import secretscan
-from repo_memory.shells import embedder, finish, front
+from repo_memory.shells import embedder, finish, shipped
 from repo_memory.shells.front import Front
 from repo_memory.shells.served import Opener, Served
 
@@ -168,7 +168,7 @@ def run(root: str | None, wire: Front | None = None) -> NoReturn:
 
 
 def _serve(root: str | None, wire: Front | None) -> None:
-    wire = wire or Front.on_stdio(front.load()).start()
+    wire = wire or Front.on_stdio(shipped.load()).start()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
     lifetime.install()
