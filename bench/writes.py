@@ -101,6 +101,17 @@ def main() -> int:
             seen.wait(5)
             searchable.append((time.perf_counter() - started) * 1000)
             watcher.listeners.remove(listener)
+        read_after, found = [], 0  # a call made the moment after a save (what a tool call does first: settle)
+        for i in range(min(n, 50)):
+            folder = root / f".agents/skills/read-{i}"
+            folder.mkdir(parents=True)
+            started = time.perf_counter()
+            (folder / "SKILL.md").write_text(f"---\nname: read-{i}\ndescription: yak{i} procedure\n---\nbody\n", encoding="utf-8")
+            watcher.settle()
+            found += bool(store.recall(f"yak{i}", kinds=["skill"]).hits)
+            read_after.append((time.perf_counter() - started) * 1000)
+        settle_idle = timed(lambda i: watcher.settle(), min(4 * n, 200))
+        recall_alone = timed(lambda i: store.recall("procedure"), min(4 * n, 200))
         watcher.stop()
         store.close()
 
@@ -113,6 +124,9 @@ def main() -> int:
           f"p50 {statistics.median(naive):.1f} ms (a skill write in auto mode is {statistics.median(naive) / statistics.median(rows[0][1]):.1f}x faster, "
           f"its commit coalesced)")
     print(f"edit -> searchable (watcher): p50 {statistics.median(searchable):.0f} ms, p95 {pct(searchable, 95):.0f} ms over {len(searchable)} edits")
+    print(f"save -> a call's read (settle, then recall): p50 {statistics.median(read_after):.1f} ms, p95 {pct(read_after, 95):.1f} ms; "
+          f"found {found} of {len(read_after)}; settle with nothing changed p50 {statistics.median(settle_idle):.2f} ms "
+          f"(a recall alone here p50 {statistics.median(recall_alone):.2f} ms)")
     print(f"commits for {2 * n} rapid writes in auto mode: {rows[0][3]} (coalesced in a {Config.__dataclass_fields__['commit_window'].default:g} s window)")
     return 0
 

@@ -385,3 +385,48 @@ def test_a_server_answers_from_the_files_within_seconds_after_another_process_pu
     finally:
         if server.wait(0) is None:
             server.kill()
+
+
+def test_a_read_sent_right_after_a_change_on_disk_answers_from_the_files_as_they_are_now(repo: Path):
+    """A recall sent the moment after a change on disk (a pull, a checkout, a hand edit) was answered from the index as
+    it was before: the watcher's sync waits out its debounce first. In a CI run, test_team's stash-and-pull test got 3 of
+    its 5 records: the rebase had taken the committed log away and put it back, and the sync that read it back had not
+    run yet."""
+    from tests.shells.stdio_server import StdioServer
+
+    server = StdioServer(repo)
+    try:
+        server.initialize()
+        assert server.call("recall", {"query": "anything"})["structuredContent"]["hits"] == []  # the store is open and watched
+        for n in range(5):
+            write_skill_file(repo, f"quokka-{n}", f"The quokka {n} migration procedure.", "Steps")
+            hits = server.call("recall", {"query": f"quokka {n} migration", "kinds": ["skill"]})["structuredContent"]["hits"]
+            assert [h["id"] for h in hits[:1]] == [f"skill:quokka-{n}"], (n, hits)
+            (repo / ".agents/skills" / f"quokka-{n}" / "SKILL.md").unlink()
+            hits = server.call("recall", {"query": f"quokka {n} migration", "kinds": ["skill"]})["structuredContent"]["hits"]
+            assert f"skill:quokka-{n}" not in [h["id"] for h in hits], (n, hits)
+    finally:
+        server.close_input()
+        assert server.wait(30) == 0
+
+
+def test_the_cookie_folders_a_killed_server_left_are_swept_and_never_seen_by_git(store: Store, repo: Path):
+    from repo_memory.shells.watch import COOKIE
+
+    def status() -> str:
+        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, capture_output=True, text=True,
+                              check=True).stdout
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    before = status()
+    left = repo / ".agents" / f"{COOKIE}{dead.pid}-7"
+    left.mkdir()
+    assert status() == before  # an empty folder: git never lists it
+    watcher = Watcher(store)
+    watcher.start()
+    try:
+        assert watcher.settle() and not left.exists()
+        assert [p.name for p in (repo / ".agents").iterdir() if p.name.startswith(COOKIE)] == []  # settle's own are gone too
+    finally:
+        watcher.stop()

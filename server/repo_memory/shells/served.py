@@ -44,6 +44,7 @@ class Served:
         self.unanswered = ""  # why the client's roots are not known, when it was asked and did not answer (it is not asked again)
         self._refused: set[str] = set()  # loops not served because their file is linked (warned once each)
         self._store: Store | None = None
+        self._watcher: Watcher | None = None
         self._client = ""  # the name the client gave itself (clientInfo): names the harness of records, as far as it can
         if store is not None:
             self._attach(store, watcher)
@@ -55,6 +56,7 @@ class Served:
         config = store.config
         self.limiter = WriteLimiter(config.writes_per_minute, config.write_bytes_per_minute, config.write_bytes_per_session)
         self._seen = self._state()
+        self._watcher = watcher
         if watcher is not None:
             watcher.listeners.append(self.check)
 
@@ -78,7 +80,14 @@ class Served:
 
     def open(self, roots: list[Path], why: str = "") -> Store:
         """The Store, opened on first use when the server did not open one at start: in a repository holding one of the
-        folders the client named as its roots, or when it named none (`why`), in the working directory's."""
+        folders the client named as its roots, or when it named none (`why`), in the working directory's. Its index
+        holds the changes on disk the watcher has heard of (a call made right after a pull reads what the pull brought)."""
+        store = self._opened(roots, why)
+        if self._watcher is not None:
+            self._watcher.settle()
+        return store
+
+    def _opened(self, roots: list[Path], why: str) -> Store:
         with self._lock:
             if self._store is None:
                 if self._opener is None:

@@ -10,7 +10,9 @@ A burst re-reads only the files it named when it can (Indexer.refresh): a hook a
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -31,6 +33,8 @@ CHANGES = ("created", "modified", "moved", "deleted", "closed")
 WATCHED = [FileCreatedEvent, FileModifiedEvent, FileMovedEvent, FileDeletedEvent, FileClosedEvent, DirCreatedEvent, DirDeletedEvent,
            DirMovedEvent]
 KEPT = (".gitattributes", MIRROR_MARKER)  # dot files that matter: the marker says a skill folder is a generated mirror
+SETTLE = 2.0  # seconds a read waits at most for the changes made before it to be in the index
+COOKIE = ".repo-memory-heard-"  # settle's cookie folders in .agents/: a dot name, which every watcher ignores
 TEMP_SUFFIXES = ("~", ".swp", ".swx", ".swo", ".tmp", ".part", "___jb_tmp___", "___jb_old___", ".crswap")
 
 
@@ -58,6 +62,8 @@ class Watcher(FileSystemEventHandler):
         self._changed: set[str] = set()  # paths the events since the last sync named
         self.full_syncs = 0  # syncs that looked at every memory file, not the logs alone
         self._watches: list[ObservedWatch] = []
+        self._awaited: dict[str, threading.Event] = {}  # cookie folders `settle` made -> told when the watcher hears of them
+        self._cookies = itertools.count(1)
 
     def start(self) -> None:
         """Watch every memory folder that exists, and the repository's top folder for one made or removed; reconcile
@@ -69,7 +75,18 @@ class Watcher(FileSystemEventHandler):
         observer.daemon = True
         observer.start()
         self._observer = observer
+        self._sweep_cookies()
         self._sync(everything=True)
+
+    def _sweep_cookies(self) -> None:
+        """Remove the cookie folders of servers killed inside `settle` (empty folders: git never saw them)."""
+        for cookie in (self.store.root / ".agents").glob(f"{COOKIE}*"):
+            pid = cookie.name[len(COOKIE):].partition("-")[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+                try:
+                    cookie.rmdir()
+                except OSError:
+                    pass
 
     def _folders(self) -> list[Path]:
         return [path for folder in (".agents", *self.store.sources[1:]) if (path := self.store.root / folder).is_dir()]
@@ -105,6 +122,9 @@ class Watcher(FileSystemEventHandler):
                 self._timer.cancel()
 
     def on_any_event(self, event: FileSystemEvent) -> None:
+        if self._awaited and event.event_type == "created" and (heard := self._awaited.get(str(event.src_path))) is not None:
+            heard.set()
+            return
         if event.event_type not in CHANGES or (event.is_directory and event.event_type == "modified"):
             return  # opened / closed-without-write come from reads, our own syncs included
         paths = [str(event.src_path), str(getattr(event, "dest_path", "") or "")]
@@ -123,9 +143,52 @@ class Watcher(FileSystemEventHandler):
         with self._one_sync:  # a timer can fire while the previous sync still runs; the second waits its turn
             self._sync_once(everything)
 
+    def settle(self, timeout: float = SETTLE) -> bool:
+        """Have the index hold every change made on disk before this call (a pull, a checkout, a hand edit made the
+        moment before a read): wait (bounded) until the watcher has heard of them all, sync at once what they named
+        instead of waiting out the debounce, and wait for a sync under way. True when nothing is left to sync.
+
+        Heard of all: inotify reports a watch's events in order, so once the watcher hears of an empty folder this call
+        made in .agents/ (the "cookie" file watchers such as watchman use; a folder, so that git never lists it), it
+        has heard of every change made there before. Changes in other memory folders are heard as they come."""
+        if not self.alive():
+            return False
+        self._hear_all(timeout)
+        with self._cond:
+            timer, self._timer = self._timer, None
+            if timer is not None:
+                timer.cancel()  # (one that fired already finds nothing left to read and returns)
+        if timer is not None and self._one_sync.acquire(timeout=timeout):
+            try:
+                self._sync_once(everything=False)
+            finally:
+                self._one_sync.release()
+        return self.wait_idle(timeout)
+
+    def _hear_all(self, timeout: float) -> None:
+        folder = self.store.root / ".agents"
+        cookie = folder / f"{COOKIE}{os.getpid()}-{next(self._cookies)}"
+        heard = threading.Event()
+        self._awaited[str(cookie)] = heard
+        try:
+            os.mkdir(cookie, 0o700)
+        except OSError:  # no .agents/ (nothing there to hear of), or a read-only one: changes are heard as they come
+            self._awaited.pop(str(cookie), None)
+            return
+        try:
+            heard.wait(timeout)
+        finally:
+            self._awaited.pop(str(cookie), None)
+            try:
+                os.rmdir(cookie)
+            except OSError:
+                pass
+
     def _sync_once(self, everything: bool) -> None:
         with self._cond:
             self._timer = None
+            if not everything and not self._changed:
+                return  # a timer that fired while `settle` synced what it would have: nothing new to read
             self._syncing = True
             self._last_sync_started = time.monotonic()
             changed, self._changed = self._changed, set()
@@ -186,6 +249,16 @@ class Watcher(FileSystemEventHandler):
 
         threading.Thread(target=loop, name="repo-memory-watch-supervisor", daemon=True).start()
         return stop
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: running
+        return True
+    return True
 
 
 class _Appearing(FileSystemEventHandler):
