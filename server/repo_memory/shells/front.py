@@ -20,10 +20,10 @@ import io
 import json
 import os
 import queue
-import re  # json imports it already
 import threading
 
 from repo_memory.shells.clientinfo import ClientName
+from repo_memory.shells.messages import ident_of, initialize_params, plain, unusable
 
 TYPE_CHECKING = False  # typing alone costs more than the handshake's budget allows
 if TYPE_CHECKING:
@@ -36,31 +36,6 @@ SUBSCRIPTION_KEY = "io.modelcontextprotocol/subscriptionId"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 LISTEN = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}  # the filter the manifest records
 LAST_ANSWERS = 1.0  # seconds the calls in flight at end of input have to answer (a stopped loop step says so)
-MAX_DEPTH = 64  # levels of nesting in a message: far more than any tool argument needs, far less than parsers allow
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def unusable(value: Any, depth: int = 0) -> str:
-    """Why a parsed message cannot be processed ('' when it can): too deep, or a string holding a lone surrogate. The
-    front leaves such a line to the SDK's path, whose wire (shells/wire.py) refuses it with this reason."""
-    if depth > MAX_DEPTH:
-        return f"nested deeper than {MAX_DEPTH} levels"
-    if isinstance(value, str):
-        bad = _SURROGATE.search(value)  # json.loads joins surrogate pairs, so any left is alone
-        return f"a string holds a lone surrogate (\\u{ord(bad.group()):04x}); send valid Unicode" if bad else ""
-    if isinstance(value, dict):
-        return next((why for k, v in value.items() if (why := unusable(k, depth + 1) or unusable(v, depth + 1))), "")
-    if isinstance(value, list):
-        return next((why for v in value if (why := unusable(v, depth + 1))), "")
-    return ""
-
-
-def _ident(message: dict[str, Any]) -> str | None:
-    """A request id as a dictionary key ('1' and 1 are different ids)."""
-    ident = message.get("id")
-    if isinstance(ident, bool) or not isinstance(ident, (int, str)):
-        return None
-    return json.dumps(ident)
 
 
 class Front:
@@ -168,7 +143,7 @@ class Front:
             ident = message["params"]["requestId"]
         except (ValueError, RecursionError, TypeError, KeyError):
             return
-        if _ident({"id": ident}) is None:
+        if ident_of({"id": ident}) is None:
             return  # not an id a request can have
         with self._hold_lock:
             if self._held is not None:
@@ -184,7 +159,7 @@ class Front:
             return False
         if unusable(message):
             return False  # the SDK's path refuses it, in its words
-        ident, method, params = _ident(message), message["method"], message.get("params")
+        ident, method, params = ident_of(message), message["method"], message.get("params")
         if ident is None or (params is not None and not isinstance(params, dict)):
             return False
         params = params or {}
@@ -193,7 +168,7 @@ class Front:
         envelope = meta if isinstance(meta, dict) and MODERN_KEY in meta else None
         if self._era is None:  # the first request decides the connection's era, as it does for the SDK
             self._era = "modern" if envelope is not None and method != "initialize" else "legacy"
-            if method == "initialize" and _initialize_params(params):
+            if method == "initialize" and initialize_params(params):
                 requested = params["protocolVersion"]
                 self._version = requested if requested in self.manifest["legacy"] else self.manifest["latest_handshake"]
                 self._roots = params["capabilities"].get("roots") is not None
@@ -210,7 +185,7 @@ class Front:
         if method == "subscriptions/listen":
             self._listen(ident, message["id"], params, envelope)
             return False
-        if not _plain(method, params):
+        if not plain(method, params):
             return False
         result: Any = None
         if self._era == "modern" and envelope is not None and isinstance(envelope.get(CAPABILITIES_KEY), dict):
@@ -286,9 +261,9 @@ class Front:
         except (ValueError, RecursionError):
             return line
         if isinstance(message, dict) and isinstance(message.get("method"), str):
-            ident, params = _ident(message), message.get("params")
+            ident, params = ident_of(message), message.get("params")
             asked = params.get("requestId") if isinstance(params, dict) and message["method"] == "notifications/cancelled" else None
-            cancels = _ident({"id": asked})  # the request a cancellation names
+            cancels = ident_of({"id": asked})  # the request a cancellation names
             with self._flight:
                 if ident is not None:
                     self._in_flight.add(ident)
@@ -313,7 +288,7 @@ class Front:
         if self._acknowledged and isinstance(message, dict) and message.get("method") == ACKNOWLEDGED:
             if self._acknowledged_again(message):
                 return
-        ident = _ident(message) if isinstance(message, dict) and "method" not in message else None
+        ident = ident_of(message) if isinstance(message, dict) and "method" not in message else None
         cancelled = False
         if ident is not None:
             with self._flight:
@@ -343,7 +318,7 @@ class Front:
         """Whether `message` is the SDK's acknowledgement of a subscription the front acknowledged (then compared)."""
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
-        ident = _ident({"id": meta.get(SUBSCRIPTION_KEY)}) if isinstance(meta, dict) else None
+        ident = ident_of({"id": meta.get(SUBSCRIPTION_KEY)}) if isinstance(meta, dict) else None
         if ident is None or ident not in self._acknowledged:
             return False
         if self._acknowledged.pop(ident) != params:
@@ -372,22 +347,3 @@ class SdkOut:
 
     async def flush(self) -> None:
         return None
-
-
-def _initialize_params(params: dict[str, Any]) -> bool:
-    """Whether `initialize` params have the shape the SDK accepts (anything else gets the SDK's own error)."""
-    info, capabilities = params.get("clientInfo"), params.get("capabilities")
-    if not isinstance(capabilities, dict):
-        return False
-    known = ("experimental", "sampling", "elicitation", "roots", "extensions", "tasks")  # ClientCapabilities: objects or null
-    if any(capabilities.get(k) is not None and not isinstance(capabilities[k], dict) for k in known):
-        return False
-    if any(not isinstance(v, dict) for k in ("experimental", "extensions") for v in (capabilities.get(k) or {}).values()):
-        return False  # objects of objects
-    return (isinstance(params.get("protocolVersion"), str)
-            and isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str))
-
-
-def _plain(method: str, params: dict[str, Any]) -> bool:
-    """A request whose answer does not depend on its params: no cursor for a list, nothing at all otherwise."""
-    return not (set(params) - {"_meta"})

@@ -29,7 +29,8 @@ from repo_memory.errors import RepoMemoryError
 from repo_memory.formats import experience
 from repo_memory.index.db import damage
 from repo_memory.runner import verify
-from repo_memory.shells.front import MAX_DEPTH, Front, unusable
+from repo_memory.shells.front import Front
+from repo_memory.shells.messages import MAX_DEPTH, unusable
 from repo_memory.shells import hookcalls, hooks, tools
 from repo_memory.shells.served import Served
 
