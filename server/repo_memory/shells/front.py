@@ -64,6 +64,10 @@ class Front:
         self._flight = threading.Condition()
         self.mismatches: list[str] = []
         self.client = ClientName()  # the name the client gives itself, for records when no harness variable names one
+        self._stirred = threading.Event()  # a line needs the SDK, or the input ended
+        self._wants_sdk = False  # a line came that only the SDK answers
+        self._ended = False  # the client closed its end
+        self._started = 0.0  # when the front began to read (time.monotonic)
         self._thread = threading.Thread(target=self._read, name="repo-memory-front", daemon=True)
 
     @classmethod
@@ -84,6 +88,9 @@ class Front:
         return cls(manifest, reader, write)
 
     def start(self) -> Front:
+        import time
+
+        self._started = time.monotonic()
         self._thread.start()
         return self
 
@@ -98,15 +105,48 @@ class Front:
                 from repo_memory.shells.early import EarlyCalls
 
                 self._calls = EarlyCalls(served, self.manifest,
-                                         lambda ident, result: self._send({"jsonrpc": "2.0", "id": ident, "result": result}), self._lines.put)
+                                         lambda ident, result: self._send({"jsonrpc": "2.0", "id": ident, "result": result}), self._for_the_sdk)
             for message, line, era, version, roots in held or []:
                 if self._calls is None or not self._calls.take(message, line, era, version, roots):
-                    self._lines.put(line)
+                    self._for_the_sdk(line)
 
     def settle(self, timeout: float = 1.0) -> None:
         """Let the tool calls the front runs finish first (bounded), before the SDK's import competes with them."""
         if self._calls is not None:
             self._calls.settle(timeout)
+
+    def needs_sdk(self, within: float) -> bool:
+        """Wait until a line comes that only the SDK answers, the input ends, or `within` seconds from the front's start
+        pass; False when the client closed its end having needed nothing the front does not answer (a health check, a
+        short session)."""
+        import time
+
+        self._stirred.wait(max(0.0, within - (time.monotonic() - self._started)))
+        return self._wants_sdk or not self._ended
+
+    def end_alone(self) -> None:
+        """The session ended before the SDK was needed: stop what runs long and let the calls in flight answer, as the
+        SDK's end of input does."""
+        if self.at_end is not None:
+            self.at_end()
+        self.settle(LAST_ANSWERS)
+        self.report("before the MCP SDK was ready")
+        import logging
+
+        logging.getLogger("repo_memory").info("the session never needed the MCP SDK: it was not loaded")
+
+    def report(self, how: str) -> None:
+        import logging
+
+        if self.early:
+            logging.getLogger("repo_memory").info("the start-up manifest answered %d request(s)", self.early)
+        if self._calls is not None and self._calls.taken:
+            logging.getLogger("repo_memory").info("answered %d tool call(s) %s", self._calls.taken, how)
+
+    def _for_the_sdk(self, line: str) -> None:
+        self._lines.put(line)
+        self._wants_sdk = True
+        self._stirred.set()
 
     def _take(self, message: dict[str, Any], line: str, era: str, version: str, roots: bool) -> bool:
         """A tool call for the front: held until the store is open, then run (False: the SDK's to answer)."""
@@ -121,7 +161,7 @@ class Front:
             for raw in self._reader:
                 line = raw.decode("utf-8", errors="replace")
                 self.client.see(raw, line)
-                taken = False
+                taken, early = False, self.early
                 if self.manifest is not None and not self.handed_over.is_set():
                     try:
                         taken = self._answer(line)
@@ -129,12 +169,18 @@ class Front:
                         pass  # anything unusual is the SDK's to answer, with the error it deserves
                 if b"notifications/cancelled" in raw:
                     self._cancel(line)  # a call the front runs may be the one cancelled, before or after the hand-over
-                if not taken:
-                    self._lines.put(line)
+                if taken:
+                    continue
+                if self.early == early and not _notification(line):
+                    self._for_the_sdk(line)  # a request the front did not answer: the SDK's to answer
+                else:
+                    self._lines.put(line)  # answered, or a notification: the SDK sees it in order, whenever it loads
         except (OSError, ValueError):
             pass  # stdin is gone: the same as its end
         finally:
             self._lines.put(None)
+            self._ended = True
+            self._stirred.set()
 
     def _cancel(self, line: str) -> None:
         """A `notifications/cancelled` for a call the front holds or runs: drop it, or stop it and never answer it."""
@@ -240,12 +286,7 @@ class Front:
             line = await anyio.to_thread.run_sync(self._for_sdk)
             if not self.handed_over.is_set():
                 self.handed_over.set()
-                import logging
-
-                if self.early:
-                    logging.getLogger("repo_memory").info("the start-up manifest answered %d request(s)", self.early)
-                if self._calls is not None and self._calls.taken:
-                    logging.getLogger("repo_memory").info("answered %d tool call(s) before the MCP SDK was ready", self._calls.taken)
+                self.report("before the MCP SDK was ready")
             if line is None:
                 # The SDK cancels the calls in flight at end of input, but their threads run on (a loop step's verification
                 # for minutes) and the process with them: stop what runs long, and give the calls a moment to answer.
@@ -347,3 +388,12 @@ class SdkOut:
 
     async def flush(self) -> None:
         return None
+
+
+def _notification(line: str) -> bool:
+    """Whether `line` is a notification (no answer is owed: it can wait for the SDK however long it loads)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and isinstance(message.get("method"), str) and "id" not in message

@@ -45,6 +45,10 @@ from repo_memory.shells.served import Opener, Served
 if TYPE_CHECKING:
     from repo_memory.shells.watch import Watcher
 
+# Seconds the front serves alone before the MCP SDK (0.9 s of CPU to import) is loaded anyway, unless a request only the
+# SDK answers comes first: a health check (`claude mcp list`) or a session of a few calls ends before it and never pays
+# for it; a longer session is served by the SDK from then on, as from the start before.
+SDK_AFTER = 5.0
 EXIT_BUDGET = 1.5  # seconds a signal leaves the exit commit: inside the 2 s a client gives between SIGTERM and SIGKILL
 log = logging.getLogger("repo_memory")
 
@@ -182,6 +186,10 @@ def _serve(root: str | None, wire: Front | None) -> None:
     wire.client.tell(served.name_client)
     wire.serve_calls(served if store is not None or served.opens_without_roots else None)  # calls answered while the SDK loads
     wire.settle()
+    if not wire.needs_sdk(SDK_AFTER):  # a session the front answered whole (a health check, a few calls) ends here
+        wire.end_alone()
+        lifetime.end()
+        return
     from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
 
     server = mcp.build(None, served=served)
