@@ -13,6 +13,7 @@ from jsonschema import Draft7Validator
 from repo_memory.shells import mcp as server
 from repo_memory.formats import schema as validation
 from repo_memory.shells.cli import cli
+from repo_memory.shells.cli.base import Group
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -21,7 +22,7 @@ DOCS = README + "".join(page.read_text(encoding="utf-8") for page in sorted((ROO
 
 def commands(group: click.Group, prefix: str = "repo-memory") -> list[str]:
     out = []
-    for name, command in group.commands.items():
+    for name, command in (group.loaded() if isinstance(group, Group) else group.commands).items():
         out.append(f"{prefix} {name}")
         if isinstance(command, click.Group):
             out += commands(command, f"{prefix} {name}")

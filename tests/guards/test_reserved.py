@@ -317,9 +317,9 @@ def test_an_option_the_shell_names_past_the_values_of_repo_memorys_options_is_a_
 def test_the_options_the_guard_knows_take_a_value_are_repo_memorys_own():
     from repo_memory.shells.cli import cli
 
-    loop = cli.commands["loop"]
+    loop, stale = cli.loaded()["loop"], cli.loaded()["stale"]
     assert isinstance(loop, click.Group)
-    valued = {name for command in (cli, loop.commands["due"], cli.commands["stale"]) for param in command.params
+    valued = {name for command in (cli, loop.commands["due"], stale) for param in command.params
               if isinstance(param, click.Option) and not param.is_flag and not param.count for name in param.opts}
     assert valued == reserved.VALUED
 

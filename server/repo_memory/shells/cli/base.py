@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import json
 import sqlite3
 import sys
@@ -23,7 +25,25 @@ from repo_memory.index.db import damage
 class Group(click.Group):
     """A click group that turns our errors into a one-line message and exit code 1, and runs a command again once
     after rebuilding a damaged index from the memory files (a command that failed on it wrote nothing). A command no
-    group has is answered by `meant`."""
+    group has is answered by `meant`. Commands named in `lazy` (name -> module of shells/cli, attribute) are imported
+    when first looked up."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy and name not in self.commands:
+            module, attribute = self.lazy[name]
+            self.add_command(getattr(importlib.import_module(f"repo_memory.shells.cli.{module}"), attribute), name)
+        return super().get_command(ctx, name)
+
+    def loaded(self) -> dict[str, click.Command]:
+        """Every command, imported (for whatever walks them all: help, docs)."""
+        return {name: command for name in self.list_commands(click.Context(self)) if (command := self.get_command(click.Context(self), name))}
 
     def invoke(self, ctx: click.Context) -> Any:
         args, protected = list(ctx.args), list(ctx._protected_args)
@@ -68,7 +88,9 @@ def meant(exc: click.exceptions.NoSuchCommand) -> click.UsageError:
         ctx = ctx.parent
     if " ".join(words) in MEANT:
         return click.UsageError(f"No such command '{exc.command_name}': {MEANT[' '.join(words)]}.", exc.ctx)
-    close = [f"'{name}'" for name in exc.possibilities or []]  # difflib's order: the closest first
+    group = exc.ctx.command if exc.ctx is not None else None
+    names = group.list_commands(exc.ctx) if isinstance(group, click.Group) and exc.ctx is not None else []  # the lazy ones too
+    close = [f"'{name}'" for name in difflib.get_close_matches(exc.command_name, names)]  # the closest first
     listed = f"{', '.join(close[:-1])} or {close[-1]}" if len(close) > 1 else "".join(close)
     return click.UsageError(f"No such command '{exc.command_name}'." + (f" Did you mean {listed}?" if close else ""), exc.ctx)
 

@@ -55,9 +55,12 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
         if result.hits and "by meaning alone" in result.ranking:
             click.echo("(no word of the query is in any memory: these are only the nearest in meaning, and may be unrelated)")
 
+    if not as_json:
+        emit(None, as_json, text)
+        return
     from repo_memory.shells import tools  # pydantic, for --json only
 
-    emit(tools.structured(result) if as_json else None, as_json, text)  # the JSON of recall's answer to an agent
+    emit(tools.structured(result), as_json, text)  # the JSON of recall's answer to an agent
 
 
 @click.command(name="history")
