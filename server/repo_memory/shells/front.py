@@ -122,14 +122,15 @@ class Front:
         import time
 
         self._stirred.wait(max(0.0, within - (time.monotonic() - self._started)))
-        return self._wants_sdk or not self._ended
+        if self._wants_sdk or not self._ended:
+            return True
+        if self.at_end is not None:  # the input ended: stop what runs long and let the calls in flight answer, as
+            self.at_end()  # the SDK's end of input does (a call that hands its line on after all needs the SDK)
+        self.settle(LAST_ANSWERS)
+        return self._wants_sdk
 
     def end_alone(self) -> None:
-        """The session ended before the SDK was needed: stop what runs long and let the calls in flight answer, as the
-        SDK's end of input does."""
-        if self.at_end is not None:
-            self.at_end()
-        self.settle(LAST_ANSWERS)
+        """The session ended before the SDK was needed (`needs_sdk` let the calls in flight answer)."""
         self.report("before the MCP SDK was ready")
         import logging
 
@@ -171,10 +172,10 @@ class Front:
                     self._cancel(line)  # a call the front runs may be the one cancelled, before or after the hand-over
                 if taken:
                     continue
-                if self.early == early and not _notification(line):
-                    self._for_the_sdk(line)  # a request the front did not answer: the SDK's to answer
-                else:
+                if self._wants_sdk or self.early != early or _notification(line):
                     self._lines.put(line)  # answered, or a notification: the SDK sees it in order, whenever it loads
+                else:
+                    self._for_the_sdk(line)  # a request the front did not answer: the SDK's to answer
         except (OSError, ValueError):
             pass  # stdin is gone: the same as its end
         finally:
