@@ -138,6 +138,7 @@ def _settings(top: Path, env: Mapping[str, str], overrides: Mapping[str, Any] | 
         values["review"] = "required"
         log.warning("review = \"optional\" in %s is not committed, so skills agents write stay drafts; commit the file "
                     "to make it count", CONFIG_FILE)
+    _personal_signing(top, values)
     values.update(_from_env(env))
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     problems = validate("config", values)
@@ -155,11 +156,28 @@ def _fallback(top: Path, env: Mapping[str, str]) -> dict[str, Any]:
     REPO_MEMORY_* variables when they can be read."""
     values = _committed(top)
     values = {} if validate("config", values) else values
+    _personal_signing(top, values)
     try:
         values.update(_from_env(env))
     except ConfigError:
         pass
     return values
+
+
+def _personal_signing(top: Path, values: dict[str, Any]) -> None:
+    """Drop a `sign = "never"` the file says: a file anyone who commits can write (an agent's file tools too) does not
+    turn off the person's commit.gpgSign. They turn it off for memory themselves, with `git config repo-memory.sign
+    never` (read at commit time, git/commit.py) or REPO_MEMORY_SIGN=never (read after the file). Said when it matters:
+    this clone signs its commits and the person has not turned signing off for memory."""
+    if values.get("sign") != "never":
+        return
+    del values["sign"]
+    said = gitrepo.run_at(top, "config", "--get-regexp", r"^(commit\.gpgsign|repo-memory\.sign)$", ok=(0, 1)) or b""
+    settings = dict(line.split(" ", 1) for line in said.decode(errors="replace").lower().splitlines() if " " in line)
+    if settings.get("commit.gpgsign") == "true" and settings.get("repo-memory.sign") != "never":
+        log.warning('sign = "never" in %s is not followed: memory commits are signed as your commit.gpgSign says. To commit '
+                    "memory unsigned, say so for yourself: `git config repo-memory.sign never` (or REPO_MEMORY_SIGN=never)",
+                    CONFIG_FILE)
 
 
 def _read_file(path: Path) -> dict[str, Any]:

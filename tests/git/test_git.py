@@ -152,7 +152,7 @@ def test_a_foreign_index_lock_is_waited_for_never_deleted(work: Path):
 
 
 @pytest.mark.slow
-def test_signing_that_hangs_is_bounded_and_sign_never_opts_out(work: Path, monkeypatch: pytest.MonkeyPatch):
+def test_signing_that_hangs_is_bounded_and_the_persons_sign_never_opts_out(work: Path, monkeypatch: pytest.MonkeyPatch):
     fake_gpg = work.parent / "gpg-hangs"
     fake_gpg.write_text("#!/bin/sh\nsleep 60\n", encoding="utf-8")
     fake_gpg.chmod(0o755)
@@ -162,12 +162,14 @@ def test_signing_that_hangs_is_bounded_and_sign_never_opts_out(work: Path, monke
     store = Store(Config.load(work))
     store.write_skill("signed", "Needs a signature.", "Steps", actor="human")
     result = store.flush()
-    assert result is not None and result.sha is None and 'sign = "never"' in result.deferred  # the write stays pending
+    assert result is not None and result.sha is None and "repo-memory.sign never" in result.deferred  # the write stays pending
     store.close(commit=False)  # this store cannot commit; the pending paths stay recorded for the next one
-    (work / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
+    git(work, "config", "repo-memory.sign", "never")  # the person's own opt-out (a file's `sign = "never"` is not followed)
     unsigned = Store(Config.load(work))
-    assert unsigned.flush().sha is not None
+    unsigned.flush()
     unsigned.close()
+    assert "signed/SKILL.md" in git(work, "show", "--name-only", "--format=", "HEAD")  # committed, unsigned
+    assert "gpgsig" not in git(work, "cat-file", "-p", "HEAD")
 
 
 def test_commit_off_writes_files_only_and_stage_stages_them(work: Path):

@@ -51,13 +51,13 @@ def test_a_cli_write_whose_commit_signing_fails_says_so_on_stderr_with_the_way_o
     made = invoke(repo, "skill", "new", "deploy", "-d", "How to deploy; use when deploying", "--body", "1. make deploy")
     assert made.stdout.startswith("Created .agents/skills/deploy/SKILL.md"), made.output
     assert "not committed yet" in made.stderr and "signing failed" in made.stderr, made.stderr
-    assert 'sign = "never"' in made.stderr, made.stderr
+    assert "git config repo-memory.sign never" in made.stderr, made.stderr
     added = invoke(repo, "log", "add", "a decision", "-s", "ops")
-    assert "not committed yet" in added.stderr and 'sign = "never"' in added.stderr, added.stderr
+    assert "not committed yet" in added.stderr and "git config repo-memory.sign never" in added.stderr, added.stderr
     assert git(repo, "rev-parse", "HEAD") == head
     finding = pending_finding(repo)  # --fix cannot commit while signing fails: its fix does not say it does
-    assert 'sign = "never"' in finding and "doctor --fix` commits them now" not in finding, finding
-    (repo / ".agents/repo-memory.toml").write_text('sign = "never"\n', encoding="utf-8")
+    assert "git config repo-memory.sign never" in finding and "doctor --fix` commits them now" not in finding, finding
+    git(repo, "config", "repo-memory.sign", "never")
     assert "not committed yet" not in invoke(repo, "doctor", "--fix").output  # the way out it names works
     assert git(repo, "rev-parse", "HEAD") != head
 

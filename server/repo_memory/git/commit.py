@@ -216,13 +216,14 @@ def signing_stalled(state_dir: Path) -> str:
     if since > SIGNING_RETRY:
         return ""
     return (f"commit signing hung {since:.0f} s ago ({stalled.get('why', '')}); memory stays pending, and signing is tried again "
-            f"in {SIGNING_RETRY - since:.0f} s. Start your gpg agent, or set sign = \"never\" in .agents/repo-memory.toml and run "
-            "`repo-memory doctor --fix` to commit it unsigned.")
+            f"in {SIGNING_RETRY - since:.0f} s. Start your gpg agent, or run `git config repo-memory.sign never` "
+            "and `repo-memory doctor --fix` to commit it unsigned.")
 
 
 def _signing(git: Git, sign: str) -> list[str]:
-    """commit-tree ignores commit.gpgSign, so `auto` applies it here (bounded by SIGN_TIMEOUT when it runs)."""
-    if sign == "never" or git.config("commit.gpgSign").lower() != "true":
+    """commit-tree ignores commit.gpgSign, so `auto` applies it here (bounded by SIGN_TIMEOUT when it runs), unless the
+    person turned it off for memory: REPO_MEMORY_SIGN=never (`sign`) or `git config repo-memory.sign never`."""
+    if sign == "never" or git.config("commit.gpgSign").lower() != "true" or git.config("repo-memory.sign").lower() == "never":
         return ["--no-gpg-sign"]
     key = git.config("user.signingKey")
     return [f"-S{key}" if key else "-S"]

@@ -21,7 +21,7 @@ FINISH = {"a merge": "`git commit`", "a rebase": "`git rebase --continue`", "a r
           "--continue`)", "a cherry-pick": "`git cherry-pick --continue`", "a revert": "`git revert --continue`"}
 THEN = "the next repo-memory command (or `repo-memory doctor --fix`) commits it"
 SIGNING = ("Make signing work (`git commit --allow-empty -m test` shows git's own error: the gpg agent, user.signingkey), "
-           "or set `sign = \"never\"` in .agents/repo-memory.toml to commit memory unsigned; then " + THEN + ".")
+           "or run `git config repo-memory.sign never` to commit memory unsigned; then " + THEN + ".")
 
 
 LANDS = "; the memory commit lands when it is finished"  # true for a server, which watches for the end; not at exit

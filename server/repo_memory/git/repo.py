@@ -138,8 +138,8 @@ class Git:
                 os.killpg(proc.pid, signal.SIGKILL)  # git and whatever it started (a signing agent that hangs)
             proc.communicate()
             raise GitError(f"`git {args[0]}` did not finish within {timeout:g} s" + (
-                " (commit signing may be waiting for a passphrase or an agent; set `sign = \"never\"` in "
-                ".agents/repo-memory.toml to commit memory unsigned)" if args[0] == "commit-tree" else "")) from None
+                " (commit signing may be waiting for a passphrase or an agent; `git config repo-memory.sign "
+                "never` commits memory unsigned)" if args[0] == "commit-tree" else "")) from None
         result = subprocess.CompletedProcess(["git", *args], proc.returncode, out, err)
         if check and result.returncode != 0:
             raise GitError(f"`git {' '.join(args[:2])}` failed: {err.strip() or out.strip()}")
