@@ -430,3 +430,22 @@ def test_the_cookie_folders_a_killed_server_left_are_swept_and_never_seen_by_git
         assert [p.name for p in (repo / ".agents").iterdir() if p.name.startswith(COOKIE)] == []  # settle's own are gone too
     finally:
         watcher.stop()
+
+
+def test_reads_stop_waiting_for_a_watch_that_hears_nothing(store: Store, repo: Path):
+    """A watch on .agents/ that stopped reporting (an inotify limit, a folder watched no more) cost every read the
+    whole settle bound; after one miss, reads go on without waiting for it."""
+    watcher = Watcher(store)
+    watcher.start()
+    try:
+        assert watcher._observer is not None
+        watcher._observer.unschedule_all()  # what the kernel no longer reports
+        started = time.monotonic()
+        watcher.settle(timeout=1.0)
+        first = time.monotonic() - started
+        started = time.monotonic()
+        for _ in range(5):
+            watcher.settle(timeout=1.0)
+        assert first >= 1.0 and time.monotonic() - started < 1.0, first
+    finally:
+        watcher.stop()

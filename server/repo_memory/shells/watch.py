@@ -64,6 +64,7 @@ class Watcher(FileSystemEventHandler):
         self._watches: list[ObservedWatch] = []
         self._awaited: dict[str, threading.Event] = {}  # cookie folders `settle` made -> told when the watcher hears of them
         self._cookies = itertools.count(1)
+        self._cookie_folder: Path | None = store.root / ".agents"  # None once a cookie went unheard
 
     def start(self) -> None:
         """Watch every memory folder that exists, and the repository's top folder for one made or removed; reconcile
@@ -166,7 +167,9 @@ class Watcher(FileSystemEventHandler):
         return self.wait_idle(timeout)
 
     def _hear_all(self, timeout: float) -> None:
-        folder = self.store.root / ".agents"
+        folder = self._cookie_folder
+        if folder is None:
+            return
         cookie = folder / f"{COOKIE}{os.getpid()}-{next(self._cookies)}"
         heard = threading.Event()
         self._awaited[str(cookie)] = heard
@@ -176,7 +179,9 @@ class Watcher(FileSystemEventHandler):
             self._awaited.pop(str(cookie), None)
             return
         try:
-            heard.wait(timeout)
+            if not heard.wait(timeout):  # the watch on .agents/ is not working (an inotify limit, say): stop waiting on it
+                self._cookie_folder = None
+                log.warning("the file watcher did not hear of %s within %g s; reads no longer wait for it", cookie, timeout)
         finally:
             self._awaited.pop(str(cookie), None)
             try:
