@@ -23,13 +23,6 @@ GIT_ENV = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first: pytest-xdist hands tests to its workers in order, so the long ones (the benchmarks, the
-    real harness sessions) are spread over the workers while the short ones fill in around them, instead of one worker
-    running the last long test alone at the end (they came last: tests/test_bench.py sorts after every folder)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
-
-
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """Tests never see the developer's workspace variables or git config."""
