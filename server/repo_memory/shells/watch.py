@@ -24,6 +24,7 @@ from watchdog.observers import Observer
 from watchdog.observers.api import ObservedWatch
 
 from repo_memory.core.store import Store
+from repo_memory.git import pending
 from repo_memory.formats.skills import MIRROR_MARKER
 
 log = logging.getLogger("repo_memory")
@@ -83,7 +84,7 @@ class Watcher(FileSystemEventHandler):
         """Remove the cookie folders of servers killed inside `settle` (empty folders: git never saw them)."""
         for cookie in (self.store.root / ".agents").glob(f"{COOKIE}*"):
             pid = cookie.name[len(COOKIE):].partition("-")[0]
-            if pid.isdigit() and int(pid) != os.getpid() and not _running(int(pid)):
+            if pid.isdigit() and int(pid) != os.getpid() and not pending.alive(int(pid)):
                 try:
                     cookie.rmdir()
                 except OSError:
@@ -254,16 +255,6 @@ class Watcher(FileSystemEventHandler):
 
         threading.Thread(target=loop, name="repo-memory-watch-supervisor", daemon=True).start()
         return stop
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # another user's process: running
-        return True
-    return True
 
 
 class _Appearing(FileSystemEventHandler):

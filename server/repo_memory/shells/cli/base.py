@@ -43,7 +43,8 @@ class Group(click.Group):
 
     def loaded(self) -> dict[str, click.Command]:
         """Every command, imported (for whatever walks them all: help, docs)."""
-        return {name: command for name in self.list_commands(click.Context(self)) if (command := self.get_command(click.Context(self), name))}
+        ctx = click.Context(self)
+        return {name: command for name in self.list_commands(ctx) if (command := self.get_command(ctx, name))}
 
     def invoke(self, ctx: click.Context) -> Any:
         args, protected = list(ctx.args), list(ctx._protected_args)
