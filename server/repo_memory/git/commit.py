@@ -59,6 +59,9 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
     blobs = blobs or {}
     parts = parts or [(paths, message)]
     paths = [p for part, _ in parts for p in part]
+    if not private and settle(git, state_dir) is None:
+        return CommitResult(deferred="an earlier memory commit's index entries are not refreshed yet and .git/index stays "
+                                     "locked; the memory commit will be retried")
     for _ in range(CAS_RETRIES):
         if waits := _in_the_way(git, private):
             return CommitResult(deferred=waits)
@@ -129,19 +132,50 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
 
 def repair(git: Git, state_dir: Path) -> list[str]:
     """Put back the index entries a killed commit left out (the file in HEAD and on disk, not in the index); returns them."""
+    if not (state_dir / INFLIGHT).exists():
+        return []
+    with commit_lock(state_dir):
+        return settle(git, state_dir) or []
+
+
+def settle(git: Git, state_dir: Path) -> list[str] | None:
+    """Make the index refresh an earlier memory commit owes (its branch moved, then its process died or found
+    .git/index locked for INDEX_LOCK_WAIT): those paths' entries set to HEAD's. Returns the paths whose entries were
+    staged for deletion, or None when the index stayed locked. The caller holds `commit_lock`, so a marker left is
+    never a commit under way."""
     marker = state_dir / INFLIGHT
     try:
-        left = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    if alive(int(left.get("owner", 0)), int(left.get("started", 0))):
-        return []  # its owner is still at work
-    with commit_lock(state_dir):
-        broken = staged_deletions(git, list(left.get("paths", [])))
-        if broken and _wait_for_index_lock(git.git_dir):
-            git.run("reset", "-q", "HEAD", "--", *broken, check=False)
+        owed = [str(p) for p in json.loads(marker.read_text(encoding="utf-8")).get("paths", [])]
+    except (OSError, ValueError, AttributeError):
         marker.unlink(missing_ok=True)
+        return []
+    broken = staged_deletions(git, owed)
+    if not put_back(git, owed):
+        return None
+    marker.unlink(missing_ok=True)
     return broken
+
+
+def put_back(git: Git, paths: list[str]) -> bool:
+    """Set the index entries of `paths` to HEAD's, as `git reset -q HEAD -- PATHS` would, but under the index lock
+    throughout: `git reset` reads the index before it locks it, and writing back what it read would drop an entry
+    another git process added in between. Waits a bounded time for the lock; False if it stayed taken."""
+    differ = [p for p in git.run("--literal-pathspecs", "diff", "--cached", "--name-only", "--no-renames", "-z", "HEAD",
+                                 "--", *paths, check=False).stdout.split("\0") if p] if paths else []
+    if not differ:
+        return True
+    listed = git.run("--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--", *differ).stdout
+    entries: Blobs = dict.fromkeys(differ)
+    for line in filter(None, listed.split("\0")):
+        meta, path = line.split("\t", 1)
+        mode, _, blob = meta.split(" ")
+        entries[path] = (mode, blob)
+    deadline = time.monotonic() + INDEX_LOCK_WAIT
+    while not _set(git, differ, entries):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def staged_deletions(git: Git, paths: list[str]) -> list[str]:

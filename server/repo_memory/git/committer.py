@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory.errors import GitError, UnsafePathError
-from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, refresh_index, repair, signing_stalled, write_blob
+from repo_memory.git.commit import clean_temp_indexes, commit_lock, commit_paths, put_back, refresh_index, repair, signing_stalled, write_blob
 from repo_memory.git.pending import Journal, Pending, alive, start_time
 from repo_memory.git import deferral, foreign, message, status, written
 from repo_memory.git.underway import Ending, held_by_git
@@ -358,7 +358,8 @@ class Committer:
         """`doctor --fix`: put back index entries of memory files staged for deletion although they are in HEAD and on
         disk, and let go agents' changes not as written that no stash holds (`let_go`)."""
         if paths:
-            self.git.run("reset", "-q", "HEAD", "--", *paths, check=False)
+            with commit_lock(self.state_dir):
+                put_back(self.git, paths)
         return self.let_go() if self.mode != "off" else {}
 
     def hand_over(self) -> int:
