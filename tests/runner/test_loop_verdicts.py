@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from click.testing import CliRunner
 
@@ -82,6 +87,18 @@ def test_the_same_failure_repeated_is_no_progress_though_its_times_paths_and_add
     assert engine.step(run, "tried")["state"] == "continue"
     last = engine.step(run, "tried again")
     assert last["state"] == "no_progress" and "returned 0" in last["instruction"], last  # it names what repeated
+
+
+def test_the_same_failure_is_no_progress_with_a_temporary_folder_outside_tmp(toy: Path, store: Store, monkeypatch: pytest.MonkeyPatch):
+    """TMPDIR set elsewhere (a tmpfs, $XDG_RUNTIME_DIR): the check's temporary paths differ from run to run there too."""
+    if not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm to put TMPDIR in")
+    scratch = tempfile.mkdtemp(dir="/dev/shm", prefix="repo-memory-test-")
+    try:
+        monkeypatch.setenv("TMPDIR", scratch)
+        test_the_same_failure_repeated_is_no_progress_though_its_times_paths_and_addresses_differ(toy, store)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_progress_reports_get_the_tests_verdict_and_never_end_no_progress_while_the_tests_pass(toy: Path, store: Store):

@@ -12,6 +12,7 @@ import secrets
 import selectors
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -92,7 +93,7 @@ class Outcome:
         """A fingerprint of the failure, to spot a loop going round: the same for one failure printed again (times,
         durations, temp paths, addresses, process ids and hashes vary between runs), different when what failed did
         (another test case, another number of errors)."""
-        text = self.output
+        text = _temporary(tempfile.gettempdir(), os.environ.get("TMPDIR", "")).sub("<temp>", self.output)
         for pattern, stand_in in _VARYING:
             text = pattern.sub(stand_in, text)
         return hashlib.sha1(f"{self.step.index}|{self.reason}|{text}".encode()).hexdigest()[:16]
@@ -109,12 +110,18 @@ class Outcome:
 _VARYING = tuple((re.compile(p, re.IGNORECASE), stand_in) for p, stand_in in (
     (r"\d{4}-\d{2}-\d{2}[T ]\d{1,2}:\d{2}(:\d{2}([.,]\d+)?)?(Z|[+-]\d{2}:?\d{2})?", "<time>"),
     (r"\b\d{1,2}:\d{2}:\d{2}([.,]\d+)?\b", "<time>"),
-    (r"(?:/private)?(?:/tmp|/var/folders|/var/tmp)/\S*", "<temp>"),
     (r"\b0x[0-9a-f]+\b", "<address>"),
     (r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,}\b", "<hash>"),
     (r"\b\d+(\.\d+)?\s?(ns|us|µs|ms|s|sec|secs|seconds?|min|minutes?)\b", "<duration>"),
     (r"\b(pid|process|port)([ =:#]+)\d+", r"\1\2<n>"),
 ))
+
+
+@functools.lru_cache(maxsize=8)
+def _temporary(*roots: str) -> re.Pattern[str]:
+    """A path inside a temporary folder: the usual ones, and where TMPDIR puts them here (a tmpfs, $XDG_RUNTIME_DIR)."""
+    folders = {"/tmp", "/var/folders", "/var/tmp", *(r.rstrip("/") for r in roots if r.startswith("/") and r.rstrip("/"))}
+    return re.compile(r"(?:/private)?(?:%s)/\S*" % "|".join(map(re.escape, sorted(folders, key=len, reverse=True))))
 
 
 def run_token(run_id: str) -> str:
