@@ -2,7 +2,8 @@
 
 The index is a cache of the memory files: when its schema version differs from ours, or the file is damaged, it is
 dropped and built again from the files. Every SQL statement of repo-memory lives in this package. sqlite-utils
-creates the tables, indexes and full-text tables and does the bulk upserts; the ranked full-text queries, and the
+makes the tables, indexes and full-text tables (`build_schema`; what it makes is recorded in ddl.py and replayed, so a
+new index costs no import of it) and does the bulk upserts; the ranked full-text queries, and the
 per-record append that runs on every hook call (where importing sqlite-utils would cost more than the write), are
 plain SQL in the modules beside this one.
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from repo_memory.guards import disk
+from repo_memory.index import ddl
 
 SCHEMA_VERSION = 30  # 25: direction marks no longer flagged (guards/markers.py); 26-28: text folded (index/folding.py);
 # 29: a skill's notes (a top-level `status`, formats/skills.py); 30: more chat-template tokens flagged (guards/markers.py)
@@ -212,43 +214,18 @@ class Database:
 
     def create(self) -> None:
         """Drop every table and create the current schema (the files on disk are the truth)."""
-        import sqlite_utils  # ~0.15 s to import: only when the schema is (re)created or rows are upserted in bulk
-
         in_memory = self.path == Path(":memory:")
         # Two processes may find an old schema at once: one creates, the other sees the new version and stops.
         with self.lock, contextlib.nullcontext() if in_memory else disk.repo_lock(self.path.parent, "index-schema.lock"):
             if not in_memory and self.version() == SCHEMA_VERSION:
                 return
-            db = sqlite_utils.Database(self.conn)
             for table in TABLES:
-                db[table].drop(ignore=True)
-            docs = db.table("docs")
-            docs.create(DOCS, pk="rowid", not_null={"path", "kind", "name"})
-            docs.create_index(["path"], unique=True)
-            docs.create_index(["kind", "name"])
-            docs.enable_fts(["name", "description", "tags", "body", "words"], tokenize=TOKENIZE)
-            records = db.table("records")
-            records.create(RECORDS, pk="rowid", not_null={"id", "session", "seq", "ts", "kind", "file"},
-                           defaults={"flags": "", "outcome": "", "anchors": "", "origin": ""})
-            records.create_index(["id"], unique=True)
-            records.create_index(["kind"])
-            records.create_index(["session", "seq"])
-            records.create_index(["ts"])
-            records.create_index(["file"])
-            records.create_index(["vkey"])
-            docs.create_index(["vkey"])
-            # The few rows that cite code, for the anchor check after every sync: without these it read every record
-            # (19 ms at 100k) and every document. Partial indexes, which sqlite-utils does not make.
-            self.conn.execute("CREATE INDEX records_anchored ON records (id, anchors) WHERE anchors != ''")
-            self.conn.execute("CREATE INDEX records_origin ON records (origin) WHERE origin != ''")  # imported copies (ranking.py)
-            self.conn.execute("CREATE INDEX docs_anchored ON docs (winner, kind, name, anchors) WHERE anchors != ''")
-            # sqlite-utils makes only external-content full-text tables; this one keeps its own content (see above).
-            self.conn.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(text, speaker, date, context, tokenize='{TOKENIZE}')")
-            db.table("logs").create(LOGS, pk="path")
-            anchors = db.table("anchor_state")
-            anchors.create(ANCHOR_STATE, pk=("memory", "anchor"))
-            anchors.create_index(["anchor"])
-            db.table("changes").create(CHANGES, pk="name")
+                self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+            if ddl.VERSION == SCHEMA_VERSION:  # what build_schema made, recorded: no sqlite-utils import (0.1-0.3 s)
+                for statement in ddl.STATEMENTS:
+                    self.conn.execute(statement)
+            else:
+                build_schema(self.conn)
             self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     def upsert(self, table: str, rows: list[dict[str, Any]], pk: str | tuple[str, ...]) -> None:
@@ -309,8 +286,65 @@ class _Transaction:
             self.db.lock.release()
 
 
+def build_schema(conn: sqlite3.Connection) -> None:
+    """Create the index's tables, indexes and full-text tables in an empty database with sqlite-utils. What it makes is
+    recorded in index/ddl.py, which `Database.create` replays; `python -m repo_memory.index.db` records it again."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn)
+    docs = db.table("docs")
+    docs.create(DOCS, pk="rowid", not_null={"path", "kind", "name"})
+    docs.create_index(["path"], unique=True)
+    docs.create_index(["kind", "name"])
+    docs.enable_fts(["name", "description", "tags", "body", "words"], tokenize=TOKENIZE)
+    records = db.table("records")
+    records.create(RECORDS, pk="rowid", not_null={"id", "session", "seq", "ts", "kind", "file"},
+                   defaults={"flags": "", "outcome": "", "anchors": "", "origin": ""})
+    records.create_index(["id"], unique=True)
+    records.create_index(["kind"])
+    records.create_index(["session", "seq"])
+    records.create_index(["ts"])
+    records.create_index(["file"])
+    records.create_index(["vkey"])
+    docs.create_index(["vkey"])
+    # The few rows that cite code, for the anchor check after every sync: without these it read every record
+    # (19 ms at 100k) and every document. Partial indexes, which sqlite-utils does not make.
+    conn.execute("CREATE INDEX records_anchored ON records (id, anchors) WHERE anchors != ''")
+    conn.execute("CREATE INDEX records_origin ON records (origin) WHERE origin != ''")  # imported copies (ranking.py)
+    conn.execute("CREATE INDEX docs_anchored ON docs (winner, kind, name, anchors) WHERE anchors != ''")
+    # sqlite-utils makes only external-content full-text tables; this one keeps its own content (see above).
+    conn.execute(f"CREATE VIRTUAL TABLE records_fts USING fts5(text, speaker, date, context, tokenize='{TOKENIZE}')")
+    db.table("logs").create(LOGS, pk="path")
+    anchors = db.table("anchor_state")
+    anchors.create(ANCHOR_STATE, pk=("memory", "anchor"))
+    anchors.create_index(["anchor"])
+    db.table("changes").create(CHANGES, pk="name")
+
+
+def schema_statements(conn: sqlite3.Connection) -> list[str]:
+    """The statements that make the schema of `conn` again, in the order it was made: a full-text table's own
+    statement makes its shadow tables, so theirs are left out, as are the indexes SQLite makes by itself."""
+    rows = conn.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid").fetchall()
+    virtual = [name for _, name, sql in rows if sql.upper().startswith("CREATE VIRTUAL TABLE")]
+    return [sql for kind, name, sql in rows if not (kind == "table" and any(name.startswith(f"{v}_") for v in virtual))]
+
+
+def ddl_source() -> str:
+    """index/ddl.py as build_schema makes the schema now."""
+    conn = sqlite3.connect(":memory:")
+    build_schema(conn)
+    statements = "".join(f"    {sql!r},\n" for sql in schema_statements(conn))
+    return (f'"""The index schema\'s SQL as sqlite-utils makes it (index/db.py `build_schema`), recorded so that making an index\n'
+            f'imports no sqlite-utils (0.1 s, 0.25 s with the numpy it imports). Generated: python -m repo_memory.index.db"""\n\n'
+            f"VERSION = {SCHEMA_VERSION}\nSTATEMENTS = (\n{statements})\n")
+
+
 def _inode(path: Path) -> int:
     try:
         return path.stat().st_ino
     except OSError:
         return 0
+
+
+if __name__ == "__main__":
+    (Path(__file__).parent / "ddl.py").write_text(ddl_source(), encoding="utf-8")
