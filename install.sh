@@ -141,12 +141,13 @@ if [ "$mode" = test ]; then
   .venv/bin/mypy
   # Two workers a core: a quarter of a test's time is spent waiting (on git, on a server's start, on a harness CLI, on
   # a timeout it checks), so one a core left the CPU idle a quarter of the time. Their repositories go on a tmpfs when
-  # there is one with room: memory commits, logs and the index fsync every write, and on a disk each sync waits.
+  # there is one with room and TMPDIR does not say where temporary files go: memory commits, logs and the index fsync
+  # every write, and on a disk each sync waits.
   cores=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
   workers=$(( cores * 2 > 16 ? 16 : cores * 2 ))
   scratch=""
   free_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }' || true)
-  if [ -w /dev/shm ] && [ "${free_kb:-0}" -gt 4000000 ]; then
+  if [ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && [ "${free_kb:-0}" -gt 4000000 ]; then
     scratch=$(mktemp -d /dev/shm/repo-memory-tests-XXXXXXXX) && export TMPDIR=$scratch
   fi
   echo "==> Tests (pytest-xdist: $workers workers on $cores cores${scratch:+; test repositories in $scratch, a tmpfs})"
