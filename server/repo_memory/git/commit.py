@@ -132,7 +132,11 @@ def commit_paths(git: Git, state_dir: Path, paths: list[str], message: str, iden
 
 def repair(git: Git, state_dir: Path) -> list[str]:
     """Put back the index entries a killed commit left out (the file in HEAD and on disk, not in the index); returns them."""
-    if not (state_dir / INFLIGHT).exists():
+    try:
+        left = json.loads((state_dir / INFLIGHT).read_text(encoding="utf-8"))
+        if alive(int(left.get("owner", 0)), int(left.get("started", 0))):
+            return []  # at work, or it found the index locked: its next commit, or whoever commits next, settles it
+    except (OSError, ValueError, AttributeError, TypeError):
         return []
     with commit_lock(state_dir):
         return settle(git, state_dir) or []
