@@ -148,7 +148,7 @@ if [ "$mode" = test ]; then
   scratch=""
   free_kb=$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }' || true)
   if [ -z "${TMPDIR:-}" ] && [ -w /dev/shm ] && [ "${free_kb:-0}" -gt 4000000 ]; then
-    scratch=$(mktemp -d /dev/shm/repo-memory-tests-XXXXXXXX) && export TMPDIR=$scratch
+    scratch=$(mktemp -d /dev/shm/suite-XXXXXXXX) && export TMPDIR=$scratch
   fi
   echo "==> Tests (pytest-xdist: $workers workers on $cores cores${scratch:+; test repositories in $scratch, a tmpfs})"
   status=0
