@@ -22,7 +22,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from repo_memory.git.deferral import held_up
@@ -150,7 +150,7 @@ def settle(git: Git, state_dir: Path) -> list[str] | None:
     marker = state_dir / INFLIGHT
     try:
         owed = [str(p) for p in json.loads(marker.read_text(encoding="utf-8")).get("paths", [])]
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TypeError):
         marker.unlink(missing_ok=True)
         return []
     broken = staged_deletions(git, owed)
@@ -174,12 +174,7 @@ def put_back(git: Git, paths: list[str]) -> bool:
         meta, path = line.split("\t", 1)
         mode, _, blob = meta.split(" ")
         entries[path] = (mode, blob)
-    deadline = time.monotonic() + INDEX_LOCK_WAIT
-    while not _set(git, differ, entries):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return _while_locked(lambda: _set(git, differ, entries))
 
 
 def staged_deletions(git: Git, paths: list[str]) -> list[str]:
@@ -197,15 +192,11 @@ def refresh_index(git: Git, paths: list[str], blobs: Blobs | None = None) -> boo
 
     Another git process (even `git status`) may hold index.lock for a moment: retry for a bounded time, never break it.
     """
-    deadline = time.monotonic() + INDEX_LOCK_WAIT
     given = _nul([p for p, blob in (blobs or {}).items() if blob])
     # `add --refresh` records the file's state (a cache: `git status` would, but plumbing that trusts it would not)
-    while not (_set(git, paths, blobs or {}) and (not given or git.run("--literal-pathspecs", "add", "--refresh",
-               "--pathspec-from-file=-", "--pathspec-file-nul", stdin=given, check=False).returncode == 0)):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+    return _while_locked(lambda: _set(git, paths, blobs or {}) and (not given or git.run(
+        "--literal-pathspecs", "add", "--refresh", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=given,
+        check=False).returncode == 0))
 
 
 def write_blob(git: Git, path: str, data: bytes, st_mode: int) -> tuple[str, str]:
@@ -309,13 +300,14 @@ def _in_the_way(git: Git, private: bool, quick: bool = False) -> str:
     return waits
 
 
-def _wait_for_index_lock(git_dir: Path) -> bool:
-    """Wait a bounded time for someone else's index.lock to go; never delete it."""
+def _while_locked(attempt: Callable[[], bool]) -> bool:
+    """Try `attempt` (an index write) until it succeeds, for at most INDEX_LOCK_WAIT: another git process (even `git
+    status`) may hold index.lock for a moment; it is waited for, never broken. False if it stayed taken."""
     deadline = time.monotonic() + INDEX_LOCK_WAIT
-    while (git_dir / "index.lock").exists():
+    while not attempt():
         if time.monotonic() > deadline:
             return False
-        time.sleep(0.05)
+        time.sleep(0.02)
     return True
 
 
