@@ -347,7 +347,7 @@ def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_th
                                                                                                           monkeypatch: pytest.MonkeyPatch):
     """`setup claude-code --plugin <marketplace>` writes what a team commits (extraKnownMarketplaces, enabledPlugins, the
     plugin's tool rule); a teammate's Claude Code installs the plugin on its own once the folder is trusted."""
-    from tests.harness.clis import ROOT
+    from tests.harness.clis import ROOT, base_env, cli_tool, run as run_cli
 
     home = tmp_path / "home"
     home.mkdir()
@@ -355,6 +355,12 @@ def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_th
     monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)  # keys in that HOME, as for a user: the harness's processes use them too
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code"], catch_exceptions=False)  # a raw setup first
+    # not trusted yet: Claude Code lists no server (it installs the plugin on trust), and the note said 'Pending approval'
+    # and told the person to run a raw `setup claude-code --trust`, which would register the server a second way
+    result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--plugin", str(ROOT)], catch_exceptions=False)
+    listing = run_cli([cli_tool("claude"), "mcp", "list"], repo, {**base_env(home), "DISABLE_AUTOUPDATER": "1"}).stdout
+    assert "repo-memory" not in listing and "Pending approval" not in result.output, result.output + listing
+    assert f"`repo-memory setup claude-code --plugin {ROOT} --trust`" in result.output, result.output
     result = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--plugin", str(ROOT), "--trust"], catch_exceptions=False)
     assert result.exit_code == 0 and "enabled for the team" in result.output, result.output
     shared = json.loads((repo / ".claude/settings.json").read_text(encoding="utf-8"))
@@ -393,7 +399,13 @@ def test_uninstall_names_the_enabled_plugin_that_still_serves_the_clone_and_glob
     env = {**base_env(home), "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "repo-memory@repo-memory"]):
         assert run_cli([cli_tool("claude"), *args], tmp_path, env).returncode == 0
+    # the check line says what `claude mcp list` shows: 2.1.337 checks a plugin's server only in a trusted folder
+    out = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code"], catch_exceptions=False).output
+    listing = run_cli([cli_tool("claude"), "mcp", "list"], repo, env).stdout
+    assert ("Not checked" in out.strip().splitlines()[-1]) == ("Not checked (folder not trusted" in listing), out + listing
     CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--trust"], catch_exceptions=False)
+    assert "plugin:repo-memory:repo-memory: " in (listing := run_cli([cli_tool("claude"), "mcp", "list"], repo, env).stdout)
+    assert "✔ Connected" in listing, listing
 
     out = CliRunner().invoke(cli, ["--root", str(repo), "uninstall"], catch_exceptions=False).output
     last = out.strip().splitlines()[-1]

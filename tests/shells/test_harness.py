@@ -627,7 +627,8 @@ def test_setup_with_the_claude_code_plugin_enabled_adds_no_second_server_or_hook
     assert "every hook runs twice" in doctor and "settings.local.json" in doctor, doctor
     out = run(runner, repo, "setup", "claude-code")
     assert "plugin repo-memory@repo-memory" in out and "claude plugin disable repo-memory@repo-memory" in out, out
-    assert "Pending approval" not in out and "(plugin:repo-memory:repo-memory: ... ✔ Connected)" in out  # no .mcp.json to approve
+    assert "Pending approval" not in out, out  # no .mcp.json to approve; Claude Code 2.1.337 starts it in a trusted folder
+    assert "(plugin:repo-memory:repo-memory: ... - Not checked until you trust the folder, then ✔ Connected)" in out, out
     settings = json.loads(local.read_text(encoding="utf-8"))
     assert "hooks" not in settings  # the plugin brings them
     assert "mcp__plugin_repo-memory_repo-memory" in settings["permissions"]["allow"]  # its tools are still allowed

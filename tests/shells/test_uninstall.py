@@ -354,15 +354,25 @@ def test_setup_remove_in_user_scope_leaves_nothing_of_setup_in_a_file_git_sees_a
     assert "settings.local.json" not in (repo / ".git/info/exclude").read_text(encoding="utf-8"), out
 
 
-def test_setup_in_user_scope_promises_no_approval_claude_code_never_asks_for(repo: Path, tmp_path: Path):
-    """`setup claude-code --scope user` ended saying Claude Code shows repo-memory as 'Pending approval' until the folder
-    is trusted, and that `claude mcp list` would say so: only a project's .mcp.json server waits for that; a user-scope
-    server is Connected at once, as the real `claude mcp list` shows."""
+def test_setup_in_user_scope_promises_what_claude_mcp_list_shows_and_trust_makes_it_connected(repo: Path, tmp_path: Path):
+    """`setup claude-code --scope user` once promised 'Pending approval' (only a project's .mcp.json server waits for
+    that), then '✔ Connected'; Claude Code 2.1.337 checks a user-scope server in `claude mcp list` only in a folder the
+    person trusts, and listed it as "Not checked (folder not trusted; run `claude` here)". Setup's check line says what the
+    real listing shows, its note says how to trust the folder, and with --trust the listing says Connected."""
     home = tmp_path / "home"
     home.mkdir()
     out = repo_memory(repo, home, "setup", "claude-code", "--scope", "user")
-    assert "Pending approval" not in out and "✔ Connected" in out, out
-    assert "repo-memory" in (listing := listed("claude", repo, home)) and "✔ Connected" in listing, listing
+    check = out.strip().splitlines()[-1]
+    assert "Pending approval" not in out and check.startswith("Check it"), out
+    listing = listed("claude", repo, home)
+    assert "repo-memory" in listing, listing
+    if "Not checked (folder not trusted" in listing:  # Claude Code 2.1.337 and later
+        assert "Not checked" in check and "--trust" in out, out
+    else:
+        assert "✔ Connected" in listing, listing
+    out = repo_memory(repo, home, "setup", "claude-code", "--scope", "user", "--trust")
+    assert "Not checked" not in out and "✔ Connected" in out.strip().splitlines()[-1], out
+    assert "✔ Connected" in (listing := listed("claude", repo, home)), listing
 
 
 @pytest.mark.parametrize("harness,name", [("claude-code", ".mcp.json"), ("codex", ".codex/hooks.json")])

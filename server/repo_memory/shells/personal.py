@@ -118,9 +118,20 @@ def _save(path: Path, before: str | None, state: dict[str, Any]) -> None:
     disk.write_atomic(path, (after or json.dumps(state, indent=2, ensure_ascii=False) + "\n").encode())
 
 
-def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str]:
-    """Claude Code starts a project's .mcp.json servers interactively (and `claude mcp list` reports them Connected)
-    only in a folder whose trust dialog was answered: `projects[<folder>].hasTrustDialogAccepted` in ~/.claude.json."""
+# What `claude mcp list` shows for repo-memory in a folder not trusted yet: a project's .mcp.json server waits for the
+# person's approval; since Claude Code 2.1.337 a user-scope or a plugin's server is listed but not started there.
+# A team's plugin rollout (.claude/settings.json) is installed only then: nothing of repo-memory is listed before.
+PENDING = "shows repo-memory as 'Pending approval'"
+UNCHECKED = "(2.1.337 and later) lists repo-memory as 'Not checked (folder not trusted)' in `claude mcp list`"
+UNINSTALLED = "installs the team's plugin (and lists repo-memory in `claude mcp list`) only once you trust this folder:"
+
+
+def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool, until: str = PENDING,
+                 again: str = "repo-memory setup claude-code") -> list[str]:
+    """Claude Code starts a project's .mcp.json servers interactively (and `claude mcp list` reports them Connected,
+    or checks a user-scope or plugin's server at all) only in a folder whose trust dialog was answered:
+    `projects[<folder>].hasTrustDialogAccepted` in ~/.claude.json. `until`: what it shows before, for the note, which
+    names `again` with --trust as the command that stores the answer."""
     path = home / ".claude.json"
     state = claude_state(path)
     if state is None:
@@ -131,8 +142,9 @@ def trust_folder(root: Path, home: Path, trust: bool, dry_run: bool) -> list[str
     if trusted:
         return []
     if not trust:
-        return ["note: Claude Code shows repo-memory as 'Pending approval' until you trust this folder: run `claude` here once and "
-                "answer 'Yes, I trust this folder', or run `repo-memory setup claude-code --trust` to store that answer for you."]
+        until = until if until.endswith(":") else f"{until} until you trust this folder:"
+        return [f"note: Claude Code {until} run `claude` here once and answer 'Yes, I trust this folder', or run "
+                f"`{again} --trust` to store that answer for you."]
     if found := foreign.committed(root, "claude-code"):
         return [foreign.withheld(root, "claude-code", found)]
     if not dry_run:

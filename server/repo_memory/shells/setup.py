@@ -362,10 +362,9 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
         changes += personal.ignored(root, local_path, dry_run)
     if remove:  # what setup added for this person beyond the files: the exclude line, the folder trust
         changes += personal.unignore(root, dry_run, bool(local), _holds_ours) + personal.untrust_folder(root, dry_run)
-    if not remove and not dry_run:
-        changes += commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else []))
-    if not remove and (trust or scope == "project" and not plugin):  # a plugin's or user-scope server needs no approval
-        changes += personal.trust_folder(root, home, trust, dry_run)
+    if not remove:  # a plugin's or user-scope server needs no approval, but is started only in a trusted folder
+        changes += ([] if dry_run else commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else [])))
+        changes += personal.trust_folder(root, home, trust, dry_run, personal.PENDING if scope == "project" and not plugin else personal.UNCHECKED)
     return changes
 
 

@@ -141,7 +141,8 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         from repo_memory.shells import personal, rollout
 
         try:
-            for change in rollout.team_plugin(store.root, marketplace, remove, dry_run) + personal.trust_folder(store.root, Path.home(), trust, dry_run):
+            for change in rollout.team_plugin(store.root, marketplace, remove, dry_run) + ([] if remove else personal.trust_folder(
+                    store.root, Path.home(), trust, dry_run, personal.UNINSTALLED, f"repo-memory setup claude-code --plugin {quoted(marketplace)}")):
                 click.echo(change)
         except attaching.SettingsError as exc:
             raise click.ClickException(str(exc)) from exc
@@ -177,14 +178,15 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
             click.echo(note)
     if not remove:
         _init_note(store)
-        waiting = any("Pending approval" in change for change in changes)
+        waiting = next((status for status, said in (("⏸ Pending approval", "Pending approval"), ("- Not checked", "Not checked"))
+                        if any(said in change for change in changes)), None)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
         if any(change.startswith(attaching.NOT_ON_PATH) for change in changes):  # Claude Code cannot start it: ENOENT
             click.echo(harnesses.check("claude", f"claude mcp list   ({server}: ... ✘ Failed to connect until then)",
                                        "`repo-memory` is on your PATH (the note above)"))
         else:
             click.echo(harnesses.check("claude", f"claude mcp list   ({server}: ... " + (
-                "⏸ Pending approval until you trust the folder, then ✔ Connected)" if waiting else "✔ Connected)")))
+                f"{waiting} until you trust the folder, then ✔ Connected)" if waiting else "✔ Connected)")))
 
 
 def _hooks_line(changes: list[str], kind: str, why: str) -> str:
