@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     from repo_memory.errors import RepoMemoryError
     from repo_memory.core.store import Store
 
+import time as _time
+
+STARTED = _time.monotonic()  # about when this process began: before the first import of ours (a hook's budget, hooks.py)
 __version__ = "0.1.0"
 __all__ = ["Config", "RepoMemoryError", "Store", "__version__"]
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -42,10 +43,10 @@ def transcript(path: Path, repo: Path, calls: int, output: str = "print(1)\n") -
     return path
 
 
-def session_end(repo: Path, path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+def session_end(repo: Path, path: Path, wrapper: tuple[str, ...] | list[str] = ()) -> tuple[subprocess.CompletedProcess[str], float]:
     hook = {"session_id": SESSION, "cwd": str(repo), "transcript_path": str(path), "hook_event_name": "SessionEnd", "reason": "other"}
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "repo_memory", "hook", "session-end"], cwd=repo, input=json.dumps(hook),
+    done = subprocess.run([*wrapper, sys.executable, "-m", "repo_memory", "hook", "session-end"], cwd=repo, input=json.dumps(hook),
                           capture_output=True, text=True, env={**os.environ, "CLAUDECODE": "1"}, timeout=120)
     return done, time.monotonic() - began
 
@@ -66,10 +67,13 @@ def test_a_transcript_line_that_cannot_be_read_is_skipped_and_the_session_still_
 
 
 def test_session_end_records_hundreds_of_missed_calls_well_within_claude_codes_timeout(repo: Path, tmp_path: Path):
+    """Every call is recorded, or counted in the end record as left (as many as a busy machine leaves no time for)."""
     done, took = session_end(repo, transcript(tmp_path / "t.jsonl", repo, 500, "x" * 3000))
     assert done.returncode == 0, done.stderr
     assert took < TIMEOUTS["SessionEnd"], took
-    assert sum(r["kind"] == "tool" for r in records(repo)) == 500
+    ours = [r for r in records(repo) if r["session"] == SESSION]
+    left = re.search(r"(\d+) tool call\(s\) its hooks missed were not recorded", ours[-1]["text"])
+    assert sum(r["kind"] == "tool" for r in ours) + int(left[1] if left else 0) == 500, ours[-1]["text"]
     assert not git(repo, "status", "--porcelain", "--", ".agents")
 
 
@@ -80,6 +84,24 @@ def test_a_transcript_too_long_to_read_back_in_time_still_ends_the_session_commi
     assert took < TIMEOUTS["SessionEnd"], took
     ours = [r for r in records(repo) if r["session"] == SESSION]
     recorded = sum(r["kind"] == "tool" for r in ours)
-    assert 0 < recorded < 2000 and "Session ended" in ours[-1]["text"], (recorded, ours[-1])
-    assert f"{2000 - recorded} tool call(s)" in ours[-1]["text"], ours[-1]["text"]
+    said = ours[-1]["text"]  # the calls left (or, on a busy machine, that the transcript was not read to its end)
+    assert recorded < 2000 and "Session ended" in said and "time ran out" in said and "repo-memory log import" in said, said
+    assert f"{2000 - recorded} tool call(s)" in said or recorded == 0 and "not read to its end" in said, said
+    assert not git(repo, "status", "--porcelain", "--", ".agents")
+
+
+
+def test_a_hook_process_slow_to_start_still_ends_and_commits_within_claude_codes_timeout(repo: Path, tmp_path: Path):
+    """Claude Code's timeout counts from when it starts the hook's command. A hook process slow to start (a busy machine,
+    a cold disk: here a shell that waits 1.7 s, then execs the hook in its place) still read and recorded for a full
+    second counted from when its own code began, then wrote all that, and overran the 3 s. Now what it records is
+    bounded by the time since the process started (and what writing it will take); the end record says what was left."""
+    path = transcript(tmp_path / "t.jsonl", repo, 1000, "x" * 3000)
+    done, took = session_end(repo, path, ["sh", "-c", 'sleep 1.4; exec "$0" "$@"'])
+    assert done.returncode == 0, done.stderr
+    assert took < TIMEOUTS["SessionEnd"], took
+    ours = [r for r in records(repo) if r["session"] == SESSION]
+    recorded = sum(r["kind"] == "tool" for r in ours)
+    said = ours[-1]["text"]  # the calls it left, or that it could not read the transcript to its end, and the remedy
+    assert recorded < 1000 and "time ran out" in said and f"repo-memory log import {path}" in said, (recorded, said)
     assert not git(repo, "status", "--porcelain", "--", ".agents")

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import repo_memory
 from repo_memory.config import Config
 from repo_memory.formats import experience, refs, when
 from repo_memory.git import sparse
@@ -279,12 +280,17 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-BACKFILL_SECONDS = 1.0  # of the 3 s Claude Code gives SessionEnd (setup.TIMEOUTS): the end record and commit come after
+# Of the 3 s Claude Code gives SessionEnd (setup.TIMEOUTS), counted from the process's start: the calls are read and
+# recorded by then, the end record and the commit come after. Writing a record costs about 1.3 times reading and making
+# it (measured: 500 calls, 0.44 s then 0.55 s); on a busy machine both are slower alike, so the loop stops where the
+# time it has taken, scaled so, would pass the budget.
+RECORDED_BY = 2.0
+WRITE_COST = 1.3
 
 
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Record the tool calls Claude Code's hooks never delivered (as many as BACKFILL_SECONDS allow), close the session's
-    log with an end record (only when it recorded something not yet committed) saying what was left, then commit its
+    """Record the tool calls Claude Code's hooks never delivered (as many as RECORDED_BY allows), close the session's
+    log with an end record (when it recorded something not yet committed, or left calls) saying what was left, then commit its
     experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
     closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
     try:
@@ -296,12 +302,10 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         added, left = _record_undelivered(store, payload, lines)
         lines = [ln.record for ln in store.lines(store.session) if ln.record] if added else lines
     last = [record["id"] for record in lines][-1:]
-    if last and not all(view.committed for view in store.read(last[0]).records):  # lifecycle: kept, out of default recall
+    if left or last and not all(view.committed for view in store.read(last[0]).records):  # lifecycle: out of default recall
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
-    elif left:
-        log.warning("session end:%s", left)
     done = store.flush(session=store.session)
     if done is not None and done.deferred and not done.sha and underway.passing(done.deferred):
         finish.start(store.root, harness_pid())  # the harness ends now: its finisher commits once that git command ends
@@ -311,11 +315,23 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _started() -> float:
+    """When this process began on time.monotonic's clock, as the harness's timeout counts: Linux's start time of the
+    process (a shell's `exec` keeps it), else when repo_memory was first imported."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:  # field 22, in clock ticks since boot; the name before ")" may hold spaces
+            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
+        began = time.monotonic() - (time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):  # not Linux
+        return repo_memory.STARTED
+    return began if repo_memory.STARTED - 10 < began <= repo_memory.STARTED else repo_memory.STARTED  # a clock that disagrees
+
+
 def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> tuple[int, str]:
     """Record, in one write, the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook
     is skipped while its server is not connected: still starting, or failed to) and no log of this repository holds, as
     that hook would have: how many, and what the end record says of the rest."""
-    deadline = time.monotonic() + BACKFILL_SECONDS
+    deadline = _started() + RECORDED_BY
     named = payload.get("transcript_path")
     transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
     if transcript is None:
@@ -325,8 +341,9 @@ def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dic
     recorded = deliveries.recorded(records) | deliveries.recorded_in(store, back.others)
     missed = [call for call in back.calls if call["tool_use_id"] not in recorded]
     entries, touched, done = [], list[tuple[str, list[str], dict[str, str]]](), 0  # (tool, files, folders noted before)
+    begun = time.monotonic()
     for call in missed:
-        if time.monotonic() > deadline:
+        if (now := time.monotonic()) + (now - begun) * WRITE_COST > deadline:
             break
         done += 1
         if made := tool_records.made(store, {**call, "hook_event_name": "SessionEnd"}):
