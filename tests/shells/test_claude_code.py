@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -378,9 +379,47 @@ def test_a_team_rolled_out_as_a_plugin_gets_it_on_trust_and_a_session_records_th
     logged = [r for r in records(repo) if r["_log"] == session]
     assert [r["text"] for r in logged if r["source"]["tool"] == "remember"] == ["Releases are cut from main."]
     assert [r["data"]["tool"] for r in logged if r["kind"] == "tool"] == ["Read"]  # the plugin's hooks (our own writes: once)
-    assert f"Memory-Session: {session}" in git(repo, "log", "-1", "--format=%B")
+    assert committed_soon(repo, session), git(repo, "log", "--format=%h %s")
     undone = CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--plugin", str(ROOT), "--remove"], catch_exceptions=False)
     assert "rollout removed" in undone.output and not (repo / ".claude/settings.json").exists()
+
+
+def test_a_plugin_sessions_memory_reaches_git_though_its_session_end_hook_is_cut_off(repo: Path, tmp_path: Path,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    """Claude Code gives a plugin's SessionEnd hook 1.5 s, whatever timeout the plugin names (2.1.337: only settings
+    hooks' timeouts raise it), and ends it then: on a busy machine the hook was cut off before its commit, and the
+    session's records stayed uncommitted until some later repo-memory process. Here each git commit takes 2 s."""
+    from tests.harness.clis import ROOT, base_env, cli_tool, run as run_cli
+    from tests.shells.test_serve_lifetime import slow_git
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("REPO_MEMORY_KEY_DIR", raising=False)
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    env = {**base_env(home), "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    for args in (["plugin", "marketplace", "add", str(ROOT)], ["plugin", "install", "repo-memory@repo-memory"]):
+        assert run_cli([cli_tool("claude"), *args], tmp_path, env).returncode == 0
+    CliRunner().invoke(cli, ["--root", str(repo), "setup", "claude-code", "--trust"], catch_exceptions=False)
+    slow = {"PATH": slow_git(tmp_path, "commit-tree", 2.0)["PATH"].replace(os.environ["PATH"], env["PATH"])}
+    with FakeAnthropic([tool_use("mcp__plugin_repo-memory_repo-memory__remember", {"text": "Releases are cut from main."}),
+                        tool_use("Read", {"file_path": str(repo / ".gitattributes")}), "Noted."]) as api:
+        assert claude(repo, home, api, "Remember how we release.", env=slow).returncode == 0
+    session = session_id(api.main_requests()[0])
+    assert committed_soon(repo, session), git(repo, "log", "--format=%h %s")
+    assert [r["text"] for r in records(repo) if r["_log"] == session][:1] == ["Releases are cut from main."]
+    assert ".jsonl" not in git(repo, "status", "--porcelain", "--untracked-files=all", "--", ".agents/experience")
+
+
+def committed_soon(repo: Path, session: str, wait: float = 60) -> bool:
+    """Whether HEAD's commit names `session` within `wait` seconds: a plugin's SessionEnd hook may be cut off (above),
+    and then the finisher it started commits once Claude Code is gone."""
+    deadline = time.monotonic() + wait
+    while f"Memory-Session: {session}" not in git(repo, "log", "-1", "--format=%B"):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def test_uninstall_names_the_enabled_plugin_that_still_serves_the_clone_and_global_uninstalls_the_users(repo: Path, tmp_path: Path,

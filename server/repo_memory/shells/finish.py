@@ -12,7 +12,7 @@ retried here when that ends, looking every POLL seconds for up to PATIENCE; one 
 rebase left open, a detached HEAD, signing that fails) is left pending for the next repo-memory process. Then it
 embeds what has no vector (shells/embedder.py).
 
-    python -m repo_memory.shells.finish ROOT PID [START-TIME] [--until-gone]
+    python -m repo_memory.shells.finish ROOT PID [START-TIME] [--until-gone] [--if-pending]
 """
 
 from __future__ import annotations
@@ -38,27 +38,39 @@ POLL = 0.5  # seconds between looks at a git command that holds the commit up (a
 PATIENCE = 600.0  # seconds to wait for it; past that, the next repo-memory process commits what is left
 
 
-def start(root: Path, pid: int, until_gone: bool = False) -> subprocess.Popen[bytes]:
+def start(root: Path, pid: int, until_gone: bool = False, if_pending: bool = False) -> subprocess.Popen[bytes]:
     """Start the finisher for server `pid` of the repository at `root`, detached from its process group; it waits for
-    the server WAIT seconds, or `until_gone`."""
+    the server WAIT seconds, or `until_gone`. `if_pending`: it does nothing more once the server is gone when nothing is
+    pending then (a hook's: the hook commits, and starts the embedding, itself when it is not cut off)."""
     command = [sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid)),
-               *(["--until-gone"] if until_gone else [])]
+               *(["--until-gone"] if until_gone else []), *(["--if-pending"] if if_pending else [])]
     # It outlives the server on purpose: not ended with a `loop run` round (runner/verify.py's token) either.
     env = {k: v for k, v in os.environ.items() if k != "REPO_MEMORY_VERIFY"}
+    if if_pending:  # a hook's: Claude Code ends a hook it times out with every process descended from it, whatever
+        command = [sys.executable, "-c", ORPHAN, *command]  # its session, so a process that exits at once starts it
     return subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, close_fds=True, env=env)
 
 
+# Starts the command it is given in a session of its own and exits: the command's parent gone, it is no descendant of
+# whoever started this (the system adopts it).
+ORPHAN = ("import subprocess, sys; subprocess.Popen(sys.argv[1:], start_new_session=True, stdin=subprocess.DEVNULL, "
+          "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)")
+
+
 def main(argv: list[str]) -> int:
     embedder.listen()  # `repo-memory uninstall` stops its embedding, not its commit (nor its wait, but `--until-gone`)
-    root, pid, started = Path(argv[0]), int(argv[1]), int(argv[2]) if len(argv) > 2 else 0
+    root, pid, started = Path(argv[0]), int(argv[1]), int(argv[2]) if len(argv) > 2 and argv[2].isdigit() else 0
     if not gone(pid, started, None if "--until-gone" in argv else WAIT):
         return 0
     from repo_memory.config import Config
     from repo_memory.core.store import Store
+    from repo_memory.git.pending import JOURNAL
     from repo_memory.git.repo import Git
 
     config = Config.load(root)
+    if "--if-pending" in argv and not _holds_lines(config.state_dir / JOURNAL):
+        return 0
     store = Store(config)  # opening a Store commits what a dead process left pending
     try:
         land(store, Git(config.root, config.git_dir))
@@ -88,6 +100,14 @@ def gone(pid: int, started: int, wait: float | None) -> bool:
         if exited is not None:
             os.close(exited)
     return True
+
+
+def _holds_lines(journal: Path) -> bool:
+    """Whether the pending list holds an entry (a write not committed yet), without opening a Store."""
+    try:
+        return journal.stat().st_size > 0
+    except OSError:
+        return False
 
 
 def land(store: Store, git: Git) -> None:

@@ -21,7 +21,6 @@ from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import agent_commits, following, mirror, offering, skill_changes, skill_removals
 from repo_memory.git.repo import Git
-from repo_memory.git import underway
 from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool, tool_records
 from repo_memory.shells.loopstop import stop
 
@@ -46,6 +45,8 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
         return pretool.handle(payload, root)
     session = payload.get("session_id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    if event == "session-end":  # the harness may end this hook before it commits: Claude Code gives a plugin's 1.5 s
+        finish.start(Path(root or cwd or os.getcwd()), harness_pid(), if_pending=True)  # what is left, once it is gone
     try:
         # One harness session, one log; the harness, not this process, answers for what its hooks write (git/pending.py)
         store = Store(Config.load(root or cwd or None, lenient=True), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
@@ -306,9 +307,7 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
-    done = store.flush(session=store.session)
-    if done is not None and done.deferred and not done.sha and underway.passing(done.deferred):
-        finish.start(store.root, harness_pid())  # the harness ends now: its finisher commits once that git command ends
+    store.flush(session=store.session)  # deferred (a person's `git commit` under way): the finisher _handle started commits
     if lines and store.config.semantic:  # what the session wrote gets its vectors though its server is gone (shells/embedder.py)
         embedder.start(store.root)
     deliveries.forget_old(store.config.state_dir)
