@@ -96,12 +96,12 @@ def test_a_hook_process_slow_to_start_still_ends_and_commits_within_claude_codes
     a cold disk: here a shell that waits 1.7 s, then execs the hook in its place) still read and recorded for a full
     second counted from when its own code began, then wrote all that, and overran the 3 s. Now what it records is
     bounded by the time since the process started (and what writing it will take); the end record says what was left."""
-    path = transcript(tmp_path / "t.jsonl", repo, 1000, "x" * 3000)
-    done, took = session_end(repo, path, ["sh", "-c", 'sleep 1.4; exec "$0" "$@"'])
+    path = transcript(tmp_path / "t.jsonl", repo, 2000, "x" * 3000)
+    done, took = session_end(repo, path, ["sh", "-c", 'sleep 1; exec "$0" "$@"'])
     assert done.returncode == 0, done.stderr
     assert took < TIMEOUTS["SessionEnd"], took
     ours = [r for r in records(repo) if r["session"] == SESSION]
     recorded = sum(r["kind"] == "tool" for r in ours)
     said = ours[-1]["text"]  # the calls it left, or that it could not read the transcript to its end, and the remedy
-    assert recorded < 1000 and "time ran out" in said and f"repo-memory log import {path}" in said, (recorded, said)
+    assert recorded < 2000 and "time ran out" in said and f"repo-memory log import {path}" in said, (recorded, said)
     assert not git(repo, "status", "--porcelain", "--", ".agents")

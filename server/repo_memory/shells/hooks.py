@@ -285,7 +285,7 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
 # recorded by then, the end record and the commit come after. Writing a record costs about 1.3 times reading and making
 # it (measured: 500 calls, 0.44 s then 0.55 s); on a busy machine both are slower alike, so the loop stops where the
 # time it has taken, scaled so, would pass the budget.
-RECORDED_BY = 2.0
+RECORDED_BY = 1.8
 WRITE_COST = 1.3
 
 
