@@ -204,12 +204,11 @@ class Semantic:
     def save(self) -> None:
         """Write the vectors embedded since the last save (`reindex` at its end, the job when `_save_due`, and when it
         stops); never where the repository went (deleted or moved: its folders are not made again), which ends the job."""
-        if self._unsaved and not self.state_dir.is_dir():
+        began = time.monotonic()
+        if self._unsaved and not (self.state_dir.is_dir() and self.vectors.save()):  # gone, before or while it saved
             self._stop.set()
         elif self._unsaved:
             self._unsaved = False
-            began = time.monotonic()
-            self.vectors.save()
             self._saved = time.monotonic()
             self._save_took = self._saved - began
 

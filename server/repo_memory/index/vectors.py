@@ -158,17 +158,23 @@ class VectorIndex:
                 self._sample = ((id(index), size, self._loaded_mtime), _unit(list(self.vectors(keys).values())))
             return self._sample[1]
 
-    def save(self) -> None:
-        """Write the vectors and what made them, atomically (readers never see half a file)."""
+    def save(self) -> bool:
+        """Write the vectors and what made them, atomically (readers never see half a file), into the folder that holds
+        them, never made again here: False, nothing written, when it is gone (the repository deleted meanwhile)."""
         with self._lock:
             if self._index is None:
-                return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+                return True
             tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            self._index.save(str(tmp))
-            os.replace(tmp, self.path)
-            self._meta_path.write_text(json.dumps({"model": self.model, "dim": self.dim, "count": len(self._index)}), encoding="utf-8")
+            try:
+                self._index.save(str(tmp))  # usearch raises RuntimeError where the folder is gone
+                os.replace(tmp, self.path)
+                self._meta_path.write_text(json.dumps({"model": self.model, "dim": self.dim, "count": len(self._index)}), encoding="utf-8")
+            except (OSError, RuntimeError):
+                if self.path.parent.is_dir():
+                    raise
+                return False
             self._loaded_mtime = self.path.stat().st_mtime_ns
+            return True
 
 
 class QueryVectors:
