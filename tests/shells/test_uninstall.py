@@ -367,7 +367,8 @@ def test_setup_in_user_scope_promises_what_claude_mcp_list_shows_and_trust_makes
     listing = listed("claude", repo, home)
     assert "repo-memory" in listing, listing
     if "Not checked (folder not trusted" in listing:  # Claude Code 2.1.337 and later
-        assert "Not checked" in check and "--trust" in out, out
+        # the note names setup as it was run: a plain `setup claude-code --trust` would add a project server as well
+        assert "Not checked" in check and "`repo-memory setup claude-code --scope user --trust`" in out, out
     else:
         assert "✔ Connected" in listing, listing
     out = repo_memory(repo, home, "setup", "claude-code", "--scope", "user", "--trust")

@@ -137,7 +137,7 @@ def hook_kind(asked: str, version: tuple[int, ...] | None) -> tuple[str, str]:
 
 
 PLUGIN_NOTE, TEAMS_LEFT = "note: the Claude Code plugin", "left as it is: the team's"  # setup wrote no hooks: who brings them
-TIMEOUTS = {"Stop": loops.STOP_TIMEOUT, "SessionEnd": 3}  # seconds; Codex caps SessionEnd at 3 (and warns about more)
+TIMEOUTS = {"Stop": loops.STOP_TIMEOUT, "SessionEnd": hookcalls.SESSION_END_TIMEOUT}  # seconds; Codex warns above 3
 
 
 Group = Callable[[str, str, list[str], str], dict[str, Any]]  # (event, handler, command, kind) -> the group setup writes
@@ -364,7 +364,8 @@ def claude_code(root: Path, scope: str = "project", shared: bool = False, dry_ru
         changes += personal.unignore(root, dry_run, bool(local), _holds_ours) + personal.untrust_folder(root, dry_run)
     if not remove:  # a plugin's or user-scope server needs no approval, but is started only in a trusted folder
         changes += ([] if dry_run else commit_note(root, ([".mcp.json"] if scope == "project" else []) + ([".claude/settings.json"] if shared else [])))
-        changes += personal.trust_folder(root, home, trust, dry_run, personal.PENDING if scope == "project" and not plugin else personal.UNCHECKED)
+        again = f"repo-memory setup claude-code{' --scope user' if scope == 'user' else ''}{' --shared' if shared else ''}"  # as run
+        changes += personal.trust_folder(root, home, trust, dry_run, personal.PENDING if scope == "project" and not plugin else personal.UNCHECKED, again)
     return changes
 
 
