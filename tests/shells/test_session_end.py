@@ -72,8 +72,9 @@ def test_session_end_records_hundreds_of_missed_calls_well_within_claude_codes_t
     assert done.returncode == 0, done.stderr
     assert took < TIMEOUTS["SessionEnd"], took
     ours = [r for r in records(repo) if r["session"] == SESSION]
-    left = re.search(r"(\d+) tool call\(s\) its hooks missed were not recorded", ours[-1]["text"])
-    assert sum(r["kind"] == "tool" for r in ours) + int(left[1] if left else 0) == 500, ours[-1]["text"]
+    said, recorded = ours[-1]["text"], sum(r["kind"] == "tool" for r in ours)
+    left = re.search(r"(\d+) tool call\(s\) its hooks missed were not recorded", said)
+    assert recorded + int(left[1] if left else 0) == 500 or recorded < 500 and "not read to its end" in said, said
     assert not git(repo, "status", "--porcelain", "--", ".agents")
 
 

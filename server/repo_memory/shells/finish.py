@@ -40,14 +40,14 @@ PATIENCE = 600.0  # seconds to wait for it; past that, the next repo-memory proc
 
 def start(root: Path, pid: int, until_gone: bool = False, if_pending: bool = False) -> subprocess.Popen[bytes]:
     """Start the finisher for server `pid` of the repository at `root`, detached from its process group; it waits for
-    the server WAIT seconds, or `until_gone`. `if_pending`: it does nothing more once the server is gone when nothing is
-    pending then (a hook's: the hook commits, and starts the embedding, itself when it is not cut off)."""
-    command = [sys.executable, "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid)),
+    the server WAIT seconds, or `until_gone`. `if_pending`: once it is gone, it does nothing more unless writes it owned are
+    still pending (a hook's, for its harness: the hook commits, and starts the embedding, itself when not cut off)."""
+    command = [sys.executable, "-P", "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid)),
                *(["--until-gone"] if until_gone else []), *(["--if-pending"] if if_pending else [])]
     # It outlives the server on purpose: not ended with a `loop run` round (runner/verify.py's token) either.
     env = {k: v for k, v in os.environ.items() if k != "REPO_MEMORY_VERIFY"}
     if if_pending:  # a hook's: Claude Code ends a hook it times out with every process descended from it, whatever
-        command = [sys.executable, "-c", ORPHAN, *command]  # its session, so a process that exits at once starts it
+        command = [sys.executable, "-P", "-c", ORPHAN, *command]  # its session, so a process that exits at once starts it
     return subprocess.Popen(command, start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, close_fds=True, env=env)
 
@@ -65,12 +65,12 @@ def main(argv: list[str]) -> int:
         return 0
     from repo_memory.config import Config
     from repo_memory.core.store import Store
-    from repo_memory.git.pending import JOURNAL
+    from repo_memory.git.pending import Journal
     from repo_memory.git.repo import Git
 
-    config = Config.load(root)
-    if "--if-pending" in argv and not _holds_lines(config.state_dir / JOURNAL):
-        return 0
+    config = Config.load(root, lenient=True)  # as the hook that started it read the settings
+    if "--if-pending" in argv and not any(e.owner == pid and e.started == started for e in Journal(config.state_dir).read()):
+        return 0  # the hook committed what the harness left (or another process's entries: theirs to commit)
     store = Store(config)  # opening a Store commits what a dead process left pending
     try:
         land(store, Git(config.root, config.git_dir))
@@ -100,14 +100,6 @@ def gone(pid: int, started: int, wait: float | None) -> bool:
         if exited is not None:
             os.close(exited)
     return True
-
-
-def _holds_lines(journal: Path) -> bool:
-    """Whether the pending list holds an entry (a write not committed yet), without opening a Store."""
-    try:
-        return journal.stat().st_size > 0
-    except OSError:
-        return False
 
 
 def land(store: Store, git: Git) -> None:

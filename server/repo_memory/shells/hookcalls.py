@@ -27,6 +27,7 @@ FIELDS = {
 }
 JSON_FIELDS = ("tool_input", "tool_response")
 FIRST_VERSION = (2, 1, 118)  # the first Claude Code with `mcp_tool` hooks
+SESSION_END_TIMEOUT = 3  # seconds setup's SessionEnd hooks name (setup.TIMEOUTS); Codex caps SessionEnd at 3
 
 
 def payload_of(raw: bytes) -> dict[str, Any]:

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import repo_memory
 from repo_memory.config import Config
 from repo_memory.formats import experience, refs, when
 from repo_memory.git import sparse
@@ -21,7 +20,7 @@ from repo_memory.errors import NotFoundError, RepoMemoryError, WorkspaceError
 from repo_memory.core.store import Store
 from repo_memory.core import agent_commits, following, mirror, offering, skill_changes, skill_removals
 from repo_memory.git.repo import Git
-from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookcalls, pretool, tool_records
+from repo_memory.shells import deliveries, elsewhere, embedder, finish, hookbudget, hookcalls, pretool, tool_records
 from repo_memory.shells.loopstop import stop
 
 log = logging.getLogger("repo_memory")
@@ -45,11 +44,12 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
         return pretool.handle(payload, root)
     session = payload.get("session_id")
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    if event == "session-end":  # the harness may end this hook before it commits: Claude Code gives a plugin's 1.5 s
-        finish.start(Path(root or cwd or os.getcwd()), harness_pid(), if_pending=True)  # what is left, once it is gone
     try:
+        config = Config.load(root or cwd or None, lenient=True)
+        if event == "session-end":  # the harness may end this hook before it commits: Claude Code gives a plugin's 1.5 s
+            _finisher(config.root)
         # One harness session, one log; the harness, not this process, answers for what its hooks write (git/pending.py)
-        store = Store(Config.load(root or cwd or None, lenient=True), session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
+        store = Store(config, session=session if isinstance(session, str) and refs.SESSION.match(session) else None,
                       owner=harness_pid())
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         log.warning("hook %s: %s", event, exc)
@@ -60,6 +60,15 @@ def _handle(event: str, payload: dict[str, Any], root: str | None = None) -> dic
         # One commit per tool call would bury the history: hooks leave writes pending (durably, owned by the harness),
         # and the session's end, a checkpoint, or any later process once the harness is gone commits them.
         store.close(commit=False)
+
+
+def _finisher(root: Path) -> None:
+    """Start the process that commits what the harness's session leaves pending once the harness is gone (a harness
+    that ends this hook first, or kills it); a failure to start one costs the session's end nothing else."""
+    try:
+        finish.start(root, harness_pid(), if_pending=True)
+    except (OSError, ValueError) as exc:
+        log.warning("hook session-end: no finisher (%s); the next repo-memory process commits what is left", exc)
 
 
 def run(store: Store, event: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -281,16 +290,8 @@ def compact(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-# Of the 3 s Claude Code gives SessionEnd (setup.TIMEOUTS), counted from the process's start: the calls are read and
-# recorded by then, the end record and the commit come after. Writing a record costs about 1.3 times reading and making
-# it (measured: 500 calls, 0.44 s then 0.55 s); on a busy machine both are slower alike, so the loop stops where the
-# time it has taken, scaled so, would pass the budget.
-RECORDED_BY = 1.8
-WRITE_COST = 1.3
-
-
 def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
-    """Record the tool calls Claude Code's hooks never delivered (as many as RECORDED_BY allows), close the session's
+    """Record the tool calls Claude Code's hooks never delivered (as many as the budget allows), close the session's
     log with an end record (when it recorded something not yet committed, or left calls) saying what was left, then commit its
     experience. A session whose hooks ran through its server (mcp hooks) was committed by that server as the harness
     closed it, just before this hook: an end record would begin a file and a commit of its own, for one bookkeeping line."""
@@ -307,30 +308,21 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
-    store.flush(session=store.session)  # deferred (a person's `git commit` under way): the finisher _handle started commits
+    started, budget = hookbudget.budget()
+    if time.monotonic() - started < budget * (1 - hookbudget.COMMIT_SHARE):  # else a commit the harness cuts off: the finisher's
+        store.flush(session=store.session)  # deferred (a person's `git commit` under way): the finisher commits it too
     if lines and store.config.semantic:  # what the session wrote gets its vectors though its server is gone (shells/embedder.py)
         embedder.start(store.root)
     deliveries.forget_old(store.config.state_dir)
     return {}
 
 
-def _started() -> float:
-    """When this process began on time.monotonic's clock, as the harness's timeout counts: Linux's start time of the
-    process (a shell's `exec` keeps it), else when repo_memory was first imported."""
-    try:
-        with open("/proc/self/stat", "rb") as stat:  # field 22, in clock ticks since boot; the name before ")" may hold spaces
-            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
-        began = time.monotonic() - (time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError, AttributeError):  # not Linux
-        return repo_memory.STARTED
-    return began if repo_memory.STARTED - 10 < began <= repo_memory.STARTED else repo_memory.STARTED  # a clock that disagrees
-
-
 def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> tuple[int, str]:
     """Record, in one write, the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook
     is skipped while its server is not connected: still starting, or failed to) and no log of this repository holds, as
     that hook would have: how many, and what the end record says of the rest."""
-    deadline = _started() + RECORDED_BY
+    started, budget = hookbudget.budget()
+    deadline, begun = started + budget * hookbudget.RECORDED_SHARE, time.monotonic()
     named = payload.get("transcript_path")
     transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
     if transcript is None:
@@ -340,9 +332,8 @@ def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dic
     recorded = deliveries.recorded(records) | deliveries.recorded_in(store, back.others)
     missed = [call for call in back.calls if call["tool_use_id"] not in recorded]
     entries, touched, done = [], list[tuple[str, list[str], dict[str, str]]](), 0  # (tool, files, folders noted before)
-    begun = time.monotonic()
     for call in missed:
-        if (now := time.monotonic()) + (now - begun) * WRITE_COST > deadline:
+        if (now := time.monotonic()) + (now - begun) * hookbudget.WRITE_COST > deadline:
             break
         done += 1
         if made := tool_records.made(store, {**call, "hook_event_name": "SessionEnd"}):
