@@ -66,7 +66,8 @@ def _finisher(root: Path) -> None:
     """Start the process that commits what the harness's session leaves pending once the harness is gone (a harness
     that ends this hook first, or kills it); a failure to start one costs the session's end nothing else."""
     try:
-        finish.start(root, harness_pid(), if_pending=True)
+        if (harness := harness_pid()) > 1:  # 1: the harness did not wait for this hook, and is gone already
+            finish.start(root, harness, if_pending=True)
     except (OSError, ValueError) as exc:
         log.warning("hook session-end: no finisher (%s); the next repo-memory process commits what is left", exc)
 
