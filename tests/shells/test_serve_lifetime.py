@@ -93,7 +93,9 @@ def test_eight_servers_closed_as_harnesses_close_them_commit_all_their_writes(re
     assert time.monotonic() - closed < 10
     assert [line for line in git(repo, "status", "--porcelain").splitlines() if "-skill-" in line] == []
     assert subprocess.run(["git", "fsck", "--strict"], cwd=repo, capture_output=True).returncode == 0
-    assert leftovers(repo) == []
+    # a server killed mid-commit leaves its private index to the finisher that opens the Store once it is gone: one
+    # was still there as the last skill reached HEAD (a -n 4 run), gone a moment later
+    assert wait_until(lambda: leftovers(repo) == [], 10), leftovers(repo)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
