@@ -7,6 +7,7 @@ import os
 import time
 
 import repo_memory
+from repo_memory.git.pending import start_time
 from repo_memory.shells import hookcalls
 
 # Of the time Claude Code gives SessionEnd, counted from the process's start (3 s for setup's hooks, setup.TIMEOUTS;
@@ -29,12 +30,11 @@ def budget() -> tuple[float, float]:
 
 
 def _started() -> float:
-    """When this process began on time.monotonic's clock, as the harness's timeout counts: Linux's start time of the
-    process (a shell's `exec` keeps it), else when repo_memory was first imported."""
+    """When this process began on time.monotonic's clock, as the harness's timeout counts: its start time as Linux
+    keeps it (a shell's `exec` keeps it too), else when repo_memory was first imported."""
+    ticks = start_time(os.getpid())
     try:
-        with open("/proc/self/stat", "rb") as stat:  # field 22, in clock ticks since boot; the name before ")" may hold spaces
-            ticks = int(stat.read().rsplit(b")", 1)[1].split()[19])
         began = time.monotonic() - (time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
-    except (OSError, ValueError, IndexError, AttributeError):  # not Linux
+    except (OSError, ValueError, AttributeError):  # not Linux
         return repo_memory.STARTED
-    return began if repo_memory.STARTED - 10 < began <= repo_memory.STARTED else repo_memory.STARTED  # a clock that disagrees
+    return began if ticks and repo_memory.STARTED - 10 < began <= repo_memory.STARTED else repo_memory.STARTED  # else a clock that disagrees

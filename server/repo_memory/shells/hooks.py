@@ -300,16 +300,15 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
         lines = [ln.record for ln in store.lines(store.session) if ln.record]
     except NotFoundError:
         lines = []
-    left = ""
+    left, (started, budget) = "", hookbudget.budget()
     if store.config.harness == "claude-code":
-        added, left = _record_undelivered(store, payload, lines)
+        added, left = _record_undelivered(store, payload, lines, started + budget * hookbudget.RECORDED_SHARE)
         lines = [ln.record for ln in store.lines(store.session) if ln.record] if added else lines
     last = [record["id"] for record in lines][-1:]
     if left or last and not all(view.committed for view in store.read(last[0]).records):  # lifecycle: out of default recall
         store.log(store.session, [experience.Entry("observation", text=f"Session ended ({payload.get('reason', 'other')}).{left}",
                                                    data={"event": "SessionEnd", "reason": payload.get("reason")},
                                                    source=store.source("agent", "hook:SessionEnd"))], captured=True)
-    started, budget = hookbudget.budget()
     if time.monotonic() - started < budget * (1 - hookbudget.COMMIT_SHARE):  # else a commit the harness cuts off: the finisher's
         store.flush(session=store.session)  # deferred (a person's `git commit` under way): the finisher commits it too
     if lines and store.config.semantic:  # what the session wrote gets its vectors though its server is gone (shells/embedder.py)
@@ -318,12 +317,11 @@ def session_end(store: Store, payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]]) -> tuple[int, str]:
+def _record_undelivered(store: Store, payload: dict[str, Any], records: list[dict[str, Any]], deadline: float) -> tuple[int, str]:
     """Record, in one write, the calls in Claude Code's transcript that no PostToolUse hook delivered (an `mcp_tool` hook
     is skipped while its server is not connected: still starting, or failed to) and no log of this repository holds, as
-    that hook would have: how many, and what the end record says of the rest."""
-    started, budget = hookbudget.budget()
-    deadline, begun = started + budget * hookbudget.RECORDED_SHARE, time.monotonic()
+    that hook would have, until `deadline` (time.monotonic): how many, and what the end record says of the rest."""
+    begun = time.monotonic()
     named = payload.get("transcript_path")
     transcript = Path(named) if isinstance(named, str) and named else deliveries.claude_transcript(store.session)
     if transcript is None:
