@@ -653,6 +653,7 @@ def test_a_cat_file_helper_that_died_is_replaced_and_later_reads_answer(work: Pa
     """gitpython keeps one `git cat-file` for every read of a process: once it died (killed, or a partial clone's fetch
     that failed), every later read of that process failed with a broken pipe until it restarted."""
     g = Git(work, work / ".git")
+    assert g.repo is not None  # gitpython opened, as in a server (a process's first reads are git's own: repo.LIGHT_READS)
     head = g.head()
     assert head is not None and g.blob(head, "app.py") == b"print('v1')\n"
     helper = g.repo.git.cat_file_all

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
 from repo_memory.git import objects, textconv_cache
 from repo_memory.git.repo import Git
@@ -28,7 +27,7 @@ class Change:
 def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 20) -> list[Change]:
     """Commits that changed any of `paths` (pathspecs), newest first, each with its diff — one `git log -p` walk; where
     a shallow clone's history stops, a note that says so instead of a diff that shows every file as created."""
-    out, stops = [], objects.cut(Path(git.repo.common_dir))
+    out, stops = [], objects.cut(git.common_dir)
     textconv_cache.drop_raw(git)  # a version another process showed raw (repo-memory not on its PATH) is rendered now
     for block in git.log(paths, since, limit, textconv_cache.driver_path()).split("\x1e")[1:]:
         header, _, diff = block.partition("\n")

@@ -106,6 +106,9 @@ class CommitResult:
     refused: bool = False  # a git hook refused it: retrying will not help
 
 
+LIGHT_READS = 24  # a SessionEnd hook makes ~6 (HEAD, the last record's entry and blob, the commit's)
+
+
 class Git:
     """One repository: gitpython for reads, bounded `git` processes for plumbing. Every method is thread-safe."""
 
@@ -115,6 +118,8 @@ class Git:
         self._repo: Any = None
         self._head: tuple[Any, str | None] | None = None  # (ref files' signature, HEAD's commit)
         self._ref: str | None = None  # the branch HEAD names, e.g. refs/heads/main
+        self._common: Path | None = None  # the common git dir (a linked work tree's is its main one's)
+        self._asked = 0  # reads git answered while gitpython is not loaded (_light)
         self._lock = threading.RLock()  # gitpython's object database talks to one `git cat-file` process at a time
         self._objects = Objects(lambda: self.repo)  # trees and sizes kept: objects never change
         self._builtins: frozenset[str] | None = None  # git's own commands, see alias
@@ -217,23 +222,37 @@ class Git:
 
     def head(self) -> str | None:
         """The commit HEAD points at (None on an unborn branch), resolved by gitpython (~0.5 ms, validating each ref path)
-        and kept while HEAD, the branch's ref file and packed-refs keep their inode, size and mtime (git renames a new ref
-        file over the old one, so every update changes the inode)."""
+        or, in a process that has not loaded it (a hook's: its import is ~60 ms of the ~300 a SessionEnd hook has to start
+        in), by git (~6 ms); kept while HEAD, the branch's ref file and packed-refs keep their inode, size and mtime (git
+        renames a new ref file over the old one, so every update changes the inode)."""
         with self._lock:
             signature = self._ref_signature()
             if self._head is not None and self._head[0] == signature:
                 return self._head[1]
-            head = self.repo.head
-            self._ref = None if head.is_detached else str(head.reference.path)  # also on an unborn branch: its ref file is watched
-            try:
-                sha: str | None = str(head.commit.hexsha)
-            except ValueError:
-                sha = None  # an unborn branch: HEAD names a ref that does not exist yet
+            sha: str | None
+            if self._light():
+                self._ref = self.run("symbolic-ref", "-q", "HEAD", check=False).stdout.strip() or None  # None: detached
+                sha = self.run("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).stdout.strip() or None
+            else:
+                head = self.repo.head
+                self._ref = None if head.is_detached else str(head.reference.path)  # also on an unborn branch: its ref file is watched
+                try:
+                    sha = str(head.commit.hexsha)
+                except ValueError:
+                    sha = None  # an unborn branch: HEAD names a ref that does not exist yet
             self._head = (self._ref_signature(), sha)
             return sha
 
+    @property
+    def common_dir(self) -> Path:
+        """The repository's common git dir (objects, refs, packed-refs; a linked work tree's is its main one's)."""
+        if self._common is None:
+            self._common = Path(self._repo.common_dir if self._repo is not None else
+                                self.run("rev-parse", "--path-format=absolute", "--git-common-dir").stdout.strip())
+        return self._common
+
     def _ref_signature(self) -> tuple[tuple[int, int, int] | None, ...]:
-        common = Path(self.repo.common_dir)
+        common = self.common_dir
         files = [self.git_dir / "HEAD", common / "packed-refs", *([common / self._ref] if self._ref else [])]
         out: list[tuple[int, int, int] | None] = []
         for path in files:
@@ -268,19 +287,33 @@ class Git:
     def holds(self, path: str) -> bool:
         """Whether the commit HEAD points at has a file at `path` (the user's HEAD, also when memory commits go to a
         private ref): a file git's working tree would count as changed if it grew."""
-        if self._repo is None:  # gitpython not loaded (a hook's process): git answers in ~3 ms, loading it costs ~90 ms
+        if self._light():  # git answers in ~3 ms, loading gitpython costs ~60-90 ms
             return self.run("cat-file", "-t", f"HEAD:{path}", check=False).stdout.strip() == "blob"
         head = self.head()
         return head is not None and self.entry(head, path) is not None
 
+    def _light(self) -> bool:
+        """Whether git itself answers a read (~3 ms a process) rather than gitpython (~60-90 ms to import, then
+        microseconds, its trees and sizes kept): while gitpython is not loaded, for a process's first LIGHT_READS reads,
+        as a hook's process makes. One that reads more (a server, a search) loads it."""
+        self._asked += 1
+        return self._repo is None and self._asked <= LIGHT_READS
+
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
+        if "\n" not in path and self._light():
+            said = self.run("cat-file", "--batch-check", stdin=f"{commit}:{path}\n", check=False).stdout.split()
+            return (said[0], int(said[2])) if len(said) == 3 and said[1] == "blob" else None  # else `… missing`
         with self._lock:
             found = self._objects.find(commit, path)
             return (found[0], self._objects.size(found[0], path)) if found is not None and found[1] == "blob" else None
 
     def blob(self, commit: str, path: str) -> bytes:
         """The exact bytes of `path` at `commit`."""
+        if self._light() and (held := self.entry(commit, path)) is not None:
+            done = self.run("cat-file", "blob", held[0], stdin=b"", check=False)  # bytes in: its bytes out, as text
+            if done.returncode == 0:
+                return done.stdout.encode("utf-8", "surrogateescape")
         with self._lock:
             found = self._objects.find(commit, path)
             if found is None:
@@ -331,14 +364,14 @@ class Git:
                     commit = None
                 if commit is None:
                     raise NotFoundError(f"No memory commit at or before {when.iso(moment)[:19]}Z (as_of '{as_of[:40]}')."
-                                        + objects.cut_short(Path(self.repo.common_dir)))
+                                        + objects.cut_short(self.common_dir))
             else:
                 try:
                     commit = self.repo.commit(as_of)
                 except (git.BadName, ValueError, git.BadObject):
                     raise InvalidArgumentError(f"as_of '{as_of[:40]}' is neither a commit of this repository nor a time: give a "
                                                f"commit id or ref (HEAD~3) or a time ({', '.join(when.FORMS)})."
-                                               + objects.cut_short(Path(self.repo.common_dir))) from None
+                                               + objects.cut_short(self.common_dir)) from None
                 self._on_memory_branch(as_of, str(commit.hexsha))
             if moment is not None:
                 return str(commit.hexsha), when.iso(moment)
