@@ -2,7 +2,9 @@
 
 Command hooks start a process per call: PreToolUse before every file and shell call (every harness, since the guard
 must hold while the server is down), PostToolUse after each call where no `mcp_tool` hook reaches the server (Codex,
-Gemini CLI, Claude Code before 2.1.118). Each hook here runs as a harness runs it (the payload on stdin, in a
+Gemini CLI, Claude Code before 2.1.118); and SessionEnd, whose time Claude Code bounds (3 s, a plugin's 1.5 s, counted
+from the process's start: what the process spends starting is time it lacks to record and commit), here ending a
+session of one call and committing it. Each hook here runs as a harness runs it (the payload on stdin, in a
 repository `repo-memory init` set up), and its CPU counts the git processes it starts. The baseline, measured in the
 same run, is the interpreter starting and exiting (`python -c pass`).
 
@@ -38,7 +40,16 @@ def payloads(repo: Path, n: int) -> dict[str, tuple[str, dict]]:
         "post-tool, a shell call": ("post-tool", {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
                                                   "tool_use_id": f"toolu_{n:04d}", "tool_input": {"command": f"pytest -q tests/t{n}.py"},
                                                   "tool_response": {"stdout": f"{n} passed in 0.5s\n", "stderr": ""}}),
+        "session-end, one call": ("session-end", {**base, "session_id": f"bench-end-{n}", "hook_event_name": "SessionEnd",
+                                                  "reason": "other"}),
     }
+
+
+def before(repo: Path, n: int) -> dict[str, tuple[str, dict]]:
+    """What runs, unmeasured, before a case: the call of the session a SessionEnd ends."""
+    return {"session-end, one call": ("post-tool", {"session_id": f"bench-end-{n}", "cwd": str(repo), "hook_event_name": "PostToolUse",
+                                                    "tool_name": "Bash", "tool_use_id": f"toolu_end{n:04d}",
+                                                    "tool_input": {"command": "ls"}, "tool_response": {"stdout": "ok\n", "stderr": ""}})}
 
 
 def measured(command: list[str], data: bytes, cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -58,13 +69,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo"
         (repo / "src").mkdir(parents=True)
-        env = {**os.environ, **IDENTITY, "HOME": tmp}
+        # no background embedding (a SessionEnd starts it for the session's records): its CPU would weigh on the next runs
+        env = {**os.environ, **IDENTITY, "HOME": tmp, "REPO_MEMORY_SEMANTIC": "false"}
         subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
         subprocess.run([*CLI, "init"], cwd=repo, env=env, check=True, capture_output=True)
         samples: dict[str, list[tuple[float, float]]] = {}
         for n in range(args.runs):  # the cases interleaved, so that a slower moment of the machine weighs on each alike
             samples.setdefault("baseline: python -c pass", []).append(measured([sys.executable, "-c", "pass"], b"", repo, env))
             for name, (hook, payload) in payloads(repo, n).items():
+                if name in (first := before(repo, n)):
+                    measured([*CLI, "hook", first[name][0]], json.dumps(first[name][1]).encode(), repo, env)
                 samples.setdefault(name, []).append(measured([*CLI, "hook", hook], json.dumps(payload).encode(), repo, env))
     print(f"One hook process as a harness starts it, median of {args.runs} runs (CPU counts the git processes it starts):\n")
     print(f"  {'':28} {'CPU ms':>8} {'wall ms':>8} {'CPU vs baseline':>16}")
