@@ -26,7 +26,8 @@ def bench(script: str, *args: str, timeout: int = 300) -> str:
 def test_hook_cpu_benchmark_runs_in_small_mode_and_prints_each_hook_beside_its_baseline():
     out = bench("hook_cpu.py", "--runs", "2")
     rows = {line.split("  ")[1].strip(): line.split() for line in out.splitlines() if line.startswith("  ") and line.rstrip().endswith("x")}
-    assert set(rows) == {"baseline: python -c pass", "pre-tool, a shell call", "pre-tool, a file write", "post-tool, a shell call"}, out
+    assert set(rows) == {"baseline: python -c pass", "pre-tool, a shell call", "pre-tool, a file write", "post-tool, a shell call",
+                         "session-end, one call"}, out
     assert all(float(row[-1].rstrip("x")) > 1 for name, row in rows.items() if not name.startswith("baseline")), out
 
 
