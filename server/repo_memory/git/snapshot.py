@@ -21,7 +21,7 @@ def of_worktree(git: Git, scratch: Path, leave_out: str) -> str:
     def fill(env: dict[str, str]) -> None:
         person = git.root / git.run("rev-parse", "--git-path", "index").stdout.strip()
         if person.is_file():  # its stat data: a file unchanged since it was staged is not read again
-            shutil.copyfile(person, env["GIT_INDEX_FILE"])
+            shutil.copy2(person, env["GIT_INDEX_FILE"])  # and its time: git re-reads an entry no older than the index
         git.run("add", "-u", "--", ".", env=env)
     return _tree(git, scratch, leave_out, fill)
 
