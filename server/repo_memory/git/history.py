@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from repo_memory.errors import GitError
+from repo_memory.formats import when
 from repo_memory.git import objects, textconv_cache
 from repo_memory.git.repo import Git
 
@@ -29,12 +31,41 @@ def changes(git: Git, paths: list[str], since: str | None = None, limit: int = 2
     a shallow clone's history stops, a note that says so instead of a diff that shows every file as created."""
     out, stops = [], objects.cut(git.common_dir)
     textconv_cache.drop_raw(git)  # a version another process showed raw (repo-memory not on its PATH) is rendered now
-    for block in git.log(paths, since, limit, textconv_cache.driver_path()).split("\x1e")[1:]:
+    for block in _log(git, paths, since, limit, textconv_cache.driver_path()).split("\x1e")[1:]:
         header, _, diff = block.partition("\n")
         sha, date, author, subject = header.split("\x1f", 3)
         diff = objects.at_cut(sha) if sha in stops else diff.strip("\n") + "\n" if diff.strip() else ""
         out.append(Change(sha, _utc(date), author, subject, diff if len(diff) <= DIFF_CHARS else diff[:DIFF_CHARS] + "\n… (diff truncated)"))
     return out
+
+
+def _log(git: Git, paths: list[str], since: str | None, limit: int, driver_path: str | None) -> str:
+    """`git log -p` of `paths`, newest first, as one walk; each commit starts with a 0x1e line. Rendered by the diff
+    driver run with PATH `driver_path` (textconv_cache.driver_path); None: not rendered, raw lines."""
+    since = when.moment(since, "since")
+    import git as gitpython
+
+    rev = git.memory_rev()
+    if rev != "HEAD" and git.memory_head() is None:
+        return ""
+    textconv, env = ("--textconv", {"PATH": driver_path}) if driver_path else ("--no-textconv", None)
+    # a merge's patch is what it brought to this branch: git prints none for a merge unless asked
+    args = ["-p", "--diff-merges=first-parent", textconv, f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s",
+            *([f"--since={since}"] if since else []), rev, "--", *paths]
+    with git.reading() as repo:
+        try:
+            try:
+                return str(repo.git.log(*args, env=env))
+            except gitpython.GitCommandError as exc:  # git before 2.31 knows no --diff-merges: its combined diff, then
+                if "--diff-merges" not in str(exc):
+                    raise
+                return str(repo.git.log("--cc", *args[:1], *args[2:], env=env))
+        except gitpython.GitCommandError as exc:
+            if "does not have any commits" in str(exc) or "unknown revision" in str(exc):
+                return ""  # an unborn branch has no history yet
+            if "promisor remote" in str(exc):  # git's own words name neither the clone's kind nor a fix
+                raise GitError(objects.unfetched(repo, "the file versions these diffs need")) from None
+            raise GitError(f"`git log` failed: {exc.stderr.strip()}") from None
 
 
 @dataclass(frozen=True)

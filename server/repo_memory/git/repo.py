@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -327,6 +328,12 @@ class Git:
         with self._lock:
             return self._objects.read(blob)
 
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Any]:
+        """gitpython's Repo, held for this thread's reads (its object database talks to one `git cat-file` at a time)."""
+        with self._lock:
+            yield self.repo
+
     def links_kept(self) -> bool:
         """Whether a checkout here writes a committed link as a link (core.symlinks; false: a file holding its target)."""
         return bool(self.repo.config_reader().get_value("core", "symlinks", True))  # config files: no cat-file, no lock
@@ -387,29 +394,3 @@ class Git:
                                        f"{when.FORMS[4]}) or a commit `git log {quoted(rev)}` lists (HEAD~3, a tag, an id); to read another "
                                        "branch's memory, check it out.")
 
-    def log(self, paths: list[str], since: str | None = None, limit: int = 20, driver_path: str | None = None) -> str:
-        """`git log -p` of `paths`, newest first, as one walk; each commit starts with a 0x1e line. Rendered by the diff
-        driver run with PATH `driver_path` (textconv_cache.driver_path); None: not rendered, raw lines."""
-        since = when.moment(since, "since")
-        import git
-
-        rev = self.memory_rev()
-        if rev != "HEAD" and self.memory_head() is None:
-            return ""
-        textconv, env = ("--textconv", {"PATH": driver_path}) if driver_path else ("--no-textconv", None)
-        with self._lock:  # a merge's patch is what it brought to this branch: git prints none for a merge unless asked
-            args = ["-p", "--diff-merges=first-parent", textconv, f"-n{limit}", "--format=%x1e%H%x1f%aI%x1f%an%x1f%s",
-                    *([f"--since={since}"] if since else []), rev, "--", *paths]
-            try:
-                try:
-                    return str(self.repo.git.log(*args, env=env))
-                except git.GitCommandError as exc:  # git before 2.31 knows no --diff-merges: its combined diff, then
-                    if "--diff-merges" not in str(exc):
-                        raise
-                    return str(self.repo.git.log("--cc", *args[:1], *args[2:], env=env))
-            except git.GitCommandError as exc:
-                if "does not have any commits" in str(exc) or "unknown revision" in str(exc):
-                    return ""  # an unborn branch has no history yet
-                if "promisor remote" in str(exc):  # git's own words name neither the clone's kind nor a fix
-                    raise GitError(objects.unfetched(self.repo, "the file versions these diffs need")) from None
-                raise GitError(f"`git log` failed: {exc.stderr.strip()}") from None
