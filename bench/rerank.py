@@ -49,7 +49,8 @@ SETS = {  # the candidates measured; each name says what it adds to recall's fus
 
 def features(store: Store, conv: dict[str, Any], dia_of: dict[str, str]) -> list[dict[str, Any]]:
     """For each question of `conv`: every turn's features (a matrix, columns named by `names`) and which turns are evidence."""
-    session = session_of(conv)
+    # the session as the index holds it: `log import` names an imported one with a suffix of its own (store.lines finds it)
+    session = next(str(ln.record["session"]) for ln in store.lines(session_of(conv)) if ln.record)
     db = store._db  # the index as recall reads it: this is a measurement of its ranking, not a use of the tools
     ranking = RecordRanking(db, store._records._frequencies)
     rows = db.conn.execute("SELECT rowid, id, seq, vkey, speaker, text FROM records WHERE session = ? ORDER BY seq", (session,)).fetchall()
