@@ -311,7 +311,7 @@ class Git:
 
     def blob(self, commit: str, path: str) -> bytes:
         """The exact bytes of `path` at `commit`."""
-        if self._light() and (held := self.entry(commit, path)) is not None:
+        if self._light() and (held := self.entry(commit, path)) is not None and held[1] <= 1 << 20:  # a big one: gitpython's stream
             done = self.run("cat-file", "blob", held[0], stdin=b"", check=False)  # bytes in: its bytes out, as text
             if done.returncode == 0:
                 return done.stdout.encode("utf-8", "surrogateescape")
