@@ -14,7 +14,7 @@ from repo_memory.core import outputs
 from repo_memory.formats import experience, when
 from repo_memory.guards import markers
 from repo_memory.index.hits import INTERNAL, OMIT
-from repo_memory.index.records import words_of
+from repo_memory.index.recordrows import words_of
 
 if TYPE_CHECKING:  # code/staleness.py loads the parsers: not on the way to a server's first answer
     from repo_memory.code.staleness import Stale

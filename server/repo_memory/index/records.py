@@ -8,82 +8,31 @@ truth: rows point back at (file, offset, length) and reads re-verify on disk.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import contextlib
 import os
-import re
 import time
-from datetime import datetime
-from functools import cache
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from repo_memory.errors import UnsafePathError
-from repo_memory.formats import experience, schema, tool_output, when
-from repo_memory.guards import disk, markers
+from repo_memory.formats import experience
+from repo_memory.guards import disk
 from repo_memory.index import cited, fts
 from repo_memory.index.folding import fold, searched
 from repo_memory.index.db import TOKENIZE, Database
 from repo_memory.index.hits import Hit
 from repo_memory.index.query import Query, parts
 from repo_memory.index.ranking import WINDOW, Filters, RecordRanking
-from repo_memory.index.vectors import EMBED_CHARS, QueryVectors, vkey
+from repo_memory.index.recordrows import COLUMNS, ROLES, Judge, date_words, embedded, row
+from repo_memory.index.vectors import QueryVectors
 
 RACY_NS = 2_000_000_000
-ORIGIN = re.compile(r".+@[0-9a-f]{12}")  # an exported record's key: its id and the opening of its sha256
-COLUMNS = ("id", "session", "seq", "ts", "kind", "actor", "harness", "tool", "text", "speaker", "covers", "refs", "file",
-           "offset", "length", "sha256", "origin", "flags", "outcome", "anchors", "vkey", "vlen")
+SYNC_BLOCK = 1 << 20  # bytes of a log read and indexed at a time (its records as Python objects: ~10x)
+REFRESH_SPAN = 2000  # records whose full-text rows are written at a time
 
 log = logging.getLogger("repo_memory")
-
-
-def _outcome(record: dict[str, Any]) -> str:
-    data = record.get("data")
-    if record["kind"] == "outcome" and isinstance(data, dict) and isinstance(data.get("outcome"), str) and not experience.untrusted(record):
-        return str(data["outcome"])
-    return ""
-
-
-def _record_anchors(record: dict[str, Any]) -> str:
-    """Code a record cites: its refs of the form path::Symbol, with the hashes pinned when it was written."""
-    pinned = record.get("anchors")
-    pinned = pinned if isinstance(pinned, dict) else {}
-    cited = {ref: str(pinned.get(ref, "")) for ref in record.get("refs", []) if isinstance(ref, str) and "::" in ref}
-    return json.dumps(cited) if cited else ""
-
-
-# Speakers that are roles, not people: who wrote a record that names no speaker (source.actor), and the roles chat
-# transcripts give their turns. They are words a question may mean as words ("the user's session").
-ROLES = frozenset({"human", "agent", "user", "assistant", "system"})
-
-
-def _speaker(record: dict[str, Any]) -> str:
-    data = record.get("data")
-    if isinstance(data, dict) and isinstance(data.get("speaker"), str):
-        return str(data["speaker"])
-    return str(record["source"].get("actor", ""))
-
-
-def _moment(value: Any) -> datetime | None:
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
-    except ValueError:
-        return None
-
-
-def _date(record: dict[str, Any]) -> str:
-    """Words for the date the record is about (`data.when`, else when it was written), so 'May 2023' or '2023-05-08'
-    in a query can match it, and for the dates its relative times mean ('yesterday' in a record of 8 May 2023 is 7
-    May 2023)."""
-    data = record.get("data")
-    ts = str(record["ts"])
-    at = _moment(data.get("when") if isinstance(data, dict) else None) or _moment(ts)
-    if at is None:
-        return str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else ts
-    own = str(data["date"]) if isinstance(data, dict) and isinstance(data.get("date"), str) else when.day_words(at)
-    return " ".join([own, *when.mentions(str(record.get("text") or ""), at)])
 
 
 # A record is indexed with the words of its neighbours (index/ranking.py WINDOW), each cut to its opening: context
@@ -92,43 +41,6 @@ def _date(record: dict[str, Any]) -> str:
 # for a chat whose assistant writes essays) full-text turn any@5 was 0.666 with whole neighbours, 0.702 with 40 words
 # of each (60: 0.693, 100: 0.675; plain BM25 0.542), and on LoCoMo as it is 0.781 and 0.777 (docs/benchmarks.md).
 CONTEXT_WORDS = 40
-PLACED = ("speaker", "date", "when")  # data keys indexed in fields of their own
-
-
-@cache
-def searchable() -> tuple[str, ...]:
-    """Keys of a record's data whose words are indexed with its text: those the experience schema marks x-searchable.
-    The rest (ids, hashes, flags, a benchmark's dia_id) stays out of the words, or it would match questions."""
-    keys = schema.schema("experience")["properties"]["data"].get("properties", {})
-    return tuple(key for key, spec in keys.items() if spec.get("x-searchable"))
-
-
-def words_of(record: dict[str, Any]) -> str:
-    """The words a record is found by: its text and the searchable keys of its data; all of its data when it has no text."""
-    text = str(record.get("text") or "")
-    data = record.get("data")
-    if call := _call(record):
-        return "\n".join(filter(None, call))[: len(call[0]) + 4000]
-    if not text and data is not None:
-        rest = {k: v for k, v in data.items() if k not in PLACED} if isinstance(data, dict) else data
-        return "" if rest == {} else rest[:4000] if isinstance(rest, str) else json.dumps(rest, ensure_ascii=False)[:4000]
-    if isinstance(data, dict):
-        words = [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for k in searchable() if (v := data.get(k)) is not None]
-        return "\n".join([text, *words])[: len(text) + 4000]
-    return text
-
-
-def _call(record: dict[str, Any]) -> tuple[str, str] | None:
-    """A hook's record of a tool call as (the tool and its input, its output): the content of each, not the harness's
-    field names and flags (formats/tool_output.py). Its text (`Bash {"command": …}`) is the input again: left out."""
-    data = record.get("data")
-    if record["kind"] != "tool" or not isinstance(data, dict) or not isinstance(data.get("tool"), str) or "input" not in data:
-        return None
-    given = data["input"]
-    given = tool_output.dumped(given) if isinstance(given, str) else tool_output.content(given)
-    said = data.get("output_text")
-    said = said if isinstance(said, str) else tool_output.dumped(str(data.get("output_excerpt") or ""))
-    return " ".join(filter(None, [data["tool"], given])), said
 
 
 def _searched(text: str, anchors: str = "", refs: str = "") -> str:
@@ -141,50 +53,11 @@ def _searched(text: str, anchors: str = "", refs: str = "") -> str:
     return searched(said)
 
 
-# Why a record of a server kind does not count ('' when it does), given (record, log, end of its line): see
-# core/provenance.py. Without one, only the tool that wrote it is checked.
-Judge = Callable[[dict[str, Any], str, int], str]
-
-
-def row(line: experience.Line, rel: str, judge: Judge | None = None) -> tuple[Any, ...]:
-    """The index row of a log line holding a valid record, in COLUMNS order, then the words of its date."""
-    r = line.record
-    assert r is not None
-    src = r["source"]
-    text, speaker = words_of(r), _speaker(r)
-    distrust = judge(r, rel, line.offset + len(line.raw)) if judge else experience.untrusted(r)
-    flags = [*(str(m) for m in markers.find(text)), *filter(None, [distrust])]  # both keep it out of recall and evidence
-    call = _call(r)  # of a tool call, its tool and input are embedded
-    own = min(len(call[0]) if call else len(r["text"]) if r.get("text") else len(text), EMBED_CHARS)  # its words, not its data
-    return (r["id"], r["session"], r["seq"], r["ts"], r["kind"], src.get("actor", ""), src.get("harness", ""), src.get("tool", ""),
-            text, speaker, _listed(r.get("covers")), _listed(r.get("refs")), rel, line.offset,
-            len(line.raw), r["sha256"], _origin(r), json.dumps(flags) if flags else "", _outcome(r), _record_anchors(r),
-            vkey(_embedded(speaker, text[:own])), own, _date(r))
-
-
-def _origin(record: dict[str, Any]) -> str:
-    """The `id@hash` of the record `log import` copied this one from (its key, as data.source_id keeps it), or ''."""
-    data = record.get("data")
-    key = data.get("source_id") if isinstance(data, dict) and record["source"].get("tool") == "import" else None
-    return key if isinstance(key, str) and ORIGIN.fullmatch(key) else ""
-
-
 def _opening(text: str) -> str:
     """What of a neighbour's text is indexed with a record: its first CONTEXT_WORDS words (split no further: this
     runs four times per record indexed)."""
     words = text.split(None, CONTEXT_WORDS)
     return text if len(words) <= CONTEXT_WORDS else " ".join(words[:CONTEXT_WORDS])
-
-
-def _listed(value: Any) -> str:
-    """A record's list (covers, refs) as the JSON its column holds; most are empty."""
-    return json.dumps(value) if value else "[]"
-
-
-def _embedded(speaker: str, text: str) -> str:
-    """The text a record's vector is made of. Its key is this text's hash, so records saying the same thing (a
-    repeated tool output, the same line in many sessions) share one vector and it is embedded once."""
-    return f"{speaker}: {text}" if speaker else text
 
 
 class RecordIndex:
@@ -266,17 +139,19 @@ class RecordIndex:
                     handle.seek(max(0, prev[3] - 4096))
                     if hashlib.sha256(handle.read(prev[3] - max(0, prev[3] - 4096))).hexdigest() == prev[4]:
                         start = prev[3]  # the indexed part is intact: read only what was appended
+                if start == 0:
+                    self._forget(rel)
                 handle.seek(start)
-                data = handle.read()
-            records, indexed_to = experience.records_in(data, base=start)  # it may hold millions of lines that are none
-            tail = data[max(0, indexed_to - start - 4096) : indexed_to - start] if indexed_to - start >= 4096 or start == 0 else None
-            if tail is None:  # the last 4 KiB straddle what we read and what we skipped
-                with open(path, "rb") as handle:
-                    handle.seek(max(0, indexed_to - 4096))
-                    tail = handle.read(indexed_to - max(0, indexed_to - 4096))
-            if start == 0:
-                self._forget(rel)
-            count = self.add(records, rel)
+                count, indexed_to, carry, later = 0, start, b"", dict[str, Any]()
+                # A block at a time: a first look at a log of 100 MB held all of it, and every record of it, at once (~9x)
+                while block := handle.read(SYNC_BLOCK):
+                    data = carry + block
+                    records, end = experience.records_in(data, base=indexed_to)  # it may hold millions of lines that are none
+                    count += self.add(records, rel, later)
+                    carry, indexed_to = data[end - indexed_to :], end  # a line the block cut: read with the next
+                self._refresh_later(later)
+                handle.seek(max(0, indexed_to - 4096))
+                tail = handle.read(indexed_to - max(0, indexed_to - 4096))
             self._db.conn.execute("INSERT OR REPLACE INTO logs VALUES (?, ?, ?, ?, ?, ?)",
                                   (rel, st.st_size, st.st_mtime_ns, time.time_ns(), indexed_to, hashlib.sha256(tail).hexdigest()))
         return count
@@ -290,8 +165,9 @@ class RecordIndex:
         conn.execute("DELETE FROM records WHERE file=?", (rel,))
         conn.execute("DELETE FROM logs WHERE path=?", (rel,))
 
-    def add(self, lines: Sequence[experience.Line], rel: str) -> int:
-        """Index records just appended to log `rel` (the caller holds a transaction); plain SQL, as every hook call pays for it."""
+    def add(self, lines: Sequence[experience.Line], rel: str, later: dict[str, Any] | None = None) -> int:
+        """Index records just appended to log `rel` (the caller holds a transaction); plain SQL, as every hook call pays for it.
+        `later`: their full-text rows are left for `_refresh_later` (what a block of a long log leaves for the next)."""
         if not lines:
             return 0
         conn = self._db.conn
@@ -308,8 +184,21 @@ class RecordIndex:
         dates = {r[0]: r[-1] for r in rows}
         for session in {r[1] for r in rows}:
             seqs = [r[2] for r in rows if r[1] == session]
-            self._refresh_fts(session, min(seqs) - WINDOW, max(seqs), dates)
+            if later is None:
+                self._refresh_fts(session, min(seqs) - WINDOW, max(seqs), dates)
+            else:
+                first, last = later.setdefault("spans", {}).get(session, (min(seqs), max(seqs)))
+                later["spans"][session] = (min(first, *seqs), max(last, *seqs))
+        if later is not None:
+            later.setdefault("dates", {}).update(dates)
         return len(rows)
+
+    def _refresh_later(self, later: dict[str, Any]) -> None:
+        """Write the full-text rows `add` left (records and neighbours both in, each written once: a row rewritten at
+        every block's edge made FTS5 write out what it held each time, a first look at a log 1.6x slower)."""
+        for session, (first, last) in later.get("spans", {}).items():
+            for start in range(first - WINDOW, last + 1, REFRESH_SPAN):
+                self._refresh_fts(session, start, min(last, start + REFRESH_SPAN - 1), later["dates"])
 
     def _disambiguated(self, rows: list[tuple[Any, ...]], rel: str) -> list[tuple[Any, ...]]:
         """Rows whose id another record of the same log already has (two clones continued it, git union-merged it) get
@@ -318,7 +207,7 @@ class RecordIndex:
         for n in range(0, len(rows), 500):  # bounded by SQLite's limit on bound parameters
             chunk = [r[0] for r in rows[n : n + 500]]
             taken |= {r[0] for r in self._db.conn.execute(
-                f"SELECT id FROM records WHERE file=? AND id IN ({','.join('?' * len(chunk))})", [rel, *chunk])}
+                f"SELECT id FROM records INDEXED BY idx_records_id WHERE file=? AND id IN ({','.join('?' * len(chunk))})", [rel, *chunk])}
         out = []
         for r in rows:
             if r[0] in taken:
@@ -346,7 +235,7 @@ class RecordIndex:
 
     def _date_of(self, rowid: int, ts: str) -> str:
         found = self._db.conn.execute("SELECT date FROM records_fts WHERE rowid=?", (rowid,)).fetchone()
-        return str(found[0]) if found else _date({"ts": ts})
+        return str(found[0]) if found else date_words({"ts": ts})
 
     def search(self, query: Query, limit: int, offset: int = 0, kinds: Sequence[str] | None = None, session: str | None = None,
                since: str | None = None, until: str | None = None, sem: QueryVectors | None = None) -> list[Hit]:
@@ -381,7 +270,7 @@ class RecordIndex:
         when given), newest first: what may need a vector."""
         where, params = ("session = ? AND ", [session]) if session else ("", [])
         with self._db.lock:
-            return [(int(r[0]), int(r[1]), _embedded(str(r[2] or ""), str(r[3]))) for r in self._db.conn.execute(
+            return [(int(r[0]), int(r[1]), embedded(str(r[2] or ""), str(r[3]))) for r in self._db.conn.execute(
                 f"SELECT rowid, vkey, speaker, substr(text, 1, vlen) FROM records WHERE {where}rowid > ? AND rowid <= ? AND flags = '' "
                 "ORDER BY rowid DESC LIMIT ?", [*params, after, upto, limit])]
 
