@@ -35,7 +35,7 @@ def test_holds_says_the_same_with_and_without_gitpython_of_every_kind_of_path(tm
     git(work, "add", "new.txt")  # staged, not committed
     (work / "a.txt").unlink()  # deleted in the work tree, still in HEAD
     paths = {"a.txt": True, "dir/sub/b:c d.txt": True, "link": True, "run.sh": True, "new.txt": False, "dir": False,
-             "dir/sub": False, "missing.txt": False, "dir/missing": False}
+             "dir/sub": False, "missing.txt": False, "dir/missing": False, "dir/a blob": False}  # git: `…:dir/a blob missing`
     seen = []
     for loaded in (False, True):  # without gitpython, a Git of its own per read: each answers its first reads (LIGHT_READS) by git
         opened = Git(work, work / ".git")

@@ -26,6 +26,7 @@ from repo_memory.git.objects import Objects
 from repo_memory.guards.shellwords import quoted
 
 GIT_TIMEOUT = 30.0
+_UNASKED = re.compile("[\r\n\ud800-\udfff]")  # what a path sent to `git cat-file` on a line of its input cannot hold
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/~^@{}-]{0,250}$")  # a commit id or a ref expression (HEAD~3, main@{1})
 SIGN_TIMEOUT = 15.0
 INDEX_LOCK_WAIT = 5.0
@@ -302,9 +303,10 @@ class Git:
 
     def entry(self, commit: str, path: str) -> tuple[str, int] | None:
         """(blob id, size) of `path` at `commit`, or None when it is not a file there."""
-        if "\n" not in path and self._light():
-            said = self.run("cat-file", "--batch-check", stdin=f"{commit}:{path}\n", check=False).stdout.split()
-            return (said[0], int(said[2])) if len(said) == 3 and said[1] == "blob" else None  # else `… missing`
+        if not _UNASKED.search(path) and self._light():  # a line of git's input holds the path as it is
+            said = self.run("cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", stdin=f"{commit}:{path}\n",
+                            check=False).stdout.rstrip("\n").rsplit(" ", 2)  # or `<commit>:<path> missing`
+            return (said[0], int(said[2])) if len(said) == 3 and said[1] == "blob" and said[2].isdigit() else None
         with self._lock:
             found = self._objects.find(commit, path)
             return (found[0], self._objects.size(found[0], path)) if found is not None and found[1] == "blob" else None
