@@ -94,14 +94,50 @@ def test_records_appended_to_a_long_log_cost_the_index_as_much_as_those_appended
 
 
 def test_a_log_read_a_block_at_a_time_is_indexed_as_one_read_whole(store: Store, monkeypatch: pytest.MonkeyPatch):
-    """Lines cut by a block's end, a line longer than a block, and neighbours on either side of an edge: the index
-    holds what it holds when the whole log is one block."""
+    """Lines cut by a block's end, a line longer than a block, runs of blank lines longer than one, and neighbours on
+    either side of an edge: the index holds what it holds when the whole log is one block."""
     source = store.source("human", "import")
     store.log("blocks", [experience.Entry("observation", text=f"Note {i} " + "on the build " * (400 if i == 7 else i % 5), source=source)
                          for i in range(40)])
     store.log("other", [experience.Entry("observation", text="A log of one block.", source=source)])
+    log = next((store.root / ".agents" / "experience").rglob("blocks.*.jsonl"))
+    lines = log.read_bytes().splitlines(keepends=True)  # blank lines, as a hand edit leaves them: read past, block by block
+    log.write_bytes(b"".join([*lines[:5], b"\n" * 3000, *lines[5:], b"\n" * 2000]))
+    store.reindex()
     whole = index_snapshot(store)
     monkeypatch.setattr(records, "SYNC_BLOCK", 700)  # the lines are 400-5,700 bytes long
     store.reindex()
     assert index_snapshot(store) == whole and len(whole[1]) > 2 * 41
     assert sum(f.stat().st_size for f in (store.root / ".agents" / "experience").rglob("blocks.*.jsonl")) > 20 * 700
+
+
+def test_a_record_whose_seq_is_far_past_the_others_costs_a_look_at_its_log_nothing_more(store: Store):
+    """The full-text rows of a log read a block at a time were written a span of 2,000 seqs at a time from the first
+    seq to the last: one line saying `"seq": 100000000` (by hand, or a damaged merge) made 50,000 queries of it."""
+    source = store.source("human", "import")
+    store.log("far", [experience.Entry("observation", text=f"Note {i} on the build.", source=source) for i in range(3)])
+    log = next((store.root / ".agents" / "experience").rglob("far.*.jsonl"))
+    lines = log.read_bytes().splitlines(keepends=True)
+
+    def steps(seq: int) -> int:
+        """SQLite's steps for a look at the log with a copy of its last record, numbered `seq`, put before that record
+        (its bytes moved: the log is read from its start)."""
+        last = json.loads(lines[-1])
+        copy = json.dumps({**last, "seq": seq, "id": f"{last['id'].rsplit('#', 1)[0]}#{seq}"}).encode() + b"\n"
+        log.write_bytes(b"".join([*lines[:-1], copy, lines[-1]]))
+        counted = [0]
+        conn = store._db.conn  # the index's own connection: how much it works, not what it answers
+
+        def count() -> int:
+            counted[0] += 1
+            return 0
+        conn.set_progress_handler(count, 10)
+        try:
+            store.refresh()
+        finally:
+            conn.set_progress_handler(None, 0)
+        assert store.read(f"{last['id'].rsplit('#', 1)[0]}#{seq}").records
+        return counted[0]
+
+    near, far = steps(4), steps(100_000_000)
+    assert far < 2 * near, f"{near} steps with a record numbered 4, {far} with one numbered 100,000,000"

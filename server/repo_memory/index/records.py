@@ -142,13 +142,14 @@ class RecordIndex:
                 if start == 0:
                     self._forget(rel)
                 handle.seek(start)
-                count, indexed_to, carry, later = 0, start, b"", dict[str, Any]()
+                count, indexed_to, base, carry, later = 0, start, start, b"", dict[str, Any]()
                 # A block at a time: a first look at a log of 100 MB held all of it, and every record of it, at once (~9x)
                 while block := handle.read(SYNC_BLOCK):
                     data = carry + block
-                    records, end = experience.records_in(data, base=indexed_to)  # it may hold millions of lines that are none
+                    records, end = experience.records_in(data, base=base)  # it may hold millions of lines that are none
                     count += self.add(records, rel, later)
-                    carry, indexed_to = data[end - indexed_to :], end  # a line the block cut: read with the next
+                    indexed_to, cut = max(indexed_to, end), data.rfind(b"\n") + 1
+                    carry, base = data[cut:], base + cut  # a line the block cut: read with the next
                 self._refresh_later(later)
                 handle.seek(max(0, indexed_to - 4096))
                 tail = handle.read(indexed_to - max(0, indexed_to - 4096))
@@ -187,8 +188,7 @@ class RecordIndex:
             if later is None:
                 self._refresh_fts(session, min(seqs) - WINDOW, max(seqs), dates)
             else:
-                first, last = later.setdefault("spans", {}).get(session, (min(seqs), max(seqs)))
-                later["spans"][session] = (min(first, *seqs), max(last, *seqs))
+                later.setdefault("seqs", {}).setdefault(session, []).extend(seqs)
         if later is not None:
             later.setdefault("dates", {}).update(dates)
         return len(rows)
@@ -196,9 +196,13 @@ class RecordIndex:
     def _refresh_later(self, later: dict[str, Any]) -> None:
         """Write the full-text rows `add` left (records and neighbours both in, each written once: a row rewritten at
         every block's edge made FTS5 write out what it held each time, a first look at a log 1.6x slower)."""
-        for session, (first, last) in later.get("spans", {}).items():
-            for start in range(first - WINDOW, last + 1, REFRESH_SPAN):
-                self._refresh_fts(session, start, min(last, start + REFRESH_SPAN - 1), later["dates"])
+        for session, seqs in later.get("seqs", {}).items():
+            seqs.sort()
+            first = seqs[0] - WINDOW  # REFRESH_SPAN of the records added at a time, however far apart their seqs are
+            for n in range(0, len(seqs), REFRESH_SPAN):
+                last = seqs[min(n + REFRESH_SPAN, len(seqs)) - 1]
+                self._refresh_fts(session, first, last, later["dates"])
+                first = last + 1
 
     def _disambiguated(self, rows: list[tuple[Any, ...]], rel: str) -> list[tuple[Any, ...]]:
         """Rows whose id another record of the same log already has (two clones continued it, git union-merged it) get
