@@ -38,12 +38,14 @@ POLL = 0.5  # seconds between looks at a git command that holds the commit up (a
 PATIENCE = 600.0  # seconds to wait for it; past that, the next repo-memory process commits what is left
 
 
-def start(root: Path, pid: int, until_gone: bool = False, if_pending: bool = False) -> subprocess.Popen[bytes]:
+def start(root: Path, pid: int, until_gone: bool = False, if_pending: bool = False, harness: int = 0) -> subprocess.Popen[bytes]:
     """Start the finisher for server `pid` of the repository at `root`, detached from its process group; it waits for
     the server WAIT seconds, or `until_gone`. `if_pending`: once it is gone, it does nothing more unless writes it owned are
-    still pending (a hook's, for its harness: the hook commits, and starts the embedding, itself when not cut off)."""
+    still pending (a hook's, for its harness: the hook commits, and starts the embedding, itself when not cut off).
+    `harness`: the server's; what its hooks left pending once the server is gone is committed once it is gone too."""
     command = [sys.executable, "-P", "-m", "repo_memory.shells.finish", str(root), str(pid), str(start_time(pid)),
-               *(["--until-gone"] if until_gone else []), *(["--if-pending"] if if_pending else [])]
+               *(["--until-gone"] if until_gone else []), *(["--if-pending"] if if_pending else []),
+               *([f"--harness={harness}:{start_time(harness)}"] if harness > 1 else [])]
     # It outlives the server on purpose: not ended with a `loop run` round (runner/verify.py's token) either.
     env = {k: v for k, v in os.environ.items() if k != "REPO_MEMORY_VERIFY"}
     if if_pending:  # a hook's: Claude Code ends a hook it times out with every process descended from it, whatever
@@ -74,6 +76,14 @@ def main(argv: list[str]) -> int:
     store = Store(config)  # opening a Store commits what a dead process left pending
     try:
         land(store, Git(config.root, config.git_dir))
+        # Claude Code closes its servers, then runs SessionEnd, and ends that hook with every process it started after
+        # 1.5 s (a plugin's): on a busy machine before the hook started the finisher of what the harness's hooks left
+        harness = next((a.split("=", 1)[1].split(":") for a in argv if a.startswith("--harness=")), None)
+        if harness and any((e.owner, e.started) == (int(harness[0]), int(harness[1])) for e in Journal(config.state_dir).read()) and \
+                gone(int(harness[0]), int(harness[1]), WAIT):
+            store.close(commit=False)
+            store = Store(config)  # the harness gone, what it left is committed
+            land(store, Git(config.root, config.git_dir))
         embedder.run(store)  # then what the server left without a vector: it was killed too soon to embed or save it
     finally:
         store.close(commit=False)

@@ -91,7 +91,7 @@ class Lifetime:
             if self.store is None or (self._finisher is not None and self._finisher.poll() is None):
                 return
             try:
-                self._finisher = finish.start(self.store.root, os.getpid(), until_gone=True)
+                self._finisher = finish.start(self.store.root, os.getpid(), until_gone=True, harness=pending.harness_pid())
             except OSError as exc:  # the write goes on: this server commits it at its end, or the next process does
                 log.warning("could not start the process that commits what this server leaves if it is killed: %s", exc)
 
@@ -118,8 +118,9 @@ class Lifetime:
                 self._ended.set()
                 return
             watched = self._finisher is not None and self._finisher.poll() is None  # it commits what is left, and embeds it
-            if not watched and any(e.owner == os.getpid() for e in Journal(self.store.config.state_dir).read()):
-                finish.start(self.store.root, os.getpid())  # commits what this process leaves, should it be killed first; embeds it
+            harness = pending.harness_pid()  # its hooks' writes, should its SessionEnd hook be cut off before it commits them
+            if not watched and any(e.owner in (os.getpid(), harness) for e in Journal(self.store.config.state_dir).read()):
+                finish.start(self.store.root, os.getpid(), harness=harness)  # commits what this process leaves, should it be killed first; embeds it
             elif not watched and self.store.embedding().behind():  # Codex's SIGKILL comes 50 ms after SIGTERM: one process is started, not two
                 embedder.start(self.store.root)  # embeds what this session left without a vector
             self.watcher.stop()  # before the event loop closes: a late change notification has nowhere to go
