@@ -135,6 +135,23 @@ def index_snapshot(store: Store) -> tuple[list, list]:
         db.close()
 
 
+def sqlite_steps(store: Store, action: Callable[[], object]) -> int:
+    """SQLite's virtual-machine steps (in tens) on the index's own connection while `action` runs: how much the index
+    works, not what it answers, and not how busy the machine is."""
+    counted = [0]
+    conn = store._db.conn
+
+    def count() -> int:
+        counted[0] += 1
+        return 0
+    conn.set_progress_handler(count, 10)
+    try:
+        action()
+    finally:
+        conn.set_progress_handler(None, 0)
+    return counted[0]
+
+
 def kept(where: Store | Path, name: str) -> str:
     """The session a name a person or a job chose is written as in this clone: `<name>.<clone>` (Journal.owned)."""
     from repo_memory.git.clone import clone_id

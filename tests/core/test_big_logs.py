@@ -15,7 +15,7 @@ from repo_memory.core.store import Store
 from repo_memory.formats import experience
 from repo_memory.index import records
 
-from tests.conftest import git, index_snapshot
+from tests.conftest import git, index_snapshot, sqlite_steps
 
 MB = 1 << 20
 
@@ -74,18 +74,8 @@ def test_records_appended_to_a_long_log_cost_the_index_as_much_as_those_appended
     source = store.source("human", "import")
 
     def steps(session: str) -> int:
-        counted = [0]
-        conn = store._db.conn  # the index's own connection: how much it works, not what it answers
-
-        def count() -> int:
-            counted[0] += 1
-            return 0
-        conn.set_progress_handler(count, 10)
-        try:
-            store.log(session, [experience.Entry("observation", text=f"More {i} on the build.", source=source) for i in range(600)])
-        finally:
-            conn.set_progress_handler(None, 0)
-        return counted[0]
+        return sqlite_steps(store, lambda: store.log(session, [experience.Entry("observation", text=f"More {i} on the build.",
+                                                                                source=source) for i in range(600)]))
 
     store.log("short", [experience.Entry("observation", text=f"Note {i} on the build.", source=source) for i in range(3)])
     store.log("long", [experience.Entry("observation", text=f"Note {i} on the build.", source=source) for i in range(20_000)])
@@ -125,19 +115,9 @@ def test_a_record_whose_seq_is_far_past_the_others_costs_a_look_at_its_log_nothi
         last = json.loads(lines[-1])
         copy = json.dumps({**last, "seq": seq, "id": f"{last['id'].rsplit('#', 1)[0]}#{seq}"}).encode() + b"\n"
         log.write_bytes(b"".join([*lines[:-1], copy, lines[-1]]))
-        counted = [0]
-        conn = store._db.conn  # the index's own connection: how much it works, not what it answers
-
-        def count() -> int:
-            counted[0] += 1
-            return 0
-        conn.set_progress_handler(count, 10)
-        try:
-            store.refresh()
-        finally:
-            conn.set_progress_handler(None, 0)
+        counted = sqlite_steps(store, store.refresh)
         assert store.read(f"{last['id'].rsplit('#', 1)[0]}#{seq}").records
-        return counted[0]
+        return counted
 
     near, far = steps(4), steps(100_000_000)
     assert far < 2 * near, f"{near} steps with a record numbered 4, {far} with one numbered 100,000,000"

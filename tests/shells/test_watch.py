@@ -13,7 +13,7 @@ import pytest
 from repo_memory.core.store import Store
 from repo_memory.shells.watch import Watcher, ignorable
 
-from tests.conftest import index_snapshot, kept, skill_names, skill_row, write_skill_file
+from tests.conftest import index_snapshot, kept, skill_names, skill_row, sqlite_steps, write_skill_file
 
 
 def test_a_hand_edit_is_searchable_within_300_ms(store: Store, repo: Path):
@@ -262,19 +262,10 @@ def test_a_skill_edited_by_hand_costs_the_index_as_much_at_thousands_of_memories
 
     def steps(edit: int) -> int:
         write_skill_file(repo, "deploy", f"How we deploy, take {edit}.", "Steps")
-        counted = [0]
-        conn = store._db.conn  # the index's own connection: how much it works, not what it answers
-
-        def count() -> int:
-            counted[0] += 1
-            return 0
-        conn.set_progress_handler(count, 10)
-        try:
-            report = store.refresh(changed=[str(path)])
-        finally:
-            conn.set_progress_handler(None, 0)
-        assert report.looked == "files" and report.updated == 1
-        return counted[0]
+        reports = []
+        counted = sqlite_steps(store, lambda: reports.append(store.refresh(changed=[str(path)])))
+        assert reports[0].looked == "files" and reports[0].updated == 1
+        return counted
 
     few = steps(1)
     source = store.source("human", "import")
