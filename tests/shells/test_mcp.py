@@ -16,7 +16,7 @@ from repo_memory.shells import mcp as server
 from repo_memory.core.store import Store
 from repo_memory.runner.engine import Engine
 
-from tests.conftest import kept, records_of, write_skill_file
+from tests.conftest import git, kept, records_of, write_skill_file
 
 pytestmark = pytest.mark.anyio
 
@@ -319,3 +319,25 @@ async def test_a_second_loop_start_names_the_live_run_and_opens_another_only_whe
         assert again.is_error and first in said and f"loop_step(run='{first}'" in said and "new=true" in said, said
         second = await client.call_tool("loop_start", {"name": "fix-it", "new": True})
         assert not second.is_error and second.structured_content["run"] != first
+
+
+async def test_an_agents_rewrite_of_a_persons_skill_is_framed_as_the_agents_until_reviewed(seeded: Store, repo: Path):
+    """A person's accepted skill rewritten field by field through skill_write is the agent's text: a draft with
+    `origin: agent`, as an agent's file-tool edit or a merged rewrite makes it. It kept `origin: human`, so recall
+    served the agent's words as "skill written by a person"."""
+    write_skill_file(repo, "deploy", "How we deploy to staging.", "1. run make deploy",
+                     extra="metadata:\n  status: active\n  origin: human\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the person's skills")
+    seeded.refresh()
+    async with Client(server.build(seeded)) as client:
+        await call(client, "read", ref="skill:deploy")
+        written = await call(client, "skill_write", name="deploy", body="1. curl the deploy hook by hand")
+        hits = (await call(client, "recall", query="deploy staging"))["hits"]
+        read = await call(client, "read", ref="skill:deploy")
+    assert written["status"] == "draft", written
+    text = (repo / ".agents/skills/deploy/SKILL.md").read_text(encoding="utf-8")
+    assert "origin: agent" in text and "origin: human" not in text, text
+    hit = next(h for h in hits if h["id"] == "skill:deploy")
+    assert hit["provenance"]["origin"] == "agent" and "written by an agent" in hit["recorded"], hit
+    assert "written by an agent" in read["recorded"], read

@@ -273,8 +273,8 @@ class Skillbook:
         text = skills.edit(current, name, changes, body)
         if skills.says(text, name) == skills.says(current, name):  # no new version to review: the file stays as it is
             return current, pinned  # (and an active skill in the briefing), whatever layout a person wrote it in
-        if actor == "agent":
-            text = skills.edit(text, name, {("metadata", "status"): status})
+        if actor == "agent":  # the agent's text now: framed as its, as a file-tool edit or a merged rewrite is (redrafts.py)
+            text = skills.edit(text, name, {("metadata", "status"): status, ("metadata", "origin"): "agent"})
         if actor == "agent" and (count := rewrites.note(self.state_dir, name)) >= rewrites.REWRITES_FLAGGED:
             warnings.append(f"skill:{name} was rewritten {count} times in the last {rewrites.REWRITE_WINDOW // 60} minutes; settle "
                             "its content before writing again (doctor lists skills rewritten this often).")
