@@ -252,3 +252,26 @@ def test_a_client_slow_to_name_its_roots_is_served_the_repository_it_names(dotfi
     assert not written.is_error, written.content
     assert found.structured_content["hits"][0]["id"] == "skill:release-checklist"
     assert "blue/green" in logged(workspace) and not (dotfiles / ".agents").exists()
+
+
+def test_serve_with_no_input_says_what_it_would_serve_and_fails_for_a_root_it_cannot(tmp_path: Path, workspace: Path):
+    """`repo-memory serve < /dev/null`, which the README gives to see start-up errors: outside any repository it said
+    only "the session never needed the MCP SDK: it was not loaded", and a --root that does not exist ended with 0."""
+    import subprocess
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("REPO_MEMORY_ROOT", "CLAUDE_PROJECT_DIR")}
+
+    def serve(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*SERVE, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=60)
+
+    outside = serve(cwd=elsewhere)
+    assert outside.returncode == 0, outside.stderr
+    assert f"no git repository at {elsewhere}" in outside.stderr and "MCP roots" in outside.stderr, outside.stderr
+    assert "--root" in outside.stderr, outside.stderr
+    missing = serve("--root", str(tmp_path / "nonexistent"), cwd=elsewhere)
+    assert missing.returncode == 1 and "cannot serve" in missing.stderr, missing.stderr
+    served = serve(cwd=workspace)
+    assert served.returncode == 0 and "no git repository" not in served.stderr, served.stderr

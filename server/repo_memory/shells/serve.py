@@ -157,8 +157,7 @@ def run(root: str | None, wire: Front | None = None) -> NoReturn:
     CPython can answer with "Fatal Python error: could not acquire lock" and SIGABRT (seen in this project's tests)."""
     code = 1
     try:
-        _serve(root, wire)
-        code = 0
+        code = _serve(root, wire)
     except WorkspaceError as exc:
         print(f"repo-memory: {exc}", file=sys.stderr)
     except SystemExit as exc:
@@ -172,7 +171,9 @@ def run(root: str | None, wire: Front | None = None) -> NoReturn:
         os._exit(code)
 
 
-def _serve(root: str | None, wire: Front | None) -> None:
+def _serve(root: str | None, wire: Front | None) -> int:
+    """Serve until the client goes; the exit status: 1 when what was found could not be served (the client heard why
+    on each call), else 0."""
     wire = wire or Front.on_stdio(shipped.load()).start()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="repo-memory: %(message)s")
     lifetime = Lifetime()
@@ -190,7 +191,7 @@ def _serve(root: str | None, wire: Front | None) -> None:
     if not wire.needs_sdk(SDK_AFTER):  # a session the front answered whole (a health check, a few calls) ends here
         wire.end_alone()
         lifetime.end()
-        return
+        return 1 if unusable else 0
     from repo_memory.shells import mcp  # the MCP SDK takes most of a second to import; the front answers meanwhile
 
     server = mcp.build(None, served=served)
@@ -200,6 +201,7 @@ def _serve(root: str | None, wire: Front | None) -> None:
         anyio.run(server.run_front_async, wire)
     finally:
         lifetime.end()
+    return 1 if unusable else 0
 
 
 def _found(root: str | None) -> tuple[Store | None, Config | WorkspaceError | None, str]:
@@ -217,12 +219,18 @@ def _found(root: str | None) -> tuple[Store | None, Config | WorkspaceError | No
             if _holds_home(config.root):
                 log.warning("%s", _unchosen(config.root, _found_from(), "a client naming its project's repository as "
                                             "an MCP root is served that project, one naming none is refused"))
+            else:
+                log.info("repo-memory init never ran in %s: memory opens at the first call in the repository the client "
+                         "names as its workspace (MCP roots), else here", config.root)
             return None, config, ""  # init never ran in it: the client's root decides (_opener)
         store = Store(config)
         if store.sparse.left_out():  # said at start too: every tool call that needs memory answers it
             log.warning("%s. %s", store.sparse.why(), store.sparse.fix())
         return store, None, ""
     except WorkspaceError as exc:  # the client's root decides (_opener); but a repository named is the one served, or none
+        if not named:
+            log.info("no git repository at %s: memory opens at the first call in the repository the client names as its "
+                     "workspace (MCP roots); `repo-memory serve --root PATH < /dev/null` checks one", os.getcwd())
         return None, exc, _cannot_open(exc, root) if named else ""
     except (RepoMemoryError, OSError, sqlite3.Error) as exc:
         return None, None, _cannot_open(exc, root)
