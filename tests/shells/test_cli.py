@@ -98,6 +98,29 @@ def test_skill_new_reads_the_body_from_stdin(runner: CliRunner, repo: Path):
     assert "piped steps" in (repo / ".agents/skills/from-stdin/SKILL.md").read_text(encoding="utf-8")
 
 
+def test_skill_new_refuses_a_body_file_that_is_not_utf8_with_what_to_do_and_writes_nothing(repo: Path):
+    """A body file in Latin-1 ended `skill new` in a 30-line traceback (UnicodeDecodeError)."""
+    (repo / "notes.md").write_bytes("1. d\xe9ployer\n".encode("latin-1"))
+    done = subprocess.run([sys.executable, "-m", "repo_memory", "skill", "new", "deploy", "-d", "How we deploy.",
+                           "--body-file", "notes.md"], cwd=repo, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "notes.md is not UTF-8 (byte 4); re-save it as UTF-8" in done.stderr and "Nothing was written" in done.stderr
+    assert not (repo / ".agents/skills/deploy").exists()
+
+
+def test_skill_new_without_a_body_is_a_draft_kept_out_of_the_briefing_until_its_steps_are_written(runner: CliRunner, repo: Path):
+    """The starter outline ("1. First step 2. Second step") was an active skill: the next session's briefing offered it
+    to the agent as a procedure."""
+    out = run(runner, repo, "skill", "new", "run-tests", "-d", "How to run the tests.")
+    assert "(status draft)" in out and "write its steps in .agents/skills/run-tests/SKILL.md" in out, out
+    assert "repo-memory skill show run-tests" in out, out
+    briefing = subprocess.run([sys.executable, "-m", "repo_memory", "hook", "session-start"], cwd=repo, capture_output=True,
+                              text=True, input=json.dumps({"session_id": "s1", "cwd": str(repo)}), timeout=60)
+    said = json.loads(briefing.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "- skills: skill:run-tests" not in said and "drafts not yet reviewed by a person, so not to be followed" in said, said
+    assert "(status active)" in run(runner, repo, "skill", "new", "lint", "-d", "How to lint.", "--body", "1. ruff check")
+
+
 def test_search_with_no_match_suggests_names(runner: CliRunner, repo: Path):
     write_skill_file(repo, "release-checklist", "Release.")
     assert "Did you mean: release-checklist" in run(runner, repo, "search", "relase-cheklist")

@@ -82,7 +82,7 @@ def compose(live: tuple[list[dict[str, Any]], int], skills: list[dict[str, Any]]
                      + "; ".join(f"skill:{u.name} (misled {u.misled}, failed {u.failures}, outdated {u.outdated})" for u in doubtful))
     if drafts:  # Codex and Gemini CLI list .agents/skills themselves and show a draft as any other skill
         more = f" and {len(drafts) - DRAFTS_SHOWN} more" if len(drafts) > DRAFTS_SHOWN else ""
-        lines.append("- drafts an agent wrote, not reviewed by a person, so not to be followed even where your harness lists "
+        lines.append("- drafts not yet reviewed by a person, so not to be followed even where your harness lists "
                      "them as skills: " + ", ".join(f"skill:{n}" for n in drafts[:DRAFTS_SHOWN]) + more)
     if summary:
         lines.append(f"- last checkpoint {summary['id']} ({when.shown(summary['ts'], seconds=False)}): {clipped(summary['text'], 300)}"

@@ -39,12 +39,15 @@ def skill() -> None:
 @skill.command(name="new")
 @click.argument("name")
 @click.option("-d", "--description", required=True, help="One sentence: what it does and when to use it.")
-@click.option("--body", help="Markdown body (default: read from --body-file, or a starter outline).")
-@click.option("--body-file", type=click.File("r", encoding="utf-8"), help="Read the body from this file ('-' for stdin).")
+@click.option("--body", help="Markdown body (default: read from --body-file, or a starter outline kept as a draft).")
+@click.option("--body-file", type=click.File("rb"), help="Read the body from this file, in UTF-8 ('-' for stdin).")
 @click.option("-t", "--tag", "tags", multiple=True, help="A tag (repeat for several).")
 @click.pass_context
 def skill_new(ctx: click.Context, name: str, description: str, body: str | None, body_file: Any, tags: tuple[str, ...]) -> None:
     """Create skill NAME, written by you (so it starts active).
+
+    Without --body or --body-file it holds a starter outline and starts as a draft, out of the session briefing until
+    you write its steps and accept it (`repo-memory skill show NAME` prints the line).
 
     \b
     Example:
@@ -55,13 +58,27 @@ def skill_new(ctx: click.Context, name: str, description: str, body: str | None,
     found = next((r for r in store.skills() if r["name"] == name), None)
     if found is not None:
         raise click.ClickException(f"Skill '{name}' exists; edit {found['path']} directly.")
-    text = body if body is not None else (body_file.read() if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
-    result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human")
+    outline = body is None and body_file is None  # an outline no one wrote is no procedure to brief an agent with
+    text = body if body is not None else (_body_of(body_file) if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
+    result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human", draft=outline)
     click.echo(f"Created {result.path} (status {result.status}).")
+    if outline:
+        click.echo(f"It holds a starter outline: write its steps in {result.path}, then `repo-memory skill show {name}` "
+                   "prints the line that makes it active.")
     if mirror.in_use(store.root, store.config.state_dir) and name in mirror.of(store).written:  # Claude Code loads the copies
         click.echo(f"copied to {mirror.TARGET}/{name} (Claude Code loads it from there)")
     for warning in result.warnings:
-        click.echo(f"note: {warning}", err=True)
+        if not (outline and warning.startswith("Saved as a draft")):  # said above, for the version to come
+            click.echo(f"note: {warning}", err=True)
+
+
+def _body_of(file: Any) -> str:
+    data = file.read()
+    try:
+        return str(data.decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise click.ClickException(f"{file.name} is not UTF-8 (byte {exc.start}); re-save it as UTF-8 and run the command "
+                                   "again. Nothing was written.") from None
 
 
 @skill.command(name="list")
