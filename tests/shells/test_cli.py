@@ -98,6 +98,17 @@ def test_skill_new_reads_the_body_from_stdin(runner: CliRunner, repo: Path):
     assert "piped steps" in (repo / ".agents/skills/from-stdin/SKILL.md").read_text(encoding="utf-8")
 
 
+def test_feedback_on_a_record_of_a_named_session_points_at_the_id_it_was_given(runner: CliRunner, repo: Path):
+    """`log add -s ops-notes` gives ops-notes.<clone>#1; `feedback ops-notes#1` said only "No record ops-notes#1", where
+    `log add -r ops-notes#1` and `read` name the record meant."""
+    given = run(runner, repo, "log", "add", "Rotated the staging keys.", "-s", "ops-notes").strip()
+    assert re.fullmatch(r"ops-notes\.[0-9a-f]+#1", given), given
+    said = runner.invoke(cli, ["--root", str(repo), "feedback", "ops-notes#1", "helped"])
+    assert said.exit_code == 1 and f"The nearest existing record is {given}." in said.output, said.output
+    assert "ops-notes" in run(runner, repo, "log", "add", "--help").split("--session", 1)[1].split("-r,", 1)[0]
+    assert "#N" in run(runner, repo, "log", "add", "--help").split("--session", 1)[1].split("-r,", 1)[0]
+
+
 def test_skill_new_refuses_a_body_file_that_is_not_utf8_with_what_to_do_and_writes_nothing(repo: Path):
     """A body file in Latin-1 ended `skill new` in a 30-line traceback (UnicodeDecodeError)."""
     (repo / "notes.md").write_bytes("1. d\xe9ployer\n".encode("latin-1"))

@@ -155,8 +155,8 @@ class Logbook:
         parsed = grammar.parse(ref)
         if parsed.kind == "record":
             cited = str(parsed)
-            if self.missing(cited):
-                raise NotFoundError(f"No record {cited}: feedback cites a skill (skill:NAME) or an experience record id.")
+            if problem := self.missing(cited):  # with the record nearest it: a session named ops is kept as ops.<clone>
+                raise NotFoundError(f"{problem} Feedback cites a skill (skill:NAME) or an experience record id.")
         elif parsed.kind in ("skill", "name") and not parsed.inner:
             if not self._skills.exists(parsed.name):
                 raise NotFoundError(f"No skill '{parsed.name}'.", self._skills.similar_names(parsed.name))

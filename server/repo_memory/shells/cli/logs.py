@@ -34,7 +34,8 @@ def log() -> None:
 @log.command(name="add")
 @click.argument("text")
 @click.option("-k", "--kind", default="note", show_default=True, help="note, action, observation, tool, decision or error (outcomes: `repo-memory feedback`).")
-@click.option("-s", "--session", help="Session to append to (default: a new session id, printed).")
+@click.option("-s", "--session", help="Session to append to (default: a new session id, printed). A name of yours is kept "
+              "as this clone's: `-s ops-notes` gives ids ops-notes.<clone>#N, and names that log again later.")
 @click.option("-r", "--ref", "refs", multiple=True, help="An id this record cites (repeat for several).")
 @click.option("--speaker", help="Who said it, when the record is what a person said.")
 @click.option("--when", "about", help="When what it tells happened, if not now (2023-05-08, yesterday, '3 days ago').")
