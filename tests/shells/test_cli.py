@@ -109,6 +109,27 @@ def test_feedback_on_a_record_of_a_named_session_points_at_the_id_it_was_given(r
     assert "#N" in run(runner, repo, "log", "add", "--help").split("--session", 1)[1].split("-r,", 1)[0]
 
 
+def test_search_refuses_an_empty_query_as_recall_does_and_says_when_init_never_ran(runner: CliRunner, tmp_path: Path):
+    """`search ""` said "No matches." and exited 0 (recall refuses it); in a repository set up for nothing, "No matches."
+    said nothing of `init`."""
+    git(tmp_path, "init", "-q")
+    empty = runner.invoke(cli, ["--root", str(tmp_path), "search", ""])
+    assert empty.exit_code == 2 and "Give a query" in empty.output, empty.output
+    assert "repo-memory init" in run(runner, tmp_path, "search", "deploy"), "no word of init"
+    run(runner, tmp_path, "init")
+    assert "repo-memory init" not in run(runner, tmp_path, "search", "deploy")
+
+
+def test_a_hook_given_no_json_object_says_so_on_stderr_and_still_answers(repo: Path):
+    """`echo 'not json' | repo-memory hook pre-tool` answered {} and said nothing: a person trying a hook saw no why."""
+    for event in ("pre-tool", "post-tool", "session-start"):
+        done = subprocess.run([sys.executable, "-m", "repo_memory", "hook", event], cwd=repo, input="not json",
+                              capture_output=True, text=True, timeout=60)
+        answer = json.loads(done.stdout)  # a session's start briefs from the folder the hook runs in
+        assert done.returncode == 0 and (answer == {} if event != "session-start" else "hookSpecificOutput" in answer), done
+        assert "stdin holds no JSON object" in done.stderr, (event, done.stderr)
+
+
 def test_skill_new_refuses_a_body_file_that_is_not_utf8_with_what_to_do_and_writes_nothing(repo: Path):
     """A body file in Latin-1 ended `skill new` in a 30-line traceback (UnicodeDecodeError)."""
     (repo / "notes.md").write_bytes("1. d\xe9ployer\n".encode("latin-1"))

@@ -12,6 +12,7 @@ tool unchecked; `hook_pre_tool` stays for the hooks an older setup wrote.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 # event -> the hidden tool that answers it, and the hook input fields it is called with
@@ -32,11 +33,14 @@ SESSION_END_TIMEOUT = 3  # seconds setup's SessionEnd hooks name (setup.TIMEOUTS
 
 def payload_of(raw: bytes) -> dict[str, Any]:
     """A command hook's input, the JSON on its stdin; bytes that are not UTF-8 (tool output a harness passed on) read
-    as U+FFFD. Anything but a JSON object is an empty input."""
+    as U+FFFD. Anything but a JSON object is an empty input, said on stderr (a person trying a hook by hand)."""
     try:
         payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
     except ValueError:
-        payload = {}
+        payload = None
+    if not isinstance(payload, dict):
+        print("repo-memory hook: stdin holds no JSON object, taken as an empty input (a harness passes the hook's input "
+              "as one; `repo-memory hook --help` shows one to try)", file=sys.stderr)
     return payload if isinstance(payload, dict) else {}
 
 

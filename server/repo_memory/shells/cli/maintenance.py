@@ -31,6 +31,8 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
     \b
     Example: repo-memory search how do we cut a release
     """
+    if not " ".join(query).strip():  # as recall refuses it: an empty query matched nothing and said only "No matches."
+        raise click.UsageError("Give a query: what you are about to do, e.g. `repo-memory search how do we cut a release`.")
     store = store_of(ctx)
     store.refresh()
     result = store.recall(" ".join(query), limit)
@@ -38,6 +40,8 @@ def search(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool
     def text() -> None:
         if not result.hits:
             hint = f" Did you mean: {', '.join(result.suggestions)}?" if result.suggestions else ""
+            if not hint and not layout.initialised(store.root, store.config.common_dir):
+                hint = " repo-memory is not set up here yet: `repo-memory init` sets it up, `repo-memory setup` attaches a harness."
             click.echo(f"No matches.{hint}")
         for hit in result.hits:
             title = hit.title or f"{hit.kind} in session {hit.session} at {when.shown(hit.ts, seconds=False)}"  # a record's: where and when

@@ -86,7 +86,10 @@ def demo(keep: Path | None, throwaway: bool) -> None:
 @click.argument("event", type=click.Choice(sorted(hooks.HANDLERS)))
 @click.pass_context
 def hook(ctx: click.Context, event: str) -> None:
-    """Handle a Claude Code / Codex / Gemini CLI hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness."""
+    """Handle a Claude Code / Codex / Gemini CLI hook EVENT: JSON on stdin, JSON on stdout; errors never block the harness.
+
+    \b
+    By hand: echo '{"session_id": "try-1", "cwd": "'"$PWD"'"}' | repo-memory hook session-start"""
     root = root_of(ctx)
     click.echo(json.dumps(hooks.handle(event, hookcalls.payload_of(sys.stdin.buffer.read()), str(root) if root else None)))
 
