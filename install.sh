@@ -64,6 +64,7 @@ else
   installed_ok() { .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".$extras" 2>&1 \
                      | { grep -v "^WARNING: Location" || true; }; }
 fi
+echo "    installing repo-memory and its dependencies with $installer (about a minute the first time; quiet meanwhile)"
 if ! installed_ok; then
   echo "install.sh: $installer could not install repo-memory into .venv; its output above says why (no network? a package" >&2
   echo "index of your own: set PIP_INDEX_URL). .venv may hold an older version still: fix that and run ./install.sh again." >&2
