@@ -285,7 +285,7 @@ def test_one_commit_holds_the_whole_import_of_many_sessions(repo: Path, tmp_path
     result = import_cli(repo, *map(str, paths))
     assert result.exit_code == 0, result.output
     assert f"Imported {total} record(s) into 4 session(s)" in result.output
-    assert memory_commits(repo) == ["memory: 4 changes"]
+    assert memory_commits(repo) == ["memory(experience): 4 changes"]
     body = git(repo, "log", "-1", "--format=%B")
     assert body.count("Memory-Session: claude-") == 3 and body.count("Memory-Session: codex-") == 1
     assert git(repo, "status", "--porcelain", "--", ".agents/experience/*/*.jsonl").strip() == ""
@@ -524,7 +524,7 @@ def test_sessions_the_real_claude_code_and_codex_wrote_import_with_their_tool_ca
         output = next(r for r in records if r["kind"] == "observation")
         assert "1.4.2" in output["text"] and "[REDACTED:aws-access-key-id]" in output["text"] and AWS_KEY not in output["text"]
     assert set(by_harness) == {"claude", "codex"}
-    assert memory_commits(repo) == ["memory: 2 changes"]
+    assert memory_commits(repo) == ["memory(experience): 2 changes"]
     assert "Imported 0 record(s)" in import_cli(repo, "--claude", "--codex").output
 
 
@@ -538,7 +538,7 @@ def test_an_import_of_thousands_of_sessions_lands_as_one_commit_with_a_readable_
     result = import_cli(repo, str(tmp_path / "many.jsonl"))
     assert result.exit_code == 0, result.output
     assert f"Imported {sessions} record(s) into {sessions} session(s)" in result.output and "committed" in result.output
-    assert memory_commits(repo) == [f"memory: {sessions} changes"]
+    assert memory_commits(repo) == [f"memory(experience): {sessions} changes"]
     message = git(repo, "log", "-1", "--format=%B")
     assert len(message) < 8_000 and f"and {sessions - 20} more" in message, message[:500]
     assert ".jsonl" not in git(repo, "status", "--porcelain", "--untracked-files=all")  # every log is committed
