@@ -130,6 +130,23 @@ def test_a_hook_given_no_json_object_says_so_on_stderr_and_still_answers(repo: P
         assert "stdin holds no JSON object" in done.stderr, (event, done.stderr)
 
 
+def test_a_write_where_init_never_ran_says_so_on_stderr_and_keeps_stdout_the_id(tmp_path: Path):
+    """`log add` in a fresh repository wrote and committed its log with no union-merge rule and said nothing (only
+    doctor and setup named init); its stdout stays the record's id, for scripts."""
+    git(tmp_path, "init", "-q")
+
+    def cli_(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "repo_memory", *args], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+    added = cli_("log", "add", "Staging is read-only on Fridays.")
+    assert added.returncode == 0 and re.fullmatch(r"\S+#1\n", added.stdout), added
+    assert "`repo-memory init` has not run here" in added.stderr and "union-merge" in added.stderr, added.stderr
+    assert "has not run here" in cli_("skill", "new", "deploy", "-d", "How we deploy.", "--body", "1. ship").stderr
+    assert cli_("init").returncode == 0
+    again = cli_("log", "add", "Staging is writable again.")
+    assert again.returncode == 0 and "init" not in again.stderr, again.stderr
+
+
 def test_skill_new_refuses_a_body_file_that_is_not_utf8_with_what_to_do_and_writes_nothing(repo: Path):
     """A body file in Latin-1 ended `skill new` in a 30-line traceback (UnicodeDecodeError)."""
     (repo / "notes.md").write_bytes("1. d\xe9ployer\n".encode("latin-1"))

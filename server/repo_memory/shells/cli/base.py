@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from repo_memory import layout
 from repo_memory.config import Config
 from repo_memory.core.store import Store
 from repo_memory.errors import RepoMemoryError, disk_refused, refused_by_disk
@@ -189,3 +190,15 @@ def reviewed_sha(what: str, given: str | None, current: str, shown: Callable[[],
 def show_sha(what: str, sha: str, accept_command: str) -> None:
     """Tell a person (on stderr, so stdout stays the content) which version they are looking at and how to accept it."""
     click.echo(f"{what}: sha {sha[:12]} — to accept exactly this version: {accept_command} --sha {sha[:12]}", err=True)
+
+
+def init_note(store: Store) -> None:
+    """Say so when `init` has not run here (setup and writes work, and memory is committed without the union-merge
+    rule), or when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not .git/config."""
+    if not layout.initialised(store.root, store.config.common_dir):
+        click.echo("note: `repo-memory init` has not run here, so the experience logs agents commit have no union-merge rule "
+                   "(two branches' logs conflict when merged) and `git log -p` shows their raw JSON lines: run `repo-memory init` "
+                   "once (it creates .agents/ and those rules in .gitattributes)", err=True)
+    elif lacks := layout.missing_drivers(store.root, store.config.git_dir):
+        click.echo(f"note: this clone lacks {' and '.join(lacks)} (git does not clone .git/config): run `repo-memory init` "
+                   "here once (it changes nothing that is committed)", err=True)

@@ -20,7 +20,7 @@ from repo_memory.git.repo import CommitResult, Git
 from repo_memory.guards import markers
 from repo_memory.shells.cli import memories
 from repo_memory.guards.terminal import visible
-from repo_memory.shells.cli.base import emit, json_option, megabytes, say, store_of
+from repo_memory.shells.cli.base import emit, init_note, json_option, megabytes, say, store_of
 from repo_memory.guards.shellwords import quoted
 
 SHOWN = 10  # sessions an import lists by name
@@ -59,6 +59,7 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
     store = store_of(ctx)
     record = store.remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
+    init_note(store)
     for rid, flags in store.flagged([record["id"]]):  # written, but nothing will find it: say so now, not in doctor
         found = "; ".join(json.loads(flags))
         click.echo(f"warning: {rid} is quarantined: its text holds what injection hides behind ({found}): "
@@ -241,6 +242,8 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     harnesses = sorted({s.format for s in report.sessions if s.added and s.format != importing.RECORDS})
     commit = store.flush("import", harness=", ".join(harnesses) or None) if report.added and not dry_run else None
     _imported(report, commit, time.perf_counter() - started, dry_run, as_json)
+    if report.added and not dry_run:
+        init_note(store)
 
 
 def _discovered(root: Path, claude: bool, codex: bool) -> tuple[list[Path], list[Path]]:

@@ -13,7 +13,7 @@ from repo_memory.core import mirror, mirror_checks
 from repo_memory.core.store import Store
 from repo_memory.git.message import NAME_YOURSELF
 from repo_memory.shells import attach, harnesses, hookcalls, hooks, teamfiles
-from repo_memory.shells.cli.base import root_of, store_of
+from repo_memory.shells.cli.base import init_note, root_of, store_of
 from repo_memory.shells.cli.skills import settle_offers
 from repo_memory.guards.shellwords import quoted
 
@@ -180,7 +180,7 @@ def setup_claude(ctx: click.Context, scope: str, shared: bool, trust: bool, hook
         if note := mirror_checks.tracked_note(store.root, store.config.git_dir):
             click.echo(note)
     if not remove:
-        _init_note(store)
+        init_note(store)
         waiting = next((status for status, said in (("⏸ Pending approval", "Pending approval"), ("- Not checked", "Not checked"))
                         if any(said in change for change in changes)), None)
         server = "plugin:repo-memory:repo-memory" if any(attaching.PLUGIN in change for change in changes) else "repo-memory"
@@ -240,7 +240,7 @@ def setup_codex(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, ev
         if not dry_run:
             for line in settle_offers(store):
                 click.echo(line)
-        _init_note(store)
+        init_note(store)
         command = attach.command()  # Codex starts the server by this path, so it is there without repo-memory on PATH
         click.echo(harnesses.check("codex", f"codex mcp list   (repo-memory  {command[0]}  {' '.join(command[1:])}  …  enabled)"))
 
@@ -273,7 +273,7 @@ def setup_gemini(ctx: click.Context, trust: bool, dry_run: bool, remove: bool, t
     if remove and not dry_run:
         attaching.tidy(store.root)
     if not remove:
-        _init_note(store)
+        init_note(store)
         here = Path.cwd().resolve() != store.root.resolve()  # Gemini CLI reads no project settings above where it starts
         if here:
             click.echo(f"note: started in {Path.cwd()}, Gemini CLI has no repo-memory. For the tools alone in any subfolder (no "
@@ -293,18 +293,6 @@ def _undo(store: Store, files: tuple[str, ...], remove: bool, team: bool, again:
     if team and not remove:
         raise click.UsageError("--team goes with --remove (setup writes the team files either way)")
     return teamfiles.Undo.of(store.root, files, team, again) if remove else teamfiles.Undo()
-
-
-def _init_note(store: Store) -> None:
-    """Say so when `init` has not run here (setup would work, and memory be committed without the union-merge rule), or
-    when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not .git/config."""
-    if not layout.initialised(store.root, store.config.common_dir):
-        click.echo("note: `repo-memory init` has not run here, so the experience logs agents commit have no union-merge rule "
-                   "(two branches' logs conflict when merged) and `git log -p` shows their raw JSON lines: run `repo-memory init` "
-                   "once (it creates .agents/ and those rules in .gitattributes)")
-    elif lacks := layout.missing_drivers(store.root, store.config.git_dir):
-        click.echo(f"note: this clone lacks {' and '.join(lacks)} (git does not clone .git/config): run `repo-memory init` "
-                   "here once (it changes nothing that is committed)")
 
 
 @click.command()

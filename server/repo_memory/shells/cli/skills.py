@@ -17,7 +17,7 @@ from repo_memory.core.utility import Utility
 from repo_memory.formats import when
 from repo_memory.guards import markers
 from repo_memory.guards.terminal import visible
-from repo_memory.shells.cli.base import SHA_HELP, emit, json_option, reviewed_sha, say, show_sha, store_of
+from repo_memory.shells.cli.base import SHA_HELP, emit, init_note, json_option, reviewed_sha, say, show_sha, store_of
 from repo_memory.guards.shellwords import quoted
 
 if TYPE_CHECKING:
@@ -62,6 +62,7 @@ def skill_new(ctx: click.Context, name: str, description: str, body: str | None,
     text = body if body is not None else (_body_of(body_file) if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
     result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human", draft=outline)
     click.echo(f"Created {result.path} (status {result.status}).")
+    init_note(store)
     if outline:
         click.echo(f"It holds a starter outline: write its steps in {result.path}, then `repo-memory skill show {name}` "
                    "prints the line that makes it active.")
@@ -278,8 +279,9 @@ def feedback(ctx: click.Context, ref: str, outcome: str, note: str | None) -> No
     Example:
       repo-memory feedback skill:deploy-staging outdated --note "the script moved to tools/deploy.sh"
     """
-    record = store_of(ctx).feedback(ref, outcome, note, actor="human", tool="feedback")
+    record = (store := store_of(ctx)).feedback(ref, outcome, note, actor="human", tool="feedback")
     say(f"{record['id']}: {record['text']}")
+    init_note(store)
 
 
 @click.command(name="stats")
