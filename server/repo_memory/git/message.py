@@ -158,9 +158,9 @@ def _subject(messages: list[str]) -> str:
         kind, _, said = m.partition("): ") if m.startswith("memory(") else ("memory(other", "", m.removeprefix("memory: "))
         kinds.setdefault(kind.removeprefix("memory("), []).append(said)
     if len(kinds) == 1:  # `memory(skill): add deploy; update lint`, or counted when that is long
-        (kind, said), = kinds.items()
-        listed = "; ".join(said)
-        return f"{'memory' if kind == 'other' else f'memory({kind})'}: {listed if len(listed) <= 60 else f'{len(said)} changes'}"
+        (only, each), = kinds.items()
+        listed = "; ".join(each)
+        return f"{'memory' if only == 'other' else f'memory({only})'}: {listed if len(listed) <= 60 else f'{len(each)} changes'}"
     named = [(said[0] if len(said[0]) <= 60 else said[0][:59] + "…") if len(said) == 1 else f"{len(said)} changes" for said in kinds.values()]
     first, *rest = zip(kinds, named)
     return "; ".join([f"memory({first[0]}): {first[1]}", *(f"{kind} {said}" for kind, said in rest)])
