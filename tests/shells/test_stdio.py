@@ -70,7 +70,8 @@ def test_a_named_root_the_server_cannot_open_is_said_on_every_tool_call_and_the_
     for answer in answers:
         text = answer["content"][0]["text"]
         assert answer["isError"] and folder in text and said in text, text
-    assert code == 0 and "Traceback" not in stderr and said in stderr, stderr[-2000:]
+    # served to its end, then 1: what was named could not be served (`repo-memory serve < /dev/null` says so by its status)
+    assert code == 1 and "Traceback" not in stderr and said in stderr, stderr[-2000:]
 
 
 async def test_started_outside_a_repository_the_server_serves_the_clients_root_or_says_what_to_do(seeded_repo: Path, tmp_path: Path):
@@ -317,7 +318,8 @@ def test_a_repository_the_server_cannot_open_is_said_on_every_tool_call_and_the_
     for answer in answers:
         text = answer["content"][0]["text"]
         assert answer["isError"] and said in text and "start" in text, text  # the problem, and to start the server again
-    assert code == 0 and "Traceback" not in stderr and said in stderr, stderr[-2000:]
+    # served to its end, then 1: what was named could not be served (`repo-memory serve < /dev/null` says so by its status)
+    assert code == 1 and "Traceback" not in stderr and said in stderr, stderr[-2000:]
 
 
 @pytest.mark.parametrize("used", [False, True])
@@ -332,7 +334,7 @@ def test_a_checkout_the_server_may_not_write_is_said_on_every_tool_call(repo: Pa
         (answer,), code = server.session(("recall", {"query": "release"}))
     text = answer["content"][0]["text"]
     assert answer["isError"] and ".git" in text and "writable" in text, text
-    assert code == 0 and "Traceback" not in server.stderr.decode(errors="replace")
+    assert code == 1 and "Traceback" not in server.stderr.decode(errors="replace")  # served to its end, then 1
 
 
 def test_a_session_id_the_secret_scanner_doubts_is_replaced_and_the_server_serves(repo: Path):
