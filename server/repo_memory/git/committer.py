@@ -198,7 +198,8 @@ class Committer:
         """flush's work, under the commit lock; None when nothing is due."""
         with self._lock:  # an import's commit is what this process wrote, not what other sessions have due
             whole = set(self._own) if scope == "import" else set()
-        entries = [e for e in self._listed() if e in whole or self._wanted(e, scope, session)]
+        listed = self._listed()
+        entries = written.with_blobs([e for e in listed if e in whole or self._wanted(e, scope, session)], listed)
         paths = sorted({e.path for e in entries})
         self.held = [p for p in paths if _holds_secret(self.root / p)]
         if self.held:  # a person's edit put a secret in a file we were about to commit: it stays pending, uncommitted

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from repo_memory.errors import GitError, NotFoundError, UnsafePathError
+from repo_memory.formats.experience import BLOB_DIR
 from repo_memory.git.pending import Pending
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -151,3 +152,15 @@ def _stashed(git: Git, path: str, needle: bytes = b"", sha: str = "") -> str:
             except (NotFoundError, GitError):
                 continue
     return ""
+
+
+BLOBS = f"{BLOB_DIR}/"
+
+
+def with_blobs(entries: Sequence[Pending], listed: Sequence[Pending]) -> list[Pending]:
+    """`entries` to commit, and the pending output blobs of the sessions whose logs they commit: git commits a log
+    whole, with the records another writer (a hook of a harness still running) appended to it, so the blobs those cite go
+    too, or HEAD would hold records citing files it lacks."""
+    sessions, chosen = {e.session for e in entries if e.kind != "doc" and not e.path.startswith(BLOBS)}, set(entries)
+    return [*entries, *(e for e in listed if e.path.startswith(BLOBS) and e.session in sessions and e not in chosen)]
+
