@@ -13,6 +13,7 @@ import yaml
 
 from click.testing import CliRunner
 
+from repo_memory.config import Config
 from repo_memory.core import offering
 from repo_memory.core.codex_policy import OURS
 from repo_memory.core.store import Store
@@ -340,3 +341,25 @@ def test_an_agents_skill_write_of_a_name_a_persons_claude_code_skill_holds_says_
     with pytest.raises(ConflictError, match=r"\.claude/skills/lint"):
         store.write_skill("lint", "How we lint, faster.", "Run ruff --fix.")
     assert not (repo / ".agents/skills/lint").exists()  # no draft of the same name to shadow the person's skill
+
+
+def test_a_pull_that_takes_codexs_file_from_a_draft_is_followed_at_the_next_session_start(repo: Path, tmp_path: Path):
+    """A teammate accepted run-tests (its agents/openai.yaml deleted) while this clone's agent rewrote it as a draft; the
+    pull kept this clone's SKILL.md as it was and took the file that keeps a draft out of Codex's list. The next look
+    compared the skills' digests only: unchanged, so Codex offered the unreviewed draft to its model until `sync`."""
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    mine = Store(Config.load(repo), session="b")
+    mine.write_skill("run-tests", "How to run the tests.", "1. pytest -q", actor="agent")
+    mine.flush("all")
+    mine.close()
+    folder = repo / ".agents/skills/run-tests"
+    assert allowed(folder) is False
+    hooks.handle("session-start", {"session_id": "b1", "cwd": str(repo), "hook_event_name": "SessionStart"})  # looked once
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(repo), str(other))
+    git(other, "rm", "-q", ".agents/skills/run-tests/agents/openai.yaml")  # what accept removes, SKILL.md aside
+    git(other, "commit", "-q", "-m", "a teammate's change of the skill's folder")
+    git(repo, "pull", "-q", "--no-rebase", "--no-edit", str(other), "HEAD")
+    assert not (folder / "agents/openai.yaml").exists() and "status: draft" in (folder / "SKILL.md").read_text(encoding="utf-8")
+    hooks.handle("session-start", {"session_id": "b2", "cwd": str(repo), "hook_event_name": "SessionStart"})
+    assert allowed(folder) is False, "the draft is offered to Codex's model"

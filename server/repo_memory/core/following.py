@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,7 +54,8 @@ def follow(store: Store) -> InStep | None:
     path, copying = config.state_dir / SEEN, mirror.in_use(store.root, config.state_dir)
     # The index digests each SKILL.md; a file beside one (a checklist a pull changed) is seen in its copy's stamp.
     skills_now, copies = store.skill_digests(), mirror.stamps(store.root) if copying else {}
-    now = {"skills": skills_now, "copies": copies, "limit": config.mirror_limit}
+    offers = codex_stamps(store.root, skills_now)  # a pull may take or bring Codex's file and leave SKILL.md as it was
+    now = {"skills": skills_now, "copies": copies, "offers": offers, "limit": config.mirror_limit}
     try:
         seen = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -61,7 +64,9 @@ def follow(store: Store) -> InStep | None:
         return None
     if not isinstance(seen, dict) or not isinstance(seen.get("skills"), dict) or not isinstance(seen.get("copies"), dict):
         seen = {"skills": {}, "copies": {}}  # the first look here (or one a version without stamps left): everything
-    done, names = InStep(), sorted(n for n, digest in skills_now.items() if seen["skills"].get(n) != digest)
+    offered = seen.get("offers") if isinstance(seen.get("offers"), dict) else {}  # none: a look before they were kept
+    done, names = InStep(), sorted(n for n, digest in skills_now.items() if seen["skills"].get(n) != digest
+                                   or offered.get(n, "unseen") != offers.get(n))
     recheck = {n for n, stamp in copies.items() if seen["copies"].get(n) != stamp}
     view = offering.indexed(store.skill_states(SKILLS_DIR))  # the changed skills were just read: no SKILL.md is read again
     with disk.repo_lock(config.state_dir):
@@ -77,6 +82,7 @@ def follow(store: Store) -> InStep | None:
             done.committed += changed if f"{SKILLS_DIR}/{name}" in clean else []
     if done.committed:
         store.commit_files(done.committed, MESSAGE)
+    offers.update(codex_stamps(store.root, {p[len(SKILLS_DIR) + 1:].split("/")[0] for p in done.settled}))  # as settled
     if copying:  # what settling wrote beside a SKILL.md is in the copies made now: not a change for the next look
         copies.update(mirror.stamps(store.root, only={p[len(SKILLS_DIR) + 1:].split("/")[0] for p in done.settled}))
         done.mirrored = mirror.of(store, view, recheck)
@@ -95,6 +101,18 @@ def keep(store: Store) -> None:
 
 
 OURS = (codex_policy.FOLDER, codex_policy.FOLDER_ASIDE)  # what settling writes in a skill folder of .agents/skills
+
+
+def codex_stamps(root: Path, names: Iterable[str]) -> dict[str, list[int] | None]:
+    """{skill: [mtime_ns, size] of its Codex file (agents/openai.yaml), or None when it has none}: a stat a skill."""
+    out: dict[str, list[int] | None] = {}
+    for name in names:
+        try:
+            st = os.lstat(root / SKILLS_DIR / name / codex_policy.FILE)
+            out[name] = [st.st_mtime_ns, st.st_size]
+        except OSError:
+            out[name] = None
+    return out
 
 
 def held(root: Path, git_dir: Path, folders: list[str]) -> tuple[set[str], set[str]]:
