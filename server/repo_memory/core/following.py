@@ -64,7 +64,7 @@ def follow(store: Store) -> InStep | None:
         return None
     if not isinstance(seen, dict) or not isinstance(seen.get("skills"), dict) or not isinstance(seen.get("copies"), dict):
         seen = {"skills": {}, "copies": {}}  # the first look here (or one a version without stamps left): everything
-    offered = seen.get("offers") if isinstance(seen.get("offers"), dict) else {}  # none: a look before they were kept
+    offered = seen["offers"] if isinstance(seen.get("offers"), dict) else {}  # none: a look before they were kept
     done, names = InStep(), sorted(n for n, digest in skills_now.items() if seen["skills"].get(n) != digest
                                    or offered.get(n, "unseen") != offers.get(n))
     recheck = {n for n, stamp in copies.items() if seen["copies"].get(n) != stamp}
