@@ -468,3 +468,34 @@ def test_a_session_id_holding_a_glued_key_is_refused(repo: Path):
         Store(Config.load(repo), session=f"deploy-x{key}")
     assert key not in str(refused.value)
     assert not list((repo / ".agents/experience").glob(f"*/*{key}*"))
+
+
+def test_a_secret_in_remembers_refs_is_refused_naming_refs_not_a_field_never_passed(repo: Path):
+    """refs=["AKIA…"] was refused as "the session id contains what looks like a secret", refs=["see AKIA…"] as "the
+    name": the refs were parsed as ids first, and the agent was pointed at a field it never passed."""
+    import anyio
+    from mcp import Client
+
+    from repo_memory.shells import mcp as server
+
+    key, store = FAKES["aws-access-key-id"], Store(Config.load(repo))
+
+    async def agent() -> list[str]:
+        async with Client(server.build(store)) as client:
+            said = []
+            for refs in ([key], ["https://example.com/ticket/1", f"see {key}"]):
+                result = await client.call_tool("remember", {"text": "deploy notes", "refs": refs})
+                assert result.is_error
+                said.append(result.content[0].text)  # type: ignore[union-attr]
+            result = await client.call_tool("checkpoint", {"summary": "deployed", "covers": [f"{key}#1"]})
+            assert result.is_error
+            said.append(result.content[0].text)  # type: ignore[union-attr]
+            return said
+
+    try:
+        first, second, covered = anyio.run(agent)
+    finally:
+        store.close()
+    assert "refs[0]" in first and "session id" not in first and key not in first, first
+    assert "refs[1]" in second and "the name" not in second and key not in second, second
+    assert "covers[0]" in covered and "session id" not in covered and key not in covered, covered

@@ -106,6 +106,7 @@ class Logbook:
                 f"Records of kind '{kind}' are written only by the server: a loop run records its own verdicts and the skills it "
                 "used. To say whether a skill or record helped, misled or was outdated, use feedback(ref, outcome); for your "
                 "own records use note, decision, action, observation, error or tool.")
+        secretscan.refuse(("refs", list(refs)))  # before they are read as ids: said of refs, not of a session id or name
         refs = [canonical(r) if "::" in r else r for r in refs]  # code cited one way: `./a.py::f` is `a.py::f`
         self._cited(refs)
         cited = [r for r in refs if "::" in r]
@@ -137,6 +138,7 @@ class Logbook:
         if not covers:
             raise InvalidRecordError("checkpoint", [Problem("covers must list the ids or ranges the summary compresses, e.g. ['s#1-20']",
                                                             field="covers")])
+        secretscan.refuse(("covers", list(covers)))  # said of covers, not of the session id it would be read as
         missing = [problem for ref in covers if (problem := self.missing(ref))]
         if missing:
             raise InvalidRecordError("checkpoint", [Problem(m, field="covers") for m in missing])
