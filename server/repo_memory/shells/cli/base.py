@@ -192,13 +192,14 @@ def show_sha(what: str, sha: str, accept_command: str) -> None:
     click.echo(f"{what}: sha {sha[:12]} — to accept exactly this version: {accept_command} --sha {sha[:12]}", err=True)
 
 
-def init_note(store: Store) -> None:
+def init_note(store: Store, drivers: bool = True) -> None:
     """Say so when `init` has not run here (setup and writes work, and memory is committed without the union-merge
-    rule), or when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not .git/config."""
+    rule), or, with `drivers`, when this clone lacks the diff driver `init` registers: a clone gets .gitattributes, not
+    .git/config (a write leaves that to setup and doctor: each write in a fresh clone would say it)."""
     if not layout.initialised(store.root, store.config.common_dir):
         click.echo("note: `repo-memory init` has not run here, so the experience logs agents commit have no union-merge rule "
                    "(two branches' logs conflict when merged) and `git log -p` shows their raw JSON lines: run `repo-memory init` "
                    "once (it creates .agents/ and those rules in .gitattributes)", err=True)
-    elif lacks := layout.missing_drivers(store.root, store.config.git_dir):
+    elif drivers and (lacks := layout.missing_drivers(store.root, store.config.git_dir)):
         click.echo(f"note: this clone lacks {' and '.join(lacks)} (git does not clone .git/config): run `repo-memory init` "
                    "here once (it changes nothing that is committed)", err=True)

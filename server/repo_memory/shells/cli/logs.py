@@ -59,7 +59,7 @@ def log_add(ctx: click.Context, text: str, kind: str, session: str | None, refs:
     store = store_of(ctx)
     record = store.remember(text, kind, list(refs), data, session=session, actor="human", tool="cli")[0]
     click.echo(record["id"])
-    init_note(store)
+    init_note(store, drivers=False)
     for rid, flags in store.flagged([record["id"]]):  # written, but nothing will find it: say so now, not in doctor
         found = "; ".join(json.loads(flags))
         click.echo(f"warning: {rid} is quarantined: its text holds what injection hides behind ({found}): "
@@ -243,7 +243,7 @@ def log_import(ctx: click.Context, files: tuple[Path, ...], claude: bool, codex:
     commit = store.flush("import", harness=", ".join(harnesses) or None) if report.added and not dry_run else None
     _imported(report, commit, time.perf_counter() - started, dry_run, as_json)
     if report.added and not dry_run:
-        init_note(store)
+        init_note(store, drivers=False)
 
 
 def _discovered(root: Path, claude: bool, codex: bool) -> tuple[list[Path], list[Path]]:

@@ -62,7 +62,7 @@ def skill_new(ctx: click.Context, name: str, description: str, body: str | None,
     text = body if body is not None else (_body_of(body_file) if body_file else f"# {name}\n\n1. First step\n2. Second step\n")
     result = store.write_skill(name, description, text, tags=list(tags) or None, actor="human", draft=outline)
     click.echo(f"Created {result.path} (status {result.status}).")
-    init_note(store)
+    init_note(store, drivers=False)
     if outline:
         click.echo(f"It holds a starter outline: write its steps in {result.path}, then `repo-memory skill show {name}` "
                    "prints the line that makes it active.")
@@ -281,7 +281,7 @@ def feedback(ctx: click.Context, ref: str, outcome: str, note: str | None) -> No
     """
     record = (store := store_of(ctx)).feedback(ref, outcome, note, actor="human", tool="feedback")
     say(f"{record['id']}: {record['text']}")
-    init_note(store)
+    init_note(store, drivers=False)
 
 
 @click.command(name="stats")
