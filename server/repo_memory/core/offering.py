@@ -155,12 +155,12 @@ def unsettled(root: Path, source: str) -> list[tuple[str, str]]:
     for folder in sorted(base.iterdir()) if base.is_dir() and not base.is_symlink() else []:
         if folder.is_symlink() and source == SKILLS_DIR and (folder / skills.SKILL_FILE).is_file():
             if (why := withheld(root, source, folder.name)) and codex_policy.state(folder) not in ("ours", "marked", "off"):
-                out.append((folder.name, f"Codex offers this skill by itself through a link, and recall does not serve it ({why}); "
+                out.append((folder.name, f"Codex offers this skill by itself through a link, though it is no skill to follow ({why}); "
                                          "repo-memory writes nothing through links: make it a real folder"))
         elif folder.is_dir() and not folder.is_symlink() and (folder / skills.SKILL_FILE).is_file() and not (folder / skills.MIRROR_MARKER).exists():
             why, kept_out = withheld(root, source, folder.name), _kept_out(folder, source)
             if why and not kept_out and not why.startswith(("invalid", "unreadable")):
-                out.append((folder.name, f"{harness} offers this skill to its model by itself, and recall does not serve it ({why})"))
+                out.append((folder.name, f"{harness} offers this skill to its model by itself, though it is no skill to follow ({why})"))
             elif kept_out == "ours" and not why:
                 out.append((folder.name, f"an active skill kept out of the skills {harness} offers its model"))
     return out
