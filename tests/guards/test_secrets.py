@@ -499,3 +499,21 @@ def test_a_secret_in_remembers_refs_is_refused_naming_refs_not_a_field_never_pas
     assert "refs[0]" in first and "session id" not in first and key not in first, first
     assert "refs[1]" in second and "the name" not in second and key not in second, second
     assert "covers[0]" in covered and "session id" not in covered and key not in covered, covered
+
+
+def test_doctor_says_a_secret_a_commit_holds_is_committed_and_to_rotate_it_first(repo: Path, runner: CliRunner):
+    """A teammate hand-wrote a key into a skill and committed and pushed it; doctor in every clone said "it is not
+    committed", so a team could decide not to rotate the key."""
+    key = FAKES["aws-access-key-id"]
+    write_skill_file(repo, "deploy-staging", "How we deploy to staging.", f"1. export AWS_ACCESS_KEY_ID={key}",
+                     extra="metadata:\n  status: active\n  origin: human\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "deploy skill")
+    [found] = [f for f in json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).output)
+               if f["path"] == ".agents/skills/deploy-staging/SKILL.md" and "secret" in f["message"]]
+    assert "not committed" not in found["message"] and "HEAD holds it" in found["message"], found
+    assert found["fix"].startswith("Rotate it first") and key not in json.dumps(found), found
+    write_skill_file(repo, "draft-notes", "Notes on deploys.", f"1. key {key}", extra="metadata:\n  status: draft\n")
+    [uncommitted] = [f for f in json.loads(runner.invoke(cli, ["--root", str(repo), "doctor", "--json"]).output)
+                     if f["path"] == ".agents/skills/draft-notes/SKILL.md" and "secret" in f["message"]]
+    assert "it is not committed" in uncommitted["message"], uncommitted

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from repo_memory import layout
-from repo_memory.core import breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, rewrites, stale_checks
+from repo_memory.core import (breaks, indexing, loop_checks, mirror, mirror_checks, native_checks, offering, rewrites,
+                              secret_checks, stale_checks)
 from repo_memory.core.breaks import SET_ASIDE
 from repo_memory.core.catalog import Catalog
 from repo_memory.core.driver_checks import foreign
@@ -100,10 +101,9 @@ def examine(store: Store, homes: Homes | None = None, progress: Callable[[int, i
             flags = json.loads(row["flags"])
             secrets = [f.removeprefix("secret: ") for f in flags if f.startswith("secret: ")]
             others = [f for f in flags if not f.startswith("secret: ")]
-            if secrets:
-                findings.append(Finding("error", row["path"], f"holds what looks like a secret ({'; '.join(secrets)}); it is not "
-                                        "committed and stays out of recall", "Remove the secret from the file (refer to where it "
-                                        "lives, e.g. an environment variable name); if it was ever committed or pushed, rotate it."))
+            if secrets:  # whether a commit holds it decides what comes first
+                said, fix = secret_checks.said(store.root, store.config.git_dir, row["path"])
+                findings.append(Finding("error", row["path"], f"holds what looks like a secret ({'; '.join(secrets)}); {said}", fix))
             if others:
                 findings.append(Finding("error", row["path"], f"quarantined: injection markers ({', '.join(others)})",
                                         "Read it in an editor that shows invisible characters; remove them, or delete the skill. "
