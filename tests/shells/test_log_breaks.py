@@ -231,3 +231,19 @@ def test_a_committed_log_whose_last_line_was_cut_short_by_hand_is_restored_from_
     assert "torn" not in fixed.stdout and f"git checkout HEAD -- {rel}" in fixed.stdout, fixed.stdout
     git(repo, "checkout", "HEAD", "--", rel)
     assert cli_run(repo, "verify").returncode == 0 and errors(repo) == []
+
+
+def test_a_committed_line_a_person_edited_and_committed_is_cleared_by_the_revert_doctor_names(repo: Path, logs: tuple[Path, Path]):
+    """A teammate edited a committed record and committed and pushed it: verify failed in every clone for good, and
+    doctor's one way out (a record of one's own saying what it should read) left it failing; reverting the edit, which
+    doctor never named, was what cleared it."""
+    committed, _ = logs
+    rel = committed.relative_to(repo).as_posix()
+    change(committed, EDITS["same length"])
+    git(repo, "commit", "-q", "-m", "fix a typo in the log", "--", rel)
+    edit = git(repo, "rev-parse", "HEAD").strip()
+    assert cli_run(repo, "verify").returncode == 1
+    (finding,) = [f for f in errors(repo) if f["path"].endswith("#1")]
+    assert f"git log -p -- {rel}" in finding["fix"] and "git revert" in finding["fix"] and "log add" in finding["fix"], finding
+    git(repo, "revert", "--no-edit", edit)  # the way out it names (HEAD is memory's commit of the pending records since)
+    assert cli_run(repo, "verify").returncode == 0

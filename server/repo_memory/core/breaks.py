@@ -18,7 +18,7 @@ from repo_memory.guards import torn
 from repo_memory.guards.shellwords import quoted
 
 HELD_NOT = ", which git does not hold yet"  # a line only the working tree has
-COMMITTED = ", as a commit holds it"  # the break itself is committed: git keeps nothing older to restore it from
+COMMITTED = ", as a commit holds it"  # the break itself is committed: an earlier commit may hold the line as written
 NEVER_HELD = "; the record before it was removed or changed before any commit held it, so git has no copy of it"
 MISSING = ", which HEAD holds, is missing from the working tree"  # the file before a session's `+n` file
 DELETED = "the session's earlier records are gone from this branch: "  # a commit deleted the file before: a note, no break
@@ -120,9 +120,12 @@ def advice(where: str, what: str, unmoved: dict[str, str]) -> tuple[str, str]:
                          f"then) and log the correction: `repo-memory log add TEXT -s {quoted(session)} -r {quoted(where)}`. Or keep the "
                          f"edit: `git add {quoted(rel)} && git commit` (verify keeps naming it; the session goes on).")
     if COMMITTED in what:
-        return "error", ("Logs are append-only and a commit holds this break, so it stays and verify keeps naming it; the "
-                         "commit (`git log -p`) shows what the record said if git ever held it as written. Say what it should "
-                         f"read as a record of your own: `repo-memory log add TEXT -s {quoted(session)} -r {quoted(where)}`.")
+        rel = what.partition(COMMITTED)[0].rpartition(" of ")[2]
+        return "error", (f"A commit holds this break. If an earlier one held the line as written (`git log -p -- {quoted(rel)}` "
+                         "shows the commit that changed it), put that line back and commit it — `git revert COMMIT` when that "
+                         "commit changed nothing else — and `repo-memory verify` passes (a pull gives every clone the line "
+                         "back). Otherwise logs are append-only: it stays, and verify keeps naming it; say what it should read "
+                         f"as a record of your own: `repo-memory log add TEXT -s {quoted(session)} -r {quoted(where)}`.")
     if what.endswith(NEVER_HELD):
         return "error", ("Put it back if you kept a copy of it (`repo-memory verify` passes then). Otherwise the gap stays: "
                          "the log is committed as it is and verify keeps naming this break; say what the lost record held "
