@@ -72,6 +72,22 @@ async def test_a_read_of_a_skill_or_a_record_whose_code_changed_says_it_is_stale
     assert "stale" not in item, item  # each record says its own
 
 
+@pytest.mark.anyio
+async def test_a_read_says_what_happened_to_the_code_as_repo_memory_stale_does(store: Store, repo: Path, anchored: str):
+    """An agent's read gave "the code changed since the memory was written (hash -> hash)", where `repo-memory stale`
+    named the commit and its subject; after a rename, "symbol not found" with no word of the commit that renamed it."""
+    change_the_code(repo)
+    changed = git(repo, "rev-parse", "--short=7", "HEAD").strip()
+    skill = await read(store, "skill:store-save")
+    assert f"(last changed in {changed}" in skill["stale_reason"] and "change the message" in skill["stale_reason"], skill
+    path = repo / "pkg/store.py"
+    path.write_text(path.read_text(encoding="utf-8").replace("def save(", "def persist("), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "rename save to persist")
+    renamed = git(repo, "rev-parse", "--short=7", "HEAD").strip()
+    skill = await read(store, "skill:store-save")
+    assert renamed in skill["stale_reason"] and "rename save to persist" in skill["stale_reason"], skill
+
+
 def test_skill_show_says_the_skill_is_stale_and_how_to_settle_it(store: Store, repo: Path, anchored: str, runner: CliRunner):
     shown = runner.invoke(cli, ["--root", str(repo), "skill", "show", "store-save"])
     assert shown.exit_code == 0 and "stale" not in shown.stderr, shown.stderr

@@ -8,8 +8,9 @@ helps; `repo-memory stale` lists them all.
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Protocol
 
@@ -43,6 +44,16 @@ def shown(item: Stale, change: str) -> str:
     if (moved := MOVED.match(change)) and f"its file moved to {moved['new']}" in item.reason:
         change = f"moved in {change[moved.start('commit'):]}"
     return f"{item.reason} ({change})" if change else item.reason
+
+
+def told(store: Memory) -> Callable[[list[str]], list[Stale]]:
+    """Store.stale for a read: each stale anchor's reason with what happened to its code, as `repo-memory stale` says
+    it (`changes`, one git pass, only when something is stale): the commit that changed, moved, renamed or removed it."""
+    def stale(memories: list[str]) -> list[Stale]:
+        found = store.stale(memories)
+        happened = changes(store, found) if found else {}
+        return [dataclasses.replace(item, reason=shown(item, happened.get(item.anchor, ""))) for item in found]
+    return stale
 
 
 def changes(store: Memory, items: list[Stale]) -> dict[str, str]:

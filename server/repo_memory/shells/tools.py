@@ -148,7 +148,9 @@ def read(call: Call, ref: Annotated[str, Field(description='A recall hit\'s id, 
     each with `verified` (hash and chain checked) and, read alone by its id, a tool call's whole output it kept
     (`output`). Long content is paged. stale=true (on a skill, loop or record): the
     code it cites changed since it was written; stale_reason says what, check before relying on it."""
-    item = flagged(call.store.read(ref, cursor, as_of), call.store.stale)
+    from repo_memory.core import stale_checks  # (doctor's module, and what it imports: not at the server's start)
+
+    item = flagged(call.store.read(ref, cursor, as_of), stale_checks.told(call.store))  # with the commit that changed the code
     if item.kind == "skill":
         call.engine.note_read(item.name)
     return item

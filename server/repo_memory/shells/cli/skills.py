@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from repo_memory.config import SKILLS_DIR
-from repo_memory.core import following, mirror, mirror_checks, offering
+from repo_memory.core import following, mirror, mirror_checks, offering, stale_checks
 from repo_memory.core.reading import flagged
 from repo_memory.core.unreviewed import Unreviewed
 from repo_memory.core.utility import Utility
@@ -120,7 +120,7 @@ def skill_show(ctx: click.Context, name: str, as_json: bool) -> None:
     version of the skill's folder: `repo-memory accept NAME --sha SHA` accepts exactly what you read. A bidi control or
     tag character, which would reorder or hide text, is printed escaped (<U+202E>)."""
     store = store_of(ctx)
-    item = flagged(store.read(name if name.startswith("skill:") else f"skill:{name}"), store.stale)
+    item = flagged(store.read(name if name.startswith("skill:") else f"skill:{name}"), stale_checks.told(store))
     sha = store.fingerprint(item.name)
     whole = item.id == f"skill:{item.name}"  # not NAME/FILE, a file beside it
     changes = store.unreviewed(item.name) if item.status == "draft" and whole else None
