@@ -174,3 +174,22 @@ def test_a_run_two_clones_ended_at_once_ends_the_same_way_in_both_after_they_mer
         assert len(earlier.receipts("fix-add")) == 1 and "aborted" in earlier.receipts("fix-add")[0]["summary"]
     finally:
         earlier.close()
+
+
+def test_a_spec_rewritten_and_accepted_again_mid_run_does_not_verify_the_run(toy: Path, store: Store):
+    """An agent rewrote the spec's check to `echo ok` and ran `repo-memory loop accept --sha` from its shell: the run
+    ended succeeded with calc.py still wrong. A run is verified by the spec it started with (its loop.start's sha)."""
+    import subprocess
+    import sys
+
+    engine, run = started(toy, store)
+    spec = toy / ".agents/loops/fix-add.md"
+    spec.write_text(spec.read_text(encoding="utf-8").replace(f"run: \"{sys.executable} check.py\"", 'run: "echo ok"'), encoding="utf-8")
+    store.refresh()
+    sha = engine.spec("fix-add").sha256
+    accepted = subprocess.run([sys.executable, "-m", "repo_memory", "loop", "accept", "fix-add", "--sha", sha[:12]], cwd=toy,
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert accepted.returncode == 0, accepted.stderr  # an agent's shell can do what a person's can
+    ended = engine.step(run, "done", "done")
+    assert ended["state"] == "unverifiable" and "changed since the run started" in ended["instruction"], ended
+    assert (toy / "calc.py").read_text(encoding="utf-8").endswith("a - b\n")

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from repo_memory.formats import nesting
+
+if TYPE_CHECKING:
+    from repo_memory.formats.loops import Loop
+    from repo_memory.runner.verify import Outcome
 
 PREFIX = "CHECKLIST:"
 _LINE = re.compile(rf"^\s*{PREFIX}\s*(\{{.*\}})\s*$", re.MULTILINE)
@@ -32,3 +37,14 @@ def answers(text: str) -> dict[str, bool] | None:
         if isinstance(found, dict):
             return {str(k): v for k, v in found.items() if isinstance(v, bool)}
     return None
+
+
+def wanted(spec: Loop, unanswered: Outcome | None, in_words: bool) -> str:
+    """How to give the checklist answers still missing, in the driver's form (`in_words`: a line of the agent's final
+    message, else loop_step's argument); '' when none are missing."""
+    if unanswered is None or unanswered.step.level != 2:
+        return ""
+    items = [item for s in spec.steps if s.level == 2 for item in s.checklist]
+    if in_words:
+        return ask(items)
+    return f"Call loop_step with checklist={json.dumps({item: True for item in items}, ensure_ascii=False)} (each item word for word, true only when it holds)."

@@ -21,9 +21,8 @@ from repo_memory.git.pending import start_time
 from repo_memory.git.repo import Git
 from repo_memory.formats import loops
 from repo_memory.guards.shellwords import quoted
-from repo_memory.runner import runstate, verify
+from repo_memory.runner import checklist, runstate, verify
 from repo_memory.runner.runstate import RunState
-from repo_memory.runner.checklist import ask as ask_in_words
 from repo_memory.errors import ConflictError, InvalidArgumentError, InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.core.acceptances import Acceptances
 from repo_memory.core.reviewing import reviewed, shown
@@ -90,8 +89,12 @@ class Engine:
         self._acceptances().add(name, spec.sha256)
         return spec
 
-    def runnable(self, spec: loops.Loop) -> str:
-        """Why the spec's commands may not run, or '' when they may."""
+    def runnable(self, spec: loops.Loop, started: str = "") -> str:
+        """Why the spec's commands may not run, or '' when they may; `started`: the sha of the spec a run started with,
+        which alone verifies it (an agent's shell can rewrite the spec and accept it again as a person would)."""
+        if started and spec.sha256 != started:
+            return (f"{spec.path} changed since the run started (sha {started[:12]}, now {spec.sha256[:12]}): a run is verified "
+                    f"by the spec it started with; start a new run of it with loop_start('{spec.name}')")
         # outside a terminal (an agent's shell, a hook) accept needs the sha of what was reviewed, which `show` prints
         command = f"`repo-memory loop show {quoted(spec.name)}`, then `repo-memory loop accept {quoted(spec.name)} --sha SHA`"
         if spec.status != "active":
@@ -175,7 +178,7 @@ class Engine:
             if status == "blocked":
                 return self._decide(run, spec, iteration, "blocked", f"The agent reported it cannot proceed: {report}", "", actor, skills)
             assert spec is not None
-            blocked = self.runnable(spec)
+            blocked = self.runnable(spec, current.spec_sha)
             if blocked:
                 return self._decide(run, spec, iteration, "unverifiable", f"Verification cannot run: {blocked}.", "", actor, skills)
             checked = self._verify(run, spec, iteration, status, checklist or {}, actor, deadline)
@@ -221,7 +224,7 @@ class Engine:
             if checked.reached < wanted:
                 return "unverifiable", f"No step at level {wanted} passed, and success needs one: fix the ladder (loop lint says how).", ""
             return ("no_op" if status == "no_op" else "succeeded"), f"Every step up to level {wanted} passed.", ""
-        ask = self._ask(spec, unanswered, in_words)
+        ask = checklist.wanted(spec, unanswered, in_words)
         signature = self._signature(failed)
         recent = (*current.signatures, signature)
         minutes = (time.time() - current.started) / 60
@@ -258,16 +261,6 @@ class Engine:
             raise ConflictError(f"Run {current.run} cannot be verified: {exc} Restore or fix the spec and call loop_step again; "
                                 f"or end the run: loop_step(run='{current.run}', report=<why>, status='blocked'), or a person runs "
                                 f"`repo-memory loop abort {quoted(current.run)}`.") from None
-
-    @staticmethod
-    def _ask(spec: loops.Loop, unanswered: verify.Outcome | None, in_words: bool) -> str:
-        """How to give the checklist answers still missing, in the driver's form; '' when none are missing."""
-        if unanswered is None or unanswered.step.level != 2:
-            return ""
-        items = [item for s in spec.steps if s.level == 2 for item in s.checklist]
-        if in_words:
-            return ask_in_words(items)
-        return f"Call loop_step with checklist={json.dumps({item: True for item in items}, ensure_ascii=False)} (each item word for word, true only when it holds)."
 
     @staticmethod
     def _signature(failed: verify.Outcome) -> str:
