@@ -64,8 +64,9 @@ def killed_mid_check(toy: Path, store: Store, nap: str,
                      during: Callable[[str], None] = lambda run: None) -> tuple[str, dict[str, Any]]:
     """A run of fix-add whose Stop hook a harness kills past its timeout while the check sleeps (`during`: what to look
     at meanwhile); returns the run and the Stop hook's payload."""
-    slow = f'  - {{level: 4, name: check, run: "sleep {nap}; {PY} check.py", expect: {{exit: 0}}, timeout: 600}}'
+    slow = f'  - {{level: 4, name: check, run: "if [ -f slow ]; then sleep {nap}; fi; {PY} check.py", expect: {{exit: 0}}, timeout: 600}}'
     (toy / ".agents/loops/fix-add.md").write_text(spec_text(verify=slow), encoding="utf-8")
+    (toy / "slow").write_text("the check sleeps while this file is here\n", encoding="utf-8")
     store.refresh()
     engine = Engine(store)
     engine.accept("fix-add")
@@ -91,10 +92,7 @@ def killed_mid_check(toy: Path, store: Store, nap: str,
 def test_a_run_whose_stop_hook_was_killed_mid_check_is_checked_again_at_the_next_stop_and_says_so(toy: Path, store: Store):
     """The harness killed the hook mid-check: the run stayed live with no word of the check that never decided."""
     run, payload = killed_mid_check(toy, store, f"307.{os.getpid()}")
-    engine = Engine(store)
-    (toy / ".agents/loops/fix-add.md").write_text(spec_text(), encoding="utf-8")
-    store.refresh()
-    engine.accept("fix-add")
+    (toy / "slow").unlink()  # the next check runs at once (a run is checked by the spec it started with: not edited)
     answer = hook(toy, {**payload, "last_assistant_message": "Done, again."})
     assert answer.get("decision") == "block" and run in answer["reason"], answer
     assert "cut off" in answer["reason"], answer
