@@ -183,3 +183,22 @@ def test_a_process_the_agent_left_running_in_a_session_of_its_own_ends_with_its_
         for pid in sleeping(nap):
             os.kill(pid, signal.SIGKILL)
     assert left == [], "what the agent left running outlived its round"
+
+
+@pytest.mark.parametrize("placed", ['"{instruction}"', "'{instruction}'", "{instruction}", '"Task: {instruction}!"'])
+def test_the_instruction_reaches_the_agent_as_one_word_whatever_quotes_hold_its_place_and_is_never_run(
+        toy: Path, store: Store, tmp_path: Path, placed: str):
+    """`--agent "codex exec \\"{instruction}\\""`: the instruction was put in shell-quoted, which inside double quotes is
+    text again, so a `$(…)` in the spec's goal (or in a failing test's output, from the second round on) ran."""
+    spec = toy / ".agents/loops/fix-add.md"
+    spec.write_text(spec.read_text(encoding="utf-8").replace("Make check.py pass", "Make check.py pass $(touch pwned) `touch pwned2`"),
+                    encoding="utf-8")
+    store.refresh()
+    Engine(store).accept("fix-add")
+    said = tmp_path / "said.txt"
+    agent = f"{PY} -c 'import sys; open(sys.argv[1], \"w\").write(repr(sys.argv[2:]))' {said} {placed}"
+    driver.drive(Engine(store), "fix-add", agent, 60, lambda line: None)
+    assert not (toy / "pwned").exists() and not (toy / "pwned2").exists(), "text of the spec ran as a command"
+    words = eval(said.read_text(encoding="utf-8"))  # noqa: S307 - the repr written just above
+    assert len(words) == 1 and "$(touch pwned) `touch pwned2`" in words[0], words
+    assert words[0].startswith("Task: ") == placed.startswith('"Task')

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import shlex
 import signal
 import subprocess
 import threading
@@ -227,11 +226,38 @@ def _aborted_by(engine: Engine, run: str) -> str:
     return "by a person (`repo-memory loop abort`)" if actor in (None, "human") else f"by {actor}"
 
 
+PLACE, VALUE = "{instruction}", "${REPO_MEMORY_INSTRUCTION}"
+# The instruction's place in the agent command, by the quotes around it: the variable expanded as one word, never text
+# the shell reads again (quoted into the command, inside the person's double quotes a `$(…)` of the goal, or of a
+# failing test's output, ran).
+IN_QUOTES = {"": f'"{VALUE}"', '"': VALUE, "'": f"'\"{VALUE}\"'"}
+
+
+def placed(agent: str) -> str:
+    """The agent command with each `{instruction}` made $REPO_MEMORY_INSTRUCTION as one word, read as sh reads quotes."""
+    out, quote, i = [], "", 0
+    while i < len(agent):
+        if agent.startswith(PLACE, i):
+            out.append(IN_QUOTES[quote])
+            i += len(PLACE)
+            continue
+        char = agent[i]
+        if char == "\\" and quote != "'":  # the next character is taken as it is
+            out.append(agent[i:i + 2])
+            i += 2
+            continue
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, stop: Stop) -> Round:
     """Run the agent command once with the instruction (stdin, $REPO_MEMORY_INSTRUCTION, `{instruction}`). It runs in a
     session of its own, ended with the round: at its timeout, on Ctrl-C, and whatever it left running when it exits
     (in its group, or carrying the round's token, as a verification step's processes do: one that called setsid)."""
-    command = agent.replace("{instruction}", shlex.quote(instruction))
+    command = placed(agent)
     token = secrets.token_hex(8)  # not the run's own token: a loop_step of the agent's ends that one's leftovers
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=root, start_new_session=True, env={**os.environ, "REPO_MEMORY_RUN": run,

@@ -208,7 +208,8 @@ def loop_abort(ctx: click.Context, run: str, reason: str) -> None:
 @loop.command(name="run")
 @click.argument("name")
 @click.option("--agent", "agent", required=True, help="Command that runs one round of a headless agent; it gets the instruction "
-              "on stdin, in $REPO_MEMORY_INSTRUCTION, and in place of {instruction}. Exit 0 = it thinks it is done.")
+              "on stdin, in $REPO_MEMORY_INSTRUCTION, and in place of {instruction} (one word, in quotes or not; never "
+              "run as shell text). Exit 0 = it thinks it is done.")
 @click.option("--agent-timeout", type=float, default=1800, show_default=True, help="Seconds one agent round may take; then the "
               "agent and what it started are stopped, and what it changed so far is verified.")
 @click.option("--new", is_flag=True, help="Start a run even though the loop has a live one.")
