@@ -202,3 +202,27 @@ def test_the_instruction_reaches_the_agent_as_one_word_whatever_quotes_hold_its_
     words = eval(said.read_text(encoding="utf-8"))  # noqa: S307 - the repr written just above
     assert len(words) == 1 and "$(touch pwned) `touch pwned2`" in words[0], words
     assert words[0].startswith("Task: ") == placed.startswith('"Task')
+
+
+def test_every_round_hears_the_specs_notes_and_how_it_is_checked_not_only_the_first(toy: Path, store: Store, tmp_path: Path):
+    """Each round is a new agent session: from round 2 on it heard only the goal and the failure, never the spec's notes
+    ("check.py is the specification": do not edit it) nor how the round is checked, nor how to say BLOCKED."""
+    Engine(store).accept("fix-add")
+    heard = tmp_path / "heard"
+    heard.mkdir()
+    agent = f"{PY} -c 'import sys, os; n = len(os.listdir(sys.argv[1])); open(f\"{{sys.argv[1]}}/{{n}}\", \"w\").write(sys.stdin.read())' {heard}"
+    driver.drive(Engine(store), "fix-add", agent, 60, lambda line: None)
+    rounds = [(heard / str(n)).read_text(encoding="utf-8") for n in range(len(list(heard.iterdir())))]
+    assert len(rounds) >= 2, rounds
+    for said in rounds:
+        assert "Fix calc.py; check.py is the specification." in said and "BLOCKED: <why>" in said, said
+        assert "success needs every step up to level 4" in said, said
+    assert "add(2, 2) returned 0" in rounds[1], rounds[1]  # and what failed
+
+
+def test_only_a_line_that_begins_with_blocked_ends_the_run_blocked(toy: Path, store: Store):
+    """A round that fixed calc.py and quoted a note holding "BLOCKED:" ended the run blocked, unchecked."""
+    Engine(store).accept("fix-add")
+    fixed = f"{PY} -c \"open('calc.py', 'w').write('def add(a, b):\\n    return a + b\\n')\"; echo '  > BLOCKED: as the docs put it'; echo fixed"
+    lines: list[str] = []
+    assert driver.drive(Engine(store), "fix-add", fixed, 60, lines.append) == "succeeded", lines

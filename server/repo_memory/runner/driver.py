@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import signal
 import subprocess
@@ -163,9 +164,12 @@ def _rounds(engine: Engine, name: str, started: dict[str, Any], agent: str, time
     spec = engine.spec(name)
     ladder = ", ".join(f"L{s.level} {s.name}" for s in spec.steps)
     # This round's agent answers in what it prints, not with loop_step: the driver steps the run when the round ends.
-    instruction = (f"Goal: {started['goal']}\n\n{started['notes']}\n\nWork toward the goal. When this round ends, repo-memory "
-                   f"verifies ({ladder}); success needs every step up to level {spec.success_requires_level}. Print "
-                   f"BLOCKED: <why> if you cannot proceed.\n{checklist.ask(started['checklist'])}").strip()
+    # Each round is a new agent session: each hears the goal, the spec's notes and how the round is checked.
+    brief = f"Goal: {started['goal']}\n\n{started['notes']}".strip()
+    how = (f"When this round ends, repo-memory verifies ({ladder}); success needs every step up to level "
+           f"{spec.success_requires_level}. Print a line BLOCKED: <why> if you cannot proceed.")
+    asked = checklist.ask(started["checklist"])
+    instruction = f"{brief}\n\nWork toward the goal. {how}\n{asked}".strip()
     state = "running"
     for number in range(1, spec.max_iterations + 2):
         if stop.signal:
@@ -191,13 +195,14 @@ def _rounds(engine: Engine, name: str, started: dict[str, Any], agent: str, time
             state = now.state if now.state in TERMINAL else "continue"
             why = f" — {_decided(engine, run)}" if state in TERMINAL else ""
             echo(f"round {number}: the agent stepped the run itself; {state}{why}")
-            instruction = f"Goal: {started['goal']}\n\nThe run continues: your last loop_step answer says what failed. Fix that."
+            instruction = f"{brief}\n\nThe run continues: your last loop_step answer says what failed. Fix that. {how}\n{asked}".strip()
         else:
             result = engine.step(run, done.report, done.status, done.answers, in_words=True,
                                  then="Fix this; the checks run again when this round ends.")
             state = str(result["state"])
             echo(f"round {number}: {state} — {_why(result, done)}")
-            instruction = f"Goal: {started['goal']}\n\n{result['instruction']}"
+            told = str(result["instruction"])
+            instruction = f"{brief}\n\n{told}\n\n{how}\n{asked if checklist.PREFIX not in told else ''}".strip()
         if state in TERMINAL or stop.signal:
             return state
     return state
@@ -206,7 +211,7 @@ def _rounds(engine: Engine, name: str, started: dict[str, Any], agent: str, time
 def _why(result: dict[str, Any], done: Round) -> str:
     """Why the round ended as it did, in a line: the agent's own BLOCKED: line, else the engine's reason."""
     if result["state"] == "blocked":
-        said = next((ln.split("BLOCKED:", 1)[1].strip() for ln in done.report.splitlines() if "BLOCKED:" in ln), "")
+        said = next((m[1].strip() for m in BLOCKED.finditer(done.report)), "")
         return f"the agent says it cannot proceed: {said[:300]}"
     why = str(result["instruction"]).removeprefix(f"Stop: the run ended {result['state']}. ")
     return (why.splitlines() or [""])[0][:500]
@@ -226,6 +231,7 @@ def _aborted_by(engine: Engine, run: str) -> str:
     return "by a person (`repo-memory loop abort`)" if actor in (None, "human") else f"by {actor}"
 
 
+BLOCKED = re.compile(r"^BLOCKED:(.*)$", re.MULTILINE)  # a line of its own: not a quote of the words in a note or a log
 PLACE, VALUE = "{instruction}", "${REPO_MEMORY_INSTRUCTION}"
 # The instruction's place in the agent command, by the quotes around it: the variable expanded as one word, never text
 # the shell reads again (quoted into the command, inside the person's double quotes a `$(…)` of the goal, or of a
@@ -282,7 +288,7 @@ def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, s
     if proc.returncode in CANNOT_RUN:  # the shell's "not executable" or "command not found"
         return Round("", "progress", not_started=f"the agent command could not be started (exit {proc.returncode}): "
                                                  f"{err.strip()[-300:] or agent}")
-    status = "blocked" if "BLOCKED:" in out else ("done" if proc.returncode == 0 else "progress")
+    status = "blocked" if BLOCKED.search(out) else ("done" if proc.returncode == 0 else "progress")
     return Round((out + err)[-REPORT_CHARS:], status, checklist.answers(out))
 
 
