@@ -226,3 +226,23 @@ def test_only_a_line_that_begins_with_blocked_ends_the_run_blocked(toy: Path, st
     fixed = f"{PY} -c \"open('calc.py', 'w').write('def add(a, b):\\n    return a + b\\n')\"; echo '  > BLOCKED: as the docs put it'; echo fixed"
     lines: list[str] = []
     assert driver.drive(Engine(store), "fix-add", fixed, 60, lines.append) == "succeeded", lines
+
+
+def test_loop_abort_of_a_run_whose_loop_run_was_killed_ends_the_agent_it_left(toy: Path, store: Store, runner: CliRunner):
+    """`loop run` killed with SIGKILL (no time to end its round): its agent ran on under init, and `loop abort` of the
+    run ended the run but left the agent, and a check it had begun, running."""
+    Engine(store).accept("fix-add")
+    nap = f"309.{os.getpid()}"
+    command = [PY, "-m", "repo_memory", "--root", str(toy), "loop", "run", "fix-add", "--agent", f"sleep {nap}"]
+    proc = subprocess.Popen(command, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ})
+    try:
+        assert wait_until(lambda: bool(sleeping(nap)), 30), "the agent never started"
+        proc.kill()
+        proc.wait(10)
+        assert sleeping(nap), "the agent is still running once its driver is gone"
+        (run,) = _live(toy)
+        aborted = runner.invoke(cli, ["--root", str(toy), "loop", "abort", run["run"]])
+        assert aborted.exit_code == 0, aborted.output
+        assert wait_until(lambda: not sleeping(nap), 10), "loop abort left the run's agent running"
+    finally:
+        _reap(proc, nap)

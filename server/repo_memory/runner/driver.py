@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import signal
 import subprocess
 import threading
@@ -264,7 +263,7 @@ def _round(agent: str, instruction: str, run: str, root: Path, timeout: float, s
     session of its own, ended with the round: at its timeout, on Ctrl-C, and whatever it left running when it exits
     (in its group, or carrying the round's token, as a verification step's processes do: one that called setsid)."""
     command = placed(agent)
-    token = secrets.token_hex(8)  # not the run's own token: a loop_step of the agent's ends that one's leftovers
+    token = verify.agent_token(run)  # not the run's own: a loop_step of the agent's ends that one's leftovers
     proc = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=root, start_new_session=True, env={**os.environ, "REPO_MEMORY_RUN": run,
                                                                    "REPO_MEMORY_INSTRUCTION": instruction, verify.TOKEN: token})

@@ -352,6 +352,8 @@ class Engine:
             spec = self._spec_if_any(current.loop)  # a run whose spec went away can still be ended
             self._append(run, "loop.decision", f"aborted: {reason}", "human", "loop",
                          {"iteration": current.iterations, "state": "aborted"})
+            for token in (verify.agent_token(run), verify.run_token(run)):  # what a killed driver or server left running
+                verify.end_leftovers(token)
             return self._end(self.state(run), spec, "aborted", reason, "human")
 
     def _append(self, run: str, kind: str, text: str, actor: str, tool: str, data: dict[str, Any]) -> dict[str, Any]:

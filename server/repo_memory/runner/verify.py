@@ -130,6 +130,12 @@ def run_token(run_id: str) -> str:
     return hashlib.sha256(f"repo-memory loop run {run_id}".encode()).hexdigest()[:16]
 
 
+def agent_token(run_id: str) -> str:
+    """The token a `loop run` round's agent, and what it starts, carry: `loop abort` ends what a driver killed with no
+    time to end its round left running (as run_token's, of the checks)."""
+    return hashlib.sha256(f"repo-memory loop run {run_id} agent".encode()).hexdigest()[:16]
+
+
 def run(step: Step, root: Path, token: str | None = None, deadline: float | None = None) -> Outcome:
     """Run a level 3-5 step's command and judge it against its `expect`.
 
