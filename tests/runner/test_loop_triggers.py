@@ -3,7 +3,7 @@ loop; and a spec no person accepted here is never due, so a cron tick or a git h
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -69,3 +69,20 @@ def test_a_due_loop_whose_last_run_is_still_live_is_not_started_again(toy: Path,
     ticked = runner.invoke(cli, ["--root", str(toy), "loop", "due", "--run", "--event", "ci-failure", "--agent", "true"])
     assert ticked.exit_code == 0 and f"not run: Loop fix-add already has a live run {live}" in ticked.output, ticked.output
     assert [r["run"] for r in engine.status()] == [live]
+
+
+def test_a_schedule_accepted_now_is_not_due_for_a_time_before_it_was_accepted(toy: Path, store: Store):
+    """Accepted at 23:21, a `0 3 * * *` loop was due at once "fired at 03:00" — a time before anyone accepted it — and
+    the next cron tick paid an agent round for it; a change loop counts from its accept already."""
+    accepted = datetime.now(UTC)
+    earlier = accepted - timedelta(hours=2)
+    triggered(toy, f"trigger: {{on: schedule, cron: '{earlier.minute} {earlier.hour} * * *'}}")
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("fix-add")
+    assert "fix-add" not in {s.name for s, _ in triggers.fired(engine, now=accepted + timedelta(minutes=1))}
+    later = accepted + timedelta(minutes=5)
+    triggered(toy, f"trigger: {{on: schedule, cron: '{later.minute} {later.hour} * * *'}}")
+    store.refresh()
+    engine.accept("fix-add")
+    assert "fix-add" in {s.name for s, _ in triggers.fired(engine, now=later + timedelta(minutes=1))}

@@ -24,7 +24,7 @@ from repo_memory.runner.runstate import RunState
 EVENTS = ("post-commit", "pre-push")  # git's, each a hook `loop hooks install` writes
 ASKED = (*EVENTS, "ci-failure")  # what `loop due --event` may say: a git hook, or a CI job that failed
 MARKER = "# added by repo-memory: run loops whose trigger is this git event"
-LOOKBACK = timedelta(hours=24)  # a schedule never run before counts as due if it fired in the last day
+LOOKBACK = timedelta(hours=24)  # a schedule never run counts as due if it fired in the last day, since it was accepted
 VERIFIED = ("succeeded", "no_op")  # the ends whose last check passed: any other leaves the code to check again
 TOLD_FILE = "loops-waiting-told.json"  # spec name -> the sha256 `loop due --run` last said waits for a person's accept
 
@@ -109,8 +109,10 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now
-        started = datetime.fromtimestamp(last.started, UTC) if last else now - LOOKBACK
-        floor = max(started, now - LOOKBACK)
+        # never run: from when a person accepted it here (a slot before that is none they asked for), within a day
+        started = (datetime.fromtimestamp(last.started, UTC) if last else  # the slot of the minute it was accepted in counts
+                   datetime.fromtimestamp(engine.accepted_at(spec), UTC).replace(second=0, microsecond=0) - timedelta(microseconds=1))
+        floor = max(started if now.tzinfo else started.replace(tzinfo=None), now - LOOKBACK)  # (a naive `now` is UTC)
         while moment > floor:
             if schedule.matches(moment):
                 return f"schedule '{spec.trigger['cron']}' fired at {moment:%Y-%m-%d %H:%M} UTC"
