@@ -86,3 +86,25 @@ def test_a_schedule_accepted_now_is_not_due_for_a_time_before_it_was_accepted(to
     store.refresh()
     engine.accept("fix-add")
     assert "fix-add" in {s.name for s, _ in triggers.fired(engine, now=later + timedelta(minutes=1))}
+
+
+def test_a_change_loop_is_not_due_again_for_the_changes_its_own_run_made(toy: Path, store: Store):
+    """After a run of a change loop whose agent fixed calc.py, `loop due` said at once "calc.py changed since the last
+    run" (its files' times against the run's start): every cron tick paid another agent round. What changes after the
+    run ended makes it due."""
+    import os
+    import time
+
+    from tests.runner.conftest import FIXED, agent_script
+    from repo_memory.runner import driver
+
+    triggered(toy, "trigger: {on: change, paths: ['calc*.py']}")
+    store.refresh()
+    engine = Engine(store)
+    engine.accept("fix-add")
+    fix = agent_script(toy, f"open('calc.py', 'w').write({FIXED!r})\n")
+    assert driver.drive(engine, "fix-add", fix, 60, lambda line: None) == "succeeded"
+    assert "fix-add" not in {s.name for s, _ in triggers.fired(engine)}, "due again for its own run's change"
+    later = time.time() + 120  # a person's edit after the run ended
+    os.utime(toy / "calc.py", (later, later))
+    assert "fix-add" in {s.name for s, _ in triggers.fired(engine, now=datetime.now(UTC) + timedelta(minutes=3))}

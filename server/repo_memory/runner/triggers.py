@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
 from repo_memory.formats import experience, loops
-from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, RepoMemoryError
 from repo_memory.git import snapshot
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -122,8 +122,8 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         # what changed before a person accepted the loop here is what they accepted it over, not news: also after another
         # clone's run, older than this clone's checkout, whose every file is newer than that run
         since, then = engine.accepted_at(spec), "the loop was accepted"
-        if last and last.started > since:
-            since, then = last.started, "the last run"
+        if last and last.started > since:  # when it ended: what its agent changed is what its checks saw, not news
+            since, then = _ended(engine, last), "the last run"
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
@@ -132,6 +132,15 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
                 except FileNotFoundError:
                     continue
     return ""
+
+
+def _ended(engine: Engine, run: RunState) -> float:
+    """When `run` last recorded something (its end, for one that ended; seconds since 1970), else when it started."""
+    try:
+        stamps = [r["ts"] for r in engine.store.trusted(run.run) if isinstance(r.get("ts"), str)]
+        return max([run.started, *(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() for ts in stamps[-1:])])
+    except (RepoMemoryError, ValueError):
+        return run.started
 
 
 def _last_runs(engine: Engine) -> dict[str, RunState]:
