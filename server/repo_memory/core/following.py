@@ -82,9 +82,10 @@ def follow(store: Store) -> InStep | None:
             done.committed += changed if f"{SKILLS_DIR}/{name}" in clean else []
     if done.committed:
         store.commit_files(done.committed, MESSAGE)
-    offers.update(codex_stamps(store.root, {p[len(SKILLS_DIR) + 1:].split("/")[0] for p in done.settled}))  # as settled
+    settled = {p[len(SKILLS_DIR) + 1:].split("/")[0] for p in done.settled}
+    offers.update(codex_stamps(store.root, settled))  # the Codex files as settling left them
     if copying:  # what settling wrote beside a SKILL.md is in the copies made now: not a change for the next look
-        copies.update(mirror.stamps(store.root, only={p[len(SKILLS_DIR) + 1:].split("/")[0] for p in done.settled}))
+        copies.update(mirror.stamps(store.root, only=settled))
         done.mirrored = mirror.of(store, view, recheck)
         for name in done.mirrored.removed:
             copies.pop(name, None)

@@ -163,4 +163,3 @@ def with_blobs(entries: Sequence[Pending], listed: Sequence[Pending]) -> list[Pe
     too, or HEAD would hold records citing files it lacks."""
     sessions, chosen = {e.session for e in entries if e.kind != "doc" and not e.path.startswith(BLOBS)}, set(entries)
     return [*entries, *(e for e in listed if e.path.startswith(BLOBS) and e.session in sessions and e not in chosen)]
-

@@ -30,6 +30,7 @@ class RunState:
     harness_started: int
     ids: tuple[str, ...]
     tree: str = ""  # the files its last check saw, experience records left out (git/snapshot.py; '' when none said)
+    recorded: float = 0.0  # when its log last recorded something (its end, for one that ended), seconds since 1970
 
 
 def read(store: Store, run: str) -> RunState:
@@ -54,7 +55,8 @@ def read(store: Store, run: str) -> RunState:
                     harness_session=start["data"].get("harness_session"), harness_pid=int(start["data"].get("harness_pid") or 0),
                     harness_started=int(start["data"].get("harness_started") or 0),
                     ids=tuple(r["id"] for r in records if r["kind"] != "loop.start"),
-                    tree=str(decisions[-1]["data"].get("tree") or "") if decisions else "")
+                    tree=str(decisions[-1]["data"].get("tree") or "") if decisions else "",
+                    recorded=max(when.timestamp(r["ts"]) for r in records))
 
 
 def _started(start: dict[str, Any]) -> float:

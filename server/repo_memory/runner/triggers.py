@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from repo_memory.formats import cron
 from repo_memory.formats import experience, loops
-from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError, RepoMemoryError
+from repo_memory.errors import ConflictError, InvalidRecordError, NotFoundError
 from repo_memory.git import snapshot
 from repo_memory.git.repo import Git
 from repo_memory.guards import disk
@@ -109,9 +109,10 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
     if on == "schedule":
         schedule = cron.parse(spec.trigger["cron"])
         moment = now
-        # never run: from when a person accepted it here (a slot before that is none they asked for), within a day
-        started = (datetime.fromtimestamp(last.started, UTC) if last else  # the slot of the minute it was accepted in counts
-                   datetime.fromtimestamp(engine.accepted_at(spec), UTC).replace(second=0, microsecond=0) - timedelta(microseconds=1))
+        if last:
+            started = datetime.fromtimestamp(last.started, UTC)
+        else:  # never run: from the minute a person accepted it here (a slot before that is none they asked for)
+            started = datetime.fromtimestamp(engine.accepted_at(spec), UTC).replace(second=0, microsecond=0) - timedelta(microseconds=1)
         floor = max(started if now.tzinfo else started.replace(tzinfo=None), now - LOOKBACK)  # (a naive `now` is UTC)
         while moment > floor:
             if schedule.matches(moment):
@@ -123,7 +124,7 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
         # clone's run, older than this clone's checkout, whose every file is newer than that run
         since, then = engine.accepted_at(spec), "the loop was accepted"
         if last and last.started > since:  # when it ended: what its agent changed is what its checks saw, not news
-            since, then = _ended(engine, last), "the last run"
+            since, then = max(last.started, last.recorded), "the last run"
         for rel in _tracked(engine):
             if any(fnmatch.fnmatch(rel, pattern) for pattern in spec.trigger.get("paths", [])):
                 try:
@@ -132,15 +133,6 @@ def _reason(engine: Engine, spec: loops.Loop, event: str | None, now: datetime, 
                 except FileNotFoundError:
                     continue
     return ""
-
-
-def _ended(engine: Engine, run: RunState) -> float:
-    """When `run` last recorded something (its end, for one that ended; seconds since 1970), else when it started."""
-    try:
-        stamps = [r["ts"] for r in engine.store.trusted(run.run) if isinstance(r.get("ts"), str)]
-        return max([run.started, *(datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() for ts in stamps[-1:])])
-    except (RepoMemoryError, ValueError):
-        return run.started
 
 
 def _last_runs(engine: Engine) -> dict[str, RunState]:
